@@ -1,0 +1,8 @@
+# Writes ${CMAKE_BINARY_DIR}/generated/git_commit.cpp at every build (only touching it when the
+# commit or the dirty flag changed), so benchmark JSON names the exact source it was built from.
+set(FP8GEMM_GIT_COMMIT_CPP ${CMAKE_BINARY_DIR}/generated/git_commit.cpp)
+add_custom_target(fp8gemm_git_commit
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_SOURCE_DIR} -DOUTPUT=${FP8GEMM_GIT_COMMIT_CPP}
+          -P ${CMAKE_SOURCE_DIR}/cmake/WriteGitCommit.cmake
+  BYPRODUCTS ${FP8GEMM_GIT_COMMIT_CPP}
+  COMMENT "Recording the git commit")

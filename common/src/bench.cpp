@@ -1,0 +1,156 @@
+#include "common/bench.hpp"
+
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "common/cuda.hpp"
+
+namespace fp8gemm {
+
+void add_benchmark_context() {
+  benchmark::AddCustomContext("git_commit", git_commit());
+  if (cuda_device_count() == 0) {
+    benchmark::AddCustomContext("gpu", "none");
+    return;
+  }
+  cudaDeviceProp p{};
+  FP8GEMM_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+  int sm_khz = 0, mem_khz = 0, driver = 0, runtime = 0;
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, 0));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0));
+  FP8GEMM_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  FP8GEMM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  benchmark::AddCustomContext("gpu", p.name);
+  benchmark::AddCustomContext("gpu_sm_count", std::to_string(p.multiProcessorCount));
+  benchmark::AddCustomContext("gpu_compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor));
+  benchmark::AddCustomContext("gpu_max_sm_clock_mhz", std::to_string(sm_khz / 1000));
+  benchmark::AddCustomContext("gpu_memory_clock_mhz", std::to_string(mem_khz / 1000));
+  benchmark::AddCustomContext("gpu_l2_bytes", std::to_string(p.l2CacheSize));
+  benchmark::AddCustomContext("cuda_driver_version", std::to_string(driver));
+  benchmark::AddCustomContext("cuda_runtime_version", std::to_string(runtime));
+  benchmark::AddCustomContext("cublaslt_version", std::to_string(cublasLtGetVersion()));
+}
+
+GemmCost fp8_gemm_cost(std::int64_t M, std::int64_t N, std::int64_t K, double scale_bytes) {
+  GemmCost c;
+  c.flops = 2.0 * double(M) * double(N) * double(K);
+  c.bytes = double(M) * K + double(N) * K + 2.0 * double(M) * N + scale_bytes;
+  return c;
+}
+
+void time_gpu(benchmark::State& state, const std::function<void(cudaStream_t)>& launch,
+              const GemmCost& cost, int warmup, cudaStream_t stream) {
+  static L2Flush* l2 = nullptr;  // one per process, created on first use (needs a GPU)
+  try {
+    if (!l2) l2 = new L2Flush();
+    for (int i = 0; i < warmup; ++i) launch(stream);
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    EventTimer timer;
+    // Estimate one launch, then repeat enough to fill ~0.25 s of GPU time (10 to 300 runs).
+    l2->flush(stream);
+    timer.start(stream);
+    launch(stream);
+    timer.stop(stream);
+    const double estimate_ms = std::max(1e-3, double(timer.elapsed_ms()));
+    const int reps = int(std::clamp(250.0 / estimate_ms, 10.0, 300.0));
+    std::vector<double> ms;
+    ms.reserve(reps);
+    for (auto _ : state) {
+      for (int r = 0; r < reps; ++r) {
+        l2->flush(stream);  // outside the timed region
+        timer.start(stream);
+        launch(stream);
+        timer.stop(stream);
+        ms.push_back(timer.elapsed_ms());
+      }
+      std::vector<double> sorted = ms;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      state.SetIterationTime(median / 1e3);
+      state.counters["TFLOPS"] = cost.flops / (median / 1e3) / 1e12;
+      state.counters["GB/s"] = cost.bytes / (median / 1e3) / 1e9;
+      state.counters["median_us"] = median * 1e3;
+      state.counters["min_us"] = sorted.front() * 1e3;
+      state.counters["max_us"] = sorted.back() * 1e3;
+      state.counters["reps"] = double(sorted.size());
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+namespace {
+
+class CollectingReporter : public benchmark::ConsoleReporter {
+ public:
+  std::vector<BenchResult> results;
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& run : runs) {
+      if (run.error_occurred) continue;
+      const std::string name = run.benchmark_name();
+      // "<impl>/<shape>/iterations:1/manual_time" -> impl, shape
+      std::vector<std::string> parts;
+      std::stringstream ss(name);
+      for (std::string p; std::getline(ss, p, '/');) parts.push_back(p);
+      BenchResult r;
+      r.implementation = parts.size() > 0 ? parts[0] : name;
+      r.shape = parts.size() > 1 ? parts[1] : "";
+      auto tf = run.counters.find("TFLOPS");
+      auto med = run.counters.find("median_us");
+      r.tflops = tf != run.counters.end() ? double(tf->second) : 0.0;
+      r.median_us = med != run.counters.end() ? double(med->second) : 0.0;
+      results.push_back(r);
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string& default_json) {
+  std::vector<std::string> storage(argv, argv + argc);
+  bool has_out = false;
+  for (const auto& a : storage) has_out |= a.rfind("--benchmark_out=", 0) == 0;
+  if (!has_out && !default_json.empty()) {
+    storage.push_back("--benchmark_out=" + default_json);
+    storage.push_back("--benchmark_out_format=json");
+  }
+  std::vector<char*> args;
+  for (auto& s : storage) args.push_back(s.data());
+  int n = int(args.size());
+  benchmark::Initialize(&n, args.data());
+  add_benchmark_context();
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return reporter.results;
+}
+
+void print_summary(const std::vector<BenchResult>& results, const std::string& peer,
+                   const std::function<std::string(const std::string&, const std::string&)>& error_of) {
+  std::map<std::string, double> peer_tflops;
+  for (const auto& r : results)
+    if (r.implementation == peer) peer_tflops[r.shape] = r.tflops;
+  std::printf("\n%-28s %-20s %10s %14s  %s\n", "implementation", "shape (MxNxK)", "TFLOPS",
+              ("% of " + peer).substr(0, 14).c_str(), "error vs float64 reference");
+  for (const auto& r : results) {
+    if (r.implementation == peer) continue;
+    const auto it = peer_tflops.find(r.shape);
+    char pct[32] = "-";
+    if (it != peer_tflops.end() && it->second > 0)
+      std::snprintf(pct, sizeof pct, "%.1f%%", 100.0 * r.tflops / it->second);
+    std::printf("%-28s %-20s %10.1f %14s  %s\n", r.implementation.c_str(), r.shape.c_str(),
+                r.tflops, pct, error_of(r.implementation, r.shape).c_str());
+  }
+  for (const auto& [shape, tf] : peer_tflops)
+    std::printf("%-28s %-20s %10.1f %14s  %s\n", peer.c_str(), shape.c_str(), tf, "100.0%",
+                error_of(peer, shape).c_str());
+}
+
+}  // namespace fp8gemm

@@ -1,0 +1,165 @@
+#include "common/cublaslt.hpp"
+
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include "common/cuda.hpp"
+#include "common/scaling.hpp"
+
+namespace fp8gemm {
+
+void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
+  std::ostringstream s;
+  s << call << " failed: " << cublasLtGetStatusName(status) << " (" << cublasLtGetStatusString(status)
+    << ") at " << file << ":" << line;
+  throw std::runtime_error(s.str());
+}
+
+namespace {
+
+// One cached plan per (mode, M, N, K): descriptors and the heuristic's algorithm, so the timed
+// region holds only cublasLtMatmul (the heuristic query costs tens of microseconds of CPU time).
+struct Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  ~Plan() {
+    if (desc) cublasLtMatmulDescDestroy(desc);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+  }
+};
+using PlanKey = std::tuple<int, std::int64_t, std::int64_t, std::int64_t>;
+// Plans live per handle; keyed by the handle pointer so several CublasLtGemm objects coexist.
+std::map<std::pair<cublasLtHandle_t, PlanKey>, std::unique_ptr<Plan>>& plan_cache() {
+  static std::map<std::pair<cublasLtHandle_t, PlanKey>, std::unique_ptr<Plan>> cache;
+  return cache;
+}
+
+[[noreturn]] void bad(const std::string& what) {
+  throw std::invalid_argument("fp8gemm::CublasLtGemm: " + what);
+}
+
+}  // namespace
+
+CublasLtGemm::CublasLtGemm(std::size_t workspace_bytes) : workspace_bytes_(workspace_bytes) {
+  FP8GEMM_CUBLAS_CHECK(cublasLtCreate(&handle_));
+  if (workspace_bytes_ > 0) FP8GEMM_CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
+}
+
+CublasLtGemm::~CublasLtGemm() {
+  auto& cache = plan_cache();
+  for (auto it = cache.begin(); it != cache.end();) {
+    if (it->first.first == handle_) it = cache.erase(it);
+    else ++it;
+  }
+  if (workspace_) cudaFree(workspace_);
+  if (handle_) cublasLtDestroy(handle_);
+}
+
+std::size_t CublasLtGemm::version() { return cublasLtGetVersion(); }
+
+void CublasLtGemm::per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
+                              const std::uint8_t* A, const std::uint8_t* B, std::uint16_t* D,
+                              const float* scale_a, const float* scale_b, bool fast_accum,
+                              cudaStream_t stream) {
+  run(fast_accum ? Mode::per_tensor_fast : Mode::per_tensor, M, N, K, A, B, D, scale_a, scale_b,
+      stream);
+}
+
+void CublasLtGemm::block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
+                                const std::uint8_t* A, const std::uint8_t* B, std::uint16_t* D,
+                                const float* scale_a, const float* scale_b, cudaStream_t stream) {
+  if (M % 4 != 0) bad("block-scaled cuBLASLt needs M % 4 == 0, got M = " + std::to_string(M));
+  if (reinterpret_cast<std::uintptr_t>(scale_a) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(scale_b) % 16 != 0)
+    bad("block-scaled cuBLASLt needs 16-byte aligned scale_a and scale_b");
+  run(Mode::block_scaled, M, N, K, A, B, D, scale_a, scale_b, stream);
+}
+
+void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K,
+                       const std::uint8_t* A, const std::uint8_t* B, std::uint16_t* D,
+                       const float* scale_a, const float* scale_b, cudaStream_t stream) {
+  if (M < 1 || N < 1 || K < 1)
+    bad("M, N, K must be >= 1, got " + std::to_string(M) + " x " + std::to_string(N) + " x " +
+        std::to_string(K));
+  if (N % 8 != 0)
+    bad("N = " + std::to_string(N) +
+        " must be a multiple of 8 (cuBLASLt FP8 with bf16 D needs 16-byte aligned rows of D)");
+  if (K % 16 != 0)
+    bad("K = " + std::to_string(K) + " must be a multiple of 16 (FP8 operands need 16-byte rows)");
+  if (!A || !B || !D || !scale_a || !scale_b) bad("null pointer among A, B, D, scale_a, scale_b");
+
+  auto& cache = plan_cache();
+  const auto key = std::make_pair(handle_, PlanKey{int(mode), M, N, K});
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    auto plan = std::make_unique<Plan>();
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasOperation_t op_t = CUBLAS_OP_T, op_n = CUBLAS_OP_N;
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                        &op_t, sizeof op_t));
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                        &op_n, sizeof op_n));
+    if (mode == Mode::per_tensor_fast) {
+      const std::int8_t fast = 1;
+      FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          plan->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+    }
+    if (mode == Mode::block_scaled) {
+      // cuBLAS's A is our B (weights, 128x128 blocks); its B is our A (activations, 1x128).
+      const std::int32_t blk = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+      const std::int32_t vec = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+      FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &blk, sizeof blk));
+      FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof vec));
+    }
+    // Column-major views: cuBLAS A = K x N (ld K), B = K x M (ld K), D = N x M (ld N).
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, CUDA_R_8F_E4M3, K, N, K));
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, CUDA_R_8F_E4M3, K, M, K));
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->d, CUDA_R_16BF, N, M, N));
+
+    // The scale pointers take part in the heuristic's choice only through their mode; set
+    // them once here, again on every call below.
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b, sizeof scale_b));
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a, sizeof scale_a));
+
+    cublasLtMatmulPreference_t pref = nullptr;
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
+        sizeof workspace_bytes_));
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int found = 0;
+    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+        handle_, plan->desc, plan->a, plan->b, plan->d, plan->d, pref, 1, &heuristic, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
+      std::ostringstream s;
+      s << "fp8gemm::CublasLtGemm: cuBLASLt has no algorithm for "
+        << (mode == Mode::block_scaled ? "block-scaled" : "per-tensor") << " FP8 " << M << " x "
+        << N << " x " << K << " (" << cublasLtGetStatusName(st) << ")";
+      throw std::runtime_error(s.str());
+    }
+    plan->algo = heuristic.algo;
+    it = cache.emplace(key, std::move(plan)).first;
+  }
+  Plan& plan = *it->second;
+  FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b, sizeof scale_b));
+  FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+      plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a, sizeof scale_a));
+  const float alpha = 1.0f, beta = 0.0f;
+  FP8GEMM_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.desc, &alpha, B, plan.a, A, plan.b, &beta, D,
+                                      plan.d, D, plan.d, &plan.algo, workspace_, workspace_bytes_,
+                                      stream));
+}
+
+}  // namespace fp8gemm

@@ -1,0 +1,104 @@
+#include "common/reference.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+namespace fp8gemm {
+
+static void reference_row(std::int64_t N, std::int64_t K, const double* a_row, const double* B,
+                          double* d_row) {
+  for (std::int64_t n = 0; n < N; ++n) {
+    const double* b_row = B + n * K;
+    double acc = 0.0;
+    for (std::int64_t k = 0; k < K; ++k) acc += a_row[k] * b_row[k];
+    d_row[n] = acc;
+  }
+}
+
+std::vector<double> reference_gemm(std::int64_t M, std::int64_t N, std::int64_t K,
+                                   const double* A, const double* B) {
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(M));
+  std::iota(rows.begin(), rows.end(), 0);
+  return reference_gemm_rows(M, N, K, A, B, rows);
+}
+
+std::vector<double> reference_gemm_rows(std::int64_t /*M*/, std::int64_t N, std::int64_t K,
+                                        const double* A, const double* B,
+                                        const std::vector<std::int64_t>& rows) {
+  std::vector<double> D(rows.size() * static_cast<std::size_t>(N));
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    reference_row(N, K, A + rows[i] * K, B, D.data() + i * N);
+  return D;
+}
+
+float bf16_to_float(std::uint16_t bits) {
+  const std::uint32_t u = std::uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+std::uint16_t float_to_bf16(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  if (std::isnan(x)) return 0x7FC0;
+  u += 0x7FFF + ((u >> 16) & 1);  // round to nearest even
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
+namespace {
+struct Accum {
+  double diff2 = 0, ref2 = 0, got2 = 0, dot = 0, max_abs = 0;
+  std::int64_t non_finite = 0;
+  void add(double g, double r) {
+    if (!std::isfinite(g)) {
+      ++non_finite;
+      return;
+    }
+    const double d = g - r;
+    diff2 += d * d;
+    ref2 += r * r;
+    got2 += g * g;
+    dot += g * r;
+    max_abs = std::max(max_abs, std::fabs(d));
+  }
+  ErrorStats finish() const {
+    ErrorStats s;
+    s.non_finite = non_finite;
+    s.max_abs = max_abs;
+    if (non_finite > 0) {
+      s.rel_frobenius = INFINITY;
+      s.deepgemm_diff = INFINITY;
+      return s;
+    }
+    s.rel_frobenius = ref2 > 0 ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0.0);
+    const double denom = ref2 + got2;
+    s.deepgemm_diff = denom > 0 ? 1.0 - 2.0 * dot / denom : 0.0;
+    return s;
+  }
+};
+}  // namespace
+
+ErrorStats compare(const float* got, const double* ref, std::int64_t count) {
+  Accum a;
+  for (std::int64_t i = 0; i < count; ++i) a.add(got[i], ref[i]);
+  return a.finish();
+}
+
+ErrorStats compare_bf16(const std::uint16_t* got, const double* ref, std::int64_t count) {
+  Accum a;
+  for (std::int64_t i = 0; i < count; ++i) a.add(bf16_to_float(got[i]), ref[i]);
+  return a.finish();
+}
+
+ErrorStats compare_bf16_rows(const std::uint16_t* got, std::int64_t N,
+                             const std::vector<std::int64_t>& rows, const double* ref_rows) {
+  Accum a;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::int64_t n = 0; n < N; ++n)
+      a.add(bf16_to_float(got[rows[i] * N + n]), ref_rows[i * N + n]);
+  return a.finish();
+}
+
+}  // namespace fp8gemm

@@ -1,0 +1,114 @@
+#include "common/validate.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace fp8gemm {
+
+GemmArgs packed_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K, const void* A,
+                           const void* B, const void* D, const float* scale_a,
+                           const float* scale_b) {
+  GemmArgs a;
+  a.M = M;
+  a.N = N;
+  a.K = K;
+  a.A = A;
+  a.lda = K;
+  a.B = B;
+  a.ldb = K;
+  a.D = D;
+  a.ldd = N;
+  a.scale_a = scale_a;
+  a.scale_b = scale_b;
+  a.scale_a_count = 1;
+  a.scale_b_count = 1;
+  return a;
+}
+
+namespace {
+
+[[noreturn]] void fail(const GemmRequirements& req, const std::string& what) {
+  throw std::invalid_argument(std::string(req.who) + ": " + what);
+}
+
+std::string hex(const void* p) {
+  std::ostringstream s;
+  s << p;
+  return s.str();
+}
+
+void check_pointer(const GemmRequirements& req, const void* p, const char* name,
+                   std::size_t alignment, const char* what) {
+  if (p == nullptr) fail(req, std::string(name) + " is a null pointer (" + what + ")");
+  if (alignment > 1 && reinterpret_cast<std::uintptr_t>(p) % alignment != 0)
+    fail(req, std::string(name) + " = " + hex(p) + " must be " + std::to_string(alignment) +
+                  "-byte aligned (" + what + ")");
+}
+
+void check_scales(const GemmRequirements& req, const void* p, const char* name,
+                  ScaleRecipe given, ScaleRecipe expected, std::int64_t count, std::int64_t rows,
+                  std::int64_t K, const char* rows_name) {
+  if (given != expected)
+    fail(req, std::string(name) + " uses the " + to_string(given) +
+                  " recipe but this kernel implements " + to_string(expected));
+  check_pointer(req, p, name, req.scale_alignment, "device pointer to the scale tensor");
+  if (count >= 0) {
+    const std::int64_t need = scale_count(given, rows, K);
+    if (count < need)
+      fail(req, std::string(name) + " has " + std::to_string(count) + " elements but the " +
+                    to_string(given) + " recipe needs " +
+                    describe_scale_layout(given, rows, K, rows_name));
+  }
+}
+
+}  // namespace
+
+void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
+  auto dim = [&](std::int64_t v, const char* name) {
+    if (v < 1) fail(req, std::string(name) + " = " + std::to_string(v) + " must be >= 1");
+    if (v > req.max_dim)
+      fail(req, std::string(name) + " = " + std::to_string(v) + " must be <= " +
+                    std::to_string(req.max_dim) + " (32-bit index arithmetic in the kernel)");
+  };
+  dim(a.M, "M");
+  dim(a.N, "N");
+  dim(a.K, "K");
+  if (req.k_multiple > 1 && a.K % req.k_multiple != 0)
+    fail(req, "K = " + std::to_string(a.K) + " must be a multiple of " +
+                  std::to_string(req.k_multiple) + " (" + req.k_reason + ")");
+  if (req.m_multiple > 1 && a.M % req.m_multiple != 0)
+    fail(req, "M = " + std::to_string(a.M) + " must be a multiple of " +
+                  std::to_string(req.m_multiple) + " (" + req.mn_reason + ")");
+  if (req.n_multiple > 1 && a.N % req.n_multiple != 0)
+    fail(req, "N = " + std::to_string(a.N) + " must be a multiple of " +
+                  std::to_string(req.n_multiple) + " (" + req.mn_reason + ")");
+
+  check_pointer(req, a.A, "A", req.operand_alignment, "device pointer to M x K e4m3, row-major");
+  check_pointer(req, a.B, "B", req.operand_alignment, "device pointer to N x K e4m3, row-major");
+  check_pointer(req, a.D, "D", req.output_alignment, "device pointer to M x N bf16, row-major");
+  if (a.A == a.D || a.B == a.D) fail(req, "D must not alias A or B");
+
+  auto ld = [&](std::int64_t v, const char* name, std::int64_t row_length, const char* row_name,
+                std::size_t elem_bytes, std::size_t alignment) {
+    if (v < row_length)
+      fail(req, std::string(name) + " = " + std::to_string(v) + " must be >= " + row_name +
+                    " = " + std::to_string(row_length) + " (row-major leading dimension)");
+    if (req.packed_only && v != row_length)
+      fail(req, std::string(name) + " = " + std::to_string(v) + " must equal " + row_name +
+                    " = " + std::to_string(row_length) + " (this kernel takes packed tensors)");
+    if (alignment > 1 && (std::size_t(v) * elem_bytes) % alignment != 0)
+      fail(req, std::string(name) + " = " + std::to_string(v) + " elements (" +
+                    std::to_string(std::size_t(v) * elem_bytes) + " bytes) must be a multiple of " +
+                    std::to_string(alignment) + " bytes so every row stays aligned");
+  };
+  ld(a.lda, "lda", a.K, "K", 1, req.operand_alignment);
+  ld(a.ldb, "ldb", a.K, "K", 1, req.operand_alignment);
+  ld(a.ldd, "ldd", a.N, "N", 2, req.output_alignment);
+
+  check_scales(req, a.scale_a, "scale_a", a.recipe_a, req.recipe_a, a.scale_a_count, a.M, a.K,
+               "M");
+  check_scales(req, a.scale_b, "scale_b", a.recipe_b, req.recipe_b, a.scale_b_count, a.N, a.K,
+               "N");
+}
+
+}  // namespace fp8gemm

@@ -1,0 +1,62 @@
+// Host-side argument validation for a GEMM call. Pure C++ (no CUDA call), so every rule is
+// testable on a machine without a GPU. Violations throw std::invalid_argument with a message
+// that names the caller, the argument, the rule and the value, e.g.
+//   "fp8gemm::ch03_mma_sync: K = 100 must be a multiple of 16 (the kernel reads A and B in
+//    16-byte vectors along K)".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common/scaling.hpp"
+
+namespace fp8gemm {
+
+/// Everything a GEMM call receives. A is M x K row-major with leading dimension lda (elements),
+/// B is N x K row-major with ldb, D is M x N row-major with ldd. Scale pointers follow the
+/// recipes in scaling.hpp; *_count is the number of scale elements the caller allocated, or -1
+/// when unknown (then only the pointer is checked).
+struct GemmArgs {
+  std::int64_t M = 0, N = 0, K = 0;
+  const void* A = nullptr;
+  std::int64_t lda = 0;
+  const void* B = nullptr;
+  std::int64_t ldb = 0;
+  const void* D = nullptr;
+  std::int64_t ldd = 0;
+  const void* scale_a = nullptr;
+  const void* scale_b = nullptr;
+  ScaleRecipe recipe_a = ScaleRecipe::per_tensor;
+  ScaleRecipe recipe_b = ScaleRecipe::per_tensor;
+  std::int64_t scale_a_count = -1;
+  std::int64_t scale_b_count = -1;
+};
+
+/// Packed (lda = ldb = K, ldd = N) per-tensor arguments, the form every chapter takes.
+GemmArgs packed_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K, const void* A,
+                           const void* B, const void* D, const float* scale_a,
+                           const float* scale_b);
+
+/// What a particular kernel needs beyond the basic rules.
+struct GemmRequirements {
+  const char* who = "fp8gemm";         ///< named at the start of every message
+  std::int64_t k_multiple = 1;         ///< K must be a multiple of this
+  const char* k_reason = "";           ///< why (ends the message)
+  std::int64_t m_multiple = 1, n_multiple = 1;
+  const char* mn_reason = "";
+  std::size_t operand_alignment = 1;   ///< bytes, for A and B (and lda/ldb in bytes)
+  std::size_t output_alignment = 1;    ///< bytes, for D (and ldd * 2 bytes)
+  std::size_t scale_alignment = 4;     ///< bytes, for scale pointers
+  bool packed_only = false;            ///< lda == K, ldb == K, ldd == N required
+  std::int64_t max_dim = (std::int64_t(1) << 31) - 1;  ///< M, N, K each at most this
+  ScaleRecipe recipe_a = ScaleRecipe::per_tensor;  ///< the recipes the kernel implements
+  ScaleRecipe recipe_b = ScaleRecipe::per_tensor;
+};
+
+/// Checks args against the universal rules (M, N, K >= 1; non-null pointers; leading dimensions
+/// >= the row length; no overflow of 64-bit byte offsets) and against req. Throws
+/// std::invalid_argument on the first violation.
+void validate_gemm(const GemmArgs& args, const GemmRequirements& req);
+
+}  // namespace fp8gemm

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Assert which SASS instructions a compiled kernel contains.
+
+Runs `cuobjdump --dump-sass` on a binary (executable, object or library), keeps the functions
+of the requested architecture whose (mangled) name matches --kernel, and checks that every
+--contains opcode appears in them and no --absent opcode does. An opcode matches an instruction
+whose mnemonic starts with it (QGMMA matches QGMMA.64x128x32.F32.E4M3.E4M3). Exits 0 on success,
+1 on a failed check (printing what was found), 2 when the tool or the kernel is missing: a SASS
+test can fail, never pass vacuously.
+
+  sass_check.py --cuobjdump PATH --binary FILE [--arch sm_90a] [--kernel REGEX]
+                [--contains OP]... [--absent OP]... [--list]
+"""
+import argparse
+import collections
+import re
+import subprocess
+import sys
+
+
+def parse_sass(text, arch):
+    """Returns {function name: [mnemonics]} for the ELF sections of the given arch."""
+    functions = collections.OrderedDict()
+    current_arch_ok = False
+    current = None
+    arch_num = arch.replace("sm_", "").rstrip("a").rstrip("f")
+    for line in text.splitlines():
+        m = re.match(r"\s*arch = (sm_\w+)", line)
+        if m:
+            found = m.group(1).replace("sm_", "").rstrip("a").rstrip("f")
+            current_arch_ok = found == arch_num
+            continue
+        m = re.match(r"\s*Function : (\S+)", line)
+        if m:
+            current = m.group(1) if current_arch_ok else None
+            if current:
+                functions.setdefault(current, [])
+            continue
+        if current is None:
+            continue
+        # "        /*0070*/                   QGMMA.64x128x32.F32.E4M3.E4M3 ... ;"
+        m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+        if m:
+            functions[current].append(m.group(2))
+    return functions
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cuobjdump", default="cuobjdump")
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--arch", default="sm_90a")
+    ap.add_argument("--kernel", default=".")
+    ap.add_argument("--contains", action="append", default=[])
+    ap.add_argument("--absent", action="append", default=[])
+    ap.add_argument("--list", action="store_true", help="print the matched kernels' opcodes")
+    args = ap.parse_args()
+
+    # cuobjdump needs nvdisasm; the PyPI packages put both in one bin/ folder that is not on PATH.
+    import os
+    import shutil
+    tool = shutil.which(args.cuobjdump) or args.cuobjdump
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(os.path.abspath(tool)) + os.pathsep + env.get("PATH", "")
+    try:
+        out = subprocess.run([args.cuobjdump, "--dump-sass", args.binary], check=True,
+                             capture_output=True, text=True, env=env).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        detail = getattr(e, "stderr", "") or ""
+        print(f"sass_check: cannot run {args.cuobjdump} on {args.binary}: {e} {detail}",
+              file=sys.stderr)
+        return 2
+    functions = parse_sass(out, args.arch)
+    pattern = re.compile(args.kernel)
+    chosen = {name: ops for name, ops in functions.items() if pattern.search(name)}
+    if not chosen:
+        print(f"sass_check: no {args.arch} function matching /{args.kernel}/ in {args.binary}; "
+              f"found: {list(functions)[:20]}", file=sys.stderr)
+        return 2
+    opcodes = collections.Counter(op for ops in chosen.values() for op in ops)
+    base = collections.Counter()
+    for op, n in opcodes.items():
+        base[op.split(".")[0]] += n
+
+    def present(wanted):
+        return sum(n for op, n in opcodes.items() if op == wanted or op.startswith(wanted + ".")
+                   or op.split(".")[0] == wanted)
+
+    failures = []
+    for op in args.contains:
+        n = present(op)
+        print(f"  {op}: {n} in {len(chosen)} function(s)")
+        if n == 0:
+            failures.append(f"expected {op} but it is absent")
+    for op in args.absent:
+        n = present(op)
+        print(f"  {op} (must be absent): {n}")
+        if n > 0:
+            failures.append(f"{op} must be absent but appears {n} times")
+    if args.list or failures:
+        print("functions: " + ", ".join(chosen))
+        print("opcodes: " + ", ".join(f"{op} x{n}" for op, n in base.most_common()))
+    if failures:
+        print("sass_check FAILED: " + "; ".join(failures), file=sys.stderr)
+        return 1
+    print("sass_check ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
