@@ -1,0 +1,68 @@
+// The Tensor Memory Accelerator (TMA): bulk tensor copies between global and shared memory,
+// described by a CUtensorMap built on the host (common/tensor_map.hpp) (sm_90+).
+// PTX ISA 9.0, §9.7.9.25 "Data Movement and Conversion Instructions: Asynchronous copy", its
+// tensor-copy part: "cp.async.bulk.tensor" (§9.7.9.25.5.1), "cp.async.bulk.commit_group" and
+// "cp.async.bulk.wait_group" (bulk async-group completion); and §9.7.9.15 "prefetch, prefetchu"
+// for prefetch.tensormap. (Section numbers drift between ISA versions; the titles do not.)
+//
+// Coordinates are in elements, innermost (contiguous) dimension first: for a row-major matrix
+// with K contiguous, (k, row). Boxes that reach past the tensor's edge are clipped: loads fill the
+// out-of-bounds elements with zeros (the map's OOB fill mode), stores skip them. The full box's
+// bytes are always counted against the mbarrier, zero-filled ones included.
+//
+// The map must live in global, constant or kernel-parameter memory: pass it to the kernel as a
+// `const __grid_constant__ CUtensorMap` and hand its address to these functions.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap (a type only; nothing is linked from libcuda)
+
+#include <cstdint>
+
+namespace fp8gemm::ptx {
+
+/// Loads one 2-D box global -> shared and completes its bytes on the mbarrier `bar` (the issuing
+/// CTA's barrier; .shared::cluster addressing of the own CTA). `smem_dst` must be 128-byte aligned
+/// (1024-byte aligned for a 128B-swizzled box, so that the swizzle pattern starts at the box).
+/// One thread issues it; the barrier must expect the box's bytes (mbarrier_arrive_expect_tx).
+__device__ __forceinline__ void tma_load_2d(std::uint32_t smem_dst, const CUtensorMap* map,
+                                            std::uint32_t bar, std::int32_t k_coord,
+                                            std::int32_t row_coord) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(k_coord), "r"(row_coord)
+      : "memory");
+}
+
+/// Stores one 2-D box shared -> global (out-of-bounds parts of the box are not written). Make the
+/// shared-memory writes visible to the async proxy first (fence_proxy_async_shared(), then a
+/// barrier among the writers), then one thread issues the store and tma_store_commit().
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, std::uint32_t smem_src,
+                                             std::int32_t inner_coord, std::int32_t row_coord) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(map)),
+      "r"(smem_src), "r"(inner_coord), "r"(row_coord)
+      : "memory");
+}
+
+/// cp.async.bulk.commit_group: closes the group of preceding bulk stores of this thread.
+__device__ __forceinline__ void tma_store_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+/// cp.async.bulk.wait_group.read N: waits until at most `pending` store groups still read shared
+/// memory (their source buffers may be reused after this).
+template <int pending>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(pending) : "memory");
+}
+
+/// prefetch.tensormap: pulls the 128-byte descriptor into the cache ahead of the first copy
+/// (the map is in kernel-parameter space; a generic address of it is allowed).
+__device__ __forceinline__ void tma_prefetch_descriptor(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(map))
+               : "memory");
+}
+
+}  // namespace fp8gemm::ptx

@@ -1,0 +1,140 @@
+#include "common/tensor_map.hpp"
+
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000, PFN_cuGetErrorName_v6000
+
+#include <stdexcept>
+#include <string>
+
+namespace fp8gemm {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& what) {
+  throw std::invalid_argument("fp8gemm::make_tensor_map_2d: " + what);
+}
+
+/// Looks a driver function up through the runtime (the runtime loads libcuda at run time), with
+/// the ABI version whose prototype we compile against.
+void* driver_entry_point(const char* symbol, unsigned int version) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
+  const cudaError_t err =
+      cudaGetDriverEntryPointByVersion(symbol, &fn, version, cudaEnableDefault, &query);
+  if (err != cudaSuccess || query != cudaDriverEntryPointSuccess || fn == nullptr)
+    throw std::runtime_error(std::string("fp8gemm::make_tensor_map_2d: driver entry point ") +
+                             symbol + " (ABI " + std::to_string(version) +
+                             ") not available: " + cudaGetErrorName(err) +
+                             ", query result " + std::to_string(int(query)) +
+                             " (is the NVIDIA driver >= 12.0 installed?)");
+  return fn;
+}
+
+std::string cu_result_name(CUresult r) {
+  const char* name = nullptr;
+  try {
+    auto get_name = reinterpret_cast<PFN_cuGetErrorName_v6000>(
+        driver_entry_point("cuGetErrorName", 6000));
+    if (get_name(r, &name) != CUDA_SUCCESS) name = nullptr;
+  } catch (const std::runtime_error&) {
+    name = nullptr;
+  }
+  return (name ? std::string(name) : std::string("CUresult")) + " (" + std::to_string(int(r)) +
+         ")";
+}
+
+std::size_t dtype_bytes(CUtensorMapDataType dtype) {
+  switch (dtype) {
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8: return 1;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+    case CU_TENSOR_MAP_DATA_TYPE_INT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: return 4;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+    case CU_TENSOR_MAP_DATA_TYPE_INT64:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64: return 8;
+    default: return 0;  // sub-byte and packed types: not checked here
+  }
+}
+
+/// The span of one swizzle row in bytes (0: no swizzle). A box row must not be wider.
+std::uint32_t swizzle_span_bytes(CUtensorMapSwizzle swizzle) {
+  switch (swizzle) {
+    case CU_TENSOR_MAP_SWIZZLE_NONE: return 0;
+    case CU_TENSOR_MAP_SWIZZLE_32B: return 32;
+    case CU_TENSOR_MAP_SWIZZLE_64B: return 64;
+    case CU_TENSOR_MAP_SWIZZLE_128B: return 128;
+    default: bad("swizzle = " + std::to_string(int(swizzle)) +
+                 " is not one of NONE, 32B, 64B, 128B (the modes this helper supports)");
+  }
+}
+
+}  // namespace
+
+CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
+                               std::size_t element_bytes, std::uint64_t rows, std::uint64_t cols,
+                               std::uint64_t row_stride_elements, std::uint32_t box_rows,
+                               std::uint32_t box_cols, CUtensorMapSwizzle swizzle) {
+  // The rules of cuTensorMapEncodeTiled (CUDA driver API, "Tensor Map Object Management"),
+  // checked here so that a bad call names its argument instead of returning INVALID_VALUE.
+  if (base == nullptr) bad("base is a null pointer");
+  if (reinterpret_cast<std::uintptr_t>(base) % 16 != 0)
+    bad("base must be 16-byte aligned (TMA global address rule)");
+  const std::size_t dtype_size = dtype_bytes(dtype);
+  if (element_bytes == 0 || (dtype_size != 0 && dtype_size != element_bytes))
+    bad("element_bytes = " + std::to_string(element_bytes) + " does not match dtype " +
+        std::to_string(int(dtype)) + " (" + std::to_string(dtype_size) + " bytes)");
+  constexpr std::uint64_t kMaxDim = std::uint64_t(1) << 32;
+  if (rows < 1 || rows > kMaxDim)
+    bad("rows = " + std::to_string(rows) + " must be in [1, 2^32]");
+  if (cols < 1 || cols > kMaxDim)
+    bad("cols = " + std::to_string(cols) + " must be in [1, 2^32]");
+  if (row_stride_elements < cols)
+    bad("row_stride_elements = " + std::to_string(row_stride_elements) + " must be >= cols = " +
+        std::to_string(cols));
+  const std::uint64_t stride_bytes = row_stride_elements * element_bytes;
+  if (stride_bytes % 16 != 0)
+    bad("row stride = " + std::to_string(stride_bytes) +
+        " bytes must be a multiple of 16 (TMA global stride rule)");
+  if (stride_bytes >= (std::uint64_t(1) << 40))
+    bad("row stride = " + std::to_string(stride_bytes) + " bytes must be < 2^40");
+  if (box_rows < 1 || box_rows > 256)
+    bad("box_rows = " + std::to_string(box_rows) + " must be in [1, 256]");
+  if (box_cols < 1 || box_cols > 256)
+    bad("box_cols = " + std::to_string(box_cols) + " must be in [1, 256]");
+  const std::uint64_t box_row_bytes = std::uint64_t(box_cols) * element_bytes;
+  if (box_row_bytes % 16 != 0)
+    bad("box_cols * element_bytes = " + std::to_string(box_row_bytes) +
+        " must be a multiple of 16 bytes");
+  const std::uint32_t span = swizzle_span_bytes(swizzle);
+  if (span != 0 && box_row_bytes > span)
+    bad("a box row of " + std::to_string(box_row_bytes) + " bytes is wider than the " +
+        std::to_string(span) + "-byte swizzle span (box_cols * element_bytes <= span)");
+
+  static const auto encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(
+      driver_entry_point("cuTensorMapEncodeTiled", 12000));
+
+  CUtensorMap map{};
+  const cuuint64_t global_dim[2] = {cols, rows};          // innermost first
+  const cuuint64_t global_stride[1] = {stride_bytes};     // bytes, dimensions 1.. only
+  const cuuint32_t box_dim[2] = {box_cols, box_rows};
+  const cuuint32_t element_stride[2] = {1, 1};             // dense boxes
+  const CUresult r = encode(&map, dtype, 2, const_cast<void*>(base), global_dim, global_stride,
+                            box_dim, element_stride, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);  // NONE = fill with zeros
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("fp8gemm::make_tensor_map_2d: cuTensorMapEncodeTiled failed: " +
+                             cu_result_name(r) + " (rows " + std::to_string(rows) + ", cols " +
+                             std::to_string(cols) + ", stride " + std::to_string(stride_bytes) +
+                             " B, box " + std::to_string(box_rows) + " x " +
+                             std::to_string(box_cols) + ")");
+  return map;
+}
+
+}  // namespace fp8gemm

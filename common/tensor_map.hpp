@@ -1,0 +1,30 @@
+// TMA tensor maps (CUtensorMap) for 2-D row-major tensors, made on the host.
+// The map is what cp.async.bulk.tensor (common/ptx/tma.cuh) reads: base address, sizes, strides,
+// the box (the tile one copy moves), the shared-memory swizzle, the out-of-bounds fill and the L2
+// promotion. It is encoded by the driver's cuTensorMapEncodeTiled, reached through the runtime's
+// driver entry point, so nothing links against libcuda at build time.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fp8gemm {
+
+/// A map of the 2-D row-major tensor at `base`: `rows` x `cols` elements of `element_bytes` each,
+/// `cols` contiguous, rows `row_stride_elements` apart. One copy moves a box of `box_rows` x
+/// `box_cols` elements, laid out in shared memory with `swizzle`. Out-of-bounds elements of a
+/// box read as zero; L2 promotion is 256 bytes.
+///
+/// Throws std::invalid_argument when the arguments break a TMA rule (null or non-16-byte-aligned
+/// base, a row stride that is not a multiple of 16 bytes or is shorter than a row, a box side of
+/// 0 or > 256, a box row of more bytes than the swizzle span, sizes beyond 2^32 ...), naming the
+/// argument; std::runtime_error naming the CUresult when the driver entry point is missing or the
+/// driver refuses the map.
+CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
+                               std::size_t element_bytes, std::uint64_t rows, std::uint64_t cols,
+                               std::uint64_t row_stride_elements, std::uint32_t box_rows,
+                               std::uint32_t box_cols, CUtensorMapSwizzle swizzle);
+
+}  // namespace fp8gemm

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The GPU loop: runs every GPU test and every benchmark from binaries that were built elsewhere
+# (e.g. on a CPU-only machine: build/bin travels with the repository), and writes logs and JSON
+# to one folder.
+#
+#   bash scripts/gpu_loop.sh [OUTDIR]            (default OUTDIR: gpu_results)
+#
+# Environment:
+#   STEPS="tests chapters baseline ncu"  what to run (default: tests chapters baseline)
+#   CHAPTER_ARGS="--sizes=4096,8192"      extra arguments for every chapter executable
+#   ONLY=REGEX                            run only GPU tests / chapters whose name matches
+#   NCU_CHAPTERS="ch05_wgmma"             chapters to profile with ncu at 8192^3 (step ncu)
+#   BIN=build/bin                         where the executables are
+#   PACK=1                                pack json/ tests/ ncu/ into results.tar.gz
+# Writes OUTDIR/gpu_loop.log (everything), OUTDIR/summary.txt (the short version),
+# OUTDIR/json/*.json (benchmarks), OUTDIR/tests/*.xml (JUnit reports), OUTDIR/ncu/*.txt.
+# The last line printed is "<passed> passed, <failed> failed" over GPU tests and executables.
+set -uo pipefail
+OUTDIR=${1:-gpu_results}
+BIN=${BIN:-build/bin}
+STEPS=${STEPS:-tests chapters baseline}
+ONLY=${ONLY:-.}
+mkdir -p "$OUTDIR/json" "$OUTDIR/tests" "$OUTDIR/ncu"
+LOG="$OUTDIR/gpu_loop.log"
+SUMMARY="$OUTDIR/summary.txt"
+: >"$LOG"
+: >"$SUMMARY"
+say() { echo "$*" | tee -a "$LOG" "$SUMMARY"; }
+
+if [ ! -f "$BIN/gpu_tests.txt" ]; then
+  echo "no $BIN/gpu_tests.txt: build first (cmake --preset default && cmake --build --preset default)" >&2
+  exit 2
+fi
+# cuBLASLt: the toolkit's, or the one a Python CUDA wheel carries; Google Benchmark: next to the
+# executables (copied there at configure time).
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+         $(python3 -c 'import nvidia, os; [print(os.path.join(p, q, "lib")) for p in nvidia.__path__ for q in os.listdir(p)]' 2>/dev/null); do
+  [ -e "$d/libcublasLt.so.13" ] && CUBLAS_DIR=${CUBLAS_DIR:-$d}
+done
+export LD_LIBRARY_PATH="$BIN${CUBLAS_DIR:+:$CUBLAS_DIR}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+say "fp8gemm GPU loop, $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+say "cuBLASLt from: ${CUBLAS_DIR:-system default}"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu \
+  --format=csv 2>&1 | tee -a "$LOG" "$SUMMARY"
+
+passed=0
+failed=0
+run() {  # run <label> <command...>: logs everything, counts the result
+  local label=$1
+  shift
+  local start=$SECONDS
+  echo "=== $label: $*" >>"$LOG"
+  "$@" >"$OUTDIR/current.log" 2>&1
+  local rc=$?
+  cat "$OUTDIR/current.log" >>"$LOG"
+  if [ $rc -eq 0 ]; then
+    passed=$((passed + 1))
+    say "PASS  $label ($((SECONDS - start)) s)"
+  else
+    failed=$((failed + 1))
+    say "FAIL  $label (exit $rc, $((SECONDS - start)) s); last lines:"
+    tail -n 25 "$OUTDIR/current.log" | sed 's/^/      /' | tee -a "$SUMMARY" >/dev/null
+  fi
+  # The closing table of a chapter executable goes into the summary too.
+  sed -n '/^implementation /,$p' "$OUTDIR/current.log" >>"$SUMMARY"
+  rm -f "$OUTDIR/current.log"
+  return 0
+}
+
+if [[ " $STEPS " == *" tests "* ]]; then
+  while read -r t; do
+    [ -n "$t" ] || continue
+    [[ "$t" =~ $ONLY ]] || continue
+    run "test $t" "$BIN/$t" -r junit -o "$OUTDIR/tests/$t.xml"
+    # JUnit goes to the file; print Catch's own summary line into the log as well.
+    grep -o 'tests="[0-9]*" failures="[0-9]*"\|errors="[0-9]*" failures="[0-9]*" tests="[0-9]*"' \
+      "$OUTDIR/tests/$t.xml" 2>/dev/null | head -1 | sed "s/^/      $t: /" | tee -a "$LOG" "$SUMMARY" >/dev/null
+  done <"$BIN/gpu_tests.txt"
+fi
+
+if [[ " $STEPS " == *" chapters "* ]] && [ -f "$BIN/chapters.txt" ]; then
+  while read -r c; do
+    [ -n "$c" ] || continue
+    [[ "$c" =~ $ONLY ]] || continue
+    # shellcheck disable=SC2086
+    run "chapter $c" "$BIN/$c" --json="$OUTDIR/json/$c.json" ${CHAPTER_ARGS:-}
+  done <"$BIN/chapters.txt"
+fi
+
+if [[ " $STEPS " == *" baseline "* ]]; then
+  run "baseline_cublaslt" "$BIN/baseline_cublaslt" --benchmark_out="$OUTDIR/json/baseline_cublaslt.json" \
+    --benchmark_out_format=json
+fi
+
+if [[ " $STEPS " == *" ncu "* ]] && command -v ncu >/dev/null; then
+  for c in ${NCU_CHAPTERS:-}; do
+    # One profiled launch of the chapter's kernel at 8192^3 (the benchmark filter picks it),
+    # clocks left as they are.
+    # The 5 validation launches come first (4 edge shapes + 8192^3), hence --launch-skip 5.
+    run "ncu $c" ncu --clock-control none --launch-count 1 --section SpeedOfLight \
+      --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section Occupancy \
+      --section WarpStateStats --kernel-name-base demangled --kernel-name "regex:${c%%_*}::" \
+      --launch-skip 5 --log-file "$OUTDIR/ncu/$c.txt" "$BIN/$c" --sizes=8192 --benchmark_filter="^$c/"
+  done
+fi
+
+if [ "${PACK:-0}" = 1 ]; then  # few files back (the device tool returns at most 8)
+  tar czf "$OUTDIR/results.tar.gz" -C "$OUTDIR" json tests ncu 2>>"$LOG"
+  rm -rf "$OUTDIR/json" "$OUTDIR/tests" "$OUTDIR/ncu"
+fi
+say "$passed passed, $failed failed"
+[ $failed -eq 0 ]
