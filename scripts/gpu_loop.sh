@@ -44,6 +44,14 @@ say "cuBLASLt from: ${CUBLAS_DIR:-system default}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu \
   --format=csv 2>&1 | tee -a "$LOG" "$SUMMARY"
 
+# SM clock, power and temperature once a second while we run: whether the GPU held its clocks
+# (or hit its power limit) is part of every number we report.
+DMON_PID=""
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi dmon -s pc -d 1 -o T >"$OUTDIR/json/clocks_dmon.txt" 2>&1 &
+  DMON_PID=$!
+fi
+
 passed=0
 failed=0
 run() {  # run <label> <command...>: logs everything, counts the result
@@ -103,6 +111,16 @@ if [[ " $STEPS " == *" ncu "* ]] && command -v ncu >/dev/null; then
       --section WarpStateStats --kernel-name-base demangled --kernel-name "regex:${c%%_*}::" \
       --launch-skip 5 --log-file "$OUTDIR/ncu/$c.txt" "$BIN/$c" --sizes=8192 --benchmark_filter="^$c/"
   done
+fi
+
+if [ -n "$DMON_PID" ]; then
+  kill "$DMON_PID" 2>/dev/null
+  wait "$DMON_PID" 2>/dev/null
+  # min / median / max SM clock over the run: the 'pclk' column of dmon (header: # Time gpu pwr ...)
+  awk '/^#/ && col == 0 { sub(/^# */, ""); for (i = 1; i <= NF; i++) if ($i == "pclk") col = i; next }
+       !/^#/ && col > 0 && $col ~ /^[0-9]+$/ { print $col }' "$OUTDIR/json/clocks_dmon.txt" | sort -n | awk '
+    { v[NR] = $1 } END { if (NR) printf "SM clock during the run: min %s, median %s, max %s MHz (%d samples)\n", v[1], v[int((NR+1)/2)], v[NR], NR }' |
+    tee -a "$LOG" "$SUMMARY"
 fi
 
 if [ "${PACK:-0}" = 1 ]; then  # few files back (the device tool returns at most 8)

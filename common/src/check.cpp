@@ -53,6 +53,7 @@ CheckResult check_per_tensor(const PerTensorKernel& kernel, std::int64_t M, std:
   r.d = ops.dD.download();
   r.scale_a = ops.scale_a;
   r.scale_b = ops.scale_b;
+  r.tolerance = per_tensor_tolerance(K);
 
   std::vector<std::int64_t> rows;
   if (M <= opt.full_reference_max_m) {
