@@ -44,7 +44,7 @@ struct BenchResult {
 };
 
 /// Standard main body: initialises Google Benchmark with argv (adding
-/// --benchmark_out=<default_json> --benchmark_out_format=json unless the caller gave an output),
+/// `--benchmark_out=default_json --benchmark_out_format=json` unless the caller gave an output),
 /// adds the context, runs what is registered, and returns the results (console output as usual).
 std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string& default_json);
 

@@ -1,0 +1,9 @@
+# CTest `plots_script` (cpu): plots/test_plot.py runs plots/plot.py on the synthetic fixture
+# tests/data/bench_fixture/ (temp README skeletons, temp output) and checks the PNGs, the tables,
+# idempotence and the handling of errored benchmarks; when plots/data/h200/ holds JSON it also
+# runs plot.py on that committed data (temp copies of the READMEs) so it always parses.
+# Exits 77 (skipped) where matplotlib is not installed.
+add_test(NAME plots_script
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/plots/test_plot.py
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(plots_script PROPERTIES LABELS cpu SKIP_RETURN_CODE 77 TIMEOUT 300)
