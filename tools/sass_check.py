@@ -39,7 +39,7 @@ def parse_sass(text, arch):
         if current is None:
             continue
         # "        /*0070*/                   QGMMA.64x128x32.F32.E4M3.E4M3 ... ;"
-        m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)
+        m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", line)
         if m:
             functions[current].append(m.group(2))
     return functions

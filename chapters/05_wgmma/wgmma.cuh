@@ -1,0 +1,254 @@
+// Chapter 5: warpgroup MMA. The tensor-core instruction becomes wgmma.mma_async: one warpgroup
+// (128 threads) multiplies a 64 x 256 x 32 slab per instruction, reading A and B directly from
+// 128B-swizzled shared memory through matrix descriptors, accumulating in registers, running
+// asynchronously while the warpgroup issues the next one. Operands arrive by TMA (chapter 4) into
+// a ring of stages guarded by mbarriers.
+//
+//   D (M x N, bf16, row-major) = scale_a * scale_b * A (M x K, e4m3, row-major)
+//                                                  . B (N x K, e4m3, row-major)^T
+//
+// One thread block computes a 128 x 256 tile of D (kBlockM x kBlockN), walking K in blocks of
+// 128 (kBlockK = 128 e4m3 = 128 bytes = exactly one 128B-swizzle row):
+//   warp 8 (the producer; one elected lane issues): for every K block, wait until the ring stage
+//     is empty, announce its bytes on the stage's "full" mbarrier, issue two TMA loads:
+//       A tile: rows m0 .. m0+127 of A, k0 .. k0+127   -> 128 x 128 B = 16 KiB, 128B-swizzled
+//       B tile: rows n0 .. n0+255 of B, k0 .. k0+127   -> 256 x 128 B = 32 KiB, 128B-swizzled
+//   warps 0-3 and 4-7 (consumer warpgroups 0 and 1): warpgroup g owns rows 64g .. 64g+63 of the
+//     tile; per K block it waits for "full", issues 4 wgmma m64n256k32 (k = 0, 32, 64, 96: the
+//     descriptors' start addresses move 32 bytes along the swizzle row), commits them as one
+//     group, waits until only that group is in flight (so the previous K block's group has
+//     finished reading shared memory) and releases the previous stage on its "empty" mbarrier.
+//   Epilogue: accumulators * (scale_a * scale_b) -> bf16, stored straight from registers with
+//     bounds checks.
+// Out-of-range rows of A / B and the K tail past K are zero-filled by TMA, so any M, N >= 1 and
+// any K that is a multiple of 16 (TMA's 16-byte row-stride rule) work without a special case.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/cuda.hpp"
+#include "common/gemm.hpp"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/smem.cuh"
+#include "common/ptx/tma.cuh"
+#include "common/ptx/wgmma.cuh"
+#include "common/tensor_map.hpp"
+#include "common/validate.hpp"
+
+namespace fp8gemm::ch05 {
+
+inline constexpr int kBlockM = 128;                      // rows of D per block (2 warpgroups x 64)
+inline constexpr int kBlockN = 256;                      // columns of D per block (wgmma N)
+inline constexpr int kBlockK = 128;                      // K per stage: one 128-byte swizzle row
+inline constexpr int kWgmmaK = 32;                       // K per wgmma (e4m3)
+inline constexpr int kStages = 4;                        // ring depth
+inline constexpr int kConsumerWarpgroups = kBlockM / 64;
+inline constexpr int kConsumerThreads = 128 * kConsumerWarpgroups;
+inline constexpr int kProducerWarp = kConsumerThreads / 32;  // the warp after the consumers
+inline constexpr int kThreads = kConsumerThreads + 32;
+inline constexpr int kAccumulators = kBlockN / 2;        // f32 registers per consumer thread
+inline constexpr int kGroupM = 8;                        // tile order: 8 M-tiles share B in L2
+
+inline constexpr std::uint32_t kTileABytes = kBlockM * kBlockK;  // e4m3: 1 byte per element
+inline constexpr std::uint32_t kTileBBytes = kBlockN * kBlockK;
+inline constexpr std::uint32_t kStageBytes = kTileABytes + kTileBBytes;
+/// Dynamic shared memory: the ring, plus slack to align its start to the 1024-byte swizzle atom.
+inline constexpr std::size_t kSmemBytes = std::size_t(kStages) * kStageBytes + 1024;
+
+static_assert(kBlockK == 128, "one K block must be exactly one 128-byte swizzle row");
+static_assert(kTileABytes % ptx::kSw128AtomBytes == 0 && kTileBBytes % ptx::kSw128AtomBytes == 0,
+              "every tile must start on a 1024-byte swizzle atom");
+static_assert(kSmemBytes <= 227 * 1024, "more shared memory than an H200 block may have");
+
+/// K a multiple of 16 (TMA row strides are multiples of 16 bytes); 16-byte aligned A and B (TMA
+/// base addresses); packed tensors. M and N are free: TMA zero-fills, the epilogue checks bounds.
+inline GemmRequirements requirements() {
+  GemmRequirements r;
+  r.who = "fp8gemm::ch05_wgmma";
+  r.k_multiple = 16;
+  r.k_reason = "TMA needs the row stride of A and B, K bytes, to be a multiple of 16";
+  r.operand_alignment = 16;
+  r.output_alignment = 2;
+  r.packed_only = true;
+  return r;
+}
+
+/// Maps the linear block index to a (tile_m, tile_n) so that consecutive blocks walk down a group
+/// of kGroupM tile rows before moving right: the ~132 blocks in flight then share a few B tiles
+/// and a few A tiles in L2 instead of streaming all of B (or A) per wave.
+__device__ __forceinline__ void tile_coordinates(int tiles_m, int tiles_n, int& tile_m,
+                                                 int& tile_n) {
+  const int id = int(blockIdx.x);
+  const int tiles_per_group = kGroupM * tiles_n;
+  const int first_m = (id / tiles_per_group) * kGroupM;
+  const int group_rows = min(tiles_m - first_m, kGroupM);
+  const int in_group = id % tiles_per_group;
+  tile_m = first_m + in_group % group_rows;
+  tile_n = in_group / group_rows;
+}
+
+/// Writes this thread's accumulators (the wgmma D layout, see common/ptx/wgmma.cuh) of the 64 x
+/// 256 slab whose first row is `row0` and first column `col0`, scaled, as bf16 (D: M x N
+/// row-major). kChecked = false is the interior-tile path: the caller guarantees that the whole
+/// slab is inside D and N is even, so every store is an unconditional, 4-byte-aligned bf16 pair.
+template <bool kChecked>
+__device__ __forceinline__ void store_accumulators(const float (&d)[kAccumulators], float scale,
+                                                   int row0, int col0, int M, int N,
+                                                   std::uint16_t* __restrict__ D) {
+  const int warp_in_group = int(threadIdx.x / 32) % 4;
+  const int lane = int(threadIdx.x % 32);
+  const int row = row0 + 16 * warp_in_group + lane / 4;
+  const int col = col0 + 2 * (lane % 4);
+  const bool pairs_aligned = !kChecked || N % 2 == 0;  // D[row][even col] is 4-byte aligned
+#pragma unroll
+  for (int j = 0; j < kBlockN / 8; ++j) {
+    const int c = col + 8 * j;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row + 8 * h;
+      if (kChecked && (r >= M || c >= N)) continue;
+      const float v0 = d[4 * j + 2 * h] * scale;
+      const float v1 = d[4 * j + 2 * h + 1] * scale;
+      std::uint16_t* out = D + std::int64_t(r) * N + c;
+      if (pairs_aligned && (!kChecked || c + 1 < N)) {
+        // .x (v0) goes to the lower address, D[r][c].
+        *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(v0, v1);
+      } else {
+        out[0] = __bfloat16_as_ushort(__float2bfloat16_rn(v0));
+        if (c + 1 < N) out[1] = __bfloat16_as_ushort(__float2bfloat16_rn(v1));
+      }
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_kernel(const __grid_constant__ CUtensorMap map_a,  // A: M x K e4m3, box 128 x 128
+                 const __grid_constant__ CUtensorMap map_b,  // B: N x K e4m3, box 256 x 128
+                 int M, int N, int K, std::uint16_t* __restrict__ D,
+                 const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
+  // The ring: stage s holds its A tile (128 rows x 128 B) then its B tile (256 rows x 128 B),
+  // each in TMA's 128B-swizzled layout; stage bases are 1024-byte aligned.
+  extern __shared__ std::uint8_t smem_raw[];
+  const std::uint32_t ring = (ptx::smem_u32(smem_raw) + 1023u) & ~1023u;
+  // full[s]: completes when stage s holds its K block (1 arrival + kStageBytes of TMA).
+  // empty[s]: completes when every consumer warp has finished reading stage s.
+  __shared__ alignas(8) std::uint64_t full[kStages];
+  __shared__ alignas(8) std::uint64_t empty[kStages];
+  constexpr std::uint32_t kConsumerWarps = kConsumerThreads / 32;
+
+  const int warp = int(threadIdx.x / 32);
+  const int lane = int(threadIdx.x % 32);
+  const int tiles_m = (M + kBlockM - 1) / kBlockM;
+  const int tiles_n = (N + kBlockN - 1) / kBlockN;
+  int tile_m, tile_n;
+  tile_coordinates(tiles_m, tiles_n, tile_m, tile_n);
+  const int m0 = tile_m * kBlockM;
+  const int n0 = tile_n * kBlockN;
+  const int k_blocks = (K + kBlockK - 1) / kBlockK;  // the last one zero-filled past K
+
+  if (warp == kProducerWarp && lane == 0) {
+    ptx::tma_prefetch_descriptor(&map_a);
+    ptx::tma_prefetch_descriptor(&map_b);
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(ptx::smem_u32(&full[s]), 1);
+      ptx::mbarrier_init(ptx::smem_u32(&empty[s]), kConsumerWarps);
+    }
+    ptx::fence_barrier_init();  // visible to the TMA unit (async proxy) before the first copy
+  }
+  __syncthreads();
+
+  if (warp == kProducerWarp) {
+    if (lane != 0) return;
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      const int s = kb % kStages;
+      const int round = kb / kStages;
+      // Use r of stage s needs the (r-1)-th release of it (none for the first round).
+      if (round > 0) ptx::mbarrier_wait(ptx::smem_u32(&empty[s]), (round - 1) & 1);
+      const std::uint32_t bar = ptx::smem_u32(&full[s]);
+      const std::uint32_t tile_a = ring + std::uint32_t(s) * kStageBytes;
+      ptx::mbarrier_arrive_expect_tx(bar, kStageBytes);  // zero-filled bytes count too
+      ptx::tma_load_2d(tile_a, &map_a, bar, kb * kBlockK, m0);
+      ptx::tma_load_2d(tile_a + kTileABytes, &map_b, bar, kb * kBlockK, n0);
+    }
+    return;
+  }
+
+  // Consumers: warpgroup g computes rows 64g .. 64g+63 of the tile, all 256 columns.
+  const int group = warp / 4;
+  float d[kAccumulators];  // written by the first wgmma (scale_d = 0) before any read
+  for (int kb = 0; kb < k_blocks; ++kb) {
+    const int s = kb % kStages;
+    ptx::mbarrier_wait(ptx::smem_u32(&full[s]), (kb / kStages) & 1);
+    const std::uint32_t tile_a = ring + std::uint32_t(s) * kStageBytes;
+    // A rows 64g.. start 64 x 128 B = 8 KiB (8 swizzle atoms) into the A tile.
+    const std::uint64_t desc_a = ptx::make_desc_k_major_sw128(tile_a + group * 64 * kBlockK);
+    const std::uint64_t desc_b = ptx::make_desc_k_major_sw128(tile_a + kTileABytes);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kBlockK / kWgmmaK; ++ks) {
+      ptx::wgmma_m64nNk32_e4m3<kBlockN>(d, ptx::advance_desc(desc_a, ks * kWgmmaK),
+                                        ptx::advance_desc(desc_b, ks * kWgmmaK),
+                                        (kb > 0 || ks > 0) ? 1u : 0u);
+    }
+    ptx::wgmma_commit_group();
+    // Keep this K block's group in flight; the previous one is then done with its stage.
+    ptx::wgmma_wait_group<1>();
+    if (kb > 0 && lane == 0) ptx::mbarrier_arrive(ptx::smem_u32(&empty[(kb - 1) % kStages]));
+  }
+  ptx::wgmma_wait_group<0>();
+  ptx::wgmma_fence_operands(d);
+
+  const float scale = *scale_a * *scale_b;
+  const int row0 = m0 + 64 * group;
+  if (row0 <= M - 64 && n0 <= N - kBlockN && N % 2 == 0) {  // no int overflow near 2^31
+    store_accumulators<false>(d, scale, row0, n0, M, N, D);
+  } else {
+    store_accumulators<true>(d, scale, row0, n0, M, N, D);
+  }
+}
+
+/// D = scale_a * scale_b * A . B^T on `stream`. Throws std::invalid_argument on bad arguments
+/// (before any CUDA call) and std::runtime_error on CUDA errors or a GPU without sm_90a.
+inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
+  const GemmRequirements req = requirements();
+  validate_gemm(g.args(), req);
+  const std::int64_t tiles_m = (g.M + kBlockM - 1) / kBlockM;
+  const std::int64_t tiles_n = (g.N + kBlockN - 1) / kBlockN;
+  // The tile-order arithmetic (kGroupM * tiles_n) and the grid are 32-bit.
+  if (tiles_m * tiles_n > INT_MAX || kGroupM * tiles_n > INT_MAX)
+    throw std::invalid_argument(std::string(req.who) + ": M x N = " + std::to_string(g.M) +
+                                " x " + std::to_string(g.N) +
+                                " needs more than 2^31 - 1 thread blocks (one launch)");
+
+  // Once per process: the machine code must exist for this GPU, and the kernel may use more than
+  // 48 KiB of dynamic shared memory only after opting in.
+  static const bool prepared = [] {
+    const void* kernel = reinterpret_cast<const void*>(&wgmma_kernel);
+    require_kernel_image(kernel, "ch05 wgmma_kernel", "sm_90a");
+    FP8GEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(kSmemBytes)));
+    return true;
+  }();
+  (void)prepared;
+
+  const CUtensorMap map_a =
+      make_tensor_map_2d(g.A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.M),
+                         std::uint64_t(g.K), std::uint64_t(g.K), kBlockM, kBlockK,
+                         CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap map_b =
+      make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N),
+                         std::uint64_t(g.K), std::uint64_t(g.K), kBlockN, kBlockK,
+                         CU_TENSOR_MAP_SWIZZLE_128B);
+  wgmma_kernel<<<unsigned(tiles_m * tiles_n), kThreads, kSmemBytes, stream>>>(
+      map_a, map_b, int(g.M), int(g.N), int(g.K), g.D, g.scale_a, g.scale_b);
+  FP8GEMM_CHECK_LAUNCH("ch05 wgmma_kernel");
+}
+
+}  // namespace fp8gemm::ch05
