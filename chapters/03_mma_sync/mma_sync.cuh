@@ -1,0 +1,135 @@
+// Chapter 3: tensor cores. The 128 x 128 output tile of a block is computed with warp-level
+// mma.sync.m16n8k32 e4m3 (FP32 accumulators), its operands loaded from shared memory by ldmatrix
+// (common/mma_tile.cuh). Shared memory is filled by a cp.async pipeline of kStages stages: every
+// thread issues 16-byte asynchronous copies for tile kt + kStages - 1 while the warps compute
+// tile kt, so the global-memory latency hides behind the math.
+//   D (M x N, bf16, row-major) = scale_a * scale_b * A (M x K, e4m3, row-major)
+//                                                  . B (N x K, e4m3, row-major)^T
+// Shared memory per stage: A tile [128 rows of M][128 bytes of K] and B tile [128 rows of N]
+// [128 bytes of K], each row's 16-byte chunks XOR-swizzled (Swizzle128B) against bank conflicts.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/cuda.hpp"
+#include "common/gemm.hpp"
+#include "common/mma_tile.cuh"
+#include "common/ptx/cp_async.cuh"
+#include "common/ptx/smem.cuh"
+#include "common/validate.hpp"
+
+namespace fp8gemm::ch03 {
+
+using Tile = MmaTile<Swizzle128B>;
+inline constexpr int kStages = 4;  // 4 x 32 KiB = 128 KiB: one block per SM (it needs ~220 registers per thread)
+inline constexpr int kStageBytes = 2 * Tile::kTileBytes;  // A tile, then B tile
+inline constexpr int kSmemBytes = kStages * kStageBytes;
+inline constexpr int kChunksPerRow = Tile::kBlockK / 16;                       // 8
+inline constexpr int kRowsPerPass = Tile::kThreads / kChunksPerRow;            // 32
+inline constexpr int kPasses = Tile::kBlockM / kRowsPerPass;                   // 4
+
+inline GemmRequirements requirements() {
+  GemmRequirements r;
+  r.who = "fp8gemm::ch03_mma_sync";
+  r.k_multiple = 16;
+  r.k_reason = "the kernel copies A and B in 16-byte chunks along K";
+  r.operand_alignment = 16;  // cp.async of 16 bytes needs 16-byte-aligned global addresses
+  r.packed_only = true;
+  return r;
+}
+
+/// Starts the copy of one 128 x 128-byte tile of X (rows x K, row-major) at (row0, k0) into the
+/// tile at .shared address `tile`. Thread t copies chunk t % 8 of rows t / 8 + 32 p, p < 4: a
+/// warp reads 4 whole 128-byte rows (coalesced) and writes 512 contiguous bytes of shared memory.
+/// Chunks past the last row or past K are zero-filled (src_bytes = 0, nothing is read): tails
+/// add zeros to the sums. K % 16 == 0, so a chunk is wholly inside or outside.
+__device__ __forceinline__ void load_tile_async(std::uint32_t tile, const std::uint8_t* X,
+                                                int rows, int K, int row0, int k0, int tid) {
+  const int chunk = tid % kChunksPerRow;
+  const int k = k0 + 16 * chunk;
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) {
+    const int r = tid / kChunksPerRow + kRowsPerPass * p;
+    const bool inside = row0 + r < rows && k < K;
+    const std::uint8_t* src = inside ? X + std::int64_t(row0 + r) * K + k : X;
+    ptx::cp_async_16(tile + Swizzle128B::offset(r, chunk), src, inside ? 16u : 0u);
+  }
+}
+
+/// One-dimensional grid: blockIdx.x = tile_m * tiles_n + tile_n (no 65535 limit on M).
+__global__ void __launch_bounds__(Tile::kThreads, 1)
+    mma_sync_kernel(int M, int N, int K, const std::uint8_t* __restrict__ A,
+                    const std::uint8_t* __restrict__ B, std::uint16_t* __restrict__ D,
+                    const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
+  extern __shared__ __align__(1024) std::uint8_t smem[];
+  const std::uint32_t smem_base = ptx::smem_u32(smem);
+  auto a_stage = [&](int s) { return smem_base + std::uint32_t(s * kStageBytes); };
+  auto b_stage = [&](int s) { return a_stage(s) + std::uint32_t(Tile::kTileBytes); };
+
+  const int tiles_n = (N + Tile::kBlockN - 1) / Tile::kBlockN;
+  const int m0 = int(blockIdx.x / tiles_n) * Tile::kBlockM;
+  const int n0 = int(blockIdx.x % tiles_n) * Tile::kBlockN;
+  const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int k_tiles = (K + Tile::kBlockK - 1) / Tile::kBlockK;
+
+  auto load_stage = [&](int stage, int kt) {
+    load_tile_async(a_stage(stage), A, M, K, m0, kt * Tile::kBlockK, tid);
+    load_tile_async(b_stage(stage), B, N, K, n0, kt * Tile::kBlockK, tid);
+  };
+
+  // Prologue: tiles 0 .. kStages - 2 in flight, one commit group each (empty groups past the
+  // end keep the group count, and so the wait below, uniform).
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < k_tiles) load_stage(s, s);
+    ptx::cp_async_commit();
+  }
+
+  Tile::Accumulators acc = {};
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    // Groups committed so far: kStages - 1 + kt. At most kStages - 2 still pending means tile
+    // kt's group has landed (for this thread); the barrier makes every thread's copies visible,
+    // and also tells us every warp has finished computing tile kt - 1.
+    ptx::cp_async_wait<kStages - 2>();
+    __syncthreads();
+    // Refill the stage tile kt - 1 used with tile kt + kStages - 1.
+    const int next = kt + kStages - 1;
+    if (next < k_tiles) load_stage(next % kStages, next);
+    ptx::cp_async_commit();
+
+    const int s = kt % kStages;
+    Tile::multiply(acc, a_stage(s), b_stage(s), warp, lane);
+  }
+  ptx::cp_async_wait<0>();  // nothing real is pending (only empty groups); be explicit anyway
+
+  Tile::store(acc, D, M, N, m0, n0, *scale_a * *scale_b, warp, lane);
+}
+
+inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
+  validate_gemm(g.args(), requirements());
+  const std::int64_t tiles =
+      ((g.M + Tile::kBlockM - 1) / Tile::kBlockM) * ((g.N + Tile::kBlockN - 1) / Tile::kBlockN);
+  if (tiles > INT_MAX)
+    throw std::invalid_argument(std::string(requirements().who) + ": M x N = " +
+                                std::to_string(g.M) + " x " + std::to_string(g.N) +
+                                " needs more than 2^31 - 1 thread blocks (one launch)");
+  // 128 KiB of dynamic shared memory is above the 48 KiB default: opt in once.
+  static const bool configured = [] {
+    require_kernel_image(reinterpret_cast<const void*>(&mma_sync_kernel), "ch03 mma_sync_kernel",
+                         "sm_90a");
+    FP8GEMM_CUDA_CHECK(cudaFuncSetAttribute(
+        mma_sync_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+    return true;
+  }();
+  (void)configured;
+  mma_sync_kernel<<<unsigned(tiles), Tile::kThreads, kSmemBytes, stream>>>(
+      int(g.M), int(g.N), int(g.K), g.A, g.B, g.D, g.scale_a, g.scale_b);
+  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace fp8gemm::ch03
