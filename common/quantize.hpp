@@ -3,7 +3,8 @@
 //
 // Float recipes (per-tensor, rowwise, 1x128, 128x128): scale = amax(block) / 448, stored as
 // float; q = e4m3(x / scale) with saturation (x / scale can round past 448 by one ulp). A block
-// whose amax is 0 gets scale 1.
+// whose amax is 0 gets scale 1; a subnormal amax / 448 is rounded up to a multiple of the smallest
+// subnormal float (never 0, so tiny blocks give finite codes).
 // MX 1x32: the OCP MX v1.0 recipe: shared exponent = floor(log2(amax)) - 8 (8 = emax of e4m3),
 // stored as UE8M0, clamped to the representable range; q = e4m3(x / 2^exponent) with saturation
 // (values that land above 448 saturate, as the spec says). amax = 0 gives exponent 0 (scale 1).
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -60,6 +62,13 @@ Quantized<Recipe> quantize(const float* x, std::int64_t rows, std::int64_t cols)
         scale = ue8m0_decode(static_cast<std::uint8_t>(code));
       } else {
         scale = amax == 0.0f ? 1.0f : amax / kE4m3Max;
+        // For amax < 448 * 2^-126 the quotient is subnormal: it loses precision or underflows
+        // to 0 (then x / scale is inf or NaN and the codes become 0x7F). Round such scales up
+        // to a multiple of the smallest subnormal, so amax / scale <= 448 still holds.
+        if (scale < std::numeric_limits<float>::min() && amax > 0.0f) {
+          const double tiny = std::numeric_limits<float>::denorm_min();
+          scale = float(std::ceil(double(amax) / kE4m3Max / tiny) * tiny);
+        }
         q.scales[static_cast<size_t>(L.block_index(i, j))] = scale;
       }
       for (std::int64_t r = r0; r < r1; ++r)

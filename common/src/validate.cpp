@@ -1,5 +1,6 @@
 #include "common/validate.hpp"
 
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -89,10 +90,18 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
   if (a.A == a.D || a.B == a.D) fail(req, "D must not alias A or B");
 
   auto ld = [&](std::int64_t v, const char* name, std::int64_t row_length, const char* row_name,
-                std::size_t elem_bytes, std::size_t alignment) {
+                std::size_t elem_bytes, std::size_t alignment, std::int64_t rows,
+                const char* rows_name) {
     if (v < row_length)
       fail(req, std::string(name) + " = " + std::to_string(v) + " must be >= " + row_name +
                     " = " + std::to_string(row_length) + " (row-major leading dimension)");
+    // The last byte is at ((rows - 1) * v + row_length) * elem_bytes - 1; rows and row_length
+    // are <= max_dim (checked above), so only v can push it past 64 bits.
+    const std::int64_t max_elems = std::numeric_limits<std::int64_t>::max() / std::int64_t(elem_bytes);
+    if (rows > 1 && v > (max_elems - row_length) / (rows - 1))
+      fail(req, std::string(name) + " = " + std::to_string(v) + " is too large: (" + rows_name +
+                    " - 1) * " + name + " + " + row_name +
+                    " elements overflow 64-bit byte offsets");
     if (req.packed_only && v != row_length)
       fail(req, std::string(name) + " = " + std::to_string(v) + " must equal " + row_name +
                     " = " + std::to_string(row_length) + " (this kernel takes packed tensors)");
@@ -101,9 +110,9 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
                     std::to_string(std::size_t(v) * elem_bytes) + " bytes) must be a multiple of " +
                     std::to_string(alignment) + " bytes so every row stays aligned");
   };
-  ld(a.lda, "lda", a.K, "K", 1, req.operand_alignment);
-  ld(a.ldb, "ldb", a.K, "K", 1, req.operand_alignment);
-  ld(a.ldd, "ldd", a.N, "N", 2, req.output_alignment);
+  ld(a.lda, "lda", a.K, "K", 1, req.operand_alignment, a.M, "M");
+  ld(a.ldb, "ldb", a.K, "K", 1, req.operand_alignment, a.N, "N");
+  ld(a.ldd, "ldd", a.N, "N", 2, req.output_alignment, a.M, "M");
 
   check_scales(req, a.scale_a, "scale_a", a.recipe_a, req.recipe_a, a.scale_a_count, a.M, a.K,
                "M");

@@ -1,0 +1,20 @@
+# Tests of common/ (issue "Foundation", parts 3 and 4).
+# CPU: FP8 formats against the OCP spec and cuda_fp8.h, scale layouts, quantisers, the reference
+# GEMM and its error metrics, argument validation.
+fp8gemm_test(common_test_fp8 LABEL cpu SOURCES test_fp8.cpp)
+fp8gemm_test(common_test_scaling LABEL cpu SOURCES test_scaling.cpp)
+fp8gemm_test(common_test_quantize_reference LABEL cpu SOURCES test_quantize_reference.cpp)
+fp8gemm_test(common_test_validate LABEL cpu SOURCES test_validate.cpp)
+
+# GPU (skipped, exit 77, where there is none): host/device FP8 agreement, random fill, poison,
+# timer, L2 flush, architecture check; the cuBLASLt baseline against the float64 reference.
+fp8gemm_test(common_test_gpu LABEL gpu SOURCES test_gpu_common.cu)
+fp8gemm_test(common_test_cublaslt LABEL gpu SOURCES test_cublaslt.cu)
+
+# SASS of common's random fill as linked into the GPU test: the e4m3 encode rounds with FRND
+# (float rint, ties to even), sqrtf of Box-Muller is MUFU.RSQ, one byte store per element, and no
+# local-memory traffic (LDL/STL would mean spills or a stack frame in a kernel this small).
+fp8gemm_sass_test(NAME common_sass_fill_random_e4m3 TARGET common_test_gpu
+                  KERNEL fill_random_e4m3_kernel ARCH sm_90a
+                  CONTAINS STG.E.U8 FRND MUFU.RSQ
+                  ABSENT LDL STL)

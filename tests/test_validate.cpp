@@ -1,0 +1,258 @@
+// CPU tests of common/validate.hpp: one test per rule of validate_gemm. Each checks that the
+// violation throws std::invalid_argument and that the message names the caller, the argument,
+// the value and the rule. Pointers are fake addresses: validation never dereferences them.
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+
+#include "catch.hpp"
+#include "common/scaling.hpp"
+#include "common/validate.hpp"
+
+namespace {
+
+using fp8gemm::GemmArgs;
+using fp8gemm::GemmRequirements;
+using fp8gemm::ScaleRecipe;
+
+const void* address(std::uintptr_t a) { return reinterpret_cast<const void*>(a); }
+
+/// A valid call: M x N x K = 256 x 384 x 512, packed, every pointer 256-byte aligned.
+GemmArgs valid_args() {
+  static const float scale_a = 1.0f, scale_b = 1.0f;  // real objects: aligned, non-null
+  GemmArgs a = fp8gemm::packed_per_tensor(256, 384, 512, address(0x100000), address(0x200000),
+                                          address(0x300000), &scale_a, &scale_b);
+  return a;
+}
+
+/// The requirements of an imaginary tiled kernel, so that every optional rule is active.
+GemmRequirements strict_requirements() {
+  GemmRequirements r;
+  r.who = "fp8gemm::test_kernel";
+  r.k_multiple = 16;
+  r.k_reason = "16-byte vectors along K";
+  r.m_multiple = 64;
+  r.n_multiple = 128;
+  r.mn_reason = "whole tiles only";
+  r.operand_alignment = 16;
+  r.output_alignment = 16;
+  r.scale_alignment = 4;
+  return r;
+}
+
+/// Requires validate_gemm to throw std::invalid_argument whose message starts with the caller's
+/// name and contains every fragment.
+void require_rejected(const GemmArgs& args, const GemmRequirements& req,
+                      std::initializer_list<std::string> fragments) {
+  try {
+    fp8gemm::validate_gemm(args, req);
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    INFO("message: " << msg);
+    CHECK(msg.rfind(std::string(req.who) + ": ", 0) == 0);
+    for (const std::string& f : fragments) {
+      INFO("expected fragment: " << f);
+      CHECK(msg.find(f) != std::string::npos);
+    }
+    return;
+  } catch (const std::exception& e) {
+    FAIL("validate_gemm threw something other than std::invalid_argument: " << e.what());
+  }
+  FAIL("validate_gemm accepted arguments it must reject");
+}
+
+}  // namespace
+
+TEST_CASE("validate_gemm accepts a valid call", "[validate]") {
+  CHECK_NOTHROW(fp8gemm::validate_gemm(valid_args(), strict_requirements()));
+  CHECK_NOTHROW(fp8gemm::validate_gemm(valid_args(), GemmRequirements{}));
+  GemmArgs a = valid_args();
+  a.scale_a_count = a.scale_b_count = -1;  // unknown counts: only the pointers are checked
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, strict_requirements()));
+}
+
+TEST_CASE("validate_gemm: M, N, K must be >= 1", "[validate]") {
+  const auto req = strict_requirements();
+  GemmArgs a = valid_args();
+  a.M = 0;
+  require_rejected(a, req, {"M = 0", "must be >= 1"});
+  a = valid_args();
+  a.N = -128;
+  require_rejected(a, req, {"N = -128", "must be >= 1"});
+  a = valid_args();
+  a.K = 0;
+  require_rejected(a, req, {"K = 0", "must be >= 1"});
+}
+
+TEST_CASE("validate_gemm: dimensions at most max_dim", "[validate]") {
+  GemmRequirements req;  // no multiples, so only the size rule can fire
+  GemmArgs a = valid_args();
+  a.K = a.lda = a.ldb = std::int64_t(1) << 31;
+  require_rejected(a, req, {"K = 2147483648", "must be <= 2147483647"});
+}
+
+TEST_CASE("validate_gemm: K must be a multiple of k_multiple", "[validate]") {
+  GemmArgs a = valid_args();
+  a.K = a.lda = a.ldb = 100;
+  require_rejected(a, strict_requirements(), {"K = 100", "multiple of 16", "16-byte vectors along K"});
+}
+
+TEST_CASE("validate_gemm: M and N must be multiples of the tile", "[validate]") {
+  GemmArgs a = valid_args();
+  a.M = 200;
+  require_rejected(a, strict_requirements(), {"M = 200", "multiple of 64", "whole tiles only"});
+  a = valid_args();
+  a.N = a.ldd = 264;
+  require_rejected(a, strict_requirements(), {"N = 264", "multiple of 128", "whole tiles only"});
+}
+
+TEST_CASE("validate_gemm: null pointers", "[validate]") {
+  const auto req = strict_requirements();
+  GemmArgs a = valid_args();
+  a.A = nullptr;
+  require_rejected(a, req, {": A is a null pointer", "M x K e4m3"});
+  a = valid_args();
+  a.B = nullptr;
+  require_rejected(a, req, {": B is a null pointer", "N x K e4m3"});
+  a = valid_args();
+  a.D = nullptr;
+  require_rejected(a, req, {": D is a null pointer", "M x N bf16"});
+  a = valid_args();
+  a.scale_a = nullptr;
+  require_rejected(a, req, {"scale_a is a null pointer"});
+  a = valid_args();
+  a.scale_b = nullptr;
+  require_rejected(a, req, {"scale_b is a null pointer"});
+}
+
+TEST_CASE("validate_gemm: misaligned pointers", "[validate]") {
+  const auto req = strict_requirements();
+  GemmArgs a = valid_args();
+  a.A = address(0x100008);
+  require_rejected(a, req, {"A = 0x100008", "must be 16-byte aligned"});
+  a = valid_args();
+  a.B = address(0x200001);
+  require_rejected(a, req, {"B = 0x200001", "must be 16-byte aligned"});
+  a = valid_args();
+  a.D = address(0x300002);
+  require_rejected(a, req, {"D = 0x300002", "must be 16-byte aligned"});
+  a = valid_args();
+  a.scale_b = address(0x400002);
+  require_rejected(a, req, {"scale_b = 0x400002", "must be 4-byte aligned"});
+}
+
+TEST_CASE("validate_gemm: D must not alias A or B", "[validate]") {
+  GemmArgs a = valid_args();
+  a.D = a.A;
+  require_rejected(a, strict_requirements(), {"D must not alias A or B"});
+  a = valid_args();
+  a.D = a.B;
+  require_rejected(a, strict_requirements(), {"D must not alias A or B"});
+}
+
+TEST_CASE("validate_gemm: leading dimensions at least the row length", "[validate]") {
+  const auto req = strict_requirements();
+  GemmArgs a = valid_args();
+  a.lda = 496;
+  require_rejected(a, req, {"lda = 496", "must be >= K = 512"});
+  a = valid_args();
+  a.ldb = 511;
+  require_rejected(a, req, {"ldb = 511", "must be >= K = 512"});
+  a = valid_args();
+  a.ldd = 256;
+  require_rejected(a, req, {"ldd = 256", "must be >= N = 384"});
+}
+
+TEST_CASE("validate_gemm: leading dimensions keep rows aligned", "[validate]") {
+  const auto req = strict_requirements();
+  GemmArgs a = valid_args();
+  a.lda = 520;  // 520 bytes: row 1 of A would start 8 bytes off a 16-byte boundary
+  require_rejected(a, req, {"lda = 520 elements (520 bytes)", "multiple of 16 bytes"});
+  a = valid_args();
+  a.ldd = 388;  // 776 bytes
+  require_rejected(a, req, {"ldd = 388 elements (776 bytes)", "multiple of 16 bytes"});
+  a = valid_args();
+  a.lda = 528;  // 528 bytes: aligned, a valid strided A
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+}
+
+TEST_CASE("validate_gemm: leading dimensions whose byte offsets overflow", "[validate]") {
+  GemmArgs a = valid_args();
+  a.lda = std::int64_t(1) << 60;  // (M - 1) * lda bytes does not fit in 64 bits
+  require_rejected(a, GemmRequirements{}, {"lda = 1152921504606846976", "64-bit"});
+  a = valid_args();
+  a.ldd = std::int64_t(1) << 59;  // 2 bytes per element
+  require_rejected(a, GemmRequirements{}, {"ldd = 576460752303423488", "64-bit"});
+}
+
+TEST_CASE("validate_gemm: packed_only", "[validate]") {
+  auto req = strict_requirements();
+  req.packed_only = true;
+  CHECK_NOTHROW(fp8gemm::validate_gemm(valid_args(), req));
+  GemmArgs a = valid_args();
+  a.lda = 528;
+  require_rejected(a, req, {"lda = 528", "must equal K = 512", "packed"});
+  a = valid_args();
+  a.ldb = 528;
+  require_rejected(a, req, {"ldb = 528", "must equal K = 512", "packed"});
+  a = valid_args();
+  a.ldd = 512;
+  require_rejected(a, req, {"ldd = 512", "must equal N = 384", "packed"});
+}
+
+TEST_CASE("validate_gemm: the recipe must be the kernel's", "[validate]") {
+  GemmArgs a = valid_args();
+  a.recipe_a = ScaleRecipe::rowwise;
+  require_rejected(a, strict_requirements(),
+                   {"scale_a uses the rowwise recipe but this kernel implements per-tensor"});
+  a = valid_args();
+  auto req = strict_requirements();
+  req.recipe_a = ScaleRecipe::group_1x128;
+  req.recipe_b = ScaleRecipe::block_128x128;
+  a.recipe_a = ScaleRecipe::group_1x128;
+  a.recipe_b = ScaleRecipe::mx_1x32;
+  a.scale_a_count = a.scale_b_count = -1;
+  require_rejected(a, req, {"scale_b uses the MX 1x32 recipe but this kernel implements 128x128"});
+}
+
+TEST_CASE("validate_gemm: too few scale elements, for each recipe", "[validate]") {
+  // M = 200, N = 264, K = 640: the example with L = 5, L4 = 8.
+  const std::int64_t M = 200, N = 264, K = 640;
+  const ScaleRecipe recipes[] = {ScaleRecipe::per_tensor, ScaleRecipe::rowwise,
+                                 ScaleRecipe::group_1x128, ScaleRecipe::block_128x128,
+                                 ScaleRecipe::mx_1x32};
+  for (ScaleRecipe recipe : recipes) {
+    INFO("recipe " << fp8gemm::to_string(recipe));
+    GemmRequirements req;
+    req.recipe_a = req.recipe_b = recipe;
+    GemmArgs a = valid_args();
+    a.M = M;
+    a.N = a.ldd = N;
+    a.K = a.lda = a.ldb = K;
+    a.recipe_a = a.recipe_b = recipe;
+    const std::int64_t need_a = fp8gemm::scale_count(recipe, M, K);
+    const std::int64_t need_b = fp8gemm::scale_count(recipe, N, K);
+    a.scale_a_count = need_a;
+    a.scale_b_count = need_b;
+    CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+
+    a.scale_a_count = need_a - 1;
+    require_rejected(a, req, {"scale_a has " + std::to_string(need_a - 1) + " elements",
+                              std::string("the ") + fp8gemm::to_string(recipe) + " recipe needs",
+                              fp8gemm::describe_scale_layout(recipe, M, K, "M")});
+    a.scale_a_count = need_a;
+    a.scale_b_count = need_b - 1;
+    require_rejected(a, req, {"scale_b has " + std::to_string(need_b - 1) + " elements",
+                              fp8gemm::describe_scale_layout(recipe, N, K, "N")});
+  }
+  // The padded 128x128 count in words: 3 x 8 = 24, not the unpadded 3 x 5 = 15.
+  GemmRequirements req;
+  req.recipe_b = ScaleRecipe::block_128x128;
+  GemmArgs a = valid_args();
+  a.N = a.ldd = N;
+  a.K = a.lda = a.ldb = K;
+  a.recipe_b = ScaleRecipe::block_128x128;
+  a.scale_b_count = 15;
+  require_rejected(a, req, {"scale_b has 15 elements", "= 3 x 8 = 24 floats"});
+}
