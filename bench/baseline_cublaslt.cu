@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/bench.hpp"
+#include "common/check.hpp"
 #include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
 #include "common/quantize.hpp"
@@ -93,7 +94,7 @@ void bench_one(benchmark::State& state, CublasLtGemm* cublas, Mode mode, std::in
     const double err = sampled_error(mode, M, N, K, A, B, D, sa, sb);
     g_errors[std::string(mode_name(mode)) + "/" + std::to_string(M) + "x" + std::to_string(N) +
              "x" + std::to_string(K)] = err;
-    if (!(err < 4e-3)) {
+    if (!(err < per_tensor_tolerance(K))) {  // common/check.hpp
       state.SkipWithError(("result check failed: relative error " + std::to_string(err)).c_str());
       return;
     }

@@ -6,7 +6,8 @@
 #   bash scripts/gpu_loop.sh [OUTDIR]            (default OUTDIR: gpu_results)
 #
 # Environment:
-#   STEPS="tests chapters baseline ncu"  what to run (default: tests chapters baseline)
+#   STEPS="tests chapters baseline sanitize ncu"  what to run (default: tests chapters baseline)
+#   SANITIZE_CHAPTERS="ch04_tma"          chapters to run under compute-sanitizer (default: all)
 #   CHAPTER_ARGS="--sizes=4096,8192"      extra arguments for every chapter executable
 #   ONLY=REGEX                            run only GPU tests / chapters whose name matches
 #   NCU_CHAPTERS="ch05_wgmma"             chapters to profile with ncu at 8192^3 (step ncu)
@@ -99,6 +100,16 @@ fi
 if [[ " $STEPS " == *" baseline "* ]]; then
   run "baseline_cublaslt" "$BIN/baseline_cublaslt" --benchmark_out="$OUTDIR/json/baseline_cublaslt.json" \
     --benchmark_out_format=json
+fi
+
+if [[ " $STEPS " == *" sanitize "* ]] && command -v compute-sanitizer >/dev/null; then
+  # Each chapter's validation (4 edge shapes + 256^3) under memcheck (out-of-bounds and misaligned
+  # accesses) and racecheck (shared-memory hazards between threads).
+  for c in ${SANITIZE_CHAPTERS:-$(cat "$BIN/chapters.txt")}; do
+    for tool in memcheck racecheck; do
+      run "$tool $c" compute-sanitizer --tool "$tool" --error-exitcode 1 "$BIN/$c" --no-bench --sizes=256
+    done
+  done
 fi
 
 if [[ " $STEPS " == *" ncu "* ]] && command -v ncu >/dev/null; then
