@@ -38,6 +38,12 @@ std::string describe_device(int device = 0);
 /// was built for and the GPU found. `built_for` is e.g. "sm_90a".
 void require_kernel_image(const void* kernel, const char* kernel_name, const char* built_for);
 
+/// Once per kernel and process, before its first launch: require_kernel_image(), then, when
+/// the kernel needs more than the default 48 KiB, opt in to `dynamic_smem_bytes` of dynamic
+/// shared memory (cudaFuncAttributeMaxDynamicSharedMemorySize).
+void prepare_kernel(const void* kernel, const char* kernel_name, const char* built_for,
+                    int dynamic_smem_bytes);
+
 /// Owning device allocation of `count` elements of T. Move-only.
 template <class T>
 class DeviceBuffer {

@@ -59,4 +59,10 @@ struct GemmRequirements {
 /// std::invalid_argument on the first violation.
 void validate_gemm(const GemmArgs& args, const GemmRequirements& req);
 
+/// Number of block_m x block_n output tiles of an M x N D, for a one-dimensional grid. Throws
+/// std::invalid_argument naming `who` if that exceeds 2^31 - 1 (the grid's x limit, and the
+/// 32-bit tile arithmetic in the kernels).
+std::int64_t grid_tiles(std::int64_t M, std::int64_t N, std::int64_t block_m,
+                        std::int64_t block_n, const char* who);
+
 }  // namespace fp8gemm

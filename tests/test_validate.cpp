@@ -256,3 +256,17 @@ TEST_CASE("validate_gemm: too few scale elements, for each recipe", "[validate]"
   a.scale_b_count = 15;
   require_rejected(a, req, {"scale_b has 15 elements", "= 3 x 8 = 24 floats"});
 }
+
+TEST_CASE("grid_tiles counts output tiles and refuses grids past 2^31 - 1 blocks", "[cpu][validate]") {
+  CHECK(fp8gemm::grid_tiles(1, 1, 128, 256, "t") == 1);
+  CHECK(fp8gemm::grid_tiles(129, 257, 128, 256, "t") == 4);
+  CHECK(fp8gemm::grid_tiles(8192, 8192, 128, 256, "t") == 64 * 32);
+  try {
+    fp8gemm::grid_tiles(std::int64_t(1) << 40, std::int64_t(1) << 20, 8, 32, "fp8gemm::ch01_naive");
+    FAIL("expected std::invalid_argument");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    CHECK(what.find("fp8gemm::ch01_naive") != std::string::npos);
+    CHECK(what.find("2^31 - 1") != std::string::npos);
+  }
+}

@@ -67,16 +67,12 @@ __global__ void __launch_bounds__(kBlockN * kBlockM)
 /// (before touching the GPU) and std::runtime_error on CUDA errors.
 inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
   validate_gemm(g.args(), requirements());
-  const std::int64_t tiles = ((g.M + kBlockM - 1) / kBlockM) * ((g.N + kBlockN - 1) / kBlockN);
-  if (tiles > INT_MAX)
-    throw std::invalid_argument(std::string(requirements().who) + ": M x N = " +
-                                std::to_string(g.M) + " x " + std::to_string(g.N) +
-                                " needs more than 2^31 - 1 thread blocks (one launch)");
-  static const bool image_checked =
-      (require_kernel_image(reinterpret_cast<const void*>(&naive_kernel), "ch01 naive_kernel",
-                            "sm_90a"),
+  const std::int64_t tiles = grid_tiles(g.M, g.N, kBlockM, kBlockN, requirements().who);
+  static const bool prepared =
+      (prepare_kernel(reinterpret_cast<const void*>(&naive_kernel), "ch01 naive_kernel", "sm_90a",
+                      0),
        true);
-  (void)image_checked;
+  (void)prepared;
   naive_kernel<<<unsigned(tiles), dim3(kBlockN, kBlockM), 0, stream>>>(
       int(g.M), int(g.N), int(g.K), g.A, g.B, g.D, g.scale_a, g.scale_b);
   FP8GEMM_CUDA_CHECK(cudaGetLastError());

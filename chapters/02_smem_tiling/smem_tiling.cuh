@@ -183,20 +183,13 @@ __global__ void __launch_bounds__(kThreads, 2)
 
 inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
   validate_gemm(g.args(), requirements());
-  const std::int64_t tiles = ((g.M + kBlockM - 1) / kBlockM) * ((g.N + kBlockN - 1) / kBlockN);
-  if (tiles > INT_MAX)
-    throw std::invalid_argument(std::string(requirements().who) + ": M x N = " +
-                                std::to_string(g.M) + " x " + std::to_string(g.N) +
-                                " needs more than 2^31 - 1 thread blocks (one launch)");
+  const std::int64_t tiles = grid_tiles(g.M, g.N, kBlockM, kBlockN, requirements().who);
   // 64 KiB of dynamic shared memory is above the 48 KiB default: opt in once.
-  static const bool configured = [] {
-    require_kernel_image(reinterpret_cast<const void*>(&smem_tiling_kernel),
-                         "ch02 smem_tiling_kernel", "sm_90a");
-    FP8GEMM_CUDA_CHECK(cudaFuncSetAttribute(
-        smem_tiling_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-    return true;
-  }();
-  (void)configured;
+  static const bool prepared =
+      (prepare_kernel(reinterpret_cast<const void*>(&smem_tiling_kernel),
+                      "ch02 smem_tiling_kernel", "sm_90a", int(kSmemBytes)),
+       true);
+  (void)prepared;
   smem_tiling_kernel<<<unsigned(tiles), kThreads, kSmemBytes, stream>>>(
       int(g.M), int(g.N), int(g.K), g.A, g.B, g.D, g.scale_a, g.scale_b);
   FP8GEMM_CUDA_CHECK(cudaGetLastError());

@@ -113,20 +113,13 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
 inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
   validate_gemm(g.args(), requirements());
   const std::int64_t tiles =
-      ((g.M + Tile::kBlockM - 1) / Tile::kBlockM) * ((g.N + Tile::kBlockN - 1) / Tile::kBlockN);
-  if (tiles > INT_MAX)
-    throw std::invalid_argument(std::string(requirements().who) + ": M x N = " +
-                                std::to_string(g.M) + " x " + std::to_string(g.N) +
-                                " needs more than 2^31 - 1 thread blocks (one launch)");
+      grid_tiles(g.M, g.N, Tile::kBlockM, Tile::kBlockN, requirements().who);
   // 128 KiB of dynamic shared memory is above the 48 KiB default: opt in once.
-  static const bool configured = [] {
-    require_kernel_image(reinterpret_cast<const void*>(&mma_sync_kernel), "ch03 mma_sync_kernel",
-                         "sm_90a");
-    FP8GEMM_CUDA_CHECK(cudaFuncSetAttribute(
-        mma_sync_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-    return true;
-  }();
-  (void)configured;
+  static const bool prepared =
+      (prepare_kernel(reinterpret_cast<const void*>(&mma_sync_kernel), "ch03 mma_sync_kernel",
+                      "sm_90a", int(kSmemBytes)),
+       true);
+  (void)prepared;
   mma_sync_kernel<<<unsigned(tiles), Tile::kThreads, kSmemBytes, stream>>>(
       int(g.M), int(g.N), int(g.K), g.A, g.B, g.D, g.scale_a, g.scale_b);
   FP8GEMM_CUDA_CHECK(cudaGetLastError());

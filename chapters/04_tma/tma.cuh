@@ -106,18 +106,12 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
 inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
   validate_gemm(g.args(), requirements());
   const std::int64_t tiles =
-      ((g.M + Tile::kBlockM - 1) / Tile::kBlockM) * ((g.N + Tile::kBlockN - 1) / Tile::kBlockN);
-  if (tiles > INT_MAX)
-    throw std::invalid_argument(std::string(requirements().who) + ": M x N = " +
-                                std::to_string(g.M) + " x " + std::to_string(g.N) +
-                                " needs more than 2^31 - 1 thread blocks (one launch)");
-  static const bool configured = [] {
-    require_kernel_image(reinterpret_cast<const void*>(&tma_kernel), "ch04 tma_kernel", "sm_90a");
-    FP8GEMM_CUDA_CHECK(
-        cudaFuncSetAttribute(tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-    return true;
-  }();
-  (void)configured;
+      grid_tiles(g.M, g.N, Tile::kBlockM, Tile::kBlockN, requirements().who);
+  static const bool prepared =
+      (prepare_kernel(reinterpret_cast<const void*>(&tma_kernel), "ch04 tma_kernel", "sm_90a",
+                      int(kSmemBytes)),
+       true);
+  (void)prepared;
   // The tensor maps: A is M rows x K bytes (row stride K), B is N x K; one box is one 128 x 128
   // tile. They are cheap to encode (host only) and go to the kernel as __grid_constant__
   // parameters, so a map per call costs nothing on the device.

@@ -219,23 +219,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
   const GemmRequirements req = requirements();
   validate_gemm(g.args(), req);
-  const std::int64_t tiles_m = (g.M + kBlockM - 1) / kBlockM;
-  const std::int64_t tiles_n = (g.N + kBlockN - 1) / kBlockN;
-  // The tile-order arithmetic (kGroupM * tiles_n) and the grid are 32-bit.
-  if (tiles_m * tiles_n > INT_MAX || kGroupM * tiles_n > INT_MAX)
-    throw std::invalid_argument(std::string(req.who) + ": M x N = " + std::to_string(g.M) +
-                                " x " + std::to_string(g.N) +
-                                " needs more than 2^31 - 1 thread blocks (one launch)");
+  // The tile-order arithmetic (kGroupM * tiles_n) is 32-bit too: check it with the grid.
+  const std::int64_t tiles = grid_tiles(g.M, g.N, kBlockM, kBlockN, req.who);
+  grid_tiles(kGroupM, g.N, 1, kBlockN, req.who);
 
   // Once per process: the machine code must exist for this GPU, and the kernel may use more than
   // 48 KiB of dynamic shared memory only after opting in.
-  static const bool prepared = [] {
-    const void* kernel = reinterpret_cast<const void*>(&wgmma_kernel);
-    require_kernel_image(kernel, "ch05 wgmma_kernel", "sm_90a");
-    FP8GEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            int(kSmemBytes)));
-    return true;
-  }();
+  static const bool prepared =
+      (prepare_kernel(reinterpret_cast<const void*>(&wgmma_kernel), "ch05 wgmma_kernel", "sm_90a",
+                      int(kSmemBytes)),
+       true);
   (void)prepared;
 
   const CUtensorMap map_a =
@@ -246,7 +239,7 @@ inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
       make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N),
                          std::uint64_t(g.K), std::uint64_t(g.K), kBlockN, kBlockK,
                          CU_TENSOR_MAP_SWIZZLE_128B);
-  wgmma_kernel<<<unsigned(tiles_m * tiles_n), kThreads, kSmemBytes, stream>>>(
+  wgmma_kernel<<<unsigned(tiles), kThreads, kSmemBytes, stream>>>(
       map_a, map_b, int(g.M), int(g.N), int(g.K), g.D, g.scale_a, g.scale_b);
   FP8GEMM_CHECK_LAUNCH("ch05 wgmma_kernel");
 }

@@ -1,6 +1,7 @@
 #include "common/validate.hpp"
 
 #include <limits>
+#include <climits>
 #include <sstream>
 #include <stdexcept>
 
@@ -118,6 +119,16 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
                "M");
   check_scales(req, a.scale_b, "scale_b", a.recipe_b, req.recipe_b, a.scale_b_count, a.N, a.K,
                "N");
+}
+
+std::int64_t grid_tiles(std::int64_t M, std::int64_t N, std::int64_t block_m,
+                        std::int64_t block_n, const char* who) {
+  const std::int64_t tiles = ((M + block_m - 1) / block_m) * ((N + block_n - 1) / block_n);
+  if (tiles > std::int64_t(INT_MAX))
+    throw std::invalid_argument(std::string(who) + ": M x N = " + std::to_string(M) + " x " +
+                                std::to_string(N) + " needs " + std::to_string(tiles) +
+                                " thread blocks, more than 2^31 - 1 (one launch)");
+  return tiles;
 }
 
 }  // namespace fp8gemm
