@@ -37,6 +37,10 @@ GemmCost fp8_gemm_cost(std::int64_t M, std::int64_t N, std::int64_t K, double sc
 void time_gpu(benchmark::State& state, const std::function<void(cudaStream_t)>& launch,
               const GemmCost& cost, int warmup = 3, cudaStream_t stream = nullptr);
 
+/// Method options (parsed and removed from argv by run_benchmarks, recorded in the JSON
+/// context): --l2_flush=1|0 (default 1), --timing=per_launch|back_to_back (default per_launch;
+/// back_to_back times 20 launches with no flush or host sync between them).
+
 /// One benchmark's result, named "<implementation>/<M>x<N>x<K>".
 struct BenchResult {
   std::string implementation, shape;

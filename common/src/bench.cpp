@@ -13,7 +13,21 @@
 
 namespace fp8gemm {
 
+namespace {
+// Measurement method, set from the command line by run_benchmarks() (recorded in the JSON):
+//   --l2_flush=1 (default) | 0        flush L2 before every timed launch, or not
+//   --timing=per_launch (default) | back_to_back
+//       per_launch: events around each launch, median over launches;
+//       back_to_back: 20 launches between two events, no flush or host sync between them,
+//       time / 20 per sample, median over samples (what a training step sees: warm L2 for
+//       weights that fit, no idle gaps).
+bool g_l2_flush = true;
+bool g_back_to_back = false;
+}  // namespace
+
 void add_benchmark_context() {
+  benchmark::AddCustomContext("l2_flush", g_l2_flush ? "1" : "0");
+  benchmark::AddCustomContext("timing", g_back_to_back ? "back_to_back" : "per_launch");
   benchmark::AddCustomContext("git_commit", git_commit());
   if (cuda_device_count() == 0) {
     benchmark::AddCustomContext("gpu", "none");
@@ -59,15 +73,17 @@ void time_gpu(benchmark::State& state, const std::function<void(cudaStream_t)>& 
     timer.stop(stream);
     const double estimate_ms = std::max(1e-3, double(timer.elapsed_ms()));
     const int reps = int(std::clamp(250.0 / estimate_ms, 10.0, 300.0));
+    constexpr int kBackToBack = 20;
     std::vector<double> ms;
     ms.reserve(reps);
     for (auto _ : state) {
-      for (int r = 0; r < reps; ++r) {
-        l2->flush(stream);  // outside the timed region
+      for (int r = 0; r < reps; r += g_back_to_back ? kBackToBack : 1) {
+        if (g_l2_flush) l2->flush(stream);  // outside the timed region
         timer.start(stream);
-        launch(stream);
+        const int launches = g_back_to_back ? kBackToBack : 1;
+        for (int i = 0; i < launches; ++i) launch(stream);
         timer.stop(stream);
-        ms.push_back(timer.elapsed_ms());
+        ms.push_back(timer.elapsed_ms() / launches);
       }
       std::vector<double> sorted = ms;
       std::sort(sorted.begin(), sorted.end());
@@ -114,7 +130,15 @@ class CollectingReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string& default_json) {
-  std::vector<std::string> storage(argv, argv + argc);
+  std::vector<std::string> storage;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--l2_flush=0") g_l2_flush = false;
+    else if (a == "--l2_flush=1") g_l2_flush = true;
+    else if (a == "--timing=back_to_back") g_back_to_back = true;
+    else if (a == "--timing=per_launch") g_back_to_back = false;
+    else storage.push_back(a);
+  }
   bool has_out = false;
   for (const auto& a : storage) has_out |= a.rfind("--benchmark_out=", 0) == 0;
   if (!has_out && !default_json.empty()) {
