@@ -53,6 +53,11 @@ class CublasLtGemm {
   /// cuBLASLt's version number, e.g. 130100.
   static std::size_t version();
 
+  /// Which of cuBLASLt's heuristic candidates every plan uses: 0 (its first choice) unless the
+  /// environment variable FP8GEMM_CUBLASLT_ALGO says otherwise. Throws std::invalid_argument on
+  /// a malformed value.
+  static int algo_index();
+
  private:
   enum class Mode { per_tensor, per_tensor_fast, block_scaled };
   void run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K, const std::uint8_t* A,

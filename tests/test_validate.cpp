@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <initializer_list>
 #include <stdexcept>
+#include <cstdlib>
 #include <string>
 
 #include "catch.hpp"
 #include "common/scaling.hpp"
+#include "common/cublaslt.hpp"
 #include "common/validate.hpp"
 
 namespace {
@@ -269,4 +271,22 @@ TEST_CASE("grid_tiles counts output tiles and refuses grids past 2^31 - 1 blocks
     CHECK(what.find("fp8gemm::ch01_naive") != std::string::npos);
     CHECK(what.find("2^31 - 1") != std::string::npos);
   }
+}
+
+TEST_CASE("FP8GEMM_CUBLASLT_ALGO selects a cuBLASLt heuristic candidate or names the rule",
+          "[cpu][validate]") {
+  unsetenv("FP8GEMM_CUBLASLT_ALGO");
+  CHECK(fp8gemm::CublasLtGemm::algo_index() == 0);
+  setenv("FP8GEMM_CUBLASLT_ALGO", "3", 1);
+  CHECK(fp8gemm::CublasLtGemm::algo_index() == 3);
+  for (const char* bad : {"-1", "x", "2x", "64"}) {
+    setenv("FP8GEMM_CUBLASLT_ALGO", bad, 1);
+    try {
+      fp8gemm::CublasLtGemm::algo_index();
+      FAIL("expected std::invalid_argument for " << bad);
+    } catch (const std::invalid_argument& e) {
+      CHECK(std::string(e.what()).find("FP8GEMM_CUBLASLT_ALGO") != std::string::npos);
+    }
+  }
+  unsetenv("FP8GEMM_CUBLASLT_ALGO");
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
 
 namespace fp8gemm {
@@ -49,6 +50,7 @@ void add_benchmark_context() {
   benchmark::AddCustomContext("cuda_driver_version", std::to_string(driver));
   benchmark::AddCustomContext("cuda_runtime_version", std::to_string(runtime));
   benchmark::AddCustomContext("cublaslt_version", std::to_string(cublasLtGetVersion()));
+  benchmark::AddCustomContext("cublaslt_algo_index", std::to_string(CublasLtGemm::algo_index()));
 }
 
 GemmCost fp8_gemm_cost(std::int64_t M, std::int64_t N, std::int64_t K, double scale_bytes) {

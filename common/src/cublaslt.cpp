@@ -1,6 +1,8 @@
 #include "common/cublaslt.hpp"
 
+#include <cstdlib>
 #include <map>
+#include <vector>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -62,6 +64,17 @@ CublasLtGemm::~CublasLtGemm() {
 }
 
 std::size_t CublasLtGemm::version() { return cublasLtGetVersion(); }
+
+int CublasLtGemm::algo_index() {
+  const char* env = std::getenv("FP8GEMM_CUBLASLT_ALGO");
+  if (env == nullptr || *env == '\0') return 0;
+  char* end = nullptr;
+  const long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v < 0 || v > 63)
+    throw std::invalid_argument(std::string("FP8GEMM_CUBLASLT_ALGO = '") + env +
+                                "' must be an integer from 0 to 63 (0 = the heuristic's first choice)");
+  return int(v);
+}
 
 void CublasLtGemm::per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
                               const std::uint8_t* A, const std::uint8_t* B, std::uint16_t* D,
@@ -136,19 +149,24 @@ void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K
     FP8GEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
         sizeof workspace_bytes_));
-    cublasLtMatmulHeuristicResult_t heuristic{};
+    // The heuristic's first choice, unless FP8GEMM_CUBLASLT_ALGO=i asks for its i-th (for
+    // experiments on how much the choice matters; recorded in the benchmark JSON).
+    const int index = algo_index();
+    std::vector<cublasLtMatmulHeuristicResult_t> heuristics(std::size_t(index) + 1);
     int found = 0;
-    const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
-        handle_, plan->desc, plan->a, plan->b, plan->d, plan->d, pref, 1, &heuristic, &found);
+    const cublasStatus_t st =
+        cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->d, plan->d,
+                                       pref, index + 1, heuristics.data(), &found);
     cublasLtMatmulPreferenceDestroy(pref);
-    if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
+    if (st != CUBLAS_STATUS_SUCCESS || found <= index) {
       std::ostringstream s;
       s << "fp8gemm::CublasLtGemm: cuBLASLt has no algorithm for "
         << (mode == Mode::block_scaled ? "block-scaled" : "per-tensor") << " FP8 " << M << " x "
-        << N << " x " << K << " (" << cublasLtGetStatusName(st) << ")";
+        << N << " x " << K << " (" << cublasLtGetStatusName(st) << ", " << found
+        << " candidates, asked for number " << index << ")";
       throw std::runtime_error(s.str());
     }
-    plan->algo = heuristic.algo;
+    plan->algo = heuristics[std::size_t(index)].algo;
     it = cache.emplace(key, std::move(plan)).first;
   }
   Plan& plan = *it->second;
