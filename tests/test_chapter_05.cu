@@ -44,7 +44,7 @@ std::vector<Shape> shapes() {
   auto uniform = [&](std::int64_t lo, std::int64_t hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 32; ++i) {  // >= 30 random shapes besides the fixed edges
     Shape s;
     s.M = uniform(1, 4) == 1 ? uniform(1, 8) : uniform(1, 700);
     s.N = uniform(1, 4) == 1 ? uniform(1, 8) : uniform(1, 900);

@@ -114,12 +114,12 @@ int chapter_main(int argc, char** argv, const ChapterInfo& chapter) {
         ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
   }
   const auto results = run_benchmarks(int(rest.size()), rest.data(), json);
+  std::printf("JSON: %s\n", json.c_str());
   print_summary(results, "cublaslt_per_tensor", [&](const std::string& impl, const std::string& shape) {
     if (impl == "cublaslt_per_tensor") return std::string("(peer)");
     auto it = errors.find(shape);
     return it == errors.end() ? std::string("-") : it->second;
   });
-  std::printf("JSON: %s\n", json.c_str());
   return 0;
 }
 
