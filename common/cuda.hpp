@@ -24,9 +24,6 @@ namespace fp8gemm {
       ::fp8gemm::throw_cuda_error(fp8gemm_err_, #call, __FILE__, __LINE__);           \
   } while (0)
 
-/// Checks the last launch (cudaGetLastError) with the kernel's name in the message.
-#define FP8GEMM_CHECK_LAUNCH(name) FP8GEMM_CUDA_CHECK((static_cast<void>(name), cudaGetLastError()))
-
 /// Number of CUDA devices, 0 when there is no GPU or no driver (never throws).
 int cuda_device_count();
 
@@ -37,12 +34,6 @@ std::string describe_device(int device = 0);
 /// current device (e.g. an sm_90a kernel on a non-Hopper GPU): names the kernel, the target it
 /// was built for and the GPU found. `built_for` is e.g. "sm_90a".
 void require_kernel_image(const void* kernel, const char* kernel_name, const char* built_for);
-
-/// Once per kernel and process, before its first launch: require_kernel_image(), then, when
-/// the kernel needs more than the default 48 KiB, opt in to `dynamic_smem_bytes` of dynamic
-/// shared memory (cudaFuncAttributeMaxDynamicSharedMemorySize).
-void prepare_kernel(const void* kernel, const char* kernel_name, const char* built_for,
-                    int dynamic_smem_bytes);
 
 /// Owning device allocation of `count` elements of T. Move-only.
 template <class T>

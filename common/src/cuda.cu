@@ -53,14 +53,6 @@ void require_kernel_image(const void* kernel, const char* kernel_name, const cha
   throw std::runtime_error(s.str());
 }
 
-void prepare_kernel(const void* kernel, const char* kernel_name, const char* built_for,
-                    int dynamic_smem_bytes) {
-  require_kernel_image(kernel, kernel_name, built_for);
-  if (dynamic_smem_bytes > 48 * 1024)
-    FP8GEMM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            dynamic_smem_bytes));
-}
-
 namespace {
 
 __device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t x) {

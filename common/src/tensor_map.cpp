@@ -1,5 +1,7 @@
 #include "common/tensor_map.hpp"
 
+#include "common/launch.hpp"
+
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000, PFN_cuGetErrorName_v6000
 
@@ -14,27 +16,11 @@ namespace {
   throw std::invalid_argument("fp8gemm::make_tensor_map_2d: " + what);
 }
 
-/// Looks a driver function up through the runtime (the runtime loads libcuda at run time), with
-/// the ABI version whose prototype we compile against.
-void* driver_entry_point(const char* symbol, unsigned int version) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
-  const cudaError_t err =
-      cudaGetDriverEntryPointByVersion(symbol, &fn, version, cudaEnableDefault, &query);
-  if (err != cudaSuccess || query != cudaDriverEntryPointSuccess || fn == nullptr)
-    throw std::runtime_error(std::string("fp8gemm::make_tensor_map_2d: driver entry point ") +
-                             symbol + " (ABI " + std::to_string(version) +
-                             ") not available: " + cudaGetErrorName(err) +
-                             ", query result " + std::to_string(int(query)) +
-                             " (is the NVIDIA driver >= 12.0 installed?)");
-  return fn;
-}
-
 std::string cu_result_name(CUresult r) {
   const char* name = nullptr;
   try {
     auto get_name = reinterpret_cast<PFN_cuGetErrorName_v6000>(
-        driver_entry_point("cuGetErrorName", 6000));
+        driver_function("cuGetErrorName", 6000));
     if (get_name(r, &name) != CUDA_SUCCESS) name = nullptr;
   } catch (const std::runtime_error&) {
     name = nullptr;
@@ -117,7 +103,10 @@ CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
         std::to_string(span) + "-byte swizzle span (box_cols * element_bytes <= span)");
 
   static const auto encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(
-      driver_entry_point("cuTensorMapEncodeTiled", 12000));
+      driver_function("cuTensorMapEncodeTiled", 12000));
+  // A worker thread's first call may come here before any runtime call made a context current;
+  // the driver would answer CUDA_ERROR_INVALID_CONTEXT.
+  ensure_context_current();
 
   CUtensorMap map{};
   const cuuint64_t global_dim[2] = {cols, rows};          // innermost first
