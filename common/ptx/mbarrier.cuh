@@ -56,6 +56,14 @@ __device__ __forceinline__ void mbarrier_arrive(std::uint32_t bar) {
       : "memory");
 }
 
+/// mbarrier.arrive.release.cluster.shared::cluster.b64: one arrival on a barrier of another CTA
+/// of the cluster (`cluster_bar` from map_shared_to_cta(), cluster.cuh), e.g. a consumer telling
+/// the peer CTA's producer that its multicast may overwrite this CTA's stage.
+__device__ __forceinline__ void mbarrier_arrive_cluster(std::uint32_t cluster_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_bar)
+               : "memory");
+}
+
 /// Blocks until the phase with parity `phase_parity` has completed (acquire, CTA scope): loops on
 /// mbarrier.try_wait.parity, which itself suspends the thread for a system-dependent time before
 /// returning false, so the loop does not hammer shared memory.

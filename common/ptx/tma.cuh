@@ -34,6 +34,24 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t smem_dst, const CUtens
       : "memory");
 }
 
+/// The multicast form (.multicast::cluster): the box lands at the same shared-memory offset
+/// `smem_dst` in every CTA of the cluster whose bit is set in `cta_mask`, and each of them gets
+/// the box's bytes completed on its own mbarrier at offset `bar`. Each destination CTA's barrier
+/// must expect those bytes; the copy may complete before that CTA's expect_tx (the transaction
+/// count then runs negative until the expectation arrives, and the phase cannot complete while
+/// the producer's arrival is still pending). Issued by one thread of one CTA.
+__device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t smem_dst, const CUtensorMap* map,
+                                                      std::uint32_t bar, std::int32_t k_coord,
+                                                      std::int32_t row_coord,
+                                                      std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(smem_dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(k_coord), "r"(row_coord),
+      "h"(cta_mask)
+      : "memory");
+}
+
 /// Stores one 2-D box shared -> global (out-of-bounds parts of the box are not written). Make the
 /// shared-memory writes visible to the async proxy first (fence_proxy_async_shared(), then a
 /// barrier among the writers), then one thread issues the store and tma_store_commit().
@@ -56,6 +74,13 @@ __device__ __forceinline__ void tma_store_commit() {
 template <int pending>
 __device__ __forceinline__ void tma_store_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(pending) : "memory");
+}
+
+/// cp.async.bulk.wait_group N (without .read): waits until at most `pending` store groups are
+/// still in flight at all, i.e. their writes to global memory are done (before the CTA exits).
+template <int pending>
+__device__ __forceinline__ void tma_store_wait_all() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(pending) : "memory");
 }
 
 /// prefetch.tensormap: pulls the 128-byte descriptor into the cache ahead of the first copy

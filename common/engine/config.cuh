@@ -1,0 +1,116 @@
+// The engine's compile-time configuration (chapters 6-10). One KernelConfig is the template
+// parameter of the persistent, warp-specialised kernel (kernel.cuh); everything else about the
+// kernel derives from it here: thread count, register split, shared-memory layout and size, the
+// epilogue's staging layout, and the static_asserts that keep a bad combination from compiling.
+//
+//   D (M x N, bf16, row-major) = scale_a * scale_b * A (M x K, e4m3, row-major)
+//                                                  . B (N x K, e4m3, row-major)^T
+//
+// One CTA computes kBlockM x kBlockN tiles of D, walking K in blocks of kBlockK = 128 (one
+// 128-byte swizzle row of e4m3, one ring stage). Warpgroups (128 threads each):
+//   consumers 0 .. kConsumerWGs-1 : wgmma on kRowsPerWG rows each (64 or 128 = kWavesM slabs of
+//                                   64 rows, one wgmma m64nNk32 per slab and k32 step), then the
+//                                   epilogue of those rows; registers raised to kConsumerRegs;
+//   producer (the last warpgroup) : one thread issues the TMA loads; registers lowered to
+//                                   kProducerRegs.
+// A cluster of kClusterM x kClusterN CTAs (at most 2 CTAs) shares one operand: with kClusterM = 2
+// the two CTAs own vertically adjacent tiles and the same B tile, each loads half of B and
+// multicasts it to both; with kClusterN = 2 they share A likewise.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/engine/params.hpp"
+
+namespace fp8gemm::engine {
+
+/// The largest dynamic shared memory a Hopper CTA may opt into (227 KiB).
+inline constexpr std::size_t kMaxSmemBytes = 232448;
+
+template <int BlockM, int BlockN, int Stages, int ClusterM = 1, int ClusterN = 1,
+          Accumulation Acc = Accumulation::promoted,
+          EpilogueKind Epilogue = EpilogueKind::tma_store, int EpiBuffers = 0>
+struct KernelConfig {
+  // ---- tile and pipeline ----
+  static constexpr int kBlockM = BlockM;
+  static constexpr int kBlockN = BlockN;
+  static constexpr int kBlockK = 128;  ///< e4m3 bytes per stage row: one 128B swizzle row
+  static constexpr int kWgmmaK = 32;   ///< K per wgmma (e4m3)
+  static constexpr int kStages = Stages;
+  static constexpr int kClusterM = ClusterM;
+  static constexpr int kClusterN = ClusterN;
+  static constexpr int kClusterSize = ClusterM * ClusterN;
+  static constexpr Accumulation kAccumulation = Acc;
+  static constexpr EpilogueKind kEpilogue = Epilogue;
+
+  // ---- warpgroups and registers ----
+  static constexpr int kConsumerWGs = BlockM == 64 ? 1 : 2;
+  static constexpr int kRowsPerWG = BlockM / kConsumerWGs;  ///< 64 or 128
+  static constexpr int kWavesM = kRowsPerWG / 64;           ///< 64-row wgmma slabs per consumer
+  static constexpr int kConsumerThreads = 128 * kConsumerWGs;
+  static constexpr int kConsumerWarps = kConsumerThreads / 32;
+  static constexpr int kThreads = kConsumerThreads + 128;  ///< + the producer warpgroup
+  static constexpr int kProducerRegs = 40;
+  /// 2 consumers: 128 x 40 + 256 x 232 = 64512 <= 65536 registers of the SM.
+  static constexpr int kConsumerRegs = kConsumerWGs == 2 ? 232 : 240;
+
+  static constexpr int kAccumulators = kWavesM * (BlockN / 2);  ///< FP32 per consumer thread
+  /// Promoted mode: columns per tensor-core partial sum. The FP32 totals (kAccumulators
+  /// registers) and one partial (kPromotedWaveN / 2) must fit beside each other in the 232
+  /// registers with room for addresses: the widest divisor of BlockN (a multiple of 8) that keeps
+  /// the two at <= 200 registers. 128 x 256 tiles promote in two halves of 128 columns.
+  static constexpr int promoted_wave_n() {
+    for (int w = BlockN; w >= 8; w -= 8)
+      if (BlockN % w == 0 && kAccumulators + w / 2 <= 200) return w;
+    return 8;
+  }
+  static constexpr int kPromotedWaveN = promoted_wave_n();
+
+  // ---- shared memory: [ring: stage s = A tile, B tile][epilogue staging], 1024-aligned ----
+  static constexpr std::uint32_t kTileABytes = BlockM * kBlockK;
+  static constexpr std::uint32_t kTileBBytes = BlockN * kBlockK;
+  static constexpr std::uint32_t kStageBytes = kTileABytes + kTileBBytes;
+
+  /// Epilogue staging: a 64-row "unit" of kEpiCols columns is what one TMA store writes. When
+  /// BlockN / 8 is odd, rows of BlockN bf16 are an odd number of 16-byte chunks apart, so the 8
+  /// rows one stmatrix writes fall in 8 different bank groups without a swizzle: one unit spans
+  /// the whole width. Otherwise units are 64, 32 or 16 columns wide (a 128-, 64- or 32-byte
+  /// row), stored with the matching TMA swizzle so stmatrix is conflict-free.
+  static constexpr bool kEpiUnswizzled = (BlockN / 8) % 2 == 1;
+  static constexpr int kEpiCols = kEpiUnswizzled ? BlockN
+                                  : BlockN % 64 == 0 ? 64
+                                  : BlockN % 32 == 0 ? 32
+                                                     : 16;
+  static constexpr int kEpiSwizzleBytes = kEpiUnswizzled ? 0 : kEpiCols * 2;
+  static constexpr int kEpiUnitsPerWG = kWavesM * (BlockN / kEpiCols);
+  static constexpr std::uint32_t kEpiUnitBytes = ((64u * kEpiCols * 2u) + 1023u) & ~1023u;
+  /// Staging buffers per consumer warpgroup: one per unit (no waiting inside a tile's epilogue),
+  /// or fewer, reused in a ring (then each reuse waits for the store that last read it).
+  static constexpr int kEpiBuffers = EpiBuffers == 0 ? kEpiUnitsPerWG : EpiBuffers;
+  static constexpr std::uint32_t kEpiBytes =
+      Epilogue == EpilogueKind::tma_store ? std::uint32_t(kConsumerWGs * kEpiBuffers) * kEpiUnitBytes
+                                          : 0u;
+  static constexpr std::size_t kSmemBytes =
+      1024 + std::size_t(kStages) * kStageBytes + kEpiBytes;  // + slack to align to 1024
+
+  // ---- what a bad combination would break ----
+  static_assert(BlockM == 64 || BlockM == 128 || BlockM == 256, "BlockM: 64, 128 or 256");
+  static_assert(BlockN % 8 == 0 && BlockN >= 16 && BlockN <= 256,
+                "BlockN: a multiple of 8 in 16 .. 256 (wgmma N; TMA box rows <= 256)");
+  static_assert(kTileABytes % 1024 == 0 && kTileBBytes % 1024 == 0,
+                "every tile must start on a 1024-byte swizzle atom");
+  static_assert(kStages >= 2, "a ring needs at least two stages");
+  static_assert(kClusterSize == 1 || kClusterSize == 2, "clusters of one or two CTAs");
+  static_assert(kClusterM == 1 || (BlockN / 2) % 8 == 0,
+                "multicast of B: each CTA loads BlockN / 2 rows, a whole number of 8-row atoms");
+  static_assert(kClusterN == 1 || (BlockM / 2) % 8 == 0,
+                "multicast of A: each CTA loads BlockM / 2 rows, a whole number of 8-row atoms");
+  static_assert(kEpiBuffers >= 1 && kEpiBuffers <= kEpiUnitsPerWG, "1 .. units staging buffers");
+  static_assert(kAccumulators <= 128, "accumulators: at most 128 FP32 registers per thread");
+  static_assert(Acc == Accumulation::fast || kAccumulators + kPromotedWaveN / 2 <= 200,
+                "promoted mode: FP32 totals plus one partial sum must fit in registers");
+  static_assert(kSmemBytes <= kMaxSmemBytes, "more shared memory than a Hopper CTA may have");
+};
+
+}  // namespace fp8gemm::engine

@@ -1,0 +1,181 @@
+// The engine's epilogues: a consumer warpgroup's FP32 accumulators -> scaled -> bf16 -> D.
+//
+// Accumulator layout (common/ptx/wgmma.cuh): for one 64-row slab and N columns, thread t of the
+// warpgroup (warp w = t / 32, lane l = t % 32) holds, for j = 0 .. N/8 - 1,
+//   acc[4j + 0], acc[4j + 1] = D[16w + l/4    ][8j + 2(l%4)], D[16w + l/4    ][8j + 2(l%4) + 1]
+//   acc[4j + 2], acc[4j + 3] = D[16w + l/4 + 8][8j + 2(l%4)], D[16w + l/4 + 8][8j + 2(l%4) + 1]
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "common/engine/config.cuh"
+#include "common/output_scale.cuh"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/stmatrix.cuh"
+#include "common/ptx/tma.cuh"
+#include "common/ptx/warpgroup.cuh"
+
+namespace fp8gemm::engine {
+
+/// Calls f(std::integral_constant<int, I>{}) for I = 0 .. kCount - 1: loop indices that must be
+/// compile-time constants (register-array indices, template arguments).
+template <int kCount, class F>
+__device__ __forceinline__ void static_for(F&& f) {
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    (f(std::integral_constant<int, I>{}), ...);
+  }(std::make_integer_sequence<int, kCount>{});
+}
+
+/// Two scaled accumulators as a bf16x2 (the first in the low half: the lower column).
+__device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const std::uint32_t*>(&v);
+}
+
+/// Direct stores from registers (EpilogueKind::registers): one 64-row slab of kN columns whose
+/// first element is D[row0][col0]. `pairs_ok` (D 4-byte aligned and ldd even) allows bf16x2
+/// stores; the interior path (the whole slab inside D) drops the bounds checks.
+template <int kN>
+__device__ __forceinline__ void store_slab_registers(const float (&acc)[kN / 2],
+                                                     const OutputScale& scale, int row0, int col0,
+                                                     int M, int N, std::uint16_t* __restrict__ D,
+                                                     std::int64_t ldd, bool pairs_ok) {
+  const int warp = int(threadIdx.x / 32) % 4;
+  const int lane = int(threadIdx.x % 32);
+  const int row = row0 + 16 * warp + lane / 4;
+  const int col = col0 + 2 * (lane % 4);
+  const bool interior = row0 + 64 <= M && col0 + kN <= N;
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row + 8 * h;
+      const int c = col + 8 * j;
+      if (!interior && (r >= M || c >= N)) continue;
+      const float v0 = scale.apply(acc[4 * j + 2 * h]);
+      const float v1 = scale.apply(acc[4 * j + 2 * h + 1]);
+      std::uint16_t* out = D + std::int64_t(r) * ldd + c;
+      if (pairs_ok && (interior || c + 1 < N)) {
+        *reinterpret_cast<std::uint32_t*>(out) = pack_bf16x2(v0, v1);
+      } else {
+        out[0] = __bfloat16_as_ushort(__float2bfloat16_rn(v0));
+        if (interior || c + 1 < N) out[1] = __bfloat16_as_ushort(__float2bfloat16_rn(v1));
+      }
+    }
+  }
+}
+
+/// Byte offset `o` of a staging unit with the TMA swizzle of kSwizzleBytes (0: none) applied:
+/// the 16-byte chunk bits [4, 4 + log2(kSwizzleBytes / 16)) are XORed with the bits just above
+/// 128 bytes (CU_TENSOR_MAP_SWIZZLE_128B / 64B / 32B on a 1024-byte-aligned buffer).
+template <int kSwizzleBytes>
+__device__ __forceinline__ std::uint32_t swizzle_offset(std::uint32_t o) {
+  if constexpr (kSwizzleBytes == 0) {
+    return o;
+  } else {
+    constexpr std::uint32_t kMask = kSwizzleBytes / 16 - 1;
+    return o ^ (((o >> 7) & kMask) << 4);
+  }
+}
+
+/// stmatrix of the columns [c * kEpiCols, (c + 1) * kEpiCols) of one 64-row slab (accumulators
+/// `acc` of a BlockN-wide slab) into the staging unit at shared address `unit`, rows of
+/// kEpiCols bf16, swizzled as the D tensor map expects.
+template <class Cfg, int kChunk>
+__device__ __forceinline__ void stage_unit(const float (&acc)[Cfg::kBlockN / 2],
+                                           const OutputScale& scale, std::uint32_t unit) {
+  constexpr int kGroups = Cfg::kEpiCols / 8;  // 16-byte row pieces (8 bf16) per unit row
+  constexpr std::uint32_t kRowBytes = Cfg::kEpiCols * 2;
+  const int warp = int(threadIdx.x / 32) % 4;
+  const int lane = int(threadIdx.x % 32);
+  const int matrix = lane / 8;  // which of the 4 (or 2) 8 x 8 matrices this lane addresses
+  static_for<(kGroups + 1) / 2>([&](auto pair) {
+    constexpr int g = 2 * pair;               // first 8-column group of this stmatrix in the unit
+    constexpr int j = kChunk * kGroups + g;   // ... and in the slab (the accumulator index / 4)
+    if constexpr (g + 1 < kGroups) {
+      // Matrices (j, rows 0-7), (j, rows 8-15), (j+1, rows 0-7), (j+1, rows 8-15) of the warp's
+      // 16-row strip.
+      const int group = g + matrix / 2;
+      const int row = 16 * warp + 8 * (matrix % 2) + lane % 8;
+      const std::uint32_t addr =
+          unit + swizzle_offset<Cfg::kEpiSwizzleBytes>(std::uint32_t(row) * kRowBytes +
+                                                       std::uint32_t(group) * 16u);
+      ptx::stmatrix_x4(addr, pack_bf16x2(scale.apply(acc[4 * j]), scale.apply(acc[4 * j + 1])),
+                       pack_bf16x2(scale.apply(acc[4 * j + 2]), scale.apply(acc[4 * j + 3])),
+                       pack_bf16x2(scale.apply(acc[4 * j + 4]), scale.apply(acc[4 * j + 5])),
+                       pack_bf16x2(scale.apply(acc[4 * j + 6]), scale.apply(acc[4 * j + 7])));
+    } else {
+      // An odd last group (unswizzled units whose width is an odd number of 8 columns).
+      const int row = 16 * warp + 8 * (matrix % 2) + lane % 8;
+      const std::uint32_t addr =
+          unit + swizzle_offset<Cfg::kEpiSwizzleBytes>(std::uint32_t(row) * kRowBytes +
+                                                       std::uint32_t(g) * 16u);
+      ptx::stmatrix_x2(addr, pack_bf16x2(scale.apply(acc[4 * j]), scale.apply(acc[4 * j + 1])),
+                       pack_bf16x2(scale.apply(acc[4 * j + 2]), scale.apply(acc[4 * j + 3])));
+    }
+  });
+}
+
+/// The TMA-store epilogue of one consumer warpgroup (EpilogueKind::tma_store) for its kWavesM
+/// slabs of 64 rows (`acc[w]`), rows `row0` + 64 w of D, columns `col0` ... Units are staged in
+/// `staging` (kEpiBuffers x kEpiUnitBytes of this warpgroup) and stored by the warpgroup's first
+/// thread, which commits one bulk group per store and never waits for a store except before its
+/// buffer is written again (so the stores drain under the next tile's main loop).
+/// `barrier_id` is the warpgroup's named barrier (1 + warpgroup index).
+template <class Cfg>
+__device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                               const OutputScale& scale,
+                                               const CUtensorMap* map_d, std::uint32_t staging,
+                                               int row0, int col0, std::uint32_t barrier_id) {
+  constexpr int kChunks = Cfg::kBlockN / Cfg::kEpiCols;
+  constexpr int kUnits = Cfg::kEpiUnitsPerWG;
+  const bool leader = threadIdx.x % 128 == 0;
+  if constexpr (Cfg::kEpiBuffers >= kUnits) {
+    // One buffer per unit: the previous tile's stores must have finished reading them. They were
+    // issued a whole main loop ago, so this wait is normally free.
+    if (leader) ptx::tma_store_wait_read<0>();
+    ptx::named_barrier_sync(barrier_id, 128);
+    static_for<Cfg::kWavesM>([&](auto w) {
+      static_for<kChunks>([&](auto c) {
+        const std::uint32_t unit = staging + std::uint32_t(w * kChunks + c) * Cfg::kEpiUnitBytes;
+        stage_unit<Cfg, c>(acc[w], scale, unit);
+      });
+    });
+    ptx::fence_proxy_async_shared();  // st.shared / stmatrix writes -> visible to the TMA unit
+    ptx::named_barrier_sync(barrier_id, 128);
+    if (leader) {
+#pragma unroll
+      for (int w = 0; w < Cfg::kWavesM; ++w)
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c)
+          ptx::tma_store_2d(map_d, staging + std::uint32_t(w * kChunks + c) * Cfg::kEpiUnitBytes,
+                            col0 + c * Cfg::kEpiCols, row0 + 64 * w);
+      ptx::tma_store_commit();
+    }
+  } else {
+    // A ring of kEpiBuffers buffers: before writing unit u, the store that last read its buffer
+    // (kEpiBuffers stores ago, counting across tiles) must be done reading.
+    static_for<Cfg::kWavesM>([&](auto w) {
+      static_for<kChunks>([&](auto c) {
+        constexpr int u = w * kChunks + c;
+        const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
+        if (leader) ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
+        ptx::named_barrier_sync(barrier_id, 128);
+        stage_unit<Cfg, c>(acc[w], scale, unit);
+        ptx::fence_proxy_async_shared();
+        ptx::named_barrier_sync(barrier_id, 128);
+        if (leader) {
+          ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
+          ptx::tma_store_commit();
+        }
+      });
+    });
+  }
+}
+
+}  // namespace fp8gemm::engine

@@ -1,0 +1,242 @@
+// The engine's kernel: persistent, warp-specialised FP8 GEMM (chapters 6-10).
+//
+//   D (M x N, bf16, row-major) = scale_a * scale_b * A (M x K, e4m3, row-major)
+//                                                  . B (N x K, e4m3, row-major)^T
+//
+// Grid: at most one CTA (or cluster) per SM, each looping over tiles from the tile scheduler
+// (scheduler.cuh) until there are none left. Roles (config.cuh):
+//   producer warpgroup, one thread: for every tile, every K block: wait until ring stage s is
+//     empty (in every CTA its multicast writes into), announce the stage's bytes on full[s],
+//     issue the TMA loads (the shared operand: this CTA's half, multicast to the cluster);
+//   consumer warpgroups: for every tile: the main loop (the Math policy below) waits on full[s],
+//     issues wgmma from the stage, releases it on empty[s] of every CTA of the cluster; then the
+//     epilogue (epilogue.cuh) writes their rows of D, and they go on to the next tile, whose first
+//     stages the producer has usually filled already.
+// The ring's {stage, phase} (pipeline.cuh) runs on across tiles in the producer and the consumers
+// alike. docs/engine.md draws the timeline and the barriers.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "common/engine/config.cuh"
+#include "common/engine/epilogue.cuh"
+#include "common/engine/params.hpp"
+#include "common/engine/pipeline.cuh"
+#include "common/engine/scheduler.cuh"
+#include "common/output_scale.cuh"
+#include "common/ptx/cluster.cuh"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/smem.cuh"
+#include "common/ptx/tma.cuh"
+#include "common/ptx/warpgroup.cuh"
+#include "common/ptx/wgmma.cuh"
+
+namespace fp8gemm::engine {
+
+/// The math policy of the per-tensor GEMM: the consumer's main loop over one tile's K blocks.
+/// Chapter 7 swaps this for a block-scaled policy; the pipeline, scheduler, producer and
+/// epilogue stay. `acc` receives the tile's FP32 sums (before scaling).
+template <class Cfg>
+struct PerTensorMath {
+  using State = PipelineState<Cfg::kStages>;
+
+  /// Releases stage s: one arrival per consumer warp on empty[s] of this CTA and of the other CTA
+  /// of the cluster (its multicast writes into our stage s too, so it must wait for us as well).
+  __device__ __forceinline__ static void release(std::uint32_t empty_bar, std::uint32_t rank) {
+    if (threadIdx.x % 32 == 0) {
+      ptx::mbarrier_arrive(empty_bar);
+      if constexpr (Cfg::kClusterSize == 2)
+        ptx::mbarrier_arrive_cluster(ptx::map_shared_to_cta(empty_bar, rank ^ 1u));
+    }
+  }
+
+  /// Descriptor of the 64-row A slab `wave` of this warpgroup at k step `ks` in stage `stage`.
+  __device__ __forceinline__ static std::uint64_t desc_a(std::uint32_t stage_base, int wg,
+                                                         int wave, int ks) {
+    return ptx::make_desc_k_major_sw128(stage_base +
+                                        std::uint32_t(wg * Cfg::kRowsPerWG + wave * 64) *
+                                            Cfg::kBlockK +
+                                        std::uint32_t(ks * Cfg::kWgmmaK));
+  }
+  /// Descriptor of B rows [row, row + n) at k step `ks`.
+  __device__ __forceinline__ static std::uint64_t desc_b(std::uint32_t stage_base, int row,
+                                                         int ks) {
+    return ptx::make_desc_k_major_sw128(stage_base + Cfg::kTileABytes +
+                                        std::uint32_t(row) * Cfg::kBlockK +
+                                        std::uint32_t(ks * Cfg::kWgmmaK));
+  }
+
+  __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                  State& st, int k_blocks, std::uint32_t ring,
+                                                  const std::uint64_t* full,
+                                                  const std::uint64_t* empty, int wg,
+                                                  std::uint32_t rank) {
+    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;  // 4 wgmma k32 steps per stage
+    if constexpr (Cfg::kAccumulation == Accumulation::fast) {
+      // The tensor cores accumulate the whole K in `acc`. One commit group per K block; waiting
+      // for all but the newest group means the previous block's stage has been read.
+      int previous = -1;
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+        const std::uint32_t base = ring + std::uint32_t(st.stage) * Cfg::kStageBytes;
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < kSteps; ++ks) {
+#pragma unroll
+          for (int w = 0; w < Cfg::kWavesM; ++w)
+            ptx::wgmma_m64nNk32_e4m3<Cfg::kBlockN>(acc[w], desc_a(base, wg, w, ks),
+                                                   desc_b(base, 0, ks),
+                                                   (kb > 0 || ks > 0) ? 1u : 0u);
+        }
+        ptx::wgmma_commit_group();
+        ptx::wgmma_wait_group<1>();
+        if (previous >= 0) release(ptx::smem_u32(&empty[previous]), rank);
+        previous = st.stage;
+        st.advance();
+      }
+      ptx::wgmma_wait_group<0>();
+#pragma unroll
+      for (int w = 0; w < Cfg::kWavesM; ++w) ptx::wgmma_fence_operands(acc[w]);
+      if (previous >= 0) release(ptx::smem_u32(&empty[previous]), rank);
+    } else {
+      // Promoted: per K block and per (64-row slab, kPromotedWaveN columns), a fresh tensor-core
+      // sum of the block's 128 K (4 wgmma) into `part`, then part is added into the FP32 `acc`
+      // on the CUDA cores. The wait<0> before the add serialises this warpgroup; the other
+      // consumer warpgroup's wgmma keep the tensor cores busy meanwhile.
+      constexpr int kWaveN = Cfg::kPromotedWaveN;
+      constexpr int kWavesN = Cfg::kBlockN / kWaveN;
+#pragma unroll
+      for (int w = 0; w < Cfg::kWavesM; ++w)
+#pragma unroll
+        for (int i = 0; i < Cfg::kBlockN / 2; ++i) acc[w][i] = 0.0f;
+      float part[kWaveN / 2];
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+        const std::uint32_t base = ring + std::uint32_t(st.stage) * Cfg::kStageBytes;
+#pragma unroll
+        for (int w = 0; w < Cfg::kWavesM; ++w) {
+#pragma unroll
+          for (int wn = 0; wn < kWavesN; ++wn) {
+            ptx::wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < kSteps; ++ks)
+              ptx::wgmma_m64nNk32_e4m3<kWaveN>(part, desc_a(base, wg, w, ks),
+                                               desc_b(base, wn * kWaveN, ks), ks > 0 ? 1u : 0u);
+            ptx::wgmma_commit_group();
+            ptx::wgmma_wait_group<0>();
+            ptx::wgmma_fence_operands(part);
+#pragma unroll
+            for (int i = 0; i < kWaveN / 2; ++i) acc[w][wn * (kWaveN / 2) + i] += part[i];
+          }
+        }
+        release(ptx::smem_u32(&empty[st.stage]), rank);
+        st.advance();
+      }
+    }
+  }
+};
+
+template <class Cfg, class Math = PerTensorMath<Cfg>>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    gemm_kernel(const __grid_constant__ GemmParams p) {
+  extern __shared__ std::uint8_t smem_raw[];
+  // Stage s: A tile (BlockM rows x 128 B) then B tile (BlockN rows x 128 B), 128B-swizzled, each
+  // on a 1024-byte boundary; after the ring, the epilogue's staging buffers.
+  const std::uint32_t ring = (ptx::smem_u32(smem_raw) + 1023u) & ~1023u;
+  const std::uint32_t staging = ring + std::uint32_t(Cfg::kStages) * Cfg::kStageBytes;
+  __shared__ alignas(8) std::uint64_t full[Cfg::kStages];
+  __shared__ alignas(8) std::uint64_t empty[Cfg::kStages];
+
+  const int wg = int(threadIdx.x / 128);
+  const std::uint32_t rank = Cfg::kClusterSize > 1 ? ptx::cluster_cta_rank() : 0u;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      ptx::mbarrier_init(ptx::smem_u32(&full[s]), 1);
+      ptx::mbarrier_init(ptx::smem_u32(&empty[s]), Cfg::kConsumerWarps * Cfg::kClusterSize);
+    }
+    ptx::fence_barrier_init();
+  }
+  // The other CTA's producer and consumers signal our barriers: they must exist first.
+  if constexpr (Cfg::kClusterSize > 1) ptx::cluster_sync();
+  else __syncthreads();
+
+  if (wg == Cfg::kConsumerWGs) {
+    // ------------------------------ producer warpgroup ------------------------------
+    ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (threadIdx.x == Cfg::kConsumerThreads) {
+      ptx::tma_prefetch_descriptor(&p.map_a);
+      ptx::tma_prefetch_descriptor(&p.map_b);
+      DenseTileScheduler<Cfg::kClusterM, Cfg::kClusterN> scheduler(p.schedule, rank);
+      PipelineState<Cfg::kStages> st;
+      Tile t;
+      // Multicast: CTA rank r loads half r of the shared operand for both CTAs.
+      constexpr std::uint16_t kBoth = 0x3;
+      const int rank_m = int(rank) % Cfg::kClusterM;
+      const int rank_n = int(rank) / Cfg::kClusterM;
+      while (scheduler.next(t)) {
+        const int m0 = t.m_block * Cfg::kBlockM;
+        const int n0 = t.n_block * Cfg::kBlockN;
+        for (int kb = 0; kb < p.k_blocks; ++kb) {
+          ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
+          const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
+          const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Cfg::kStageBytes;
+          const std::uint32_t tile_b = tile_a + Cfg::kTileABytes;
+          const int k0 = kb * Cfg::kBlockK;
+          ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes);  // zero-filled bytes count too
+          if constexpr (Cfg::kClusterN == 2) {
+            constexpr int kHalf = Cfg::kBlockM / 2;
+            ptx::tma_load_2d_multicast(tile_a + std::uint32_t(rank_n * kHalf) * Cfg::kBlockK,
+                                       &p.map_a, bar, k0, m0 + rank_n * kHalf, kBoth);
+          } else {
+            ptx::tma_load_2d(tile_a, &p.map_a, bar, k0, m0);
+          }
+          if constexpr (Cfg::kClusterM == 2) {
+            constexpr int kHalf = Cfg::kBlockN / 2;
+            ptx::tma_load_2d_multicast(tile_b + std::uint32_t(rank_m * kHalf) * Cfg::kBlockK,
+                                       &p.map_b, bar, k0, n0 + rank_m * kHalf, kBoth);
+          } else {
+            ptx::tma_load_2d(tile_b, &p.map_b, bar, k0, n0);
+          }
+          st.advance();
+        }
+      }
+    }
+  } else {
+    // ------------------------------ consumer warpgroups ------------------------------
+    ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
+    const OutputScale scale = load_output_scale(p.scale_a, p.scale_b);
+    DenseTileScheduler<Cfg::kClusterM, Cfg::kClusterN> scheduler(p.schedule, rank);
+    typename Math::State st;
+    Tile t;
+    float acc[Cfg::kWavesM][Cfg::kBlockN / 2];
+    const std::uint32_t my_staging = staging + std::uint32_t(wg * Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
+    while (scheduler.next(t)) {
+      Math::mainloop(acc, st, p.k_blocks, ring, full, empty, wg, rank);
+      const int row0 = t.m_block * Cfg::kBlockM + wg * Cfg::kRowsPerWG;
+      const int col0 = t.n_block * Cfg::kBlockN;
+      if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
+        store_tile_tma<Cfg>(acc, scale, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
+      } else {
+#pragma unroll
+        for (int w = 0; w < Cfg::kWavesM; ++w)
+          store_slab_registers<Cfg::kBlockN>(acc[w], scale, row0 + 64 * w, col0, p.M, p.N, p.D,
+                                             p.ldd, p.d_pairs_ok != 0);
+      }
+    }
+    if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
+      // The staging buffers must stay valid until the last stores have read them, and D must be
+      // written before the grid counts as finished.
+      if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();
+    }
+  }
+  // No CTA of a cluster may exit while the other can still arrive on its barriers or multicast
+  // into its shared memory.
+  __syncwarp();
+  if constexpr (Cfg::kClusterSize > 1) ptx::cluster_sync();
+}
+
+}  // namespace fp8gemm::engine

@@ -1,0 +1,38 @@
+// KernelInfo (plan.hpp) of one engine kernel instance: include in the .cu file that instantiates
+// the kernel.
+#pragma once
+
+#include <string>
+
+#include "common/engine/config.cuh"
+#include "common/engine/kernel.cuh"
+#include "common/engine/plan.hpp"
+
+namespace fp8gemm::engine {
+
+template <class Cfg, class Math = PerTensorMath<Cfg>>
+KernelInfo kernel_info() {
+  KernelInfo k;
+  k.name = std::to_string(Cfg::kBlockM) + "x" + std::to_string(Cfg::kBlockN) + "_s" +
+           std::to_string(Cfg::kStages) + "_c" + std::to_string(Cfg::kClusterM) + "x" +
+           std::to_string(Cfg::kClusterN) + "_" + to_string(Cfg::kAccumulation) +
+           (Cfg::kEpilogue == EpilogueKind::tma_store
+                ? "_tma_b" + std::to_string(Cfg::kEpiBuffers)
+                : std::string("_reg"));
+  k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);
+  k.block_m = Cfg::kBlockM;
+  k.block_n = Cfg::kBlockN;
+  k.stages = Cfg::kStages;
+  k.cluster_m = Cfg::kClusterM;
+  k.cluster_n = Cfg::kClusterN;
+  k.accumulation = Cfg::kAccumulation;
+  k.epilogue = Cfg::kEpilogue;
+  k.epi_cols = Cfg::kEpiCols;
+  k.epi_swizzle_bytes = Cfg::kEpiSwizzleBytes;
+  k.epi_buffers = Cfg::kEpiBuffers;
+  k.threads = Cfg::kThreads;
+  k.smem_bytes = Cfg::kSmemBytes;
+  return k;
+}
+
+}  // namespace fp8gemm::engine

@@ -1,0 +1,34 @@
+// The ring's position: which stage and which phase (parity) of its mbarriers the next K block
+// uses. The producer and every consumer keep their own copy and advance it once per K block, in
+// the same order, ACROSS tiles: a persistent CTA never resets it, so the producer can fill the
+// next tile's first stages while the consumers are still on the previous tile (CUTLASS's
+// PipelineState; DeepGEMM carries the running k-iteration instead).
+//
+// Barriers of stage s (common/ptx/mbarrier.cuh for the phase rules):
+//   full[s]  : 1 arrival (the producer's arrive.expect_tx) + the stage's bytes from TMA; its
+//              completion number r (r = 0, 1, ...) means "stage s holds its r-th K block".
+//              Consumers wait for parity `phase`.
+//   empty[s] : kConsumerWarps x kClusterSize arrivals (every consumer warp of every CTA that the
+//              stage's multicast writes into); completion r means "the r-th K block of stage s has
+//              been read". The producer waits for parity `phase ^ 1` before refilling: in the
+//              first round that is the phase before the barrier's first, which counts as done.
+#pragma once
+
+#include <cstdint>
+
+namespace fp8gemm::engine {
+
+template <int kStages>
+struct PipelineState {
+  int stage = 0;
+  std::uint32_t phase = 0;
+
+  __device__ __forceinline__ void advance() {
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
+}  // namespace fp8gemm::engine

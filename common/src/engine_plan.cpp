@@ -1,0 +1,180 @@
+#include "common/engine/plan.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/cuda.hpp"
+#include "common/launch.hpp"
+#include "common/tensor_map.hpp"
+
+namespace fp8gemm::engine {
+
+GemmRequirements engine_requirements(const char* who) {
+  GemmRequirements r;
+  r.who = who;
+  // TMA zero-fills the K tail of the last 128-wide block, so K needs no multiple of 128; the row
+  // strides of A and B must be multiples of 16 bytes, which for packed operands is K % 16 == 0.
+  r.k_multiple = 16;
+  r.k_reason = "TMA needs the row stride of A and B, K bytes, to be a multiple of 16";
+  r.operand_alignment = 16;
+  r.output_alignment = 2;
+  r.packed_only = false;
+  r.max_dim = (std::int64_t(1) << 31) - 1024;
+  return r;
+}
+
+bool tma_store_compatible(const GemmArgs& a) {
+  return reinterpret_cast<std::uintptr_t>(a.D) % 16 == 0 && (a.ldd * 2) % 16 == 0;
+}
+
+namespace {
+
+CUtensorMapSwizzle swizzle_mode(int bytes) {
+  switch (bytes) {
+    case 0: return CU_TENSOR_MAP_SWIZZLE_NONE;
+    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
+    default: return CU_TENSOR_MAP_SWIZZLE_128B;
+  }
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const GemmRequirements& req,
+                       int max_sms, RasterOptions raster, bool persistent)
+    : kernel_(kernel), who_(req.who) {
+  validate_gemm(args, req);
+  if (kernel.epilogue == EpilogueKind::tma_store && !tma_store_compatible(args))
+    throw std::invalid_argument(
+        who_ + ": kernel " + kernel.name +
+        " stores D with TMA, which needs D 16-byte aligned and ldd a multiple of 8 (rows 16 bytes "
+        "apart); got ldd = " + std::to_string(args.ldd) +
+        " (pick a kernel with the registers epilogue for this D)");
+  if (max_sms < 0)
+    throw std::invalid_argument(who_ + ": max_sms = " + std::to_string(max_sms) +
+                                " must be >= 0 (0: all SMs)");
+
+  // The tile space, in 64 bits, then refused if the kernel's int arithmetic could overflow.
+  const std::int64_t tiles_m = ceil_div(args.M, kernel.block_m);
+  const std::int64_t tiles_n = ceil_div(args.N, kernel.block_n);
+  const std::int64_t units_m = ceil_div(tiles_m, kernel.cluster_m);
+  const std::int64_t units_n = ceil_div(tiles_n, kernel.cluster_n);
+  const std::int64_t units = units_m * units_n;
+  if (units > (std::int64_t(1) << 30))
+    throw std::invalid_argument(who_ + ": M x N = " + std::to_string(args.M) + " x " +
+                                std::to_string(args.N) + " needs " + std::to_string(units) +
+                                " tiles, more than 2^30 (the scheduler's int arithmetic)");
+
+  check_gemm_pointers(args, req);
+  prepare_kernel(kernel.kernel, kernel.name.c_str(), "sm_90a", int(kernel.smem_bytes));
+
+  // The persistent grid: as many clusters as fit on the GPU at once (some SMs may not pair up in
+  // a GPC), limited by max_sms, never more than there are units.
+  int device = 0, sm_count = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(kernel.cluster_size()), 1, 1);
+  cfg.blockDim = dim3(unsigned(kernel.threads), 1, 1);
+  cfg.dynamicSmemBytes = kernel.smem_bytes;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = unsigned(kernel.cluster_size());
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  int max_clusters = 0;
+  FP8GEMM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&max_clusters, kernel.kernel, &cfg));
+  if (max_clusters < 1)
+    throw std::runtime_error(who_ + ": kernel " + kernel.name +
+                             " cannot run on this GPU (no cluster of it fits on an SM pair)");
+  const int sms = max_sms > 0 ? std::min(max_sms, sm_count) : sm_count;
+  const std::int64_t clusters =
+      std::max<std::int64_t>(1, std::min<std::int64_t>(max_clusters, sms / kernel.cluster_size()));
+  const std::int64_t grid_units = persistent ? std::min(units, clusters) : units;
+  grid_ctas_ = int(grid_units * kernel.cluster_size());
+
+  // The tile order.
+  DenseSchedule& s = params_.schedule;
+  s.units_m = int(units_m);
+  s.units_n = int(units_n);
+  s.num_units = int(units);
+  s.along_n = raster.along_n >= 0 ? raster.along_n : 0;
+  if (raster.group > 0) {
+    s.group = raster.group;
+  } else {
+    // Tiles in flight ~ grid_units, arranged as g x (grid_units / g) units: A panels of
+    // g x BlockM x ClusterM rows, B panels of (grid_units / g) x BlockN x ClusterN rows; equal
+    // when g = sqrt(grid_units x BlockN_c / BlockM_c) for bands of rows (the inverse for columns).
+    const double bm = double(kernel.block_m * kernel.cluster_m);
+    const double bn = double(kernel.block_n * kernel.cluster_n);
+    const double ratio = s.along_n == 0 ? bn / bm : bm / bn;
+    s.group = std::max(1, int(std::lround(std::sqrt(double(grid_units) * ratio))));
+  }
+  s.group = std::max(1, std::min(s.group, s.along_n == 0 ? s.units_m : s.units_n));
+
+  params_.M = int(args.M);
+  params_.N = int(args.N);
+  params_.K = int(args.K);
+  params_.k_blocks = int(ceil_div(args.K, 128));
+  params_.D = static_cast<std::uint16_t*>(const_cast<void*>(args.D));
+  params_.ldd = args.ldd;
+  params_.d_pairs_ok = (reinterpret_cast<std::uintptr_t>(args.D) % 4 == 0 && args.ldd % 2 == 0);
+  params_.scale_a = static_cast<const float*>(args.scale_a);
+  params_.scale_b = static_cast<const float*>(args.scale_b);
+  params_.map_a = make_tensor_map_2d(args.A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1,
+                                     std::uint64_t(args.M), std::uint64_t(args.K),
+                                     std::uint64_t(args.lda),
+                                     std::uint32_t(kernel.block_m / kernel.cluster_n), 128,
+                                     CU_TENSOR_MAP_SWIZZLE_128B);
+  params_.map_b = make_tensor_map_2d(args.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1,
+                                     std::uint64_t(args.N), std::uint64_t(args.K),
+                                     std::uint64_t(args.ldb),
+                                     std::uint32_t(kernel.block_n / kernel.cluster_m), 128,
+                                     CU_TENSOR_MAP_SWIZZLE_128B);
+  if (kernel.epilogue == EpilogueKind::tma_store)
+    params_.map_d = make_tensor_map_2d(args.D, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+                                       std::uint64_t(args.M), std::uint64_t(args.N),
+                                       std::uint64_t(args.ldd), 64, std::uint32_t(kernel.epi_cols),
+                                       swizzle_mode(kernel.epi_swizzle_bytes));
+}
+
+void EnginePlan::run(cudaStream_t stream) const {
+  require_no_pending_error(who_.c_str());
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(grid_ctas_), 1, 1);
+  cfg.blockDim = dim3(unsigned(kernel_.threads), 1, 1);
+  cfg.dynamicSmemBytes = kernel_.smem_bytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = unsigned(kernel_.cluster_size());
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  void* kernel_args[] = {const_cast<GemmParams*>(&params_)};
+  const cudaError_t err = cudaLaunchKernelExC(&cfg, kernel_.kernel, kernel_args);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // a launch-configuration error is not sticky; report it, leave none
+    throw std::runtime_error(who_ + ": launch of " + kernel_.name +
+                             " failed: " + cudaGetErrorName(err) + " (" +
+                             cudaGetErrorString(err) + ")");
+  }
+  check_launch(who_.c_str());
+}
+
+std::string EnginePlan::describe() const {
+  std::ostringstream s;
+  s << kernel_.name << ", grid " << grid_ctas_ << ", raster " << params_.schedule.group
+    << (params_.schedule.along_n ? " along N" : " along M");
+  return s.str();
+}
+
+}  // namespace fp8gemm::engine
