@@ -5,8 +5,11 @@
 //   std::invalid_argument naming the argument before any GPU work; nothing leaves a sticky CUDA
 //   error.
 //
-// The order inside an entry point (chapters 1-5 per call, chapter 6 on in the plan):
+// The order inside an entry point (chapters 1-5 per call, through prepare_gemm_launch();
+// chapter 6 on in the plan):
 //   1. validate_gemm(args, requirements())       pure C++: shapes, alignment, overlap  (validate.hpp)
+//      tile_grid(M, N, block_m, block_n, who)    pure C++: the grid in 64-bit arithmetic, at most
+//                                                2^31 - 1 blocks
 //   2. check_gemm_pointers(args, requirements()) CUDA queries, no GPU work: every pointer is
 //                                                memory the kernel can read (or write), on the
 //                                                current device, and large enough
@@ -87,6 +90,17 @@ void prepare_kernel(const void* kernel, const char* kernel_name, const char* bui
 /// (illegal address, misaligned address, ...) leaves the context unusable. So check_launch()
 /// afterwards reports only what this launch caused.
 void require_no_pending_error(const char* who);
+
+/// Steps 1-4 above for a kernel with a one-dimensional grid of block_m x block_n output tiles:
+/// validate_gemm(), tile_grid(), check_gemm_pointers(), prepare_kernel(),
+/// require_no_pending_error(). Returns the grid; the caller launches `grid.blocks` blocks, passes
+/// grid.tiles_m / grid.tiles_n to the kernel, then calls check_launch(req.who). Throws
+/// std::invalid_argument for a call the kernel refuses (nothing has touched the GPU then) and
+/// std::runtime_error for an unusable GPU or a pending error.
+TileGrid prepare_gemm_launch(const GemmArgs& args, const GemmRequirements& req,
+                             std::int64_t block_m, std::int64_t block_n, const void* kernel,
+                             const char* kernel_name, const char* built_for,
+                             int dynamic_smem_bytes);
 
 /// After a launch: throws std::runtime_error naming `who` if the launch failed
 /// (cudaGetLastError: bad configuration, too much shared memory, no kernel image, ...).

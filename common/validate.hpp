@@ -46,7 +46,8 @@ struct GemmRequirements {
   std::int64_t m_multiple = 1, n_multiple = 1;
   const char* mn_reason = "";
   std::size_t operand_alignment = 1;   ///< bytes, for A and B (and lda/ldb in bytes)
-  std::size_t output_alignment = 1;    ///< bytes, for D (and ldd * 2 bytes)
+  std::size_t output_alignment = 2;    ///< bytes, for D (and ldd * 2 bytes); never less than 2
+                                       ///< (bf16's own alignment), whatever is asked here
   std::size_t scale_alignment = 4;     ///< bytes, for scale pointers
   bool packed_only = false;            ///< lda == K, ldb == K, ldd == N required
   std::int64_t max_dim = (std::int64_t(1) << 31) - 1;  ///< M, N, K each at most this
@@ -54,14 +55,35 @@ struct GemmRequirements {
   ScaleRecipe recipe_b = ScaleRecipe::per_tensor;
 };
 
-/// Checks args against the universal rules (M, N, K >= 1; non-null pointers; leading dimensions
-/// >= the row length; no overflow of 64-bit byte offsets) and against req. Throws
-/// std::invalid_argument on the first violation.
+/// Checks args against the universal rules (M, N, K >= 1; non-null pointers; D 2-byte aligned;
+/// leading dimensions >= the row length; no overflow of 64-bit byte offsets; D's bytes overlap
+/// none of A, B, scale_a, scale_b) and against req. Throws std::invalid_argument on the first
+/// violation. Pure C++: no CUDA call (the memory behind the pointers is check_gemm_pointers()'s
+/// job, launch.hpp).
 void validate_gemm(const GemmArgs& args, const GemmRequirements& req);
 
-/// Number of block_m x block_n output tiles of an M x N D, for a one-dimensional grid. Throws
-/// std::invalid_argument naming `who` if that exceeds 2^31 - 1 (the grid's x limit, and the
-/// 32-bit tile arithmetic in the kernels).
+/// How many bytes each operand of a call spans from its pointer: A (M - 1) lda + K,
+/// B (N - 1) ldb + K, D ((M - 1) ldd + N) * 2, each scale scale_count(recipe, rows, K) * 4.
+/// Meaningful (no overflow) once validate_gemm() has accepted the call.
+struct GemmExtents {
+  std::size_t a = 0, b = 0, d = 0, scale_a = 0, scale_b = 0;
+};
+GemmExtents gemm_extents(const GemmArgs& args);
+
+/// The one-dimensional grid of block_m x block_n output tiles over an M x N D, counted in 64-bit
+/// arithmetic (M, N up to 2^31 - 1 cannot overflow it). The kernels receive tiles_m and tiles_n
+/// from here instead of computing (N + block_n - 1) / block_n in 32-bit int.
+struct TileGrid {
+  std::int64_t tiles_m = 0, tiles_n = 0;
+  std::int64_t blocks = 0;  ///< tiles_m * tiles_n, at most 2^31 - 1
+};
+
+/// The grid for an M x N D; throws std::invalid_argument naming `who` if the grid needs more than
+/// 2^31 - 1 blocks (the grid's x limit; blockIdx.x is a 32-bit unsigned int).
+TileGrid tile_grid(std::int64_t M, std::int64_t N, std::int64_t block_m, std::int64_t block_n,
+                   const char* who);
+
+/// tile_grid(...).blocks: the number of thread blocks of the one-dimensional grid.
 std::int64_t grid_tiles(std::int64_t M, std::int64_t N, std::int64_t block_m,
                         std::int64_t block_n, const char* who);
 

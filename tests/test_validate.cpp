@@ -147,10 +147,88 @@ TEST_CASE("validate_gemm: misaligned pointers", "[validate]") {
 TEST_CASE("validate_gemm: D must not alias A or B", "[validate]") {
   GemmArgs a = valid_args();
   a.D = a.A;
-  require_rejected(a, strict_requirements(), {"D must not alias A or B"});
+  require_rejected(a, strict_requirements(), {"D (bytes [", "overlaps A (bytes [", "must not alias"});
   a = valid_args();
   a.D = a.B;
-  require_rejected(a, strict_requirements(), {"D must not alias A or B"});
+  require_rejected(a, strict_requirements(), {"overlaps B", "must not alias"});
+}
+
+TEST_CASE("validate_gemm: D must not overlap A, B or a scale in part either; adjacent is fine",
+          "[validate]") {
+  // valid_args(): A [0x100000, 0x120000) (256 x 512), B [0x200000, 0x230000) (384 x 512),
+  // D 256 x 384 bf16 = 0x30000 bytes.
+  const GemmRequirements req;  // D needs 2-byte alignment only
+  struct Case {
+    std::uintptr_t d;
+    const char* overlaps;  // nullptr: accepted
+  };
+  const Case cases[] = {
+      {0x100000 + 0x1FFFE, "overlaps A"},      // D's first bf16 = A's last two bytes
+      {0x100000 - 0x30000 + 2, "overlaps A"},  // D's last bf16 = A's first two bytes
+      {0x100000 + 0x10000, "overlaps A"},      // D starts inside A
+      {0x100000 - 0x10000, "overlaps A"},      // A starts inside D
+      {0x200000 + 0x2FFFE, "overlaps B"},      // D's first bf16 = B's last two bytes
+      {0x200000 - 0x30000 + 2, "overlaps B"},  // D's last bf16 = B's first two bytes
+      {0x100000 + 0x20000, nullptr},           // D right after A
+      {0x100000 - 0x30000, nullptr},           // D right before A
+      {0x200000 + 0x30000, nullptr},           // D right after B
+      {0x200000 - 0x30000, nullptr},           // D right before B (and after A: 0x1D0000)
+  };
+  for (const Case& c : cases) {
+    GemmArgs a = valid_args();
+    a.D = address(c.d);
+    INFO("D = 0x" << std::hex << c.d);
+    if (c.overlaps)
+      require_rejected(a, req, {c.overlaps, "D (bytes ["});
+    else
+      CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+  }
+  // The scales: a per-tensor scale is 4 bytes; D covering any of them is refused.
+  GemmArgs a = valid_args();
+  a.scale_a = address(0x500000);
+  a.scale_b = address(0x600000);
+  a.D = address(0x500000 - 0x30000 + 2);  // D's last bf16 = scale_a's first two bytes
+  require_rejected(a, req, {"overlaps scale_a"});
+  a.D = address(0x500002);  // D starts in the middle of scale_a
+  require_rejected(a, req, {"overlaps scale_a"});
+  a.D = address(0x600000 - 0x30000 + 2);
+  require_rejected(a, req, {"overlaps scale_b"});
+  a.D = address(0x500004);  // right after scale_a
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+  a.D = address(0x500000 - 0x30000);  // right before it
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+  // Extents follow the leading dimensions: a strided A reaches further.
+  a = valid_args();
+  a.lda = 1024;  // A now spans 255 x 1024 + 512 bytes = [0x100000, 0x13FE00)
+  a.D = address(0x13FC00);
+  require_rejected(a, req, {"overlaps A"});
+  a.D = address(0x13FE00);
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+}
+
+TEST_CASE("validate_gemm: D is 2-byte aligned whatever the requirements ask", "[validate]") {
+  GemmRequirements req;
+  req.output_alignment = 1;  // a kernel that forgot: bf16 still needs 2
+  GemmArgs a = valid_args();
+  a.D = address(0x300001);
+  require_rejected(a, req, {"D = 0x300001", "must be 2-byte aligned"});
+  a.D = address(0x300002);
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+  CHECK(GemmRequirements{}.output_alignment == 2);
+}
+
+TEST_CASE("gemm_extents: the bytes each operand spans", "[validate]") {
+  GemmArgs a = valid_args();
+  a.lda = 528;
+  a.ldd = 400;
+  const fp8gemm::GemmExtents e = fp8gemm::gemm_extents(a);
+  CHECK(e.a == std::size_t(255 * 528 + 512));
+  CHECK(e.b == std::size_t(383 * 512 + 512));
+  CHECK(e.d == std::size_t((255 * 400 + 384) * 2));
+  CHECK(e.scale_a == 4);
+  CHECK(e.scale_b == 4);
+  a.recipe_a = ScaleRecipe::group_1x128;
+  CHECK(fp8gemm::gemm_extents(a).scale_a == std::size_t(fp8gemm::scale_count(ScaleRecipe::group_1x128, 256, 512)) * 4);
 }
 
 TEST_CASE("validate_gemm: leading dimensions at least the row length", "[validate]") {
@@ -257,6 +335,17 @@ TEST_CASE("validate_gemm: too few scale elements, for each recipe", "[validate]"
   a.recipe_b = ScaleRecipe::block_128x128;
   a.scale_b_count = 15;
   require_rejected(a, req, {"scale_b has 15 elements", "= 3 x 8 = 24 floats"});
+}
+
+TEST_CASE("tile_grid counts in 64 bits: 2^31 - 1 rows or columns do not wrap", "[cpu][validate]") {
+  const std::int64_t big = (std::int64_t(1) << 31) - 1;
+  const fp8gemm::TileGrid g = fp8gemm::tile_grid(big, 300, 128, 256, "t");
+  CHECK(g.tiles_m == 16777216);  // (2^31 - 1 + 127) / 128 = 2^24
+  CHECK(g.tiles_n == 2);
+  CHECK(g.blocks == 2 * 16777216);
+  CHECK_THROWS_AS(fp8gemm::tile_grid(big, big, 128, 256, "t"), std::invalid_argument);
+  CHECK_THROWS_AS(fp8gemm::tile_grid(std::int64_t(1) << 62, std::int64_t(1) << 62, 1, 1, "t"),
+                  std::invalid_argument);  // the factors alone exceed 2^31: no product formed
 }
 
 TEST_CASE("grid_tiles counts output tiles and refuses grids past 2^31 - 1 blocks", "[cpu][validate]") {

@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "common/cuda.hpp"
-#include "common/scaling.hpp"
 
 namespace fp8gemm {
 
@@ -114,17 +113,13 @@ void require_device_accessible(const void* p, std::size_t bytes, const char* who
 }
 
 void check_gemm_pointers(const GemmArgs& a, const GemmRequirements& req) {
-  // Extents in bytes, as validate_gemm() computed them (no overflow: it checked).
-  const std::size_t a_bytes = std::size_t((a.M - 1) * a.lda + a.K);
-  const std::size_t b_bytes = std::size_t((a.N - 1) * a.ldb + a.K);
-  const std::size_t d_bytes = std::size_t((a.M - 1) * a.ldd + a.N) * 2;
-  require_device_accessible(a.A, a_bytes, req.who, "A");
-  require_device_accessible(a.B, b_bytes, req.who, "B");
-  require_device_accessible(a.D, d_bytes, req.who, "D");
-  require_device_accessible(a.scale_a, std::size_t(scale_count(a.recipe_a, a.M, a.K)) * 4,
-                            req.who, "scale_a");
-  require_device_accessible(a.scale_b, std::size_t(scale_count(a.recipe_b, a.N, a.K)) * 4,
-                            req.who, "scale_b");
+  // Extents in bytes, as validate_gemm() checked them (no overflow).
+  const GemmExtents e = gemm_extents(a);
+  require_device_accessible(a.A, e.a, req.who, "A");
+  require_device_accessible(a.B, e.b, req.who, "B");
+  require_device_accessible(a.D, e.d, req.who, "D");
+  require_device_accessible(a.scale_a, e.scale_a, req.who, "scale_a");
+  require_device_accessible(a.scale_b, e.scale_b, req.who, "scale_b");
 }
 
 void prepare_kernel(const void* kernel, const char* kernel_name, const char* built_for,
@@ -150,6 +145,18 @@ void require_no_pending_error(const char* who) {
       "). It was not caused by this call. If it is a sticky error (illegal or misaligned address, "
       "launch failure) the CUDA context is unusable until the process restarts; otherwise clear "
       "it with cudaGetLastError()");
+}
+
+TileGrid prepare_gemm_launch(const GemmArgs& args, const GemmRequirements& req,
+                             std::int64_t block_m, std::int64_t block_n, const void* kernel,
+                             const char* kernel_name, const char* built_for,
+                             int dynamic_smem_bytes) {
+  validate_gemm(args, req);
+  const TileGrid grid = tile_grid(args.M, args.N, block_m, block_n, req.who);
+  check_gemm_pointers(args, req);
+  prepare_kernel(kernel, kernel_name, built_for, dynamic_smem_bytes);
+  require_no_pending_error(req.who);
+  return grid;
 }
 
 void check_launch(const char* who) {

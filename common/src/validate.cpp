@@ -1,7 +1,8 @@
 #include "common/validate.hpp"
 
-#include <limits>
+#include <algorithm>
 #include <climits>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -47,6 +48,26 @@ void check_pointer(const GemmRequirements& req, const void* p, const char* name,
                   "-byte aligned (" + what + ")");
 }
 
+/// The bytes [begin, begin + bytes) of one operand.
+struct ByteRange {
+  const void* pointer;
+  std::size_t bytes;
+  std::uintptr_t begin() const { return reinterpret_cast<std::uintptr_t>(pointer); }
+  std::uintptr_t end() const { return begin() + bytes; }  // unsigned: wraps instead of UB
+  std::string describe() const { return "[" + hex(pointer) + ", " + hex(reinterpret_cast<const void*>(end())) + ")"; }
+};
+
+/// Refuses two ranges that share a byte, naming both arguments and both ranges.
+void check_disjoint(const GemmRequirements& req, const ByteRange& x, const char* x_name,
+                    const ByteRange& y, const char* y_name) {
+  if (x.bytes == 0 || y.bytes == 0) return;
+  if (x.begin() < y.end() && y.begin() < x.end())
+    fail(req, std::string(x_name) + " (bytes " + x.describe() + ") overlaps " + y_name +
+                  " (bytes " + y.describe() + "): " + x_name + " must not alias A, B, scale_a " +
+                  "or scale_b, in whole or in part (the kernel writes " + x_name +
+                  " while it reads them)");
+}
+
 void check_scales(const GemmRequirements& req, const void* p, const char* name,
                   ScaleRecipe given, ScaleRecipe expected, std::int64_t count, std::int64_t rows,
                   std::int64_t K, const char* rows_name) {
@@ -87,8 +108,10 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
 
   check_pointer(req, a.A, "A", req.operand_alignment, "device pointer to M x K e4m3, row-major");
   check_pointer(req, a.B, "B", req.operand_alignment, "device pointer to N x K e4m3, row-major");
-  check_pointer(req, a.D, "D", req.output_alignment, "device pointer to M x N bf16, row-major");
-  if (a.A == a.D || a.B == a.D) fail(req, "D must not alias A or B");
+  // bf16 stores need 2-byte aligned addresses whatever the kernel asks for: a D one byte off
+  // would fault on the first store (cudaErrorMisalignedAddress, which is sticky).
+  const std::size_t d_alignment = std::max<std::size_t>(req.output_alignment, 2);
+  check_pointer(req, a.D, "D", d_alignment, "device pointer to M x N bf16, row-major");
 
   auto ld = [&](std::int64_t v, const char* name, std::int64_t row_length, const char* row_name,
                 std::size_t elem_bytes, std::size_t alignment, std::int64_t rows,
@@ -113,22 +136,53 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
   };
   ld(a.lda, "lda", a.K, "K", 1, req.operand_alignment, a.M, "M");
   ld(a.ldb, "ldb", a.K, "K", 1, req.operand_alignment, a.N, "N");
-  ld(a.ldd, "ldd", a.N, "N", 2, req.output_alignment, a.M, "M");
+  ld(a.ldd, "ldd", a.N, "N", 2, d_alignment, a.M, "M");
 
   check_scales(req, a.scale_a, "scale_a", a.recipe_a, req.recipe_a, a.scale_a_count, a.M, a.K,
                "M");
   check_scales(req, a.scale_b, "scale_b", a.recipe_b, req.recipe_b, a.scale_b_count, a.N, a.K,
                "N");
+
+  // The kernel writes D while it reads the others: no byte of D may be one of theirs (the extents
+  // cannot overflow: the leading dimensions were checked above).
+  const GemmExtents e = gemm_extents(a);
+  const ByteRange d{a.D, e.d};
+  check_disjoint(req, d, "D", ByteRange{a.A, e.a}, "A");
+  check_disjoint(req, d, "D", ByteRange{a.B, e.b}, "B");
+  check_disjoint(req, d, "D", ByteRange{a.scale_a, e.scale_a}, "scale_a");
+  check_disjoint(req, d, "D", ByteRange{a.scale_b, e.scale_b}, "scale_b");
+}
+
+GemmExtents gemm_extents(const GemmArgs& a) {
+  GemmExtents e;
+  e.a = std::size_t((a.M - 1) * a.lda + a.K);
+  e.b = std::size_t((a.N - 1) * a.ldb + a.K);
+  e.d = std::size_t((a.M - 1) * a.ldd + a.N) * 2;
+  e.scale_a = std::size_t(scale_count(a.recipe_a, a.M, a.K)) * 4;
+  e.scale_b = std::size_t(scale_count(a.recipe_b, a.N, a.K)) * 4;
+  return e;
+}
+
+TileGrid tile_grid(std::int64_t M, std::int64_t N, std::int64_t block_m, std::int64_t block_n,
+                   const char* who) {
+  // 64-bit throughout (the callers pass M, N <= 2^31 - 1, validate_gemm's max_dim, so the sums
+  // cannot overflow); the product is formed only when each factor fits in 31 bits.
+  TileGrid g;
+  g.tiles_m = (M + block_m - 1) / block_m;
+  g.tiles_n = (N + block_n - 1) / block_n;
+  const bool fits = g.tiles_m <= INT_MAX && g.tiles_n <= INT_MAX;
+  g.blocks = fits ? g.tiles_m * g.tiles_n : std::numeric_limits<std::int64_t>::max();
+  if (g.blocks > std::int64_t(INT_MAX))
+    throw std::invalid_argument(std::string(who) + ": M x N = " + std::to_string(M) + " x " +
+                                std::to_string(N) + " needs " + std::to_string(g.tiles_m) +
+                                " x " + std::to_string(g.tiles_n) +
+                                " thread blocks, more than 2^31 - 1 (one launch)");
+  return g;
 }
 
 std::int64_t grid_tiles(std::int64_t M, std::int64_t N, std::int64_t block_m,
                         std::int64_t block_n, const char* who) {
-  const std::int64_t tiles = ((M + block_m - 1) / block_m) * ((N + block_n - 1) / block_n);
-  if (tiles > std::int64_t(INT_MAX))
-    throw std::invalid_argument(std::string(who) + ": M x N = " + std::to_string(M) + " x " +
-                                std::to_string(N) + " needs " + std::to_string(tiles) +
-                                " thread blocks, more than 2^31 - 1 (one launch)");
-  return tiles;
+  return tile_grid(M, N, block_m, block_n, who).blocks;
 }
 
 }  // namespace fp8gemm
