@@ -27,6 +27,9 @@ namespace fp8gemm {
       ::fp8gemm::throw_cublas_error(fp8gemm_st_, #call, __FILE__, __LINE__);       \
   } while (0)
 
+/// Thread safety: the plan cache shared by all objects is guarded by a mutex, so objects may be
+/// used from several threads at once; one object's workspace is shared by its calls, so give
+/// each thread (or stream) its own object.
 class CublasLtGemm {
  public:
   /// workspace_bytes: cuBLASLt's scratch (32 MiB, as cuBLAS uses on Hopper).
@@ -36,8 +39,9 @@ class CublasLtGemm {
   CublasLtGemm& operator=(const CublasLtGemm&) = delete;
 
   /// D (bf16, M x N) = scale_a * scale_b * A . B^T; scale_a, scale_b: device pointers to one float.
-  /// fast_accum: cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM (no periodic FP32 promotion; what
-  /// chapters 3-6 do). Throws std::invalid_argument for shapes cuBLASLt rejects (N % 8 != 0 for a
+  /// fast_accum: cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM (no periodic FP32 promotion: the
+  /// FP8 tensor cores' reduced-precision accumulation, as chapter 5's wgmma kernel does; chapters
+  /// 1-4 accumulate in full FP32). Throws std::invalid_argument for shapes cuBLASLt rejects (N % 8 != 0 for a
   /// bf16 D, K % 16 != 0), std::runtime_error when cuBLASLt finds no algorithm.
   void per_tensor(std::int64_t M, std::int64_t N, std::int64_t K, const std::uint8_t* A,
                   const std::uint8_t* B, std::uint16_t* D, const float* scale_a,

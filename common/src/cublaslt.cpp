@@ -4,11 +4,13 @@
 #include <map>
 #include <vector>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
 
 #include "common/cuda.hpp"
+#include "common/launch.hpp"
 #include "common/scaling.hpp"
 
 namespace fp8gemm {
@@ -37,9 +39,16 @@ struct Plan {
 };
 using PlanKey = std::tuple<int, std::int64_t, std::int64_t, std::int64_t>;
 // Plans live per handle; keyed by the handle pointer so several CublasLtGemm objects coexist.
+// One process-wide map, so every access holds plan_mutex(): the lookup and insertion, the
+// per-call scale pointers written into a plan's descriptor and the cublasLtMatmul that reads
+// them (two threads running the same shape share the plan), and the erasure in the destructor.
 std::map<std::pair<cublasLtHandle_t, PlanKey>, std::unique_ptr<Plan>>& plan_cache() {
   static std::map<std::pair<cublasLtHandle_t, PlanKey>, std::unique_ptr<Plan>> cache;
   return cache;
+}
+std::mutex& plan_mutex() {
+  static std::mutex mutex;
+  return mutex;
 }
 
 [[noreturn]] void bad(const std::string& what) {
@@ -54,6 +63,7 @@ CublasLtGemm::CublasLtGemm(std::size_t workspace_bytes) : workspace_bytes_(works
 }
 
 CublasLtGemm::~CublasLtGemm() {
+  std::lock_guard<std::mutex> lock(plan_mutex());
   auto& cache = plan_cache();
   for (auto it = cache.begin(); it != cache.end();) {
     if (it->first.first == handle_) it = cache.erase(it);
@@ -107,6 +117,11 @@ void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K
     bad("K = " + std::to_string(K) + " must be a multiple of 16 (FP8 operands need 16-byte rows)");
   if (!A || !B || !D || !scale_a || !scale_b) bad("null pointer among A, B, D, scale_a, scale_b");
 
+  // The same launch path as the chapters (launch.hpp): an earlier error is reported as such,
+  // and a failed launch names cuBLASLt.
+  constexpr const char* kWho = "fp8gemm::CublasLtGemm";
+  require_no_pending_error(kWho);
+  std::lock_guard<std::mutex> lock(plan_mutex());
   auto& cache = plan_cache();
   const auto key = std::make_pair(handle_, PlanKey{int(mode), M, N, K});
   auto it = cache.find(key);
@@ -178,6 +193,7 @@ void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K
   FP8GEMM_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.desc, &alpha, B, plan.a, A, plan.b, &beta, D,
                                       plan.d, D, plan.d, &plan.algo, workspace_, workspace_bytes_,
                                       stream));
+  check_launch(kWho);
 }
 
 }  // namespace fp8gemm
