@@ -42,4 +42,17 @@ ErrorStats compare_bf16(const std::uint16_t* got, const double* ref, std::int64_
 ErrorStats compare_bf16_rows(const std::uint16_t* got, std::int64_t N,
                              const std::vector<std::int64_t>& rows, const double* ref_rows);
 
+/// The worst relative error of one output tile, for the same rows as compare_bf16_rows(): D is
+/// cut into tile_m x tile_n tiles (by row and column index of D) and each tile t with compared
+/// entries gets
+///     ||got_t - ref_t|| / max(||ref_t||, rms(ref) * sqrt(n_t)),
+/// rms(ref) = ||ref|| / sqrt(n) over all compared entries, n_t the compared entries in t (the
+/// max keeps a tile whose reference happens to be small from dividing by almost nothing). The
+/// global relative Frobenius error dilutes one bad tile among all the others (one tile of a
+/// 4096 x 4096 D that lost 1 of its 32 K blocks moves it by only ~6e-3, one with a 3% scale error
+/// by ~1e-3); this does not. Infinity if any compared entry is non-finite; 0 for no entries.
+double worst_tile_error(const std::uint16_t* got, std::int64_t N,
+                        const std::vector<std::int64_t>& rows, const double* ref_rows,
+                        std::int64_t tile_m = 128, std::int64_t tile_n = 128);
+
 }  // namespace fp8gemm

@@ -1,13 +1,17 @@
 // CPU tests of common/quantize.hpp (the quantisers every GPU kernel is checked against) and
-// common/reference.hpp (the float64 reference GEMM and the error metrics).
+// common/reference.hpp (the float64 reference GEMM and the error metrics, the per-tile one
+// included, and CheckResult::ok() which combines them).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
+#include "common/check.hpp"
 #include "common/fp8.hpp"
 #include "common/quantize.hpp"
 #include "common/reference.hpp"
@@ -328,4 +332,74 @@ TEST_CASE("bf16 conversions: round to nearest even, round trip", "[reference]") 
     mismatches += float_to_bf16(f) != b;
   }
   CHECK(mismatches == 0);
+}
+
+// ================================ the per-tile check ===============================================
+
+TEST_CASE("worst_tile_error on hand-computed tiles", "[reference][tile]") {
+  // A 2 x 2 D in 1 x 1 tiles. ref = 1 everywhere, got = 1.5 at (1, 1): rms(ref) = 1, so that
+  // tile's error is 0.5 / max(1, 1 * 1) = 0.5; the others are exact.
+  const std::vector<double> ref = {1, 1, 1, 1};
+  std::vector<std::uint16_t> got = {0x3F80, 0x3F80, 0x3F80, 0x3FC0};  // 1, 1, 1, 1.5
+  CHECK(worst_tile_error(got.data(), 2, {0, 1}, ref.data(), 1, 1) == 0.5);
+  // In one 2 x 2 tile the same error is ||(0, 0, 0, 0.5)|| / ||(1, 1, 1, 1)|| = 0.25.
+  CHECK(worst_tile_error(got.data(), 2, {0, 1}, ref.data(), 2, 2) == 0.25);
+  // A tile whose reference is tiny is measured against the typical entry instead:
+  // ref (100, 100, 100, 0), got (100, 100, 100, 0.5): rms(ref) = sqrt(30000 / 4) = 86.6.
+  const std::vector<double> ref_small = {100, 100, 100, 0};
+  got = {0x42C8, 0x42C8, 0x42C8, 0x3F00};  // 100, 100, 100, 0.5
+  CHECK(worst_tile_error(got.data(), 2, {0, 1}, ref_small.data(), 1, 1) ==
+        Approx(0.5 / std::sqrt(7500.0)).epsilon(1e-12));
+  // Only the rows compared count; a NaN among them is never ok.
+  got = {0x3F80, 0x3F80, 0xFFFF, 0xFFFF};
+  CHECK(worst_tile_error(got.data(), 2, {0}, ref.data(), 1, 1) == 0.0);
+  CHECK(std::isinf(worst_tile_error(got.data(), 2, {0, 1}, ref.data(), 1, 1)));
+}
+
+TEST_CASE("the per-tile check fails a D with one bad 128 x 128 tile that the global error passes",
+          "[reference][tile][check]") {
+  // A 4096 x 4096 reference (N(0, 1) entries standing in for a 4096^3 product) rounded to bf16,
+  // then one 128 x 128 tile scaled by 1.03 (a 3% error confined to it, as a kernel with a wrong
+  // scale or a missing K slice in one tile would give). The global relative error averages it
+  // over all 1024 tiles: 0.03 / sqrt(1024) ~ 1e-3 on top of the bf16 rounding, well within the
+  // tolerance; the tile's own error is 0.03.
+  const std::int64_t M = 4096, N = 4096, K = 4096;
+  std::vector<double> ref(std::size_t(M * N));
+  std::mt19937_64 gen(20261130);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (double& x : ref) x = normal(gen);
+  std::vector<std::uint16_t> got(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) got[i] = float_to_bf16(float(ref[i]));
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(M));
+  for (std::int64_t m = 0; m < M; ++m) rows[std::size_t(m)] = m;
+  const double tol = per_tensor_tolerance(K);
+
+  const double clean_tile = worst_tile_error(got.data(), N, rows, ref.data());
+  const std::int64_t bad_m = 17, bad_n = 9;  // tile row 17, tile column 9
+  for (std::int64_t m = bad_m * 128; m < (bad_m + 1) * 128; ++m)
+    for (std::int64_t n = bad_n * 128; n < (bad_n + 1) * 128; ++n) {
+      const std::size_t i = std::size_t(m * N + n);
+      got[i] = float_to_bf16(float(ref[i] * 1.03));
+    }
+  CheckResult r;
+  r.tolerance = tol;
+  r.error = compare_bf16_rows(got.data(), N, rows, ref.data());
+  r.worst_tile_error = worst_tile_error(got.data(), N, rows, ref.data());
+  std::printf("4096 x 4096, one tile x 1.03: global %.2e, worst tile %.2e (clean D: worst tile "
+              "%.2e), tolerance %.2e\n",
+              r.error.rel_frobenius, r.worst_tile_error, clean_tile, tol);
+  CHECK(clean_tile <= tol);                 // the bf16 rounding alone passes per tile
+  CHECK(r.error.ok(tol));                   // the global error alone would pass ...
+  CHECK(r.worst_tile_error > tol);          // ... the tile check does not
+  CHECK(r.worst_tile_error == Approx(0.03).epsilon(0.1));
+  CHECK_FALSE(r.ok());
+
+  // Sampled rows (as check_per_tensor does above 1024 rows): a sampled row through the bad tile
+  // is enough to catch it.
+  const std::vector<std::int64_t> sample = {0, 100, bad_m * 128 + 5, 3000, M - 1};
+  std::vector<double> ref_rows;
+  for (std::int64_t m : sample)
+    ref_rows.insert(ref_rows.end(), ref.begin() + m * N, ref.begin() + (m + 1) * N);
+  CHECK(compare_bf16_rows(got.data(), N, sample, ref_rows.data()).ok(tol));
+  CHECK(worst_tile_error(got.data(), N, sample, ref_rows.data()) > tol);
 }

@@ -1,6 +1,8 @@
 #include "common/reference.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <cstring>
 #include <numeric>
 
@@ -99,6 +101,44 @@ ErrorStats compare_bf16_rows(const std::uint16_t* got, std::int64_t N,
     for (std::int64_t n = 0; n < N; ++n)
       a.add(bf16_to_float(got[rows[i] * N + n]), ref_rows[i * N + n]);
   return a.finish();
+}
+
+double worst_tile_error(const std::uint16_t* got, std::int64_t N,
+                        const std::vector<std::int64_t>& rows, const double* ref_rows,
+                        std::int64_t tile_m, std::int64_t tile_n) {
+  struct Tile {
+    double diff2 = 0, ref2 = 0;
+    std::int64_t count = 0;
+  };
+  const std::int64_t tiles_n = (N + tile_n - 1) / tile_n;
+  std::map<std::int64_t, std::vector<Tile>> tiles;  // by tile row; the rows may be sparse
+  double ref2_all = 0;
+  std::int64_t count_all = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::vector<Tile>& band = tiles[rows[i] / tile_m];
+    band.resize(std::size_t(tiles_n));
+    for (std::int64_t n = 0; n < N; ++n) {
+      const double g = bf16_to_float(got[rows[i] * N + n]);
+      const double r = ref_rows[i * N + n];
+      if (!std::isfinite(g)) return INFINITY;
+      Tile& t = band[std::size_t(n / tile_n)];
+      t.diff2 += (g - r) * (g - r);
+      t.ref2 += r * r;
+      ++t.count;
+      ref2_all += r * r;
+      ++count_all;
+    }
+  }
+  if (count_all == 0) return 0.0;
+  const double rms = std::sqrt(ref2_all / double(count_all));
+  double worst = 0;
+  for (const auto& [band_index, band] : tiles)
+    for (const Tile& t : band) {
+      if (t.count == 0 || t.diff2 == 0) continue;
+      const double denom = std::max(std::sqrt(t.ref2), rms * std::sqrt(double(t.count)));
+      worst = std::max(worst, denom > 0 ? std::sqrt(t.diff2) / denom : INFINITY);
+    }
+  return worst;
 }
 
 }  // namespace fp8gemm
