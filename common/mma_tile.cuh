@@ -25,6 +25,7 @@
 
 #include <cstdint>
 
+#include "common/output_scale.cuh"
 #include "common/ptx/ldmatrix.cuh"
 #include "common/ptx/mma_sync.cuh"
 
@@ -95,26 +96,28 @@ struct MmaTile {
     }
   }
 
-  /// D[m0 + ..][n0 + ..] = bf16(scale * acc) for this warp's piece, bounds-checked against M, N.
-  /// D is M x N bf16 row-major. Pairs of columns go out as one 4-byte store where the row allows.
+  /// D[m0 + ..][n0 + ..] = bf16(scale.apply(acc)) for this warp's piece, bounds-checked against
+  /// M, N (indices in 64 bits: near M, N = 2^31 an int would overflow). D is M x N bf16
+  /// row-major and 2-byte aligned; pairs of columns go out as one 4-byte store where D and N make
+  /// every pair 4-byte aligned, element by element otherwise.
   __device__ __forceinline__ static void store(const Accumulators& acc, std::uint16_t* D, int M,
-                                               int N, int m0, int n0, float scale, int warp,
-                                               int lane) {
+                                               int N, std::int64_t m0, std::int64_t n0,
+                                               const OutputScale& scale, int warp, int lane) {
     const bool pairs_ok = (reinterpret_cast<std::uintptr_t>(D) % 4 == 0) && (N % 2 == 0);
-    const int row0 = m0 + (warp / kWarpsN) * kWarpM + lane / 4;
-    const int col0 = n0 + (warp % kWarpsN) * kWarpN + 2 * (lane % 4);
+    const std::int64_t row0 = m0 + (warp / kWarpsN) * kWarpM + lane / 4;
+    const std::int64_t col0 = n0 + (warp % kWarpsN) * kWarpN + 2 * (lane % 4);
 #pragma unroll
     for (int i = 0; i < kMTiles; ++i)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {  // c[0..1] at row g, c[2..3] at row g + 8
-        const int m = row0 + 16 * i + 8 * half;
+        const std::int64_t m = row0 + 16 * i + 8 * half;
         if (m >= M) continue;
-        std::uint16_t* d_row = D + std::int64_t(m) * N;
+        std::uint16_t* d_row = D + m * N;
 #pragma unroll
         for (int j = 0; j < kNTiles; ++j) {
-          const int n = col0 + 8 * j;
-          const __nv_bfloat162 v = __floats2bfloat162_rn(acc[i][j][2 * half] * scale,
-                                                         acc[i][j][2 * half + 1] * scale);
+          const std::int64_t n = col0 + 8 * j;
+          const __nv_bfloat162 v = __floats2bfloat162_rn(scale.apply(acc[i][j][2 * half]),
+                                                         scale.apply(acc[i][j][2 * half + 1]));
           if (pairs_ok && n + 1 < N) {
             *reinterpret_cast<__nv_bfloat162*>(d_row + n) = v;
           } else {

@@ -24,11 +24,11 @@ fp8gemm::PerTensorGemm valid_call() {
   g.M = 200;
   g.N = 264;
   g.K = 656;
-  g.A = fake<const std::uint8_t>(0x10000);
-  g.B = fake<const std::uint8_t>(0x20000);
-  g.D = fake<std::uint16_t>(0x30000);
-  g.scale_a = fake<const float>(0x40000);
-  g.scale_b = fake<const float>(0x40100);
+  g.A = fake<const std::uint8_t>(0x1000000);  // 16 MiB apart: no operand overlaps another
+  g.B = fake<const std::uint8_t>(0x2000000);
+  g.D = fake<std::uint16_t>(0x3000000);
+  g.scale_a = fake<const float>(0x4000000);
+  g.scale_b = fake<const float>(0x4000100);
   return g;
 }
 
@@ -50,6 +50,7 @@ TEST_CASE("ch05 requirements: K multiple of 16, 16-byte aligned operands, packed
   CHECK(r.k_multiple == 16);
   CHECK(r.operand_alignment == 16);
   CHECK(r.packed_only);
+  CHECK(r.output_alignment == 2);  // bf16 pairs only where D is 4-byte aligned (in the kernel)
   CHECK(r.m_multiple == 1);
   CHECK(r.n_multiple == 1);
 }
@@ -93,7 +94,7 @@ TEST_CASE("ch05 gemm rejects bad arguments without a GPU", "[ch05][cpu]") {
   }
   SECTION("A not 16-byte aligned") {
     auto g = valid_call();
-    g.A = fake<const std::uint8_t>(0x10008);
+    g.A = fake<const std::uint8_t>(0x1000008);
     CHECK(rejection(g).find("16-byte aligned") != std::string::npos);
   }
   SECTION("empty and negative dimensions") {
@@ -106,8 +107,20 @@ TEST_CASE("ch05 gemm rejects bad arguments without a GPU", "[ch05][cpu]") {
   }
   SECTION("D aliasing A") {
     auto g = valid_call();
-    g.D = fake<std::uint16_t>(0x10000);
-    CHECK_THROWS_AS(fp8gemm::ch05::gemm(g, nullptr), std::invalid_argument);
+    g.D = fake<std::uint16_t>(0x1000000);
+    CHECK(rejection(g).find("overlaps A") != std::string::npos);
+  }
+  SECTION("D partly overlapping A") {
+    auto g = valid_call();
+    g.D = fake<std::uint16_t>(0x1000000 + 200 * 656 - 2);  // D's first bf16 = A's last 2 bytes
+    CHECK(rejection(g).find("overlaps A") != std::string::npos);
+  }
+  SECTION("D one byte off") {
+    auto g = valid_call();
+    g.D = fake<std::uint16_t>(0x3000001);
+    const std::string msg = rejection(g);
+    CHECK(msg.find("D = ") != std::string::npos);
+    CHECK(msg.find("2-byte aligned") != std::string::npos);
   }
 }
 

@@ -1,6 +1,9 @@
-// Chapters 1-4 reject bad arguments on the host, before any CUDA call, with a
+// Chapters 1-5 reject bad arguments on the host, before any CUDA call, with a
 // std::invalid_argument that names the chapter, the argument and the rule. Runs without a GPU:
 // the device pointers below are fake (never dereferenced, because validation fails first).
+// Chapter 5 has its own file for its particular rules (test_chapter_05_args.cu); the rules every
+// chapter shares (D alignment, overlap, the 64-bit tile grid) are tested here for all five.
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -12,6 +15,7 @@
 #include "chapters/02_smem_tiling/smem_tiling.cuh"
 #include "chapters/03_mma_sync/mma_sync.cuh"
 #include "chapters/04_tma/tma.cuh"
+#include "chapters/05_wgmma/wgmma.cuh"
 
 namespace {
 
@@ -21,16 +25,33 @@ struct Chapter {
   const char* name;  // as in the messages: fp8gemm::<name>
   std::function<void(const PerTensorGemm&, cudaStream_t)> gemm;
   fp8gemm::GemmRequirements (*requirements)();
-  bool k_multiple_of_16;  // chapters 2-4: K % 16 == 0 and 16-byte-aligned A, B
+  bool k_multiple_of_16;  // chapters 2-5: K % 16 == 0 and 16-byte-aligned A, B
+  std::int64_t block_m, block_n;  // the output tile of one thread block
 };
 
+/// Chapters 1-4 (the tests below that predate chapter 5 run on these).
 const std::vector<Chapter>& chapters() {
   static const std::vector<Chapter> list = {
-      {"ch01_naive", fp8gemm::ch01::gemm, fp8gemm::ch01::requirements, false},
-      {"ch02_smem_tiling", fp8gemm::ch02::gemm, fp8gemm::ch02::requirements, true},
-      {"ch03_mma_sync", fp8gemm::ch03::gemm, fp8gemm::ch03::requirements, true},
-      {"ch04_tma", fp8gemm::ch04::gemm, fp8gemm::ch04::requirements, true},
+      {"ch01_naive", fp8gemm::ch01::gemm, fp8gemm::ch01::requirements, false,
+       fp8gemm::ch01::kBlockM, fp8gemm::ch01::kBlockN},
+      {"ch02_smem_tiling", fp8gemm::ch02::gemm, fp8gemm::ch02::requirements, true,
+       fp8gemm::ch02::kBlockM, fp8gemm::ch02::kBlockN},
+      {"ch03_mma_sync", fp8gemm::ch03::gemm, fp8gemm::ch03::requirements, true,
+       fp8gemm::ch03::Tile::kBlockM, fp8gemm::ch03::Tile::kBlockN},
+      {"ch04_tma", fp8gemm::ch04::gemm, fp8gemm::ch04::requirements, true,
+       fp8gemm::ch04::Tile::kBlockM, fp8gemm::ch04::Tile::kBlockN},
   };
+  return list;
+}
+
+/// Chapters 1-5.
+const std::vector<Chapter>& all_chapters() {
+  static const std::vector<Chapter> list = [] {
+    std::vector<Chapter> v = chapters();
+    v.push_back({"ch05_wgmma", fp8gemm::ch05::gemm, fp8gemm::ch05::requirements, true,
+                 fp8gemm::ch05::kBlockM, fp8gemm::ch05::kBlockN});
+    return v;
+  }();
   return list;
 }
 
@@ -39,16 +60,17 @@ T* fake(std::uintptr_t address) {
   return reinterpret_cast<T*>(address);
 }
 
-/// Well-formed arguments with fake, 256-byte-aligned device pointers.
+/// Well-formed arguments with fake, 256-byte-aligned device pointers, 256 MiB apart (so that no
+/// shape used here makes D overlap another operand).
 PerTensorGemm good_args(std::int64_t M = 256, std::int64_t N = 384, std::int64_t K = 512) {
   return PerTensorGemm{M,
                        N,
                        K,
-                       fake<const std::uint8_t>(0x100000),
-                       fake<const std::uint8_t>(0x200000),
-                       fake<std::uint16_t>(0x300000),
-                       fake<const float>(0x400000),
-                       fake<const float>(0x400100)};
+                       fake<const std::uint8_t>(0x10000000),
+                       fake<const std::uint8_t>(0x20000000),
+                       fake<std::uint16_t>(0x30000000),
+                       fake<const float>(0x40000000),
+                       fake<const float>(0x40000100)};
 }
 
 /// Calls the chapter's gemm and requires std::invalid_argument whose message contains the
@@ -127,13 +149,13 @@ TEST_CASE("chapters 2-4: A and B must be 16-byte aligned", "[chapters][args]") {
     INFO("chapter " << c.name);
     for (std::uintptr_t misalign : {1, 4, 8}) {
       auto g = good_args();
-      g.A = fake<const std::uint8_t>(0x100000 + misalign);
+      g.A = fake<const std::uint8_t>(0x10000000 + misalign);
       if (c.k_multiple_of_16)
         require_invalid(c, g, {"A = ", "must be 16-byte aligned"});
       else
         CHECK_NOTHROW(fp8gemm::validate_gemm(g.args(), c.requirements()));
       g = good_args();
-      g.B = fake<const std::uint8_t>(0x200000 + misalign);
+      g.B = fake<const std::uint8_t>(0x20000000 + misalign);
       if (c.k_multiple_of_16)
         require_invalid(c, g, {"B = ", "must be 16-byte aligned"});
       else
@@ -141,18 +163,87 @@ TEST_CASE("chapters 2-4: A and B must be 16-byte aligned", "[chapters][args]") {
     }
     // D needs only its natural 2-byte alignment (odd N makes rows 2-byte aligned anyway).
     auto g = good_args(256, 385, 512);
-    g.D = fake<std::uint16_t>(0x300002);
+    g.D = fake<std::uint16_t>(0x30000002);
     CHECK_NOTHROW(fp8gemm::validate_gemm(g.args(), c.requirements()));
   }
 }
 
-TEST_CASE("chapters 1-4: D must not alias A or B; scales 4-byte aligned", "[chapters][args]") {
-  for (const auto& c : chapters()) {
-    auto g = good_args();
-    g.D = fake<std::uint16_t>(0x100000);  // same address as A
-    require_invalid(c, g, {"D must not alias A or B"});
-    g = good_args();
-    g.scale_a = fake<const float>(0x400002);
+TEST_CASE("chapters 1-5: D must be 2-byte aligned (a bf16 one byte off would fault)",
+          "[chapters][args]") {
+  for (const auto& c : all_chapters()) {
+    INFO("chapter " << c.name);
+    CHECK(c.requirements().output_alignment == 2);
+    for (std::uintptr_t offset = 0; offset < 16; ++offset) {
+      auto g = good_args(130, 258, 160);
+      g.D = fake<std::uint16_t>(0x30000000 + offset);
+      if (offset % 2 == 1) {
+        require_invalid(c, g, {"D = ", "must be 2-byte aligned"});
+      } else {
+        CHECK_NOTHROW(fp8gemm::validate_gemm(g.args(), c.requirements()));
+      }
+    }
+  }
+}
+
+TEST_CASE("chapters 1-5: D must not overlap A, B or the scales, in whole or in part; "
+          "scales 4-byte aligned", "[chapters][args]") {
+  for (const auto& c : all_chapters()) {
+    INFO("chapter " << c.name);
+    const auto base = good_args();  // A: 256 x 512 = 0x20000 bytes; D: 256 x 384 x 2 = 0x30000
+    auto g = base;
+    g.D = fake<std::uint16_t>(0x10000000);  // same address as A
+    require_invalid(c, g, {"D (bytes [", "overlaps A (bytes [", "must not alias"});
+    g = base;
+    g.D = fake<std::uint16_t>(0x10000000 + 0x1FFFE);  // D's first bf16 is A's last 2 bytes
+    require_invalid(c, g, {"overlaps A"});
+    g = base;
+    g.D = fake<std::uint16_t>(0x10000000 - 0x30000 + 16);  // D's last 16 bytes are A's first
+    require_invalid(c, g, {"overlaps A"});
+    g = base;
+    g.D = fake<std::uint16_t>(0x20000000 + 0x100);  // inside B
+    require_invalid(c, g, {"overlaps B"});
+    g = base;
+    g.D = fake<std::uint16_t>(0x40000000 - 0x30000 + 0x100);  // scale_a is inside D
+    require_invalid(c, g, {"overlaps scale_a"});
+    g = base;
+    g.D = fake<std::uint16_t>(0x10000000 + 0x20000);  // right after A: adjacent, no overlap
+    CHECK_NOTHROW(fp8gemm::validate_gemm(g.args(), c.requirements()));
+    g = base;
+    g.D = fake<std::uint16_t>(0x10000000 - 0x30000);  // right before A
+    CHECK_NOTHROW(fp8gemm::validate_gemm(g.args(), c.requirements()));
+    g = base;
+    g.scale_a = fake<const float>(0x40000002);
     require_invalid(c, g, {"scale_a = ", "must be 4-byte aligned"});
+  }
+}
+
+TEST_CASE("chapters 1-5: the tile grid is 64-bit; M = N = 2^31 - 1 is refused by the grid, "
+          "M or N = 2^31 - 1 alone is counted exactly", "[chapters][args]") {
+  const std::int64_t big = (std::int64_t(1) << 31) - 1;
+  for (const auto& c : all_chapters()) {
+    INFO("chapter " << c.name);
+    // Far too many blocks for one launch: refused before any CUDA call, naming the grid.
+    auto g = good_args(big, big, 16);
+    // D spans 2 (2^31 - 1)^2 bytes, almost 2^63: the operands sit far apart so that only the
+    // grid rule can fire.
+    g.A = fake<const std::uint8_t>(0x1000000000000);
+    g.B = fake<const std::uint8_t>(0x2000000000000);
+    g.D = fake<std::uint16_t>(0x10000000000000);
+    g.scale_a = fake<const float>(0x100);
+    g.scale_b = fake<const float>(0x200);
+    require_invalid(c, g, {"thread blocks, more than 2^31 - 1"});
+    // One long dimension: tiles_m and tiles_n as the kernels receive them, no 32-bit wrap
+    // ((2^31 - 1) + block - 1 overflows an int; the 64-bit count does not).
+    const auto tall = fp8gemm::tile_grid(big, 1, c.block_m, c.block_n, c.name);
+    CHECK(tall.tiles_m == (big + c.block_m - 1) / c.block_m);
+    CHECK(tall.tiles_n == 1);
+    CHECK(tall.blocks == tall.tiles_m);
+    const auto wide = fp8gemm::tile_grid(1, big, c.block_m, c.block_n, c.name);
+    CHECK(wide.tiles_n == (big + c.block_n - 1) / c.block_n);
+    CHECK(wide.tiles_n > 0);
+    CHECK(wide.tiles_n <= INT_MAX);
+    // The last tile's origin, as the kernels compute it in 64 bits, is still inside D.
+    CHECK((tall.tiles_m - 1) * c.block_m < big);
+    CHECK((wide.tiles_n - 1) * c.block_n < big);
   }
 }

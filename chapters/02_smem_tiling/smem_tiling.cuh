@@ -21,6 +21,8 @@
 
 #include "common/cuda.hpp"
 #include "common/gemm.hpp"
+#include "common/launch.hpp"
+#include "common/output_scale.cuh"
 #include "common/validate.hpp"
 
 namespace fp8gemm::ch02 {
@@ -44,6 +46,7 @@ inline GemmRequirements requirements() {
   r.k_multiple = 16;
   r.k_reason = "the kernel reads A and B in 16-byte vectors along K";
   r.operand_alignment = 16;  // 16-byte vector loads from A and B
+  r.output_alignment = 2;    // bf16 stores (8-byte ones only where D and N allow)
   r.packed_only = true;
   return r;
 }
@@ -68,14 +71,15 @@ __device__ __forceinline__ void decode_16_e4m3(const uint4& v, float (&out)[16])
 /// 16 bytes of row `row` (< rows) starting at column k (< K): zero outside the matrix, so tails in
 /// M, N and K add nothing to the sums. K % 16 == 0, so a vector is wholly inside or outside.
 __device__ __forceinline__ uint4 load_16(const std::uint8_t* __restrict__ X, int rows, int K,
-                                         int row, int k) {
+                                         std::int64_t row, int k) {
   if (row >= rows || k >= K) return make_uint4(0, 0, 0, 0);
-  return *reinterpret_cast<const uint4*>(X + std::int64_t(row) * K + k);
+  return *reinterpret_cast<const uint4*>(X + row * K + k);
 }
 
 /// The grid is one-dimensional (blockIdx.x = tile_m * tiles_n + tile_n): no 65535 limit on M.
+/// tiles_n comes from the host (64-bit tile_grid()); row and column indices are 64-bit.
 __global__ void __launch_bounds__(kThreads, 2)
-    smem_tiling_kernel(int M, int N, int K, const std::uint8_t* __restrict__ A,
+    smem_tiling_kernel(int M, int N, int K, int tiles_n, const std::uint8_t* __restrict__ A,
                        const std::uint8_t* __restrict__ B, std::uint16_t* __restrict__ D,
                        const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
   // smem: [buffer 0: As, Bs][buffer 1: As, Bs], As[k][m] = A[m0 + m][k0 + k] as float (k-major,
@@ -84,9 +88,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   float* smem = reinterpret_cast<float*>(smem_f4);
   constexpr int kTileFloats = kBlockK * kBlockM;
 
-  const int tiles_n = (N + kBlockN - 1) / kBlockN;
-  const int m0 = int(blockIdx.x / tiles_n) * kBlockM;
-  const int n0 = int(blockIdx.x % tiles_n) * kBlockN;
+  const std::int64_t m0 = std::int64_t(blockIdx.x / unsigned(tiles_n)) * kBlockM;
+  const std::int64_t n0 = std::int64_t(blockIdx.x % unsigned(tiles_n)) * kBlockN;
   const int tid = int(threadIdx.x);
 
   // Copy role: thread t loads row t % 128 of the A tile and of the B tile, 16 bytes at
@@ -153,22 +156,23 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncthreads();
   }
 
-  // Epilogue: scale the FP32 sums once, round to bf16, store 4 consecutive columns (8 bytes)
-  // when the row is 8-byte aligned and in bounds, element by element otherwise.
-  const float scale = *scale_a * *scale_b;
+  // Epilogue: scale the FP32 sums once (common/output_scale.cuh), round to bf16, store 4
+  // consecutive columns (8 bytes) when D and N make every such group 8-byte aligned and it is in
+  // bounds, element by element otherwise (D itself need only be 2-byte aligned).
+  const OutputScale scale = load_output_scale(scale_a, scale_b);
   const bool vector_ok = (reinterpret_cast<std::uintptr_t>(D) % 8 == 0) && (N % 4 == 0);
 #pragma unroll
   for (int i = 0; i < kThreadM; ++i) {
-    const int m = m0 + (i < 4 ? 4 * ty + i : 64 + 4 * ty + i - 4);
+    const std::int64_t m = m0 + (i < 4 ? 4 * ty + i : 64 + 4 * ty + i - 4);
     if (m >= M) continue;
-    std::uint16_t* d_row = D + std::int64_t(m) * N;
+    std::uint16_t* d_row = D + m * N;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int n = n0 + 64 * half + 4 * tx;
+      const std::int64_t n = n0 + 64 * half + 4 * tx;
       std::uint16_t v[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j)
-        v[j] = __bfloat16_as_ushort(__float2bfloat16_rn(acc[i][4 * half + j] * scale));
+        v[j] = __bfloat16_as_ushort(__float2bfloat16_rn(scale.apply(acc[i][4 * half + j])));
       if (vector_ok && n + 3 < N) {
         *reinterpret_cast<uint2*>(d_row + n) =
             make_uint2(v[0] | (std::uint32_t(v[1]) << 16), v[2] | (std::uint32_t(v[3]) << 16));
@@ -181,18 +185,17 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
 }
 
+/// D = scale_a * scale_b * A . B^T on `stream`; errors as chapter 1 (common/launch.hpp).
 inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
-  validate_gemm(g.args(), requirements());
-  const std::int64_t tiles = grid_tiles(g.M, g.N, kBlockM, kBlockN, requirements().who);
-  // 64 KiB of dynamic shared memory is above the 48 KiB default: opt in once.
-  static const bool prepared =
-      (prepare_kernel(reinterpret_cast<const void*>(&smem_tiling_kernel),
-                      "ch02 smem_tiling_kernel", "sm_90a", int(kSmemBytes)),
-       true);
-  (void)prepared;
-  smem_tiling_kernel<<<unsigned(tiles), kThreads, kSmemBytes, stream>>>(
-      int(g.M), int(g.N), int(g.K), g.A, g.B, g.D, g.scale_a, g.scale_b);
-  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+  const GemmRequirements req = requirements();
+  // 64 KiB of dynamic shared memory is above the 48 KiB default: prepare_gemm_launch opts in
+  // (once per device).
+  const TileGrid grid = prepare_gemm_launch(
+      g.args(), req, kBlockM, kBlockN, reinterpret_cast<const void*>(&smem_tiling_kernel),
+      "ch02 smem_tiling_kernel", "sm_90a", int(kSmemBytes));
+  smem_tiling_kernel<<<unsigned(grid.blocks), kThreads, kSmemBytes, stream>>>(
+      int(g.M), int(g.N), int(g.K), int(grid.tiles_n), g.A, g.B, g.D, g.scale_a, g.scale_b);
+  check_launch(req.who);
 }
 
 }  // namespace fp8gemm::ch02

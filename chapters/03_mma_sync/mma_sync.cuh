@@ -18,6 +18,7 @@
 
 #include "common/cuda.hpp"
 #include "common/gemm.hpp"
+#include "common/launch.hpp"
 #include "common/mma_tile.cuh"
 #include "common/ptx/cp_async.cuh"
 #include "common/ptx/smem.cuh"
@@ -39,6 +40,7 @@ inline GemmRequirements requirements() {
   r.k_multiple = 16;
   r.k_reason = "the kernel copies A and B in 16-byte chunks along K";
   r.operand_alignment = 16;  // cp.async of 16 bytes needs 16-byte-aligned global addresses
+  r.output_alignment = 2;    // bf16 stores (4-byte pairs only where D and N allow)
   r.packed_only = true;
   return r;
 }
@@ -49,21 +51,23 @@ inline GemmRequirements requirements() {
 /// Chunks past the last row or past K are zero-filled (src_bytes = 0, nothing is read): tails
 /// add zeros to the sums. K % 16 == 0, so a chunk is wholly inside or outside.
 __device__ __forceinline__ void load_tile_async(std::uint32_t tile, const std::uint8_t* X,
-                                                int rows, int K, int row0, int k0, int tid) {
+                                                int rows, int K, std::int64_t row0, int k0,
+                                                int tid) {
   const int chunk = tid % kChunksPerRow;
   const int k = k0 + 16 * chunk;
 #pragma unroll
   for (int p = 0; p < kPasses; ++p) {
     const int r = tid / kChunksPerRow + kRowsPerPass * p;
     const bool inside = row0 + r < rows && k < K;
-    const std::uint8_t* src = inside ? X + std::int64_t(row0 + r) * K + k : X;
+    const std::uint8_t* src = inside ? X + (row0 + r) * K + k : X;
     ptx::cp_async_16(tile + Swizzle128B::offset(r, chunk), src, inside ? 16u : 0u);
   }
 }
 
-/// One-dimensional grid: blockIdx.x = tile_m * tiles_n + tile_n (no 65535 limit on M).
+/// One-dimensional grid: blockIdx.x = tile_m * tiles_n + tile_n (no 65535 limit on M); tiles_n
+/// from the host (64-bit tile_grid()), tile origins in 64 bits.
 __global__ void __launch_bounds__(Tile::kThreads, 1)
-    mma_sync_kernel(int M, int N, int K, const std::uint8_t* __restrict__ A,
+    mma_sync_kernel(int M, int N, int K, int tiles_n, const std::uint8_t* __restrict__ A,
                     const std::uint8_t* __restrict__ B, std::uint16_t* __restrict__ D,
                     const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
   extern __shared__ __align__(1024) std::uint8_t smem[];
@@ -71,9 +75,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
   auto a_stage = [&](int s) { return smem_base + std::uint32_t(s * kStageBytes); };
   auto b_stage = [&](int s) { return a_stage(s) + std::uint32_t(Tile::kTileBytes); };
 
-  const int tiles_n = (N + Tile::kBlockN - 1) / Tile::kBlockN;
-  const int m0 = int(blockIdx.x / tiles_n) * Tile::kBlockM;
-  const int n0 = int(blockIdx.x % tiles_n) * Tile::kBlockN;
+  const std::int64_t m0 = std::int64_t(blockIdx.x / unsigned(tiles_n)) * Tile::kBlockM;
+  const std::int64_t n0 = std::int64_t(blockIdx.x % unsigned(tiles_n)) * Tile::kBlockN;
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int k_tiles = (K + Tile::kBlockK - 1) / Tile::kBlockK;
 
@@ -107,22 +110,21 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
   }
   ptx::cp_async_wait<0>();  // nothing real is pending (only empty groups); be explicit anyway
 
-  Tile::store(acc, D, M, N, m0, n0, *scale_a * *scale_b, warp, lane);
+  Tile::store(acc, D, M, N, m0, n0, load_output_scale(scale_a, scale_b), warp, lane);
 }
 
+/// D = scale_a * scale_b * A . B^T on `stream`; errors as chapter 1 (common/launch.hpp).
 inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
-  validate_gemm(g.args(), requirements());
-  const std::int64_t tiles =
-      grid_tiles(g.M, g.N, Tile::kBlockM, Tile::kBlockN, requirements().who);
-  // 128 KiB of dynamic shared memory is above the 48 KiB default: opt in once.
-  static const bool prepared =
-      (prepare_kernel(reinterpret_cast<const void*>(&mma_sync_kernel), "ch03 mma_sync_kernel",
-                      "sm_90a", int(kSmemBytes)),
-       true);
-  (void)prepared;
-  mma_sync_kernel<<<unsigned(tiles), Tile::kThreads, kSmemBytes, stream>>>(
-      int(g.M), int(g.N), int(g.K), g.A, g.B, g.D, g.scale_a, g.scale_b);
-  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+  const GemmRequirements req = requirements();
+  // 128 KiB of dynamic shared memory is above the 48 KiB default: prepare_gemm_launch opts in
+  // (once per device).
+  const TileGrid grid = prepare_gemm_launch(
+      g.args(), req, Tile::kBlockM, Tile::kBlockN,
+      reinterpret_cast<const void*>(&mma_sync_kernel), "ch03 mma_sync_kernel", "sm_90a",
+      int(kSmemBytes));
+  mma_sync_kernel<<<unsigned(grid.blocks), Tile::kThreads, kSmemBytes, stream>>>(
+      int(g.M), int(g.N), int(g.K), int(grid.tiles_n), g.A, g.B, g.D, g.scale_a, g.scale_b);
+  check_launch(req.who);
 }
 
 }  // namespace fp8gemm::ch03

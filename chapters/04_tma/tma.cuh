@@ -21,6 +21,7 @@
 
 #include "common/cuda.hpp"
 #include "common/gemm.hpp"
+#include "common/launch.hpp"
 #include "common/mma_tile.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/smem.cuh"
@@ -43,15 +44,17 @@ inline GemmRequirements requirements() {
   r.k_multiple = 16;
   r.k_reason = "TMA needs the row stride of A and B (K bytes) to be a multiple of 16 bytes";
   r.operand_alignment = 16;  // TMA: global base address 16-byte aligned
+  r.output_alignment = 2;    // bf16 stores (4-byte pairs only where D and N allow)
   r.packed_only = true;
   return r;
 }
 
-/// One-dimensional grid: blockIdx.x = tile_m * tiles_n + tile_n (no 65535 limit on M).
+/// One-dimensional grid: blockIdx.x = tile_m * tiles_n + tile_n (no 65535 limit on M); tiles_n
+/// from the host (64-bit tile_grid()), tile origins in 64 bits.
 /// map_a: A as rows = M, cols = K (bytes), box 128 x 128, 128B swizzle; map_b: B likewise with N.
 __global__ void __launch_bounds__(Tile::kThreads, 1)
     tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-               int M, int N, int K, std::uint16_t* __restrict__ D,
+               int M, int N, int K, int tiles_n, std::uint16_t* __restrict__ D,
                const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
   extern __shared__ std::uint8_t smem[];
   __shared__ alignas(8) std::uint64_t full[kStages];  // "stage s has landed" barriers
@@ -60,18 +63,18 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
   auto b_stage = [&](int s) { return a_stage(s) + std::uint32_t(Tile::kTileBytes); };
   auto full_bar = [&](int s) { return ptx::smem_u32(&full[s]); };
 
-  const int tiles_n = (N + Tile::kBlockN - 1) / Tile::kBlockN;
-  const int m0 = int(blockIdx.x / tiles_n) * Tile::kBlockM;
-  const int n0 = int(blockIdx.x % tiles_n) * Tile::kBlockN;
+  const std::int64_t m0 = std::int64_t(blockIdx.x / unsigned(tiles_n)) * Tile::kBlockM;
+  const std::int64_t n0 = std::int64_t(blockIdx.x % unsigned(tiles_n)) * Tile::kBlockN;
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int k_tiles = (K + Tile::kBlockK - 1) / Tile::kBlockK;
 
   // Thread 0 issues every copy: the stage's barrier expects both boxes' bytes (32 KiB, zero-filled
-  // parts included), then the two copies count them down as they land.
+  // parts included), then the two copies count them down as they land. TMA coordinates are
+  // 32-bit: a tile origin is < M (or N) <= 2^31 - 1, so it fits.
   auto load_stage = [&](int stage, int kt) {
     ptx::mbarrier_arrive_expect_tx(full_bar(stage), kStageBytes);
-    ptx::tma_load_2d(a_stage(stage), &map_a, full_bar(stage), kt * Tile::kBlockK, m0);
-    ptx::tma_load_2d(b_stage(stage), &map_b, full_bar(stage), kt * Tile::kBlockK, n0);
+    ptx::tma_load_2d(a_stage(stage), &map_a, full_bar(stage), kt * Tile::kBlockK, int(m0));
+    ptx::tma_load_2d(b_stage(stage), &map_b, full_bar(stage), kt * Tile::kBlockK, int(n0));
   };
 
   if (tid == 0) {
@@ -100,18 +103,15 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
     Tile::multiply(acc, a_stage(s), b_stage(s), warp, lane);
   }
 
-  Tile::store(acc, D, M, N, m0, n0, *scale_a * *scale_b, warp, lane);
+  Tile::store(acc, D, M, N, m0, n0, load_output_scale(scale_a, scale_b), warp, lane);
 }
 
+/// D = scale_a * scale_b * A . B^T on `stream`; errors as chapter 1 (common/launch.hpp).
 inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
-  validate_gemm(g.args(), requirements());
-  const std::int64_t tiles =
-      grid_tiles(g.M, g.N, Tile::kBlockM, Tile::kBlockN, requirements().who);
-  static const bool prepared =
-      (prepare_kernel(reinterpret_cast<const void*>(&tma_kernel), "ch04 tma_kernel", "sm_90a",
-                      int(kSmemBytes)),
-       true);
-  (void)prepared;
+  const GemmRequirements req = requirements();
+  const TileGrid grid = prepare_gemm_launch(
+      g.args(), req, Tile::kBlockM, Tile::kBlockN, reinterpret_cast<const void*>(&tma_kernel),
+      "ch04 tma_kernel", "sm_90a", int(kSmemBytes));
   // The tensor maps: A is M rows x K bytes (row stride K), B is N x K; one box is one 128 x 128
   // tile. They are cheap to encode (host only) and go to the kernel as __grid_constant__
   // parameters, so a map per call costs nothing on the device.
@@ -121,9 +121,9 @@ inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
   const CUtensorMap map_b = make_tensor_map_2d(
       g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N), std::uint64_t(g.K),
       std::uint64_t(g.K), Tile::kBlockN, Tile::kBlockK, CU_TENSOR_MAP_SWIZZLE_128B);
-  tma_kernel<<<unsigned(tiles), Tile::kThreads, kSmemBytes, stream>>>(
-      map_a, map_b, int(g.M), int(g.N), int(g.K), g.D, g.scale_a, g.scale_b);
-  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+  tma_kernel<<<unsigned(grid.blocks), Tile::kThreads, kSmemBytes, stream>>>(
+      map_a, map_b, int(g.M), int(g.N), int(g.K), int(grid.tiles_n), g.D, g.scale_a, g.scale_b);
+  check_launch(req.who);
 }
 
 }  // namespace fp8gemm::ch04

@@ -18,8 +18,9 @@
 //     descriptors' start addresses move 32 bytes along the swizzle row), commits them as one
 //     group, waits until only that group is in flight (so the previous K block's group has
 //     finished reading shared memory) and releases the previous stage on its "empty" mbarrier.
-//   Epilogue: accumulators * (scale_a * scale_b) -> bf16, stored straight from registers with
-//     bounds checks.
+//   Epilogue: accumulators scaled by scale_a * scale_b (common/output_scale.cuh) -> bf16, stored
+//     straight from registers with bounds checks; bf16 pairs as one 4-byte store where D is 4-byte
+//     aligned and N even, single bf16 otherwise (D need only be 2-byte aligned).
 // Out-of-range rows of A / B and the K tail past K are zero-filled by TMA, so any M, N >= 1 and
 // any K that is a multiple of 16 (TMA's 16-byte row-stride rule) work without a special case.
 #pragma once
@@ -35,6 +36,8 @@
 
 #include "common/cuda.hpp"
 #include "common/gemm.hpp"
+#include "common/launch.hpp"
+#include "common/output_scale.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/smem.cuh"
 #include "common/ptx/tma.cuh"
@@ -82,42 +85,52 @@ inline GemmRequirements requirements() {
 
 /// Maps the linear block index to a (tile_m, tile_n) so that consecutive blocks walk down a group
 /// of kGroupM tile rows before moving right: the ~132 blocks in flight then share a few B tiles
-/// and a few A tiles in L2 instead of streaming all of B (or A) per wave.
-__device__ __forceinline__ void tile_coordinates(int tiles_m, int tiles_n, int& tile_m,
-                                                 int& tile_n) {
-  const int id = int(blockIdx.x);
-  const int tiles_per_group = kGroupM * tiles_n;
-  const int first_m = (id / tiles_per_group) * kGroupM;
-  const int group_rows = min(tiles_m - first_m, kGroupM);
-  const int in_group = id % tiles_per_group;
+/// and a few A tiles in L2 instead of streaming all of B (or A) per wave. tiles_m and tiles_n come
+/// from the host (64-bit tile_grid()); the arithmetic is 64-bit, so no M, N <= 2^31 - 1 overflows
+/// it (kGroupM * tiles_n in int would, for N near 2^31).
+__device__ __forceinline__ void tile_coordinates(int tiles_m, int tiles_n, std::int64_t& tile_m,
+                                                 std::int64_t& tile_n) {
+  const std::int64_t id = blockIdx.x;
+  const std::int64_t tiles_per_group = std::int64_t(kGroupM) * tiles_n;
+  const std::int64_t first_m = (id / tiles_per_group) * kGroupM;
+  const std::int64_t group_rows = min(std::int64_t(tiles_m) - first_m, std::int64_t(kGroupM));
+  const std::int64_t in_group = id % tiles_per_group;
   tile_m = first_m + in_group % group_rows;
   tile_n = in_group / group_rows;
+}
+
+/// Whether D[r][c] is 4-byte aligned for every even c: D itself 4-byte aligned and N even. Only
+/// then may the epilogue store bf16 pairs; validate_gemm() guarantees only 2-byte alignment.
+__device__ __forceinline__ bool pairs_aligned(const std::uint16_t* D, int N) {
+  return reinterpret_cast<std::uintptr_t>(D) % 4 == 0 && N % 2 == 0;
 }
 
 /// Writes this thread's accumulators (the wgmma D layout, see common/ptx/wgmma.cuh) of the 64 x
 /// 256 slab whose first row is `row0` and first column `col0`, scaled, as bf16 (D: M x N
 /// row-major). kChecked = false is the interior-tile path: the caller guarantees that the whole
-/// slab is inside D and N is even, so every store is an unconditional, 4-byte-aligned bf16 pair.
+/// slab is inside D and pairs_aligned(D, N), so every store is an unconditional, 4-byte-aligned
+/// bf16 pair. Indices are 64-bit: near M, N = 2^31 an int would overflow.
 template <bool kChecked>
-__device__ __forceinline__ void store_accumulators(const float (&d)[kAccumulators], float scale,
-                                                   int row0, int col0, int M, int N,
+__device__ __forceinline__ void store_accumulators(const float (&d)[kAccumulators],
+                                                   const OutputScale& scale, std::int64_t row0,
+                                                   std::int64_t col0, int M, int N,
                                                    std::uint16_t* __restrict__ D) {
   const int warp_in_group = int(threadIdx.x / 32) % 4;
   const int lane = int(threadIdx.x % 32);
-  const int row = row0 + 16 * warp_in_group + lane / 4;
-  const int col = col0 + 2 * (lane % 4);
-  const bool pairs_aligned = !kChecked || N % 2 == 0;  // D[row][even col] is 4-byte aligned
+  const std::int64_t row = row0 + 16 * warp_in_group + lane / 4;
+  const std::int64_t col = col0 + 2 * (lane % 4);
+  const bool pairs = !kChecked || pairs_aligned(D, N);
 #pragma unroll
   for (int j = 0; j < kBlockN / 8; ++j) {
-    const int c = col + 8 * j;
+    const std::int64_t c = col + 8 * j;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int r = row + 8 * h;
+      const std::int64_t r = row + 8 * h;
       if (kChecked && (r >= M || c >= N)) continue;
-      const float v0 = d[4 * j + 2 * h] * scale;
-      const float v1 = d[4 * j + 2 * h + 1] * scale;
-      std::uint16_t* out = D + std::int64_t(r) * N + c;
-      if (pairs_aligned && (!kChecked || c + 1 < N)) {
+      const float v0 = scale.apply(d[4 * j + 2 * h]);
+      const float v1 = scale.apply(d[4 * j + 2 * h + 1]);
+      std::uint16_t* out = D + r * N + c;
+      if (pairs && (!kChecked || c + 1 < N)) {
         // .x (v0) goes to the lower address, D[r][c].
         *reinterpret_cast<__nv_bfloat162*>(out) = __floats2bfloat162_rn(v0, v1);
       } else {
@@ -131,7 +144,7 @@ __device__ __forceinline__ void store_accumulators(const float (&d)[kAccumulator
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap map_a,  // A: M x K e4m3, box 128 x 128
                  const __grid_constant__ CUtensorMap map_b,  // B: N x K e4m3, box 256 x 128
-                 int M, int N, int K, std::uint16_t* __restrict__ D,
+                 int M, int N, int K, int tiles_m, int tiles_n, std::uint16_t* __restrict__ D,
                  const float* __restrict__ scale_a, const float* __restrict__ scale_b) {
   // The ring: stage s holds its A tile (128 rows x 128 B) then its B tile (256 rows x 128 B),
   // each in TMA's 128B-swizzled layout; stage bases are 1024-byte aligned.
@@ -145,12 +158,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int warp = int(threadIdx.x / 32);
   const int lane = int(threadIdx.x % 32);
-  const int tiles_m = (M + kBlockM - 1) / kBlockM;
-  const int tiles_n = (N + kBlockN - 1) / kBlockN;
-  int tile_m, tile_n;
+  std::int64_t tile_m, tile_n;
   tile_coordinates(tiles_m, tiles_n, tile_m, tile_n);
-  const int m0 = tile_m * kBlockM;
-  const int n0 = tile_n * kBlockN;
+  // Tile origins are < M (or N) <= 2^31 - 1; the TMA coordinates below are 32-bit.
+  const std::int64_t m0 = tile_m * kBlockM;
+  const std::int64_t n0 = tile_n * kBlockN;
   const int k_blocks = (K + kBlockK - 1) / kBlockK;  // the last one zero-filled past K
 
   if (warp == kProducerWarp && lane == 0) {
@@ -174,8 +186,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const std::uint32_t bar = ptx::smem_u32(&full[s]);
       const std::uint32_t tile_a = ring + std::uint32_t(s) * kStageBytes;
       ptx::mbarrier_arrive_expect_tx(bar, kStageBytes);  // zero-filled bytes count too
-      ptx::tma_load_2d(tile_a, &map_a, bar, kb * kBlockK, m0);
-      ptx::tma_load_2d(tile_a + kTileABytes, &map_b, bar, kb * kBlockK, n0);
+      ptx::tma_load_2d(tile_a, &map_a, bar, kb * kBlockK, int(m0));
+      ptx::tma_load_2d(tile_a + kTileABytes, &map_b, bar, kb * kBlockK, int(n0));
     }
     return;
   }
@@ -205,9 +217,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   ptx::wgmma_wait_group<0>();
   ptx::wgmma_fence_operands(d);
 
-  const float scale = *scale_a * *scale_b;
-  const int row0 = m0 + 64 * group;
-  if (row0 <= M - 64 && n0 <= N - kBlockN && N % 2 == 0) {  // no int overflow near 2^31
+  const OutputScale scale = load_output_scale(scale_a, scale_b);
+  const std::int64_t row0 = m0 + 64 * group;
+  if (row0 + 64 <= M && n0 + kBlockN <= N && pairs_aligned(D, N)) {
     store_accumulators<false>(d, scale, row0, n0, M, N, D);
   } else {
     store_accumulators<true>(d, scale, row0, n0, M, N, D);
@@ -215,21 +227,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 /// D = scale_a * scale_b * A . B^T on `stream`. Throws std::invalid_argument on bad arguments
-/// (before any CUDA call) and std::runtime_error on CUDA errors or a GPU without sm_90a.
+/// (before any GPU work) and std::runtime_error on CUDA errors or a GPU without sm_90a
+/// (common/launch.hpp).
 inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
   const GemmRequirements req = requirements();
-  validate_gemm(g.args(), req);
-  // The tile-order arithmetic (kGroupM * tiles_n) is 32-bit too: check it with the grid.
-  const std::int64_t tiles = grid_tiles(g.M, g.N, kBlockM, kBlockN, req.who);
-  grid_tiles(kGroupM, g.N, 1, kBlockN, req.who);
-
-  // Once per process: the machine code must exist for this GPU, and the kernel may use more than
-  // 48 KiB of dynamic shared memory only after opting in.
-  static const bool prepared =
-      (prepare_kernel(reinterpret_cast<const void*>(&wgmma_kernel), "ch05 wgmma_kernel", "sm_90a",
-                      int(kSmemBytes)),
-       true);
-  (void)prepared;
+  // Validation, the 64-bit grid, the pointer checks, then once per device: the machine code must
+  // exist for this GPU, and the kernel may use more than 48 KiB of dynamic shared memory only
+  // after opting in.
+  const TileGrid grid = prepare_gemm_launch(
+      g.args(), req, kBlockM, kBlockN, reinterpret_cast<const void*>(&wgmma_kernel),
+      "ch05 wgmma_kernel", "sm_90a", int(kSmemBytes));
 
   const CUtensorMap map_a =
       make_tensor_map_2d(g.A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.M),
@@ -239,9 +246,10 @@ inline void gemm(const PerTensorGemm& g, cudaStream_t stream) {
       make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N),
                          std::uint64_t(g.K), std::uint64_t(g.K), kBlockN, kBlockK,
                          CU_TENSOR_MAP_SWIZZLE_128B);
-  wgmma_kernel<<<unsigned(tiles), kThreads, kSmemBytes, stream>>>(
-      map_a, map_b, int(g.M), int(g.N), int(g.K), g.D, g.scale_a, g.scale_b);
-  FP8GEMM_CHECK_LAUNCH("ch05 wgmma_kernel");
+  wgmma_kernel<<<unsigned(grid.blocks), kThreads, kSmemBytes, stream>>>(
+      map_a, map_b, int(g.M), int(g.N), int(g.K), int(grid.tiles_m), int(grid.tiles_n), g.D,
+      g.scale_a, g.scale_b);
+  check_launch(req.who);
 }
 
 }  // namespace fp8gemm::ch05
