@@ -59,6 +59,17 @@ struct OutputScale {
   }
 };
 
+/// The two ways OutputScale applies, as separate types, so that a kernel can branch once per
+/// tile (uniformly) and compile each epilogue without the other path's registers.
+struct FloatOutputScale {
+  float product;
+  __host__ __device__ float apply(float acc) const { return acc * product; }
+};
+struct ExactOutputScale {
+  double exact;
+  __host__ __device__ float apply(float acc) const { return float(double(acc) * exact); }
+};
+
 #ifdef __CUDACC__
 /// Reads the two device scalars (per-tensor scales) and builds the OutputScale.
 __device__ __forceinline__ OutputScale load_output_scale(const float* __restrict__ scale_a,

@@ -31,18 +31,23 @@ __device__ __forceinline__ void static_for(F&& f) {
   }(std::make_integer_sequence<int, kCount>{});
 }
 
-/// Two scaled accumulators as a bf16x2 (the first in the low half: the lower column).
+/// Two scaled accumulators as a bf16x2, round to nearest even (`lo` in the low half: the lower
+/// column). An asm volatile on purpose: volatile asm keeps its program order, so the epilogue's
+/// conversions stay next to the stmatrix that stores them instead of being hoisted all at once
+/// (which kept 64 more registers live next to the accumulators and made ptxas spill).
+/// PTX ISA 9.0, §9.7.9.21 "cvt" (.bf16x2.f32: d = {a -> upper half, b -> lower half}).
 __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
-  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const std::uint32_t*>(&v);
+  std::uint32_t r;
+  asm volatile("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
 }
 
 /// Direct stores from registers (EpilogueKind::registers): one 64-row slab of kN columns whose
 /// first element is D[row0][col0]. `pairs_ok` (D 4-byte aligned and ldd even) allows bf16x2
 /// stores; the interior path (the whole slab inside D) drops the bounds checks.
-template <int kN>
+template <int kN, class Scale>
 __device__ __forceinline__ void store_slab_registers(const float (&acc)[kN / 2],
-                                                     const OutputScale& scale, int row0, int col0,
+                                                     const Scale& scale, int row0, int col0,
                                                      int M, int N, std::uint16_t* __restrict__ D,
                                                      std::int64_t ldd, bool pairs_ok) {
   const int warp = int(threadIdx.x / 32) % 4;
@@ -70,6 +75,14 @@ __device__ __forceinline__ void store_slab_registers(const float (&acc)[kN / 2],
   }
 }
 
+/// Calls f(scale) with the OutputScale's float or exact form: one uniform branch per tile, and
+/// each epilogue compiled with only its own arithmetic (output_scale.cuh).
+template <class F>
+__device__ __forceinline__ void with_output_scale(const OutputScale& s, F&& f) {
+  if (s.use_float) f(FloatOutputScale{s.product});
+  else f(ExactOutputScale{s.exact});
+}
+
 /// Byte offset `o` of a staging unit with the TMA swizzle of kSwizzleBytes (0: none) applied:
 /// the 16-byte chunk bits [4, 4 + log2(kSwizzleBytes / 16)) are XORed with the bits just above
 /// 128 bytes (CU_TENSOR_MAP_SWIZZLE_128B / 64B / 32B on a 1024-byte-aligned buffer).
@@ -86,9 +99,9 @@ __device__ __forceinline__ std::uint32_t swizzle_offset(std::uint32_t o) {
 /// stmatrix of the columns [c * kEpiCols, (c + 1) * kEpiCols) of one 64-row slab (accumulators
 /// `acc` of a BlockN-wide slab) into the staging unit at shared address `unit`, rows of
 /// kEpiCols bf16, swizzled as the D tensor map expects.
-template <class Cfg, int kChunk>
+template <class Cfg, int kChunk, class Scale>
 __device__ __forceinline__ void stage_unit(const float (&acc)[Cfg::kBlockN / 2],
-                                           const OutputScale& scale, std::uint32_t unit) {
+                                           const Scale& scale, std::uint32_t unit) {
   constexpr int kGroups = Cfg::kEpiCols / 8;  // 16-byte row pieces (8 bf16) per unit row
   constexpr std::uint32_t kRowBytes = Cfg::kEpiCols * 2;
   const int warp = int(threadIdx.x / 32) % 4;
@@ -127,55 +140,43 @@ __device__ __forceinline__ void stage_unit(const float (&acc)[Cfg::kBlockN / 2],
 /// thread, which commits one bulk group per store and never waits for a store except before its
 /// buffer is written again (so the stores drain under the next tile's main loop).
 /// `barrier_id` is the warpgroup's named barrier (1 + warpgroup index).
-template <class Cfg>
+template <class Cfg, class Scale>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
-                                               const OutputScale& scale,
+                                               const Scale& scale,
                                                const CUtensorMap* map_d, std::uint32_t staging,
                                                int row0, int col0, std::uint32_t barrier_id) {
   constexpr int kChunks = Cfg::kBlockN / Cfg::kEpiCols;
   constexpr int kUnits = Cfg::kEpiUnitsPerWG;
+  constexpr bool kBufferPerUnit = Cfg::kEpiBuffers >= kUnits;
   const bool leader = threadIdx.x % 128 == 0;
-  if constexpr (Cfg::kEpiBuffers >= kUnits) {
+  if constexpr (kBufferPerUnit) {
     // One buffer per unit: the previous tile's stores must have finished reading them. They were
     // issued a whole main loop ago, so this wait is normally free.
     if (leader) ptx::tma_store_wait_read<0>();
     ptx::named_barrier_sync(barrier_id, 128);
-    static_for<Cfg::kWavesM>([&](auto w) {
-      static_for<kChunks>([&](auto c) {
-        const std::uint32_t unit = staging + std::uint32_t(w * kChunks + c) * Cfg::kEpiUnitBytes;
-        stage_unit<Cfg, c>(acc[w], scale, unit);
-      });
-    });
-    ptx::fence_proxy_async_shared();  // st.shared / stmatrix writes -> visible to the TMA unit
-    ptx::named_barrier_sync(barrier_id, 128);
-    if (leader) {
-#pragma unroll
-      for (int w = 0; w < Cfg::kWavesM; ++w)
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-          ptx::tma_store_2d(map_d, staging + std::uint32_t(w * kChunks + c) * Cfg::kEpiUnitBytes,
-                            col0 + c * Cfg::kEpiCols, row0 + 64 * w);
-      ptx::tma_store_commit();
-    }
-  } else {
-    // A ring of kEpiBuffers buffers: before writing unit u, the store that last read its buffer
-    // (kEpiBuffers stores ago, counting across tiles) must be done reading.
-    static_for<Cfg::kWavesM>([&](auto w) {
-      static_for<kChunks>([&](auto c) {
-        constexpr int u = w * kChunks + c;
-        const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
+  }
+  // Unit by unit: its store starts while the next unit is written (and the barrier between
+  // units keeps the compiler from converting every unit's accumulators at once, which would
+  // need 64 more registers beside them).
+  static_for<Cfg::kWavesM>([&](auto w) {
+    static_for<kChunks>([&](auto c) {
+      constexpr int u = w * kChunks + c;
+      const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
+      if constexpr (!kBufferPerUnit) {
+        // A ring of kEpiBuffers: the store that last read this buffer (kEpiBuffers stores ago,
+        // counting across tiles) must be done reading it.
         if (leader) ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
         ptx::named_barrier_sync(barrier_id, 128);
-        stage_unit<Cfg, c>(acc[w], scale, unit);
-        ptx::fence_proxy_async_shared();
-        ptx::named_barrier_sync(barrier_id, 128);
-        if (leader) {
-          ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
-          ptx::tma_store_commit();
-        }
-      });
+      }
+      stage_unit<Cfg, c, Scale>(acc[w], scale, unit);
+      ptx::fence_proxy_async_shared();  // st.shared / stmatrix writes -> visible to the TMA unit
+      ptx::named_barrier_sync(barrier_id, 128);
+      if (leader) {
+        ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
+        ptx::tma_store_commit();
+      }
     });
-  }
+  });
 }
 
 }  // namespace fp8gemm::engine

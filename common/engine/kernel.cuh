@@ -218,14 +218,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       Math::mainloop(acc, st, p.k_blocks, ring, full, empty, wg, rank);
       const int row0 = t.m_block * Cfg::kBlockM + wg * Cfg::kRowsPerWG;
       const int col0 = t.n_block * Cfg::kBlockN;
-      if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
-        store_tile_tma<Cfg>(acc, scale, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
-      } else {
+      with_output_scale(scale, [&](const auto& sc) {
+        if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
+          store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
+        } else {
 #pragma unroll
-        for (int w = 0; w < Cfg::kWavesM; ++w)
-          store_slab_registers<Cfg::kBlockN>(acc[w], scale, row0 + 64 * w, col0, p.M, p.N, p.D,
-                                             p.ldd, p.d_pairs_ok != 0);
-      }
+          for (int w = 0; w < Cfg::kWavesM; ++w)
+            store_slab_registers<Cfg::kBlockN>(acc[w], sc, row0 + 64 * w, col0, p.M, p.N, p.D,
+                                               p.ldd, p.d_pairs_ok != 0);
+        }
+      });
     }
     if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
       // The staging buffers must stay valid until the last stores have read them, and D must be

@@ -1,0 +1,329 @@
+// Chapter 6's executable: validate the engine in both accumulation modes against the float64
+// reference, then benchmark it beside cuBLASLt (fast accumulation and its default, promoted) on
+// the square ladder and the DeepSeek-V3 shapes, in one process, by one method (common/bench.hpp).
+//
+//   ch06_warp_specialization [--no-bench] [--sizes=1024,...] [--shapes=MxNxK,...] [--json=PATH]
+//                            [--ablation] [--sustained=SECONDS] [--accuracy=PATH]
+//                            [Google Benchmark flags]
+// --ablation      the ablation steps (chapter 5 -> ... -> per-shape tiles) at 8192^3 and
+//                 4096x7168x16384, fast accumulation, beside cuBLASLt fast accumulation
+// --sustained=S   every implementation at 8192^3 launched back to back for S seconds (what a
+//                 long training step sees: the GPU at its power cap); prints TFLOPS per line
+// --accuracy=PATH the all-positive-data accuracy table (256 x 256 x K, K up to 65536), as JSON
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "accuracy.hpp"
+#include "chapters/05_wgmma/wgmma.cuh"
+#include "common/bench.hpp"
+#include "common/check.hpp"
+#include "common/cublaslt.hpp"
+#include "common/cuda.hpp"
+#include "ws_gemm.hpp"
+
+using namespace fp8gemm;
+
+namespace {
+
+struct Shape {
+  std::int64_t M, N, K;
+  std::string name() const {
+    return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+  }
+};
+
+std::vector<Shape> standard_shapes(const std::vector<std::int64_t>& sizes) {
+  std::vector<Shape> v;
+  for (auto s : sizes) v.push_back({s, s, s});
+  const std::array<std::array<std::int64_t, 2>, 6> nk = {
+      {{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}}};
+  for (std::int64_t m : {64, 128, 4096})
+    for (const auto& p : nk) v.push_back({m, p[0], p[1]});
+  return v;
+}
+
+Shape parse_shape(const std::string& s) {
+  Shape r{};
+  if (std::sscanf(s.c_str(), "%lldx%lldx%lld", reinterpret_cast<long long*>(&r.M),
+                  reinterpret_cast<long long*>(&r.N), reinterpret_cast<long long*>(&r.K)) != 3)
+    throw std::invalid_argument("bad shape '" + s + "' (want MxNxK)");
+  return r;
+}
+
+/// Device operands for one shape, shared by every implementation timed on it.
+struct Operands {
+  DeviceBuffer<std::uint8_t> A, B;
+  DeviceBuffer<std::uint16_t> D;
+  DeviceBuffer<float> scales;
+  PerTensorGemm gemm;
+  explicit Operands(const Shape& s)
+      : A(std::size_t(s.M * s.K)), B(std::size_t(s.N * s.K)), D(std::size_t(s.M * s.N)),
+        scales(std::vector<float>{0.75f, 1.25f}) {
+    fill_random_e4m3(A.data(), A.size(), 11 + std::uint64_t(s.M * 31 + s.K), 1.0f);
+    fill_random_e4m3(B.data(), B.size(), 13 + std::uint64_t(s.N * 37 + s.K), 1.0f);
+    gemm = PerTensorGemm{s.M, s.N, s.K, A.data(), B.data(), D.data(), scales.data(),
+                         scales.data() + 1};
+  }
+};
+
+ch06::Options mode_options(engine::Accumulation a) {
+  ch06::Options o;
+  o.accumulation = a;
+  return o;
+}
+
+/// Times `launch` back to back for `seconds` (chunks of 20 launches between two events, no flush,
+/// no host sync between chunks) and returns TFLOPS over the whole run.
+double sustained_tflops(const std::function<void(cudaStream_t)>& launch, const Shape& s,
+                        double seconds) {
+  for (int i = 0; i < 5; ++i) launch(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  EventTimer t;
+  double total_ms = 0;
+  std::int64_t launches = 0;
+  while (total_ms < seconds * 1e3) {
+    t.start();
+    for (int i = 0; i < 20; ++i) launch(nullptr);
+    t.stop();
+    total_ms += t.elapsed_ms();
+    launches += 20;
+  }
+  return 2.0 * double(s.M) * double(s.N) * double(s.K) * double(launches) / (total_ms * 1e-3) / 1e12;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::printf("Chapter 6: persistent warp-specialised FP8 GEMM (the engine): producer/consumer "
+              "warpgroups, TMA-store epilogue, 2-CTA multicast, per-shape tiles\n");
+  if (cuda_device_count() == 0) {
+    std::printf("No CUDA GPU found: ch06_warp_specialization was built, but running it needs an "
+                "NVIDIA Hopper GPU (sm_90a).\nOn a machine with one, run this binary again; see "
+                "README.md, 'Running on a GPU'.\n");
+    return 2;
+  }
+  std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
+
+  std::vector<std::int64_t> sizes = {1024, 2048, 4096, 8192};
+  std::vector<Shape> custom;
+  bool bench = true, ablation = false;
+  double sustained = 0;
+  std::string json = "ch06_warp_specialization.json", accuracy_json;
+  std::vector<char*> rest = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--sizes=", 0) == 0) {
+      sizes.clear();
+      std::stringstream ss(a.substr(8));
+      for (std::string t; std::getline(ss, t, ',');) sizes.push_back(std::stoll(t));
+    } else if (a.rfind("--shapes=", 0) == 0) {
+      std::stringstream ss(a.substr(9));
+      for (std::string t; std::getline(ss, t, ',');) custom.push_back(parse_shape(t));
+    } else if (a == "--no-bench") {
+      bench = false;
+    } else if (a == "--ablation") {
+      ablation = true;
+    } else if (a.rfind("--sustained=", 0) == 0) {
+      sustained = std::stod(a.substr(12));
+    } else if (a.rfind("--accuracy=", 0) == 0) {
+      accuracy_json = a.substr(11);
+    } else if (a.rfind("--json=", 0) == 0) {
+      json = a.substr(7);
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  const std::vector<Shape> shapes = custom.empty() ? standard_shapes(sizes) : custom;
+
+  // 1. Correctness, both modes: edge shapes, then every benchmark shape (sampled rows above 1024).
+  std::map<std::string, std::string> errors;
+  bool all_ok = true;
+  std::printf("\nvalidation against the float64 CPU reference (tolerance 2^-8 + 2.5e-7 K, every "
+              "128x128 tile too):\n");
+  std::vector<Shape> checks = {{1, 1, 16}, {127, 129, 80}, {200, 264, 656}, {333, 77, 1040}};
+  if (!ablation && sustained == 0) checks.insert(checks.end(), shapes.begin(), shapes.end());
+  std::uint64_t seed = 6000;
+  for (const auto& s : checks) {
+    for (auto mode : {engine::Accumulation::fast, engine::Accumulation::promoted}) {
+      CheckOptions opt;
+      opt.seed = seed++;
+      const PerTensorKernel k = mode == engine::Accumulation::fast ? PerTensorKernel(ch06::gemm_fast)
+                                                                   : PerTensorKernel(ch06::gemm);
+      const CheckResult r = check_per_tensor(k, s.M, s.N, s.K, opt);
+      const std::string impl = std::string("ch06_") + engine::to_string(mode);
+      all_ok &= r.ok();
+      errors[impl + "/" + s.name()] = r.describe();
+      std::printf("  %-9s %-20s %s  %s  [%s]\n", engine::to_string(mode), s.name().c_str(),
+                  r.ok() ? "ok  " : "FAIL", r.describe().c_str(),
+                  ch06::choose_kernel(s.M, s.N, s.K, mode, s.N % 8 == 0).name.c_str());
+    }
+  }
+  if (!all_ok) {
+    std::printf("\nVALIDATION FAILED: not benchmarking a wrong kernel.\n");
+    return 1;
+  }
+
+  if (!accuracy_json.empty()) {
+    // All-positive data (e4m3 of U[0.5, 1]), 256 x 256 x K: fast accumulation drifts low as K
+    // grows; promotion every 128 K does not. cuBLASLt in both modes beside ours.
+    CublasLtGemm cublas;
+    std::ofstream out(accuracy_json);
+    out << "{\n  \"commit\": \"" << git_commit() << "\",\n  \"data\": \"A, B = e4m3(U[0.5, 1]), "
+        << "scales 1, 256 x 256 x K, 32 sampled rows\",\n  \"rows\": [\n";
+    std::printf("\naccuracy on all-positive data (e4m3 of U[0.5, 1]), 256 x 256 x K, relative "
+                "Frobenius error vs float64:\n  %-8s %12s %12s %12s %12s\n", "K", "ch06 fast",
+                "ch06 promoted", "cuBLASLt fast", "cuBLASLt prom.");
+    bool first = true;
+    for (std::int64_t K : {1024, 4096, 16384, 65536}) {
+      auto cub = [&](bool fast) {
+        return [&cublas, fast](const PerTensorGemm& g, cudaStream_t s) {
+          cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, fast, s);
+        };
+      };
+      const auto f = ch06::uniform_data_error(ch06::gemm_fast, 256, 256, K, 0.5f, 1.0f, 42);
+      const auto p = ch06::uniform_data_error(ch06::gemm, 256, 256, K, 0.5f, 1.0f, 42);
+      const auto cf = ch06::uniform_data_error(cub(true), 256, 256, K, 0.5f, 1.0f, 42);
+      const auto cp = ch06::uniform_data_error(cub(false), 256, 256, K, 0.5f, 1.0f, 42);
+      std::printf("  %-8lld %12.2e %12.2e %12.2e %12.2e\n", static_cast<long long>(K),
+                  f.rel_frobenius, p.rel_frobenius, cf.rel_frobenius, cp.rel_frobenius);
+      out << (first ? "" : ",\n") << "    {\"K\": " << K << ", \"ch06_fast\": " << f.rel_frobenius
+          << ", \"ch06_promoted\": " << p.rel_frobenius << ", \"cublaslt_fast\": "
+          << cf.rel_frobenius << ", \"cublaslt_promoted\": " << cp.rel_frobenius << "}";
+      first = false;
+    }
+    out << "\n  ]\n}\n";
+  }
+
+  if (sustained > 0) {
+    const Shape s{8192, 8192, 8192};
+    Operands ops(s);
+    CublasLtGemm cublas;
+    const ch06::Plan fast(ops.gemm, mode_options(engine::Accumulation::fast));
+    const ch06::Plan promoted(ops.gemm, mode_options(engine::Accumulation::promoted));
+    const PerTensorGemm g = ops.gemm;
+    const std::vector<std::pair<std::string, std::function<void(cudaStream_t)>>> impls = {
+        {"ch06_fast", [&](cudaStream_t st) { fast.run(st); }},
+        {"cublaslt_fast", [&](cudaStream_t st) {
+           cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, true, st);
+         }},
+        {"ch06_promoted", [&](cudaStream_t st) { promoted.run(st); }},
+        {"cublaslt_promoted", [&](cudaStream_t st) {
+           cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, false, st);
+         }}};
+    std::printf("\nsustained, 8192^3, %.0f s each, back-to-back launches:\n", sustained);
+    for (const auto& [name, launch] : impls) {
+      const double tf = sustained_tflops(launch, s, sustained);
+      std::printf("SUSTAINED %-20s %8.1f TFLOPS\n", name.c_str(), tf);
+      std::fflush(stdout);
+    }
+  }
+
+  if (!bench) return 0;
+
+  // 2. Benchmarks: every implementation on every shape in the same process, same method.
+  CublasLtGemm cublas;
+  std::map<std::string, std::unique_ptr<Operands>> operands;
+  std::vector<std::unique_ptr<ch06::Plan>> plans;  // alive until the benchmarks ran
+  auto add = [&](const std::string& impl, const Shape& s, std::function<void(cudaStream_t)> f) {
+    const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K);
+    benchmark::RegisterBenchmark((impl + "/" + s.name()).c_str(),
+                                 [f, cost](benchmark::State& st) { time_gpu(st, f, cost); })
+        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+  };
+  auto ops_for = [&](const Shape& s) -> Operands& {
+    auto& p = operands[s.name()];
+    if (!p) p = std::make_unique<Operands>(s);
+    return *p;
+  };
+  auto plan = [&](const PerTensorGemm& g, const ch06::Options& o) -> const ch06::Plan* {
+    plans.push_back(std::make_unique<ch06::Plan>(g, o));
+    return plans.back().get();
+  };
+  auto add_cublas = [&](const Shape& s, bool fast) {
+    const PerTensorGemm g = ops_for(s).gemm;
+    add(fast ? "cublaslt_per_tensor" : "cublaslt_per_tensor_promoted", s, [g, &cublas, fast](cudaStream_t st) {
+      cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, fast, st);
+    });
+  };
+  if (ablation) {
+    // Fast accumulation throughout: the steps change the structure, not the arithmetic.
+    for (const Shape& s : {Shape{8192, 8192, 8192}, Shape{4096, 7168, 16384}}) {
+      const PerTensorGemm g = ops_for(s).gemm;
+      add("ch05_wgmma", s, [g](cudaStream_t st) { ch05::gemm(g, st); });
+      auto step = [&](const char* impl, const char* kernel, bool persistent) {
+        ch06::Options o = mode_options(engine::Accumulation::fast);
+        o.kernel = kernel;
+        o.persistent = persistent;
+        const ch06::Plan* p = plan(g, o);
+        std::printf("%s at %s: %s\n", impl, s.name().c_str(), p->engine().describe().c_str());
+        add(impl, s, [p](cudaStream_t st) { p->run(st); });
+      };
+      step("ch06_1_warp_specialized", "128x256_s4_c1x1_fast_reg", false);
+      step("ch06_2_persistent", "128x256_s4_c1x1_fast_reg", true);
+      step("ch06_3_tma_store", "128x256_s4_c1x1_fast_tma_b2", true);
+      step("ch06_4_multicast", "128x256_s4_c2x1_fast_tma_b2", true);
+      const ch06::Plan* p = plan(g, mode_options(engine::Accumulation::fast));
+      std::printf("ch06_5_table at %s: %s\n", s.name().c_str(), p->engine().describe().c_str());
+      add("ch06_5_table", s, [p](cudaStream_t st) { p->run(st); });
+      add_cublas(s, true);
+    }
+  } else {
+    for (const Shape& s : shapes) {
+      const PerTensorGemm g = ops_for(s).gemm;
+      for (auto mode : {engine::Accumulation::fast, engine::Accumulation::promoted}) {
+        const ch06::Plan* p = plan(g, mode_options(mode));
+        std::printf("ch06_%s at %s: %s\n", engine::to_string(mode), s.name().c_str(),
+                    p->engine().describe().c_str());
+        add(std::string("ch06_") + engine::to_string(mode), s, [p](cudaStream_t st) { p->run(st); });
+      }
+      add_cublas(s, true);
+      add_cublas(s, false);
+    }
+  }
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto results = run_benchmarks(int(rest.size()), rest.data(), json);
+  std::printf("JSON: %s\n", json.c_str());
+
+  // 3. The closing table: each mode against cuBLASLt's same mode, same run.
+  std::map<std::string, std::map<std::string, double>> tf;  // shape -> impl -> TFLOPS
+  std::vector<std::string> order;
+  for (const auto& r : results) {
+    if (!tf.count(r.shape)) order.push_back(r.shape);
+    tf[r.shape][r.implementation] = r.tflops;
+  }
+  auto pct = [](double a, double b) {
+    char buf[16] = "-";
+    if (a > 0 && b > 0) std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * a / b);
+    return std::string(buf);
+  };
+  if (ablation) {
+    std::printf("\n%-26s %-18s %10s %12s\n", "step", "shape (MxNxK)", "TFLOPS", "% of cuBLASLt");
+    for (const auto& shape : order)
+      for (const auto& [impl, t] : tf[shape])
+        if (impl != "cublaslt_per_tensor")
+          std::printf("%-26s %-18s %10.1f %12s\n", impl.c_str(), shape.c_str(), t,
+                      pct(t, tf[shape]["cublaslt_per_tensor"]).c_str());
+    return 0;
+  }
+  std::printf("\n%-20s %10s %10s %8s %12s %12s %8s  %s\n", "shape (MxNxK)", "ch06 fast",
+              "cuBLASLt", "ratio", "ch06 promo.", "cuBLASLt pr.", "ratio",
+              "error (promoted) vs float64");
+  for (const auto& shape : order) {
+    auto& m = tf[shape];
+    auto e = errors.find("ch06_promoted/" + shape);
+    std::printf("%-20s %10.1f %10.1f %8s %12.1f %12.1f %8s  %s\n", shape.c_str(), m["ch06_fast"],
+                m["cublaslt_per_tensor"], pct(m["ch06_fast"], m["cublaslt_per_tensor"]).c_str(),
+                m["ch06_promoted"], m["cublaslt_per_tensor_promoted"],
+                pct(m["ch06_promoted"], m["cublaslt_per_tensor_promoted"]).c_str(),
+                e == errors.end() ? "-" : e->second.c_str());
+  }
+  return 0;
+}

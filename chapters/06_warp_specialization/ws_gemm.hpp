@@ -1,0 +1,68 @@
+// Chapter 6: the persistent, warp-specialised FP8 GEMM, the engine of chapters 6-10
+// (common/engine/). This header is the chapter's entry point:
+//
+//   D (M x N, bf16, row-major) = scale_a * scale_b * A (M x K, e4m3, row-major)
+//                                                  . B (N x K, e4m3, row-major)^T
+//
+//   fp8gemm::ch06::Plan plan(gemm);          // validate, check pointers and GPU, pick a kernel,
+//                                            // build tensor maps: once
+//   plan.run(stream);                        // launch only: any number of times, any stream
+//
+// Accumulation is promoted to FP32 every 128 K by default (numerically safe); fast (tensor-core
+// accumulation only, like cuBLASLt's FAST_ACCUM) is opt-in: Options{.accumulation = fast}.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "common/engine/plan.hpp"
+#include "common/gemm.hpp"
+#include "kernels.hpp"
+
+namespace fp8gemm::ch06 {
+
+using engine::Accumulation;
+
+struct Options {
+  /// promoted (default): FP32 promotion every 128 K; fast: tensor-core accumulation only.
+  Accumulation accumulation = Accumulation::promoted;
+  /// SMs the persistent grid may use (0: all), to leave room for kernels running beside it.
+  int max_sms = 0;
+  /// A kernel by name (kernels()), overriding the per-shape table; "" = the table's choice.
+  std::string kernel;
+  /// Tile order; defaults choose (common/engine/plan.hpp).
+  engine::RasterOptions raster;
+  /// false: one CTA per tile instead of a persistent grid (the ablation's first step).
+  bool persistent = true;
+};
+
+/// The rules of chapter 6's entry point (engine_requirements() with this chapter's name): any
+/// M, N >= 1; K a multiple of 16; A and B 16-byte aligned; D 2-byte aligned.
+GemmRequirements requirements();
+
+/// The per-shape table: the kernel the plan uses for an M x N x K call (names in kernels()).
+/// `tma_store_ok`: whether D can be stored by TMA (else a registers-epilogue kernel).
+const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int64_t K,
+                                        Accumulation accumulation, bool tma_store_ok);
+
+class Plan {
+ public:
+  /// Throws std::invalid_argument (bad arguments, before any GPU work) or std::runtime_error
+  /// (CUDA failure, no sm_90a GPU).
+  explicit Plan(const PerTensorGemm& gemm, const Options& options = {});
+  /// Launches on `stream`; nothing else (no validation, no allocation, no host sync).
+  void run(cudaStream_t stream) const { plan_.run(stream); }
+  const engine::EnginePlan& engine() const { return plan_; }
+
+ private:
+  engine::EnginePlan plan_;
+};
+
+/// Plan + run in one call (promoted accumulation): the form chapters 1-5 take.
+void gemm(const PerTensorGemm& gemm, cudaStream_t stream);
+/// The same with fast accumulation.
+void gemm_fast(const PerTensorGemm& gemm, cudaStream_t stream);
+
+}  // namespace fp8gemm::ch06
