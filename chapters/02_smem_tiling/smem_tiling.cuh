@@ -70,14 +70,17 @@ __device__ __forceinline__ void decode_16_e4m3(const uint4& v, float (&out)[16])
 
 /// 16 bytes of row `row` (< rows) starting at column k (< K): zero outside the matrix, so tails in
 /// M, N and K add nothing to the sums. K % 16 == 0, so a vector is wholly inside or outside.
+/// `row` is unsigned: a tile origin (< rows <= 2^31 - 1) plus up to 127 may pass 2^31 - 1 at the
+/// last tile, which an int could not hold, but never 2^32.
 __device__ __forceinline__ uint4 load_16(const std::uint8_t* __restrict__ X, int rows, int K,
-                                         std::int64_t row, int k) {
-  if (row >= rows || k >= K) return make_uint4(0, 0, 0, 0);
-  return *reinterpret_cast<const uint4*>(X + row * K + k);
+                                         unsigned row, int k) {
+  if (row >= unsigned(rows) || k >= K) return make_uint4(0, 0, 0, 0);
+  return *reinterpret_cast<const uint4*>(X + std::int64_t(row) * K + k);
 }
 
 /// The grid is one-dimensional (blockIdx.x = tile_m * tiles_n + tile_n): no 65535 limit on M.
-/// tiles_n comes from the host (64-bit tile_grid()); row and column indices are 64-bit.
+/// tiles_n comes from the host (64-bit tile_grid()). A tile origin is < M (or N) <= 2^31 - 1, so it
+/// fits an int; origin + offset may not, so those sums are unsigned (loads) or 64-bit (stores).
 __global__ void __launch_bounds__(kThreads, 2)
     smem_tiling_kernel(int M, int N, int K, int tiles_n, const std::uint8_t* __restrict__ A,
                        const std::uint8_t* __restrict__ B, std::uint16_t* __restrict__ D,
@@ -88,14 +91,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   float* smem = reinterpret_cast<float*>(smem_f4);
   constexpr int kTileFloats = kBlockK * kBlockM;
 
-  const std::int64_t m0 = std::int64_t(blockIdx.x / unsigned(tiles_n)) * kBlockM;
-  const std::int64_t n0 = std::int64_t(blockIdx.x % unsigned(tiles_n)) * kBlockN;
+  const int m0 = int(blockIdx.x / unsigned(tiles_n)) * kBlockM;
+  const int n0 = int(blockIdx.x % unsigned(tiles_n)) * kBlockN;
   const int tid = int(threadIdx.x);
 
   // Copy role: thread t loads row t % 128 of the A tile and of the B tile, 16 bytes at
   // k = 16 * (t / 128). A warp thus covers 32 consecutive rows at one k, and its transposed
   // stores As[k][32 consecutive m] hit 32 different banks.
-  const int copy_row = tid % kBlockM;
+  const unsigned copy_row = unsigned(tid % kBlockM);
   const int copy_k = 16 * (tid / kBlockM);
   // Compute role: thread (ty, tx) owns rows {4 ty + i, 64 + 4 ty + i} and columns
   // {4 tx + j, 64 + 4 tx + j}, i, j < 4. The split in two halves makes a quarter-warp's 16-byte
@@ -119,8 +122,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   };
 
   // Prologue: tile 0 into buffer 0.
-  uint4 a_next = load_16(A, M, K, m0 + copy_row, copy_k);
-  uint4 b_next = load_16(B, N, K, n0 + copy_row, copy_k);
+  uint4 a_next = load_16(A, M, K, unsigned(m0) + copy_row, copy_k);
+  uint4 b_next = load_16(B, N, K, unsigned(n0) + copy_row, copy_k);
   store_tile(0, a_next, b_next);
   __syncthreads();
 
@@ -130,8 +133,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     const bool has_next = kt + 1 < k_tiles;
     if (has_next) {
       const int k_next = (kt + 1) * kBlockK + copy_k;
-      a_next = load_16(A, M, K, m0 + copy_row, k_next);
-      b_next = load_16(B, N, K, n0 + copy_row, k_next);
+      a_next = load_16(A, M, K, unsigned(m0) + copy_row, k_next);
+      b_next = load_16(B, N, K, unsigned(n0) + copy_row, k_next);
     }
 
     const float* As = smem + (kt % 2) * 2 * kTileFloats;
@@ -163,12 +166,12 @@ __global__ void __launch_bounds__(kThreads, 2)
   const bool vector_ok = (reinterpret_cast<std::uintptr_t>(D) % 8 == 0) && (N % 4 == 0);
 #pragma unroll
   for (int i = 0; i < kThreadM; ++i) {
-    const std::int64_t m = m0 + (i < 4 ? 4 * ty + i : 64 + 4 * ty + i - 4);
+    const std::int64_t m = std::int64_t(m0) + (i < 4 ? 4 * ty + i : 64 + 4 * ty + i - 4);
     if (m >= M) continue;
     std::uint16_t* d_row = D + m * N;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const std::int64_t n = n0 + 64 * half + 4 * tx;
+      const std::int64_t n = std::int64_t(n0) + 64 * half + 4 * tx;
       std::uint16_t v[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j)

@@ -50,22 +50,25 @@ inline GemmRequirements requirements() {
 /// warp reads 4 whole 128-byte rows (coalesced) and writes 512 contiguous bytes of shared memory.
 /// Chunks past the last row or past K are zero-filled (src_bytes = 0, nothing is read): tails
 /// add zeros to the sums. K % 16 == 0, so a chunk is wholly inside or outside.
+/// row0 is a tile origin (< rows <= 2^31 - 1); row0 + r may pass 2^31 - 1 at the last tile, so
+/// that sum is unsigned (it stays below 2^32).
 __device__ __forceinline__ void load_tile_async(std::uint32_t tile, const std::uint8_t* X,
-                                                int rows, int K, std::int64_t row0, int k0,
-                                                int tid) {
+                                                int rows, int K, int row0, int k0, int tid) {
   const int chunk = tid % kChunksPerRow;
   const int k = k0 + 16 * chunk;
 #pragma unroll
   for (int p = 0; p < kPasses; ++p) {
     const int r = tid / kChunksPerRow + kRowsPerPass * p;
-    const bool inside = row0 + r < rows && k < K;
-    const std::uint8_t* src = inside ? X + (row0 + r) * K + k : X;
+    const unsigned row = unsigned(row0) + unsigned(r);
+    const bool inside = row < unsigned(rows) && k < K;
+    const std::uint8_t* src = inside ? X + std::int64_t(row) * K + k : X;
     ptx::cp_async_16(tile + Swizzle128B::offset(r, chunk), src, inside ? 16u : 0u);
   }
 }
 
 /// One-dimensional grid: blockIdx.x = tile_m * tiles_n + tile_n (no 65535 limit on M); tiles_n
-/// from the host (64-bit tile_grid()), tile origins in 64 bits.
+/// from the host (64-bit tile_grid()). Tile origins are < M (or N) <= 2^31 - 1: ints; what is
+/// added to them is unsigned (loads) or 64-bit (Tile::store).
 __global__ void __launch_bounds__(Tile::kThreads, 1)
     mma_sync_kernel(int M, int N, int K, int tiles_n, const std::uint8_t* __restrict__ A,
                     const std::uint8_t* __restrict__ B, std::uint16_t* __restrict__ D,
@@ -75,8 +78,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
   auto a_stage = [&](int s) { return smem_base + std::uint32_t(s * kStageBytes); };
   auto b_stage = [&](int s) { return a_stage(s) + std::uint32_t(Tile::kTileBytes); };
 
-  const std::int64_t m0 = std::int64_t(blockIdx.x / unsigned(tiles_n)) * Tile::kBlockM;
-  const std::int64_t n0 = std::int64_t(blockIdx.x % unsigned(tiles_n)) * Tile::kBlockN;
+  const int m0 = int(blockIdx.x / unsigned(tiles_n)) * Tile::kBlockM;
+  const int n0 = int(blockIdx.x % unsigned(tiles_n)) * Tile::kBlockN;
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int k_tiles = (K + Tile::kBlockK - 1) / Tile::kBlockK;
 

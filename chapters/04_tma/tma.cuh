@@ -50,7 +50,8 @@ inline GemmRequirements requirements() {
 }
 
 /// One-dimensional grid: blockIdx.x = tile_m * tiles_n + tile_n (no 65535 limit on M); tiles_n
-/// from the host (64-bit tile_grid()), tile origins in 64 bits.
+/// from the host (64-bit tile_grid()). Tile origins are < M (or N) <= 2^31 - 1: ints (TMA takes
+/// 32-bit coordinates); Tile::store adds to them in 64 bits.
 /// map_a: A as rows = M, cols = K (bytes), box 128 x 128, 128B swizzle; map_b: B likewise with N.
 __global__ void __launch_bounds__(Tile::kThreads, 1)
     tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
@@ -63,18 +64,17 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
   auto b_stage = [&](int s) { return a_stage(s) + std::uint32_t(Tile::kTileBytes); };
   auto full_bar = [&](int s) { return ptx::smem_u32(&full[s]); };
 
-  const std::int64_t m0 = std::int64_t(blockIdx.x / unsigned(tiles_n)) * Tile::kBlockM;
-  const std::int64_t n0 = std::int64_t(blockIdx.x % unsigned(tiles_n)) * Tile::kBlockN;
+  const int m0 = int(blockIdx.x / unsigned(tiles_n)) * Tile::kBlockM;
+  const int n0 = int(blockIdx.x % unsigned(tiles_n)) * Tile::kBlockN;
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int k_tiles = (K + Tile::kBlockK - 1) / Tile::kBlockK;
 
   // Thread 0 issues every copy: the stage's barrier expects both boxes' bytes (32 KiB, zero-filled
-  // parts included), then the two copies count them down as they land. TMA coordinates are
-  // 32-bit: a tile origin is < M (or N) <= 2^31 - 1, so it fits.
+  // parts included), then the two copies count them down as they land.
   auto load_stage = [&](int stage, int kt) {
     ptx::mbarrier_arrive_expect_tx(full_bar(stage), kStageBytes);
-    ptx::tma_load_2d(a_stage(stage), &map_a, full_bar(stage), kt * Tile::kBlockK, int(m0));
-    ptx::tma_load_2d(b_stage(stage), &map_b, full_bar(stage), kt * Tile::kBlockK, int(n0));
+    ptx::tma_load_2d(a_stage(stage), &map_a, full_bar(stage), kt * Tile::kBlockK, m0);
+    ptx::tma_load_2d(b_stage(stage), &map_b, full_bar(stage), kt * Tile::kBlockK, n0);
   };
 
   if (tid == 0) {
