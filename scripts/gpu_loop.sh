@@ -7,7 +7,9 @@
 #
 # Environment:
 #   STEPS="tests chapters baseline sanitize ncu"  what to run (default: tests chapters baseline)
-#   SANITIZE_CHAPTERS="ch04_tma"          chapters to run under compute-sanitizer (default: all)
+#   SANITIZE_CHAPTERS="ch04_tma"          chapters to run under compute-sanitizer (default: all);
+#                                         the step also runs test_reliability's [refused] and
+#                                         [offsets] cases under memcheck
 #   CHAPTER_ARGS="--sizes=4096,8192"      extra arguments for every chapter executable
 #   ONLY=REGEX                            run only GPU tests / chapters whose name matches
 #   NCU_CHAPTERS="ch05_wgmma"             chapters to profile with ncu at 8192^3 (step ncu)
@@ -110,6 +112,14 @@ if [[ " $STEPS " == *" sanitize "* ]] && command -v compute-sanitizer >/dev/null
       run "$tool $c" compute-sanitizer --tool "$tool" --error-exitcode 1 "$BIN/$c" --no-bench --sizes=256
     done
   done
+  # The reliability cases (docs/contract.md): calls every chapter must refuse (D one byte off,
+  # host, pinned, short, overlapping or other-device memory) launch nothing, so memcheck must see
+  # no access at all; and D at every even byte offset is written without a misaligned or
+  # out-of-bounds store.
+  if [ -x "$BIN/test_reliability" ]; then
+    run "memcheck test_reliability [refused],[offsets]" compute-sanitizer --tool memcheck \
+      --error-exitcode 1 "$BIN/test_reliability" "[refused],[offsets]"
+  fi
 fi
 
 if [[ " $STEPS " == *" ncu "* ]] && command -v ncu >/dev/null; then

@@ -345,12 +345,16 @@ TEST_CASE("memory of another device is refused", "[gpu][refused][other-device]")
   for (const Chapter& c : chapters()) {
     FP8GEMM_CUDA_CHECK(cudaSetDevice(0));
     const CheckOperands ops(kM, kN, kK, CheckOptions{});
-    FP8GEMM_CUDA_CHECK(cudaSetDevice(1));
-    fp8gemm::DeviceBuffer<std::uint8_t> elsewhere(bytes_of(Operand::A, ops.gemm()));
+    {
+      FP8GEMM_CUDA_CHECK(cudaSetDevice(1));
+      fp8gemm::DeviceBuffer<std::uint8_t> elsewhere(bytes_of(Operand::A, ops.gemm()));
+      FP8GEMM_CUDA_CHECK(cudaSetDevice(0));
+      const PerTensorGemm g = with(ops.gemm(), Operand::A, elsewhere.data());
+      require_refused(c, [&] { c.kernel(g, nullptr); }, {"A = ", "memory of device 1"},
+                      "A on device 1");
+      FP8GEMM_CUDA_CHECK(cudaSetDevice(1));  // freed by its own device
+    }
     FP8GEMM_CUDA_CHECK(cudaSetDevice(0));
-    const PerTensorGemm g = with(ops.gemm(), Operand::A, elsewhere.data());
-    require_refused(c, [&] { c.kernel(g, nullptr); }, {"A = ", "memory of device 1"},
-                    "A on device 1");
     require_still_works(c);
   }
 }
