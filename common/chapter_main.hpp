@@ -3,7 +3,8 @@
 //  2. validate the chapter's kernel on fresh random data against the float64 CPU reference at
 //     edge shapes and at every benchmark shape (D poisoned first);
 //  3. benchmark the square ladder (1024^3 ... 8192^3) beside cuBLASLt (per-tensor, FP32
-//     fast accumulation, the same arithmetic as the chapters) in the same process;
+//     fast accumulation: the arithmetic of chapter 5's wgmma; chapters 1-4 accumulate in full
+//     FP32) in the same process;
 //  4. print the closing table: shape, TFLOPS, % of cuBLASLt, error.
 // Options: --sizes=1024,2048 (square sizes to benchmark), --no-bench (validate only),
 // --json=<path> (default <name>.json), plus Google Benchmark's own flags.

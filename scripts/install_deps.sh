@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing fp8gemm needs on a Debian/Ubuntu machine, skipping what is
-# already there: Catch2 and Google Benchmark (apt), cuobjdump + nvdisasm for the SASS tests and
-# matplotlib for the plots (pip). The CUDA toolkit (nvcc >= 12.8) must already be installed:
+# already there: Catch2, Google Benchmark, and doxygen + graphviz for the documentation test
+# (apt), cuobjdump + nvdisasm for the SASS tests and matplotlib for the plots (pip). The CUDA toolkit (nvcc >= 12.8) must already be installed:
 # NVIDIA's packages, not Debian's, carry a recent enough one.
 set -euo pipefail
 NVCC=${CUDACXX:-/usr/local/cuda/bin/nvcc}
@@ -15,6 +15,8 @@ need_apt=()
 [ -f /usr/include/catch2/catch.hpp ] || [ -d /usr/include/catch2 ] || [ -d /usr/local/include/catch2 ] || need_apt+=(catch2)
 [ -f /usr/include/benchmark/benchmark.h ] || [ -f /usr/local/include/benchmark/benchmark.h ] || need_apt+=(libbenchmark-dev)
 command -v cmake >/dev/null || need_apt+=(cmake)
+command -v doxygen >/dev/null || need_apt+=(doxygen)  # CTest doxygen_config builds the HTML
+command -v dot >/dev/null || need_apt+=(graphviz)     # dot: Doxygen's diagram tool
 command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""
