@@ -2,11 +2,12 @@
 # nvidia-cuda-cuobjdump) so that tests can assert which instructions a kernel contains.
 #
 #   fp8gemm_sass_test(NAME <test> TARGET <exe or lib target> [KERNEL <regex>]
-#                     [ARCH sm_90a] CONTAINS <opcode>... [ABSENT <opcode>...])
+#                     [ARCH sm_90a] [EACH] CONTAINS <opcode>... [ABSENT <opcode>...])
 #
 # registers a CPU-labelled CTest that disassembles the target's binary with tools/sass_check.py
 # and fails unless every CONTAINS opcode appears (and no ABSENT opcode does) in the kernels whose
-# mangled or demangled name matches KERNEL.
+# mangled or demangled name matches KERNEL (EACH: every CONTAINS opcode in every matching kernel,
+# not just in one of them).
 find_program(FP8GEMM_CUOBJDUMP cuobjdump
   HINTS ${CUDAToolkit_BIN_DIR}
   PATHS ENV PATH)
@@ -27,7 +28,7 @@ endif()
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
 function(fp8gemm_sass_test)
-  cmake_parse_arguments(ARG "" "NAME;TARGET;KERNEL;ARCH" "CONTAINS;ABSENT" ${ARGN})
+  cmake_parse_arguments(ARG "EACH" "NAME;TARGET;KERNEL;ARCH" "CONTAINS;ABSENT" ${ARGN})
   if(NOT ARG_ARCH)
     set(ARG_ARCH sm_90a)
   endif()
@@ -36,6 +37,9 @@ function(fp8gemm_sass_test)
   endif()
   set(args --cuobjdump ${FP8GEMM_CUOBJDUMP} --binary $<TARGET_FILE:${ARG_TARGET}>
            --arch ${ARG_ARCH} --kernel ${ARG_KERNEL})
+  if(ARG_EACH)
+    list(APPEND args --each)
+  endif()
   foreach(op ${ARG_CONTAINS})
     list(APPEND args --contains ${op})
   endforeach()

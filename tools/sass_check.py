@@ -8,8 +8,9 @@ whose mnemonic starts with it (QGMMA matches QGMMA.64x128x32.F32.E4M3.E4M3). Exi
 1 on a failed check (printing what was found), 2 when the tool or the kernel is missing: a SASS
 test can fail, never pass vacuously.
 
-  sass_check.py --cuobjdump PATH --binary FILE [--arch sm_90a] [--kernel REGEX]
+  sass_check.py --cuobjdump PATH --binary FILE [--arch sm_90a] [--kernel REGEX] [--each]
                 [--contains OP]... [--absent OP]... [--list]
+--each: every --contains opcode must appear in every matching function (default: in their union).
 """
 import argparse
 import collections
@@ -54,6 +55,8 @@ def main():
     ap.add_argument("--contains", action="append", default=[])
     ap.add_argument("--absent", action="append", default=[])
     ap.add_argument("--list", action="store_true", help="print the matched kernels' opcodes")
+    ap.add_argument("--each", action="store_true",
+                    help="require every --contains opcode in each matching function")
     args = ap.parse_args()
 
     # cuobjdump needs nvdisasm; the PyPI packages put both in one bin/ folder that is not on PATH.
@@ -92,6 +95,10 @@ def main():
         print(f"  {op}: {n} in {len(chosen)} function(s)")
         if n == 0:
             failures.append(f"expected {op} but it is absent")
+        if args.each:
+            for fname, ops in chosen.items():
+                if not any(o == op or o.startswith(op + ".") or o.split(".")[0] == op for o in ops):
+                    failures.append(f"expected {op} in {fname} but it is absent there")
     for op in args.absent:
         n = present(op)
         print(f"  {op} (must be absent): {n}")

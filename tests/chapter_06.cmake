@@ -1,0 +1,30 @@
+# Chapter 6 (the engine: persistent, warp-specialised, TMA-store epilogue, clusters).
+# GPU: every compiled kernel and both accumulation modes against the float64 reference at the
+# scheduler's edges; the table on edge and random shapes; promoted accuracy on all-positive data
+# at K = 65536; exact integers; determinism; streams, threads, max_sms; the reliability rule.
+# CPU: arguments refused before any CUDA call; the table only names compiled kernels; SASS.
+if(TARGET fp8gemm_ch06)
+  fp8gemm_test(test_chapter_06 LABEL gpu SOURCES test_chapter_06.cu LIBS fp8gemm_ch06)
+  fp8gemm_test(test_chapter_06_args LABEL cpu SOURCES test_chapter_06_args.cu LIBS fp8gemm_ch06)
+
+  # SASS of every engine kernel (ch06's library): the warpgroup FP8 MMA, TMA loads, the register
+  # split (USETMAXREG), mbarrier waits, and no local memory (no spills, no stack arrays).
+  fp8gemm_sass_test(NAME sass_chapter_06_all TARGET fp8gemm_ch06 KERNEL "gemm_kernel" ARCH sm_90a
+                    EACH
+                    CONTAINS QGMMA UTMALDG.2D USETMAXREG SYNCS.PHASECHK
+                    ABSENT LDL STL F2FP.F16 HMMA LDSM)
+  # The cluster kernel of the table at large shapes (128 x 256, 2 x 1 cluster, fast): B arrives by
+  # multicast, D leaves by TMA store from stmatrix-written shared memory.
+  fp8gemm_sass_test(NAME sass_chapter_06_multicast TARGET fp8gemm_ch06
+                    KERNEL "KernelConfigILi128ELi256ELi4ELi2ELi1ELNS0_12AccumulationE0ELNS0_12EpilogueKindE1ELi2E"
+                    ARCH sm_90a
+                    CONTAINS QGMMA.64x256x32.F32.E4M3.E4M3 UTMALDG.2D.MULTICAST UTMASTG.2D STSM
+                             USETMAXREG.DEALLOC USETMAXREG.TRY_ALLOC
+                    ABSENT LDL STL)
+  # Promoted accumulation: partial sums of 128 columns (two per 256-wide tile) added with FADD.
+  fp8gemm_sass_test(NAME sass_chapter_06_promoted TARGET fp8gemm_ch06
+                    KERNEL "KernelConfigILi128ELi256ELi4ELi2ELi1ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi2E"
+                    ARCH sm_90a
+                    CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 FADD UTMALDG.2D.MULTICAST UTMASTG.2D
+                    ABSENT LDL STL)
+endif()

@@ -1,0 +1,95 @@
+// CPU tests of chapter 6's host side: bad calls are refused with std::invalid_argument before any
+// CUDA call (this runs without a GPU), the per-shape table only names kernels that exist, and
+// every compiled kernel's configuration is one a Hopper SM can run.
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "catch.hpp"
+#include "ws_gemm.hpp"
+
+namespace {
+
+using fp8gemm::engine::Accumulation;
+
+fp8gemm::PerTensorGemm valid_call() {
+  fp8gemm::PerTensorGemm g;
+  g.M = 256;
+  g.N = 256;
+  g.K = 256;
+  // Fake but well-aligned, non-overlapping addresses: validation never dereferences them, and
+  // every case below must be refused before anything would.
+  g.A = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(1) << 32);
+  g.B = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(2) << 32);
+  g.D = reinterpret_cast<std::uint16_t*>(std::uintptr_t(3) << 32);
+  g.scale_a = reinterpret_cast<const float*>(std::uintptr_t(4) << 32);
+  g.scale_b = reinterpret_cast<const float*>((std::uintptr_t(4) << 32) + 16);
+  return g;
+}
+
+std::string refusal(const fp8gemm::PerTensorGemm& g) {
+  try {
+    fp8gemm::ch06::Plan plan(g);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("ch06 refuses bad calls before any CUDA call", "[ch06][cpu]") {
+  fp8gemm::PerTensorGemm g = valid_call();
+  g.K = 40;
+  CHECK(refusal(g).find("K = 40 must be a multiple of 16") != std::string::npos);
+  g = valid_call();
+  g.M = 0;
+  CHECK(refusal(g).find("M = 0 must be >= 1") != std::string::npos);
+  g = valid_call();
+  g.N = (std::int64_t(1) << 31) - 1;  // past the engine's int32 TMA coordinate limit
+  CHECK(refusal(g).find("N = ") != std::string::npos);
+  g = valid_call();
+  g.A = nullptr;
+  CHECK(refusal(g).find("A is a null pointer") != std::string::npos);
+  g = valid_call();
+  g.B = g.B + 8;  // TMA needs 16-byte aligned operands
+  CHECK(refusal(g).find("B = ") != std::string::npos);
+  g = valid_call();
+  g.D = reinterpret_cast<std::uint16_t*>(reinterpret_cast<std::uintptr_t>(g.D) + 1);  // bf16: 2 B
+  CHECK(refusal(g).find("D = ") != std::string::npos);
+  g = valid_call();
+  g.D = reinterpret_cast<std::uint16_t*>(const_cast<std::uint8_t*>(g.A) + 4096);  // inside A
+  CHECK(refusal(g).find("overlap") != std::string::npos);
+  fp8gemm::ch06::Options o;
+  o.kernel = "no_such_kernel";
+  CHECK_THROWS_AS(fp8gemm::ch06::Plan(valid_call(), o), std::invalid_argument);
+}
+
+TEST_CASE("ch06 kernels: unique names, configurations a Hopper SM can run", "[ch06][cpu]") {
+  std::set<std::string> names;
+  for (const auto& k : fp8gemm::ch06::kernels()) {
+    INFO(k.name);
+    CHECK(names.insert(k.name).second);
+    CHECK(k.kernel != nullptr);
+    CHECK(k.smem_bytes <= 232448);
+    CHECK((k.threads == 256 || k.threads == 384));
+    CHECK(k.cluster_size() <= 2);
+    CHECK(&fp8gemm::ch06::kernel_named(k.name) == &k);
+  }
+  CHECK(names.size() >= 40);
+}
+
+TEST_CASE("ch06 table: every shape gets a compiled kernel of the asked mode", "[ch06][cpu]") {
+  const std::int64_t ms[] = {1, 64, 100, 128, 129, 256, 1000, 4096, 8192};
+  const std::int64_t ns[] = {8, 16, 264, 2112, 4096, 7168, 24576, 32768};
+  for (auto m : ms)
+    for (auto n : ns)
+      for (auto mode : {Accumulation::fast, Accumulation::promoted})
+        for (bool tma : {true, false}) {
+          const auto& k = fp8gemm::ch06::choose_kernel(m, n, 4096, mode, tma);
+          INFO(m << " x " << n << " " << fp8gemm::engine::to_string(mode) << " tma " << tma
+                 << " -> " << k.name);
+          CHECK(k.accumulation == mode);
+          if (!tma) CHECK(k.epilogue == fp8gemm::engine::EpilogueKind::registers);
+        }
+}
