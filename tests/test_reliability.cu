@@ -336,8 +336,7 @@ TEST_CASE("D overlapping A, B or a scale in part is refused, naming both", "[gpu
 TEST_CASE("memory of another device is refused", "[gpu][refused][other-device]") {
   say("A allocated on device 1, the call made on device 0: std::invalid_argument naming A "
       "(needs two GPUs; skipped with one)");
-  int devices = 0;
-  FP8GEMM_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  const int devices = fp8gemm::cuda_device_count();
   if (devices < 2) {
     std::printf("  only %d GPU: nothing to check\n", devices);
     return;
@@ -574,9 +573,7 @@ TEST_CASE("an earlier, unrelated CUDA error is reported as such, not as this lau
 TEST_CASE("every chapter is correct on every GPU of the machine", "[gpu][devices]") {
   say("for each device: cudaSetDevice, then each chapter on fresh operands (the shared-memory "
       "opt-in and the architecture check are per device)");
-  int devices = 0;
-  FP8GEMM_CUDA_CHECK(cudaGetDeviceCount(&devices));
-  for (int d = 0; d < devices; ++d) {
+  for (int d = 0; d < fp8gemm::cuda_device_count(); ++d) {
     FP8GEMM_CUDA_CHECK(cudaSetDevice(d));
     std::printf("  device %d: %s\n", d, fp8gemm::describe_device(d).c_str());
     for (const Chapter& c : chapters()) {
