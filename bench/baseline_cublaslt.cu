@@ -1,4 +1,4 @@
-// The cuBLASLt baseline on the standard shapes of DESIGN.md: the square ladder (1024^3 .. 8192^3)
+// The cuBLASLt baseline on the standard shapes of docs/design.md: the square ladder (1024^3 .. 8192^3)
 // and the DeepSeek-V3 set (M in {64, 128, 4096} x (N, K) in six weight shapes), for
 //   cublaslt_per_tensor           per-tensor scales, FP32 fast accumulation (like chapters 3-6)
 //   cublaslt_per_tensor_promoted  per-tensor scales, cuBLASLt's default (periodic promotion)

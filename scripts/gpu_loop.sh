@@ -6,13 +6,25 @@
 #   bash scripts/gpu_loop.sh [OUTDIR]            (default OUTDIR: gpu_results)
 #
 # Environment:
-#   STEPS="tests chapters baseline sanitize ncu"  what to run (default: tests chapters baseline)
+#   STEPS="tests chapters baseline sanitize ncu sweep ablation accuracy sustained"
+#                                         what to run (default: tests chapters baseline)
+#     sweep      ch06_sweep: every engine kernel on the standard shapes (json/ch06_sweep.json)
+#     ablation   chapter 6's ablation steps at 8192^3 and 4096x7168x16384 (json/ch06_ablation.json)
+#     accuracy   chapter 6's all-positive accuracy table (json/ch06_accuracy.json)
+#     sustained  chapter 6 and cuBLASLt at 8192^3, SUSTAINED_SECONDS (default 6) each, back to
+#                back, with the SM clock, power and throttle reasons sampled every 100 ms
+#                (json/sustained_clocks.csv; the summary gives the median per implementation)
+#   TIMEOUT=600                           seconds any one command may run (a hung kernel is
+#                                         killed and counted as a failure)
 #   SANITIZE_CHAPTERS="ch04_tma"          chapters to run under compute-sanitizer (default: all);
 #                                         the step also runs test_reliability's [refused] and
 #                                         [offsets] cases under memcheck
 #   CHAPTER_ARGS="--sizes=4096,8192"      extra arguments for every chapter executable
 #   ONLY=REGEX                            run only GPU tests / chapters whose name matches
-#   NCU_CHAPTERS="ch05_wgmma"             chapters to profile with ncu at 8192^3 (step ncu)
+#   NCU_CHAPTERS="ch05_wgmma"             chapters to profile with ncu at 8192^3 (step ncu);
+#   NCU_KERNEL, NCU_SKIP, NCU_FILTER, NCU_TAG  kernel regex (default "chNN::"), launches to skip
+#                                         (default 5: the validation), benchmark filter (default
+#                                         the chapter), a suffix for the report's file name
 #   BIN=build/bin                         where the executables are
 #   PACK=1                                pack json/ tests/ ncu/ into results.tar.gz
 # Writes OUTDIR/gpu_loop.log (everything), OUTDIR/summary.txt (the short version),
@@ -62,8 +74,9 @@ run() {  # run <label> <command...>: logs everything, counts the result
   shift
   local start=$SECONDS
   echo "=== $label: $*" >>"$LOG"
-  "$@" >"$OUTDIR/current.log" 2>&1
+  timeout "${TIMEOUT:-600}" "$@" >"$OUTDIR/current.log" 2>&1
   local rc=$?
+  [ $rc -eq 124 ] && echo "TIMEOUT after ${TIMEOUT:-600} s" >>"$OUTDIR/current.log"
   cat "$OUTDIR/current.log" >>"$LOG"
   if [ $rc -eq 0 ]; then
     passed=$((passed + 1))
@@ -108,7 +121,7 @@ if [[ " $STEPS " == *" sanitize "* ]] && command -v compute-sanitizer >/dev/null
   # Each chapter's validation (4 edge shapes + 256^3) under memcheck (out-of-bounds and misaligned
   # accesses) and racecheck (shared-memory hazards between threads).
   for c in ${SANITIZE_CHAPTERS:-$(cat "$BIN/chapters.txt")}; do
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck synccheck; do
       run "$tool $c" compute-sanitizer --tool "$tool" --error-exitcode 1 "$BIN/$c" --no-bench --sizes=256
     done
   done
@@ -122,6 +135,50 @@ if [[ " $STEPS " == *" sanitize "* ]] && command -v compute-sanitizer >/dev/null
   fi
 fi
 
+CH06="$BIN/ch06_warp_specialization"
+if [[ " $STEPS " == *" sweep "* ]] && [ -x "$BIN/ch06_sweep" ]; then
+  run "ch06 sweep" "$BIN/ch06_sweep" --json="$OUTDIR/json/ch06_sweep.json"
+  grep '^BEST' "$OUTDIR/gpu_loop.log" | tee -a "$SUMMARY" >/dev/null
+fi
+if [[ " $STEPS " == *" ablation "* ]] && [ -x "$CH06" ]; then
+  run "ch06 ablation" "$CH06" --ablation --json="$OUTDIR/json/ch06_ablation.json"
+fi
+if [[ " $STEPS " == *" accuracy "* ]] && [ -x "$CH06" ]; then
+  run "ch06 accuracy" "$CH06" --no-bench --sizes=256 --accuracy="$OUTDIR/json/ch06_accuracy.json"
+  sed -n '/^accuracy on all-positive/,/^ *65536/p' "$OUTDIR/gpu_loop.log" | tee -a "$SUMMARY" >/dev/null
+fi
+if [[ " $STEPS " == *" sustained "* ]] && [ -x "$CH06" ]; then
+  CLOCKS="$OUTDIR/json/sustained_clocks.csv"
+  SAMPLER=""
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
+      --format=csv,nounits -lms 100 >"$CLOCKS" 2>&1 &
+    SAMPLER=$!
+  fi
+  run "ch06 sustained" "$CH06" --no-bench --sizes=256 --sustained="${SUSTAINED_SECONDS:-6}"
+  [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null && wait "$SAMPLER" 2>/dev/null
+  # Median SM clock, power and the throttle reasons seen in each implementation's window.
+  grep '^SUSTAINED' "$OUTDIR/gpu_loop.log" | python3 -c '
+import csv, sys, statistics, datetime
+rows = []
+for r in csv.reader(open(sys.argv[1])):
+    try:
+        t = datetime.datetime.strptime(r[0].strip(), "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc)
+        rows.append((t.timestamp() * 1000, float(r[1]), float(r[2]), r[3].strip()))
+    except (ValueError, IndexError):
+        pass
+for line in sys.stdin:
+    f = line.split()
+    name, tf, t0, t1 = f[1], float(f[2]), float(f[4]), float(f[5])
+    w = [x for x in rows if t0 <= x[0] <= t1]
+    if w:
+        print(f"SUSTAINED {name:20s} {tf:8.1f} TFLOPS, SM clock median {statistics.median(x[1] for x in w):.0f} MHz, "
+              f"power median {statistics.median(x[2] for x in w):.0f} W, reasons {sorted(set(x[3] for x in w))}, {len(w)} samples")
+    else:
+        print(f"SUSTAINED {name:20s} {tf:8.1f} TFLOPS (no clock samples in its window)")
+' "$CLOCKS" | tee -a "$LOG" "$SUMMARY"
+fi
+
 if [[ " $STEPS " == *" ncu "* ]] && command -v ncu >/dev/null; then
   for c in ${NCU_CHAPTERS:-}; do
     # One profiled launch of the chapter's kernel at 8192^3 (the benchmark filter picks it),
@@ -129,8 +186,9 @@ if [[ " $STEPS " == *" ncu "* ]] && command -v ncu >/dev/null; then
     # The 5 validation launches come first (4 edge shapes + 8192^3), hence --launch-skip 5.
     run "ncu $c" ncu --clock-control none --launch-count 1 --section SpeedOfLight \
       --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section Occupancy \
-      --section WarpStateStats --kernel-name-base demangled --kernel-name "regex:${c%%_*}::" \
-      --launch-skip 5 --log-file "$OUTDIR/ncu/$c.txt" "$BIN/$c" --sizes=8192 --benchmark_filter="^$c/"
+      --section WarpStateStats --kernel-name-base demangled --kernel-name "regex:${NCU_KERNEL:-${c%%_*}::}" \
+      --launch-skip "${NCU_SKIP:-5}" --log-file "$OUTDIR/ncu/$c${NCU_TAG:-}.txt" "$BIN/$c" --sizes=8192 \
+      --benchmark_filter="^${NCU_FILTER:-$c}/"
   done
 fi
 

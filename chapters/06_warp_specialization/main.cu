@@ -8,10 +8,14 @@
 // --ablation      the ablation steps (chapter 5 -> ... -> per-shape tiles) at 8192^3 and
 //                 4096x7168x16384, fast accumulation, beside cuBLASLt fast accumulation
 // --sustained=S   every implementation at 8192^3 launched back to back for S seconds (what a
-//                 long training step sees: the GPU at its power cap); prints TFLOPS per line
+//                 long training step sees: the GPU at its power cap); prints one line per
+//                 implementation: "SUSTAINED <name> <TFLOPS> TFLOPS <start> <end>" (Unix ms),
+//                 so that clock samples taken beside it (scripts/gpu_loop.sh) can be matched
+// --sizes=...     square sizes only (default: 1024..8192 and the DeepSeek-V3 shapes)
 // --accuracy=PATH the all-positive-data accuracy table (256 x 256 x K, K up to 65536), as JSON
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -40,9 +44,11 @@ struct Shape {
   }
 };
 
-std::vector<Shape> standard_shapes(const std::vector<std::int64_t>& sizes) {
+/// The square ladder, then (unless the sizes were given on the command line) the DeepSeek-V3 set.
+std::vector<Shape> standard_shapes(const std::vector<std::int64_t>& sizes, bool deepseek) {
   std::vector<Shape> v;
   for (auto s : sizes) v.push_back({s, s, s});
+  if (!deepseek) return v;
   const std::array<std::array<std::int64_t, 2>, 6> nk = {
       {{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}}};
   for (std::int64_t m : {64, 128, 4096})
@@ -113,6 +119,7 @@ int main(int argc, char** argv) {
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
 
   std::vector<std::int64_t> sizes = {1024, 2048, 4096, 8192};
+  bool sizes_given = false;
   std::vector<Shape> custom;
   bool bench = true, ablation = false;
   double sustained = 0;
@@ -122,6 +129,7 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a.rfind("--sizes=", 0) == 0) {
       sizes.clear();
+      sizes_given = true;
       std::stringstream ss(a.substr(8));
       for (std::string t; std::getline(ss, t, ',');) sizes.push_back(std::stoll(t));
     } else if (a.rfind("--shapes=", 0) == 0) {
@@ -141,7 +149,7 @@ int main(int argc, char** argv) {
       rest.push_back(argv[i]);
     }
   }
-  const std::vector<Shape> shapes = custom.empty() ? standard_shapes(sizes) : custom;
+  const std::vector<Shape> shapes = custom.empty() ? standard_shapes(sizes, !sizes_given) : custom;
 
   // 1. Correctness, both modes: edge shapes, then every benchmark shape (sampled rows above 1024).
   std::map<std::string, std::string> errors;
@@ -219,9 +227,15 @@ int main(int argc, char** argv) {
            cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, false, st);
          }}};
     std::printf("\nsustained, 8192^3, %.0f s each, back-to-back launches:\n", sustained);
+    auto unix_ms = [] {
+      return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+    };
     for (const auto& [name, launch] : impls) {
+      const long long t0 = unix_ms();
       const double tf = sustained_tflops(launch, s, sustained);
-      std::printf("SUSTAINED %-20s %8.1f TFLOPS\n", name.c_str(), tf);
+      std::printf("SUSTAINED %-20s %8.1f TFLOPS %lld %lld\n", name.c_str(), tf, t0, unix_ms());
       std::fflush(stdout);
     }
   }
