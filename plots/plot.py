@@ -11,6 +11,17 @@ the cuBLASLt baseline; see docs/measuring.md) and writes:
   <repo>/chapters/NN_*/README.md
                      the chapter's measured rows between <!-- measured:begin --> / <!-- measured:end -->
 
+and, from the chapter-6 subfolder <data>/ch06/ (not part of the *.json read above):
+
+  ablation.json      (Google Benchmark JSON) -> <out>/ch06_ablation.png and, in chapter 6's README,
+                     the table between <!-- ablation:begin --> / <!-- ablation:end -->
+  accuracy.json      ({"commit", "data", "rows": [{"K", "ch06_fast", ...}]}) -> <out>/ch06_accuracy.png
+                     and the table between <!-- accuracy:begin --> / <!-- accuracy:end -->
+  sweep.json         ({"gpu", "commit", "method", "results": [...]}, written by ch06_sweep) -> the
+                     tables between <!-- sweep:begin --> / <!-- sweep:end -->
+
+A missing file leaves its blocks alone and its plot undrawn.
+
 A file without the markers is left alone; so is a table with no data. Benchmarks that report
 error_occurred are skipped (and named on stderr). Files are only rewritten when their content
 changes, and the output is deterministic (no timestamps in the PNGs), so running twice changes
@@ -49,13 +60,18 @@ PEER_SHORT = {
     "cublaslt_per_tensor_promoted": "per-tensor promoted",
     "cublaslt_block_scaled": "block-scaled",
 }
+PROMOTED = "cublaslt_per_tensor_promoted"
 # Which peer a chapter is compared with ("% of cuBLASLt"): the first of these that the chapter's
 # own JSON file measured at the same shape. Block-scaled chapters are compared with the
-# block-scaled peer; everything else with per-tensor fast accumulation (the same arithmetic).
+# block-scaled peer; promoted-accumulation implementations (a name containing "promoted") with
+# cuBLASLt's default, promoted accumulation; everything else with per-tensor fast accumulation
+# (the same arithmetic).
 PEER_PREFERENCE_DEFAULT = ["cublaslt_per_tensor", "cublaslt_per_tensor_promoted",
                            "cublaslt_block_scaled"]
 PEER_PREFERENCE_BLOCK = ["cublaslt_block_scaled", "cublaslt_per_tensor",
                          "cublaslt_per_tensor_promoted"]
+PEER_PREFERENCE_PROMOTED = ["cublaslt_per_tensor_promoted", "cublaslt_per_tensor",
+                            "cublaslt_block_scaled"]
 
 LADDER_SIZES = [4096, 8192]
 SQUARE_SIZES = [1024, 2048, 4096, 8192]
@@ -66,6 +82,32 @@ SHAPE_RE = re.compile(r"^(\d+)x(\d+)x(\d+)$")
 MARK_RESULTS = ("<!-- results:begin -->", "<!-- results:end -->")
 MARK_BASELINE = ("<!-- baseline:begin -->", "<!-- baseline:end -->")
 MARK_MEASURED = ("<!-- measured:begin -->", "<!-- measured:end -->")
+MARK_ABLATION = ("<!-- ablation:begin -->", "<!-- ablation:end -->")
+MARK_ACCURACY = ("<!-- accuracy:begin -->", "<!-- accuracy:end -->")
+MARK_SWEEP = ("<!-- sweep:begin -->", "<!-- sweep:end -->")
+
+# Chapter 6's subfolder of the data folder, and the steps of its ablation, in order.
+CH06_DIR = "ch06"
+CH06_CHAPTER = 6
+ABLATION_STEPS = [
+    ("ch05_wgmma", "ch05"),
+    ("ch06_1_warp_specialized", "1 warp-specialized"),
+    ("ch06_2_persistent", "2 persistent"),
+    ("ch06_3_tma_store", "3 TMA-store epilogue"),
+    ("ch06_4_multicast", "4 2-CTA multicast"),
+    ("ch06_5_table", "5 per-shape tiles"),
+]
+ACCURACY_SERIES = [  # key in accuracy.json rows -> label
+    ("ch06_fast", "ch06 fast accumulation"),
+    ("ch06_promoted", "ch06 promoted"),
+    ("cublaslt_fast", "cuBLASLt fast accumulation"),
+    ("cublaslt_promoted", "cuBLASLt promoted (its default)"),
+]
+SWEEP_MAX_DIFF = 2e-2  # a sweep result further than this from cuBLASLt's D is wrong, not a winner
+SWEEP_RASTER_KERNELS = [  # kernel-name prefixes whose tile order (raster) the sweep varies
+    ("128x256_s4_c2x1_", "128x256 c2x1"),
+    ("256x128_s4_c1x2_", "256x128 c1x2"),
+]
 
 
 class DataError(Exception):
@@ -180,7 +222,11 @@ def shape_label(shape: str) -> str:
 
 
 def peers_for(impl: str) -> list[str]:
-    return PEER_PREFERENCE_BLOCK if "block" in impl else PEER_PREFERENCE_DEFAULT
+    if "block" in impl:
+        return PEER_PREFERENCE_BLOCK
+    if "promoted" in impl:
+        return PEER_PREFERENCE_PROMOTED
+    return PEER_PREFERENCE_DEFAULT
 
 
 @dataclass
@@ -326,9 +372,20 @@ def fmt_pct(m: Measured | None, default_peer: str = PER_TENSOR) -> str:
     if m is None or m.pct is None:
         return "—"
     s = f"{m.pct:.2f}%" if m.pct < 1 else f"{m.pct:.1f}%"
-    if m.peer is not None and m.peer.impl != default_peer:
+    # Named whenever it is not the default peer, and whenever it is not the implementation's
+    # preferred one (a fallback: e.g. a promoted kernel measured beside fast cuBLASLt only).
+    if m.peer is not None and (m.peer.impl != default_peer
+                               or m.peer.impl != peers_for(m.row.impl)[0]):
         s += f" (vs {PEER_SHORT.get(m.peer.impl, m.peer.impl)})"
     return s
+
+
+MODES_NOTE = ("fast modes against cuBLASLt fast accumulation, promoted against cuBLASLt's default "
+              "promoted accumulation")
+
+
+def has_promoted(impls) -> bool:
+    return any("promoted" in i and "block" not in i for i in impls)
 
 
 def chapter_label(impl: str) -> str:
@@ -358,8 +415,14 @@ def results_table(ds: Dataset, data_label: str) -> str | None:
            "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
     out += rows
     out.append("")
-    out.append(f"% of cuBLASLt: against cuBLASLt per-tensor (FP32 fast accumulation) measured in the "
-               f"same process as the chapter, unless noted. Measured on "
+    if has_promoted(ds.chapters):
+        against = (f"against cuBLASLt per-tensor in the same accumulation mode ({MODES_NOTE}), "
+                   f"measured in the same process as the chapter; the peer is noted where it is "
+                   f"not fast accumulation")
+    else:
+        against = ("against cuBLASLt per-tensor (FP32 fast accumulation) measured in the same "
+                   "process as the chapter, unless noted")
+    out.append(f"% of cuBLASLt: {against}. Measured on "
                f"{describe_env(ds.used_files())}; data `{data_label}`.")
     out.append("")
     out.append(GENERATED_NOTE)
@@ -406,6 +469,8 @@ def measured_table(ds: Dataset, impls: list[str], data_label: str) -> str | None
     bfs = [f for f in ds.files if f.name in files]
     peers = uniq(m.peer.impl for m in ms if m.peer)
     peer_txt = " / ".join(PEER_NAMES.get(p, p) for p in peers) or "cuBLASLt"
+    if has_promoted(impls) and PROMOTED in peers:
+        peer_txt += f" in the same accumulation mode ({MODES_NOTE})"
     out.append("")
     out.append(f"% of cuBLASLt: against {peer_txt}, timed in the same process. "
                f"From {', '.join(f'`{data_label}/{n}`' for n in files)}, measured on "
@@ -425,6 +490,300 @@ def replace_between(text: str, marks: tuple[str, str], body: str) -> str | None:
         warn(f"found {marks[0]} without {marks[1]}; leaving the file alone")
         return None
     return text[: b + len(marks[0])] + "\n" + body.rstrip("\n") + "\n" + text[e:]
+
+
+# ------------------------------------------------------------------------------------------------
+# Chapter 6's extra data (<data>/ch06/): the ablation, the accuracy table, the tuning sweep
+
+
+_NONFINITE_RE = re.compile(r"(:\s*)(-?)(nan|inf(?:inity)?)\b(?=\s*[,}\]])", re.IGNORECASE)
+
+
+def _nonfinite(m: re.Match) -> str:
+    word = "NaN" if m.group(3).lower() == "nan" else m.group(2) + "Infinity"
+    return m.group(1) + word
+
+
+def load_custom(path: str, list_key: str) -> dict:
+    """A custom JSON object whose list_key is a list of objects. C++ streams write a NaN or an
+    infinity as nan / inf (not JSON): they are read as such (and never win anything)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        doc = json.loads(_NONFINITE_RE.sub(_nonfinite, text))
+    except (OSError, ValueError) as e:
+        raise DataError(f"{path}: not readable as JSON ({e}); a truncated file means the run "
+                        f"that wrote it did not finish") from e
+    if not isinstance(doc, dict) or not isinstance(doc.get(list_key), list):
+        raise DataError(f"{path}: no '{list_key}' list")
+    doc[list_key] = [r for r in doc[list_key] if isinstance(r, dict)]
+    return doc
+
+
+@dataclass
+class Ch06Data:
+    label: str  # e.g. plots/data/h200/ch06
+    ablation: BenchFile | None = None
+    accuracy: dict | None = None
+    sweep: dict | None = None
+
+    def empty(self) -> bool:
+        return self.ablation is None and self.accuracy is None and self.sweep is None
+
+    def gpus(self) -> list[str]:
+        out = []
+        if self.ablation is not None:
+            out.append(ctx_str(self.ablation.context, "gpu") or "")
+        for doc in (self.accuracy, self.sweep):
+            if doc is not None:
+                out.append(str(doc.get("gpu") or ""))
+        return out
+
+
+def load_ch06(data_dir: str, label: str) -> Ch06Data:
+    d = os.path.join(data_dir, CH06_DIR)
+    out = Ch06Data(label=f"{label}/{CH06_DIR}")
+    path = os.path.join(d, "ablation.json")
+    if os.path.isfile(path):
+        out.ablation = load_file(path)
+    path = os.path.join(d, "accuracy.json")
+    if os.path.isfile(path):
+        out.accuracy = load_custom(path, "rows")
+    path = os.path.join(d, "sweep.json")
+    if os.path.isfile(path):
+        out.sweep = load_custom(path, "results")
+    return out
+
+
+def fmt_gain(cur: float | None, prev: float | None) -> str:
+    if cur is None or prev is None or prev <= 0:
+        return "—"
+    return f"{100.0 * (cur / prev - 1.0):+.1f}%"
+
+
+def fmt_ratio(a: float | None, b: float | None) -> str:
+    if a is None or b is None or b <= 0:
+        return "—"
+    p = 100.0 * a / b
+    return f"{p:.2f}%" if p < 1 else f"{p:.1f}%"
+
+
+def ablation_steps(bf: BenchFile) -> tuple[list[tuple[str, str]], list[str]]:
+    """The steps present in the file (known ones in ladder order, then any other non-cuBLASLt
+    implementation in file order) and the shapes (in file order)."""
+    present = uniq(r.impl for r in bf.rows)
+    steps = [(i, lab) for i, lab in ABLATION_STEPS if i in present]
+    known = {i for i, _ in ABLATION_STEPS}
+    steps += [(i, i) for i in present if i not in known and not i.startswith("cublaslt")]
+    shapes = uniq(r.shape for r in bf.rows if not r.impl.startswith("cublaslt"))
+    return steps, shapes
+
+
+def ablation_table(bf: BenchFile, data_label: str) -> str | None:
+    steps, shapes = ablation_steps(bf)
+    if not steps or not shapes:
+        return None
+    head = ["step", "implementation"]
+    for s in shapes:
+        lab = shape_label(s).replace("x", "×")
+        head += [f"TFLOPS {lab}", "% of cuBLASLt", "vs previous step"]
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join(["---", "---"] + ["---:"] * (len(head) - 2)) + "|"]
+    prev: dict[str, float | None] = {s: None for s in shapes}
+    for k, (impl, lab) in enumerate(steps):
+        cells = [lab, f"`{impl}`"]
+        for s in shapes:
+            r, q = bf.find(impl, s), bf.find(PER_TENSOR, s)
+            cur = r.tflops if r else None
+            cells += [fmt_tf(cur), fmt_ratio(cur, q.tflops if q else None),
+                      fmt_gain(cur, prev[s]) if k > 0 else "—"]
+            prev[s] = cur
+        out.append("| " + " | ".join(cells) + " |")
+    if any(bf.find(PER_TENSOR, s) for s in shapes):
+        cells = [PEER_NAMES[PER_TENSOR], f"`{PER_TENSOR}`"]
+        for s in shapes:
+            q = bf.find(PER_TENSOR, s)
+            cells += [fmt_tf(q.tflops if q else None), "—", "—"]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    out.append(f"Each step adds one idea to the row above it; fast accumulation throughout. "
+               f"% of cuBLASLt: against {PEER_NAMES[PER_TENSOR]} at the same shape, timed in the "
+               f"same process; vs previous step: the TFLOPS over the row above's, minus 1. "
+               f"Measured on {describe_env([bf])}; data `{data_label}/{bf.name}`.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
+
+
+def fmt_err(x) -> str:
+    v = x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+    if v is None:
+        return "—"
+    return f"{v:.1e}" if math.isfinite(v) else str(v)
+
+
+def accuracy_rows(doc: dict) -> list[dict]:
+    rows = []
+    for r in doc["rows"]:
+        k = _num(r.get("K"))
+        if k is None:
+            warn(f"accuracy.json: skipping a row without K: {r!r}")
+            continue
+        rows.append(r | {"K": int(k)})
+    return rows
+
+
+def accuracy_table(doc: dict, data_label: str) -> str | None:
+    rows = accuracy_rows(doc)
+    if not rows:
+        return None
+    keys = [k for k, _ in ACCURACY_SERIES]
+    keys += uniq(k for r in rows for k in r if k != "K" and k not in keys)
+    names = dict(ACCURACY_SERIES)
+    head = ["K"] + [names.get(k, k) for k in keys]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---:"] * len(head)) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join([str(r["K"])] + [fmt_err(r.get(k)) for k in keys]) + " |")
+    where = []
+    if doc.get("gpu"):
+        where.append(f"measured on {doc['gpu']}")
+    where.append(f"commit `{short_commit(str(doc.get('commit') or ''))}`")
+    out.append("")
+    out.append(f"Relative Frobenius error of D against the float64 CPU reference. Data: "
+               f"{doc.get('data') or 'not described'}; {', '.join(where)}; "
+               f"file `{data_label}/accuracy.json`.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
+
+
+@dataclass
+class SweepResult:
+    shape: str
+    impl: str
+    mode: str
+    raster: str
+    tflops: float
+    diff: float | None
+    index: int  # file order, for deterministic ties
+
+    @property
+    def cublaslt(self) -> bool:
+        return self.impl.startswith("cublaslt")
+
+    @property
+    def valid(self) -> bool:
+        return self.cublaslt or (self.diff is not None and self.diff < SWEEP_MAX_DIFF)
+
+
+def sweep_results(doc: dict) -> list[SweepResult]:
+    out = []
+    for i, r in enumerate(doc["results"]):
+        tf = _num(r.get("tflops"))
+        shape, impl, mode = r.get("shape"), r.get("impl"), r.get("mode")
+        if not (isinstance(shape, str) and isinstance(impl, str) and isinstance(mode, str)) \
+                or tf is None:
+            warn(f"sweep.json: skipping result {i} (needs shape, impl, mode, finite tflops): {r!r}")
+            continue
+        out.append(SweepResult(shape, impl, mode, str(r.get("raster") or "-"), tf,
+                               _num(r.get("diff_vs_cublaslt")), i))
+    return out
+
+
+def _best(rs: list[SweepResult]) -> SweepResult | None:
+    return max(rs, key=lambda r: (r.tflops, -r.index)) if rs else None
+
+
+def _worst(rs: list[SweepResult]) -> SweepResult | None:
+    return min(rs, key=lambda r: (r.tflops, r.index)) if rs else None
+
+
+def _modes(results: list[SweepResult]) -> list[str]:
+    order = {"fast": 0, "promoted": 1}
+    return sorted(uniq(r.mode for r in results), key=lambda m: (order.get(m, 2), m))
+
+
+def sweep_table(doc: dict, data_label: str) -> str | None:
+    results = sweep_results(doc)
+    if not results:
+        return None
+    shapes = uniq(r.shape for r in results)
+    modes = _modes(results)
+    rows = []
+    for s in shapes:
+        for mode in modes:
+            rs = [r for r in results if r.shape == s and r.mode == mode]
+            if not rs:
+                continue
+            best = _best([r for r in rs if not r.cublaslt and r.valid])
+            peers = [r for r in rs if r.cublaslt]
+            peer = next((r for r in peers if r.impl == f"cublaslt_{mode}"), peers[0] if peers else None)
+            rows.append("| " + " | ".join([
+                shape_label(s).replace("x", "×"), mode,
+                f"`{best.impl}`" if best else "—", best.raster if best else "—",
+                fmt_tf(best.tflops if best else None), fmt_tf(peer.tflops if peer else None),
+                fmt_ratio(best.tflops if best else None, peer.tflops if peer else None)]) + " |")
+    if not rows:
+        return None
+    out = ["| shape (M×N×K) | mode | best kernel | raster | TFLOPS | cuBLASLt TFLOPS | % of cuBLASLt |",
+           "|---|---|---|---|---:|---:|---:|"]
+    out += rows
+    wrong = [r for r in results if not r.valid]
+    out.append("")
+    what = (f"The fastest kernel per shape and accumulation mode among the sweep's results within "
+            f"{SWEEP_MAX_DIFF:g} (relative Frobenius difference) of cuBLASLt's D, against cuBLASLt "
+            f"in the same mode from the same file")
+    if wrong:
+        listed = "; ".join(f"`{r.impl}` {r.raster} at {shape_label(r.shape).replace('x', '×')}"
+                           for r in wrong[:8])
+        more = f" and {len(wrong) - 8} more" if len(wrong) > 8 else ""
+        what += (f"; {len(wrong)} result(s) further from cuBLASLt (or not finite) never count: "
+                 f"{listed}{more}")
+    out.append(what + ".")
+
+    # How much the tile order matters: the big kernels' best and worst raster.
+    fams = [(p, lab) for p, lab in SWEEP_RASTER_KERNELS]
+    rrows = []
+    for s in shapes:
+        for mode in modes:
+            cells, any_var = [], False
+            for prefix, _ in fams:
+                rs = [r for r in results if r.shape == s and r.mode == mode and r.valid
+                      and r.impl.startswith(prefix)]
+                if len({r.raster for r in rs}) < 2:
+                    cells += ["—", "—", "—"]
+                    continue
+                any_var = True
+                several = len({r.impl for r in rs}) > 1
+                b, w = _best(rs), _worst(rs)
+
+                def cell(r: SweepResult) -> str:
+                    tag = r.raster + (f", {r.impl[len(prefix):]}" if several else "")
+                    return f"{fmt_tf(r.tflops)} ({tag})"
+                cells += [cell(b), cell(w), fmt_gain(b.tflops, w.tflops)]
+            if any_var:
+                rrows.append("| " + " | ".join([shape_label(s).replace("x", "×"), mode] + cells) + " |")
+    if rrows:
+        head = ["shape (M×N×K)", "mode"]
+        for _, lab in fams:
+            head += [f"{lab}: best raster", "worst raster", "best over worst"]
+        out.append("")
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "|".join(["---", "---"] + ["---:"] * (len(head) - 2)) + "|")
+        out += rrows
+        out.append("")
+        out.append("The tile order of the two big kernels (TFLOPS, raster in brackets): `Gm` visits "
+                   "the tiles in bands of G tile rows walked down M, `Gn` in bands of G tile "
+                   "columns walked along N, `(auto)` is the plan's own choice.")
+    out.append("")
+    src = [f"Measured on {doc['gpu']}"] if doc.get("gpu") else []
+    src.append(f"commit `{short_commit(str(doc.get('commit') or ''))}`")
+    if doc.get("method"):
+        src.append(f"timing: {doc['method']}")
+    out.append(f"{'; '.join(src)}; data `{data_label}/sweep.json`.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -468,7 +827,9 @@ def plot_ladder(ds: Dataset) -> bytes | None:
         return None
     plt = _mpl()
     colors = {4096: "#4C72B0", 8192: "#DD8452"}
-    fig, ax = plt.subplots(figsize=(max(9.0, 1.05 * len(impls) + 3.0), 5.8))
+    # Promoted chapters add two peer lines to the legend: a wider figure keeps it inside.
+    fig, ax = plt.subplots(figsize=(max(12.5 if has_promoted(impls) else 9.0,
+                                        1.05 * len(impls) + 3.0), 5.8))
     top = 0.0
     width = 0.38
     for j, s in enumerate(LADDER_SIZES):
@@ -488,6 +849,14 @@ def plot_ladder(ds: Dataset) -> bytes | None:
             top = max(top, pm[0])
             ax.axhline(pm[0], color=colors[s], linestyle="--" if s == 4096 else ":", linewidth=1.8,
                        zorder=4, label=f"cuBLASLt per-tensor, {s}³: {pm[0]:.0f}"
+                       + (f" (median of {pm[1]} runs)" if pm[1] > 1 else ""))
+        # Promoted-accumulation chapters have their own peer: cuBLASLt's default mode.
+        pm = ds.peer_median(PROMOTED, f"{s}x{s}x{s}") if has_promoted(impls) else None
+        if pm:
+            top = max(top, pm[0])
+            ax.axhline(pm[0], color=colors[s], linestyle="-." if s == 4096 else (0, (6, 2, 1, 2)),
+                       linewidth=1.4, alpha=0.8, zorder=4,
+                       label=f"cuBLASLt promoted, {s}³: {pm[0]:.0f}"
                        + (f" (median of {pm[1]} runs)" if pm[1] > 1 else ""))
     ax.set_xticks(range(len(impls)))
     ax.set_xticklabels([_label(i) for i in impls], fontsize=9)
@@ -530,6 +899,14 @@ def plot_sizes(ds: Dataset) -> bytes | None:
         ax.plot([p[0] for p in peer_pts], [p[1] for p in peer_pts], color="black",
                 linestyle="--", linewidth=2.2, marker="s", markersize=6,
                 label="cuBLASLt per-tensor (median over runs)")
+    if has_promoted(i for i, _ in series):
+        prom_pts = [(s, ds.peer_median(PROMOTED, f"{s}x{s}x{s}")) for s in sizes]
+        prom_pts = [(s, p[0]) for s, p in prom_pts if p]
+        if prom_pts:
+            ax.plot([p[0] for p in prom_pts], [p[1] for p in prom_pts], color="0.3",
+                    linestyle="-.", linewidth=1.8, marker="^", markersize=6,
+                    label="cuBLASLt per-tensor promoted (median over runs)")
+            peer_pts = peer_pts + prom_pts  # for the y range below
     ax.set_xscale("log", base=2)
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(s) for s in sizes])
@@ -548,6 +925,103 @@ def plot_sizes(ds: Dataset) -> bytes | None:
     fig.suptitle(f"FP8 GEMM, e4m3 in, bf16 out: TFLOPS against size on {gpu_name(ds.used_files())}")
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     _footnote(fig, ds.used_files())
+    data = _png_bytes(fig)
+    plt.close(fig)
+    return data
+
+
+def plot_ablation(bf: BenchFile) -> bytes | None:
+    steps, shapes = ablation_steps(bf)
+    if not steps or not shapes:
+        return None
+    plt = _mpl()
+    palette = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860"]
+    styles = ["--", ":", "-.", (0, (6, 2, 1, 2))]
+    fig, ax = plt.subplots(figsize=(max(9.0, 1.3 * len(steps) + 3.0), 5.8))
+    width = 0.8 / len(shapes)
+    top = 0.0
+    for j, s in enumerate(shapes):
+        color = palette[j % len(palette)]
+        xs, ys = [], []
+        for i, (impl, _) in enumerate(steps):
+            r = bf.find(impl, s)
+            if r:
+                xs.append(i + (j - (len(shapes) - 1) / 2) * width)
+                ys.append(r.tflops)
+                top = max(top, r.tflops)
+        ax.bar(xs, ys, width, color=color, label=shape_label(s).replace("x", "×"), zorder=3)
+        for x, y in zip(xs, ys):
+            ax.annotate(f"{y:.0f}" if y >= 10 else f"{y:.1f}", (x, y), xytext=(0, 2),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=8)
+        q = bf.find(PER_TENSOR, s)
+        if q:
+            top = max(top, q.tflops)
+            ax.axhline(q.tflops, color=color, linestyle=styles[j % len(styles)], linewidth=1.8,
+                       zorder=4, label=f"cuBLASLt per-tensor (fast accum), "
+                                       f"{shape_label(s).replace('x', '×')}: {q.tflops:.0f}")
+    ax.set_xticks(range(len(steps)))
+    ax.set_xticklabels(["\n".join(textwrap.wrap(lab.replace("_", " "), 14)) for _, lab in steps],
+                       fontsize=9)
+    ax.set_ylabel("TFLOPS (2MNK / median time)")
+    ax.set_xlabel("ablation step (each adds one idea to the previous; fast accumulation)")
+    ax.set_ylim(0, top * 1.32)
+    ax.grid(axis="y", alpha=0.35, zorder=0)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper left", ncol=2, framealpha=0.95)
+    fig.suptitle(f"Chapter 6 ablation: from chapter 5 to the persistent warp-specialised engine "
+                 f"on {gpu_name([bf])}", fontsize=12)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    _footnote(fig, [bf])
+    data = _png_bytes(fig)
+    plt.close(fig)
+    return data
+
+
+def plot_accuracy(doc: dict) -> bytes | None:
+    rows = accuracy_rows(doc)
+    keys = [k for k, _ in ACCURACY_SERIES]
+    keys += uniq(k for r in rows for k in r if k != "K" and k not in keys)
+    names = dict(ACCURACY_SERIES)
+    series = []
+    for k in keys:
+        pts = sorted((r["K"], v) for r in rows for v in [_num(r.get(k))]
+                     if v is not None and v > 0 and r["K"] > 0)
+        if pts:
+            series.append((k, pts))
+    if not series:
+        return None
+    plt = _mpl()
+    from matplotlib.ticker import FixedLocator, FuncFormatter
+    fig, ax = plt.subplots(figsize=(10.0, 5.8))
+    style = {  # ours solid, cuBLASLt dashed; fast orange, promoted blue
+        "ch06_fast": ("#DD8452", "-", "o"), "ch06_promoted": ("#4C72B0", "-", "s"),
+        "cublaslt_fast": ("#C44E52", "--", "^"), "cublaslt_promoted": ("#55A868", "--", "D"),
+    }
+    cmap = plt.get_cmap("tab10")
+    for n, (k, pts) in enumerate(series):
+        color, ls, mk = style.get(k, (cmap(n % 10), ":", "x"))
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], color=color, linestyle=ls, marker=mk,
+                linewidth=1.8, markersize=6, label=names.get(k, k))
+    ks = sorted({p[0] for _, pts in series for p in pts})
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(ks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_locator(FixedLocator([]))
+    ax.set_xlabel("K (log₂ scale)")
+    ax.set_ylabel("relative error of D vs float64 (log scale)")
+    ax.grid(True, which="major", alpha=0.35)
+    ax.legend(loc="upper left", framealpha=0.95)
+    fig.suptitle("Chapter 6: accumulation error against K", fontsize=12)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    foot = []
+    if doc.get("gpu"):
+        foot.append(str(doc["gpu"]))
+    if doc.get("data"):
+        foot.append(f"data: {doc['data']}")
+    foot.append(f"commit {short_commit(str(doc.get('commit') or ''))}")
+    fig.text(0.01, 0.01, "; ".join(foot), fontsize=8, color="0.35", ha="left", va="bottom",
+             wrap=True)
     data = _png_bytes(fig)
     plt.close(fig)
     return data
@@ -634,15 +1108,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="only the markdown tables (PNG bytes depend on the matplotlib version)")
     args = ap.parse_args(argv)
 
+    label = data_label(args.data, args.repo)
     try:
         files = load_dir(args.data)
+        ch06 = load_ch06(args.data, label)
     except DataError as e:
         warn(str(e))
         return 2
-    if not files:
+    if not files and ch06.empty():
         print(f"no benchmark JSON in {args.data}: nothing to do")
         return 0
-    if is_fixture(files):
+    if is_fixture(files) or any("FIXTURE" in g for g in ch06.gpus()):
         real = {os.path.realpath(REPO_ROOT), os.path.realpath(os.path.join(REPO_ROOT, "plots"))}
         if not args.check and (os.path.realpath(args.repo) in real
                                or os.path.realpath(args.out) in real):
@@ -651,7 +1127,6 @@ def main(argv: list[str] | None = None) -> int:
             return 2
 
     ds = Dataset(files)
-    label = data_label(args.data, args.repo)
     w = Writer(args.check, args.repo)
 
     if not args.no_png:
@@ -661,6 +1136,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"no data for  {name} (not drawn)")
             else:
                 w.put(os.path.join(args.out, name), png)
+        for name, fn, arg in (("ch06_ablation.png", plot_ablation, ch06.ablation),
+                              ("ch06_accuracy.png", plot_accuracy, ch06.accuracy)):
+            png = fn(arg) if arg is not None else None
+            if png is not None:
+                w.put(os.path.join(args.out, name), png)
+            elif arg is not None:
+                print(f"no data for  {name} (not drawn)")
 
     baseline = next((f for f in files if f.name == "baseline_cublaslt.json"), None)
     update_markdown(w, os.path.join(args.repo, "README.md"), [
@@ -676,7 +1158,14 @@ def main(argv: list[str] | None = None) -> int:
             if not m or not os.path.isfile(readme):
                 continue
             impls = [i for i in ds.chapters if chapter_number(i) == int(m.group(1))]
-            update_markdown(w, readme, [(MARK_MEASURED, measured_table(ds, impls, label))])
+            blocks = [(MARK_MEASURED, measured_table(ds, impls, label))]
+            if int(m.group(1)) == CH06_CHAPTER:
+                blocks += [
+                    (MARK_ABLATION, ablation_table(ch06.ablation, ch06.label) if ch06.ablation else None),
+                    (MARK_ACCURACY, accuracy_table(ch06.accuracy, ch06.label) if ch06.accuracy else None),
+                    (MARK_SWEEP, sweep_table(ch06.sweep, ch06.label) if ch06.sweep else None),
+                ]
+            update_markdown(w, readme, blocks)
 
     if args.check and w.changed:
         print(f"{len(w.changed)} file(s) out of date: run python3 plots/plot.py", file=sys.stderr)

@@ -7,7 +7,11 @@
    computed here independently from the fixture, chapter tables are filled, files without
    markers or without data are left alone, an errored benchmark is skipped and reported, a
    second run changes nothing, --check passes when up to date and fails when not, an unreadable
-   JSON is an error.
+   JSON is an error. Chapter 6: ch06_promoted is compared with cuBLASLt's promoted mode, and the
+   fixture's ch06/ subfolder (ablation, accuracy, sweep) gives the chapter README's ablation,
+   accuracy and sweep tables and ch06_ablation.png / ch06_accuracy.png; without those files the
+   blocks are left alone; a C++ `nan` in sweep.json is read (and never wins); a truncated one is
+   an error; ch06/ fixture data alone is also refused in the repository.
 2. When plots/data/h200/ holds any JSON, runs plot.py on it (temp out dir, temp copies of the
    READMEs) so the committed data always parses, and checks that it is not fixture data.
 
@@ -30,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 PLOT = os.path.join(HERE, "plot.py")
 FIXTURE = os.path.join(REPO, "tests", "data", "bench_fixture")
+FIXTURE_CH06 = os.path.join(FIXTURE, "ch06")
 COMMITTED = os.path.join(REPO, "plots", "data", "h200")
 
 failures: list[str] = []
@@ -127,6 +132,40 @@ Text after.
 """
 
 
+SKELETON_CH06 = """# Chapter 6 (test skeleton)
+
+<!-- measured:begin -->
+(to be generated)
+<!-- measured:end -->
+
+Ablation text.
+
+<!-- ablation:begin -->
+(ablation to be generated)
+<!-- ablation:end -->
+
+Accuracy text.
+
+<!-- accuracy:begin -->
+(accuracy to be generated)
+<!-- accuracy:end -->
+
+Sweep text.
+
+<!-- sweep:begin -->
+(sweep to be generated)
+<!-- sweep:end -->
+
+Text after.
+"""
+CH06_README = os.path.join("chapters", "06_warp_specialization", "README.md")
+
+
+def load_json(path: str) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 def make_skeleton(root: str) -> None:
     os.makedirs(root)
     with open(os.path.join(root, "README.md"), "w") as f:
@@ -135,6 +174,9 @@ def make_skeleton(root: str) -> None:
         os.makedirs(os.path.join(root, "chapters", d))
         with open(os.path.join(root, "chapters", d, "README.md"), "w") as f:
             f.write(SKELETON_CHAPTER.format(n=d))
+    os.makedirs(os.path.join(root, os.path.dirname(CH06_README)))
+    with open(os.path.join(root, CH06_README), "w") as f:
+        f.write(SKELETON_CH06)
     os.makedirs(os.path.join(root, "chapters", "03_mma_sync"))
     with open(os.path.join(root, "chapters", "03_mma_sync", "README.md"), "w") as f:
         f.write("# Chapter 3\n\nNo markers here: plot.py must leave this file alone.\n")
@@ -154,7 +196,7 @@ def test_fixture(tmp: str) -> None:
           "the errored benchmark is reported on stderr")
     check("ladder.png" in p.stdout and "README.md" in p.stdout, "plot.py prints what it wrote")
 
-    for name in ("ladder.png", "sizes.png"):
+    for name in ("ladder.png", "sizes.png", "ch06_ablation.png", "ch06_accuracy.png"):
         path = os.path.join(out, name)
         size = png_size(path) if os.path.isfile(path) else None
         check(size is not None, f"{name} exists and is a PNG")
@@ -171,10 +213,15 @@ def test_fixture(tmp: str) -> None:
           "the markers are kept, once each")
 
     # Independently computed results rows: chapter vs the per-tensor peer from its own file
-    # (block-scaled chapters vs the block-scaled peer).
+    # (block-scaled chapters vs the block-scaled peer, promoted ones vs cuBLASLt promoted).
+    noted = {"cublaslt_block_scaled": " (vs block-scaled)",
+             "cublaslt_per_tensor_promoted": " (vs per-tensor promoted)"}
     for fname, impl, peer in (("ch01_naive.json", "ch01_naive", "cublaslt_per_tensor"),
                               ("ch03_mma_sync.json", "ch03_mma_sync", "cublaslt_per_tensor"),
                               ("ch05_wgmma.json", "ch05_wgmma", "cublaslt_per_tensor"),
+                              ("ch06_warp_specialization.json", "ch06_fast", "cublaslt_per_tensor"),
+                              ("ch06_warp_specialization.json", "ch06_promoted",
+                               "cublaslt_per_tensor_promoted"),
                               ("ch07_block_scaling.json", "ch07_block_scaling", "cublaslt_block_scaled")):
         cells = [f"`{impl}`"]
         for s in (4096, 8192):
@@ -183,9 +230,7 @@ def test_fixture(tmp: str) -> None:
             if r is None:
                 cells += ["—", "—"]
             else:
-                p_ = pct(r["TFLOPS"], q["TFLOPS"])
-                if peer != "cublaslt_per_tensor":
-                    p_ += " (vs block-scaled)"
+                p_ = pct(r["TFLOPS"], q["TFLOPS"]) + noted.get(peer, "")
                 cells += [tf(r["TFLOPS"]), p_]
         line = "| " + " | ".join(cells) + " |"
         check(line in readme, f"README results row {line}")
@@ -193,6 +238,12 @@ def test_fixture(tmp: str) -> None:
     check("| `ch01_naive` | 3.20 | 0.26% | 3.10 | 0.21% |" in readme, "ch01 row literal")
     check("| `ch03_mma_sync` | 310.0 | 25.0% | 360.0 | 25.0% |" in readme, "ch03 row literal")
     check("| `ch05_wgmma` | 620.0 | 49.2% | — | — |" in readme, "ch05 row: errored 8192³ shown as —")
+    check("| `ch06_fast` | 1300.0 | 92.9% | 1350.0 | 103.8% |" in readme, "ch06_fast row literal")
+    check("| `ch06_promoted` | 1200.0 | 96.0% (vs per-tensor promoted) | 1260.0 | 105.0% "
+          "(vs per-tensor promoted) |" in readme,
+          "ch06_promoted row literal: against cuBLASLt promoted, not fast (85.7% / 96.9%)")
+    check("fast modes against cuBLASLt fast accumulation, promoted against cuBLASLt's default "
+          "promoted accumulation" in readme, "README note says which mode each is compared with")
     check("FIXTURE (not a measurement)" in readme and "CUDA runtime 13.0" in readme
           and "1980 MHz" in readme and "f1x7ure000" in readme, "README line names GPU, CUDA, clock, commit")
 
@@ -224,6 +275,7 @@ def test_fixture(tmp: str) -> None:
     ch07 = read(os.path.join(repo, "chapters", "07_block_scaling", "README.md"))
     check("| 4096³ | 1100.0 | 110.0% (vs block-scaled) |" in ch07,
           "chapter 7 compared with the block-scaled peer of its own file")
+    check_ch06(read(os.path.join(repo, CH06_README)))
     for d in ("02_smem_tiling", "03_mma_sync"):
         rel = os.path.join("chapters", d, "README.md")
         check(read(os.path.join(repo, rel)).encode() == before[rel],
@@ -257,6 +309,8 @@ def test_fixture(tmp: str) -> None:
     check(p.returncode == 2 and "ch02_smem_tiling.json" in p.stderr,
           "a truncated JSON file makes plot.py fail and name the file")
 
+    test_ch06_edges(tmp)
+
     # Fixture data must never land in the repository: plot.py refuses (checked with --no-png and
     # a temp --out so that even a broken guard could only touch README.md's marked blocks).
     real_readme = os.path.join(REPO, "README.md")
@@ -267,16 +321,161 @@ def test_fixture(tmp: str) -> None:
           "plot.py refuses to write fixture data into the repository")
 
 
+def check_ch06(ch06: str) -> None:
+    """Chapter 6's README: the measured rows (promoted peer), the ablation, accuracy and sweep
+    tables, computed here from the fixture files."""
+    for t in ("(to be generated)", "(ablation to be generated)", "(accuracy to be generated)",
+              "(sweep to be generated)"):
+        check(t not in ch06, f"chapter 6 README: {t!r} replaced")
+    check(all(t in ch06 for t in ("Ablation text.", "Accuracy text.", "Sweep text.", "Text after.")),
+          "chapter 6 README: text between the blocks kept")
+    for mk in ("measured", "ablation", "accuracy", "sweep"):
+        check(ch06.count(f"<!-- {mk}:begin -->") == 1 and ch06.count(f"<!-- {mk}:end -->") == 1,
+              f"chapter 6 README: the {mk} markers are kept, once each")
+
+    # Measured: each mode against cuBLASLt's same mode from the same file.
+    main = {tuple(b["name"].split("/")[:2]): b["TFLOPS"]
+            for b in load_json(os.path.join(FIXTURE, "ch06_warp_specialization.json"))["benchmarks"]}
+    for (impl, shape), t in main.items():
+        if not impl.startswith("ch06_"):
+            continue
+        promoted = "promoted" in impl
+        q = main[("cublaslt_per_tensor_promoted" if promoted else "cublaslt_per_tensor", shape)]
+        s = shape.split("x")
+        label = f"{s[0]}³" if s[0] == s[1] == s[2] else shape.replace("x", "×")
+        line = (f"| `{impl}` | {label} | {tf(t)} | {pct(t, q)}"
+                + (" (vs per-tensor promoted)" if promoted else "") + " |")
+        check(line in ch06, f"chapter 6 measured row {line}")
+    check("| `ch06_promoted` | 4096³ | 1200.0 | 96.0% (vs per-tensor promoted) |" in ch06,
+          "chapter 6 measured: ch06_promoted literal (promoted peer)")
+
+    # Ablation: rows = steps in order, per shape TFLOPS, % of cuBLASLt, gain over the row above.
+    abl = {tuple(b["name"].split("/")[:2]): b["TFLOPS"]
+           for b in load_json(os.path.join(FIXTURE_CH06, "ablation.json"))["benchmarks"]}
+    steps = [("ch05_wgmma", "ch05"), ("ch06_1_warp_specialized", "1 warp-specialized"),
+             ("ch06_2_persistent", "2 persistent"), ("ch06_3_tma_store", "3 TMA-store epilogue"),
+             ("ch06_4_multicast", "4 2-CTA multicast"), ("ch06_5_table", "5 per-shape tiles")]
+    shapes = ["8192x8192x8192", "4096x7168x16384"]
+    check("| step | implementation | TFLOPS 8192³ | % of cuBLASLt | vs previous step | "
+          "TFLOPS 4096×7168×16384 | % of cuBLASLt | vs previous step |" in ch06, "ablation header")
+    lines = []
+    for k, (impl, lab) in enumerate(steps):
+        cells = [lab, f"`{impl}`"]
+        for sh in shapes:
+            t, q = abl[(impl, sh)], abl[("cublaslt_per_tensor", sh)]
+            gain = "—" if k == 0 else f"{100 * (t / abl[(steps[k - 1][0], sh)] - 1):+.1f}%"
+            cells += [tf(t), pct(t, q), gain]
+        lines.append("| " + " | ".join(cells) + " |")
+        check(lines[-1] in ch06, f"ablation row {lines[-1]}")
+    pos = [ch06.find(l) for l in lines]
+    check(all(p >= 0 for p in pos) and pos == sorted(pos), "ablation rows in step order")
+    check("| 4 2-CTA multicast | `ch06_4_multicast` | 1320.0 | 94.3% | +3.5% | 1230.0 | 94.6% | +5.1% |"
+          in ch06, "ablation row literal")
+    check("ch06/ablation.json" in ch06 and "f1x7ure000" in ch06, "ablation note names file, commit")
+
+    # Accuracy: K and the four errors in %.1e, the data description and the commit.
+    acc = load_json(os.path.join(FIXTURE_CH06, "accuracy.json"))
+    for r in acc["rows"]:
+        line = "| " + " | ".join([str(r["K"])] + [f"{r[k]:.1e}" for k in (
+            "ch06_fast", "ch06_promoted", "cublaslt_fast", "cublaslt_promoted")]) + " |"
+        check(line in ch06, f"accuracy row {line}")
+    check("| 65536 | 3.6e-02 | 1.2e-03 | 3.7e-02 | 1.3e-03 |" in ch06, "accuracy row literal")
+    check(acc["data"] in ch06 and "ch06/accuracy.json" in ch06, "accuracy note: data description")
+
+    # Sweep: the best kernel within 2e-2 of cuBLASLt per shape and mode, against cuBLASLt's same
+    # mode; then the two big kernels' best and worst raster.
+    sw = load_json(os.path.join(FIXTURE_CH06, "sweep.json"))["results"]
+    order = list(dict.fromkeys(r["shape"] for r in sw))
+    for sh in order:
+        for mode in ("fast", "promoted"):
+            ok = [r for r in sw if r["shape"] == sh and r["mode"] == mode
+                  and not r["impl"].startswith("cublaslt") and r["diff_vs_cublaslt"] < 2e-2]
+            b = max(ok, key=lambda r: r["tflops"])
+            q = next(r for r in sw if r["shape"] == sh and r["impl"] == f"cublaslt_{mode}")
+            line = (f"| {sh.replace('x', '×')} | {mode} | `{b['impl']}` | {b['raster']} | "
+                    f"{tf(b['tflops'])} | {tf(q['tflops'])} | {pct(b['tflops'], q['tflops'])} |")
+            check(line in ch06, f"sweep row {line}")
+    check("| 4096×2112×7168 | fast | `128x256_s4_c2x1_fast_tma_b2` | 8m(auto) | 1450.0 | 1500.0 | "
+          "96.7% |" in ch06, "sweep: the faster but wrong kernels (diff >= 2e-2) do not win")
+    check("`128x176_s4_c1x1_fast_tma_b2` 1m(auto)" in ch06, "sweep note names the wrong results")
+    check("| 4096×2112×7168 | fast | 1450.0 (8m(auto)) | 1300.0 (1m) | +11.5% | 1420.0 (4n(auto)) | "
+          "1350.0 (1n) | +5.2% |" in ch06, "sweep raster row (fast): best/worst of both big kernels")
+    check("| 4096×2112×7168 | promoted | 1290.0 (8m(auto)) | 1200.0 (1m) | +7.5% | — | — | — |"
+          in ch06, "sweep raster row (promoted): one raster only is no variant")
+    check("| 64×7168×16384 | fast | 390.0" not in ch06 and "| 64×7168×16384 | fast | `64x128" in ch06,
+          "sweep: no raster row where the shape has no raster variants")
+
+
+def test_ch06_edges(tmp: str) -> None:
+    """Chapter 6 files missing, a C++ nan in sweep.json, a truncated one (all --no-png)."""
+    # Only the main JSON: the ablation, accuracy and sweep blocks are left alone.
+    data = os.path.join(tmp, "ch06_main_only")
+    os.makedirs(data)
+    shutil.copy(os.path.join(FIXTURE, "ch06_warp_specialization.json"), data)
+    repo = os.path.join(tmp, "ch06_repo")
+    os.makedirs(os.path.join(repo, os.path.dirname(CH06_README)))
+    with open(os.path.join(repo, CH06_README), "w") as f:
+        f.write(SKELETON_CH06)
+    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "ch06_out"), "--no-png")
+    text = read(os.path.join(repo, CH06_README))
+    check(p.returncode == 0 and "(to be generated)" not in text
+          and all(f"({b} to be generated)" in text for b in ("ablation", "accuracy", "sweep")),
+          "without ch06/ files: measured filled, ablation/accuracy/sweep blocks left alone")
+
+    # A C++ stream writes NaN as nan: read, and such a result never wins.
+    data = os.path.join(tmp, "ch06_nan")
+    os.makedirs(os.path.join(data, "ch06"))
+    text = read(os.path.join(FIXTURE_CH06, "sweep.json"))
+    doc = json.loads(text)
+    doc["results"].append({"shape": "64x7168x16384", "impl": "64x64_nan_kernel", "mode": "fast",
+                           "raster": "1m(auto)", "median_us": 1.0, "tflops": 9999.0,
+                           "diff_vs_cublaslt": 0.5})
+    text = json.dumps(doc, indent=2).replace('"diff_vs_cublaslt": 0.5', '"diff_vs_cublaslt": -nan')
+    with open(os.path.join(data, "ch06", "sweep.json"), "w") as f:
+        f.write(text)
+    with open(os.path.join(repo, CH06_README), "w") as f:
+        f.write(SKELETON_CH06)
+    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "ch06_out"), "--no-png")
+    text = read(os.path.join(repo, CH06_README))
+    check(p.returncode == 0 and "| 64×7168×16384 | fast | `64x128_s6_c1x1_fast_tma_b0` |" in text
+          and "`64x64_nan_kernel` 1m(auto)" in text,
+          "a nan diff in sweep.json is read, never wins, and is named")
+
+    # A truncated sweep.json (the sweep did not finish) is an error naming the file.
+    with open(os.path.join(data, "ch06", "sweep.json"), "w") as f:
+        f.write(read(os.path.join(FIXTURE_CH06, "sweep.json"))[:900])
+    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "ch06_out"), "--no-png")
+    check(p.returncode == 2 and "sweep.json" in p.stderr,
+          "a truncated sweep.json makes plot.py fail and name the file")
+
+    # ch06/ fixture files alone are fixture data too: refused in the repository.
+    data = os.path.join(tmp, "ch06_only")
+    shutil.copytree(FIXTURE_CH06, os.path.join(data, "ch06"))
+    real = os.path.join(REPO, CH06_README)
+    before = open(real, "rb").read() if os.path.isfile(real) else None
+    p = run("--data", data, "--repo", REPO, "--out", os.path.join(tmp, "out_guard6"), "--no-png")
+    after = open(real, "rb").read() if os.path.isfile(real) else None
+    check(p.returncode == 2 and before == after,
+          "plot.py refuses to write ch06/ fixture data into the repository")
+
+
+def committed_gpu(path: str) -> str:
+    doc = load_json(path)
+    ctx = doc.get("context") if isinstance(doc.get("context"), dict) else {}
+    return str(ctx.get("gpu") or doc.get("gpu") or "")
+
+
 def test_committed(tmp: str) -> None:
     files = sorted(glob.glob(os.path.join(COMMITTED, "*.json")))
+    files += sorted(glob.glob(os.path.join(COMMITTED, "ch06", "*.json")))
     if not files:
         print("== no committed data in plots/data/h200/ yet: that part is skipped")
         return
     print(f"== committed data: {len(files)} JSON file(s) in plots/data/h200/")
     for path in files:
-        with open(path) as f:
-            gpu = str(json.load(f).get("context", {}).get("gpu", ""))
-        check("FIXTURE" not in gpu, f"{os.path.basename(path)} is a measurement (gpu: {gpu!r})")
+        gpu = committed_gpu(path)
+        check("FIXTURE" not in gpu,
+              f"{os.path.relpath(path, COMMITTED)} is a measurement (gpu: {gpu!r})")
     repo = os.path.join(tmp, "committed_repo")
     os.makedirs(repo)
     if os.path.isfile(os.path.join(REPO, "README.md")):
@@ -289,7 +488,7 @@ def test_committed(tmp: str) -> None:
     args = ("--data", COMMITTED, "--repo", repo, "--out", out)
     p = run(*args)
     check(p.returncode == 0, f"plot.py parses the committed data (exit {p.returncode})")
-    for name in ("ladder.png", "sizes.png"):
+    for name in ("ladder.png", "sizes.png", "ch06_ablation.png", "ch06_accuracy.png"):
         path = os.path.join(out, name)
         if os.path.isfile(path):
             check(png_size(path) is not None, f"committed data: {name} is a PNG")

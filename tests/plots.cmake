@@ -1,6 +1,7 @@
 # CTest `plots_script` (cpu): plots/test_plot.py runs plots/plot.py on the synthetic fixture
 # tests/data/bench_fixture/ (temp README skeletons, temp output) and checks the PNGs, the tables,
-# idempotence and the handling of errored benchmarks; when plots/data/h200/ holds JSON it also
+# idempotence and the handling of errored benchmarks, chapter 6's promoted peer and its ch06/
+# ablation, accuracy and sweep tables and PNGs; when plots/data/h200/ holds JSON it also
 # runs plot.py on that committed data (temp copies of the READMEs) so it always parses.
 # Exits 77 (skipped) where matplotlib is not installed.
 add_test(NAME plots_script
