@@ -42,7 +42,8 @@ class CublasLtGemm {
   /// fast_accum: cuBLASLt's CUBLASLT_MATMUL_DESC_FAST_ACCUM (no periodic FP32 promotion: the
   /// FP8 tensor cores' reduced-precision accumulation, as chapter 5's wgmma kernel does; chapters
   /// 1-4 accumulate in full FP32). Throws std::invalid_argument for shapes cuBLASLt rejects (N % 8 != 0 for a
-  /// bf16 D, K % 16 != 0), std::runtime_error when cuBLASLt finds no algorithm.
+  /// bf16 D, K % 16 != 0, scale pointers not 16-byte aligned: cuBLASLt answers NOT_SUPPORTED for
+  /// those), std::runtime_error when cuBLASLt finds no algorithm.
   void per_tensor(std::int64_t M, std::int64_t N, std::int64_t K, const std::uint8_t* A,
                   const std::uint8_t* B, std::uint16_t* D, const float* scale_a,
                   const float* scale_b, bool fast_accum, cudaStream_t stream);

@@ -23,9 +23,9 @@ AccuracyResult uniform_data_error(const std::function<void(const PerTensorGemm&,
   const std::vector<std::uint8_t> a = draw(std::size_t(M * K)), b = draw(std::size_t(N * K));
   DeviceBuffer<std::uint8_t> dA(a), dB(b);
   DeviceBuffer<std::uint16_t> dD(std::size_t(M * N));
-  DeviceBuffer<float> scales(std::vector<float>{1.0f, 1.0f});
+  DeviceBuffer<float> scales(std::vector<float>{1.0f, 0, 0, 0, 1.0f});  // 16-byte aligned
   poison_bf16(dD.data(), dD.size());
-  launch(PerTensorGemm{M, N, K, dA.data(), dB.data(), dD.data(), scales.data(), scales.data() + 1},
+  launch(PerTensorGemm{M, N, K, dA.data(), dB.data(), dD.data(), scales.data(), scales.data() + 4},
          nullptr);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<std::uint16_t> d = dD.download();

@@ -72,11 +72,11 @@ struct Operands {
   PerTensorGemm gemm;
   explicit Operands(const Shape& s)
       : A(std::size_t(s.M * s.K)), B(std::size_t(s.N * s.K)), D(std::size_t(s.M * s.N)),
-        scales(std::vector<float>{0.75f, 1.25f}) {
+        scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f}) {  // 16-byte aligned scalars
     fill_random_e4m3(A.data(), A.size(), 11 + std::uint64_t(s.M * 31 + s.K), 1.0f);
     fill_random_e4m3(B.data(), B.size(), 13 + std::uint64_t(s.N * 37 + s.K), 1.0f);
     gemm = PerTensorGemm{s.M, s.N, s.K, A.data(), B.data(), D.data(), scales.data(),
-                         scales.data() + 1};
+                         scales.data() + 4};
   }
 };
 

@@ -120,6 +120,15 @@ void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K
   // The same launch path as the chapters (launch.hpp): an earlier error is reported as such,
   // and a failed launch names cuBLASLt.
   constexpr const char* kWho = "fp8gemm::CublasLtGemm";
+  // cuBLASLt reads the scales through pointers in the matmul descriptor and refuses
+  // (CUBLAS_STATUS_NOT_SUPPORTED) ones that are not 16-byte aligned: seen on the H200 with
+  // scale_b one float after scale_a. Say so instead.
+  if (reinterpret_cast<std::uintptr_t>(scale_a) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(scale_b) % 16 != 0)
+    bad("scale_a and scale_b must be 16-byte aligned (cuBLASLt's scale pointers)");
+  // A worker thread may call us first: make the runtime's context current before cuBLASLt
+  // launches anything (CUBLAS_STATUS_EXECUTION_FAILED was seen from fresh threads otherwise).
+  ensure_context_current();
   require_no_pending_error(kWho);
   std::lock_guard<std::mutex> lock(plan_mutex());
   auto& cache = plan_cache();

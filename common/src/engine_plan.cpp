@@ -109,13 +109,15 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   if (raster.group > 0) {
     s.group = raster.group;
   } else {
-    // Tiles in flight ~ grid_units, arranged as g x (grid_units / g) units: A panels of
-    // g x BlockM x ClusterM rows, B panels of (grid_units / g) x BlockN x ClusterN rows; equal
-    // when g = sqrt(grid_units x BlockN_c / BlockM_c) for bands of rows (the inverse for columns).
+    // The units in flight at once (the co-resident clusters, also when the grid is larger),
+    // arranged as g x (in_flight / g): A panels of g x BlockM x ClusterM rows, B panels of
+    // (in_flight / g) x BlockN x ClusterN rows; equal when g = sqrt(in_flight x BlockN_c /
+    // BlockM_c) for bands of rows (the inverse for bands of columns).
+    const double in_flight = double(std::min(grid_units, clusters));
     const double bm = double(kernel.block_m * kernel.cluster_m);
     const double bn = double(kernel.block_n * kernel.cluster_n);
     const double ratio = s.along_n == 0 ? bn / bm : bm / bn;
-    s.group = std::max(1, int(std::lround(std::sqrt(double(grid_units) * ratio))));
+    s.group = std::max(1, int(std::lround(std::sqrt(in_flight * ratio))));
   }
   s.group = std::max(1, std::min(s.group, s.along_n == 0 ? s.units_m : s.units_n));
 
