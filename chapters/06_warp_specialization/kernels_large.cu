@@ -14,6 +14,8 @@ static void add_large(std::vector<KernelInfo>& out) {
   out.push_back(kernel_info<KernelConfig<256, 128, 4, 1, 2, A, EpilogueKind::tma_store, 2>>());
   out.push_back(kernel_info<KernelConfig<256, 128, 3, 1, 2, A, EpilogueKind::tma_store, 0>>());
   out.push_back(kernel_info<KernelConfig<256, 128, 4, 2, 1, A, EpilogueKind::tma_store, 2>>());
+  out.push_back(kernel_info<KernelConfig<256, 128, 4, 1, 1, A, EpilogueKind::tma_store, 2>>());
+  out.push_back(kernel_info<KernelConfig<128, 256, 4, 1, 1, A, EpilogueKind::tma_store, 2>>());
 }
 
 void add_kernels_large(std::vector<KernelInfo>& out) {
