@@ -2,7 +2,8 @@
 # nvidia-cuda-cuobjdump) so that tests can assert which instructions a kernel contains.
 #
 #   fp8gemm_sass_test(NAME <test> TARGET <exe or lib target> [KERNEL <regex>]
-#                     [ARCH sm_90a] [EACH] CONTAINS <opcode>... [ABSENT <opcode>...])
+#                     [ARCH sm_90a] [EACH] CONTAINS <opcode>... [ABSENT <opcode>...]
+#                     [AT_MOST <opcode>=<count>...])
 #
 # registers a CPU-labelled CTest that disassembles the target's binary with tools/sass_check.py
 # and fails unless every CONTAINS opcode appears (and no ABSENT opcode does) in the kernels whose
@@ -28,7 +29,7 @@ endif()
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
 function(fp8gemm_sass_test)
-  cmake_parse_arguments(ARG "EACH" "NAME;TARGET;KERNEL;ARCH" "CONTAINS;ABSENT" ${ARGN})
+  cmake_parse_arguments(ARG "EACH" "NAME;TARGET;KERNEL;ARCH" "CONTAINS;ABSENT;AT_MOST" ${ARGN})
   if(NOT ARG_ARCH)
     set(ARG_ARCH sm_90a)
   endif()
@@ -42,6 +43,9 @@ function(fp8gemm_sass_test)
   endif()
   foreach(op ${ARG_CONTAINS})
     list(APPEND args --contains ${op})
+  endforeach()
+  foreach(spec ${ARG_AT_MOST})
+    list(APPEND args --at-most ${spec})
   endforeach()
   foreach(op ${ARG_ABSENT})
     list(APPEND args --absent ${op})

@@ -13,18 +13,28 @@ if(TARGET fp8gemm_ch06)
                     EACH
                     CONTAINS QGMMA UTMALDG.2D USETMAXREG SYNCS.PHASECHK
                     ABSENT LDL STL F2FP.F16 HMMA LDSM)
-  # The cluster kernel of the table at large shapes (128 x 256, 2 x 1 cluster, fast): B arrives by
-  # multicast, D leaves by TMA store from stmatrix-written shared memory.
+  # A cluster kernel (128 x 256, 2 x 1 cluster, fast): B arrives by multicast, D leaves by TMA
+  # store from stmatrix-written shared memory, and the consumers' arrivals on the other CTA's
+  # barriers carry no cluster-scope fence (MEMBAR.ALL.GPU: twice, the barrier initialisation and
+  # the cluster barrier at the exit;
+  # a `.release.cluster` arrive put one in every K block and cost 15% on the H200).
   fp8gemm_sass_test(NAME sass_chapter_06_multicast TARGET fp8gemm_ch06
                     KERNEL "KernelConfigILi128ELi256ELi4ELi2ELi1ELNS0_12AccumulationE0ELNS0_12EpilogueKindE1ELi2E"
                     ARCH sm_90a
                     CONTAINS QGMMA.64x256x32.F32.E4M3.E4M3 UTMALDG.2D.MULTICAST UTMASTG.2D STSM
                              USETMAXREG.DEALLOC USETMAXREG.TRY_ALLOC
+                    AT_MOST MEMBAR.ALL.GPU=2
                     ABSENT LDL STL)
-  # Promoted accumulation: partial sums of 128 columns (two per 256-wide tile) added with FADD.
+  # Promoted accumulation: partial sums of 128 columns (two per 256-wide tile) added with FADD;
+  # 128 x 192 double-buffers its partial sums of 96 columns.
   fp8gemm_sass_test(NAME sass_chapter_06_promoted TARGET fp8gemm_ch06
                     KERNEL "KernelConfigILi128ELi256ELi4ELi2ELi1ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi2E"
                     ARCH sm_90a
                     CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 FADD UTMALDG.2D.MULTICAST UTMASTG.2D
+                    ABSENT LDL STL)
+  fp8gemm_sass_test(NAME sass_chapter_06_promoted_double_buffer TARGET fp8gemm_ch06
+                    KERNEL "KernelConfigILi128ELi192ELi4ELi1ELi1ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"
+                    ARCH sm_90a
+                    CONTAINS QGMMA.64x96x32.F32.E4M3.E4M3 FADD UTMASTG.2D
                     ABSENT LDL STL)
 endif()

@@ -9,8 +9,10 @@ whose mnemonic starts with it (QGMMA matches QGMMA.64x128x32.F32.E4M3.E4M3). Exi
 test can fail, never pass vacuously.
 
   sass_check.py --cuobjdump PATH --binary FILE [--arch sm_90a] [--kernel REGEX] [--each]
+                [--at-most OP=N]...
                 [--contains OP]... [--absent OP]... [--list]
 --each: every --contains opcode must appear in every matching function (default: in their union).
+--at-most OP=N: OP appears at most N times in the matching functions together.
 """
 import argparse
 import collections
@@ -55,6 +57,8 @@ def main():
     ap.add_argument("--contains", action="append", default=[])
     ap.add_argument("--absent", action="append", default=[])
     ap.add_argument("--list", action="store_true", help="print the matched kernels' opcodes")
+    ap.add_argument("--at-most", action="append", default=[], metavar="OP=N",
+                    help="OP may appear at most N times in the matching functions together")
     ap.add_argument("--each", action="store_true",
                     help="require every --contains opcode in each matching function")
     args = ap.parse_args()
@@ -104,6 +108,12 @@ def main():
         print(f"  {op} (must be absent): {n}")
         if n > 0:
             failures.append(f"{op} must be absent but appears {n} times")
+    for spec in args.at_most:
+        op, _, limit = spec.partition("=")
+        n = present(op)
+        print(f"  {op} (at most {limit}): {n}")
+        if n > int(limit):
+            failures.append(f"{op} may appear at most {limit} times but appears {n} times")
     if args.list or failures:
         print("functions: " + ", ".join(chosen))
         print("opcodes: " + ", ".join(f"{op} x{n}" for op, n in base.most_common()))

@@ -10,9 +10,12 @@ using namespace engine;
 template <Accumulation A>
 static void add_wide(std::vector<KernelInfo>& out) {
   out.push_back(kernel_info<KernelConfig<128, 192, 4, 2, 1, A, EpilogueKind::tma_store, 0>>());
+  out.push_back(kernel_info<KernelConfig<128, 192, 4, 1, 1, A, EpilogueKind::tma_store, 0>>());
   out.push_back(kernel_info<KernelConfig<128, 176, 4, 2, 1, A, EpilogueKind::tma_store, 0>>());
+  out.push_back(kernel_info<KernelConfig<128, 176, 4, 1, 1, A, EpilogueKind::tma_store, 0>>());
   out.push_back(kernel_info<KernelConfig<128, 160, 4, 2, 1, A, EpilogueKind::tma_store, 0>>());
   out.push_back(kernel_info<KernelConfig<128, 128, 6, 2, 1, A, EpilogueKind::tma_store, 0>>());
+  out.push_back(kernel_info<KernelConfig<128, 128, 6, 1, 1, A, EpilogueKind::tma_store, 0>>());
   out.push_back(kernel_info<KernelConfig<128, 112, 6, 1, 1, A, EpilogueKind::tma_store, 0>>());
   out.push_back(kernel_info<KernelConfig<128, 256, 4, 2, 1, A, EpilogueKind::registers>>());
   out.push_back(kernel_info<KernelConfig<128, 128, 6, 1, 1, A, EpilogueKind::registers>>());

@@ -146,10 +146,10 @@ int main(int argc, char** argv) {
     for (const auto& k : ch06::kernels()) {
       if (!filter.empty() && k.name.find(filter) == std::string::npos) continue;
       const bool small_m = s.M <= 128;
-      // Narrow tiles only where M is small; 64-row tiles only for M <= 64.
+      // Narrow tiles only where M is small; 64-row tiles only for M <= 128.
       if (!small_m && (k.block_n < 112 || k.block_m < 128)) continue;
       if (small_m && k.block_m > 128) continue;
-      if (k.block_m == 64 && s.M > 64) continue;
+      if (k.block_m == 64 && s.M > 128) continue;
       std::vector<engine::RasterOptions> rasters = {{}};
       const bool raster_sweep = !small_m && (k.name.rfind("128x256_s4_c2x1", 0) == 0 ||
                                              k.name.rfind("256x128_s4_c1x2", 0) == 0);

@@ -56,16 +56,30 @@ struct KernelConfig {
   static constexpr int kConsumerRegs = kConsumerWGs == 2 ? 232 : 240;
 
   static constexpr int kAccumulators = kWavesM * (BlockN / 2);  ///< FP32 per consumer thread
-  /// Promoted mode: columns per tensor-core partial sum. The FP32 totals (kAccumulators
-  /// registers) and one partial (kPromotedWaveN / 2) must fit beside each other in the 232
-  /// registers with room for addresses: the widest divisor of BlockN (a multiple of 8) that keeps
-  /// the two at <= 200 registers. 128 x 256 tiles promote in two halves of 128 columns.
-  static constexpr int promoted_wave_n() {
+  /// Promoted mode. Per K block, each consumer warpgroup sums its rows in "groups" of 64 rows x
+  /// kPromotedWaveN columns: 4 wgmma into a fresh partial sum, then FADD into the FP32 totals
+  /// (kAccumulators registers). Two layouts, chosen here from the register budget (totals plus
+  /// partials at most 200 of the 232 registers, the rest for addresses and loop state):
+  ///  - double-buffered (kPromotedDoubleBuffer): two partial buffers; group g+1 is issued before
+  ///    group g is added, so the tensor cores always have this warpgroup's next group queued
+  ///    while it adds. Needs totals + 2 partials of a wave at least 96 columns wide (narrower
+  ///    waves re-read A from shared memory once per wave: too many bytes per FLOP);
+  ///  - single-buffered: one partial, wgmma.wait_group 0 before each add; the other consumer
+  ///    warpgroup's wgmma keep the tensor cores busy meanwhile.
+  static constexpr int double_buffer_wave_n() {
+    for (int w = BlockN; w >= 8; w -= 8)
+      if (BlockN % w == 0 && (w >= 96 || w == BlockN) && kAccumulators + w <= 200) return w;
+    return 0;
+  }
+  static constexpr int single_buffer_wave_n() {
     for (int w = BlockN; w >= 8; w -= 8)
       if (BlockN % w == 0 && kAccumulators + w / 2 <= 200) return w;
     return 8;
   }
-  static constexpr int kPromotedWaveN = promoted_wave_n();
+  static constexpr bool kPromotedDoubleBuffer = double_buffer_wave_n() != 0;
+  static constexpr int kPromotedWaveN =
+      kPromotedDoubleBuffer ? double_buffer_wave_n() : single_buffer_wave_n();
+  static constexpr int kPromotedGroups = kWavesM * (BlockN / kPromotedWaveN);  ///< per K block
 
   // ---- shared memory: [ring: stage s = A tile, B tile][epilogue staging], 1024-aligned ----
   static constexpr std::uint32_t kTileABytes = BlockM * kBlockK;
@@ -108,8 +122,9 @@ struct KernelConfig {
                 "multicast of A: each CTA loads BlockM / 2 rows, a whole number of 8-row atoms");
   static_assert(kEpiBuffers >= 1 && kEpiBuffers <= kEpiUnitsPerWG, "1 .. units staging buffers");
   static_assert(kAccumulators <= 128, "accumulators: at most 128 FP32 registers per thread");
-  static_assert(Acc == Accumulation::fast || kAccumulators + kPromotedWaveN / 2 <= 200,
-                "promoted mode: FP32 totals plus one partial sum must fit in registers");
+  static_assert(Acc == Accumulation::fast ||
+                    kAccumulators + (kPromotedDoubleBuffer ? 2 : 1) * kPromotedWaveN / 2 <= 200,
+                "promoted mode: FP32 totals plus the partial sums must fit in registers");
   static_assert(kSmemBytes <= kMaxSmemBytes, "more shared memory than a Hopper CTA may have");
 };
 
