@@ -45,41 +45,31 @@ struct KernelConfig {
   static constexpr EpilogueKind kEpilogue = Epilogue;
 
   // ---- warpgroups and registers ----
-  static constexpr int kConsumerWGs = BlockM == 64 ? 1 : 2;
-  static constexpr int kRowsPerWG = BlockM / kConsumerWGs;  ///< 64 or 128
+  /// 64 -> 1, 128 -> 2, 192 -> 3 warpgroups of 64 rows; 256 -> 2 of 128 rows (two slabs each).
+  static constexpr int kConsumerWGs = BlockM == 256 ? 2 : BlockM / 64;
+  static constexpr int kRowsPerWG = BlockM / kConsumerWGs;  ///< 64, or 128 for BlockM = 256
   static constexpr int kWavesM = kRowsPerWG / 64;           ///< 64-row wgmma slabs per consumer
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
   static constexpr int kConsumerWarps = kConsumerThreads / 32;
   static constexpr int kThreads = kConsumerThreads + 128;  ///< + the producer warpgroup
   static constexpr int kProducerRegs = 40;
-  /// 2 consumers: 128 x 40 + 256 x 232 = 64512 <= 65536 registers of the SM.
-  static constexpr int kConsumerRegs = kConsumerWGs == 2 ? 232 : 240;
+  /// 2 consumers: 128 x 40 + 256 x 232 = 64512 <= 65536 registers of the SM; 3 consumers (512
+  /// threads, 128 at entry): 128 x 40 + 384 x 152 = 63488.
+  static constexpr int kConsumerRegs = kConsumerWGs == 1 ? 240 : kConsumerWGs == 2 ? 232 : 152;
 
   static constexpr int kAccumulators = kWavesM * (BlockN / 2);  ///< FP32 per consumer thread
-  /// Promoted mode. Per K block, each consumer warpgroup sums its rows in "groups" of 64 rows x
-  /// kPromotedWaveN columns: 4 wgmma into a fresh partial sum, then FADD into the FP32 totals
-  /// (kAccumulators registers). Two layouts, chosen here from the register budget (totals plus
-  /// partials at most 200 of the 232 registers, the rest for addresses and loop state):
-  ///  - double-buffered (kPromotedDoubleBuffer): two partial buffers; group g+1 is issued before
-  ///    group g is added, so the tensor cores always have this warpgroup's next group queued
-  ///    while it adds. Needs totals + 2 partials of a wave at least 96 columns wide (narrower
-  ///    waves re-read A from shared memory once per wave: too many bytes per FLOP);
-  ///  - single-buffered: one partial, wgmma.wait_group 0 before each add; the other consumer
-  ///    warpgroup's wgmma keep the tensor cores busy meanwhile.
-  static constexpr int double_buffer_wave_n() {
+  /// Promoted mode: per K block, each consumer warpgroup sums its rows in groups of 64 rows x
+  /// kPromotedWaveN columns: 4 wgmma into a fresh partial sum, wgmma.wait_group 0, FADD into the
+  /// FP32 totals (kAccumulators registers). Totals plus one partial must leave room for
+  /// addresses and loop state: the widest divisor of BlockN (a multiple of 8) that keeps them
+  /// within kConsumerRegs - kRegMargin. 128 x 256 tiles promote in two halves of 128 columns.
+  static constexpr int kRegMargin = kConsumerWGs == 3 ? 24 : 32;
+  static constexpr int promoted_wave_n() {
     for (int w = BlockN; w >= 8; w -= 8)
-      if (BlockN % w == 0 && (w >= 96 || w == BlockN) && kAccumulators + w <= 200) return w;
-    return 0;
-  }
-  static constexpr int single_buffer_wave_n() {
-    for (int w = BlockN; w >= 8; w -= 8)
-      if (BlockN % w == 0 && kAccumulators + w / 2 <= 200) return w;
+      if (BlockN % w == 0 && kAccumulators + w / 2 <= kConsumerRegs - kRegMargin) return w;
     return 8;
   }
-  static constexpr bool kPromotedDoubleBuffer = double_buffer_wave_n() != 0;
-  static constexpr int kPromotedWaveN =
-      kPromotedDoubleBuffer ? double_buffer_wave_n() : single_buffer_wave_n();
-  static constexpr int kPromotedGroups = kWavesM * (BlockN / kPromotedWaveN);  ///< per K block
+  static constexpr int kPromotedWaveN = promoted_wave_n();
 
   // ---- shared memory: [ring: stage s = A tile, B tile][epilogue staging], 1024-aligned ----
   static constexpr std::uint32_t kTileABytes = BlockM * kBlockK;
@@ -109,7 +99,8 @@ struct KernelConfig {
       1024 + std::size_t(kStages) * kStageBytes + kEpiBytes;  // + slack to align to 1024
 
   // ---- what a bad combination would break ----
-  static_assert(BlockM == 64 || BlockM == 128 || BlockM == 256, "BlockM: 64, 128 or 256");
+  static_assert(BlockM == 64 || BlockM == 128 || BlockM == 192 || BlockM == 256,
+                "BlockM: 64, 128, 192 or 256");
   static_assert(BlockN % 8 == 0 && BlockN >= 16 && BlockN <= 256,
                 "BlockN: a multiple of 8 in 16 .. 256 (wgmma N; TMA box rows <= 256)");
   static_assert(kTileABytes % 1024 == 0 && kTileBBytes % 1024 == 0,
@@ -122,9 +113,11 @@ struct KernelConfig {
                 "multicast of A: each CTA loads BlockM / 2 rows, a whole number of 8-row atoms");
   static_assert(kEpiBuffers >= 1 && kEpiBuffers <= kEpiUnitsPerWG, "1 .. units staging buffers");
   static_assert(kAccumulators <= 128, "accumulators: at most 128 FP32 registers per thread");
+  static_assert(kConsumerWGs < 3 || kAccumulators <= 64,
+                "three consumer warpgroups have 152 registers each: at most 64 accumulators");
   static_assert(Acc == Accumulation::fast ||
-                    kAccumulators + (kPromotedDoubleBuffer ? 2 : 1) * kPromotedWaveN / 2 <= 200,
-                "promoted mode: FP32 totals plus the partial sums must fit in registers");
+                    kAccumulators + kPromotedWaveN / 2 <= kConsumerRegs - kRegMargin,
+                "promoted mode: FP32 totals plus the partial sum must fit in registers");
   static_assert(kSmemBytes <= kMaxSmemBytes, "more shared memory than a Hopper CTA may have");
 };
 

@@ -101,11 +101,14 @@ struct PerTensorMath {
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) ptx::wgmma_fence_operands(acc[w]);
       if (previous >= 0) release(ptx::smem_u32(&empty[previous]), rank);
-    } else if constexpr (!Cfg::kPromotedDoubleBuffer) {
-      // Promoted, single-buffered: per K block and per group (64-row slab, kPromotedWaveN
+    } else {
+      // Promoted: per K block and per group (64-row slab, kPromotedWaveN
       // columns), a fresh tensor-core sum of the block's 128 K (4 wgmma) into `part`, then part
       // is added into the FP32 `acc` on the CUDA cores. The wait<0> before the add serialises
-      // this warpgroup; the other consumer warpgroup's wgmma keep the tensor cores busy.
+      // this warpgroup; the other consumer warpgroups' wgmma keep the tensor cores busy. (Two
+      // partial buffers, adding group q-1 while group q runs, would avoid the wait, but ptxas
+      // 13.0 then serialises every wgmma (C7514: "non wgmma instructions reading accumulator
+      // registers ... between start and end of the pipeline stage"): measured 30% slower.)
       constexpr int kWaveN = Cfg::kPromotedWaveN;
       constexpr int kWavesN = Cfg::kBlockN / kWaveN;
       zero(acc);
@@ -132,32 +135,6 @@ struct PerTensorMath {
         release(ptx::smem_u32(&empty[st.stage]), rank);
         st.advance();
       }
-    } else {
-      // Promoted, double-buffered: groups alternate between two partial buffers. After issuing
-      // group q, wait until only it is in flight (wait_group 1: group q-1 is done), add group
-      // q-1's partial into `acc`, and, when q-1 was the last group of its K block, release that
-      // block's stage. The tensor cores always have this warpgroup's next group queued.
-      zero(acc);
-      float part[2][Cfg::kPromotedWaveN / 2];
-      int previous_stage = -1;  // the K block whose last group is still to be added, if any
-      int parity = 0;           // buffer of this K block's first group
-      for (int kb = 0; kb < k_blocks; ++kb) {
-        ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
-        const std::uint32_t base = ring + std::uint32_t(st.stage) * Cfg::kStageBytes;
-        // The buffer index must be a compile-time constant: one copy of the K block per parity.
-        if (parity == 0) promoted_kblock<0>(acc, part, base, wg, previous_stage, empty, rank);
-        else promoted_kblock<1>(acc, part, base, wg, previous_stage, empty, rank);
-        previous_stage = st.stage;
-        parity ^= Cfg::kPromotedGroups & 1;
-        st.advance();
-      }
-      if (previous_stage >= 0) {
-        ptx::wgmma_wait_group<0>();
-        // The last group's buffer: this K block's first parity, flipped once per group after it.
-        if ((parity ^ 1) == 0) add_group<0, Cfg::kPromotedGroups - 1>(acc, part);
-        else add_group<1, Cfg::kPromotedGroups - 1>(acc, part);
-        release(ptx::smem_u32(&empty[previous_stage]), rank);
-      }
     }
   }
 
@@ -166,51 +143,6 @@ struct PerTensorMath {
     for (int w = 0; w < Cfg::kWavesM; ++w)
 #pragma unroll
       for (int i = 0; i < Cfg::kBlockN / 2; ++i) acc[w][i] = 0.0f;
-  }
-
-  /// acc += part[kBuf] for promoted group kGroup of a K block (double-buffered mode).
-  template <int kBuf, int kGroup>
-  __device__ __forceinline__ static void add_group(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
-                                                   float (&part)[2][Cfg::kPromotedWaveN / 2]) {
-    constexpr int kWaveN = Cfg::kPromotedWaveN;
-    constexpr int kWavesN = Cfg::kBlockN / kWaveN;
-    constexpr int w = kGroup / kWavesN, wn = kGroup % kWavesN;
-    ptx::wgmma_fence_operands(part[kBuf]);
-#pragma unroll
-    for (int i = 0; i < kWaveN / 2; ++i) acc[w][wn * (kWaveN / 2) + i] += part[kBuf][i];
-  }
-
-  /// One K block of the double-buffered promoted main loop; group g uses buffer (kParity + g) % 2.
-  template <int kParity>
-  __device__ __forceinline__ static void promoted_kblock(
-      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], float (&part)[2][Cfg::kPromotedWaveN / 2],
-      std::uint32_t base, int wg, int previous_stage, const std::uint64_t* empty,
-      std::uint32_t rank) {
-    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
-    constexpr int kWaveN = Cfg::kPromotedWaveN;
-    constexpr int kWavesN = Cfg::kBlockN / kWaveN;
-    static_for<Cfg::kPromotedGroups>([&](auto g) {
-      constexpr int kBuf = (kParity + g) % 2;
-      constexpr int w = g / kWavesN, wn = g % kWavesN;
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < kSteps; ++ks)
-        ptx::wgmma_m64nNk32_e4m3<kWaveN>(part[kBuf], desc_a(base, wg, w, ks),
-                                         desc_b(base, wn * kWaveN, ks), ks > 0 ? 1u : 0u);
-      ptx::wgmma_commit_group();
-      if constexpr (g == 0) {
-        // The previous group is the last one of the previous K block (if this is not the tile's
-        // first): add it, then that block's stage is free.
-        if (previous_stage >= 0) {
-          ptx::wgmma_wait_group<1>();
-          add_group<1 - kBuf, Cfg::kPromotedGroups - 1>(acc, part);
-          release(ptx::smem_u32(&empty[previous_stage]), rank);
-        }
-      } else {
-        ptx::wgmma_wait_group<1>();
-        add_group<1 - kBuf, g - 1>(acc, part);
-      }
-    });
   }
 };
 
