@@ -26,15 +26,16 @@ if(TARGET fp8gemm_ch06)
                     AT_MOST MEMBAR.ALL.GPU=2
                     ABSENT LDL STL)
   # Promoted accumulation: partial sums of 128 columns (two per 256-wide tile) added with FADD;
-  # 128 x 192 double-buffers its partial sums of 96 columns.
+  # the three-consumer 192 x 128 kernel (64 rows per warpgroup) likewise.
   fp8gemm_sass_test(NAME sass_chapter_06_promoted TARGET fp8gemm_ch06
                     KERNEL "KernelConfigILi128ELi256ELi4ELi2ELi1ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi2E"
                     ARCH sm_90a
                     CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 FADD UTMALDG.2D.MULTICAST UTMASTG.2D
                     ABSENT LDL STL)
-  fp8gemm_sass_test(NAME sass_chapter_06_promoted_double_buffer TARGET fp8gemm_ch06
-                    KERNEL "KernelConfigILi128ELi192ELi4ELi1ELi1ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"
+  fp8gemm_sass_test(NAME sass_chapter_06_promoted_three_consumers TARGET fp8gemm_ch06
+                    KERNEL "KernelConfigILi192ELi128ELi4ELi2ELi1ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"
                     ARCH sm_90a
-                    CONTAINS QGMMA.64x96x32.F32.E4M3.E4M3 FADD UTMASTG.2D
+                    CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 FADD UTMALDG.2D.MULTICAST UTMASTG.2D
+                             USETMAXREG.TRY_ALLOC
                     ABSENT LDL STL)
 endif()

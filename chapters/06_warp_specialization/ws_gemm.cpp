@@ -27,48 +27,89 @@ std::string with_mode(const std::string& stem, Accumulation a) {
 
 }  // namespace
 
+/// The per-shape table, from the tuning sweep on the H200 (plots/data/h200/ch06/sweep.json: the
+/// fastest correct kernel per standard shape and mode, same run as cuBLASLt). A stem's % is the
+/// accumulation mode. Shapes not in the table get the rule in choose_kernel() below.
+namespace {
+struct TableEntry {
+  std::int64_t M, N, K;
+  const char* fast;
+  const char* promoted;
+};
+constexpr TableEntry kTable[] = {
+    {2048, 2048, 2048, "128x256_s4_c1x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
+    {4096, 4096, 4096, "128x256_s4_c2x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
+    {8192, 8192, 8192, "128x256_s4_c2x1_%_tma_b2", "192x128_s4_c1x1_%_tma_b2"},
+    {4096, 2112, 7168, "128x176_s4_c2x1_%_tma_b11", "192x128_s4_c2x1_%_tma_b2"},
+    {4096, 24576, 1536, "128x256_s4_c2x1_%_tma_b2", "192x128_s4_c2x1_%_tma_b2"},
+    {4096, 32768, 512, "128x256_s4_c1x1_%_tma_b2", "128x192_s4_c2x1_%_tma_b3"},
+    {4096, 7168, 16384, "128x256_s4_c2x1_%_tma_b2", "128x256_s4_c2x1_%_tma_b2"},
+    {4096, 4096, 7168, "128x256_s4_c1x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
+    {4096, 7168, 2048, "128x256_s4_c1x1_%_tma_b2", "192x128_s4_c2x1_%_tma_b2"},
+    {128, 2112, 7168, "64x32_s14_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"},
+    {128, 24576, 1536, "128x64_s8_c1x1_%_tma_b1", "128x192_s4_c1x1_%_tma_b3"},
+    {128, 32768, 512, "128x128_s6_c1x1_%_tma_b2", "128x128_s6_c1x1_%_tma_b2"},
+    {128, 7168, 16384, "128x64_s8_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"},
+    {128, 4096, 7168, "128x32_s10_c1x1_%_tma_b1", "128x32_s10_c1x1_%_tma_b1"},
+    {128, 7168, 2048, "128x64_s8_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"},
+    {64, 2112, 7168, "64x16_s16_c1x1_%_tma_b1", "64x16_s16_c1x1_%_tma_b1"},
+    {64, 24576, 1536, "64x64_s12_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"},
+    {64, 32768, 512, "64x128_s8_c1x1_%_tma_b2", "64x128_s8_c1x1_%_tma_b2"},
+    {64, 7168, 16384, "64x64_s12_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"},
+    {64, 4096, 7168, "64x32_s14_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"},
+    {64, 7168, 2048, "64x64_s12_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"},
+};
+}  // namespace
+
 const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int64_t K,
                                         Accumulation accumulation, bool tma_store_ok) {
-  (void)K;
   if (!tma_store_ok)
     return kernel_named(with_mode(M <= 128 ? "128x128_s6_c1x1_%_reg" : "128x256_s4_c2x1_%_reg",
                                   accumulation));
+  for (const auto& e : kTable)
+    if (e.M == M && e.N == N && e.K == K)
+      return kernel_named(with_mode(accumulation == Accumulation::fast ? e.fast : e.promoted,
+                                    accumulation));
   constexpr std::int64_t kSlots = 132;
+  if (M <= 128) {
+    // Decode-like, memory-bound: the weights stream from HBM once, so what matters is that
+    // enough SMs stream them. The widest tile that still gives about 100 tiles or more; 64-row
+    // tiles when M <= 64, or when 128-row tiles would leave most SMs idle.
+    const std::int64_t bm_rows = M <= 64 ? 64 : 128;
+    for (int bn : {128, 64, 32, 16}) {
+      std::int64_t tiles = ((M + bm_rows - 1) / bm_rows) * ((N + bn - 1) / bn);
+      if (tiles >= 100) {
+        static const char* const k64[] = {"64x128_s8_c1x1_%_tma_b2", "64x64_s12_c1x1_%_tma_b1",
+                                          "64x32_s14_c1x1_%_tma_b1", "64x16_s16_c1x1_%_tma_b1"};
+        static const char* const k128[] = {"128x128_s6_c1x1_%_tma_b2", "128x64_s8_c1x1_%_tma_b1",
+                                           "128x32_s10_c1x1_%_tma_b1", "128x16_s10_c1x1_%_tma_b1"};
+        const int i = bn == 128 ? 0 : bn == 64 ? 1 : bn == 32 ? 2 : 3;
+        return kernel_named(with_mode(bm_rows == 64 ? k64[i] : k128[i], accumulation));
+      }
+    }
+    return kernel_named(with_mode(M <= 64 ? "64x16_s16_c1x1_%_tma_b1" : "64x32_s14_c1x1_%_tma_b1",
+                                  accumulation));
+  }
+  // Large M: the best-measured tile of each family, scored by wave efficiency (the fraction of
+  // SM slots of all waves that hold a tile) times its speed relative to the 128 x 256 cluster
+  // kernel on whole waves (sweep, both modes).
   struct Candidate {
     const char* stem;
     int bm, bn;
-    double speed;  // relative speed of a full wave of this tile (bigger tiles: fewer bytes/FLOP)
+    double speed_fast, speed_promoted;
   };
-  if (M <= 128) {
-    // Decode-like: every SM should get a tile; narrower tiles cost little when B streams from
-    // HBM anyway.
-    static const Candidate small[] = {
-        {"128x256_s4_c2x1_%_tma_b2", 128, 256, 1.0}, {"128x192_s4_c2x1_%_tma_b3", 128, 192, 1.0},
-        {"128x128_s6_c2x1_%_tma_b2", 128, 128, 1.0}, {"128x64_s8_c1x1_%_tma_b1", 128, 64, 1.0},
-        {"128x56_s8_c1x1_%_tma_b1", 128, 56, 0.98},   {"128x32_s10_c1x1_%_tma_b1", 128, 32, 0.9},
-        {"128x16_s10_c1x1_%_tma_b1", 128, 16, 0.8}};
-    const Candidate* best = nullptr;
-    double best_score = -1;
-    for (const auto& c : small) {
-      const std::int64_t tiles = ceil_div(M, c.bm) * ceil_div(N, c.bn);
-      // Memory-bound: the score is the share of SMs streaming B.
-      const double busy = std::min(1.0, double(tiles) / double(kSlots)) * c.speed;
-      if (busy > best_score + 1e-9) {
-        best_score = busy;
-        best = &c;
-      }
-    }
-    return kernel_named(with_mode(best->stem, accumulation));
-  }
   static const Candidate large[] = {
-      {"128x256_s4_c2x1_%_tma_b2", 128, 256, 1.0}, {"256x128_s4_c1x2_%_tma_b2", 256, 128, 1.0},
-      {"128x192_s4_c2x1_%_tma_b3", 128, 192, 0.97}, {"128x176_s4_c2x1_%_tma_b11", 128, 176, 0.96},
-      {"128x160_s4_c2x1_%_tma_b5", 128, 160, 0.95}, {"128x128_s6_c2x1_%_tma_b2", 128, 128, 0.9}};
+      {"128x256_s4_c2x1_%_tma_b2", 128, 256, 1.00, 0.97},
+      {"192x128_s4_c2x1_%_tma_b2", 192, 128, 0.95, 1.00},
+      {"128x192_s4_c2x1_%_tma_b3", 128, 192, 0.93, 0.95},
+      {"128x176_s4_c2x1_%_tma_b11", 128, 176, 0.95, 0.95},
+      {"128x128_s6_c2x1_%_tma_b2", 128, 128, 0.90, 0.70}};
   const Candidate* best = nullptr;
   double best_score = -1;
   for (const auto& c : large) {
     const std::int64_t tiles = ceil_div(M, c.bm) * ceil_div(N, c.bn);
-    const double score = wave_efficiency(tiles, kSlots) * c.speed;
+    const double speed = accumulation == Accumulation::fast ? c.speed_fast : c.speed_promoted;
+    const double score = wave_efficiency(tiles, kSlots) * speed;
     if (score > best_score + 1e-9) {
       best_score = score;
       best = &c;
