@@ -8,10 +8,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "common/gemm.hpp"
 
 namespace fp8gemm::ch06 {
+
+struct Options;  // ws_gemm.hpp
 
 struct AccuracyResult {
   double rel_frobenius = 0;  ///< against the float64 reference on the sampled rows
@@ -26,5 +29,19 @@ struct AccuracyResult {
 AccuracyResult uniform_data_error(const std::function<void(const PerTensorGemm&, cudaStream_t)>& launch,
                                   std::int64_t M, std::int64_t N, std::int64_t K, float lo,
                                   float hi, std::uint64_t seed, std::int64_t sample_rows = 32);
+
+struct SampledCheck {
+  bool ok = false;
+  std::string describe;  ///< "rel 1.7e-03, worst tile 1.8e-03, 8 rows (kernel name)"
+};
+
+/// Checks a call on operands that already live on the device (e.g. a benchmark's): runs the plan
+/// chosen by `options` once with D poisoned, downloads `rows` sampled rows of A (first and last
+/// included) and all of B, computes those rows of D in float64 on the host (one thread per row)
+/// and compares: the global and worst-128x128-tile relative errors within
+/// per_tensor_tolerance(K), every entry of those rows finite. The scales are read back from the
+/// device.
+SampledCheck sampled_check(const PerTensorGemm& gemm, const Options& options,
+                           std::int64_t rows, std::uint64_t seed);
 
 }  // namespace fp8gemm::ch06
