@@ -54,7 +54,8 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
 done
 export LD_LIBRARY_PATH="$BIN${CUBLAS_DIR:+:$CUBLAS_DIR}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-say "fp8gemm GPU loop, $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+BUILT_FROM=$(cat "$BIN/commit.txt" 2>/dev/null || echo unknown)
+say "fp8gemm GPU loop, $(date -u +%Y-%m-%dT%H:%M:%SZ), binaries built from commit $BUILT_FROM"
 say "cuBLASLt from: ${CUBLAS_DIR:-system default}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu \
   --format=csv 2>&1 | tee -a "$LOG" "$SUMMARY"
