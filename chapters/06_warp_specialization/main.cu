@@ -31,38 +31,16 @@
 #include "common/check.hpp"
 #include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
+#include "shapes.hpp"
 #include "ws_gemm.hpp"
 
 using namespace fp8gemm;
 
 namespace {
 
-struct Shape {
-  std::int64_t M, N, K;
-  std::string name() const {
-    return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
-  }
-};
-
-/// The square ladder, then (unless the sizes were given on the command line) the DeepSeek-V3 set.
-std::vector<Shape> standard_shapes(const std::vector<std::int64_t>& sizes, bool deepseek) {
-  std::vector<Shape> v;
-  for (auto s : sizes) v.push_back({s, s, s});
-  if (!deepseek) return v;
-  const std::array<std::array<std::int64_t, 2>, 6> nk = {
-      {{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}}};
-  for (std::int64_t m : {64, 128, 4096})
-    for (const auto& p : nk) v.push_back({m, p[0], p[1]});
-  return v;
-}
-
-Shape parse_shape(const std::string& s) {
-  Shape r{};
-  if (std::sscanf(s.c_str(), "%lldx%lldx%lld", reinterpret_cast<long long*>(&r.M),
-                  reinterpret_cast<long long*>(&r.N), reinterpret_cast<long long*>(&r.K)) != 3)
-    throw std::invalid_argument("bad shape '" + s + "' (want MxNxK)");
-  return r;
-}
+using ch06::parse_shape;
+using ch06::Shape;
+using ch06::standard_shapes;
 
 /// Device operands for one shape, shared by every implementation timed on it.
 struct Operands {

@@ -19,18 +19,14 @@
 #include "common/bench.hpp"
 #include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
+#include "shapes.hpp"
 #include "ws_gemm.hpp"
 
 using namespace fp8gemm;
 
 namespace {
 
-struct Shape {
-  std::int64_t M, N, K;
-  std::string name() const {
-    return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
-  }
-};
+using ch06::Shape;
 
 __global__ void diff_kernel(const std::uint16_t* d, const std::uint16_t* ref, std::size_t n,
                             double* sums) {
@@ -87,21 +83,10 @@ int main(int argc, char** argv) {
     else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
     else if (a.rfind("--shapes=", 0) == 0) {
       std::stringstream ss(a.substr(9));
-      for (std::string t; std::getline(ss, t, ',');) {
-        Shape s{};
-        std::sscanf(t.c_str(), "%lldx%lldx%lld", reinterpret_cast<long long*>(&s.M),
-                    reinterpret_cast<long long*>(&s.N), reinterpret_cast<long long*>(&s.K));
-        shapes.push_back(s);
-      }
+      for (std::string t; std::getline(ss, t, ',');) shapes.push_back(ch06::parse_shape(t));
     }
   }
-  if (shapes.empty()) {
-    for (std::int64_t s : {2048, 4096, 8192}) shapes.push_back({s, s, s});
-    const std::array<std::array<std::int64_t, 2>, 6> nk = {
-        {{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}}};
-    for (std::int64_t m : {64, 128, 4096})
-      for (const auto& p : nk) shapes.push_back({m, p[0], p[1]});
-  }
+  if (shapes.empty()) shapes = ch06::standard_shapes({2048, 4096, 8192}, true);
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
   std::ofstream out(json);
   out << "{\n  \"gpu\": \"" << describe_device() << "\",\n  \"commit\": \"" << git_commit()

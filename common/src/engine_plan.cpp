@@ -43,6 +43,25 @@ CUtensorMapSwizzle swizzle_mode(int bytes) {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+/// The launch configuration of `kernel` on `ctas` CTAs: its threads and shared memory, and the
+/// cluster dimension as a launch attribute (written to `attr`, which must outlive the config).
+cudaLaunchConfig_t launch_config(const KernelInfo& kernel, int ctas, cudaStream_t stream,
+                                 cudaLaunchAttribute& attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(ctas), 1, 1);
+  cfg.blockDim = dim3(unsigned(kernel.threads), 1, 1);
+  cfg.dynamicSmemBytes = kernel.smem_bytes;
+  cfg.stream = stream;
+  attr = cudaLaunchAttribute{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = unsigned(kernel.cluster_size());
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
 }  // namespace
 
 EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const GemmRequirements& req,
@@ -78,17 +97,8 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   int device = 0, sm_count = 0;
   FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
   FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(kernel.cluster_size()), 1, 1);
-  cfg.blockDim = dim3(unsigned(kernel.threads), 1, 1);
-  cfg.dynamicSmemBytes = kernel.smem_bytes;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = unsigned(kernel.cluster_size());
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = launch_config(kernel, kernel.cluster_size(), nullptr, attr);
   int max_clusters = 0;
   FP8GEMM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&max_clusters, kernel.kernel, &cfg));
   if (max_clusters < 1)
@@ -149,18 +159,8 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
 
 void EnginePlan::run(cudaStream_t stream) const {
   require_no_pending_error(who_.c_str());
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(unsigned(grid_ctas_), 1, 1);
-  cfg.blockDim = dim3(unsigned(kernel_.threads), 1, 1);
-  cfg.dynamicSmemBytes = kernel_.smem_bytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = unsigned(kernel_.cluster_size());
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = launch_config(kernel_, grid_ctas_, stream, attr);
   void* kernel_args[] = {const_cast<GemmParams*>(&params_)};
   const cudaError_t err = cudaLaunchKernelExC(&cfg, kernel_.kernel, kernel_args);
   if (err != cudaSuccess) {
