@@ -1,4 +1,4 @@
-# Reliability of chapters 1-5 (docs/contract.md): every refused call throws std::invalid_argument
+# Reliability of chapters 1-6 (docs/contract.md; chapter 6 in both accumulation modes): every refused call throws std::invalid_argument
 # naming the argument before any GPU work and leaves no CUDA error; every accepted one is correct.
 #  - test_reliability (gpu): D at byte offsets 0..15 (odd refused, even correct, guards
 #    untouched), host / pinned / registered / short / other-device memory refused, managed memory
@@ -9,5 +9,5 @@
 #    compute-sanitizer memcheck.
 #  - test_reliability_threads (gpu, its own process so the calls are the first): threads making
 #    their first chapter-4 / chapter-5 / chapter-1-3 calls at once; two threads' cuBLASLt plans.
-fp8gemm_test(test_reliability LABEL gpu SOURCES test_reliability.cu)
+fp8gemm_test(test_reliability LABEL gpu SOURCES test_reliability.cu LIBS fp8gemm_ch06)
 fp8gemm_test(test_reliability_threads LABEL gpu SOURCES test_reliability_threads.cu)

@@ -35,6 +35,7 @@
 #include "chapters/03_mma_sync/mma_sync.cuh"
 #include "chapters/04_tma/tma.cuh"
 #include "chapters/05_wgmma/wgmma.cuh"
+#include "chapters/06_warp_specialization/ws_gemm.hpp"
 #include "common/check.hpp"
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
@@ -59,6 +60,9 @@ const std::vector<Chapter>& chapters() {
       {"ch03_mma_sync", fp8gemm::ch03::gemm, fp8gemm::ch03::requirements},
       {"ch04_tma", fp8gemm::ch04::gemm, fp8gemm::ch04::requirements},
       {"ch05_wgmma", fp8gemm::ch05::gemm, fp8gemm::ch05::requirements},
+      // Chapter 6's entry point in both accumulation modes (the plan per call: ch06::gemm).
+      {"ch06_warp_specialization", fp8gemm::ch06::gemm, fp8gemm::ch06::requirements},
+      {"ch06_warp_specialization", fp8gemm::ch06::gemm_fast, fp8gemm::ch06::requirements},
   };
   return list;
 }
