@@ -13,6 +13,8 @@
 //                 so that clock samples taken beside it (scripts/gpu_loop.sh) can be matched
 // --sizes=...     square sizes only (default: 1024..8192 and the DeepSeek-V3 shapes)
 // --accuracy=PATH the all-positive-data accuracy table (256 x 256 x K, K up to 65536), as JSON
+// --kernels=a,b   tuning: time these kernels (ch06::kernels() names) on the shapes instead of
+//                 the table's choice, beside cuBLASLt (fast and promoted); no validation
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::int64_t> sizes = {1024, 2048, 4096, 8192};
   bool sizes_given = false;
+  std::vector<std::string> kernels;  // --kernels: time these (by name) instead of the table
   std::vector<Shape> custom;
   bool bench = true, ablation = false;
   double sustained = 0;
@@ -115,6 +118,9 @@ int main(int argc, char** argv) {
       for (std::string t; std::getline(ss, t, ',');) custom.push_back(parse_shape(t));
     } else if (a == "--no-bench") {
       bench = false;
+    } else if (a.rfind("--kernels=", 0) == 0) {
+      std::stringstream ss(a.substr(10));
+      for (std::string t; std::getline(ss, t, ',');) kernels.push_back(t);
     } else if (a == "--ablation") {
       ablation = true;
     } else if (a.rfind("--sustained=", 0) == 0) {
@@ -158,7 +164,7 @@ int main(int argc, char** argv) {
     if (!p) p = std::make_unique<Operands>(s);
     return *p;
   };
-  if (!ablation && sustained == 0 && bench) {
+  if (!ablation && sustained == 0 && bench && kernels.empty()) {
     for (const auto& s : shapes) {
       Operands& ops = ops_for(s);
       for (auto mode : {engine::Accumulation::fast, engine::Accumulation::promoted}) {
@@ -259,7 +265,23 @@ int main(int argc, char** argv) {
       cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, fast, st);
     });
   };
-  if (ablation) {
+  if (!kernels.empty()) {
+    // Tuning by the harness's own method: every named kernel on every shape, beside cuBLASLt in
+    // both modes. (Not validated here: every compiled kernel is checked by test_chapter_06 and,
+    // on these shapes, by ch06_sweep's comparison with cuBLASLt.)
+    for (const Shape& s : shapes) {
+      const PerTensorGemm g = ops_for(s).gemm;
+      for (const auto& name : kernels) {
+        ch06::Options o;
+        o.kernel = name;
+        o.accumulation = ch06::kernel_named(name).accumulation;
+        const ch06::Plan* p = plan(g, o);
+        add(name, s, [p](cudaStream_t st) { p->run(st); });
+      }
+      add_cublas(s, true);
+      add_cublas(s, false);
+    }
+  } else if (ablation) {
     // Fast accumulation throughout: the steps change the structure, not the arithmetic.
     for (const Shape& s : {Shape{8192, 8192, 8192}, Shape{4096, 7168, 16384}}) {
       const PerTensorGemm g = ops_for(s).gemm;
@@ -310,6 +332,24 @@ int main(int argc, char** argv) {
     if (a > 0 && b > 0) std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * a / b);
     return std::string(buf);
   };
+  if (!kernels.empty()) {
+    // Per shape: each kernel against cuBLASLt in its own accumulation mode, best first.
+    for (const auto& shape : order) {
+      auto& m = tf[shape];
+      std::vector<std::pair<double, std::string>> v;
+      for (const auto& [impl, t] : m) {
+        if (impl.rfind("cublaslt", 0) == 0) continue;
+        const bool fast = impl.find("_fast_") != std::string::npos;
+        const double peer = m[fast ? "cublaslt_per_tensor" : "cublaslt_per_tensor_promoted"];
+        v.push_back({peer > 0 ? t / peer : 0.0, impl});
+      }
+      std::sort(v.rbegin(), v.rend());
+      for (const auto& [ratio, impl] : v)
+        std::printf("TUNE %-18s %-34s %8.1f TFLOPS %6.3fx cuBLASLt\n", shape.c_str(), impl.c_str(),
+                    m[impl], ratio);
+    }
+    return 0;
+  }
   if (ablation) {
     std::printf("\n%-26s %-18s %10s %12s\n", "step", "shape (MxNxK)", "TFLOPS", "% of cuBLASLt");
     for (const auto& shape : order)
