@@ -1,11 +1,14 @@
 // CPU tests of chapter 6's host side: bad calls are refused with std::invalid_argument before any
 // CUDA call (this runs without a GPU), the per-shape table only names kernels that exist, and
 // every compiled kernel's configuration is one a Hopper SM can run.
+#include <algorithm>
 #include <cstdint>
 #include <set>
+#include <vector>
 #include <string>
 
 #include "catch.hpp"
+#include "common/engine/scheduler.cuh"
 #include "ws_gemm.hpp"
 
 namespace {
@@ -92,4 +95,43 @@ TEST_CASE("ch06 table: every shape gets a compiled kernel of the asked mode", "[
           CHECK(k.accumulation == mode);
           if (!tma) CHECK(k.epilogue == fp8gemm::engine::EpilogueKind::registers);
         }
+}
+
+TEST_CASE("engine scheduler: the banded raster visits every unit exactly once", "[ch06][cpu]") {
+  // banded_unit() is the device scheduler's mapping (DenseTileScheduler::next), compiled for the
+  // host too. For grids of many sizes, both band directions and band widths from 1 to past the
+  // grid: a permutation of all units, and every band's units within `group` rows (or columns).
+  int cases = 0;
+  for (int units_m : {1, 2, 3, 7, 16, 33})
+    for (int units_n : {1, 2, 5, 8, 31})
+      for (int along_n : {0, 1})
+        for (int group : {1, 2, 3, 4, 8, 16, 40}) {
+          fp8gemm::engine::DenseSchedule s;
+          s.units_m = units_m;
+          s.units_n = units_n;
+          s.num_units = units_m * units_n;
+          s.along_n = along_n;
+          s.group = std::min(group, along_n == 0 ? units_m : units_n);
+          std::vector<int> seen(std::size_t(s.num_units), 0);
+          bool in_range = true, banded = true;
+          for (int u = 0; u < s.num_units; ++u) {
+            int um = -1, un = -1;
+            fp8gemm::engine::banded_unit(s, u, um, un);
+            if (um < 0 || um >= units_m || un < 0 || un >= units_n) {
+              in_range = false;
+              continue;
+            }
+            ++seen[std::size_t(um * units_n + un)];
+            const int band = u / (s.group * (along_n == 0 ? units_n : units_m));
+            const int inner = along_n == 0 ? um : un;
+            banded &= inner / s.group == band;
+          }
+          INFO(units_m << " x " << units_n << " units, group " << s.group << ", along_n "
+                       << along_n);
+          CHECK(in_range);
+          CHECK(banded);
+          CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+          ++cases;
+        }
+  CHECK(cases == 6 * 5 * 2 * 7);
 }

@@ -21,6 +21,31 @@ struct Tile {
   int n_block = 0;
 };
 
+/// Unit `unit` of the banded raster (DenseSchedule) as (unit_m, unit_n): the units are cut into
+/// bands of `group` unit-rows (along_n = 0; bands of unit-columns for along_n = 1), each band walked
+/// down its short side first, then across; the last band may be narrower. Host and device code,
+/// so the CPU tests can check that it visits every unit exactly once.
+__host__ __device__ __forceinline__ void banded_unit(const DenseSchedule& s, int unit, int& um,
+                                                     int& un) {
+  if (s.along_n == 0) {
+    const int per_band = s.group * s.units_n;
+    const int band = unit / per_band;
+    const int first = band * s.group;
+    const int rows = min(s.group, s.units_m - first);
+    const int in_band = unit - band * per_band;
+    um = first + in_band % rows;
+    un = in_band / rows;
+  } else {
+    const int per_band = s.group * s.units_m;
+    const int band = unit / per_band;
+    const int first = band * s.group;
+    const int cols = min(s.group, s.units_n - first);
+    const int in_band = unit - band * per_band;
+    un = first + in_band % cols;
+    um = in_band / cols;
+  }
+}
+
 /// The dense scheduler: unit u = cluster_index + i * clusters for i = 0, 1, ... (a static
 /// round-robin: with the grid no larger than what fits at once, CTA c runs units c, c + G, ...),
 /// mapped to (unit_m, unit_n) through a banded raster so that the ~66-132 tiles in flight at any
@@ -44,23 +69,7 @@ struct DenseTileScheduler {
   __device__ __forceinline__ bool next(Tile& t) {
     if (unit >= s.num_units) return false;
     int um, un;
-    if (s.along_n == 0) {
-      const int per_band = s.group * s.units_n;
-      const int band = unit / per_band;
-      const int first = band * s.group;
-      const int rows = min(s.group, s.units_m - first);
-      const int in_band = unit - band * per_band;
-      um = first + in_band % rows;
-      un = in_band / rows;
-    } else {
-      const int per_band = s.group * s.units_m;
-      const int band = unit / per_band;
-      const int first = band * s.group;
-      const int cols = min(s.group, s.units_n - first);
-      const int in_band = unit - band * per_band;
-      un = first + in_band % cols;
-      um = in_band / cols;
-    }
+    banded_unit(s, unit, um, un);
     t.m_block = um * kClusterM + rank_m;
     t.n_block = un * kClusterN + rank_n;
     // Wrapping past 2^31 is impossible: num_units + stride <= 2 * (2^31 - 1) is refused by the
