@@ -16,11 +16,6 @@ static void add_small(std::vector<KernelInfo>& out) {
   out.push_back(kernel_info<KernelConfig<64, 64, 12, 1, 1, A, EpilogueKind::tma_store, 0>>());
   out.push_back(kernel_info<KernelConfig<64, 32, 14, 1, 1, A, EpilogueKind::tma_store, 0>>());
   out.push_back(kernel_info<KernelConfig<64, 16, 16, 1, 1, A, EpilogueKind::tma_store, 0>>());
-  // The same with a 1 x 2 cluster: neighbouring N tiles share A, which every CTA of a small-N
-  // shape otherwise reads whole from L2 (64 x 2112 x 7168: 132 CTAs x 458 KB of A).
-  out.push_back(kernel_info<KernelConfig<64, 16, 16, 1, 2, A, EpilogueKind::tma_store, 0>>());
-  out.push_back(kernel_info<KernelConfig<64, 32, 14, 1, 2, A, EpilogueKind::tma_store, 0>>());
-  out.push_back(kernel_info<KernelConfig<128, 32, 10, 1, 2, A, EpilogueKind::tma_store, 0>>());
 }
 
 void add_kernels_small(std::vector<KernelInfo>& out) {
