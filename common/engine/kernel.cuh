@@ -36,12 +36,39 @@
 
 namespace fp8gemm::engine {
 
-/// The math policy of the per-tensor GEMM: the consumer's main loop over one tile's K blocks.
-/// Chapter 7 swaps this for a block-scaled policy; the pipeline, scheduler, producer and
-/// epilogue stay. `acc` receives the tile's FP32 sums (before scaling).
+/// The math policy of the per-tensor GEMM. A policy is what chapter 7 (block scaling) and
+/// chapter 9 (MX scales) swap; the ring, the scheduler, the producer's tile loads and the
+/// epilogue stay. Its interface, used by gemm_kernel:
+///   Params                    the kernel's parameter block (tensor maps, schedule, D, scales)
+///   State                     the ring position type (PipelineState)
+///   kExtraStageBytes          ring bytes per stage besides A and B (e.g. A scales), expected on
+///                             the stage's full barrier; kStageStride = A + B + extra
+///   produce_extra(p, extra, bar, tile, kb)   the producer's extra copies for a K block
+///   output_scale(p)           what the epilogue multiplies the FP32 sums by
+///   mainloop(acc, st, p, tile, ring, full, empty, wg, rank)   a consumer warpgroup's K loop
+/// `acc` receives the tile's FP32 sums.
 template <class Cfg>
 struct PerTensorMath {
   using State = PipelineState<Cfg::kStages>;
+  /// The kernel's parameter block (a math policy with more inputs, e.g. chapter 7's scale
+  /// tensors, brings its own).
+  using Params = GemmParams;
+  /// Bytes a ring stage carries besides the A and B tiles (chapter 7: the stage's A scales),
+  /// right after the B tile; a multiple of 1024 so the next stage stays swizzle-aligned. They are
+  /// expected on the stage's full barrier with the tiles.
+  static constexpr std::uint32_t kExtraStageBytes = 0;
+  static constexpr std::uint32_t kStageStride = Cfg::kStageBytes + kExtraStageBytes;
+
+  /// Producer hook: copies of K block kb of tile t beyond A and B into the stage's extra bytes at
+  /// `extra`, completing on `bar`. Nothing for per-tensor scales.
+  __device__ __forceinline__ static void produce_extra(const Params&, std::uint32_t /*extra*/,
+                                                       std::uint32_t /*bar*/, const Tile&,
+                                                       int /*kb*/) {}
+
+  /// The scale the epilogue applies to the FP32 sums: scale_a * scale_b (output_scale.cuh).
+  __device__ __forceinline__ static OutputScale output_scale(const Params& p) {
+    return load_output_scale(p.scale_a, p.scale_b);
+  }
 
   /// Releases stage s: one arrival per consumer warp on empty[s] of this CTA and of the other CTA
   /// of the cluster (its multicast writes into our stage s too, so it must wait for us as well).
@@ -69,11 +96,14 @@ struct PerTensorMath {
                                         std::uint32_t(ks * Cfg::kWgmmaK));
   }
 
+  /// The consumer warpgroup `wg`'s main loop over tile t's K blocks: acc receives the tile's FP32
+  /// sums (before the epilogue's scale).
   __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
-                                                  State& st, int k_blocks, std::uint32_t ring,
-                                                  const std::uint64_t* full,
+                                                  State& st, const Params& p, const Tile& /*t*/,
+                                                  std::uint32_t ring, const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg,
                                                   std::uint32_t rank) {
+    const int k_blocks = p.k_blocks;
     constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;  // 4 wgmma k32 steps per stage
     if constexpr (Cfg::kAccumulation == Accumulation::fast) {
       // The tensor cores accumulate the whole K in `acc`. One commit group per K block; waiting
@@ -81,7 +111,7 @@ struct PerTensorMath {
       int previous = -1;
       for (int kb = 0; kb < k_blocks; ++kb) {
         ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
-        const std::uint32_t base = ring + std::uint32_t(st.stage) * Cfg::kStageBytes;
+        const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
         ptx::wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < kSteps; ++ks) {
@@ -115,7 +145,7 @@ struct PerTensorMath {
       float part[kWaveN / 2];
       for (int kb = 0; kb < k_blocks; ++kb) {
         ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
-        const std::uint32_t base = ring + std::uint32_t(st.stage) * Cfg::kStageBytes;
+        const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
 #pragma unroll
         for (int w = 0; w < Cfg::kWavesM; ++w) {
 #pragma unroll
@@ -148,12 +178,17 @@ struct PerTensorMath {
 
 template <class Cfg, class Math = PerTensorMath<Cfg>>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
-    gemm_kernel(const __grid_constant__ GemmParams p) {
+    gemm_kernel(const __grid_constant__ typename Math::Params p) {
+  static_assert(Math::kExtraStageBytes % 1024 == 0, "stages must stay 1024-byte aligned");
+  static_assert(Cfg::kSmemBytes + std::size_t(Cfg::kStages) * Math::kExtraStageBytes <=
+                    kMaxSmemBytes,
+                "the ring with the math policy's extra bytes exceeds a Hopper CTA's shared memory");
   extern __shared__ std::uint8_t smem_raw[];
   // Stage s: A tile (BlockM rows x 128 B) then B tile (BlockN rows x 128 B), 128B-swizzled, each
-  // on a 1024-byte boundary; after the ring, the epilogue's staging buffers.
+  // on a 1024-byte boundary, then the math policy's extra bytes; after the ring, the epilogue's
+  // staging buffers.
   const std::uint32_t ring = (ptx::smem_u32(smem_raw) + 1023u) & ~1023u;
-  const std::uint32_t staging = ring + std::uint32_t(Cfg::kStages) * Cfg::kStageBytes;
+  const std::uint32_t staging = ring + std::uint32_t(Cfg::kStages) * Math::kStageStride;
   __shared__ alignas(8) std::uint64_t full[Cfg::kStages];
   __shared__ alignas(8) std::uint64_t empty[Cfg::kStages];
 
@@ -190,10 +225,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         for (int kb = 0; kb < p.k_blocks; ++kb) {
           ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
           const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
-          const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Cfg::kStageBytes;
+          const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Math::kStageStride;
           const std::uint32_t tile_b = tile_a + Cfg::kTileABytes;
           const int k0 = kb * Cfg::kBlockK;
-          ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes);  // zero-filled bytes count too
+          // The stage's bytes, zero-filled ones too.
+          ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes + Math::kExtraStageBytes);
           if constexpr (Cfg::kClusterN == 2) {
             constexpr int kHalf = Cfg::kBlockM / 2;
             ptx::tma_load_2d_multicast(tile_a + std::uint32_t(rank_n * kHalf) * Cfg::kBlockK,
@@ -208,6 +244,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           } else {
             ptx::tma_load_2d(tile_b, &p.map_b, bar, k0, n0);
           }
+          Math::produce_extra(p, tile_b + Cfg::kTileBBytes, bar, t, kb);
           st.advance();
         }
       }
@@ -215,14 +252,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   } else {
     // ------------------------------ consumer warpgroups ------------------------------
     ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
-    const OutputScale scale = load_output_scale(p.scale_a, p.scale_b);
+    const OutputScale scale = Math::output_scale(p);
     DenseTileScheduler<Cfg::kClusterM, Cfg::kClusterN> scheduler(p.schedule, rank);
     typename Math::State st;
     Tile t;
     float acc[Cfg::kWavesM][Cfg::kBlockN / 2];
     const std::uint32_t my_staging = staging + std::uint32_t(wg * Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
     while (scheduler.next(t)) {
-      Math::mainloop(acc, st, p.k_blocks, ring, full, empty, wg, rank);
+      Math::mainloop(acc, st, p, t, ring, full, empty, wg, rank);
       const int row0 = t.m_block * Cfg::kBlockM + wg * Cfg::kRowsPerWG;
       const int col0 = t.n_block * Cfg::kBlockN;
       with_output_scale(scale, [&](const auto& sc) {

@@ -31,7 +31,7 @@ KernelInfo kernel_info() {
   k.epi_swizzle_bytes = Cfg::kEpiSwizzleBytes;
   k.epi_buffers = Cfg::kEpiBuffers;
   k.threads = Cfg::kThreads;
-  k.smem_bytes = Cfg::kSmemBytes;
+  k.smem_bytes = Cfg::kSmemBytes + std::size_t(Cfg::kStages) * Math::kExtraStageBytes;
   return k;
 }
 
