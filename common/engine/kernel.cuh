@@ -176,6 +176,23 @@ struct PerTensorMath {
   }
 };
 
+/// The producer's copy of one operand tile (kRows rows x kRowBytes bytes, starting at row `row0`,
+/// column `k0`) into shared memory at `dst`, completing on `bar`. Shared by the 2-CTA cluster
+/// (kMulticast): CTA `half` loads rows [half x kRows/2, (half + 1) x kRows/2) and multicasts them
+/// to both CTAs; otherwise one plain load of the whole tile.
+template <bool kMulticast, int kRows, int kRowBytes>
+__device__ __forceinline__ void load_tile(std::uint32_t dst, const CUtensorMap* map,
+                                          std::uint32_t bar, int k0, int row0, int half) {
+  if constexpr (kMulticast) {
+    constexpr int kHalf = kRows / 2;
+    constexpr std::uint16_t kBothCtas = 0x3;
+    ptx::tma_load_2d_multicast(dst + std::uint32_t(half * kHalf) * kRowBytes, map, bar, k0,
+                               row0 + half * kHalf, kBothCtas);
+  } else {
+    ptx::tma_load_2d(dst, map, bar, k0, row0);
+  }
+}
+
 template <class Cfg, class Math = PerTensorMath<Cfg>>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     gemm_kernel(const __grid_constant__ typename Math::Params p) {
@@ -215,8 +232,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       DenseTileScheduler<Cfg::kClusterM, Cfg::kClusterN> scheduler(p.schedule, rank);
       PipelineState<Cfg::kStages> st;
       Tile t;
-      // Multicast: CTA rank r loads half r of the shared operand for both CTAs.
-      constexpr std::uint16_t kBoth = 0x3;
       const int rank_m = int(rank) % Cfg::kClusterM;
       const int rank_n = int(rank) / Cfg::kClusterM;
       while (scheduler.next(t)) {
@@ -230,20 +245,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const int k0 = kb * Cfg::kBlockK;
           // The stage's bytes, zero-filled ones too.
           ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes + Math::kExtraStageBytes);
-          if constexpr (Cfg::kClusterN == 2) {
-            constexpr int kHalf = Cfg::kBlockM / 2;
-            ptx::tma_load_2d_multicast(tile_a + std::uint32_t(rank_n * kHalf) * Cfg::kBlockK,
-                                       &p.map_a, bar, k0, m0 + rank_n * kHalf, kBoth);
-          } else {
-            ptx::tma_load_2d(tile_a, &p.map_a, bar, k0, m0);
-          }
-          if constexpr (Cfg::kClusterM == 2) {
-            constexpr int kHalf = Cfg::kBlockN / 2;
-            ptx::tma_load_2d_multicast(tile_b + std::uint32_t(rank_m * kHalf) * Cfg::kBlockK,
-                                       &p.map_b, bar, k0, n0 + rank_m * kHalf, kBoth);
-          } else {
-            ptx::tma_load_2d(tile_b, &p.map_b, bar, k0, n0);
-          }
+          load_tile<Cfg::kClusterN == 2, Cfg::kBlockM, Cfg::kBlockK>(tile_a, &p.map_a, bar, k0, m0,
+                                                                   rank_n);
+          load_tile<Cfg::kClusterM == 2, Cfg::kBlockN, Cfg::kBlockK>(tile_b, &p.map_b, bar, k0, n0,
+                                                                   rank_m);
           Math::produce_extra(p, tile_b + Cfg::kTileBBytes, bar, t, kb);
           st.advance();
         }

@@ -31,15 +31,4 @@ __device__ __forceinline__ void named_barrier_sync(std::uint32_t id, std::uint32
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-/// elect.sync: true in exactly one lane of the (fully active) warp.
-__device__ __forceinline__ bool elect_one() {
-  std::uint32_t pred = 0;
-  asm volatile(
-      "{\n.reg .pred P;\n.reg .b32 L;\n"
-      "elect.sync L|P, 0xffffffff;\n"
-      "selp.u32 %0, 1, 0, P;\n}\n"
-      : "=r"(pred));
-  return pred != 0;
-}
-
 }  // namespace fp8gemm::ptx
