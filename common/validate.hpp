@@ -31,6 +31,14 @@ struct GemmArgs {
   ScaleRecipe recipe_b = ScaleRecipe::per_tensor;
   std::int64_t scale_a_count = -1;
   std::int64_t scale_b_count = -1;
+  /// Elements of the scale tensors the kernel reads, when their layout is strided (chapter 7:
+  /// scale_layout.hpp); -1: the recipe's packed size (scaling.hpp). Used for the extent and
+  /// overlap checks.
+  std::int64_t scale_a_extent = -1;
+  std::int64_t scale_b_extent = -1;
+  /// Bytes per element of D: 2 (bf16, every chapter's output) or 4 (float, chapter 7's FP32
+  /// output with accumulate).
+  std::int64_t d_element_bytes = 2;
 };
 
 /// Packed (lda = ldb = K, ldd = N) per-tensor arguments, the form every chapter takes.

@@ -1,6 +1,5 @@
 #include "kernels.hpp"
 
-#include <stdexcept>
 
 namespace fp8gemm::ch06 {
 
@@ -18,11 +17,7 @@ const std::vector<engine::KernelInfo>& kernels() {
 }
 
 const engine::KernelInfo& kernel_named(const std::string& name) {
-  for (const auto& k : kernels())
-    if (k.name == name) return k;
-  std::string names;
-  for (const auto& k : kernels()) names += (names.empty() ? "" : ", ") + k.name;
-  throw std::invalid_argument("fp8gemm::ch06: no kernel named '" + name + "'; there are: " + names);
+  return engine::find_kernel(kernels(), name, "fp8gemm::ch06");
 }
 
 }  // namespace fp8gemm::ch06

@@ -75,6 +75,53 @@ __device__ __forceinline__ void store_slab_registers(const float (&acc)[kN / 2],
   }
 }
 
+/// FP32 D from registers: rows [row0, row0 + 64) and columns [col0, col0 + kN) of D (float,
+/// row-major, ldd elements per row), bounds-checked; with `accumulate`, each element becomes
+/// acc + D (one read and one write by its owning thread). float2 stores where D is 8-byte
+/// aligned and ldd even (`pairs_ok`).
+template <int kN, class Scale>
+__device__ __forceinline__ void store_slab_f32(const float (&acc)[kN / 2], const Scale& scale,
+                                               int row0, int col0, int M, int N,
+                                               float* __restrict__ D, std::int64_t ldd,
+                                               bool accumulate, bool pairs_ok) {
+  const int warp = int(threadIdx.x / 32) % 4;
+  const int lane = int(threadIdx.x % 32);
+  const int row = row0 + 16 * warp + lane / 4;
+  const int col = col0 + 2 * (lane % 4);
+  const bool interior = row0 + 64 <= M && col0 + kN <= N;
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row + 8 * h;
+      const int c = col + 8 * j;
+      if (!interior && (r >= M || c >= N)) continue;
+      float v0 = scale.apply(acc[4 * j + 2 * h]);
+      float v1 = scale.apply(acc[4 * j + 2 * h + 1]);
+      float* out = D + std::int64_t(r) * ldd + c;
+      const bool both = interior || c + 1 < N;
+      if (pairs_ok && both) {
+        float2* out2 = reinterpret_cast<float2*>(out);
+        if (accumulate) {
+          const float2 old = *out2;
+          v0 += old.x;
+          v1 += old.y;
+        }
+        *out2 = make_float2(v0, v1);
+      } else {
+        out[0] = accumulate ? v0 + out[0] : v0;
+        if (both) out[1] = accumulate ? v1 + out[1] : v1;
+      }
+    }
+  }
+}
+
+/// The identity scale needs no dispatch.
+template <class F>
+__device__ __forceinline__ void with_output_scale(const IdentityOutputScale& s, F&& f) {
+  f(s);
+}
+
 /// Calls f(scale) with the OutputScale's float or exact form: one uniform branch per tile, and
 /// each epilogue compiled with only its own arithmetic (output_scale.cuh).
 template <class F>

@@ -41,11 +41,14 @@ namespace fp8gemm::engine {
 /// epilogue stay. Its interface, used by gemm_kernel:
 ///   Params                    the kernel's parameter block (tensor maps, schedule, D, scales)
 ///   State                     the ring position type (PipelineState)
-///   kExtraStageBytes          ring bytes per stage besides A and B (e.g. A scales), expected on
-///                             the stage's full barrier; kStageStride = A + B + extra
+///   kExtraStageBytes          bytes per stage of a second, "side" ring (e.g. the stage's A and B
+///                             scales), a multiple of 128, after the operand ring
+///   kExtraTxBytes             of those, the bytes the producer's extra copies deliver per stage,
+///                             expected on the stage's full barrier with the A and B tiles
 ///   produce_extra(p, extra, bar, tile, kb)   the producer's extra copies for a K block
-///   output_scale(p)           what the epilogue multiplies the FP32 sums by
-///   mainloop(acc, st, p, tile, ring, full, empty, wg, rank)   a consumer warpgroup's K loop
+///   output_scale(p)           what the epilogue multiplies the FP32 sums by (an OutputScale, or
+///                             IdentityOutputScale when the main loop applied the scales)
+///   mainloop(acc, st, p, tile, ring, side, full, empty, wg, rank)   a consumer warpgroup's K loop
 /// `acc` receives the tile's FP32 sums.
 template <class Cfg>
 struct PerTensorMath {
@@ -53,14 +56,13 @@ struct PerTensorMath {
   /// The kernel's parameter block (a math policy with more inputs, e.g. chapter 7's scale
   /// tensors, brings its own).
   using Params = GemmParams;
-  /// Bytes a ring stage carries besides the A and B tiles (chapter 7: the stage's A scales),
-  /// right after the B tile; a multiple of 1024 so the next stage stays swizzle-aligned. They are
-  /// expected on the stage's full barrier with the tiles.
+  /// Bytes per stage of the side ring (chapter 7: the stage's scales); none for per-tensor scales.
   static constexpr std::uint32_t kExtraStageBytes = 0;
-  static constexpr std::uint32_t kStageStride = Cfg::kStageBytes + kExtraStageBytes;
+  static constexpr std::uint32_t kExtraTxBytes = 0;
+  static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
 
-  /// Producer hook: copies of K block kb of tile t beyond A and B into the stage's extra bytes at
-  /// `extra`, completing on `bar`. Nothing for per-tensor scales.
+  /// Producer hook: copies of K block kb of tile t beyond A and B into the stage's side-ring bytes
+  /// at `extra`, completing on `bar`. Nothing for per-tensor scales.
   __device__ __forceinline__ static void produce_extra(const Params&, std::uint32_t /*extra*/,
                                                        std::uint32_t /*bar*/, const Tile&,
                                                        int /*kb*/) {}
@@ -100,7 +102,8 @@ struct PerTensorMath {
   /// sums (before the epilogue's scale).
   __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                   State& st, const Params& p, const Tile& /*t*/,
-                                                  std::uint32_t ring, const std::uint64_t* full,
+                                                  std::uint32_t ring, std::uint32_t /*side*/,
+                                                  const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg,
                                                   std::uint32_t rank) {
     const int k_blocks = p.k_blocks;
@@ -193,19 +196,31 @@ __device__ __forceinline__ void load_tile(std::uint32_t dst, const CUtensorMap* 
   }
 }
 
+/// Dynamic shared memory of gemm_kernel<Cfg, Math>: the ring and staging of the configuration,
+/// plus the math policy's side ring and the slack that re-aligns the staging buffers after it.
+template <class Cfg, class Math>
+constexpr std::size_t smem_bytes() {
+  return Cfg::kSmemBytes +
+         (Math::kExtraStageBytes == 0 ? 0 : std::size_t(Cfg::kStages) * Math::kExtraStageBytes + 1024);
+}
+
 template <class Cfg, class Math = PerTensorMath<Cfg>>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     gemm_kernel(const __grid_constant__ typename Math::Params p) {
-  static_assert(Math::kExtraStageBytes % 1024 == 0, "stages must stay 1024-byte aligned");
-  static_assert(Cfg::kSmemBytes + std::size_t(Cfg::kStages) * Math::kExtraStageBytes <=
-                    kMaxSmemBytes,
-                "the ring with the math policy's extra bytes exceeds a Hopper CTA's shared memory");
+  static_assert(Math::kExtraStageBytes % 128 == 0, "side-ring stages must stay 128-byte aligned");
+  static_assert(Math::kExtraTxBytes <= Math::kExtraStageBytes, "extra copies exceed their stage");
+  static_assert(smem_bytes<Cfg, Math>() <= kMaxSmemBytes,
+                "the ring with the math policy's side ring exceeds a Hopper CTA's shared memory");
   extern __shared__ std::uint8_t smem_raw[];
   // Stage s: A tile (BlockM rows x 128 B) then B tile (BlockN rows x 128 B), 128B-swizzled, each
-  // on a 1024-byte boundary, then the math policy's extra bytes; after the ring, the epilogue's
-  // staging buffers.
+  // on a 1024-byte boundary. After the ring, the math policy's side ring (kExtraStageBytes per
+  // stage), then the epilogue's staging buffers (1024-aligned for the swizzled TMA store).
   const std::uint32_t ring = (ptx::smem_u32(smem_raw) + 1023u) & ~1023u;
-  const std::uint32_t staging = ring + std::uint32_t(Cfg::kStages) * Math::kStageStride;
+  const std::uint32_t side = ring + std::uint32_t(Cfg::kStages) * Math::kStageStride;
+  const std::uint32_t staging =
+      Math::kExtraStageBytes == 0
+          ? side
+          : (side + std::uint32_t(Cfg::kStages) * Math::kExtraStageBytes + 1023u) & ~1023u;
   __shared__ alignas(8) std::uint64_t full[Cfg::kStages];
   __shared__ alignas(8) std::uint64_t empty[Cfg::kStages];
 
@@ -244,12 +259,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const std::uint32_t tile_b = tile_a + Cfg::kTileABytes;
           const int k0 = kb * Cfg::kBlockK;
           // The stage's bytes, zero-filled ones too.
-          ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes + Math::kExtraStageBytes);
+          ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes + Math::kExtraTxBytes);
           load_tile<Cfg::kClusterN == 2, Cfg::kBlockM, Cfg::kBlockK>(tile_a, &p.map_a, bar, k0, m0,
                                                                    rank_n);
           load_tile<Cfg::kClusterM == 2, Cfg::kBlockN, Cfg::kBlockK>(tile_b, &p.map_b, bar, k0, n0,
                                                                    rank_m);
-          Math::produce_extra(p, tile_b + Cfg::kTileBBytes, bar, t, kb);
+          Math::produce_extra(p, side + std::uint32_t(st.stage) * Math::kExtraStageBytes, bar, t,
+                              kb);
           st.advance();
         }
       }
@@ -257,24 +273,29 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   } else {
     // ------------------------------ consumer warpgroups ------------------------------
     ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
-    const OutputScale scale = Math::output_scale(p);
+    const auto scale = Math::output_scale(p);
     DenseTileScheduler<Cfg::kClusterM, Cfg::kClusterN> scheduler(p.schedule, rank);
     typename Math::State st;
     Tile t;
     float acc[Cfg::kWavesM][Cfg::kBlockN / 2];
     const std::uint32_t my_staging = staging + std::uint32_t(wg * Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
     while (scheduler.next(t)) {
-      Math::mainloop(acc, st, p, t, ring, full, empty, wg, rank);
+      Math::mainloop(acc, st, p, t, ring, side, full, empty, wg, rank);
       const int row0 = t.m_block * Cfg::kBlockM + wg * Cfg::kRowsPerWG;
       const int col0 = t.n_block * Cfg::kBlockN;
       with_output_scale(scale, [&](const auto& sc) {
         if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
           store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
-        } else {
+        } else if constexpr (Cfg::kEpilogue == EpilogueKind::registers) {
 #pragma unroll
           for (int w = 0; w < Cfg::kWavesM; ++w)
             store_slab_registers<Cfg::kBlockN>(acc[w], sc, row0 + 64 * w, col0, p.M, p.N, p.D,
                                                p.ldd, p.d_pairs_ok != 0);
+        } else {
+#pragma unroll
+          for (int w = 0; w < Cfg::kWavesM; ++w)
+            store_slab_f32<Cfg::kBlockN>(acc[w], sc, row0 + 64 * w, col0, p.M, p.N, p.D_f32,
+                                         p.ldd, p.accumulate != 0, p.d_pairs_ok != 0);
         }
       });
     }

@@ -16,9 +16,9 @@ KernelInfo kernel_info() {
   k.name = std::to_string(Cfg::kBlockM) + "x" + std::to_string(Cfg::kBlockN) + "_s" +
            std::to_string(Cfg::kStages) + "_c" + std::to_string(Cfg::kClusterM) + "x" +
            std::to_string(Cfg::kClusterN) + "_" + to_string(Cfg::kAccumulation) +
-           (Cfg::kEpilogue == EpilogueKind::tma_store
-                ? "_tma_b" + std::to_string(Cfg::kEpiBuffers)
-                : std::string("_reg"));
+           (Cfg::kEpilogue == EpilogueKind::tma_store ? "_tma_b" + std::to_string(Cfg::kEpiBuffers)
+            : Cfg::kEpilogue == EpilogueKind::registers ? std::string("_reg")
+                                                        : std::string("_f32"));
   k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);
   k.block_m = Cfg::kBlockM;
   k.block_n = Cfg::kBlockN;
@@ -31,7 +31,7 @@ KernelInfo kernel_info() {
   k.epi_swizzle_bytes = Cfg::kEpiSwizzleBytes;
   k.epi_buffers = Cfg::kEpiBuffers;
   k.threads = Cfg::kThreads;
-  k.smem_bytes = Cfg::kSmemBytes + std::size_t(Cfg::kStages) * Math::kExtraStageBytes;
+  k.smem_bytes = smem_bytes<Cfg, Math>();
   return k;
 }
 

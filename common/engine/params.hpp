@@ -29,13 +29,19 @@ enum class EpilogueKind : int {
   /// runs, and is waited for only before its staging buffer is reused. Needs a TMA-compatible D
   /// (16-byte aligned, row stride a multiple of 16 bytes).
   tma_store = 1,
+  /// FP32 D from registers (bounds-checked, float2 stores where aligned), optionally added to
+  /// what D holds (D = A.B + D, GemmParams::accumulate): chapter 7's FP32 output, chapter 8's
+  /// weight gradients. Each element of D is read and written by one thread once: deterministic.
+  registers_f32 = 2,
 };
 
 inline constexpr const char* to_string(Accumulation a) {
   return a == Accumulation::fast ? "fast" : "promoted";
 }
 inline constexpr const char* to_string(EpilogueKind e) {
-  return e == EpilogueKind::registers ? "registers" : "tma_store";
+  return e == EpilogueKind::registers ? "registers"
+         : e == EpilogueKind::tma_store ? "tma_store"
+                                         : "registers_f32";
 }
 
 /// Host-computed description of the dense tile space. The plan keeps every count below 2^30, so
@@ -61,8 +67,41 @@ struct GemmParams {
   std::uint16_t* D = nullptr;      ///< for the registers epilogue
   std::int64_t ldd = 0;            ///< elements
   int d_pairs_ok = 0;              ///< D 4-byte aligned and ldd even: bf16x2 stores allowed
+                                   ///< (registers_f32: D 8-byte aligned, ldd even: float2)
   const float* scale_a = nullptr;  ///< device scalar
   const float* scale_b = nullptr;  ///< device scalar
+  float* D_f32 = nullptr;          ///< for the registers_f32 epilogue (ldd elements per row)
+  int accumulate = 0;              ///< registers_f32: D = A.B + D instead of D = A.B
+};
+
+/// Rows of 128 x 128 B-scale blocks that a BlockN-wide tile can touch (tiles start at multiples
+/// of BlockN, so at (n0 % 128) in {0, gcd(BlockN, 128), 2 gcd, ...}): 1 for BlockN dividing 128,
+/// 2 for 256 or 192, 3 for 176. The chapter-7 kernel loads that many B scales per stage.
+constexpr int sfb_rows_for(int block_n) {
+  int g = block_n, h = 128;
+  while (h != 0) {
+    const int r = g % h;
+    g = h;
+    h = r;
+  }
+  int most = 1;
+  for (int off = 0; off < 128; off += g) {
+    const int rows = (off + block_n + 127) / 128;
+    most = rows > most ? rows : most;
+  }
+  return most;
+}
+
+/// The parameter block of chapter 7's block-scaled kernel (DeepSeek-V3 recipe): the per-tensor
+/// block plus the two scale tensors' maps. scale_a / scale_b of the base are unused.
+struct BlockScaledParams : GemmParams {
+  /// A's 1 x 128 scales, mn-major [ceil(K/128)][ld] float, ld % 4 == 0: a 2-D map of
+  /// ceil(K/128) rows x M columns, box 1 x BlockM (the stage's rows), no swizzle.
+  CUtensorMap map_sfa;
+  /// B's 128 x 128 scales, [ceil(N/128)][ld] float, ld % 4 == 0: rows ceil(N/128) x columns
+  /// ceil(K/128), box sfb_rows_for(BlockN) x 4 (16 bytes, TMA's minimum; the first column is the
+  /// stage's K block).
+  CUtensorMap map_sfb;
 };
 
 }  // namespace fp8gemm::engine

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/engine/params.hpp"
 #include "common/validate.hpp"
@@ -33,6 +34,11 @@ struct KernelInfo {
   std::size_t smem_bytes = 0;   ///< dynamic shared memory
   int cluster_size() const { return cluster_m * cluster_n; }
 };
+
+/// The kernel named `name` in `list`; throws std::invalid_argument (prefixed by `who`) listing
+/// the names if there is none. Chapters keep their compiled kernels in such lists.
+const KernelInfo& find_kernel(const std::vector<KernelInfo>& list, const std::string& name,
+                              const char* who);
 
 /// The tile order. 0 / -1 mean "choose": bands as wide as balance the A and B panels that the
 /// tiles in flight touch (about sqrt(tiles in flight x BlockN / BlockM) units), along the longer
@@ -59,15 +65,26 @@ class EnginePlan {
   EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const GemmRequirements& req,
              int max_sms = 0, RasterOptions raster = {}, bool persistent = true);
 
+  virtual ~EnginePlan() = default;
+  EnginePlan(const EnginePlan&) = default;
+  EnginePlan& operator=(const EnginePlan&) = default;
+
   /// Launches on `stream`. Throws std::runtime_error if a CUDA error was already pending (from
   /// an earlier call) or the launch fails.
-  void run(cudaStream_t stream) const;
+  virtual void run(cudaStream_t stream) const { launch(&params_, stream); }
 
   const KernelInfo& kernel() const { return kernel_; }
   int grid_ctas() const { return grid_ctas_; }
   const DenseSchedule& schedule() const { return params_.schedule; }
   /// "128x256_s4_c2x1_fast_tma_b2, grid 132, raster 8 along M"
   std::string describe() const;
+  /// The parameter block the plan made (tensor maps, schedule, D).
+  const GemmParams& params() const { return params_; }
+
+ protected:
+  /// Launches the kernel with `params`: the plan's GemmParams, or a math policy's Params that
+  /// extends them (chapter 7's BlockScaledParams derive from GemmParams and copy params()).
+  void launch(const void* params, cudaStream_t stream) const;
 
  private:
   KernelInfo kernel_;

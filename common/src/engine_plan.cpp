@@ -26,6 +26,16 @@ GemmRequirements engine_requirements(const char* who) {
   return r;
 }
 
+const KernelInfo& find_kernel(const std::vector<KernelInfo>& list, const std::string& name,
+                              const char* who) {
+  for (const auto& k : list)
+    if (k.name == name) return k;
+  std::string names;
+  for (const auto& k : list) names += (names.empty() ? "" : ", ") + k.name;
+  throw std::invalid_argument(std::string(who) + ": no kernel named '" + name +
+                              "'; there are: " + names);
+}
+
 bool tma_store_compatible(const GemmArgs& a) {
   return reinterpret_cast<std::uintptr_t>(a.D) % 16 == 0 && (a.ldd * 2) % 16 == 0;
 }
@@ -74,6 +84,11 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
         " stores D with TMA, which needs D 16-byte aligned and ldd a multiple of 8 (rows 16 bytes "
         "apart); got ldd = " + std::to_string(args.ldd) +
         " (pick a kernel with the registers epilogue for this D)");
+  const bool f32_kernel = kernel.epilogue == EpilogueKind::registers_f32;
+  if (f32_kernel != (args.d_element_bytes == 4))
+    throw std::invalid_argument(who_ + ": kernel " + kernel.name + " writes " +
+                                (f32_kernel ? "float" : "bf16") + " D, the call passes " +
+                                (args.d_element_bytes == 4 ? "float" : "bf16") + " D");
   if (max_sms < 0)
     throw std::invalid_argument(who_ + ": max_sms = " + std::to_string(max_sms) +
                                 " must be >= 0 (0: all SMs)");
@@ -135,9 +150,14 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   params_.N = int(args.N);
   params_.K = int(args.K);
   params_.k_blocks = int(ceil_div(args.K, 128));
-  params_.D = static_cast<std::uint16_t*>(const_cast<void*>(args.D));
   params_.ldd = args.ldd;
-  params_.d_pairs_ok = (reinterpret_cast<std::uintptr_t>(args.D) % 4 == 0 && args.ldd % 2 == 0);
+  if (f32_kernel) {
+    params_.D_f32 = static_cast<float*>(const_cast<void*>(args.D));
+    params_.d_pairs_ok = (reinterpret_cast<std::uintptr_t>(args.D) % 8 == 0 && args.ldd % 2 == 0);
+  } else {
+    params_.D = static_cast<std::uint16_t*>(const_cast<void*>(args.D));
+    params_.d_pairs_ok = (reinterpret_cast<std::uintptr_t>(args.D) % 4 == 0 && args.ldd % 2 == 0);
+  }
   params_.scale_a = static_cast<const float*>(args.scale_a);
   params_.scale_b = static_cast<const float*>(args.scale_b);
   params_.map_a = make_tensor_map_2d(args.A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1,
@@ -157,11 +177,11 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
                                        swizzle_mode(kernel.epi_swizzle_bytes));
 }
 
-void EnginePlan::run(cudaStream_t stream) const {
+void EnginePlan::launch(const void* params, cudaStream_t stream) const {
   require_no_pending_error(who_.c_str());
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t cfg = launch_config(kernel_, grid_ctas_, stream, attr);
-  void* kernel_args[] = {const_cast<GemmParams*>(&params_)};
+  void* kernel_args[] = {const_cast<void*>(params)};
   const cudaError_t err = cudaLaunchKernelExC(&cfg, kernel_.kernel, kernel_args);
   if (err != cudaSuccess) {
     cudaGetLastError();  // a launch-configuration error is not sticky; report it, leave none

@@ -4,6 +4,7 @@
 
 #include "common/quantize.hpp"
 #include "common/scaling.hpp"
+#include "common/scale_layout.hpp"
 
 namespace fp8gemm {
 
@@ -84,4 +85,10 @@ std::vector<std::uint8_t> random_e4m3(std::size_t count, std::uint64_t seed, flo
   return out;
 }
 
+}  // namespace fp8gemm
+
+namespace fp8gemm {
+std::string describe(const GroupScaleLayout& layout) {
+  return std::string(to_string(layout.major)) + ", ld " + std::to_string(layout.ld);
+}
 }  // namespace fp8gemm

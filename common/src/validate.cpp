@@ -110,8 +110,14 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
   check_pointer(req, a.B, "B", req.operand_alignment, "device pointer to N x K e4m3, row-major");
   // bf16 stores need 2-byte aligned addresses whatever the kernel asks for: a D one byte off
   // would fault on the first store (cudaErrorMisalignedAddress, which is sticky).
-  const std::size_t d_alignment = std::max<std::size_t>(req.output_alignment, 2);
-  check_pointer(req, a.D, "D", d_alignment, "device pointer to M x N bf16, row-major");
+  if (a.d_element_bytes != 2 && a.d_element_bytes != 4)
+    fail(req, "d_element_bytes = " + std::to_string(a.d_element_bytes) +
+                  " must be 2 (bf16 D) or 4 (float D)");
+  const std::size_t d_alignment =
+      std::max<std::size_t>(req.output_alignment, std::size_t(a.d_element_bytes));
+  check_pointer(req, a.D, "D", d_alignment,
+                a.d_element_bytes == 2 ? "device pointer to M x N bf16, row-major"
+                                       : "device pointer to M x N float, row-major");
 
   auto ld = [&](std::int64_t v, const char* name, std::int64_t row_length, const char* row_name,
                 std::size_t elem_bytes, std::size_t alignment, std::int64_t rows,
@@ -136,7 +142,7 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
   };
   ld(a.lda, "lda", a.K, "K", 1, req.operand_alignment, a.M, "M");
   ld(a.ldb, "ldb", a.K, "K", 1, req.operand_alignment, a.N, "N");
-  ld(a.ldd, "ldd", a.N, "N", 2, d_alignment, a.M, "M");
+  ld(a.ldd, "ldd", a.N, "N", std::size_t(a.d_element_bytes), d_alignment, a.M, "M");
 
   check_scales(req, a.scale_a, "scale_a", a.recipe_a, req.recipe_a, a.scale_a_count, a.M, a.K,
                "M");
@@ -157,9 +163,11 @@ GemmExtents gemm_extents(const GemmArgs& a) {
   GemmExtents e;
   e.a = std::size_t((a.M - 1) * a.lda + a.K);
   e.b = std::size_t((a.N - 1) * a.ldb + a.K);
-  e.d = std::size_t((a.M - 1) * a.ldd + a.N) * 2;
-  e.scale_a = std::size_t(scale_count(a.recipe_a, a.M, a.K)) * 4;
-  e.scale_b = std::size_t(scale_count(a.recipe_b, a.N, a.K)) * 4;
+  e.d = std::size_t((a.M - 1) * a.ldd + a.N) * std::size_t(a.d_element_bytes);
+  e.scale_a = std::size_t(a.scale_a_extent >= 0 ? a.scale_a_extent
+                                                : scale_count(a.recipe_a, a.M, a.K)) * 4;
+  e.scale_b = std::size_t(a.scale_b_extent >= 0 ? a.scale_b_extent
+                                                : scale_count(a.recipe_b, a.N, a.K)) * 4;
   return e;
 }
 

@@ -1,0 +1,154 @@
+// The block-scaled math policy of the engine (chapter 7; chapter 8 reuses it): the DeepSeek-V3
+// recipe that DeepGEMM implements.
+//
+//   D[m, n] = sum over K blocks kb of  scale_a[m, kb] * scale_b[n / 128, kb] * P_kb[m, n],
+//   P_kb[m, n] = sum_{k in block kb} A[m, k] * B[n, k]          (A, B e4m3; 128-wide K blocks)
+//
+// A (M x K e4m3, row-major) has one float scale per row and 128 K (1 x 128 groups), B (N x K
+// e4m3, row-major) one per 128 x 128 block. P_kb is a fresh tensor-core sum of 4 wgmma k32 steps;
+// the CUDA cores then add it into the FP32 accumulator with one FFMA per element, multiplied by
+// the product of its two scales. So the tensor cores' reduced-precision accumulation never runs
+// longer than 128 K (docs/fp8_numerics.md), and the scales may change every 128 K.
+//
+// Per ring stage the producer loads, besides the A and B tiles, into the side ring:
+//   [0, 4 BlockM)              the stage's A scales: scale_a[m0 .. m0 + BlockM, kb] (TMA, 1 x BlockM
+//                              box of the mn-major scale tensor; rows past M read as 0)
+//   [kSfbOffset, + 16 kSfbRows)  the B scales of the 128-column blocks the tile touches:
+//                              scale_b[n0/128 + r, kb .. kb + 3] for r < kSfbRows (TMA's smallest
+//                              box is 16 bytes; only column 0, block kb, is used)
+// all expected on the stage's full barrier. A tile BlockN wide that starts at n0 covers columns
+// of up to kSfbRows B-scale blocks: which block each 8-column group of the accumulator falls in
+// depends on n0 % 128, which takes only 128 / gcd(BlockN, 128) values; the promotion is compiled
+// once per value (kOffsets), so every scale select is resolved at compile time.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "common/engine/config.cuh"
+#include "common/engine/kernel.cuh"
+#include "common/engine/params.hpp"
+
+namespace fp8gemm::engine {
+
+namespace detail {
+constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
+
+__device__ __forceinline__ float ld_shared_f32(std::uint32_t addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+/// Calls f(std::integral_constant<int, O * kStep>) for the O with O * kStep == value.
+template <int kStep, class F, int... Os>
+__device__ __forceinline__ void dispatch_offset(int value, F&& f,
+                                                std::integer_sequence<int, Os...>) {
+  ((value == Os * kStep ? (f(std::integral_constant<int, Os * kStep>{}), 0) : 0), ...);
+}
+}  // namespace detail
+
+template <class Cfg>
+struct BlockScaledMath {
+  static_assert(Cfg::kAccumulation == Accumulation::promoted,
+                "block scaling promotes every 128-K block: the scales change along K");
+  using State = PipelineState<Cfg::kStages>;
+  using Params = BlockScaledParams;
+
+  static constexpr int kSfbRows = sfb_rows_for(Cfg::kBlockN);
+  static constexpr std::uint32_t kSfaBytes = std::uint32_t(Cfg::kBlockM) * 4u;
+  static constexpr std::uint32_t kSfbOffset = (kSfaBytes + 127u) & ~127u;  // TMA: 128-aligned
+  static constexpr std::uint32_t kSfbBytes = 16u * kSfbRows;
+  static constexpr std::uint32_t kExtraTxBytes = kSfaBytes + kSfbBytes;
+  static constexpr std::uint32_t kExtraStageBytes = (kSfbOffset + kSfbBytes + 127u) & ~127u;
+  static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
+  /// n0 % 128 takes the values 0, kOffsetStep, 2 kOffsetStep, ... (kOffsets of them).
+  static constexpr int kOffsetStep = detail::gcd(Cfg::kBlockN, 128);
+  static constexpr int kOffsets = 128 / kOffsetStep;
+
+  __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
+                                                       std::uint32_t bar, const Tile& t, int kb) {
+    ptx::tma_load_2d(extra, &p.map_sfa, bar, t.m_block * Cfg::kBlockM, kb);
+    ptx::tma_load_2d(extra + kSfbOffset, &p.map_sfb, bar, kb, (t.n_block * Cfg::kBlockN) / 128);
+  }
+
+  /// The scales were applied in the main loop.
+  __device__ __forceinline__ static IdentityOutputScale output_scale(const Params&) { return {}; }
+
+  /// One partial sum (64 rows x kWaveN columns, columns [wn kWaveN, (wn + 1) kWaveN) of the
+  /// tile) added into the slab's totals: acc += (scale_a[row] x scale_b[block]) x part, the block
+  /// of each 8-column group known at compile time from kOffset = n0 % 128.
+  template <int kOffset, int kWaveN>
+  __device__ __forceinline__ static void promote(float (&acc)[Cfg::kBlockN / 2],
+                                                 const float (&part)[kWaveN / 2], int wn,
+                                                 float sa0, float sa1,
+                                                 const float (&sb)[kSfbRows]) {
+#pragma unroll
+    for (int gi = 0; gi < kWaveN / 8; ++gi) {
+      const int b = (kOffset + wn * kWaveN + 8 * gi) / 128;  // constant after unrolling
+      const float s0 = sa0 * sb[b];  // row r
+      const float s1 = sa1 * sb[b];  // row r + 8
+      float* a = &acc[wn * (kWaveN / 2) + 4 * gi];
+      a[0] = __fmaf_rn(s0, part[4 * gi + 0], a[0]);
+      a[1] = __fmaf_rn(s0, part[4 * gi + 1], a[1]);
+      a[2] = __fmaf_rn(s1, part[4 * gi + 2], a[2]);
+      a[3] = __fmaf_rn(s1, part[4 * gi + 3], a[3]);
+    }
+  }
+
+  __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                  State& st, const Params& p, const Tile& t,
+                                                  std::uint32_t ring, std::uint32_t side,
+                                                  const std::uint64_t* full,
+                                                  const std::uint64_t* empty, int wg,
+                                                  std::uint32_t rank) {
+    using Base = PerTensorMath<Cfg>;
+    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
+    constexpr int kWaveN = Cfg::kPromotedWaveN;
+    constexpr int kWavesN = Cfg::kBlockN / kWaveN;
+    const int offset = (t.n_block * Cfg::kBlockN) % 128;
+    const int warp = int(threadIdx.x / 32) % 4;
+    const int lane = int(threadIdx.x % 32);
+    // This thread's accumulator rows inside the tile: r and r + 8 of every 64-row slab.
+    const int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
+    Base::zero(acc);
+    float part[kWaveN / 2];
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+      const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
+      const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
+      float sb[kSfbRows];
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) sb[r] = detail::ld_shared_f32(extra + kSfbOffset + 16u * r);
+#pragma unroll
+      for (int w = 0; w < Cfg::kWavesM; ++w) {
+        const std::uint32_t sa_addr = extra + std::uint32_t(row_in_tile + 64 * w) * 4u;
+        const float sa0 = detail::ld_shared_f32(sa_addr);
+        const float sa1 = detail::ld_shared_f32(sa_addr + 32u);
+#pragma unroll
+        for (int wn = 0; wn < kWavesN; ++wn) {
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int ks = 0; ks < kSteps; ++ks)
+            ptx::wgmma_m64nNk32_e4m3<kWaveN>(part, Base::desc_a(base, wg, w, ks),
+                                             Base::desc_b(base, wn * kWaveN, ks),
+                                             ks > 0 ? 1u : 0u);
+          ptx::wgmma_commit_group();
+          ptx::wgmma_wait_group<0>();
+          ptx::wgmma_fence_operands(part);
+          // The stage's last wgmma has read it and its scales are in registers: hand it back
+          // to the producer before the last promotion (DeepGEMM does the same).
+          if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
+            Base::release(ptx::smem_u32(&empty[st.stage]), rank);
+          detail::dispatch_offset<kOffsetStep>(
+              offset,
+              [&](auto off) { promote<decltype(off)::value, kWaveN>(acc[w], part, wn, sa0, sa1, sb); },
+              std::make_integer_sequence<int, kOffsets>{});
+        }
+      }
+      st.advance();
+    }
+  }
+};
+
+}  // namespace fp8gemm::engine
