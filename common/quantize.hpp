@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/fp8.hpp"
+#include "common/scale_layout.hpp"
 #include "common/scaling.hpp"
 
 namespace fp8gemm {
@@ -102,5 +103,191 @@ std::vector<float> random_normal(std::size_t count, std::uint64_t seed, float me
 
 /// count random e4m3 bytes: N(0, stddev) values encoded with saturation. Never all zero.
 std::vector<std::uint8_t> random_e4m3(std::size_t count, std::uint64_t seed, float stddev = 1.0f);
+
+// ================== DeepSeek-V3 quantisers with strided layouts (chapter 7) ======================
+// The CPU ground truth of common/quantize_gpu.hpp: bf16 input (bits as std::uint16_t; bf16 ->
+// float is exact), strided operands, the 1x128 scale tensor in either major order
+// (scale_layout.hpp), the 128x128 one padded or packed, the power-of-two option, the fused
+// "dual" variant of backward passes, and the scale-layout converters. On finite data the
+// scales and codes equal quantize<Group1x128> / quantize<Block128x128> bit for bit
+// (tests/test_quantize_cpu.cpp checks it). The rules, shared with the GPU kernels:
+//  - scale = amax / 448 (IEEE division), amax = max |x| over the group or block;
+//    amax = 0 -> scale 1; a subnormal quotient is rounded up to a multiple of the smallest
+//    subnormal float (as in quantize<> above), so amax / scale <= 448 always.
+//  - QuantizeOptions::pow2_scales: scale = 2^ceil(log2(amax / 448)) computed exactly from amax's
+//    exponent and mantissa (no rounded quotient in between), at least 2^-149; dividing by it is
+//    exact, and amax / scale lies in (224, 448].
+//  - q = e4m3(x / scale), round to nearest even, saturated to +-448.
+//  - Non-finite input: a group (block) holding any NaN or +-Inf gets scale NaN (0x7FC00000) and
+//    ALL its codes are 0x7F (e4m3 NaN), so every GEMM output that uses the group is NaN, as a
+//    bf16 GEMM would propagate; other groups are unaffected. (quantize<> above, kept as it was,
+//    ignores NaN in amax and lets Inf give scale Inf: use these functions for such data.)
+//  - Padding: scale-buffer entries inside layout.required_elements() that hold no scale (mn-major
+//    ld > rows, k-major ld > ceil(K/128), padded 128x128 ld) are written 0.0f; nothing past
+//    required_elements() is written, and q between K and ldq is not written.
+
+/// Options of the DeepSeek-V3 quantisers (here and in quantize_gpu.hpp).
+struct QuantizeOptions {
+  /// Round every scale up to a power of two, 2^ceil(log2(amax / 448)): x / scale is then exact
+  /// (an exponent shift) and the scale can be folded into an exponent (UE8M0-like) downstream.
+  /// Costs up to one bit of the e4m3 range (amax maps into (224, 448] instead of 448).
+  bool pow2_scales = false;
+};
+
+/// The scale of a group or block from its amax (>= 0 or NaN / Inf), by the rules above.
+FP8GEMM_HD inline float scale_from_amax(float amax, bool pow2_scales) {
+  if (!(amax <= 3.40282347e38f)) {  // NaN or +Inf in the group: the canonical quiet NaN
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(0x7FC00000u);
+#else
+    return std::numeric_limits<float>::quiet_NaN();
+#endif
+  }
+  if (amax == 0.0f) return 1.0f;
+  if (pow2_scales) {
+    // amax = f * 2^e2, f in [0.5, 1): amax / 448 = (2f / 1.75) * 2^(e2 - 9), and 2f / 1.75 is in
+    // (1, 8/7) exactly when f > 0.875: ceil(log2(amax / 448)) = e2 - 9 + (f > 0.875).
+    int e2 = 0;
+    const float f = std::frexp(amax, &e2);
+    int e = e2 - 9 + (f > 0.875f ? 1 : 0);
+    if (e < -149) e = -149;  // the smallest subnormal float: a larger scale is still safe
+    return std::ldexp(1.0f, e);
+  }
+#if defined(__CUDA_ARCH__)
+  float scale = __fdiv_rn(amax, kE4m3Max);
+#else
+  float scale = amax / kE4m3Max;
+#endif
+  if (scale < 1.17549435e-38f) {  // subnormal quotient (see quantize<> above)
+    const double tiny = 1.4012984643248171e-45;  // 2^-149
+    scale = float(std::ceil(double(amax) / double(kE4m3Max) / tiny) * tiny);
+  }
+  return scale;
+}
+
+/// bf16 bits -> float (exact).
+FP8GEMM_HD inline float bf16_bits_to_float(std::uint16_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(std::uint32_t(bits) << 16);
+#else
+  const std::uint32_t u = std::uint32_t(bits) << 16;
+  float f;
+  __builtin_memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+
+namespace detail {
+/// Quantises rows x cols elements at(r, c) as one group: writes its codes through put(r, c, code)
+/// and returns the scale. amax: max |x|; any NaN / Inf makes the group non-finite.
+template <class At, class Put>
+float quantize_group_cpu(std::int64_t rows, std::int64_t cols, At at, Put put,
+                         const QuantizeOptions& opt) {
+  float amax = 0.0f;
+  bool finite = true;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const float v = std::fabs(at(r, c));
+      finite = finite && std::isfinite(v);
+      amax = std::max(amax, v);
+    }
+  const float scale = scale_from_amax(finite ? amax : std::numeric_limits<float>::infinity(),
+                                      opt.pow2_scales);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c)
+      put(r, c, finite ? e4m3_encode(at(r, c) / scale) : std::uint8_t(0x7F));
+  return scale;
+}
+
+/// Writes 0 to every entry inside layout.required_elements(rows, K) that holds no scale.
+inline void zero_group_padding_cpu(float* scales, const GroupScaleLayout& L, std::int64_t rows,
+                                   std::int64_t K) {
+  const std::int64_t groups = ceil_div(K, 128);
+  for (std::int64_t o = 0; o < L.required_elements(rows, K); ++o) {
+    const std::int64_t inner = o % L.ld;  // r (mn-major) or g (k-major)
+    if (inner >= (L.major == ScaleMajor::mn ? rows : groups)) scales[o] = 0.0f;
+  }
+}
+inline void zero_block_padding_cpu(float* scales, const BlockScaleLayout& L, std::int64_t rows,
+                                   std::int64_t K) {
+  const std::int64_t kb = ceil_div(K, 128);
+  for (std::int64_t o = 0; o < L.required_elements(rows, K); ++o)
+    if (o % L.ld >= kb) scales[o] = 0.0f;
+}
+}  // namespace detail
+
+/// CPU 1 x 128 quantiser. x: M x K bf16 bits, row-major, leading dimension ldx (elements).
+/// q: M x K e4m3, leading dimension ldq. scales: layout.required_elements(M, K) floats, the scale
+/// of row r and K-group g = k / 128 at layout.offset(r, g). Host pointers; no validation beyond
+/// what the GPU version checks (call that for argument errors).
+inline void quantize_1x128_cpu(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                               std::int64_t ldx, std::uint8_t* q, std::int64_t ldq, float* scales,
+                               const GroupScaleLayout& layout, const QuantizeOptions& opt = {}) {
+  detail::zero_group_padding_cpu(scales, layout, M, K);
+  for (std::int64_t r = 0; r < M; ++r)
+    for (std::int64_t g = 0; g < ceil_div(K, 128); ++g) {
+      const std::int64_t c0 = g * 128, n = std::min<std::int64_t>(128, K - c0);
+      scales[layout.offset(r, g)] = detail::quantize_group_cpu(
+          1, n, [&](std::int64_t, std::int64_t c) { return bf16_bits_to_float(x[r * ldx + c0 + c]); },
+          [&](std::int64_t, std::int64_t c, std::uint8_t v) { q[r * ldq + c0 + c] = v; }, opt);
+    }
+}
+
+/// CPU 128 x 128 quantiser. w: N x K bf16 bits, row-major, ldw; q: N x K e4m3, ldq; scales:
+/// layout.required_elements(N, K) floats, block (i, j) = (n / 128, k / 128) at layout.offset(i, j).
+inline void quantize_128x128_cpu(const std::uint16_t* w, std::int64_t N, std::int64_t K,
+                                 std::int64_t ldw, std::uint8_t* q, std::int64_t ldq,
+                                 float* scales, const BlockScaleLayout& layout,
+                                 const QuantizeOptions& opt = {}) {
+  detail::zero_block_padding_cpu(scales, layout, N, K);
+  for (std::int64_t i = 0; i < ceil_div(N, 128); ++i)
+    for (std::int64_t j = 0; j < ceil_div(K, 128); ++j) {
+      const std::int64_t r0 = i * 128, c0 = j * 128;
+      scales[layout.offset(i, j)] = detail::quantize_group_cpu(
+          std::min<std::int64_t>(128, N - r0), std::min<std::int64_t>(128, K - c0),
+          [&](std::int64_t r, std::int64_t c) { return bf16_bits_to_float(w[(r0 + r) * ldw + c0 + c]); },
+          [&](std::int64_t r, std::int64_t c, std::uint8_t v) { q[(r0 + r) * ldq + c0 + c] = v; },
+          opt);
+    }
+}
+
+/// CPU dual quantiser (backward passes): q / scales exactly as quantize_1x128_cpu, plus
+/// q_t = x^T (K x M e4m3, row-major, ldq_t) quantised in 1 x 128 groups along its rows (128
+/// consecutive m of one column k of x), scale of (k, m / 128) at layout_t.offset(k, m / 128)
+/// (rows = K, "K" = M).
+inline void quantize_1x128_dual_cpu(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                                    std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
+                                    float* scales, const GroupScaleLayout& layout,
+                                    std::uint8_t* q_t, std::int64_t ldq_t, float* scales_t,
+                                    const GroupScaleLayout& layout_t,
+                                    const QuantizeOptions& opt = {}) {
+  quantize_1x128_cpu(x, M, K, ldx, q, ldq, scales, layout, opt);
+  std::vector<std::uint16_t> xt(static_cast<std::size_t>(M * K));
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t k = 0; k < K; ++k) xt[static_cast<std::size_t>(k * M + m)] = x[m * ldx + k];
+  quantize_1x128_cpu(xt.data(), K, M, M, q_t, ldq_t, scales_t, layout_t, opt);
+}
+
+/// Copies a rows x ceil(K/128) group-scale tensor between layouts; padding of dst (inside its
+/// required_elements) is written 0.
+inline void convert_group_scales_cpu(const float* src, const GroupScaleLayout& src_layout,
+                                     float* dst, const GroupScaleLayout& dst_layout,
+                                     std::int64_t rows, std::int64_t K) {
+  detail::zero_group_padding_cpu(dst, dst_layout, rows, K);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t g = 0; g < ceil_div(K, 128); ++g)
+      dst[dst_layout.offset(r, g)] = src[src_layout.offset(r, g)];
+}
+
+/// Copies a ceil(rows/128) x ceil(K/128) block-scale tensor between layouts (e.g. packed ->
+/// padded); padding of dst (inside its required_elements) is written 0.
+inline void convert_block_scales_cpu(const float* src, const BlockScaleLayout& src_layout,
+                                     float* dst, const BlockScaleLayout& dst_layout,
+                                     std::int64_t rows, std::int64_t K) {
+  detail::zero_block_padding_cpu(dst, dst_layout, rows, K);
+  for (std::int64_t i = 0; i < ceil_div(rows, 128); ++i)
+    for (std::int64_t j = 0; j < ceil_div(K, 128); ++j)
+      dst[dst_layout.offset(i, j)] = src[src_layout.offset(i, j)];
+}
 
 }  // namespace fp8gemm

@@ -6,8 +6,18 @@
 #   bash scripts/gpu_loop.sh [OUTDIR]            (default OUTDIR: gpu_results)
 #
 # Environment:
-#   STEPS="tests chapters baseline sanitize ncu sweep ablation accuracy sustained"
+#   STEPS="tests chapters baseline sanitize ncu sweep ablation accuracy sustained peers"
 #                                         what to run (default: tests chapters baseline)
+#     peers      the Python peers of chapter 7 (bench/peers.py: torch's block-scaled scaled_mm and,
+#                when .peer/build_deepgemm.sh is there, DeepGEMM 2.6.1, built first) on the chapter-7
+#                shapes (json/peers_ch07.json; log peers.log, DeepGEMM's build log peers_build.log).
+#                Needs no build/bin: STEPS=peers (or ONLY=peers with STEPS unset) runs it alone.
+#                Send .peer along (carry it) for DeepGEMM.
+#   PEER_SHAPES="MxNxK,..."               shapes for the peers step (default: bench/peers.py's set)
+#   PEER_ARGS="--bf16 --no-delay"         extra arguments for bench/peers.py
+#   PEER_TIMEOUT=540                      seconds for bench/peers.py (it stops starting shapes 60 s
+#                                         before, so its JSON is complete for what ran);
+#                                         PEER_BUILD_TIMEOUT=600 for DeepGEMM's build
 #     sweep      ch06_sweep: every engine kernel on the standard shapes (json/ch06_sweep.json)
 #     ablation   chapter 6's ablation steps at 8192^3 and 4096x7168x16384 (json/ch06_ablation.json)
 #     accuracy   chapter 6's all-positive accuracy table (json/ch06_accuracy.json)
@@ -33,6 +43,8 @@
 set -uo pipefail
 OUTDIR=${1:-gpu_results}
 BIN=${BIN:-build/bin}
+# ONLY=peers alone (no STEPS) means STEPS=peers: the peers step has no test or chapter to filter.
+[ -z "${STEPS:-}" ] && [ "${ONLY:-}" = peers ] && STEPS=peers
 STEPS=${STEPS:-tests chapters baseline}
 ONLY=${ONLY:-.}
 mkdir -p "$OUTDIR/json" "$OUTDIR/tests" "$OUTDIR/ncu"
@@ -42,7 +54,7 @@ SUMMARY="$OUTDIR/summary.txt"
 : >"$SUMMARY"
 say() { echo "$*" | tee -a "$LOG" "$SUMMARY"; }
 
-if [ ! -f "$BIN/gpu_tests.txt" ]; then
+if [ ! -f "$BIN/gpu_tests.txt" ] && [ -n "$(echo " $STEPS " | sed 's/ peers / /g' | tr -d ' ')" ]; then
   echo "no $BIN/gpu_tests.txt: build first (cmake --preset default && cmake --build --preset default)" >&2
   exit 2
 fi
@@ -191,6 +203,37 @@ if [[ " $STEPS " == *" ncu "* ]] && command -v ncu >/dev/null; then
       --launch-skip "${NCU_SKIP:-5}" --log-file "$OUTDIR/ncu/$c${NCU_TAG:-}.txt" "$BIN/$c" --sizes=8192 \
       --benchmark_filter="^${NCU_FILTER:-$c}/"
   done
+fi
+
+if [[ " $STEPS " == *" peers "* ]]; then
+  # DeepGEMM (optional): build it from .peer/ (prepare.sh's archive) and put it on PYTHONPATH.
+  if [ -f .peer/build_deepgemm.sh ]; then
+    start=$SECONDS
+    if timeout "${PEER_BUILD_TIMEOUT:-600}" bash .peer/build_deepgemm.sh >"$OUTDIR/peers_build.log" 2>&1; then
+      export_line=$(grep '^export PYTHONPATH=' "$OUTDIR/peers_build.log" | tail -n 1)
+      if [ -n "$export_line" ]; then
+        eval "$export_line"
+        passed=$((passed + 1))
+        say "PASS  peers: DeepGEMM build ($((SECONDS - start)) s): $(grep '^deep_gemm ' "$OUTDIR/peers_build.log" | tail -n 1)"
+      else
+        failed=$((failed + 1))
+        say "FAIL  peers: DeepGEMM build printed no export line (peers_build.log)"
+      fi
+    else
+      failed=$((failed + 1))
+      say "FAIL  peers: DeepGEMM build ($((SECONDS - start)) s); last lines of peers_build.log:"
+      tail -n 25 "$OUTDIR/peers_build.log" | sed 's/^/      /' | tee -a "$SUMMARY" >/dev/null
+    fi
+    cat "$OUTDIR/peers_build.log" >>"$LOG"
+  else
+    say "peers: no .peer/build_deepgemm.sh (bash ../shared/peers/deepgemm/prepare.sh ... makes it): torch only"
+  fi
+  PEER_TIMEOUT=${PEER_TIMEOUT:-540}
+  # shellcheck disable=SC2086
+  TIMEOUT=$PEER_TIMEOUT run "peers (bench/peers.py)" bash -c 'log=$1; shift; python3 "$@" 2>&1 | tee "$log"; exit "${PIPESTATUS[0]}"' \
+    _ "$OUTDIR/peers.log" bench/peers.py --out "$OUTDIR/json/peers_ch07.json" \
+    --time-limit "$((PEER_TIMEOUT > 120 ? PEER_TIMEOUT - 60 : PEER_TIMEOUT / 2))" \
+    ${PEER_SHAPES:+--shapes "$PEER_SHAPES"} ${PEER_ARGS:-}
 fi
 
 if [ -n "$DMON_PID" ]; then

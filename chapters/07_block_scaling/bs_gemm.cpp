@@ -1,0 +1,243 @@
+#include "bs_gemm.hpp"
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/cuda.hpp"
+#include "common/launch.hpp"
+#include "common/quantize_gpu.hpp"
+#include "common/tensor_map.hpp"
+
+namespace fp8gemm::ch07 {
+
+namespace {
+
+constexpr const char* kWho = "fp8gemm::ch07_block_scaling";
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::invalid_argument(std::string(kWho) + ": " + what);
+}
+
+double wave_efficiency(std::int64_t tiles, std::int64_t slots) {
+  const std::int64_t waves = ceil_div(tiles, slots);
+  return double(tiles) / double(waves * slots);
+}
+
+bool aligned(const void* p, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
+/// Whether the kernel can read A's scales by TMA as they are: mn-major, rows 16 bytes apart,
+/// the base 16-byte aligned.
+bool sfa_tma_ready(const BlockScaledGemm& g) {
+  return g.scale_a_layout.major == ScaleMajor::mn && g.scale_a_layout.ld % 4 == 0 &&
+         aligned(g.scale_a, 16);
+}
+bool sfb_tma_ready(const BlockScaledGemm& g) {
+  return g.scale_b_layout.ld % 4 == 0 && aligned(g.scale_b, 16);
+}
+
+}  // namespace
+
+GemmRequirements requirements() {
+  GemmRequirements r = engine::engine_requirements(kWho);
+  r.recipe_a = ScaleRecipe::group_1x128;
+  r.recipe_b = ScaleRecipe::block_128x128;
+  r.scale_alignment = 4;
+  return r;
+}
+
+BlockScaledGemm with_defaults(const BlockScaledGemm& in) {
+  BlockScaledGemm g = in;
+  if (g.lda == 0) g.lda = g.K;
+  if (g.ldb == 0) g.ldb = g.K;
+  if (g.ldd == 0) g.ldd = g.N;
+  if (g.scale_a_layout.ld == 0 && g.M >= 1)
+    g.scale_a_layout = g.scale_a_layout.major == ScaleMajor::mn
+                           ? GroupScaleLayout::mn_major_tma_aligned(g.M)
+                           : GroupScaleLayout::k_major_packed(g.K);
+  if (g.scale_b_layout.ld == 0 && g.K >= 1) g.scale_b_layout = BlockScaleLayout::padded(g.K);
+  return g;
+}
+
+/// The per-shape table, from the tuning sweep on the H200 (plots/data/h200/ch07/sweep.json).
+/// Shapes not in it get the rule below.
+namespace {
+struct TableEntry {
+  std::int64_t M, N, K;
+  const char* kernel;
+};
+constexpr TableEntry kTable[] = {
+    {0, 0, 0, nullptr},  // filled from the sweep
+};
+}  // namespace
+
+const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int64_t K,
+                                        Output output, bool tma_store_ok) {
+  if (output == Output::f32)
+    return kernel_named(M <= 128 ? "128x128_s6_c1x1_promoted_f32" : "128x256_s4_c2x1_promoted_f32");
+  if (!tma_store_ok)
+    return kernel_named(M <= 128 ? "128x128_s6_c1x1_promoted_reg" : "128x256_s4_c2x1_promoted_reg");
+  for (const auto& e : kTable)
+    if (e.kernel != nullptr && e.M == M && e.N == N && e.K == K) return kernel_named(e.kernel);
+  constexpr std::int64_t kSlots = 132;
+  if (M <= 128) {
+    // Memory-bound: the widest tile that still gives >= 100 tiles, so enough SMs stream B.
+    const std::int64_t bm = M <= 64 ? 64 : 128;
+    for (int bn : {128, 64, 32, 16}) {
+      if (bm == 128 && (bn == 128 || bn == 16)) continue;
+      if (ceil_div(M, bm) * ceil_div(N, bn) >= 100)
+        return kernel_named(std::to_string(bm) + "x" + std::to_string(bn) + "_s" +
+                            (bm == 64 ? (bn == 128 ? "8" : bn == 64 ? "12" : bn == 32 ? "14" : "16")
+                                      : (bn == 64 ? "8" : "10")) +
+                            "_c1x1_promoted_tma_b1");
+    }
+    return kernel_named(M <= 64 ? "64x16_s16_c1x1_promoted_tma_b1" : "128x32_s10_c1x1_promoted_tma_b1");
+  }
+  struct Candidate {
+    const char* name;
+    int bm, bn;
+    double speed;  // relative speed on whole waves (sweep)
+  };
+  static const Candidate large[] = {{"256x128_s3_c1x2_promoted_tma_b4", 256, 128, 1.00},
+                                    {"128x256_s4_c2x1_promoted_tma_b1", 128, 256, 0.98},
+                                    {"192x128_s4_c2x1_promoted_tma_b2", 192, 128, 0.97},
+                                    {"128x192_s4_c2x1_promoted_tma_b3", 128, 192, 0.95},
+                                    {"128x128_s6_c2x1_promoted_tma_b1", 128, 128, 0.85}};
+  const Candidate* best = nullptr;
+  double best_score = -1;
+  for (const auto& c : large) {
+    const double score = wave_efficiency(ceil_div(M, c.bm) * ceil_div(N, c.bn), kSlots) * c.speed;
+    if (score > best_score + 1e-9) {
+      best_score = score;
+      best = &c;
+    }
+  }
+  return kernel_named(best->name);
+}
+
+struct Plan::Impl {
+  /// The engine's part of the plan (A, B, D maps, schedule, grid) and the launch.
+  struct Engine : engine::EnginePlan {
+    engine::BlockScaledParams params{};
+    using engine::EnginePlan::EnginePlan;
+    void run(cudaStream_t stream) const override { launch(&params, stream); }
+  };
+  BlockScaledGemm gemm;
+  std::unique_ptr<Engine> plan;
+  DeviceBuffer<float> sfa_workspace, sfb_workspace;  // empty unless converting
+  GroupScaleLayout sfa_layout;                       // what the kernel reads
+  BlockScaleLayout sfb_layout;
+  bool convert_a = false, convert_b = false;
+};
+
+Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
+  const BlockScaledGemm g = with_defaults(in);
+  Impl& I = *impl_;
+  I.gemm = g;
+  // ---- arguments the generic validation does not know ----
+  if (g.output != Output::bf16 && g.output != Output::f32)
+    fail("output = " + std::to_string(int(g.output)) + " is neither bf16 nor f32");
+  if (g.accumulate && g.output != Output::f32)
+    fail("accumulate = true needs Output::f32 (D = A.B + D is kept in float; a bf16 D would be "
+         "rounded twice)");
+  if (g.M >= 1 && g.K >= 1 && !g.scale_a_layout.ld_ok(g.M, g.K))
+    fail("scale_a: " + fp8gemm::describe(g.scale_a_layout) + " is too small: " +
+         (g.scale_a_layout.major == ScaleMajor::mn
+              ? "mn-major needs ld >= M = " + std::to_string(g.M)
+              : "k-major needs ld >= ceil(K / 128) = " + std::to_string(ceil_div(g.K, 128))));
+  if (g.K >= 1 && g.scale_b_layout.ld < ceil_div(g.K, 128))
+    fail("scale_b: ld = " + std::to_string(g.scale_b_layout.ld) +
+         " must be >= ceil(K / 128) = " + std::to_string(ceil_div(g.K, 128)) +
+         " (128 x 128 blocks, k-major [ceil(N/128)][ld])");
+  GemmArgs args;
+  args.M = g.M;
+  args.N = g.N;
+  args.K = g.K;
+  args.A = g.A;
+  args.lda = g.lda;
+  args.B = g.B;
+  args.ldb = g.ldb;
+  args.D = g.D;
+  args.ldd = g.ldd;
+  args.scale_a = g.scale_a;
+  args.scale_b = g.scale_b;
+  args.recipe_a = ScaleRecipe::group_1x128;
+  args.recipe_b = ScaleRecipe::block_128x128;
+  args.d_element_bytes = g.output == Output::f32 ? 4 : 2;
+  if (g.M >= 1 && g.N >= 1 && g.K >= 1) {
+    args.scale_a_extent = g.scale_a_layout.required_elements(g.M, g.K);
+    args.scale_b_extent = g.scale_b_layout.required_elements(g.N, g.K);
+  }
+  const GemmRequirements req = requirements();
+  validate_gemm(args, req);
+
+  const bool tma_store_ok = g.output == Output::bf16 && engine::tma_store_compatible(args);
+  const engine::KernelInfo& k =
+      o.kernel.empty() ? choose_kernel(g.M, g.N, g.K, g.output, tma_store_ok) : kernel_named(o.kernel);
+  I.plan = std::make_unique<Impl::Engine>(k, args, req, o.max_sms, o.raster, true);
+
+  // ---- the scale tensors the kernel reads by TMA: the caller's, or a converted copy ----
+  const std::int64_t k_groups = ceil_div(g.K, 128);
+  const std::int64_t n_blocks = ceil_div(g.N, 128);
+  const float* sfa = g.scale_a;
+  I.sfa_layout = g.scale_a_layout;
+  if (!sfa_tma_ready(g)) {
+    I.convert_a = true;
+    I.sfa_layout = GroupScaleLayout::mn_major_tma_aligned(g.M);
+    I.sfa_workspace = DeviceBuffer<float>(std::size_t(k_groups * I.sfa_layout.ld));
+    sfa = I.sfa_workspace.data();
+  }
+  const float* sfb = g.scale_b;
+  I.sfb_layout = g.scale_b_layout;
+  if (!sfb_tma_ready(g)) {
+    I.convert_b = true;
+    I.sfb_layout = BlockScaleLayout::padded(g.K);
+    I.sfb_workspace = DeviceBuffer<float>(std::size_t(n_blocks * I.sfb_layout.ld));
+    sfb = I.sfb_workspace.data();
+  }
+  engine::BlockScaledParams& p = I.plan->params;
+  static_cast<engine::GemmParams&>(p) = I.plan->engine::EnginePlan::params();
+  p.map_sfa = make_tensor_map_2d(sfa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, std::uint64_t(k_groups),
+                                 std::uint64_t(g.M), std::uint64_t(I.sfa_layout.ld), 1,
+                                 std::uint32_t(k.block_m), CU_TENSOR_MAP_SWIZZLE_NONE);
+  p.map_sfb = make_tensor_map_2d(sfb, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, std::uint64_t(n_blocks),
+                                 std::uint64_t(k_groups), std::uint64_t(I.sfb_layout.ld),
+                                 std::uint32_t(engine::sfb_rows_for(k.block_n)), 4,
+                                 CU_TENSOR_MAP_SWIZZLE_NONE);
+  p.accumulate = g.accumulate ? 1 : 0;
+}
+
+Plan::~Plan() = default;
+Plan::Plan(Plan&&) noexcept = default;
+Plan& Plan::operator=(Plan&&) noexcept = default;
+
+void Plan::run(cudaStream_t stream) const {
+  const Impl& I = *impl_;
+  const BlockScaledGemm& g = I.gemm;
+  if (I.convert_a)
+    convert_group_scales(g.scale_a, g.scale_a_layout, const_cast<float*>(I.sfa_workspace.data()),
+                         I.sfa_layout, g.M, g.K, stream);
+  if (I.convert_b)
+    convert_block_scales(g.scale_b, g.scale_b_layout, const_cast<float*>(I.sfb_workspace.data()),
+                         I.sfb_layout, g.N, g.K, stream);
+  I.plan->run(stream);
+}
+
+const engine::KernelInfo& Plan::kernel() const { return impl_->plan->kernel(); }
+bool Plan::converts_scale_a() const { return impl_->convert_a; }
+bool Plan::converts_scale_b() const { return impl_->convert_b; }
+std::string Plan::describe() const {
+  return impl_->plan->describe() + (impl_->convert_a ? ", converts scale_a" : "") +
+         (impl_->convert_b ? ", converts scale_b" : "");
+}
+
+void gemm(const BlockScaledGemm& g, cudaStream_t stream) { Plan(g).run(stream); }
+
+}  // namespace fp8gemm::ch07

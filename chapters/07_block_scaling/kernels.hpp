@@ -1,0 +1,24 @@
+// The engine kernels chapter 7 compiles: KernelConfig instances (common/engine/config.cuh) with
+// the block-scaled math policy (common/engine/block_scaled.cuh). kernels() lists them; the
+// per-shape table (bs_gemm.cpp) and the tuning sweep pick from it by name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/engine/plan.hpp"
+
+namespace fp8gemm::ch07 {
+
+/// Every compiled kernel, in a fixed order (names unique, e.g. "256x128_s3_c1x2_promoted_tma_b4").
+const std::vector<engine::KernelInfo>& kernels();
+
+/// The kernel with this name; throws std::invalid_argument listing the names if there is none.
+const engine::KernelInfo& kernel_named(const std::string& name);
+
+// One registration function per source file (compiled in parallel).
+void add_kernels_large(std::vector<engine::KernelInfo>& out);
+void add_kernels_narrow(std::vector<engine::KernelInfo>& out);
+void add_kernels_small(std::vector<engine::KernelInfo>& out);
+
+}  // namespace fp8gemm::ch07

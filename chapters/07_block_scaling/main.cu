@@ -1,0 +1,170 @@
+// Chapter 7's executable: validate the block-scaled GEMM against the float64 reference, then
+// benchmark it beside cuBLASLt block-scaled (VEC128 x BLK128x128) on the standard shapes, in one
+// process, by one method (common/bench.hpp). The Python peers (torch._scaled_mm blockwise,
+// DeepGEMM) are timed by bench/peers.py with the same method.
+//
+//   ch07_block_scaling [--no-bench] [--sizes=...] [--shapes=MxNxK,...] [--json=PATH]
+//                      [--kernels=a,b] [--accuracy=PATH] [Google Benchmark flags]
+// --kernels=a,b   tuning: time these kernels (ch07::kernels() names, or "all") instead of the
+//                 table's choice, beside cuBLASLt; each is validated on each shape first
+// --accuracy=PATH the accuracy study (README): relative error against float64 of four recipes on
+//                 three kinds of data, K up to 65536, as JSON
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "accuracy_study.hpp"
+#include "bs_check.hpp"
+#include "bs_gemm.hpp"
+#include "common/bench.hpp"
+#include "common/cublaslt.hpp"
+#include "common/cuda.hpp"
+#include "shapes.hpp"
+
+using namespace fp8gemm;
+using ch06::parse_shape;
+using ch06::Shape;
+using ch06::standard_shapes;
+
+int main(int argc, char** argv) {
+  std::printf("Chapter 7: DeepSeek-V3 block scaling (A 1x128, B 128x128, FP32 promotion every "
+              "128 K) on the engine\n");
+  if (cuda_device_count() == 0) {
+    std::printf("No CUDA GPU found: ch07_block_scaling was built, but running it needs an NVIDIA "
+                "Hopper GPU (sm_90a).\nOn a machine with one, run this binary again; see "
+                "README.md, 'Running on a GPU'.\n");
+    return 2;
+  }
+  std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
+
+  std::vector<std::int64_t> sizes = {2048, 4096, 8192};
+  bool sizes_given = false, bench = true;
+  std::vector<std::string> kernels;
+  std::vector<Shape> custom;
+  std::string json = "ch07_block_scaling.json", accuracy_json;
+  std::vector<char*> rest = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--sizes=", 0) == 0) {
+      sizes.clear();
+      sizes_given = true;
+      std::stringstream ss(a.substr(8));
+      for (std::string t; std::getline(ss, t, ',');) sizes.push_back(std::stoll(t));
+    } else if (a.rfind("--shapes=", 0) == 0) {
+      std::stringstream ss(a.substr(9));
+      for (std::string t; std::getline(ss, t, ',');) custom.push_back(parse_shape(t));
+    } else if (a == "--no-bench") {
+      bench = false;
+    } else if (a.rfind("--kernels=", 0) == 0) {
+      std::stringstream ss(a.substr(10));
+      for (std::string t; std::getline(ss, t, ',');) {
+        if (t == "all")
+          for (const auto& k : ch07::kernels()) {
+            if (k.epilogue == engine::EpilogueKind::tma_store) kernels.push_back(k.name);
+          }
+        else
+          kernels.push_back(t);
+      }
+    } else if (a.rfind("--accuracy=", 0) == 0) {
+      accuracy_json = a.substr(11);
+    } else if (a.rfind("--json=", 0) == 0) {
+      json = a.substr(7);
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  const std::vector<Shape> shapes = custom.empty() ? standard_shapes(sizes, !sizes_given) : custom;
+
+  if (!accuracy_json.empty()) {
+    ch07::run_accuracy_study(accuracy_json, git_commit());
+    if (!bench) return 0;
+  }
+
+  // 1. Correctness on the benchmark's own operands: 8 sampled rows of each shape against the
+  //    float64 reference on the dequantised operands, for the table's kernel or every kernel
+  //    being tuned. Nothing wrong is timed.
+  std::map<std::string, std::unique_ptr<ch07::DeviceOperands>> operands;
+  auto ops_for = [&](const Shape& s) -> ch07::DeviceOperands& {
+    auto& p = operands[s.name()];
+    if (!p) p = std::make_unique<ch07::DeviceOperands>(s.M, s.N, s.K, 7000 + std::uint64_t(s.M + s.N + s.K));
+    return *p;
+  };
+  std::vector<std::unique_ptr<ch07::Plan>> plans;
+  std::map<std::string, std::string> errors;
+  bool all_ok = true;
+  std::uint64_t seed = 7100;
+  std::printf("\nvalidation against the float64 CPU reference on dequantised operands (8 sampled "
+              "rows, tolerance 2^-8 + 2.5e-7 K, every 128x128 tile too):\n");
+  struct Timed {
+    std::string impl;
+    Shape shape;
+    const ch07::Plan* plan;
+  };
+  std::vector<Timed> timed;
+  for (const auto& s : shapes) {
+    std::vector<std::string> names = kernels;
+    if (names.empty()) names.push_back("");
+    for (const auto& name : names) {
+      ch07::Options o;
+      o.kernel = name;
+      ch07::DeviceOperands& ops = ops_for(s);
+      std::unique_ptr<ch07::Plan> p;
+      try {
+        p = std::make_unique<ch07::Plan>(ops.gemm(), o);
+      } catch (const std::exception& e) {
+        std::printf("  %-20s skipped %s: %s\n", s.name().c_str(), name.c_str(), e.what());
+        continue;
+      }
+      const auto r = ch07::sampled_check(ops, *p, 8, seed++);
+      const std::string impl = name.empty() ? "ch07_block_scaled" : "ch07:" + name;
+      all_ok &= r.ok;
+      errors[impl + "/" + s.name()] = r.describe;
+      std::printf("  %-20s %s  %s  [%s]\n", s.name().c_str(), r.ok ? "ok  " : "FAIL",
+                  r.describe.c_str(), p->describe().c_str());
+      timed.push_back({impl, s, p.get()});
+      plans.push_back(std::move(p));
+    }
+  }
+  if (!all_ok) {
+    std::printf("\nVALIDATION FAILED: not benchmarking a wrong kernel.\n");
+    return 1;
+  }
+  if (!bench) return 0;
+
+  // 2. Benchmarks: ours and cuBLASLt block-scaled on the same operands, same process and method.
+  CublasLtGemm cublas;
+  auto add = [&](const std::string& impl, const Shape& s, std::function<void(cudaStream_t)> f) {
+    // Bytes: A, B, D and the scales (A: 4 bytes per 128 K per row; B: per 128 x 128 block).
+    const double scale_bytes = 4.0 * double(ceil_div(s.K, 128)) *
+                               double(s.M + ceil_div(s.N, 128));
+    const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
+    benchmark::RegisterBenchmark((impl + "/" + s.name()).c_str(),
+                                 [f, cost](benchmark::State& st) { time_gpu(st, f, cost); })
+        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+  };
+  std::map<std::string, bool> cublas_added;
+  for (const auto& t : timed) {
+    const ch07::Plan* p = t.plan;
+    add(t.impl, t.shape, [p](cudaStream_t st) { p->run(st); });
+    if (cublas_added[t.shape.name()]) continue;
+    cublas_added[t.shape.name()] = true;
+    const ch07::BlockScaledGemm g = ops_for(t.shape).gemm();
+    if (g.M % 4 != 0 || g.N % 8 != 0) continue;  // cuBLASLt's block-scaled rules
+    add("cublaslt_block_scaled", t.shape, [g, &cublas](cudaStream_t st) {
+      cublas.block_scaled(g.M, g.N, g.K, g.A, g.B, static_cast<std::uint16_t*>(g.D), g.scale_a,
+                          g.scale_b, st);
+    });
+  }
+  std::vector<char*> args = rest;
+  int n = int(args.size());
+  const auto results = run_benchmarks(n, args.data(), json);
+  print_summary(results, "cublaslt_block_scaled", [&](const std::string& impl, const std::string& shape) {
+    const auto it = errors.find(impl + "/" + shape);
+    return it == errors.end() ? std::string() : it->second;
+  });
+  return 0;
+}

@@ -1,0 +1,147 @@
+// GPU quantisers of the DeepSeek-V3 recipe (chapter 7): bf16 activations to e4m3 with 1 x 128
+// group scales, bf16 weights to e4m3 with 128 x 128 block scales, the fused "dual" variant of
+// backward passes (x and x^T in one read), and converters between scale layouts.
+//
+// Numerics: bit for bit those of the CPU ground truth in common/quantize.hpp
+// (quantize_1x128_cpu, quantize_128x128_cpu, quantize_1x128_dual_cpu, convert_*_cpu), which on
+// finite data equal quantize<Group1x128> / quantize<Block128x128>:
+//   scale = amax / 448 (IEEE division, __fdiv_rn); amax = 0 -> scale 1; a subnormal quotient is
+//   rounded up to a multiple of 2^-149; with QuantizeOptions::pow2_scales the scale is
+//   2^ceil(log2(amax / 448)) instead. q = e4m3(x / scale) (__fdiv_rn, then PTX
+//   cvt.rn.satfinite.e4m3x2.f32: round to nearest even, saturated to +-448).
+//   A group or block holding any NaN or +-Inf gets scale NaN (0x7FC00000) and all its codes
+//   are 0x7F (e4m3 NaN): a GEMM that uses it gives NaN, as a bf16 GEMM would; others are
+//   unaffected. amax is the maximum of |x|'s bf16 bit patterns (an integer maximum: exact,
+//   order-independent, so the result is deterministic and equal to the CPU's).
+//   Scale-buffer entries inside layout.required_elements() that hold no scale are written 0.0f
+//   (deterministic output for padded layouts, e.g. mn-major TMA-aligned ld = round_up(M, 4));
+//   nothing past required_elements() is written, nor q between K and ldq.
+//
+// Every pointer is device memory of the current device (managed memory is accepted too). Every
+// entry point validates its arguments on the host first and throws std::invalid_argument naming
+// the function, the argument, the rule and the value, before any CUDA call (so these checks run
+// on machines without a GPU); then checks that each pointer is memory the GPU can access over
+// the extent the kernel touches (launch.hpp), launches on `stream` and checks the launch
+// (std::runtime_error on a CUDA failure). Inputs and outputs must not overlap.
+// Vector loads and stores are used where pointers and leading dimensions allow (x 16-byte aligned
+// with ldx a multiple of 8; q 8-byte aligned with ldq a multiple of 8; q_t 16-byte aligned with
+// ldq_t a multiple of 16); otherwise a scalar path runs: never refused for alignment, except
+// the element alignment itself (bf16 2 bytes, float scales 4 bytes).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "common/quantize.hpp"  // QuantizeOptions, the CPU ground truth
+#include "common/scale_layout.hpp"
+
+namespace fp8gemm {
+
+/// Activations, 1 x 128 groups along K.
+/// x:      M x K bf16 (bits), row-major, leading dimension ldx >= K (elements).
+/// q:      M x K e4m3, row-major, ldq >= K.
+/// scales: float, the scale of row r and group g = k / 128 at layout.offset(r, g);
+///         layout.ld_ok(M, K); the buffer holds layout.required_elements(M, K) floats.
+void quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
+                    std::uint8_t* q, std::int64_t ldq, float* scales, GroupScaleLayout layout,
+                    QuantizeOptions opt = {}, cudaStream_t stream = nullptr);
+
+/// Weights, 128 x 128 blocks.
+/// w:      N x K bf16 (bits), row-major, ldw >= K.   q: N x K e4m3, ldq >= K.
+/// scales: float, block (n / 128, k / 128) at layout.offset(i, j); layout.ld >= ceil(K / 128)
+///         (BlockScaleLayout::padded(K) for cuBLASLt, ::packed(K) for DeepGEMM); the buffer holds
+///         layout.required_elements(N, K) floats, padding columns inside it written 0.
+void quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K, std::int64_t ldw,
+                      std::uint8_t* q, std::int64_t ldq, float* scales, BlockScaleLayout layout,
+                      QuantizeOptions opt = {}, cudaStream_t stream = nullptr);
+
+/// Fused quantiser for backward passes: one read of x writes
+///   q, scales     exactly as quantize_1x128 (groups of 128 consecutive k of a row m), and
+///   q_t, scales_t the transpose x^T (K x M e4m3, row-major, ldq_t >= M) in 1 x 128 groups along
+///                 ITS rows: 128 consecutive m of one column k of x. The scale of (k, m / 128) is
+///                 at layout_t.offset(k, m / 128), i.e. rows = K and "K" = M for layout_t:
+///                 layout_t.ld_ok(K, M), buffer of layout_t.required_elements(K, M) floats.
+void quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                         std::int64_t ldx, std::uint8_t* q, std::int64_t ldq, float* scales,
+                         GroupScaleLayout layout, std::uint8_t* q_t, std::int64_t ldq_t,
+                         float* scales_t, GroupScaleLayout layout_t, QuantizeOptions opt = {},
+                         cudaStream_t stream = nullptr);
+
+/// Copies the 1 x 128 scales of a rows x K operand (rows x ceil(K/128) floats) from src_layout
+/// to dst_layout (e.g. k-major -> mn-major TMA-aligned, what chapter 7's kernel reads by TMA).
+/// dst's padding inside dst_layout.required_elements(rows, K) is written 0. src and dst must
+/// not overlap.
+void convert_group_scales(const float* src, GroupScaleLayout src_layout, float* dst,
+                          GroupScaleLayout dst_layout, std::int64_t rows, std::int64_t K,
+                          cudaStream_t stream = nullptr);
+
+/// Copies the 128 x 128 scales of a rows x K operand (ceil(rows/128) x ceil(K/128) floats)
+/// between layouts (e.g. packed -> padded for cuBLASLt); dst's padding columns inside
+/// dst_layout.required_elements(rows, K) are written 0. src and dst must not overlap.
+void convert_block_scales(const float* src, BlockScaleLayout src_layout, float* dst,
+                          BlockScaleLayout dst_layout, std::int64_t rows, std::int64_t K,
+                          cudaStream_t stream = nullptr);
+
+/// The host-side argument checks of the functions above, alone (pure C++, no CUDA call): throw
+/// std::invalid_argument exactly as the functions do. For tests and for callers that want to
+/// validate early (a plan).
+void validate_quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                             std::int64_t ldx, const std::uint8_t* q, std::int64_t ldq,
+                             const float* scales, GroupScaleLayout layout);
+void validate_quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K,
+                               std::int64_t ldw, const std::uint8_t* q, std::int64_t ldq,
+                               const float* scales, BlockScaleLayout layout);
+void validate_quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                                  std::int64_t ldx, const std::uint8_t* q, std::int64_t ldq,
+                                  const float* scales, GroupScaleLayout layout,
+                                  const std::uint8_t* q_t, std::int64_t ldq_t,
+                                  const float* scales_t, GroupScaleLayout layout_t);
+void validate_convert_group_scales(const float* src, GroupScaleLayout src_layout,
+                                   const float* dst, GroupScaleLayout dst_layout,
+                                   std::int64_t rows, std::int64_t K);
+void validate_convert_block_scales(const float* src, BlockScaleLayout src_layout,
+                                   const float* dst, BlockScaleLayout dst_layout,
+                                   std::int64_t rows, std::int64_t K);
+
+#if defined(__CUDACC__)
+namespace detail {
+/// x / s correctly rounded (bit for bit __fdiv_rn(x, s)) for s > 0, with the reciprocal hoisted
+/// out of the per-element work: the kernels divide 128 or 16384 elements by one scale, and
+/// __fdiv_rn's per-call FCHK, branch and reciprocal refinement were half of their instructions.
+/// With y = RN(1 / s) (relative error < 2^-24): q0 = RN(x y) is within 1.5 ulp; one correction
+/// q1 = RN(q0 + RN(x - s q0) y) is faithful; then r1 = x - s q1 is exact (FMA) and, by
+/// Markstein's theorem (IBM J. Res. Dev. 34(1), 1990; Muller et al., Handbook of Floating-Point
+/// Arithmetic, "Markstein's theorem"), q2 = RN(q1 + r1 y) = RN(x / s). The theorem needs the
+/// remainder exact and no overflow: s in [2^-64, 2^100] gives that for every quotient >= 2^-38
+/// (the remainder is a multiple of ulp(s) ulp(q) >= 2^-148); smaller quotients are within a few
+/// ulps of RN(x / s), far below e4m3's 2^-10 rounding threshold, and encode as +-0 either way.
+/// Other s (amax below ~2^-55 or above ~2^108) take __fdiv_rn.
+/// tests/test_quantize_gpu.cu checks it against __fdiv_rn on every float mantissa of s.
+struct ExactDivider {
+  float s, y;
+  bool fast;
+  __device__ explicit ExactDivider(float scale) {
+#if defined(__CUDA_ARCH__)
+    s = scale;
+    y = __fdiv_rn(1.0f, scale);  // RN(1 / s)
+    fast = scale >= 0x1p-64f && scale <= 0x1p100f;
+#endif
+  }
+  /// From a scale and its RN reciprocal computed elsewhere (e.g. by another lane).
+  __device__ ExactDivider(float scale, float reciprocal)
+      : s(scale), y(reciprocal), fast(scale >= 0x1p-64f && scale <= 0x1p100f) {}
+  /// The Markstein sequence; valid when fast (else use slow()).
+  __device__ __forceinline__ float quick(float x) const {
+    const float q0 = __fmul_rn(x, y);
+    const float q1 = __fmaf_rn(__fmaf_rn(-s, q0, x), y, q0);
+    const float q2 = __fmaf_rn(__fmaf_rn(-s, q1, x), y, q1);
+    return copysignf(q2, x);  // x = -0: the FMAs give +0; RN(x / s) has x's sign
+  }
+  __device__ __forceinline__ float slow(float x) const { return __fdiv_rn(x, s); }
+  __device__ __forceinline__ float operator()(float x) const { return fast ? quick(x) : slow(x); }
+};
+}  // namespace detail
+#endif
+
+}  // namespace fp8gemm

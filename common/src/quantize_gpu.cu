@@ -1,0 +1,716 @@
+// The DeepSeek-V3 quantisers on the GPU (common/quantize_gpu.hpp): kernels and host wrappers.
+//
+// All three quantisers are memory-bound (3 bytes moved per element: 2 read, 1 written; 4 for
+// the dual variant), so the design is about bytes in flight and full-width transactions:
+//  - 16-byte loads of 8 bf16; amax as an integer maximum of |x|'s bf16 bits (__vmaxu2 on two
+//    halves at a time, exact and order-independent); the non-finite test falls out of the same
+//    maximum (|x| bits >= 0x7F80 is Inf or NaN);
+//  - quantize_1x128: 4 lanes per 128-element group (32 elements a lane), 8 groups per warp, the
+//    next row's loads issued before this row's arithmetic, amax by two xor-shuffles;
+//  - quantize_128x128: one 256-thread CTA per 128 x 128 block, the whole block in registers
+//    (8 x 16 bytes per thread, 32 KB per CTA in flight), amax by shuffles + shared memory;
+//  - dual: one CTA per 128 x 128 tile of x: the rows give the 1 x 128 groups of q, the tile goes
+//    through shared memory once, and its columns give the groups of q_t = x^T.
+// Divisions are correctly rounded (detail::ExactDivider in quantize_gpu.hpp: RN(1/s) once per
+// group, Markstein's correction per element, bit for bit __fdiv_rn; never fast-math);
+// conversions are cvt.rn.satfinite.e4m3x2.f32, which for finite input is fp8.hpp's encoder with
+// Saturation::finite (tests/test_quantize_gpu.cu checks the kernels against the CPU bit for bit).
+#include "common/quantize_gpu.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "common/cuda.hpp"
+#include "common/launch.hpp"
+
+namespace fp8gemm {
+
+// ====================================== host-side checks ==========================================
+namespace {
+
+[[noreturn]] void fail(const char* who, const std::string& what) {
+  throw std::invalid_argument(std::string("fp8gemm::") + who + ": " + what);
+}
+
+void require_pointer(const char* who, const char* name, const void* p, std::size_t alignment,
+                     const char* element) {
+  if (p == nullptr) fail(who, std::string(name) + " is a null pointer");
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  if (a % alignment != 0)
+    fail(who, std::string(name) + " = 0x" + [&] {
+           char b[32];
+           std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(a));
+           return std::string(b);
+         }() + " must be " + std::to_string(alignment) + "-byte aligned (" + element + ")");
+}
+
+void require_positive(const char* who, const char* name, std::int64_t v) {
+  if (v < 1) fail(who, std::string(name) + " = " + std::to_string(v) + " must be >= 1");
+}
+
+void require_ld(const char* who, const char* name, std::int64_t ld, const char* cols_name,
+                std::int64_t cols) {
+  if (ld < cols)
+    fail(who, std::string(name) + " = " + std::to_string(ld) + " must be >= " + cols_name +
+                  " = " + std::to_string(cols) + " (row-major, leading dimension in elements)");
+}
+
+/// Bytes from the pointer to one past the last element touched: ((rows - 1) ld + cols) * bytes,
+/// refused when it overflows 64 bits.
+std::uint64_t extent_bytes(const char* who, const char* name, std::int64_t rows, std::int64_t ld,
+                           std::int64_t cols, std::int64_t element_bytes) {
+  std::int64_t e = 0;
+  if (__builtin_mul_overflow(rows - 1, ld, &e) || __builtin_add_overflow(e, cols, &e) ||
+      __builtin_mul_overflow(e, element_bytes, &e))
+    fail(who, std::string(name) + ": (rows - 1) * ld + cols overflows 64-bit byte offsets (rows " +
+                  std::to_string(rows) + ", ld " + std::to_string(ld) + ")");
+  return static_cast<std::uint64_t>(e);
+}
+
+struct Range {
+  const char* name;
+  std::uintptr_t begin;
+  std::uint64_t bytes;
+};
+
+/// Outputs must overlap nothing else (inputs or other outputs): the kernels read and write in
+/// no particular order.
+void require_disjoint(const char* who, std::initializer_list<Range> outputs,
+                      std::initializer_list<Range> all) {
+  for (const Range& o : outputs)
+    for (const Range& a : all) {
+      if (o.begin == a.begin && o.name == a.name) continue;  // itself
+      if (o.begin < a.begin + a.bytes && a.begin < o.begin + o.bytes)
+        fail(who, std::string(o.name) + " overlaps " + a.name +
+                      " (the output must not share memory with another argument)");
+    }
+}
+
+std::string describe_layout(const GroupScaleLayout& L) {
+  return std::string(to_string(L.major)) + ", ld " + std::to_string(L.ld);
+}
+
+void require_group_layout(const char* who, const char* name, const GroupScaleLayout& L,
+                          std::int64_t rows, const char* rows_name, std::int64_t K,
+                          const char* k_name) {
+  if (L.major != ScaleMajor::mn && L.major != ScaleMajor::k)
+    fail(who, std::string(name) + ".major = " + std::to_string(int(L.major)) +
+                  " is not a ScaleMajor");
+  if (!L.ld_ok(rows, K)) {
+    const std::string need =
+        L.major == ScaleMajor::mn
+            ? std::string(rows_name) + " = " + std::to_string(rows)
+            : std::string("ceil(") + k_name + " / 128) = " + std::to_string(ceil_div(K, 128));
+    fail(who, std::string(name) + " (" + describe_layout(L) + "): ld must be >= " + need);
+  }
+}
+
+void require_block_layout(const char* who, const char* name, const BlockScaleLayout& L,
+                          std::int64_t K) {
+  if (L.ld < ceil_div(K, 128))
+    fail(who, std::string(name) + ".ld = " + std::to_string(L.ld) + " must be >= ceil(K / 128) = " +
+                  std::to_string(ceil_div(K, 128)));
+}
+
+Range range(const char* name, const void* p, std::uint64_t bytes) {
+  return {name, reinterpret_cast<std::uintptr_t>(p), bytes};
+}
+
+// The extents of each argument, computed once validation has passed.
+struct Extents1x128 {
+  std::uint64_t x, q, s;
+};
+Extents1x128 check_1x128_common(const char* who, const std::uint16_t* x, std::int64_t M,
+                                std::int64_t K, std::int64_t ldx, const std::uint8_t* q,
+                                std::int64_t ldq, const float* scales,
+                                const GroupScaleLayout& layout) {
+  require_pointer(who, "x", x, 2, "bf16");
+  require_pointer(who, "q", q, 1, "e4m3");
+  require_pointer(who, "scales", scales, 4, "float");
+  require_positive(who, "M", M);
+  require_positive(who, "K", K);
+  require_ld(who, "ldx", ldx, "K", K);
+  require_ld(who, "ldq", ldq, "K", K);
+  require_group_layout(who, "layout", layout, M, "M", K, "K");
+  Extents1x128 e;
+  e.x = extent_bytes(who, "x", M, ldx, K, 2);
+  e.q = extent_bytes(who, "q", M, ldq, K, 1);
+  e.s = extent_bytes(who, "scales",
+                     layout.major == ScaleMajor::mn ? ceil_div(K, 128) : M, layout.ld,
+                     layout.major == ScaleMajor::mn ? M : ceil_div(K, 128), 4);
+  return e;
+}
+
+}  // namespace
+
+void validate_quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                             std::int64_t ldx, const std::uint8_t* q, std::int64_t ldq,
+                             const float* scales, GroupScaleLayout layout) {
+  const char* who = "quantize_1x128";
+  const auto e = check_1x128_common(who, x, M, K, ldx, q, ldq, scales, layout);
+  const Range rx = range("x", x, e.x), rq = range("q", q, e.q), rs = range("scales", scales, e.s);
+  require_disjoint(who, {rq, rs}, {rx, rq, rs});
+}
+
+void validate_quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K,
+                               std::int64_t ldw, const std::uint8_t* q, std::int64_t ldq,
+                               const float* scales, BlockScaleLayout layout) {
+  const char* who = "quantize_128x128";
+  require_pointer(who, "w", w, 2, "bf16");
+  require_pointer(who, "q", q, 1, "e4m3");
+  require_pointer(who, "scales", scales, 4, "float");
+  require_positive(who, "N", N);
+  require_positive(who, "K", K);
+  require_ld(who, "ldw", ldw, "K", K);
+  require_ld(who, "ldq", ldq, "K", K);
+  require_block_layout(who, "layout", layout, K);
+  const Range rw = range("w", w, extent_bytes(who, "w", N, ldw, K, 2));
+  const Range rq = range("q", q, extent_bytes(who, "q", N, ldq, K, 1));
+  const Range rs =
+      range("scales", scales, extent_bytes(who, "scales", ceil_div(N, 128), layout.ld,
+                                           ceil_div(K, 128), 4));
+  require_disjoint(who, {rq, rs}, {rw, rq, rs});
+}
+
+void validate_quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                                  std::int64_t ldx, const std::uint8_t* q, std::int64_t ldq,
+                                  const float* scales, GroupScaleLayout layout,
+                                  const std::uint8_t* q_t, std::int64_t ldq_t,
+                                  const float* scales_t, GroupScaleLayout layout_t) {
+  const char* who = "quantize_1x128_dual";
+  const auto e = check_1x128_common(who, x, M, K, ldx, q, ldq, scales, layout);
+  require_pointer(who, "q_t", q_t, 1, "e4m3");
+  require_pointer(who, "scales_t", scales_t, 4, "float");
+  require_ld(who, "ldq_t", ldq_t, "M", M);
+  require_group_layout(who, "layout_t", layout_t, K, "K", M, "M");
+  const Range rx = range("x", x, e.x), rq = range("q", q, e.q), rs = range("scales", scales, e.s);
+  const Range rqt = range("q_t", q_t, extent_bytes(who, "q_t", K, ldq_t, M, 1));
+  const Range rst = range(
+      "scales_t", scales_t,
+      extent_bytes(who, "scales_t", layout_t.major == ScaleMajor::mn ? ceil_div(M, 128) : K,
+                   layout_t.ld, layout_t.major == ScaleMajor::mn ? K : ceil_div(M, 128), 4));
+  require_disjoint(who, {rq, rs, rqt, rst}, {rx, rq, rs, rqt, rst});
+}
+
+void validate_convert_group_scales(const float* src, GroupScaleLayout src_layout,
+                                   const float* dst, GroupScaleLayout dst_layout,
+                                   std::int64_t rows, std::int64_t K) {
+  const char* who = "convert_group_scales";
+  require_pointer(who, "src", src, 4, "float");
+  require_pointer(who, "dst", dst, 4, "float");
+  require_positive(who, "rows", rows);
+  require_positive(who, "K", K);
+  require_group_layout(who, "src_layout", src_layout, rows, "rows", K, "K");
+  require_group_layout(who, "dst_layout", dst_layout, rows, "rows", K, "K");
+  const auto bytes = [&](const char* n, const GroupScaleLayout& L) {
+    return extent_bytes(who, n, L.major == ScaleMajor::mn ? ceil_div(K, 128) : rows, L.ld,
+                        L.major == ScaleMajor::mn ? rows : ceil_div(K, 128), 4);
+  };
+  const Range rs = range("src", src, bytes("src", src_layout));
+  const Range rd = range("dst", dst, bytes("dst", dst_layout));
+  require_disjoint(who, {rd}, {rs, rd});
+}
+
+void validate_convert_block_scales(const float* src, BlockScaleLayout src_layout,
+                                   const float* dst, BlockScaleLayout dst_layout,
+                                   std::int64_t rows, std::int64_t K) {
+  const char* who = "convert_block_scales";
+  require_pointer(who, "src", src, 4, "float");
+  require_pointer(who, "dst", dst, 4, "float");
+  require_positive(who, "rows", rows);
+  require_positive(who, "K", K);
+  require_block_layout(who, "src_layout", src_layout, K);
+  require_block_layout(who, "dst_layout", dst_layout, K);
+  const Range rs = range("src", src, extent_bytes(who, "src", ceil_div(rows, 128), src_layout.ld,
+                                                  ceil_div(K, 128), 4));
+  const Range rd = range("dst", dst, extent_bytes(who, "dst", ceil_div(rows, 128), dst_layout.ld,
+                                                  ceil_div(K, 128), 4));
+  require_disjoint(who, {rd}, {rs, rd});
+}
+
+// ========================================== device code ===========================================
+namespace {
+
+constexpr unsigned kAbsMask2 = 0x7FFF7FFFu;  // |x| of two bf16 in one word
+constexpr unsigned kNonFinite = 0x7F80u;     // bf16 |x| bits >= this: +-Inf or NaN
+
+/// Per-half maximum of |x| bits of the 8 bf16 in v.
+__device__ __forceinline__ unsigned max_abs2(const uint4& v) {
+  const unsigned a = __vmaxu2(v.x & kAbsMask2, v.y & kAbsMask2);
+  const unsigned b = __vmaxu2(v.z & kAbsMask2, v.w & kAbsMask2);
+  return __vmaxu2(a, b);
+}
+__device__ __forceinline__ unsigned fold2(unsigned m) { return max(m & 0xFFFFu, m >> 16); }
+
+/// The group's scale from the maximum |x| bits (rules: quantize.hpp, scale_from_amax).
+__device__ __forceinline__ float scale_from_bits(unsigned amax_bits, bool pow2) {
+  return scale_from_amax(__uint_as_float(amax_bits << 16), pow2);
+}
+
+/// Two floats -> two e4m3 codes (lo in the low byte): round to nearest even, saturated.
+__device__ __forceinline__ unsigned cvt_e4m3x2(float lo, float hi) {
+  unsigned short r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+using detail::ExactDivider;
+
+/// x / scale, correctly rounded (detail::ExactDivider: Markstein's sequence when Fast).
+template <bool Fast>
+__device__ __forceinline__ float divide(float x, const ExactDivider& d) {
+  return Fast ? d.quick(x) : d.slow(x);
+}
+
+/// The codes of the two bf16 in word w: 16 bits, element 0 (low half) in the low byte.
+template <bool Fast>
+__device__ __forceinline__ unsigned quant_word(unsigned w, const ExactDivider& d) {
+  const float lo = __uint_as_float(w << 16), hi = __uint_as_float(w & 0xFFFF0000u);
+  return cvt_e4m3x2(divide<Fast>(lo, d), divide<Fast>(hi, d));
+}
+
+template <bool Fast>
+__device__ __forceinline__ uint2 quant8_impl(const uint4& v, const ExactDivider& d) {
+  return make_uint2(quant_word<Fast>(v.x, d) | quant_word<Fast>(v.y, d) << 16,
+                    quant_word<Fast>(v.z, d) | quant_word<Fast>(v.w, d) << 16);
+}
+
+/// 8 bf16 -> 8 e4m3 codes; a non-finite group gives 0x7F throughout. The branches are uniform
+/// per group.
+__device__ __forceinline__ uint2 quant8(const uint4& v, const ExactDivider& d, bool nonfinite) {
+  if (nonfinite) return make_uint2(0x7F7F7F7Fu, 0x7F7F7F7Fu);
+  return d.fast ? quant8_impl<true>(v, d) : quant8_impl<false>(v, d);
+}
+
+/// Loads x[c .. c+8) of one row (elements past `valid` read as 0, which no amax notices).
+template <bool Vec>
+__device__ __forceinline__ uint4 load8(const std::uint16_t* row, std::int64_t c, std::int64_t K) {
+  if (Vec && c + 8 <= K) return __ldg(reinterpret_cast<const uint4*>(row + c));
+  unsigned w[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    if (c + i < K) w[i / 2] |= unsigned(__ldg(row + c + i)) << (16 * (i % 2));
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/// Stores 8 codes at row[c .. c+8), only those below K.
+template <bool Vec>
+__device__ __forceinline__ void store8(std::uint8_t* row, std::int64_t c, std::int64_t K,
+                                       const uint2& v) {
+  if (Vec && c + 8 <= K) {
+    *reinterpret_cast<uint2*>(row + c) = v;
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    if (c + i < K) row[c + i] = std::uint8_t((i < 4 ? v.x : v.y) >> (8 * (i % 4)));
+}
+
+/// Zeroes the padding entries of a group-scale buffer that belong with scale (r, g): for
+/// mn-major the entries r' in [rows, ld) of g-row g, written by the last row (except in the last
+/// g-row, which required_elements() does not pad); for k-major the entries g' in [groups, ld)
+/// of row r, written with the last group (except in the last row). lane / lanes spread the work.
+__device__ __forceinline__ void zero_group_padding(float* s, const GroupScaleLayout& L,
+                                                   std::int64_t rows, std::int64_t groups,
+                                                   std::int64_t r, std::int64_t g, int lane,
+                                                   int lanes) {
+  if (L.major == ScaleMajor::mn) {
+    if (r == rows - 1 && g < groups - 1)
+      for (std::int64_t p = rows + lane; p < L.ld; p += lanes) s[g * L.ld + p] = 0.0f;
+  } else {
+    if (g == groups - 1 && r < rows - 1)
+      for (std::int64_t p = groups + lane; p < L.ld; p += lanes) s[r * L.ld + p] = 0.0f;
+  }
+}
+
+// ---------------------------------------------------------------------------------- 1 x 128 ----
+// x: M x K bf16 (ldx), q: M x K e4m3 (ldq), scales at layout.offset(r, g).
+// CTA = 8 warps; blockIdx.x picks 8 consecutive groups g along K, blockIdx.y (grid-stride) a
+// band of 8 rows, one row per warp (then every gridDim.y * 8-th row), 4 lanes per group. Lane l of a group holds the 8-element
+// chunks at 32 j + 8 l, j < 4: each load instruction reads 64 contiguous bytes of each of 8
+// consecutive groups (together the 2 KB of the row the warp covers), and each thread has
+// 4 x 16 bytes in flight. The per-group work (amax shuffles, scale, reciprocal, scale store) is
+// shared by 32 elements per lane. No integer division anywhere.
+constexpr int kThreads1x128 = 256;
+constexpr int kLanesPerGroup = 4;
+constexpr int kGroupsPerCta = 32 / kLanesPerGroup;
+constexpr int kRowsPerCta = kThreads1x128 / 32;
+
+template <bool Vec>
+__global__ void __launch_bounds__(kThreads1x128)
+    quantize_1x128_kernel(const std::uint16_t* __restrict__ x, std::int64_t M, std::int64_t K,
+                          std::int64_t ldx, std::uint8_t* __restrict__ q, std::int64_t ldq,
+                          float* __restrict__ scales, GroupScaleLayout layout, bool pow2) {
+  const std::int64_t groups = ceil_div(K, 128);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, l4 = lane % kLanesPerGroup;
+  const std::int64_t g = std::int64_t(blockIdx.x) * kGroupsPerCta + lane / kLanesPerGroup;
+  const bool g_ok = g < groups;
+  const std::int64_t c0 = g * 128 + l4 * 8;
+  // Rows r, r + stride, ...: the next row's loads are issued before this row's arithmetic, so
+  // every thread keeps 64 bytes in flight while it computes (software pipelining).
+  const std::int64_t stride = std::int64_t(gridDim.y) * kRowsPerCta;
+  std::int64_t r = std::int64_t(blockIdx.y) * kRowsPerCta + warp;
+  uint4 v[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    v[j] = g_ok && r < M ? load8<Vec>(x + r * ldx, c0 + 32 * j, K) : make_uint4(0, 0, 0, 0);
+  for (; r < M; r += stride) {  // the loop bound is per warp: every lane reaches the shuffles
+    uint4 next[4];
+    const std::int64_t rn = r + stride;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      next[j] = g_ok && rn < M ? load8<Vec>(x + rn * ldx, c0 + 32 * j, K) : make_uint4(0, 0, 0, 0);
+    const unsigned m2 = __vmaxu2(__vmaxu2(max_abs2(v[0]), max_abs2(v[1])),
+                                 __vmaxu2(max_abs2(v[2]), max_abs2(v[3])));
+    unsigned m = fold2(m2);
+#pragma unroll
+    for (int o = kLanesPerGroup / 2; o >= 1; o >>= 1) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+    if (g_ok) {
+      const float scale = scale_from_bits(m, pow2);
+      const ExactDivider d(scale);
+      const bool nonfinite = m >= kNonFinite;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        store8<Vec>(q + r * ldq, c0 + 32 * j, K, quant8(v[j], d, nonfinite));
+      if (l4 == 0) scales[layout.offset(r, g)] = scale;
+      zero_group_padding(scales, layout, M, groups, r, g, l4, kLanesPerGroup);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) v[j] = next[j];
+  }
+}
+
+// -------------------------------------------------------------------------------- 128 x 128 ----
+// w: N x K bf16 (ldw), q: N x K e4m3 (ldq), scales at layout.offset(n / 128, k / 128).
+// One CTA per block (grid-stride over blocks, row-major): thread t loads chunk column t % 16
+// (8 elements) of rows t / 16 + 16 i, i < 8: each warp reads two full 256-byte row segments.
+constexpr int kThreadsBlock = 256;
+
+template <bool Vec>
+__global__ void __launch_bounds__(kThreadsBlock, 4)
+    quantize_128x128_kernel(const std::uint16_t* __restrict__ w, std::int64_t N, std::int64_t K,
+                            std::int64_t ldw, std::uint8_t* __restrict__ q, std::int64_t ldq,
+                            float* __restrict__ scales, BlockScaleLayout layout, bool pow2) {
+  __shared__ unsigned warp_max[kThreadsBlock / 32];
+  const std::int64_t kb = ceil_div(K, 128), nb = ceil_div(N, 128);
+  const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
+  for (std::int64_t b = blockIdx.x; b < nb * kb; b += gridDim.x) {
+    const std::int64_t i = b / kb, j = b - (b / kb) * kb;
+    const std::int64_t c = j * 128 + cc * 8;
+    uint4 v[8];
+    unsigned m2 = 0;
+#pragma unroll
+    for (int it = 0; it < 8; ++it) {
+      const std::int64_t r = i * 128 + rr + 16 * it;
+      v[it] = r < N ? load8<Vec>(w + r * ldw, c, K) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int it = 0; it < 8; ++it) m2 = __vmaxu2(m2, max_abs2(v[it]));
+    unsigned m = fold2(m2);
+#pragma unroll
+    for (int o = 16; o >= 1; o >>= 1) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+    if ((t & 31) == 0) warp_max[t >> 5] = m;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kThreadsBlock / 32; ++k) m = max(m, warp_max[k]);
+    const float scale = scale_from_bits(m, pow2);
+    const ExactDivider d(scale);
+    const bool nonfinite = m >= kNonFinite;
+#pragma unroll
+    for (int it = 0; it < 8; ++it) {
+      const std::int64_t r = i * 128 + rr + 16 * it;
+      if (r < N) store8<Vec>(q + r * ldq, c, K, quant8(v[it], d, nonfinite));
+    }
+    if (t == 0) scales[layout.offset(i, j)] = scale;
+    if (j == kb - 1 && i < nb - 1)  // padding columns of this block row (inside required_elements)
+      for (std::int64_t p = kb + t; p < layout.ld; p += kThreadsBlock) scales[i * layout.ld + p] = 0.0f;
+    __syncthreads();  // warp_max is reused by the next block
+  }
+}
+
+// ------------------------------------------------------------------------------------- dual ----
+// One CTA per 128 x 128 tile (tm, tk) of x (rows m, columns k), grid-stride, row-major.
+// Phase 1 (as the 128x128 kernel's loads): each 16-lane half-warp holds one row of the tile;
+//   the row's amax is the 1 x 128 group (m, tk) of q: quantise and store q, and park the bf16
+//   tile in shared memory, tile[row][128] (256 bytes a row; 16-byte stores, conflict-free).
+// Phase 2: thread t takes the column pair p = t % 64 (columns 2p, 2p+1: one 32-bit word per row)
+//   and rows h * 32 .. h * 32 + 31, h = t / 64; a warp reads 32 consecutive words of one row
+//   (conflict-free). The column amax (the 128 x 1 group of x = the 1 x 128 group of q_t) is the
+//   maximum over the 4 h-threads (through shared memory). Then each thread converts its 32 rows
+//   of both columns and stores 32 consecutive bytes of q_t rows k = 2p and 2p + 1 (two 16-byte
+//   stores each).
+constexpr int kThreadsDual = 256;
+
+/// The 32 codes of one column (low or high halves of 32 words, one per row), 4 to a word.
+template <bool Fast>
+__device__ __forceinline__ void column_codes(const unsigned (&wv)[32], int half,
+                                             const ExactDivider& d, unsigned (&out)[8]) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    float f[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const unsigned wd = wv[4 * j + e];
+      f[e] = divide<Fast>(__uint_as_float(half == 0 ? wd << 16 : wd & 0xFFFF0000u), d);
+    }
+    out[j] = cvt_e4m3x2(f[0], f[1]) | cvt_e4m3x2(f[2], f[3]) << 16;
+  }
+}
+
+template <bool VecX, bool VecT>
+__global__ void __launch_bounds__(kThreadsDual, 3)
+    quantize_dual_kernel(const std::uint16_t* __restrict__ x, std::int64_t M, std::int64_t K,
+                         std::int64_t ldx, std::uint8_t* __restrict__ q, std::int64_t ldq,
+                         float* __restrict__ scales, GroupScaleLayout layout,
+                         std::uint8_t* __restrict__ q_t, std::int64_t ldq_t,
+                         float* __restrict__ scales_t, GroupScaleLayout layout_t, bool pow2) {
+  __shared__ __align__(16) unsigned tile[128 * 64];  // 128 rows x 64 words (128 bf16)
+  __shared__ unsigned col_max[4][64];
+  const std::int64_t mt = ceil_div(M, 128), kt = ceil_div(K, 128);
+  const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
+  const int p = t & 63, h = t >> 6;
+  for (std::int64_t b = blockIdx.x; b < mt * kt; b += gridDim.x) {
+    const std::int64_t tm = b / kt, tk = b - (b / kt) * kt;
+    // ---- phase 1: rows -> q
+    const std::int64_t c = tk * 128 + cc * 8;
+    uint4 v[8];
+#pragma unroll
+    for (int it = 0; it < 8; ++it) {
+      const std::int64_t r = tm * 128 + rr + 16 * it;
+      v[it] = r < M ? load8<VecX>(x + r * ldx, c, K) : make_uint4(0, 0, 0, 0);
+    }
+    // Row amax of the 8 rows this thread touches; lane cc computes the scale and reciprocal of
+    // row it = cc % 8 only (once per thread instead of 8 times), then shares them by shuffle.
+    unsigned m_row[8];
+    unsigned m_mine = 0;
+#pragma unroll
+    for (int it = 0; it < 8; ++it) {
+      unsigned m = fold2(max_abs2(v[it]));
+#pragma unroll
+      for (int o = 8; o >= 1; o >>= 1) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+      m_row[it] = m;
+      m_mine = (cc & 7) == it ? m : m_mine;
+      *reinterpret_cast<uint4*>(&tile[(rr + 16 * it) * 64 + cc * 4]) = v[it];
+    }
+    const float s_mine = scale_from_bits(m_mine, pow2);
+    const float y_mine = __fdiv_rn(1.0f, s_mine);
+#pragma unroll
+    for (int it = 0; it < 8; ++it) {
+      const int src = (threadIdx.x & 16) | it;  // a lane of this half-warp with cc % 8 == it
+      const float scale = __shfl_sync(0xFFFFFFFFu, s_mine, src);
+      const ExactDivider d(scale, __shfl_sync(0xFFFFFFFFu, y_mine, src));
+      const std::int64_t r = tm * 128 + rr + 16 * it;
+      if (r < M) {
+        store8<VecX>(q + r * ldq, c, K, quant8(v[it], d, m_row[it] >= kNonFinite));
+        if (cc == 0) scales[layout.offset(r, tk)] = scale;
+        zero_group_padding(scales, layout, M, kt, r, tk, cc, 16);
+      }
+    }
+    __syncthreads();
+    // ---- phase 2: columns -> q_t
+    unsigned wv[32];
+    unsigned m2 = 0;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      wv[i] = tile[(h * 32 + i) * 64 + p];
+      m2 = __vmaxu2(m2, wv[i] & kAbsMask2);
+    }
+    col_max[h][p] = m2;
+    __syncthreads();
+    m2 = __vmaxu2(__vmaxu2(col_max[0][p], col_max[1][p]), __vmaxu2(col_max[2][p], col_max[3][p]));
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {  // column 2p (low halves), then 2p + 1 (high halves)
+      const std::int64_t k = tk * 128 + 2 * p + half;
+      if (k >= K) continue;
+      const unsigned m = half == 0 ? (m2 & 0xFFFFu) : (m2 >> 16);
+      const float scale = scale_from_bits(m, pow2);
+      const bool nonfinite = m >= kNonFinite;
+      const ExactDivider d(scale);
+      unsigned out[8];
+      if (nonfinite) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) out[j] = 0x7F7F7F7Fu;
+      } else if (d.fast) {
+        column_codes<true>(wv, half, d, out);
+      } else {
+        column_codes<false>(wv, half, d, out);
+      }
+      const std::int64_t m0 = tm * 128 + h * 32;
+      std::uint8_t* dst = q_t + k * ldq_t + m0;
+      if (VecT && m0 + 32 <= M) {
+        reinterpret_cast<uint4*>(dst)[0] = make_uint4(out[0], out[1], out[2], out[3]);
+        reinterpret_cast<uint4*>(dst)[1] = make_uint4(out[4], out[5], out[6], out[7]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 32; ++i)
+          if (m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
+      }
+      if (h == 0) scales_t[layout_t.offset(k, tm)] = scale;
+      zero_group_padding(scales_t, layout_t, K, mt, k, tm, h, 4);
+    }
+    __syncthreads();  // tile and col_max are reused by the next tile
+  }
+}
+
+// -------------------------------------------------------------------------------- converters ----
+// One thread per entry of dst's required extent: a scale (copied from src) or padding (0).
+__global__ void convert_group_scales_kernel(const float* __restrict__ src, GroupScaleLayout sl,
+                                            float* __restrict__ dst, GroupScaleLayout dl,
+                                            std::int64_t rows, std::int64_t groups,
+                                            std::int64_t count) {
+  for (std::int64_t o = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < count;
+       o += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t outer = o / dl.ld, inner = o - outer * dl.ld;
+    const std::int64_t r = dl.major == ScaleMajor::mn ? inner : outer;
+    const std::int64_t g = dl.major == ScaleMajor::mn ? outer : inner;
+    dst[o] = r < rows && g < groups ? src[sl.offset(r, g)] : 0.0f;
+  }
+}
+
+__global__ void convert_block_scales_kernel(const float* __restrict__ src, BlockScaleLayout sl,
+                                            float* __restrict__ dst, BlockScaleLayout dl,
+                                            std::int64_t kb, std::int64_t count) {
+  for (std::int64_t o = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < count;
+       o += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t i = o / dl.ld, j = o - i * dl.ld;
+    dst[o] = j < kb ? src[sl.offset(i, j)] : 0.0f;
+  }
+}
+
+// ------------------------------------------------------------------------------------- host ----
+bool aligned(const void* p, std::size_t a) { return reinterpret_cast<std::uintptr_t>(p) % a == 0; }
+
+/// Blocks for `work` units of `per_block`, at most 2^31 - 1 (the kernels loop over the rest).
+unsigned grid_for(std::int64_t work, std::int64_t per_block) {
+  return unsigned(std::min<std::int64_t>(ceil_div(work, per_block), 0x7FFFFFFF));
+}
+
+void prepare(const void* kernel, const char* name, const char* who) {
+  prepare_kernel(kernel, name, "sm_90a", 0);
+  require_no_pending_error(who);
+}
+
+}  // namespace
+
+void quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
+                    std::uint8_t* q, std::int64_t ldq, float* scales, GroupScaleLayout layout,
+                    QuantizeOptions opt, cudaStream_t stream) {
+  const char* who = "fp8gemm::quantize_1x128";
+  validate_quantize_1x128(x, M, K, ldx, q, ldq, scales, layout);
+  require_device_accessible(x, extent_bytes(who, "x", M, ldx, K, 2), who, "x");
+  require_device_accessible(q, extent_bytes(who, "q", M, ldq, K, 1), who, "q");
+  require_device_accessible(scales, std::size_t(layout.required_elements(M, K)) * 4, who, "scales");
+  const bool vec = aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
+  const void* kernel = vec ? reinterpret_cast<const void*>(&quantize_1x128_kernel<true>)
+                           : reinterpret_cast<const void*>(&quantize_1x128_kernel<false>);
+  prepare(kernel, "quantize_1x128_kernel", who);
+  const std::int64_t grid_x = ceil_div(ceil_div(K, 128), kGroupsPerCta);  // <= 2^31 - 1 blocks
+  if (grid_x > 0x7FFFFFFF) fail("quantize_1x128", "K = " + std::to_string(K) + " is too large");
+  // About 8 resident CTAs per SM in all (each warp then walks several rows, prefetching).
+  int device = 0, sms = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const std::int64_t grid_y = std::clamp<std::int64_t>(
+      std::min(ceil_div(M, kRowsPerCta), ceil_div(std::int64_t(sms) * 8, grid_x)), 1, 65535);
+  const dim3 grid{unsigned(grid_x), unsigned(grid_y), 1u};
+  if (vec)
+    quantize_1x128_kernel<true><<<grid, kThreads1x128, 0, stream>>>(x, M, K, ldx, q, ldq, scales,
+                                                                   layout, opt.pow2_scales);
+  else
+    quantize_1x128_kernel<false><<<grid, kThreads1x128, 0, stream>>>(x, M, K, ldx, q, ldq, scales,
+                                                                    layout, opt.pow2_scales);
+  check_launch(who);
+}
+
+void quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K, std::int64_t ldw,
+                      std::uint8_t* q, std::int64_t ldq, float* scales, BlockScaleLayout layout,
+                      QuantizeOptions opt, cudaStream_t stream) {
+  const char* who = "fp8gemm::quantize_128x128";
+  validate_quantize_128x128(w, N, K, ldw, q, ldq, scales, layout);
+  require_device_accessible(w, extent_bytes(who, "w", N, ldw, K, 2), who, "w");
+  require_device_accessible(q, extent_bytes(who, "q", N, ldq, K, 1), who, "q");
+  require_device_accessible(scales, std::size_t(layout.required_elements(N, K)) * 4, who, "scales");
+  const bool vec = aligned(w, 16) && ldw % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
+  const void* kernel = vec ? reinterpret_cast<const void*>(&quantize_128x128_kernel<true>)
+                           : reinterpret_cast<const void*>(&quantize_128x128_kernel<false>);
+  prepare(kernel, "quantize_128x128_kernel", who);
+  const unsigned grid = grid_for(ceil_div(N, 128) * ceil_div(K, 128), 1);
+  if (vec)
+    quantize_128x128_kernel<true><<<grid, kThreadsBlock, 0, stream>>>(w, N, K, ldw, q, ldq, scales,
+                                                                     layout, opt.pow2_scales);
+  else
+    quantize_128x128_kernel<false><<<grid, kThreadsBlock, 0, stream>>>(w, N, K, ldw, q, ldq, scales,
+                                                                      layout, opt.pow2_scales);
+  check_launch(who);
+}
+
+void quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                         std::int64_t ldx, std::uint8_t* q, std::int64_t ldq, float* scales,
+                         GroupScaleLayout layout, std::uint8_t* q_t, std::int64_t ldq_t,
+                         float* scales_t, GroupScaleLayout layout_t, QuantizeOptions opt,
+                         cudaStream_t stream) {
+  const char* who = "fp8gemm::quantize_1x128_dual";
+  validate_quantize_1x128_dual(x, M, K, ldx, q, ldq, scales, layout, q_t, ldq_t, scales_t,
+                               layout_t);
+  require_device_accessible(x, extent_bytes(who, "x", M, ldx, K, 2), who, "x");
+  require_device_accessible(q, extent_bytes(who, "q", M, ldq, K, 1), who, "q");
+  require_device_accessible(scales, std::size_t(layout.required_elements(M, K)) * 4, who, "scales");
+  require_device_accessible(q_t, extent_bytes(who, "q_t", K, ldq_t, M, 1), who, "q_t");
+  require_device_accessible(scales_t, std::size_t(layout_t.required_elements(K, M)) * 4, who,
+                            "scales_t");
+  const bool vx = aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
+  const bool vt = aligned(q_t, 16) && ldq_t % 16 == 0;
+  const unsigned grid = grid_for(ceil_div(M, 128) * ceil_div(K, 128), 1);
+  const bool p2 = opt.pow2_scales;
+#define FP8GEMM_DUAL_LAUNCH(VX, VT)                                                              \
+  do {                                                                                           \
+    prepare(reinterpret_cast<const void*>(&quantize_dual_kernel<VX, VT>), "quantize_dual_kernel", \
+            who);                                                                                \
+    quantize_dual_kernel<VX, VT><<<grid, kThreadsDual, 0, stream>>>(                              \
+        x, M, K, ldx, q, ldq, scales, layout, q_t, ldq_t, scales_t, layout_t, p2);               \
+  } while (0)
+  if (vx && vt) FP8GEMM_DUAL_LAUNCH(true, true);
+  else if (vx) FP8GEMM_DUAL_LAUNCH(true, false);
+  else if (vt) FP8GEMM_DUAL_LAUNCH(false, true);
+  else FP8GEMM_DUAL_LAUNCH(false, false);
+#undef FP8GEMM_DUAL_LAUNCH
+  check_launch(who);
+}
+
+void convert_group_scales(const float* src, GroupScaleLayout src_layout, float* dst,
+                          GroupScaleLayout dst_layout, std::int64_t rows, std::int64_t K,
+                          cudaStream_t stream) {
+  const char* who = "fp8gemm::convert_group_scales";
+  validate_convert_group_scales(src, src_layout, dst, dst_layout, rows, K);
+  const std::int64_t count = dst_layout.required_elements(rows, K);
+  require_device_accessible(src, std::size_t(src_layout.required_elements(rows, K)) * 4, who, "src");
+  require_device_accessible(dst, std::size_t(count) * 4, who, "dst");
+  prepare(reinterpret_cast<const void*>(&convert_group_scales_kernel), "convert_group_scales_kernel",
+          who);
+  convert_group_scales_kernel<<<grid_for(count, 256), 256, 0, stream>>>(
+      src, src_layout, dst, dst_layout, rows, ceil_div(K, 128), count);
+  check_launch(who);
+}
+
+void convert_block_scales(const float* src, BlockScaleLayout src_layout, float* dst,
+                          BlockScaleLayout dst_layout, std::int64_t rows, std::int64_t K,
+                          cudaStream_t stream) {
+  const char* who = "fp8gemm::convert_block_scales";
+  validate_convert_block_scales(src, src_layout, dst, dst_layout, rows, K);
+  const std::int64_t count = dst_layout.required_elements(rows, K);
+  require_device_accessible(src, std::size_t(src_layout.required_elements(rows, K)) * 4, who, "src");
+  require_device_accessible(dst, std::size_t(count) * 4, who, "dst");
+  prepare(reinterpret_cast<const void*>(&convert_block_scales_kernel), "convert_block_scales_kernel",
+          who);
+  convert_block_scales_kernel<<<grid_for(count, 256), 256, 0, stream>>>(
+      src, src_layout, dst, dst_layout, ceil_div(K, 128), count);
+  check_launch(who);
+}
+
+}  // namespace fp8gemm

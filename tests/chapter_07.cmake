@@ -1,0 +1,31 @@
+# Chapter 7 (block scaling on the engine).
+# GPU: every compiled kernel against the float64 reference on the dequantised operands at the
+# scheduler's edges and K % 128 != 0; every scale layout (converted ones bitwise equal to the
+# TMA-read one); scale edge values; FP32 output with accumulate; all-positive data at K = 65536;
+# GPU quantisers -> GEMM end to end; determinism; refused memory.
+# CPU: arguments refused before any CUDA call; the table names compiled kernels; SASS; ptxas.
+if(TARGET fp8gemm_ch07)
+  fp8gemm_test(test_chapter_07 LABEL gpu SOURCES test_chapter_07.cu LIBS fp8gemm_ch07)
+  fp8gemm_test(test_chapter_07_args LABEL cpu SOURCES test_chapter_07_args.cu LIBS fp8gemm_ch07)
+
+  # Every block-scaled kernel: the FP8 MMA, TMA loads (operands and scales), the FFMA promotion,
+  # the register split, no local memory.
+  fp8gemm_sass_test(NAME sass_chapter_07_all TARGET fp8gemm_ch07 KERNEL "BlockScaledMath" ARCH sm_90a
+                    EACH
+                    CONTAINS QGMMA UTMALDG.2D USETMAXREG SYNCS.PHASECHK FFMA
+                    ABSENT LDL STL HMMA)
+  # DeepGEMM's tile: 256 x 128, A shared by a 1 x 2 cluster (multicast), TMA-store epilogue.
+  fp8gemm_sass_test(NAME sass_chapter_07_256x128 TARGET fp8gemm_ch07
+                    KERNEL "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"
+                    ARCH sm_90a
+                    CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 UTMALDG.2D.MULTICAST UTMASTG.2D FFMA
+                    ABSENT LDL STL)
+endif()
+
+set(_ptxas_args7 -std=c++20 ${FP8GEMM_GENCODE_SM90A} --expt-relaxed-constexpr -O3 -DNDEBUG
+    -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/chapters/07_block_scaling)
+file(GLOB _ch07_instances ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/kernels_*.cu)
+add_test(NAME ptxas_chapter_07
+         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/ptxas_check.py
+                 --nvcc ${CMAKE_CUDA_COMPILER} ${_ch07_instances} -- ${_ptxas_args7})
+set_tests_properties(ptxas_chapter_07 PROPERTIES LABELS "cpu;sass" TIMEOUT 1800)

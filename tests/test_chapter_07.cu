@@ -1,0 +1,353 @@
+// GPU tests of chapter 7 (DeepSeek-V3 block scaling on the engine): every compiled kernel
+// against the float64 reference on the dequantised operands (global and per-128x128-tile error)
+// on shapes at the scheduler's edges and with K % 128 != 0; every scale layout; scale edge
+// values; FP32 output with accumulate; all-positive data at K = 65536; the GPU quantisers
+// feeding the GEMM; determinism; memory the GPU must not use.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bs_gemm.hpp"
+#include "catch.hpp"
+#include "common/check.hpp"
+#include "common/cuda.hpp"
+#include "common/fp8.hpp"
+#include "common/quantize.hpp"
+#include "common/quantize_gpu.hpp"
+#include "common/reference.hpp"
+
+using namespace fp8gemm;
+
+namespace {
+
+struct Shape {
+  std::int64_t M, N, K;
+};
+std::string name(const Shape& s) {
+  return std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+}
+
+/// Host operands of one call: e4m3 A (M x K), B (N x K), scales in the given layouts (their
+/// padding filled with NaN, so reading it would show), values in float64 for the reference.
+struct HostCall {
+  Shape s;
+  std::vector<std::uint8_t> a, b;
+  GroupScaleLayout la;
+  BlockScaleLayout lb;
+  std::vector<float> sa, sb;
+  HostCall(Shape s_, GroupScaleLayout la_, BlockScaleLayout lb_, std::uint64_t seed,
+           float scale_lo = -4, float scale_hi = 4)
+      : s(s_), la(la_), lb(lb_) {
+    a = random_e4m3(std::size_t(s.M * s.K), seed);
+    b = random_e4m3(std::size_t(s.N * s.K), seed + 1);
+    std::mt19937_64 gen(seed + 2);
+    std::uniform_real_distribution<float> e(scale_lo, scale_hi);
+    const std::int64_t groups = ceil_div(s.K, 128);
+    sa.assign(std::size_t(la.required_elements(s.M, s.K)), std::numeric_limits<float>::quiet_NaN());
+    for (std::int64_t r = 0; r < s.M; ++r)
+      for (std::int64_t g = 0; g < groups; ++g) sa[std::size_t(la.offset(r, g))] = std::exp2(e(gen));
+    sb.assign(std::size_t(lb.required_elements(s.N, s.K)), std::numeric_limits<float>::quiet_NaN());
+    for (std::int64_t i = 0; i < ceil_div(s.N, 128); ++i)
+      for (std::int64_t g = 0; g < groups; ++g) sb[std::size_t(lb.offset(i, g))] = std::exp2(e(gen));
+  }
+  std::vector<double> reference() const {
+    std::vector<double> da(a.size()), db(b.size());
+    for (std::int64_t r = 0; r < s.M; ++r)
+      for (std::int64_t k = 0; k < s.K; ++k)
+        da[std::size_t(r * s.K + k)] = double(e4m3_decode(a[std::size_t(r * s.K + k)])) *
+                                       double(sa[std::size_t(la.offset(r, k / 128))]);
+    for (std::int64_t n = 0; n < s.N; ++n)
+      for (std::int64_t k = 0; k < s.K; ++k)
+        db[std::size_t(n * s.K + k)] = double(e4m3_decode(b[std::size_t(n * s.K + k)])) *
+                                       double(sb[std::size_t(lb.offset(n / 128, k / 128))]);
+    return reference_gemm(s.M, s.N, s.K, da.data(), db.data());
+  }
+};
+
+/// Device copies of a HostCall and the D it writes (bf16 or float).
+struct DeviceCall {
+  DeviceBuffer<std::uint8_t> a, b;
+  DeviceBuffer<float> sa, sb;
+  DeviceBuffer<std::uint16_t> d16;
+  DeviceBuffer<float> d32;
+  ch07::BlockScaledGemm g;
+  DeviceCall(const HostCall& h, ch07::Output out = ch07::Output::bf16)
+      : a(h.a), b(h.b), sa(h.sa), sb(h.sb) {
+    g.M = h.s.M;
+    g.N = h.s.N;
+    g.K = h.s.K;
+    g.A = a.data();
+    g.B = b.data();
+    g.scale_a = sa.data();
+    g.scale_a_layout = h.la;
+    g.scale_b = sb.data();
+    g.scale_b_layout = h.lb;
+    g.output = out;
+    if (out == ch07::Output::bf16) {
+      d16 = DeviceBuffer<std::uint16_t>(std::size_t(h.s.M * h.s.N));
+      poison_bf16(d16.data(), d16.size());
+      g.D = d16.data();
+    } else {
+      d32 = DeviceBuffer<float>(std::vector<float>(std::size_t(h.s.M * h.s.N), std::nanf("")));
+      g.D = d32.data();
+    }
+  }
+};
+
+std::vector<std::int64_t> all_rows(std::int64_t M) {
+  std::vector<std::int64_t> r(static_cast<std::size_t>(M));
+  for (std::int64_t i = 0; i < M; ++i) r[std::size_t(i)] = i;
+  return r;
+}
+
+/// Runs the call with `options`, compares all of D with the float64 reference.
+bool check(const HostCall& h, const ch07::Options& o, const std::string& what,
+           std::vector<std::uint16_t>* result = nullptr) {
+  DeviceCall dc(h);
+  ch07::Plan plan(dc.g, o);
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<std::uint16_t> d = dc.d16.download();
+  const std::vector<double> ref = h.reference();
+  const ErrorStats e = compare_bf16(d.data(), ref.data(), std::int64_t(ref.size()));
+  const double tile = worst_tile_error(d.data(), h.s.N, all_rows(h.s.M), ref.data());
+  const double tol = per_tensor_tolerance(h.s.K);
+  const bool ok = e.non_finite == 0 && e.rel_frobenius <= tol && tile <= tol;
+  std::printf("  %-44s %-16s %s rel %.2e tile %.2e  [%s]\n", what.c_str(), name(h.s).c_str(),
+              ok ? "ok  " : "FAIL", e.rel_frobenius, tile, plan.describe().c_str());
+  if (result) *result = d;
+  return ok;
+}
+
+int sm_count() {
+  int device = 0, n = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+  return n;
+}
+
+GroupScaleLayout tma_a(std::int64_t M) { return GroupScaleLayout::mn_major_tma_aligned(M); }
+BlockScaleLayout padded_b(std::int64_t K) { return BlockScaleLayout::padded(K); }
+
+}  // namespace
+
+TEST_CASE("ch07: every kernel at the scheduler's edges, K % 128 != 0", "[ch07][gpu]") {
+  const int sms = sm_count();
+  std::uint64_t seed = 100;
+  for (const auto& k : ch07::kernels()) {
+    if (k.epilogue == engine::EpilogueKind::registers_f32) continue;  // the FP32 test below
+    const std::int64_t bm = k.block_m * k.cluster_m, bn = k.block_n * k.cluster_n;
+    // One tile; tiles below, at and one above the SM count (rows of cluster tiles); odd sizes.
+    std::vector<Shape> shapes = {{1, 8, 16}, {bm, bn, 80}, {bm + 1, bn * 3 + 8, 656},
+                                 {k.block_m * 3 - 5, 264, 1040}};
+    const std::int64_t units_n = 4;
+    for (std::int64_t units : {std::int64_t(sms) - 1, std::int64_t(sms), std::int64_t(sms) + 1}) {
+      const std::int64_t units_m = ceil_div(units, units_n);
+      if (units_m * bm * units_n * bn <= 2048 * 2048)
+        shapes.push_back({units_m * bm, units_n * bn, 272});
+    }
+    for (const auto& s : shapes) {
+      if (k.epilogue == engine::EpilogueKind::tma_store && s.N % 8 != 0) continue;
+      ch07::Options o;
+      o.kernel = k.name;
+      CHECK(check(HostCall(s, tma_a(s.M), padded_b(s.K), seed++), o, k.name));
+    }
+  }
+}
+
+TEST_CASE("ch07: the table's choice on edge and DeepSeek-like shapes", "[ch07][gpu]") {
+  std::uint64_t seed = 300;
+  for (const Shape& s : {Shape{1, 1, 16}, Shape{7, 77, 48}, Shape{64, 2112, 512},
+                         Shape{128, 640, 1536}, Shape{300, 2112, 640}, Shape{513, 1000, 2064}})
+    CHECK(check(HostCall(s, tma_a(s.M), padded_b(s.K), seed++), {}, "table"));
+}
+
+TEST_CASE("ch07: every scale layout gives the same bits", "[ch07][gpu]") {
+  const Shape s{203, 264, 656};  // M odd: mn-major packed is not TMA-aligned; 6 K groups
+  std::vector<std::uint16_t> want, got;
+  REQUIRE(check(HostCall(s, tma_a(s.M), padded_b(s.K), 500), {}, "mn-major TMA-aligned, padded", &want));
+  const std::vector<std::pair<GroupScaleLayout, BlockScaleLayout>> layouts = {
+      {GroupScaleLayout::mn_major_packed(s.M), padded_b(s.K)},
+      {GroupScaleLayout::k_major_packed(s.K), padded_b(s.K)},
+      {GroupScaleLayout{ScaleMajor::k, 9}, BlockScaleLayout::packed(s.K)},
+      {GroupScaleLayout{ScaleMajor::mn, 260}, BlockScaleLayout{13}}};
+  for (const auto& [la, lb] : layouts) {
+    // Same seed: the same scale values, stored differently.
+    const HostCall h(s, la, lb, 500);
+    CHECK(check(h, {}, "scale_a " + describe(la) + ", scale_b ld " + std::to_string(lb.ld), &got));
+    CHECK(got == want);
+    DeviceCall dc(h);
+    const ch07::Plan plan(dc.g);
+    CHECK(plan.converts_scale_a() == !(la.major == ScaleMajor::mn && la.ld % 4 == 0));
+    CHECK(plan.converts_scale_b() == (lb.ld % 4 != 0));
+  }
+}
+
+TEST_CASE("ch07: scale edge values", "[ch07][gpu]") {
+  const Shape s{130, 136, 384};
+  SECTION("tiny and huge scales stay accurate") {
+    CHECK(check(HostCall(s, tma_a(s.M), padded_b(s.K), 600, -60, -50), {}, "scales 2^-60 .. 2^-50"));
+    CHECK(check(HostCall(s, tma_a(s.M), padded_b(s.K), 601, 50, 60), {}, "scales 2^50 .. 2^60"));
+  }
+  SECTION("an all-zero scale group removes exactly its block; a NaN scale poisons its rows only") {
+    HostCall h(s, tma_a(s.M), padded_b(s.K), 602);
+    h.sa[std::size_t(h.la.offset(5, 1))] = 0.0f;  // row 5, K block 1 contributes nothing
+    CHECK(check(h, {}, "scale_a[5, 1] = 0"));
+    h.sa[std::size_t(h.la.offset(9, 2))] = std::nanf("");
+    DeviceCall dc(h);
+    ch07::Plan(dc.g).run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto d = dc.d16.download();
+    int nan_rows_ok = 0, other_ok = 0;
+    for (std::int64_t n = 0; n < s.N; ++n) {
+      nan_rows_ok += std::isnan(bf16_to_float(d[std::size_t(9 * s.N + n)])) ? 1 : 0;
+      other_ok += std::isfinite(bf16_to_float(d[std::size_t(10 * s.N + n)])) ? 1 : 0;
+    }
+    CHECK(nan_rows_ok == s.N);
+    CHECK(other_ok == s.N);
+  }
+}
+
+TEST_CASE("ch07: FP32 output, with and without accumulate", "[ch07][gpu]") {
+  for (const Shape& s : {Shape{1, 9, 16}, Shape{130, 270, 656}, Shape{300, 520, 272}}) {
+    const HostCall h(s, tma_a(s.M), padded_b(s.K), 700 + std::uint64_t(s.M));
+    const std::vector<double> ref = h.reference();
+    for (bool accumulate : {false, true}) {
+      DeviceCall dc(h, ch07::Output::f32);
+      std::vector<float> before(std::size_t(s.M * s.N));
+      std::mt19937_64 gen(5);
+      std::normal_distribution<float> nd(0.0f, 4.0f);
+      for (auto& x : before) x = nd(gen);
+      if (accumulate) dc.d32.upload(before);
+      dc.g.accumulate = accumulate;
+      ch07::Plan plan(dc.g);
+      plan.run(nullptr);
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<float> d = dc.d32.download();
+      std::vector<double> want(ref);
+      if (accumulate)
+        for (std::size_t i = 0; i < want.size(); ++i) want[i] += double(before[i]);
+      const ErrorStats e = compare(d.data(), want.data(), std::int64_t(want.size()));
+      std::printf("  f32 %-10s %-16s rel %.2e  [%s]\n", accumulate ? "D += A.B" : "D = A.B",
+                  name(s).c_str(), e.rel_frobenius, plan.describe().c_str());
+      CHECK(e.non_finite == 0);
+      CHECK(e.rel_frobenius <= 1e-5 + 2.5e-7 * double(s.K));  // no bf16 rounding of D
+    }
+  }
+}
+
+TEST_CASE("ch07: promoted block scaling stays accurate at K = 65536 on all-positive data",
+          "[ch07][gpu]") {
+  const std::int64_t M = 256, N = 256, K = 65536;
+  std::mt19937_64 gen(42);
+  std::uniform_real_distribution<float> u(0.5f, 1.0f);
+  std::vector<float> a(std::size_t(M * K)), b(std::size_t(N * K));
+  for (auto& x : a) x = u(gen);
+  for (auto& x : b) x = u(gen);
+  const auto qa = quantize<Group1x128>(a.data(), M, K);
+  const auto qb = quantize<Block128x128>(b.data(), N, K);
+  DeviceBuffer<std::uint8_t> da(qa.values), db(qb.values);
+  DeviceBuffer<float> dsa(qa.scales), dsb(qb.scales);
+  DeviceBuffer<std::uint16_t> d(std::size_t(M * N));
+  poison_bf16(d.data(), d.size());
+  ch07::BlockScaledGemm g;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.A = da.data();
+  g.B = db.data();
+  g.scale_a = dsa.data();
+  g.scale_a_layout = GroupScaleLayout::mn_major_packed(M);
+  g.scale_b = dsb.data();
+  g.scale_b_layout = BlockScaleLayout::padded(K);
+  g.D = d.data();
+  ch07::Plan(g).run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::int64_t> rows;
+  for (std::int64_t r = 0; r < M; r += 8) rows.push_back(r);
+  const auto ref = reference_gemm_rows(M, N, K, dequantize(qa).data(), dequantize(qb).data(), rows);
+  const auto got = d.download();
+  const ErrorStats e = compare_bf16_rows(got.data(), N, rows, ref.data());
+  std::printf("  all-positive 256x256x65536: rel %.2e\n", e.rel_frobenius);
+  CHECK(e.non_finite == 0);
+  CHECK(e.rel_frobenius <= 2e-3);
+}
+
+TEST_CASE("ch07: GPU quantisers -> block-scaled GEMM, end to end", "[ch07][gpu]") {
+  for (const Shape& s : {Shape{129, 264, 656}, Shape{512, 384, 2048}}) {
+    const std::vector<float> x = random_normal(std::size_t(s.M * s.K), 11);
+    const std::vector<float> w = random_normal(std::size_t(s.N * s.K), 12);
+    std::vector<std::uint16_t> xb(x.size()), wb(w.size());
+    for (std::size_t i = 0; i < x.size(); ++i) xb[i] = float_to_bf16(x[i]);
+    for (std::size_t i = 0; i < w.size(); ++i) wb[i] = float_to_bf16(w[i]);
+    DeviceBuffer<std::uint16_t> dx(xb), dw(wb);
+    DeviceBuffer<std::uint8_t> qa(x.size()), qb(w.size());
+    const GroupScaleLayout la = GroupScaleLayout::k_major_packed(s.K);  // converted by the plan
+    const BlockScaleLayout lb = BlockScaleLayout::packed(s.K);           // likewise
+    DeviceBuffer<float> sa(std::size_t(la.required_elements(s.M, s.K)));
+    DeviceBuffer<float> sb(std::size_t(lb.required_elements(s.N, s.K)));
+    quantize_1x128(dx.data(), s.M, s.K, s.K, qa.data(), s.K, sa.data(), la, {}, nullptr);
+    quantize_128x128(dw.data(), s.N, s.K, s.K, qb.data(), s.K, sb.data(), lb, {}, nullptr);
+    DeviceBuffer<std::uint16_t> d(std::size_t(s.M * s.N));
+    poison_bf16(d.data(), d.size());
+    ch07::BlockScaledGemm g;
+    g.M = s.M;
+    g.N = s.N;
+    g.K = s.K;
+    g.A = qa.data();
+    g.B = qb.data();
+    g.scale_a = sa.data();
+    g.scale_a_layout = la;
+    g.scale_b = sb.data();
+    g.scale_b_layout = lb;
+    g.D = d.data();
+    ch07::Plan(g).run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    // Against the exact product of the bf16 inputs: quantisation error (~2-3% per element for
+    // e4m3, averaging down over K) plus the GEMM's.
+    std::vector<double> xd(x.size()), wd(w.size());
+    for (std::size_t i = 0; i < x.size(); ++i) xd[i] = bf16_to_float(xb[i]);
+    for (std::size_t i = 0; i < w.size(); ++i) wd[i] = bf16_to_float(wb[i]);
+    const auto ref = reference_gemm(s.M, s.N, s.K, xd.data(), wd.data());
+    const auto got = d.download();
+    const ErrorStats e = compare_bf16(got.data(), ref.data(), std::int64_t(ref.size()));
+    std::printf("  bf16 -> quantise -> GEMM %-16s rel %.2e vs the bf16 product\n", name(s).c_str(),
+                e.rel_frobenius);
+    CHECK(e.non_finite == 0);
+    CHECK(e.rel_frobenius <= 5e-2);
+    CHECK(e.rel_frobenius > 1e-4);  // quantisation error is there: the inputs were not already e4m3
+  }
+}
+
+TEST_CASE("ch07: bitwise deterministic over 10 runs", "[ch07][gpu]") {
+  const HostCall h({1000, 2112, 1536}, tma_a(1000), padded_b(1536), 800);
+  DeviceCall dc(h);
+  ch07::Plan plan(dc.g);
+  std::vector<std::uint16_t> first;
+  for (int i = 0; i < 10; ++i) {
+    poison_bf16(dc.d16.data(), dc.d16.size());
+    plan.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto d = dc.d16.download();
+    if (i == 0) first = d;
+    CHECK(d == first);
+  }
+}
+
+TEST_CASE("ch07: memory the GPU must not read is refused", "[ch07][gpu]") {
+  const HostCall h({64, 64, 128}, tma_a(64), padded_b(128), 900);
+  DeviceCall dc(h);
+  std::vector<float> host_scales(h.sa);
+  ch07::BlockScaledGemm g = dc.g;
+  g.scale_a = host_scales.data();
+  CHECK_THROWS_AS(ch07::Plan(g), std::invalid_argument);
+  g = dc.g;
+  DeviceBuffer<float> short_b(1);
+  g.scale_b = short_b.data();
+  CHECK_THROWS_AS(ch07::Plan(g), std::invalid_argument);
+  CHECK(cudaGetLastError() == cudaSuccess);
+}

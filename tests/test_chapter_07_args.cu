@@ -1,0 +1,101 @@
+// CPU tests of chapter 7's entry point: every bad call is refused with std::invalid_argument
+// naming the argument, before any CUDA call (this machine may have no GPU); the per-shape
+// table names only compiled kernels.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "bs_gemm.hpp"
+#include "catch.hpp"
+
+using namespace fp8gemm;
+
+namespace {
+
+/// A well-formed call on fake, aligned device addresses (never dereferenced: each case breaks one
+/// rule that validation catches first).
+ch07::BlockScaledGemm good() {
+  ch07::BlockScaledGemm g;
+  g.M = 256;
+  g.N = 512;
+  g.K = 1024;
+  g.A = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000000));
+  g.B = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x20000000));
+  g.scale_a = reinterpret_cast<const float*>(std::uintptr_t(0x30000000));
+  g.scale_b = reinterpret_cast<const float*>(std::uintptr_t(0x40000000));
+  g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000000));
+  return g;
+}
+
+std::string refusal(const ch07::BlockScaledGemm& g) {
+  try {
+    ch07::Plan p(g);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("OTHER: ") + e.what();
+  }
+  return "accepted";
+}
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("ch07: bad calls are refused before any CUDA call, naming the argument", "[ch07][cpu]") {
+  auto g = good();
+  g.K = 100;
+  CHECK(has(refusal(g), "K = 100 must be a multiple of 16"));
+  g = good();
+  g.M = 0;
+  CHECK(has(refusal(g), "M = 0"));
+  g = good();
+  g.scale_a = nullptr;
+  CHECK(has(refusal(g), "scale_a"));
+  g = good();
+  g.scale_b = reinterpret_cast<const float*>(std::uintptr_t(0x40000002));
+  CHECK(has(refusal(g), "scale_b"));
+  g = good();
+  g.A = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000008));
+  CHECK(has(refusal(g), "A"));
+  g = good();
+  g.scale_a_layout = GroupScaleLayout{ScaleMajor::mn, 255};  // ld < M
+  CHECK(has(refusal(g), "scale_a: mn-major, ld 255 is too small"));
+  g = good();
+  g.scale_a_layout = GroupScaleLayout{ScaleMajor::k, 7};  // ld < ceil(1024 / 128) = 8
+  CHECK(has(refusal(g), "k-major needs ld >= ceil(K / 128) = 8"));
+  g = good();
+  g.scale_b_layout = BlockScaleLayout{7};
+  CHECK(has(refusal(g), "scale_b: ld = 7 must be >= ceil(K / 128) = 8"));
+  g = good();
+  g.accumulate = true;  // bf16 output
+  CHECK(has(refusal(g), "accumulate = true needs Output::f32"));
+  g = good();
+  g.output = ch07::Output::f32;
+  g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000002));  // float D must be 4-byte aligned
+  CHECK(has(refusal(g), "D"));
+  g = good();
+  // D overlapping scale_b's extent: ceil(512/128) x round_up(8, 4) = 32 floats from 0x40000000.
+  g.D = reinterpret_cast<void*>(std::uintptr_t(0x40000040));
+  CHECK(has(refusal(g), "overlap"));
+}
+
+TEST_CASE("ch07: the table and the fallback rule name compiled kernels", "[ch07][cpu]") {
+  for (std::int64_t M : {1, 64, 128, 129, 256, 4096, 8192})
+    for (std::int64_t N : {16, 77, 2112, 4096, 7168, 24576, 32768})
+      for (std::int64_t K : {512, 7168}) {
+        for (bool tma : {true, false})
+          CHECK_NOTHROW(ch07::choose_kernel(M, N, K, ch07::Output::bf16, tma));
+        CHECK_NOTHROW(ch07::choose_kernel(M, N, K, ch07::Output::f32, false));
+      }
+  for (const auto& k : ch07::kernels()) CHECK(k.accumulation == engine::Accumulation::promoted);
+}
+
+TEST_CASE("ch07: B-scale rows a tile can touch", "[ch07][cpu]") {
+  CHECK(engine::sfb_rows_for(128) == 1);
+  CHECK(engine::sfb_rows_for(64) == 1);
+  CHECK(engine::sfb_rows_for(16) == 1);
+  CHECK(engine::sfb_rows_for(256) == 2);
+  CHECK(engine::sfb_rows_for(192) == 2);  // n0 % 128 = 64: columns 64 .. 255
+  CHECK(engine::sfb_rows_for(176) == 3);  // n0 % 128 = 112: 112 .. 287 spans three blocks
+}

@@ -1,0 +1,379 @@
+// CPU tests of the DeepSeek-V3 quantisers' rules (common/quantize.hpp, the ground truth of the
+// GPU kernels in common/quantize_gpu.hpp) and of the GPU entry points' argument validation, which
+// throws before any CUDA call and so runs on machines without a GPU.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "common/fp8.hpp"
+#include "common/quantize.hpp"
+#include "common/quantize_gpu.hpp"
+#include "common/reference.hpp"
+#include "common/scale_layout.hpp"
+#include "common/scaling.hpp"
+
+namespace {
+
+using namespace fp8gemm;
+
+std::uint32_t bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+/// rows x K bf16 bits, row-major with ld: N(0, 1) times 2^e with e random per 128-group in
+/// [-20, 20] (so neighbouring groups have different scales), with a zero group, a tiny group
+/// (amax / 448 subnormal) and a huge one when there are enough groups.
+std::vector<std::uint16_t> random_bf16(std::int64_t rows, std::int64_t K, std::int64_t ld,
+                                       std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> expo(-20, 20);
+  std::vector<std::uint16_t> x(static_cast<std::size_t>((rows - 1) * ld + K), 0x7FC1);  // NaN gaps
+  const std::int64_t groups = ceil_div(K, 128);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const std::int64_t id = r * groups + g;
+      const float f = id == 1 ? 0.0f : id == 2 ? 1e-38f : id == 3 ? 1e30f : std::ldexp(1.0f, expo(gen));
+      for (std::int64_t c = g * 128; c < std::min(K, g * 128 + 128); ++c)
+        x[static_cast<std::size_t>(r * ld + c)] = float_to_bf16(normal(gen) * f);
+    }
+  return x;
+}
+
+std::vector<float> to_float(const std::vector<std::uint16_t>& x, std::int64_t rows,
+                            std::int64_t K, std::int64_t ld) {
+  std::vector<float> f(static_cast<std::size_t>(rows * K));
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < K; ++c)
+      f[static_cast<std::size_t>(r * K + c)] = bf16_bits_to_float(x[static_cast<std::size_t>(r * ld + c)]);
+  return f;
+}
+
+TEST_CASE("scale_from_amax: amax / 448, amax = 0, subnormal quotients, non-finite", "[quantize]") {
+  CHECK(scale_from_amax(0.0f, false) == 1.0f);
+  CHECK(scale_from_amax(0.0f, true) == 1.0f);
+  CHECK(scale_from_amax(448.0f, false) == 1.0f);
+  CHECK(bits(scale_from_amax(3.0f, false)) == bits(3.0f / 448.0f));
+  CHECK(std::isnan(scale_from_amax(std::numeric_limits<float>::infinity(), false)));
+  CHECK(std::isnan(scale_from_amax(std::numeric_limits<float>::quiet_NaN(), true)));
+  CHECK(bits(scale_from_amax(std::numeric_limits<float>::infinity(), false)) == 0x7FC00000u);
+  // Subnormal quotient: rounded up to a multiple of 2^-149, never 0, amax / scale <= 448.
+  for (float amax : {1e-37f, 1e-40f, std::numeric_limits<float>::denorm_min(), 5e-36f}) {
+    const float s = scale_from_amax(amax, false);
+    CHECK(s > 0.0f);
+    CHECK(double(amax) / s <= 448.0);
+  }
+}
+
+TEST_CASE("scale_from_amax: pow2 scales are 2^ceil(log2(amax / 448))", "[quantize]") {
+  CHECK(scale_from_amax(448.0f, true) == 1.0f);
+  CHECK(scale_from_amax(std::nextafter(448.0f, 1e9f), true) == 2.0f);
+  CHECK(scale_from_amax(224.0f, true) == 0.5f);
+  CHECK(scale_from_amax(1.0f, true) == std::ldexp(1.0f, -8));
+  CHECK(scale_from_amax(std::numeric_limits<float>::max(), true) == std::ldexp(1.0f, 120));
+  CHECK(scale_from_amax(std::numeric_limits<float>::denorm_min(), true) == std::ldexp(1.0f, -149));
+  std::mt19937_64 gen(7);
+  std::uniform_int_distribution<std::uint32_t> pattern(1, 0x7F7FFFFFu);  // positive finite floats
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint32_t u = pattern(gen);
+    float amax;
+    std::memcpy(&amax, &u, 4);
+    const float s = scale_from_amax(amax, true);
+    int e = 0;
+    REQUIRE(std::frexp(s, &e) == 0.5f);  // a power of two
+    const double ratio = double(amax) / double(s);  // exact enough in double
+    REQUIRE(ratio <= 448.0);
+    if (s > std::ldexp(1.0f, -149)) REQUIRE(ratio > 224.0);  // not rounded up more than needed
+    // x / s is exact for every bf16 x of the group: the quotient equals the double one.
+    REQUIRE(double(amax / s) == ratio);
+  }
+}
+
+TEST_CASE("quantize_1x128_cpu / quantize_128x128_cpu equal quantize<> on finite data",
+          "[quantize]") {
+  for (std::int64_t rows : {1, 3, 129, 200})
+    for (std::int64_t K : {16, 144, 640}) {
+      CAPTURE(rows, K);
+      const auto x = random_bf16(rows, K, K, std::uint64_t(rows * 1000 + K));
+      const auto xf = to_float(x, rows, K, K);
+      {
+        const auto ref = quantize<Group1x128>(xf.data(), rows, K);
+        std::vector<std::uint8_t> q(static_cast<std::size_t>(rows * K));
+        std::vector<float> s(ref.scales.size(), 0.0f);
+        quantize_1x128_cpu(x.data(), rows, K, K, q.data(), K, s.data(),
+                           GroupScaleLayout::mn_major_packed(rows));
+        CHECK(q == ref.values);
+        CHECK(std::memcmp(s.data(), ref.scales.data(), s.size() * 4) == 0);
+      }
+      {
+        const auto ref = quantize<Block128x128>(xf.data(), rows, K);
+        std::vector<std::uint8_t> q(static_cast<std::size_t>(rows * K));
+        std::vector<float> s(ref.scales.size(), 0.0f);
+        quantize_128x128_cpu(x.data(), rows, K, K, q.data(), K, s.data(),
+                             BlockScaleLayout::padded(K));
+        CHECK(q == ref.values);
+        CHECK(std::memcmp(s.data(), ref.scales.data(), s.size() * 4) == 0);
+      }
+    }
+}
+
+TEST_CASE("1x128 layouts hold the same scales; padding is 0; nothing past the extent is written",
+          "[quantize]") {
+  const std::int64_t M = 130, K = 7168 + 16, G = ceil_div(K, 128);
+  const auto x = random_bf16(M, K, K + 8, 11);
+  const GroupScaleLayout layouts[] = {GroupScaleLayout::mn_major_tma_aligned(M),
+                                      GroupScaleLayout::mn_major_packed(M),
+                                      GroupScaleLayout::k_major_packed(K),
+                                      GroupScaleLayout{ScaleMajor::k, G + 3},
+                                      GroupScaleLayout{ScaleMajor::mn, M + 7}};
+  std::vector<std::uint8_t> q0;
+  std::vector<float> s0;
+  for (const auto& L : layouts) {
+    CAPTURE(to_string(L.major), L.ld);
+    const std::int64_t need = L.required_elements(M, K);
+    std::vector<float> s(static_cast<std::size_t>(need + 5), -7.0f);  // sentinel
+    std::vector<std::uint8_t> q(static_cast<std::size_t>(M * (K + 4)), 0xAB);
+    quantize_1x128_cpu(x.data(), M, K, K + 8, q.data(), K + 4, s.data(), L);
+    std::vector<float> logical;
+    for (std::int64_t r = 0; r < M; ++r)
+      for (std::int64_t g = 0; g < G; ++g) logical.push_back(s[static_cast<std::size_t>(L.offset(r, g))]);
+    for (std::int64_t o = 0; o < need; ++o) {
+      const std::int64_t inner = o % L.ld;
+      if (inner >= (L.major == ScaleMajor::mn ? M : G)) REQUIRE(s[static_cast<std::size_t>(o)] == 0.0f);
+    }
+    for (std::int64_t o = need; o < need + 5; ++o) REQUIRE(s[static_cast<std::size_t>(o)] == -7.0f);
+    for (std::int64_t r = 0; r < M; ++r)
+      for (std::int64_t c = K; c < K + 4; ++c) REQUIRE(q[static_cast<std::size_t>(r * (K + 4) + c)] == 0xAB);
+    if (s0.empty()) {
+      s0 = logical;
+      q0 = q;
+    } else {
+      CHECK(std::memcmp(s0.data(), logical.data(), s0.size() * 4) == 0);
+      CHECK(q0 == q);
+    }
+  }
+}
+
+TEST_CASE("NaN or Inf in a group: scale NaN, codes 0x7F, other groups unaffected", "[quantize]") {
+  const std::int64_t M = 3, K = 384;
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()};
+  for (float special : specials) {
+    CAPTURE(special);
+    auto x = random_bf16(M, K, K, 5);
+    const auto L = GroupScaleLayout::mn_major_packed(M);
+    std::vector<std::uint8_t> q_clean(M * K), q(M * K);
+    std::vector<float> s_clean(L.required_elements(M, K)), s(s_clean.size());
+    quantize_1x128_cpu(x.data(), M, K, K, q_clean.data(), K, s_clean.data(), L);
+    x[1 * K + 128 + 17] = float_to_bf16(special);  // row 1, group 1
+    quantize_1x128_cpu(x.data(), M, K, K, q.data(), K, s.data(), L);
+    for (std::int64_t r = 0; r < M; ++r)
+      for (std::int64_t g = 0; g < 3; ++g) {
+        const bool hit = r == 1 && g == 1;
+        const float sc = s[static_cast<std::size_t>(L.offset(r, g))];
+        if (hit) CHECK(bits(sc) == 0x7FC00000u);
+        else CHECK(bits(sc) == bits(s_clean[static_cast<std::size_t>(L.offset(r, g))]));
+        for (std::int64_t c = g * 128; c < g * 128 + 128; ++c) {
+          const auto i = static_cast<std::size_t>(r * K + c);
+          if (hit) REQUIRE(q[i] == 0x7F);
+          else REQUIRE(q[i] == q_clean[i]);
+        }
+      }
+    // The same rule for a 128 x 128 block.
+    std::vector<std::uint8_t> qb(M * K);
+    std::vector<float> sb(BlockScaleLayout::packed(K).required_elements(M, K));
+    quantize_128x128_cpu(x.data(), M, K, K, qb.data(), K, sb.data(), BlockScaleLayout::packed(K));
+    CHECK(std::isnan(sb[1]));
+    CHECK(!std::isnan(sb[0]));
+    CHECK(!std::isnan(sb[2]));
+    for (std::int64_t r = 0; r < M; ++r)
+      for (std::int64_t c = 128; c < 256; ++c) REQUIRE(qb[static_cast<std::size_t>(r * K + c)] == 0x7F);
+  }
+}
+
+TEST_CASE("Saturation: codes never exceed 448 and each group's amax encodes as +-448",
+          "[quantize]") {
+  const std::int64_t M = 64, K = 1024;
+  const auto x = random_bf16(M, K, K, 99);
+  const auto L = GroupScaleLayout::k_major_packed(K);
+  std::vector<std::uint8_t> q(M * K);
+  std::vector<float> s(L.required_elements(M, K));
+  quantize_1x128_cpu(x.data(), M, K, K, q.data(), K, s.data(), L);
+  int past_448 = 0;
+  for (std::int64_t r = 0; r < M; ++r)
+    for (std::int64_t g = 0; g < K / 128; ++g) {
+      float amax = 0;
+      for (std::int64_t c = g * 128; c < g * 128 + 128; ++c)
+        amax = std::max(amax, std::fabs(bf16_bits_to_float(x[r * K + c])));
+      const float sc = s[static_cast<std::size_t>(L.offset(r, g))];
+      if (amax == 0.0f) continue;
+      past_448 += amax / sc > 448.0f;
+      for (std::int64_t c = g * 128; c < g * 128 + 128; ++c) {
+        const std::uint8_t code = q[static_cast<std::size_t>(r * K + c)];
+        REQUIRE((code & 0x7F) <= 0x7E);
+        if (std::fabs(bf16_bits_to_float(x[r * K + c])) == amax) REQUIRE((code & 0x7F) == 0x7E);
+      }
+    }
+  INFO("groups whose amax / scale rounded past 448: " << past_448);
+  SUCCEED();
+}
+
+TEST_CASE("Dual CPU quantiser: q_t is the 1x128 quantisation of x^T", "[quantize]") {
+  const std::int64_t M = 200, K = 144;
+  const auto x = random_bf16(M, K, K, 3);
+  const auto L = GroupScaleLayout::mn_major_tma_aligned(M);
+  const auto Lt = GroupScaleLayout::k_major_packed(M);
+  std::vector<std::uint8_t> q(M * K), qt(K * M);
+  std::vector<float> s(L.required_elements(M, K)), st(Lt.required_elements(K, M));
+  quantize_1x128_dual_cpu(x.data(), M, K, K, q.data(), K, s.data(), L, qt.data(), M, st.data(), Lt);
+  // Column k, rows 128 j .. 128 j + 127 of x form one group of q_t.
+  for (std::int64_t k = 0; k < K; ++k)
+    for (std::int64_t j = 0; j < ceil_div(M, 128); ++j) {
+      float amax = 0;
+      for (std::int64_t m = j * 128; m < std::min(M, j * 128 + 128); ++m)
+        amax = std::max(amax, std::fabs(bf16_bits_to_float(x[m * K + k])));
+      const float sc = st[static_cast<std::size_t>(Lt.offset(k, j))];
+      REQUIRE(bits(sc) == bits(scale_from_amax(amax, false)));
+      for (std::int64_t m = j * 128; m < std::min(M, j * 128 + 128); ++m)
+        REQUIRE(qt[static_cast<std::size_t>(k * M + m)] == e4m3_encode(bf16_bits_to_float(x[m * K + k]) / sc));
+    }
+}
+
+TEST_CASE("Scale converters round-trip and zero the padding", "[quantize]") {
+  const std::int64_t rows = 301, K = 640 + 16, G = ceil_div(K, 128);
+  std::mt19937_64 gen(1);
+  std::uniform_real_distribution<float> u(0.5f, 2.0f);
+  const auto a = GroupScaleLayout::k_major_packed(K), b = GroupScaleLayout::mn_major_tma_aligned(rows);
+  std::vector<float> sa(a.required_elements(rows, K)), sb(b.required_elements(rows, K), -1.0f),
+      sa2(sa.size(), -1.0f);
+  for (auto& v : sa) v = u(gen);
+  convert_group_scales_cpu(sa.data(), a, sb.data(), b, rows, K);
+  convert_group_scales_cpu(sb.data(), b, sa2.data(), a, rows, K);
+  CHECK(sa == sa2);
+  for (std::int64_t g = 0; g + 1 < G; ++g)
+    for (std::int64_t r = rows; r < b.ld; ++r) CHECK(sb[static_cast<std::size_t>(g * b.ld + r)] == 0.0f);
+  const auto p = BlockScaleLayout::packed(K), d = BlockScaleLayout::padded(K);
+  std::vector<float> bp(p.required_elements(rows, K)), bd(d.required_elements(rows, K), -1.0f),
+      bp2(bp.size(), -1.0f);
+  for (auto& v : bp) v = u(gen);
+  convert_block_scales_cpu(bp.data(), p, bd.data(), d, rows, K);
+  convert_block_scales_cpu(bd.data(), d, bp2.data(), p, rows, K);
+  CHECK(bp == bp2);
+  CHECK(bd[static_cast<std::size_t>(d.ld - 1)] == 0.0f);  // padding column of block row 0
+}
+
+// ============================ argument validation (no CUDA call) ===================================
+
+/// Runs f, expects std::invalid_argument whose message contains every fragment.
+template <class F>
+void expect_refusal(F f, std::initializer_list<const char*> fragments) {
+  try {
+    f();
+    FAIL("no exception");
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    INFO(msg);
+    for (const char* frag : fragments) CHECK(msg.find(frag) != std::string::npos);
+  }
+}
+
+// Fake, never dereferenced addresses far apart (validation throws before any access).
+const auto* X = reinterpret_cast<const std::uint16_t*>(std::uintptr_t(0x10000000000));
+auto* Q = reinterpret_cast<std::uint8_t*>(std::uintptr_t(0x20000000000));
+auto* S = reinterpret_cast<float*>(std::uintptr_t(0x30000000000));
+auto* QT = reinterpret_cast<std::uint8_t*>(std::uintptr_t(0x40000000000));
+auto* ST = reinterpret_cast<float*>(std::uintptr_t(0x50000000000));
+
+TEST_CASE("quantize_1x128 refuses bad arguments before any GPU work", "[quantize][args]") {
+  const auto L = GroupScaleLayout::mn_major_tma_aligned(200);
+  CHECK_NOTHROW(validate_quantize_1x128(X, 200, 640, 640, Q, 640, S, L));
+  auto call = [&](const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
+                  std::uint8_t* q, std::int64_t ldq, float* s, GroupScaleLayout l) {
+    return [=] { quantize_1x128(x, M, K, ldx, q, ldq, s, l); };
+  };
+  expect_refusal(call(nullptr, 200, 640, 640, Q, 640, S, L), {"quantize_1x128", "x", "null"});
+  expect_refusal(call(X, 200, 640, 640, nullptr, 640, S, L), {"quantize_1x128", "q", "null"});
+  expect_refusal(call(X, 200, 640, 640, Q, 640, nullptr, L), {"scales", "null"});
+  expect_refusal(call(X, 0, 640, 640, Q, 640, S, L), {"M = 0", ">= 1"});
+  expect_refusal(call(X, 200, -1, 640, Q, 640, S, L), {"K = -1", ">= 1"});
+  expect_refusal(call(X, 200, 640, 600, Q, 640, S, L), {"ldx = 600", "K = 640"});
+  expect_refusal(call(X, 200, 640, 640, Q, 639, S, L), {"ldq = 639", "K = 640"});
+  expect_refusal(call(X + 1 - 1, 200, 640, 640, Q, 640, S, {ScaleMajor::mn, 199}),
+                 {"layout", "mn-major", "ld must be >= M = 200"});
+  expect_refusal(call(X, 200, 640, 640, Q, 640, S, {ScaleMajor::k, 4}),
+                 {"layout", "k-major", "ceil(K / 128) = 5"});
+  expect_refusal(call(reinterpret_cast<const std::uint16_t*>(std::uintptr_t(0x10000000001)), 200,
+                      640, 640, Q, 640, S, L),
+                 {"x = 0x10000000001", "2-byte aligned"});
+  expect_refusal(call(X, 200, 640, 640, Q, 640, reinterpret_cast<float*>(std::uintptr_t(0x30000000002)), L),
+                 {"scales", "4-byte aligned"});
+  // q inside x's bytes, scales inside q's.
+  expect_refusal(call(X, 200, 640, 640, reinterpret_cast<std::uint8_t*>(const_cast<std::uint16_t*>(X)) + 1000,
+                      640, S, L),
+                 {"q overlaps x"});
+  expect_refusal(call(X, 200, 640, 640, Q, 640, reinterpret_cast<float*>(Q + 4096), L),
+                 {"overlaps"});
+  expect_refusal(call(X, std::int64_t(1) << 40, 640, std::int64_t(1) << 40, Q, 640, S,
+                      {ScaleMajor::mn, std::int64_t(1) << 40}),
+                 {"overflows"});
+}
+
+TEST_CASE("quantize_128x128 refuses bad arguments before any GPU work", "[quantize][args]") {
+  CHECK_NOTHROW(validate_quantize_128x128(X, 300, 640, 640, Q, 640, S, BlockScaleLayout::padded(640)));
+  auto call = [&](std::int64_t N, std::int64_t K, std::int64_t ldw, std::int64_t ldq,
+                  BlockScaleLayout l) {
+    return [=] { quantize_128x128(X, N, K, ldw, Q, ldq, S, l); };
+  };
+  expect_refusal([] { quantize_128x128(nullptr, 1, 1, 1, Q, 1, S, {1}); }, {"quantize_128x128", "w", "null"});
+  expect_refusal(call(0, 640, 640, 640, {5}), {"N = 0"});
+  expect_refusal(call(300, 640, 639, 640, {5}), {"ldw = 639"});
+  expect_refusal(call(300, 640, 640, 100, {5}), {"ldq = 100"});
+  expect_refusal(call(300, 640, 640, 640, {4}), {"layout.ld = 4", "ceil(K / 128) = 5"});
+  expect_refusal([] { quantize_128x128(X, 300, 640, 640, Q, 640, reinterpret_cast<float*>(Q + 8), {5}); },
+                 {"overlaps", "scales"});
+}
+
+TEST_CASE("quantize_1x128_dual refuses bad arguments before any GPU work", "[quantize][args]") {
+  const std::int64_t M = 200, K = 640;
+  const auto L = GroupScaleLayout::mn_major_tma_aligned(M);
+  const auto Lt = GroupScaleLayout::mn_major_tma_aligned(K);
+  CHECK_NOTHROW(validate_quantize_1x128_dual(X, M, K, K, Q, K, S, L, QT, M, ST, Lt));
+  expect_refusal([&] { quantize_1x128_dual(X, M, K, K, Q, K, S, L, nullptr, M, ST, Lt); },
+                 {"quantize_1x128_dual", "q_t", "null"});
+  expect_refusal([&] { quantize_1x128_dual(X, M, K, K, Q, K, S, L, QT, M - 1, ST, Lt); },
+                 {"ldq_t = 199", "M = 200"});
+  expect_refusal([&] { quantize_1x128_dual(X, M, K, K, Q, K, S, L, QT, M, ST, {ScaleMajor::mn, K - 1}); },
+                 {"layout_t", "ld must be >= K = 640"});
+  expect_refusal([&] { quantize_1x128_dual(X, M, K, K, Q, K, S, L, QT, M, ST, {ScaleMajor::k, 1}); },
+                 {"layout_t", "ceil(M / 128) = 2"});
+  expect_refusal([&] { quantize_1x128_dual(X, M, K, K, Q, K, S, L, Q + 7, M, ST, Lt); },
+                 {"overlaps"});
+  expect_refusal([&] { quantize_1x128_dual(X, M, K, K, Q, K, S, L, QT, M, S, Lt); },
+                 {"overlaps"});
+}
+
+TEST_CASE("Scale converters refuse bad arguments before any GPU work", "[quantize][args]") {
+  const auto a = GroupScaleLayout::k_major_packed(640), b = GroupScaleLayout::mn_major_tma_aligned(10);
+  CHECK_NOTHROW(validate_convert_group_scales(S, a, ST, b, 10, 640));
+  expect_refusal([&] { convert_group_scales(nullptr, a, ST, b, 10, 640); }, {"convert_group_scales", "src", "null"});
+  expect_refusal([&] { convert_group_scales(S, a, ST, b, 0, 640); }, {"rows = 0"});
+  expect_refusal([&] { convert_group_scales(S, a, ST, {ScaleMajor::mn, 9}, 10, 640); }, {"dst_layout"});
+  expect_refusal([&] { convert_group_scales(S, a, S + 3, b, 10, 640); }, {"dst overlaps src"});
+  CHECK_NOTHROW(validate_convert_block_scales(S, BlockScaleLayout::packed(640), ST,
+                                              BlockScaleLayout::padded(640), 300, 640));
+  expect_refusal([&] { convert_block_scales(S, {4}, ST, {8}, 300, 640); }, {"convert_block_scales", "src_layout.ld = 4"});
+  expect_refusal([&] { convert_block_scales(S, {5}, ST, {8}, 300, 0); }, {"K = 0"});
+  expect_refusal([&] { convert_block_scales(S, {5}, S + 1, {8}, 300, 640); }, {"overlaps"});
+}
+
+}  // namespace

@@ -1,0 +1,446 @@
+// GPU tests of the DeepSeek-V3 quantisers (common/quantize_gpu.hpp): every kernel against the
+// CPU ground truth (common/quantize.hpp) byte for byte and scale bit for scale bit, including
+// the bytes it must NOT write (q between K and ldq, scale entries past required_elements()):
+// outputs are poisoned with 0xAB before each call and the expected buffers start from the same
+// poison. Fresh random inputs per check (never all zero; groups of very different magnitude,
+// zero, tiny and huge groups), shapes that are not multiples of 128, both 1x128 layouts with
+// packed and padded leading dimensions, the scalar (unaligned) paths, NaN and Inf, pow2 scales,
+// the dual variant, the converters, determinism. Without a GPU, gpu_main.cpp exits 77 (skipped).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "common/cuda.hpp"
+#include "common/fp8.hpp"
+#include "common/quantize.hpp"
+#include "common/quantize_gpu.hpp"
+#include "common/reference.hpp"
+#include "common/scale_layout.hpp"
+
+namespace {
+
+using namespace fp8gemm;
+
+constexpr std::uint8_t kPoison = 0xAB;
+
+std::uint64_t g_seed = 20261201;  // every check draws fresh data
+
+/// rows x K bf16 bits with leading dimension ld (the gaps hold NaN, which no kernel may read):
+/// N(0, 1) times 2^e, e random per 128-group in [-30, 30]; with enough groups: one all zero,
+/// one tiny (1e-30), one whose amax / 448 is a subnormal float (1e-38), one huge (1e30).
+std::vector<std::uint16_t> random_bf16(std::int64_t rows, std::int64_t K, std::int64_t ld) {
+  std::mt19937_64 gen(g_seed++);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> expo(-30, 30);
+  std::vector<std::uint16_t> x(static_cast<std::size_t>((rows - 1) * ld + K), 0x7FC1);
+  const std::int64_t groups = ceil_div(K, 128);
+  const std::int64_t n = rows * groups;
+  std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
+  const std::int64_t zero = pick(gen), tiny = pick(gen), subn = pick(gen), huge = pick(gen);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const std::int64_t id = r * groups + g;
+      float f = std::ldexp(1.0f, expo(gen));
+      if (n >= 8) {
+        if (id == zero) f = 0.0f;
+        else if (id == tiny) f = 1e-30f;
+        else if (id == subn) f = 1e-38f;
+        else if (id == huge) f = 1e30f;
+      }
+      for (std::int64_t c = g * 128; c < std::min(K, g * 128 + 128); ++c)
+        x[static_cast<std::size_t>(r * ld + c)] = float_to_bf16(normal(gen) * f);
+    }
+  return x;
+}
+
+template <class T>
+DeviceBuffer<T> poisoned(std::size_t count) {
+  DeviceBuffer<T> b(count);
+  FP8GEMM_CUDA_CHECK(cudaMemset(b.data(), kPoison, b.bytes()));
+  return b;
+}
+template <class T>
+std::vector<T> poisoned_host(std::size_t count) {
+  std::vector<T> v(count);
+  std::memset(v.data(), kPoison, count * sizeof(T));
+  return v;
+}
+
+/// Byte equality, reporting the first difference.
+template <class T>
+void require_same_bytes(const std::vector<T>& got, const std::vector<T>& want, const char* what) {
+  REQUIRE(got.size() == want.size());
+  const auto* a = reinterpret_cast<const unsigned char*>(got.data());
+  const auto* b = reinterpret_cast<const unsigned char*>(want.data());
+  const std::size_t n = got.size() * sizeof(T);
+  std::size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  INFO(what << ": first differing byte " << i << " of " << n
+            << (i < n ? (" (got " + std::to_string(a[i]) + ", want " + std::to_string(b[i]) + ")")
+                      : std::string()));
+  REQUIRE(i == n);
+}
+
+std::int64_t scale_buffer(const GroupScaleLayout& L, std::int64_t rows, std::int64_t K) {
+  return L.required_elements(rows, K) + 8;  // 8 slack floats that must stay poisoned
+}
+
+struct Case1x128 {
+  std::int64_t M, K, ldx, ldq;
+  GroupScaleLayout layout;
+  std::size_t q_offset = 0;  // bytes: a non-zero offset forces the scalar store path
+  bool pow2 = false;
+};
+
+/// Runs quantize_1x128 on x (host data) and compares every output byte with the CPU.
+void check_1x128(const Case1x128& c, const std::vector<std::uint16_t>& x) {
+  CAPTURE(c.M, c.K, c.ldx, c.ldq, to_string(c.layout.major), c.layout.ld, c.q_offset, c.pow2);
+  const std::size_t q_count = static_cast<std::size_t>((c.M - 1) * c.ldq + c.K) + c.q_offset + 16;
+  const std::size_t s_count = static_cast<std::size_t>(scale_buffer(c.layout, c.M, c.K));
+  DeviceBuffer<std::uint16_t> dx(x);
+  auto dq = poisoned<std::uint8_t>(q_count);
+  auto ds = poisoned<float>(s_count);
+  const QuantizeOptions opt{c.pow2};
+  quantize_1x128(dx.data(), c.M, c.K, c.ldx, dq.data() + c.q_offset, c.ldq, ds.data(), c.layout, opt);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  auto q = poisoned_host<std::uint8_t>(q_count);
+  auto s = poisoned_host<float>(s_count);
+  quantize_1x128_cpu(x.data(), c.M, c.K, c.ldx, q.data() + c.q_offset, c.ldq, s.data(), c.layout, opt);
+  const auto got_q = dq.download();
+  require_same_bytes(got_q, q, "q");
+  require_same_bytes(ds.download(), s, "scales");
+  // Deterministic: a second run gives the same bytes.
+  quantize_1x128(dx.data(), c.M, c.K, c.ldx, dq.data() + c.q_offset, c.ldq, ds.data(), c.layout, opt);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  require_same_bytes(dq.download(), got_q, "q, second run");
+}
+
+const std::int64_t kRows[] = {1, 3, 127, 129, 200};
+const std::int64_t kCols[] = {16, 112, 144, 640, 7168 + 16};
+
+}  // namespace
+
+TEST_CASE("quantize_1x128 equals the CPU quantiser byte for byte", "[quantize_gpu]") {
+  for (std::int64_t M : kRows)
+    for (std::int64_t K : kCols) {
+      const GroupScaleLayout layouts[] = {GroupScaleLayout::mn_major_tma_aligned(M),
+                                          GroupScaleLayout::mn_major_packed(M),
+                                          GroupScaleLayout::k_major_packed(K),
+                                          GroupScaleLayout{ScaleMajor::k, ceil_div(K, 128) + 3},
+                                          GroupScaleLayout{ScaleMajor::mn, M + 9}};
+      int variant = 0;
+      for (const auto& L : layouts) {
+        // Leading dimensions: packed; padded and vector-friendly; odd (scalar loads); plus a
+        // misaligned q (scalar stores); pow2 on every other case.
+        const std::int64_t ldx = variant % 3 == 0 ? K : variant % 3 == 1 ? K + 24 : K + 3;
+        const std::int64_t ldq = variant % 2 == 0 ? K : K + 40;
+        const std::size_t qoff = variant == 4 ? 3 : 0;
+        check_1x128({M, K, ldx, ldq, L, qoff, variant % 2 == 1}, random_bf16(M, K, ldx));
+        ++variant;
+      }
+    }
+}
+
+TEST_CASE("quantize_1x128 at a large shape (M = 4096, K = 7168), both options", "[quantize_gpu]") {
+  for (bool pow2 : {false, true})
+    check_1x128({4096, 7168, 7168, 7168, GroupScaleLayout::mn_major_tma_aligned(4096), 0, pow2},
+                random_bf16(4096, 7168, 7168));
+}
+
+TEST_CASE("quantize_1x128: NaN and Inf poison their own group only", "[quantize_gpu]") {
+  const std::int64_t M = 129, K = 640;
+  auto x = random_bf16(M, K, K);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  x[0 * K + 5] = float_to_bf16(nan);             // row 0, group 0
+  x[0 * K + 128 + 127] = float_to_bf16(-nan);    // row 0, group 1 (negative NaN)
+  x[7 * K + 256] = float_to_bf16(inf);           // row 7, group 2
+  x[128 * K + 639] = float_to_bf16(-inf);        // last row, last group
+  x[64 * K + 300] = 0xFF80;                      // -Inf as bits
+  for (const auto& L : {GroupScaleLayout::mn_major_tma_aligned(M), GroupScaleLayout::k_major_packed(K)})
+    check_1x128({M, K, K, K, L}, x);
+  // And the rule itself, on the GPU's output.
+  DeviceBuffer<std::uint16_t> dx(x);
+  DeviceBuffer<std::uint8_t> dq(M * K);
+  const auto L = GroupScaleLayout::k_major_packed(K);
+  DeviceBuffer<float> ds(L.required_elements(M, K));
+  quantize_1x128(dx.data(), M, K, K, dq.data(), K, ds.data(), L);
+  const auto q = dq.download();
+  const auto s = ds.download();
+  for (auto [r, g] : {std::pair<int, int>{0, 0}, {0, 1}, {7, 2}, {128, 4}, {64, 2}}) {
+    std::uint32_t b;
+    std::memcpy(&b, &s[L.offset(r, g)], 4);
+    CHECK(b == 0x7FC00000u);
+    for (int c = 0; c < 128; ++c) REQUIRE(q[r * K + g * 128 + c] == 0x7F);
+  }
+  CHECK(std::isfinite(s[L.offset(1, 0)]));
+}
+
+TEST_CASE("quantize_128x128 equals the CPU quantiser byte for byte", "[quantize_gpu]") {
+  for (std::int64_t N : kRows)
+    for (std::int64_t K : kCols) {
+      int variant = 0;
+      for (const auto& L : {BlockScaleLayout::padded(K), BlockScaleLayout::packed(K),
+                            BlockScaleLayout{ceil_div(K, 128) + 5}}) {
+        const std::int64_t ldw = variant == 0 ? K : variant == 1 ? K + 8 : K + 1;
+        const std::int64_t ldq = variant == 2 ? K + 5 : K;
+        const bool pow2 = variant == 1;
+        CAPTURE(N, K, ldw, ldq, L.ld, pow2);
+        auto w = random_bf16(N, K, ldw);
+        if (variant == 2 && N > 100) w[100 * ldw + K - 1] = float_to_bf16(std::numeric_limits<float>::infinity());
+        const std::size_t q_count = static_cast<std::size_t>((N - 1) * ldq + K) + 16;
+        const std::size_t s_count = static_cast<std::size_t>(L.required_elements(N, K)) + 8;
+        DeviceBuffer<std::uint16_t> dw(w);
+        auto dq = poisoned<std::uint8_t>(q_count);
+        auto ds = poisoned<float>(s_count);
+        quantize_128x128(dw.data(), N, K, ldw, dq.data(), ldq, ds.data(), L, {pow2});
+        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+        auto q = poisoned_host<std::uint8_t>(q_count);
+        auto s = poisoned_host<float>(s_count);
+        quantize_128x128_cpu(w.data(), N, K, ldw, q.data(), ldq, s.data(), L, {pow2});
+        require_same_bytes(dq.download(), q, "q");
+        require_same_bytes(ds.download(), s, "scales");
+        ++variant;
+      }
+    }
+  // A large one, twice (deterministic).
+  const std::int64_t N = 7168, K = 2048 + 64;
+  const auto w = random_bf16(N, K, K);
+  DeviceBuffer<std::uint16_t> dw(w);
+  const auto L = BlockScaleLayout::padded(K);
+  auto dq = poisoned<std::uint8_t>(N * K);
+  auto ds = poisoned<float>(L.required_elements(N, K));
+  quantize_128x128(dw.data(), N, K, K, dq.data(), K, ds.data(), L);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  auto q = poisoned_host<std::uint8_t>(N * K);
+  auto s = poisoned_host<float>(L.required_elements(N, K));
+  quantize_128x128_cpu(w.data(), N, K, K, q.data(), K, s.data(), L);
+  require_same_bytes(dq.download(), q, "q (7168 x 2112)");
+  require_same_bytes(ds.download(), s, "scales (7168 x 2112)");
+}
+
+TEST_CASE("quantize_1x128_dual equals the CPU for q and q_t", "[quantize_gpu]") {
+  struct Dual {
+    std::int64_t M, K, ldx, ldq, ldq_t;
+    GroupScaleLayout L, Lt;
+    bool pow2;
+  };
+  std::vector<Dual> cases;
+  for (std::int64_t M : kRows)
+    for (std::int64_t K : kCols) {
+      cases.push_back({M, K, K, K, M, GroupScaleLayout::mn_major_tma_aligned(M),
+                       GroupScaleLayout::mn_major_tma_aligned(K), false});
+      cases.push_back({M, K, K + 8, K + 8, round_up(M, 16), GroupScaleLayout::k_major_packed(K),
+                       GroupScaleLayout::k_major_packed(M), true});
+      cases.push_back({M, K, K + 1, K + 3, M + 5, GroupScaleLayout{ScaleMajor::mn, M + 2},
+                       GroupScaleLayout{ScaleMajor::k, ceil_div(M, 128) + 1}, false});
+    }
+  cases.push_back({1024 + 64, 4096 + 128, 4096 + 128, 4096 + 128, 1024 + 64,
+                   GroupScaleLayout::mn_major_tma_aligned(1088),
+                   GroupScaleLayout::mn_major_tma_aligned(4224), false});
+  for (const auto& c : cases) {
+    CAPTURE(c.M, c.K, c.ldx, c.ldq, c.ldq_t, to_string(c.L.major), c.L.ld, to_string(c.Lt.major),
+            c.Lt.ld, c.pow2);
+    auto x = random_bf16(c.M, c.K, c.ldx);
+    if (c.M > 100 && c.K > 100) {
+      x[100 * c.ldx + 37] = float_to_bf16(std::numeric_limits<float>::quiet_NaN());
+      x[2 * c.ldx + c.K - 1] = float_to_bf16(-std::numeric_limits<float>::infinity());
+    }
+    const std::size_t q_count = static_cast<std::size_t>((c.M - 1) * c.ldq + c.K) + 16;
+    const std::size_t qt_count = static_cast<std::size_t>((c.K - 1) * c.ldq_t + c.M) + 16;
+    const std::size_t s_count = static_cast<std::size_t>(scale_buffer(c.L, c.M, c.K));
+    const std::size_t st_count = static_cast<std::size_t>(scale_buffer(c.Lt, c.K, c.M));
+    DeviceBuffer<std::uint16_t> dx(x);
+    auto dq = poisoned<std::uint8_t>(q_count);
+    auto dqt = poisoned<std::uint8_t>(qt_count);
+    auto ds = poisoned<float>(s_count);
+    auto dst = poisoned<float>(st_count);
+    quantize_1x128_dual(dx.data(), c.M, c.K, c.ldx, dq.data(), c.ldq, ds.data(), c.L, dqt.data(),
+                        c.ldq_t, dst.data(), c.Lt, {c.pow2});
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    auto q = poisoned_host<std::uint8_t>(q_count);
+    auto qt = poisoned_host<std::uint8_t>(qt_count);
+    auto s = poisoned_host<float>(s_count);
+    auto st = poisoned_host<float>(st_count);
+    quantize_1x128_dual_cpu(x.data(), c.M, c.K, c.ldx, q.data(), c.ldq, s.data(), c.L, qt.data(),
+                            c.ldq_t, st.data(), c.Lt, {c.pow2});
+    require_same_bytes(dq.download(), q, "q");
+    require_same_bytes(ds.download(), s, "scales");
+    const auto got_qt = dqt.download();
+    require_same_bytes(got_qt, qt, "q_t");
+    require_same_bytes(dst.download(), st, "scales_t");
+    quantize_1x128_dual(dx.data(), c.M, c.K, c.ldx, dq.data(), c.ldq, ds.data(), c.L, dqt.data(),
+                        c.ldq_t, dst.data(), c.Lt, {c.pow2});
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    require_same_bytes(dqt.download(), got_qt, "q_t, second run");
+  }
+}
+
+TEST_CASE("The dual's q equals quantize_1x128's", "[quantize_gpu]") {
+  const std::int64_t M = 300, K = 1000;
+  const auto x = random_bf16(M, K, K);
+  const auto L = GroupScaleLayout::mn_major_tma_aligned(M);
+  DeviceBuffer<std::uint16_t> dx(x);
+  auto q1 = poisoned<std::uint8_t>(M * K), q2 = poisoned<std::uint8_t>(M * K);
+  auto s1 = poisoned<float>(L.required_elements(M, K)), s2 = poisoned<float>(L.required_elements(M, K));
+  DeviceBuffer<std::uint8_t> qt(K * M);
+  const auto Lt = GroupScaleLayout::k_major_packed(M);
+  DeviceBuffer<float> st(Lt.required_elements(K, M));
+  quantize_1x128(dx.data(), M, K, K, q1.data(), K, s1.data(), L);
+  quantize_1x128_dual(dx.data(), M, K, K, q2.data(), K, s2.data(), L, qt.data(), M, st.data(), Lt);
+  require_same_bytes(q1.download(), q2.download(), "q");
+  require_same_bytes(s1.download(), s2.download(), "scales");
+}
+
+TEST_CASE("Scale converters equal the CPU and round-trip", "[quantize_gpu]") {
+  std::mt19937_64 gen(g_seed++);
+  std::uniform_real_distribution<float> u(0.001f, 100.0f);
+  for (std::int64_t rows : kRows)
+    for (std::int64_t K : kCols) {
+      const GroupScaleLayout Ls[] = {GroupScaleLayout::k_major_packed(K),
+                                     GroupScaleLayout::mn_major_tma_aligned(rows),
+                                     GroupScaleLayout::mn_major_packed(rows),
+                                     GroupScaleLayout{ScaleMajor::k, ceil_div(K, 128) + 2}};
+      for (const auto& a : Ls)
+        for (const auto& b : Ls) {
+          CAPTURE(rows, K, to_string(a.major), a.ld, to_string(b.major), b.ld);
+          std::vector<float> src(a.required_elements(rows, K));
+          for (auto& v : src) v = u(gen);
+          DeviceBuffer<float> dsrc(src);
+          auto ddst = poisoned<float>(b.required_elements(rows, K) + 8);
+          auto dback = poisoned<float>(src.size());
+          convert_group_scales(dsrc.data(), a, ddst.data(), b, rows, K);
+          convert_group_scales(ddst.data(), b, dback.data(), a, rows, K);
+          FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+          auto want = poisoned_host<float>(ddst.size());
+          convert_group_scales_cpu(src.data(), a, want.data(), b, rows, K);
+          require_same_bytes(ddst.download(), want, "dst");
+          auto back = dback.download();
+          // Every scale comes back; padding of a comes back as 0.
+          for (std::int64_t r = 0; r < rows; ++r)
+            for (std::int64_t g = 0; g < ceil_div(K, 128); ++g)
+              REQUIRE(back[a.offset(r, g)] == src[a.offset(r, g)]);
+        }
+      const BlockScaleLayout Bs[] = {BlockScaleLayout::packed(K), BlockScaleLayout::padded(K)};
+      for (const auto& a : Bs)
+        for (const auto& b : Bs) {
+          std::vector<float> src(a.required_elements(rows, K));
+          for (auto& v : src) v = u(gen);
+          DeviceBuffer<float> dsrc(src);
+          auto ddst = poisoned<float>(b.required_elements(rows, K) + 8);
+          convert_block_scales(dsrc.data(), a, ddst.data(), b, rows, K);
+          FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+          auto want = poisoned_host<float>(ddst.size());
+          convert_block_scales_cpu(src.data(), a, want.data(), b, rows, K);
+          require_same_bytes(ddst.download(), want, "block dst");
+        }
+    }
+}
+
+// The kernels convert with cvt.rn.satfinite.e4m3x2.f32. For every finite float it must be
+// fp8.hpp's encoder with Saturation::finite (the kernels never pass it NaN: a non-finite group
+// writes 0x7F directly); NaN is checked too, to document what the instruction does.
+namespace quantize_gpu_test {
+__global__ void cvt_sweep_kernel(std::uint32_t hi_bits, unsigned long long* mismatches,
+                                 unsigned* nan_codes) {
+  const std::uint32_t u = (hi_bits << 24) | (blockIdx.x * blockDim.x + threadIdx.x);
+  const float f = __uint_as_float(u);
+  unsigned short r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(0.0f), "f"(f));
+  const std::uint8_t got = std::uint8_t(r & 0xFF);
+  if (f != f) {
+    atomicOr(&nan_codes[got >> 5], 1u << (got & 31));
+  } else if (got != e4m3_encode(f, Saturation::finite)) {
+    atomicAdd(mismatches, 1ull);
+  }
+}
+
+// detail::ExactDivider against __fdiv_rn: s = every float mantissa at exponent e_s, x = every
+// bf16 mantissa (both signs, and +-0) at every exponent that gives a quotient in [2^-40, 2^10]
+// (floats equal from 2^-37 up, e4m3 codes equal below).
+__global__ void divider_sweep_kernel(int e_s, unsigned long long* mismatches) {
+  const std::uint32_t mant = blockIdx.x * blockDim.x + threadIdx.x;  // < 2^23
+  const float s = __uint_as_float(std::uint32_t(e_s + 127) << 23 | mant);
+  const fp8gemm::detail::ExactDivider d(s);
+  unsigned long long bad = 0;
+  for (int ex = e_s - 40; ex <= e_s + 10; ++ex) {
+    if (ex + 127 < 1 || ex + 127 > 254) continue;
+    for (std::uint32_t xm = 0; xm < 128; ++xm) {
+      const float x = __uint_as_float(std::uint32_t(ex + 127) << 23 | xm << 16);
+      for (float v : {x, -x}) {
+        const float a = d(v), b = __fdiv_rn(v, s);
+        if (ex >= e_s - 36) {  // quotients >= 2^-37: the float itself
+          bad += __float_as_uint(a) != __float_as_uint(b);
+        } else {  // below: the e4m3 code (+-0) is what the kernels keep
+          unsigned short ca, cb;
+          asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(ca) : "f"(0.0f), "f"(a));
+          asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(cb) : "f"(0.0f), "f"(b));
+          bad += ca != cb;
+        }
+      }
+    }
+  }
+  for (float v : {0.0f, -0.0f}) bad += __float_as_uint(d(v)) != __float_as_uint(__fdiv_rn(v, s));
+  if (bad) atomicAdd(mismatches, bad);
+}
+}  // namespace quantize_gpu_test
+
+TEST_CASE("PTX cvt.rn.satfinite.e4m3x2 equals fp8.hpp's encoder on all 2^32 floats", "[quantize_gpu]") {
+  DeviceBuffer<unsigned long long> mism(1);
+  DeviceBuffer<unsigned> nan_codes(8);
+  FP8GEMM_CUDA_CHECK(cudaMemset(mism.data(), 0, 8));
+  FP8GEMM_CUDA_CHECK(cudaMemset(nan_codes.data(), 0, 32));
+  for (std::uint32_t hi = 0; hi < 256; ++hi) quantize_gpu_test::cvt_sweep_kernel<<<(1u << 24) / 256, 256>>>(hi, mism.data(), nan_codes.data());
+  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(mism.download()[0] == 0);
+  const auto codes = nan_codes.download();
+  std::string seen;
+  for (int c = 0; c < 256; ++c)
+    if (codes[c >> 5] >> (c & 31) & 1) seen += " " + std::to_string(c);
+  INFO("e4m3 codes the instruction gives for NaN inputs:" << seen);
+  // cuda_fp8.h and fp8.hpp give 0x7F for every NaN; the instruction may keep the sign (0xFF).
+  for (int c = 0; c < 256; ++c)
+    if (codes[c >> 5] >> (c & 31) & 1) CHECK((c == 0x7F || c == 0xFF));
+}
+
+TEST_CASE("The hoisted-reciprocal division equals __fdiv_rn bit for bit", "[quantize_gpu]") {
+  DeviceBuffer<unsigned long long> mism(1);
+  // Both ends of the fast range, the middle, and the __fdiv_rn ranges beyond it.
+  for (int e_s : {-126, -65, -64, -63, -20, -1, 0, 1, 30, 99, 100, 101, 119}) {
+    CAPTURE(e_s);
+    FP8GEMM_CUDA_CHECK(cudaMemset(mism.data(), 0, 8));
+    quantize_gpu_test::divider_sweep_kernel<<<(1u << 23) / 256, 256>>>(e_s, mism.data());
+    FP8GEMM_CUDA_CHECK(cudaGetLastError());
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(mism.download()[0] == 0);
+  }
+}
+
+TEST_CASE("Memory the GPU cannot access is refused", "[quantize_gpu]") {
+  const std::int64_t M = 4, K = 256;  // two groups: scale ld 400 needs 404 floats
+  std::vector<std::uint16_t> host(M * K, 0x3F80);  // 1.0
+  DeviceBuffer<std::uint8_t> q(M * K);
+  DeviceBuffer<float> s(2 * M);
+  CHECK_THROWS_AS(quantize_1x128(host.data(), M, K, K, q.data(), K, s.data(),
+                                 GroupScaleLayout::mn_major_packed(M)),
+                  std::invalid_argument);
+  // A scale buffer too small for the layout (the allocation is known to the driver).
+  DeviceBuffer<std::uint16_t> x(host);
+  CHECK_THROWS_AS(quantize_1x128(x.data(), M, K, K, q.data(), K, s.data(),
+                                 GroupScaleLayout{ScaleMajor::mn, 400}),
+                  std::invalid_argument);
+  // Nothing sticky: a good call still works.
+  quantize_1x128(x.data(), M, K, K, q.data(), K, s.data(), GroupScaleLayout::mn_major_packed(M));
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(s.download()[0] == 1.0f / 448.0f);
+}
