@@ -96,6 +96,11 @@ void fill_random_e4m3(std::uint8_t* data, std::size_t count, std::uint64_t seed,
 /// Sets every bf16 of `count` to NaN (0xFFFF), so unwritten outputs show up as NaN.
 void poison_bf16(void* data, std::size_t count, cudaStream_t stream = nullptr);
 
+/// Keeps the GPU busy on `stream` for `microseconds` (one thread spinning on the global timer):
+/// the benchmark harness's --gpu_delay_us, so that host work after it (a Python peer's call
+/// overhead) cannot land between the timing events. Throws std::runtime_error if the launch fails.
+void gpu_delay(double microseconds, cudaStream_t stream = nullptr);
+
 /// Device-side conversions with the common/fp8.hpp code (for testing host/device agreement):
 /// out[i] = fp8_encode(in[i], format, saturation).
 void device_fp8_encode(const float* in, std::uint8_t* out, std::size_t count, int format,

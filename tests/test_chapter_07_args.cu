@@ -3,6 +3,7 @@
 // table names only compiled kernels.
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 #include <string>
 
 #include "bs_gemm.hpp"
@@ -81,14 +82,21 @@ TEST_CASE("ch07: bad calls are refused before any CUDA call, naming the argument
 }
 
 TEST_CASE("ch07: the table and the fallback rule name compiled kernels", "[ch07][cpu]") {
-  for (std::int64_t M : {1, 64, 128, 129, 256, 4096, 8192})
-    for (std::int64_t N : {16, 77, 2112, 4096, 7168, 24576, 32768})
+  for (std::int64_t M : {1, 64, 65, 128, 129, 192, 256, 384, 640, 1000, 4096, 8192})
+    for (std::int64_t N : {16, 77, 128, 176, 192, 256, 384, 2112, 4096, 7168, 24576, 32768})
       for (std::int64_t K : {512, 7168}) {
         for (bool tma : {true, false})
           CHECK_NOTHROW(ch07::choose_kernel(M, N, K, ch07::Output::bf16, tma));
         CHECK_NOTHROW(ch07::choose_kernel(M, N, K, ch07::Output::f32, false));
       }
   for (const auto& k : ch07::kernels()) CHECK(k.accumulation == engine::Accumulation::promoted);
+  // The table's own shapes.
+  for (std::int64_t M : {64, 128, 4096})
+    for (auto [N, K] : {std::pair<std::int64_t, std::int64_t>{2112, 7168}, {24576, 1536}, {32768, 512},
+                        {7168, 16384}, {4096, 7168}, {7168, 2048}})
+      CHECK_NOTHROW(ch07::choose_kernel(M, N, K, ch07::Output::bf16, true));
+  CHECK(ch07::choose_kernel(8192, 8192, 8192, ch07::Output::bf16, true).name ==
+        "256x128_s3_c1x2_promoted_tma_b4");
 }
 
 TEST_CASE("ch07: B-scale rows a tile can touch", "[ch07][cpu]") {

@@ -39,9 +39,6 @@ bool sfa_tma_ready(const BlockScaledGemm& g) {
   return g.scale_a_layout.major == ScaleMajor::mn && g.scale_a_layout.ld % 4 == 0 &&
          aligned(g.scale_a, 16);
 }
-bool sfb_tma_ready(const BlockScaledGemm& g) {
-  return g.scale_b_layout.ld % 4 == 0 && aligned(g.scale_b, 16);
-}
 
 }  // namespace
 
@@ -66,15 +63,34 @@ BlockScaledGemm with_defaults(const BlockScaledGemm& in) {
   return g;
 }
 
-/// The per-shape table, from the tuning sweep on the H200 (plots/data/h200/ch07/sweep.json).
-/// Shapes not in it get the rule below.
+/// The per-shape table, from the tuning sweep on the H200 (plots/data/h200/ch07/sweep_large.json
+/// and sweep_small.json: every candidate kernel on the standard shapes, validated, beside
+/// cuBLASLt block-scaled, same run). Shapes not in it get the rule below.
 namespace {
 struct TableEntry {
   std::int64_t M, N, K;
   const char* kernel;
 };
 constexpr TableEntry kTable[] = {
-    {0, 0, 0, nullptr},  // filled from the sweep
+    {8192, 8192, 8192, "256x128_s3_c1x2_promoted_tma_b4"},
+    {4096, 2112, 7168, "192x128_s4_c2x1_promoted_tma_b2"},
+    {4096, 24576, 1536, "256x128_s3_c1x2_promoted_tma_b4"},
+    {4096, 32768, 512, "128x256_s3_c1x2_promoted_tma_b4"},
+    {4096, 7168, 16384, "256x128_s4_c2x1_promoted_tma_b1"},
+    {4096, 4096, 7168, "256x128_s4_c2x1_promoted_tma_b1"},
+    {4096, 7168, 2048, "128x256_s3_c1x2_promoted_tma_b4"},
+    {64, 2112, 7168, "64x32_s14_c1x1_promoted_tma_b1"},
+    {64, 24576, 1536, "64x64_s12_c1x1_promoted_tma_b1"},
+    {64, 32768, 512, "64x128_s8_c1x1_promoted_tma_b1"},
+    {64, 7168, 16384, "64x64_s12_c1x1_promoted_tma_b1"},
+    {64, 4096, 7168, "64x32_s14_c1x1_promoted_tma_b1"},
+    {64, 7168, 2048, "64x64_s12_c1x1_promoted_tma_b1"},
+    {128, 2112, 7168, "64x32_s14_c1x1_promoted_tma_b1"},
+    {128, 24576, 1536, "128x64_s8_c1x1_promoted_tma_b1"},
+    {128, 32768, 512, "128x128_s6_c1x1_promoted_tma_b1"},
+    {128, 7168, 16384, "128x64_s8_c1x1_promoted_tma_b1"},
+    {128, 4096, 7168, "64x64_s12_c1x1_promoted_tma_b1"},
+    {128, 7168, 2048, "128x64_s8_c1x1_promoted_tma_b1"},
 };
 }  // namespace
 
@@ -85,7 +101,7 @@ const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int
   if (!tma_store_ok)
     return kernel_named(M <= 128 ? "128x128_s6_c1x1_promoted_reg" : "128x256_s4_c2x1_promoted_reg");
   for (const auto& e : kTable)
-    if (e.kernel != nullptr && e.M == M && e.N == N && e.K == K) return kernel_named(e.kernel);
+    if (e.M == M && e.N == N && e.K == K) return kernel_named(e.kernel);
   constexpr std::int64_t kSlots = 132;
   if (M <= 128) {
     // Memory-bound: the widest tile that still gives >= 100 tiles, so enough SMs stream B.
@@ -131,10 +147,9 @@ struct Plan::Impl {
   };
   BlockScaledGemm gemm;
   std::unique_ptr<Engine> plan;
-  DeviceBuffer<float> sfa_workspace, sfb_workspace;  // empty unless converting
-  GroupScaleLayout sfa_layout;                       // what the kernel reads
-  BlockScaleLayout sfb_layout;
-  bool convert_a = false, convert_b = false;
+  DeviceBuffer<float> sfa_workspace;  // empty unless converting
+  GroupScaleLayout sfa_layout;        // what the kernel reads
+  bool convert_a = false;
 };
 
 Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
@@ -194,23 +209,15 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
     I.sfa_workspace = DeviceBuffer<float>(std::size_t(k_groups * I.sfa_layout.ld));
     sfa = I.sfa_workspace.data();
   }
-  const float* sfb = g.scale_b;
-  I.sfb_layout = g.scale_b_layout;
-  if (!sfb_tma_ready(g)) {
-    I.convert_b = true;
-    I.sfb_layout = BlockScaleLayout::padded(g.K);
-    I.sfb_workspace = DeviceBuffer<float>(std::size_t(n_blocks * I.sfb_layout.ld));
-    sfb = I.sfb_workspace.data();
-  }
+  // B's scales are read by the consumers with plain loads: any ld >= ceil(K / 128) as it is.
   engine::BlockScaledParams& p = I.plan->params;
   static_cast<engine::GemmParams&>(p) = I.plan->engine::EnginePlan::params();
   p.map_sfa = make_tensor_map_2d(sfa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, std::uint64_t(k_groups),
                                  std::uint64_t(g.M), std::uint64_t(I.sfa_layout.ld), 1,
                                  std::uint32_t(k.block_m), CU_TENSOR_MAP_SWIZZLE_NONE);
-  p.map_sfb = make_tensor_map_2d(sfb, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, std::uint64_t(n_blocks),
-                                 std::uint64_t(k_groups), std::uint64_t(I.sfb_layout.ld),
-                                 std::uint32_t(engine::sfb_rows_for(k.block_n)), 4,
-                                 CU_TENSOR_MAP_SWIZZLE_NONE);
+  p.sfb = g.scale_b;
+  p.sfb_ld = g.scale_b_layout.ld;
+  p.sfb_rows = int(n_blocks);
   p.accumulate = g.accumulate ? 1 : 0;
 }
 
@@ -224,18 +231,13 @@ void Plan::run(cudaStream_t stream) const {
   if (I.convert_a)
     convert_group_scales(g.scale_a, g.scale_a_layout, const_cast<float*>(I.sfa_workspace.data()),
                          I.sfa_layout, g.M, g.K, stream);
-  if (I.convert_b)
-    convert_block_scales(g.scale_b, g.scale_b_layout, const_cast<float*>(I.sfb_workspace.data()),
-                         I.sfb_layout, g.N, g.K, stream);
   I.plan->run(stream);
 }
 
 const engine::KernelInfo& Plan::kernel() const { return impl_->plan->kernel(); }
 bool Plan::converts_scale_a() const { return impl_->convert_a; }
-bool Plan::converts_scale_b() const { return impl_->convert_b; }
 std::string Plan::describe() const {
-  return impl_->plan->describe() + (impl_->convert_a ? ", converts scale_a" : "") +
-         (impl_->convert_b ? ", converts scale_b" : "");
+  return impl_->plan->describe() + (impl_->convert_a ? ", converts scale_a" : "");
 }
 
 void gemm(const BlockScaledGemm& g, cudaStream_t stream) { Plan(g).run(stream); }

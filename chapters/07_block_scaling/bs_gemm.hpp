@@ -11,11 +11,12 @@
 //                                     // tensor maps, allocate a scale workspace if needed: once
 //   plan.run(stream);                 // launch only (a scale-layout conversion, then the GEMM)
 //
-// Scale layouts (common/scale_layout.hpp): the kernel reads A's scales mn-major with
-// ld % 4 == 0 and a 16-byte aligned pointer (DeepGEMM's "TMA-aligned" layout) and B's with
-// ld % 4 == 0 (cuBLASLt's padded layout) straight by TMA. Any other layout (k-major A scales,
-// mn-major with ld = M odd, DeepGEMM's unpadded B scales) is accepted too: the plan allocates a
-// workspace and run() converts the scales into it with a small kernel first (cost in README).
+// Scale layouts (common/scale_layout.hpp): the kernel reads A's scales by TMA, mn-major with
+// ld % 4 == 0 and a 16-byte aligned pointer (DeepGEMM's "TMA-aligned" layout). Any other A-scale
+// layout (k-major, mn-major with ld = M odd) is accepted too: the plan allocates a workspace and
+// run() converts the scales into it with a small kernel first (cost in README). B's scales are
+// read with plain loads in any k-major layout with ld >= ceil(K / 128) (cuBLASLt's padded one,
+// DeepGEMM's packed one).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -87,16 +88,15 @@ class Plan {
   Plan(Plan&&) noexcept;
   Plan& operator=(Plan&&) noexcept;
 
-  /// Launches on `stream`: the scale conversions (if the layouts need them), then the GEMM.
+  /// Launches on `stream`: the A-scale conversion (if the layout needs it), then the GEMM.
   /// No validation, no allocation, no host sync. Plans own a scale workspace when they convert:
   /// two runs of one such plan on different streams at once would share it; give each stream
   /// its own plan then.
   void run(cudaStream_t stream) const;
 
   const engine::KernelInfo& kernel() const;
-  /// Whether run() converts A's / B's scales before the GEMM (their layout is not TMA-readable).
+  /// Whether run() converts A's scales before the GEMM (their layout is not TMA-readable).
   bool converts_scale_a() const;
-  bool converts_scale_b() const;
   std::string describe() const;
 
  private:

@@ -10,16 +10,16 @@
 // the product of its two scales. So the tensor cores' reduced-precision accumulation never runs
 // longer than 128 K (docs/fp8_numerics.md), and the scales may change every 128 K.
 //
-// Per ring stage the producer loads, besides the A and B tiles, into the side ring:
-//   [0, 4 BlockM)              the stage's A scales: scale_a[m0 .. m0 + BlockM, kb] (TMA, 1 x BlockM
-//                              box of the mn-major scale tensor; rows past M read as 0)
-//   [kSfbOffset, + 16 kSfbRows)  the B scales of the 128-column blocks the tile touches:
-//                              scale_b[n0/128 + r, kb .. kb + 3] for r < kSfbRows (TMA's smallest
-//                              box is 16 bytes; only column 0, block kb, is used)
-// all expected on the stage's full barrier. A tile BlockN wide that starts at n0 covers columns
-// of up to kSfbRows B-scale blocks: which block each 8-column group of the accumulator falls in
-// depends on n0 % 128, which takes only 128 / gcd(BlockN, 128) values; the promotion is compiled
-// once per value (kOffsets), so every scale select is resolved at compile time.
+// Per ring stage the producer loads, besides the A and B tiles, the stage's A scales into the
+// side ring: scale_a[m0 .. m0 + BlockM, kb] (TMA, a 1 x BlockM box of the mn-major scale tensor;
+// rows past M read as 0), expected on the stage's full barrier with the tiles. The B scales are
+// one float per 128 x 128 block: each consumer thread reads the (at most kSfbRows) that its tile
+// touches straight from global memory (L1/L2-resident, the same address across the warp), one
+// K block ahead so the load's latency hides behind the current block's wgmma.
+// A tile BlockN wide that starts at n0 covers columns of up to kSfbRows B-scale blocks: which
+// block each 8-column group of the accumulator falls in depends on n0 % 128, which takes only
+// 128 / gcd(BlockN, 128) values; the promotion is compiled once per value (kOffsets), so every
+// scale select is resolved at compile time.
 #pragma once
 
 #include <cstdint>
@@ -57,19 +57,24 @@ struct BlockScaledMath {
 
   static constexpr int kSfbRows = sfb_rows_for(Cfg::kBlockN);
   static constexpr std::uint32_t kSfaBytes = std::uint32_t(Cfg::kBlockM) * 4u;
-  static constexpr std::uint32_t kSfbOffset = (kSfaBytes + 127u) & ~127u;  // TMA: 128-aligned
-  static constexpr std::uint32_t kSfbBytes = 16u * kSfbRows;
-  static constexpr std::uint32_t kExtraTxBytes = kSfaBytes + kSfbBytes;
-  static constexpr std::uint32_t kExtraStageBytes = (kSfbOffset + kSfbBytes + 127u) & ~127u;
+  static constexpr std::uint32_t kExtraTxBytes = kSfaBytes;
+  static constexpr std::uint32_t kExtraStageBytes = (kSfaBytes + 127u) & ~127u;  // TMA: 128-aligned
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
   /// n0 % 128 takes the values 0, kOffsetStep, 2 kOffsetStep, ... (kOffsets of them).
   static constexpr int kOffsetStep = detail::gcd(Cfg::kBlockN, 128);
   static constexpr int kOffsets = 128 / kOffsetStep;
 
+  /// The B scales of K block kb for the tile's block rows nb0 .. nb0 + kSfbRows - 1 (0 past N).
+  __device__ __forceinline__ static void load_sfb(float (&sb)[kSfbRows], const Params& p, int nb0,
+                                                  int kb) {
+#pragma unroll
+    for (int r = 0; r < kSfbRows; ++r)
+      sb[r] = nb0 + r < p.sfb_rows ? __ldg(p.sfb + (std::int64_t(nb0 + r) * p.sfb_ld + kb)) : 0.0f;
+  }
+
   __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
                                                        std::uint32_t bar, const Tile& t, int kb) {
     ptx::tma_load_2d(extra, &p.map_sfa, bar, t.m_block * Cfg::kBlockM, kb);
-    ptx::tma_load_2d(extra + kSfbOffset, &p.map_sfb, bar, kb, (t.n_block * Cfg::kBlockN) / 128);
   }
 
   /// The scales were applied in the main loop.
@@ -113,13 +118,17 @@ struct BlockScaledMath {
     const int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
     Base::zero(acc);
     float part[kWaveN / 2];
+    const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
+    float sb_next[kSfbRows];
+    load_sfb(sb_next, p, nb0, 0);
     for (int kb = 0; kb < p.k_blocks; ++kb) {
+      float sb[kSfbRows];
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
+      if (kb + 1 < p.k_blocks) load_sfb(sb_next, p, nb0, kb + 1);
       ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
       const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
       const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
-      float sb[kSfbRows];
-#pragma unroll
-      for (int r = 0; r < kSfbRows; ++r) sb[r] = detail::ld_shared_f32(extra + kSfbOffset + 16u * r);
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {
         const std::uint32_t sa_addr = extra + std::uint32_t(row_in_tile + 64 * w) * 4u;

@@ -76,7 +76,7 @@ struct GemmParams {
 
 /// Rows of 128 x 128 B-scale blocks that a BlockN-wide tile can touch (tiles start at multiples
 /// of BlockN, so at (n0 % 128) in {0, gcd(BlockN, 128), 2 gcd, ...}): 1 for BlockN dividing 128,
-/// 2 for 256 or 192, 3 for 176. The chapter-7 kernel loads that many B scales per stage.
+/// 2 for 256 or 192, 3 for 176. The chapter-7 kernel reads that many B scales per K block.
 constexpr int sfb_rows_for(int block_n) {
   int g = block_n, h = 128;
   while (h != 0) {
@@ -93,15 +93,17 @@ constexpr int sfb_rows_for(int block_n) {
 }
 
 /// The parameter block of chapter 7's block-scaled kernel (DeepSeek-V3 recipe): the per-tensor
-/// block plus the two scale tensors' maps. scale_a / scale_b of the base are unused.
+/// block plus the two scale tensors. scale_a / scale_b of the base are unused.
 struct BlockScaledParams : GemmParams {
   /// A's 1 x 128 scales, mn-major [ceil(K/128)][ld] float, ld % 4 == 0: a 2-D map of
   /// ceil(K/128) rows x M columns, box 1 x BlockM (the stage's rows), no swizzle.
   CUtensorMap map_sfa;
-  /// B's 128 x 128 scales, [ceil(N/128)][ld] float, ld % 4 == 0: rows ceil(N/128) x columns
-  /// ceil(K/128), box sfb_rows_for(BlockN) x 4 (16 bytes, TMA's minimum; the first column is the
-  /// stage's K block).
-  CUtensorMap map_sfb;
+  /// B's 128 x 128 scales, k-major: sfb[i * sfb_ld + j] for block row i < sfb_rows (= ceil(N/128))
+  /// and K block j. Read by the consumers with plain loads one K block ahead (a 16-byte TMA box
+  /// of them faulted with an illegal instruction on the H200; see chapter 7's README).
+  const float* sfb = nullptr;
+  std::int64_t sfb_ld = 0;
+  int sfb_rows = 0;
 };
 
 }  // namespace fp8gemm::engine

@@ -19,16 +19,22 @@ namespace {
 //   --l2_flush=1 (default) | 0        flush L2 before every timed launch, or not
 //   --timing=per_launch (default) | back_to_back
 //       per_launch: events around each launch, median over launches;
+//   --gpu_delay_us=N (default 0)      before each timed launch (after the flush, before the start
+//       event) keep the GPU busy for N us with a one-thread spin kernel: bench/peers.py does the
+//       same for the Python peers (there it hides the Python call's host work), so that both
+//       sides are timed by one method
 //       back_to_back: 20 launches between two events, no flush or host sync between them,
 //       time / 20 per sample, median over samples (what a training step sees: warm L2 for
 //       weights that fit, no idle gaps).
 bool g_l2_flush = true;
 bool g_back_to_back = false;
+double g_delay_us = 0;
 }  // namespace
 
 void add_benchmark_context() {
   benchmark::AddCustomContext("l2_flush", g_l2_flush ? "1" : "0");
   benchmark::AddCustomContext("timing", g_back_to_back ? "back_to_back" : "per_launch");
+  benchmark::AddCustomContext("gpu_delay_us", std::to_string(g_delay_us));
   benchmark::AddCustomContext("git_commit", git_commit());
   if (cuda_device_count() == 0) {
     benchmark::AddCustomContext("gpu", "none");
@@ -81,6 +87,7 @@ void time_gpu(benchmark::State& state, const std::function<void(cudaStream_t)>& 
     for (auto _ : state) {
       for (int r = 0; r < reps; r += g_back_to_back ? kBackToBack : 1) {
         if (g_l2_flush) l2->flush(stream);  // outside the timed region
+        gpu_delay(g_delay_us, stream);       // likewise
         timer.start(stream);
         const int launches = g_back_to_back ? kBackToBack : 1;
         for (int i = 0; i < launches; ++i) launch(stream);
@@ -139,6 +146,7 @@ std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string
     else if (a == "--l2_flush=1") g_l2_flush = true;
     else if (a == "--timing=back_to_back") g_back_to_back = true;
     else if (a == "--timing=per_launch") g_back_to_back = false;
+    else if (a.rfind("--gpu_delay_us=", 0) == 0) g_delay_us = std::stod(a.substr(15));
     else storage.push_back(a);
   }
   bool has_out = false;

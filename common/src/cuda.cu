@@ -102,6 +102,22 @@ void fill_random_e4m3(std::uint8_t* data, std::size_t count, std::uint64_t seed,
   FP8GEMM_CUDA_CHECK(cudaGetLastError());
 }
 
+namespace {
+__global__ void spin_kernel(unsigned long long nanoseconds) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < nanoseconds);
+}
+}  // namespace
+
+void gpu_delay(double microseconds, cudaStream_t stream) {
+  if (microseconds <= 0) return;
+  spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(microseconds * 1e3));
+  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+}
+
 void poison_bf16(void* data, std::size_t count, cudaStream_t stream) {
   FP8GEMM_CUDA_CHECK(cudaMemsetAsync(data, 0xFF, count * 2, stream));
 }
