@@ -105,9 +105,13 @@ struct BlockScaledMath {
                                                   State& st, const Params& p, const Tile& t,
                                                   std::uint32_t ring, std::uint32_t side,
                                                   const std::uint64_t* full,
-                                                  const std::uint64_t* empty, int wg,
+                                                  const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
     using Base = PerTensorMath<Cfg>;
+    // The warpgroup index through a shuffle: the compiler then knows it is the same in every
+    // lane, so the descriptors derived from it live in uniform registers (one UIADD each)
+    // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
+    const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
     constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
     constexpr int kWaveN = Cfg::kPromotedWaveN;
     constexpr int kWavesN = Cfg::kBlockN / kWaveN;
@@ -118,6 +122,12 @@ struct BlockScaledMath {
     const int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
     Base::zero(acc);
     float part[kWaveN / 2];
+    // Matrix descriptors by addition: the descriptor of stage 0's first row, once; per K block the
+    // stage's A (this warpgroup's rows) and B descriptors are that plus a byte offset / 16, and
+    // each wgmma's a compile-time constant more (advance_desc: the start-address field cannot
+    // carry, shared addresses are < 256 KiB). Rebuilding every descriptor from its address costs
+    // ~6 instructions per operand and wgmma, on the path between a wait and the next wgmma.
+    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
     const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
     float sb_next[kSfbRows];
     load_sfb(sb_next, p, nb0, 0);
@@ -127,7 +137,10 @@ struct BlockScaledMath {
       for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
       if (kb + 1 < p.k_blocks) load_sfb(sb_next, p, nb0, kb + 1);
       ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
-      const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
+      const std::uint32_t stage_offset = std::uint32_t(st.stage) * kStageStride;
+      const std::uint64_t desc_a = ptx::advance_desc(
+          desc0, stage_offset + std::uint32_t(wg * Cfg::kRowsPerWG) * Cfg::kBlockK);
+      const std::uint64_t desc_b = ptx::advance_desc(desc0, stage_offset + Cfg::kTileABytes);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {
@@ -139,9 +152,10 @@ struct BlockScaledMath {
           ptx::wgmma_fence();
 #pragma unroll
           for (int ks = 0; ks < kSteps; ++ks)
-            ptx::wgmma_m64nNk32_e4m3<kWaveN>(part, Base::desc_a(base, wg, w, ks),
-                                             Base::desc_b(base, wn * kWaveN, ks),
-                                             ks > 0 ? 1u : 0u);
+            ptx::wgmma_m64nNk32_e4m3<kWaveN>(
+                part, ptx::advance_desc(desc_a, std::uint32_t(w * 64 * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
+                ptx::advance_desc(desc_b, std::uint32_t(wn * kWaveN * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
+                ks > 0 ? 1u : 0u);
           ptx::wgmma_commit_group();
           ptx::wgmma_wait_group<0>();
           ptx::wgmma_fence_operands(part);

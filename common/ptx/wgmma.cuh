@@ -65,10 +65,11 @@ __device__ __forceinline__ std::uint64_t make_desc_k_major_sw128(std::uint32_t s
   return desc;
 }
 
-/// The same descriptor moved `bytes` further along K inside the swizzle row (bytes a multiple of
-/// 16 and < 128: for e4m3, k-step s of 32 elements is bytes = 32 s). Only the start-address field
-/// changes; it cannot carry into bit 14 because the tile base is 1024-byte aligned and
-/// shared-memory addresses are < 256 KiB.
+/// The same descriptor moved `bytes` further in shared memory (a multiple of 16: along K inside
+/// the swizzle row, k-step s of 32 e4m3 is 32 s bytes; or to another row group, stage or tile,
+/// which keeps the 1024-byte swizzle alignment when `bytes` is a multiple of 1024). Only the
+/// start-address field changes; it cannot carry into bit 14 because shared-memory addresses are
+/// < 256 KiB.
 __device__ __forceinline__ std::uint64_t advance_desc(std::uint64_t desc, std::uint32_t bytes) {
   return desc + (bytes >> 4);
 }
