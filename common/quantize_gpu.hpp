@@ -76,6 +76,14 @@ void convert_group_scales(const float* src, GroupScaleLayout src_layout, float* 
                           GroupScaleLayout dst_layout, std::int64_t rows, std::int64_t K,
                           cudaStream_t stream = nullptr);
 
+/// The launch of convert_group_scales() alone, for a plan that validated its arguments and called
+/// prepare_convert_group_scales() (once, on this device) when it was built: no argument or
+/// pointer checks, no host work but the launch and its check (chapter 7's Plan::run()).
+void prepare_convert_group_scales();
+void launch_convert_group_scales(const float* src, GroupScaleLayout src_layout, float* dst,
+                                 GroupScaleLayout dst_layout, std::int64_t rows, std::int64_t K,
+                                 cudaStream_t stream);
+
 /// Copies the 128 x 128 scales of a rows x K operand (ceil(rows/128) x ceil(K/128) floats)
 /// between layouts (e.g. packed -> padded for cuBLASLt); dst's padding columns inside
 /// dst_layout.required_elements(rows, K) are written 0. src and dst must not overlap.

@@ -20,6 +20,10 @@ std::vector<double> reference_gemm_rows(std::int64_t M, std::int64_t N, std::int
                                         const double* A, const double* B,
                                         const std::vector<std::int64_t>& rows);
 
+/// Rows to compare when a full reference is too costly: the first and the last row and random
+/// ones (seeded) up to `count` in all (at most M), sorted, without repeats.
+std::vector<std::int64_t> sample_rows(std::int64_t M, std::int64_t count, std::uint64_t seed);
+
 /// Decodes bf16 bits (as stored in D) to float.
 float bf16_to_float(std::uint16_t bits);
 /// Round-to-nearest-even float -> bf16 bits (NaN stays NaN).

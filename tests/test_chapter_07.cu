@@ -255,18 +255,10 @@ TEST_CASE("ch07: promoted block scaling stays accurate at K = 65536 on all-posit
   DeviceBuffer<float> dsa(qa.scales), dsb(qb.scales);
   DeviceBuffer<std::uint16_t> d(std::size_t(M * N));
   poison_bf16(d.data(), d.size());
-  ch07::BlockScaledGemm g;
-  g.M = M;
-  g.N = N;
-  g.K = K;
-  g.A = da.data();
-  g.B = db.data();
-  g.scale_a = dsa.data();
-  g.scale_a_layout = GroupScaleLayout::mn_major_packed(M);
-  g.scale_b = dsb.data();
-  g.scale_b_layout = BlockScaleLayout::padded(K);
-  g.D = d.data();
-  ch07::Plan(g).run(nullptr);
+  ch07::Plan({.M = M, .N = N, .K = K, .A = da.data(), .B = db.data(), .scale_a = dsa.data(),
+              .scale_a_layout = GroupScaleLayout::mn_major_packed(M), .scale_b = dsb.data(),
+              .scale_b_layout = BlockScaleLayout::padded(K), .D = d.data()})
+      .run(nullptr);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<std::int64_t> rows;
   for (std::int64_t r = 0; r < M; r += 8) rows.push_back(r);
@@ -295,18 +287,9 @@ TEST_CASE("ch07: GPU quantisers -> block-scaled GEMM, end to end", "[ch07][gpu]"
     quantize_128x128(dw.data(), s.N, s.K, s.K, qb.data(), s.K, sb.data(), lb, {}, nullptr);
     DeviceBuffer<std::uint16_t> d(std::size_t(s.M * s.N));
     poison_bf16(d.data(), d.size());
-    ch07::BlockScaledGemm g;
-    g.M = s.M;
-    g.N = s.N;
-    g.K = s.K;
-    g.A = qa.data();
-    g.B = qb.data();
-    g.scale_a = sa.data();
-    g.scale_a_layout = la;
-    g.scale_b = sb.data();
-    g.scale_b_layout = lb;
-    g.D = d.data();
-    ch07::Plan(g).run(nullptr);
+    ch07::Plan({.M = s.M, .N = s.N, .K = s.K, .A = qa.data(), .B = qb.data(), .scale_a = sa.data(),
+                .scale_a_layout = la, .scale_b = sb.data(), .scale_b_layout = lb, .D = d.data()})
+        .run(nullptr);
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
     // Against the exact product of the bf16 inputs: quantisation error (~2-3% per element for
     // e4m3, averaging down over K) plus the GEMM's.

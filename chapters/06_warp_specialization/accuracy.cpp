@@ -34,11 +34,7 @@ AccuracyResult uniform_data_error(const std::function<void(const PerTensorGemm&,
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<std::uint16_t> d = dD.download();
 
-  std::vector<std::int64_t> rows = {0, M - 1};
-  std::uniform_int_distribution<std::int64_t> pick(0, M - 1);
-  while (std::int64_t(rows.size()) < std::min(sample_rows, M)) rows.push_back(pick(gen));
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const std::vector<std::int64_t> rows = fp8gemm::sample_rows(M, sample_rows, seed + 1);
   std::vector<double> a_rows(rows.size() * std::size_t(K));
   for (std::size_t i = 0; i < rows.size(); ++i)
     for (std::int64_t k = 0; k < K; ++k)

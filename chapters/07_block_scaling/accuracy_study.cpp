@@ -116,18 +116,10 @@ void run_accuracy_study(const std::string& path, const std::string& commit) {
       DeviceBuffer<float> dsa(ba.scales), dsb(bb.scales);
       const Errors block = measure(
           [&](std::uint16_t* D) {
-            BlockScaledGemm g;
-            g.M = M;
-            g.N = N;
-            g.K = K;
-            g.A = dba.data();
-            g.B = dbb.data();
-            g.scale_a = dsa.data();
-            g.scale_a_layout = GroupScaleLayout::mn_major_packed(M);
-            g.scale_b = dsb.data();
-            g.scale_b_layout = BlockScaleLayout::padded(K);
-            g.D = D;
-            Plan(g).run(nullptr);
+            Plan({.M = M, .N = N, .K = K, .A = dba.data(), .B = dbb.data(),
+                  .scale_a = dsa.data(), .scale_a_layout = GroupScaleLayout::mn_major_packed(M),
+                  .scale_b = dsb.data(), .scale_b_layout = BlockScaleLayout::padded(K), .D = D})
+                .run(nullptr);
           },
           M, N, rows, ref_exact, ref_bs);
       // Quantisation alone: the dequantised operands' exact product against the data's.

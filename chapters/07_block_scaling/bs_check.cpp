@@ -33,18 +33,9 @@ DeviceOperands::DeviceOperands(std::int64_t M_, std::int64_t N_, std::int64_t K_
 }
 
 BlockScaledGemm DeviceOperands::gemm() const {
-  BlockScaledGemm g;
-  g.M = M;
-  g.N = N;
-  g.K = K;
-  g.A = A.data();
-  g.B = B.data();
-  g.scale_a = scale_a.data();
-  g.scale_a_layout = GroupScaleLayout::mn_major_tma_aligned(M);
-  g.scale_b = scale_b.data();
-  g.scale_b_layout = BlockScaleLayout::padded(K);
-  g.D = D.data();
-  return g;
+  return {.M = M, .N = N, .K = K, .A = A.data(), .B = B.data(), .scale_a = scale_a.data(),
+          .scale_a_layout = GroupScaleLayout::mn_major_tma_aligned(M), .scale_b = scale_b.data(),
+          .scale_b_layout = BlockScaleLayout::padded(K), .D = D.data()};
 }
 
 SampledCheck sampled_check(const DeviceOperands& ops, const Plan& plan, std::int64_t sample_rows,
@@ -59,12 +50,7 @@ SampledCheck sampled_check(const DeviceOperands& ops, const Plan& plan, std::int
   const GroupScaleLayout la = GroupScaleLayout::mn_major_tma_aligned(M);
   const BlockScaleLayout lb = BlockScaleLayout::padded(K);
 
-  std::mt19937_64 gen(seed);
-  std::vector<std::int64_t> rows = {0, M - 1};
-  std::uniform_int_distribution<std::int64_t> pick(0, M - 1);
-  while (std::int64_t(rows.size()) < std::min(sample_rows, M)) rows.push_back(pick(gen));
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  const std::vector<std::int64_t> rows = fp8gemm::sample_rows(M, sample_rows, seed);
   std::vector<double> a_rows(rows.size() * std::size_t(K));
   for (std::size_t i = 0; i < rows.size(); ++i)
     for (std::int64_t k = 0; k < K; ++k)

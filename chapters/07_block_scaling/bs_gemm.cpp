@@ -208,6 +208,7 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
     I.sfa_layout = GroupScaleLayout::mn_major_tma_aligned(g.M);
     I.sfa_workspace = DeviceBuffer<float>(std::size_t(k_groups * I.sfa_layout.ld));
     sfa = I.sfa_workspace.data();
+    prepare_convert_group_scales();
   }
   // B's scales are read by the consumers with plain loads: any ld >= ceil(K / 128) as it is.
   engine::BlockScaledParams& p = I.plan->params;
@@ -228,9 +229,10 @@ Plan& Plan::operator=(Plan&&) noexcept = default;
 void Plan::run(cudaStream_t stream) const {
   const Impl& I = *impl_;
   const BlockScaledGemm& g = I.gemm;
+  // The plan validated the layouts and pointers and prepared the kernel: launch only.
   if (I.convert_a)
-    convert_group_scales(g.scale_a, g.scale_a_layout, const_cast<float*>(I.sfa_workspace.data()),
-                         I.sfa_layout, g.M, g.K, stream);
+    launch_convert_group_scales(g.scale_a, g.scale_a_layout, I.sfa_workspace.data(),
+                                I.sfa_layout, g.M, g.K, stream);
   I.plan->run(stream);
 }
 

@@ -88,14 +88,7 @@ std::vector<std::int64_t> checked_rows(std::int64_t M, const CheckOptions& opt) 
     for (std::int64_t m = 0; m < M; ++m) rows.push_back(m);
     return rows;
   }
-  std::mt19937_64 gen(opt.seed * 7 + 5);
-  std::uniform_int_distribution<std::int64_t> pick(0, M - 1);
-  rows.push_back(0);
-  rows.push_back(M - 1);
-  while (std::int64_t(rows.size()) < opt.sample_rows) rows.push_back(pick(gen));
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-  return rows;
+  return sample_rows(M, opt.sample_rows, opt.seed * 7 + 5);
 }
 
 /// Exact mode: entry by entry against the integer reference (exact in double).

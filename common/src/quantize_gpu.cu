@@ -693,9 +693,21 @@ void convert_group_scales(const float* src, GroupScaleLayout src_layout, float* 
   require_device_accessible(dst, std::size_t(count) * 4, who, "dst");
   prepare(reinterpret_cast<const void*>(&convert_group_scales_kernel), "convert_group_scales_kernel",
           who);
+  launch_convert_group_scales(src, src_layout, dst, dst_layout, rows, K, stream);
+}
+
+void prepare_convert_group_scales() {
+  prepare_kernel(reinterpret_cast<const void*>(&convert_group_scales_kernel),
+                 "convert_group_scales_kernel", "sm_90a", 0);
+}
+
+void launch_convert_group_scales(const float* src, GroupScaleLayout src_layout, float* dst,
+                                 GroupScaleLayout dst_layout, std::int64_t rows, std::int64_t K,
+                                 cudaStream_t stream) {
+  const std::int64_t count = dst_layout.required_elements(rows, K);
   convert_group_scales_kernel<<<grid_for(count, 256), 256, 0, stream>>>(
       src, src_layout, dst, dst_layout, rows, ceil_div(K, 128), count);
-  check_launch(who);
+  check_launch("fp8gemm::convert_group_scales");
 }
 
 void convert_block_scales(const float* src, BlockScaleLayout src_layout, float* dst,

@@ -1,6 +1,9 @@
 #include "common/reference.hpp"
 
 #include <algorithm>
+#include <random>
+
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <cstring>
@@ -139,6 +142,16 @@ double worst_tile_error(const std::uint16_t* got, std::int64_t N,
       worst = std::max(worst, denom > 0 ? std::sqrt(t.diff2) / denom : INFINITY);
     }
   return worst;
+}
+
+std::vector<std::int64_t> sample_rows(std::int64_t M, std::int64_t count, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::vector<std::int64_t> rows = {0, M - 1};
+  std::uniform_int_distribution<std::int64_t> pick(0, M - 1);
+  while (std::int64_t(rows.size()) < std::min(count, M)) rows.push_back(pick(gen));
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
 }
 
 }  // namespace fp8gemm
