@@ -20,6 +20,24 @@ and, from the chapter-6 subfolder <data>/ch06/ (not part of the *.json read abov
   sweep.json         ({"gpu", "commit", "method", "results": [...]}, written by ch06_sweep) -> the
                      tables between <!-- sweep:begin --> / <!-- sweep:end -->
 
+and, from the chapter-7 subfolder <data>/ch07/ (chapter 7's measured table is the generic one,
+against cuBLASLt block-scaled, with GB/s):
+
+  peers.json         (Google Benchmark JSON by bench/peers.py: torch blockwise scaled_mm and
+                     DeepGEMM, same method as the harness) -> <out>/ch07_peers.png and the table
+                     between <!-- peers:begin --> / <!-- peers:end -->, with ch07 and cuBLASLt
+                     block-scaled from ch07_*.json and the geomean ratios
+  accuracy.json      ({"commit", "shape", "metric", "results": [{"data", "K", recipes...}]})
+                     -> <out>/ch07_accuracy.png and the <!-- accuracy:begin --> block
+  quantize_bench.json (Google Benchmark JSON by bench/quantize_bench) -> the
+                     <!-- quantizers:begin --> block (% of the copy, the 85% target)
+  sweep*.json        (Google Benchmark JSON of the tuning sweep, "ch07:<kernel>/<shape>") -> the
+                     <!-- sweep:begin --> block, with the kernel kTable in
+                     <repo>/chapters/07_block_scaling/bs_gemm.cpp picks
+
+Chapters after LADDER_LAST_CHAPTER get their own README blocks but stay out of the top-level
+ladder (README.md's results table, ladder.png, sizes.png).
+
 A missing file leaves its blocks alone and its plot undrawn.
 
 A file without the markers is left alone; so is a table with no data. Benchmarks that report
@@ -74,6 +92,10 @@ PEER_PREFERENCE_PROMOTED = ["cublaslt_per_tensor_promoted", "cublaslt_per_tensor
                             "cublaslt_block_scaled"]
 
 LADDER_SIZES = [4096, 8192]
+# The last chapter in the top-level ladder (README.md's results table, ladder.png, sizes.png).
+# Later chapters get only their own README blocks until the top-level README is updated to
+# include them: raise this then (one line; the ladder picks the chapter's file up by itself).
+LADDER_LAST_CHAPTER = 6
 SQUARE_SIZES = [1024, 2048, 4096, 8192]
 
 CHAPTER_RE = re.compile(r"^ch(\d{2})_(.+)$")
@@ -127,6 +149,12 @@ class Row:
     tflops: float
     median_us: float | None
     file: "BenchFile"
+    # Every other finite numeric field of the benchmark row (GB/s, cupti_TFLOPS, pct_of_copy,
+    # rel_error, ...), the median over repetitions like TFLOPS.
+    counters: dict[str, float] = field(default_factory=dict)
+
+    def counter(self, key: str) -> float | None:
+        return self.counters.get(key)
 
 
 @dataclass
@@ -155,6 +183,10 @@ def _num(v) -> float | None:
     return x if math.isfinite(x) else None
 
 
+_COUNTER_SKIP = {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
+                 "threads", "iterations", "TFLOPS", "median_us"}
+
+
 def load_file(path: str) -> BenchFile:
     try:
         with open(path, encoding="utf-8") as f:
@@ -168,6 +200,7 @@ def load_file(path: str) -> BenchFile:
     # Several iteration rows of one benchmark (--benchmark_repetitions) are reduced to their
     # median; aggregate rows (mean/median/stddev) are ignored since we recompute.
     grouped: dict[tuple[str, str], list[tuple[float, float | None]]] = {}
+    extras: dict[tuple[str, str], dict[str, list[float]]] = {}
     for b in doc["benchmarks"]:
         if not isinstance(b, dict):
             continue
@@ -188,10 +221,17 @@ def load_file(path: str) -> BenchFile:
             warn(f"{bf.name}: skipping {name}: no TFLOPS counter")
             continue
         grouped.setdefault((impl, shape), []).append((tflops, _num(b.get("median_us"))))
+        ex = extras.setdefault((impl, shape), {})
+        for k, v in b.items():
+            x = _num(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+            if x is not None and k not in _COUNTER_SKIP:
+                ex.setdefault(k, []).append(x)
     for (impl, shape), vals in grouped.items():  # dicts keep file order
         tf = statistics.median(v[0] for v in vals)
         meds = [v[1] for v in vals if v[1] is not None]
-        bf.rows.append(Row(impl, shape, tf, statistics.median(meds) if meds else None, bf))
+        counters = {k: statistics.median(xs) for k, xs in extras[(impl, shape)].items()}
+        bf.rows.append(Row(impl, shape, tf, statistics.median(meds) if meds else None, bf,
+                           counters))
     return bf
 
 
@@ -286,6 +326,18 @@ class Dataset:
     def used_files(self) -> list[BenchFile]:
         names = {self.source[i].name for i in self.chapters}
         return [f for f in self.files if f.name in names]
+
+
+def ladder_files(files: list[BenchFile]) -> list[BenchFile]:
+    """The files of the top-level ladder: all but those whose chapter implementations all come
+    after LADDER_LAST_CHAPTER (files without a chapter implementation, the baseline, stay)."""
+    out = []
+    for f in files:
+        chs = {chapter_number(r.impl) for r in f.rows} - {None}
+        if chs and min(chs) > LADDER_LAST_CHAPTER:
+            continue
+        out.append(f)
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -453,18 +505,33 @@ def baseline_table(bf: BenchFile, data_label: str) -> str | None:
     return "\n".join(out)
 
 
-def measured_table(ds: Dataset, impls: list[str], data_label: str) -> str | None:
+# Per-chapter options of the measured table: the peer named in the header (then not repeated in
+# every cell) and a GB/s column (small M is memory-bound). Chapters not listed: the defaults.
+MEASURED_OPTIONS = {
+    7: {"peer": "cublaslt_block_scaled", "header": "% of cuBLASLt block-scaled", "gbps": True},
+}
+
+
+def fmt_gbs(x: float | None) -> str:
+    return "—" if x is None else f"{x:.0f}"
+
+
+def measured_table(ds: Dataset, impls: list[str], data_label: str, *, peer: str | None = None,
+                   header: str | None = None, gbps: bool = False) -> str | None:
     ms = [m for i in impls for m in ds.rows_of(i)]
     if not ms:
         return None
     multi = len(impls) > 1
-    head = (["implementation"] if multi else []) + ["shape (M×N×K)", "TFLOPS", "% of cuBLASLt",
-                                                     "median µs"]
+    gbps = gbps and any(m.row.counter("GB/s") is not None for m in ms)
+    head = (["implementation"] if multi else []) + (
+        ["shape (M×N×K)", "TFLOPS", header or "% of cuBLASLt"] + (["GB/s"] if gbps else [])
+        + ["median µs"])
     out = ["| " + " | ".join(head) + " |",
-           "|" + "|".join(["---"] * (2 if multi else 1) + ["---:"] * 3) + "|"]
+           "|" + "|".join(["---"] * (2 if multi else 1) + ["---:"] * (4 if gbps else 3)) + "|"]
     for m in ms:
         cells = ([f"`{m.row.impl}`"] if multi else []) + [
-            shape_label(m.row.shape).replace("x", "×"), fmt_tf(m.row.tflops), fmt_pct(m),
+            shape_label(m.row.shape).replace("x", "×"), fmt_tf(m.row.tflops),
+            fmt_pct(m, peer or PER_TENSOR)] + ([fmt_gbs(m.row.counter("GB/s"))] if gbps else []) + [
             "—" if m.row.median_us is None else f"{m.row.median_us:.1f}"]
         out.append("| " + " | ".join(cells) + " |")
     files = uniq(ds.source[i].name for i in impls)
@@ -473,9 +540,18 @@ def measured_table(ds: Dataset, impls: list[str], data_label: str) -> str | None
     peer_txt = " / ".join(PEER_NAMES.get(p, p) for p in peers) or "cuBLASLt"
     if has_promoted(impls) and PROMOTED in peers:
         peer_txt += f" in the same accumulation mode ({MODES_NOTE})"
+    extra = ""
+    if gbps:
+        extra = ("GB/s: (M K + N K + 2 M N + scale) bytes / median time, the bytes any "
+                 "implementation must move. ")
+    delays = uniq(ctx_str(f.context, "gpu_delay_us") for f in bfs)
+    if delays and any(_num(d) for d in delays):
+        extra += (f"Each timed launch follows an L2 flush and a "
+                  f"{'/'.join(f'{_num(d):g}' for d in delays)} µs GPU-side delay "
+                  f"(`--gpu_delay_us`). ")
     out.append("")
-    out.append(f"% of cuBLASLt: against {peer_txt}, timed in the same process. "
-               f"From {', '.join(f'`{data_label}/{n}`' for n in files)}, measured on "
+    out.append(f"{header or '% of cuBLASLt'}: against {peer_txt}, timed in the same process. "
+               f"{extra}From {', '.join(f'`{data_label}/{n}`' for n in files)}, measured on "
                f"{describe_env(bfs)}.")
     out.append("")
     out.append(GENERATED_NOTE)
@@ -789,6 +865,368 @@ def sweep_table(doc: dict, data_label: str) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------------
+# Chapter 7's extra data (<data>/ch07/): the peers (torch, DeepGEMM), the accuracy study, the
+# quantisers' bandwidth, the tuning sweep
+
+
+CH07_DIR = "ch07"
+CH07_CHAPTER = 7
+MARK_PEERS = ("<!-- peers:begin -->", "<!-- peers:end -->")
+MARK_QUANTIZERS = ("<!-- quantizers:begin -->", "<!-- quantizers:end -->")
+CH07_PEER = "cublaslt_block_scaled"
+TORCH_BLOCKWISE = "torch_scaled_mm_blockwise"
+DEEPGEMM = "deepgemm"
+CH07_SMALL_M = 128  # shapes with M <= this are the decode (memory-bound) group of the peers table
+CH07_RECIPES = [  # key in accuracy.json results -> label
+    ("per_tensor_fast", "per-tensor, fast accumulation"),
+    ("per_tensor_promoted", "per-tensor, promoted"),
+    ("block_scaled_promoted", "block-scaled, promoted"),
+]
+CH07_QUANT_ONLY = [("per_tensor", "per-tensor"), ("block_scaled", "block-scaled")]
+QUANT_TARGET_PCT = 85.0  # of the device-to-device copy's bandwidth (issue "Chapter 07")
+QUANT_COPY_PREFIX = "copy_d2d_as_"
+SWEEP_PREFIX = "ch07:"
+SWEEP_TOP = 3
+CH07_TABLE_SOURCE = os.path.join("chapters", "07_block_scaling", "bs_gemm.cpp")
+_KTABLE_RE = re.compile(r"kTable\[\]\s*=\s*\{(.*?)\n\};", re.S)
+_KTABLE_ENTRY_RE = re.compile(r"\{\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*\"([^\"]+)\"\s*\}")
+
+
+@dataclass
+class Ch07Data:
+    label: str  # e.g. plots/data/h200/ch07
+    peers: BenchFile | None = None
+    accuracy: dict | None = None
+    quantize: BenchFile | None = None
+    sweeps: list[BenchFile] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return (self.peers is None and self.accuracy is None and self.quantize is None
+                and not self.sweeps)
+
+    def gpus(self) -> list[str]:
+        out = [ctx_str(f.context, "gpu") or "" for f in (self.peers, self.quantize, *self.sweeps)
+               if f is not None]
+        if self.accuracy is not None:
+            out.append(str(self.accuracy.get("gpu") or ""))
+        return out
+
+
+def load_ch07(data_dir: str, label: str) -> Ch07Data:
+    d = os.path.join(data_dir, CH07_DIR)
+    out = Ch07Data(label=f"{label}/{CH07_DIR}")
+    path = os.path.join(d, "peers.json")
+    if os.path.isfile(path):
+        out.peers = load_file(path)
+    path = os.path.join(d, "accuracy.json")
+    if os.path.isfile(path):
+        out.accuracy = load_custom(path, "results")
+    path = os.path.join(d, "quantize_bench.json")
+    if os.path.isfile(path):
+        out.quantize = load_file(path)
+    if os.path.isdir(d):
+        out.sweeps = [load_file(os.path.join(d, n)) for n in sorted(os.listdir(d))
+                      if re.match(r"^sweep.*\.json$", n)]
+    return out
+
+
+def shape_dims(shape: str) -> tuple[int, int, int] | None:
+    m = SHAPE_RE.match(shape)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def fmt_x(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}x"
+
+
+def ratio(a: Row | None, b: Row | None) -> float | None:
+    if a is None or b is None or b.tflops <= 0:
+        return None
+    return a.tflops / b.tflops
+
+
+def geomean(xs: list[float]) -> float | None:
+    xs = [x for x in xs if x is not None and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def ch07_main(ds: Dataset) -> tuple[str, BenchFile] | None:
+    """Chapter 7's implementation (the first, if several) and its file."""
+    impls = [i for i in ds.chapters if chapter_number(i) == CH07_CHAPTER]
+    return (impls[0], ds.source[impls[0]]) if impls else None
+
+
+@dataclass
+class PeerRow:
+    shape: str
+    ours: Row | None
+    cublaslt: Row | None
+    torch: Row | None
+    deepgemm: Row | None
+
+    @property
+    def small(self) -> bool:
+        d = shape_dims(self.shape)
+        return d is not None and d[0] <= CH07_SMALL_M
+
+    @property
+    def vs_deepgemm(self) -> float | None:
+        return ratio(self.ours, self.deepgemm)
+
+    @property
+    def vs_cublaslt(self) -> float | None:
+        return ratio(self.ours, self.cublaslt)
+
+
+def peer_rows(ds: Dataset, peers: BenchFile) -> tuple[str | None, BenchFile | None, list[PeerRow]]:
+    main = ch07_main(ds)
+    impl, bf = main if main else (None, None)
+    # The peers' shapes, in the order of chapter 7's own file where it has them.
+    theirs = uniq(r.shape for r in peers.rows)
+    shapes = [s for s in uniq(r.shape for r in bf.rows) if s in theirs] if bf else []
+    shapes += [s for s in theirs if s not in shapes]
+    rows = []
+    for s in shapes:
+        rows.append(PeerRow(s, bf.find(impl, s) if bf else None,
+                            bf.find(CH07_PEER, s) if bf else None,
+                            peers.find(TORCH_BLOCKWISE, s), peers.find(DEEPGEMM, s)))
+    return impl, bf, rows
+
+
+def _summary(label: str, rows: list[PeerRow]) -> str:
+    def part(name: str, xs: list[float | None]) -> str:
+        xs = [x for x in xs if x is not None]
+        g = geomean(xs)
+        if g is None:
+            return f"{name}: no shape has both"
+        rng = f", {min(xs):.2f}-{max(xs):.2f} per shape" if len(xs) > 1 else ""
+        return f"{name} geomean **{g:.3f}x** ({len(xs)} shape{'s' if len(xs) != 1 else ''}{rng})"
+    return (f"{label}: " + part("ch07 / DeepGEMM", [r.vs_deepgemm for r in rows]) + "; "
+            + part("ch07 / cuBLASLt block-scaled", [r.vs_cublaslt for r in rows]) + ".")
+
+
+def peers_table(ds: Dataset, peers: BenchFile, data_label: str, ch07_label: str) -> str | None:
+    impl, bf, rows = peer_rows(ds, peers)
+    rows = [r for r in rows if any((r.ours, r.cublaslt, r.torch, r.deepgemm))]
+    if not rows:
+        return None
+    head = ["shape (M×N×K)", f"`{impl or 'ch07'}` TFLOPS", "cuBLASLt block-scaled (C++)",
+            "torch blockwise `scaled_mm`", "DeepGEMM", "DeepGEMM, CUPTI kernel time",
+            "ch07 / DeepGEMM", "ch07 / cuBLASLt"]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * 7) + "|"]
+    for r in rows:
+        out.append("| " + " | ".join([
+            shape_label(r.shape).replace("x", "×"),
+            *(fmt_tf(x.tflops if x else None) for x in (r.ours, r.cublaslt, r.torch, r.deepgemm)),
+            fmt_tf(r.deepgemm.counter("cupti_TFLOPS") if r.deepgemm else None),
+            fmt_x(r.vs_deepgemm), fmt_x(r.vs_cublaslt)]) + " |")
+    large = [r for r in rows if not r.small]
+    small = [r for r in rows if r.small]
+    out.append("")
+    if large:
+        out.append("- " + _summary(f"M > {CH07_SMALL_M}", large))
+    if small:
+        out.append("- " + _summary(f"M <= {CH07_SMALL_M} (memory-bound)", small))
+    ctx = peers.context
+    delay_c = _num(ctx_str(bf.context, "gpu_delay_us")) if bf else None
+    delay_p = _num(ctx_str(ctx, "delay_us"))
+    same = (delay_c is not None and delay_p is not None and abs(delay_c - delay_p) < 0.5
+            and ctx_str(ctx, "l2_flush") == "1" and (bf is None or ctx_str(bf.context, "l2_flush") == "1"))
+    if same:
+        method = (f"All four timed alike: an L2 flush outside the timed region, a {delay_p:g} µs "
+                  f"GPU-side delay before the start event (so a Python call's host work is "
+                  f"hidden), CUDA events around one call, the median over the calls")
+    else:
+        method = (f"Timing differs between the two files (C++ delay "
+                  f"{'—' if delay_c is None else f'{delay_c:g} µs'}, Python delay "
+                  f"{'—' if delay_p is None else f'{delay_p:g} µs'}, L2 flush "
+                  f"{ctx_str(bf.context, 'l2_flush') if bf else '—'} / {ctx_str(ctx, 'l2_flush')}): "
+                  f"compare with care")
+    vers = []
+    if ctx_str(ctx, "torch_version"):
+        vers.append(f"torch {ctx_str(ctx, 'torch_version')}")
+    if ctx_str(ctx, "deep_gemm_version"):
+        vers.append(f"DeepGEMM {ctx_str(ctx, 'deep_gemm_version')}")
+    out.append("")
+    out.append(f"TFLOPS = 2 M N K / median time. {method}; the ratios are TFLOPS over TFLOPS. "
+               f"DeepGEMM, CUPTI kernel time: the same kernel's time from CUPTI over a burst of "
+               f"launches with the L2 flushed between them and no delay (GPU kernel time only; "
+               f"`cupti_TFLOPS`). Ours and cuBLASLt from "
+               f"{f'`{data_label}/{bf.name}`' if bf else '—'}; torch and DeepGEMM"
+               f"{' (' + ', '.join(vers) + ')' if vers else ''} from "
+               f"`{ch07_label}/{peers.name}` (`bench/peers.py`, the full method in its "
+               f"context's `method`). Measured on "
+               f"{describe_env(([bf] if bf else []) + [peers])}.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
+
+
+def ch07_accuracy_rows(doc: dict) -> list[dict]:
+    rows = []
+    for r in doc["results"]:
+        k = _num(r.get("K"))
+        if k is None or not isinstance(r.get("data"), str):
+            warn(f"accuracy.json: skipping a result without data or K: {r!r}")
+            continue
+        rows.append(r | {"K": int(k)})
+    return rows
+
+
+def _sub(r: dict, key: str, sub: str) -> float | None:
+    d = r.get(key)
+    if not isinstance(d, dict):
+        return None
+    v = d.get(sub)
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def ch07_accuracy_table(doc: dict, data_label: str) -> str | None:
+    rows = ch07_accuracy_rows(doc)
+    if not rows:
+        return None
+    head = ["data", "K"] + [lab for _, lab in CH07_RECIPES] + [
+        f"quantisation only, {lab}" for _, lab in CH07_QUANT_ONLY]
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join(["---", "---:"] + ["---:"] * (len(head) - 2)) + "|"]
+    for r in rows:
+        cells = [str(r["data"]).replace("_", " "), str(r["K"])]
+        for k, _ in CH07_RECIPES:
+            e, q = _sub(r, k, "vs_exact"), _sub(r, k, "vs_quantised")
+            cells.append(fmt_err(e) + (f" ({fmt_err(q)})" if q is not None else ""))
+        cells += [fmt_err(_sub(r, "quantisation_only", k)) for k, _ in CH07_QUANT_ONLY]
+        out.append("| " + " | ".join(cells) + " |")
+    what = str(doc.get("metric") or "relative error of D")
+    where = []
+    if doc.get("shape"):
+        where.append(f"Shape {doc['shape']}")
+    if doc.get("rows_compared") is not None:
+        where.append(f"{doc['rows_compared']} rows compared")
+    if doc.get("gpu"):
+        where.append(f"measured on {doc['gpu']}")
+    where.append(f"commit `{short_commit(str(doc.get('commit') or ''))}`")
+    out.append("")
+    out.append(f"{what[:1].upper() + what[1:]}: against the float64 product of the unquantised "
+               f"data, and in brackets against the float64 product of the dequantised operands "
+               f"(the accumulation's and D's rounding alone). Quantisation only: the float64 "
+               f"product of the dequantised operands against that of the data, what the recipe's "
+               f"quantisation alone costs. "
+               f"{'; '.join(where)}; file `{data_label}/accuracy.json`.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
+
+
+def quantizers_table(bf: BenchFile, data_label: str) -> str | None:
+    rows = []
+    for r in bf.rows:
+        if r.impl.startswith(QUANT_COPY_PREFIX) or r.impl.startswith("copy"):
+            continue
+        gbs = r.counter("GB/s")
+        copy = bf.find(QUANT_COPY_PREFIX + r.impl, r.shape)
+        cgbs = copy.counter("GB/s") if copy else None
+        pct = r.counter("pct_of_copy")
+        if pct is None and gbs is not None and cgbs:
+            pct = 100.0 * gbs / cgbs
+        verdict = "—" if pct is None else ("met" if pct >= QUANT_TARGET_PCT else "**missed**")
+        rows.append("| " + " | ".join([
+            f"`{r.impl}`", r.shape.replace("x", "×"), fmt_gbs(gbs), fmt_gbs(cgbs),
+            "—" if pct is None else f"{pct:.1f}%", verdict]) + " |")
+    if not rows:
+        return None
+    out = ["| quantiser | shape | GB/s | copy GB/s | % of copy | "
+           f">= {QUANT_TARGET_PCT:g}% of copy |", "|---|---|---:|---:|---:|---|"]
+    out += rows
+    out.append("")
+    out.append(f"GB/s: the bytes a quantiser must move (bf16 read, e4m3 and FP32 scales written) / "
+               f"median time; copy GB/s: a device-to-device `cudaMemcpyAsync` of the same bytes, "
+               f"timed in the same process (L2 flushed before every launch). The target: "
+               f"{QUANT_TARGET_PCT:g}% of the copy. Measured on {describe_env([bf])}; data "
+               f"`{data_label}/{bf.name}`.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
+
+
+def read_ktable(repo: str) -> dict[str, str] | None:
+    """'MxNxK' -> kernel name from kTable in chapter 7's bs_gemm.cpp; None if not found."""
+    path = os.path.join(repo, CH07_TABLE_SOURCE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = _KTABLE_RE.search(text)
+    if not m:
+        warn(f"{CH07_TABLE_SOURCE}: no kTable found; the sweep block lists the fastest only")
+        return None
+    return {f"{a}x{b}x{c}": k for a, b, c, k in _KTABLE_ENTRY_RE.findall(m.group(1))}
+
+
+def ch07_sweep_table(sweeps: list[BenchFile], data_label: str,
+                     ktable: dict[str, str] | None, main: BenchFile | None) -> str | None:
+    lines = []
+    for bf in sweeps:
+        shapes = uniq(r.shape for r in bf.rows if r.impl.startswith(SWEEP_PREFIX))
+        for s in shapes:
+            rs = sorted(((r, i) for i, r in enumerate(bf.rows)
+                         if r.shape == s and r.impl.startswith(SWEEP_PREFIX)),
+                        key=lambda ri: (-ri[0].tflops, ri[1]))
+            rs = [r for r, _ in rs]
+            q = bf.find(CH07_PEER, s)
+            cells = [shape_label(s).replace("x", "×")]
+            for k in range(SWEEP_TOP):
+                if k < len(rs):
+                    r = rs[k]
+                    cells.append(f"`{r.impl[len(SWEEP_PREFIX):]}` {fmt_tf(r.tflops)} "
+                                 f"({fmt_ratio(r.tflops, q.tflops if q else None)})")
+                else:
+                    cells.append("—")
+            cells.append(fmt_tf(q.tflops if q else None))
+            if ktable is not None:
+                name = ktable.get(s)
+                if name is None:
+                    cells.append("— (not in the table)")
+                else:
+                    hit = next((k for k, r in enumerate(rs)
+                                if r.impl[len(SWEEP_PREFIX):] == name), None)
+                    where = ("fastest" if hit == 0 else
+                             f"#{hit + 1} of {len(rs)}, {fmt_tf(rs[hit].tflops)}" if hit is not None
+                             else "not in this sweep")
+                    cells.append(f"`{name}` ({where})")
+            lines.append("| " + " | ".join(cells) + " |")
+    if not lines:
+        return None
+    head = ["shape (M×N×K)"] + [f"#{k + 1} (TFLOPS, % of cuBLASLt)" for k in range(SWEEP_TOP)] + [
+        "cuBLASLt block-scaled"] + (["kernel in `kTable`"] if ktable is not None else [])
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join(["---"] + ["---"] * SWEEP_TOP + ["---:"]
+                          + (["---"] if ktable is not None else [])) + "|"]
+    out += lines
+    out.append("")
+    commits = uniq(short_commit(ctx_str(f.context, "git_commit")) for f in sweeps)
+    note = (f"The {SWEEP_TOP} fastest kernels per shape (by median time, L2 flushed) and "
+            f"cuBLASLt block-scaled from the same file, timed in the same process")
+    if ktable is not None:
+        note += (f"; `kTable`: the kernel chapter 7's table (`{CH07_TABLE_SOURCE}`, read from the "
+                 f"source as it is now) picks for the shape")
+    main_c = short_commit(ctx_str(main.context, "git_commit")) if main else None
+    if main_c and commits and commits != [main_c]:
+        note += (f". The sweep ran at commit {', '.join(f'`{c}`' for c in commits)}, not at the "
+                 f"measured table's `{main_c}`: its TFLOPS are that build's")
+    out.append(note + ".")
+    out.append("")
+    delays = uniq(ctx_str(f.context, "gpu_delay_us") or "0" for f in sweeps)
+    delay = (f"{'/'.join(f'{_num(d) or 0:g}' for d in delays)} µs GPU-side delay before each "
+             f"launch" if any(_num(d) for d in delays) else "no GPU-side delay before the launches")
+    out.append(f"Timing: L2 flushed, {delay}. Measured on {describe_env(sweeps)}; data "
+               f"{', '.join(f'`{data_label}/{f.name}`' for f in sweeps)}.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------------------------
 # Plots
 
 
@@ -1029,6 +1467,113 @@ def plot_accuracy(doc: dict) -> bytes | None:
     return data
 
 
+def plot_ch07_peers(ds: Dataset, peers: BenchFile) -> bytes | None:
+    impl, bf, rows = peer_rows(ds, peers)
+    series = [("ours", f"{impl or 'ch07'} (this chapter)", "#DD8452"),
+              ("cublaslt", "cuBLASLt block-scaled (C++)", "#4C72B0"),
+              ("torch", "torch blockwise scaled_mm", "#55A868"),
+              ("deepgemm", "DeepGEMM", "#8172B3")]
+    rows = [r for r in rows if any(getattr(r, k) for k, _, _ in series)]
+    if not rows:
+        return None
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(max(10.0, 0.85 * len(rows) + 3.0), 6.2))
+    width = 0.8 / len(series)
+    top = 0.0
+    for j, (key, lab, color) in enumerate(series):
+        xs, ys = [], []
+        for i, r in enumerate(rows):
+            x = getattr(r, key)
+            if x:
+                xs.append(i + (j - (len(series) - 1) / 2) * width)
+                ys.append(x.tflops)
+                top = max(top, x.tflops)
+        ax.bar(xs, ys, width, color=color, label=lab, zorder=3)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([shape_label(r.shape).replace("x", "×\n") if not square(r.shape)
+                        else shape_label(r.shape) for r in rows], fontsize=8)
+    ax.set_ylabel("TFLOPS (2MNK / median time)")
+    ax.set_xlabel("shape (M × N × K)")
+    ax.set_ylim(0, top * 1.18)
+    ax.grid(axis="y", alpha=0.35, zorder=0)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper right", ncol=4, framealpha=0.95, fontsize=9)
+    files = ([bf] if bf else []) + [peers]
+    delay = _num(ctx_str(peers.context, "delay_us"))
+    method = "L2 flushed" + (f", {delay:g} µs GPU delay" if delay else "") + ", median"
+    commits = uniq(short_commit(ctx_str(f.context, "git_commit")) for f in files)
+    fig.suptitle(f"Chapter 7 against its peers on {gpu_name(files)} ({method}; "
+                 f"commit {', '.join(commits)})", fontsize=12)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    _footnote(fig, files)
+    data = _png_bytes(fig)
+    plt.close(fig)
+    return data
+
+
+def plot_ch07_accuracy(doc: dict) -> bytes | None:
+    rows = [r for r in ch07_accuracy_rows(doc) if r["K"] > 0]
+    kinds = uniq(r["data"] for r in rows)
+    if not kinds:
+        return None
+    plt = _mpl()
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+    fig, axes = plt.subplots(1, len(kinds), figsize=(5.2 * len(kinds) + 1.0, 5.4), squeeze=False)
+    colors = {"per_tensor_fast": "#DD8452", "per_tensor_promoted": "#4C72B0",
+              "block_scaled_promoted": "#55A868"}
+    markers = {"per_tensor_fast": "o", "per_tensor_promoted": "s", "block_scaled_promoted": "D"}
+    handles = {}
+    for ax, kind in zip(axes[0], kinds):
+        rs = sorted((r for r in rows if r["data"] == kind), key=lambda r: r["K"])
+        for key, lab in CH07_RECIPES:
+            for sub, ls, suffix in (("vs_exact", "-", "vs exact"),
+                                    ("vs_quantised", ":", "vs quantised operands")):
+                pts = [(r["K"], _sub(r, key, sub)) for r in rs]
+                pts = [(k, v) for k, v in pts if v is not None and v > 0]
+                if pts:
+                    (h,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], color=colors[key],
+                                   linestyle=ls, marker=markers[key],
+                                   markersize=6 if sub == "vs_exact" else 3,
+                                   linewidth=1.8 if sub == "vs_exact" else 1.2,
+                                   label=f"{lab}, {suffix}")
+                    handles.setdefault(h.get_label(), h)
+        for (key, lab), ls in zip(CH07_QUANT_ONLY, ("--", "-.")):
+            pts = [(r["K"], _sub(r, "quantisation_only", key)) for r in rs]
+            pts = [(k, v) for k, v in pts if v is not None and v > 0]
+            if pts:
+                (h,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], color="black",
+                               alpha=0.75, linestyle=ls, linewidth=1.2, zorder=4,
+                               label=f"quantisation only, {lab}")
+                handles.setdefault(h.get_label(), h)
+        ks = sorted({r["K"] for r in rs})
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.xaxis.set_major_locator(FixedLocator(ks))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_locator(FixedLocator([]))
+        ax.set_xlabel("K (log₂ scale)")
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0e}".replace("e-0", "e-")))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(kind.replace("_", " "), fontsize=12)
+        ax.grid(True, which="major", alpha=0.35)
+    axes[0][0].set_ylabel(f"{doc.get('metric') or 'relative error'} (log)", fontsize=10)
+    fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=4,
+               fontsize=9, framealpha=0.95, bbox_to_anchor=(0.5, 0.05))
+    fig.suptitle("Chapter 7: error of D against K, per recipe and data kind", fontsize=12)
+    fig.tight_layout(rect=(0, 0.2, 1, 1))
+    foot = []
+    if doc.get("gpu"):
+        foot.append(str(doc["gpu"]))
+    if doc.get("shape"):
+        foot.append(f"shape {doc['shape']}")
+    foot.append(f"commit {short_commit(str(doc.get('commit') or ''))}")
+    fig.text(0.01, 0.01, "; ".join(foot), fontsize=8, color="0.35", ha="left", va="bottom")
+    data = _png_bytes(fig)
+    plt.close(fig)
+    return data
+
+
 # ------------------------------------------------------------------------------------------------
 # Writing
 
@@ -1114,13 +1659,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         files = load_dir(args.data)
         ch06 = load_ch06(args.data, label)
+        ch07 = load_ch07(args.data, label)
     except DataError as e:
         warn(str(e))
         return 2
-    if not files and ch06.empty():
+    if not files and ch06.empty() and ch07.empty():
         print(f"no benchmark JSON in {args.data}: nothing to do")
         return 0
-    if is_fixture(files) or any("FIXTURE" in g for g in ch06.gpus()):
+    if is_fixture(files) or any("FIXTURE" in g for g in ch06.gpus() + ch07.gpus()):
         real = {os.path.realpath(REPO_ROOT), os.path.realpath(os.path.join(REPO_ROOT, "plots"))}
         if not args.check and (os.path.realpath(args.repo) in real
                                or os.path.realpath(args.out) in real):
@@ -1129,11 +1675,12 @@ def main(argv: list[str] | None = None) -> int:
             return 2
 
     ds = Dataset(files)
+    top = Dataset(ladder_files(files))
     w = Writer(args.check, args.repo)
 
     if not args.no_png:
         for name, fn in (("ladder.png", plot_ladder), ("sizes.png", plot_sizes)):
-            png = fn(ds)
+            png = fn(top)
             if png is None:
                 print(f"no data for  {name} (not drawn)")
             else:
@@ -1145,10 +1692,19 @@ def main(argv: list[str] | None = None) -> int:
                 w.put(os.path.join(args.out, name), png)
             elif arg is not None:
                 print(f"no data for  {name} (not drawn)")
+        for name, png, present in (
+                ("ch07_peers.png", plot_ch07_peers(ds, ch07.peers) if ch07.peers else None,
+                 ch07.peers is not None),
+                ("ch07_accuracy.png", plot_ch07_accuracy(ch07.accuracy) if ch07.accuracy else None,
+                 ch07.accuracy is not None)):
+            if png is not None:
+                w.put(os.path.join(args.out, name), png)
+            elif present:
+                print(f"no data for  {name} (not drawn)")
 
     baseline = next((f for f in files if f.name == "baseline_cublaslt.json"), None)
     update_markdown(w, os.path.join(args.repo, "README.md"), [
-        (MARK_RESULTS, results_table(ds, label)),
+        (MARK_RESULTS, results_table(top, label)),
         (MARK_BASELINE, baseline_table(baseline, label) if baseline else None),
     ])
 
@@ -1160,12 +1716,26 @@ def main(argv: list[str] | None = None) -> int:
             if not m or not os.path.isfile(readme):
                 continue
             impls = [i for i in ds.chapters if chapter_number(i) == int(m.group(1))]
-            blocks = [(MARK_MEASURED, measured_table(ds, impls, label))]
+            opts = MEASURED_OPTIONS.get(int(m.group(1)), {})
+            blocks = [(MARK_MEASURED, measured_table(ds, impls, label, **opts))]
             if int(m.group(1)) == CH06_CHAPTER:
                 blocks += [
                     (MARK_ABLATION, ablation_table(ch06.ablation, ch06.label) if ch06.ablation else None),
                     (MARK_ACCURACY, accuracy_table(ch06.accuracy, ch06.label) if ch06.accuracy else None),
                     (MARK_SWEEP, sweep_table(ch06.sweep, ch06.label) if ch06.sweep else None),
+                ]
+            if int(m.group(1)) == CH07_CHAPTER:
+                main07 = ch07_main(ds)
+                blocks += [
+                    (MARK_PEERS, peers_table(ds, ch07.peers, label, ch07.label)
+                     if ch07.peers else None),
+                    (MARK_ACCURACY, ch07_accuracy_table(ch07.accuracy, ch07.label)
+                     if ch07.accuracy else None),
+                    (MARK_QUANTIZERS, quantizers_table(ch07.quantize, ch07.label)
+                     if ch07.quantize else None),
+                    (MARK_SWEEP, ch07_sweep_table(ch07.sweeps, ch07.label, read_ktable(args.repo),
+                                                  main07[1] if main07 else None)
+                     if ch07.sweeps else None),
                 ]
             update_markdown(w, readme, blocks)
 

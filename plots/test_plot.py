@@ -11,7 +11,12 @@
    fixture's ch06/ subfolder (ablation, accuracy, sweep) gives the chapter README's ablation,
    accuracy and sweep tables and ch06_ablation.png / ch06_accuracy.png; without those files the
    blocks are left alone; a C++ `nan` in sweep.json is read (and never wins); a truncated one is
-   an error; ch06/ fixture data alone is also refused in the repository.
+   an error; ch06/ fixture data alone is also refused in the repository. Chapter 7: its
+   measured table (against cuBLASLt block-scaled, with GB/s), and from the fixture's ch07/
+   subfolder the peers table with its geomean lines, the accuracy, quantiser and sweep tables
+   (the sweep against a kTable in a fake bs_gemm.cpp), ch07_peers.png and ch07_accuracy.png;
+   chapter 7 stays out of the top-level ladder (LADDER_LAST_CHAPTER); without ch07/ files its
+   blocks are left alone; ch07/ fixture data alone is refused in the repository.
 2. When plots/data/h200/ holds any JSON, runs plot.py on it (temp out dir, temp copies of the
    READMEs) so the committed data always parses, and checks that it is not fixture data.
 
@@ -35,6 +40,7 @@ REPO = os.path.dirname(HERE)
 PLOT = os.path.join(HERE, "plot.py")
 FIXTURE = os.path.join(REPO, "tests", "data", "bench_fixture")
 FIXTURE_CH06 = os.path.join(FIXTURE, "ch06")
+FIXTURE_CH07 = os.path.join(FIXTURE, "ch07")
 COMMITTED = os.path.join(REPO, "plots", "data", "h200")
 
 failures: list[str] = []
@@ -160,6 +166,51 @@ Text after.
 """
 CH06_README = os.path.join("chapters", "06_warp_specialization", "README.md")
 
+SKELETON_CH07 = """# Chapter 7 (test skeleton)
+
+<!-- measured:begin -->
+(to be generated)
+<!-- measured:end -->
+
+Peers text.
+
+<!-- peers:begin -->
+(peers to be generated)
+<!-- peers:end -->
+
+Accuracy text.
+
+<!-- accuracy:begin -->
+(accuracy to be generated)
+<!-- accuracy:end -->
+
+Quantisers text.
+
+<!-- quantizers:begin -->
+(quantizers to be generated)
+<!-- quantizers:end -->
+
+Sweep text.
+
+<!-- sweep:begin -->
+(sweep to be generated)
+<!-- sweep:end -->
+
+Text after.
+"""
+CH07_README = os.path.join("chapters", "07_block_scaling", "README.md")
+CH07_SOURCE = os.path.join("chapters", "07_block_scaling", "bs_gemm.cpp")
+# A fake kTable: the fixture sweep's 8192^3 winner is not the table's kernel (it is #2), its
+# 64x7168x2048 winner is; 4096x4096x4096 is in the table but not in the sweep.
+FAKE_KTABLE = """namespace {
+constexpr TableEntry kTable[] = {
+    {8192, 8192, 8192, "256x128_s3_c1x2_promoted_tma_b4"},
+    {4096, 4096, 4096, "128x256_s4_c2x1_promoted_tma_b1"},
+    {64, 7168, 2048, "64x64_s12_c1x1_promoted_tma_b1"},
+};
+}  // namespace
+"""
+
 
 def load_json(path: str) -> dict:
     with open(path, encoding="utf-8") as f:
@@ -170,10 +221,15 @@ def make_skeleton(root: str) -> None:
     os.makedirs(root)
     with open(os.path.join(root, "README.md"), "w") as f:
         f.write(SKELETON_README)
-    for d in ("01_naive", "02_smem_tiling", "05_wgmma", "07_block_scaling"):
+    for d in ("01_naive", "02_smem_tiling", "05_wgmma"):
         os.makedirs(os.path.join(root, "chapters", d))
         with open(os.path.join(root, "chapters", d, "README.md"), "w") as f:
             f.write(SKELETON_CHAPTER.format(n=d))
+    os.makedirs(os.path.join(root, os.path.dirname(CH07_README)))
+    with open(os.path.join(root, CH07_README), "w") as f:
+        f.write(SKELETON_CH07)
+    with open(os.path.join(root, CH07_SOURCE), "w") as f:
+        f.write(FAKE_KTABLE)
     os.makedirs(os.path.join(root, os.path.dirname(CH06_README)))
     with open(os.path.join(root, CH06_README), "w") as f:
         f.write(SKELETON_CH06)
@@ -196,7 +252,8 @@ def test_fixture(tmp: str) -> None:
           "the errored benchmark is reported on stderr")
     check("ladder.png" in p.stdout and "README.md" in p.stdout, "plot.py prints what it wrote")
 
-    for name in ("ladder.png", "sizes.png", "ch06_ablation.png", "ch06_accuracy.png"):
+    for name in ("ladder.png", "sizes.png", "ch06_ablation.png", "ch06_accuracy.png",
+                 "ch07_peers.png", "ch07_accuracy.png"):
         path = os.path.join(out, name)
         size = png_size(path) if os.path.isfile(path) else None
         check(size is not None, f"{name} exists and is a PNG")
@@ -221,8 +278,7 @@ def test_fixture(tmp: str) -> None:
                               ("ch05_wgmma.json", "ch05_wgmma", "cublaslt_per_tensor"),
                               ("ch06_warp_specialization.json", "ch06_fast", "cublaslt_per_tensor"),
                               ("ch06_warp_specialization.json", "ch06_promoted",
-                               "cublaslt_per_tensor_promoted"),
-                              ("ch07_block_scaling.json", "ch07_block_scaling", "cublaslt_block_scaled")):
+                               "cublaslt_per_tensor_promoted")):
         cells = [f"`{impl}`"]
         for s in (4096, 8192):
             shape = f"{s}x{s}x{s}"
@@ -234,6 +290,9 @@ def test_fixture(tmp: str) -> None:
                 cells += [tf(r["TFLOPS"]), p_]
         line = "| " + " | ".join(cells) + " |"
         check(line in readme, f"README results row {line}")
+    # Chapter 7 is not in the top-level ladder yet (LADDER_LAST_CHAPTER = 6): no row, and its
+    # file's commit is not among the README line's.
+    check("`ch07_block_scaling`" not in readme, "chapter 7 stays out of the top-level results table")
     # The same, spelled out once by hand so a shared mistake cannot hide.
     check("| `ch01_naive` | 3.20 | 0.26% | 3.10 | 0.21% |" in readme, "ch01 row literal")
     check("| `ch03_mma_sync` | 310.0 | 25.0% | 360.0 | 25.0% |" in readme, "ch03 row literal")
@@ -272,9 +331,7 @@ def test_fixture(tmp: str) -> None:
     ch05 = read(os.path.join(repo, "chapters", "05_wgmma", "README.md"))
     check("| 4096³ | 620.0 | 49.2% |" in ch05 and "| 8192³ |" not in ch05,
           "chapter 5 table has 4096³ and skips the errored 8192³")
-    ch07 = read(os.path.join(repo, "chapters", "07_block_scaling", "README.md"))
-    check("| 4096³ | 1100.0 | 110.0% (vs block-scaled) |" in ch07,
-          "chapter 7 compared with the block-scaled peer of its own file")
+    check_ch07(read(os.path.join(repo, CH07_README)), rows["ch07_block_scaling.json"])
     check_ch06(read(os.path.join(repo, CH06_README)))
     for d in ("02_smem_tiling", "03_mma_sync"):
         rel = os.path.join("chapters", d, "README.md")
@@ -310,6 +367,7 @@ def test_fixture(tmp: str) -> None:
           "a truncated JSON file makes plot.py fail and name the file")
 
     test_ch06_edges(tmp)
+    test_ch07_edges(tmp)
 
     # Fixture data must never land in the repository: plot.py refuses (checked with --no-png and
     # a temp --out so that even a broken guard could only touch README.md's marked blocks).
@@ -406,6 +464,196 @@ def check_ch06(ch06: str) -> None:
           "sweep: no raster row where the shape has no raster variants")
 
 
+def gmean(xs: list[float]) -> float:
+    return statistics.geometric_mean(xs)
+
+
+def check_ch07(ch07: str, main: dict[tuple[str, str], dict]) -> None:
+    """Chapter 7's README: measured (block-scaled peer, GB/s), peers, accuracy, quantisers and
+    sweep tables, computed here from the fixture files."""
+    for t in ("(to be generated)", "(peers to be generated)", "(accuracy to be generated)",
+              "(quantizers to be generated)", "(sweep to be generated)"):
+        check(t not in ch07, f"chapter 7 README: {t!r} replaced")
+    check(all(t in ch07 for t in ("Peers text.", "Accuracy text.", "Quantisers text.",
+                                  "Sweep text.", "Text after.")),
+          "chapter 7 README: text between the blocks kept")
+    for mk in ("measured", "peers", "accuracy", "quantizers", "sweep"):
+        check(ch07.count(f"<!-- {mk}:begin -->") == 1 and ch07.count(f"<!-- {mk}:end -->") == 1,
+              f"chapter 7 README: the {mk} markers are kept, once each")
+
+    def label(shape: str) -> str:
+        s = shape.split("x")
+        return f"{s[0]}³" if s[0] == s[1] == s[2] else shape.replace("x", "×")
+
+    # Measured: against cuBLASLt block-scaled from the same file (named in the header, not in
+    # each cell), with GB/s.
+    check("| shape (M×N×K) | TFLOPS | % of cuBLASLt block-scaled | GB/s | median µs |" in ch07,
+          "chapter 7 measured header names the block-scaled peer and has GB/s")
+    for (impl, shape), b in main.items():
+        if impl != "ch07_block_scaling":
+            continue
+        q = main[("cublaslt_block_scaled", shape)]
+        line = (f"| {label(shape)} | {tf(b['TFLOPS'])} | {pct(b['TFLOPS'], q['TFLOPS'])} | "
+                f"{b['GB/s']:.0f} | {b['median_us']:.1f} |")
+        check(line in ch07, f"chapter 7 measured row {line}")
+    check("| 4096³ | 1100.0 | 110.0% | 537 | 124.9 |" in ch07, "chapter 7 measured row literal")
+    check("(vs block-scaled)" not in ch07, "chapter 7 measured: the peer is not repeated per cell")
+    check("50 µs GPU-side delay" in ch07, "chapter 7 measured note: the harness's delay")
+
+    # Peers: the peers file's shapes; ours and cuBLASLt from the chapter's file.
+    peers = {}
+    for b in load_json(os.path.join(FIXTURE_CH07, "peers.json"))["benchmarks"]:
+        if not b.get("error_occurred"):
+            peers[tuple(b["name"].split("/")[:2])] = b
+    shapes = list(dict.fromkeys(sh for _, sh in peers))
+
+    def val(d: dict, key: tuple[str, str], field: str = "TFLOPS") -> float | None:
+        return d[key][field] if key in d else None
+
+    large_dg, large_cb, small_dg, small_cb = [], [], [], []
+    for sh in shapes:
+        ours = val(main, ("ch07_block_scaling", sh))
+        cub = val(main, ("cublaslt_block_scaled", sh))
+        torch = val(peers, ("torch_scaled_mm_blockwise", sh))
+        dg = val(peers, ("deepgemm", sh))
+        cupti = val(peers, ("deepgemm", sh), "cupti_TFLOPS")
+        r_dg = ours / dg if ours and dg else None
+        r_cb = ours / cub if ours and cub else None
+        cells = [label(sh)] + [tf(x) if x is not None else "—" for x in (ours, cub, torch, dg, cupti)]
+        cells += [f"{r:.3f}x" if r is not None else "—" for r in (r_dg, r_cb)]
+        line = "| " + " | ".join(cells) + " |"
+        check(line in ch07, f"peers row {line}")
+        small = int(sh.split("x")[0]) <= 128
+        if r_dg:
+            (small_dg if small else large_dg).append(r_dg)
+        if r_cb:
+            (small_cb if small else large_cb).append(r_cb)
+    check("| 8192³ | 1300.0 | 1250.0 | 1280.0 | 1400.0 | 1450.0 | 0.929x | 1.040x |" in ch07,
+          "peers row literal")
+    check("| 64×7168×2048 | 170.0 | 160.0 | — | 200.0 | 240.0 | 0.850x | 1.062x |" in ch07,
+          "peers: the errored torch row is shown as —")
+    check("| 2048³ |" not in ch07.split("<!-- peers:begin -->")[1].split("<!-- peers:end -->")[0],
+          "peers: only the peers' shapes")
+    line = (f"- M > 128: ch07 / DeepGEMM geomean **{gmean(large_dg):.3f}x** ({len(large_dg)} shapes, "
+            f"{min(large_dg):.2f}-{max(large_dg):.2f} per shape); ch07 / cuBLASLt block-scaled "
+            f"geomean **{gmean(large_cb):.3f}x** ({len(large_cb)} shapes, "
+            f"{min(large_cb):.2f}-{max(large_cb):.2f} per shape).")
+    check(line in ch07, f"peers geomean line {line}")
+    check("ch07 / DeepGEMM geomean **0.862x** (2 shapes, 0.80-0.93 per shape)" in ch07,
+          "peers geomean literal (sqrt(1300/1400 * 1040/1300))")
+    line = (f"- M <= 128 (memory-bound): ch07 / DeepGEMM geomean **{gmean(small_dg):.3f}x** "
+            f"({len(small_dg)} shapes, {min(small_dg):.2f}-{max(small_dg):.2f} per shape); ch07 / "
+            f"cuBLASLt block-scaled geomean **{gmean(small_cb):.3f}x** ({len(small_cb)} shapes, "
+            f"{min(small_cb):.2f}-{max(small_cb):.2f} per shape).")
+    check(line in ch07, f"peers small-M geomean line {line}")
+    check("| 64×2112×7168 | — | — | — | 150.0 | 190.0 | — | — |" in ch07,
+          "peers: a shape only DeepGEMM ran is listed and left out of the geomeans")
+    check("torch 9.9.9+fixture" in ch07 and "DeepGEMM 0.0.1-fixture" in ch07
+          and "ch07/peers.json" in ch07 and "All four timed alike" in ch07,
+          "peers note: versions, file, the same method on both sides")
+
+    # Accuracy: data, K, each recipe's error vs exact (vs quantised), the quantisation floors.
+    acc = load_json(os.path.join(FIXTURE_CH07, "accuracy.json"))
+    for r in acc["results"]:
+        cells = [r["data"].replace("_", " "), str(r["K"])]
+        for k in ("per_tensor_fast", "per_tensor_promoted", "block_scaled_promoted"):
+            cells.append(f"{r[k]['vs_exact']:.1e} ({r[k]['vs_quantised']:.1e})")
+        cells += [f"{r['quantisation_only'][k]:.1e}" for k in ("per_tensor", "block_scaled")]
+        line = "| " + " | ".join(cells) + " |"
+        check(line in ch07, f"ch07 accuracy row {line}")
+    check("| all positive | 65536 | 6.0e-03 (8.0e-03) | 2.0e-03 (1.7e-03) | 2.0e-03 (1.6e-03) | "
+          "2.0e-03 | 2.0e-03 |" in ch07, "ch07 accuracy row literal")
+    check("ch07/accuracy.json" in ch07 and "256 x 256 x K" in ch07, "ch07 accuracy note")
+
+    # Quantisers: GB/s, the copy's GB/s at the same shape, % of copy (the counter, or computed),
+    # and the 85% target.
+    q = {tuple(b["name"].split("/")[:2]): b
+         for b in load_json(os.path.join(FIXTURE_CH07, "quantize_bench.json"))["benchmarks"]}
+    for (impl, sh), b in q.items():
+        if impl.startswith("copy"):
+            continue
+        c = q[("copy_d2d_as_" + impl, sh)]["GB/s"]
+        p_ = b.get("pct_of_copy", 100.0 * b["GB/s"] / c)
+        line = (f"| `{impl}` | {sh.replace('x', '×')} | {b['GB/s']:.0f} | {c:.0f} | {p_:.1f}% | "
+                f"{'met' if p_ >= 85 else '**missed**'} |")
+        check(line in ch07, f"quantiser row {line}")
+    check("| `quantize_1x128_dual` | 8192×7168 | 3400 | 4000 | 85.0% | met |" in ch07,
+          "quantiser without pct_of_copy: computed from GB/s, 85.0% meets the target")
+
+    # Sweep: per shape the three fastest ch07: kernels with % of cuBLASLt, and kTable's kernel.
+    sw = [b for b in load_json(os.path.join(FIXTURE_CH07, "sweep_large.json"))["benchmarks"]]
+    ktable = {"8192x8192x8192": "256x128_s3_c1x2_promoted_tma_b4",
+              "64x7168x2048": "64x64_s12_c1x1_promoted_tma_b1"}
+    for sh in dict.fromkeys(b["name"].split("/")[1] for b in sw):
+        ks = sorted((b for b in sw if b["name"].split("/")[1] == sh
+                     and b["name"].startswith("ch07:")), key=lambda b: -b["TFLOPS"])
+        cub = next(b["TFLOPS"] for b in sw if b["name"].startswith(f"cublaslt_block_scaled/{sh}/"))
+        cells = [label(sh)]
+        for k in range(3):
+            if k < len(ks):
+                name = ks[k]["name"].split("/")[0][len("ch07:"):]
+                cells.append(f"`{name}` {tf(ks[k]['TFLOPS'])} ({pct(ks[k]['TFLOPS'], cub)})")
+            else:
+                cells.append("—")
+        names = [b["name"].split("/")[0][len("ch07:"):] for b in ks]
+        i = names.index(ktable[sh])
+        where = "fastest" if i == 0 else f"#{i + 1} of {len(ks)}, {tf(ks[i]['TFLOPS'])}"
+        cells += [tf(cub), f"`{ktable[sh]}` ({where})"]
+        line = "| " + " | ".join(cells) + " |"
+        check(line in ch07, f"ch07 sweep row {line}")
+    check("| 8192³ | `128x256_s4_c2x1_promoted_tma_b1` 1250.0 (100.8%) | "
+          "`256x128_s3_c1x2_promoted_tma_b4` 1200.0 (96.8%) | `192x128_s4_c2x1_promoted_tma_b2` "
+          "1100.0 (88.7%) | 1240.0 | `256x128_s3_c1x2_promoted_tma_b4` (#2 of 4, 1200.0) |" in ch07,
+          "ch07 sweep row literal: the table's kernel is the second fastest")
+    check("`5weep00000`" in ch07 and "not at the measured table's `f1x7ure000`" in ch07,
+          "ch07 sweep note: the sweep's own commit, differing from the measured table's")
+
+
+def test_ch07_edges(tmp: str) -> None:
+    """Chapter 7: ch07/ files missing, no kTable source, a truncated accuracy.json, and ch07/
+    fixture data alone refused in the repository (all --no-png)."""
+    data = os.path.join(tmp, "ch07_main_only")
+    os.makedirs(data)
+    shutil.copy(os.path.join(FIXTURE, "ch07_block_scaling.json"), data)
+    repo = os.path.join(tmp, "ch07_repo")
+    os.makedirs(os.path.join(repo, os.path.dirname(CH07_README)))
+    with open(os.path.join(repo, CH07_README), "w") as f:
+        f.write(SKELETON_CH07)
+    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "ch07_out"), "--no-png")
+    text = read(os.path.join(repo, CH07_README))
+    check(p.returncode == 0 and "(to be generated)" not in text
+          and all(f"({b} to be generated)" in text
+                  for b in ("peers", "accuracy", "quantizers", "sweep")),
+          "without ch07/ files: measured filled, the other chapter-7 blocks left alone")
+
+    # The sweep without bs_gemm.cpp: the fastest kernels, no kTable column.
+    data = os.path.join(tmp, "ch07_sweep")
+    shutil.copytree(FIXTURE_CH07, os.path.join(data, "ch07"))
+    shutil.copy(os.path.join(FIXTURE, "ch07_block_scaling.json"), data)
+    with open(os.path.join(repo, CH07_README), "w") as f:
+        f.write(SKELETON_CH07)
+    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "ch07_out"), "--no-png")
+    text = read(os.path.join(repo, CH07_README))
+    check(p.returncode == 0 and "`128x256_s4_c2x1_promoted_tma_b1` 1250.0 (100.8%)" in text
+          and "kTable" not in text, "sweep without bs_gemm.cpp: fastest listed, no kTable column")
+
+    # A truncated accuracy.json is an error naming the file.
+    with open(os.path.join(data, "ch07", "accuracy.json"), "w") as f:
+        f.write(read(os.path.join(FIXTURE_CH07, "accuracy.json"))[:300])
+    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "ch07_out"), "--no-png")
+    check(p.returncode == 2 and "accuracy.json" in p.stderr,
+          "a truncated ch07/accuracy.json makes plot.py fail and name the file")
+
+    data = os.path.join(tmp, "ch07_only")
+    shutil.copytree(FIXTURE_CH07, os.path.join(data, "ch07"))
+    real = os.path.join(REPO, CH07_README)
+    before = open(real, "rb").read() if os.path.isfile(real) else None
+    p = run("--data", data, "--repo", REPO, "--out", os.path.join(tmp, "out_guard7"), "--no-png")
+    after = open(real, "rb").read() if os.path.isfile(real) else None
+    check(p.returncode == 2 and before == after,
+          "plot.py refuses to write ch07/ fixture data into the repository")
+
+
 def test_ch06_edges(tmp: str) -> None:
     """Chapter 6 files missing, a C++ nan in sweep.json, a truncated one (all --no-png)."""
     # Only the main JSON: the ablation, accuracy and sweep blocks are left alone.
@@ -468,6 +716,7 @@ def committed_gpu(path: str) -> str:
 def test_committed(tmp: str) -> None:
     files = sorted(glob.glob(os.path.join(COMMITTED, "*.json")))
     files += sorted(glob.glob(os.path.join(COMMITTED, "ch06", "*.json")))
+    files += sorted(glob.glob(os.path.join(COMMITTED, "ch07", "*.json")))
     if not files:
         print("== no committed data in plots/data/h200/ yet: that part is skipped")
         return
@@ -484,11 +733,15 @@ def test_committed(tmp: str) -> None:
         d = os.path.join(repo, "chapters", os.path.basename(os.path.dirname(readme)))
         os.makedirs(d, exist_ok=True)
         shutil.copy(readme, d)
+    if os.path.isfile(os.path.join(REPO, CH07_SOURCE)):  # the sweep block reads kTable from it
+        os.makedirs(os.path.join(repo, os.path.dirname(CH07_SOURCE)), exist_ok=True)
+        shutil.copy(os.path.join(REPO, CH07_SOURCE), os.path.join(repo, CH07_SOURCE))
     out = os.path.join(tmp, "committed_out")
     args = ("--data", COMMITTED, "--repo", repo, "--out", out)
     p = run(*args)
     check(p.returncode == 0, f"plot.py parses the committed data (exit {p.returncode})")
-    for name in ("ladder.png", "sizes.png", "ch06_ablation.png", "ch06_accuracy.png"):
+    for name in ("ladder.png", "sizes.png", "ch06_ablation.png", "ch06_accuracy.png",
+                 "ch07_peers.png", "ch07_accuracy.png"):
         path = os.path.join(out, name)
         if os.path.isfile(path):
             check(png_size(path) is not None, f"committed data: {name} is a PNG")
