@@ -9,6 +9,8 @@
 //                 table's choice, beside cuBLASLt; each is validated on each shape first
 // --accuracy=PATH the accuracy study (README): relative error against float64 of four recipes on
 //                 three kinds of data, K up to 65536, as JSON
+// For M <= 128 shapes (memory-bound) a "device_copy/<shape>" benchmark copies N x K bytes in the
+// same run: the bandwidth their GB/s is compared with.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -154,6 +156,26 @@ int main(int argc, char** argv) {
     if (cublas_added[t.shape.name()]) continue;
     cublas_added[t.shape.name()] = true;
     const ch07::BlockScaledGemm g = ops_for(t.shape).gemm();
+    if (t.shape.M <= 128) {
+      // Memory-bound shapes: the device's copy bandwidth in the same run, as the yardstick for
+      // their GB/s ("device_copy": the bytes the GEMM must move at least, read once and written
+      // once by cudaMemcpyAsync, counted as read + write).
+      const std::size_t bytes = std::size_t(t.shape.N * t.shape.K);
+      auto buffers = std::make_shared<std::pair<DeviceBuffer<std::uint8_t>, DeviceBuffer<std::uint8_t>>>(
+          DeviceBuffer<std::uint8_t>(bytes), DeviceBuffer<std::uint8_t>(bytes));
+      GemmCost cost;
+      cost.bytes = 2.0 * double(bytes);
+      cost.flops = 0;
+      benchmark::RegisterBenchmark(("device_copy/" + t.shape.name()).c_str(),
+                                   [buffers, bytes, cost](benchmark::State& st) {
+                                     time_gpu(st, [buffers, bytes](cudaStream_t stream) {
+                                       FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(
+                                           buffers->second.data(), buffers->first.data(), bytes,
+                                           cudaMemcpyDeviceToDevice, stream));
+                                     }, cost);
+                                   })
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    }
     if (g.M % 4 != 0 || g.N % 8 != 0) continue;  // cuBLASLt's block-scaled rules
     add("cublaslt_block_scaled", t.shape, [g, &cublas](cudaStream_t st) {
       cublas.block_scaled(g.M, g.N, g.K, g.A, g.B, static_cast<std::uint16_t*>(g.D), g.scale_a,
