@@ -18,3 +18,5 @@ fp8gemm_sass_test(NAME common_sass_fill_random_e4m3 TARGET common_test_gpu
                   KERNEL fill_random_e4m3_kernel ARCH sm_90a
                   CONTAINS STG.E.U8 FRND MUFU.RSQ
                   ABSENT LDL STL)
+# The grouped tile schedule of chapter 8 (host/device code, checked on the CPU).
+fp8gemm_test(common_test_grouped_schedule LABEL cpu SOURCES test_grouped_schedule.cpp)

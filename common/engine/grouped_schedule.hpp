@@ -1,0 +1,99 @@
+// The grouped tile schedule of chapter 8 (mixture-of-experts GEMMs), host and device code: which
+// output tiles exist when the rows of A and D belong to G groups (experts) whose sizes are device
+// data, and how a persistent CTA walks them without the host ever reading those sizes (so a call
+// can be captured in a CUDA graph and replayed with other group sizes).
+//
+// Two layouts of the rows:
+//   contiguous  A [total_rows, K], D [total_rows, N]; group g owns rows [offsets[g], offsets[g+1])
+//               (offsets: G + 1 int32 on the device, offsets[0] = 0, monotone, offsets[G] =
+//               total_rows). Any size per group, 0 included: no padding to the tile height.
+//   masked      A [G, M_max, K], D [G, M_max, N]; group g owns rows [g M_max, g M_max + m_g),
+//               m_g = min(masked_m[g], M_max) (masked_m: G int32 on the device). Rows past m_g are
+//               neither computed into results nor written.
+// Tiles never straddle two groups: group g has ceil(rows_g / BlockM) row tiles times n_tiles
+// column tiles, numbered group by group; inside a group the row tile varies fastest, so
+// consecutive tiles (which run at the same time on neighbouring SMs) share the group's B tile
+// B_g[n_block] and walk down its rows of A. A tile's last rows may belong to the next group (or
+// to the padding of a masked group): `row_end` is where the tile's valid rows stop, and the
+// epilogue must not write at or past it.
+//
+// A persistent CTA takes tiles c, c + grid, c + 2 grid, ... (increasing), so each CTA keeps a
+// cursor that only moves forward through the groups: O(G) reads of the offsets per CTA over the
+// whole kernel, all of them L2 hits after the first CTA. The total number of tiles is never
+// needed: a CTA stops when its cursor runs past the last group.
+#pragma once
+
+#include <cstdint>
+
+#include "common/fp8.hpp"  // FP8GEMM_HD
+
+namespace fp8gemm::engine {
+
+enum class GroupedKind : int { contiguous = 0, masked = 1 };
+
+/// Where the groups' rows are (device pointers; host code may pass host arrays to the same
+/// functions, as the CPU tests do).
+struct GroupedLayout {
+  GroupedKind kind = GroupedKind::contiguous;
+  int groups = 0;                  ///< G
+  const int* offsets = nullptr;    ///< contiguous: G + 1 row offsets
+  const int* masked_m = nullptr;   ///< masked: G row counts
+  int m_max = 0;                   ///< masked: rows reserved per group
+};
+
+/// The rows [begin, end) of group g.
+FP8GEMM_HD inline void group_rows(const GroupedLayout& L, int g, int& begin, int& end) {
+  if (L.kind == GroupedKind::contiguous) {
+    begin = L.offsets[g];
+    end = L.offsets[g + 1];
+    if (end < begin) end = begin;  // a bad (decreasing) offset makes an empty group, never a
+                                   // negative one; the checking mode reports it
+  } else {
+    begin = g * L.m_max;
+    const int m = L.masked_m[g];
+    end = begin + (m < 0 ? 0 : m > L.m_max ? L.m_max : m);
+  }
+}
+
+/// One tile of the grouped schedule.
+struct GroupedTile {
+  int group = 0;    ///< g: which B_g the tile multiplies by
+  int m0 = 0;       ///< first row of the tile (a row of A and D)
+  int row_end = 0;  ///< the group's end: rows m0 .. min(m0 + BlockM, row_end) - 1 are valid
+  int n_block = 0;  ///< columns n_block * BlockN ..
+};
+
+/// A CTA's position in the group sequence.
+struct GroupedCursor {
+  int group = 0;                ///< the group the next tile is in (or past the last)
+  std::int64_t first_tile = 0;  ///< the number of tiles in groups before `group`
+  int begin = 0, end = 0;       ///< the group's rows, once loaded
+  std::int64_t tiles = -1;      ///< the group's tiles; -1: not loaded yet
+};
+
+/// Tile number `t` of the schedule (t must not decrease between calls with the same cursor), or
+/// false when t is past the last tile.
+FP8GEMM_HD inline bool grouped_tile(const GroupedLayout& L, int block_m, int n_tiles,
+                                    std::int64_t t, GroupedCursor& c, GroupedTile& out) {
+  while (c.group < L.groups) {
+    if (c.tiles < 0) {
+      group_rows(L, c.group, c.begin, c.end);
+      c.tiles = std::int64_t((c.end - c.begin + block_m - 1) / block_m) * n_tiles;
+    }
+    if (t < c.first_tile + c.tiles) {
+      const std::int64_t in_group = t - c.first_tile;
+      const std::int64_t m_tiles = c.tiles / n_tiles;
+      out.group = c.group;
+      out.m0 = c.begin + int(in_group % m_tiles) * block_m;
+      out.row_end = c.end;
+      out.n_block = int(in_group / m_tiles);
+      return true;
+    }
+    c.first_tile += c.tiles;
+    ++c.group;
+    c.tiles = -1;
+  }
+  return false;
+}
+
+}  // namespace fp8gemm::engine

@@ -1,0 +1,133 @@
+// CPU tests of the grouped tile schedule (common/engine/grouped_schedule.hpp, chapter 8): every
+// (group, row tile, column tile) is visited exactly once over all persistent CTAs, tiles cover
+// exactly each group's rows and never start in another group, empty groups have no tiles, and
+// the cursor only moves forward; for contiguous offsets and masked row counts, with the group
+// sizes MoE routing produces (0, 1, 127, 128, 129, everything in one group, G = 1 and G = 256).
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "catch.hpp"
+#include "common/engine/grouped_schedule.hpp"
+
+using fp8gemm::engine::grouped_tile;
+using fp8gemm::engine::GroupedCursor;
+using fp8gemm::engine::GroupedKind;
+using fp8gemm::engine::GroupedLayout;
+using fp8gemm::engine::GroupedTile;
+
+namespace {
+
+/// Runs the schedule as `grid` persistent CTAs would (CTA c takes tiles c, c + grid, ...) and
+/// checks it against the group rows `begin[g] .. end[g]`. Returns the number of tiles.
+std::int64_t check_schedule(const GroupedLayout& L, const std::vector<int>& begin,
+                            const std::vector<int>& end, int block_m, int n_tiles, int grid) {
+  std::set<std::tuple<int, int, int>> seen;  // (group, m0, n_block)
+  std::int64_t count = 0;
+  for (int cta = 0; cta < grid; ++cta) {
+    GroupedCursor c;
+    GroupedTile t;
+    int last_group = -1;
+    for (std::int64_t i = cta; grouped_tile(L, block_m, n_tiles, i, c, t); i += grid) {
+      ++count;
+      REQUIRE(t.group >= last_group);  // the cursor only moves forward
+      last_group = t.group;
+      const int g = t.group;
+      REQUIRE(g >= 0);
+      REQUIRE(g < L.groups);
+      REQUIRE(end[g] > begin[g]);          // no tile for an empty group
+      REQUIRE(t.m0 >= begin[g]);           // starts inside its group
+      REQUIRE(t.m0 < end[g]);
+      REQUIRE((t.m0 - begin[g]) % block_m == 0);
+      REQUIRE(t.row_end == end[g]);        // where the epilogue must stop
+      REQUIRE(t.n_block >= 0);
+      REQUIRE(t.n_block < n_tiles);
+      REQUIRE(seen.insert({g, t.m0, t.n_block}).second);  // each tile once
+    }
+  }
+  // Every tile of every group was visited.
+  std::int64_t expected = 0;
+  for (int g = 0; g < L.groups; ++g) {
+    const int tiles_m = (end[g] - begin[g] + block_m - 1) / block_m;
+    expected += std::int64_t(tiles_m) * n_tiles;
+    for (int i = 0; i < tiles_m; ++i)
+      for (int n = 0; n < n_tiles; ++n) REQUIRE(seen.count({g, begin[g] + i * block_m, n}) == 1);
+  }
+  REQUIRE(count == expected);
+  return count;
+}
+
+std::vector<int> offsets_of(const std::vector<int>& rows) {
+  std::vector<int> off(rows.size() + 1, 0);
+  for (std::size_t g = 0; g < rows.size(); ++g) off[g + 1] = off[g] + rows[g];
+  return off;
+}
+
+}  // namespace
+
+TEST_CASE("grouped schedule: contiguous groups of MoE-like sizes", "[grouped][cpu]") {
+  std::mt19937_64 gen(2024);
+  std::vector<std::vector<int>> cases = {
+      {0, 1, 127, 128, 129, 0},        // the edges around one 128-row tile
+      {1000},                          // G = 1
+      {0, 0, 0, 4096, 0},              // everything in one group
+      {0, 0, 0},                       // no rows at all: no tiles
+  };
+  // G = 32 skewed (two empty experts, sizes not multiples of 128) and G = 256.
+  for (int G : {32, 256}) {
+    std::vector<int> rows(static_cast<std::size_t>(G));
+    std::exponential_distribution<double> skew(1.0 / 200.0);
+    for (auto& r : rows) r = int(skew(gen));
+    rows[3] = 0;
+    rows[G - 1] = 0;
+    cases.push_back(rows);
+  }
+  for (const auto& rows : cases) {
+    const std::vector<int> off = offsets_of(rows);
+    GroupedLayout L;
+    L.kind = GroupedKind::contiguous;
+    L.groups = int(rows.size());
+    L.offsets = off.data();
+    const std::vector<int> begin(off.begin(), off.end() - 1), end(off.begin() + 1, off.end());
+    for (int block_m : {64, 128, 256})
+      for (int n_tiles : {1, 3, 56})
+        for (int grid : {1, 7, 132}) {
+          CAPTURE(rows.size(), block_m, n_tiles, grid);
+          check_schedule(L, begin, end, block_m, n_tiles, grid);
+        }
+  }
+}
+
+TEST_CASE("grouped schedule: masked groups, masked_m from 0 to M_max and beyond", "[grouped][cpu]") {
+  const int m_max = 1024;
+  const std::vector<int> masked = {0, 1, 1023, 1024, 5000 /* clamped to M_max */, -3 /* empty */,
+                                   300, 129};
+  GroupedLayout L;
+  L.kind = GroupedKind::masked;
+  L.groups = int(masked.size());
+  L.masked_m = masked.data();
+  L.m_max = m_max;
+  std::vector<int> begin, end;
+  for (int g = 0; g < L.groups; ++g) {
+    begin.push_back(g * m_max);
+    end.push_back(g * m_max + std::clamp(masked[std::size_t(g)], 0, m_max));
+  }
+  for (int block_m : {64, 128})
+    for (int grid : {1, 5, 132}) check_schedule(L, begin, end, block_m, 7, grid);
+}
+
+TEST_CASE("grouped schedule: decreasing offsets give empty groups, never negative rows",
+          "[grouped][cpu]") {
+  // Offsets are device data the host never reads; a bad one must not make the kernel compute a
+  // negative row count (the checking mode reports it as an error).
+  const std::vector<int> off = {0, 300, 200, 500};
+  GroupedLayout L;
+  L.groups = 3;
+  L.offsets = off.data();
+  check_schedule(L, {0, 300, 200}, {300, 300, 500}, 128, 2, 3);
+}
