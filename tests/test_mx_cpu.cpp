@@ -1,0 +1,611 @@
+// CPU tests of MXFP8 (common/mx.hpp): the shared-exponent rules floor_ocp (OCP MX v1.0) and
+// rceil (cuBLAS / torchao), the quantiser and its 128 x 4 swizzled UE8M0 scale layout, and the
+// CPU model of the block-scaled MMA against the float64 reference on dequantised operands.
+// Every check draws its own random data (a fresh seed per call of next_seed()).
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "common/fp8.hpp"
+#include "common/mx.hpp"
+#include "common/quantize.hpp"
+#include "common/reference.hpp"
+#include "common/scaling.hpp"
+
+namespace {
+
+using namespace fp8gemm;
+
+constexpr MxExponentRule kRules[] = {MxExponentRule::floor_ocp, MxExponentRule::rceil};
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+std::uint64_t next_seed() {
+  static std::uint64_t s = 0x6d78667038ull;  // "mxfp8"
+  return ++s * 0x9E3779B97F4A7C15ull;
+}
+
+/// rows x cols floats: N(0, 1) times 2^e with e random per 32-block in [lo, hi], so neighbouring
+/// blocks have different scales. Never all zero.
+std::vector<float> random_blocks(std::int64_t rows, std::int64_t cols, std::uint64_t seed,
+                                 int lo = -20, int hi = 20) {
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> expo(lo, hi);
+  std::vector<float> x(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < cols / 32; ++j) {
+      const float f = std::ldexp(1.0f, expo(gen));
+      for (std::int64_t c = j * 32; c < j * 32 + 32; ++c)
+        x[static_cast<std::size_t>(r * cols + c)] = normal(gen) * f;
+    }
+  return x;
+}
+
+/// A float drawn log-uniformly over every finite positive float, subnormals included
+/// (random bit patterns of the magnitude).
+float random_positive_float(std::mt19937_64& gen) {
+  std::uniform_int_distribution<std::uint32_t> bits(1u, 0x7F7FFFFFu);
+  const std::uint32_t u = bits(gen);
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+float amax_of(const float* x, int n) {
+  float a = 0.0f;
+  for (int i = 0; i < n; ++i) a = std::max(a, std::fabs(x[i]));
+  return a;
+}
+
+/// The swizzled offset written out from the rule (independently of scaling.hpp / mx.hpp).
+std::int64_t direct_offset(std::int64_t r, std::int64_t j, std::int64_t col_blocks) {
+  const std::int64_t col_tiles = (col_blocks + 3) / 4;
+  const std::int64_t tile = (r / 128) * col_tiles + j / 4;
+  const std::int64_t rr = r % 128;
+  return tile * 512 + (rr % 32) * 16 + (rr / 32) * 4 + j % 4;
+}
+
+std::uint8_t random_finite_e4m3(std::mt19937_64& gen) {
+  std::uniform_int_distribution<int> code(0, 255);
+  for (;;) {
+    const int c = code(gen);
+    if ((c & 0x7F) != 0x7F) return static_cast<std::uint8_t>(c);
+  }
+}
+
+// ================================== shared-exponent rules ======================================
+
+TEST_CASE("mx_floor_log2 reads floor(log2|x|) from the bits, subnormals included", "[mx]") {
+  std::mt19937_64 gen(next_seed());
+  for (int i = 0; i < 200000; ++i) {
+    const float a = random_positive_float(gen);
+    int e2 = 0;
+    std::frexp(a, &e2);
+    REQUIRE(mx_floor_log2(a) == e2 - 1);
+    REQUIRE(mx_floor_log2(-a) == e2 - 1);
+  }
+  CHECK(mx_floor_log2(std::numeric_limits<float>::denorm_min()) == -149);
+  CHECK(mx_floor_log2(std::numeric_limits<float>::min()) == -126);
+  CHECK(mx_floor_log2(std::numeric_limits<float>::max()) == 127);
+  CHECK(mx_floor_log2(448.0f) == 8);
+  CHECK(mx_floor_log2(std::nextafter(512.0f, 0.0f)) == 8);
+  CHECK(mx_floor_log2(512.0f) == 9);
+}
+
+TEST_CASE("mx_scale_code floor_ocp: floor(log2 amax) - 8, clamped to [-127, 127]", "[mx]") {
+  std::mt19937_64 gen(next_seed());
+  int clamped = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const float a = random_positive_float(gen);
+    const int code = mx_scale_code(a, MxExponentRule::floor_ocp);
+    REQUIRE(code <= 254);
+    const int e = code - 127;
+    if (e > -127) {
+      REQUIRE(std::ldexp(1.0, e + 8) <= double(a));  // exact comparisons in float64
+      REQUIRE(double(a) < std::ldexp(1.0, e + 9));
+    } else {
+      ++clamped;
+      REQUIRE(double(a) < std::ldexp(1.0, -118));  // floor(log2 a) - 8 <= -127
+    }
+    // The same as quantize<Mx1x32>'s expression in quantize.hpp.
+    const int q = std::clamp(int(ue8m0_encode(a, Ue8m0Rounding::toward_zero)) - 8, 0, 254);
+    REQUIRE(code == q);
+  }
+  CHECK(clamped > 0);
+  CHECK(mx_scale_code(std::numeric_limits<float>::max(), MxExponentRule::floor_ocp) == 246);
+}
+
+TEST_CASE("mx_scale_code rceil: the smallest 2^e with amax / 2^e <= 448, exactly", "[mx]") {
+  std::mt19937_64 gen(next_seed());
+  int clamped = 0, differs = 0, same = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const float a = random_positive_float(gen);
+    const int code = mx_scale_code(a, MxExponentRule::rceil);
+    REQUIRE(code <= 254);
+    const int e = code - 127;
+    REQUIRE(double(a) <= 448.0 * std::ldexp(1.0, e));  // nothing saturates
+    if (e > -127) {
+      REQUIRE(double(a) > 448.0 * std::ldexp(1.0, e - 1));  // and 2^(e-1) would not do
+      // Chapter 7's pow2 scales follow the same rule (without the UE8M0 clamp).
+      REQUIRE(scale_from_amax(a, true) == std::ldexp(1.0f, e));
+    } else {
+      ++clamped;
+    }
+    const int f = mx_scale_code(a, MxExponentRule::floor_ocp);
+    REQUIRE((code - f == 0 || code - f == 1));
+    (code == f ? same : differs) += 1;
+  }
+  CHECK(clamped > 0);
+  // rceil is one binade above floor_ocp exactly when amax's significand is above 1.75.
+  CHECK(differs > 0);
+  CHECK(same > 0);
+  CHECK(mx_scale_code(std::numeric_limits<float>::max(), MxExponentRule::rceil) == 247);
+}
+
+TEST_CASE("mx_scale_code: zero, NaN and Inf", "[mx]") {
+  for (MxExponentRule rule : kRules) {
+    CHECK(mx_scale_code(0.0f, rule) == 127);
+    CHECK(mx_scale_code(kNaN, rule) == 0xFF);
+    CHECK(mx_scale_code(kInf, rule) == 0xFF);
+  }
+  CHECK(std::string(to_string(MxExponentRule::floor_ocp)) == "floor_ocp");
+  CHECK(std::string(to_string(MxExponentRule::rceil)) == "rceil");
+}
+
+TEST_CASE("Power-of-two boundaries: 448 * 2^k, just above it, 512 * 2^k and just below", "[mx]") {
+  std::mt19937_64 gen(next_seed());
+  std::normal_distribution<float> normal(0.0f, 0.2f);
+  for (int k = -110; k <= 118; ++k) {
+    const float at = std::ldexp(448.0f, k);
+    const float above = std::nextafter(at, kInf);
+    const float literal = float(448.0 * std::ldexp(1.0, k) * (1.0 + std::ldexp(1.0, -23)));
+    const float p2 = std::ldexp(512.0f, k);
+    const float below = std::nextafter(p2, 0.0f);
+    INFO("k = " << k);
+    // amax = 448 * 2^k: both rules give 2^k and amax encodes as 448 exactly.
+    CHECK(mx_scale_code(at, MxExponentRule::floor_ocp) == 127 + k);
+    CHECK(mx_scale_code(at, MxExponentRule::rceil) == 127 + k);
+    // One ulp above: floor keeps 2^k (amax / s rounds back to 448), rceil moves up a binade.
+    CHECK(mx_scale_code(above, MxExponentRule::floor_ocp) == 127 + k);
+    CHECK(mx_scale_code(above, MxExponentRule::rceil) == 128 + k);
+    CHECK(literal > at);
+    CHECK(mx_scale_code(literal, MxExponentRule::floor_ocp) == 127 + k);
+    CHECK(mx_scale_code(literal, MxExponentRule::rceil) == 128 + k);
+    // 512 * 2^k: both give 2^(k+1); one ulp below: floor 2^k (saturates), rceil 2^(k+1).
+    CHECK(mx_scale_code(p2, MxExponentRule::floor_ocp) == 128 + k);
+    CHECK(mx_scale_code(p2, MxExponentRule::rceil) == 128 + k);
+    CHECK(mx_scale_code(below, MxExponentRule::floor_ocp) == 127 + k);
+    CHECK(mx_scale_code(below, MxExponentRule::rceil) == 128 + k);
+
+    // The same through the quantiser, with random other elements in the block.
+    for (float amax : {at, above, below}) {
+      std::vector<float> x(32);
+      for (float& v : x) v = std::clamp(normal(gen), -0.9f, 0.9f) * amax;
+      const int pos = int(gen() % 32);
+      x[pos] = (gen() & 1) ? amax : -amax;
+      const auto f = quantize_mx(x.data(), 1, 32, MxExponentRule::floor_ocp);
+      const auto c = quantize_mx(x.data(), 1, 32, MxExponentRule::rceil);
+      const double sf = ue8m0_decode(f.scales[0]), sc = ue8m0_decode(c.scales[0]);
+      const double qf = std::fabs(e4m3_decode(f.values[pos])) * sf;
+      const double qc = std::fabs(e4m3_decode(c.values[pos])) * sc;
+      if (amax == below) {
+        CHECK((f.values[pos] & 0x7F) == 0x7E);           // floor_ocp saturates to 448 * 2^k
+        CHECK(qf == 448.0 * std::ldexp(1.0, k));         // 12.5 % below amax
+        CHECK(qc == 512.0 * std::ldexp(1.0, k));         // rceil: 256 * 2^(k+1), nearest
+      } else {
+        CHECK(qf == 448.0 * std::ldexp(1.0, k));
+        CHECK(std::fabs(qc - double(amax)) <= double(amax) / 16);
+      }
+    }
+  }
+}
+
+// ========================================= the quantiser =======================================
+
+TEST_CASE("floor_ocp equals quantize<Mx1x32> bit for bit; rceil differs from it", "[mx]") {
+  int rceil_differs = 0;
+  for (auto [rows, cols] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {1, 32}, {33, 96}, {200, 672}, {129, 160}}) {
+    auto x = random_blocks(rows, cols, next_seed());
+    // A zero block, a tiny block (clamped exponent, subnormal-range values) and a huge block.
+    for (int c = 0; c < 32; ++c) {
+      x[static_cast<std::size_t>(c)] = 0.0f;
+      if (rows * cols >= 128) {
+        x[static_cast<std::size_t>(32 + c)] *= 1e-38f;
+        x[static_cast<std::size_t>(64 + c)] *= 1e30f;
+      }
+    }
+    const auto ref = quantize<Mx1x32>(x.data(), rows, cols);
+    const auto q = quantize_mx(x.data(), rows, cols, MxExponentRule::floor_ocp);
+    INFO(rows << " x " << cols);
+    REQUIRE(q.rows == rows);
+    REQUIRE(q.cols == cols);
+    CHECK(q.values == ref.values);
+    CHECK(q.scales == ref.scales);
+    const auto r = quantize_mx(x.data(), rows, cols, MxExponentRule::rceil);
+    rceil_differs += r.scales != ref.scales;
+  }
+  CHECK(rceil_differs > 0);
+}
+
+TEST_CASE("The bf16 overload equals the float one on the converted values", "[mx]") {
+  const std::int64_t rows = 37, cols = 224;
+  const auto xf = random_blocks(rows, cols, next_seed());
+  std::vector<std::uint16_t> xb(xf.size());
+  std::vector<float> back(xf.size());
+  for (std::size_t i = 0; i < xf.size(); ++i) {
+    xb[i] = float_to_bf16(xf[i]);
+    back[i] = bf16_to_float(xb[i]);
+  }
+  for (MxExponentRule rule : kRules) {
+    const auto a = quantize_mx(xb.data(), rows, cols, rule);
+    const auto b = quantize_mx(back.data(), rows, cols, rule);
+    CHECK(a.values == b.values);
+    CHECK(a.scales == b.scales);
+    CHECK(a.rule == rule);
+  }
+}
+
+TEST_CASE("Random N(0,1) data: codes, saturation only under floor_ocp, error bounds", "[mx]") {
+  const std::int64_t rows = 64, cols = 1024;
+  const auto x = random_blocks(rows, cols, next_seed(), 0, 0);  // plain N(0, 1)
+  std::int64_t saturated[2] = {0, 0};
+  for (int ri = 0; ri < 2; ++ri) {
+    const MxExponentRule rule = kRules[ri];
+    const auto q = quantize_mx(x.data(), rows, cols, rule);
+    const auto deq = dequantize_mx(q);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < cols / 32; ++j) {
+        const float* blk = x.data() + r * cols + j * 32;
+        const std::uint8_t code = q.scale(r, j);
+        REQUIRE(code == mx_scale_code(amax_of(blk, 32), rule));
+        const double s = ue8m0_decode(code);
+        for (int i = 0; i < 32; ++i) {
+          const std::size_t idx = static_cast<std::size_t>(r * cols + j * 32 + i);
+          const double y = double(blk[i]) / s;  // exact (power of two)
+          REQUIRE(q.values[idx] == e4m3_encode(float(y)));
+          if (std::fabs(y) > 464.0) {  // past 448's rounding interval: clamped
+            ++saturated[ri];
+            REQUIRE((q.values[idx] & 0x7F) == 0x7E);
+          } else {
+            // Round to nearest: half a step, 2^-4 relative for e4m3 normals (y >= 2^-6),
+            // 2^-10 absolute below.
+            REQUIRE(std::fabs(deq[idx] - double(blk[i])) <=
+                    std::max(std::fabs(double(blk[i])) / 16, s * std::ldexp(1.0, -10)));
+          }
+          if (rule == MxExponentRule::rceil) {
+            // Nothing saturates: encoding without saturation gives the same code, never NaN.
+            REQUIRE(e4m3_encode(float(y), Saturation::none) == q.values[idx]);
+          }
+        }
+      }
+  }
+  CHECK(saturated[0] > 0);   // floor_ocp saturates some elements of N(0, 1) data ...
+  CHECK(saturated[1] == 0);  // ... rceil none
+}
+
+TEST_CASE("All-zero, tiny (1e-30, subnormal range) and huge (1e30) blocks", "[mx]") {
+  std::mt19937_64 gen(next_seed());
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const std::int64_t cols = 32 * 6;
+  std::vector<float> x(static_cast<std::size_t>(2 * cols));
+  for (float& v : x) v = normal(gen);
+  const float sgn[2] = {1.0f, -1.0f};
+  for (int i = 0; i < 32; ++i) {
+    x[static_cast<std::size_t>(i)] = 0.0f;                     // block 0: zeros
+    x[static_cast<std::size_t>(32 + i)] = sgn[gen() & 1] * 1e-30f;  // block 1: +-1e-30
+    x[static_cast<std::size_t>(64 + i)] = sgn[gen() & 1] * 1e30f;   // block 2: +-1e30
+    x[static_cast<std::size_t>(96 + i)] *= 1e-40f;             // block 3: subnormal floats
+    x[static_cast<std::size_t>(128 + i)] *= 1e-38f;            // block 4: near FLT_MIN
+    x[static_cast<std::size_t>(cols + i)] = -0.0f;             // row 1, block 0: negative zeros
+  }
+  for (MxExponentRule rule : kRules) {
+    INFO(to_string(rule));
+    const auto q = quantize_mx(x.data(), 2, cols, rule);
+    const auto deq = dequantize_mx(q);
+    CHECK(q.scale(0, 0) == 127);
+    CHECK(q.scale(1, 0) == 127);
+    for (int i = 0; i < 32; ++i) {
+      CHECK(q.values[static_cast<std::size_t>(i)] == 0x00);
+      CHECK(q.values[static_cast<std::size_t>(cols + i)] == 0x80);  // -0 keeps its sign
+    }
+    // 1e-30: floor(log2) = -100 -> -108; ceil(log2(1e-30 / 448)) = ceil(-108.47) = -108.
+    CHECK(q.scale(0, 1) == 127 - 108);
+    // 1e30: floor(log2) = 99 -> 91; ceil(log2(1e30 / 448)) = ceil(90.85) = 91.
+    CHECK(q.scale(0, 2) == 127 + 91);
+    // Subnormal-range and near-FLT_MIN blocks: the exponent clamps to -127 (code 0).
+    CHECK(q.scale(0, 3) == 0);
+    CHECK(q.scale(0, 4) == 0);
+    for (int j = 1; j <= 5; ++j)
+      for (int i = 0; i < 32; ++i) {
+        const std::size_t idx = static_cast<std::size_t>(j * 32 + i);
+        const double s = ue8m0_decode(q.scale(0, j));
+        // No saturation happens in these blocks: +-1e-30 / 2^-108 = 324.5 and 1e30 / 2^91 = 404
+        // are below 448, and the others are N(0, 1) (clamped blocks: far below 448).
+        REQUIRE(std::fabs(deq[idx] - double(x[idx])) <=
+                std::max(std::fabs(double(x[idx])) / 16, s * std::ldexp(1.0, -10)));
+        REQUIRE(std::isfinite(deq[idx]));
+      }
+    // The subnormal block still has non-zero codes (x / 2^-127 is up to ~0.04, above 2^-10).
+    int nonzero = 0;
+    for (int i = 0; i < 32; ++i) nonzero += (q.values[static_cast<std::size_t>(96 + i)] & 0x7F) != 0;
+    CHECK(nonzero > 0);
+  }
+}
+
+TEST_CASE("NaN / Inf blocks: scale 0xFF, all codes 0x7F, other blocks unaffected", "[mx]") {
+  std::mt19937_64 gen(next_seed());
+  const std::int64_t rows = 5, cols = 32 * 7;
+  for (float bad : {kNaN, kInf, -kInf}) {
+    for (MxExponentRule rule : kRules) {
+      auto x = random_blocks(rows, cols, next_seed());
+      const auto clean = quantize_mx(x.data(), rows, cols, rule);
+      const std::int64_t br = std::int64_t(gen() % rows), bj = std::int64_t(gen() % 7);
+      x[static_cast<std::size_t>(br * cols + bj * 32 + std::int64_t(gen() % 32))] = bad;
+      const auto q = quantize_mx(x.data(), rows, cols, rule);
+      INFO(bad << " " << to_string(rule) << " at block (" << br << ", " << bj << ")");
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = 0; j < 7; ++j) {
+          const bool hit = r == br && j == bj;
+          CHECK(q.scale(r, j) == (hit ? 0xFF : clean.scale(r, j)));
+          for (int i = 0; i < 32; ++i) {
+            const std::size_t idx = static_cast<std::size_t>(r * cols + j * 32 + i);
+            REQUIRE(q.values[idx] == (hit ? 0x7F : clean.values[idx]));
+          }
+        }
+      // Dequantised: NaN exactly in that block. GEMM: NaN exactly in the row that uses it.
+      const auto deq = dequantize_mx(q);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < cols; ++c)
+          REQUIRE(std::isnan(deq[static_cast<std::size_t>(r * cols + c)]) ==
+                  (r == br && c / 32 == bj));
+      const auto b = quantize_mx(random_blocks(3, cols, next_seed()).data(), 3, cols, rule);
+      const auto d = mx_gemm_reference(q, b);
+      const auto d64 = mx_gemm_reference_f64(q, b);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t n = 0; n < 3; ++n) {
+          CHECK(std::isnan(d[static_cast<std::size_t>(r * 3 + n)]) == (r == br));
+          CHECK(std::isnan(d64[static_cast<std::size_t>(r * 3 + n)]) == (r == br));
+        }
+    }
+  }
+}
+
+// ================================ the swizzled scale layout =====================================
+
+TEST_CASE("Swizzled scale layout against the formula, odd rows and column-block counts", "[mx]") {
+  std::mt19937_64 gen(next_seed());
+  std::uniform_int_distribution<int> code(1, 254);
+  for (std::int64_t rows : {1, 31, 33, 127, 129, 200}) {
+    for (std::int64_t cb : {1, 3, 5, 9}) {
+      INFO(rows << " rows x " << cb << " column blocks");
+      const std::int64_t bytes = ((rows + 127) / 128) * 128 * ((cb + 3) / 4) * 4;
+      CHECK(mx_scale_bytes(rows, cb) == bytes);
+      CHECK(Mx1x32(rows, cb * 32).size() == bytes);
+      std::vector<std::uint8_t> plain(static_cast<std::size_t>(rows * cb));
+      for (auto& p : plain) p = static_cast<std::uint8_t>(code(gen));  // never 0: padding is
+      const auto sw = mx_swizzle_scales(plain.data(), rows, cb);
+      REQUIRE(std::int64_t(sw.size()) == bytes);
+      std::vector<bool> used(static_cast<std::size_t>(bytes), false);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = 0; j < cb; ++j) {
+          const std::int64_t o = direct_offset(r, j, cb);
+          REQUIRE(mx_scale_offset(r, j, rows, cb) == o);
+          REQUIRE(o < bytes);
+          REQUIRE(!used[static_cast<std::size_t>(o)]);  // a bijection onto the used bytes
+          used[static_cast<std::size_t>(o)] = true;
+          REQUIRE(sw[static_cast<std::size_t>(o)] == plain[static_cast<std::size_t>(r * cb + j)]);
+        }
+      for (std::int64_t o = 0; o < bytes; ++o)
+        if (!used[static_cast<std::size_t>(o)]) REQUIRE(sw[static_cast<std::size_t>(o)] == 0);
+      CHECK(mx_unswizzle_scales(sw.data(), rows, cb) == plain);
+
+      // The quantiser writes the same layout: each block's code at the formula's offset,
+      // zero padding.
+      const auto x = random_blocks(rows, cb * 32, next_seed());
+      for (MxExponentRule rule : kRules) {
+        const auto q = quantize_mx(x.data(), rows, cb * 32, rule);
+        REQUIRE(std::int64_t(q.scales.size()) == bytes);
+        const auto qp = q.plain_scales();
+        for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t j = 0; j < cb; ++j) {
+            const std::uint8_t expect = mx_scale_code(amax_of(x.data() + r * cb * 32 + j * 32, 32), rule);
+            REQUIRE(q.scales[static_cast<std::size_t>(direct_offset(r, j, cb))] == expect);
+            REQUIRE(qp[static_cast<std::size_t>(r * cb + j)] == expect);
+          }
+        for (std::int64_t o = 0; o < bytes; ++o)
+          if (!used[static_cast<std::size_t>(o)]) REQUIRE(q.scales[static_cast<std::size_t>(o)] == 0);
+        CHECK(mx_swizzle_scales(qp.data(), rows, cb) == q.scales);
+      }
+    }
+  }
+  // Two hand-computed offsets: row 32 is the second 4-byte group of the first 16-byte line,
+  // row 128 / column block 4 of a 5-column grid is in tile (1, 1) = tile 3 of 2 per row.
+  CHECK(mx_scale_offset(32, 0, 200, 5) == 4);
+  CHECK(mx_scale_offset(1, 2, 200, 5) == 18);
+  CHECK(mx_scale_offset(128, 4, 200, 5) == 3 * 512);
+}
+
+TEST_CASE("Bad arguments are refused with std::invalid_argument naming the rule", "[mx]") {
+  const std::vector<float> x(64 * 4, 1.0f);
+  const std::vector<std::uint16_t> xb(64 * 4, 0x3F80);
+  for (std::int64_t cols : {0, 16, 33, 40, 48, 100}) {
+    INFO("cols = " << cols);
+    try {
+      (void)quantize_mx(x.data(), 1, cols, MxExponentRule::floor_ocp);
+      FAIL("not refused");
+    } catch (const std::invalid_argument& e) {
+      const std::string m = e.what();
+      CHECK(m.find("cols = " + std::to_string(cols)) != std::string::npos);
+      CHECK(m.find("multiple of 32") != std::string::npos);
+    }
+    CHECK_THROWS_AS(quantize_mx(xb.data(), 1, cols, MxExponentRule::rceil), std::invalid_argument);
+  }
+  CHECK_THROWS_AS(quantize_mx(x.data(), 0, 32, MxExponentRule::rceil), std::invalid_argument);
+  CHECK_THROWS_AS(quantize_mx(static_cast<const float*>(nullptr), 1, 32, MxExponentRule::rceil),
+                  std::invalid_argument);
+  const std::vector<std::uint8_t> q(64 * 48, 0x38), s(256 * 4, 127);
+  try {
+    (void)mx_gemm_reference(q.data(), s.data(), q.data(), s.data(), 4, 4, 48);
+    FAIL("not refused");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("K = 48 is not a positive multiple of 32") != std::string::npos);
+  }
+  CHECK_THROWS_AS(mx_gemm_reference_f64(q.data(), s.data(), q.data(), nullptr, 4, 4, 32),
+                  std::invalid_argument);
+  const auto a = quantize_mx(x.data(), 2, 64, MxExponentRule::rceil);
+  const auto b = quantize_mx(x.data(), 2, 96, MxExponentRule::rceil);
+  CHECK_THROWS_AS(mx_gemm_reference(a, b), std::invalid_argument);
+}
+
+// ================================== the block-scaled MMA model ==================================
+
+TEST_CASE("The 32-element block dot product is exact in float64, not in FP32", "[mx]") {
+  std::mt19937_64 gen(next_seed());
+  for (int t = 0; t < 20000; ++t) {
+    std::uint8_t a[32], b[32];
+    for (int i = 0; i < 32; ++i) {
+      // Mix extremes (+-448, the smallest subnormal 2^-9) with random codes.
+      const int kind = int(gen() % 4);
+      a[i] = kind == 0 ? std::uint8_t(0x7E | (gen() & 0x80)) : kind == 1 ? std::uint8_t(0x01) : random_finite_e4m3(gen);
+      b[i] = kind == 0 ? std::uint8_t(0x7E) : kind == 1 ? std::uint8_t(0x81) : random_finite_e4m3(gen);
+    }
+    // Fixed point: each e4m3 value is an integer times 2^-9, each product an integer times 2^-18.
+    std::int64_t exact = 0;
+    double fwd = 0.0, rev = 0.0;
+    for (int i = 0; i < 32; ++i) {
+      const std::int64_t ia = std::llround(std::ldexp(double(e4m3_decode(a[i])), 9));
+      const std::int64_t ib = std::llround(std::ldexp(double(e4m3_decode(b[i])), 9));
+      REQUIRE(std::ldexp(double(ia), -9) == double(e4m3_decode(a[i])));
+      exact += ia * ib;
+      fwd += double(e4m3_decode(a[i])) * double(e4m3_decode(b[i]));
+      rev += double(e4m3_decode(a[31 - i])) * double(e4m3_decode(b[31 - i]));
+      // A single product is exact in FP32.
+      REQUIRE(double(e4m3_decode(a[i]) * e4m3_decode(b[i])) ==
+              double(e4m3_decode(a[i])) * double(e4m3_decode(b[i])));
+    }
+    REQUIRE(std::llabs(exact) < (std::int64_t(1) << 41));
+    const double e = std::ldexp(double(exact), -18);
+    REQUIRE(mx_block_dot_exact(a, b) == e);
+    REQUIRE(fwd == e);
+    REQUIRE(rev == e);
+  }
+  // FP32 cannot hold it in general: 448 * 448 + 2^-9 * 2^-9.
+  std::uint8_t a[32] = {}, b[32] = {};
+  a[0] = b[0] = 0x7E;
+  a[1] = b[1] = 0x01;
+  const double e = 448.0 * 448.0 + std::ldexp(1.0, -18);
+  CHECK(mx_block_dot_exact(a, b) == e);
+  CHECK(double(448.0f * 448.0f + std::ldexp(1.0f, -18)) != e);
+}
+
+TEST_CASE("The model sums each block exactly, then rounds once (not FP32 step by step)", "[mx]") {
+  // Block: 256 * 256 = 2^16, then 31 products 2^-4 * 2^-4 = 2^-8, half an FP32 ulp of 2^16 each.
+  // In-order FP32 adds round every one of them away (ties to even); the exact block sum is
+  // 65536 + 31 * 2^-8 = 65536 + 15.5 ulp, which rounds (to even) to 65536 + 16 ulp = 65536.125.
+  std::uint8_t a[32], b[32];
+  a[0] = b[0] = e4m3_encode(256.0f);
+  for (int i = 1; i < 32; ++i) a[i] = b[i] = e4m3_encode(0.0625f);
+  std::vector<std::uint8_t> sa_v(512, 0), sb_v(512, 0);  // one 128 x 4 tile; (0, 0) at offset 0
+  sa_v[0] = sb_v[0] = 127;
+  const auto d = mx_gemm_reference(a, sa_v.data(), b, sb_v.data(), 1, 1, 32);
+  float naive = 0.0f;
+  for (int i = 0; i < 32; ++i) naive += e4m3_decode(a[i]) * e4m3_decode(b[i]);
+  CHECK(naive == 65536.0f);
+  CHECK(d[0] == 65536.125f);
+  // The scale is an exponent add: 2^(ea + eb - 254).
+  sa_v[0] = 127 + 3;
+  sb_v[0] = 127 - 10;
+  CHECK(mx_gemm_reference(a, sa_v.data(), b, sb_v.data(), 1, 1, 32)[0] == std::ldexp(65536.125f, -7));
+}
+
+TEST_CASE("Integer data: the model equals the float64 reference exactly", "[mx]") {
+  // Integers in [-4, 4] are exact in e4m3, scales 2^0 / 2^1: every block sum and every partial
+  // sum is an integer far below 2^24, so both computations are exact.
+  std::mt19937_64 gen(next_seed());
+  std::uniform_int_distribution<int> v(-4, 4);
+  const std::int64_t M = 9, N = 13, K = 2048;
+  std::vector<float> a(static_cast<std::size_t>(M * K)), b(static_cast<std::size_t>(N * K));
+  for (float& x : a) x = float(v(gen));
+  for (float& x : b) x = float(v(gen));
+  a[0] = 4.0f;  // never all zero
+  for (MxExponentRule rule : kRules) {
+    const auto qa = quantize_mx(a.data(), M, K, rule);
+    const auto qb = quantize_mx(b.data(), N, K, rule);
+    const auto d = mx_gemm_reference(qa, qb);
+    const auto d64 = mx_gemm_reference_f64(qa, qb);
+    for (std::size_t i = 0; i < d.size(); ++i) REQUIRE(double(d[i]) == d64[i]);
+    // And the data survived quantisation exactly (amax 1 .. 4: x / s <= 448 has at most 2
+    // significant bits, exact in e4m3).
+    CHECK(dequantize_mx(qa) == std::vector<double>(a.begin(), a.end()));
+  }
+}
+
+TEST_CASE("The model against the float64 reference: within the derived bound", "[mx]") {
+  for (auto [M, N, K] : std::vector<std::array<std::int64_t, 3>>{
+           {1, 1, 32}, {33, 17, 96}, {70, 40, 1024}, {5, 3, 4096}, {130, 6, 160}}) {
+    for (MxExponentRule rule : kRules) {
+      INFO(M << " x " << N << " x " << K << ", " << to_string(rule));
+      const auto xa = random_blocks(M, K, next_seed());
+      const auto xb = random_blocks(N, K, next_seed());
+      const auto qa = quantize_mx(xa.data(), M, K, rule);
+      const auto qb = quantize_mx(xb.data(), N, K, rule);
+      const auto d = mx_gemm_reference(qa, qb);
+      const auto d64 = mx_gemm_reference_f64(qa, qb);
+      const auto mag = mx_gemm_abs_f64(qa, qb);
+      // The f64 model is the project's float64 reference on the dequantised operands.
+      const auto da = dequantize_mx(qa), db = dequantize_mx(qb);
+      CHECK(reference_gemm(M, N, K, da.data(), db.data()) == d64);
+      const double tol = mx_gemm_model_tolerance(K), slack = mx_gemm_model_abs_slack(K);
+      double worst = 0.0;  // error / bound
+      for (std::size_t i = 0; i < d.size(); ++i) {
+        REQUIRE(std::isfinite(d[i]));
+        const double err = std::fabs(double(d[i]) - d64[i]);
+        REQUIRE(err <= tol * mag[i] + slack);
+        worst = std::max(worst, err / (tol * mag[i] + slack));
+      }
+      INFO("worst error / bound = " << worst);
+      CHECK(worst < 1.0);
+
+      // The bound is tight enough to catch a wrong scale or a wrong layout.
+      {
+        auto bad = qa;  // every scale of A's last row one binade too high
+        for (std::int64_t j = 0; j < K / 32; ++j)
+          bad.scales[static_cast<std::size_t>(mx_scale_offset(M - 1, j, M, K / 32))] += 1;
+        const auto dbad = mx_gemm_reference(bad, qb);
+        int violations = 0;
+        for (std::size_t i = 0; i < d.size(); ++i)
+          violations += std::fabs(double(dbad[i]) - d64[i]) > tol * mag[i] + slack;
+        CHECK(violations > 0);
+      }
+      if (M > 1 && K / 32 > 1) {
+        // Plain row-major scales passed where the swizzled layout is expected.
+        auto plain = qa;
+        const auto p = qa.plain_scales();
+        std::fill(plain.scales.begin(), plain.scales.end(), 0);
+        std::copy(p.begin(), p.end(), plain.scales.begin());
+        const auto dbad = mx_gemm_reference(plain, qb);
+        int violations = 0;
+        for (std::size_t i = 0; i < d.size(); ++i)
+          violations += std::fabs(double(dbad[i]) - d64[i]) > tol * mag[i] + slack;
+        CHECK(violations > 0);
+      }
+    }
+  }
+  // The tolerance grows with K: about (K/32) * 2^-24.
+  CHECK(mx_gemm_model_tolerance(1024) == Approx(32 * std::ldexp(1.0, -24)).epsilon(1e-3));
+  CHECK(mx_gemm_model_tolerance(16384) == Approx(512 * std::ldexp(1.0, -24)).epsilon(1e-3));
+}
+
+}  // namespace
