@@ -1,0 +1,258 @@
+// Chapter 9: the sm_100a MXFP8 GEMM kernel. NEVER RUN ON HARDWARE in this project: compiled by
+// the `full` preset, its SASS inspected (tests/chapter_09.cmake), its host side tested on the
+// CPU. Structure after DeepGEMM's deep_gemm/include/deep_gemm/impls/sm100_fp8_fp4_gemm_1d1d.cuh
+// (one CTA per SM, warp roles, tcgen05.cp of the scales, tcgen05.commit to release stages),
+// simplified: cta_group::1 only, one 128 x 128 tile shape, scales read in the Mx1x32 (cuBLAS)
+// layout that tcgen05.cp copies as is (DeepGEMM transposes its own layout in shared memory
+// first), plain bounds-checked stores of D from registers instead of a TMA store.
+//
+// Roles (warp-uniform branches), persistent over tiles t = blockIdx.x, + gridDim.x, ...:
+//   warp 0, one lane  TMA producer: per K block waits empty[s], expects kStageTxBytes on full[s],
+//                     loads A (128 x 128, 128B swizzle), B (same), the A and B scale tiles
+//                     (512 bytes each, no swizzle).
+//   warp 1, one lane  MMA issuer: per tile waits tmem_empty[acc]; per K block waits full[s],
+//                     tcgen05.cp's the two scale tiles into TMEM, issues up to four
+//                     tcgen05.mma kind::mxf8f6f4.block_scale (k step i uses scale byte i), then
+//                     tcgen05.commit -> empty[s] (the stage may be overwritten once the MMAs that
+//                     read it are done) and, after the tile's last K block, -> tmem_full[acc].
+//   warp 2            allocates 512 TMEM columns at the start, frees them at the end.
+//   warps 4..7        epilogue: wait tmem_full[acc], tcgen05.ld 32x32b.x32 four times (each
+//                     thread one row, 32 columns at a time), bf16, store, then arrive on
+//                     tmem_empty[acc] (128 arrivals) so the MMA warp may reuse the accumulator.
+#include "kernel_sm100.hpp"
+
+#if defined(FP8GEMM_HAS_SM100)
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "common/cuda.hpp"
+#include "common/ptx/mbarrier.cuh"
+#include "common/ptx/smem.cuh"
+#include "common/ptx/tcgen05.cuh"
+#include "common/ptx/tma.cuh"
+#include "sm100_config.hpp"
+
+namespace fp8gemm::ch09 {
+
+namespace detail {
+
+struct Params {
+  __nv_bfloat16* D;
+  std::int64_t ldd;
+  std::int32_t M, N, K;
+  std::int32_t tiles_m, tiles_n;
+  std::int32_t vector_stores;
+};
+
+/// The (m, n) block of the persistent loop's tile index: m fastest, so CTAs running at the same
+/// time share B tiles (the weights) in L2.
+__device__ inline void tile_coords(std::int32_t tile, std::int32_t tiles_m,
+                                            std::int32_t& m_blk, std::int32_t& n_blk) {
+  m_blk = tile % tiles_m;
+  n_blk = tile / tiles_m;
+}
+
+__global__ void __launch_bounds__(kThreads, 1)
+    mxfp8_gemm_sm100_kernel(const __grid_constant__ CUtensorMap map_a,
+                            const __grid_constant__ CUtensorMap map_b,
+                            const __grid_constant__ CUtensorMap map_sfa,
+                            const __grid_constant__ CUtensorMap map_sfb, const Params p) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
+  extern __shared__ __align__(1024) std::uint8_t smem_raw[];
+  // The base of every stage must be 1024-byte aligned (128B swizzle atoms, descriptor base
+  // offset 0); the dynamic allocation's alignment is not promised to be, so round up.
+  const std::uint32_t raw = ptx::smem_u32(smem_raw);
+  const std::uint32_t base = (raw + 1023u) & ~1023u;
+  std::uint8_t* const smem = smem_raw + (base - raw);
+
+  const std::uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0);
+  const std::uint32_t lane = threadIdx.x % 32;
+
+  auto full_bar = [&](std::uint32_t s) { return base + kSmemBarriers + 8 * s; };
+  auto empty_bar = [&](std::uint32_t s) { return base + kSmemBarriers + 8 * (kStages + s); };
+  auto tmem_full_bar = [&](std::uint32_t a) { return base + kSmemBarriers + 8 * (2 * kStages + a); };
+  auto tmem_empty_bar = [&](std::uint32_t a) {
+    return base + kSmemBarriers + 8 * (2 * kStages + kAccumStages + a);
+  };
+
+  if (warp == kProducerWarp && lane == 0) {
+    ptx::tma_prefetch_descriptor(&map_a);
+    ptx::tma_prefetch_descriptor(&map_b);
+    ptx::tma_prefetch_descriptor(&map_sfa);
+    ptx::tma_prefetch_descriptor(&map_sfb);
+  }
+  if (warp == kMmaWarp && lane == 0) {
+    for (std::uint32_t s = 0; s < kStages; ++s) {
+      ptx::mbarrier_init(full_bar(s), 1);   // the producer's arrive.expect_tx (+ the TMA bytes)
+      ptx::mbarrier_init(empty_bar(s), 1);  // one tcgen05.commit
+    }
+    for (std::uint32_t a = 0; a < kAccumStages; ++a) {
+      ptx::mbarrier_init(tmem_full_bar(a), 1);                  // one tcgen05.commit
+      ptx::mbarrier_init(tmem_empty_bar(a), kEpilogueThreads);  // every epilogue thread
+    }
+    ptx::fence_barrier_init();
+  }
+  if (warp == kAllocWarp) {
+    ptx::tmem_alloc(base + kSmemTmemSlot, kTmemCols);
+    ptx::tmem_relinquish_alloc_permit();
+  }
+  // The allocator wrote the TMEM address through the tensor core's proxy: fence, barrier, fence.
+  ptx::tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  ptx::tcgen05_fence_after_thread_sync();
+  const std::uint32_t tmem_base = *reinterpret_cast<volatile std::uint32_t*>(smem + kSmemTmemSlot);
+
+  const std::int32_t num_tiles = p.tiles_m * p.tiles_n;
+  const std::int32_t k_blocks = (p.K + kBlockK - 1) / kBlockK;
+
+  if (warp == kProducerWarp) {
+    if (lane == 0) {
+      std::uint32_t stage = 0, phase = 0;
+      for (std::int32_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+        std::int32_t m_blk, n_blk;
+        tile_coords(tile, p.tiles_m, m_blk, n_blk);
+        for (std::int32_t kb = 0; kb < k_blocks; ++kb) {
+          ptx::mbarrier_wait(empty_bar(stage), phase ^ 1);
+          ptx::mbarrier_arrive_expect_tx(full_bar(stage), kStageTxBytes);
+          ptx::tma_load_2d(base + kSmemA + stage * kABytes, &map_a, full_bar(stage), kb * kBlockK,
+                           m_blk * kBlockM);
+          ptx::tma_load_2d(base + kSmemB + stage * kBBytes, &map_b, full_bar(stage), kb * kBlockK,
+                           n_blk * kBlockN);
+          // Scale tile (m_blk, kb) of the Mx1x32 layout: uint32 column kb * 128, row m_blk.
+          ptx::tma_load_2d(base + kSmemSfa + stage * kSfTileBytes, &map_sfa, full_bar(stage),
+                           kb * 128, m_blk);
+          ptx::tma_load_2d(base + kSmemSfb + stage * kSfTileBytes, &map_sfb, full_bar(stage),
+                           kb * 128, n_blk);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else if (warp == kMmaWarp) {
+    if (lane == 0) {
+      std::uint32_t stage = 0, phase = 0, iter = 0;
+      const std::uint32_t tmem_sfa = tmem_base + kTmemSfaCol;
+      const std::uint32_t tmem_sfb = tmem_base + kTmemSfbCol;
+      for (std::int32_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++iter) {
+        const std::uint32_t acc = iter % kAccumStages;
+        const std::uint32_t acc_phase = (iter / kAccumStages) & 1;
+        ptx::mbarrier_wait(tmem_empty_bar(acc), acc_phase ^ 1);
+        ptx::tcgen05_fence_after_thread_sync();
+        const std::uint32_t tmem_d = tmem_base + acc * kTmemAccumCols;
+        for (std::int32_t kb = 0; kb < k_blocks; ++kb) {
+          ptx::mbarrier_wait(full_bar(stage), phase);
+          ptx::tcgen05_fence_after_thread_sync();
+          // Scales of this K block into TMEM (ordered before the MMAs below: same thread).
+          ptx::tmem_copy_32x128b_warpx4(tmem_sfa, scale_desc(base + kSmemSfa + stage * kSfTileBytes));
+          ptx::tmem_copy_32x128b_warpx4(tmem_sfb, scale_desc(base + kSmemSfb + stage * kSfTileBytes));
+          // K % 32 == 0 (validated): the last block may hold 1..4 MX blocks; no MMA reads the
+          // zero-filled rest, so the scale padding is never used.
+          const std::int32_t rest = (p.K - kb * kBlockK) / kUmmaK;
+          const std::int32_t steps = rest < kBlockK / kUmmaK ? rest : kBlockK / kUmmaK;
+          const std::uint32_t a_stage = base + kSmemA + stage * kABytes;
+          const std::uint32_t b_stage = base + kSmemB + stage * kBBytes;
+#pragma unroll
+          for (std::int32_t s = 0; s < kBlockK / kUmmaK; ++s) {
+            if (s < steps)
+              ptx::tcgen05_mma_mxf8f6f4_block_scale(tmem_d, operand_desc(a_stage, s),
+                                                    operand_desc(b_stage, s),
+                                                    with_sf_ids(kInstrDesc, s, s), tmem_sfa,
+                                                    tmem_sfb, kb > 0 || s > 0);
+          }
+          // The stage's shared memory is free once these MMAs (and copies) completed.
+          ptx::tcgen05_commit(empty_bar(stage));
+          if (kb == k_blocks - 1) ptx::tcgen05_commit(tmem_full_bar(acc));
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else if (warp >= kFirstEpilogueWarp) {
+    const std::uint32_t quarter = warp % 4;  // the TMEM lanes this warp may read
+    std::uint32_t iter = 0;
+    for (std::int32_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++iter) {
+      std::int32_t m_blk, n_blk;
+      tile_coords(tile, p.tiles_m, m_blk, n_blk);
+      const std::uint32_t acc = iter % kAccumStages;
+      const std::uint32_t acc_phase = (iter / kAccumStages) & 1;
+      ptx::mbarrier_wait(tmem_full_bar(acc), acc_phase);
+      ptx::tcgen05_fence_after_thread_sync();
+      const std::int32_t row = m_blk * kBlockM + std::int32_t(quarter * 32 + lane);
+      __nv_bfloat16* const d_row = p.D + std::int64_t(row) * p.ldd;
+#pragma unroll 1
+      for (std::int32_t c = 0; c < kBlockN; c += 32) {
+        std::uint32_t v[32];
+        ptx::tmem_load_32x32b_x32(tmem_base + ((quarter * 32) << 16) + acc * kTmemAccumCols + c, v);
+        ptx::tcgen05_wait_ld();
+        const std::int32_t col = n_blk * kBlockN + c;
+        if (row < p.M) {
+          if (p.vector_stores && col + 32 <= p.N) {
+            uint4* const dst = reinterpret_cast<uint4*>(d_row + col);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              uint4 w;
+              std::uint32_t* const wp = &w.x;
+#pragma unroll
+              for (int h = 0; h < 4; ++h) {
+                const __nv_bfloat162 b2 = __floats2bfloat162_rn(__uint_as_float(v[q * 8 + 2 * h]),
+                                                                __uint_as_float(v[q * 8 + 2 * h + 1]));
+                wp[h] = *reinterpret_cast<const std::uint32_t*>(&b2);
+              }
+              dst[q] = w;
+            }
+          } else {
+#pragma unroll
+            for (int j = 0; j < 32; ++j)
+              if (col + j < p.N) d_row[col + j] = __float2bfloat16_rn(__uint_as_float(v[j]));
+          }
+        }
+      }
+      // Every read of this accumulator is complete (wait::ld above): hand it back.
+      ptx::tcgen05_fence_before_thread_sync();
+      ptx::mbarrier_arrive(tmem_empty_bar(acc));
+    }
+  }
+
+  ptx::tcgen05_fence_before_thread_sync();
+  __syncthreads();
+  if (warp == kAllocWarp) {
+    ptx::tcgen05_fence_after_thread_sync();
+    ptx::tmem_dealloc(tmem_base, kTmemCols);
+  }
+#else
+  // Compiled for another architecture (the sm_90a pass of this target): never launched there,
+  // the host refuses any GPU other than compute capability 10.0 first.
+  __trap();
+#endif
+}
+
+}  // namespace detail
+
+using detail::mxfp8_gemm_sm100_kernel;
+
+const void* mxfp8_sm100_kernel() { return reinterpret_cast<const void*>(&mxfp8_gemm_sm100_kernel); }
+
+void launch_mxfp8_sm100(const KernelArgs& a, int grid, int block, int smem_bytes,
+                        cudaStream_t stream) {
+  detail::Params p{};
+  p.D = static_cast<__nv_bfloat16*>(a.D);
+  p.ldd = a.ldd;
+  p.M = a.M;
+  p.N = a.N;
+  p.K = a.K;
+  p.tiles_m = a.tiles_m;
+  p.tiles_n = a.tiles_n;
+  p.vector_stores = a.vector_stores ? 1 : 0;
+  mxfp8_gemm_sm100_kernel<<<grid, block, smem_bytes, stream>>>(a.map_a, a.map_b, a.map_sfa,
+                                                              a.map_sfb, p);
+}
+
+}  // namespace fp8gemm::ch09
+
+#endif  // FP8GEMM_HAS_SM100

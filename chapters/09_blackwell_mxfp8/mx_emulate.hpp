@@ -1,0 +1,161 @@
+// Chapter 9, Blackwell: a CPU walk-through of the sm_100a kernel's data flow, for tests.
+//
+// emulate_kernel() runs the kernel's loops on the CPU with the same index arithmetic
+// (sm100_config.hpp): tiles of 128 x 128, K blocks of 128 loaded as zero-filled TMA boxes, the
+// two 512-byte scale tiles fetched from the TMA view of the Mx1x32 tensor, spread over TMEM as
+// tcgen05.cp 32x128b.warpx4 spreads them, and per 32-wide k step the scale byte the instruction
+// descriptor's scale-factor id selects. It accumulates in double, so it checks where every byte
+// comes from, not the tensor core's FP32 rounding. reference_f64() computes the same sum straight
+// from the definition (Mx1x32::index). Plus random test data (never NaN, never all zero).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "common/fp8.hpp"
+#include "common/scaling.hpp"
+#include "sm100_config.hpp"
+
+namespace fp8gemm::ch09 {
+
+struct MxOperands {
+  std::int64_t M = 0, N = 0, K = 0;
+  std::vector<std::uint8_t> A, B;    // packed row-major e4m3
+  std::vector<std::uint8_t> sa, sb;  // Mx1x32 layout, zero padding
+};
+
+/// Random e4m3 bytes (every finite code, both signs; never the NaN codes 0x7F / 0xFF) and
+/// random UE8M0 exponents in [127 - spread, 127 + spread].
+inline MxOperands random_operands(std::int64_t M, std::int64_t N, std::int64_t K,
+                                  std::uint64_t seed, int spread = 6) {
+  MxOperands o;
+  o.M = M;
+  o.N = N;
+  o.K = K;
+  std::mt19937_64 rng(seed);
+  auto e4m3 = [&]() {
+    std::uint8_t b;
+    do b = std::uint8_t(rng() & 0xFF);
+    while ((b & 0x7F) == 0x7F);
+    return b;
+  };
+  o.A.resize(std::size_t(M * K));
+  o.B.resize(std::size_t(N * K));
+  for (auto& x : o.A) x = e4m3();
+  for (auto& x : o.B) x = e4m3();
+  const Mx1x32 la(M, K), lb(N, K);
+  o.sa.assign(std::size_t(la.size()), 0);
+  o.sb.assign(std::size_t(lb.size()), 0);
+  std::uniform_int_distribution<int> e(127 - spread, 127 + spread);
+  for (std::int64_t r = 0; r < M; ++r)
+    for (std::int64_t j = 0; j < la.scale_cols(); ++j) o.sa[std::size_t(la.block_index(r, j))] = std::uint8_t(e(rng));
+  for (std::int64_t r = 0; r < N; ++r)
+    for (std::int64_t j = 0; j < lb.scale_cols(); ++j) o.sb[std::size_t(lb.block_index(r, j))] = std::uint8_t(e(rng));
+  return o;
+}
+
+/// D = sum_kb 2^(sa - 127) 2^(sb - 127) A_blk . B_blk in double, from the definition.
+inline std::vector<double> reference_f64(const MxOperands& o) {
+  const Mx1x32 la(o.M, o.K), lb(o.N, o.K);
+  std::vector<double> d(std::size_t(o.M * o.N), 0.0);
+  for (std::int64_t m = 0; m < o.M; ++m)
+    for (std::int64_t n = 0; n < o.N; ++n) {
+      double acc = 0;
+      for (std::int64_t k = 0; k < o.K; ++k)
+        acc += double(e4m3_decode(o.A[std::size_t(m * o.K + k)])) *
+               double(ue8m0_decode(o.sa[std::size_t(la.index(m, k))])) *
+               double(e4m3_decode(o.B[std::size_t(n * o.K + k)])) *
+               double(ue8m0_decode(o.sb[std::size_t(lb.index(n, k))]));
+      d[std::size_t(m * o.N + n)] = acc;
+    }
+  return d;
+}
+
+namespace emulate_detail {
+/// A TMA box of box_rows x box_cols bytes at (col0, row0) of a rows x cols row-major byte tensor;
+/// out-of-bounds bytes read as zero (the map's fill mode).
+inline std::vector<std::uint8_t> tma_box(const std::uint8_t* t, std::int64_t rows, std::int64_t cols,
+                                         std::int64_t ld, std::int64_t col0, std::int64_t row0,
+                                         int box_rows, int box_cols) {
+  std::vector<std::uint8_t> box(std::size_t(box_rows * box_cols), 0);
+  for (int r = 0; r < box_rows; ++r)
+    for (int c = 0; c < box_cols; ++c)
+      if (row0 + r < rows && col0 + c < cols)
+        box[std::size_t(r * box_cols + c)] = t[(row0 + r) * ld + col0 + c];
+  return box;
+}
+
+/// tcgen05.cp 32x128b.warpx4 of a 512-byte tile: tmem[lane][column][byte].
+struct TmemScales {
+  std::uint8_t cell[128][4][4];
+};
+inline TmemScales utccp_warpx4(const std::uint8_t* tile) {
+  TmemScales t{};
+  for (int lane = 0; lane < 128; ++lane)
+    for (int col = 0; col < 4; ++col)
+      for (int b = 0; b < 4; ++b) t.cell[lane][col][b] = tile[(lane % 32) * 16 + col * 4 + b];
+  return t;
+}
+}  // namespace emulate_detail
+
+/// The kernel's loops on the CPU (see the file comment). Returns M x N doubles.
+inline std::vector<double> emulate_kernel(const MxOperands& o) {
+  using namespace emulate_detail;
+  std::vector<double> d(std::size_t(o.M * o.N), 0.0);
+  const std::int64_t tiles_m = ceil_div(o.M, kBlockM), tiles_n = ceil_div(o.N, kBlockN);
+  const std::int64_t k_blocks = ceil_div(o.K, kBlockK);
+  const std::int64_t view_cols_bytes = sf_view_cols_u32(o.K) * 4;
+  for (std::int64_t tile = 0; tile < tiles_m * tiles_n; ++tile) {
+    const std::int64_t m_blk = tile % tiles_m, n_blk = tile / tiles_m;
+    std::vector<double> acc(std::size_t(kBlockM * kBlockN), 0.0);
+    for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
+      const auto a = tma_box(o.A.data(), o.M, o.K, o.K, kb * kBlockK, m_blk * kBlockM, kBlockM, kBlockK);
+      const auto b = tma_box(o.B.data(), o.N, o.K, o.K, kb * kBlockK, n_blk * kBlockN, kBlockN, kBlockK);
+      // The scale boxes: uint32 column kb * 128 (bytes kb * 512), row m_blk of the 2-D view.
+      const auto sfa_box = tma_box(o.sa.data(), sf_view_rows(o.M), view_cols_bytes, view_cols_bytes,
+                                   kb * 512, m_blk, 1, 512);
+      const auto sfb_box = tma_box(o.sb.data(), sf_view_rows(o.N), view_cols_bytes, view_cols_bytes,
+                                   kb * 512, n_blk, 1, 512);
+      const TmemScales ta = utccp_warpx4(sfa_box.data()), tb = utccp_warpx4(sfb_box.data());
+      const std::int64_t steps = std::min<std::int64_t>((o.K - kb * kBlockK) / kUmmaK, kBlockK / kUmmaK);
+      for (int s = 0; s < steps; ++s) {
+        const std::uint32_t idesc = with_sf_ids(kInstrDesc, std::uint32_t(s), std::uint32_t(s));
+        const int a_sf_id = int((idesc >> 29) & 3), b_sf_id = int((idesc >> 4) & 3);
+        for (int i = 0; i < kBlockM; ++i) {
+          const TmemScaleCell ca = tmem_scale_cell(i, a_sf_id);
+          const double sa = ue8m0_decode(ta.cell[ca.lane][ca.column][ca.byte]);
+          for (int j = 0; j < kBlockN; ++j) {
+            const TmemScaleCell cb = tmem_scale_cell(j, b_sf_id);
+            const double sb = ue8m0_decode(tb.cell[cb.lane][cb.column][cb.byte]);
+            double dot = 0;
+            for (int k = 0; k < kUmmaK; ++k)
+              dot += double(e4m3_decode(a[std::size_t(i * kBlockK + s * kUmmaK + k)])) *
+                     double(e4m3_decode(b[std::size_t(j * kBlockK + s * kUmmaK + k)]));
+            acc[std::size_t(i * kBlockN + j)] += sa * sb * dot;
+          }
+        }
+      }
+    }
+    for (int i = 0; i < kBlockM; ++i)
+      for (int j = 0; j < kBlockN; ++j) {
+        const std::int64_t m = m_blk * kBlockM + i, n = n_blk * kBlockN + j;
+        if (m < o.M && n < o.N) d[std::size_t(m * o.N + n)] = acc[std::size_t(i * kBlockN + j)];
+      }
+  }
+  return d;
+}
+
+/// ||x - y|| / ||y||.
+inline double relative_frobenius(const std::vector<double>& x, const std::vector<double>& y) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    num += (x[i] - y[i]) * (x[i] - y[i]);
+    den += y[i] * y[i];
+  }
+  return std::sqrt(num / den);
+}
+
+}  // namespace fp8gemm::ch09

@@ -1,0 +1,212 @@
+#include "mx_gemm.hpp"
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "common/cuda.hpp"
+#include "common/launch.hpp"
+#include "common/scaling.hpp"
+#include "common/tensor_map.hpp"
+#include "kernel_sm100.hpp"
+#include "sm100_config.hpp"
+
+namespace fp8gemm::ch09 {
+
+namespace {
+
+constexpr const char* kWho = "fp8gemm::ch09_blackwell_mxfp8";
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::invalid_argument(std::string(kWho) + ": " + what);
+}
+
+GemmArgs to_args(const MxGemm& g) {
+  GemmArgs a;
+  a.M = g.M;
+  a.N = g.N;
+  a.K = g.K;
+  a.A = g.A;
+  a.lda = g.lda;
+  a.B = g.B;
+  a.ldb = g.ldb;
+  a.D = g.D;
+  a.ldd = g.ldd;
+  a.scale_a = g.scale_a;
+  a.scale_b = g.scale_b;
+  a.recipe_a = ScaleRecipe::mx_1x32;
+  a.recipe_b = ScaleRecipe::mx_1x32;
+  a.scale_a_count = g.scale_a_bytes;  // Mx1x32 counts bytes (scale_count returns bytes)
+  a.scale_b_count = g.scale_b_bytes;
+  // gemm_extents() multiplies the extent by 4 (float scales); the MX tensors are whole 512-byte
+  // tiles, so bytes / 4 is exact.
+  if (g.M >= 1 && g.K >= 1) a.scale_a_extent = scale_bytes(g.M, g.K) / 4;
+  if (g.N >= 1 && g.K >= 1) a.scale_b_extent = scale_bytes(g.N, g.K) / 4;
+  a.d_element_bytes = 2;
+  return a;
+}
+
+}  // namespace
+
+std::int64_t scale_bytes(std::int64_t rows, std::int64_t K) { return Mx1x32(rows, K).size(); }
+
+GemmRequirements requirements() {
+  GemmRequirements r;
+  r.who = kWho;
+  r.k_multiple = kMxBlock;
+  r.k_reason =
+      "MXFP8 has one UE8M0 scale per 32 K elements and tcgen05.mma kind::mxf8f6f4 consumes K in "
+      "steps of 32; pad K with zeros to a multiple of 32";
+  r.operand_alignment = 16;  // TMA: 16-byte aligned base and row stride
+  r.output_alignment = 2;
+  r.scale_alignment = 16;    // the scale tiles are read by TMA
+  r.recipe_a = ScaleRecipe::mx_1x32;
+  r.recipe_b = ScaleRecipe::mx_1x32;
+  // TMA coordinates and the kernel's tile arithmetic are 32-bit.
+  r.max_dim = (std::int64_t(1) << 31) - 1024;
+  return r;
+}
+
+MxGemm with_defaults(const MxGemm& in) {
+  MxGemm g = in;
+  if (g.lda == 0) g.lda = g.K;
+  if (g.ldb == 0) g.ldb = g.K;
+  if (g.ldd == 0) g.ldd = g.N;
+  return g;
+}
+
+void validate(const MxGemm& in) {
+  const MxGemm g = with_defaults(in);
+  // The generic rules (dimensions, K % 32 with its reason, pointers, alignment, leading
+  // dimensions, scale sizes from the Mx1x32 layout, D overlapping an input).
+  validate_gemm(to_args(g), requirements());
+}
+
+LaunchConfig launch_config(std::int64_t M, std::int64_t N, std::int64_t K, int num_sms,
+                           int max_sms) {
+  if (num_sms < 1) fail("num_sms = " + std::to_string(num_sms) + " must be >= 1");
+  if (max_sms < 0) fail("Options::max_sms = " + std::to_string(max_sms) + " must be >= 0 (0: all)");
+  LaunchConfig c;
+  const TileGrid t = tile_grid(M, N, kBlockM, kBlockN, kWho);
+  c.tiles_m = t.tiles_m;
+  c.tiles_n = t.tiles_n;
+  c.tiles = t.blocks;
+  c.k_blocks = ceil_div(K, kBlockK);
+  const int sms = max_sms > 0 ? std::min(max_sms, num_sms) : num_sms;
+  c.grid = int(std::min<std::int64_t>(c.tiles, sms));
+  c.block = kThreads;
+  c.smem_bytes = int(kSmemBytes);
+  c.tmem_columns = int(kTmemCols);
+  return c;
+}
+
+bool compiled_for_sm100() {
+#if defined(FP8GEMM_HAS_SM100)
+  return true;
+#else
+  return false;
+#endif
+}
+
+void require_sm100_device() {
+  if (!compiled_for_sm100())
+    throw std::runtime_error(std::string(kWho) +
+                             ": this build has no sm_100a code (configure with "
+                             "-DFP8GEMM_BUILD_SM100=ON, e.g. the `full` preset, with nvcc >= 12.8)");
+  if (cuda_device_count() == 0)
+    throw std::runtime_error(std::string(kWho) +
+                             ": no CUDA GPU present; this kernel needs a Blackwell B200/GB200 "
+                             "(compute capability 10.0, sm_100a)");
+  int dev = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  FP8GEMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  if (prop.major != 10 || prop.minor != 0)
+    throw std::runtime_error(std::string(kWho) + ": the GPU is " + prop.name +
+                             " (compute capability " + std::to_string(prop.major) + "." +
+                             std::to_string(prop.minor) +
+                             "); this kernel uses tcgen05 and tensor memory and is compiled for "
+                             "sm_100a only, which runs on compute capability 10.0 (B200/GB200)");
+}
+
+struct Plan::Impl {
+  MxGemm gemm;
+  LaunchConfig config;
+  KernelArgs args{};
+};
+
+Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
+  const MxGemm g = with_defaults(in);
+  validate(g);  // std::invalid_argument, no CUDA call
+  if (o.max_sms < 0)
+    fail("Options::max_sms = " + std::to_string(o.max_sms) + " must be >= 0 (0: all)");
+  require_sm100_device();  // std::runtime_error on anything but an sm_100 GPU
+  Impl& I = *impl_;
+  I.gemm = g;
+  const GemmArgs args = to_args(g);
+  check_gemm_pointers(args, requirements());
+  int dev = 0, sms = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&dev));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  I.config = launch_config(g.M, g.N, g.K, sms, o.max_sms);
+#if defined(FP8GEMM_HAS_SM100)
+  KernelArgs& k = I.args;
+  k.map_a = make_tensor_map_2d(g.A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.M),
+                               std::uint64_t(g.K), std::uint64_t(g.lda), kBlockM, kBlockK,
+                               CU_TENSOR_MAP_SWIZZLE_128B);
+  k.map_b = make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N),
+                               std::uint64_t(g.K), std::uint64_t(g.ldb), kBlockN, kBlockK,
+                               CU_TENSOR_MAP_SWIZZLE_128B);
+  // The scale tensors as uint32 [ceil(rows / 128)][ceil(K / 128) * 128]: one box = one tile.
+  k.map_sfa = make_tensor_map_2d(g.scale_a, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4,
+                                 std::uint64_t(sf_view_rows(g.M)), std::uint64_t(sf_view_cols_u32(g.K)),
+                                 std::uint64_t(sf_view_cols_u32(g.K)), 1, 128,
+                                 CU_TENSOR_MAP_SWIZZLE_NONE);
+  k.map_sfb = make_tensor_map_2d(g.scale_b, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4,
+                                 std::uint64_t(sf_view_rows(g.N)), std::uint64_t(sf_view_cols_u32(g.K)),
+                                 std::uint64_t(sf_view_cols_u32(g.K)), 1, 128,
+                                 CU_TENSOR_MAP_SWIZZLE_NONE);
+  k.D = g.D;
+  k.ldd = g.ldd;
+  k.M = std::int32_t(g.M);
+  k.N = std::int32_t(g.N);
+  k.K = std::int32_t(g.K);
+  k.tiles_m = std::int32_t(I.config.tiles_m);
+  k.tiles_n = std::int32_t(I.config.tiles_n);
+  k.vector_stores = reinterpret_cast<std::uintptr_t>(g.D) % 16 == 0 && g.ldd % 8 == 0;
+  prepare_kernel(mxfp8_sm100_kernel(), "mxfp8_gemm_sm100_kernel", "sm_100a", I.config.smem_bytes);
+#endif
+}
+
+Plan::~Plan() = default;
+Plan::Plan(Plan&&) noexcept = default;
+Plan& Plan::operator=(Plan&&) noexcept = default;
+
+void Plan::run(cudaStream_t stream) const {
+#if defined(FP8GEMM_HAS_SM100)
+  const Impl& I = *impl_;
+  require_no_pending_error(kWho);
+  launch_mxfp8_sm100(I.args, I.config.grid, I.config.block, I.config.smem_bytes, stream);
+  check_launch(kWho);
+#else
+  (void)stream;
+  require_sm100_device();  // throws: never reached with a constructed plan
+#endif
+}
+
+const LaunchConfig& Plan::config() const { return impl_->config; }
+
+std::string Plan::describe() const {
+  const LaunchConfig& c = impl_->config;
+  return std::string("sm100 mxfp8 128x128x128, ") + std::to_string(kStages) + " stages, " +
+         std::to_string(c.tiles) + " tiles on " + std::to_string(c.grid) + " CTAs (persistent), " +
+         std::to_string(c.smem_bytes) + " B smem, " + std::to_string(c.tmem_columns) +
+         " TMEM columns";
+}
+
+void gemm(const MxGemm& g, cudaStream_t stream) { Plan(g).run(stream); }
+
+}  // namespace fp8gemm::ch09

@@ -1,0 +1,108 @@
+// Chapter 9, Blackwell half: an MXFP8 GEMM for sm_100a (tcgen05 block-scaled MMA, accumulators
+// in tensor memory). NEVER RUN ON HARDWARE in this project (no Blackwell GPU): it compiles, its
+// SASS is inspected, its host side is tested on the CPU; see README.md.
+//
+//   D (M x N, row-major bf16) = sum over 32-wide K blocks kb of
+//       2^(sa[m, kb] - 127) * 2^(sb[n, kb] - 127) * (A[m, kb-block] . B[n, kb-block])
+//   A: M x K e4m3 row-major (lda), B: N x K e4m3 row-major (ldb) ("NT"),
+//   scale_a / scale_b: UE8M0 bytes, one per 1 x 32 block along K, in the Mx1x32 layout of
+//   common/scaling.hpp (128-row x 4-column tiles of 512 bytes, tiles row-major, padded with
+//   zeros) — the layout tcgen05 block scaling and cuBLAS (VEC32_UE8M0) read.
+//
+//   fp8gemm::ch09::Plan plan(gemm);   // validate, check the GPU (sm_100 only), tensor maps,
+//                                     // launch configuration: once
+//   plan.run(stream);                 // launch only
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/validate.hpp"
+
+namespace fp8gemm::ch09 {
+
+/// One MXFP8 GEMM call. Leading dimensions in elements; 0 means packed (lda = ldb = K, ldd = N).
+/// scale_*_bytes: how many bytes the caller allocated for the scales (-1: unknown, not checked).
+struct MxGemm {
+  std::int64_t M = 0, N = 0, K = 0;
+  const std::uint8_t* A = nullptr;
+  std::int64_t lda = 0;
+  const std::uint8_t* B = nullptr;
+  std::int64_t ldb = 0;
+  const std::uint8_t* scale_a = nullptr;
+  std::int64_t scale_a_bytes = -1;
+  const std::uint8_t* scale_b = nullptr;
+  std::int64_t scale_b_bytes = -1;
+  void* D = nullptr;  ///< bf16 bits
+  std::int64_t ldd = 0;
+};
+
+struct Options {
+  int max_sms = 0;  ///< SMs the persistent grid may use (0: all)
+};
+
+/// Bytes of the Mx1x32 scale tensor of a rows x K operand: round_up(rows, 128) x
+/// round_up(ceil(K / 32), 4) (common/scaling.hpp's Mx1x32::size()).
+std::int64_t scale_bytes(std::int64_t rows, std::int64_t K);
+
+/// The kernel's rules: any M, N >= 1; K >= 32 and a multiple of 32 (one UE8M0 scale per 32 K
+/// elements; a partial MX block has no meaning); A, B 16-byte aligned with lda, ldb multiples of
+/// 16 (TMA); D 2-byte aligned, ldd >= N; scale pointers 16-byte aligned (TMA) and, when their
+/// size is given, at least scale_bytes(M or N, K) bytes.
+GemmRequirements requirements();
+
+/// The call with packed leading dimensions filled in.
+MxGemm with_defaults(const MxGemm& gemm);
+
+/// Pure C++ validation (no CUDA call): throws std::invalid_argument naming the argument and the
+/// rule ("fp8gemm::ch09_blackwell_mxfp8: K = 48 must be a multiple of 32 (...)").
+void validate(const MxGemm& gemm);
+
+/// The launch: a persistent grid of min(tiles, SMs) CTAs of kThreads threads, each walking the
+/// 128 x 128 tiles tile = blockIdx.x, blockIdx.x + gridDim.x, ... (m fastest).
+struct LaunchConfig {
+  std::int64_t tiles_m = 0, tiles_n = 0, tiles = 0;
+  std::int64_t k_blocks = 0;  ///< ceil(K / 128) pipeline stages per tile
+  int grid = 0, block = 0;
+  int smem_bytes = 0;
+  int tmem_columns = 0;
+};
+/// Pure C++. `num_sms`: the GPU's SM count; `max_sms` (0: all) caps the grid.
+LaunchConfig launch_config(std::int64_t M, std::int64_t N, std::int64_t K, int num_sms,
+                           int max_sms = 0);
+
+/// Whether this build compiled the sm_100a kernel (FP8GEMM_BUILD_SM100=ON, the `full` preset).
+bool compiled_for_sm100();
+
+/// Throws std::runtime_error unless the current device is compute capability 10.0 (B200/GB200;
+/// the sm_100a code runs there only) and the kernel was compiled. Never a silent wrong answer.
+void require_sm100_device();
+
+class Plan {
+ public:
+  /// Throws std::invalid_argument (bad arguments, before any CUDA call) or std::runtime_error
+  /// (not built for sm_100a, no sm_100 GPU, CUDA failure).
+  explicit Plan(const MxGemm& gemm, const Options& options = {});
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  Plan(Plan&&) noexcept;
+  Plan& operator=(Plan&&) noexcept;
+
+  /// Launches on `stream`. No validation, no allocation, no host sync.
+  void run(cudaStream_t stream) const;
+  const LaunchConfig& config() const;
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Plan + run.
+void gemm(const MxGemm& gemm, cudaStream_t stream);
+
+}  // namespace fp8gemm::ch09

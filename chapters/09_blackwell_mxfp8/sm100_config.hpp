@@ -1,0 +1,174 @@
+// Chapter 9, Blackwell: the compile-time configuration of the sm_100a MXFP8 kernel and the bit
+// encodings it hands to the tensor core. Pure C++ (constexpr, host and device), so the CPU tests
+// check every field without a GPU.
+//
+//   - Tile: 128 x 128 output per CTA, K in blocks of 128 (four 32-wide MMA steps, four MX scale
+//     blocks: exactly one 512-byte 128 x 4 scale tile per operand per K block).
+//   - Pipeline: kStages shared-memory stages of {A 16 KiB, B 16 KiB, SFA 512 B, SFB 512 B}.
+//   - Warps: 0 TMA producer, 1 MMA issuer, 2 tensor-memory allocator, 3 idle, 4..7 epilogue
+//     (warp w may only read TMEM lanes 32 * (w % 4) ..; warps 4..7 cover lanes 0..127).
+//   - Tensor memory: two 128-column FP32 accumulators (the epilogue drains one while the MMA
+//     fills the other), 4 columns of A scales, 4 of B scales: 264 columns -> allocate 512.
+//
+// The descriptor layouts follow CUTLASS include/cute/arch/mma_sm100_desc.hpp
+// (UMMA::InstrDescriptorBlockScaled, UMMA::SmemDescriptor) and the PTX ISA's "Instruction
+// descriptor" / "Shared memory descriptor" tables for tcgen05.mma.
+#pragma once
+
+#include <cstdint>
+
+#include "common/fp8.hpp"  // FP8GEMM_HD
+
+namespace fp8gemm::ch09 {
+
+inline constexpr int kBlockM = 128;  ///< rows of D per tile = UMMA M (cta_group::1)
+inline constexpr int kBlockN = 128;  ///< columns of D per tile = UMMA N
+inline constexpr int kBlockK = 128;  ///< K per pipeline stage (bytes per row of an A/B box)
+inline constexpr int kUmmaK = 32;    ///< K per tcgen05.mma kind::mxf8f6f4 (= one MX block)
+inline constexpr int kMxBlock = 32;  ///< K elements per UE8M0 scale
+inline constexpr int kStages = 6;
+inline constexpr int kThreads = 256;  ///< 8 warps
+inline constexpr int kProducerWarp = 0, kMmaWarp = 1, kAllocWarp = 2, kFirstEpilogueWarp = 4;
+inline constexpr int kEpilogueThreads = 128;
+inline constexpr int kAccumStages = 2;
+
+// ---- shared memory (offsets from a 1024-byte aligned base) ----
+inline constexpr std::uint32_t kABytes = kBlockM * kBlockK;         // 16384, e4m3
+inline constexpr std::uint32_t kBBytes = kBlockN * kBlockK;         // 16384
+inline constexpr std::uint32_t kSfTileBytes = 512;                  // 128 rows x 4 UE8M0
+inline constexpr std::uint32_t kStageTxBytes = kABytes + kBBytes + 2 * kSfTileBytes;  // 33792
+inline constexpr std::uint32_t kSmemA = 0;
+inline constexpr std::uint32_t kSmemB = kSmemA + kStages * kABytes;
+inline constexpr std::uint32_t kSmemSfa = kSmemB + kStages * kBBytes;
+inline constexpr std::uint32_t kSmemSfb = kSmemSfa + kStages * kSfTileBytes;
+inline constexpr std::uint32_t kSmemBarriers = kSmemSfb + kStages * kSfTileBytes;
+/// full[kStages], empty[kStages], tmem_full[kAccumStages], tmem_empty[kAccumStages]: 8 bytes each
+inline constexpr std::uint32_t kNumBarriers = 2 * kStages + 2 * kAccumStages;
+inline constexpr std::uint32_t kSmemTmemSlot = kSmemBarriers + 8 * kNumBarriers;
+inline constexpr std::uint32_t kSmemUsed = kSmemTmemSlot + 16;
+/// Dynamic shared memory requested: what is used plus slack to align the base to 1024 bytes
+/// (the 128B swizzle pattern repeats every 1024 bytes and the descriptors assume base offset 0).
+inline constexpr std::uint32_t kSmemBytes = kSmemUsed + 1024;
+static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "128B-swizzled stages must stay 1024-byte aligned");
+static_assert(kSmemBytes <= 232448, "sm_100 allows at most 227 KiB of dynamic shared memory per block");
+
+// ---- tensor memory (columns) ----
+inline constexpr std::uint32_t kTmemAccumCols = kBlockN;                      // per accumulator
+inline constexpr std::uint32_t kTmemSfaCol = kAccumStages * kTmemAccumCols;   // 256
+inline constexpr std::uint32_t kTmemSfbCol = kTmemSfaCol + 4;                 // 260
+inline constexpr std::uint32_t kTmemUsedCols = kTmemSfbCol + 4;               // 264
+
+/// The allocation: the smallest power of two >= n and >= 32 (tcgen05.alloc's rule), at most 512.
+FP8GEMM_HD constexpr std::uint32_t tmem_alloc_columns(std::uint32_t n) {
+  std::uint32_t c = 32;
+  while (c < n) c *= 2;
+  return c;
+}
+inline constexpr std::uint32_t kTmemCols = tmem_alloc_columns(kTmemUsedCols);
+static_assert(kTmemCols <= 512, "tensor memory has 512 columns");
+
+// ---- the instruction descriptor (32 bits) of tcgen05.mma .kind::mxf8f6f4 .block_scale ----
+//  bits  0-1  sparsity selector                       0 (dense)
+//  bit   2    sparsity enable                         0
+//  bit   3    reserved                                0
+//  bits  4-5  B scale-factor id: which byte of each   k step within the 128-K block (0..3)
+//             32-bit TMEM scale cell B uses
+//  bit   6    reserved                                0
+//  bits  7-9  A type (MXF8F6F4Format)                 0 = E4M3 (1 E5M2, 3 E2M3, 4 E3M2, 5 E2M1)
+//  bits 10-12 B type                                  0 = E4M3
+//  bit  13    negate A                                0
+//  bit  14    negate B                                0
+//  bit  15    A major                                 0 = K-major
+//  bit  16    B major                                 0 = K-major
+//  bits 17-22 N >> 3                                  16 (N = 128)
+//  bit  23    scale type                              1 = UE8M0 (0 = UE4M3, NVFP4's)
+//  bits 24-28 M >> 4                                  8 (M = 128)
+//  bits 29-30 A scale-factor id                       k step (0..3)
+//  bit  31    K size (0: dense K = 32 for mxf8f6f4)   0
+// The accumulator type is not a field: block-scaled MMAs accumulate in FP32.
+enum class MxFormat : std::uint32_t { e4m3 = 0, e5m2 = 1, e2m3 = 3, e3m2 = 4, e2m1 = 5 };
+enum class ScaleFormat : std::uint32_t { ue4m3 = 0, ue8m0 = 1 };
+
+FP8GEMM_HD constexpr std::uint32_t make_instr_desc_block_scaled(int m, int n, MxFormat a, MxFormat b,
+                                                                ScaleFormat sf, std::uint32_t a_sf_id,
+                                                                std::uint32_t b_sf_id) {
+  return (b_sf_id & 3u) << 4 | (std::uint32_t(a) & 7u) << 7 | (std::uint32_t(b) & 7u) << 10 |
+         0u << 13 | 0u << 14 | 0u << 15 | 0u << 16 | (std::uint32_t(n >> 3) & 63u) << 17 |
+         (std::uint32_t(sf) & 1u) << 23 | (std::uint32_t(m >> 4) & 31u) << 24 |
+         (a_sf_id & 3u) << 29;
+}
+/// The kernel's descriptor with both scale-factor ids 0; per k step it ORs in with_sf_ids().
+inline constexpr std::uint32_t kInstrDesc = make_instr_desc_block_scaled(
+    kBlockM, kBlockN, MxFormat::e4m3, MxFormat::e4m3, ScaleFormat::ue8m0, 0, 0);
+FP8GEMM_HD constexpr std::uint32_t with_sf_ids(std::uint32_t desc, std::uint32_t a_sf_id,
+                                               std::uint32_t b_sf_id) {
+  return (desc & ~(3u << 29) & ~(3u << 4)) | (a_sf_id & 3u) << 29 | (b_sf_id & 3u) << 4;
+}
+// UMMA shape rule for cta_group::1, M = 128: N a multiple of 16 in [16, 256].
+static_assert(kBlockM == 128 && kBlockN % 16 == 0 && kBlockN >= 16 && kBlockN <= 256);
+
+// ---- the shared memory (matrix) descriptor (64 bits), sm_100 format ----
+//  bits  0-13 start address >> 4 (a .shared address; 18 bits of byte address, 16-byte units)
+//  bits 16-29 leading-dimension byte offset >> 4 (LBO)
+//  bits 32-45 stride-dimension byte offset >> 4 (SBO)
+//  bits 46-47 version: 1 on sm_100 (Hopper's wgmma descriptor has no such field: 0)
+//  bits 49-51 base offset (the swizzle pattern's phase when the start is not 1024-aligned): 0
+//  bit  52    LBO mode: 0 = byte offset (legacy)
+//  bits 61-63 layout / swizzle: 0 none, 1 128B with 32B atoms, 2 128B, 4 64B, 6 32B
+// K-major 128B-swizzled e4m3 tile (rows of exactly 128 bytes = 128 K elements, 8-row core
+// groups of 1024 bytes): SBO = 1024 (from one 8-row group to the next), LBO unused for a
+// swizzled K-major operand whose K extent is one swizzle atom (0, as DeepGEMM sets it). Each
+// 32-wide K step starts 32 bytes further: start address + 32 (the hardware applies the swizzle
+// to the computed addresses, which is why the base must be 1024-aligned).
+// The scale tile for tcgen05.cp 32x128b: no swizzle, 8-row x 16-byte core matrices stacked
+// along rows: SBO = 128, LBO = 0.
+enum class SmemLayout : std::uint32_t { none = 0, swizzle_128b_base32b = 1, swizzle_128b = 2,
+                                        swizzle_64b = 4, swizzle_32b = 6 };
+
+FP8GEMM_HD constexpr std::uint64_t make_smem_desc(std::uint32_t smem_addr, std::uint32_t lbo_bytes,
+                                                  std::uint32_t sbo_bytes, SmemLayout layout) {
+  return std::uint64_t((smem_addr >> 4) & 0x3FFFu) | std::uint64_t((lbo_bytes >> 4) & 0x3FFFu) << 16 |
+         std::uint64_t((sbo_bytes >> 4) & 0x3FFFu) << 32 | std::uint64_t(1) << 46 |
+         std::uint64_t(0) << 49 | std::uint64_t(0) << 52 | std::uint64_t(layout) << 61;
+}
+FP8GEMM_HD constexpr std::uint64_t operand_desc(std::uint32_t stage_addr, int k_step) {
+  return make_smem_desc(stage_addr + std::uint32_t(k_step) * kUmmaK, 0, 1024, SmemLayout::swizzle_128b);
+}
+FP8GEMM_HD constexpr std::uint64_t scale_desc(std::uint32_t sf_addr) {
+  return make_smem_desc(sf_addr, 0, 128, SmemLayout::none);
+}
+
+// ---- where the scales come from and go to ----
+// The Mx1x32 layout (common/scaling.hpp) of a rows x K operand stores 128 x 4 tiles of 512 bytes,
+// tiles row-major: tile (i, j) covers rows 128 i .. 128 i + 127 and scale columns 4 j .. 4 j + 3
+// (K elements 128 j .. 128 j + 127), at byte (i * tiles_per_row + j) * 512 with
+// tiles_per_row = ceil(K / 128). The kernel's TMA views it as a 2-D uint32 tensor of
+// ceil(rows / 128) rows x tiles_per_row * 128 columns and loads the box {128 columns, 1 row} at
+// (k_block * 128, m_block): exactly tile (m_block, k_block), which is one pipeline stage's scales.
+FP8GEMM_HD constexpr std::int64_t sf_tiles_per_row(std::int64_t K) { return (K + kBlockK - 1) / kBlockK; }
+FP8GEMM_HD constexpr std::int64_t sf_view_rows(std::int64_t rows) { return (rows + 127) / 128; }
+FP8GEMM_HD constexpr std::int64_t sf_view_cols_u32(std::int64_t K) { return sf_tiles_per_row(K) * 128; }
+/// Byte offset of the stage's tile in the scale tensor (what the TMA box at (k_block * 128,
+/// block) reads).
+FP8GEMM_HD constexpr std::int64_t sf_tile_offset(std::int64_t block, std::int64_t k_block,
+                                                 std::int64_t K) {
+  return (block * sf_tiles_per_row(K) + k_block) * kSfTileBytes;
+}
+// Inside the tile, the scale of tile row r (0..127) for k step s (0..3) is byte
+// (r % 32) * 16 + (r / 32) * 4 + s. tcgen05.cp 32x128b.warpx4 puts 16-byte row (r % 32) into
+// TMEM lane r % 32 of every quarter, 4 bytes per column: column base + r / 32, byte s. So TMEM
+// lane r (quarter r / 32) finds its own row's scale in column r / 32, byte s, which the MMA
+// selects with the scale-factor id s.
+FP8GEMM_HD constexpr int sf_byte_in_tile(int row_in_tile, int k_step) {
+  return (row_in_tile % 32) * 16 + (row_in_tile / 32) * 4 + k_step;
+}
+/// The TMEM (lane, column offset from the scale base, byte in the 32-bit cell) that holds the
+/// scale for tile row r, k step s, after the 32x128b.warpx4 copy.
+struct TmemScaleCell {
+  int lane, column, byte;
+};
+FP8GEMM_HD constexpr TmemScaleCell tmem_scale_cell(int row_in_tile, int k_step) {
+  return {row_in_tile, row_in_tile / 32, k_step};
+}
+
+}  // namespace fp8gemm::ch09

@@ -1,0 +1,41 @@
+# Chapter 9, Blackwell half (the sm_100a MXFP8 kernel; never run on hardware here).
+# CPU: validation messages, the plan's refusal of non-sm_100 GPUs, scale-layout addressing, the
+#      instruction / shared-memory descriptors field by field, the launch configuration, and a
+#      CPU walk through the kernel's loops against the float64 definition.
+# SASS (full preset only): the block-scaled tensor-core MMA and its helpers in the sm_100a cubin.
+# GPU: the kernel against the float64 reference; its own main() skips (exit 77) unless the GPU
+#      is compute capability 10.0 and the build has sm_100a code.
+if(TARGET fp8gemm_ch09)
+  fp8gemm_test(test_chapter_09_host LABEL cpu SOURCES test_chapter_09_host.cpp LIBS fp8gemm_ch09)
+
+  add_executable(test_chapter_09_gpu test_chapter_09_gpu.cu)
+  target_include_directories(test_chapter_09_gpu PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_link_libraries(test_chapter_09_gpu PRIVATE fp8gemm::common fp8gemm_ch09
+                        ${FP8GEMM_CATCH_TARGET})
+  target_compile_definitions(test_chapter_09_gpu PRIVATE ${FP8GEMM_CATCH_DEFS})
+  fp8gemm_cuda_target(test_chapter_09_gpu)
+  add_test(NAME test_chapter_09_gpu COMMAND test_chapter_09_gpu)
+  set_tests_properties(test_chapter_09_gpu PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  set_property(GLOBAL APPEND PROPERTY FP8GEMM_GPU_TESTS test_chapter_09_gpu)
+
+  if(FP8GEMM_BUILD_SM100)
+    # Read with cuobjdump --dump-sass (nvcc 13.0, sm_100a) before writing this; ptxas named:
+    #   tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale -> UTCQMMA, printed as
+    #       "UTCQMMA gdesc[UR4], gdesc[UR8], tmem[D], tmem[SFA], idesc[..], tmem[SFB], UP0":
+    #       the two extra tmem operands are the scale factors (the block-scaled form)
+    #   tcgen05.cp.cta_group::1.32x128b.warpx4                -> UTCCP.T.S.4x32dp128bit
+    #       (tmem[base + 0x100] and tmem[base + 0x104]: columns 256 and 260)
+    #   tcgen05.ld.sync.aligned.32x32b.x32                    -> LDTM.x32
+    #   tcgen05.commit ... mbarrier::arrive::one              -> UTCBAR
+    #   tcgen05.alloc                                         -> UTCATOMSWS.FIND_AND_SET.ALIGN
+    #   tcgen05.dealloc                                       -> UTCATOMSWS.AND
+    #   cp.async.bulk.tensor.2d (TMA loads)                   -> UTMALDG.2D
+    #   mbarrier.try_wait                                     -> SYNCS.PHASECHK.TRANS64.TRYWAIT
+    # and no local memory (LDL / STL: no spills, no stack arrays).
+    fp8gemm_sass_test(NAME sass_chapter_09_sm100 TARGET fp8gemm_ch09 KERNEL "mxfp8_gemm_sm100_kernel"
+                      ARCH sm_100a
+                      CONTAINS UTCQMMA UTCCP.T.S.4x32dp128bit LDTM.x32 UTCBAR
+                               UTCATOMSWS.FIND_AND_SET.ALIGN UTMALDG.2D SYNCS.PHASECHK
+                      ABSENT LDL STL)
+  endif()
+endif()
