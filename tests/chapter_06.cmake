@@ -4,7 +4,7 @@
 # at K = 65536; exact integers; determinism; streams, threads, max_sms; the reliability rule.
 # CPU: arguments refused before any CUDA call; the table only names compiled kernels; SASS.
 if(TARGET fp8gemm_ch06)
-  fp8gemm_test(test_chapter_06 LABEL gpu SOURCES test_chapter_06.cu LIBS fp8gemm_ch06)
+  fp8gemm_test(test_chapter_06 LABEL gpu SOURCES test_chapter_06.cu LIBS fp8gemm_ch06_accuracy)
   fp8gemm_test(test_chapter_06_args LABEL cpu SOURCES test_chapter_06_args.cu LIBS fp8gemm_ch06)
 
   # SASS of every engine kernel (ch06's library): the warpgroup FP8 MMA, TMA loads, the register
