@@ -49,7 +49,7 @@ __device__ __forceinline__ void dispatch_offset(int value, F&& f,
 }  // namespace detail
 
 template <class Cfg>
-struct BlockScaledMath {
+struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry and helpers
   static_assert(Cfg::kAccumulation == Accumulation::promoted,
                 "block scaling promotes every 128-K block: the scales change along K");
   using State = PipelineState<Cfg::kStages>;

@@ -53,6 +53,9 @@ namespace fp8gemm::engine {
 template <class Cfg>
 struct PerTensorMath {
   using State = PipelineState<Cfg::kStages>;
+  /// The tile scheduler and its tile (scheduler.cuh); chapter 8's grouped policies bring others.
+  using Scheduler = DenseTileScheduler<Cfg::kClusterM, Cfg::kClusterN>;
+  using TileT = Tile;
   /// The kernel's parameter block (a math policy with more inputs, e.g. chapter 7's scale
   /// tensors, brings its own).
   using Params = GemmParams;
@@ -60,6 +63,19 @@ struct PerTensorMath {
   static constexpr std::uint32_t kExtraStageBytes = 0;
   static constexpr std::uint32_t kExtraTxBytes = 0;
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
+
+  __device__ __forceinline__ static Scheduler make_scheduler(const GemmParams& p,
+                                                            std::uint32_t rank) {
+    return Scheduler(p.schedule, rank);
+  }
+  /// Where tile t is: the first row of A (and D) it covers, the first row of B (= column of D),
+  /// the first column of D, and the row of D at which its valid rows end.
+  __device__ __forceinline__ static int a_row(const Tile& t) { return t.m_block * Cfg::kBlockM; }
+  __device__ __forceinline__ static int b_row(const GemmParams&, const Tile& t) {
+    return t.n_block * Cfg::kBlockN;
+  }
+  __device__ __forceinline__ static int d_col(const Tile& t) { return t.n_block * Cfg::kBlockN; }
+  __device__ __forceinline__ static int row_end(const GemmParams& p, const Tile&) { return p.M; }
 
   /// Producer hook: copies of K block kb of tile t beyond A and B into the stage's side-ring bytes
   /// at `extra`, completing on `bar`. Nothing for per-tensor scales.
@@ -244,14 +260,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (threadIdx.x == Cfg::kConsumerThreads) {
       ptx::tma_prefetch_descriptor(&p.map_a);
       ptx::tma_prefetch_descriptor(&p.map_b);
-      DenseTileScheduler<Cfg::kClusterM, Cfg::kClusterN> scheduler(p.schedule, rank);
+      auto scheduler = Math::make_scheduler(p, rank);
       PipelineState<Cfg::kStages> st;
-      Tile t;
+      typename Math::TileT t;
       const int rank_m = int(rank) % Cfg::kClusterM;
       const int rank_n = int(rank) / Cfg::kClusterM;
       while (scheduler.next(t)) {
-        const int m0 = t.m_block * Cfg::kBlockM;
-        const int n0 = t.n_block * Cfg::kBlockN;
+        const int m0 = Math::a_row(t);
+        const int n0 = Math::b_row(p, t);
         for (int kb = 0; kb < p.k_blocks; ++kb) {
           ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
           const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
@@ -274,27 +290,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // ------------------------------ consumer warpgroups ------------------------------
     ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
     const auto scale = Math::output_scale(p);
-    DenseTileScheduler<Cfg::kClusterM, Cfg::kClusterN> scheduler(p.schedule, rank);
+    auto scheduler = Math::make_scheduler(p, rank);
     typename Math::State st;
-    Tile t;
+    typename Math::TileT t;
     float acc[Cfg::kWavesM][Cfg::kBlockN / 2];
     const std::uint32_t my_staging = staging + std::uint32_t(wg * Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
     while (scheduler.next(t)) {
       Math::mainloop(acc, st, p, t, ring, side, full, empty, wg, rank);
-      const int row0 = t.m_block * Cfg::kBlockM + wg * Cfg::kRowsPerWG;
-      const int col0 = t.n_block * Cfg::kBlockN;
+      const int row0 = Math::a_row(t) + wg * Cfg::kRowsPerWG;
+      const int col0 = Math::d_col(t);
+      const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)
       with_output_scale(scale, [&](const auto& sc) {
         if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
           store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::registers) {
 #pragma unroll
           for (int w = 0; w < Cfg::kWavesM; ++w)
-            store_slab_registers<Cfg::kBlockN>(acc[w], sc, row0 + 64 * w, col0, p.M, p.N, p.D,
+            store_slab_registers<Cfg::kBlockN>(acc[w], sc, row0 + 64 * w, col0, rows, p.N, p.D,
                                                p.ldd, p.d_pairs_ok != 0);
         } else {
 #pragma unroll
           for (int w = 0; w < Cfg::kWavesM; ++w)
-            store_slab_f32<Cfg::kBlockN>(acc[w], sc, row0 + 64 * w, col0, p.M, p.N, p.D_f32,
+            store_slab_f32<Cfg::kBlockN>(acc[w], sc, row0 + 64 * w, col0, rows, p.N, p.D_f32,
                                          p.ldd, p.accumulate != 0, p.d_pairs_ok != 0);
         }
       });
