@@ -64,12 +64,23 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
   static constexpr int kOffsetStep = detail::gcd(Cfg::kBlockN, 128);
   static constexpr int kOffsets = 128 / kOffsetStep;
 
-  /// The B scales of K block kb for the tile's block rows nb0 .. nb0 + kSfbRows - 1 (0 past N).
-  __device__ __forceinline__ static void load_sfb(float (&sb)[kSfbRows], const Params& p, int nb0,
-                                                  int kb) {
+  /// The B scales of K block kb for the tile's block rows nb0 .. nb0 + kSfbRows - 1 (0 past N),
+  /// from the scale tensor at `sfb` (the tile's group's, in chapter 8).
+  __device__ __forceinline__ static void load_sfb(float (&sb)[kSfbRows], const Params& p,
+                                                  const float* sfb, int nb0, int kb) {
 #pragma unroll
     for (int r = 0; r < kSfbRows; ++r)
-      sb[r] = nb0 + r < p.sfb_rows ? __ldg(p.sfb + (std::int64_t(nb0 + r) * p.sfb_ld + kb)) : 0.0f;
+      sb[r] = nb0 + r < p.sfb_rows ? __ldg(sfb + (std::int64_t(nb0 + r) * p.sfb_ld + kb)) : 0.0f;
+  }
+  /// The B-scale tensor of tile t: one for a dense GEMM; the tile's group's in chapter 8 (a tile
+  /// with a `group`, groups sfb_group_stride floats apart).
+  template <class TileT>
+  __device__ __forceinline__ static const float* sfb_of(const BlockScaledParams& p,
+                                                        const TileT& t) {
+    if constexpr (requires { t.group; })
+      return p.sfb + std::int64_t(t.group) * p.sfb_group_stride;
+    else
+      return p.sfb;
   }
 
   __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
@@ -101,8 +112,9 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
     }
   }
 
+  template <class TileT>
   __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
-                                                  State& st, const Params& p, const Tile& t,
+                                                  State& st, const Params& p, const TileT& t,
                                                   std::uint32_t ring, std::uint32_t side,
                                                   const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
@@ -129,13 +141,14 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
     // ~6 instructions per operand and wgmma, on the path between a wait and the next wgmma.
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
     const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
+    const float* sfb = sfb_of(p, t);
     float sb_next[kSfbRows];
-    load_sfb(sb_next, p, nb0, 0);
+    load_sfb(sb_next, p, sfb, nb0, 0);
     for (int kb = 0; kb < p.k_blocks; ++kb) {
       float sb[kSfbRows];
 #pragma unroll
       for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
-      if (kb + 1 < p.k_blocks) load_sfb(sb_next, p, nb0, kb + 1);
+      if (kb + 1 < p.k_blocks) load_sfb(sb_next, p, sfb, nb0, kb + 1);
       ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
       const std::uint32_t stage_offset = std::uint32_t(st.stage) * kStageStride;
       const std::uint64_t desc_a = ptx::advance_desc(

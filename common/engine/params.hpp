@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "common/engine/grouped_schedule.hpp"
+
 namespace fp8gemm::engine {
 
 /// How the FP8 products are summed (docs/fp8_numerics.md, "Accumulation").
@@ -104,6 +106,14 @@ struct BlockScaledParams : GemmParams {
   const float* sfb = nullptr;
   std::int64_t sfb_ld = 0;
   int sfb_rows = 0;
+  /// Chapter 8: floats between two groups' B-scale tensors (B is [G][N][K]); 0 for one group.
+  std::int64_t sfb_group_stride = 0;
+};
+
+/// Chapter 8's parameters: chapter 7's plus the groups (common/engine/grouped.cuh).
+struct GroupedParams : BlockScaledParams {
+  GroupedLayout layout;  ///< device offsets (contiguous) or counts (masked)
+  int n_tiles = 0;       ///< ceil(N / BlockN)
 };
 
 }  // namespace fp8gemm::engine

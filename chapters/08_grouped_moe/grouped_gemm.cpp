@@ -1,0 +1,127 @@
+#include "grouped_gemm.hpp"
+
+#include <cuda.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "common/cuda.hpp"
+#include "common/launch.hpp"
+#include "common/engine/params.hpp"
+#include "common/tensor_map.hpp"
+
+namespace fp8gemm::ch08 {
+
+namespace {
+constexpr const char* kWho = "fp8gemm::ch08_grouped_moe";
+[[noreturn]] void fail(const std::string& what) {
+  throw std::invalid_argument(std::string(kWho) + ": " + what);
+}
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+GemmRequirements requirements() {
+  GemmRequirements r = engine::engine_requirements(kWho);
+  r.recipe_a = ScaleRecipe::group_1x128;
+  r.recipe_b = ScaleRecipe::block_128x128;
+  return r;
+}
+
+struct Plan::Impl {
+  struct Engine : engine::EnginePlan {
+    engine::GroupedParams params{};
+    using engine::EnginePlan::EnginePlan;
+    void run(cudaStream_t stream) const override { launch(&params, stream); }
+  };
+  std::unique_ptr<Engine> plan;
+};
+
+Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
+  GroupedGemm g = in;
+  if (g.groups < 1) fail("groups = " + std::to_string(g.groups) + " must be >= 1");
+  if (g.layout == Layout::contiguous && g.offsets == nullptr)
+    fail("offsets is a null pointer (contiguous layout: G + 1 int32 row offsets on the device)");
+  if (g.layout == Layout::masked && g.masked_m == nullptr)
+    fail("masked_m is a null pointer (masked layout: G int32 row counts on the device)");
+  if (g.layout != Layout::contiguous && g.layout != Layout::masked)
+    fail("layout = " + std::to_string(int(g.layout)) + " is neither contiguous nor masked");
+  if (g.lda == 0) g.lda = g.K;
+  if (g.ldb == 0) g.ldb = g.K;
+  if (g.ldd == 0) g.ldd = g.N;
+  const std::int64_t all_rows = g.layout == Layout::contiguous ? g.rows : g.rows * g.groups;
+  if (g.scale_a_layout.ld == 0 && all_rows >= 1)
+    g.scale_a_layout = GroupScaleLayout::mn_major_tma_aligned(all_rows);
+  if (g.scale_b_layout.ld == 0 && g.K >= 1) g.scale_b_layout = BlockScaleLayout::padded(g.K);
+  if (g.scale_a_layout.major != ScaleMajor::mn || g.scale_a_layout.ld % 4 != 0)
+    fail("scale_a must be mn-major with ld a multiple of 4 (" + fp8gemm::describe(g.scale_a_layout) +
+         " given; chapter 7's plan converts other layouts, this one does not yet)");
+  if (all_rows >= 1 && g.K >= 1 && !g.scale_a_layout.ld_ok(all_rows, g.K))
+    fail("scale_a: " + fp8gemm::describe(g.scale_a_layout) + " is too small for " +
+         std::to_string(all_rows) + " rows");
+  if (g.K >= 1 && g.scale_b_layout.ld < ceil_div(g.K, 128))
+    fail("scale_b: ld = " + std::to_string(g.scale_b_layout.ld) + " must be >= ceil(K / 128) = " +
+         std::to_string(ceil_div(g.K, 128)));
+
+  // The dense view the engine plan validates: all rows of A and D, B as its G N rows.
+  GemmArgs args;
+  args.M = all_rows;
+  args.N = g.N;
+  args.K = g.K;
+  args.A = g.A;
+  args.lda = g.lda;
+  args.B = g.B;
+  args.ldb = g.ldb;
+  args.D = g.D;
+  args.ldd = g.ldd;
+  args.scale_a = g.scale_a;
+  args.scale_b = g.scale_b;
+  args.recipe_a = ScaleRecipe::group_1x128;
+  args.recipe_b = ScaleRecipe::block_128x128;
+  const std::int64_t sfb_group_stride = ceil_div(g.N, 128) * g.scale_b_layout.ld;
+  if (all_rows >= 1 && g.N >= 1 && g.K >= 1) {
+    args.scale_a_extent = g.scale_a_layout.required_elements(all_rows, g.K);
+    args.scale_b_extent = sfb_group_stride * g.groups;
+  }
+  const GemmRequirements req = requirements();
+  validate_gemm(args, req);
+  if (g.N * g.groups > req.max_dim)
+    fail("G x N = " + std::to_string(g.N * g.groups) + " rows of B exceed " +
+         std::to_string(req.max_dim));
+  const engine::KernelInfo& k =
+      engine::find_kernel(kernels(), o.kernel.empty() ? kernels().front().name : o.kernel, kWho);
+  impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
+  // B holds all groups: its extent and its map cover G N rows (the plan checked N rows).
+  require_device_accessible(g.B, std::size_t((g.N * g.groups - 1) * g.ldb + g.K), kWho, "B");
+  require_device_accessible(g.layout == Layout::contiguous ? g.offsets : g.masked_m,
+                            std::size_t(g.layout == Layout::contiguous ? g.groups + 1 : g.groups) * 4,
+                            kWho, g.layout == Layout::contiguous ? "offsets" : "masked_m");
+
+  engine::GroupedParams& p = impl_->plan->params;
+  static_cast<engine::GemmParams&>(p) = impl_->plan->engine::EnginePlan::params();
+  p.map_b = make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N * g.groups),
+                               std::uint64_t(g.K), std::uint64_t(g.ldb), std::uint32_t(k.block_n),
+                               128, CU_TENSOR_MAP_SWIZZLE_128B);
+  p.map_sfa = make_tensor_map_2d(g.scale_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
+                                 std::uint64_t(ceil_div(g.K, 128)), std::uint64_t(all_rows),
+                                 std::uint64_t(g.scale_a_layout.ld), 1, std::uint32_t(k.block_m),
+                                 CU_TENSOR_MAP_SWIZZLE_NONE);
+  p.sfb = g.scale_b;
+  p.sfb_ld = g.scale_b_layout.ld;
+  p.sfb_rows = int(ceil_div(g.N, 128));
+  p.sfb_group_stride = sfb_group_stride;
+  p.layout.kind = g.layout == Layout::contiguous ? engine::GroupedKind::contiguous
+                                                 : engine::GroupedKind::masked;
+  p.layout.groups = g.groups;
+  p.layout.offsets = g.offsets;
+  p.layout.masked_m = g.masked_m;
+  p.layout.m_max = int(g.layout == Layout::masked ? g.rows : 0);
+  p.n_tiles = int(ceil_div(g.N, k.block_n));
+}
+
+Plan::~Plan() = default;
+
+void Plan::run(cudaStream_t stream) const { impl_->plan->run(stream); }
+
+std::string Plan::describe() const { return impl_->plan->describe(); }
+
+}  // namespace fp8gemm::ch08

@@ -1,0 +1,78 @@
+// Chapter 8 (first version, not yet run on a GPU): the grouped block-scaled GEMM of a
+// mixture-of-experts layer, one launch for all groups, group sizes read on the device only.
+//
+//   for every group g:  D[rows of g, :] = A[rows of g, :] . B_g^T   (DeepSeek-V3 block scaling)
+//   contiguous  A [rows, K], D [rows, N]; group g owns rows offsets[g] .. offsets[g+1] - 1
+//               (offsets: G + 1 int32 on the device; offsets[0] = 0, monotone, offsets[G] = rows).
+//               Any rows per group, 0 included: no padding.
+//   masked      A [G * rows, K], D [G * rows, N] (rows = M_max per group); group g owns rows
+//               g * rows .. g * rows + masked_m[g] - 1 (masked_m: G int32 on the device, clamped
+//               to [0, rows]); rows past masked_m[g] are neither computed into results nor written.
+//   B           [G * N, K] e4m3 (B_g: rows g N .. g N + N - 1), 128 x 128 scales per group:
+//               [G][ceil(N/128)][ld] floats, ld = scale_b_layout.ld
+//   scale_a     1 x 128 scales over all rows of A (GroupScaleLayout), as chapter 7
+// Preconditions the host cannot check without reading device memory (it never does, so the call
+// can be captured in a CUDA graph): offsets monotone with offsets[G] = rows; a violation gives
+// empty groups, never a write outside D (the schedule clamps), but wrong results for the rows it
+// skips. A checking mode that validates them on the device is still to come.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/engine/plan.hpp"
+#include "common/scale_layout.hpp"
+
+namespace fp8gemm::ch08 {
+
+enum class Layout : int { contiguous = 0, masked = 1 };
+
+struct GroupedGemm {
+  Layout layout = Layout::contiguous;
+  int groups = 0;                   ///< G >= 1
+  std::int64_t rows = 0;            ///< contiguous: total rows; masked: M_max
+  std::int64_t N = 0, K = 0;
+  const int* offsets = nullptr;     ///< contiguous: G + 1 device int32
+  const int* masked_m = nullptr;    ///< masked: G device int32
+  const std::uint8_t* A = nullptr;  ///< e4m3, lda (0: K)
+  std::int64_t lda = 0;
+  const std::uint8_t* B = nullptr;  ///< e4m3 [G * N, K], ldb (0: K)
+  std::int64_t ldb = 0;
+  const float* scale_a = nullptr;
+  GroupScaleLayout scale_a_layout{};  ///< ld 0: mn-major TMA-aligned over all rows
+  const float* scale_b = nullptr;
+  BlockScaleLayout scale_b_layout{};  ///< ld 0: padded
+  std::uint16_t* D = nullptr;       ///< bf16, ldd (0: N)
+  std::int64_t ldd = 0;
+};
+
+struct Options {
+  std::string kernel;  ///< by name (kernels()); "" = 128x128
+};
+
+/// Every compiled grouped kernel.
+const std::vector<engine::KernelInfo>& kernels();
+
+GemmRequirements requirements();
+
+class Plan {
+ public:
+  /// Throws std::invalid_argument (bad arguments, before any GPU work) or std::runtime_error.
+  explicit Plan(const GroupedGemm& gemm, const Options& options = {});
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  /// Launches on `stream` (no host read of the offsets: capturable in a CUDA graph).
+  void run(cudaStream_t stream) const;
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fp8gemm::ch08

@@ -1,0 +1,78 @@
+// Chapter 8 on the engine: the block-scaled GEMM of chapter 7 over G groups (mixture-of-experts),
+// one launch, the group sizes read only on the device (grouped_schedule.hpp).
+//
+//   for every group g:  D[rows of g, :] = A[rows of g, :] . B_g^T, block-scaled as in chapter 7
+//   A  [total rows, K] e4m3 (contiguous) or [G * M_max, K] (masked), 1 x 128 scales over all rows
+//   B  [G * N, K] e4m3 (B_g = rows g N .. g N + N - 1), 128 x 128 scales per group
+//      ([G][ceil(N/128)][ld], groups sfb_group_stride floats apart)
+//   D  rows as A, N columns, bf16 (or FP32 with accumulate)
+//
+// What changes against chapter 7 is the schedule and the tile geometry, nothing in the main loop:
+// the scheduler walks (group, row tile, column tile) from the device offsets; the producer loads
+// A at the tile's first row and B at g N + n0; the consumers read the group's B scales; the
+// epilogue stops at the group's last row. A tile's A rows past its group belong to the next
+// group (or to a masked group's padding): they are loaded and multiplied like any rows, and their
+// results are never stored. Not in this first version: clusters (a cluster's two tiles would have
+// to share a group) and the TMA-store epilogue (its map cannot end at a group's last row); see
+// chapters/08_grouped_moe/README.md.
+#pragma once
+
+#include <cstdint>
+
+#include "common/engine/block_scaled.cuh"
+#include "common/engine/grouped_schedule.hpp"
+
+namespace fp8gemm::engine {
+
+/// The persistent grouped scheduler: CTA c takes tiles c, c + grid, ... of the grouped schedule
+/// (no clusters). Every thread that needs tiles builds its own; all see the same sequence.
+template <int kBlockM>
+struct GroupedTileScheduler {
+  GroupedLayout layout;
+  int n_tiles;
+  std::int64_t next_tile;
+  int stride;
+  GroupedCursor cursor;
+
+  __device__ __forceinline__ GroupedTileScheduler(const GroupedLayout& l, int tiles_n)
+      : layout(l), n_tiles(tiles_n), next_tile(blockIdx.x), stride(int(gridDim.x)) {}
+
+  __device__ __forceinline__ bool next(GroupedTile& t) {
+    if (!grouped_tile(layout, kBlockM, n_tiles, next_tile, cursor, t)) return false;
+    next_tile += stride;
+    return true;
+  }
+};
+
+/// The block-scaled math of chapter 7 with the grouped schedule and geometry.
+template <class Cfg>
+struct GroupedBlockScaledMath : BlockScaledMath<Cfg> {
+  static_assert(Cfg::kClusterSize == 1, "grouped kernels: no clusters yet");
+  static_assert(Cfg::kEpilogue != EpilogueKind::tma_store,
+                "grouped kernels store D from registers: a TMA map cannot stop at a group's end");
+  using Params = GroupedParams;
+  using Scheduler = GroupedTileScheduler<Cfg::kBlockM>;
+  using TileT = GroupedTile;
+
+  __device__ __forceinline__ static Scheduler make_scheduler(const Params& p, std::uint32_t) {
+    return Scheduler(p.layout, p.n_tiles);
+  }
+  __device__ __forceinline__ static int a_row(const GroupedTile& t) { return t.m0; }
+  __device__ __forceinline__ static int b_row(const GemmParams& p, const GroupedTile& t) {
+    return t.group * p.N + t.n_block * Cfg::kBlockN;
+  }
+  __device__ __forceinline__ static int d_col(const GroupedTile& t) {
+    return t.n_block * Cfg::kBlockN;
+  }
+  __device__ __forceinline__ static int row_end(const GemmParams&, const GroupedTile& t) {
+    return t.row_end;
+  }
+  /// The stage's A scales: rows m0 .. m0 + BlockM of the scale tensor over all rows.
+  __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
+                                                       std::uint32_t bar, const GroupedTile& t,
+                                                       int kb) {
+    ptx::tma_load_2d(extra, &p.map_sfa, bar, t.m0, kb);
+  }
+};
+
+}  // namespace fp8gemm::engine
