@@ -171,20 +171,9 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
     fail("scale_b: ld = " + std::to_string(g.scale_b_layout.ld) +
          " must be >= ceil(K / 128) = " + std::to_string(ceil_div(g.K, 128)) +
          " (128 x 128 blocks, k-major [ceil(N/128)][ld])");
-  GemmArgs args;
-  args.M = g.M;
-  args.N = g.N;
-  args.K = g.K;
-  args.A = g.A;
-  args.lda = g.lda;
-  args.B = g.B;
-  args.ldb = g.ldb;
-  args.D = g.D;
-  args.ldd = g.ldd;
-  args.scale_a = g.scale_a;
-  args.scale_b = g.scale_b;
-  args.recipe_a = ScaleRecipe::group_1x128;
-  args.recipe_b = ScaleRecipe::block_128x128;
+  GemmArgs args{.M = g.M, .N = g.N, .K = g.K, .A = g.A, .lda = g.lda, .B = g.B, .ldb = g.ldb,
+                .D = g.D, .ldd = g.ldd, .scale_a = g.scale_a, .scale_b = g.scale_b,
+                .recipe_a = ScaleRecipe::group_1x128, .recipe_b = ScaleRecipe::block_128x128};
   args.d_element_bytes = g.output == Output::f32 ? 4 : 2;
   if (g.M >= 1 && g.N >= 1 && g.K >= 1) {
     args.scale_a_extent = g.scale_a_layout.required_elements(g.M, g.K);

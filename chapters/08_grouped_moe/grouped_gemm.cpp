@@ -63,20 +63,9 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
          std::to_string(ceil_div(g.K, 128)));
 
   // The dense view the engine plan validates: all rows of A and D, B as its G N rows.
-  GemmArgs args;
-  args.M = all_rows;
-  args.N = g.N;
-  args.K = g.K;
-  args.A = g.A;
-  args.lda = g.lda;
-  args.B = g.B;
-  args.ldb = g.ldb;
-  args.D = g.D;
-  args.ldd = g.ldd;
-  args.scale_a = g.scale_a;
-  args.scale_b = g.scale_b;
-  args.recipe_a = ScaleRecipe::group_1x128;
-  args.recipe_b = ScaleRecipe::block_128x128;
+  GemmArgs args{.M = all_rows, .N = g.N, .K = g.K, .A = g.A, .lda = g.lda, .B = g.B,
+                .ldb = g.ldb, .D = g.D, .ldd = g.ldd, .scale_a = g.scale_a, .scale_b = g.scale_b,
+                .recipe_a = ScaleRecipe::group_1x128, .recipe_b = ScaleRecipe::block_128x128};
   const std::int64_t sfb_group_stride = ceil_div(g.N, 128) * g.scale_b_layout.ld;
   if (all_rows >= 1 && g.N >= 1 && g.K >= 1) {
     args.scale_a_extent = g.scale_a_layout.required_elements(all_rows, g.K);
