@@ -117,7 +117,8 @@ def tolerance(K: int) -> float:
 
 
 def shape_name(s) -> str:
-    return f"{s[0]}x{s[1]}x{s[2]}"
+    """"MxNxK" for an (M, N, K) tuple; a string (e.g. a MoE case name, bench/peers_moe.py) as it is."""
+    return s if isinstance(s, str) else f"{s[0]}x{s[1]}x{s[2]}"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -339,14 +340,18 @@ class Gpu:
 
     # -- timing -----------------------------------------------------------------------------------
 
-    def time_call(self, fn) -> dict:
-        """The harness's method (common/src/bench.cpp time_gpu), plus the GPU-side delay."""
+    def time_call(self, fn, delay_us: float | None = None) -> dict:
+        """The harness's method (common/src/bench.cpp time_gpu), plus the GPU-side delay.
+        delay_us: this call's delay instead of --delay-us (for calls with much host work, e.g. a
+        chain of small torch ops; ignored with --no-delay)."""
         torch, args = self.torch, self.args
         for _ in range(args.warmup):
             fn()
         torch.cuda.synchronize()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         delay = self.delay_cycles
+        if delay_us is not None and not args.no_delay:
+            delay = max(1, int(round(delay_us * self.cycles_per_us)))
         pc = time.perf_counter
 
         def one():
@@ -468,27 +473,41 @@ class Gpu:
         s = sf.double().repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)[:, :k]
         return q.double() * s
 
-    def compare(self, d, ref, K: int) -> dict:
+    def error_parts(self, d, ref) -> dict:
+        """The sums behind compare() for one block (e.g. one expert's rows), so that several blocks
+        can be combined (combine_errors): squared norms, maxima, worst 128 x 128 tile (tiles are
+        local to the block). d and ref: 2-D, same shape, at least one element."""
         torch = self.torch
         F = torch.nn.functional
         dd = d.double()
         finite = bool(torch.isfinite(dd).all().item())
         diff = dd - ref
-        ref_norm = ref.norm().item()
-        rel = diff.norm().item() / ref_norm if ref_norm > 0 else float("inf")
-        ref_max = ref.abs().max().item()
-        max_rel = diff.abs().max().item() / ref_max if ref_max > 0 else float("inf")
         M, N = ref.shape
         t = 128
         Mp, Np = ceil_div(M, t) * t, ceil_div(N, t) * t
         d2 = F.pad(diff * diff, (0, Np - N, 0, Mp - M)).view(Mp // t, t, Np // t, t).sum(dim=(1, 3))
         r2 = F.pad(ref * ref, (0, Np - N, 0, Mp - M)).view(Mp // t, t, Np // t, t).sum(dim=(1, 3))
-        worst = (d2 / r2.clamp(min=1e-300)).sqrt().max().item()
+        return {"finite": finite, "diff_sq": d2.sum().item(), "ref_sq": r2.sum().item(),
+                "diff_max": diff.abs().max().item(), "ref_max": ref.abs().max().item(),
+                "worst_tile": (d2 / r2.clamp(min=1e-300)).sqrt().max().item()}
+
+    @staticmethod
+    def combine_errors(parts: list, K: int) -> dict:
+        """compare()'s result from the error_parts of several blocks (tolerance(K))."""
+        finite = all(p["finite"] for p in parts)
+        ref_norm = math.sqrt(sum(p["ref_sq"] for p in parts))
+        rel = math.sqrt(sum(p["diff_sq"] for p in parts)) / ref_norm if ref_norm > 0 else float("inf")
+        ref_max = max((p["ref_max"] for p in parts), default=0.0)
+        max_rel = max((p["diff_max"] for p in parts), default=0.0) / ref_max if ref_max > 0 else float("inf")
+        worst = max((p["worst_tile"] for p in parts), default=0.0)
         tol = tolerance(K)
-        ok = finite and rel <= tol and worst <= tol
+        ok = bool(parts) and finite and rel <= tol and worst <= tol
         return {"ok": ok, "finite": finite, "rel_error": rel if finite else float("inf"),
                 "max_rel_error": max_rel if finite else float("inf"),
                 "worst_tile_error": worst if finite else float("inf"), "tolerance": tol}
+
+    def compare(self, d, ref, K: int) -> dict:
+        return self.combine_errors([self.error_parts(d, ref)], K)
 
 
 def torch_scaled_mm_candidates(torch, args, Aq, sfa, Bq, sfb, M, N, K):
@@ -585,11 +604,17 @@ def dg_warm_parallel(shapes, jobs: int, timeout_s: float) -> str:
     buckets: list[list] = [[] for _ in range(max(1, min(jobs, len(groups))))]
     for g in sorted(groups.values(), key=len, reverse=True):
         min(buckets, key=len).extend(g)  # greedy: the emptiest process takes the next group
+    cmds = [[sys.executable, os.path.abspath(__file__), "--dg-warm-only",
+             "--shapes", ",".join(shape_name(s) for s in b)] for b in buckets]
+    return run_warm_processes(cmds, timeout_s)
+
+
+def run_warm_processes(cmds: list, timeout_s: float) -> str:
+    """Run the warm-up commands at once (each a list for subprocess), wait at most timeout_s in all;
+    echo their "dg-warm" lines (all lines of a failed one). Returns a summary line."""
     t0 = time.time()
     procs = []
-    for b in buckets:
-        cmd = [sys.executable, os.path.abspath(__file__), "--dg-warm-only",
-               "--shapes", ",".join(shape_name(s) for s in b)]
+    for cmd in cmds:
         procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     rcs, lines = [], []
     for p in procs:
