@@ -403,3 +403,21 @@ TEST_CASE("the per-tile check fails a D with one bad 128 x 128 tile that the glo
   CHECK(compare_bf16_rows(got.data(), N, sample, ref_rows.data()).ok(tol));
   CHECK(worst_tile_error(got.data(), N, sample, ref_rows.data()) > tol);
 }
+
+TEST_CASE("sample_rows: first and last rows, sorted, unique, at most M", "[reference][cpu]") {
+  using fp8gemm::sample_rows;
+  CHECK(sample_rows(1, 8, 1) == std::vector<std::int64_t>{0});
+  CHECK(sample_rows(2, 8, 1) == std::vector<std::int64_t>{0, 1});
+  for (std::int64_t M : {3, 17, 1000, 100000})
+    for (std::int64_t count : {2, 8, 48}) {
+      const auto rows = sample_rows(M, count, 7);
+      REQUIRE(!rows.empty());
+      CHECK(rows.front() == 0);
+      CHECK(rows.back() == M - 1);
+      CHECK(std::int64_t(rows.size()) <= std::min(count, M));
+      CHECK(std::is_sorted(rows.begin(), rows.end()));
+      CHECK(std::adjacent_find(rows.begin(), rows.end()) == rows.end());
+      CHECK(sample_rows(M, count, 7) == rows);  // seeded: the same rows again
+    }
+  CHECK(sample_rows(100000, 48, 1) != sample_rows(100000, 48, 2));
+}
