@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Checks a chapter's per-shape kernel table against the committed tuning sweep it came from.
+
+For every shape of the table that the sweep measured, the table's kernel must be within
+--tolerance (default 3%) of the fastest correct kernel of that shape in the sweep (issue
+"Chapter 10": the dispatcher never picks a configuration more than 3% slower than the best one in
+the committed sweep). Exits 1 and names the shapes otherwise.
+
+  tools/check_table.py --table chapters/07_block_scaling/bs_gemm.cpp \
+      --sweep plots/data/h200/ch07/sweep_large.json plots/data/h200/ch07/sweep_small.json \
+      --prefix ch07:
+"""
+import argparse
+import json
+import re
+import sys
+
+
+def table_entries(path):
+    """{(M, N, K): kernel} from a C++ table of {M, N, K, "kernel"} rows."""
+    text = open(path, encoding="utf-8").read()
+    rows = re.findall(r"\{\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*\"([^\"]+)\"\s*\}", text)
+    return {(int(m), int(n), int(k)): name for m, n, k, name in rows}
+
+
+def sweep_results(paths, prefix):
+    """{shape: {kernel: TFLOPS}} from Google Benchmark JSON entries "<prefix><kernel>/<MxNxK>/..."."""
+    out = {}
+    for p in paths:
+        for b in json.load(open(p, encoding="utf-8"))["benchmarks"]:
+            if b.get("error_occurred"):
+                continue
+            parts = b["name"].split("/")
+            if len(parts) < 2 or not parts[0].startswith(prefix):
+                continue
+            m, n, k = (int(x) for x in parts[1].split("x"))
+            out.setdefault((m, n, k), {})[parts[0][len(prefix):]] = float(b["TFLOPS"])
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--sweep", nargs="+", required=True)
+    ap.add_argument("--prefix", default="")
+    ap.add_argument("--tolerance", type=float, default=0.03)
+    a = ap.parse_args(argv)
+    table = table_entries(a.table)
+    sweep = sweep_results(a.sweep, a.prefix)
+    if not table:
+        print(f"check_table: no table rows found in {a.table}")
+        return 1
+    bad, checked = [], 0
+    for shape, kernel in sorted(table.items()):
+        got = sweep.get(shape)
+        if not got:
+            continue  # the sweep did not measure this shape
+        checked += 1
+        best_kernel = max(got, key=got.get)
+        mine = got.get(kernel)
+        name = "x".join(map(str, shape))
+        if mine is None:
+            bad.append(f"{name}: table kernel {kernel} is not in the sweep (fastest: {best_kernel})")
+        elif mine < (1 - a.tolerance) * got[best_kernel]:
+            bad.append(f"{name}: table kernel {kernel} {mine:.1f} TFLOPS is more than "
+                       f"{a.tolerance:.0%} below the sweep's fastest {best_kernel} {got[best_kernel]:.1f}")
+        else:
+            print(f"  {name:<18} {kernel:<36} {mine:8.1f}  (fastest {best_kernel} {got[best_kernel]:.1f})")
+    if checked == 0:
+        print("check_table: the sweep measured none of the table's shapes")
+        return 1
+    for b in bad:
+        print("FAIL", b)
+    print(f"check_table: {checked} shapes checked, {len(bad)} off")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
