@@ -33,16 +33,13 @@
 #include "common/check.hpp"
 #include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
-#include "shapes.hpp"
+#include "common/chapter_args.hpp"
 #include "ws_gemm.hpp"
 
 using namespace fp8gemm;
 
 namespace {
 
-using ch06::parse_shape;
-using ch06::Shape;
-using ch06::standard_shapes;
 
 /// Device operands for one shape, shared by every implementation timed on it.
 struct Operands {
@@ -98,42 +95,21 @@ int main(int argc, char** argv) {
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
 
-  std::vector<std::int64_t> sizes = {1024, 2048, 4096, 8192};
-  bool sizes_given = false;
-  std::vector<std::string> kernels;  // --kernels: time these (by name) instead of the table
-  std::vector<Shape> custom;
-  bool bench = true, ablation = false;
+  bool ablation = false;
   double sustained = 0;
-  std::string json = "ch06_warp_specialization.json", accuracy_json;
-  std::vector<char*> rest = {argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--sizes=", 0) == 0) {
-      sizes.clear();
-      sizes_given = true;
-      std::stringstream ss(a.substr(8));
-      for (std::string t; std::getline(ss, t, ',');) sizes.push_back(std::stoll(t));
-    } else if (a.rfind("--shapes=", 0) == 0) {
-      std::stringstream ss(a.substr(9));
-      for (std::string t; std::getline(ss, t, ',');) custom.push_back(parse_shape(t));
-    } else if (a == "--no-bench") {
-      bench = false;
-    } else if (a.rfind("--kernels=", 0) == 0) {
-      std::stringstream ss(a.substr(10));
-      for (std::string t; std::getline(ss, t, ',');) kernels.push_back(t);
-    } else if (a == "--ablation") {
-      ablation = true;
-    } else if (a.rfind("--sustained=", 0) == 0) {
-      sustained = std::stod(a.substr(12));
-    } else if (a.rfind("--accuracy=", 0) == 0) {
-      accuracy_json = a.substr(11);
-    } else if (a.rfind("--json=", 0) == 0) {
-      json = a.substr(7);
-    } else {
-      rest.push_back(argv[i]);
-    }
-  }
-  const std::vector<Shape> shapes = custom.empty() ? standard_shapes(sizes, !sizes_given) : custom;
+  const ChapterArgs args = parse_chapter_args(
+      argc, argv, {1024, 2048, 4096, 8192}, "ch06_warp_specialization.json",
+      [&](const std::string& a) {
+        if (a == "--ablation") return ablation = true;
+        if (a.rfind("--sustained=", 0) == 0) return (sustained = std::stod(a.substr(12))), true;
+        return false;
+      });
+  const std::vector<Shape> shapes = args.shapes();
+  const std::vector<std::string>& kernels = args.kernels;
+  const bool bench = args.bench;
+  const std::string& json = args.json;
+  const std::string& accuracy_json = args.accuracy_json;
+  std::vector<char*> rest = args.rest;
 
   // 1. Correctness, both modes: edge shapes (fresh host data, every row), then every benchmark
   //    shape on the benchmark's own operands (GPU-generated) with 8 sampled rows of the float64

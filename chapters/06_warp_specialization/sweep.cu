@@ -19,14 +19,12 @@
 #include "common/bench.hpp"
 #include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
-#include "shapes.hpp"
+#include "common/chapter_args.hpp"
 #include "ws_gemm.hpp"
 
 using namespace fp8gemm;
 
 namespace {
-
-using ch06::Shape;
 
 __global__ void diff_kernel(const std::uint16_t* d, const std::uint16_t* ref, std::size_t n,
                             double* sums) {
@@ -83,10 +81,10 @@ int main(int argc, char** argv) {
     else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
     else if (a.rfind("--shapes=", 0) == 0) {
       std::stringstream ss(a.substr(9));
-      for (std::string t; std::getline(ss, t, ',');) shapes.push_back(ch06::parse_shape(t));
+      for (std::string t; std::getline(ss, t, ',');) shapes.push_back(parse_shape(t));
     }
   }
-  if (shapes.empty()) shapes = ch06::standard_shapes({2048, 4096, 8192}, true);
+  if (shapes.empty()) shapes = standard_shapes({2048, 4096, 8192}, true);
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
   std::ofstream out(json);
   out << "{\n  \"gpu\": \"" << describe_device() << "\",\n  \"commit\": \"" << git_commit()

@@ -25,12 +25,9 @@
 #include "common/bench.hpp"
 #include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
-#include "shapes.hpp"
+#include "common/chapter_args.hpp"
 
 using namespace fp8gemm;
-using ch06::parse_shape;
-using ch06::Shape;
-using ch06::standard_shapes;
 
 int main(int argc, char** argv) {
   std::printf("Chapter 7: DeepSeek-V3 block scaling (A 1x128, B 128x128, FP32 promotion every "
@@ -43,43 +40,21 @@ int main(int argc, char** argv) {
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
 
-  std::vector<std::int64_t> sizes = {2048, 4096, 8192};
-  bool sizes_given = false, bench = true;
+  const ChapterArgs args = parse_chapter_args(argc, argv, {2048, 4096, 8192}, "ch07_block_scaling.json");
+  const std::vector<Shape> shapes = args.shapes();
   std::vector<std::string> kernels;
-  std::vector<Shape> custom;
-  std::string json = "ch07_block_scaling.json", accuracy_json;
-  std::vector<char*> rest = {argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--sizes=", 0) == 0) {
-      sizes.clear();
-      sizes_given = true;
-      std::stringstream ss(a.substr(8));
-      for (std::string t; std::getline(ss, t, ',');) sizes.push_back(std::stoll(t));
-    } else if (a.rfind("--shapes=", 0) == 0) {
-      std::stringstream ss(a.substr(9));
-      for (std::string t; std::getline(ss, t, ',');) custom.push_back(parse_shape(t));
-    } else if (a == "--no-bench") {
-      bench = false;
-    } else if (a.rfind("--kernels=", 0) == 0) {
-      std::stringstream ss(a.substr(10));
-      for (std::string t; std::getline(ss, t, ',');) {
-        if (t == "all")
-          for (const auto& k : ch07::kernels()) {
-            if (k.epilogue == engine::EpilogueKind::tma_store) kernels.push_back(k.name);
-          }
-        else
-          kernels.push_back(t);
-      }
-    } else if (a.rfind("--accuracy=", 0) == 0) {
-      accuracy_json = a.substr(11);
-    } else if (a.rfind("--json=", 0) == 0) {
-      json = a.substr(7);
-    } else {
-      rest.push_back(argv[i]);
+  for (const auto& k : args.kernels) {
+    if (k != "all") {
+      kernels.push_back(k);
+      continue;
     }
+    for (const auto& info : ch07::kernels())  // every kernel a standard call can use
+      if (info.epilogue == engine::EpilogueKind::tma_store) kernels.push_back(info.name);
   }
-  const std::vector<Shape> shapes = custom.empty() ? standard_shapes(sizes, !sizes_given) : custom;
+  const bool bench = args.bench;
+  const std::string& json = args.json;
+  const std::string& accuracy_json = args.accuracy_json;
+  std::vector<char*> rest = args.rest;
 
   if (!accuracy_json.empty()) {
     ch07::run_accuracy_study(accuracy_json, git_commit());
@@ -182,9 +157,7 @@ int main(int argc, char** argv) {
                           g.scale_b, st);
     });
   }
-  std::vector<char*> args = rest;
-  int n = int(args.size());
-  const auto results = run_benchmarks(n, args.data(), json);
+  const auto results = run_benchmarks(int(rest.size()), rest.data(), json);
   print_summary(results, "cublaslt_block_scaled", [&](const std::string& impl, const std::string& shape) {
     const auto it = errors.find(impl + "/" + shape);
     return it == errors.end() ? std::string() : it->second;

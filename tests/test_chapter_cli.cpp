@@ -1,0 +1,62 @@
+// CPU tests of common/chapter_args.hpp, the command line the engine chapters' executables share:
+// which shapes each option selects, what goes to the chapter's own handler and what to Google
+// Benchmark, and that a malformed shape is refused.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "common/chapter_args.hpp"
+
+using fp8gemm::parse_chapter_args;
+
+namespace {
+std::vector<std::string> names(const std::vector<fp8gemm::Shape>& v) {
+  std::vector<std::string> out;
+  for (const auto& s : v) out.push_back(s.name());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("chapter command line: shapes, options, pass-through", "[cli][cpu]") {
+  std::vector<std::string> storage;
+  auto parse = [&](std::vector<std::string> a, bool* flag = nullptr) {
+    storage = a;
+    storage.insert(storage.begin(), "exe");
+    std::vector<char*> argv;
+    for (auto& s : storage) argv.push_back(s.data());
+    return parse_chapter_args(int(argv.size()), argv.data(), {1024, 8192}, "exe.json",
+                              [flag](const std::string& x) {
+                                if (x != "--mine") return false;
+                                if (flag) *flag = true;
+                                return true;
+                              });
+  };
+  const auto d = parse({});
+  CHECK(d.shapes().size() == 2 + 18);  // the squares and the DeepSeek-V3 set
+  CHECK(d.shapes().front().name() == "1024x1024x1024");
+  CHECK(d.shapes().back().name() == "4096x7168x2048");
+  CHECK(d.json == "exe.json");
+  CHECK(d.bench);
+  CHECK(d.rest.size() == 1);
+
+  const auto s = parse({"--sizes=256,512"});
+  CHECK(names(s.shapes()) == std::vector<std::string>{"256x256x256", "512x512x512"});
+
+  bool mine = false;
+  const auto c = parse({"--shapes=1x2x16,3x4x32", "--no-bench", "--kernels=a,b", "--json=o.json",
+                        "--accuracy=acc.json", "--mine", "--benchmark_filter=x"},
+                       &mine);
+  CHECK(names(c.shapes()) == std::vector<std::string>{"1x2x16", "3x4x32"});
+  CHECK_FALSE(c.bench);
+  CHECK(c.kernels == std::vector<std::string>{"a", "b"});
+  CHECK(c.json == "o.json");
+  CHECK(c.accuracy_json == "acc.json");
+  CHECK(mine);
+  REQUIRE(c.rest.size() == 2);
+  CHECK(std::string(c.rest[1]) == "--benchmark_filter=x");
+
+  CHECK_THROWS_AS(parse({"--shapes=12x34"}), std::invalid_argument);
+  CHECK_THROWS_AS(parse({"--shapes=0x1x16"}), std::invalid_argument);
+  CHECK_THROWS_AS(parse({"--shapes=1x2x16junk"}), std::invalid_argument);
+}
