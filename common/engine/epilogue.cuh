@@ -42,78 +42,76 @@ __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
   return r;
 }
 
-/// Direct stores from registers (EpilogueKind::registers): one 64-row slab of kN columns whose
-/// first element is D[row0][col0]. `pairs_ok` (D 4-byte aligned and ldd even) allows bf16x2
-/// stores; the interior path (the whole slab inside D) drops the bounds checks.
+/// Visits this thread's accumulators of one 64-row slab of kN columns whose first element is
+/// D[row0][col0], as pairs of neighbouring columns: store(r, c, v0, v1, both) with the scaled
+/// values of D[r][c] and D[r][c + 1], `both` false when c + 1 is past N (then only v0 belongs to
+/// D). Elements outside M x N are skipped; the interior path (the whole slab inside D) drops the
+/// bounds checks.
+template <int kN, class Scale, class Store>
+__device__ __forceinline__ void for_each_slab_pair(const float (&acc)[kN / 2], const Scale& scale,
+                                                   int row0, int col0, int M, int N,
+                                                   Store&& store) {
+  const int warp = int(threadIdx.x / 32) % 4;
+  const int lane = int(threadIdx.x % 32);
+  const int row = row0 + 16 * warp + lane / 4;
+  const int col = col0 + 2 * (lane % 4);
+  const bool interior = row0 + 64 <= M && col0 + kN <= N;
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row + 8 * h;
+      const int c = col + 8 * j;
+      if (!interior && (r >= M || c >= N)) continue;
+      store(r, c, scale.apply(acc[4 * j + 2 * h]), scale.apply(acc[4 * j + 2 * h + 1]),
+            interior || c + 1 < N);
+    }
+  }
+}
+
+/// Direct bf16 stores from registers (EpilogueKind::registers). `pairs_ok` (D 4-byte aligned and
+/// ldd even) allows bf16x2 stores.
 template <int kN, class Scale>
 __device__ __forceinline__ void store_slab_registers(const float (&acc)[kN / 2],
                                                      const Scale& scale, int row0, int col0,
                                                      int M, int N, std::uint16_t* __restrict__ D,
                                                      std::int64_t ldd, bool pairs_ok) {
-  const int warp = int(threadIdx.x / 32) % 4;
-  const int lane = int(threadIdx.x % 32);
-  const int row = row0 + 16 * warp + lane / 4;
-  const int col = col0 + 2 * (lane % 4);
-  const bool interior = row0 + 64 <= M && col0 + kN <= N;
-#pragma unroll
-  for (int j = 0; j < kN / 8; ++j) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = row + 8 * h;
-      const int c = col + 8 * j;
-      if (!interior && (r >= M || c >= N)) continue;
-      const float v0 = scale.apply(acc[4 * j + 2 * h]);
-      const float v1 = scale.apply(acc[4 * j + 2 * h + 1]);
-      std::uint16_t* out = D + std::int64_t(r) * ldd + c;
-      if (pairs_ok && (interior || c + 1 < N)) {
-        *reinterpret_cast<std::uint32_t*>(out) = pack_bf16x2(v0, v1);
-      } else {
-        out[0] = __bfloat16_as_ushort(__float2bfloat16_rn(v0));
-        if (interior || c + 1 < N) out[1] = __bfloat16_as_ushort(__float2bfloat16_rn(v1));
-      }
-    }
-  }
+  for_each_slab_pair<kN>(acc, scale, row0, col0, M, N,
+                         [&](int r, int c, float v0, float v1, bool both) {
+                           std::uint16_t* out = D + std::int64_t(r) * ldd + c;
+                           if (pairs_ok && both) {
+                             *reinterpret_cast<std::uint32_t*>(out) = pack_bf16x2(v0, v1);
+                           } else {
+                             out[0] = __bfloat16_as_ushort(__float2bfloat16_rn(v0));
+                             if (both) out[1] = __bfloat16_as_ushort(__float2bfloat16_rn(v1));
+                           }
+                         });
 }
 
-/// FP32 D from registers: rows [row0, row0 + 64) and columns [col0, col0 + kN) of D (float,
-/// row-major, ldd elements per row), bounds-checked; with `accumulate`, each element becomes
-/// acc + D (one read and one write by its owning thread). float2 stores where D is 8-byte
-/// aligned and ldd even (`pairs_ok`).
+/// FP32 D from registers (EpilogueKind::registers_f32), float row-major with ldd elements per
+/// row; with `accumulate`, each element becomes acc + D (one read and one write by its owning
+/// thread). float2 stores where D is 8-byte aligned and ldd even (`pairs_ok`).
 template <int kN, class Scale>
 __device__ __forceinline__ void store_slab_f32(const float (&acc)[kN / 2], const Scale& scale,
                                                int row0, int col0, int M, int N,
                                                float* __restrict__ D, std::int64_t ldd,
                                                bool accumulate, bool pairs_ok) {
-  const int warp = int(threadIdx.x / 32) % 4;
-  const int lane = int(threadIdx.x % 32);
-  const int row = row0 + 16 * warp + lane / 4;
-  const int col = col0 + 2 * (lane % 4);
-  const bool interior = row0 + 64 <= M && col0 + kN <= N;
-#pragma unroll
-  for (int j = 0; j < kN / 8; ++j) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = row + 8 * h;
-      const int c = col + 8 * j;
-      if (!interior && (r >= M || c >= N)) continue;
-      float v0 = scale.apply(acc[4 * j + 2 * h]);
-      float v1 = scale.apply(acc[4 * j + 2 * h + 1]);
-      float* out = D + std::int64_t(r) * ldd + c;
-      const bool both = interior || c + 1 < N;
-      if (pairs_ok && both) {
-        float2* out2 = reinterpret_cast<float2*>(out);
-        if (accumulate) {
-          const float2 old = *out2;
-          v0 += old.x;
-          v1 += old.y;
-        }
-        *out2 = make_float2(v0, v1);
-      } else {
-        out[0] = accumulate ? v0 + out[0] : v0;
-        if (both) out[1] = accumulate ? v1 + out[1] : v1;
-      }
-    }
-  }
+  for_each_slab_pair<kN>(acc, scale, row0, col0, M, N,
+                         [&](int r, int c, float v0, float v1, bool both) {
+                           float* out = D + std::int64_t(r) * ldd + c;
+                           if (pairs_ok && both) {
+                             float2* out2 = reinterpret_cast<float2*>(out);
+                             if (accumulate) {
+                               const float2 old = *out2;
+                               v0 += old.x;
+                               v1 += old.y;
+                             }
+                             *out2 = make_float2(v0, v1);
+                           } else {
+                             out[0] = accumulate ? v0 + out[0] : v0;
+                             if (both) out[1] = accumulate ? v1 + out[1] : v1;
+                           }
+                         });
 }
 
 /// The identity scale needs no dispatch.
