@@ -40,22 +40,12 @@ if(TARGET fp8gemm_ch06)
                     ABSENT LDL STL)
 endif()
 
-# ptxas's own verdict on every engine kernel (tools/ptxas_check.py): the chapter's instance files
-# compiled with -Xptxas -v must produce no wgmma serialisation (C7514 / C7515), no injected
-# warpgroup wait (C7517), no ignored setmaxnreg (C7508), no spill and no stack frame. These are
-# only "info" lines to the compiler, and a serialised wgmma halves a kernel's speed without any
-# functional test noticing. The self-test proves the check catches a kernel that reads its
-# accumulators while a wgmma is in flight.
-set(_ptxas_args -std=c++20 ${FP8GEMM_GENCODE_SM90A} --expt-relaxed-constexpr -O3 -DNDEBUG
-    -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/chapters/06_warp_specialization)
+# ptxas's verdict on every engine kernel (fp8gemm_ptxas_test, tests/CMakeLists.txt). The
+# self-test proves the check catches a kernel that reads its accumulators while a wgmma is in
+# flight.
 file(GLOB _ch06_instances ${PROJECT_SOURCE_DIR}/chapters/06_warp_specialization/kernels_*.cu)
-add_test(NAME ptxas_chapter_06
-         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/ptxas_check.py
-                 --nvcc ${CMAKE_CUDA_COMPILER} ${_ch06_instances} -- ${_ptxas_args})
-add_test(NAME ptxas_check_catches_serialised_wgmma
-         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/ptxas_check.py
-                 --nvcc ${CMAKE_CUDA_COMPILER} --expect-findings
-                 ${CMAKE_CURRENT_SOURCE_DIR}/data/ptxas/wgmma_accumulator_read_in_flight.cu
-                 -- ${_ptxas_args})
-set_tests_properties(ptxas_chapter_06 ptxas_check_catches_serialised_wgmma
-                     PROPERTIES LABELS "cpu;sass" TIMEOUT 1800)
+fp8gemm_ptxas_test(ptxas_chapter_06 DIR ${PROJECT_SOURCE_DIR}/chapters/06_warp_specialization
+                   SOURCES ${_ch06_instances})
+fp8gemm_ptxas_test(ptxas_check_catches_serialised_wgmma EXPECT_FINDINGS
+                   DIR ${PROJECT_SOURCE_DIR}/chapters/06_warp_specialization
+                   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/data/ptxas/wgmma_accumulator_read_in_flight.cu)

@@ -22,10 +22,6 @@ if(TARGET fp8gemm_ch07)
                     ABSENT LDL STL)
 endif()
 
-set(_ptxas_args7 -std=c++20 ${FP8GEMM_GENCODE_SM90A} --expt-relaxed-constexpr -O3 -DNDEBUG
-    -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/chapters/07_block_scaling)
 file(GLOB _ch07_instances ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/kernels_*.cu)
-add_test(NAME ptxas_chapter_07
-         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/ptxas_check.py
-                 --nvcc ${CMAKE_CUDA_COMPILER} ${_ch07_instances} -- ${_ptxas_args7})
-set_tests_properties(ptxas_chapter_07 PROPERTIES LABELS "cpu;sass" TIMEOUT 1800)
+fp8gemm_ptxas_test(ptxas_chapter_07 DIR ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling
+                   SOURCES ${_ch07_instances})

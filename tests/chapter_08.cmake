@@ -6,10 +6,5 @@ if(TARGET fp8gemm_ch08)
   fp8gemm_test(test_chapter_08_args LABEL cpu SOURCES test_chapter_08_args.cpp LIBS fp8gemm_ch08)
   fp8gemm_test(test_chapter_08 LABEL gpu SOURCES test_chapter_08.cu LIBS fp8gemm_ch08)
 endif()
-set(_ptxas_args8 -std=c++20 ${FP8GEMM_GENCODE_SM90A} --expt-relaxed-constexpr -O3 -DNDEBUG
-    -I${PROJECT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe)
-add_test(NAME ptxas_chapter_08
-         COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/ptxas_check.py
-                 --nvcc ${CMAKE_CUDA_COMPILER}
-                 ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_grouped.cu -- ${_ptxas_args8})
-set_tests_properties(ptxas_chapter_08 PROPERTIES LABELS "cpu;sass" TIMEOUT 900)
+fp8gemm_ptxas_test(ptxas_chapter_08 DIR ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe
+                   SOURCES ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_grouped.cu)
