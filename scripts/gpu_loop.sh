@@ -13,6 +13,10 @@
 #                shapes (json/peers_ch07.json; log peers.log, DeepGEMM's build log peers_build.log).
 #                Needs no build/bin: STEPS=peers (or ONLY=peers with STEPS unset) runs it alone.
 #                Send .peer along (carry it) for DeepGEMM.
+#     peers_moe  chapter 8's Python peers (bench/peers_moe.py; json/peers_ch08.json and the seeded
+#                group sizes json/moe_groups.json); builds DeepGEMM like peers
+#     ch07       chapter 7's table on its 19 shapes with --gpu_delay_us=50 (the peers' method;
+#                json/ch07_block_scaling.json) and its accuracy study (json/ch07_accuracy.json)
 #   PEER_SHAPES="MxNxK,..."               shapes for the peers step (default: bench/peers.py's set)
 #   PEER_ARGS="--bf16 --no-delay"         extra arguments for bench/peers.py
 #   PEER_TIMEOUT=540                      seconds for bench/peers.py (it stops starting shapes 60 s
@@ -54,7 +58,7 @@ SUMMARY="$OUTDIR/summary.txt"
 : >"$SUMMARY"
 say() { echo "$*" | tee -a "$LOG" "$SUMMARY"; }
 
-if [ ! -f "$BIN/gpu_tests.txt" ] && [ -n "$(echo " $STEPS " | sed 's/ peers / /g' | tr -d ' ')" ]; then
+if [ ! -f "$BIN/gpu_tests.txt" ] && [ -n "$(echo " $STEPS " | sed 's/ peers_moe / /g; s/ peers / /g' | tr -d ' ')" ]; then
   echo "no $BIN/gpu_tests.txt: build first (cmake --preset default && cmake --build --preset default)" >&2
   exit 2
 fi
@@ -205,7 +209,12 @@ if [[ " $STEPS " == *" ncu "* ]] && command -v ncu >/dev/null; then
   done
 fi
 
-if [[ " $STEPS " == *" peers "* ]]; then
+# DeepGEMM (optional, for the peers steps): build it once from .peer/ (prepare.sh's archive) and
+# put it on PYTHONPATH.
+DG_BUILT=0
+build_deepgemm() {
+  [ "$DG_BUILT" = 1 ] && return 0
+  DG_BUILT=1
   # DeepGEMM (optional): build it from .peer/ (prepare.sh's archive) and put it on PYTHONPATH.
   if [ -f .peer/build_deepgemm.sh ]; then
     start=$SECONDS
@@ -228,12 +237,36 @@ if [[ " $STEPS " == *" peers "* ]]; then
   else
     say "peers: no .peer/build_deepgemm.sh (bash ../shared/peers/deepgemm/prepare.sh ... makes it): torch only"
   fi
+}
+
+if [[ " $STEPS " == *" peers "* ]]; then
+  build_deepgemm
   PEER_TIMEOUT=${PEER_TIMEOUT:-540}
   # shellcheck disable=SC2086
   TIMEOUT=$PEER_TIMEOUT run "peers (bench/peers.py)" bash -c 'log=$1; shift; python3 "$@" 2>&1 | tee "$log"; exit "${PIPESTATUS[0]}"' \
     _ "$OUTDIR/peers.log" bench/peers.py --out "$OUTDIR/json/peers_ch07.json" \
     --time-limit "$((PEER_TIMEOUT > 120 ? PEER_TIMEOUT - 60 : PEER_TIMEOUT / 2))" \
     ${PEER_SHAPES:+--shapes "$PEER_SHAPES"} ${PEER_ARGS:-}
+fi
+
+if [[ " $STEPS " == *" peers_moe "* ]]; then
+  # Chapter 8's peers (bench/peers_moe.py): DeepGEMM grouped / masked / k-grouped, torch grouped.
+  build_deepgemm
+  PEER_TIMEOUT=${PEER_TIMEOUT:-540}
+  # shellcheck disable=SC2086
+  TIMEOUT=$PEER_TIMEOUT run "peers_moe (bench/peers_moe.py)" bash -c 'log=$1; shift; python3 "$@" 2>&1 | tee "$log"; exit "${PIPESTATUS[0]}"' \
+    _ "$OUTDIR/peers_moe.log" bench/peers_moe.py --out "$OUTDIR/json/peers_ch08.json" \
+    --groups-out "$OUTDIR/json/moe_groups.json" --dg-jobs 8 \
+    --time-limit "$((PEER_TIMEOUT > 120 ? PEER_TIMEOUT - 60 : PEER_TIMEOUT / 2))" ${PEER_ARGS:-}
+fi
+
+if [[ " $STEPS " == *" ch07 "* ]]; then
+  # Chapter 7's committed numbers: the table's kernels and cuBLASLt block-scaled on the 19 shapes
+  # with the peers' method (L2 flush + 50 us GPU delay), then the accuracy study.
+  CH07_SHAPES=8192x8192x8192,4096x2112x7168,4096x24576x1536,4096x32768x512,4096x7168x16384,4096x4096x7168,4096x7168x2048,64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048
+  run "ch07 table (delay 50 us)" "$BIN/ch07_block_scaling" --gpu_delay_us=50 --shapes="${CH07_SHAPES_OVERRIDE:-$CH07_SHAPES}" \
+    --json="$OUTDIR/json/ch07_block_scaling.json"
+  run "ch07 accuracy" "$BIN/ch07_block_scaling" --no-bench --accuracy="$OUTDIR/json/ch07_accuracy.json" --shapes=256x256x256
 fi
 
 if [ -n "$DMON_PID" ]; then
