@@ -25,27 +25,15 @@ constexpr const char* kWho = "fp8gemm::ch09_blackwell_mxfp8";
 }
 
 GemmArgs to_args(const MxGemm& g) {
-  GemmArgs a;
-  a.M = g.M;
-  a.N = g.N;
-  a.K = g.K;
-  a.A = g.A;
-  a.lda = g.lda;
-  a.B = g.B;
-  a.ldb = g.ldb;
-  a.D = g.D;
-  a.ldd = g.ldd;
-  a.scale_a = g.scale_a;
-  a.scale_b = g.scale_b;
-  a.recipe_a = ScaleRecipe::mx_1x32;
-  a.recipe_b = ScaleRecipe::mx_1x32;
-  a.scale_a_count = g.scale_a_bytes;  // Mx1x32 counts bytes (scale_count returns bytes)
-  a.scale_b_count = g.scale_b_bytes;
+  // Mx1x32 scale counts are bytes (scale_count returns bytes).
+  GemmArgs a{.M = g.M, .N = g.N, .K = g.K, .A = g.A, .lda = g.lda, .B = g.B, .ldb = g.ldb,
+             .D = g.D, .ldd = g.ldd, .scale_a = g.scale_a, .scale_b = g.scale_b,
+             .recipe_a = ScaleRecipe::mx_1x32, .recipe_b = ScaleRecipe::mx_1x32,
+             .scale_a_count = g.scale_a_bytes, .scale_b_count = g.scale_b_bytes};
   // gemm_extents() multiplies the extent by 4 (float scales); the MX tensors are whole 512-byte
   // tiles, so bytes / 4 is exact.
   if (g.M >= 1 && g.K >= 1) a.scale_a_extent = scale_bytes(g.M, g.K) / 4;
   if (g.N >= 1 && g.K >= 1) a.scale_b_extent = scale_bytes(g.N, g.K) / 4;
-  a.d_element_bytes = 2;
   return a;
 }
 
