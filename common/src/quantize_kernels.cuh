@@ -1,0 +1,229 @@
+// Private to the quantiser kernels (common/src/quantize_gpu.cu and any quantiser split into a file of
+// its own; not installed): the host-side argument checks they share and the device primitives
+// their kernels are built from. Public API and numerics: common/quantize_gpu.hpp.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+
+#include "common/launch.hpp"
+#include "common/quantize_gpu.hpp"
+#include "common/scale_layout.hpp"
+
+namespace fp8gemm::quantize_detail {
+
+// ====================================== host-side checks ==========================================
+
+[[noreturn]] inline void fail(const char* who, const std::string& what) {
+  throw std::invalid_argument(std::string("fp8gemm::") + who + ": " + what);
+}
+
+inline void require_pointer(const char* who, const char* name, const void* p,
+                            std::size_t alignment, const char* element) {
+  if (p == nullptr) fail(who, std::string(name) + " is a null pointer");
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  if (a % alignment != 0)
+    fail(who, std::string(name) + " = 0x" + [&] {
+           char b[32];
+           std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(a));
+           return std::string(b);
+         }() + " must be " + std::to_string(alignment) + "-byte aligned (" + element + ")");
+}
+
+inline void require_positive(const char* who, const char* name, std::int64_t v) {
+  if (v < 1) fail(who, std::string(name) + " = " + std::to_string(v) + " must be >= 1");
+}
+
+inline void require_ld(const char* who, const char* name, std::int64_t ld,
+                       const char* cols_name, std::int64_t cols) {
+  if (ld < cols)
+    fail(who, std::string(name) + " = " + std::to_string(ld) + " must be >= " + cols_name +
+                  " = " + std::to_string(cols) + " (row-major, leading dimension in elements)");
+}
+
+/// Bytes from the pointer to one past the last element touched: ((rows - 1) ld + cols) * bytes,
+/// refused when it overflows 64 bits.
+inline std::uint64_t extent_bytes(const char* who, const char* name, std::int64_t rows,
+                                  std::int64_t ld, std::int64_t cols,
+                                  std::int64_t element_bytes) {
+  std::int64_t e = 0;
+  if (__builtin_mul_overflow(rows - 1, ld, &e) || __builtin_add_overflow(e, cols, &e) ||
+      __builtin_mul_overflow(e, element_bytes, &e))
+    fail(who, std::string(name) + ": (rows - 1) * ld + cols overflows 64-bit byte offsets (rows " +
+                  std::to_string(rows) + ", ld " + std::to_string(ld) + ")");
+  return static_cast<std::uint64_t>(e);
+}
+
+struct Range {
+  const char* name;
+  std::uintptr_t begin;
+  std::uint64_t bytes;
+};
+
+/// Outputs must overlap nothing else (inputs or other outputs): the kernels read and write in
+/// no particular order.
+inline void require_disjoint(const char* who, std::initializer_list<Range> outputs,
+                             std::initializer_list<Range> all) {
+  for (const Range& o : outputs)
+    for (const Range& a : all) {
+      if (o.begin == a.begin && o.name == a.name) continue;  // itself
+      if (o.begin < a.begin + a.bytes && a.begin < o.begin + o.bytes)
+        fail(who, std::string(o.name) + " overlaps " + a.name +
+                      " (the output must not share memory with another argument)");
+    }
+}
+
+inline std::string describe_layout(const GroupScaleLayout& L) {
+  return std::string(to_string(L.major)) + ", ld " + std::to_string(L.ld);
+}
+
+inline void require_group_layout(const char* who, const char* name, const GroupScaleLayout& L,
+                                 std::int64_t rows, const char* rows_name, std::int64_t K,
+                                 const char* k_name) {
+  if (L.major != ScaleMajor::mn && L.major != ScaleMajor::k)
+    fail(who, std::string(name) + ".major = " + std::to_string(int(L.major)) +
+                  " is not a ScaleMajor");
+  if (!L.ld_ok(rows, K)) {
+    const std::string need =
+        L.major == ScaleMajor::mn
+            ? std::string(rows_name) + " = " + std::to_string(rows)
+            : std::string("ceil(") + k_name + " / 128) = " + std::to_string(ceil_div(K, 128));
+    fail(who, std::string(name) + " (" + describe_layout(L) + "): ld must be >= " + need);
+  }
+}
+
+inline Range range(const char* name, const void* p, std::uint64_t bytes) {
+  return {name, reinterpret_cast<std::uintptr_t>(p), bytes};
+}
+
+// ------------------------------------------------------------------------------------- host ----
+inline bool aligned(const void* p, std::size_t a) {
+  return reinterpret_cast<std::uintptr_t>(p) % a == 0;
+}
+
+/// Blocks for `work` units of `per_block`, at most 2^31 - 1 (the kernels loop over the rest).
+inline unsigned grid_for(std::int64_t work, std::int64_t per_block) {
+  return unsigned(std::min<std::int64_t>(ceil_div(work, per_block), 0x7FFFFFFF));
+}
+
+inline void prepare(const void* kernel, const char* name, const char* who) {
+  prepare_kernel(kernel, name, "sm_90a", 0);
+  require_no_pending_error(who);
+}
+
+// ========================================== device primitives =====================================
+constexpr unsigned kAbsMask2 = 0x7FFF7FFFu;  // |x| of two bf16 in one word
+constexpr unsigned kNonFinite = 0x7F80u;     // bf16 |x| bits >= this: +-Inf or NaN
+
+/// Per-half maximum of |x| bits of the 8 bf16 in v.
+__device__ __forceinline__ unsigned max_abs2(const uint4& v) {
+  const unsigned a = __vmaxu2(v.x & kAbsMask2, v.y & kAbsMask2);
+  const unsigned b = __vmaxu2(v.z & kAbsMask2, v.w & kAbsMask2);
+  return __vmaxu2(a, b);
+}
+__device__ __forceinline__ unsigned fold2(unsigned m) { return max(m & 0xFFFFu, m >> 16); }
+
+/// The group's scale from the maximum |x| bits (rules: quantize.hpp, scale_from_amax).
+__device__ __forceinline__ float scale_from_bits(unsigned amax_bits, bool pow2) {
+  return scale_from_amax(__uint_as_float(amax_bits << 16), pow2);
+}
+
+/// Two floats -> two e4m3 codes (lo in the low byte): round to nearest even, saturated.
+__device__ __forceinline__ unsigned cvt_e4m3x2(float lo, float hi) {
+  unsigned short r;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+using detail::ExactDivider;
+
+/// x / scale, correctly rounded (detail::ExactDivider: Markstein's sequence when Fast).
+template <bool Fast>
+__device__ __forceinline__ float divide(float x, const ExactDivider& d) {
+  return Fast ? d.quick(x) : d.slow(x);
+}
+
+/// The codes of the two bf16 in word w: 16 bits, element 0 (low half) in the low byte.
+template <bool Fast>
+__device__ __forceinline__ unsigned quant_word(unsigned w, const ExactDivider& d) {
+  const float lo = __uint_as_float(w << 16), hi = __uint_as_float(w & 0xFFFF0000u);
+  return cvt_e4m3x2(divide<Fast>(lo, d), divide<Fast>(hi, d));
+}
+
+template <bool Fast>
+__device__ __forceinline__ uint2 quant8_impl(const uint4& v, const ExactDivider& d) {
+  return make_uint2(quant_word<Fast>(v.x, d) | quant_word<Fast>(v.y, d) << 16,
+                    quant_word<Fast>(v.z, d) | quant_word<Fast>(v.w, d) << 16);
+}
+
+/// 8 bf16 -> 8 e4m3 codes; a non-finite group gives 0x7F throughout. The branches are uniform
+/// per group.
+__device__ __forceinline__ uint2 quant8(const uint4& v, const ExactDivider& d, bool nonfinite) {
+  if (nonfinite) return make_uint2(0x7F7F7F7Fu, 0x7F7F7F7Fu);
+  return d.fast ? quant8_impl<true>(v, d) : quant8_impl<false>(v, d);
+}
+
+/// Loads x[c .. c+8) of one row (elements past `valid` read as 0, which no amax notices).
+template <bool Vec>
+__device__ __forceinline__ uint4 load8(const std::uint16_t* row, std::int64_t c, std::int64_t K) {
+  if (Vec && c + 8 <= K) return __ldg(reinterpret_cast<const uint4*>(row + c));
+  unsigned w[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    if (c + i < K) w[i / 2] |= unsigned(__ldg(row + c + i)) << (16 * (i % 2));
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/// Stores 8 codes at row[c .. c+8), only those below K.
+template <bool Vec>
+__device__ __forceinline__ void store8(std::uint8_t* row, std::int64_t c, std::int64_t K,
+                                       const uint2& v) {
+  if (Vec && c + 8 <= K) {
+    *reinterpret_cast<uint2*>(row + c) = v;
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i)
+    if (c + i < K) row[c + i] = std::uint8_t((i < 4 ? v.x : v.y) >> (8 * (i % 4)));
+}
+
+/// Zeroes the padding entries of a group-scale buffer that belong with scale (r, g): for
+/// mn-major the entries r' in [rows, ld) of g-row g, written by the last row (except in the last
+/// g-row, which required_elements() does not pad); for k-major the entries g' in [groups, ld)
+/// of row r, written with the last group (except in the last row). lane / lanes spread the work.
+__device__ __forceinline__ void zero_group_padding(float* s, const GroupScaleLayout& L,
+                                                   std::int64_t rows, std::int64_t groups,
+                                                   std::int64_t r, std::int64_t g, int lane,
+                                                   int lanes) {
+  if (L.major == ScaleMajor::mn) {
+    if (r == rows - 1 && g < groups - 1)
+      for (std::int64_t p = rows + lane; p < L.ld; p += lanes) s[g * L.ld + p] = 0.0f;
+  } else {
+    if (g == groups - 1 && r < rows - 1)
+      for (std::int64_t p = groups + lane; p < L.ld; p += lanes) s[r * L.ld + p] = 0.0f;
+  }
+}
+
+/// The 32 codes of one column (low or high halves of 32 words, one per row), 4 to a word.
+template <bool Fast>
+__device__ __forceinline__ void column_codes(const unsigned (&wv)[32], int half,
+                                             const ExactDivider& d, unsigned (&out)[8]) {
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    float f[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const unsigned wd = wv[4 * j + e];
+      f[e] = divide<Fast>(__uint_as_float(half == 0 ? wd << 16 : wd & 0xFFFF0000u), d);
+    }
+    out[j] = cvt_e4m3x2(f[0], f[1]) | cvt_e4m3x2(f[2], f[3]) << 16;
+  }
+}
+
+}  // namespace fp8gemm::quantize_detail
