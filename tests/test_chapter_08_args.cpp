@@ -1,10 +1,13 @@
-// CPU tests of chapter 8's entry point: bad grouped calls are refused with std::invalid_argument
-// naming the argument, before any CUDA call.
+// CPU tests of chapter 8's entry point and tooling: bad grouped calls are refused with
+// std::invalid_argument naming the argument, before any CUDA call; the checking mode's rules and
+// messages.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "catch.hpp"
+#include "check_offsets.hpp"
 #include "grouped_gemm.hpp"
 
 using namespace fp8gemm;
@@ -67,4 +70,64 @@ TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {
     CHECK(k.cluster_size() == 1);
     CHECK(k.epilogue == engine::EpilogueKind::registers);
   }
+}
+
+TEST_CASE("ch08: a plan in checking mode refuses the same bad calls", "[ch08][cpu]") {
+  ch08::Options o;
+  o.check_offsets = true;
+  auto g = good();
+  g.groups = 0;
+  std::string e;
+  try {
+    ch08::Plan p(g, o);
+  } catch (const std::invalid_argument& x) {
+    e = x.what();
+  }
+  CHECK(has(e, "groups = 0 must be >= 1"));
+}
+
+// The checking mode's rules (check_offsets.hpp), applied to host arrays: the device kernel applies
+// the same functions to device memory.
+namespace {
+std::string verdict(ch08::Layout layout, const std::vector<int>& v, int groups, int bound) {
+  return ch08::describe_group_violation(ch08::first_group_violation(layout, v.data(), groups, bound),
+                                        layout, groups);
+}
+}  // namespace
+
+TEST_CASE("ch08: checking mode rules on contiguous offsets", "[ch08][cpu]") {
+  using ch08::Layout;
+  CHECK(verdict(Layout::contiguous, {0, 100, 150, 350, 357}, 4, 357).empty());
+  CHECK(verdict(Layout::contiguous, {0, 0, 0, 0, 357}, 4, 357).empty());   // empty groups
+  CHECK(verdict(Layout::contiguous, {0, 357}, 1, 357).empty());            // G = 1
+  const std::string dec = verdict(Layout::contiguous, {0, 100, 90, 350, 357}, 4, 357);
+  CHECK(has(dec, "fp8gemm::ch08_grouped_moe"));
+  CHECK(has(dec, "offsets[2] = 90 is less than offsets[1] = 100"));
+  CHECK(has(dec, "must not decrease"));
+  CHECK(has(dec, "the GEMM was not launched"));
+  CHECK(has(verdict(Layout::contiguous, {5, 100, 150, 350, 357}, 4, 357), "offsets[0] = 5 must be 0"));
+  CHECK(has(verdict(Layout::contiguous, {-5, 100, 150, 350, 357}, 4, 357), "offsets[0] = -5 must be 0"));
+  CHECK(has(verdict(Layout::contiguous, {0, 100, 150, 350, 356}, 4, 357),
+            "offsets[4] = 356 must equal rows = 357 (offsets[G = 4]"));
+  CHECK(has(verdict(Layout::contiguous, {0, 100, 150, 350, 400}, 4, 357), "offsets[4] = 400"));
+  // The first violation (lowest index), not a later one; at one index the lower rule.
+  CHECK(has(verdict(Layout::contiguous, {0, 100, 150, 100, 400}, 4, 357), "offsets[3] = 100"));
+  CHECK(has(verdict(Layout::contiguous, {3, 1, 150, 100, 400}, 4, 357), "offsets[0] = 3"));
+  CHECK(has(verdict(Layout::contiguous, {0, 100, 150, 350, 300}, 4, 357),
+            "offsets[4] = 300 is less than offsets[3] = 350"));
+  // The first violation of a long description, past any one thread's first entries.
+  std::vector<int> off(1001);
+  for (int i = 0; i <= 1000; ++i) off[std::size_t(i)] = i;
+  CHECK(verdict(Layout::contiguous, off, 1000, 1000).empty());
+  off[700] = 600;
+  off[900] = 0;
+  CHECK(has(verdict(Layout::contiguous, off, 1000, 1000), "offsets[700] = 600 is less than offsets[699] = 699"));
+}
+
+TEST_CASE("ch08: checking mode rules on masked_m", "[ch08][cpu]") {
+  using ch08::Layout;
+  CHECK(verdict(Layout::masked, {0, 128, 7}, 3, 128).empty());
+  CHECK(has(verdict(Layout::masked, {5, -1, 7}, 3, 128), "masked_m[1] = -1 is negative"));
+  CHECK(has(verdict(Layout::masked, {5, 7, 129}, 3, 128), "masked_m[2] = 129 exceeds M_max = 128"));
+  CHECK(has(verdict(Layout::masked, {-2, 7, 129}, 3, 128), "masked_m[0] = -2"));
 }

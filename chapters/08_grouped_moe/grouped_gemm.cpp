@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "check_offsets.hpp"
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
 #include "common/engine/params.hpp"
@@ -34,7 +35,45 @@ struct Plan::Impl {
     void run(cudaStream_t stream) const override { launch(&params, stream); }
   };
   std::unique_ptr<Engine> plan;
+
+  // Checking mode: the description and its rule bound (total rows or M_max), and the device
+  // record the check kernel writes its verdict to.
+  bool check = false;
+  Layout layout = Layout::contiguous;
+  const int* groups_desc = nullptr;
+  int groups = 0, bound = 0;
+  DeviceBuffer<GroupViolation> verdict;
+
+  void check_groups(cudaStream_t stream) const;
 };
+
+void Plan::Impl::check_groups(cudaStream_t stream) const {
+  // A copy to the host and a synchronisation cannot be captured: refuse before enqueuing
+  // anything (an error inside a capture would invalidate the caller's whole graph). On the legacy
+  // stream while another stream captures, the query itself says so (and leaves that capture
+  // valid); its error is cleared so that it is not taken for the next launch's.
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t err = cudaStreamIsCapturing(stream, &status);
+  if (err == cudaErrorStreamCaptureImplicit) {
+    (void)cudaGetLastError();
+    status = cudaStreamCaptureStatusActive;
+  } else {
+    FP8GEMM_CUDA_CHECK(err);
+  }
+  if (status != cudaStreamCaptureStatusNone)
+    throw std::invalid_argument(std::string(kWho) +
+                                ": Options::check_offsets is set but the stream is capturing a "
+                                "CUDA graph: the checking mode copies its verdict to the host and "
+                                "synchronises, which a graph cannot hold (plan without it to "
+                                "capture)");
+  require_no_pending_error(kWho);
+  launch_group_check(layout, groups_desc, groups, bound, verdict.data(), stream);
+  GroupViolation v;
+  FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(&v, verdict.data(), sizeof v, cudaMemcpyDeviceToHost, stream));
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (v.rule != int(GroupRule::none))
+    throw std::runtime_error(describe_group_violation(v, layout, groups));
+}
 
 Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
   GroupedGemm g = in;
@@ -105,12 +144,27 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   p.layout.masked_m = g.masked_m;
   p.layout.m_max = int(g.layout == Layout::masked ? g.rows : 0);
   p.n_tiles = int(ceil_div(g.N, k.block_n));
+
+  if (o.check_offsets) {
+    Impl& i = *impl_;
+    i.check = true;
+    i.layout = g.layout;
+    i.groups_desc = g.layout == Layout::contiguous ? g.offsets : g.masked_m;
+    i.groups = g.groups;
+    i.bound = int(g.rows);  // total rows or M_max: at most max_dim, so an int
+    i.verdict = DeviceBuffer<GroupViolation>(1);
+  }
 }
 
 Plan::~Plan() = default;
 
-void Plan::run(cudaStream_t stream) const { impl_->plan->run(stream); }
+void Plan::run(cudaStream_t stream) const {
+  if (impl_->check) impl_->check_groups(stream);
+  impl_->plan->run(stream);
+}
 
-std::string Plan::describe() const { return impl_->plan->describe(); }
+std::string Plan::describe() const {
+  return impl_->plan->describe() + (impl_->check ? ", checking offsets" : "");
+}
 
 }  // namespace fp8gemm::ch08

@@ -11,10 +11,22 @@
 //   B           [G * N, K] e4m3 (B_g: rows g N .. g N + N - 1), 128 x 128 scales per group:
 //               [G][ceil(N/128)][ld] floats, ld = scale_b_layout.ld
 //   scale_a     1 x 128 scales over all rows of A (GroupScaleLayout), as chapter 7
-// Preconditions the host cannot check without reading device memory (it never does, so the call
-// can be captured in a CUDA graph): offsets monotone with offsets[G] = rows; a violation gives
-// empty groups, never a write outside D (the schedule clamps), but wrong results for the rows it
-// skips. A checking mode that validates them on the device is still to come.
+// Preconditions on the device data (the host never reads it in the default mode, so a call can
+// be captured in a CUDA graph and replayed with other group sizes):
+//   contiguous  offsets[0] == 0, offsets[g] <= offsets[g + 1], offsets[G] == rows
+//   masked      0 <= masked_m[g] <= M_max
+// Without the checking mode a violation is not reported, and gives wrong results: a decreasing
+// offset makes an empty group (never a negative one) and masked_m is clamped to [0, M_max], so
+// neither writes outside D (the schedule clamps). Offsets outside [0, rows] are NOT clamped (the
+// schedule's group_rows, common/engine/grouped_schedule.hpp, clamps only a decreasing end): a
+// negative offsets[0] or an offsets[G] > rows would make the kernel store rows outside D. Keeping
+// them in range is the caller's precondition; the checking mode catches them.
+// Checking mode (Options::check_offsets): run() first launches a one-block kernel that validates
+// the description where the GEMM reads it (check_offsets.hpp has the rules), copies the first
+// violation back and synchronises the stream; a violation throws std::runtime_error naming the
+// array, the index, the value and the rule, and the GEMM is not launched. The copy and the
+// synchronisation cost a round trip per call and cannot be captured in a CUDA graph: run() on a
+// capturing stream throws std::invalid_argument. For debugging and tests, not for production.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -52,6 +64,9 @@ struct GroupedGemm {
 
 struct Options {
   std::string kernel;  ///< by name (kernels()); "" = 128x128
+  /// Validate the device group description before every run() (see the top of this file): a
+  /// round trip to the host per call, not capturable in a CUDA graph.
+  bool check_offsets = false;
 };
 
 /// Every compiled grouped kernel.
@@ -66,7 +81,10 @@ class Plan {
   ~Plan();
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
-  /// Launches on `stream` (no host read of the offsets: capturable in a CUDA graph).
+  /// Launches on `stream` (no host read of the offsets: capturable in a CUDA graph). In checking
+  /// mode: first the device check, a copy of its verdict and a stream synchronisation; throws
+  /// std::runtime_error for a bad description (nothing launched after the check) and
+  /// std::invalid_argument when `stream` is capturing.
   void run(cudaStream_t stream) const;
   std::string describe() const;
 

@@ -219,8 +219,9 @@ __global__ void __launch_bounds__(kThreads1x128)
 
 // -------------------------------------------------------------------------------- 128 x 128 ----
 // w: N x K bf16 (ldw), q: N x K e4m3 (ldq), scales at layout.offset(n / 128, k / 128).
-// One CTA per block (grid-stride over blocks, row-major): thread t loads chunk column t % 16
-// (8 elements) of rows t / 16 + 16 i, i < 8: each warp reads two full 256-byte row segments.
+// One CTA per block (grid-stride over blocks, row-major), loaded by load_tile_rows
+// (quantize_kernels.cuh): thread t holds chunk column t % 16 (8 elements) of rows t / 16 + 16 i,
+// i < 8: each warp reads two full 256-byte row segments.
 constexpr int kThreadsBlock = 256;
 
 template <bool Vec>
@@ -236,11 +237,7 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
     const std::int64_t c = j * 128 + cc * 8;
     uint4 v[8];
     unsigned m2 = 0;
-#pragma unroll
-    for (int it = 0; it < 8; ++it) {
-      const std::int64_t r = i * 128 + rr + 16 * it;
-      v[it] = r < N ? load8<Vec>(w + r * ldw, c, K) : make_uint4(0, 0, 0, 0);
-    }
+    load_tile_rows<Vec>(w, ldw, K, i * 128, N, rr, c, v);
 #pragma unroll
     for (int it = 0; it < 8; ++it) m2 = __vmaxu2(m2, max_abs2(v[it]));
     unsigned m = fold2(m2);
@@ -270,12 +267,8 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
 // Phase 1 (as the 128x128 kernel's loads): each 16-lane half-warp holds one row of the tile;
 //   the row's amax is the 1 x 128 group (m, tk) of q: quantise and store q, and park the bf16
 //   tile in shared memory, tile[row][128] (256 bytes a row; 16-byte stores, conflict-free).
-// Phase 2: thread t takes the column pair p = t % 64 (columns 2p, 2p+1: one 32-bit word per row)
-//   and rows h * 32 .. h * 32 + 31, h = t / 64; a warp reads 32 consecutive words of one row
-//   (conflict-free). The column amax (the 128 x 1 group of x = the 1 x 128 group of q_t) is the
-//   maximum over the 4 h-threads (through shared memory). Then each thread converts its 32 rows
-//   of both columns and stores 32 consecutive bytes of q_t rows k = 2p and 2p + 1 (two 16-byte
-//   stores each).
+// Phase 2 (quantize_tile_columns, quantize_kernels.cuh): the tile's columns (the 128 x 1 groups
+//   of x = the 1 x 128 groups of q_t) -> q_t and scales_t.
 constexpr int kThreadsDual = 256;
 
 template <bool VecX, bool VecT>
@@ -289,17 +282,12 @@ __global__ void __launch_bounds__(kThreadsDual, 3)
   __shared__ unsigned col_max[4][64];
   const std::int64_t mt = ceil_div(M, 128), kt = ceil_div(K, 128);
   const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
-  const int p = t & 63, h = t >> 6;
   for (std::int64_t b = blockIdx.x; b < mt * kt; b += gridDim.x) {
     const std::int64_t tm = b / kt, tk = b - (b / kt) * kt;
     // ---- phase 1: rows -> q
     const std::int64_t c = tk * 128 + cc * 8;
     uint4 v[8];
-#pragma unroll
-    for (int it = 0; it < 8; ++it) {
-      const std::int64_t r = tm * 128 + rr + 16 * it;
-      v[it] = r < M ? load8<VecX>(x + r * ldx, c, K) : make_uint4(0, 0, 0, 0);
-    }
+    load_tile_rows<VecX>(x, ldx, K, tm * 128, M, rr, c, v);
     // Row amax of the 8 rows this thread touches; lane cc computes the scale and reciprocal of
     // row it = cc % 8 only (once per thread instead of 8 times), then shares them by shuffle.
     unsigned m_row[8];
@@ -329,46 +317,8 @@ __global__ void __launch_bounds__(kThreadsDual, 3)
     }
     __syncthreads();
     // ---- phase 2: columns -> q_t
-    unsigned wv[32];
-    unsigned m2 = 0;
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-      wv[i] = tile[(h * 32 + i) * 64 + p];
-      m2 = __vmaxu2(m2, wv[i] & kAbsMask2);
-    }
-    col_max[h][p] = m2;
-    __syncthreads();
-    m2 = __vmaxu2(__vmaxu2(col_max[0][p], col_max[1][p]), __vmaxu2(col_max[2][p], col_max[3][p]));
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {  // column 2p (low halves), then 2p + 1 (high halves)
-      const std::int64_t k = tk * 128 + 2 * p + half;
-      if (k >= K) continue;
-      const unsigned m = half == 0 ? (m2 & 0xFFFFu) : (m2 >> 16);
-      const float scale = scale_from_bits(m, pow2);
-      const bool nonfinite = m >= kNonFinite;
-      const ExactDivider d(scale);
-      unsigned out[8];
-      if (nonfinite) {
-#pragma unroll
-        for (int j = 0; j < 8; ++j) out[j] = 0x7F7F7F7Fu;
-      } else if (d.fast) {
-        column_codes<true>(wv, half, d, out);
-      } else {
-        column_codes<false>(wv, half, d, out);
-      }
-      const std::int64_t m0 = tm * 128 + h * 32;
-      std::uint8_t* dst = q_t + k * ldq_t + m0;
-      if (VecT && m0 + 32 <= M) {
-        reinterpret_cast<uint4*>(dst)[0] = make_uint4(out[0], out[1], out[2], out[3]);
-        reinterpret_cast<uint4*>(dst)[1] = make_uint4(out[4], out[5], out[6], out[7]);
-      } else {
-#pragma unroll
-        for (int i = 0; i < 32; ++i)
-          if (m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
-      }
-      if (h == 0) scales_t[layout_t.offset(k, tm)] = scale;
-      zero_group_padding(scales_t, layout_t, K, mt, k, tm, h, 4);
-    }
+    quantize_tile_columns<VecT, false>(tile, col_max, tk, K, tm, M, mt, 128, q_t, ldq_t, scales_t,
+                                       layout_t, pow2);
     __syncthreads();  // tile and col_max are reused by the next tile
   }
 }

@@ -226,4 +226,94 @@ __device__ __forceinline__ void column_codes(const unsigned (&wv)[32], int half,
   }
 }
 
+// ------------------------------------------------------------- 128 x 128 tiles of a CTA of 256 ----
+// The quantisers that work on 128 x 128 tiles of x (quantize_128x128, the dual, the token
+// quantiser) share a thread map: thread t = 16 rr + cc holds the 8-element chunk cc (columns
+// c = 128 tk + 8 cc ..) of rows rr + 16 it, it < 8, so each load instruction of a warp reads two
+// whole 256-byte row segments, and each thread has 8 x 16 bytes in flight.
+
+/// Loads the thread's 8 chunks of a tile: rows first_row + rr + 16 it of x (leading dimension ld),
+/// elements c .. c + 7 of each (those at or past K read as 0, as do rows at or past end_row).
+template <bool Vec>
+__device__ __forceinline__ void load_tile_rows(const std::uint16_t* x, std::int64_t ld,
+                                               std::int64_t K, std::int64_t first_row,
+                                               std::int64_t end_row, int rr, std::int64_t c,
+                                               uint4 (&v)[8]) {
+#pragma unroll
+  for (int it = 0; it < 8; ++it) {
+    const std::int64_t r = first_row + rr + 16 * it;
+    v[it] = r < end_row ? load8<Vec>(x + r * ld, c, K) : make_uint4(0, 0, 0, 0);
+  }
+}
+
+/// The transposing half of the dual and token quantisers: the CTA's 128 x 128 bf16 tile of x is
+/// in shared memory, tile[row][64 words] (word w of a row: columns 2w, 2w + 1), and each of its
+/// columns k (a 128 x 1 group of x) becomes the 1 x 128 group (k, tm) of q_t = x^T: 128 e4m3
+/// codes at q_t[k][128 tm ..] and a scale at layout_t.offset(k, tm). Columns k >= K are skipped;
+/// q_t columns at or past M are not written; mt = ceil(M / 128) (for the scale padding).
+/// Thread t takes the column pair p = t % 64 (one 32-bit word per row) and rows h * 32 ..
+/// h * 32 + 31, h = t / 64; a warp reads 32 consecutive words of one row (conflict-free). The
+/// column amax is the maximum over the 4 h-threads (through col_max). Then each thread converts
+/// its 32 rows of both columns and stores 32 consecutive bytes of q_t rows k = 2p and 2p + 1 (two
+/// 16-byte stores each when VecT: q_t 16-byte aligned, ldq_t % 16 == 0).
+/// Tokens (the token quantiser's tiles): only the first `valid_rows` rows of the tile are data,
+/// the rest are zeros in shared memory and must be e4m3 zeros in q_t even when the group is
+/// non-finite; valid_rows = 0 marks a tile past the padded tokens: codes 0 and scale 0.0f.
+/// Contains a __syncthreads(); every thread of the CTA must call it. The caller syncs again
+/// before it rewrites tile or col_max.
+template <bool VecT, bool Tokens>
+__device__ __forceinline__ void quantize_tile_columns(
+    const unsigned (&tile)[128 * 64], unsigned (&col_max)[4][64], std::int64_t tk, std::int64_t K,
+    std::int64_t tm, std::int64_t M, std::int64_t mt, int valid_rows,
+    std::uint8_t* __restrict__ q_t, std::int64_t ldq_t, float* __restrict__ scales_t,
+    const GroupScaleLayout& layout_t, bool pow2) {
+  const int t = threadIdx.x, p = t & 63, h = t >> 6;
+  unsigned wv[32];
+  unsigned m2 = 0;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    wv[i] = tile[(h * 32 + i) * 64 + p];
+    m2 = __vmaxu2(m2, wv[i] & kAbsMask2);
+  }
+  col_max[h][p] = m2;
+  __syncthreads();
+  m2 = __vmaxu2(__vmaxu2(col_max[0][p], col_max[1][p]), __vmaxu2(col_max[2][p], col_max[3][p]));
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {  // column 2p (low halves), then 2p + 1 (high halves)
+    const std::int64_t k = tk * 128 + 2 * p + half;
+    if (k >= K) continue;
+    const unsigned m = half == 0 ? (m2 & 0xFFFFu) : (m2 >> 16);
+    const float scale = scale_from_bits(m, pow2);
+    const bool nonfinite = m >= kNonFinite;
+    const ExactDivider d(scale);
+    unsigned out[8];
+    if (nonfinite) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) out[j] = 0x7F7F7F7Fu;
+      if constexpr (Tokens) {  // the padding rows stay e4m3 zeros
+#pragma unroll
+        for (int i = 0; i < 32; ++i)
+          if (h * 32 + i >= valid_rows) out[i / 4] &= ~(0xFFu << (8 * (i % 4)));
+      }
+    } else if (d.fast) {
+      column_codes<true>(wv, half, d, out);
+    } else {
+      column_codes<false>(wv, half, d, out);
+    }
+    const std::int64_t m0 = tm * 128 + h * 32;
+    std::uint8_t* dst = q_t + k * ldq_t + m0;
+    if (VecT && m0 + 32 <= M) {
+      reinterpret_cast<uint4*>(dst)[0] = make_uint4(out[0], out[1], out[2], out[3]);
+      reinterpret_cast<uint4*>(dst)[1] = make_uint4(out[4], out[5], out[6], out[7]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 32; ++i)
+        if (m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
+    }
+    // A tile past the padded tokens has scale 0.0f (its codes are zeros already).
+    if (h == 0) scales_t[layout_t.offset(k, tm)] = Tokens && valid_rows == 0 ? 0.0f : scale;
+    zero_group_padding(scales_t, layout_t, K, mt, k, tm, h, 4);
+  }
+}
+
 }  // namespace fp8gemm::quantize_detail
