@@ -131,3 +131,34 @@ TEST_CASE("grouped schedule: decreasing offsets give empty groups, never negativ
   L.offsets = off.data();
   check_schedule(L, {0, 300, 200}, {300, 300, 500}, 128, 2, 3);
 }
+
+// The k-grouped schedule of the weight gradient: every (group, m tile, n tile) exactly once over
+// any grid of persistent CTAs, each with its group's padded token blocks.
+TEST_CASE("k-grouped schedule: every tile once, each group's padded K blocks", "[grouped][cpu]") {
+  const std::vector<int> counts = {0, 1, 127, 128, 129, 0, 300, 1000};
+  const int G = int(counts.size());
+  std::vector<int> offsets(G + 1, 0), first_block(G + 1, 0);
+  for (int g = 0; g < G; ++g) {
+    offsets[g + 1] = offsets[g] + counts[g];
+    first_block[g + 1] = first_block[g] + (counts[g] + 127) / 128;
+  }
+  const int tiles_m = 3, tiles_n = 5;
+  for (int grid : {1, 2, 7, 132, 1000}) {
+    std::map<std::tuple<int, int, int>, int> seen;
+    for (int cta = 0; cta < grid; ++cta) {
+      fp8gemm::engine::KGroupedCursor cursor;
+      fp8gemm::engine::KGroupedTile t;
+      for (std::int64_t tile = cta;
+           fp8gemm::engine::kgrouped_tile(offsets.data(), G, tiles_m, tiles_n, tile, cursor, t);
+           tile += grid) {
+        ++seen[{t.group, t.m_block, t.n_block}];
+        CHECK(t.m_block < tiles_m);
+        CHECK(t.n_block < tiles_n);
+        CHECK(t.kb_first == first_block[t.group]);
+        CHECK(t.kb_count == (counts[t.group] + 127) / 128);
+      }
+    }
+    CHECK(seen.size() == std::size_t(G * tiles_m * tiles_n));
+    for (const auto& [key, n] : seen) CHECK(n == 1);
+  }
+}

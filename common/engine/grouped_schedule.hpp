@@ -96,4 +96,53 @@ FP8GEMM_HD inline bool grouped_tile(const GroupedLayout& L, int block_m, int n_t
   return false;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The k-grouped schedule of chapter 8's weight gradient: for every group g, dB_g [N, K] (FP32) =
+// dD_g^T . A_g, the reduction running over the group's tokens. The operands are the transposed,
+// token-padded FP8 tensors that quantize_tokens_transposed_1x128 writes: group g's count_g =
+// offsets[g+1] - offsets[g] tokens sit at columns P_g .. P_g + count_g - 1, P_g = sum over j < g
+// of round_up(count_j, 128), zeros up to P_{g+1}; so a 128-token block never mixes groups and
+// group g reduces over K blocks P_g / 128 .. P_g / 128 + ceil(count_g / 128) - 1.
+// Every group has the same output tiles (tiles_m x tiles_n of its N x K matrix), numbered group
+// by group, the m tile fastest. An empty group's tiles have no K block: they write zeros, or,
+// when D is accumulated into (skip_empty), are skipped so that dB_g is left untouched.
+
+/// One tile of the k-grouped schedule.
+struct KGroupedTile {
+  int group = 0;     ///< g: which output matrix dB_g
+  int m_block = 0;   ///< rows m_block * BlockM .. of dB_g (rows of the first operand, dD^T)
+  int n_block = 0;   ///< columns n_block * BlockN .. of dB_g (rows of the second operand, A^T)
+  int kb_first = 0;  ///< the group's first 128-token block (P_g / 128)
+  int kb_count = 0;  ///< ceil(count_g / 128); 0 for an empty group
+};
+
+/// A CTA's position in the group sequence of the k-grouped schedule.
+struct KGroupedCursor {
+  int group = -1;       ///< the group whose count is loaded (-1: none yet)
+  int padded_begin = 0; ///< P_group, in tokens
+  int count = 0;        ///< count_group
+};
+
+/// Tile number `t` (not decreasing between calls with the same cursor) of the k-grouped schedule
+/// over G groups of tiles_m x tiles_n tiles, or false when t is past the last tile.
+FP8GEMM_HD inline bool kgrouped_tile(const int* offsets, int groups, int tiles_m, int tiles_n,
+                                     std::int64_t t, KGroupedCursor& c, KGroupedTile& out) {
+  const std::int64_t per_group = std::int64_t(tiles_m) * tiles_n;
+  const std::int64_t g = t / per_group;
+  if (g >= groups) return false;
+  while (c.group < g) {
+    if (c.group >= 0) c.padded_begin += (c.count + 127) / 128 * 128;
+    ++c.group;
+    const int n = offsets[c.group + 1] - offsets[c.group];
+    c.count = n < 0 ? 0 : n;  // a decreasing offset makes an empty group (see group_rows)
+  }
+  const std::int64_t in_group = t - g * per_group;
+  out.group = int(g);
+  out.m_block = int(in_group % tiles_m);
+  out.n_block = int(in_group / tiles_m);
+  out.kb_first = c.padded_begin / 128;
+  out.kb_count = (c.count + 127) / 128;
+  return true;
+}
+
 }  // namespace fp8gemm::engine

@@ -76,6 +76,15 @@ struct PerTensorMath {
   }
   __device__ __forceinline__ static int d_col(const Tile& t) { return t.n_block * Cfg::kBlockN; }
   __device__ __forceinline__ static int row_end(const GemmParams& p, const Tile&) { return p.M; }
+  /// Tile t's K blocks: kb = k_first(p, t) .. k_end(p, t) - 1 (the whole K here; chapter 8's
+  /// weight gradient reduces over its group's tokens only). A policy whose D rows are not its A
+  /// rows (chapter 8's weight gradient: D holds G matrices) also defines d_row(p, t) (tile_d_row).
+  template <class TileT>
+  __device__ __forceinline__ static int k_first(const GemmParams&, const TileT&) { return 0; }
+  template <class TileT>
+  __device__ __forceinline__ static int k_end(const GemmParams& p, const TileT&) {
+    return p.k_blocks;
+  }
 
   /// Producer hook: copies of K block kb of tile t beyond A and B into the stage's side-ring bytes
   /// at `extra`, completing on `bar`. Nothing for per-tensor scales.
@@ -212,6 +221,16 @@ __device__ __forceinline__ void load_tile(std::uint32_t dst, const CUtensorMap* 
   }
 }
 
+/// The row of D where tile t's rows start: Math::d_row(p, t) where the policy has one, else its A
+/// row.
+template <class Math, class TileT>
+__device__ __forceinline__ int tile_d_row(const typename Math::Params& p, const TileT& t) {
+  if constexpr (requires { Math::d_row(p, t); })
+    return Math::d_row(p, t);
+  else
+    return Math::a_row(t);
+}
+
 /// Dynamic shared memory of gemm_kernel<Cfg, Math>: the ring and staging of the configuration,
 /// plus the math policy's side ring and the slack that re-aligns the staging buffers after it.
 template <class Cfg, class Math>
@@ -268,7 +287,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       while (scheduler.next(t)) {
         const int m0 = Math::a_row(t);
         const int n0 = Math::b_row(p, t);
-        for (int kb = 0; kb < p.k_blocks; ++kb) {
+        // The tile's K blocks (0 .. p.k_blocks - 1 for a dense GEMM). k_end is evaluated in the
+        // condition, as p.k_blocks always was: hoisted into a register, the bound lets the
+        // compiler unroll this loop 4 times (+370 instructions per kernel, no gain measured).
+        for (int kb = Math::k_first(p, t); kb < Math::k_end(p, t); ++kb) {
           ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
           const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
           const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Math::kStageStride;
@@ -297,7 +319,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const std::uint32_t my_staging = staging + std::uint32_t(wg * Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
     while (scheduler.next(t)) {
       Math::mainloop(acc, st, p, t, ring, side, full, empty, wg, rank);
-      const int row0 = Math::a_row(t) + wg * Cfg::kRowsPerWG;
+      const int row0 = tile_d_row<Math>(p, t) + wg * Cfg::kRowsPerWG;
       const int col0 = Math::d_col(t);
       const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)
       with_output_scale(scale, [&](const auto& sc) {

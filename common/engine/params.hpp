@@ -116,4 +116,20 @@ struct GroupedParams : BlockScaledParams {
   int n_tiles = 0;       ///< ceil(N / BlockN)
 };
 
+/// Chapter 8's weight gradient (common/engine/kgrouped.cuh), dB_g = dD_g^T . A_g for every group,
+/// in the engine's terms: "A" = dD^T [N, T_pad] e4m3 (map_a), "B" = A^T [K, T_pad] e4m3 (map_b),
+/// the reduction over tokens; D = dB [G * N, K] FP32 (D_f32, ldd = K's leading dimension; M, N of
+/// the base are the N and K of one dB_g). Both operands have 1 x 128 scales along the tokens,
+/// mn-major: [T_pad / 128][ld] floats, a 2-D map of T_pad / 128 rows x (N or K) columns, box
+/// 1 x BlockM (map_sfa) and 1 x BlockN (map_sfb), loaded by TMA into the stage's side ring.
+struct KGroupedParams : GemmParams {
+  CUtensorMap map_sfa;
+  CUtensorMap map_sfb;
+  const int* offsets = nullptr;  ///< G + 1 device int32 token offsets (real counts, unpadded)
+  int groups = 0;
+  int tiles_m = 0;               ///< ceil(N / BlockM) tiles per dB_g down its rows
+  int tiles_n = 0;               ///< ceil(K / BlockN) across its columns
+  int skip_empty = 0;            ///< accumulating: empty groups' dB_g left untouched
+};
+
 }  // namespace fp8gemm::engine
