@@ -1,10 +1,16 @@
-# Chapter 8 (grouped MoE, first version). CPU: bad calls refused before any CUDA call; ptxas
-# findings. GPU (written with the kernels, not yet run on a GPU): contiguous groups of 0, 1, 127,
-# 128, 129 rows, masked groups with masked_m 0 and M_max, G = 1, a float64 reference per group,
-# rows outside the groups untouched, CUDA-graph replay with changed offsets, determinism.
-if(TARGET fp8gemm_ch08)
+# Chapter 8 (grouped MoE forward pass). CPU: bad calls refused before any CUDA call; the checking
+# mode's rules and messages on host arrays; the executable's case names (bench/peers_moe.py's) and
+# --case syntax; ptxas findings.
+# GPU (written with the kernels, not yet run on a GPU; chapters/08_grouped_moe/grouped_check.hpp's
+# float64 reference per group, rows outside the groups must keep the poison): contiguous groups of
+# 0, 1, 127, 128, 129 rows with every kernel, G = 1, G = 256 experts of 0..40 rows, masked groups
+# with masked_m from 0 to M_max (all 0, all M_max), a CUDA graph replayed with other offsets /
+# masked_m, determinism, the checking mode (good descriptions pass; decreasing, first != 0,
+# last != rows, negative or > M_max refused by std::runtime_error naming the index, D untouched;
+# std::invalid_argument under stream capture, the capture left valid).
+if(TARGET fp8gemm_ch08_checks)
   fp8gemm_test(test_chapter_08_args LABEL cpu SOURCES test_chapter_08_args.cpp LIBS fp8gemm_ch08)
-  fp8gemm_test(test_chapter_08 LABEL gpu SOURCES test_chapter_08.cu LIBS fp8gemm_ch08)
+  fp8gemm_test(test_chapter_08 LABEL gpu SOURCES test_chapter_08.cu LIBS fp8gemm_ch08_checks)
 endif()
 fp8gemm_ptxas_test(ptxas_chapter_08 DIR ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe
                    SOURCES ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_grouped.cu)

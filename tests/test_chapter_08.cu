@@ -1,114 +1,111 @@
 // GPU tests of chapter 8 (grouped block-scaled GEMM for MoE). Written with the first version of
-// the kernels and not yet run on a GPU (the session that wrote them had no device time left):
-// the next GPU run decides.
-#include <cmath>
+// the kernels and not yet run on a GPU: the next GPU run decides.
+//
+// Every check is chapters/08_grouped_moe/grouped_check.hpp's: every row of every group against a
+// float64 reference of the dequantised operands, per group (relative and worst-tile error within
+// per_tensor_tolerance(K), every entry finite), and every row of no group still the poison.
+// N = 264, K = 656 (neither a multiple of the 128 x 128 tile) wherever the case allows.
 #include <cstdint>
 #include <cstdio>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "catch.hpp"
-#include "common/check.hpp"
 #include "common/cuda.hpp"
-#include "common/fp8.hpp"
-#include "common/quantize.hpp"
-#include "common/reference.hpp"
+#include "grouped_check.hpp"
 #include "grouped_gemm.hpp"
+#include "moe_cases.hpp"
 
 using namespace fp8gemm;
+using ch08::GroupedShape;
+using ch08::Layout;
 
 namespace {
 
-struct GroupedCase {
-  ch08::Layout layout;
-  std::vector<int> rows;  // per group (masked: masked_m, may exceed m_max or be 0)
-  int m_max = 0;          // masked only
-  std::int64_t N, K;
+GroupedShape contiguous(std::vector<int> rows, std::int64_t N, std::int64_t K) {
+  return {"contiguous", Layout::contiguous, std::move(rows), 0, N, K};
+}
+GroupedShape masked(std::vector<int> masked_m, int m_max, std::int64_t N, std::int64_t K) {
+  return {"masked", Layout::masked, std::move(masked_m), m_max, N, K};
+}
+
+void report(const GroupedShape& s, const ch08::GroupedCheck& r, const ch08::Plan& plan,
+            const char* what = "") {
+  std::printf("  %s%s G=%d rows=%lld N=%lld K=%lld: %s  [%s] %s\n", r.ok ? "" : "FAIL ",
+              s.layout == Layout::contiguous ? "contiguous" : "masked", s.groups(),
+              static_cast<long long>(s.all_rows()), static_cast<long long>(s.N),
+              static_cast<long long>(s.K), r.describe.c_str(), plan.describe().c_str(), what);
+}
+
+/// One plan on fresh random operands for `s`, every row of every group checked.
+bool run_case(const GroupedShape& s, std::uint64_t seed, const ch08::Options& o = {}) {
+  const ch08::GroupedOperands ops(s, seed);
+  const ch08::Plan plan(ops.gemm(), o);
+  const auto r = ch08::run_and_check(ops, s, [&](cudaStream_t st) { plan.run(st); }, 0, seed);
+  report(s, r, plan);
+  return r.ok;
+}
+
+/// A stream of its own (non-blocking: nothing on the legacy stream joins a capture by accident).
+struct Stream {
+  cudaStream_t s = nullptr;
+  explicit Stream(unsigned flags = cudaStreamNonBlocking) {
+    FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s, flags));
+  }
+  ~Stream() { cudaStreamDestroy(s); }
 };
 
-/// Runs one grouped call on fresh random data and compares every row of D with a float64
-/// reference per group; rows that belong to no group must keep the poison.
-bool run_case(const GroupedCase& c, std::uint64_t seed, const ch08::Options& o = {}) {
-  const int G = int(c.rows.size());
-  std::vector<int> begin(G), end(G);
-  std::int64_t all_rows = 0;
-  std::vector<int> offsets(G + 1, 0);
-  for (int g = 0; g < G; ++g) {
-    if (c.layout == ch08::Layout::contiguous) {
-      offsets[g + 1] = offsets[g] + c.rows[g];
-      begin[g] = offsets[g];
-      end[g] = offsets[g + 1];
-    } else {
-      begin[g] = g * c.m_max;
-      end[g] = begin[g] + std::max(0, std::min(c.rows[g], c.m_max));
-    }
+/// Captures plan.run() into a CUDA graph once, then for each shape of `replays` (same layout, G,
+/// rows, N and K as `first`, other group sizes): copies its description into the same device
+/// buffer, poisons D, replays the graph and checks D against that shape's own reference.
+void graph_replays(const GroupedShape& first, const std::vector<GroupedShape>& replays,
+                   std::uint64_t seed) {
+  ch08::GroupedOperands ops(first, seed);
+  const ch08::Plan plan(ops.gemm());
+  Stream stream;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal));
+  plan.run(stream.s);
+  FP8GEMM_CUDA_CHECK(cudaStreamEndCapture(stream.s, &graph));
+  FP8GEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  int replay = 0;
+  for (const GroupedShape& s : replays) {
+    ops.upload_description(s.device_description());
+    poison_bf16(ops.D.data(), ops.D.size(), stream.s);
+    FP8GEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream.s));
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream.s));
+    const auto r = ch08::check_grouped(ops, s, 0, seed + std::uint64_t(++replay));
+    report(s, r, plan, ("graph replay " + std::to_string(replay)).c_str());
+    CHECK(r.ok);
   }
-  all_rows = c.layout == ch08::Layout::contiguous ? offsets[G] : std::int64_t(G) * c.m_max;
-  const std::int64_t N = c.N, K = c.K, kg = ceil_div(K, 128);
-  const auto a = random_e4m3(std::size_t(all_rows * K), seed);
-  const auto b = random_e4m3(std::size_t(G * N * K), seed + 1);
-  const GroupScaleLayout la = GroupScaleLayout::mn_major_tma_aligned(all_rows);
-  const BlockScaleLayout lb = BlockScaleLayout::padded(K);
-  const std::int64_t stride = ceil_div(N, 128) * lb.ld;
-  std::mt19937_64 gen(seed + 2);
-  std::uniform_real_distribution<float> e(-3, 3);
-  std::vector<float> sa(std::size_t(la.required_elements(all_rows, K))), sb(std::size_t(stride * G));
-  for (auto& v : sa) v = std::exp2(e(gen));
-  for (auto& v : sb) v = std::exp2(e(gen));
-  DeviceBuffer<std::uint8_t> dA(a), dB(b);
-  DeviceBuffer<float> dsa(sa), dsb(sb);
-  DeviceBuffer<std::uint16_t> dD(std::size_t(all_rows * N));
-  poison_bf16(dD.data(), dD.size());
-  DeviceBuffer<int> doff(c.layout == ch08::Layout::contiguous ? offsets : c.rows);
-  ch08::GroupedGemm g;
-  g.layout = c.layout;
-  g.groups = G;
-  g.rows = c.layout == ch08::Layout::contiguous ? all_rows : c.m_max;
-  g.N = N;
-  g.K = K;
-  (c.layout == ch08::Layout::contiguous ? g.offsets : g.masked_m) = doff.data();
-  g.A = dA.data();
-  g.B = dB.data();
-  g.scale_a = dsa.data();
-  g.scale_a_layout = la;
-  g.scale_b = dsb.data();
-  g.scale_b_layout = lb;
-  g.D = dD.data();
-  ch08::Plan plan(g, o);
-  plan.run(nullptr);
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  const auto d = dD.download();
-  double worst = 0;
-  bool ok = true;
-  for (int grp = 0; grp < G; ++grp) {
-    const int rows = end[grp] - begin[grp];
-    if (rows == 0) continue;
-    std::vector<double> da(std::size_t(rows * K)), db(std::size_t(N * K));
-    for (int r = 0; r < rows; ++r)
-      for (std::int64_t k = 0; k < K; ++k)
-        da[std::size_t(r * K + k)] = double(e4m3_decode(a[std::size_t((begin[grp] + r) * K + k)])) *
-                                     sa[std::size_t(la.offset(begin[grp] + r, k / 128))];
-    for (std::int64_t n = 0; n < N; ++n)
-      for (std::int64_t k = 0; k < K; ++k)
-        db[std::size_t(n * K + k)] = double(e4m3_decode(b[std::size_t((grp * N + n) * K + k)])) *
-                                     sb[std::size_t(grp * stride + lb.offset(n / 128, k / 128))];
-    const auto ref = reference_gemm(rows, N, K, da.data(), db.data());
-    const ErrorStats s = compare_bf16(d.data() + std::size_t(begin[grp]) * N, ref.data(),
-                                      std::int64_t(ref.size()));
-    worst = std::max(worst, s.rel_frobenius);
-    ok &= s.ok(per_tensor_tolerance(K));
-  }
-  // Rows of no group (a masked group's padding) keep the poison (0xFFFF).
-  std::int64_t touched = 0;
-  for (int grp = 0; grp < G && c.layout == ch08::Layout::masked; ++grp)
-    for (std::int64_t r = end[grp]; r < std::int64_t(grp + 1) * c.m_max; ++r)
-      for (std::int64_t n = 0; n < N; ++n) touched += d[std::size_t(r * N + n)] != 0xFFFF;
-  std::printf("  %s G=%d N=%lld K=%lld: worst group rel %.2e, padding rows written %lld  [%s]\n",
-              c.layout == ch08::Layout::contiguous ? "contiguous" : "masked", G,
-              static_cast<long long>(N), static_cast<long long>(K), worst,
-              static_cast<long long>(touched), plan.describe().c_str());
-  return ok && touched == 0;
+  FP8GEMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  FP8GEMM_CUDA_CHECK(cudaGraphDestroy(graph));
 }
+
+/// What run() throws: the std::runtime_error's message, "OTHER: ..." for another exception,
+/// "accepted" for none.
+std::string run_error(const ch08::Plan& plan, cudaStream_t stream = nullptr) {
+  try {
+    plan.run(stream);
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("OTHER: ") + e.what();
+  }
+  return "accepted";
+}
+
+bool all_poison(const DeviceBuffer<std::uint16_t>& d) {
+  for (std::uint16_t v : d.download())
+    if (v != 0xFFFF) return false;
+  return true;
+}
+
+bool has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
 
 }  // namespace
 
@@ -116,12 +113,139 @@ TEST_CASE("ch08: contiguous groups of 0, 1, 127, 128, 129 rows, every kernel", "
   for (const auto& k : ch08::kernels()) {
     ch08::Options o;
     o.kernel = k.name;
-    CHECK(run_case({ch08::Layout::contiguous, {0, 1, 127, 128, 129, 0, 300}, 0, 264, 656}, 10, o));
+    CHECK(run_case(contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656), 10, o));
   }
-  CHECK(run_case({ch08::Layout::contiguous, {1000}, 0, 512, 1024}, 11));       // G = 1
-  CHECK(run_case({ch08::Layout::contiguous, {0, 0, 777, 0}, 0, 384, 512}, 12));  // one group
+  CHECK(run_case(contiguous({1000}, 512, 1024), 11));        // G = 1
+  CHECK(run_case(contiguous({0, 0, 777, 0}, 384, 512), 12));  // one non-empty group
+}
+
+TEST_CASE("ch08: G = 256 experts of 0 to 40 rows", "[ch08][gpu]") {
+  std::mt19937 gen(13);
+  std::uniform_int_distribution<int> rows(0, 40);
+  std::vector<int> counts(256);
+  for (std::size_t g = 0; g < counts.size(); ++g) counts[g] = g % 9 == 4 ? 0 : rows(gen);
+  CHECK(run_case(contiguous(counts, 256, 384), 13));
 }
 
 TEST_CASE("ch08: masked groups, masked_m from 0 to M_max", "[ch08][gpu]") {
-  CHECK(run_case({ch08::Layout::masked, {0, 1, 256, 129, 300}, 256, 264, 656}, 20));
+  CHECK(run_case(masked({0, 1, 256, 129, 300 /* clamped to M_max */}, 256, 264, 656), 20));
+  CHECK(run_case(masked({0, 0, 0, 0}, 128, 264, 656), 21));  // nothing written at all
+  CHECK(run_case(masked({200, 200, 200}, 200, 264, 656), 22));
+  for (const auto& k : ch08::kernels()) {
+    ch08::Options o;
+    o.kernel = k.name;
+    CHECK(run_case(masked({5, 192, 0, 65}, 192, 264, 656), 23, o));
+  }
+}
+
+TEST_CASE("ch08: a CUDA graph replayed with other group sizes", "[ch08][gpu]") {
+  // Contiguous: 357 rows in all, redistributed between replays.
+  graph_replays(contiguous({100, 0, 200, 57}, 264, 656),
+                {contiguous({100, 0, 200, 57}, 264, 656), contiguous({0, 357, 0, 0}, 264, 656),
+                 contiguous({1, 128, 128, 100}, 264, 656), contiguous({0, 0, 0, 357}, 264, 656)},
+                30);
+  // Masked: M_max 192; a replay after a larger one must leave the rows it no longer owns alone.
+  graph_replays(masked({192, 5, 0}, 192, 264, 656),
+                {masked({192, 5, 0}, 192, 264, 656), masked({0, 0, 0}, 192, 264, 656),
+                 masked({191, 192, 1}, 192, 264, 656), masked({64, 129, 192}, 192, 264, 656)},
+                31);
+}
+
+TEST_CASE("ch08: two runs give byte-identical D", "[ch08][gpu]") {
+  const GroupedShape s = contiguous({300, 0, 1, 700, 129, 64}, 264, 656);
+  const ch08::GroupedOperands ops(s, 40);
+  const ch08::Plan plan(ops.gemm());
+  std::vector<std::vector<std::uint16_t>> runs;
+  for (int i = 0; i < 2; ++i) {
+    const auto r = ch08::run_and_check(ops, s, [&](cudaStream_t st) { plan.run(st); }, 0, 40);
+    report(s, r, plan, ("determinism run " + std::to_string(i + 1)).c_str());
+    CHECK(r.ok);
+    runs.push_back(ops.D.download());
+  }
+  CHECK(runs[0] == runs[1]);
+}
+
+TEST_CASE("ch08: checking mode passes good descriptions", "[ch08][gpu]") {
+  ch08::Options o;
+  o.check_offsets = true;
+  CHECK(run_case(contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656), 50, o));
+  CHECK(run_case(masked({0, 256, 100}, 256, 264, 656), 51, o));
+}
+
+TEST_CASE("ch08: checking mode refuses bad offsets and masked_m before the GEMM", "[ch08][gpu]") {
+  ch08::Options o;
+  o.check_offsets = true;
+  struct Bad {
+    std::vector<int> values;
+    const char* names;  // what the message must name
+  };
+  auto refuse = [&](const GroupedShape& good, const std::vector<Bad>& bad, std::uint64_t seed) {
+    ch08::GroupedOperands ops(good, seed);
+    const ch08::Plan plan(ops.gemm(), o);
+    for (const Bad& b : bad) {
+      ops.upload_description(b.values);
+      poison_bf16(ops.D.data(), ops.D.size());
+      const std::string e = run_error(plan);
+      INFO(e);
+      CHECK(has(e, "fp8gemm::ch08_grouped_moe"));
+      CHECK(has(e, b.names));
+      CHECK(all_poison(ops.D));  // the GEMM never ran on it
+    }
+    // The same plan on the good description afterwards: correct, nothing left behind.
+    ops.upload_description(good.device_description());
+    const auto r = ch08::run_and_check(ops, good, [&](cudaStream_t st) { plan.run(st); }, 0, seed);
+    report(good, r, plan, "after the refusals");
+    CHECK(r.ok);
+    CHECK(cudaGetLastError() == cudaSuccess);
+  };
+  // 357 rows: offsets 0, 100, 150, 350, 357.
+  refuse(contiguous({100, 50, 200, 7}, 264, 656),
+         {{{0, 100, 90, 350, 357}, "offsets[2] = 90 is less than offsets[1] = 100"},
+          {{5, 100, 150, 350, 357}, "offsets[0] = 5 must be 0"},
+          {{-5, 100, 150, 350, 357}, "offsets[0] = -5"},
+          {{0, 100, 150, 350, 356}, "offsets[4] = 356 must equal rows = 357"},
+          {{0, 100, 150, 350, 400}, "offsets[4] = 400"},
+          {{0, 100, 150, 100, 400}, "offsets[3] = 100"}},  // the first violation, not the last
+         60);
+  refuse(masked({5, 7, 128}, 128, 264, 656),
+         {{{5, -1, 7}, "masked_m[1] = -1 is negative"},
+          {{5, 7, 129}, "masked_m[2] = 129 exceeds M_max = 128"},
+          {{-2, 7, 129}, "masked_m[0] = -2"}},
+         61);
+}
+
+TEST_CASE("ch08: checking mode under stream capture is refused, the capture intact",
+          "[ch08][gpu]") {
+  const GroupedShape s = contiguous({100, 50}, 264, 656);
+  const ch08::GroupedOperands ops(s, 70);
+  ch08::Options o;
+  o.check_offsets = true;
+  const ch08::Plan plan(ops.gemm(), o);
+  // The capturing stream itself, then the legacy stream while a blocking stream captures
+  // (cudaStreamIsCapturing answers cudaErrorStreamCaptureImplicit there).
+  for (const bool legacy : {false, true}) {
+    INFO("legacy stream: " << legacy);
+    Stream stream(legacy ? cudaStreamDefault : cudaStreamNonBlocking);
+    FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeGlobal));
+    std::string e;
+    try {
+      plan.run(legacy ? nullptr : stream.s);
+      e = "accepted";
+    } catch (const std::invalid_argument& x) {
+      e = x.what();
+    } catch (const std::exception& x) {
+      e = std::string("OTHER: ") + x.what();
+    }
+    INFO(e);
+    CHECK(has(e, "fp8gemm::ch08_grouped_moe"));
+    CHECK(has(e, "capturing"));
+    cudaGraph_t graph = nullptr;
+    CHECK(cudaStreamEndCapture(stream.s, &graph) == cudaSuccess);  // not invalidated
+    if (graph) FP8GEMM_CUDA_CHECK(cudaGraphDestroy(graph));
+    CHECK(cudaGetLastError() == cudaSuccess);
+  }
+  // Outside a capture the same plan runs and is right.
+  const auto r = ch08::run_and_check(ops, s, [&](cudaStream_t st) { plan.run(st); }, 0, 70);
+  report(s, r, plan, "after the refused captures");
+  CHECK(r.ok);
 }

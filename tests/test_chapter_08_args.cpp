@@ -1,14 +1,16 @@
 // CPU tests of chapter 8's entry point and tooling: bad grouped calls are refused with
 // std::invalid_argument naming the argument, before any CUDA call; the checking mode's rules and
-// messages.
+// messages; the executable's cases and --case syntax.
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
 #include "check_offsets.hpp"
 #include "grouped_gemm.hpp"
+#include "moe_cases.hpp"
 
 using namespace fp8gemm;
 
@@ -130,4 +132,72 @@ TEST_CASE("ch08: checking mode rules on masked_m", "[ch08][cpu]") {
   CHECK(has(verdict(Layout::masked, {5, -1, 7}, 3, 128), "masked_m[1] = -1 is negative"));
   CHECK(has(verdict(Layout::masked, {5, 7, 129}, 3, 128), "masked_m[2] = 129 exceeds M_max = 128"));
   CHECK(has(verdict(Layout::masked, {-2, 7, 129}, 3, 128), "masked_m[0] = -2"));
+}
+
+// The executable's cases (moe_cases.hpp): names as bench/peers_moe.py writes them, so that the
+// JSON of both lines up.
+TEST_CASE("ch08: standard cases carry bench/peers_moe.py's names", "[ch08][cpu]") {
+  std::vector<std::string> names;
+  for (const auto& c : ch08::standard_cases()) names.push_back(c.name);
+  const std::vector<std::string> peers = {
+      "bal_g4x8192_n4096_k7168",    "bal_g8x4096_n7168_k2048",    "masked_g1x1024_n4096_k7168",
+      "masked_g1x1024_n7168_k2048", "masked_g2x512_n4096_k7168",  "masked_g2x512_n7168_k2048",
+      "masked_g4x256_n4096_k7168",  "masked_g4x256_n7168_k2048"};
+  CHECK(names == peers);
+  const auto bal = ch08::standard_cases()[0];
+  CHECK(bal.layout == ch08::Layout::contiguous);
+  CHECK(bal.all_rows() == 4 * 8192);
+  CHECK(bal.device_description() == std::vector<int>{0, 8192, 16384, 24576, 32768});
+  const auto m = ch08::standard_cases()[6];
+  CHECK(m.layout == ch08::Layout::masked);
+  CHECK(m.m_max == 256);
+  CHECK(m.all_rows() == 1024);
+  CHECK(m.device_description() == std::vector<int>{256, 256, 256, 256});
+}
+
+TEST_CASE("ch08: group rows, real rows and non-empty groups", "[ch08][cpu]") {
+  const ch08::GroupedShape c{"c", ch08::Layout::contiguous, {3, 0, 5}, 0, 16, 16};
+  CHECK(c.group_rows(0) == std::pair<std::int64_t, std::int64_t>{0, 3});
+  CHECK(c.group_rows(1) == std::pair<std::int64_t, std::int64_t>{3, 3});
+  CHECK(c.group_rows(2) == std::pair<std::int64_t, std::int64_t>{3, 8});
+  CHECK(c.real_rows() == 8);
+  CHECK(c.non_empty_groups() == 2);
+  // masked_m outside [0, M_max] is clamped as the kernel clamps it.
+  const ch08::GroupedShape m{"m", ch08::Layout::masked, {-1, 10, 3}, 8, 16, 16};
+  CHECK(m.group_rows(0) == std::pair<std::int64_t, std::int64_t>{0, 0});
+  CHECK(m.group_rows(1) == std::pair<std::int64_t, std::int64_t>{8, 16});
+  CHECK(m.group_rows(2) == std::pair<std::int64_t, std::int64_t>{16, 19});
+  CHECK(m.all_rows() == 24);
+  CHECK(m.real_rows() == 11);
+  CHECK(m.non_empty_groups() == 2);
+  CHECK(ch08::small_cases(256)[0].name == "edge_g7_n256_k256");
+  CHECK(ch08::small_cases(256)[1].device_description() == std::vector<int>{0, 129, 256});
+}
+
+TEST_CASE("ch08: --case=NAME:COUNTS:N:K", "[ch08][cpu]") {
+  const auto c = ch08::parse_case("skew_g32_t8192_n4096_k7168:281,0,38:4096:7168");
+  CHECK(c.name == "skew_g32_t8192_n4096_k7168");
+  CHECK(c.layout == ch08::Layout::contiguous);
+  CHECK(c.rows == std::vector<int>{281, 0, 38});
+  CHECK(c.N == 4096);
+  CHECK(c.K == 7168);
+  auto refused = [](const std::string& text) {
+    try {
+      ch08::parse_case(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(has(refused("a:1,2:4096"), "4 fields"));
+  CHECK(has(refused(":1,2:4096:7168"), "NAME must be non-empty"));
+  CHECK(has(refused("a/b:1,2:4096:7168"), "without '/'"));
+  CHECK(has(refused("a:1,x:4096:7168"), "count 'x' is not an integer"));
+  CHECK(has(refused("a:1,,2:4096:7168"), "count '' is not an integer"));
+  CHECK(has(refused("a:1,-2:4096:7168"), "count -2 is negative"));
+  CHECK(has(refused("a:0,0:4096:7168"), "every expert is empty"));
+  CHECK(has(refused("a::4096:7168"), "no counts"));
+  CHECK(has(refused("a:1:40x:7168"), "N '40x' is not an integer"));
+  CHECK(has(refused("a:1:4096:0"), "N and K must be >= 1"));
+  CHECK(has(refused("a:2000000000,2000000000:4096:7168"), "more than 2^31 - 1024 rows"));
 }
