@@ -17,6 +17,11 @@
 #                group sizes json/moe_groups.json); builds DeepGEMM like peers
 #     ch07       chapter 7's table on its 19 shapes with --gpu_delay_us=50 (the peers' method;
 #                json/ch07_block_scaling.json) and its accuracy study (json/ch07_accuracy.json)
+#     ch08       chapter 8's forward pass (ch08_grouped_moe) with --gpu_delay_us=50 on the peers'
+#                cases: balanced and masked built in, the skewed ones from bench/peers_moe.py's
+#                seeded group sizes (its --dry-run, no torch: json/moe_groups_ch08.json), each
+#                contiguous case beside a loop of chapter-7 calls (json/ch08_grouped_moe.json);
+#                CH08_ARGS="--kernels=all" adds arguments
 #   PEER_SHAPES="MxNxK,..."               shapes for the peers step (default: bench/peers.py's set)
 #   PEER_ARGS="--bf16 --no-delay"         extra arguments for bench/peers.py
 #   PEER_TIMEOUT=540                      seconds for bench/peers.py (it stops starting shapes 60 s
@@ -267,6 +272,22 @@ if [[ " $STEPS " == *" ch07 "* ]]; then
   run "ch07 table (delay 50 us)" "$BIN/ch07_block_scaling" --gpu_delay_us=50 --shapes="${CH07_SHAPES_OVERRIDE:-$CH07_SHAPES}" \
     --json="$OUTDIR/json/ch07_block_scaling.json"
   run "ch07 accuracy" "$BIN/ch07_block_scaling" --no-bench --accuracy="$OUTDIR/json/ch07_accuracy.json" --shapes=256x256x256
+fi
+
+if [[ " $STEPS " == *" ch08 "* ]]; then
+  # Chapter 8 on the cases of bench/peers_moe.py, by the same names, so that the JSON files line up
+  # by "<implementation>/<case>": the skewed groups become --case=NAME:COUNTS:N:K, one per GEMM of
+  # the expert layer (gemms_nk).
+  CH08_GROUPS="$OUTDIR/json/moe_groups_ch08.json"
+  if python3 bench/peers_moe.py --dry-run --groups-out "$CH08_GROUPS" >>"$LOG" 2>&1; then
+    mapfile -t CH08_CASES < <(python3 -c 'import json, sys; [print("--case=%s_n%d_k%d:%s:%d:%d" % (w["name"], n, k, ",".join(map(str, w["counts"])), n, k)) for w in json.load(open(sys.argv[1]))["skewed"] for n, k in w["gemms_nk"]]' "$CH08_GROUPS")
+    # shellcheck disable=SC2086
+    run "ch08 grouped (delay 50 us)" "$BIN/ch08_grouped_moe" --json="$OUTDIR/json/ch08_grouped_moe.json" \
+      --gpu_delay_us=50 "${CH08_CASES[@]}" ${CH08_ARGS:-}
+  else
+    failed=$((failed + 1))
+    say "FAIL  ch08: bench/peers_moe.py --dry-run --groups-out failed (gpu_loop.log)"
+  fi
 fi
 
 if [ -n "$DMON_PID" ]; then

@@ -14,3 +14,12 @@ if(TARGET fp8gemm_ch08_checks)
 endif()
 fp8gemm_ptxas_test(ptxas_chapter_08 DIR ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe
                    SOURCES ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_grouped.cu)
+# scripts/gpu_loop.sh's step ch08 on a CPU (tools/check_ch08_step.sh): the executable, wrapped to
+# only list its cases, must be given exactly bench/peers_moe.py's forward cases, by name.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(TARGET ch08_grouped_moe AND Python3_Interpreter_FOUND)
+  add_test(NAME chapter_08_cases_match_peers
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tools/check_ch08_step.sh ${PROJECT_SOURCE_DIR}
+                   $<TARGET_FILE:ch08_grouped_moe> ${CMAKE_CURRENT_BINARY_DIR}/ch08_step)
+  set_tests_properties(chapter_08_cases_match_peers PROPERTIES LABELS cpu)
+endif()

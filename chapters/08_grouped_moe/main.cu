@@ -1,0 +1,258 @@
+// Chapter 8's executable: validate the grouped block-scaled GEMM (forward pass, contiguous and
+// masked layouts) against a float64 reference per group, then time it beside the naive way to do
+// the same work with chapter 7: a loop of dense block-scaled calls, one per non-empty expert, on
+// the same operands ("ch07_loop", the summary's baseline). One process, one method
+// (common/bench.hpp); the Python peers (DeepGEMM grouped, torch._scaled_grouped_mm) are timed by
+// bench/peers_moe.py on cases of the same names, so the two JSON files line up by
+// "<implementation>/<case>".
+//
+//   ch08_grouped_moe [--no-bench] [--json=PATH] [--kernels=a,b|all] [--case=NAME:COUNTS:N:K]...
+//                    [--only=REGEX] [--sizes=S,...] [--list-cases] [Google Benchmark flags]
+// Cases (moe_cases.hpp): the balanced contiguous ones (bal_g4x8192_n4096_k7168,
+// bal_g8x4096_n7168_k2048), every --case (contiguous, COUNTS = rows per expert, comma-separated;
+// scripts/gpu_loop.sh's step ch08 passes bench/peers_moe.py's seeded skewed groups as
+// skew_g32_t<T>_n<N>_k<K>), and the masked ones (masked_g<G>x<rows>_n<N>_k<K>, masked_m = rows).
+// --kernels=a,b   time these ch08::kernels() (or "all") instead of the plan's default, each
+//                 validated on each case first; named "ch08:<kernel>" (default: "ch08_grouped")
+// --only=REGEX    only the cases whose name matches
+// --sizes=S,...   small validation cases of side S instead of the standard ones (groups of 0, 1,
+//                 127, 128, 129 and S rows; masked_m 0, S/2 + 1, S): the sanitizer step's call
+// --list-cases    print the cases and exit (no GPU needed)
+// Validation: 2 rows of every non-empty group (its first and last), all N columns, against
+// float64 on the dequantised operands (per group: relative and worst-tile error within
+// per_tensor_tolerance(K)); nothing that fails is timed. TFLOPS count real rows only
+// (2 x sum(rows) x N x K); GB/s count A's real rows, the weights of non-empty experts, D's real
+// rows and the scales, each once.
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bs_gemm.hpp"
+#include "common/bench.hpp"
+#include "common/chapter_args.hpp"
+#include "common/cuda.hpp"
+#include "grouped_check.hpp"
+#include "grouped_gemm.hpp"
+#include "moe_cases.hpp"
+
+using namespace fp8gemm;
+using ch08::GroupedShape;
+
+namespace {
+
+struct Ch08Args {
+  ChapterArgs common;
+  std::vector<GroupedShape> cases;
+  bool list = false;
+};
+
+/// The command line: common/chapter_args.hpp's options plus --case, --only and --list-cases.
+/// Throws std::invalid_argument for a bad --case or --only, or an option chapter 8 does not have.
+Ch08Args parse_args(int argc, char** argv) {
+  Ch08Args r;
+  std::vector<GroupedShape> extra;
+  std::string only = ".";
+  r.common = parse_chapter_args(argc, argv, {}, "ch08_grouped_moe.json", [&](const std::string& a) {
+    if (a.rfind("--case=", 0) == 0) {
+      extra.push_back(ch08::parse_case(a.substr(7)));
+    } else if (a.rfind("--only=", 0) == 0) {
+      only = a.substr(7);
+    } else if (a == "--list-cases") {
+      r.list = true;
+    } else {
+      return false;
+    }
+    return true;
+  });
+  if (!r.common.custom.empty() || !r.common.accuracy_json.empty())
+    throw std::invalid_argument("--shapes and --accuracy are not chapter 8's: give grouped cases "
+                                "with --case=NAME:COUNTS:N:K");
+  std::vector<GroupedShape> base;
+  if (r.common.sizes_given) {
+    for (auto s : r.common.sizes)
+      for (auto& c : ch08::small_cases(s)) base.push_back(c);
+  } else {
+    base = ch08::standard_cases();
+  }
+  std::regex re;
+  try {
+    re = std::regex(only);
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument("--only='" + only + "' is not a regular expression: " + e.what());
+  }
+  // Contiguous cases, then the given ones, then masked ones.
+  std::vector<GroupedShape> all;
+  for (const auto& c : base)
+    if (c.layout == ch08::Layout::contiguous) all.push_back(c);
+  all.insert(all.end(), extra.begin(), extra.end());
+  for (const auto& c : base)
+    if (c.layout == ch08::Layout::masked) all.push_back(c);
+  for (auto& c : all)
+    if (std::regex_search(c.name, re)) r.cases.push_back(std::move(c));
+  return r;
+}
+
+/// What the benchmark counts (real rows only): flops 2 x sum(rows) x N x K; bytes: A's real rows,
+/// the weights of non-empty experts, D's real rows (bf16) and their scales, each once.
+GemmCost grouped_cost(const GroupedShape& s) {
+  const double rows = double(s.real_rows()), experts = double(s.non_empty_groups());
+  const double N = double(s.N), K = double(s.K), kb = double(ceil_div(s.K, 128));
+  GemmCost c;
+  c.flops = 2.0 * rows * N * K;
+  c.bytes = rows * K + experts * N * K + 2.0 * rows * N +
+            4.0 * kb * (rows + experts * double(ceil_div(s.N, 128)));
+  return c;
+}
+
+/// The baseline: one chapter-7 dense block-scaled call per non-empty expert of a contiguous case,
+/// on the grouped operands (the expert's rows of A and D, B_g, its 128 x 128 scales). The plans
+/// are built before timing from the counts the host knows. A's scales of each expert are copied
+/// once into a tensor of its own (mn-major, TMA-aligned): the expert's slice of the grouped
+/// tensor starts at any row, so it is not 16-byte aligned, and chapter 7 would convert it on
+/// every call; the copy keeps the baseline at its best.
+struct Ch07Loop {
+  std::vector<DeviceBuffer<float>> scales;
+  std::vector<std::unique_ptr<ch07::Plan>> plans;
+
+  Ch07Loop(const ch08::GroupedOperands& ops, const GroupedShape& s) {
+    const GroupScaleLayout la = ops.scale_a_layout();
+    const std::int64_t kb = ceil_div(s.K, 128);
+    for (int g = 0; g < s.groups(); ++g) {
+      const auto [begin, end] = s.group_rows(g);
+      const std::int64_t M = end - begin;
+      if (M == 0) continue;
+      const GroupScaleLayout lg = GroupScaleLayout::mn_major_tma_aligned(M);
+      DeviceBuffer<float> sa(std::size_t(lg.required_elements(M, s.K)));
+      FP8GEMM_CUDA_CHECK(cudaMemcpy2D(sa.data(), std::size_t(lg.ld) * 4, ops.scale_a.data() + begin,
+                                      std::size_t(la.ld) * 4, std::size_t(M) * 4, std::size_t(kb),
+                                      cudaMemcpyDeviceToDevice));
+      const ch07::BlockScaledGemm call{
+          .M = M, .N = s.N, .K = s.K, .A = ops.A.data() + begin * s.K,
+          .B = ops.B.data() + std::int64_t(g) * s.N * s.K, .scale_a = sa.data(),
+          .scale_a_layout = lg, .scale_b = ops.scale_b.data() + g * ops.scale_b_group_stride(),
+          .scale_b_layout = ops.scale_b_layout(), .D = ops.D.data() + begin * s.N};
+      plans.push_back(std::make_unique<ch07::Plan>(call));
+      scales.push_back(std::move(sa));
+    }
+  }
+  void run(cudaStream_t stream) const {
+    for (const auto& p : plans) p->run(stream);
+  }
+};
+
+const char* kBaseline = "ch07_loop";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::printf("Chapter 8: grouped block-scaled FP8 GEMM for mixture-of-experts (forward pass, "
+              "contiguous and masked layouts) on the engine\n");
+  Ch08Args args;
+  try {
+    args = parse_args(argc, argv);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "ch08_grouped_moe: %s\n", e.what());
+    return 2;
+  }
+  if (args.list) {
+    for (const auto& c : args.cases)
+      std::printf("%s %s G=%d rows=%lld N=%lld K=%lld\n", c.name.c_str(),
+                  c.layout == ch08::Layout::contiguous ? "contiguous" : "masked", c.groups(),
+                  static_cast<long long>(c.real_rows()), static_cast<long long>(c.N),
+                  static_cast<long long>(c.K));
+    return 0;
+  }
+  if (cuda_device_count() == 0) {
+    std::printf("No CUDA GPU found: ch08_grouped_moe was built, but running it needs an NVIDIA "
+                "Hopper GPU (sm_90a).\nOn a machine with one, run this binary again; see "
+                "README.md, 'Running it'.\n");
+    return 2;
+  }
+  std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
+  std::vector<std::string> kernels;
+  for (const auto& k : args.common.kernels) {
+    if (k != "all") {
+      kernels.push_back(k);
+      continue;
+    }
+    for (const auto& info : ch08::kernels()) kernels.push_back(info.name);
+  }
+  if (kernels.empty()) kernels.push_back("");  // the plan's default
+
+  // 1. Correctness on the benchmark's own operands; nothing wrong is timed.
+  std::vector<std::unique_ptr<ch08::GroupedOperands>> operands;
+  std::vector<std::unique_ptr<ch08::Plan>> plans;
+  std::vector<std::unique_ptr<Ch07Loop>> loops;
+  std::map<std::string, std::string> errors;
+  struct Timed {
+    std::string impl;
+    const GroupedShape* shape;
+    std::function<void(cudaStream_t)> launch;
+  };
+  std::vector<Timed> timed;
+  bool ours_ok = true, baseline_ok = true;
+  std::uint64_t seed = 8100;
+  std::printf("\nvalidation against the float64 CPU reference on dequantised operands (2 rows of "
+              "every non-empty group, all columns; tolerance 2^-8 + 2.5e-7 K per group, every "
+              "128x128 tile too):\n");
+  auto validate = [&](const std::string& impl, const GroupedShape& s,
+                      const ch08::GroupedOperands& ops, std::function<void(cudaStream_t)> launch,
+                      const std::string& how) {
+    const auto r = ch08::run_and_check(ops, s, launch, 2, seed++);
+    errors[impl + "/" + s.name] = r.describe;
+    std::printf("  %-30s %-22s %s  %s  [%s]\n", s.name.c_str(), impl.c_str(), r.ok ? "ok  " : "FAIL",
+                r.describe.c_str(), how.c_str());
+    if (r.ok) timed.push_back({impl, &s, std::move(launch)});
+    return r.ok;
+  };
+  for (const auto& s : args.cases) {
+    operands.push_back(std::make_unique<ch08::GroupedOperands>(s, 8000 + std::uint64_t(operands.size())));
+    const ch08::GroupedOperands& ops = *operands.back();
+    for (const auto& name : kernels) {
+      ch08::Options o;
+      o.kernel = name;
+      const std::string impl = name.empty() ? "ch08_grouped" : "ch08:" + name;
+      try {
+        plans.push_back(std::make_unique<ch08::Plan>(ops.gemm(), o));
+      } catch (const std::invalid_argument& e) {
+        std::printf("  %-30s %-22s skipped: %s\n", s.name.c_str(), impl.c_str(), e.what());
+        continue;
+      }
+      const ch08::Plan* p = plans.back().get();
+      ours_ok &= validate(impl, s, ops, [p](cudaStream_t st) { p->run(st); }, p->describe());
+    }
+    if (s.layout != ch08::Layout::contiguous) continue;
+    loops.push_back(std::make_unique<Ch07Loop>(ops, s));
+    const Ch07Loop* loop = loops.back().get();
+    baseline_ok &= validate(kBaseline, s, ops, [loop](cudaStream_t st) { loop->run(st); },
+                            std::to_string(loop->plans.size()) + " chapter-7 calls");
+  }
+  if (!ours_ok && args.common.kernels.empty()) {
+    std::printf("\nVALIDATION FAILED: not benchmarking a wrong kernel.\n");
+    return 1;
+  }
+  if (!args.common.bench) return ours_ok && baseline_ok ? 0 : 1;
+
+  // 2. Benchmarks: every validated implementation on every case, one method.
+  for (const auto& t : timed) {
+    const GemmCost cost = grouped_cost(*t.shape);
+    const auto launch = t.launch;
+    benchmark::RegisterBenchmark((t.impl + "/" + t.shape->name).c_str(),
+                                 [launch, cost](benchmark::State& st) { time_gpu(st, launch, cost); })
+        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+  }
+  std::vector<char*> rest = args.common.rest;
+  const auto results = run_benchmarks(int(rest.size()), rest.data(), args.common.json);
+  print_summary(results, kBaseline, [&](const std::string& impl, const std::string& shape) {
+    const auto it = errors.find(impl + "/" + shape);
+    return it == errors.end() ? std::string() : it->second;
+  });
+  if (!ours_ok) std::printf("\nVALIDATION FAILED for some kernels (FAIL above): not timed.\n");
+  if (!baseline_ok) std::printf("\nVALIDATION FAILED for the chapter-7 loop (FAIL above): not timed.\n");
+  return ours_ok && baseline_ok ? 0 : 1;
+}
