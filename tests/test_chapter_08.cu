@@ -31,6 +31,12 @@ GroupedShape masked(std::vector<int> masked_m, int m_max, std::int64_t N, std::i
   return {"masked", Layout::masked, std::move(masked_m), m_max, N, K};
 }
 
+/// Whether a full check (rows_per_group = 0) compared every row of every non-empty group: a
+/// check that compared nothing must not pass for one that compared everything.
+bool complete(const GroupedShape& s, const ch08::GroupedCheck& r) {
+  return r.groups_checked == s.non_empty_groups() && r.rows_checked == s.real_rows();
+}
+
 void report(const GroupedShape& s, const ch08::GroupedCheck& r, const ch08::Plan& plan,
             const char* what = "") {
   std::printf("  %s%s G=%d rows=%lld N=%lld K=%lld: %s  [%s] %s\n", r.ok ? "" : "FAIL ",
@@ -45,7 +51,7 @@ bool run_case(const GroupedShape& s, std::uint64_t seed, const ch08::Options& o 
   const ch08::Plan plan(ops.gemm(), o);
   const auto r = ch08::run_and_check(ops, s, [&](cudaStream_t st) { plan.run(st); }, 0, seed);
   report(s, r, plan);
-  return r.ok;
+  return r.ok && complete(s, r);
 }
 
 /// A stream of its own (non-blocking: nothing on the legacy stream joins a capture by accident).
@@ -80,6 +86,7 @@ void graph_replays(const GroupedShape& first, const std::vector<GroupedShape>& r
     const auto r = ch08::check_grouped(ops, s, 0, seed + std::uint64_t(++replay));
     report(s, r, plan, ("graph replay " + std::to_string(replay)).c_str());
     CHECK(r.ok);
+    CHECK(complete(s, r));
   }
   FP8GEMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
   FP8GEMM_CUDA_CHECK(cudaGraphDestroy(graph));
