@@ -290,4 +290,104 @@ inline void convert_block_scales_cpu(const float* src, const BlockScaleLayout& s
       dst[dst_layout.offset(i, j)] = src[src_layout.offset(i, j)];
 }
 
+// ============ Expert tokens, transposed and padded per expert (chapter 8's weight gradient) ======
+// The tokens of a mixture-of-experts layer are sorted by expert: X [T, C] bf16 (C = K for the
+// activations A, = N for the output gradient dD), expert g owns rows offsets[g] .. offsets[g+1]-1
+// (offsets: G + 1 int32, offsets[0] = 0, monotone, offsets[G] = T; any count_g >= 0). The weight
+// gradient dB_g = dD_g^T . A_g reduces over an expert's tokens, so it reads X^T with 1 x 128
+// scales along the tokens, each expert's tokens starting on a 128-token block:
+//   P_g = sum over j < g of round_up(count_j, 128)            (P_0 = 0; T_pad = P_G)
+//   q_t [C, ldq_t] e4m3: q_t[c][P_g + i] = e4m3(X[offsets[g] + i][c] / scale) for i < count_g;
+//       columns P_g + count_g .. P_{g+1} - 1 are e4m3 zeros (0x00), so a 128-token block never
+//       mixes experts and the padding adds nothing to a sum;
+//   scale of channel c and token block tb = column / 128 at layout_t.offset(c, tb) (rows = C,
+//       "K" = the token capacity): the 1 x 128 rules above over the block's REAL tokens (the
+//       padding zeros do not change amax); a non-finite block gets scale NaN and codes 0x7F on
+//       its real tokens, its padding columns stay 0x00.
+// T_pad is device data (the host never reads the offsets, so the call can be captured in a CUDA
+// graph): the caller sizes the buffers for t_pad_capacity >= max_padded_tokens(T, G) columns;
+// columns P_G .. t_pad_capacity - 1 are written 0x00 and the scales of blocks at or past P_G are
+// written 0.0f (deterministic output up to the capacity). Nothing between t_pad_capacity and
+// ldq_t is written; scale-buffer padding inside layout_t.required_elements(C, t_pad_capacity)
+// is written 0.0f.
+// Offsets that break the preconditions (decreasing, outside [0, T], offsets[G] != T) give wrong
+// tokens but no access outside the buffers: each offset is clamped to [0, T], an expert's range
+// is [O_g, max(O_g, O_{g+1})), and the P_g are clamped to t_pad_capacity (columns past the
+// capacity are dropped).
+
+/// The most columns the padded token layout can need: only the (at most min(G, T)) experts with
+/// tokens pad, each by at most 127, and T_pad is a multiple of 128, so
+/// T_pad <= floor((T + 127 min(G, T)) / 128) * 128. Attained (n - 1 experts with one token and one
+/// with the rest, n = min(G, T)), so no smaller bound holds for every count. T, G >= 0.
+FP8GEMM_HD constexpr std::int64_t max_padded_tokens(std::int64_t T, std::int64_t G) {
+  return (T + 127 * (G < T ? G : T)) / 128 * 128;
+}
+
+/// Expert g's token rows [begin, end) from its two offsets, with the clamping rule above (on
+/// valid offsets: [offsets[g], offsets[g+1])).
+struct TokenRange {
+  std::int64_t begin, end;
+};
+FP8GEMM_HD constexpr TokenRange expert_token_range(std::int64_t offset_g, std::int64_t offset_g1,
+                                                   std::int64_t T) {
+  const std::int64_t b = offset_g < 0 ? 0 : offset_g > T ? T : offset_g;
+  const std::int64_t e = offset_g1 < b ? b : offset_g1 > T ? T : offset_g1;
+  return {b, e};
+}
+
+/// P_0 .. P_G (G + 1 values) of the padded token layout, from the G + 1 host offsets, each
+/// clamped to t_pad_capacity (which valid offsets never reach).
+inline std::vector<int> padded_token_offsets_cpu(
+    const int* offsets, int G, std::int64_t T,
+    std::int64_t t_pad_capacity = std::numeric_limits<int>::max()) {
+  std::vector<int> P(static_cast<std::size_t>(G) + 1, 0);
+  std::int64_t sum = 0;
+  for (int g = 0; g < G; ++g) {
+    const TokenRange r = expert_token_range(offsets[g], offsets[g + 1], T);
+    sum += round_up(r.end - r.begin, 128);
+    P[static_cast<std::size_t>(g) + 1] = int(std::min(sum, t_pad_capacity));
+  }
+  return P;
+}
+
+/// CPU token quantiser (the ground truth of quantize_tokens_transposed_1x128): x [T, C] bf16 bits,
+/// row-major, leading dimension ldx; offsets: G + 1 host int32; q_t [C, ldq_t] e4m3 with
+/// ldq_t >= t_pad_capacity; scales_t: layout_t.required_elements(C, t_pad_capacity) floats;
+/// padded_offsets: G + 1 ints (P_0 .. P_G) or null. Layout and rules: see above.
+inline void quantize_tokens_transposed_1x128_cpu(
+    const std::uint16_t* x, std::int64_t T, std::int64_t C, std::int64_t ldx, const int* offsets,
+    int G, std::uint8_t* q_t, std::int64_t ldq_t, std::int64_t t_pad_capacity, float* scales_t,
+    const GroupScaleLayout& layout_t, int* padded_offsets, const QuantizeOptions& opt = {}) {
+  const std::vector<int> P = padded_token_offsets_cpu(offsets, G, T, t_pad_capacity);
+  if (padded_offsets != nullptr) std::copy(P.begin(), P.end(), padded_offsets);
+  detail::zero_group_padding_cpu(scales_t, layout_t, C, t_pad_capacity);
+  int g = 0;  // the expert whose padded range holds the block (P_g <= s < P_{g+1}), or G
+  for (std::int64_t tb = 0; tb < ceil_div(t_pad_capacity, 128); ++tb) {
+    const std::int64_t s = tb * 128, width = std::min<std::int64_t>(128, t_pad_capacity - s);
+    while (g < G && P[static_cast<std::size_t>(g) + 1] <= s) ++g;
+    std::int64_t row0 = 0, n = 0;  // the block's real tokens: rows row0 .. row0 + n - 1 of x
+    if (g < G) {
+      const TokenRange r = expert_token_range(offsets[g], offsets[g + 1], T);
+      row0 = r.begin + (s - P[static_cast<std::size_t>(g)]);
+      n = std::min<std::int64_t>(128, r.end - row0);
+    }
+    for (std::int64_t c = 0; c < C; ++c) {
+      std::uint8_t* out = q_t + c * ldq_t + s;
+      float scale = 0.0f;  // a block past the padded tokens
+      if (n > 0)
+        scale = detail::quantize_group_cpu(
+            1, n,
+            [&](std::int64_t, std::int64_t i) {
+              return bf16_bits_to_float(x[(row0 + i) * ldx + c]);
+            },
+            [&](std::int64_t, std::int64_t i, std::uint8_t v) {
+              if (i < width) out[i] = v;
+            },
+            opt);
+      for (std::int64_t i = n; i < width; ++i) out[i] = 0x00;
+      scales_t[layout_t.offset(c, tb)] = scale;
+    }
+  }
+}
+
 }  // namespace fp8gemm

@@ -1,10 +1,12 @@
 // GPU quantisers of the DeepSeek-V3 recipe (chapter 7): bf16 activations to e4m3 with 1 x 128
 // group scales, bf16 weights to e4m3 with 128 x 128 block scales, the fused "dual" variant of
-// backward passes (x and x^T in one read), and converters between scale layouts.
+// backward passes (x and x^T in one read), the expert-token variant of chapter 8's weight
+// gradient (x^T padded per expert), and converters between scale layouts.
 //
 // Numerics: bit for bit those of the CPU ground truth in common/quantize.hpp
-// (quantize_1x128_cpu, quantize_128x128_cpu, quantize_1x128_dual_cpu, convert_*_cpu), which on
-// finite data equal quantize<Group1x128> / quantize<Block128x128>:
+// (quantize_1x128_cpu, quantize_128x128_cpu, quantize_1x128_dual_cpu,
+// quantize_tokens_transposed_1x128_cpu, convert_*_cpu), which on finite data equal
+// quantize<Group1x128> / quantize<Block128x128>:
 //   scale = amax / 448 (IEEE division, __fdiv_rn); amax = 0 -> scale 1; a subnormal quotient is
 //   rounded up to a multiple of 2^-149; with QuantizeOptions::pow2_scales the scale is
 //   2^ceil(log2(amax / 448)) instead. q = e4m3(x / scale) (__fdiv_rn, then PTX
@@ -26,7 +28,7 @@
 // Vector loads and stores are used where pointers and leading dimensions allow (x 16-byte aligned
 // with ldx a multiple of 8; q 8-byte aligned with ldq a multiple of 8; q_t 16-byte aligned with
 // ldq_t a multiple of 16); otherwise a scalar path runs: never refused for alignment, except
-// the element alignment itself (bf16 2 bytes, float scales 4 bytes).
+// the element alignment itself (bf16 2 bytes, float scales and int32 offsets 4 bytes).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -68,6 +70,36 @@ void quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
                          float* scales_t, GroupScaleLayout layout_t, QuantizeOptions opt = {},
                          cudaStream_t stream = nullptr);
 
+/// The most experts quantize_tokens_transposed_1x128 takes (each CTA keeps the G + 1 offsets and
+/// padded offsets in shared memory: 8 (G + 1) bytes).
+constexpr int kMaxTokenGroups = 8192;
+
+/// Expert tokens for the weight gradient of a mixture-of-experts layer (chapter 8), transposed
+/// and padded per expert: x [T, C] bf16 (bits), row-major, ldx >= C, the tokens sorted by expert
+/// (expert g owns rows offsets[g] .. offsets[g+1] - 1; offsets: G + 1 int32 IN DEVICE MEMORY,
+/// offsets[0] = 0, monotone, offsets[G] = T, counts may be 0).
+///   q_t      [C, ldq_t] e4m3, row-major, ldq_t >= t_pad_capacity: expert g's tokens at columns
+///            P_g .. P_g + count_g - 1, P_g = sum over j < g of round_up(count_j, 128), e4m3
+///            zeros up to P_{g+1} and from P_G to t_pad_capacity;
+///   scales_t the 1 x 128 scale of channel c and token block tb = column / 128 at
+///            layout_t.offset(c, tb), 0.0f for blocks at or past P_G: rows = C and
+///            "K" = t_pad_capacity for layout_t (layout_t.ld_ok(C, t_pad_capacity); a buffer of
+///            layout_t.required_elements(C, t_pad_capacity) floats);
+///            GroupScaleLayout::mn_major_tma_aligned(C) is what chapter 8's weight gradient reads;
+///   padded_offsets  null, or G + 1 device int32 that receive P_0 .. P_G.
+/// The host never reads the offsets (the call can be captured in a CUDA graph and replayed with
+/// other counts), so T_pad = P_G is not known to it: t_pad_capacity must be at least
+/// max_padded_tokens(T, G) (quantize.hpp), which holds every T_pad of T tokens in G experts.
+/// Rules, and what offsets that break the preconditions do (no access outside the buffers):
+/// quantize.hpp, quantize_tokens_transposed_1x128_cpu, which this matches bit for bit.
+/// Limits: 1 <= G <= kMaxTokenGroups; t_pad_capacity <= 2^31 - 1 (the padded offsets are int32).
+void quantize_tokens_transposed_1x128(const std::uint16_t* x, std::int64_t T, std::int64_t C,
+                                      std::int64_t ldx, const int* offsets, int G,
+                                      std::uint8_t* q_t, std::int64_t ldq_t,
+                                      std::int64_t t_pad_capacity, float* scales_t,
+                                      GroupScaleLayout layout_t, int* padded_offsets = nullptr,
+                                      QuantizeOptions opt = {}, cudaStream_t stream = nullptr);
+
 /// Copies the 1 x 128 scales of a rows x K operand (rows x ceil(K/128) floats) from src_layout
 /// to dst_layout (e.g. k-major -> mn-major TMA-aligned, what chapter 7's kernel reads by TMA).
 /// dst's padding inside dst_layout.required_elements(rows, K) is written 0. src and dst must
@@ -105,6 +137,12 @@ void validate_quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::i
                                   const float* scales, GroupScaleLayout layout,
                                   const std::uint8_t* q_t, std::int64_t ldq_t,
                                   const float* scales_t, GroupScaleLayout layout_t);
+void validate_quantize_tokens_transposed_1x128(const std::uint16_t* x, std::int64_t T,
+                                               std::int64_t C, std::int64_t ldx, const int* offsets,
+                                               int G, const std::uint8_t* q_t, std::int64_t ldq_t,
+                                               std::int64_t t_pad_capacity, const float* scales_t,
+                                               GroupScaleLayout layout_t,
+                                               const int* padded_offsets);
 void validate_convert_group_scales(const float* src, GroupScaleLayout src_layout,
                                    const float* dst, GroupScaleLayout dst_layout,
                                    std::int64_t rows, std::int64_t K);

@@ -1,6 +1,7 @@
 // CPU tests of the DeepSeek-V3 quantisers' rules (common/quantize.hpp, the ground truth of the
-// GPU kernels in common/quantize_gpu.hpp) and of the GPU entry points' argument validation, which
-// throws before any CUDA call and so runs on machines without a GPU.
+// GPU kernels in common/quantize_gpu.hpp), including the expert-token layout of chapter 8's
+// weight gradient, and of the GPU entry points' argument validation, which throws before any
+// CUDA call and so runs on machines without a GPU.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -272,6 +273,259 @@ TEST_CASE("Scale converters round-trip and zero the padding", "[quantize]") {
   CHECK(bd[static_cast<std::size_t>(d.ld - 1)] == 0.0f);  // padding column of block row 0
 }
 
+// ============================ expert tokens, transposed and padded ===============================
+
+/// Expert offsets (G + 1) from counts.
+std::vector<int> offsets_of(const std::vector<int>& counts) {
+  std::vector<int> o(counts.size() + 1, 0);
+  for (std::size_t g = 0; g < counts.size(); ++g) o[g + 1] = o[g] + counts[g];
+  return o;
+}
+
+/// The padded size of a split of the tokens, summed the obvious way.
+std::int64_t padded_sum(const std::vector<int>& counts) {
+  std::int64_t s = 0;
+  for (int c : counts) s += (c + 127) / 128 * 128;
+  return s;
+}
+
+TEST_CASE("max_padded_tokens is the largest padded size of any split of T tokens into G experts",
+          "[quantize][tokens]") {
+  CHECK(max_padded_tokens(1, 1) == 128);
+  CHECK(max_padded_tokens(128, 1) == 128);
+  CHECK(max_padded_tokens(129, 1) == 256);
+  CHECK(max_padded_tokens(129, 2) == 256);
+  CHECK(max_padded_tokens(3, 64) == 384);  // only 3 experts can hold a token
+  CHECK(max_padded_tokens(0, 8) == 0);
+  CHECK(max_padded_tokens(65536, 32) == 69504);  // round_up(T + 127 G, 128) would be 69632
+  // Every split, by brute force: the largest padded size equals the bound.
+  for (int G = 1; G <= 3; ++G)
+    for (int T = 0; T <= (G == 3 ? 260 : 700); ++T) {
+      std::int64_t best = G == 1 ? padded_sum({T}) : 0;
+      for (int a = 0; G >= 2 && a <= T; ++a) {
+        if (G == 2) best = std::max(best, padded_sum({a, T - a}));
+        for (int b = 0; G == 3 && a + b <= T; ++b)
+          best = std::max(best, padded_sum({a, b, T - a - b}));
+      }
+      CAPTURE(G, T);
+      REQUIRE(best == max_padded_tokens(T, G));
+    }
+  // Larger G: random splits stay within the bound; n - 1 single tokens and the rest reach it.
+  std::mt19937_64 gen(17);
+  for (int G : {8, 32, 64, 256}) {
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<int> counts(static_cast<std::size_t>(G));
+      std::uniform_int_distribution<int> u(0, trial % 2 ? 3 : 700);
+      for (int& c : counts) c = u(gen);
+      std::int64_t T = 0;
+      for (int c : counts) T += c;
+      REQUIRE(padded_sum(counts) <= max_padded_tokens(T, G));
+    }
+    for (int T : {G - 1, G, G + 1, 1000, 65536}) {
+      const int n = std::min(G, T);
+      std::vector<int> counts(static_cast<std::size_t>(G), 0);
+      for (int g = 0; g + 1 < n; ++g) counts[static_cast<std::size_t>(g)] = 1;
+      counts.back() = T - (n - 1);
+      CAPTURE(G, T);
+      CHECK(padded_sum(counts) == max_padded_tokens(T, G));
+    }
+  }
+}
+
+TEST_CASE("padded_token_offsets_cpu: P_g, and the clamping of offsets that break the rules",
+          "[quantize][tokens]") {
+  const auto o = offsets_of({0, 1, 127, 128, 129, 300, 0});
+  CHECK(padded_token_offsets_cpu(o.data(), 7, o.back()) ==
+        std::vector<int>{0, 0, 128, 256, 384, 640, 1024, 1024});
+  // T = 250: a decreasing offset gives an empty expert; offsets past T or below 0 are clamped
+  // to [0, T] (expert 2: [100, 250), expert 3: [250, 250), expert 4: [0, 50)); P is clamped to
+  // the capacity.
+  const std::vector<int> bad = {0, 200, 100, 300, -5, 50};
+  CHECK(padded_token_offsets_cpu(bad.data(), 5, 250) ==
+        std::vector<int>{0, 256, 256, 512, 512, 640});
+  CHECK(padded_token_offsets_cpu(bad.data(), 5, 250, 300) ==
+        std::vector<int>{0, 256, 256, 300, 300, 300});
+}
+
+/// Runs the CPU token quantiser into sentinel-filled buffers (q_t 0xAB, scales -7), 16 bytes and
+/// 5 floats longer than the extents, and padded offsets -1.
+struct TokenRun {
+  std::vector<std::uint8_t> q;
+  std::vector<float> s;
+  std::vector<int> P;
+};
+TokenRun run_tokens_cpu(const std::vector<std::uint16_t>& x, std::int64_t T, std::int64_t C,
+                        std::int64_t ldx, const std::vector<int>& offsets, std::int64_t ldq_t,
+                        std::int64_t capacity, const GroupScaleLayout& L, bool pow2 = false) {
+  TokenRun r;
+  r.q.assign(static_cast<std::size_t>((C - 1) * ldq_t + capacity + 16), 0xAB);
+  r.s.assign(static_cast<std::size_t>(L.required_elements(C, capacity) + 5), -7.0f);
+  r.P.assign(offsets.size(), -1);
+  quantize_tokens_transposed_1x128_cpu(x.data(), T, C, ldx, offsets.data(), int(offsets.size()) - 1,
+                                       r.q.data(), ldq_t, capacity, r.s.data(), L, r.P.data(),
+                                       {pow2});
+  return r;
+}
+
+TEST_CASE(
+    "Token quantiser (CPU): each expert's blocks are the 1x128 quantisation of its tokens; "
+    "padding is zero; nothing past the extents is written",
+    "[quantize][tokens]") {
+  const std::vector<int> counts = {0, 1, 127, 128, 129, 300, 0, 5};
+  const int G = int(counts.size());
+  const auto offsets = offsets_of(counts);
+  const std::int64_t T = offsets.back(), C = 264, ldx = C + 3;
+  const std::int64_t capacity = max_padded_tokens(T, G) + 77;  // an extra, partial block
+  const std::int64_t ldq_t = capacity + 5, nb = ceil_div(capacity, 128);
+  const auto x = random_bf16(T, C, ldx, 23);
+  const GroupScaleLayout layouts[] = {
+      GroupScaleLayout::mn_major_tma_aligned(C), GroupScaleLayout::k_major_packed(capacity),
+      GroupScaleLayout{ScaleMajor::mn, C + 3}, GroupScaleLayout{ScaleMajor::k, nb + 2}};
+  // The padded offsets, summed the obvious way.
+  std::vector<int> P(1, 0);
+  for (int c : counts) P.push_back(P.back() + (c + 127) / 128 * 128);
+  const std::int64_t t_pad = P.back();
+  for (const auto& L : layouts)
+    for (bool pow2 : {false, true}) {
+      CAPTURE(to_string(L.major), L.ld, pow2);
+      const TokenRun r = run_tokens_cpu(x, T, C, ldx, offsets, ldq_t, capacity, L, pow2);
+      REQUIRE(r.P == P);
+      const auto q_at = [&](std::int64_t c, std::int64_t col) {
+        return r.q[static_cast<std::size_t>(c * ldq_t + col)];
+      };
+      const auto s_at = [&](std::int64_t c, std::int64_t tb) {
+        return r.s[static_cast<std::size_t>(L.offset(c, tb))];
+      };
+      for (int g = 0; g < G; ++g) {
+        const std::int64_t n = counts[static_cast<std::size_t>(g)],
+                           p0 = P[static_cast<std::size_t>(g)];
+        if (n == 0) continue;
+        // Expert g's tokens, transposed by hand (C x n), through the plain 1 x 128 quantiser.
+        std::vector<std::uint16_t> xt(static_cast<std::size_t>(C * n));
+        for (std::int64_t c = 0; c < C; ++c)
+          for (std::int64_t i = 0; i < n; ++i)
+            xt[static_cast<std::size_t>(c * n + i)] =
+                x[static_cast<std::size_t>((offsets[static_cast<std::size_t>(g)] + i) * ldx + c)];
+        const auto Lg = GroupScaleLayout::k_major_packed(n);
+        std::vector<std::uint8_t> qg(static_cast<std::size_t>(C * n));
+        std::vector<float> sg(static_cast<std::size_t>(Lg.required_elements(C, n)));
+        quantize_1x128_cpu(xt.data(), C, n, n, qg.data(), n, sg.data(), Lg, {pow2});
+        for (std::int64_t c = 0; c < C; ++c) {
+          for (std::int64_t i = 0; i < n; ++i)
+            REQUIRE(q_at(c, p0 + i) == qg[static_cast<std::size_t>(c * n + i)]);
+          for (std::int64_t col = p0 + n; col < P[static_cast<std::size_t>(g) + 1]; ++col)
+            REQUIRE(q_at(c, col) == 0x00);  // the expert's padding
+          for (std::int64_t j = 0; j < ceil_div(n, 128); ++j)
+            REQUIRE(bits(s_at(c, p0 / 128 + j)) ==
+                    bits(sg[static_cast<std::size_t>(Lg.offset(c, j))]));
+        }
+      }
+      for (std::int64_t c = 0; c < C; ++c) {
+        for (std::int64_t col = t_pad; col < capacity; ++col) REQUIRE(q_at(c, col) == 0x00);
+        for (std::int64_t col = capacity; col < ldq_t && c + 1 < C; ++col)
+          REQUIRE(q_at(c, col) == 0xAB);  // between the capacity and ldq_t: untouched
+        for (std::int64_t tb = t_pad / 128; tb < nb; ++tb) REQUIRE(s_at(c, tb) == 0.0f);
+      }
+      for (std::size_t i = static_cast<std::size_t>((C - 1) * ldq_t + capacity); i < r.q.size();
+           ++i)
+        REQUIRE(r.q[i] == 0xAB);
+      const std::int64_t need = L.required_elements(C, capacity);
+      for (std::int64_t o = 0; o < need; ++o)  // the layout's own padding
+        if (o % L.ld >= (L.major == ScaleMajor::mn ? C : nb))
+          REQUIRE(r.s[static_cast<std::size_t>(o)] == 0.0f);
+      for (std::int64_t o = need; o < need + 5; ++o)
+        REQUIRE(r.s[static_cast<std::size_t>(o)] == -7.0f);
+    }
+}
+
+TEST_CASE("Token quantiser (CPU): dequantised codes are the tokens within e4m3 rounding",
+          "[quantize][tokens]") {
+  const std::vector<int> counts = {300, 0, 129, 1, 127, 128, 40};
+  const auto offsets = offsets_of(counts);
+  const std::int64_t T = offsets.back(), C = 200, capacity = max_padded_tokens(T, 7);
+  const auto x = random_bf16(T, C, C, 31);
+  const auto L = GroupScaleLayout::mn_major_tma_aligned(C);
+  const TokenRun r = run_tokens_cpu(x, T, C, C, offsets, capacity, capacity, L);
+  std::int64_t checked = 0;
+  for (std::size_t g = 0; g < counts.size(); ++g)
+    for (std::int64_t i = 0; i < counts[g]; ++i)
+      for (std::int64_t c = 0; c < C; ++c) {
+        const std::int64_t col = r.P[g] + i;
+        const double scale = r.s[static_cast<std::size_t>(L.offset(c, col / 128))];
+        const double v = bf16_bits_to_float(x[static_cast<std::size_t>((offsets[g] + i) * C + c)]);
+        const double deq =
+            double(e4m3_decode(r.q[static_cast<std::size_t>(c * capacity + col)])) * scale;
+        // Half an e4m3 ulp: 2^-4 relative for normal codes, 2^-10 scale below 2^-6 (subnormal).
+        const double tol = std::max(std::fabs(v) * 0x1p-4, 0x1p-10 * scale) * (1 + 1e-6);
+        CAPTURE(g, i, c, v, deq, scale);
+        REQUIRE(std::fabs(deq - v) <= tol);
+        ++checked;
+      }
+  CHECK(checked == T * C);
+}
+
+TEST_CASE(
+    "Token quantiser (CPU): NaN or Inf poisons its (channel, token block) only; padding "
+    "stays zero",
+    "[quantize][tokens]") {
+  const std::vector<int> counts = {5, 130};
+  const auto offsets = offsets_of(counts);
+  const std::int64_t T = 135, C = 130, capacity = max_padded_tokens(T, 2);
+  auto x = random_bf16(T, C, C, 41);
+  const auto L = GroupScaleLayout::k_major_packed(capacity);
+  const TokenRun clean = run_tokens_cpu(x, T, C, C, offsets, capacity, capacity, L);
+  x[3 * C + 7] = float_to_bf16(std::numeric_limits<float>::quiet_NaN());      // expert 0, channel 7
+  x[134 * C + 129] = float_to_bf16(-std::numeric_limits<float>::infinity());  // expert 1, 2nd block
+  const TokenRun r = run_tokens_cpu(x, T, C, C, offsets, capacity, capacity, L);
+  for (std::int64_t c = 0; c < C; ++c)
+    for (std::int64_t tb = 0; tb < capacity / 128; ++tb) {
+      const bool hit = (c == 7 && tb == 0) || (c == 129 && tb == 2);
+      const float sc = r.s[static_cast<std::size_t>(L.offset(c, tb))];
+      CAPTURE(c, tb);
+      if (hit)
+        REQUIRE(bits(sc) == 0x7FC00000u);
+      else
+        REQUIRE(bits(sc) == bits(clean.s[static_cast<std::size_t>(L.offset(c, tb))]));
+      for (std::int64_t col = tb * 128; col < tb * 128 + 128; ++col) {
+        const std::uint8_t code = r.q[static_cast<std::size_t>(c * capacity + col)];
+        const bool real = col < 5 || (col >= 128 && col < 128 + 130);
+        if (!real)
+          REQUIRE(code == 0x00);
+        else if (hit)
+          REQUIRE(code == 0x7F);
+        else
+          REQUIRE(code == clean.q[static_cast<std::size_t>(c * capacity + col)]);
+      }
+    }
+}
+
+TEST_CASE("Token quantiser (CPU) with one expert is the dual quantiser's transposed half",
+          "[quantize][tokens]") {
+  for (std::int64_t T : {1, 127, 128, 300}) {
+    const std::int64_t C = 144, capacity = max_padded_tokens(T, 1);
+    CAPTURE(T);
+    const auto x = random_bf16(T, C, C, std::uint64_t(T));
+    const std::vector<int> offsets = {0, int(T)};
+    const auto Lt = GroupScaleLayout::mn_major_tma_aligned(C);
+    const TokenRun r = run_tokens_cpu(x, T, C, C, offsets, capacity, capacity, Lt);
+    const auto L = GroupScaleLayout::k_major_packed(C);
+    std::vector<std::uint8_t> q(static_cast<std::size_t>(T * C)),
+        qt(static_cast<std::size_t>(C * T));
+    std::vector<float> s(static_cast<std::size_t>(L.required_elements(T, C))),
+        st(static_cast<std::size_t>(Lt.required_elements(C, T)));
+    quantize_1x128_dual_cpu(x.data(), T, C, C, q.data(), C, s.data(), L, qt.data(), T, st.data(),
+                            Lt);
+    for (std::int64_t c = 0; c < C; ++c) {
+      for (std::int64_t i = 0; i < T; ++i)
+        REQUIRE(r.q[static_cast<std::size_t>(c * capacity + i)] ==
+                qt[static_cast<std::size_t>(c * T + i)]);
+      for (std::int64_t tb = 0; tb < ceil_div(T, 128); ++tb)
+        REQUIRE(bits(r.s[static_cast<std::size_t>(Lt.offset(c, tb))]) ==
+                bits(st[static_cast<std::size_t>(Lt.offset(c, tb))]));
+    }
+  }
+}
+
 // ============================ argument validation (no CUDA call) ===================================
 
 /// Runs f, expects std::invalid_argument whose message contains every fragment.
@@ -374,6 +628,101 @@ TEST_CASE("Scale converters refuse bad arguments before any GPU work", "[quantiz
   expect_refusal([&] { convert_block_scales(S, {4}, ST, {8}, 300, 640); }, {"convert_block_scales", "src_layout.ld = 4"});
   expect_refusal([&] { convert_block_scales(S, {5}, ST, {8}, 300, 0); }, {"K = 0"});
   expect_refusal([&] { convert_block_scales(S, {5}, S + 1, {8}, 300, 640); }, {"overlaps"});
+}
+
+TEST_CASE("quantize_tokens_transposed_1x128 refuses bad arguments before any GPU work",
+          "[quantize][tokens][args]") {
+  // A valid call (T = 1000 tokens, C = 264 channels, G = 8 experts, capacity 1920), then one
+  // argument changed at a time. The addresses are fake and far apart: nothing is dereferenced.
+  struct Call {
+    const std::uint16_t* x = X;
+    std::int64_t T = 1000, C = 264, ldx = 264;
+    const int* offsets = reinterpret_cast<const int*>(std::uintptr_t(0x60000000000));
+    int G = 8;
+    std::uint8_t* q_t = QT;
+    std::int64_t ldq_t = 1920, cap = 1920;
+    float* s = ST;
+    GroupScaleLayout L = GroupScaleLayout::mn_major_tma_aligned(264);
+    int* po = reinterpret_cast<int*>(std::uintptr_t(0x70000000000));
+    void operator()() const {
+      quantize_tokens_transposed_1x128(x, T, C, ldx, offsets, G, q_t, ldq_t, cap, s, L, po);
+    }
+    void validate() const {
+      validate_quantize_tokens_transposed_1x128(x, T, C, ldx, offsets, G, q_t, ldq_t, cap, s, L,
+                                                po);
+    }
+  };
+  const auto with = [](auto edit) {
+    Call c;
+    edit(c);
+    return c;
+  };
+  REQUIRE(max_padded_tokens(1000, 8) == 1920);
+  CHECK_NOTHROW(Call{}.validate());
+  CHECK_NOTHROW(with([](Call& c) { c.po = nullptr; }).validate());  // padded_offsets is optional
+  CHECK_NOTHROW(with([](Call& c) {  // a larger, unaligned capacity; k-major scales
+                  c.cap = c.ldq_t = 1920 + 77;
+                  c.L = GroupScaleLayout::k_major_packed(c.cap);
+                })
+                    .validate());
+  const char* fn = "quantize_tokens_transposed_1x128";
+  expect_refusal(with([](Call& c) { c.x = nullptr; }), {fn, "x is a null pointer"});
+  expect_refusal(with([](Call& c) { c.offsets = nullptr; }), {fn, "offsets is a null pointer"});
+  expect_refusal(with([](Call& c) { c.q_t = nullptr; }), {fn, "q_t is a null pointer"});
+  expect_refusal(with([](Call& c) { c.s = nullptr; }), {fn, "scales_t is a null pointer"});
+  expect_refusal(with([](Call& c) {
+                   c.x = reinterpret_cast<const std::uint16_t*>(std::uintptr_t(0x10000000001));
+                 }),
+                 {"x = 0x10000000001", "2-byte aligned (bf16)"});
+  expect_refusal(with([](Call& c) {
+                   c.offsets = reinterpret_cast<const int*>(std::uintptr_t(0x60000000002));
+                 }),
+                 {"offsets = 0x60000000002", "4-byte aligned (int32)"});
+  expect_refusal(
+      with([](Call& c) { c.po = reinterpret_cast<int*>(std::uintptr_t(0x70000000001)); }),
+      {"padded_offsets = 0x70000000001", "4-byte aligned (int32)"});
+  expect_refusal(
+      with([](Call& c) { c.s = reinterpret_cast<float*>(std::uintptr_t(0x50000000002)); }),
+      {"scales_t", "4-byte aligned (float)"});
+  expect_refusal(with([](Call& c) { c.T = 0; }), {fn, "T = 0", ">= 1"});
+  expect_refusal(with([](Call& c) { c.T = std::int64_t(1) << 31; }),
+                 {"T = 2147483648", "offsets are int32"});
+  expect_refusal(with([](Call& c) { c.C = -3; }), {"C = -3", ">= 1"});
+  expect_refusal(with([](Call& c) { c.G = 0; }), {"G = 0", ">= 1"});
+  expect_refusal(with([](Call& c) { c.G = kMaxTokenGroups + 1; }),
+                 {"G = 8193", "kMaxTokenGroups = 8192"});
+  expect_refusal(with([](Call& c) { c.ldx = 263; }), {"ldx = 263", "C = 264"});
+  expect_refusal(with([](Call& c) { c.cap = 1919; }),
+                 {"t_pad_capacity = 1919", "max_padded_tokens(T = 1000, G = 8) = 1920"});
+  expect_refusal(with([](Call& c) { c.G = 9; }),  // one more expert may need one more block
+                 {"t_pad_capacity = 1920", "max_padded_tokens(T = 1000, G = 9) = 2048"});
+  expect_refusal(with([](Call& c) { c.cap = c.ldq_t = std::int64_t(1) << 31; }),
+                 {"t_pad_capacity = 2147483648", "padded offsets are int32"});
+  expect_refusal(with([](Call& c) { c.ldq_t = 1919; }), {"ldq_t = 1919", "t_pad_capacity = 1920"});
+  expect_refusal(with([](Call& c) {
+                   c.L = {ScaleMajor::mn, 263};
+                 }),
+                 {"layout_t", "mn-major", "ld must be >= C = 264"});
+  expect_refusal(with([](Call& c) {
+                   c.L = {ScaleMajor::k, 14};
+                 }),
+                 {"layout_t", "k-major", "ceil(t_pad_capacity / 128) = 15"});
+  expect_refusal(with([](Call& c) { c.L = {ScaleMajor(7), 300}; }), {"layout_t.major = 7"});
+  // Overlaps: every output against every argument.
+  expect_refusal(with([](Call& c) {
+                   c.q_t = reinterpret_cast<std::uint8_t*>(const_cast<std::uint16_t*>(X)) + 4096;
+                 }),
+                 {"q_t overlaps x"});
+  expect_refusal(with([](Call& c) { c.s = reinterpret_cast<float*>(QT + 100000); }), {"overlaps"});
+  expect_refusal(with([](Call& c) { c.po = const_cast<int*>(c.offsets); }),
+                 {"padded_offsets overlaps offsets"});
+  expect_refusal(with([](Call& c) { c.po = reinterpret_cast<int*>(ST) + 8; }),
+                 {"overlaps", "padded_offsets"});
+  expect_refusal(with([](Call& c) {
+                   c.q_t = reinterpret_cast<std::uint8_t*>(const_cast<int*>(c.offsets)) - 64;
+                 }),
+                 {"q_t overlaps offsets"});
+  expect_refusal(with([](Call& c) { c.ldq_t = std::int64_t(1) << 62; }), {"q_t", "overflows"});
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Private to the quantiser kernels (common/src/quantize_gpu.cu and any quantiser split into a file of
-// its own; not installed): the host-side argument checks they share and the device primitives
-// their kernels are built from. Public API and numerics: common/quantize_gpu.hpp.
+// Private to the quantiser kernels (common/src/quantize_gpu.cu, common/src/quantize_grouped_gpu.cu;
+// not installed): the host-side argument checks they share and the device primitives their
+// kernels are built from. Public API and numerics: common/quantize_gpu.hpp.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -226,7 +226,7 @@ __device__ __forceinline__ void column_codes(const unsigned (&wv)[32], int half,
   }
 }
 
-// ------------------------------------------------------------- 128 x 128 tiles of a CTA of 256 ----
+// --------------------------------------------------------------- 128 x 128 tiles, CTAs of 256 ----
 // The quantisers that work on 128 x 128 tiles of x (quantize_128x128, the dual, the token
 // quantiser) share a thread map: thread t = 16 rr + cc holds the 8-element chunk cc (columns
 // c = 128 tk + 8 cc ..) of rows rr + 16 it, it < 8, so each load instruction of a warp reads two

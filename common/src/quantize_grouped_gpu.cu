@@ -1,0 +1,244 @@
+// The expert-token quantiser of chapter 8's weight gradient, quantize_tokens_transposed_1x128
+// (common/quantize_gpu.hpp; layout and rules: common/quantize.hpp): x [T, C] bf16, tokens sorted
+// by expert, becomes q_t = x^T [C, t_pad_capacity] e4m3 with each expert's tokens starting on a
+// 128-token block and 1 x 128 scales along the tokens. One kernel, no host read of the offsets.
+//
+// Design (memory-bound: 2 bytes read and 1 written per element):
+//  - every CTA reads the G + 1 offsets (L2 hits after the first CTA) into shared memory and
+//    computes the padded offsets P_g itself (a block-wide scan): no second kernel, no workspace,
+//    and CTA 0 writes P to padded_offsets;
+//  - the output is cut into 128 x 128 tiles (token block tb, channel block tc); a token block
+//    never mixes experts, so its real tokens are 1 to 128 CONSECUTIVE rows of x, found by a
+//    binary search of P: the tile is loaded exactly as the dual quantiser loads its tiles
+//    (load_tile_rows: 16-byte loads, two 256-byte row segments per warp instruction, rows past
+//    the expert's last token read as zeros) and transposed through shared memory by the dual's
+//    second phase (quantize_tile_columns: conflict-free column reads, the column amax over 4
+//    threads, 32-byte pieces of q_t rows, scale stores), which writes e4m3 zeros for the padding
+//    rows and scale 0 for blocks past P_G;
+//  - a persistent grid (as many CTAs as fit, each walking tiles b, b + grid, ...) with the next
+//    tile's loads issued before the current tile's conversion and stores: 32 KB per CTA stay in
+//    flight while it computes (the dual, which loads and then computes, reaches ~50 % of a copy).
+#include "common/quantize_gpu.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "common/cuda.hpp"
+#include "common/launch.hpp"
+#include "common/src/quantize_kernels.cuh"
+
+namespace fp8gemm {
+
+using namespace quantize_detail;
+
+void validate_quantize_tokens_transposed_1x128(const std::uint16_t* x, std::int64_t T,
+                                               std::int64_t C, std::int64_t ldx,
+                                               const int* offsets, int G, const std::uint8_t* q_t,
+                                               std::int64_t ldq_t, std::int64_t t_pad_capacity,
+                                               const float* scales_t, GroupScaleLayout layout_t,
+                                               const int* padded_offsets) {
+  const char* who = "quantize_tokens_transposed_1x128";
+  require_pointer(who, "x", x, 2, "bf16");
+  require_pointer(who, "offsets", offsets, 4, "int32");
+  require_pointer(who, "q_t", q_t, 1, "e4m3");
+  require_pointer(who, "scales_t", scales_t, 4, "float");
+  if (padded_offsets != nullptr) require_pointer(who, "padded_offsets", padded_offsets, 4, "int32");
+  require_positive(who, "T", T);
+  if (T > INT_MAX)
+    fail(who, "T = " + std::to_string(T) + " must be <= 2^31 - 1 (the offsets are int32)");
+  require_positive(who, "C", C);
+  require_positive(who, "G", G);
+  if (G > kMaxTokenGroups)
+    fail(who, "G = " + std::to_string(G) + " must be <= kMaxTokenGroups = " +
+                  std::to_string(kMaxTokenGroups) + " (the offsets are kept in shared memory)");
+  require_ld(who, "ldx", ldx, "C", C);
+  const std::int64_t need = max_padded_tokens(T, G);
+  if (t_pad_capacity < need)
+    fail(who, "t_pad_capacity = " + std::to_string(t_pad_capacity) +
+                  " must be >= max_padded_tokens(T = " + std::to_string(T) + ", G = " +
+                  std::to_string(G) + ") = " + std::to_string(need) +
+                  " (the padded token count the device offsets can reach; the host never reads "
+                  "them)");
+  if (t_pad_capacity > INT_MAX)
+    fail(who, "t_pad_capacity = " + std::to_string(t_pad_capacity) +
+                  " must be <= 2^31 - 1 (the padded offsets are int32)");
+  require_ld(who, "ldq_t", ldq_t, "t_pad_capacity", t_pad_capacity);
+  require_group_layout(who, "layout_t", layout_t, C, "C", t_pad_capacity, "t_pad_capacity");
+  const std::int64_t blocks = ceil_div(t_pad_capacity, 128);
+  const bool mn = layout_t.major == ScaleMajor::mn;
+  const std::uint64_t groups_bytes = 4 * std::uint64_t(G + 1);
+  const Range rx = range("x", x, extent_bytes(who, "x", T, ldx, C, 2));
+  const Range ro = range("offsets", offsets, groups_bytes);
+  const Range rq = range("q_t", q_t, extent_bytes(who, "q_t", C, ldq_t, t_pad_capacity, 1));
+  const Range rs = range("scales_t", scales_t,
+                         extent_bytes(who, "scales_t", mn ? blocks : C, layout_t.ld,
+                                      mn ? C : blocks, 4));
+  const Range rp = range("padded_offsets", padded_offsets,
+                         padded_offsets != nullptr ? groups_bytes : 0);  // null: no bytes
+  require_disjoint(who, {rq, rs, rp}, {rx, ro, rq, rs, rp});
+}
+
+namespace {
+
+constexpr int kThreadsTokens = 256;  // the thread map of load_tile_rows / quantize_tile_columns
+
+/// Dynamic shared memory for G experts: the offsets O[G + 1] and the padded offsets P[G + 1].
+constexpr int group_smem_bytes(int G) { return 8 * (G + 1); }
+
+/// P[0 .. G] from the offsets in O[0 .. G] (shared memory), with the rules of
+/// padded_token_offsets_cpu (quantize.hpp): P_{g+1} = P_g + round_up(count_g, 128), clamped to
+/// the capacity. Thread t sums a chunk of ceil(G / 256) experts; a warp scan and the 8 warp
+/// totals give each chunk's start. Ends with a __syncthreads().
+__device__ __forceinline__ void scan_padded_offsets(const int* O, int* P, int G, std::int64_t T,
+                                                    std::int64_t capacity,
+                                                    long long (&warp_total)[kThreadsTokens / 32]) {
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const int per = (G + kThreadsTokens - 1) / kThreadsTokens;
+  const int g0 = min(G, t * per), g1 = min(G, g0 + per);
+  const auto padded = [&](int g) {
+    const TokenRange r = expert_token_range(O[g], O[g + 1], T);
+    return round_up(r.end - r.begin, 128);
+  };
+  long long mine = 0;
+  for (int g = g0; g < g1; ++g) mine += padded(g);
+  long long inclusive = mine;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const long long v = __shfl_up_sync(0xFFFFFFFFu, inclusive, o);
+    if (lane >= o) inclusive += v;
+  }
+  if (lane == 31) warp_total[warp] = inclusive;
+  __syncthreads();
+  long long run = inclusive - mine;
+  for (int w = 0; w < warp; ++w) run += warp_total[w];
+  if (t == 0) P[0] = 0;
+  for (int g = g0; g < g1; ++g) {
+    run += padded(g);
+    P[g + 1] = int(min(run, (long long)capacity));
+  }
+  __syncthreads();
+}
+
+/// One 128 x 128 tile of q_t: token block tb (columns 128 tb ..), channel block tc (rows
+/// 128 tc ..), and its real tokens, rows row0 .. row0 + valid - 1 of x (valid = 0: a block at or
+/// past P_G, or past the last tile: nothing to load, zeros to write).
+struct TokenTile {
+  std::int64_t tb, tc, row0;
+  int valid;
+};
+
+/// Tile b of tiles (token block major, kc channel blocks per token block). The expert is the
+/// last g with P_g <= 128 tb (a binary search; empty experts share their P with the next one):
+/// then P_g <= 128 tb < P_{g+1}, or g = G past the padded tokens.
+__device__ __forceinline__ TokenTile locate_tile(std::int64_t b, std::int64_t tiles,
+                                                 std::int64_t kc, const int* O, const int* P,
+                                                 int G, std::int64_t T) {
+  TokenTile tile{b / kc, b - (b / kc) * kc, 0, 0};
+  if (b >= tiles) return tile;
+  const std::int64_t s = tile.tb * 128;
+  int lo = 0, hi = G;  // invariant: P[lo] <= s (P[0] = 0)
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) >> 1;
+    if (P[mid] <= s) lo = mid;
+    else hi = mid - 1;
+  }
+  if (lo < G) {
+    const TokenRange r = expert_token_range(O[lo], O[lo + 1], T);
+    tile.row0 = r.begin + (s - P[lo]);
+    tile.valid = int(min(std::int64_t(128), r.end - tile.row0));  // >= 1: see quantize.hpp
+  }
+  return tile;
+}
+
+// x [T, C] bf16 (ldx), offsets [G + 1], q_t [C, ldq_t] e4m3 (capacity columns written), scales_t
+// at layout_t.offset(c, tb), padded_offsets [G + 1] or null. Grid: persistent, any size.
+template <bool VecX, bool VecT>
+__global__ void __launch_bounds__(kThreadsTokens, 2)
+    quantize_tokens_kernel(const std::uint16_t* __restrict__ x, std::int64_t T, std::int64_t C,
+                           std::int64_t ldx, const int* __restrict__ offsets, int G,
+                           std::uint8_t* __restrict__ q_t, std::int64_t ldq_t,
+                           std::int64_t capacity, float* __restrict__ scales_t,
+                           GroupScaleLayout layout_t, int* __restrict__ padded_offsets, bool pow2) {
+  __shared__ __align__(16) unsigned tile[128 * 64];  // 128 tokens x 64 words (128 channels)
+  __shared__ unsigned col_max[4][64];
+  __shared__ long long warp_total[kThreadsTokens / 32];
+  extern __shared__ int group_smem[];  // O[G + 1], then P[G + 1]
+  int* O = group_smem;
+  int* P = group_smem + G + 1;
+  const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
+  for (int i = t; i <= G; i += kThreadsTokens) O[i] = offsets[i];
+  __syncthreads();
+  scan_padded_offsets(O, P, G, T, capacity, warp_total);
+  if (blockIdx.x == 0 && padded_offsets != nullptr)
+    for (int i = t; i <= G; i += kThreadsTokens) padded_offsets[i] = P[i];
+
+  const std::int64_t nb = ceil_div(capacity, 128), kc = ceil_div(C, 128), tiles = nb * kc;
+  std::int64_t b = blockIdx.x;
+  TokenTile cur = locate_tile(b, tiles, kc, O, P, G, T);
+  uint4 v[8];
+  load_tile_rows<VecX>(x, ldx, C, cur.row0, cur.row0 + cur.valid, rr, cur.tc * 128 + cc * 8, v);
+  for (; b < tiles; b += gridDim.x) {
+#pragma unroll
+    for (int it = 0; it < 8; ++it)
+      *reinterpret_cast<uint4*>(&tile[(rr + 16 * it) * 64 + cc * 4]) = v[it];
+    __syncthreads();
+    // The next tile's loads go out now; they are not needed until the next iteration.
+    const TokenTile next = locate_tile(b + gridDim.x, tiles, kc, O, P, G, T);
+    load_tile_rows<VecX>(x, ldx, C, next.row0, next.row0 + next.valid, rr,
+                         next.tc * 128 + cc * 8, v);
+    quantize_tile_columns<VecT, true>(tile, col_max, cur.tc, C, cur.tb, capacity, nb, cur.valid,
+                                      q_t, ldq_t, scales_t, layout_t, pow2);
+    __syncthreads();  // tile and col_max are rewritten by the next tile
+    cur = next;
+  }
+}
+
+}  // namespace
+
+void quantize_tokens_transposed_1x128(const std::uint16_t* x, std::int64_t T, std::int64_t C,
+                                      std::int64_t ldx, const int* offsets, int G,
+                                      std::uint8_t* q_t, std::int64_t ldq_t,
+                                      std::int64_t t_pad_capacity, float* scales_t,
+                                      GroupScaleLayout layout_t, int* padded_offsets,
+                                      QuantizeOptions opt, cudaStream_t stream) {
+  const char* who = "fp8gemm::quantize_tokens_transposed_1x128";
+  validate_quantize_tokens_transposed_1x128(x, T, C, ldx, offsets, G, q_t, ldq_t, t_pad_capacity,
+                                            scales_t, layout_t, padded_offsets);
+  require_device_accessible(x, extent_bytes(who, "x", T, ldx, C, 2), who, "x");
+  require_device_accessible(offsets, 4 * std::size_t(G + 1), who, "offsets");
+  require_device_accessible(q_t, extent_bytes(who, "q_t", C, ldq_t, t_pad_capacity, 1), who,
+                            "q_t");
+  require_device_accessible(
+      scales_t, std::size_t(layout_t.required_elements(C, t_pad_capacity)) * 4, who, "scales_t");
+  if (padded_offsets != nullptr)
+    require_device_accessible(padded_offsets, 4 * std::size_t(G + 1), who, "padded_offsets");
+  const bool vx = aligned(x, 16) && ldx % 8 == 0;
+  const bool vt = aligned(q_t, 16) && ldq_t % 16 == 0;
+  const auto kernel = vx ? (vt ? &quantize_tokens_kernel<true, true>
+                               : &quantize_tokens_kernel<true, false>)
+                         : (vt ? &quantize_tokens_kernel<false, true>
+                               : &quantize_tokens_kernel<false, false>);
+  // Opt in once to the largest G's shared memory (prepare_kernel prepares a kernel once).
+  prepare_kernel(reinterpret_cast<const void*>(kernel), "quantize_tokens_kernel", "sm_90a",
+                 group_smem_bytes(kMaxTokenGroups));
+  require_no_pending_error(who);
+  const int smem = group_smem_bytes(G);
+  int device = 0, sms = 0, per_sm = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  FP8GEMM_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreadsTokens, smem));
+  const std::int64_t tiles = ceil_div(t_pad_capacity, 128) * ceil_div(C, 128);
+  const std::int64_t resident = std::int64_t(sms) * std::max(per_sm, 1);
+  const unsigned grid = unsigned(std::clamp<std::int64_t>(std::min(tiles, resident), 1, INT_MAX));
+  kernel<<<grid, kThreadsTokens, smem, stream>>>(x, T, C, ldx, offsets, G, q_t, ldq_t,
+                                                 t_pad_capacity, scales_t, layout_t,
+                                                 padded_offsets, opt.pow2_scales);
+  check_launch(who);
+}
+
+}  // namespace fp8gemm
