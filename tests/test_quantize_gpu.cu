@@ -5,7 +5,9 @@
 // poison. Fresh random inputs per check (never all zero; groups of very different magnitude,
 // zero, tiny and huge groups), shapes that are not multiples of 128, both 1x128 layouts with
 // packed and padded leading dimensions, the scalar (unaligned) paths, NaN and Inf, pow2 scales,
-// the dual variant, the converters, determinism. Without a GPU, gpu_main.cpp exits 77 (skipped).
+// the dual variant, the expert-token variant of chapter 8 (awkward expert sizes, 1 to 64 experts,
+// a CUDA graph replayed with other offsets, offsets that break the rules), the converters,
+// determinism. Without a GPU, gpu_main.cpp exits 77 (skipped).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -443,4 +445,273 @@ TEST_CASE("Memory the GPU cannot access is refused", "[quantize_gpu]") {
   quantize_1x128(x.data(), M, K, K, q.data(), K, s.data(), GroupScaleLayout::mn_major_packed(M));
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   CHECK(s.download()[0] == 1.0f / 448.0f);
+}
+
+// ============================ expert tokens, transposed and padded ===============================
+// quantize_tokens_transposed_1x128 (chapter 8's weight gradient) against
+// quantize_tokens_transposed_1x128_cpu: every byte of q_t up to its allocation (the real columns,
+// each expert's padding, the columns from P_G to the capacity, and the untouched bytes between the
+// capacity and ldq_t), every scale-buffer float (with 8 slack floats that must stay poisoned) and
+// the padded offsets (with a slack int).
+
+namespace {
+
+std::vector<int> token_offsets(const std::vector<int>& counts) {
+  std::vector<int> o(counts.size() + 1, 0);
+  for (std::size_t g = 0; g < counts.size(); ++g) o[g + 1] = o[g] + counts[g];
+  return o;
+}
+
+struct TokenCase {
+  std::vector<int> counts;     // tokens per expert
+  std::int64_t C = 264;        // channels
+  std::int64_t ldx_pad = 0;    // ldx = C + ldx_pad (3: scalar loads)
+  std::int64_t cap_extra = 0;  // capacity = max_padded_tokens(T, G) + cap_extra
+  std::int64_t ldq_pad = 0;    // ldq_t = capacity + ldq_pad (5: scalar stores)
+  int layout = 0;              // 0 mn-major TMA-aligned, 1 k-major packed, 2 mn padded, 3 k padded
+  bool pow2 = false;
+  bool with_padded_offsets = true;
+  std::size_t q_offset = 0;  // bytes: non-zero misaligns q_t (scalar stores)
+  bool specials = false;     // NaN / Inf in a few tokens
+};
+
+/// Device buffers of one token-quantiser call, poisoned, and the CPU's expected bytes.
+struct TokenBuffers {
+  std::int64_t T, C, ldx, cap, ldq_t;
+  int G;
+  GroupScaleLayout L;
+  std::vector<std::uint16_t> x;
+  DeviceBuffer<std::uint16_t> dx;
+  DeviceBuffer<int> doffsets;
+  DeviceBuffer<std::uint8_t> dq;
+  DeviceBuffer<float> ds;
+  DeviceBuffer<int> dp;
+  std::size_t q_offset;
+
+  TokenBuffers(const TokenCase& c, const std::vector<int>& offsets)
+      : T(offsets.back()), C(c.C), ldx(c.C + c.ldx_pad), G(int(offsets.size()) - 1),
+        q_offset(c.q_offset) {
+    cap = max_padded_tokens(T, G) + c.cap_extra;
+    ldq_t = cap + c.ldq_pad;
+    const std::int64_t nb = ceil_div(cap, 128);
+    const GroupScaleLayout layouts[] = {
+        GroupScaleLayout::mn_major_tma_aligned(C), GroupScaleLayout::k_major_packed(cap),
+        GroupScaleLayout{ScaleMajor::mn, C + 5}, GroupScaleLayout{ScaleMajor::k, nb + 3}};
+    L = layouts[c.layout];
+    x = random_bf16(T, C, ldx);
+    if (c.specials && T > 200 && C > 100) {
+      x[static_cast<std::size_t>(7 * ldx + 3)] =
+          float_to_bf16(std::numeric_limits<float>::quiet_NaN());
+      x[static_cast<std::size_t>(200 * ldx + C - 1)] =
+          float_to_bf16(std::numeric_limits<float>::infinity());
+      x[static_cast<std::size_t>((T - 1) * ldx + 64)] =
+          float_to_bf16(-std::numeric_limits<float>::infinity());
+    }
+    dx = DeviceBuffer<std::uint16_t>(x);
+    doffsets = DeviceBuffer<int>(offsets);
+    dq = poisoned<std::uint8_t>(q_count());
+    ds = poisoned<float>(s_count());
+    dp = poisoned<int>(std::size_t(G) + 2);
+  }
+  std::size_t q_count() const {
+    return static_cast<std::size_t>((C - 1) * ldq_t + cap) + q_offset + 16;
+  }
+  std::size_t s_count() const { return static_cast<std::size_t>(L.required_elements(C, cap)) + 8; }
+  void poison() {
+    FP8GEMM_CUDA_CHECK(cudaMemset(dq.data(), kPoison, dq.bytes()));
+    FP8GEMM_CUDA_CHECK(cudaMemset(ds.data(), kPoison, ds.bytes()));
+    FP8GEMM_CUDA_CHECK(cudaMemset(dp.data(), kPoison, dp.bytes()));
+  }
+  void run(bool with_padded_offsets, bool pow2, cudaStream_t stream = nullptr) {
+    quantize_tokens_transposed_1x128(dx.data(), T, C, ldx, doffsets.data(), G, dq.data() + q_offset,
+                                     ldq_t, cap, ds.data(), L,
+                                     with_padded_offsets ? dp.data() : nullptr, {pow2}, stream);
+  }
+  /// Every output byte against the CPU quantiser given the offsets the device holds now.
+  void check(const std::vector<int>& offsets, bool with_padded_offsets, bool pow2) const {
+    auto q = poisoned_host<std::uint8_t>(q_count());
+    auto s = poisoned_host<float>(s_count());
+    auto p = poisoned_host<int>(std::size_t(G) + 2);
+    quantize_tokens_transposed_1x128_cpu(x.data(), T, C, ldx, offsets.data(), G,
+                                         q.data() + q_offset, ldq_t, cap, s.data(), L,
+                                         with_padded_offsets ? p.data() : nullptr, {pow2});
+    // Not vacuous: most real tokens have non-zero codes (not only padding is compared).
+    std::int64_t nonzero = 0;
+    for (std::uint8_t v : q) nonzero += v != 0 && v != kPoison;
+    REQUIRE(nonzero >= T * C / 2);
+    require_same_bytes(dp.download(), p, "padded_offsets");
+    require_same_bytes(dq.download(), q, "q_t");
+    require_same_bytes(ds.download(), s, "scales_t");
+  }
+};
+
+void check_tokens(const TokenCase& c) {
+  const auto offsets = token_offsets(c.counts);
+  CAPTURE(c.counts.size(), offsets.back(), c.C, c.ldx_pad, c.cap_extra, c.ldq_pad, c.layout, c.pow2,
+          c.with_padded_offsets, c.q_offset, c.specials);
+  TokenBuffers b(c, offsets);
+  b.run(c.with_padded_offsets, c.pow2);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  b.check(offsets, c.with_padded_offsets, c.pow2);
+  // Deterministic: a second run over the same (not re-poisoned) buffers changes nothing.
+  const auto q1 = b.dq.download();
+  b.run(c.with_padded_offsets, c.pow2);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  require_same_bytes(b.dq.download(), q1, "q_t, second run");
+}
+
+/// G counts from a seeded generator, with 0, 1, 127, 128, 129 and 300 among them (G >= 6).
+std::vector<int> random_counts(int G, int max_count) {
+  std::mt19937_64 gen(g_seed++);
+  std::uniform_int_distribution<int> u(0, max_count);
+  std::vector<int> counts(static_cast<std::size_t>(G));
+  for (int& c : counts) c = u(gen);
+  const int special[] = {0, 1, 127, 128, 129, 300};
+  std::vector<int> slots(static_cast<std::size_t>(G));
+  for (int g = 0; g < G; ++g) slots[static_cast<std::size_t>(g)] = g;
+  std::shuffle(slots.begin(), slots.end(), gen);
+  for (int i = 0; i < 6; ++i)
+    counts[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])] = special[i];
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("quantize_tokens_transposed_1x128 equals the CPU byte for byte",
+          "[quantize_gpu][tokens]") {
+  std::vector<TokenCase> cases;
+  // One expert: the dual's transposed half with the padding.
+  for (int T : {1, 127, 128, 129, 300}) cases.push_back({{T}});
+  // Six experts with the awkward counts, both orders; every layout; vector and scalar paths.
+  const std::vector<int> awkward = {0, 1, 127, 128, 129, 300};
+  const std::vector<int> reversed(awkward.rbegin(), awkward.rend());
+  int v = 0;
+  for (std::int64_t C : {264, 16, 1000, 7})
+    for (const auto* counts : {&awkward, &reversed}) {
+      TokenCase c{*counts, C};
+      c.ldx_pad = v % 3 == 0 ? 0 : v % 3 == 1 ? 8 : 3;
+      c.cap_extra = v % 4 == 3 ? 77 : 0;
+      c.ldq_pad = v % 2 == 0 ? 0 : v % 4 == 1 ? 16 : 5;
+      c.layout = v % 4;
+      c.pow2 = v % 3 == 2;
+      c.with_padded_offsets = v % 5 != 4;
+      c.q_offset = v == 5 ? 3 : 0;
+      c.specials = v % 2 == 1;
+      cases.push_back(c);
+      ++v;
+    }
+  // 64 experts, the awkward counts among random ones; C not a multiple of 128.
+  for (int layout = 0; layout < 4; ++layout) {
+    TokenCase c{random_counts(64, 400), 264};
+    c.layout = layout;
+    c.ldx_pad = layout == 3 ? 3 : 0;
+    c.specials = layout == 1;
+    c.pow2 = layout == 2;
+    cases.push_back(c);
+  }
+  // Mostly tiny experts: most columns are padding.
+  cases.push_back({random_counts(64, 3), 264});
+  for (const auto& c : cases) check_tokens(c);
+}
+
+TEST_CASE("quantize_tokens_transposed_1x128 at a large skewed shape (T = 8192, C = 4160, G = 32)",
+          "[quantize_gpu][tokens]") {
+  // Skewed counts: 1000 halving every 4 experts, two experts empty, the rest (801) to the last;
+  // none a multiple of 128.
+  std::vector<int> counts;
+  int left = 8192;
+  for (int g = 0; g < 31; ++g) {
+    counts.push_back(g == 5 || g == 17 ? 0 : 1000 >> (g / 4));
+    left -= counts.back();
+  }
+  counts.push_back(left);
+  REQUIRE(left == 801);
+  check_tokens({counts, 4160});
+}
+
+TEST_CASE("quantize_tokens_transposed_1x128 in a CUDA graph, replayed with other offsets",
+          "[quantize_gpu][tokens]") {
+  // The same T = 1000 tokens split three ways; the graph is captured once (with split A on the
+  // device) and replayed after the offsets are overwritten: the host never reads them.
+  const std::vector<int> a = {0, 300, 129, 1, 0, 570}, b = {1, 1, 1, 1, 1, 995},
+                         c = {1000, 0, 0, 0, 0, 0};
+  const std::vector<std::vector<int>> splits = {token_offsets(a), token_offsets(b),
+                                                token_offsets(c)};
+  TokenCase tc{a, 264};
+  TokenBuffers buf(tc, splits[0]);
+  // The padded sizes differ (so stale output of an earlier replay would show).
+  const auto pa = padded_token_offsets_cpu(splits[0].data(), 6, 1000);
+  const auto pb = padded_token_offsets_cpu(splits[1].data(), 6, 1000);
+  const auto pc = padded_token_offsets_cpu(splits[2].data(), 6, 1000);
+  REQUIRE(pa.back() != pb.back());
+  REQUIRE(pb.back() != pc.back());
+  REQUIRE(pb.back() == buf.cap);  // split b needs the whole capacity
+  cudaStream_t stream = nullptr;
+  FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  buf.run(true, false, stream);  // the first call prepares the kernel outside the capture
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  try {
+    buf.run(true, false, stream);
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph);
+    throw;
+  }
+  FP8GEMM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  FP8GEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 4; ++replay) {
+    const auto& offsets = splits[static_cast<std::size_t>(replay % 3)];
+    CAPTURE(replay);
+    buf.doffsets.upload(offsets);
+    buf.poison();
+    FP8GEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    buf.check(offsets, true, false);
+  }
+  FP8GEMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  FP8GEMM_CUDA_CHECK(cudaGraphDestroy(graph));
+  FP8GEMM_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+TEST_CASE("quantize_tokens_transposed_1x128: offsets that break the rules stay inside the buffers",
+          "[quantize_gpu][tokens]") {
+  // Decreasing, negative, past T, and a sum of padded sizes above the capacity: the device clamps
+  // as the CPU does (quantize.hpp), and the slack past every buffer stays poisoned.
+  TokenCase tc{{300, 300, 300, 100}, 264};
+  const std::vector<int> valid = token_offsets(tc.counts);  // T = 1000
+  TokenBuffers buf(tc, valid);
+  const std::vector<std::vector<int>> bad = {{0, 900, 100, 1000, 1000},  // padded sum 2048 > 1408
+                                             {0, -50, 2000, 500, 1000},
+                                             {5, 1000, 0, 1000, 999},
+                                             {0, 1000, 0, 1000, 0}};
+  REQUIRE(buf.cap == 1408);
+  for (const auto& offsets : bad) {
+    CAPTURE(offsets[0], offsets[1], offsets[2], offsets[3], offsets[4]);
+    buf.doffsets.upload(offsets);
+    buf.poison();
+    buf.run(true, false);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    buf.check(offsets, true, false);
+  }
+}
+
+TEST_CASE("quantize_tokens_transposed_1x128 refuses offsets the GPU cannot read",
+          "[quantize_gpu][tokens]") {
+  TokenCase tc{{100, 28}, 128};
+  const auto offsets = token_offsets(tc.counts);
+  TokenBuffers buf(tc, offsets);
+  // The offsets in host memory: a likely mistake (they are often computed on the host first).
+  try {
+    quantize_tokens_transposed_1x128(buf.dx.data(), buf.T, buf.C, buf.ldx, offsets.data(), buf.G,
+                                     buf.dq.data(), buf.ldq_t, buf.cap, buf.ds.data(), buf.L);
+    FAIL("host offsets were accepted");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("offsets") != std::string::npos);
+  }
+  // Nothing sticky: a good call still works.
+  buf.run(true, false);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  buf.check(offsets, true, false);
 }
