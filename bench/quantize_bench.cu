@@ -6,6 +6,10 @@
 //   quantize_1x128      M K (2 read + 1 written) + 4 M ceil(K/128) scales
 //   quantize_128x128    N K (2 + 1)              + 4 ceil(N/128) ceil(K/128)
 //   quantize_1x128_dual M K (2 + 1 + 1)          + 4 (M ceil(K/128) + K ceil(M/128))
+//   quantize_tokens_transposed_1x128 (chapter 8, T tokens x C channels in G = 32 experts, skewed)
+//                       2 T C read + C cap written + 4 C ceil(cap/128) scales, cap =
+//                       max_padded_tokens(T, G): the call writes every column up to the capacity
+//                       (T_pad real and padded columns, zeros after), so all of them are counted.
 //   copy_d2d            cudaMemcpyAsync of B / 2 bytes for an operation of B bytes: it reads
 //                       B / 2 and writes B / 2, so both sides move the same bytes.
 // Inputs are >= 64 MB of bf16 (well beyond the 60 MB L2, and flushed anyway).
@@ -17,6 +21,9 @@
 // memory-bound: ~3.8-4.0 TB/s (~90 % of the copy) for quantize_1x128 and quantize_128x128
 // (whole 32 KB blocks in registers, plenty in flight). The dual variant adds a shared-memory
 // round trip and a transposed store of 32-byte pieces: ~3.5 TB/s (~80-85 %).
+// quantize_tokens_transposed_1x128 (prediction of 2026-12, before any run): the dual's transposing
+// half plus a binary search per tile, with the next tile's loads in flight during the conversion
+// (which the dual lacks): 65-75 % of the copy.
 // Measured (H200, 2026-12-01, per-launch median, L2 flushed; copy ~3.9 TB/s in the same run):
 // quantize_128x128 3.43 TB/s (87 %); quantize_1x128 2.95-3.03 TB/s (75-77 % mn-major TMA-aligned
 // scales, 80 % k-major: the mn-major scale stores are 4-byte scattered writes); pow2 the same;
@@ -28,9 +35,12 @@
 // context (GPU, clocks, driver, commit); counters GB/s, median_us and pct_of_copy.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -62,7 +72,7 @@ __global__ void fill_bf16_kernel(std::uint16_t* x, std::uint64_t n, std::uint64_
   }
 }
 
-enum class Op { q1x128, q1x128_kmajor, q1x128_pow2, q128x128, dual };
+enum class Op { q1x128, q1x128_kmajor, q1x128_pow2, q128x128, dual, tokens };
 const char* op_name(Op op) {
   switch (op) {
     case Op::q1x128: return "quantize_1x128";
@@ -70,17 +80,56 @@ const char* op_name(Op op) {
     case Op::q1x128_pow2: return "quantize_1x128_pow2";
     case Op::q128x128: return "quantize_128x128";
     case Op::dual: return "quantize_1x128_dual";
+    case Op::tokens: return "quantize_tokens_transposed_1x128";
   }
   return "?";
 }
 
+constexpr int kTokenExperts = 32;  // G of the token quantiser's cases
+
 double op_bytes(Op op, std::int64_t R, std::int64_t K) {
   const double e = double(R) * double(K);
+  const std::int64_t cap = max_padded_tokens(R, kTokenExperts);
   switch (op) {
+    case Op::tokens: return 2 * e + double(K) * double(cap) + 4.0 * double(K * ceil_div(cap, 128));
     case Op::q128x128: return 3 * e + 4.0 * double(ceil_div(R, 128) * ceil_div(K, 128));
     case Op::dual: return 4 * e + 4.0 * double(R * ceil_div(K, 128) + K * ceil_div(R, 128));
     default: return 3 * e + 4.0 * double(R * ceil_div(K, 128));
   }
+}
+
+/// Tokens per expert, skewed (bench/peers_moe.py's recipe, not its numbers): lognormal(0, 1)
+/// weights from a seeded generator, experts 3 and 17 empty, the shares of T by largest remainders,
+/// then, while some non-zero count is a multiple of 128, one of its tokens moves to the largest
+/// other expert (so every non-empty expert has padding).
+std::vector<int> skewed_counts(std::int64_t T, int G, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::lognormal_distribution<double> lognormal(0.0, 1.0);
+  std::vector<double> w(static_cast<std::size_t>(G));
+  for (int g = 0; g < G; ++g) w[std::size_t(g)] = g == 3 || g == 17 ? 0.0 : lognormal(gen);
+  const double sum = std::accumulate(w.begin(), w.end(), 0.0);
+  std::vector<int> c(static_cast<std::size_t>(G));
+  std::vector<std::pair<double, int>> rest;  // (remainder, expert)
+  std::int64_t given = 0;
+  for (int g = 0; g < G; ++g) {
+    const double share = double(T) * w[std::size_t(g)] / sum;
+    c[std::size_t(g)] = int(share);
+    given += c[std::size_t(g)];
+    rest.push_back({share - c[std::size_t(g)], g});
+  }
+  std::sort(rest.rbegin(), rest.rend());
+  for (std::int64_t i = 0; i < T - given; ++i) ++c[std::size_t(rest[std::size_t(i)].second)];
+  for (int round = 0; round < 4 * G; ++round) {
+    const auto bad = std::find_if(c.begin(), c.end(), [](int n) { return n > 0 && n % 128 == 0; });
+    if (bad == c.end()) break;
+    auto to = c.end();  // the largest other non-empty expert
+    for (auto it = c.begin(); it != c.end(); ++it)
+      if (it != bad && *it > 0 && (to == c.end() || *it > *to)) to = it;
+    if (to == c.end()) break;  // a single non-empty expert: nowhere to move a token
+    --*bad;
+    ++*to;
+  }
+  return c;
 }
 
 std::string shape_name(std::int64_t R, std::int64_t K) {
@@ -114,16 +163,34 @@ void bench_op(benchmark::State& state, Op op, std::int64_t R, std::int64_t K) {
     DeviceBuffer<std::uint16_t> x(std::size_t(R * K));
     fill_bf16_kernel<<<4096, 256>>>(x.data(), x.size(), std::uint64_t(R * 131 + K));
     FP8GEMM_CUDA_CHECK(cudaGetLastError());
-    DeviceBuffer<std::uint8_t> q(std::size_t(R * K));
+    DeviceBuffer<std::uint8_t> q(op == Op::tokens ? 0 : std::size_t(R * K));  // tokens: q_t only
     std::function<void(cudaStream_t)> launch;
     DeviceBuffer<std::uint8_t> qt;
     DeviceBuffer<float> s, st;
+    DeviceBuffer<int> offs;
     const QuantizeOptions opt{op == Op::q1x128_pow2};
     if (op == Op::q128x128) {
       const auto L = BlockScaleLayout::padded(K);
       s = DeviceBuffer<float>(std::size_t(L.required_elements(R, K)));
       launch = [&, L](cudaStream_t st_) {
         quantize_128x128(x.data(), R, K, K, q.data(), K, s.data(), L, opt, st_);
+      };
+    } else if (op == Op::tokens) {
+      // R = T tokens of K = C channels in kTokenExperts experts (skewed), transposed and padded.
+      const auto counts = skewed_counts(R, kTokenExperts, std::uint64_t(R * 7 + K));
+      std::vector<int> offsets(counts.size() + 1, 0);
+      std::partial_sum(counts.begin(), counts.end(), offsets.begin() + 1);
+      const std::int64_t cap = max_padded_tokens(R, kTokenExperts);
+      const auto Lt = GroupScaleLayout::mn_major_tma_aligned(K);
+      offs = DeviceBuffer<int>(offsets);
+      qt = DeviceBuffer<std::uint8_t>(std::size_t(K * cap));
+      st = DeviceBuffer<float>(std::size_t(Lt.required_elements(K, cap)));
+      const auto padded = padded_token_offsets_cpu(offsets.data(), kTokenExperts, R);
+      state.counters["t_pad"] = double(padded.back());
+      state.counters["capacity"] = double(cap);
+      launch = [&, cap, Lt](cudaStream_t st_) {
+        quantize_tokens_transposed_1x128(x.data(), R, K, K, offs.data(), kTokenExperts, qt.data(),
+                                         cap, cap, st.data(), Lt, nullptr, opt, st_);
       };
     } else if (op == Op::dual) {
       const auto L = GroupScaleLayout::mn_major_tma_aligned(R);
@@ -157,7 +224,8 @@ void bench_op(benchmark::State& state, Op op, std::int64_t R, std::int64_t K) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::printf("fp8gemm quantisers (DeepSeek-V3 1x128 / 128x128 / dual) vs a D2D copy of the same bytes\n");
+  std::printf("fp8gemm quantisers (DeepSeek-V3 1x128 / 128x128 / dual / expert tokens) vs a D2D "
+              "copy of the same bytes\n");
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: this benchmark needs an NVIDIA Hopper GPU (sm_90a).\n");
     return 2;
@@ -174,6 +242,7 @@ int main(int argc, char** argv) {
       {Op::q1x128_kmajor, 8192, 7168}, {Op::q1x128_pow2, 8192, 7168},
       {Op::q128x128, 7168, 16384},     {Op::q128x128, 16384, 7168},
       {Op::dual, 8192, 7168},          {Op::dual, 4096, 16384},
+      {Op::tokens, 65536, 7168},       {Op::tokens, 65536, 4096},  // 940 MB and 537 MB of bf16
   };
   for (const auto& it : items) {
     const std::string shape = shape_name(it.R, it.K);
@@ -186,12 +255,12 @@ int main(int argc, char** argv) {
         ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
   }
   run_benchmarks(argc, argv, "quantize_bench.json");
-  std::printf("\n%-24s %-12s %10s %10s %9s\n", "quantiser", "shape", "GB/s", "copy GB/s", "% copy");
+  std::printf("\n%-34s %-12s %10s %10s %9s\n", "quantiser", "shape", "GB/s", "copy GB/s", "% copy");
   for (const auto& [key, gbs] : g_op_gbs) {
     const auto c = g_copy_gbs.find(key);
     const double copy = c == g_copy_gbs.end() ? 0.0 : c->second;
     const auto slash = key.find('/');
-    std::printf("%-24s %-12s %10.0f %10.0f %8.1f%%\n", key.substr(0, slash).c_str(),
+    std::printf("%-34s %-12s %10.0f %10.0f %8.1f%%\n", key.substr(0, slash).c_str(),
                 key.substr(slash + 1).c_str(), gbs, copy, copy > 0 ? 100.0 * gbs / copy : 0.0);
   }
   return 0;
