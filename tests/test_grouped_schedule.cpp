@@ -93,6 +93,7 @@ TEST_CASE("grouped schedule: contiguous groups of MoE-like sizes", "[grouped][cp
     L.kind = GroupedKind::contiguous;
     L.groups = int(rows.size());
     L.offsets = off.data();
+    L.rows = off.back();
     const std::vector<int> begin(off.begin(), off.end() - 1), end(off.begin() + 1, off.end());
     for (int block_m : {64, 128, 256})
       for (int n_tiles : {1, 3, 56})
@@ -129,7 +130,18 @@ TEST_CASE("grouped schedule: decreasing offsets give empty groups, never negativ
   GroupedLayout L;
   L.groups = 3;
   L.offsets = off.data();
+  L.rows = 500;
   check_schedule(L, {0, 300, 200}, {300, 300, 500}, 128, 2, 3);
+}
+
+TEST_CASE("grouped schedule: offsets outside [0, rows] are clamped, never a tile outside D",
+          "[grouped][cpu]") {
+  const std::vector<int> off = {-50, 100, 900, 400, 2000};
+  GroupedLayout L;
+  L.groups = 4;
+  L.offsets = off.data();
+  L.rows = 600;
+  check_schedule(L, {0, 100, 600, 400}, {100, 600, 600, 600}, 128, 2, 3);
 }
 
 // The k-grouped schedule of the weight gradient: every (group, m tile, n tile) exactly once over
@@ -149,7 +161,8 @@ TEST_CASE("k-grouped schedule: every tile once, each group's padded K blocks", "
       fp8gemm::engine::KGroupedCursor cursor;
       fp8gemm::engine::KGroupedTile t;
       for (std::int64_t tile = cta;
-           fp8gemm::engine::kgrouped_tile(offsets.data(), G, tiles_m, tiles_n, tile, cursor, t);
+           fp8gemm::engine::kgrouped_tile(offsets.data(), G, tiles_m, tiles_n, 1 << 20, tile,
+                                          cursor, t);
            tile += grid) {
         ++seen[{t.group, t.m_block, t.n_block}];
         CHECK(t.m_block < tiles_m);
@@ -160,5 +173,17 @@ TEST_CASE("k-grouped schedule: every tile once, each group's padded K blocks", "
     }
     CHECK(seen.size() == std::size_t(G * tiles_m * tiles_n));
     for (const auto& [key, n] : seen) CHECK(n == 1);
+  }
+}
+
+TEST_CASE("k-grouped schedule: bad offsets stay within the token capacity", "[grouped][cpu]") {
+  const std::vector<int> offsets = {0, 2000000000, 100, -2000000000, 300};
+  const int capacity = 1024;
+  fp8gemm::engine::KGroupedCursor cursor;
+  fp8gemm::engine::KGroupedTile t;
+  for (std::int64_t tile = 0;
+       fp8gemm::engine::kgrouped_tile(offsets.data(), 4, 1, 1, capacity, tile, cursor, t); ++tile) {
+    CHECK(t.kb_first * 128 <= capacity);
+    CHECK(t.kb_count * 128 <= capacity);
   }
 }

@@ -143,6 +143,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   p.layout.offsets = g.offsets;
   p.layout.masked_m = g.masked_m;
   p.layout.m_max = int(g.layout == Layout::masked ? g.rows : 0);
+  p.layout.rows = int(g.layout == Layout::contiguous ? g.rows : 0);
   p.n_tiles = int(ceil_div(g.N, k.block_n));
 
   if (o.check_offsets) {

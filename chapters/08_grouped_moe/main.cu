@@ -8,6 +8,9 @@
 //
 //   ch08_grouped_moe [--no-bench] [--json=PATH] [--kernels=a,b|all] [--case=NAME:COUNTS:N:K]...
 //                    [--only=REGEX] [--sizes=S,...] [--list-cases] [Google Benchmark flags]
+// The weight gradient (ch08_wgrad, k-grouped: dB_g = dD_g^T . A_g over each expert's tokens,
+// FP32) runs on the groups of every skewed case (wgrad_g32_t<T>_n<N>_k<K>, bench/peers_moe.py's
+// names), validated on 2 rows of every dB_g against float64 first.
 // Cases (moe_cases.hpp): the balanced contiguous ones (bal_g4x8192_n4096_k7168,
 // bal_g8x4096_n7168_k2048), every --case (contiguous, COUNTS = rows per expert, comma-separated;
 // scripts/gpu_loop.sh's step ch08 passes bench/peers_moe.py's seeded skewed groups as
@@ -39,6 +42,8 @@
 #include "grouped_check.hpp"
 #include "grouped_gemm.hpp"
 #include "moe_cases.hpp"
+#include "wgrad.hpp"
+#include "wgrad_check.hpp"
 
 using namespace fp8gemm;
 using ch08::GroupedShape;
@@ -147,6 +152,29 @@ struct Ch07Loop {
 
 const char* kBaseline = "ch07_loop";
 
+/// The weight gradient of a contiguous case (every skewed one; every small one with --sizes):
+/// dB_g [N, K] over each expert's tokens, named as bench/peers_moe.py names it
+/// (skew_g32_t8192_n4096_k7168 -> wgrad_g32_t8192_n4096_k7168).
+bool has_wgrad(const GroupedShape& s, bool small) {
+  return s.layout == ch08::Layout::contiguous && (small || s.name.rfind("skew_", 0) == 0);
+}
+ch08::WgradShape wgrad_shape(const GroupedShape& s) {
+  const std::string tail = s.name.rfind("skew_", 0) == 0 ? s.name.substr(5) : s.name;
+  return {"wgrad_" + tail, s.rows, s.N, s.K};
+}
+/// Flops 2 x N x K x real tokens; bytes: both transposed operands over the real tokens, the
+/// scales, and dB written once (FP32) for every expert with tokens.
+GemmCost wgrad_cost(const ch08::WgradShape& s) {
+  const double T = double(s.tokens()), N = double(s.N), K = double(s.K);
+  int experts = 0;
+  for (int c : s.counts) experts += c > 0;
+  GemmCost c;
+  c.flops = 2.0 * T * N * K;
+  c.bytes = T * (N + K) + 4.0 * double(ceil_div(std::int64_t(T), 128)) * (N + K) +
+            4.0 * double(experts) * N * K;
+  return c;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -231,6 +259,28 @@ int main(int argc, char** argv) {
     const Ch07Loop* loop = loops.back().get();
     baseline_ok &= validate(kBaseline, s, ops, [loop](cudaStream_t st) { loop->run(st); },
                             std::to_string(loop->plans.size()) + " chapter-7 calls");
+  }
+  // The weight gradients (k-grouped): dB_g = dD_g^T . A_g over each expert's tokens, FP32.
+  std::vector<std::unique_ptr<ch08::WgradOperands>> wgrad_operands;
+  std::vector<std::unique_ptr<ch08::WeightGradPlan>> wgrad_plans;
+  for (const auto& s : args.cases) {
+    if (!has_wgrad(s, args.common.sizes_given)) continue;
+    const ch08::WgradShape ws = wgrad_shape(s);
+    wgrad_operands.push_back(std::make_unique<ch08::WgradOperands>(ws, 8500 + std::uint64_t(wgrad_operands.size())));
+    const ch08::WgradOperands& ops = *wgrad_operands.back();
+    wgrad_plans.push_back(std::make_unique<ch08::WeightGradPlan>(ops.gemm()));
+    const ch08::WeightGradPlan* p = wgrad_plans.back().get();
+    const auto launch = [p](cudaStream_t st) { p->run(st); };
+    const auto r = ch08::run_and_check_wgrad(ops, launch, 2, seed++);
+    errors["ch08_wgrad/" + ws.name] = r.describe;
+    std::printf("  %-30s %-22s %s  %s  [%s]\n", ws.name.c_str(), "ch08_wgrad", r.ok ? "ok  " : "FAIL",
+                r.describe.c_str(), p->describe().c_str());
+    ours_ok &= r.ok;
+    if (!r.ok) continue;
+    const GemmCost cost = wgrad_cost(ws);
+    benchmark::RegisterBenchmark(("ch08_wgrad/" + ws.name).c_str(),
+                                 [launch, cost](benchmark::State& st) { time_gpu(st, launch, cost); })
+        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
   }
   if (!ours_ok && args.common.kernels.empty()) {
     std::printf("\nVALIDATION FAILED: not benchmarking a wrong kernel.\n");

@@ -39,15 +39,18 @@ struct GroupedLayout {
   const int* offsets = nullptr;    ///< contiguous: G + 1 row offsets
   const int* masked_m = nullptr;   ///< masked: G row counts
   int m_max = 0;                   ///< masked: rows reserved per group
+  int rows = 0;                    ///< contiguous: the rows of A and D (offsets are clamped to it)
 };
 
 /// The rows [begin, end) of group g.
 FP8GEMM_HD inline void group_rows(const GroupedLayout& L, int g, int& begin, int& end) {
   if (L.kind == GroupedKind::contiguous) {
-    begin = L.offsets[g];
-    end = L.offsets[g + 1];
-    if (end < begin) end = begin;  // a bad (decreasing) offset makes an empty group, never a
-                                   // negative one; the checking mode reports it
+    // Offsets outside [0, rows] are clamped into it and a decreasing one makes an empty group,
+    // so bad offsets never make a tile outside A and D (wrong results for the rows they skip;
+    // the checking mode reports them).
+    const int b = L.offsets[g], e = L.offsets[g + 1];
+    begin = b < 0 ? 0 : b > L.rows ? L.rows : b;
+    end = e < begin ? begin : e > L.rows ? L.rows : e;
   } else {
     begin = g * L.m_max;
     const int m = L.masked_m[g];
@@ -124,17 +127,24 @@ struct KGroupedCursor {
 };
 
 /// Tile number `t` (not decreasing between calls with the same cursor) of the k-grouped schedule
-/// over G groups of tiles_m x tiles_n tiles, or false when t is past the last tile.
+/// over G groups of tiles_m x tiles_n tiles, or false when t is past the last tile. `capacity`:
+/// the token columns of the operands, a bound for every count and P_g, so that bad offsets (a
+/// decreasing one makes an empty group) can neither overflow the int arithmetic nor make a tile
+/// write outside its group's dB_g; blocks past the capacity read as zeros (TMA).
 FP8GEMM_HD inline bool kgrouped_tile(const int* offsets, int groups, int tiles_m, int tiles_n,
-                                     std::int64_t t, KGroupedCursor& c, KGroupedTile& out) {
+                                     int capacity, std::int64_t t, KGroupedCursor& c,
+                                     KGroupedTile& out) {
   const std::int64_t per_group = std::int64_t(tiles_m) * tiles_n;
   const std::int64_t g = t / per_group;
   if (g >= groups) return false;
   while (c.group < g) {
-    if (c.group >= 0) c.padded_begin += (c.count + 127) / 128 * 128;
+    if (c.group >= 0) {
+      const int next = c.padded_begin + (c.count + 127) / 128 * 128;
+      c.padded_begin = next < capacity ? next : capacity;
+    }
     ++c.group;
     const int n = offsets[c.group + 1] - offsets[c.group];
-    c.count = n < 0 ? 0 : n;  // a decreasing offset makes an empty group (see group_rows)
+    c.count = n < 0 ? 0 : n > capacity ? capacity : n;
   }
   const std::int64_t in_group = t - g * per_group;
   out.group = int(g);

@@ -41,7 +41,8 @@ struct KGroupedTileScheduler {
       : p(&params), next_tile(blockIdx.x), stride(int(gridDim.x)) {}
 
   __device__ __forceinline__ bool next(KGroupedTile& t) {
-    while (kgrouped_tile(p->offsets, p->groups, p->tiles_m, p->tiles_n, next_tile, cursor, t)) {
+    while (kgrouped_tile(p->offsets, p->groups, p->tiles_m, p->tiles_n, p->K, next_tile, cursor,
+                         t)) {
       next_tile += stride;
       if (t.kb_count > 0 || p->skip_empty == 0) return true;
     }

@@ -61,9 +61,12 @@ class EnginePlan {
   /// Throws std::invalid_argument (bad call; before any GPU work) or std::runtime_error (CUDA
   /// failure, a GPU without sm_90a). `max_sms`: SMs the persistent grid may use (0: all of them;
   /// leaves the rest to kernels running beside it). `persistent = false` launches one CTA per
-  /// tile instead (the ablation's first step).
+  /// tile instead (the ablation's first step). `work_tiles`: the tiles the persistent grid is
+  /// sized for when they are not the M x N tiles of `args` (chapter 8: the tiles of all groups;
+  /// 0: M x N's).
   EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const GemmRequirements& req,
-             int max_sms = 0, RasterOptions raster = {}, bool persistent = true);
+             int max_sms = 0, RasterOptions raster = {}, bool persistent = true,
+             std::int64_t work_tiles = 0);
 
   virtual ~EnginePlan() = default;
   EnginePlan(const EnginePlan&) = default;

@@ -75,7 +75,8 @@ cudaLaunchConfig_t launch_config(const KernelInfo& kernel, int ctas, cudaStream_
 }  // namespace
 
 EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const GemmRequirements& req,
-                       int max_sms, RasterOptions raster, bool persistent)
+                       int max_sms, RasterOptions raster, bool persistent,
+                       std::int64_t work_tiles)
     : kernel_(kernel), who_(req.who) {
   validate_gemm(args, req);
   if (kernel.epilogue == EpilogueKind::tma_store && !tma_store_compatible(args))
@@ -122,7 +123,13 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   const int sms = max_sms > 0 ? std::min(max_sms, sm_count) : sm_count;
   const std::int64_t clusters =
       std::max<std::int64_t>(1, std::min<std::int64_t>(max_clusters, sms / kernel.cluster_size()));
-  const std::int64_t grid_units = persistent ? std::min(units, clusters) : units;
+  if (work_tiles < 0)
+    throw std::invalid_argument(who_ + ": work_tiles = " + std::to_string(work_tiles) +
+                                " must be >= 0 (0: the M x N tiles)");
+  // The units of work the grid is sized for (a grouped kernel's tiles of all groups, in units).
+  const std::int64_t work_units =
+      work_tiles > 0 ? ceil_div(work_tiles, kernel.cluster_size()) : units;
+  const std::int64_t grid_units = persistent ? std::min(work_units, clusters) : work_units;
   grid_ctas_ = int(grid_units * kernel.cluster_size());
 
   // The tile order.

@@ -1,0 +1,26 @@
+// The k-grouped weight-gradient kernels (common/engine/kgrouped.cuh): FP32 output, no clusters.
+#include "common/engine/kernel_info.cuh"
+#include "common/engine/kgrouped.cuh"
+#include "wgrad.hpp"
+
+namespace fp8gemm::ch08 {
+using namespace engine;
+
+template <int BM, int BN, int S>
+using WgradCfg =
+    KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::registers_f32>;
+
+template <class Cfg>
+static KernelInfo wgrad() {
+  return kernel_info<Cfg, KGroupedMath<Cfg>>();
+}
+
+const std::vector<KernelInfo>& wgrad_kernels() {
+  static const std::vector<KernelInfo> all = {
+      wgrad<WgradCfg<128, 128, 6>>(),
+      wgrad<WgradCfg<128, 64, 8>>(),
+  };
+  return all;
+}
+
+}  // namespace fp8gemm::ch08

@@ -1,0 +1,118 @@
+#include "wgrad.hpp"
+
+#include <cuda.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "common/cuda.hpp"
+#include "common/engine/params.hpp"
+#include "common/launch.hpp"
+#include "common/tensor_map.hpp"
+
+namespace fp8gemm::ch08 {
+
+namespace {
+constexpr const char* kWho = "fp8gemm::ch08_weight_grad";
+[[noreturn]] void fail(const std::string& what) {
+  throw std::invalid_argument(std::string(kWho) + ": " + what);
+}
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+/// The scale tensor of a transposed operand (rows x token_capacity): mn-major, ld % 4 == 0, big
+/// enough; `name` for the message.
+void check_scale_layout(const GroupScaleLayout& l, std::int64_t rows, std::int64_t tokens,
+                        const char* name) {
+  if (l.major != ScaleMajor::mn || l.ld % 4 != 0)
+    fail(std::string(name) + " must be mn-major ([token blocks][ld], ld a multiple of 4: the kernel "
+         "loads a row of it per token block by TMA); " + fp8gemm::describe(l) + " given");
+  if (!l.ld_ok(rows, tokens))
+    fail(std::string(name) + ": " + fp8gemm::describe(l) + " is too small for " +
+         std::to_string(rows) + " rows");
+}
+}  // namespace
+
+struct WeightGradPlan::Impl {
+  struct Engine : engine::EnginePlan {
+    engine::KGroupedParams params{};
+    using engine::EnginePlan::EnginePlan;
+    void run(cudaStream_t stream) const override { launch(&params, stream); }
+  };
+  std::unique_ptr<Engine> plan;
+};
+
+WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions& o)
+    : impl_(std::make_unique<Impl>()) {
+  WeightGradGemm g = in;
+  if (g.groups < 1) fail("groups = " + std::to_string(g.groups) + " must be >= 1");
+  if (g.offsets == nullptr) fail("offsets is a null pointer (G + 1 int32 token offsets on the device)");
+  if (g.token_capacity < 1)
+    fail("token_capacity = " + std::to_string(g.token_capacity) +
+         " must be >= 1 (the columns of dD_t and A_t; max_padded_tokens(T, G))");
+  if (g.ld_dD_t == 0) g.ld_dD_t = g.token_capacity;
+  if (g.ld_A_t == 0) g.ld_A_t = g.token_capacity;
+  if (g.lddb == 0) g.lddb = g.K;
+  if (g.scale_dD_t_layout.ld == 0 && g.N >= 1)
+    g.scale_dD_t_layout = GroupScaleLayout::mn_major_tma_aligned(g.N);
+  if (g.scale_A_t_layout.ld == 0 && g.K >= 1)
+    g.scale_A_t_layout = GroupScaleLayout::mn_major_tma_aligned(g.K);
+  if (g.N >= 1) check_scale_layout(g.scale_dD_t_layout, g.N, g.token_capacity, "scale_dD_t");
+  if (g.K >= 1) check_scale_layout(g.scale_A_t_layout, g.K, g.token_capacity, "scale_A_t");
+
+  // The engine's view of one group: "M" = N rows of dD_t, "N" = K rows of A_t, "K" = the tokens.
+  GemmArgs args{.M = g.N, .N = g.K, .K = g.token_capacity, .A = g.dD_t, .lda = g.ld_dD_t,
+                .B = g.A_t, .ldb = g.ld_A_t, .D = g.dB, .ldd = g.lddb, .scale_a = g.scale_dD_t,
+                .scale_b = g.scale_A_t, .recipe_a = ScaleRecipe::group_1x128,
+                .recipe_b = ScaleRecipe::group_1x128};
+  args.d_element_bytes = 4;
+  if (g.N >= 1 && g.K >= 1) {
+    args.scale_a_extent = g.scale_dD_t_layout.required_elements(g.N, g.token_capacity);
+    args.scale_b_extent = g.scale_A_t_layout.required_elements(g.K, g.token_capacity);
+  }
+  GemmRequirements req = engine::engine_requirements(kWho);
+  req.recipe_a = ScaleRecipe::group_1x128;
+  req.recipe_b = ScaleRecipe::group_1x128;
+  req.k_reason = " (token_capacity: the row stride of dD_t and A_t must be a multiple of 16 bytes for TMA)";
+  validate_gemm(args, req);
+  if (g.N * g.groups > req.max_dim)
+    fail("G x N = " + std::to_string(g.N * g.groups) + " rows of dB exceed " +
+         std::to_string(req.max_dim));
+  const engine::KernelInfo& k = engine::find_kernel(
+      wgrad_kernels(), o.kernel.empty() ? wgrad_kernels().front().name : o.kernel, kWho);
+  // The persistent grid is sized for the tiles of all groups (the plan alone would count one).
+  const std::int64_t tiles_m = ceil_div(g.N, k.block_m), tiles_n = ceil_div(g.K, k.block_n);
+  if (tiles_m * tiles_n * g.groups > (std::int64_t(1) << 30))
+    fail("G x tiles = " + std::to_string(tiles_m * tiles_n * g.groups) +
+         " tiles, more than 2^30 (the scheduler's arithmetic)");
+  impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true,
+                                               tiles_m * tiles_n * g.groups);
+  // dB holds every group's matrix (the plan checked the first group's rows).
+  require_device_accessible(g.dB, std::size_t(((g.N * g.groups - 1) * g.lddb + g.K) * 4), kWho, "dB");
+  require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
+
+  engine::KGroupedParams& p = impl_->plan->params;
+  static_cast<engine::GemmParams&>(p) = impl_->plan->engine::EnginePlan::params();
+  const std::int64_t token_blocks = ceil_div(g.token_capacity, 128);
+  p.map_sfa = make_tensor_map_2d(g.scale_dD_t, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
+                                 std::uint64_t(token_blocks), std::uint64_t(g.N),
+                                 std::uint64_t(g.scale_dD_t_layout.ld), 1,
+                                 std::uint32_t(k.block_m), CU_TENSOR_MAP_SWIZZLE_NONE);
+  p.map_sfb = make_tensor_map_2d(g.scale_A_t, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
+                                 std::uint64_t(token_blocks), std::uint64_t(g.K),
+                                 std::uint64_t(g.scale_A_t_layout.ld), 1,
+                                 std::uint32_t(k.block_n), CU_TENSOR_MAP_SWIZZLE_NONE);
+  p.offsets = g.offsets;
+  p.groups = g.groups;
+  p.tiles_m = int(tiles_m);
+  p.tiles_n = int(tiles_n);
+  p.accumulate = g.accumulate ? 1 : 0;
+  p.skip_empty = g.accumulate ? 1 : 0;
+}
+
+WeightGradPlan::~WeightGradPlan() = default;
+
+void WeightGradPlan::run(cudaStream_t stream) const { impl_->plan->run(stream); }
+
+std::string WeightGradPlan::describe() const { return impl_->plan->describe(); }
+
+}  // namespace fp8gemm::ch08

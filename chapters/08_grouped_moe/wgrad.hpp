@@ -1,0 +1,82 @@
+// Chapter 8's weight gradient of a mixture-of-experts layer, k-grouped: for every expert g,
+//
+//   dB_g [N, K] (FP32) = dD_g^T . A_g   (+ dB_g when accumulate)
+//
+// where A_g [count_g, K] are expert g's input tokens and dD_g [count_g, N] the gradient of its
+// output, the reduction running over the expert's count_g tokens (any number: 0, 1, 129, ...).
+// One launch for all experts; the counts are read on the device only (capturable in a CUDA graph).
+//
+// Operands: the transposed, token-padded FP8 tensors that quantize_tokens_transposed_1x128
+// (common/quantize_gpu.hpp) writes from the bf16 tokens sorted by expert, 1 x 128 scales along
+// the tokens (DeepSeek-V3's recipe for the weight gradient):
+//   dD_t  [N, ld_dD_t] e4m3 row-major: dD^T; expert g's tokens at columns P_g .. P_g + count_g - 1,
+//         zeros from there to P_{g+1}, P_g = sum over j < g of round_up(count_j, 128)
+//   A_t   [K, ld_A_t] e4m3 row-major: A^T, the same columns
+//   scale_dD_t, scale_A_t: the scale of row c and token block tb = column / 128 at
+//         layout.offset(c, tb), mn-major with ld % 4 == 0 (TMA): [token_capacity / 128][ld]
+//   token_capacity: the columns the operands hold (>= P_G; max_padded_tokens(T, G) is always
+//         enough): the kernel never reads past it.
+//   offsets: G + 1 int32 on the device, the REAL (unpadded) token offsets of the forward pass:
+//         offsets[0] = 0, monotone. The kernel derives P_g from them.
+//   dB    [G * N, lddb] FP32 row-major: dB_g at rows g N ..
+// An expert with no tokens: dB_g is written 0 (its gradient), or, with accumulate, left untouched
+// (not read, not written).
+// Preconditions the host cannot check without reading the offsets (it never does): offsets
+// monotone from 0, and P_G <= token_capacity. A decreasing offset makes an empty group (never a
+// write outside dB); blocks past token_capacity read as zeros.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/engine/plan.hpp"
+#include "common/scale_layout.hpp"
+
+namespace fp8gemm::ch08 {
+
+struct WeightGradGemm {
+  int groups = 0;                    ///< G >= 1
+  std::int64_t N = 0, K = 0;         ///< dB_g is N x K
+  std::int64_t token_capacity = 0;   ///< columns of dD_t and A_t (multiple of 16)
+  const int* offsets = nullptr;      ///< G + 1 device int32
+  const std::uint8_t* dD_t = nullptr;
+  std::int64_t ld_dD_t = 0;          ///< 0: token_capacity
+  const float* scale_dD_t = nullptr;
+  GroupScaleLayout scale_dD_t_layout{};  ///< ld 0: mn-major TMA-aligned over N rows
+  const std::uint8_t* A_t = nullptr;
+  std::int64_t ld_A_t = 0;           ///< 0: token_capacity
+  const float* scale_A_t = nullptr;
+  GroupScaleLayout scale_A_t_layout{};   ///< ld 0: mn-major TMA-aligned over K rows
+  float* dB = nullptr;
+  std::int64_t lddb = 0;             ///< 0: K
+  bool accumulate = false;
+};
+
+struct WeightGradOptions {
+  std::string kernel;  ///< by name (wgrad_kernels()); "" = the default
+};
+
+/// Every compiled weight-gradient kernel.
+const std::vector<engine::KernelInfo>& wgrad_kernels();
+
+class WeightGradPlan {
+ public:
+  /// Throws std::invalid_argument (bad arguments, before any GPU work) or std::runtime_error.
+  explicit WeightGradPlan(const WeightGradGemm& gemm, const WeightGradOptions& options = {});
+  ~WeightGradPlan();
+  WeightGradPlan(const WeightGradPlan&) = delete;
+  WeightGradPlan& operator=(const WeightGradPlan&) = delete;
+  /// Launches on `stream` (no host read of the offsets: capturable in a CUDA graph).
+  void run(cudaStream_t stream) const;
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fp8gemm::ch08

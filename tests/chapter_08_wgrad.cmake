@@ -1,0 +1,11 @@
+# Chapter 8's k-grouped weight gradient. GPU: experts of 0, 1, 127, 128, 129, 300 tokens, every
+# kernel, overwrite and accumulate (an empty expert's dB_g exactly 0, or untouched), G = 1 and 64,
+# a float64 reference per expert, determinism, a CUDA graph replayed with other expert sizes.
+# CPU: bad calls refused before any CUDA call.
+if(TARGET fp8gemm_ch08)
+  fp8gemm_test(test_chapter_08_wgrad LABEL gpu SOURCES test_chapter_08_wgrad.cu LIBS fp8gemm_ch08)
+  fp8gemm_test(test_chapter_08_wgrad_args LABEL cpu SOURCES test_chapter_08_wgrad_args.cpp
+               LIBS fp8gemm_ch08)
+endif()
+fp8gemm_ptxas_test(ptxas_chapter_08_wgrad DIR ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe
+                   SOURCES ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_wgrad.cu)

@@ -1,0 +1,265 @@
+// GPU tests of chapter 8's k-grouped weight gradient (chapters/08_grouped_moe/wgrad.hpp):
+// dB_g [N, K] = dD_g^T . A_g over each expert's tokens, FP32, optionally accumulated.
+// Operands are made here directly in the transposed, token-padded layout the kernel reads (random
+// e4m3 on each expert's real tokens, zero codes on its padding up to the next multiple of 128,
+// random scales per (row, token block)), so the kernel is tested independently of the quantiser.
+// Each group is compared with a float64 reference of the dequantised operands; an empty expert's
+// dB_g must be exactly 0 (overwrite) or bit-identical to what it held (accumulate).
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "catch.hpp"
+#include "common/check.hpp"
+#include "common/cuda.hpp"
+#include "common/fp8.hpp"
+#include "common/quantize.hpp"
+#include "common/reference.hpp"
+#include "wgrad.hpp"
+
+using namespace fp8gemm;
+
+namespace {
+
+std::int64_t round_up128(std::int64_t x) { return (x + 127) / 128 * 128; }
+
+/// One weight-gradient problem on the host: counts per expert, the padded transposed operands and
+/// their scales, and dB's initial contents.
+struct WgradCase {
+  std::vector<int> counts;
+  std::int64_t N, K;
+  std::vector<int> offsets, padded;  // G + 1 each
+  std::int64_t capacity = 0;         // columns of the operands (>= padded[G], slack beyond)
+  std::vector<std::uint8_t> dDt, At; // [N, capacity], [K, capacity]
+  std::vector<float> sd, sa;         // [capacity / 128][ld]
+  GroupScaleLayout ld_layout, la_layout;
+
+  WgradCase(std::vector<int> c, std::int64_t n, std::int64_t k, std::uint64_t seed)
+      : counts(std::move(c)), N(n), K(k) {
+    layout();
+    capacity = round_up128(padded.back() + 200);  // slack the kernel must not read
+    ld_layout = GroupScaleLayout::mn_major_tma_aligned(N);
+    la_layout = GroupScaleLayout::mn_major_tma_aligned(K);
+    fill(seed);
+  }
+  /// The real and the padded token offsets of the current counts.
+  void layout() {
+    const int G = int(counts.size());
+    offsets.assign(G + 1, 0);
+    padded.assign(G + 1, 0);
+    for (int g = 0; g < G; ++g) {
+      offsets[g + 1] = offsets[g] + counts[g];
+      padded[g + 1] = padded[g] + int(round_up128(counts[g]));
+    }
+  }
+  /// Fresh random operands for the current counts (padding columns: zero codes; slack: NaN codes,
+  /// which would poison any sum that read them).
+  void fill(std::uint64_t seed) {
+    layout();
+    const int G = int(counts.size());
+    REQUIRE(padded[G] <= capacity);
+    const auto rd = random_e4m3(std::size_t(N * capacity), seed);
+    const auto ra = random_e4m3(std::size_t(K * capacity), seed + 1);
+    dDt.assign(rd.size(), 0x7F);
+    At.assign(ra.size(), 0x7F);
+    for (int g = 0; g < G; ++g)
+      for (std::int64_t j = padded[g]; j < padded[g + 1]; ++j) {
+        const bool real = j < padded[g] + counts[g];
+        for (std::int64_t n = 0; n < N; ++n)
+          dDt[std::size_t(n * capacity + j)] = real ? rd[std::size_t(n * capacity + j)] : 0;
+        for (std::int64_t k = 0; k < K; ++k)
+          At[std::size_t(k * capacity + j)] = real ? ra[std::size_t(k * capacity + j)] : 0;
+      }
+    std::mt19937_64 gen(seed + 2);
+    std::uniform_real_distribution<float> e(-3, 3);
+    sd.assign(std::size_t(ld_layout.required_elements(N, capacity)), 0.0f);
+    sa.assign(std::size_t(la_layout.required_elements(K, capacity)), 0.0f);
+    for (auto& v : sd) v = std::exp2(e(gen));
+    for (auto& v : sa) v = std::exp2(e(gen));
+  }
+  /// dB_g in float64 (N x K).
+  std::vector<double> reference(int g) const {
+    const std::int64_t T = counts[g];
+    std::vector<double> a(std::size_t(N * T)), b(std::size_t(K * T));
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t i = 0; i < T; ++i) {
+        const std::int64_t j = padded[g] + i;
+        a[std::size_t(n * T + i)] = double(e4m3_decode(dDt[std::size_t(n * capacity + j)])) *
+                                    sd[std::size_t(ld_layout.offset(n, j / 128))];
+      }
+    for (std::int64_t k = 0; k < K; ++k)
+      for (std::int64_t i = 0; i < T; ++i) {
+        const std::int64_t j = padded[g] + i;
+        b[std::size_t(k * T + i)] = double(e4m3_decode(At[std::size_t(k * capacity + j)])) *
+                                    sa[std::size_t(la_layout.offset(k, j / 128))];
+      }
+    return reference_gemm(N, K, T, a.data(), b.data());
+  }
+};
+
+/// The device side of a WgradCase and a plan over it.
+struct WgradDevice {
+  DeviceBuffer<std::uint8_t> dDt, At;
+  DeviceBuffer<float> sd, sa, dB;
+  DeviceBuffer<int> offsets;
+  ch08::WeightGradGemm gemm;
+
+  WgradDevice(const WgradCase& c, bool accumulate)
+      : dDt(c.dDt), At(c.At), sd(c.sd), sa(c.sa),
+        dB(std::size_t(std::int64_t(c.counts.size()) * c.N * c.K)), offsets(c.offsets) {
+    gemm.groups = int(c.counts.size());
+    gemm.N = c.N;
+    gemm.K = c.K;
+    gemm.token_capacity = c.capacity;
+    gemm.offsets = offsets.data();
+    gemm.dD_t = dDt.data();
+    gemm.scale_dD_t = sd.data();
+    gemm.scale_dD_t_layout = c.ld_layout;
+    gemm.A_t = At.data();
+    gemm.scale_A_t = sa.data();
+    gemm.scale_A_t_layout = c.la_layout;
+    gemm.dB = dB.data();
+    gemm.accumulate = accumulate;
+  }
+  void upload(const WgradCase& c) {
+    dDt.upload(c.dDt);
+    At.upload(c.At);
+    sd.upload(c.sd);
+    sa.upload(c.sa);
+    offsets.upload(c.offsets);
+  }
+};
+
+/// dB's contents before the call: NaN (overwrite: every element must be written) or random values
+/// (accumulate: the result must be old + product, an empty group's old values untouched).
+std::vector<float> initial_db(const WgradCase& c, bool accumulate, std::uint64_t seed) {
+  std::vector<float> v(std::size_t(std::int64_t(c.counts.size()) * c.N * c.K));
+  if (!accumulate) {
+    for (auto& x : v) x = std::nanf("");
+    return v;
+  }
+  std::mt19937_64 gen(seed);
+  std::normal_distribution<float> nd(0.0f, 8.0f);
+  for (auto& x : v) x = nd(gen);
+  return v;
+}
+
+/// Checks dB (downloaded) against the references: each group's relative error within the per-
+/// tensor tolerance of its reduction length; empty groups exactly 0 or exactly `before`.
+bool check_db(const WgradCase& c, const std::vector<float>& before, const std::vector<float>& d,
+              bool accumulate, const char* what) {
+  const std::int64_t per = c.N * c.K;
+  bool ok = true;
+  double worst = 0;
+  for (int g = 0; g < int(c.counts.size()); ++g) {
+    const float* got = d.data() + std::size_t(g * per);
+    const float* old = before.data() + std::size_t(g * per);
+    if (c.counts[g] == 0) {
+      std::int64_t bad = 0;
+      for (std::int64_t i = 0; i < per; ++i)
+        bad += accumulate ? std::memcmp(&got[i], &old[i], 4) != 0 : got[i] != 0.0f;
+      if (bad != 0) {
+        std::printf("  %s: empty group %d has %lld wrong elements (%s)\n", what, g,
+                    static_cast<long long>(bad), accumulate ? "must be untouched" : "must be 0");
+        ok = false;
+      }
+      continue;
+    }
+    std::vector<double> ref = c.reference(g);
+    if (accumulate)
+      for (std::int64_t i = 0; i < per; ++i) ref[std::size_t(i)] += double(old[i]);
+    const ErrorStats s = compare(got, ref.data(), per);
+    worst = std::max(worst, s.rel_frobenius);
+    if (!s.ok(per_tensor_tolerance(c.counts[g]))) {
+      std::printf("  %s: group %d (%d tokens) rel %.3e non-finite %lld\n", what, g, c.counts[g],
+                  s.rel_frobenius, static_cast<long long>(s.non_finite));
+      ok = false;
+    }
+  }
+  std::printf("  %s G=%zu N=%lld K=%lld %s: worst group rel %.2e  %s\n", what, c.counts.size(),
+              static_cast<long long>(c.N), static_cast<long long>(c.K),
+              accumulate ? "dB += " : "dB = ", worst, ok ? "ok" : "FAIL");
+  return ok;
+}
+
+bool run_wgrad(const WgradCase& c, bool accumulate, std::uint64_t seed, const std::string& kernel = "") {
+  WgradDevice dev(c, accumulate);
+  const std::vector<float> before = initial_db(c, accumulate, seed);
+  dev.dB.upload(before);
+  ch08::WeightGradOptions o;
+  o.kernel = kernel;
+  ch08::WeightGradPlan plan(dev.gemm, o);
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::string what = "wgrad [" + plan.describe() + "]";
+  return check_db(c, before, dev.dB.download(), accumulate, what.c_str());
+}
+
+}  // namespace
+
+TEST_CASE("ch08 wgrad: experts of 0, 1, 127, 128, 129, 300 tokens, every kernel, = and +=",
+          "[ch08][wgrad][gpu]") {
+  const WgradCase c({0, 1, 127, 128, 129, 0, 300}, 264, 200, 100);
+  for (const auto& k : ch08::wgrad_kernels())
+    for (bool accumulate : {false, true}) CHECK(run_wgrad(c, accumulate, 101, k.name));
+}
+
+TEST_CASE("ch08 wgrad: one expert, G = 64 small experts, long reductions", "[ch08][wgrad][gpu]") {
+  CHECK(run_wgrad(WgradCase({1000}, 128, 256, 110), false, 111));
+  std::mt19937 gen(120);
+  std::uniform_int_distribution<int> rows(0, 40);
+  std::vector<int> small(64);
+  for (auto& r : small) r = rows(gen);
+  small[3] = small[17] = 0;
+  CHECK(run_wgrad(WgradCase(small, 136, 72, 121), true, 122));
+  CHECK(run_wgrad(WgradCase({0, 5000, 2}, 256, 384, 130), false, 131));
+}
+
+TEST_CASE("ch08 wgrad: deterministic", "[ch08][wgrad][gpu]") {
+  const WgradCase c({77, 300, 0, 1029}, 256, 256, 140);
+  WgradDevice dev(c, false);
+  ch08::WeightGradPlan plan(dev.gemm);
+  std::vector<float> first;
+  for (int run = 0; run < 2; ++run) {
+    dev.dB.upload(initial_db(c, false, 141));
+    plan.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto d = dev.dB.download();
+    if (run == 0) first = d;
+    else CHECK(std::memcmp(first.data(), d.data(), d.size() * 4) == 0);
+  }
+}
+
+TEST_CASE("ch08 wgrad: CUDA graph replayed with other expert sizes", "[ch08][wgrad][gpu]") {
+  // One capture; between replays the offsets (and the operands, in the layout they imply) change
+  // in place. Token capacity fixed by the first case's slack.
+  WgradCase c({100, 0, 250, 3}, 192, 136, 150);
+  WgradDevice dev(c, false);
+  ch08::WeightGradPlan plan(dev.gemm);
+  cudaStream_t stream;
+  FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph;
+  FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  plan.run(stream);
+  FP8GEMM_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  FP8GEMM_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const std::vector<std::vector<int>> sizes = {{100, 0, 250, 3}, {0, 0, 0, 353}, {129, 128, 1, 0}};
+  std::uint64_t seed = 151;
+  for (const auto& s : sizes) {
+    c.counts = s;
+    c.fill(seed++);
+    dev.upload(c);
+    const auto before = initial_db(c, false, seed++);
+    dev.dB.upload(before);
+    FP8GEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+    CHECK(check_db(c, before, dev.dB.download(), false, "wgrad graph replay"));
+  }
+  FP8GEMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  FP8GEMM_CUDA_CHECK(cudaGraphDestroy(graph));
+  FP8GEMM_CUDA_CHECK(cudaStreamDestroy(stream));
+}

@@ -1,0 +1,77 @@
+// CPU tests of chapter 8's weight-gradient entry point: bad calls are refused with
+// std::invalid_argument naming the argument, before any CUDA call.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "catch.hpp"
+#include "wgrad.hpp"
+
+using namespace fp8gemm;
+
+namespace {
+ch08::WeightGradGemm good() {
+  ch08::WeightGradGemm g;
+  g.groups = 8;
+  g.N = 512;
+  g.K = 384;
+  g.token_capacity = 4096;
+  g.offsets = reinterpret_cast<const int*>(std::uintptr_t(0x60000000));
+  g.dD_t = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000000));
+  g.A_t = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x20000000));
+  g.scale_dD_t = reinterpret_cast<const float*>(std::uintptr_t(0x30000000));
+  g.scale_A_t = reinterpret_cast<const float*>(std::uintptr_t(0x40000000));
+  g.dB = reinterpret_cast<float*>(std::uintptr_t(0x50000000));
+  return g;
+}
+std::string refusal(const ch08::WeightGradGemm& g) {
+  try {
+    ch08::WeightGradPlan p(g);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("OTHER: ") + e.what();
+  }
+  return "accepted";
+}
+bool has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("ch08 wgrad: bad calls are refused before any CUDA call", "[ch08][wgrad][cpu]") {
+  auto g = good();
+  g.groups = 0;
+  CHECK(has(refusal(g), "groups = 0 must be >= 1"));
+  g = good();
+  g.offsets = nullptr;
+  CHECK(has(refusal(g), "offsets is a null pointer"));
+  g = good();
+  g.token_capacity = 0;
+  CHECK(has(refusal(g), "token_capacity = 0 must be >= 1"));
+  g = good();
+  g.token_capacity = 1000;  // a row of dD_t would not be 16-byte aligned
+  CHECK(has(refusal(g), "multiple of 16"));
+  g = good();
+  g.scale_A_t_layout = GroupScaleLayout::k_major_packed(g.token_capacity);
+  CHECK(has(refusal(g), "scale_A_t must be mn-major"));
+  g = good();
+  g.scale_dD_t_layout = GroupScaleLayout{ScaleMajor::mn, 256};
+  CHECK(has(refusal(g), "scale_dD_t"));
+  CHECK(has(refusal(g), "too small for 512 rows"));
+  g = good();
+  g.dB = nullptr;
+  CHECK(has(refusal(g), "D"));
+  g = good();
+  g.ld_A_t = 100;
+  CHECK(has(refusal(g), "ldb"));
+  g = good();
+  g.dD_t = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000001));
+  CHECK(has(refusal(g), "aligned"));
+  ch08::WeightGradOptions o;
+  o.kernel = "no_such_kernel";
+  try {
+    ch08::WeightGradPlan p(good(), o);
+    FAIL("accepted an unknown kernel");
+  } catch (const std::invalid_argument& e) {
+    CHECK(has(e.what(), "no_such_kernel"));
+  }
+}
