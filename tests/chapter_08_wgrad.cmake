@@ -9,3 +9,7 @@ if(TARGET fp8gemm_ch08)
 endif()
 fp8gemm_ptxas_test(ptxas_chapter_08_wgrad DIR ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe
                    SOURCES ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_wgrad.cu)
+# End to end: an expert layer's forward, dgrad and wgrad from bf16 through the GPU quantisers.
+if(TARGET fp8gemm_ch08)
+  fp8gemm_test(test_chapter_08_e2e LABEL gpu SOURCES test_chapter_08_e2e.cu LIBS fp8gemm_ch08)
+endif()

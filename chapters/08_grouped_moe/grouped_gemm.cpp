@@ -108,7 +108,9 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   const std::int64_t sfb_group_stride = ceil_div(g.N, 128) * g.scale_b_layout.ld;
   if (all_rows >= 1 && g.N >= 1 && g.K >= 1) {
     args.scale_a_extent = g.scale_a_layout.required_elements(all_rows, g.K);
-    args.scale_b_extent = sfb_group_stride * g.groups;
+    // G ceil(N/128) block rows of ld floats, the last one read up to ceil(K/128) only (what
+    // quantize_128x128 writes for the G N rows of B quantised in one call).
+    args.scale_b_extent = g.scale_b_layout.required_elements(g.groups * ceil_div(g.N, 128) * 128, g.K);
   }
   const GemmRequirements req = requirements();
   validate_gemm(args, req);
@@ -129,9 +131,11 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   p.map_b = make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N * g.groups),
                                std::uint64_t(g.K), std::uint64_t(g.ldb), std::uint32_t(k.block_n),
                                128, CU_TENSOR_MAP_SWIZZLE_128B);
+  // A box of BlockM + 4 scales, loaded from row m0 & ~3: a TMA box must start 16-byte aligned
+  // along the rows (common/engine/block_scaled.cuh, kSkewedRows).
   p.map_sfa = make_tensor_map_2d(g.scale_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
                                  std::uint64_t(ceil_div(g.K, 128)), std::uint64_t(all_rows),
-                                 std::uint64_t(g.scale_a_layout.ld), 1, std::uint32_t(k.block_m),
+                                 std::uint64_t(g.scale_a_layout.ld), 1, std::uint32_t(k.block_m + 4),
                                  CU_TENSOR_MAP_SWIZZLE_NONE);
   p.sfb = g.scale_b;
   p.sfb_ld = g.scale_b_layout.ld;

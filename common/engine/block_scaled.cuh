@@ -59,6 +59,17 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
   static constexpr std::uint32_t kSfaBytes = std::uint32_t(Cfg::kBlockM) * 4u;
   static constexpr std::uint32_t kExtraTxBytes = kSfaBytes;
   static constexpr std::uint32_t kExtraStageBytes = (kSfaBytes + 127u) & ~127u;  // TMA: 128-aligned
+  /// A tile that may start at any row (chapter 8's groups: its TileT has m0): TMA faults with an
+  /// illegal instruction when the box's first element along the innermost dimension is not
+  /// 16-byte aligned (measured on the H200: a grouped tile starting at row 1), so such a tile's A
+  /// scales are loaded from row m0 & ~3, four more of them, and read `m0 & 3` further on.
+  template <class TileT>
+  static constexpr bool kSkewedRows = requires(const TileT& t) { t.m0; };
+  static constexpr std::uint32_t kSkewedSfaBytes = kSfaBytes + 16u;
+  template <class TileT>
+  static constexpr std::uint32_t side_stage_bytes() {
+    return kSkewedRows<TileT> ? (kSkewedSfaBytes + 127u) & ~127u : kExtraStageBytes;
+  }
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
   /// n0 % 128 takes the values 0, kOffsetStep, 2 kOffsetStep, ... (kOffsets of them).
   static constexpr int kOffsetStep = detail::gcd(Cfg::kBlockN, 128);
@@ -131,7 +142,8 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
     const int warp = int(threadIdx.x / 32) % 4;
     const int lane = int(threadIdx.x % 32);
     // This thread's accumulator rows inside the tile: r and r + 8 of every 64-row slab.
-    const int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
+    int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
+    if constexpr (kSkewedRows<TileT>) row_in_tile += t.m0 & 3;  // the scales start at m0 & ~3
     Base::zero(acc);
     float part[kWaveN / 2];
     // Matrix descriptors by addition: the descriptor of stage 0's first row, once; per K block the
@@ -154,7 +166,7 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
       const std::uint64_t desc_a = ptx::advance_desc(
           desc0, stage_offset + std::uint32_t(wg * Cfg::kRowsPerWG) * Cfg::kBlockK);
       const std::uint64_t desc_b = ptx::advance_desc(desc0, stage_offset + Cfg::kTileABytes);
-      const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
+      const std::uint32_t extra = side + std::uint32_t(st.stage) * side_stage_bytes<TileT>();
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {
         const std::uint32_t sa_addr = extra + std::uint32_t(row_in_tile + 64 * w) * 4u;

@@ -67,11 +67,17 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg> {
   __device__ __forceinline__ static int row_end(const GemmParams&, const GroupedTile& t) {
     return t.row_end;
   }
-  /// The stage's A scales: rows m0 .. m0 + BlockM of the scale tensor over all rows.
+  /// The side ring holds BlockM + 4 A scales per stage, from row m0 & ~3 (block_scaled.cuh,
+  /// kSkewedRows: a TMA box must start 16-byte aligned along the rows).
+  static constexpr std::uint32_t kExtraTxBytes = BlockScaledMath<Cfg>::kSkewedSfaBytes;
+  static constexpr std::uint32_t kExtraStageBytes =
+      BlockScaledMath<Cfg>::template side_stage_bytes<GroupedTile>();
+  /// The stage's A scales: rows (m0 & ~3) .. (m0 & ~3) + BlockM + 3 of the scale tensor over all
+  /// rows (the map's box is BlockM + 4 wide; rows past the tensor are zero-filled).
   __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
                                                        std::uint32_t bar, const GroupedTile& t,
                                                        int kb) {
-    ptx::tma_load_2d(extra, &p.map_sfa, bar, t.m0, kb);
+    ptx::tma_load_2d(extra, &p.map_sfa, bar, t.m0 & ~3, kb);
   }
 };
 
