@@ -21,6 +21,16 @@ constexpr const char* kWho = "fp8gemm::ch08_grouped_moe";
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
+namespace {
+/// The default: the first kernel of kernels() with the TMA-store epilogue when D allows it (16-byte
+/// aligned, rows 16 bytes apart), else the first with the registers epilogue.
+const engine::KernelInfo& default_kernel(bool tma_store_ok) {
+  for (const auto& k : kernels())
+    if ((k.epilogue == engine::EpilogueKind::tma_store) == tma_store_ok) return k;
+  return kernels().front();
+}
+}  // namespace
+
 GemmRequirements requirements() {
   GemmRequirements r = engine::engine_requirements(kWho);
   r.recipe_a = ScaleRecipe::group_1x128;
@@ -118,7 +128,8 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of B exceed " +
          std::to_string(req.max_dim));
   const engine::KernelInfo& k =
-      engine::find_kernel(kernels(), o.kernel.empty() ? kernels().front().name : o.kernel, kWho);
+      o.kernel.empty() ? default_kernel(engine::tma_store_compatible(args))
+                       : engine::find_kernel(kernels(), o.kernel, kWho);
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
   // B holds all groups: its extent and its map cover G N rows (the plan checked N rows).
   require_device_accessible(g.B, std::size_t((g.N * g.groups - 1) * g.ldb + g.K), kWho, "B");

@@ -1,5 +1,5 @@
-// The grouped kernels: chapter 7's block-scaled math with the grouped schedule (no clusters,
-// registers epilogue; common/engine/grouped.cuh says why).
+// The grouped kernels: chapter 7's block-scaled math with the grouped schedule (no clusters:
+// common/engine/grouped.cuh says why), TMA-store or registers epilogue.
 #include "common/engine/grouped.cuh"
 #include "common/engine/kernel_info.cuh"
 #include "grouped_gemm.hpp"
@@ -9,6 +9,10 @@ using namespace engine;
 
 template <int BM, int BN, int S>
 using GroupedCfg = KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::registers>;
+/// The TMA-store epilogue: whole warpgroup slabs by TMA, a group's cut slab from registers.
+template <int BM, int BN, int S, int Buffers>
+using GroupedTmaCfg =
+    KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::tma_store, Buffers>;
 
 template <class Cfg>
 static KernelInfo grouped() {
@@ -16,9 +20,12 @@ static KernelInfo grouped() {
 }
 
 const std::vector<KernelInfo>& kernels() {
+  // The first of each epilogue is the plan's default (grouped_gemm.cpp): 128 x 256 was the
+  // fastest on every case of the tuning run (plots/data/h200/ch08/sweep_acdaf11.json).
   static const std::vector<KernelInfo> all = {
-      grouped<GroupedCfg<128, 128, 6>>(),
+      grouped<GroupedTmaCfg<128, 256, 4, 1>>(),
       grouped<GroupedCfg<128, 256, 4>>(),
+      grouped<GroupedCfg<128, 128, 6>>(),
       grouped<GroupedCfg<64, 128, 8>>(),
   };
   return all;

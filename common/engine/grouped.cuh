@@ -12,9 +12,9 @@
 // A at the tile's first row and B at g N + n0; the consumers read the group's B scales; the
 // epilogue stops at the group's last row. A tile's A rows past its group belong to the next
 // group (or to a masked group's padding): they are loaded and multiplied like any rows, and their
-// results are never stored. Not in this first version: clusters (a cluster's two tiles would have
-// to share a group) and the TMA-store epilogue (its map cannot end at a group's last row); see
-// chapters/08_grouped_moe/README.md.
+// results are never stored. The TMA-store epilogue writes the warpgroups whose rows are all in
+// the group and falls back to register stores for the one a group's end cuts. Not yet: clusters
+// (a cluster's two tiles would have to share a group); see chapters/08_grouped_moe/README.md.
 #pragma once
 
 #include <cstdint>
@@ -48,8 +48,10 @@ struct GroupedTileScheduler {
 template <class Cfg>
 struct GroupedBlockScaledMath : BlockScaledMath<Cfg> {
   static_assert(Cfg::kClusterSize == 1, "grouped kernels: no clusters yet");
-  static_assert(Cfg::kEpilogue != EpilogueKind::tma_store,
-                "grouped kernels store D from registers: a TMA map cannot stop at a group's end");
+  /// A tile's rows may end inside it (a group's last tile): with the TMA-store epilogue, a
+  /// warpgroup whose rows all belong to the group stores them by TMA, the others from registers
+  /// (kernel.cuh's epilogue).
+  static constexpr bool kRowsEndInTiles = true;
   using Params = GroupedParams;
   using Scheduler = GroupedTileScheduler<Cfg::kBlockM>;
   using TileT = GroupedTile;

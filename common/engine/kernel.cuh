@@ -323,7 +323,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const int col0 = Math::d_col(t);
       const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)
       with_output_scale(scale, [&](const auto& sc) {
-        if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
+        if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store &&
+                      requires { Math::kRowsEndInTiles; }) {
+          // A policy whose tiles can end inside a group (chapter 8): a warpgroup whose rows are
+          // all valid stores them by TMA; one that a group's end cuts stores from registers (a
+          // TMA box would write the next group's rows).
+          if (row0 + Cfg::kRowsPerWG <= rows) {
+            store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
+          } else {
+#pragma unroll
+            for (int w = 0; w < Cfg::kWavesM; ++w)
+              store_slab_registers<Cfg::kBlockN>(acc[w], sc, row0 + 64 * w, col0, rows, p.N, p.D,
+                                                 p.ldd, p.d_pairs_ok != 0);
+          }
+        } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
           store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::registers) {
 #pragma unroll
