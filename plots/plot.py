@@ -35,6 +35,15 @@ against cuBLASLt block-scaled, with GB/s):
                      <!-- sweep:begin --> block, with the kernel kTable in
                      <repo>/chapters/07_block_scaling/bs_gemm.cpp picks
 
+and, from the chapter-8 subfolder <data>/ch08/ (chapter 8's measured table is the generic one,
+against ch07_loop, one chapter-7 call per expert, from ch08_grouped_moe.json):
+
+  peers.json         (Google Benchmark JSON by bench/peers_moe.py: DeepGEMM grouped contiguous,
+                     masked and k-grouped, torch grouped and a loop of scaled_mm, same method)
+                     -> <out>/ch08_peers.png and, in chapter 8's README, the table between
+                     <!-- peers:begin --> / <!-- peers:end -->, case by case with issue 10's
+                     target ratios
+
 Chapters after LADDER_LAST_CHAPTER get their own README blocks but stay out of the top-level
 ladder (README.md's results table, ladder.png, sizes.png).
 
@@ -72,6 +81,7 @@ PEER_NAMES = {  # the cuBLASLt peers, in the order tables show them
     "cublaslt_per_tensor": "cuBLASLt per-tensor (fast accum)",
     "cublaslt_per_tensor_promoted": "cuBLASLt per-tensor (promoted)",
     "cublaslt_block_scaled": "cuBLASLt block-scaled 1x128 / 128x128",
+    "ch07_loop": "one chapter-7 call per expert on the same operands (`ch07_loop`)",
 }
 PEER_SHORT = {
     "cublaslt_per_tensor": "per-tensor",
@@ -264,6 +274,8 @@ def shape_label(shape: str) -> str:
 
 
 def peers_for(impl: str) -> list[str]:
+    if impl.startswith("ch08_"):
+        return ["ch07_loop"]  # chapter 8's baseline: one chapter-7 call per expert
     if "block" in impl:
         return PEER_PREFERENCE_BLOCK
     if "promoted" in impl:
@@ -291,7 +303,12 @@ class Dataset:
         # is one (ch05_wgmma.json for ch05_wgmma), else the first file (sorted) that has it.
         self.source: dict[str, BenchFile] = {}
         for f in files:
-            for impl in uniq(r.impl for r in f.rows if chapter_number(r.impl) is not None):
+            # A chapter executable's file may time another chapter's code as its baseline
+            # (ch08_grouped_moe.json: ch07_loop, chapter 7's plans in a loop): that belongs to
+            # the file's chapter, not to the other chapter's tables.
+            file_ch = chapter_number(f.name)
+            for impl in uniq(r.impl for r in f.rows if chapter_number(r.impl) is not None and
+                             (file_ch is None or chapter_number(r.impl) == file_ch)):
                 cur = self.source.get(impl)
                 if cur is None or (cur.name != impl + ".json" and f.name == impl + ".json"):
                     self.source[impl] = f
@@ -509,6 +526,11 @@ def baseline_table(bf: BenchFile, data_label: str) -> str | None:
 # every cell) and a GB/s column (small M is memory-bound). Chapters not listed: the defaults.
 MEASURED_OPTIONS = {
     7: {"peer": "cublaslt_block_scaled", "header": "% of cuBLASLt block-scaled", "gbps": True},
+    8: {"peer": "ch07_loop", "header": "% of a loop of chapter-7 calls", "gbps": True,
+        "gbps_note": "GB/s: the real rows of A and D, the weights of experts with rows and the "
+                     "scales, each once (the weight gradient: both operands over the real tokens, "
+                     "their scales and dB written once), / median time. TFLOPS count real rows "
+                     "(tokens) only. "},
 }
 
 
@@ -517,7 +539,8 @@ def fmt_gbs(x: float | None) -> str:
 
 
 def measured_table(ds: Dataset, impls: list[str], data_label: str, *, peer: str | None = None,
-                   header: str | None = None, gbps: bool = False) -> str | None:
+                   header: str | None = None, gbps: bool = False,
+                   gbps_note: str | None = None) -> str | None:
     ms = [m for i in impls for m in ds.rows_of(i)]
     if not ms:
         return None
@@ -542,8 +565,8 @@ def measured_table(ds: Dataset, impls: list[str], data_label: str, *, peer: str 
         peer_txt += f" in the same accumulation mode ({MODES_NOTE})"
     extra = ""
     if gbps:
-        extra = ("GB/s: (M K + N K + 2 M N + scale) bytes / median time, the bytes any "
-                 "implementation must move. ")
+        extra = gbps_note or ("GB/s: (M K + N K + 2 M N + scale) bytes / median time, the bytes "
+                              "any implementation must move. ")
     delays = uniq(ctx_str(f.context, "gpu_delay_us") for f in bfs)
     if delays and any(_num(d) for d in delays):
         extra += (f"Each timed launch follows an L2 flush and a "
@@ -1511,6 +1534,130 @@ def plot_ch07_peers(ds: Dataset, peers: BenchFile) -> bytes | None:
     return data
 
 
+# ---------------------------------------------------------------------------------------------
+# Chapter 8 (grouped GEMM for MoE): its peers (bench/peers_moe.py) beside ch08_grouped_moe.json,
+# case by case, with issue 10's targets as same-run ratios.
+CH08_DIR = "ch08"
+CH08_CHAPTER = 8
+CH08_OURS = {"bal": "ch08_grouped", "skew": "ch08_grouped", "masked": "ch08_grouped",
+             "wgrad": "ch08_wgrad"}
+# kind -> (peer, target ratio or None, label); the first is the figure's DeepGEMM bar, the last
+# its torch bar.
+CH08_PEERS = {
+    "bal": [("deepgemm_contiguous", 1.05, "DeepGEMM contiguous"),
+            ("torch_scaled_grouped_mm", None, "torch `_scaled_grouped_mm` (rowwise)")],
+    "skew": [("deepgemm_contiguous", 1.2, "DeepGEMM contiguous, GEMM alone (padded layout)"),
+             ("deepgemm_contiguous_with_pad", None, "DeepGEMM with its padding step"),
+             ("torch_scaled_grouped_mm", 1.5, "torch `_scaled_grouped_mm` (rowwise)")],
+    "masked": [("deepgemm_masked", 1.05, "DeepGEMM masked (expected_m = 1.2 mean)"),
+               ("deepgemm_masked_exact", None, "DeepGEMM masked (expected_m exact)")],
+    "wgrad": [("deepgemm_kgrouped_wgrad", 1.05, "DeepGEMM k-grouped wgrad"),
+              ("torch_scaled_mm_loop_wgrad", None, "a loop of torch `_scaled_mm` (cuBLASLt)")],
+}
+CH08_KINDS = ["bal", "skew", "masked", "wgrad"]
+
+
+def load_ch08(data_dir: str) -> BenchFile | None:
+    path = os.path.join(data_dir, CH08_DIR, "peers.json")
+    return load_file(path) if os.path.isfile(path) else None
+
+
+def ch08_cases(ds: Dataset) -> tuple[BenchFile | None, list[tuple[str, str, Row]]]:
+    """Chapter 8's own file and its (kind, case, row) of the implementation each kind is timed by."""
+    bf = ds.source.get("ch08_grouped") or ds.source.get("ch08_wgrad")
+    if bf is None:
+        return None, []
+    out = []
+    for r in bf.rows:
+        kind = r.shape.split("_")[0]
+        if kind in CH08_OURS and r.impl == CH08_OURS[kind]:
+            out.append((kind, r.shape, r))
+    out.sort(key=lambda x: (CH08_KINDS.index(x[0]), x[1]))
+    return bf, out
+
+
+def ch08_peers_table(ds: Dataset, peers: BenchFile, data_label: str, ch08_label: str) -> str | None:
+    bf, cases = ch08_cases(ds)
+    if not cases:
+        return None
+    out = ["| case | ours TFLOPS | peer | peer TFLOPS | ours / peer | issue 10's target |",
+           "|---|---:|---|---:|---:|---|"]
+    met = missed = 0
+    for kind, case, row in cases:
+        for peer, target, label in CH08_PEERS[kind]:
+            theirs = peers.find(peer, case)
+            if theirs is None or theirs.tflops <= 0:
+                continue
+            ratio = row.tflops / theirs.tflops
+            verdict = ""
+            if target is not None:
+                ok = ratio >= target
+                met += ok
+                missed += not ok
+                verdict = f"≥ {target:g}: " + ("met" if ok else "**missed**")
+            out.append(f"| `{case}` | {fmt_tf(row.tflops)} | {label} | {fmt_tf(theirs.tflops)} | "
+                       f"{ratio:.3f} | {verdict} |")
+    vers = [f"{k} {ctx_str(peers.context, v)}" for k, v in
+            (("torch", "torch_version"), ("DeepGEMM", "deep_gemm_version")) if ctx_str(peers.context, v)]
+    out.append("")
+    out.append(f"Targets: **{met} met, {missed} missed.** TFLOPS = 2 x (real rows) x N x K / median "
+               f"time (the weight gradient: 2 x N x K x real tokens); padding rows and empty "
+               f"experts count nothing. Both sides timed alike: an L2 flush outside the timed "
+               f"region, a {_num(ctx_str(peers.context, 'delay_us')) or 0:g} µs GPU-side delay before "
+               f"the start event, CUDA events around one call, the median. Ours from "
+               f"`{data_label}/{bf.name}`; the peers"
+               f"{' (' + ', '.join(vers) + ')' if vers else ''} from `{ch08_label}/{peers.name}` "
+               f"(`bench/peers_moe.py`, its context's `method`), in the same GPU session. "
+               f"Measured on {describe_env([bf, peers])}.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
+
+
+def plot_ch08_peers(ds: Dataset, peers: BenchFile) -> bytes | None:
+    bf, cases = ch08_cases(ds)
+    if not cases:
+        return None
+    series = [("ours", "chapter 8 (grouped / k-grouped, no padding)", "#DD8452"),
+              ("deepgemm", "DeepGEMM (contiguous / masked / k-grouped)", "#8172B3"),
+              ("torch", "torch (grouped rowwise / loop of scaled_mm)", "#55A868")]
+    vals = []
+    for kind, case, row in cases:
+        dg = peers.find(CH08_PEERS[kind][0][0], case)
+        torch = peers.find(CH08_PEERS[kind][-1][0], case) if "torch" in CH08_PEERS[kind][-1][0] else None
+        vals.append((case, {"ours": row, "deepgemm": dg, "torch": torch}))
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(max(10.0, 0.8 * len(vals) + 3.0), 6.2))
+    width = 0.8 / len(series)
+    top = 0.0
+    for j, (key, lab, color) in enumerate(series):
+        xs, ys = [], []
+        for i, (_, v) in enumerate(vals):
+            if v[key] is not None:
+                xs.append(i + (j - (len(series) - 1) / 2) * width)
+                ys.append(v[key].tflops)
+                top = max(top, v[key].tflops)
+        ax.bar(xs, ys, width, color=color, label=lab, zorder=3)
+    ax.set_xticks(range(len(vals)))
+    ax.set_xticklabels([c.replace("_n", "\nn").replace("_t", "\nt") for c, _ in vals], fontsize=7)
+    ax.set_ylabel("TFLOPS (real rows only / median time)")
+    ax.set_ylim(0, top * 1.18)
+    ax.grid(axis="y", alpha=0.35, zorder=0)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper right", ncol=3, framealpha=0.95, fontsize=9)
+    files = [bf, peers]
+    delay = _num(ctx_str(peers.context, "delay_us"))
+    method = "L2 flushed" + (f", {delay:g} µs GPU delay" if delay else "") + ", median"
+    commits = uniq(short_commit(ctx_str(f.context, "git_commit")) for f in files)
+    fig.suptitle(f"Chapter 8 against its peers on {gpu_name(files)} ({method}; "
+                 f"commit {', '.join(commits)})", fontsize=12)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    _footnote(fig, files)
+    data = _png_bytes(fig)
+    plt.close(fig)
+    return data
+
+
 def plot_ch07_accuracy(doc: dict) -> bytes | None:
     rows = [r for r in ch07_accuracy_rows(doc) if r["K"] > 0]
     kinds = uniq(r["data"] for r in rows)
@@ -1660,6 +1807,7 @@ def main(argv: list[str] | None = None) -> int:
         files = load_dir(args.data)
         ch06 = load_ch06(args.data, label)
         ch07 = load_ch07(args.data, label)
+        ch08_peers = load_ch08(args.data)
     except DataError as e:
         warn(str(e))
         return 2
@@ -1693,6 +1841,8 @@ def main(argv: list[str] | None = None) -> int:
             elif arg is not None:
                 print(f"no data for  {name} (not drawn)")
         for name, png, present in (
+                ("ch08_peers.png", plot_ch08_peers(ds, ch08_peers) if ch08_peers else None,
+                 ch08_peers is not None),
                 ("ch07_peers.png", plot_ch07_peers(ds, ch07.peers) if ch07.peers else None,
                  ch07.peers is not None),
                 ("ch07_accuracy.png", plot_ch07_accuracy(ch07.accuracy) if ch07.accuracy else None,
@@ -1724,6 +1874,10 @@ def main(argv: list[str] | None = None) -> int:
                     (MARK_ACCURACY, accuracy_table(ch06.accuracy, ch06.label) if ch06.accuracy else None),
                     (MARK_SWEEP, sweep_table(ch06.sweep, ch06.label) if ch06.sweep else None),
                 ]
+            if int(m.group(1)) == CH08_CHAPTER:
+                blocks += [(MARK_PEERS, ch08_peers_table(ds, ch08_peers, label,
+                                                         f"{label}/{CH08_DIR}")
+                            if ch08_peers else None)]
             if int(m.group(1)) == CH07_CHAPTER:
                 main07 = ch07_main(ds)
                 blocks += [
