@@ -40,6 +40,14 @@ int main() {
   } catch (const std::invalid_argument& e) {
     std::printf("refused as it should be: %s\n", e.what());
   }
+  // The grouped (mixture-of-experts) entry point refuses before any GPU work too: no experts.
+  try {
+    fp8gemm::GroupedPlan refused(fp8gemm::GroupedGemm{.groups = 0, .rows = 128, .N = 128, .K = 128});
+    std::printf("FAIL: groups = 0 was accepted\n");
+    return 1;
+  } catch (const std::invalid_argument& e) {
+    std::printf("refused as it should be: %s\n", e.what());
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("no CUDA GPU: the rest needs an NVIDIA Hopper GPU (sm_90a)\n");
