@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "refusal.hpp"
 #include "check_offsets.hpp"
 #include "grouped_gemm.hpp"
 #include "moe_cases.hpp"
@@ -30,16 +31,9 @@ ch08::GroupedGemm good() {
   return g;
 }
 std::string refusal(const ch08::GroupedGemm& g) {
-  try {
-    ch08::Plan p(g);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("OTHER: ") + e.what();
-  }
-  return "accepted";
+  return test::refusal_of([&] { ch08::Plan p(g); });
 }
-bool has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
+using test::has;
 }  // namespace
 
 TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cpu]") {

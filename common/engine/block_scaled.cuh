@@ -123,6 +123,26 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
     }
   }
 
+  /// One partial sum: the 128 K of the stage for the warpgroup's 64-row slab w and columns
+  /// [wn kWaveN, (wn + 1) kWaveN) of the tile, 4 wgmma k32 into a fresh `part`, waited for (the
+  /// promotion reads it next). desc_a / desc_b: the stage's A rows of this warpgroup and B rows.
+  template <int kWaveN>
+  __device__ __forceinline__ static void partial_sum(float (&part)[kWaveN / 2],
+                                                     std::uint64_t desc_a, std::uint64_t desc_b,
+                                                     int w, int wn) {
+    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kSteps; ++ks)
+      ptx::wgmma_m64nNk32_e4m3<kWaveN>(
+          part, ptx::advance_desc(desc_a, std::uint32_t(w * 64 * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
+          ptx::advance_desc(desc_b, std::uint32_t(wn * kWaveN * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
+          ks > 0 ? 1u : 0u);
+    ptx::wgmma_commit_group();
+    ptx::wgmma_wait_group<0>();
+    ptx::wgmma_fence_operands(part);
+  }
+
   template <class TileT>
   __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                   State& st, const Params& p, const TileT& t,
@@ -135,7 +155,6 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
     // lane, so the descriptors derived from it live in uniform registers (one UIADD each)
     // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
     const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
-    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
     constexpr int kWaveN = Cfg::kPromotedWaveN;
     constexpr int kWavesN = Cfg::kBlockN / kWaveN;
     const int offset = (t.n_block * Cfg::kBlockN) % 128;
@@ -174,16 +193,7 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
         const float sa1 = detail::ld_shared_f32(sa_addr + 32u);
 #pragma unroll
         for (int wn = 0; wn < kWavesN; ++wn) {
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int ks = 0; ks < kSteps; ++ks)
-            ptx::wgmma_m64nNk32_e4m3<kWaveN>(
-                part, ptx::advance_desc(desc_a, std::uint32_t(w * 64 * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
-                ptx::advance_desc(desc_b, std::uint32_t(wn * kWaveN * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
-                ks > 0 ? 1u : 0u);
-          ptx::wgmma_commit_group();
-          ptx::wgmma_wait_group<0>();
-          ptx::wgmma_fence_operands(part);
+          partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
           // The stage's last wgmma has read it and its scales are in registers: hand it back
           // to the producer before the last promotion (DeepGEMM does the same).
           if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)

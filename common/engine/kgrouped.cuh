@@ -114,7 +114,6 @@ struct KGroupedMath : PerTensorMath<Cfg> {
                                                   const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
     const int wg = __shfl_sync(0xffffffffu, wg_index, 0);  // uniform: see BlockScaledMath
-    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
     constexpr int kWaveN = Cfg::kPromotedWaveN;
     constexpr int kWavesN = Cfg::kBlockN / kWaveN;
     constexpr int kColPairs = Cfg::kBlockN / 8;  // this thread's column pairs across the tile
@@ -149,16 +148,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
         const float sa1 = detail::ld_shared_f32(sa_addr + 32u);
 #pragma unroll
         for (int wn = 0; wn < kWavesN; ++wn) {
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int ks = 0; ks < kSteps; ++ks)
-            ptx::wgmma_m64nNk32_e4m3<kWaveN>(
-                part, ptx::advance_desc(desc_a, std::uint32_t(w * 64 * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
-                ptx::advance_desc(desc_b, std::uint32_t(wn * kWaveN * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
-                ks > 0 ? 1u : 0u);
-          ptx::wgmma_commit_group();
-          ptx::wgmma_wait_group<0>();
-          ptx::wgmma_fence_operands(part);
+          BlockScaledMath<Cfg>::template partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
           // The stage has been read and its scales are in registers: hand it back before the
           // last promotion.
           if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
