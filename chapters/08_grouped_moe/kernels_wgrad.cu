@@ -19,6 +19,8 @@ const std::vector<KernelInfo>& wgrad_kernels() {
   static const std::vector<KernelInfo> all = {
       wgrad<WgradCfg<128, 128, 6>>(),
       wgrad<WgradCfg<128, 64, 8>>(),
+      wgrad<WgradCfg<128, 160, 5>>(),
+      wgrad<WgradCfg<128, 192, 5>>(),
   };
   return all;
 }

@@ -260,7 +260,14 @@ int main(int argc, char** argv) {
     baseline_ok &= validate(kBaseline, s, ops, [loop](cudaStream_t st) { loop->run(st); },
                             std::to_string(loop->plans.size()) + " chapter-7 calls");
   }
-  // The weight gradients (k-grouped): dB_g = dD_g^T . A_g over each expert's tokens, FP32.
+  // The weight gradients (k-grouped): dB_g = dD_g^T . A_g over each expert's tokens, FP32. With
+  // --kernels=all every weight-gradient kernel too ("ch08_wgrad:<kernel>"); with other --kernels
+  // names, the weight-gradient kernels among them.
+  std::vector<std::string> wgrad_names;
+  for (const auto& k : args.common.kernels)
+    for (const auto& info : ch08::wgrad_kernels())
+      if (k == "all" || k == info.name) wgrad_names.push_back(info.name);
+  if (args.common.kernels.empty()) wgrad_names.push_back("");  // the plan's default
   std::vector<std::unique_ptr<ch08::WgradOperands>> wgrad_operands;
   std::vector<std::unique_ptr<ch08::WeightGradPlan>> wgrad_plans;
   for (const auto& s : args.cases) {
@@ -268,19 +275,24 @@ int main(int argc, char** argv) {
     const ch08::WgradShape ws = wgrad_shape(s);
     wgrad_operands.push_back(std::make_unique<ch08::WgradOperands>(ws, 8500 + std::uint64_t(wgrad_operands.size())));
     const ch08::WgradOperands& ops = *wgrad_operands.back();
-    wgrad_plans.push_back(std::make_unique<ch08::WeightGradPlan>(ops.gemm()));
-    const ch08::WeightGradPlan* p = wgrad_plans.back().get();
-    const auto launch = [p](cudaStream_t st) { p->run(st); };
-    const auto r = ch08::run_and_check_wgrad(ops, launch, 2, seed++);
-    errors["ch08_wgrad/" + ws.name] = r.describe;
-    std::printf("  %-30s %-22s %s  %s  [%s]\n", ws.name.c_str(), "ch08_wgrad", r.ok ? "ok  " : "FAIL",
-                r.describe.c_str(), p->describe().c_str());
-    ours_ok &= r.ok;
-    if (!r.ok) continue;
-    const GemmCost cost = wgrad_cost(ws);
-    benchmark::RegisterBenchmark(("ch08_wgrad/" + ws.name).c_str(),
-                                 [launch, cost](benchmark::State& st) { time_gpu(st, launch, cost); })
-        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    for (const auto& name : wgrad_names) {
+      ch08::WeightGradOptions o;
+      o.kernel = name;
+      const std::string impl = name.empty() ? "ch08_wgrad" : "ch08_wgrad:" + name;
+      wgrad_plans.push_back(std::make_unique<ch08::WeightGradPlan>(ops.gemm(), o));
+      const ch08::WeightGradPlan* p = wgrad_plans.back().get();
+      const auto launch = [p](cudaStream_t st) { p->run(st); };
+      const auto r = ch08::run_and_check_wgrad(ops, launch, 2, seed++);
+      errors[impl + "/" + ws.name] = r.describe;
+      std::printf("  %-30s %-22s %s  %s  [%s]\n", ws.name.c_str(), impl.c_str(), r.ok ? "ok  " : "FAIL",
+                  r.describe.c_str(), p->describe().c_str());
+      ours_ok &= r.ok;
+      if (!r.ok) continue;
+      const GemmCost cost = wgrad_cost(ws);
+      benchmark::RegisterBenchmark((impl + "/" + ws.name).c_str(),
+                                   [launch, cost](benchmark::State& st) { time_gpu(st, launch, cost); })
+          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    }
   }
   if (!ours_ok && args.common.kernels.empty()) {
     std::printf("\nVALIDATION FAILED: not benchmarking a wrong kernel.\n");

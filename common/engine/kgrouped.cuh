@@ -15,9 +15,11 @@
 //
 // Against chapter 7's block-scaled math the promotion differs: the second operand's scales are
 // per row of B, i.e. per column of the tile, not one per 128 x 128 block. So each thread reads the
-// scales of its own accumulator columns (BlockN / 4 of them, from shared memory, once per K block)
+// scales of its own accumulator columns (BlockN / 4 of them per K block) from the stage's side
+// ring as it promotes each 8-column group (holding them all at once spills tiles wider than 128),
 // and the promotion is acc += (sa[row] x sb[col]) x part: a multiply and an FMA per element where
-// chapter 7 needs the FMA only.
+// chapter 7 needs the FMA only. Since the promotion reads the stage, the stage is released after
+// it (chapter 7 releases before its last promotion).
 #pragma once
 
 #include <cstdint>
@@ -116,7 +118,6 @@ struct KGroupedMath : PerTensorMath<Cfg> {
     const int wg = __shfl_sync(0xffffffffu, wg_index, 0);  // uniform: see BlockScaledMath
     constexpr int kWaveN = Cfg::kPromotedWaveN;
     constexpr int kWavesN = Cfg::kBlockN / kWaveN;
-    constexpr int kColPairs = Cfg::kBlockN / 8;  // this thread's column pairs across the tile
     const int warp = int(threadIdx.x / 32) % 4;
     const int lane = int(threadIdx.x % 32);
     // This thread's accumulator rows (r and r + 8 of every 64-row slab) and columns (8 j + c and
@@ -133,14 +134,6 @@ struct KGroupedMath : PerTensorMath<Cfg> {
           desc0, stage_offset + std::uint32_t(wg * Cfg::kRowsPerWG) * Cfg::kBlockK);
       const std::uint64_t desc_b = ptx::advance_desc(desc0, stage_offset + Cfg::kTileABytes);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
-      // The second operand's scales of this thread's columns, for the whole K block.
-      float sb[kColPairs][2];
-#pragma unroll
-      for (int j = 0; j < kColPairs; ++j) {
-        const std::uint32_t a = extra + kSfaStride + std::uint32_t(8 * j) * 4u + col_bytes;
-        sb[j][0] = detail::ld_shared_f32(a);
-        sb[j][1] = detail::ld_shared_f32(a + 4u);
-      }
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {
         const std::uint32_t sa_addr = extra + std::uint32_t(row_in_tile + 64 * w) * 4u;
@@ -149,21 +142,22 @@ struct KGroupedMath : PerTensorMath<Cfg> {
 #pragma unroll
         for (int wn = 0; wn < kWavesN; ++wn) {
           BlockScaledMath<Cfg>::template partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
-          // The stage has been read and its scales are in registers: hand it back before the
-          // last promotion.
-          if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
-            Base::release(ptx::smem_u32(&empty[st.stage]), rank);
 #pragma unroll
           for (int gi = 0; gi < kWaveN / 8; ++gi) {
-            const int j = wn * (kWaveN / 8) + gi;
+            // The second operand's scales of this 8-column group's two columns.
+            const std::uint32_t sb_addr =
+                extra + kSfaStride + std::uint32_t(wn * kWaveN + 8 * gi) * 4u + col_bytes;
+            const float sb0 = detail::ld_shared_f32(sb_addr);
+            const float sb1 = detail::ld_shared_f32(sb_addr + 4u);
             float* a = &acc[w][wn * (kWaveN / 2) + 4 * gi];
-            a[0] = __fmaf_rn(sa0 * sb[j][0], part[4 * gi + 0], a[0]);
-            a[1] = __fmaf_rn(sa0 * sb[j][1], part[4 * gi + 1], a[1]);
-            a[2] = __fmaf_rn(sa1 * sb[j][0], part[4 * gi + 2], a[2]);
-            a[3] = __fmaf_rn(sa1 * sb[j][1], part[4 * gi + 3], a[3]);
+            a[0] = __fmaf_rn(sa0 * sb0, part[4 * gi + 0], a[0]);
+            a[1] = __fmaf_rn(sa0 * sb1, part[4 * gi + 1], a[1]);
+            a[2] = __fmaf_rn(sa1 * sb0, part[4 * gi + 2], a[2]);
+            a[3] = __fmaf_rn(sa1 * sb1, part[4 * gi + 3], a[3]);
           }
         }
       }
+      Base::release(ptx::smem_u32(&empty[st.stage]), rank);  // after the promotion read the scales
       st.advance();
     }
   }
