@@ -1589,6 +1589,7 @@ def ch08_peers_table(ds: Dataset, peers: BenchFile, data_label: str, ch08_label:
             if theirs is None or theirs.tflops <= 0:
                 continue
             ratio = row.tflops / theirs.tflops
+            shown = math.floor(ratio * 1000) / 1000  # truncated: 1.0499 reads 1.049, not 1.050
             verdict = ""
             if target is not None:
                 ok = ratio >= target
@@ -1596,7 +1597,7 @@ def ch08_peers_table(ds: Dataset, peers: BenchFile, data_label: str, ch08_label:
                 missed += not ok
                 verdict = f"≥ {target:g}: " + ("met" if ok else "**missed**")
             out.append(f"| `{case}` | {fmt_tf(row.tflops)} | {label} | {fmt_tf(theirs.tflops)} | "
-                       f"{ratio:.3f} | {verdict} |")
+                       f"{shown:.3f} | {verdict} |")
     vers = [f"{k} {ctx_str(peers.context, v)}" for k, v in
             (("torch", "torch_version"), ("DeepGEMM", "deep_gemm_version")) if ctx_str(peers.context, v)]
     out.append("")
