@@ -1598,8 +1598,37 @@ def ch08_peers_table(ds: Dataset, peers: BenchFile, data_label: str, ch08_label:
                 verdict = f"≥ {target:g}: " + ("met" if ok else "**missed**")
             out.append(f"| `{case}` | {fmt_tf(row.tflops)} | {label} | {fmt_tf(theirs.tflops)} | "
                        f"{shown:.3f} | {verdict} |")
+    # The DeepSeek-V3-like expert layer, summed: both forward GEMMs and both weight gradients of
+    # the skewed groups of T tokens (issue 10's realistic workload), median times added.
+    layer = []
+    for t in sorted({c.split("_t")[1].split("_")[0] for k, c, _ in cases if k == "skew"}, key=int):
+        fwd = [r for k, c, r in cases if k == "skew" and f"_t{t}_" in c]
+        wg = [r for k, c, r in cases if k == "wgrad" and f"_t{t}_" in c]
+        if len(fwd) != 2 or len(wg) != 2 or any(r.median_us is None for r in fwd + wg):
+            continue
+        ours_us = sum(r.median_us for r in fwd + wg)
+        def peer_sum(fwd_impl):
+            rows = [peers.find(fwd_impl, r.shape) for r in fwd] + \
+                   [peers.find("deepgemm_kgrouped_wgrad", r.shape) for r in wg]
+            return None if any(x is None or x.median_us is None for x in rows) else \
+                sum(x.median_us for x in rows)
+        dg, dg_pad = peer_sum("deepgemm_contiguous"), peer_sum("deepgemm_contiguous_with_pad")
+        if dg is None:
+            continue
+        line = (f"{t} tokens: ours {ours_us:.0f} µs; DeepGEMM {dg:.0f} µs with its GEMMs alone "
+                f"(ours {dg / ours_us:.2f}x as fast)")
+        if dg_pad is not None:
+            line += (f", {dg_pad:.0f} µs with its forward padding step (ours {dg_pad / ours_us:.2f}x "
+                     f"as fast)")
+        layer.append(line)
     vers = [f"{k} {ctx_str(peers.context, v)}" for k, v in
             (("torch", "torch_version"), ("DeepGEMM", "deep_gemm_version")) if ctx_str(peers.context, v)]
+    if layer:
+        out.append("")
+        out.append("The expert layer end to end (the skewed groups: both forward GEMMs, gate+up and "
+                   "down, and both weight gradients, median times added; DeepGEMM's weight "
+                   "gradient without its token padding and transposition, ours without our token "
+                   "quantiser): " + "; ".join(layer) + ".")
     out.append("")
     out.append(f"Targets: **{met} met, {missed} missed.** TFLOPS = 2 x (real rows) x N x K / median "
                f"time (the weight gradient: 2 x N x K x real tokens); padding rows and empty "
