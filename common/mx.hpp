@@ -53,6 +53,22 @@ int mx_floor_log2(float x);
 /// finite and gives 0xFF), by the rules above.
 std::uint8_t mx_scale_code(float amax, MxExponentRule rule);
 
+/// mx_scale_code of a bf16 amax given by its bit pattern (the sign bit is ignored), in integer
+/// arithmetic for the GPU quantisers: equal to mx_scale_code(|float(bits)|, rule) for all 2^16
+/// patterns (tests/test_mx_cpu.cpp checks every one). bf16 keeps float's exponent field E and 7
+/// mantissa bits f: floor_ocp gives E - 8 (= floor(log2) - 8 + 127), rceil adds 1 when the
+/// significand 1.f exceeds 1.75 (f > 96 of 128); the lower clamp makes that max(., 0), and bf16
+/// subnormals (E = 0, amax < 2^-126) give 0 under both rules.
+FP8GEMM_HD constexpr std::uint8_t mx_scale_code_bf16(std::uint16_t bits, MxExponentRule rule) {
+  const unsigned a = bits & 0x7FFFu;
+  if (a >= 0x7F80u) return kUe8m0Nan;  // +-Inf or NaN
+  if (a == 0) return 127;              // a zero block: scale 1
+  const int e = int(a >> 7);
+  if (e == 0) return 0;
+  const int code = e - 8 + (rule == MxExponentRule::rceil && (a & 0x7Fu) > 96u ? 1 : 0);
+  return static_cast<std::uint8_t>(code < 0 ? 0 : code);
+}
+
 /// Offset of scale (row, col_block) in the swizzled 128 x 4 tile layout of a scale grid of
 /// rows x col_blocks (col_blocks = cols / 32). The same layout as Mx1x32::block_index (this
 /// calls it): tiles of 128 rows x 4 columns, 512 bytes, row-major tile order; inside a tile

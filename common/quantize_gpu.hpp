@@ -35,6 +35,7 @@
 
 #include <cstdint>
 
+#include "common/mx.hpp"        // MxExponentRule, mx_scale_bytes, the MXFP8 CPU ground truth
 #include "common/quantize.hpp"  // QuantizeOptions, the CPU ground truth
 #include "common/scale_layout.hpp"
 
@@ -123,6 +124,55 @@ void convert_block_scales(const float* src, BlockScaleLayout src_layout, float* 
                           BlockScaleLayout dst_layout, std::int64_t rows, std::int64_t K,
                           cudaStream_t stream = nullptr);
 
+// ============================================ MXFP8 ===============================================
+// Chapter 9's quantisers (OCP MX v1.0 / cuBLAS MXFP8): bf16 -> e4m3 with one UE8M0 scale per 1 x 32
+// block along the row, bit for bit quantize_mx (common/mx.hpp, the CPU ground truth) on the
+// same rows: the scale code by `rule` (floor_ocp: floor(log2 amax) - 8, values past 448
+// saturate; rceil: ceil(log2(amax / 448)), nothing saturates; both clamped to codes 0 .. 254),
+// q = e4m3(x / 2^(code - 127)) (round to nearest even, cvt.rn.satfinite: saturated to +-448);
+// a block of zeros: code 127 and codes 0; a block holding any NaN or +-Inf: code 0xFF and all
+// 32 codes 0x7F; other blocks unaffected. amax is the integer maximum of |x|'s bf16 bits
+// (mx_scale_code_bf16), exact and order-independent.
+// Scales are written in the swizzled layout of tcgen05's block-scaled MMA (mx_scale_offset):
+// tiles of 128 rows x 4 scale columns, 512 bytes each, row-major tile order; the buffer holds
+// mx_scale_bytes(rows, cols / 32) bytes and ALL of them are written: the padding (rows past the
+// last real row up to a multiple of 128, scale columns past cols / 32 up to a multiple of 4) is
+// written 0, as mx_swizzle_scales pads. Each 512-byte tile is written as 32 16-byte stores when
+// the scale pointer is 16-byte aligned (byte stores otherwise). q is not written between K and
+// ldq. Pointers, overlap and the checks before any CUDA call: as for the quantisers above.
+// x is read with 16-byte loads when x is 16-byte aligned and ldx % 8 == 0, q written with 8-byte
+// stores when q is 8-byte aligned and ldq % 8 == 0, q_t with 16-byte stores when q_t is 16-byte
+// aligned and ldq_t % 16 == 0; scalar paths otherwise (never refused for alignment but bf16's 2).
+
+/// Bytes of the swizzled UE8M0 scale buffer of a rows x cols operand in 1 x 32 blocks along cols
+/// (cols a multiple of 32): mx_scale_bytes(rows, cols / 32) = round_up(rows, 128) *
+/// round_up(cols / 32, 4).
+constexpr std::int64_t mx_1x32_scale_bytes(std::int64_t rows, std::int64_t cols) {
+  return mx_scale_bytes(rows, cols / kMxBlock);
+}
+
+/// Activations or weights, 1 x 32 blocks along K.
+/// x:      M x K bf16 (bits), row-major, ldx >= K (elements); K a positive multiple of 32.
+/// q:      M x K e4m3, row-major, ldq >= K.
+/// scales: mx_1x32_scale_bytes(M, K) UE8M0 bytes, the code of block (m, k / 32) at
+///         mx_scale_offset(m, k / 32, M, K / 32); padding written 0 (see above).
+void quantize_mx_1x32(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
+                      std::uint8_t* q, std::int64_t ldq, std::uint8_t* scales, MxExponentRule rule,
+                      cudaStream_t stream = nullptr);
+
+/// Fused MX quantiser for backward passes: one read of x writes
+///   q, scales     exactly as quantize_mx_1x32, and
+///   q_t, scales_t x^T (K x M e4m3, row-major, ldq_t >= M) in 1 x 32 blocks along ITS rows: 32
+///                 consecutive m of one column k of x; the code of (k, m / 32) at
+///                 mx_scale_offset(k, m / 32, K, M / 32), i.e. rows = K and "K" = M:
+///                 mx_1x32_scale_bytes(K, M) bytes, padding written 0.
+/// Both M and K must be positive multiples of 32. Bit for bit quantize_mx(x) and quantize_mx(x^T).
+void quantize_mx_1x32_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                           std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
+                           std::uint8_t* scales, std::uint8_t* q_t, std::int64_t ldq_t,
+                           std::uint8_t* scales_t, MxExponentRule rule,
+                           cudaStream_t stream = nullptr);
+
 /// The host-side argument checks of the functions above, alone (pure C++, no CUDA call): throw
 /// std::invalid_argument exactly as the functions do. For tests and for callers that want to
 /// validate early (a plan).
@@ -143,6 +193,14 @@ void validate_quantize_tokens_transposed_1x128(const std::uint16_t* x, std::int6
                                                std::int64_t t_pad_capacity, const float* scales_t,
                                                GroupScaleLayout layout_t,
                                                const int* padded_offsets);
+void validate_quantize_mx_1x32(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                               std::int64_t ldx, const std::uint8_t* q, std::int64_t ldq,
+                               const std::uint8_t* scales, MxExponentRule rule);
+void validate_quantize_mx_1x32_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
+                                    std::int64_t ldx, const std::uint8_t* q, std::int64_t ldq,
+                                    const std::uint8_t* scales, const std::uint8_t* q_t,
+                                    std::int64_t ldq_t, const std::uint8_t* scales_t,
+                                    MxExponentRule rule);
 void validate_convert_group_scales(const float* src, GroupScaleLayout src_layout,
                                    const float* dst, GroupScaleLayout dst_layout,
                                    std::int64_t rows, std::int64_t K);

@@ -19,8 +19,10 @@
 #include "common/fp8.hpp"
 #include "common/mx.hpp"
 #include "common/quantize.hpp"
+#include "common/quantize_gpu.hpp"
 #include "common/reference.hpp"
 #include "common/scaling.hpp"
+#include "refusal.hpp"
 
 namespace {
 
@@ -467,6 +469,159 @@ TEST_CASE("Bad arguments are refused with std::invalid_argument naming the rule"
   const auto a = quantize_mx(x.data(), 2, 64, MxExponentRule::rceil);
   const auto b = quantize_mx(x.data(), 2, 96, MxExponentRule::rceil);
   CHECK_THROWS_AS(mx_gemm_reference(a, b), std::invalid_argument);
+}
+
+TEST_CASE("mx_scale_code_bf16 equals mx_scale_code on every bf16 bit pattern", "[mx]") {
+  // The GPU quantisers' integer rule against the CPU ground truth: all 2^16 patterns, both rules
+  // (signs, zeros, subnormals, the 1.75 significand boundary of rceil, Inf, every NaN).
+  int differing = 0, checked = 0;
+  for (const MxExponentRule rule : {MxExponentRule::floor_ocp, MxExponentRule::rceil})
+    for (std::uint32_t b = 0; b < 0x10000u; ++b) {
+      const std::uint32_t u = b << 16;
+      float f;
+      std::memcpy(&f, &u, sizeof f);
+      const std::uint8_t want = mx_scale_code(std::fabs(f), rule);
+      const std::uint8_t got = mx_scale_code_bf16(std::uint16_t(b), rule);
+      if (got != want && differing++ < 5)
+        FAIL_CHECK("bits 0x" << std::hex << b << std::dec << " rule " << to_string(rule) << ": got "
+                             << int(got) << ", want " << int(want));
+      ++checked;
+    }
+  CHECK(differing == 0);
+  CHECK(checked == 2 * 65536);
+  // Spot values, so that a shared mistake in both would still show: 1.0 -> 2^-8 (floor_ocp),
+  // 448 -> 2^0 and 449 (bf16 450) -> 2^1 under rceil; 0 -> 127; Inf -> 0xFF.
+  CHECK(mx_scale_code_bf16(0x3F80, MxExponentRule::floor_ocp) == 127 - 8);
+  CHECK(mx_scale_code_bf16(float_to_bf16(448.0f), MxExponentRule::rceil) == 127);
+  CHECK(mx_scale_code_bf16(float_to_bf16(450.0f), MxExponentRule::rceil) == 128);
+  CHECK(mx_scale_code_bf16(float_to_bf16(448.0f), MxExponentRule::floor_ocp) == 127);
+  CHECK(mx_scale_code_bf16(0x8000, MxExponentRule::rceil) == 127);
+  CHECK(mx_scale_code_bf16(0xFF80, MxExponentRule::floor_ocp) == kUe8m0Nan);
+  CHECK(mx_scale_code_bf16(0x0001, MxExponentRule::rceil) == 0);
+}
+
+TEST_CASE("mx_1x32_scale_bytes: whole 128 x 4 tiles", "[mx]") {
+  CHECK(mx_1x32_scale_bytes(1, 32) == 512);
+  CHECK(mx_1x32_scale_bytes(128, 128) == 512);
+  CHECK(mx_1x32_scale_bytes(129, 160) == 256 * 8);
+  CHECK(mx_1x32_scale_bytes(8192, 7168) == 8192 * 224);
+  CHECK(mx_1x32_scale_bytes(200, 96) ==
+        static_cast<std::int64_t>(quantize_mx(std::vector<float>(200 * 96, 1.0f).data(), 200, 96,
+                                              MxExponentRule::rceil)
+                                      .scales.size()));
+}
+
+namespace {
+// Fake, far-apart device addresses: the refusals happen before anything is dereferenced or any
+// CUDA call is made (so these run without a GPU).
+template <class T>
+T* fake(std::uintptr_t a) {
+  return reinterpret_cast<T*>(a);
+}
+struct MxCall {
+  const std::uint16_t* x = fake<const std::uint16_t>(0x100000000000);
+  std::int64_t M = 192, K = 96, ldx = 96;
+  std::uint8_t* q = fake<std::uint8_t>(0x200000000000);
+  std::int64_t ldq = 96;
+  std::uint8_t* scales = fake<std::uint8_t>(0x300000000000);
+  std::uint8_t* q_t = fake<std::uint8_t>(0x400000000000);
+  std::int64_t ldq_t = 192;
+  std::uint8_t* scales_t = fake<std::uint8_t>(0x500000000000);
+  MxExponentRule rule = MxExponentRule::floor_ocp;
+};
+std::string refuse_single(const MxCall& c) {
+  return test::refusal_of([&] {
+    quantize_mx_1x32(c.x, c.M, c.K, c.ldx, c.q, c.ldq, c.scales, c.rule);
+  });
+}
+std::string refuse_dual(const MxCall& c) {
+  return test::refusal_of([&] {
+    quantize_mx_1x32_dual(c.x, c.M, c.K, c.ldx, c.q, c.ldq, c.scales, c.q_t, c.ldq_t, c.scales_t,
+                          c.rule);
+  });
+}
+}  // namespace
+
+TEST_CASE("quantize_mx_1x32 / _dual refuse bad arguments before any CUDA call", "[mx][gpu_args]") {
+  using test::has;
+  struct Bad {
+    const char* what;
+    void (*edit)(MxCall&);
+    const char* message;  // a piece the message must hold
+  };
+  const Bad bads[] = {
+      {"null x", [](MxCall& c) { c.x = nullptr; }, "x is a null pointer"},
+      {"odd x", [](MxCall& c) { c.x = fake<const std::uint16_t>(0x100000000001); },
+       "must be 2-byte aligned (bf16)"},
+      {"null q", [](MxCall& c) { c.q = nullptr; }, "q is a null pointer"},
+      {"null scales", [](MxCall& c) { c.scales = nullptr; }, "scales is a null pointer"},
+      {"M = 0", [](MxCall& c) { c.M = 0; }, "M = 0 must be >= 1"},
+      {"K = 0", [](MxCall& c) { c.K = 0; c.ldx = c.ldq = 96; }, "K = 0 must be >= 1"},
+      {"K = 100", [](MxCall& c) { c.K = 100; c.ldx = c.ldq = 128; },
+       "K = 100 must be a multiple of 32"},
+      {"K = 48", [](MxCall& c) { c.K = 48; }, "K = 48 must be a multiple of 32"},
+      {"ldx < K", [](MxCall& c) { c.ldx = 95; }, "ldx = 95 must be >= K = 96"},
+      {"ldq < K", [](MxCall& c) { c.ldq = 64; }, "ldq = 64 must be >= K = 96"},
+      {"rule", [](MxCall& c) { c.rule = static_cast<MxExponentRule>(7); },
+       "rule = 7 is not an MxExponentRule"},
+      {"q overlaps x", [](MxCall& c) { c.q = fake<std::uint8_t>(0x100000000000 + 64); },
+       "q overlaps x"},
+      {"scales overlaps q", [](MxCall& c) { c.scales = c.q + c.M * 96 - 1; },
+       "q overlaps scales"},
+  };
+  for (const Bad& b : bads) {
+    MxCall c;
+    b.edit(c);
+    INFO(b.what);
+    const std::string single = refuse_single(c), dual = refuse_dual(c);
+    INFO("single: " << single << "\ndual: " << dual);
+    CHECK(has(single, "fp8gemm::quantize_mx_1x32: "));
+    CHECK(has(single, b.message));
+    CHECK(has(dual, "fp8gemm::quantize_mx_1x32_dual: "));
+    CHECK(has(dual, b.message));
+  }
+  // The scale buffer ends exactly at mx_1x32_scale_bytes: the byte after it may be anything.
+  {
+    MxCall c;
+    c.q = c.scales + mx_1x32_scale_bytes(c.M, c.K);
+    CHECK_NOTHROW(validate_quantize_mx_1x32(c.x, c.M, c.K, c.ldx, c.q, c.ldq, c.scales, c.rule));
+    c.q -= 1;
+    CHECK(has(refuse_single(c), "q overlaps scales"));
+  }
+  // Only the dual's own arguments.
+  const Bad dual_bads[] = {
+      {"null q_t", [](MxCall& c) { c.q_t = nullptr; }, "q_t is a null pointer"},
+      {"null scales_t", [](MxCall& c) { c.scales_t = nullptr; }, "scales_t is a null pointer"},
+      {"M = 200", [](MxCall& c) { c.M = 200 + 1; c.ldq_t = 256; },
+       "M = 201 must be a multiple of 32 (x^T"},
+      {"ldq_t < M", [](MxCall& c) { c.M = 192; c.ldq_t = 160; }, "ldq_t = 160 must be >= M = 192"},
+      {"q_t overlaps scales_t",
+       [](MxCall& c) { c.M = 192; c.ldq_t = 192; c.scales_t = c.q_t + 95 * 192 + 191; },
+       "overlaps"},
+      {"scales_t overlaps scales",
+       [](MxCall& c) { c.M = 192; c.ldq_t = 192; c.scales_t = c.scales + 100; },
+       "scales overlaps scales_t"},
+  };
+  for (const Bad& b : dual_bads) {
+    MxCall c;
+    c.M = 192;
+    c.ldq_t = 192;
+    b.edit(c);
+    INFO(b.what);
+    const std::string dual = refuse_dual(c);
+    INFO("dual: " << dual);
+    CHECK(has(dual, "fp8gemm::quantize_mx_1x32_dual: "));
+    CHECK(has(dual, b.message));
+  }
+  // M = 200 is fine for the single quantiser (only the dual needs M % 32 == 0), and valid
+  // arguments pass validation (the tests above are not refusing everything).
+  MxCall ok;
+  CHECK_NOTHROW(validate_quantize_mx_1x32(ok.x, 200, 96, 96, ok.q, 96, ok.scales, ok.rule));
+  CHECK_NOTHROW(validate_quantize_mx_1x32_dual(ok.x, 192, 96, 100, ok.q, 97, ok.scales, ok.q_t,
+                                               192, ok.scales_t, MxExponentRule::rceil));
+  CHECK_THROWS_AS(validate_quantize_mx_1x32_dual(ok.x, 200, 96, 96, ok.q, 96, ok.scales, ok.q_t,
+                                                 200, ok.scales_t, ok.rule),
+                  std::invalid_argument);
 }
 
 // ================================== the block-scaled MMA model ==================================

@@ -1,6 +1,6 @@
-// Private to the quantiser kernels (common/src/quantize_gpu.cu, common/src/quantize_grouped_gpu.cu;
-// not installed): the host-side argument checks they share and the device primitives their
-// kernels are built from. Public API and numerics: common/quantize_gpu.hpp.
+// Private to the quantiser kernels (common/src/quantize_gpu.cu, common/src/quantize_grouped_gpu.cu,
+// common/src/quantize_mx_gpu.cu; not installed): the host-side argument checks they share and the
+// device primitives their kernels are built from. Public API and numerics: common/quantize_gpu.hpp.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -226,6 +226,22 @@ __device__ __forceinline__ void column_codes(const unsigned (&wv)[32], int half,
   }
 }
 
+/// Stores the 32 codes of out (4 to a word, the first in the low byte) at dst[0 .. 32): only
+/// those whose column m0 + i is below M; two 16-byte stores when Vec (dst 16-byte aligned) and
+/// all 32 are inside.
+template <bool Vec>
+__device__ __forceinline__ void store32(std::uint8_t* dst, std::int64_t m0, std::int64_t M,
+                                        const unsigned (&out)[8]) {
+  if (Vec && m0 + 32 <= M) {
+    reinterpret_cast<uint4*>(dst)[0] = make_uint4(out[0], out[1], out[2], out[3]);
+    reinterpret_cast<uint4*>(dst)[1] = make_uint4(out[4], out[5], out[6], out[7]);
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 32; ++i)
+    if (m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
+}
+
 // --------------------------------------------------------------- 128 x 128 tiles, CTAs of 256 ----
 // The quantisers that work on 128 x 128 tiles of x (quantize_128x128, the dual, the token
 // quantiser) share a thread map: thread t = 16 rr + cc holds the 8-element chunk cc (columns
@@ -244,6 +260,20 @@ __device__ __forceinline__ void load_tile_rows(const std::uint16_t* x, std::int6
     const std::int64_t r = first_row + rr + 16 * it;
     v[it] = r < end_row ? load8<Vec>(x + r * ld, c, K) : make_uint4(0, 0, 0, 0);
   }
+}
+
+/// Reads word column p (columns 2p, 2p + 1) of rows h * 32 .. h * 32 + 31 of a 128 x 64-word
+/// shared-memory tile into wv (a warp reads 32 consecutive words of a row: conflict-free);
+/// returns the per-half maximum of |x| bits over those 32 rows.
+__device__ __forceinline__ unsigned load_tile_column(const unsigned (&tile)[128 * 64], int p,
+                                                     int h, unsigned (&wv)[32]) {
+  unsigned m2 = 0;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    wv[i] = tile[(h * 32 + i) * 64 + p];
+    m2 = __vmaxu2(m2, wv[i] & kAbsMask2);
+  }
+  return m2;
 }
 
 /// The transposing half of the dual and token quantisers: the CTA's 128 x 128 bf16 tile of x is
@@ -269,12 +299,7 @@ __device__ __forceinline__ void quantize_tile_columns(
     const GroupScaleLayout& layout_t, bool pow2) {
   const int t = threadIdx.x, p = t & 63, h = t >> 6;
   unsigned wv[32];
-  unsigned m2 = 0;
-#pragma unroll
-  for (int i = 0; i < 32; ++i) {
-    wv[i] = tile[(h * 32 + i) * 64 + p];
-    m2 = __vmaxu2(m2, wv[i] & kAbsMask2);
-  }
+  unsigned m2 = load_tile_column(tile, p, h, wv);
   col_max[h][p] = m2;
   __syncthreads();
   m2 = __vmaxu2(__vmaxu2(col_max[0][p], col_max[1][p]), __vmaxu2(col_max[2][p], col_max[3][p]));
@@ -301,15 +326,7 @@ __device__ __forceinline__ void quantize_tile_columns(
       column_codes<false>(wv, half, d, out);
     }
     const std::int64_t m0 = tm * 128 + h * 32;
-    std::uint8_t* dst = q_t + k * ldq_t + m0;
-    if (VecT && m0 + 32 <= M) {
-      reinterpret_cast<uint4*>(dst)[0] = make_uint4(out[0], out[1], out[2], out[3]);
-      reinterpret_cast<uint4*>(dst)[1] = make_uint4(out[4], out[5], out[6], out[7]);
-    } else {
-#pragma unroll
-      for (int i = 0; i < 32; ++i)
-        if (m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
-    }
+    store32<VecT>(q_t + k * ldq_t + m0, m0, M, out);
     // A tile past the padded tokens has scale 0.0f (its codes are zeros already).
     if (h == 0) scales_t[layout_t.offset(k, tm)] = Tokens && valid_rows == 0 ? 0.0f : scale;
     zero_group_padding(scales_t, layout_t, K, mt, k, tm, h, 4);
