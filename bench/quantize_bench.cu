@@ -10,6 +10,8 @@
 //                       2 T C read + C cap written + 4 C ceil(cap/128) scales, cap =
 //                       max_padded_tokens(T, G): the call writes every column up to the capacity
 //                       (T_pad real and padded columns, zeros after), so all of them are counted.
+//   quantize_mx_1x32    M K (2 + 1)              + round_up(M, 128) round_up(K / 32, 4) UE8M0 bytes
+//   quantize_mx_1x32_dual M K (2 + 1 + 1)        + the scale bytes of x and of x^T (padded tiles)
 //   copy_d2d            cudaMemcpyAsync of B / 2 bytes for an operation of B bytes: it reads
 //                       B / 2 and writes B / 2, so both sides move the same bytes.
 // Inputs are >= 64 MB of bf16 (well beyond the 60 MB L2, and flushed anyway).
@@ -31,6 +33,10 @@
 // and 8 elements per lane, ran at 49 % / 73 % / 30 %: the kernels were instruction-bound, not
 // memory-bound, until the division's reciprocal was hoisted out of the element loop.
 //
+// quantize_mx_1x32 / _dual (prediction, 2027-03, before any run): the 128 x 128 tile kernel's loads
+// and arithmetic per element (one Markstein division by 2^e, half a cvt), scales in whole 512-byte
+// tiles (16-byte stores): about quantize_128x128's 87 % of the copy; the dual about
+// quantize_1x128_dual's 50 % (the same shared-memory round trip, one barrier fewer per tile).
 // Output: quantize_bench.json (or --benchmark_out=...), Google Benchmark JSON with the harness's
 // context (GPU, clocks, driver, commit); counters GB/s, median_us and pct_of_copy.
 #include <cuda_runtime.h>
@@ -72,7 +78,7 @@ __global__ void fill_bf16_kernel(std::uint16_t* x, std::uint64_t n, std::uint64_
   }
 }
 
-enum class Op { q1x128, q1x128_kmajor, q1x128_pow2, q128x128, dual, tokens };
+enum class Op { q1x128, q1x128_kmajor, q1x128_pow2, q128x128, dual, tokens, mx, mx_dual };
 const char* op_name(Op op) {
   switch (op) {
     case Op::q1x128: return "quantize_1x128";
@@ -81,6 +87,8 @@ const char* op_name(Op op) {
     case Op::q128x128: return "quantize_128x128";
     case Op::dual: return "quantize_1x128_dual";
     case Op::tokens: return "quantize_tokens_transposed_1x128";
+    case Op::mx: return "quantize_mx_1x32";
+    case Op::mx_dual: return "quantize_mx_1x32_dual";
   }
   return "?";
 }
@@ -94,6 +102,8 @@ double op_bytes(Op op, std::int64_t R, std::int64_t K) {
     case Op::tokens: return 2 * e + double(K) * double(cap) + 4.0 * double(K * ceil_div(cap, 128));
     case Op::q128x128: return 3 * e + 4.0 * double(ceil_div(R, 128) * ceil_div(K, 128));
     case Op::dual: return 4 * e + 4.0 * double(R * ceil_div(K, 128) + K * ceil_div(R, 128));
+    case Op::mx: return 3 * e + double(mx_1x32_scale_bytes(R, K));
+    case Op::mx_dual: return 4 * e + double(mx_1x32_scale_bytes(R, K) + mx_1x32_scale_bytes(K, R));
     default: return 3 * e + 4.0 * double(R * ceil_div(K, 128));
   }
 }
@@ -167,6 +177,7 @@ void bench_op(benchmark::State& state, Op op, std::int64_t R, std::int64_t K) {
     std::function<void(cudaStream_t)> launch;
     DeviceBuffer<std::uint8_t> qt;
     DeviceBuffer<float> s, st;
+    DeviceBuffer<std::uint8_t> s8, st8;  // UE8M0 scales of the MX quantisers
     DeviceBuffer<int> offs;
     const QuantizeOptions opt{op == Op::q1x128_pow2};
     if (op == Op::q128x128) {
@@ -191,6 +202,20 @@ void bench_op(benchmark::State& state, Op op, std::int64_t R, std::int64_t K) {
       launch = [&, cap, Lt](cudaStream_t st_) {
         quantize_tokens_transposed_1x128(x.data(), R, K, K, offs.data(), kTokenExperts, qt.data(),
                                          cap, cap, st.data(), Lt, nullptr, opt, st_);
+      };
+    } else if (op == Op::mx || op == Op::mx_dual) {
+      // floor_ocp (the rules cost the same: a few integer operations per 32-element block).
+      s8 = DeviceBuffer<std::uint8_t>(std::size_t(mx_1x32_scale_bytes(R, K)));
+      if (op == Op::mx_dual) {
+        qt = DeviceBuffer<std::uint8_t>(std::size_t(R * K));
+        st8 = DeviceBuffer<std::uint8_t>(std::size_t(mx_1x32_scale_bytes(K, R)));
+      }
+      launch = [&, op](cudaStream_t st_) {
+        if (op == Op::mx)
+          quantize_mx_1x32(x.data(), R, K, K, q.data(), K, s8.data(), MxExponentRule::floor_ocp, st_);
+        else
+          quantize_mx_1x32_dual(x.data(), R, K, K, q.data(), K, s8.data(), qt.data(), R, st8.data(),
+                                MxExponentRule::floor_ocp, st_);
       };
     } else if (op == Op::dual) {
       const auto L = GroupScaleLayout::mn_major_tma_aligned(R);
@@ -224,8 +249,8 @@ void bench_op(benchmark::State& state, Op op, std::int64_t R, std::int64_t K) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::printf("fp8gemm quantisers (DeepSeek-V3 1x128 / 128x128 / dual / expert tokens) vs a D2D "
-              "copy of the same bytes\n");
+  std::printf("fp8gemm quantisers (DeepSeek-V3 1x128 / 128x128 / dual / expert tokens, MXFP8 1x32 "
+              "/ dual) vs a D2D copy of the same bytes\n");
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: this benchmark needs an NVIDIA Hopper GPU (sm_90a).\n");
     return 2;
@@ -243,6 +268,8 @@ int main(int argc, char** argv) {
       {Op::q128x128, 7168, 16384},     {Op::q128x128, 16384, 7168},
       {Op::dual, 8192, 7168},          {Op::dual, 4096, 16384},
       {Op::tokens, 65536, 7168},       {Op::tokens, 65536, 4096},  // 940 MB and 537 MB of bf16
+      {Op::mx, 8192, 7168},            {Op::mx, 4096, 16384},
+      {Op::mx_dual, 8192, 7168},       {Op::mx_dual, 4096, 16384},
   };
   for (const auto& it : items) {
     const std::string shape = shape_name(it.R, it.K);
