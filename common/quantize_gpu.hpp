@@ -1,7 +1,8 @@
 // GPU quantisers of the DeepSeek-V3 recipe (chapter 7): bf16 activations to e4m3 with 1 x 128
 // group scales, bf16 weights to e4m3 with 128 x 128 block scales, the fused "dual" variant of
 // backward passes (x and x^T in one read), the expert-token variant of chapter 8's weight
-// gradient (x^T padded per expert), and converters between scale layouts.
+// gradient (x^T padded per expert), converters between scale layouts, and chapter 9's MXFP8
+// quantisers (1 x 32 blocks, UE8M0 scales in the swizzled 128 x 4 tile layout; "MXFP8" below).
 //
 // Numerics: bit for bit those of the CPU ground truth in common/quantize.hpp
 // (quantize_1x128_cpu, quantize_128x128_cpu, quantize_1x128_dual_cpu,
