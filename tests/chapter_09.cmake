@@ -39,3 +39,14 @@ if(TARGET fp8gemm_ch09)
                       ABSENT LDL STL)
   endif()
 endif()
+
+# Chapter 9's Hopper half (the MXFP8 recipe on the engine, sm_90a): GPU tests (not yet run) and
+# the ptxas verdict on its kernels.
+if(TARGET fp8gemm_ch09_hopper)
+  fp8gemm_test(test_chapter_09_hopper LABEL gpu SOURCES test_chapter_09_hopper.cu
+               LIBS fp8gemm_ch09_hopper)
+  fp8gemm_test(test_chapter_09_hopper_args LABEL cpu SOURCES test_chapter_09_hopper_args.cpp
+               LIBS fp8gemm_ch09_hopper)
+endif()
+fp8gemm_ptxas_test(ptxas_chapter_09_hopper DIR ${PROJECT_SOURCE_DIR}/chapters/09_blackwell_mxfp8
+                   SOURCES ${PROJECT_SOURCE_DIR}/chapters/09_blackwell_mxfp8/kernels_hopper.cu)

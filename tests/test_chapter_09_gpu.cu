@@ -15,49 +15,16 @@
 #include "common/cuda.hpp"
 #include "mx_emulate.hpp"
 #include "mx_gemm.hpp"
+#include "mx_run.hpp"
 
 using namespace fp8gemm;
 using namespace fp8gemm::ch09;
 
 namespace {
-
-double bf16_to_double(std::uint16_t b) {
-  const std::uint32_t u = std::uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-/// Runs the kernel on o (ldd = N + pad) and returns D as doubles (M x N).
+/// The Blackwell plan on o (ldd = N + pad), D as doubles.
 std::vector<double> run_gpu(const MxOperands& o, std::int64_t ldd_pad = 0) {
-  DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
-  const std::int64_t ldd = o.N + ldd_pad;
-  DeviceBuffer<std::uint16_t> d(std::size_t(o.M * ldd));
-  poison_bf16(d.data(), d.size());
-  MxGemm g;
-  g.M = o.M;
-  g.N = o.N;
-  g.K = o.K;
-  g.A = a.data();
-  g.B = b.data();
-  g.scale_a = sa.data();
-  g.scale_a_bytes = std::int64_t(o.sa.size());
-  g.scale_b = sb.data();
-  g.scale_b_bytes = std::int64_t(o.sb.size());
-  g.D = d.data();
-  g.ldd = ldd;
-  Plan plan(g);
-  plan.run(nullptr);
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<std::uint16_t> host(d.size());
-  FP8GEMM_CUDA_CHECK(cudaMemcpy(host.data(), d.data(), d.size() * 2, cudaMemcpyDeviceToHost));
-  std::vector<double> out(std::size_t(o.M * o.N));
-  for (std::int64_t m = 0; m < o.M; ++m)
-    for (std::int64_t n = 0; n < o.N; ++n)
-      out[std::size_t(m * o.N + n)] = bf16_to_double(host[std::size_t(m * ldd + n)]);
-  return out;
+  return test::run_mx<Plan>(o, ldd_pad);
 }
-
 }  // namespace
 
 TEST_CASE("ch09 sm100 MXFP8 GEMM matches the float64 reference", "[ch09][gpu]") {

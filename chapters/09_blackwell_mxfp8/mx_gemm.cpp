@@ -24,7 +24,9 @@ constexpr const char* kWho = "fp8gemm::ch09_blackwell_mxfp8";
   throw std::invalid_argument(std::string(kWho) + ": " + what);
 }
 
-GemmArgs to_args(const MxGemm& g) {
+}  // namespace
+
+GemmArgs gemm_args(const MxGemm& g) {
   // Mx1x32 scale counts are bytes (scale_count returns bytes).
   GemmArgs a{.M = g.M, .N = g.N, .K = g.K, .A = g.A, .lda = g.lda, .B = g.B, .ldb = g.ldb,
              .D = g.D, .ldd = g.ldd, .scale_a = g.scale_a, .scale_b = g.scale_b,
@@ -37,7 +39,6 @@ GemmArgs to_args(const MxGemm& g) {
   return a;
 }
 
-}  // namespace
 
 std::int64_t scale_bytes(std::int64_t rows, std::int64_t K) { return Mx1x32(rows, K).size(); }
 
@@ -70,7 +71,7 @@ void validate(const MxGemm& in) {
   const MxGemm g = with_defaults(in);
   // The generic rules (dimensions, K % 32 with its reason, pointers, alignment, leading
   // dimensions, scale sizes from the Mx1x32 layout, D overlapping an input).
-  validate_gemm(to_args(g), requirements());
+  validate_gemm(gemm_args(g), requirements());
 }
 
 LaunchConfig launch_config(std::int64_t M, std::int64_t N, std::int64_t K, int num_sms,
@@ -134,7 +135,7 @@ Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>())
   require_sm100_device();  // std::runtime_error on anything but an sm_100 GPU
   Impl& I = *impl_;
   I.gemm = g;
-  const GemmArgs args = to_args(g);
+  const GemmArgs args = gemm_args(g);
   check_gemm_pointers(args, requirements());
   int dev = 0, sms = 0;
   FP8GEMM_CUDA_CHECK(cudaGetDevice(&dev));

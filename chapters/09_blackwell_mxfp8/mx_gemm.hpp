@@ -54,6 +54,10 @@ std::int64_t scale_bytes(std::int64_t rows, std::int64_t K);
 /// size is given, at least scale_bytes(M or N, K) bytes.
 GemmRequirements requirements();
 
+/// The call as the generic validation sees it (scale recipes Mx1x32, their extents from the
+/// layout); the Hopper plan (hopper_mx.hpp) hands it to the engine.
+GemmArgs gemm_args(const MxGemm& gemm);
+
 /// The call with packed leading dimensions filled in.
 MxGemm with_defaults(const MxGemm& gemm);
 

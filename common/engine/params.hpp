@@ -132,4 +132,14 @@ struct KGroupedParams : GemmParams {
   int skip_empty = 0;            ///< accumulating: empty groups' dB_g left untouched
 };
 
+/// Chapter 9's MXFP8 GEMM on Hopper (common/engine/mx_scaled.cuh): the per-tensor block plus the
+/// two UE8M0 scale tensors in the Mx1x32 layout (common/mx.hpp: 128-row x 4-block tiles of 512
+/// bytes, tiles row-major, padded to whole tiles), read a tile per stage by bulk copy.
+struct MxParams : GemmParams {
+  const std::uint8_t* sfa = nullptr;  ///< A's scales: ceil(M/128) x sf_tiles_k tiles
+  const std::uint8_t* sfb = nullptr;  ///< B's scales: sf_tiles_n x sf_tiles_k tiles
+  int sf_tiles_k = 0;                 ///< ceil(K / 128): tiles per row of tiles
+  int sf_tiles_n = 0;                 ///< ceil(N / 128)
+};
+
 }  // namespace fp8gemm::engine

@@ -34,6 +34,18 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t smem_dst, const CUtens
       : "memory");
 }
 
+/// Copies `bytes` contiguous bytes global -> shared (the non-tensor bulk copy, PTX ISA 8.0
+/// §9.7.9.25.4.1 "cp.async.bulk") and completes them on the mbarrier `bar`. Both addresses
+/// 16-byte aligned, `bytes` a multiple of 16. One thread issues it; the barrier must expect the
+/// bytes. Chapter 9's Hopper MXFP8 kernel loads its 512-byte scale tiles with it.
+__device__ __forceinline__ void bulk_load(std::uint32_t smem_dst, const void* src,
+                                          std::uint32_t bytes, std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(smem_dst), "l"(reinterpret_cast<std::uint64_t>(src)), "r"(bytes), "r"(bar)
+      : "memory");
+}
+
 /// The multicast form (.multicast::cluster): the box lands at the same shared-memory offset
 /// `smem_dst` in every CTA of the cluster whose bit is set in `cta_mask`, and each of them gets
 /// the box's bytes completed on its own mbarrier at offset `bar`. Each destination CTA's barrier

@@ -1,0 +1,46 @@
+// Chapter 9's Hopper half: the MXFP8 recipe on the H200 (sm_90a), on the chapter-6 engine
+// (common/engine/mx_scaled.cuh: a fresh tensor-core partial sum per 32-K MX block, promoted into
+// FP32 with the product of the block scales). The same call as the Blackwell kernel (MxGemm,
+// mx_gemm.hpp: A [M, K] and B [N, K] e4m3, UE8M0 scales in the Mx1x32 layout, K a multiple of
+// 32, bf16 D), so a model quantised for Blackwell runs here unchanged.
+// NOT YET RUN ON A GPU (written at the end of a session whose device time was spent).
+//
+//   fp8gemm::ch09::HopperPlan plan(gemm);   // validate, prepare the kernel, tensor maps: once
+//   plan.run(stream);                       // launch only
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/engine/plan.hpp"
+#include "mx_gemm.hpp"
+
+namespace fp8gemm::ch09 {
+
+struct HopperOptions {
+  std::string kernel;  ///< by name (hopper_kernels()); "" = TMA-store kernel where D allows it
+};
+
+/// Every compiled Hopper MXFP8 kernel.
+const std::vector<engine::KernelInfo>& hopper_kernels();
+
+class HopperPlan {
+ public:
+  /// Throws std::invalid_argument (bad call, before any GPU work; the rules of mx_gemm.hpp) or
+  /// std::runtime_error (CUDA failure, a GPU without sm_90a).
+  explicit HopperPlan(const MxGemm& gemm, const HopperOptions& options = {});
+  ~HopperPlan();
+  HopperPlan(const HopperPlan&) = delete;
+  HopperPlan& operator=(const HopperPlan&) = delete;
+  void run(cudaStream_t stream) const;
+  std::string describe() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fp8gemm::ch09

@@ -1,0 +1,174 @@
+// Chapter 9's Hopper half: the MXFP8 recipe (OCP Microscaling, e4m3 in blocks of 32 along K, one
+// UE8M0 scale per block) as a math policy of the engine.
+//
+//   D (M x N, bf16) = sum over 32-wide K blocks j of 2^(ea[m, j] - 127) 2^(eb[n, j] - 127)
+//                                                    (A[m, block j] . B[n, block j])
+//   A  [M, K] e4m3 row-major, B [N, K] e4m3 row-major, K a multiple of 32
+//   scale_a, scale_b  UE8M0 codes in the Mx1x32 layout (common/mx.hpp): 128-row x 4-block tiles
+//                     of 512 bytes, tiles row-major, padded to whole tiles; inside a tile the code
+//                     of (row r, block c) is at (r % 32) 16 + (r / 32) 4 + c
+//
+// Hopper's tensor cores know nothing of scales, so every wgmma k32 step is one MX block: a fresh
+// tensor-core partial sum per 32 K, promoted into the FP32 totals with the product of its row's
+// and its column's block scales, acc += (sa[row] x sb[col]) x part — four promotions per 128-K
+// stage where chapter 7 has one, and with a scale per column (chapter 7: per 128 columns). A
+// stage's four MX blocks are one column of scale tiles, so the producer brings them with the
+// operands: one 512-byte tile of A's scales (the tile's rows lie in one 128-row scale tile) and
+// one per 128 columns of B's, by bulk copy into the side ring. Each thread reads the four codes
+// of one of its rows (or columns) with one 32-bit load: they are consecutive bytes.
+// Per stage and 64-row slab, the four k32 wgmma of a wave of columns go into four partial sums
+// issued back to back and waited for once, so the tensor cores see the same groups of four as in
+// chapter 7; the promotion then reads the scales from shared memory, so the stage is released
+// after it.
+// NOT YET RUN ON A GPU (written at the end of the session whose device time was spent).
+#pragma once
+
+#include <cstdint>
+
+#include "common/engine/config.cuh"
+#include "common/engine/kernel.cuh"
+#include "common/engine/params.hpp"
+
+namespace fp8gemm::engine {
+
+namespace detail {
+__device__ __forceinline__ std::uint32_t ld_shared_u32(std::uint32_t addr) {
+  std::uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+/// A UE8M0 code as the float 2^(code - 127): code 0 is 2^-127 (a subnormal float), 255 is NaN.
+__device__ __forceinline__ float ue8m0_to_float(std::uint32_t code) {
+  return code == 0u ? __int_as_float(0x00400000) : code == 255u ? __int_as_float(0x7fc00000)
+                                                                 : __int_as_float(int(code << 23));
+}
+/// Offset of (row, block 0) inside a 512-byte Mx1x32 scale tile; blocks 1..3 follow it.
+__device__ __forceinline__ std::uint32_t mx_tile_row_offset(int row_in_tile) {
+  return std::uint32_t((row_in_tile % 32) * 16 + (row_in_tile / 32) * 4);
+}
+}  // namespace detail
+
+template <class Cfg>
+struct MxScaledMath : PerTensorMath<Cfg> {
+  static_assert(Cfg::kAccumulation == Accumulation::promoted,
+                "MXFP8 scales change every 32 K: every k32 step is promoted");
+  static_assert(Cfg::kClusterSize == 1, "MXFP8 kernels: no clusters yet");
+  static_assert(Cfg::kBlockM == 64 || Cfg::kBlockM == 128,
+                "a tile's rows must lie in one 128-row scale tile");
+  static_assert(Cfg::kBlockN % 128 == 0 || 128 % Cfg::kBlockN == 0,
+                "a tile's columns must cover whole 128-row scale tiles of B, or lie in one");
+  using Base = PerTensorMath<Cfg>;
+  using State = PipelineState<Cfg::kStages>;
+  using Params = MxParams;
+
+  static constexpr std::uint32_t kScaleTileBytes = 512;
+  static constexpr int kSfbTiles = Cfg::kBlockN >= 128 ? Cfg::kBlockN / 128 : 1;
+  static constexpr std::uint32_t kExtraTxBytes = kScaleTileBytes * std::uint32_t(1 + kSfbTiles);
+  static constexpr std::uint32_t kExtraStageBytes = kExtraTxBytes;  // a multiple of 128
+  static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
+  static constexpr int kBlocksPerStage = Cfg::kBlockK / Cfg::kWgmmaK;  // 4 MX blocks of 32
+  /// Columns per wave: four partial sums of a wave live beside the totals.
+  static constexpr int mx_wave_n() {
+    for (int w = Cfg::kBlockN; w >= 8; w -= 8)
+      if (Cfg::kBlockN % w == 0 &&
+          Cfg::kAccumulators + kBlocksPerStage * (w / 2) <= Cfg::kConsumerRegs - 40)
+        return w;
+    return 8;
+  }
+  static constexpr int kWaveN = mx_wave_n();
+  static constexpr int kWavesN = Cfg::kBlockN / kWaveN;
+
+  /// The stage's scale tiles: A's for the tile's rows, B's for its columns (a tile past B's last
+  /// one, when BlockN reaches beyond N, loads the last again: its columns are never stored).
+  __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
+                                                       std::uint32_t bar, const Tile& t, int kb) {
+    const std::int64_t tm = (std::int64_t(t.m_block) * Cfg::kBlockM) / 128;
+    ptx::bulk_load(extra, p.sfa + (tm * p.sf_tiles_k + kb) * kScaleTileBytes, kScaleTileBytes, bar);
+    const int tn0 = int((std::int64_t(t.n_block) * Cfg::kBlockN) / 128);
+#pragma unroll
+    for (int i = 0; i < kSfbTiles; ++i) {
+      const int tn = tn0 + i < p.sf_tiles_n ? tn0 + i : p.sf_tiles_n - 1;
+      ptx::bulk_load(extra + kScaleTileBytes * std::uint32_t(1 + i),
+                     p.sfb + (std::int64_t(tn) * p.sf_tiles_k + kb) * kScaleTileBytes,
+                     kScaleTileBytes, bar);
+    }
+  }
+
+  /// The scales were applied in the main loop.
+  __device__ __forceinline__ static IdentityOutputScale output_scale(const Params&) { return {}; }
+
+  __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                  State& st, const Params& p, const Tile& t,
+                                                  std::uint32_t ring, std::uint32_t side,
+                                                  const std::uint64_t* full,
+                                                  const std::uint64_t* empty, int wg_index,
+                                                  std::uint32_t rank) {
+    const int wg = __shfl_sync(0xffffffffu, wg_index, 0);  // uniform (block_scaled.cuh)
+    const int warp = int(threadIdx.x / 32) % 4;
+    const int lane = int(threadIdx.x % 32);
+    // This thread's rows r and r + 8 of every 64-row slab, and its columns 8 j + 2 (lane % 4) and
+    // the next of every 8-column group j (the wgmma D fragment); where they sit in the scale tiles.
+    const int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
+    const int a_row0 = (t.m_block * Cfg::kBlockM) % 128;  // the tile's first row in its scale tile
+    const int b_col0 = Cfg::kBlockN >= 128 ? 0 : (t.n_block * Cfg::kBlockN) % 128;
+    const int col_in_group = 2 * (lane % 4);
+    Base::zero(acc);
+    float part[kBlocksPerStage][kWaveN / 2];
+    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+      const std::uint32_t stage_offset = std::uint32_t(st.stage) * kStageStride;
+      const std::uint64_t desc_a = ptx::advance_desc(
+          desc0, stage_offset + std::uint32_t(wg * Cfg::kRowsPerWG) * Cfg::kBlockK);
+      const std::uint64_t desc_b = ptx::advance_desc(desc0, stage_offset + Cfg::kTileABytes);
+      const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
+#pragma unroll
+      for (int w = 0; w < Cfg::kWavesM; ++w) {
+        // The four block codes of rows r and r + 8, one 32-bit load each.
+        const int r = a_row0 + row_in_tile + 64 * w;
+        const std::uint32_t ca0 = detail::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
+        const std::uint32_t ca1 = detail::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
+#pragma unroll
+        for (int wn = 0; wn < kWavesN; ++wn) {
+          // Four MX blocks, four fresh partial sums, one wait.
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int ks = 0; ks < kBlocksPerStage; ++ks)
+            ptx::wgmma_m64nNk32_e4m3<kWaveN>(
+                part[ks], ptx::advance_desc(desc_a, std::uint32_t(w * 64 * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
+                ptx::advance_desc(desc_b, std::uint32_t(wn * kWaveN * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
+                0u);
+          ptx::wgmma_commit_group();
+          ptx::wgmma_wait_group<0>();
+#pragma unroll
+          for (int ks = 0; ks < kBlocksPerStage; ++ks) ptx::wgmma_fence_operands(part[ks]);
+#pragma unroll
+          for (int gi = 0; gi < kWaveN / 8; ++gi) {
+            // The four block codes of this group's two columns (rows of B).
+            const int c = b_col0 + wn * kWaveN + 8 * gi + col_in_group;
+            const std::uint32_t tile_b = extra + kScaleTileBytes * std::uint32_t(1 + c / 128);
+            const std::uint32_t cb0 = detail::ld_shared_u32(tile_b + detail::mx_tile_row_offset(c % 128));
+            const std::uint32_t cb1 =
+                detail::ld_shared_u32(tile_b + detail::mx_tile_row_offset((c + 1) % 128));
+            float* a = &acc[w][wn * (kWaveN / 2) + 4 * gi];
+#pragma unroll
+            for (int ks = 0; ks < kBlocksPerStage; ++ks) {
+              const float sa0 = detail::ue8m0_to_float((ca0 >> (8 * ks)) & 0xFFu);
+              const float sa1 = detail::ue8m0_to_float((ca1 >> (8 * ks)) & 0xFFu);
+              const float sb0 = detail::ue8m0_to_float((cb0 >> (8 * ks)) & 0xFFu);
+              const float sb1 = detail::ue8m0_to_float((cb1 >> (8 * ks)) & 0xFFu);
+              a[0] = __fmaf_rn(sa0 * sb0, part[ks][4 * gi + 0], a[0]);
+              a[1] = __fmaf_rn(sa0 * sb1, part[ks][4 * gi + 1], a[1]);
+              a[2] = __fmaf_rn(sa1 * sb0, part[ks][4 * gi + 2], a[2]);
+              a[3] = __fmaf_rn(sa1 * sb1, part[ks][4 * gi + 3], a[3]);
+            }
+          }
+        }
+      }
+      Base::release(ptx::smem_u32(&empty[st.stage]), rank);  // after the promotion read the scales
+      st.advance();
+    }
+  }
+};
+
+}  // namespace fp8gemm::engine

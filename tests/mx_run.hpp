@@ -1,0 +1,56 @@
+// Chapter 9's GPU tests: one MXFP8 call (MxGemm, mx_gemm.hpp) of either plan — the Blackwell
+// kernel's (ch09::Plan) or the Hopper one's (ch09::HopperPlan) — on host operands, D poisoned
+// first, returned as doubles.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "common/cuda.hpp"
+#include "mx_emulate.hpp"
+#include "mx_gemm.hpp"
+
+namespace fp8gemm::ch09::test {
+
+inline double bf16_to_double(std::uint16_t b) {
+  const std::uint32_t u = std::uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+/// Runs PlanT(gemm, options) on o with ldd = N + ldd_pad and returns D (M x N) as doubles.
+template <class PlanT, class... Options>
+std::vector<double> run_mx(const MxOperands& o, std::int64_t ldd_pad, const Options&... options) {
+  DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
+  const std::int64_t ldd = o.N + ldd_pad;
+  DeviceBuffer<std::uint16_t> d(std::size_t(o.M * ldd));
+  poison_bf16(d.data(), d.size());
+  MxGemm g;
+  g.M = o.M;
+  g.N = o.N;
+  g.K = o.K;
+  g.A = a.data();
+  g.B = b.data();
+  g.scale_a = sa.data();
+  g.scale_a_bytes = std::int64_t(o.sa.size());
+  g.scale_b = sb.data();
+  g.scale_b_bytes = std::int64_t(o.sb.size());
+  g.D = d.data();
+  g.ldd = ldd;
+  PlanT plan(g, options...);
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::uint16_t> host(d.size());
+  FP8GEMM_CUDA_CHECK(cudaMemcpy(host.data(), d.data(), d.size() * 2, cudaMemcpyDeviceToHost));
+  std::vector<double> out(std::size_t(o.M * o.N));
+  for (std::int64_t m = 0; m < o.M; ++m)
+    for (std::int64_t n = 0; n < o.N; ++n)
+      out[std::size_t(m * o.N + n)] = bf16_to_double(host[std::size_t(m * ldd + n)]);
+  return out;
+}
+
+}  // namespace fp8gemm::ch09::test

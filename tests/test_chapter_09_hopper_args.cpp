@@ -1,0 +1,62 @@
+// CPU tests of chapter 9's Hopper MXFP8 plan: bad calls are refused with std::invalid_argument
+// naming the Hopper entry point and the argument, before any CUDA call.
+#include <cstdint>
+#include <string>
+
+#include "catch.hpp"
+#include "hopper_mx.hpp"
+#include "refusal.hpp"
+
+using namespace fp8gemm;
+using namespace fp8gemm::ch09;
+using test::has;
+
+namespace {
+MxGemm good() {
+  MxGemm g;
+  g.M = 256;
+  g.N = 384;
+  g.K = 512;
+  g.A = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000000));
+  g.B = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x20000000));
+  g.scale_a = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x30000000));
+  g.scale_b = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x40000000));
+  g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000000));
+  return g;
+}
+std::string refusal(const MxGemm& g, const HopperOptions& o = {}) {
+  return fp8gemm::test::refusal_of([&] { HopperPlan p(g, o); });
+}
+}  // namespace
+
+TEST_CASE("ch09 Hopper: bad calls are refused before any CUDA call", "[ch09][hopper][cpu]") {
+  auto g = good();
+  g.K = 48;
+  CHECK(has(refusal(g), "fp8gemm::ch09_hopper_mxfp8"));
+  CHECK(has(refusal(g), "K = 48 must be a multiple of 32"));
+  g = good();
+  g.scale_a = nullptr;
+  CHECK(has(refusal(g), "scale_a is a null pointer"));
+  g = good();
+  g.scale_b_bytes = 100;  // Mx1x32 of 384 x 512: 3 x 4 tiles of 512 bytes
+  CHECK(has(refusal(g), "scale_b"));
+  g = good();
+  g.A = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000008));
+  CHECK(has(refusal(g), "A"));
+  CHECK(has(refusal(g), "aligned"));
+  HopperOptions o;
+  o.kernel = "no_such_kernel";
+  CHECK(has(refusal(good(), o), "no_such_kernel"));
+}
+
+TEST_CASE("ch09 Hopper: the compiled kernels", "[ch09][hopper][cpu]") {
+  int tma = 0, reg = 0;
+  for (const auto& k : hopper_kernels()) {
+    CHECK(k.cluster_size() == 1);
+    CHECK(k.accumulation == engine::Accumulation::promoted);
+    tma += k.epilogue == engine::EpilogueKind::tma_store;
+    reg += k.epilogue == engine::EpilogueKind::registers;
+  }
+  CHECK(tma >= 1);  // the default where D allows a TMA store
+  CHECK(reg >= 1);  // and a kernel for any D
+}
