@@ -17,6 +17,7 @@
 
 #include "common/fp8.hpp"
 #include "common/scaling.hpp"
+#include "mx_gemm.hpp"
 #include "sm100_config.hpp"
 
 namespace fp8gemm::ch09 {
@@ -57,11 +58,34 @@ inline MxOperands random_operands(std::int64_t M, std::int64_t N, std::int64_t K
   return o;
 }
 
-/// D = sum_kb 2^(sa - 127) 2^(sb - 127) A_blk . B_blk in double, from the definition.
-inline std::vector<double> reference_f64(const MxOperands& o) {
+/// The call on device copies of o's operands (packed A and B, D with leading dimension ldd; 0:
+/// N), the scale sizes given so that the plan checks them.
+inline MxGemm mx_call(const MxOperands& o, const std::uint8_t* A, const std::uint8_t* B,
+                      const std::uint8_t* scale_a, const std::uint8_t* scale_b, void* D,
+                      std::int64_t ldd = 0) {
+  MxGemm g;
+  g.M = o.M;
+  g.N = o.N;
+  g.K = o.K;
+  g.A = A;
+  g.B = B;
+  g.scale_a = scale_a;
+  g.scale_a_bytes = std::int64_t(o.sa.size());
+  g.scale_b = scale_b;
+  g.scale_b_bytes = std::int64_t(o.sb.size());
+  g.D = D;
+  g.ldd = ldd;
+  return g;
+}
+
+/// Rows `rows` of D = sum_kb 2^(sa - 127) 2^(sb - 127) A_blk . B_blk in double, from the
+/// definition: rows.size() x N.
+inline std::vector<double> reference_f64_rows(const MxOperands& o,
+                                              const std::vector<std::int64_t>& rows) {
   const Mx1x32 la(o.M, o.K), lb(o.N, o.K);
-  std::vector<double> d(std::size_t(o.M * o.N), 0.0);
-  for (std::int64_t m = 0; m < o.M; ++m)
+  std::vector<double> d(rows.size() * std::size_t(o.N), 0.0);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::int64_t m = rows[i];
     for (std::int64_t n = 0; n < o.N; ++n) {
       double acc = 0;
       for (std::int64_t k = 0; k < o.K; ++k)
@@ -69,9 +93,17 @@ inline std::vector<double> reference_f64(const MxOperands& o) {
                double(ue8m0_decode(o.sa[std::size_t(la.index(m, k))])) *
                double(e4m3_decode(o.B[std::size_t(n * o.K + k)])) *
                double(ue8m0_decode(o.sb[std::size_t(lb.index(n, k))]));
-      d[std::size_t(m * o.N + n)] = acc;
+      d[i * std::size_t(o.N) + std::size_t(n)] = acc;
     }
+  }
   return d;
+}
+
+/// All of D (M x N), as reference_f64_rows over every row.
+inline std::vector<double> reference_f64(const MxOperands& o) {
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(o.M));
+  for (std::int64_t m = 0; m < o.M; ++m) rows[std::size_t(m)] = m;
+  return reference_f64_rows(o, rows);
 }
 
 namespace emulate_detail {

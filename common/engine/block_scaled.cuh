@@ -181,10 +181,7 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
       for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
       if (kb + 1 < p.k_blocks) load_sfb(sb_next, p, sfb, nb0, kb + 1);
       ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
-      const std::uint32_t stage_offset = std::uint32_t(st.stage) * kStageStride;
-      const std::uint64_t desc_a = ptx::advance_desc(
-          desc0, stage_offset + std::uint32_t(wg * Cfg::kRowsPerWG) * Cfg::kBlockK);
-      const std::uint64_t desc_b = ptx::advance_desc(desc0, stage_offset + Cfg::kTileABytes);
+      const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * side_stage_bytes<TileT>();
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {

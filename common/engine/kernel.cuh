@@ -107,6 +107,17 @@ struct PerTensorMath {
     }
   }
 
+  /// The matrix descriptors of ring stage `stage` for warpgroup `wg`: A at its first row, B at
+  /// row 0, by addition from desc0 (the descriptor of the ring's start; promoted main loops).
+  struct StageDescs {
+    std::uint64_t a, b;
+  };
+  __device__ __forceinline__ static StageDescs stage_descs(std::uint64_t desc0, int stage, int wg) {
+    const std::uint32_t stage_offset = std::uint32_t(stage) * Cfg::kStageBytes;
+    return {ptx::advance_desc(desc0, stage_offset + std::uint32_t(wg * Cfg::kRowsPerWG) * Cfg::kBlockK),
+            ptx::advance_desc(desc0, stage_offset + Cfg::kTileABytes)};
+  }
+
   /// Descriptor of the 64-row A slab `wave` of this warpgroup at k step `ks` in stage `stage`.
   __device__ __forceinline__ static std::uint64_t desc_a(std::uint32_t stage_base, int wg,
                                                          int wave, int ks) {

@@ -129,10 +129,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
     for (int i = 0; i < t.kb_count; ++i) {
       ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
-      const std::uint32_t stage_offset = std::uint32_t(st.stage) * kStageStride;
-      const std::uint64_t desc_a = ptx::advance_desc(
-          desc0, stage_offset + std::uint32_t(wg * Cfg::kRowsPerWG) * Cfg::kBlockK);
-      const std::uint64_t desc_b = ptx::advance_desc(desc0, stage_offset + Cfg::kTileABytes);
+      const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {
