@@ -110,6 +110,13 @@ run() {  # run <label> <command...>: logs everything, counts the result
   fi
   # The closing table of a chapter executable goes into the summary too.
   sed -n '/^implementation /,$p' "$OUTDIR/current.log" >>"$SUMMARY"
+  # A binary built before its last commit carries another commit (or "-dirty") in its JSON than
+  # commit.txt says: say so, the numbers must not be attributed to the wrong commit.
+  local own
+  own=$(sed -n 's/^commit: //p' "$OUTDIR/current.log" | head -n 1)
+  if [ -n "$own" ] && [ "$own" != "$BUILT_FROM" ]; then
+    say "WARN  $label: the binary says commit $own, $BIN/commit.txt says $BUILT_FROM (build after committing)"
+  fi
   rm -f "$OUTDIR/current.log"
   return 0
 }
