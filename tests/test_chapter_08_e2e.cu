@@ -57,29 +57,33 @@ std::vector<std::uint16_t> transpose(const std::uint16_t* x, std::int64_t rows, 
   return t;
 }
 
-/// An e4m3 [rows, K] operand with 1 x 128 scales (layout), dequantised, rows r0 .. r0 + n - 1.
+/// Rows r0 .. r0 + n - 1 of an e4m3 [rows, K] operand, dequantised: code times scale_of(row, k).
+template <class ScaleOf>
+std::vector<double> dequant(const std::vector<std::uint8_t>& q, std::int64_t K, std::int64_t r0,
+                            std::int64_t n, ScaleOf scale_of) {
+  std::vector<double> v(std::size_t(n * K));
+  for (std::int64_t r = 0; r < n; ++r)
+    for (std::int64_t k = 0; k < K; ++k)
+      v[std::size_t(r * K + k)] =
+          double(e4m3_decode(q[std::size_t((r0 + r) * K + k)])) * double(scale_of(r0 + r, k));
+  return v;
+}
+/// ... with 1 x 128 scales (GroupScaleLayout).
 std::vector<double> dequant_1x128(const std::vector<std::uint8_t>& q, const std::vector<float>& s,
                                   const GroupScaleLayout& l, std::int64_t K, std::int64_t r0,
                                   std::int64_t n) {
-  std::vector<double> v(std::size_t(n * K));
-  for (std::int64_t r = 0; r < n; ++r)
-    for (std::int64_t k = 0; k < K; ++k)
-      v[std::size_t(r * K + k)] = double(e4m3_decode(q[std::size_t((r0 + r) * K + k)])) *
-                                  double(s[std::size_t(l.offset(r0 + r, k / 128))]);
-  return v;
+  return dequant(q, K, r0, n, [&](std::int64_t r, std::int64_t k) {
+    return s[std::size_t(l.offset(r, k / 128))];
+  });
 }
-
-/// An e4m3 [rows, K] operand with 128 x 128 scales, dequantised, rows r0 .. r0 + n - 1 (r0 a
-/// multiple of 128 here: each expert's rows start a block).
+/// ... with 128 x 128 scales (BlockScaleLayout; r0 a multiple of 128 here: each expert's rows
+/// start a block).
 std::vector<double> dequant_128x128(const std::vector<std::uint8_t>& q, const std::vector<float>& s,
                                     const BlockScaleLayout& l, std::int64_t K, std::int64_t r0,
                                     std::int64_t n) {
-  std::vector<double> v(std::size_t(n * K));
-  for (std::int64_t r = 0; r < n; ++r)
-    for (std::int64_t k = 0; k < K; ++k)
-      v[std::size_t(r * K + k)] = double(e4m3_decode(q[std::size_t((r0 + r) * K + k)])) *
-                                  double(s[std::size_t(l.offset((r0 + r) / 128, k / 128))]);
-  return v;
+  return dequant(q, K, r0, n, [&](std::int64_t r, std::int64_t k) {
+    return s[std::size_t(l.offset(r / 128, k / 128))];
+  });
 }
 
 /// Relative Frobenius error of `got` (rows x cols, float or bf16 as float) against `ref`.
