@@ -145,19 +145,10 @@ TEST_CASE("ch08 end to end: forward, dgrad and wgrad of an expert layer from bf1
   poison_bf16(y.data(), y.size());
   poison_bf16(dxo.data(), dxo.size());
   FP8GEMM_CUDA_CHECK(cudaMemset(dw.data(), 0xFF, dw.size() * 4));
-  ch08::GroupedGemm fwd;
-  fwd.groups = G;
-  fwd.rows = T;
-  fwd.N = N;
-  fwd.K = K;
-  fwd.offsets = doff.data();
-  fwd.A = xq.data();
-  fwd.B = wq.data();
-  fwd.scale_a = xs.data();
-  fwd.scale_a_layout = lx;
-  fwd.scale_b = ws.data();
-  fwd.scale_b_layout = lw;
-  fwd.D = y.data();
+  const ch08::GroupedGemm fwd{.groups = G, .rows = T, .N = N, .K = K, .offsets = doff.data(),
+                              .A = xq.data(), .B = wq.data(), .scale_a = xs.data(),
+                              .scale_a_layout = lx, .scale_b = ws.data(), .scale_b_layout = lw,
+                              .D = y.data()};
   ch08::Plan(fwd).run(nullptr);
   ch08::GroupedGemm dgrad = fwd;  // dX = dY . W: reduction over N, output K columns
   dgrad.N = K;
@@ -169,17 +160,10 @@ TEST_CASE("ch08 end to end: forward, dgrad and wgrad of an expert layer from bf1
   dgrad.scale_b_layout = lwt;
   dgrad.D = dxo.data();
   ch08::Plan(dgrad).run(nullptr);
-  ch08::WeightGradGemm wg;
-  wg.groups = G;
-  wg.N = N;
-  wg.K = K;
-  wg.token_capacity = cap;
-  wg.offsets = doff.data();
-  wg.dD_t = dyt.data();
-  wg.scale_dD_t = dyts.data();
-  wg.A_t = xt.data();
-  wg.scale_A_t = xts.data();
-  wg.dB = dw.data();
+  const ch08::WeightGradGemm wg{.groups = G, .N = N, .K = K, .token_capacity = cap,
+                                .offsets = doff.data(), .dD_t = dyt.data(),
+                                .scale_dD_t = dyts.data(), .A_t = xt.data(),
+                                .scale_A_t = xts.data(), .dB = dw.data()};
   ch08::WeightGradPlan(wg).run(nullptr);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> y_got, dx_got;

@@ -140,11 +140,7 @@ const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int
 
 struct Plan::Impl {
   /// The engine's part of the plan (A, B, D maps, schedule, grid) and the launch.
-  struct Engine : engine::EnginePlan {
-    engine::BlockScaledParams params{};
-    using engine::EnginePlan::EnginePlan;
-    void run(cudaStream_t stream) const override { launch(&params, stream); }
-  };
+  using Engine = engine::PolicyPlan<engine::BlockScaledParams>;
   BlockScaledGemm gemm;
   std::unique_ptr<Engine> plan;
   DeviceBuffer<float> sfa_workspace;  // empty unless converting
@@ -200,8 +196,7 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
     prepare_convert_group_scales();
   }
   // B's scales are read by the consumers with plain loads: any ld >= ceil(K / 128) as it is.
-  engine::BlockScaledParams& p = I.plan->params;
-  static_cast<engine::GemmParams&>(p) = I.plan->engine::EnginePlan::params();
+  engine::BlockScaledParams& p = I.plan->policy_params();
   p.map_sfa = make_tensor_map_2d(sfa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, std::uint64_t(k_groups),
                                  std::uint64_t(g.M), std::uint64_t(I.sfa_layout.ld), 1,
                                  std::uint32_t(k.block_m), CU_TENSOR_MAP_SWIZZLE_NONE);

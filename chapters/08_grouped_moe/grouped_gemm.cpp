@@ -39,11 +39,7 @@ GemmRequirements requirements() {
 }
 
 struct Plan::Impl {
-  struct Engine : engine::EnginePlan {
-    engine::GroupedParams params{};
-    using engine::EnginePlan::EnginePlan;
-    void run(cudaStream_t stream) const override { launch(&params, stream); }
-  };
+  using Engine = engine::PolicyPlan<engine::GroupedParams>;
   std::unique_ptr<Engine> plan;
 
   // Checking mode: the description and its rule bound (total rows or M_max), and the device
@@ -137,8 +133,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
                             std::size_t(g.layout == Layout::contiguous ? g.groups + 1 : g.groups) * 4,
                             kWho, g.layout == Layout::contiguous ? "offsets" : "masked_m");
 
-  engine::GroupedParams& p = impl_->plan->params;
-  static_cast<engine::GemmParams&>(p) = impl_->plan->engine::EnginePlan::params();
+  engine::GroupedParams& p = impl_->plan->policy_params();
   p.map_b = make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N * g.groups),
                                std::uint64_t(g.K), std::uint64_t(g.ldb), std::uint32_t(k.block_n),
                                128, CU_TENSOR_MAP_SWIZZLE_128B);

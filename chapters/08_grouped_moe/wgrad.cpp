@@ -33,11 +33,7 @@ void check_scale_layout(const GroupScaleLayout& l, std::int64_t rows, std::int64
 }  // namespace
 
 struct WeightGradPlan::Impl {
-  struct Engine : engine::EnginePlan {
-    engine::KGroupedParams params{};
-    using engine::EnginePlan::EnginePlan;
-    void run(cudaStream_t stream) const override { launch(&params, stream); }
-  };
+  using Engine = engine::PolicyPlan<engine::KGroupedParams>;
   std::unique_ptr<Engine> plan;
 };
 
@@ -90,8 +86,7 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   require_device_accessible(g.dB, std::size_t(((g.N * g.groups - 1) * g.lddb + g.K) * 4), kWho, "dB");
   require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
 
-  engine::KGroupedParams& p = impl_->plan->params;
-  static_cast<engine::GemmParams&>(p) = impl_->plan->engine::EnginePlan::params();
+  engine::KGroupedParams& p = impl_->plan->policy_params();
   const std::int64_t token_blocks = ceil_div(g.token_capacity, 128);
   p.map_sfa = make_tensor_map_2d(g.scale_dD_t, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
                                  std::uint64_t(token_blocks), std::uint64_t(g.N),

@@ -28,11 +28,7 @@ const engine::KernelInfo& default_kernel(bool tma_store_ok) {
 }  // namespace
 
 struct HopperPlan::Impl {
-  struct Engine : engine::EnginePlan {
-    engine::MxParams params{};
-    using engine::EnginePlan::EnginePlan;
-    void run(cudaStream_t stream) const override { launch(&params, stream); }
-  };
+  using Engine = engine::PolicyPlan<engine::MxParams>;
   std::unique_ptr<Engine> plan;
 };
 
@@ -45,8 +41,7 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
                                     ? default_kernel(engine::tma_store_compatible(args))
                                     : engine::find_kernel(hopper_kernels(), o.kernel, kWho);
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
-  engine::MxParams& p = impl_->plan->params;
-  static_cast<engine::GemmParams&>(p) = impl_->plan->engine::EnginePlan::params();
+  engine::MxParams& p = impl_->plan->policy_params();
   p.sfa = g.scale_a;
   p.sfb = g.scale_b;
   p.sf_tiles_k = int(ceil_div(g.K, 128));

@@ -96,4 +96,24 @@ class EnginePlan {
   std::string who_;
 };
 
+/// An EnginePlan whose kernel takes a math policy's own parameter block P (derived from
+/// GemmParams: chapter 7's BlockScaledParams, chapter 8's GroupedParams / KGroupedParams, chapter
+/// 9's MxParams). The plan's GemmParams are copied into it on construction; the chapter's plan
+/// fills the rest through policy_params(); run() launches the kernel with it.
+template <class P>
+class PolicyPlan : public EnginePlan {
+ public:
+  PolicyPlan(const KernelInfo& kernel, const GemmArgs& args, const GemmRequirements& req,
+             int max_sms = 0, RasterOptions raster = {}, bool persistent = true,
+             std::int64_t work_tiles = 0)
+      : EnginePlan(kernel, args, req, max_sms, raster, persistent, work_tiles) {
+    static_cast<GemmParams&>(policy_params_) = EnginePlan::params();
+  }
+  P& policy_params() { return policy_params_; }
+  void run(cudaStream_t stream) const override { launch(&policy_params_, stream); }
+
+ private:
+  P policy_params_{};
+};
+
 }  // namespace fp8gemm::engine
