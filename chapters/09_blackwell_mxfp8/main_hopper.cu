@@ -1,15 +1,20 @@
-// Chapter 9's Hopper executable: the MXFP8 GEMM on the engine (hopper_mx.hpp), validated against
-// the float64 definition on sampled rows, then timed beside chapter 7's block-scaled kernel
-// (1 x 128 / 128 x 128 scales) and cuBLASLt block-scaled on the same shapes, in one process, by
-// common/bench.hpp's method (the summary's baseline: chapter 7). Issue 11's target: >= 0.7x
-// chapter 7 at 8192^3 and over the M = 4096 DeepSeek shapes (the promotion work is 4x chapter 7's).
-// Written at the end of a session without device time: NOT YET RUN.
+// Chapter 9's Hopper executable: the MXFP8 GEMM on the engine (hopper_mx.hpp),
+// validated against the float64 definition on sampled rows, then timed beside
+// chapter 7's block-scaled kernel (1 x 128 / 128 x 128 scales) and cuBLASLt
+// block-scaled on the same shapes, in one process, by common/bench.hpp's method
+// (the summary's baseline: chapter 7). Issue 11's target: >= 0.7x chapter 7 at
+// 8192^3 and over the M = 4096 DeepSeek shapes (the promotion work is 4x
+// chapter 7's). Written at the end of a session without device time: NOT YET
+// RUN.
 //
-//   ch09_hopper_mxfp8 [--no-bench] [--sizes=...] [--shapes=MxNxK,...] [--json=PATH]
-//                     [Google Benchmark flags]
-// Default shapes: 8192^3 and the M = 4096 DeepSeek-V3 shapes (K a multiple of 32 in all).
-// MXFP8 operands: random e4m3 codes and UE8M0 exponents 127 +- 6 (mx_emulate.hpp), the same kind
-// of data chapter 7's operands are (random values, power-of-two-spread scales), not the same data.
+//   ch09_hopper_mxfp8 [--no-bench] [--sizes=...] [--shapes=MxNxK,...]
+//   [--json=PATH]
+//                     [--kernels=a,b|all]   (time these Hopper kernels too,
+//                     each validated first) [Google Benchmark flags]
+// Default shapes: 8192^3 and the M = 4096 DeepSeek-V3 shapes (K a multiple of
+// 32 in all). MXFP8 operands: random e4m3 codes and UE8M0 exponents 127 +- 6
+// (mx_emulate.hpp), the same kind of data chapter 7's operands are (random
+// values, power-of-two-spread scales), not the same data.
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -32,117 +37,169 @@ using namespace fp8gemm;
 
 namespace {
 
-/// The MXFP8 operands of one shape on the device, and the plan over them.
+/// The MXFP8 operands of one shape on the device, and a plan over them per
+/// kernel asked for ("" is the plan's default).
 struct MxCall {
   ch09::MxOperands host;
   DeviceBuffer<std::uint8_t> A, B, sa, sb;
   DeviceBuffer<std::uint16_t> D;
-  std::unique_ptr<ch09::HopperPlan> plan;
-  MxCall(const Shape& s, std::uint64_t seed)
-      : host(ch09::random_operands(s.M, s.N, s.K, seed)), A(host.A), B(host.B), sa(host.sa),
-        sb(host.sb), D(std::size_t(s.M * s.N)) {
-    const ch09::MxGemm g = ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D.data());
-    plan = std::make_unique<ch09::HopperPlan>(g);
+  std::vector<std::unique_ptr<ch09::HopperPlan>> plans;
+  MxCall(const Shape &s, std::uint64_t seed,
+         const std::vector<std::string> &kernels)
+      : host(ch09::random_operands(s.M, s.N, s.K, seed)), A(host.A), B(host.B),
+        sa(host.sa), sb(host.sb), D(std::size_t(s.M * s.N)) {
+    const ch09::MxGemm g =
+        ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D.data());
+    for (const auto &k : kernels)
+      plans.push_back(
+          std::make_unique<ch09::HopperPlan>(g, ch09::HopperOptions{k}));
   }
-  /// D poisoned, one run, `rows` sampled rows (first and last among them) against the float64
-  /// definition: the relative Frobenius error over them, every entry finite.
-  std::string check(std::int64_t rows, std::uint64_t seed, bool& ok) {
+  /// D poisoned, one run of plan i, `rows` sampled rows (first and last among
+  /// them) against the float64 definition: the relative Frobenius error over
+  /// them, every entry finite.
+  std::string check(std::size_t i, std::int64_t rows, std::uint64_t seed,
+                    bool &ok) {
     poison_bf16(D.data(), D.size());
-    plan->run(nullptr);
+    plans[i]->run(nullptr);
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
     const auto picked = sample_rows(host.M, std::min(rows, host.M), seed);
     const auto ref = ch09::reference_f64_rows(host, picked);
     const auto all = D.download();
     std::vector<std::uint16_t> got;
     for (std::int64_t m : picked)
-      got.insert(got.end(), all.begin() + m * host.N, all.begin() + (m + 1) * host.N);
-    const ErrorStats e = compare_bf16(got.data(), ref.data(), std::int64_t(ref.size()));
+      got.insert(got.end(), all.begin() + m * host.N,
+                 all.begin() + (m + 1) * host.N);
+    const ErrorStats e =
+        compare_bf16(got.data(), ref.data(), std::int64_t(ref.size()));
     ok = e.ok(per_tensor_tolerance(host.K));
     char buf[160];
-    std::snprintf(buf, sizeof buf, "rel %.2e, %lld rows, %lld non-finite", e.rel_frobenius,
-                  static_cast<long long>(picked.size()), static_cast<long long>(e.non_finite));
+    std::snprintf(buf, sizeof buf, "rel %.2e, %lld rows, %lld non-finite",
+                  e.rel_frobenius, static_cast<long long>(picked.size()),
+                  static_cast<long long>(e.non_finite));
     return buf;
   }
 };
 
-}  // namespace
+/// The name a plan is timed under: the default plan is "ch09_hopper_mx", a
+/// chosen kernel "ch09_hopper_mx:<kernel>".
+std::string impl_name(const std::string &kernel) {
+  return kernel.empty() ? "ch09_hopper_mx" : "ch09_hopper_mx:" + kernel;
+}
 
-int main(int argc, char** argv) {
-  std::printf("Chapter 9, Hopper half: MXFP8 (e4m3, UE8M0 scale per 1 x 32) on the engine, a "
+} // namespace
+
+int main(int argc, char **argv) {
+  std::printf("Chapter 9, Hopper half: MXFP8 (e4m3, UE8M0 scale per 1 x 32) on "
+              "the engine, a "
               "promotion per 32 K\n");
   if (cuda_device_count() == 0) {
-    std::printf("No CUDA GPU found: ch09_hopper_mxfp8 was built, but running it needs an NVIDIA "
+    std::printf("No CUDA GPU found: ch09_hopper_mxfp8 was built, but running "
+                "it needs an NVIDIA "
                 "Hopper GPU (sm_90a).\n");
     return 2;
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
-  const ChapterArgs args = parse_chapter_args(argc, argv, {8192}, "ch09_hopper_mxfp8.json");
+  const ChapterArgs args =
+      parse_chapter_args(argc, argv, {8192}, "ch09_hopper_mxfp8.json");
   std::vector<Shape> shapes;
-  for (const auto& s : args.shapes())  // the squares and the M = 4096 DeepSeek shapes
-    if (args.sizes_given || !args.custom.empty() || s.M == s.N || s.M == 4096) shapes.push_back(s);
+  for (const auto &s :
+       args.shapes()) // the squares and the M = 4096 DeepSeek shapes
+    if (args.sizes_given || !args.custom.empty() || s.M == s.N || s.M == 4096)
+      shapes.push_back(s);
 
+  // --kernels=a,b (or all): these Hopper kernels besides the plan's default.
+  std::vector<std::string> kernels{""};
+  for (const auto &k : args.kernels) {
+    if (k != "all") {
+      kernels.push_back(k);
+      continue;
+    }
+    for (const auto &info : ch09::hopper_kernels())
+      kernels.push_back(info.name);
+  }
   std::map<std::string, std::string> errors;
   std::vector<std::unique_ptr<MxCall>> mx;
   std::vector<std::unique_ptr<ch07::DeviceOperands>> bs_ops;
   std::vector<std::unique_ptr<ch07::Plan>> bs_plans;
   bool ok = true;
   std::uint64_t seed = 9100;
-  std::printf("\nvalidation against float64 (8 sampled rows; tolerance 2^-8 + 2.5e-7 K):\n");
-  for (const auto& s : shapes) {
+  std::printf("\nvalidation against float64 (8 sampled rows; tolerance 2^-8 + "
+              "2.5e-7 K):\n");
+  for (const auto &s : shapes) {
     if (s.K % 32 != 0) {
-      std::printf("  %-20s skipped: K is not a multiple of 32 (MXFP8 blocks)\n", s.name().c_str());
+      std::printf("  %-20s skipped: K is not a multiple of 32 (MXFP8 blocks)\n",
+                  s.name().c_str());
       continue;
     }
-    mx.push_back(std::make_unique<MxCall>(s, seed++));
-    bool mx_ok = false;
-    const std::string d = mx.back()->check(8, seed++, mx_ok);
-    errors["ch09_hopper_mx/" + s.name()] = d;
-    std::printf("  %-20s ch09_hopper_mx     %s  %s  [%s]\n", s.name().c_str(), mx_ok ? "ok  " : "FAIL",
-                d.c_str(), mx.back()->plan->describe().c_str());
-    ok &= mx_ok;
-    bs_ops.push_back(std::make_unique<ch07::DeviceOperands>(s.M, s.N, s.K, seed++));
+    mx.push_back(std::make_unique<MxCall>(s, seed++, kernels));
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      bool mx_ok = false;
+      const std::string d = mx.back()->check(i, 8, seed++, mx_ok);
+      errors[impl_name(kernels[i]) + "/" + s.name()] = d;
+      std::printf("  %-20s %s  %s  %s  [%s]\n", s.name().c_str(),
+                  impl_name(kernels[i]).c_str(), mx_ok ? "ok  " : "FAIL",
+                  d.c_str(), mx.back()->plans[i]->describe().c_str());
+      ok &= mx_ok;
+    }
+    bs_ops.push_back(
+        std::make_unique<ch07::DeviceOperands>(s.M, s.N, s.K, seed++));
     bs_plans.push_back(std::make_unique<ch07::Plan>(bs_ops.back()->gemm()));
-    const auto r = ch07::sampled_check(*bs_ops.back(), *bs_plans.back(), 8, seed++);
+    const auto r =
+        ch07::sampled_check(*bs_ops.back(), *bs_plans.back(), 8, seed++);
     errors["ch07_block_scaled/" + s.name()] = r.describe;
-    std::printf("  %-20s ch07_block_scaled  %s  %s\n", s.name().c_str(), r.ok ? "ok  " : "FAIL",
-                r.describe.c_str());
+    std::printf("  %-20s ch07_block_scaled  %s  %s\n", s.name().c_str(),
+                r.ok ? "ok  " : "FAIL", r.describe.c_str());
     ok &= r.ok;
   }
   if (!ok) {
     std::printf("\nVALIDATION FAILED: not benchmarking a wrong kernel.\n");
     return 1;
   }
-  if (!args.bench) return 0;
+  if (!args.bench)
+    return 0;
 
   CublasLtGemm cublas;
-  auto add = [&](const std::string& impl, const Shape& s, std::function<void(cudaStream_t)> f,
-                 double scale_bytes) {
+  auto add = [&](const std::string &impl, const Shape &s,
+                 std::function<void(cudaStream_t)> f, double scale_bytes) {
     const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
-    benchmark::RegisterBenchmark((impl + "/" + s.name()).c_str(),
-                                 [f, cost](benchmark::State& st) { time_gpu(st, f, cost); })
-        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(
+        (impl + "/" + s.name()).c_str(),
+        [f, cost](benchmark::State &st) { time_gpu(st, f, cost); })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMicrosecond);
   };
   for (std::size_t i = 0; i < mx.size(); ++i) {
     const Shape s{mx[i]->host.M, mx[i]->host.N, mx[i]->host.K};
-    const ch09::HopperPlan* p = mx[i]->plan.get();
-    add("ch09_hopper_mx", s, [p](cudaStream_t st) { p->run(st); },
-        double(mx[i]->host.sa.size() + mx[i]->host.sb.size()));
-    const ch07::Plan* q = bs_plans[i].get();
+    for (std::size_t j = 0; j < kernels.size(); ++j) {
+      const ch09::HopperPlan *p = mx[i]->plans[j].get();
+      add(
+          impl_name(kernels[j]), s, [p](cudaStream_t st) { p->run(st); },
+          double(mx[i]->host.sa.size() + mx[i]->host.sb.size()));
+    }
+    const ch07::Plan *q = bs_plans[i].get();
     const double bs_scale_bytes =
         4.0 * double(ceil_div(s.K, 128)) * double(s.M + ceil_div(s.N, 128));
-    add("ch07_block_scaled", s, [q](cudaStream_t st) { q->run(st); }, bs_scale_bytes);
+    add(
+        "ch07_block_scaled", s, [q](cudaStream_t st) { q->run(st); },
+        bs_scale_bytes);
     const ch07::BlockScaledGemm g = bs_ops[i]->gemm();
-    if (g.M % 4 == 0 && g.N % 8 == 0)  // cuBLASLt's block-scaled rules
-      add("cublaslt_block_scaled", s, [g, &cublas](cudaStream_t st) {
-        cublas.block_scaled(g.M, g.N, g.K, g.A, g.B, static_cast<std::uint16_t*>(g.D), g.scale_a,
-                            g.scale_b, st);
-      }, bs_scale_bytes);
+    if (g.M % 4 == 0 && g.N % 8 == 0) // cuBLASLt's block-scaled rules
+      add(
+          "cublaslt_block_scaled", s,
+          [g, &cublas](cudaStream_t st) {
+            cublas.block_scaled(g.M, g.N, g.K, g.A, g.B,
+                                static_cast<std::uint16_t *>(g.D), g.scale_a,
+                                g.scale_b, st);
+          },
+          bs_scale_bytes);
   }
-  std::vector<char*> rest = args.rest;
+  std::vector<char *> rest = args.rest;
   const auto results = run_benchmarks(int(rest.size()), rest.data(), args.json);
-  print_summary(results, "ch07_block_scaled", [&](const std::string& impl, const std::string& shape) {
-    const auto it = errors.find(impl + "/" + shape);
-    return it == errors.end() ? std::string() : it->second;
-  });
+  print_summary(results, "ch07_block_scaled",
+                [&](const std::string &impl, const std::string &shape) {
+                  const auto it = errors.find(impl + "/" + shape);
+                  return it == errors.end() ? std::string() : it->second;
+                });
   return 0;
 }
