@@ -7,6 +7,7 @@
 // UE8M0 exponents, the Mx1x32 layout with zero padding).
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "catch.hpp"
@@ -34,11 +35,16 @@ TEST_CASE("ch09 Hopper MXFP8 GEMM matches the float64 definition, every kernel",
                           Shape{130, 130, 352, 0}, Shape{257, 392, 672, 0},
                           Shape{777, 520, 2080, 0}, Shape{2048, 2048, 4096, 0}}) {
       const MxOperands o = random_operands(s.M, s.N, s.K, 11 + std::uint64_t(s.M + s.N + s.K));
+      INFO(k.name << ": " << s.M << " x " << s.N << " x " << s.K);
+      if (k.epilogue == engine::EpilogueKind::tma_store && (s.N + s.pad) % 8 != 0) {
+        // A TMA-store kernel needs D's rows 16 bytes apart: asked for by name, it refuses.
+        REQUIRE_THROWS_AS(run_hopper(o, k.name, s.pad), std::invalid_argument);
+        continue;
+      }
       const auto ref = reference_f64(o);
       const auto got = run_hopper(o, k.name, s.pad);
       bool finite = true;
       for (double x : got) finite = finite && std::isfinite(x);
-      INFO(k.name << ": " << s.M << " x " << s.N << " x " << s.K);
       REQUIRE(finite);  // the NaN poison is gone: every element was written
       // bf16 output (2^-9 relative) dominates; FP32 promotion every 32 K adds ~1e-6 at these K.
       CHECK(relative_frobenius(got, ref) < 4e-3);

@@ -127,7 +127,7 @@ struct Seen {
         zero_code_scales += c == 0;
         if (c == 127) {
           bool all0 = true;
-          for (int i = 0; i < 32; ++i) all0 = all0 && ref.values[std::size_t(r * ref.cols + j * 32 + i)] == 0;
+          for (int i = 0; i < 32; ++i) all0 = all0 && (ref.values[std::size_t(r * ref.cols + j * 32 + i)] & 0x7F) == 0;  // +-0
           zero_blocks += all0;
         }
       }

@@ -83,16 +83,27 @@ inline MxGemm mx_call(const MxOperands& o, const std::uint8_t* A, const std::uin
 inline std::vector<double> reference_f64_rows(const MxOperands& o,
                                               const std::vector<std::int64_t>& rows) {
   const Mx1x32 la(o.M, o.K), lb(o.N, o.K);
+  // Every e4m3 and UE8M0 code decoded once; a sampled row of A and a row of B dequantised once
+  // (each product e4m3 x 2^e is exact in double, so this is the definition, in k order).
+  double e4[256], ue[256];
+  for (int c = 0; c < 256; ++c) {
+    e4[c] = double(e4m3_decode(std::uint8_t(c)));
+    ue[c] = double(ue8m0_decode(std::uint8_t(c)));
+  }
+  const std::size_t K = std::size_t(o.K);
+  std::vector<double> a(rows.size() * K), b(K);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::int64_t k = 0; k < o.K; ++k)
+      a[i * K + std::size_t(k)] =
+          e4[o.A[std::size_t(rows[i] * o.K + k)]] * ue[o.sa[std::size_t(la.index(rows[i], k))]];
   std::vector<double> d(rows.size() * std::size_t(o.N), 0.0);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const std::int64_t m = rows[i];
-    for (std::int64_t n = 0; n < o.N; ++n) {
+  for (std::int64_t n = 0; n < o.N; ++n) {
+    for (std::int64_t k = 0; k < o.K; ++k)
+      b[std::size_t(k)] = e4[o.B[std::size_t(n * o.K + k)]] * ue[o.sb[std::size_t(lb.index(n, k))]];
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double* ai = a.data() + i * K;
       double acc = 0;
-      for (std::int64_t k = 0; k < o.K; ++k)
-        acc += double(e4m3_decode(o.A[std::size_t(m * o.K + k)])) *
-               double(ue8m0_decode(o.sa[std::size_t(la.index(m, k))])) *
-               double(e4m3_decode(o.B[std::size_t(n * o.K + k)])) *
-               double(ue8m0_decode(o.sb[std::size_t(lb.index(n, k))]));
+      for (std::size_t k = 0; k < K; ++k) acc += ai[k] * b[k];
       d[i * std::size_t(o.N) + std::size_t(n)] = acc;
     }
   }
