@@ -8,16 +8,16 @@
 namespace fp8gemm::ch09 {
 using namespace engine;
 
-template <class Cfg, bool kDecodeOnce = true> static KernelInfo mx() {
+template <class Cfg, bool kDecodeOnce = true>
+static KernelInfo mx() {
   KernelInfo k = kernel_info<Cfg, MxScaledMath<Cfg, kDecodeOnce>>();
-  if (!kDecodeOnce)
-    k.name += "_v1"; // the first version, kept for the comparison
+  if (!kDecodeOnce) k.name += "_v1";  // the first version, kept for the comparison
   return k;
 }
 
 template <int BM, int BN, int S, EpilogueKind E = EpilogueKind::tma_store>
-using MxCfg = KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, E,
-                           E == EpilogueKind::tma_store ? 1 : 0>;
+using MxCfg =
+    KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, E, E == EpilogueKind::tma_store ? 1 : 0>;
 
 const std::vector<KernelInfo> &hopper_kernels() {
   static const std::vector<KernelInfo> all = {
@@ -31,4 +31,4 @@ const std::vector<KernelInfo> &hopper_kernels() {
   return all;
 }
 
-} // namespace fp8gemm::ch09
+}  // namespace fp8gemm::ch09

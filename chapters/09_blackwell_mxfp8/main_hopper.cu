@@ -8,7 +8,7 @@
 // RUN.
 //
 //   ch09_hopper_mxfp8 [--no-bench] [--sizes=...] [--shapes=MxNxK,...]
-//   [--json=PATH]
+//   [--json=PATH] [--accuracy=PATH]   (the MXFP8 rows of chapter 7's accuracy study)
 //                     [--kernels=a,b|all]   (time these Hopper kernels too,
 //                     each validated first) [Google Benchmark flags]
 // Default shapes: 8192^3 and the M = 4096 DeepSeek-V3 shapes (K a multiple of
@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "accuracy_study.hpp"
 #include "bs_check.hpp"
 #include "bs_gemm.hpp"
 #include "common/bench.hpp"
@@ -44,21 +45,21 @@ struct MxCall {
   DeviceBuffer<std::uint8_t> A, B, sa, sb;
   DeviceBuffer<std::uint16_t> D;
   std::vector<std::unique_ptr<ch09::HopperPlan>> plans;
-  MxCall(const Shape &s, std::uint64_t seed,
-         const std::vector<std::string> &kernels)
-      : host(ch09::random_operands(s.M, s.N, s.K, seed)), A(host.A), B(host.B),
-        sa(host.sa), sb(host.sb), D(std::size_t(s.M * s.N)) {
-    const ch09::MxGemm g =
-        ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D.data());
+  MxCall(const Shape &s, std::uint64_t seed, const std::vector<std::string> &kernels)
+      : host(ch09::random_operands(s.M, s.N, s.K, seed)),
+        A(host.A),
+        B(host.B),
+        sa(host.sa),
+        sb(host.sb),
+        D(std::size_t(s.M * s.N)) {
+    const ch09::MxGemm g = ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D.data());
     for (const auto &k : kernels)
-      plans.push_back(
-          std::make_unique<ch09::HopperPlan>(g, ch09::HopperOptions{k}));
+      plans.push_back(std::make_unique<ch09::HopperPlan>(g, ch09::HopperOptions{k}));
   }
   /// D poisoned, one run of plan i, `rows` sampled rows (first and last among
   /// them) against the float64 definition: the relative Frobenius error over
   /// them, every entry finite.
-  std::string check(std::size_t i, std::int64_t rows, std::uint64_t seed,
-                    bool &ok) {
+  std::string check(std::size_t i, std::int64_t rows, std::uint64_t seed, bool &ok) {
     poison_bf16(D.data(), D.size());
     plans[i]->run(nullptr);
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -67,15 +68,12 @@ struct MxCall {
     const auto all = D.download();
     std::vector<std::uint16_t> got;
     for (std::int64_t m : picked)
-      got.insert(got.end(), all.begin() + m * host.N,
-                 all.begin() + (m + 1) * host.N);
-    const ErrorStats e =
-        compare_bf16(got.data(), ref.data(), std::int64_t(ref.size()));
+      got.insert(got.end(), all.begin() + m * host.N, all.begin() + (m + 1) * host.N);
+    const ErrorStats e = compare_bf16(got.data(), ref.data(), std::int64_t(ref.size()));
     ok = e.ok(per_tensor_tolerance(host.K));
     char buf[160];
-    std::snprintf(buf, sizeof buf, "rel %.2e, %lld rows, %lld non-finite",
-                  e.rel_frobenius, static_cast<long long>(picked.size()),
-                  static_cast<long long>(e.non_finite));
+    std::snprintf(buf, sizeof buf, "rel %.2e, %lld rows, %lld non-finite", e.rel_frobenius,
+                  static_cast<long long>(picked.size()), static_cast<long long>(e.non_finite));
     return buf;
   }
 };
@@ -86,26 +84,30 @@ std::string impl_name(const std::string &kernel) {
   return kernel.empty() ? "ch09_hopper_mx" : "ch09_hopper_mx:" + kernel;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char **argv) {
-  std::printf("Chapter 9, Hopper half: MXFP8 (e4m3, UE8M0 scale per 1 x 32) on "
-              "the engine, a "
-              "promotion per 32 K\n");
+  std::printf(
+      "Chapter 9, Hopper half: MXFP8 (e4m3, UE8M0 scale per 1 x 32) on "
+      "the engine, a "
+      "promotion per 32 K\n");
   if (cuda_device_count() == 0) {
-    std::printf("No CUDA GPU found: ch09_hopper_mxfp8 was built, but running "
-                "it needs an NVIDIA "
-                "Hopper GPU (sm_90a).\n");
+    std::printf(
+        "No CUDA GPU found: ch09_hopper_mxfp8 was built, but running "
+        "it needs an NVIDIA "
+        "Hopper GPU (sm_90a).\n");
     return 2;
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
-  const ChapterArgs args =
-      parse_chapter_args(argc, argv, {8192}, "ch09_hopper_mxfp8.json");
+  const ChapterArgs args = parse_chapter_args(argc, argv, {8192}, "ch09_hopper_mxfp8.json");
+  // --accuracy=PATH: the MXFP8 rows of chapter 7's accuracy study (accuracy_study.hpp), as JSON.
+  if (!args.accuracy_json.empty()) {
+    if (!ch09::run_accuracy_study(args.accuracy_json, git_commit())) return 1;
+    if (!args.bench) return 0;
+  }
   std::vector<Shape> shapes;
-  for (const auto &s :
-       args.shapes()) // the squares and the M = 4096 DeepSeek shapes
-    if (args.sizes_given || !args.custom.empty() || s.M == s.N || s.M == 4096)
-      shapes.push_back(s);
+  for (const auto &s : args.shapes())  // the squares and the M = 4096 DeepSeek shapes
+    if (args.sizes_given || !args.custom.empty() || s.M == s.N || s.M == 4096) shapes.push_back(s);
 
   // --kernels=a,b (or all): these Hopper kernels besides the plan's default.
   std::vector<std::string> kernels{""};
@@ -114,8 +116,7 @@ int main(int argc, char **argv) {
       kernels.push_back(k);
       continue;
     }
-    for (const auto &info : ch09::hopper_kernels())
-      kernels.push_back(info.name);
+    for (const auto &info : ch09::hopper_kernels()) kernels.push_back(info.name);
   }
   std::map<std::string, std::string> errors;
   std::vector<std::unique_ptr<MxCall>> mx;
@@ -123,12 +124,12 @@ int main(int argc, char **argv) {
   std::vector<std::unique_ptr<ch07::Plan>> bs_plans;
   bool ok = true;
   std::uint64_t seed = 9100;
-  std::printf("\nvalidation against float64 (8 sampled rows; tolerance 2^-8 + "
-              "2.5e-7 K):\n");
+  std::printf(
+      "\nvalidation against float64 (8 sampled rows; tolerance 2^-8 + "
+      "2.5e-7 K):\n");
   for (const auto &s : shapes) {
     if (s.K % 32 != 0) {
-      std::printf("  %-20s skipped: K is not a multiple of 32 (MXFP8 blocks)\n",
-                  s.name().c_str());
+      std::printf("  %-20s skipped: K is not a multiple of 32 (MXFP8 blocks)\n", s.name().c_str());
       continue;
     }
     mx.push_back(std::make_unique<MxCall>(s, seed++, kernels));
@@ -136,35 +137,30 @@ int main(int argc, char **argv) {
       bool mx_ok = false;
       const std::string d = mx.back()->check(i, 8, seed++, mx_ok);
       errors[impl_name(kernels[i]) + "/" + s.name()] = d;
-      std::printf("  %-20s %s  %s  %s  [%s]\n", s.name().c_str(),
-                  impl_name(kernels[i]).c_str(), mx_ok ? "ok  " : "FAIL",
-                  d.c_str(), mx.back()->plans[i]->describe().c_str());
+      std::printf("  %-20s %s  %s  %s  [%s]\n", s.name().c_str(), impl_name(kernels[i]).c_str(),
+                  mx_ok ? "ok  " : "FAIL", d.c_str(), mx.back()->plans[i]->describe().c_str());
       ok &= mx_ok;
     }
-    bs_ops.push_back(
-        std::make_unique<ch07::DeviceOperands>(s.M, s.N, s.K, seed++));
+    bs_ops.push_back(std::make_unique<ch07::DeviceOperands>(s.M, s.N, s.K, seed++));
     bs_plans.push_back(std::make_unique<ch07::Plan>(bs_ops.back()->gemm()));
-    const auto r =
-        ch07::sampled_check(*bs_ops.back(), *bs_plans.back(), 8, seed++);
+    const auto r = ch07::sampled_check(*bs_ops.back(), *bs_plans.back(), 8, seed++);
     errors["ch07_block_scaled/" + s.name()] = r.describe;
-    std::printf("  %-20s ch07_block_scaled  %s  %s\n", s.name().c_str(),
-                r.ok ? "ok  " : "FAIL", r.describe.c_str());
+    std::printf("  %-20s ch07_block_scaled  %s  %s\n", s.name().c_str(), r.ok ? "ok  " : "FAIL",
+                r.describe.c_str());
     ok &= r.ok;
   }
   if (!ok) {
     std::printf("\nVALIDATION FAILED: not benchmarking a wrong kernel.\n");
     return 1;
   }
-  if (!args.bench)
-    return 0;
+  if (!args.bench) return 0;
 
   CublasLtGemm cublas;
-  auto add = [&](const std::string &impl, const Shape &s,
-                 std::function<void(cudaStream_t)> f, double scale_bytes) {
+  auto add = [&](const std::string &impl, const Shape &s, std::function<void(cudaStream_t)> f,
+                 double scale_bytes) {
     const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
-    benchmark::RegisterBenchmark(
-        (impl + "/" + s.name()).c_str(),
-        [f, cost](benchmark::State &st) { time_gpu(st, f, cost); })
+    benchmark::RegisterBenchmark((impl + "/" + s.name()).c_str(),
+                                 [f, cost](benchmark::State &st) { time_gpu(st, f, cost); })
         ->UseManualTime()
         ->Iterations(1)
         ->Unit(benchmark::kMicrosecond);
@@ -181,16 +177,14 @@ int main(int argc, char **argv) {
     const double bs_scale_bytes =
         4.0 * double(ceil_div(s.K, 128)) * double(s.M + ceil_div(s.N, 128));
     add(
-        "ch07_block_scaled", s, [q](cudaStream_t st) { q->run(st); },
-        bs_scale_bytes);
+        "ch07_block_scaled", s, [q](cudaStream_t st) { q->run(st); }, bs_scale_bytes);
     const ch07::BlockScaledGemm g = bs_ops[i]->gemm();
-    if (g.M % 4 == 0 && g.N % 8 == 0) // cuBLASLt's block-scaled rules
+    if (g.M % 4 == 0 && g.N % 8 == 0)  // cuBLASLt's block-scaled rules
       add(
           "cublaslt_block_scaled", s,
           [g, &cublas](cudaStream_t st) {
-            cublas.block_scaled(g.M, g.N, g.K, g.A, g.B,
-                                static_cast<std::uint16_t *>(g.D), g.scale_a,
-                                g.scale_b, st);
+            cublas.block_scaled(g.M, g.N, g.K, g.A, g.B, static_cast<std::uint16_t *>(g.D),
+                                g.scale_a, g.scale_b, st);
           },
           bs_scale_bytes);
   }

@@ -52,18 +52,17 @@ __device__ __forceinline__ float ue8m0_to_float(std::uint32_t code) {
 }
 /// Byte b of `word` as the float 2^(code - 127) (ue8m0_to_float), without
 /// branches.
-__device__ __forceinline__ float ue8m0_byte_to_float(std::uint32_t word,
-                                                     int b) {
+__device__ __forceinline__ float ue8m0_byte_to_float(std::uint32_t word, int b) {
   const std::uint32_t code = (word >> (8 * b)) & 0xFFu;
   std::uint32_t bits = code << 23;
   bits = code == 0u ? 0x00400000u : bits;
   bits = code == 255u ? 0x7fc00000u : bits;
   return __uint_as_float(bits);
 }
-__device__ __forceinline__ void st_shared_v4(std::uint32_t addr, float a,
-                                             float b, float c, float d) {
-  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(a),
-               "f"(b), "f"(c), "f"(d)
+__device__ __forceinline__ void st_shared_v4(std::uint32_t addr, float a, float b, float c,
+                                             float d) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(a), "f"(b), "f"(c),
+               "f"(d)
                : "memory");
 }
 __device__ __forceinline__ float4 ld_shared_v4(std::uint32_t addr) {
@@ -79,7 +78,7 @@ __device__ __forceinline__ float4 ld_shared_v4(std::uint32_t addr) {
 __device__ __forceinline__ std::uint32_t mx_tile_row_offset(int row_in_tile) {
   return std::uint32_t((row_in_tile % 32) * 16 + (row_in_tile / 32) * 4);
 }
-} // namespace detail
+}  // namespace detail
 
 /// kDecodeOnce (the default since the first H200 run): each consumer warpgroup
 /// decodes the stage's column scales once into FP32 in shared memory (one
@@ -104,25 +103,21 @@ struct MxScaledMath : PerTensorMath<Cfg> {
 
   static constexpr std::uint32_t kScaleTileBytes = 512;
   static constexpr int kSfbTiles = Cfg::kBlockN >= 128 ? Cfg::kBlockN / 128 : 1;
-  static constexpr std::uint32_t kExtraTxBytes =
-      kScaleTileBytes * std::uint32_t(1 + kSfbTiles);
+  static constexpr std::uint32_t kExtraTxBytes = kScaleTileBytes * std::uint32_t(1 + kSfbTiles);
   /// Per consumer warpgroup and stage, the stage's column scales decoded:
   /// BlockN float4 (the four MX blocks of a column), after the codes the
   /// producer brings.
   static constexpr std::uint32_t kDecodedBytes =
       kDecodeOnce ? std::uint32_t(Cfg::kBlockN) * 16u : 0u;
   static constexpr std::uint32_t kExtraStageBytes =
-      kExtraTxBytes +
-      std::uint32_t(Cfg::kConsumerWGs) * kDecodedBytes; // a multiple of 128
+      kExtraTxBytes + std::uint32_t(Cfg::kConsumerWGs) * kDecodedBytes;  // a multiple of 128
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
-  static constexpr int kBlocksPerStage =
-      Cfg::kBlockK / Cfg::kWgmmaK; // 4 MX blocks of 32
+  static constexpr int kBlocksPerStage = Cfg::kBlockK / Cfg::kWgmmaK;  // 4 MX blocks of 32
   /// Columns per wave: four partial sums of a wave live beside the totals.
   static constexpr int mx_wave_n() {
     for (int w = Cfg::kBlockN; w >= 8; w -= 8)
       if (Cfg::kBlockN % w == 0 &&
-          Cfg::kAccumulators + kBlocksPerStage * (w / 2) <=
-              Cfg::kConsumerRegs - 40)
+          Cfg::kAccumulators + kBlocksPerStage * (w / 2) <= Cfg::kConsumerRegs - 40)
         return w;
     return 8;
   }
@@ -132,59 +127,47 @@ struct MxScaledMath : PerTensorMath<Cfg> {
   /// The stage's scale tiles: A's for the tile's rows, B's for its columns (a
   /// tile past B's last one, when BlockN reaches beyond N, loads the last
   /// again: its columns are never stored).
-  __device__ __forceinline__ static void produce_extra(const Params &p,
-                                                       std::uint32_t extra,
-                                                       std::uint32_t bar,
-                                                       const Tile &t, int kb) {
+  __device__ __forceinline__ static void produce_extra(const Params &p, std::uint32_t extra,
+                                                       std::uint32_t bar, const Tile &t, int kb) {
     const std::int64_t tm = (std::int64_t(t.m_block) * Cfg::kBlockM) / 128;
-    ptx::bulk_load(extra, p.sfa + (tm * p.sf_tiles_k + kb) * kScaleTileBytes,
-                   kScaleTileBytes, bar);
+    ptx::bulk_load(extra, p.sfa + (tm * p.sf_tiles_k + kb) * kScaleTileBytes, kScaleTileBytes, bar);
     const int tn0 = int((std::int64_t(t.n_block) * Cfg::kBlockN) / 128);
 #pragma unroll
     for (int i = 0; i < kSfbTiles; ++i) {
       const int tn = tn0 + i < p.sf_tiles_n ? tn0 + i : p.sf_tiles_n - 1;
       ptx::bulk_load(extra + kScaleTileBytes * std::uint32_t(1 + i),
-                     p.sfb + (std::int64_t(tn) * p.sf_tiles_k + kb) *
-                                 kScaleTileBytes,
+                     p.sfb + (std::int64_t(tn) * p.sf_tiles_k + kb) * kScaleTileBytes,
                      kScaleTileBytes, bar);
     }
   }
 
   /// The scales were applied in the main loop.
-  __device__ __forceinline__ static IdentityOutputScale
-  output_scale(const Params &) {
-    return {};
-  }
+  __device__ __forceinline__ static IdentityOutputScale output_scale(const Params &) { return {}; }
 
-  __device__ __forceinline__ static void
-  mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State &st,
-           const Params &p, const Tile &t, std::uint32_t ring,
-           std::uint32_t side, const std::uint64_t *full,
-           const std::uint64_t *empty, int wg_index, std::uint32_t rank) {
-    const int wg =
-        __shfl_sync(0xffffffffu, wg_index, 0); // uniform (block_scaled.cuh)
+  __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                  State &st, const Params &p, const Tile &t,
+                                                  std::uint32_t ring, std::uint32_t side,
+                                                  const std::uint64_t *full,
+                                                  const std::uint64_t *empty, int wg_index,
+                                                  std::uint32_t rank) {
+    const int wg = __shfl_sync(0xffffffffu, wg_index, 0);  // uniform (block_scaled.cuh)
     const int warp = int(threadIdx.x / 32) % 4;
     const int lane = int(threadIdx.x % 32);
     // This thread's rows r and r + 8 of every 64-row slab, and its columns 8 j
     // + 2 (lane % 4) and the next of every 8-column group j (the wgmma D
     // fragment); where they sit in the scale tiles.
     const int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
-    const int a_row0 = (t.m_block * Cfg::kBlockM) %
-                       128; // the tile's first row in its scale tile
-    const int b_col0 =
-        Cfg::kBlockN >= 128 ? 0 : (t.n_block * Cfg::kBlockN) % 128;
+    const int a_row0 = (t.m_block * Cfg::kBlockM) % 128;  // the tile's first row in its scale tile
+    const int b_col0 = Cfg::kBlockN >= 128 ? 0 : (t.n_block * Cfg::kBlockN) % 128;
     const int col_in_group = 2 * (lane % 4);
     Base::zero(acc);
     float part[kBlocksPerStage][kWaveN / 2];
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
     for (int kb = 0; kb < p.k_blocks; ++kb) {
       ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
-      const auto [desc_a, desc_b] =
-          PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
-      const std::uint32_t extra =
-          side + std::uint32_t(st.stage) * kExtraStageBytes;
-      const std::uint32_t decoded =
-          extra + kExtraTxBytes + std::uint32_t(wg) * kDecodedBytes;
+      const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
+      const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
+      const std::uint32_t decoded = extra + kExtraTxBytes + std::uint32_t(wg) * kDecodedBytes;
       if constexpr (kDecodeOnce) {
         // This warpgroup's copy of the stage's column scales as FP32: thread i
         // decodes columns i, i + 128, ... (four codes, one 32-bit load, one
@@ -195,14 +178,13 @@ struct MxScaledMath : PerTensorMath<Cfg> {
 #pragma unroll
         for (int c = tid; c < Cfg::kBlockN; c += 128) {
           const int cb = b_col0 + c;
-          const std::uint32_t word = detail::ld_shared_u32(
-              extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
-              detail::mx_tile_row_offset(cb % 128));
-          detail::st_shared_v4(decoded + 16u * std::uint32_t(c),
-                               detail::ue8m0_byte_to_float(word, 0),
-                               detail::ue8m0_byte_to_float(word, 1),
-                               detail::ue8m0_byte_to_float(word, 2),
-                               detail::ue8m0_byte_to_float(word, 3));
+          const std::uint32_t word =
+              detail::ld_shared_u32(extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
+                                    detail::mx_tile_row_offset(cb % 128));
+          detail::st_shared_v4(
+              decoded + 16u * std::uint32_t(c), detail::ue8m0_byte_to_float(word, 0),
+              detail::ue8m0_byte_to_float(word, 1), detail::ue8m0_byte_to_float(word, 2),
+              detail::ue8m0_byte_to_float(word, 3));
         }
         ptx::named_barrier_sync(4u + std::uint32_t(wg), 128);
       }
@@ -210,10 +192,8 @@ struct MxScaledMath : PerTensorMath<Cfg> {
       for (int w = 0; w < Cfg::kWavesM; ++w) {
         // The four block codes of rows r and r + 8, one 32-bit load each.
         const int r = a_row0 + row_in_tile + 64 * w;
-        const std::uint32_t ca0 =
-            detail::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
-        const std::uint32_t ca1 =
-            detail::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
+        const std::uint32_t ca0 = detail::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
+        const std::uint32_t ca1 = detail::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
         float sa0[kBlocksPerStage], sa1[kBlocksPerStage];
 #pragma unroll
         for (int ks = 0; ks < kBlocksPerStage; ++ks) {
@@ -228,27 +208,22 @@ struct MxScaledMath : PerTensorMath<Cfg> {
           for (int ks = 0; ks < kBlocksPerStage; ++ks)
             ptx::wgmma_m64nNk32_e4m3<kWaveN>(
                 part[ks],
-                ptx::advance_desc(desc_a, std::uint32_t(w * 64 * Cfg::kBlockK +
-                                                        ks * Cfg::kWgmmaK)),
+                ptx::advance_desc(desc_a, std::uint32_t(w * 64 * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
                 ptx::advance_desc(desc_b,
-                                  std::uint32_t(wn * kWaveN * Cfg::kBlockK +
-                                                ks * Cfg::kWgmmaK)),
+                                  std::uint32_t(wn * kWaveN * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
                 0u);
           ptx::wgmma_commit_group();
           ptx::wgmma_wait_group<0>();
 #pragma unroll
-          for (int ks = 0; ks < kBlocksPerStage; ++ks)
-            ptx::wgmma_fence_operands(part[ks]);
+          for (int ks = 0; ks < kBlocksPerStage; ++ks) ptx::wgmma_fence_operands(part[ks]);
           if constexpr (kDecodeOnce) {
 #pragma unroll
             for (int gi = 0; gi < kWaveN / 8; ++gi) {
               // The float4 of this group's two columns (their four MX blocks'
               // scales).
               const int c = wn * kWaveN + 8 * gi + col_in_group;
-              const float4 sb0 =
-                  detail::ld_shared_v4(decoded + 16u * std::uint32_t(c));
-              const float4 sb1 =
-                  detail::ld_shared_v4(decoded + 16u * std::uint32_t(c + 1));
+              const float4 sb0 = detail::ld_shared_v4(decoded + 16u * std::uint32_t(c));
+              const float4 sb1 = detail::ld_shared_v4(decoded + 16u * std::uint32_t(c + 1));
               const float b0[4] = {sb0.x, sb0.y, sb0.z, sb0.w};
               const float b1[4] = {sb1.x, sb1.y, sb1.z, sb1.w};
               float *a = &acc[w][wn * (kWaveN / 2) + 4 * gi];
@@ -265,23 +240,18 @@ struct MxScaledMath : PerTensorMath<Cfg> {
             for (int gi = 0; gi < kWaveN / 8; ++gi) {
               // The four block codes of this group's two columns (rows of B).
               const int c = b_col0 + wn * kWaveN + 8 * gi + col_in_group;
-              const std::uint32_t tile_b =
-                  extra + kScaleTileBytes * std::uint32_t(1 + c / 128);
-              const std::uint32_t cb0 = detail::ld_shared_u32(
-                  tile_b + detail::mx_tile_row_offset(c % 128));
-              const std::uint32_t cb1 = detail::ld_shared_u32(
-                  tile_b + detail::mx_tile_row_offset((c + 1) % 128));
+              const std::uint32_t tile_b = extra + kScaleTileBytes * std::uint32_t(1 + c / 128);
+              const std::uint32_t cb0 =
+                  detail::ld_shared_u32(tile_b + detail::mx_tile_row_offset(c % 128));
+              const std::uint32_t cb1 =
+                  detail::ld_shared_u32(tile_b + detail::mx_tile_row_offset((c + 1) % 128));
               float *a = &acc[w][wn * (kWaveN / 2) + 4 * gi];
 #pragma unroll
               for (int ks = 0; ks < kBlocksPerStage; ++ks) {
-                const float xa0 =
-                    detail::ue8m0_to_float((ca0 >> (8 * ks)) & 0xFFu);
-                const float xa1 =
-                    detail::ue8m0_to_float((ca1 >> (8 * ks)) & 0xFFu);
-                const float xb0 =
-                    detail::ue8m0_to_float((cb0 >> (8 * ks)) & 0xFFu);
-                const float xb1 =
-                    detail::ue8m0_to_float((cb1 >> (8 * ks)) & 0xFFu);
+                const float xa0 = detail::ue8m0_to_float((ca0 >> (8 * ks)) & 0xFFu);
+                const float xa1 = detail::ue8m0_to_float((ca1 >> (8 * ks)) & 0xFFu);
+                const float xb0 = detail::ue8m0_to_float((cb0 >> (8 * ks)) & 0xFFu);
+                const float xb1 = detail::ue8m0_to_float((cb1 >> (8 * ks)) & 0xFFu);
                 a[0] = __fmaf_rn(xa0 * xb0, part[ks][4 * gi + 0], a[0]);
                 a[1] = __fmaf_rn(xa0 * xb1, part[ks][4 * gi + 1], a[1]);
                 a[2] = __fmaf_rn(xa1 * xb0, part[ks][4 * gi + 2], a[2]);
@@ -292,10 +262,10 @@ struct MxScaledMath : PerTensorMath<Cfg> {
         }
       }
       Base::release(ptx::smem_u32(&empty[st.stage]),
-                    rank); // after the promotion read the scales
+                    rank);  // after the promotion read the scales
       st.advance();
     }
   }
 };
 
-} // namespace fp8gemm::engine
+}  // namespace fp8gemm::engine
