@@ -7,6 +7,8 @@
 // all-positive U[0.5, 1] (where fast accumulation drifts). Each recipe's error is given twice:
 // against the float64 product of the unquantised data (what a user sees) and against the float64
 // product of its own dequantised operands (the GEMM's own error, quantisation excluded).
+// The data, the points (shapes, seeds), the metrics and the JSON rows are shared with chapter 9's
+// MXFP8 rows (common/accuracy_study.hpp); plots/plot.py adds those rows to this chapter's table.
 #pragma once
 
 #include <string>

@@ -1,0 +1,269 @@
+// CPU tests of the accuracy study (common/accuracy_study.hpp, shared by chapter 7's study and
+// chapter 9's MXFP8 rows): that moving it out of chapter 7 changed nothing (the committed numbers
+// recomputed, the JSON bytes), that its error metrics are what the README says on hand-computed
+// cases, and that chapter 9's part measures what it claims (its quantised reference is the
+// definition the chapter-9 kernels are validated against, and the whole pipeline, with the CPU
+// model of the block-scaled MMA standing in for the GPU GEMM, gives the errors the README
+// explains).
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "accuracy_study.hpp"  // chapter 9's
+#include "catch.hpp"
+#include "common/accuracy_study.hpp"
+#include "common/check.hpp"
+#include "common/mx.hpp"
+#include "common/quantize.hpp"
+#include "common/reference.hpp"
+#include "mx_emulate.hpp"
+
+namespace {
+
+using namespace fp8gemm;
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+/// bf16 bits of the CPU model's FP32 result: what a GEMM that rounds D to bf16 would write.
+std::vector<std::uint16_t> model_d_bf16(const MxQuantized& a, const MxQuantized& b) {
+  const std::vector<float> d = mx_gemm_reference(a, b);
+  std::vector<std::uint16_t> r(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) r[i] = float_to_bf16(d[i]);
+  return r;
+}
+
+/// |x - want| <= rel |want| (Catch2 2 and 3 spell Approx differently).
+bool near(double x, double want, double rel) {
+  return std::fabs(x - want) <= rel * std::fabs(want);
+}
+
+}  // namespace
+
+TEST_CASE("accuracy study: the points are chapter 7's (order, K, seeds 900..923)", "[study]") {
+  const auto pts = study::points();
+  REQUIRE(pts.size() == 12);
+  const study::Data kinds[] = {study::Data::normal, study::Data::outliers, study::Data::positive};
+  const std::int64_t ks[] = {1024, 4096, 16384, 65536};
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    CHECK(pts[i].data == kinds[i / 4]);
+    CHECK(pts[i].K == ks[i % 4]);
+    CHECK(pts[i].K % 128 == 0);  // the 1 x 128 recipe; so also MXFP8's 32
+    CHECK(pts[i].seed_a == 900 + 2 * i);
+    CHECK(pts[i].seed_b == 901 + 2 * i);
+  }
+  const auto rows = study::compared_rows();
+  REQUIRE(rows.size() == 64);
+  CHECK(rows.front() == 0);
+  CHECK(rows.back() == 252);
+  CHECK(std::string(study::name(study::Data::outliers)) == "outlier_channels");
+}
+
+// The strongest check that the refactor left chapter 7's study alone: the quantisation-only
+// errors of plots/data/h200/ch07/accuracy.json (commit 29be3e8, written by the study before it
+// was split) are recomputed from the shared pieces: the generators, the seeds, the reference and
+// the metric all enter them. Literal values, so that a later rerun of the study does not move them.
+TEST_CASE("accuracy study: chapter 7's committed quantisation-only errors, recomputed", "[study]") {
+#if !defined(__GLIBCXX__)
+  WARN("not checked: std::normal_distribution is library-specific, these values are libstdc++'s");
+  return;
+#endif
+  struct Want {
+    study::Data data;
+    double per_tensor, block_scaled;
+  };
+  const Want want[] = {{study::Data::normal, 0.0370626, 0.0366653},
+                       {study::Data::outliers, 0.0365257, 0.0255708},
+                       {study::Data::positive, 0.00125257, 0.00125948}};
+  const auto rows = study::compared_rows();
+  const std::int64_t M = study::kM, N = study::kN;
+  for (const study::Point& p : study::points()) {
+    if (p.K != 1024) continue;  // the cheap points; K enters only through the generators' length
+    const Want* w = nullptr;
+    for (const Want& x : want)
+      if (x.data == p.data) w = &x;
+    REQUIRE(w != nullptr);
+    const auto a = study::make_data(p.data, M, p.K, p.seed_a, true);
+    const auto b = study::make_data(p.data, N, p.K, p.seed_b, false);
+    const auto ref_exact = reference_gemm_rows(M, N, p.K, study::to_double(a).data(),
+                                               study::to_double(b).data(), rows);
+    const auto pa = quantize<PerTensor>(a.data(), M, p.K);
+    const auto pb = quantize<PerTensor>(b.data(), N, p.K);
+    const auto ba = quantize<Group1x128>(a.data(), M, p.K);
+    const auto bb = quantize<Block128x128>(b.data(), N, p.K);
+    const double q_pt = study::quantisation_only(
+        reference_gemm_rows(M, N, p.K, dequantize(pa).data(), dequantize(pb).data(), rows),
+        ref_exact);
+    const double q_bs = study::quantisation_only(
+        reference_gemm_rows(M, N, p.K, dequantize(ba).data(), dequantize(bb).data(), rows),
+        ref_exact);
+    INFO(study::name(p.data));
+    // The JSON keeps 6 significant digits.
+    CHECK(std::fabs(q_pt / w->per_tensor - 1) < 2e-6);
+    CHECK(std::fabs(q_bs / w->block_scaled - 1) < 2e-6);
+  }
+}
+
+TEST_CASE("accuracy study: the JSON bytes are chapter 7's", "[study]") {
+  const std::string path = "test_accuracy_study_rows.json";
+  {
+    study::JsonWriter out(path, "29be3e8824a395716fef4ad83e815de39fe64561-dirty", 64);
+    out.row("normal", 1024,
+            {{"per_tensor_fast", {0.0371056, 0.00173198}},
+             {"per_tensor_promoted", {0.0371001, 0.00165516}},
+             {"block_scaled_promoted", {0.0366984, 0.00166853}}},
+            {{"per_tensor", 0.0370626}, {"block_scaled", 0.0366653}});
+    out.row("all_positive", 65536, {{"per_tensor_fast", {0.710102, 0.710103}}},
+            {{"per_tensor", 0.000138398}});
+  }
+  // The first result line is plots/data/h200/ch07/accuracy.json's, byte for byte.
+  const std::string want =
+      "{\n  \"commit\": \"29be3e8824a395716fef4ad83e815de39fe64561-dirty\",\n"
+      "  \"shape\": \"256 x 256 x K\",\n  \"rows_compared\": 64,\n"
+      "  \"metric\": \"relative Frobenius error of bf16 D\",\n  \"results\": [\n"
+      "    {\"data\": \"normal\", \"K\": 1024, \"per_tensor_fast\": {\"vs_exact\": 0.0371056, "
+      "\"vs_quantised\": 0.00173198}, \"per_tensor_promoted\": {\"vs_exact\": 0.0371001, "
+      "\"vs_quantised\": 0.00165516}, \"block_scaled_promoted\": {\"vs_exact\": 0.0366984, "
+      "\"vs_quantised\": 0.00166853}, \"quantisation_only\": {\"per_tensor\": 0.0370626, "
+      "\"block_scaled\": 0.0366653}},\n"
+      "    {\"data\": \"all_positive\", \"K\": 65536, \"per_tensor_fast\": {\"vs_exact\": "
+      "0.710102, \"vs_quantised\": 0.710103}, \"quantisation_only\": {\"per_tensor\": "
+      "0.000138398}}\n  ]\n}\n";
+  CHECK(read_file(path) == want);
+  // Extra header fields go after "metric", extra row fields at the end of the row.
+  {
+    study::JsonWriter out(path, "c", 2, {{"gpu", "\"G\""}});
+    out.row("normal", 32, {{"r", {1, 0.5}}}, {{"r", 0.25}}, ", \"x\": true");
+  }
+  CHECK(read_file(path) ==
+        "{\n  \"commit\": \"c\",\n  \"shape\": \"256 x 256 x K\",\n  \"rows_compared\": 2,\n"
+        "  \"metric\": \"relative Frobenius error of bf16 D\",\n  \"gpu\": \"G\",\n"
+        "  \"results\": [\n    {\"data\": \"normal\", \"K\": 32, \"r\": {\"vs_exact\": 1, "
+        "\"vs_quantised\": 0.5}, \"quantisation_only\": {\"r\": 0.25}, \"x\": true}\n  ]\n}\n");
+  std::remove(path.c_str());
+}
+
+TEST_CASE("accuracy study: the error metrics on a hand-computed case", "[study]") {
+  // D is 3 x 2; rows 0 and 2 compared. Exact: [1 2; 5 6], the dequantised operands' product
+  // [1 2; 5 6.5]; the GEMM wrote [1 2; x x; 5 7] (all exact in bf16).
+  const std::vector<std::int64_t> rows = {0, 2};
+  const std::vector<double> ref_exact = {1, 2, 5, 6}, ref_q = {1, 2, 5, 6.5};
+  std::vector<std::uint16_t> d = {float_to_bf16(1),   float_to_bf16(2), float_to_bf16(100),
+                                  float_to_bf16(100), float_to_bf16(5), float_to_bf16(7)};
+  const study::Errors e = study::errors_of(d.data(), 2, rows, ref_exact, ref_q);
+  CHECK(near(e.vs_exact, 1.0 / std::sqrt(66.0), 1e-15));       // |7 - 6| / ||(1,2,5,6)||
+  CHECK(near(e.vs_quantised, 0.5 / std::sqrt(72.25), 1e-15));  // |7 - 6.5| / ...
+  CHECK(near(study::quantisation_only(ref_q, ref_exact), 0.5 / std::sqrt(66.0), 1e-15));
+  // A non-finite entry of D makes the error infinite (a NaN-poisoned entry left unwritten).
+  d[5] = 0xFFFF;
+  CHECK(std::isinf(study::errors_of(d.data(), 2, rows, ref_exact, ref_q).vs_exact));
+}
+
+TEST_CASE("MXFP8 study: floor_ocp saturates the top of a binade, rceil does not (by hand)",
+          "[study][mx]") {
+  // One row, one block: a = 31/32 everywhere, b = 1 everywhere; exact D = 32 * 31/32 = 31.
+  //   floor_ocp: exponent floor(log2(31/32)) - 8 = -9 (code 118), a / 2^-9 = 496 > 464: saturates
+  //              to 448 (code 0x7E), a dequantises to 0.875, D = 28: quantisation error 3/31.
+  //   rceil:     exponent ceil(log2(31/32 / 448)) = -8 (code 119), a / 2^-8 = 248, halfway
+  //              between e4m3's 240 and 256, to even: 256 (code 0x78), a -> 1, D = 32: 1/31.
+  //   b = 1:     floor_ocp -8, rceil ceil(log2(1/448)) = -8: 256 exactly (code 0x78) both.
+  const std::vector<float> a(32, 31.0f / 32.0f), b(32, 1.0f);
+  const std::vector<std::int64_t> rows = {0};
+  const std::vector<double> ref_exact = {31.0};
+  const auto fl =
+      ch09::mx_study_operands(a, b, 1, 1, 32, rows, MxExponentRule::floor_ocp, ref_exact);
+  CHECK(fl.a.scale(0, 0) == 118);
+  CHECK(fl.a.values[0] == 0x7E);
+  CHECK(fl.b.scale(0, 0) == 119);
+  CHECK(fl.b.values[0] == 0x78);
+  CHECK(fl.ref_quantised[0] == 28.0);
+  CHECK(near(fl.quantisation_only, 3.0 / 31.0, 1e-15));
+  const auto rc = ch09::mx_study_operands(a, b, 1, 1, 32, rows, MxExponentRule::rceil, ref_exact);
+  CHECK(rc.a.scale(0, 0) == 119);
+  CHECK(rc.a.values[0] == 0x78);
+  CHECK(rc.b.scale(0, 0) == 119);
+  CHECK(rc.ref_quantised[0] == 32.0);
+  CHECK(near(rc.quantisation_only, 1.0 / 31.0, 1e-15));
+  CHECK(ch09::recipe_key(MxExponentRule::floor_ocp) == "mxfp8_floor_ocp");
+  CHECK(ch09::recipe_key(MxExponentRule::rceil) == "mxfp8_rceil");
+}
+
+// What makes the GPU rows trustworthy, checked on the CPU: the study's quantised reference is the
+// float64 definition chapter 9's kernels are validated against (mx_emulate.hpp), the operands fit
+// the chapter-9 call (scale buffer sizes), and the whole pipeline with the CPU model of the
+// block-scaled MMA as "the GEMM" gives a GEMM error of bf16 size and a total error the
+// quantisation-only error explains.
+TEST_CASE("MXFP8 study: its reference is chapter 9's definition; the CPU model as the GEMM",
+          "[study][mx]") {
+  const std::int64_t M = 136, N = 40, K = 384;  // a partial second 128-row tile of scales
+  const std::vector<std::int64_t> rows = {0, 5, 77, 135};
+  for (study::Data kind : {study::Data::normal, study::Data::outliers, study::Data::positive}) {
+    const auto a = study::make_data(kind, M, K, 11, true);
+    const auto b = study::make_data(kind, N, K, 12, false);
+    const auto ref_exact =
+        reference_gemm_rows(M, N, K, study::to_double(a).data(), study::to_double(b).data(), rows);
+    for (MxExponentRule rule : {MxExponentRule::floor_ocp, MxExponentRule::rceil}) {
+      INFO(study::name(kind) << " " << to_string(rule));
+      const auto o = ch09::mx_study_operands(a, b, M, N, K, rows, rule, ref_exact);
+      const ch09::MxOperands ops = ch09::to_operands(o.a, o.b);
+      CHECK(std::int64_t(ops.sa.size()) == ch09::scale_bytes(M, K));
+      CHECK(std::int64_t(ops.sb.size()) == ch09::scale_bytes(N, K));
+      // Bit for bit: the same products (exact in double) summed in the same k order.
+      CHECK(ch09::reference_f64_rows(ops, rows) == o.ref_quantised);
+      // The sm_100a kernel's CPU walk-through (block sums, then scaled): the same up to rounding.
+      const auto walk = ch09::emulate_kernel(ops);
+      double worst = 0;
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        for (std::int64_t n = 0; n < N; ++n) {
+          const double r = o.ref_quantised[i * std::size_t(N) + std::size_t(n)];
+          worst = std::max(worst, std::fabs(walk[std::size_t(rows[i] * N + n)] - r) /
+                                      std::max(1.0, std::fabs(r)));
+        }
+      CHECK(worst < 1e-12);
+      // The CPU model (FP32 accumulation of exact block sums), rounded to bf16, as the GEMM.
+      const auto d = model_d_bf16(o.a, o.b);
+      const study::Errors e = study::errors_of(d.data(), N, rows, ref_exact, o.ref_quantised);
+      CHECK(e.vs_quantised < 4e-3);  // bf16 rounding of D: ~1.5e-3 rms
+      CHECK(e.vs_quantised <= per_tensor_tolerance(K));
+      CHECK(std::fabs(e.vs_exact - o.quantisation_only) <= 1.1 * e.vs_quantised + 1e-12);
+      CHECK(o.quantisation_only > 1e-4);  // e4m3 did round something
+    }
+  }
+}
+
+// The README's explanation of the all-positive rows, pinned: U[0.5, 1] puts nearly every block's
+// amax in [0.875, 1), where floor_ocp's scale maps it to [448, 512): every element above
+// 464 / 512 = 0.906 saturates to 0.875, a bias of about -2% per operand, -4% in D, whatever K;
+// rceil's scale never saturates and its rounding errors average out like chapter 7's.
+TEST_CASE("MXFP8 study: all-positive data, floor_ocp biased low by ~4%, rceil unbiased",
+          "[study][mx]") {
+  const std::int64_t M = 32, N = 32, K = 1024;
+  std::vector<std::int64_t> rows;
+  for (std::int64_t r = 0; r < M; ++r) rows.push_back(r);
+  const auto a = study::make_data(study::Data::positive, M, K, 5, true);
+  const auto b = study::make_data(study::Data::positive, N, K, 6, false);
+  const auto ref_exact =
+      reference_gemm_rows(M, N, K, study::to_double(a).data(), study::to_double(b).data(), rows);
+  const auto fl =
+      ch09::mx_study_operands(a, b, M, N, K, rows, MxExponentRule::floor_ocp, ref_exact);
+  const auto rc = ch09::mx_study_operands(a, b, M, N, K, rows, MxExponentRule::rceil, ref_exact);
+  double ratio_fl = 0, ratio_rc = 0;
+  for (std::size_t i = 0; i < ref_exact.size(); ++i) {
+    ratio_fl += fl.ref_quantised[i] / ref_exact[i];
+    ratio_rc += rc.ref_quantised[i] / ref_exact[i];
+  }
+  ratio_fl /= double(ref_exact.size());
+  ratio_rc /= double(ref_exact.size());
+  CHECK(std::fabs(ratio_fl - 0.961) < 0.004);  // (1 - 0.0195)^2
+  CHECK(std::fabs(ratio_rc - 1.0) < 0.001);
+  CHECK(fl.quantisation_only > 3.5e-2);
+  CHECK(rc.quantisation_only < 3e-3);
+}
