@@ -35,6 +35,14 @@ against cuBLASLt block-scaled, with GB/s):
                      <!-- sweep:begin --> block, with the kernel kTable in
                      <repo>/chapters/07_block_scaling/bs_gemm.cpp picks
 
+and, from the chapter-9 subfolder <data>/ch09/:
+
+  accuracy.json      (chapter 9's MXFP8 rows of chapter 7's accuracy study, same format, recipes
+                     mxfp8_floor_ocp / mxfp8_rceil, plus gpu_quantiser per row) -> two more
+                     columns in chapter 7's accuracy table and lines in ch07_accuracy.png
+                     ("MXFP8 (chapter 9's Hopper GEMM), floor / rceil", joined by data and K), and
+                     chapter 9's own <!-- accuracy:begin --> block (beside chapter 7's 1 x 128)
+
 and, from the chapter-8 subfolder <data>/ch08/ (chapter 8's measured table is the generic one,
 against ch07_loop, one chapter-7 call per expert, from ch08_grouped_moe.json):
 
@@ -953,6 +961,36 @@ def load_ch07(data_dir: str, label: str) -> Ch07Data:
     return out
 
 
+# Chapter 9's extra data (<data>/ch09/): the MXFP8 rows of chapter 7's accuracy study.
+CH09_DIR = "ch09"
+CH09_CHAPTER = 9
+CH09_RECIPES = [  # key in ch09/accuracy.json results -> label (in chapter 7's table)
+    ("mxfp8_floor_ocp", "MXFP8 (chapter 9's Hopper GEMM), floor"),
+    ("mxfp8_rceil", "MXFP8 (chapter 9's Hopper GEMM), rceil"),
+]
+CH09_QUANT_ONLY = [("mxfp8_floor_ocp", "MXFP8 floor"), ("mxfp8_rceil", "MXFP8 rceil")]
+
+
+@dataclass
+class Ch09Data:
+    label: str  # e.g. plots/data/h200/ch09
+    accuracy: dict | None = None
+
+    def empty(self) -> bool:
+        return self.accuracy is None
+
+    def gpus(self) -> list[str]:
+        return [str(self.accuracy.get("gpu") or "")] if self.accuracy is not None else []
+
+
+def load_ch09(data_dir: str, label: str) -> Ch09Data:
+    out = Ch09Data(label=f"{label}/{CH09_DIR}")
+    path = os.path.join(data_dir, CH09_DIR, "accuracy.json")
+    if os.path.isfile(path):
+        out.accuracy = load_custom(path, "results")
+    return out
+
+
 def shape_dims(shape: str) -> tuple[int, int, int] | None:
     m = SHAPE_RE.match(shape)
     return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
@@ -1104,20 +1142,39 @@ def _sub(r: dict, key: str, sub: str) -> float | None:
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-def ch07_accuracy_table(doc: dict, data_label: str) -> str | None:
+def _err_cell(r: dict | None, key: str) -> str:
+    """'vs_exact (vs_quantised)' of one recipe in one result, or — where there is none."""
+    if r is None:
+        return "—"
+    e, q = _sub(r, key, "vs_exact"), _sub(r, key, "vs_quantised")
+    return fmt_err(e) + (f" ({fmt_err(q)})" if q is not None else "")
+
+
+def by_point(doc: dict | None) -> dict[tuple[str, int], dict]:
+    """An accuracy study's results by (data, K): how chapter 9's rows join chapter 7's."""
+    return {} if doc is None else {(r["data"], r["K"]): r for r in ch07_accuracy_rows(doc)}
+
+
+def ch07_accuracy_table(doc: dict, data_label: str, mx: dict | None = None,
+                        mx_label: str | None = None) -> str | None:
     rows = ch07_accuracy_rows(doc)
     if not rows:
         return None
-    head = ["data", "K"] + [lab for _, lab in CH07_RECIPES] + [
-        f"quantisation only, {lab}" for _, lab in CH07_QUANT_ONLY]
+    mx_rows = by_point(mx)
+    mx_recipes = CH09_RECIPES if mx is not None else []
+    head = (["data", "K"] + [lab for _, lab in CH07_RECIPES] + [lab for _, lab in mx_recipes]
+            + [f"quantisation only, {lab}" for _, lab in CH07_QUANT_ONLY]
+            + [f"quantisation only, {lab}" for _, lab in (CH09_QUANT_ONLY if mx is not None else [])])
     out = ["| " + " | ".join(head) + " |",
            "|" + "|".join(["---", "---:"] + ["---:"] * (len(head) - 2)) + "|"]
     for r in rows:
+        m = mx_rows.get((r["data"], r["K"]))
         cells = [str(r["data"]).replace("_", " "), str(r["K"])]
-        for k, _ in CH07_RECIPES:
-            e, q = _sub(r, k, "vs_exact"), _sub(r, k, "vs_quantised")
-            cells.append(fmt_err(e) + (f" ({fmt_err(q)})" if q is not None else ""))
+        cells += [_err_cell(r, k) for k, _ in CH07_RECIPES]
+        cells += [_err_cell(m, k) for k, _ in mx_recipes]
         cells += [fmt_err(_sub(r, "quantisation_only", k)) for k, _ in CH07_QUANT_ONLY]
+        if mx is not None:
+            cells += [fmt_err(_sub(m, "quantisation_only", k)) if m else "—" for k, _ in CH09_RECIPES]
         out.append("| " + " | ".join(cells) + " |")
     what = str(doc.get("metric") or "relative error of D")
     where = []
@@ -1135,6 +1192,81 @@ def ch07_accuracy_table(doc: dict, data_label: str) -> str | None:
                f"product of the dequantised operands against that of the data, what the recipe's "
                f"quantisation alone costs. "
                f"{'; '.join(where)}; file `{data_label}/accuracy.json`.")
+    if mx is not None:
+        out.append("")
+        out.append(f"MXFP8 columns: chapter 9's Hopper MXFP8 GEMM (`ch09::HopperPlan`, a promotion "
+                   f"per 32 K) on the same data (the same generators and seeds), quantised by "
+                   f"`quantize_mx` in 1 x 32 blocks with UE8M0 scales; floor = the OCP rule "
+                   f"(floor(log2 amax) - 8, the block's top values can saturate at 448), rceil = "
+                   f"cuBLAS's (ceil(log2(amax / 448)), nothing saturates). "
+                   f"{_where(mx)[:1].upper() + _where(mx)[1:]}; file `{mx_label}/accuracy.json`.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
+
+
+def _where(doc: dict) -> str:
+    where = []
+    if doc.get("gpu"):
+        where.append(f"measured on {doc['gpu']}")
+    where.append(f"commit `{short_commit(str(doc.get('commit') or ''))}`")
+    return "; ".join(where)
+
+
+def ch09_accuracy_table(doc: dict, data_label: str, ch07: dict | None = None,
+                        ch07_label: str | None = None) -> str | None:
+    """Chapter 9's block: its MXFP8 rows beside chapter 7's 1 x 128 recipe (where chapter 7's
+    study is there), the quantisation-only errors, and the GPU quantiser's path from bf16."""
+    rows = ch07_accuracy_rows(doc)
+    if not rows:
+        return None
+    bs = by_point(ch07)
+    bs_recipe = [r for r in CH07_RECIPES if r[0] == "block_scaled_promoted"] if ch07 else []
+    bs_quant = [q for q in CH07_QUANT_ONLY if q[0] == "block_scaled"] if ch07 else []
+    short = {"mxfp8_floor_ocp": "MXFP8 floor", "mxfp8_rceil": "MXFP8 rceil"}
+    head = (["data", "K"] + [f"{lab} (chapter 7)" for _, lab in bs_recipe]
+            + [short[k] for k, _ in CH09_RECIPES]
+            + [f"quantisation only, {lab}" for _, lab in bs_quant]
+            + [f"quantisation only, {short[k]}" for k, _ in CH09_RECIPES]
+            + ["GPU quantiser from bf16: floor / rceil"])
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join(["---", "---:"] + ["---:"] * (len(head) - 2)) + "|"]
+    differ = False
+    for r in rows:
+        c = bs.get((r["data"], r["K"]))
+        cells = [str(r["data"]).replace("_", " "), str(r["K"])]
+        cells += [_err_cell(c, k) for k, _ in bs_recipe]
+        cells += [_err_cell(r, k) for k, _ in CH09_RECIPES]
+        cells += [fmt_err(_sub(c, "quantisation_only", k)) if c else "—" for k, _ in bs_quant]
+        cells += [fmt_err(_sub(r, "quantisation_only", k)) for k, _ in CH09_RECIPES]
+        gq = r.get("gpu_quantiser") if isinstance(r.get("gpu_quantiser"), dict) else {}
+        parts = []
+        for rule in ("floor_ocp", "rceil"):
+            g = gq.get(rule) if isinstance(gq.get(rule), dict) else None
+            if g is None:
+                parts.append("—")
+                continue
+            bad = g.get("bit_exact") is not True
+            differ |= bad
+            parts.append(fmt_err(_sub(gq, rule, "vs_exact")) + (" (**bytes differ**)" if bad else ""))
+        cells.append(" / ".join(parts))
+        out.append("| " + " | ".join(cells) + " |")
+    what = str(doc.get("metric") or "relative error of D")
+    out.append("")
+    out.append(f"{what[:1].upper() + what[1:]}: against the float64 product of the unquantised "
+               f"data, and in brackets against the float64 product of the dequantised operands "
+               f"(the GEMM's own error). MXFP8: `quantize_mx` (1 x 32 blocks, UE8M0 scales; floor "
+               f"= the OCP rule, rceil = cuBLAS's) on the float data, then `ch09::HopperPlan`; "
+               f"chapter 7's study's data (same generators and seeds)"
+               + (f", its 1 x 128 / 128 x 128 column from `{ch07_label}/accuracy.json`" if ch07
+                  else "") +
+               f". GPU quantiser: the data rounded to bf16, `quantize_mx_1x32` on the GPU (its "
+               f"bytes " + ("NOT ALWAYS equal to `quantize_mx`'s on the same values: see **bytes "
+                            "differ**" if differ else "equal to `quantize_mx`'s on the same "
+                            "bf16 values at every point") +
+               f"), the same GEMM, error against the unquantised data. Shape "
+               f"{doc.get('shape') or '?'}; {doc.get('rows_compared', '?')} rows compared; "
+               f"{_where(doc)}; file `{data_label}/accuracy.json`.")
     out.append("")
     out.append(GENERATED_NOTE)
     return "\n".join(out)
@@ -1688,24 +1820,36 @@ def plot_ch08_peers(ds: Dataset, peers: BenchFile) -> bytes | None:
     return data
 
 
-def plot_ch07_accuracy(doc: dict) -> bytes | None:
+def plot_ch07_accuracy(doc: dict, mx: dict | None = None) -> bytes | None:
+    """Chapter 7's recipes per data kind against K; with chapter 9's MXFP8 rows (`mx`, joined by
+    data and K) as two more recipes."""
     rows = [r for r in ch07_accuracy_rows(doc) if r["K"] > 0]
     kinds = uniq(r["data"] for r in rows)
     if not kinds:
         return None
+    mx_rows = by_point(mx)
+    recipes = [(k, lab, False) for k, lab in CH07_RECIPES]
+    # Shorter than the table's headers: the legend has 4 columns under 3 panels.
+    recipes += [(k, f"{lab} (chapter 9)", True) for k, lab in CH09_QUANT_ONLY] if mx else []
     plt = _mpl()
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
-    fig, axes = plt.subplots(1, len(kinds), figsize=(5.2 * len(kinds) + 1.0, 5.4), squeeze=False)
+    legend_rows = (2 * len(recipes) + len(CH07_QUANT_ONLY) + 3) // 4
+    height = 5.4 + 0.25 * max(0, legend_rows - 2)
+    fig, axes = plt.subplots(1, len(kinds), figsize=(5.2 * len(kinds) + 1.0, height), squeeze=False)
     colors = {"per_tensor_fast": "#DD8452", "per_tensor_promoted": "#4C72B0",
-              "block_scaled_promoted": "#55A868"}
-    markers = {"per_tensor_fast": "o", "per_tensor_promoted": "s", "block_scaled_promoted": "D"}
+              "block_scaled_promoted": "#55A868", "mxfp8_floor_ocp": "#8172B3",
+              "mxfp8_rceil": "#C44E52"}
+    markers = {"per_tensor_fast": "o", "per_tensor_promoted": "s", "block_scaled_promoted": "D",
+               "mxfp8_floor_ocp": "v", "mxfp8_rceil": "^"}
     handles = {}
     for ax, kind in zip(axes[0], kinds):
         rs = sorted((r for r in rows if r["data"] == kind), key=lambda r: r["K"])
-        for key, lab in CH07_RECIPES:
+        for key, lab, from_mx in recipes:
+            src = [mx_rows.get((r["data"], r["K"])) for r in rs] if from_mx else rs
+            src = [r for r in src if r is not None]
             for sub, ls, suffix in (("vs_exact", "-", "vs exact"),
                                     ("vs_quantised", ":", "vs quantised operands")):
-                pts = [(r["K"], _sub(r, key, sub)) for r in rs]
+                pts = [(r["K"], _sub(r, key, sub)) for r in src]
                 pts = [(k, v) for k, v in pts if v is not None and v > 0]
                 if pts:
                     (h,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], color=colors[key],
@@ -1737,14 +1881,18 @@ def plot_ch07_accuracy(doc: dict) -> bytes | None:
     axes[0][0].set_ylabel(f"{doc.get('metric') or 'relative error'} (log)", fontsize=10)
     fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=4,
                fontsize=9, framealpha=0.95, bbox_to_anchor=(0.5, 0.05))
-    fig.suptitle("Chapter 7: error of D against K, per recipe and data kind", fontsize=12)
-    fig.tight_layout(rect=(0, 0.2, 1, 1))
+    fig.suptitle("Chapter 7: error of D against K, per recipe and data kind"
+                 + (" (with chapter 9's MXFP8)" if mx is not None else ""), fontsize=12)
+    fig.tight_layout(rect=(0, 0.2 * 5.4 / height + 0.05 * max(0, legend_rows - 2) * 5.4 / height,
+                           1, 1))
     foot = []
     if doc.get("gpu"):
         foot.append(str(doc["gpu"]))
     if doc.get("shape"):
         foot.append(f"shape {doc['shape']}")
     foot.append(f"commit {short_commit(str(doc.get('commit') or ''))}")
+    if mx is not None:
+        foot.append(f"MXFP8 rows: commit {short_commit(str(mx.get('commit') or ''))}")
     fig.text(0.01, 0.01, "; ".join(foot), fontsize=8, color="0.35", ha="left", va="bottom")
     data = _png_bytes(fig)
     plt.close(fig)
@@ -1837,14 +1985,15 @@ def main(argv: list[str] | None = None) -> int:
         files = load_dir(args.data)
         ch06 = load_ch06(args.data, label)
         ch07 = load_ch07(args.data, label)
+        ch09 = load_ch09(args.data, label)
         ch08_peers = load_ch08(args.data)
     except DataError as e:
         warn(str(e))
         return 2
-    if not files and ch06.empty() and ch07.empty():
+    if not files and ch06.empty() and ch07.empty() and ch09.empty():
         print(f"no benchmark JSON in {args.data}: nothing to do")
         return 0
-    if is_fixture(files) or any("FIXTURE" in g for g in ch06.gpus() + ch07.gpus()):
+    if is_fixture(files) or any("FIXTURE" in g for g in ch06.gpus() + ch07.gpus() + ch09.gpus()):
         real = {os.path.realpath(REPO_ROOT), os.path.realpath(os.path.join(REPO_ROOT, "plots"))}
         if not args.check and (os.path.realpath(args.repo) in real
                                or os.path.realpath(args.out) in real):
@@ -1875,7 +2024,8 @@ def main(argv: list[str] | None = None) -> int:
                  ch08_peers is not None),
                 ("ch07_peers.png", plot_ch07_peers(ds, ch07.peers) if ch07.peers else None,
                  ch07.peers is not None),
-                ("ch07_accuracy.png", plot_ch07_accuracy(ch07.accuracy) if ch07.accuracy else None,
+                ("ch07_accuracy.png",
+                 plot_ch07_accuracy(ch07.accuracy, ch09.accuracy) if ch07.accuracy else None,
                  ch07.accuracy is not None)):
             if png is not None:
                 w.put(os.path.join(args.out, name), png)
@@ -1908,12 +2058,17 @@ def main(argv: list[str] | None = None) -> int:
                 blocks += [(MARK_PEERS, ch08_peers_table(ds, ch08_peers, label,
                                                          f"{label}/{CH08_DIR}")
                             if ch08_peers else None)]
+            if int(m.group(1)) == CH09_CHAPTER:
+                blocks += [(MARK_ACCURACY, ch09_accuracy_table(ch09.accuracy, ch09.label,
+                                                               ch07.accuracy, ch07.label)
+                            if ch09.accuracy else None)]
             if int(m.group(1)) == CH07_CHAPTER:
                 main07 = ch07_main(ds)
                 blocks += [
                     (MARK_PEERS, peers_table(ds, ch07.peers, label, ch07.label)
                      if ch07.peers else None),
-                    (MARK_ACCURACY, ch07_accuracy_table(ch07.accuracy, ch07.label)
+                    (MARK_ACCURACY, ch07_accuracy_table(ch07.accuracy, ch07.label,
+                                                        ch09.accuracy, ch09.label)
                      if ch07.accuracy else None),
                     (MARK_QUANTIZERS, quantizers_table(ch07.quantize, ch07.label)
                      if ch07.quantize else None),

@@ -16,7 +16,12 @@
    subfolder the peers table with its geomean lines, the accuracy, quantiser and sweep tables
    (the sweep against a kTable in a fake bs_gemm.cpp), ch07_peers.png and ch07_accuracy.png;
    chapter 7 stays out of the top-level ladder (LADDER_LAST_CHAPTER); without ch07/ files its
-   blocks are left alone; ch07/ fixture data alone is refused in the repository.
+   blocks are left alone; ch07/ fixture data alone is refused in the repository. Chapter 9:
+   the fixture's ch09/accuracy.json (MXFP8 rows) adds two recipe columns and two
+   quantisation-only columns to chapter 7's accuracy table, joined by (data, K) with — where
+   chapter 9 has no row, and fills chapter 9's own accuracy block (beside chapter 7's 1 x 128,
+   with the GPU quantiser's column and its "bytes differ" flag); without ch09/ chapter 7's table
+   has no MXFP8 columns and chapter 9's block is left alone; ch09/ fixture data alone is refused.
 2. When plots/data/h200/ holds any JSON, runs plot.py on it (temp out dir, temp copies of the
    READMEs) so the committed data always parses, and checks that it is not fixture data.
 
@@ -41,6 +46,7 @@ PLOT = os.path.join(HERE, "plot.py")
 FIXTURE = os.path.join(REPO, "tests", "data", "bench_fixture")
 FIXTURE_CH06 = os.path.join(FIXTURE, "ch06")
 FIXTURE_CH07 = os.path.join(FIXTURE, "ch07")
+FIXTURE_CH09 = os.path.join(FIXTURE, "ch09")
 COMMITTED = os.path.join(REPO, "plots", "data", "h200")
 
 failures: list[str] = []
@@ -199,6 +205,17 @@ Sweep text.
 Text after.
 """
 CH07_README = os.path.join("chapters", "07_block_scaling", "README.md")
+SKELETON_CH09 = """# Chapter 9 (test skeleton)
+
+Accuracy text.
+
+<!-- accuracy:begin -->
+(accuracy to be generated)
+<!-- accuracy:end -->
+
+Text after.
+"""
+CH09_README = os.path.join("chapters", "09_blackwell_mxfp8", "README.md")
 CH07_SOURCE = os.path.join("chapters", "07_block_scaling", "bs_gemm.cpp")
 # A fake kTable: the fixture sweep's 8192^3 winner is not the table's kernel (it is #2), its
 # 64x7168x2048 winner is; 4096x4096x4096 is in the table but not in the sweep.
@@ -233,6 +250,9 @@ def make_skeleton(root: str) -> None:
     os.makedirs(os.path.join(root, os.path.dirname(CH06_README)))
     with open(os.path.join(root, CH06_README), "w") as f:
         f.write(SKELETON_CH06)
+    os.makedirs(os.path.join(root, os.path.dirname(CH09_README)))
+    with open(os.path.join(root, CH09_README), "w") as f:
+        f.write(SKELETON_CH09)
     os.makedirs(os.path.join(root, "chapters", "03_mma_sync"))
     with open(os.path.join(root, "chapters", "03_mma_sync", "README.md"), "w") as f:
         f.write("# Chapter 3\n\nNo markers here: plot.py must leave this file alone.\n")
@@ -332,6 +352,7 @@ def test_fixture(tmp: str) -> None:
     check("| 4096³ | 620.0 | 49.2% |" in ch05 and "| 8192³ |" not in ch05,
           "chapter 5 table has 4096³ and skips the errored 8192³")
     check_ch07(read(os.path.join(repo, CH07_README)), rows["ch07_block_scaling.json"])
+    check_ch09(read(os.path.join(repo, CH09_README)))
     check_ch06(read(os.path.join(repo, CH06_README)))
     for d in ("02_smem_tiling", "03_mma_sync"):
         rel = os.path.join("chapters", d, "README.md")
@@ -553,17 +574,33 @@ def check_ch07(ch07: str, main: dict[tuple[str, str], dict]) -> None:
           "peers note: versions, file, the same method on both sides")
 
     # Accuracy: data, K, each recipe's error vs exact (vs quantised), the quantisation floors.
+    # The fixture has ch09/accuracy.json: chapter 9's MXFP8 rows join by (data, K), — where
+    # chapter 9 has no such point.
     acc = load_json(os.path.join(FIXTURE_CH07, "accuracy.json"))
+    mx = {(r["data"], r["K"]): r for r in load_json(os.path.join(FIXTURE_CH09, "accuracy.json"))["results"]}
+    mx_keys = ("mxfp8_floor_ocp", "mxfp8_rceil")
     for r in acc["results"]:
+        m = mx.get((r["data"], r["K"]))
         cells = [r["data"].replace("_", " "), str(r["K"])]
         for k in ("per_tensor_fast", "per_tensor_promoted", "block_scaled_promoted"):
             cells.append(f"{r[k]['vs_exact']:.1e} ({r[k]['vs_quantised']:.1e})")
+        for k in mx_keys:
+            cells.append(f"{m[k]['vs_exact']:.1e} ({m[k]['vs_quantised']:.1e})" if m else "—")
         cells += [f"{r['quantisation_only'][k]:.1e}" for k in ("per_tensor", "block_scaled")]
+        cells += [f"{m['quantisation_only'][k]:.1e}" if m else "—" for k in mx_keys]
         line = "| " + " | ".join(cells) + " |"
         check(line in ch07, f"ch07 accuracy row {line}")
-    check("| all positive | 65536 | 6.0e-03 (8.0e-03) | 2.0e-03 (1.7e-03) | 2.0e-03 (1.6e-03) | "
-          "2.0e-03 | 2.0e-03 |" in ch07, "ch07 accuracy row literal")
+    check("| all positive | 65536 | 6.0e-03 (8.0e-03) | 2.0e-03 (1.7e-03) | 2.0e-03 (1.6e-03) | — | — | "
+          "2.0e-03 | 2.0e-03 | — | — |" in ch07, "ch07 accuracy row literal (no MXFP8 point)")
+    check("| normal | 1024 | 5.6e-02 (2.0e-03) | 3.7e-02 (1.7e-03) | 3.7e-02 (1.6e-03) | 4.2e-02 (1.6e-03) | "
+          "3.7e-02 (1.7e-03) | 3.7e-02 | 3.6e-02 | 4.1e-02 | 3.7e-02 |" in ch07,
+          "ch07 accuracy row literal with chapter 9's MXFP8 columns")
+    check("| MXFP8 (chapter 9's Hopper GEMM), floor | MXFP8 (chapter 9's Hopper GEMM), rceil |" in ch07
+          and "quantisation only, MXFP8 floor | quantisation only, MXFP8 rceil |" in ch07,
+          "ch07 accuracy header: the MXFP8 columns, labelled as chapter 9's Hopper GEMM")
     check("ch07/accuracy.json" in ch07 and "256 x 256 x K" in ch07, "ch07 accuracy note")
+    check("MXFP8 columns: chapter 9's Hopper MXFP8 GEMM" in ch07 and "ch09/accuracy.json" in ch07
+          and "f1x7ure090" in ch07, "ch07 accuracy note: the MXFP8 rows' file and commit")
 
     # Quantisers: GB/s, the copy's GB/s at the same shape, % of copy (the counter, or computed),
     # and the 85% target.
@@ -609,6 +646,34 @@ def check_ch07(ch07: str, main: dict[tuple[str, str], dict]) -> None:
           "ch07 sweep note: the sweep's own commit, differing from the measured table's")
 
 
+def check_ch09(ch09: str) -> None:
+    """Chapter 9's README: its accuracy block, MXFP8 beside chapter 7's 1 x 128 recipe."""
+    check("(accuracy to be generated)" not in ch09 and "Accuracy text." in ch09
+          and "Text after." in ch09, "chapter 9 README: accuracy replaced, text kept")
+    bs = {(r["data"], r["K"]): r for r in load_json(os.path.join(FIXTURE_CH07, "accuracy.json"))["results"]}
+    for r in load_json(os.path.join(FIXTURE_CH09, "accuracy.json"))["results"]:
+        c = bs.get((r["data"], r["K"]))
+        cells = [r["data"].replace("_", " "), str(r["K"])]
+        k = "block_scaled_promoted"
+        cells.append(f"{c[k]['vs_exact']:.1e} ({c[k]['vs_quantised']:.1e})" if c else "—")
+        for k in ("mxfp8_floor_ocp", "mxfp8_rceil"):
+            cells.append(f"{r[k]['vs_exact']:.1e} ({r[k]['vs_quantised']:.1e})")
+        cells.append(f"{c['quantisation_only']['block_scaled']:.1e}" if c else "—")
+        cells += [f"{r['quantisation_only'][k]:.1e}" for k in ("mxfp8_floor_ocp", "mxfp8_rceil")]
+        g = r["gpu_quantiser"]
+        cells.append(" / ".join(f"{g[k]['vs_exact']:.1e}" + ("" if g[k]["bit_exact"] else " (**bytes differ**)")
+                                for k in ("floor_ocp", "rceil")))
+        line = "| " + " | ".join(cells) + " |"
+        check(line in ch09, f"ch09 accuracy row {line}")
+    check("| outlier channels | 4096 | — | 4.7e-02 (1.7e-03) | 3.7e-02 (1.7e-03) | — | 4.7e-02 | 3.7e-02 "
+          "| 4.7e-02 / 3.8e-02 |" in ch09, "ch09 accuracy row literal: no chapter-7 point")
+    check("| all positive | 1024 | 2.0e-03 (1.6e-03) | 4.2e-02 (2.1e-03) | 2.3e-03 (2.0e-03) | 2.0e-03 | "
+          "4.1e-02 | 1.1e-03 | 4.2e-02 / 2.3e-03 (**bytes differ**) |" in ch09,
+          "ch09 accuracy row literal: a GPU quantiser that differs is flagged")
+    check("NOT ALWAYS equal" in ch09 and "ch09/accuracy.json" in ch09 and "ch07/accuracy.json" in ch09
+          and "f1x7ure090" in ch09, "ch09 accuracy note: both files, the commit, the byte check")
+
+
 def test_ch07_edges(tmp: str) -> None:
     """Chapter 7: ch07/ files missing, no kTable source, a truncated accuracy.json, and ch07/
     fixture data alone refused in the repository (all --no-png)."""
@@ -632,10 +697,20 @@ def test_ch07_edges(tmp: str) -> None:
     shutil.copy(os.path.join(FIXTURE, "ch07_block_scaling.json"), data)
     with open(os.path.join(repo, CH07_README), "w") as f:
         f.write(SKELETON_CH07)
+    os.makedirs(os.path.join(repo, os.path.dirname(CH09_README)))
+    with open(os.path.join(repo, CH09_README), "w") as f:
+        f.write(SKELETON_CH09)
     p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "ch07_out"), "--no-png")
     text = read(os.path.join(repo, CH07_README))
     check(p.returncode == 0 and "`128x256_s4_c2x1_promoted_tma_b1` 1250.0 (100.8%)" in text
           and "kTable" not in text, "sweep without bs_gemm.cpp: fastest listed, no kTable column")
+    # Without ch09/: chapter 7's accuracy table as before (no MXFP8 columns), chapter 9's block
+    # left alone.
+    check("| all positive | 65536 | 6.0e-03 (8.0e-03) | 2.0e-03 (1.7e-03) | 2.0e-03 (1.6e-03) | "
+          "2.0e-03 | 2.0e-03 |" in text and "MXFP8" not in text,
+          "without ch09/: chapter 7's accuracy table has no MXFP8 columns")
+    check(read(os.path.join(repo, CH09_README)) == SKELETON_CH09,
+          "without ch09/: chapter 9's accuracy block is left alone")
 
     # A truncated accuracy.json is an error naming the file.
     with open(os.path.join(data, "ch07", "accuracy.json"), "w") as f:
@@ -652,6 +727,16 @@ def test_ch07_edges(tmp: str) -> None:
     after = open(real, "rb").read() if os.path.isfile(real) else None
     check(p.returncode == 2 and before == after,
           "plot.py refuses to write ch07/ fixture data into the repository")
+
+    # ch09/ fixture data alone (chapter 9's README the only target) is refused too.
+    data = os.path.join(tmp, "ch09_only")
+    shutil.copytree(FIXTURE_CH09, os.path.join(data, "ch09"))
+    real = os.path.join(REPO, CH09_README)
+    before = open(real, "rb").read() if os.path.isfile(real) else None
+    p = run("--data", data, "--repo", REPO, "--out", os.path.join(tmp, "out_guard9"), "--no-png")
+    after = open(real, "rb").read() if os.path.isfile(real) else None
+    check(p.returncode == 2 and before == after,
+          "plot.py refuses to write ch09/ fixture data into the repository")
 
 
 def test_ch06_edges(tmp: str) -> None:
@@ -717,6 +802,7 @@ def test_committed(tmp: str) -> None:
     files = sorted(glob.glob(os.path.join(COMMITTED, "*.json")))
     files += sorted(glob.glob(os.path.join(COMMITTED, "ch06", "*.json")))
     files += sorted(glob.glob(os.path.join(COMMITTED, "ch07", "*.json")))
+    files += sorted(glob.glob(os.path.join(COMMITTED, "ch09", "*.json")))
     if not files:
         print("== no committed data in plots/data/h200/ yet: that part is skipped")
         return
