@@ -1,6 +1,7 @@
-// The Hopper MXFP8 kernels (common/engine/mx_scaled.cuh): 128 x 128 and 128 x
-// 256 tiles, promoted per 32 K, no clusters; TMA-store epilogue first (the
-// default where D allows it), registers for any D.
+// The Hopper MXFP8 kernels (common/engine/mx_scaled.cuh), promoted per 32 K, no clusters: version
+// 3 (the default: MX blocks pipelined two deep) on 128 x 128 and 128 x 64 tiles, TMA-store
+// epilogue first (the default where D allows it), registers for any D; versions 1 and 2 for the
+// comparison in chapter 9's README.
 #include "common/engine/kernel_info.cuh"
 #include "common/engine/mx_scaled.cuh"
 #include "hopper_mx.hpp"
@@ -8,10 +9,10 @@
 namespace fp8gemm::ch09 {
 using namespace engine;
 
-template <class Cfg, bool kDecodeOnce = true>
+template <class Cfg, int kVersion = 3>
 static KernelInfo mx() {
-  KernelInfo k = kernel_info<Cfg, MxScaledMath<Cfg, kDecodeOnce>>();
-  if (!kDecodeOnce) k.name += "_v1";  // the first version, kept for the comparison
+  KernelInfo k = kernel_info<Cfg, MxScaledMath<Cfg, kVersion>>();
+  if (kVersion != 3) k.name += "_v" + std::to_string(kVersion);  // earlier versions, compared
   return k;
 }
 
@@ -19,14 +20,16 @@ template <int BM, int BN, int S, EpilogueKind E = EpilogueKind::tma_store>
 using MxCfg =
     KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, E, E == EpilogueKind::tma_store ? 1 : 0>;
 
-const std::vector<KernelInfo> &hopper_kernels() {
+const std::vector<KernelInfo>& hopper_kernels() {
   static const std::vector<KernelInfo> all = {
       mx<MxCfg<128, 128, 5>>(),
       mx<MxCfg<128, 128, 5, EpilogueKind::registers>>(),
       // Variants for the sweep (ch09_hopper_mxfp8 --kernels=all).
       mx<MxCfg<128, 128, 4>>(),
-      mx<MxCfg<128, 256, 3>>(),
-      mx<MxCfg<128, 128, 5>, false>(),
+      mx<MxCfg<128, 64, 7>>(),
+      mx<MxCfg<128, 128, 5>, 2>(),
+      mx<MxCfg<128, 256, 3>, 2>(),
+      mx<MxCfg<128, 128, 5>, 1>(),
   };
   return all;
 }
