@@ -142,6 +142,13 @@ std::vector<int> skewed_counts(std::int64_t T, int G, std::uint64_t seed) {
   return c;
 }
 
+/// The op's name; MX kernel variants (mx_tuning, variant >= 0) get the variant's name appended.
+std::string item_name(Op op, int variant) {
+  std::string n = op_name(op);
+  if (variant >= 0) n += std::string("_") + mx_tuning::variant_name(variant, op == Op::mx_dual);
+  return n;
+}
+
 std::string shape_name(std::int64_t R, std::int64_t K) {
   return std::to_string(R) + "x" + std::to_string(K);
 }
@@ -154,7 +161,7 @@ double median_gbs(benchmark::State& state) {
   return it == state.counters.end() ? 0.0 : double(it->second);
 }
 
-void bench_copy(benchmark::State& state, Op op, std::int64_t R, std::int64_t K) {
+void bench_copy(benchmark::State& state, Op op, int variant, std::int64_t R, std::int64_t K) {
   try {
     const std::size_t half = std::size_t(op_bytes(op, R, K) / 2);
     DeviceBuffer<std::uint8_t> src(half), dst(half);
@@ -162,13 +169,13 @@ void bench_copy(benchmark::State& state, Op op, std::int64_t R, std::int64_t K) 
     time_gpu(state, [&](cudaStream_t s) {
       FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), half, cudaMemcpyDeviceToDevice, s));
     }, GemmCost{0.0, 2.0 * double(half)});
-    g_copy_gbs[std::string(op_name(op)) + "/" + shape_name(R, K)] = median_gbs(state);
+    g_copy_gbs[item_name(op, variant) + "/" + shape_name(R, K)] = median_gbs(state);
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }
 }
 
-void bench_op(benchmark::State& state, Op op, std::int64_t R, std::int64_t K) {
+void bench_op(benchmark::State& state, Op op, int variant, std::int64_t R, std::int64_t K) {
   try {
     DeviceBuffer<std::uint16_t> x(std::size_t(R * K));
     fill_bf16_kernel<<<4096, 256>>>(x.data(), x.size(), std::uint64_t(R * 131 + K));
@@ -210,12 +217,20 @@ void bench_op(benchmark::State& state, Op op, std::int64_t R, std::int64_t K) {
         qt = DeviceBuffer<std::uint8_t>(std::size_t(R * K));
         st8 = DeviceBuffer<std::uint8_t>(std::size_t(mx_1x32_scale_bytes(K, R)));
       }
-      launch = [&, op](cudaStream_t st_) {
-        if (op == Op::mx)
-          quantize_mx_1x32(x.data(), R, K, K, q.data(), K, s8.data(), MxExponentRule::floor_ocp, st_);
-        else
+      // variant < 0: the public function; else that kernel variant (same checks, same bytes).
+      launch = [&, op, variant](cudaStream_t st_) {
+        constexpr auto rule = MxExponentRule::floor_ocp;
+        if (op == Op::mx && variant < 0)
+          quantize_mx_1x32(x.data(), R, K, K, q.data(), K, s8.data(), rule, st_);
+        else if (op == Op::mx)
+          mx_tuning::quantize_mx_1x32(variant, 0, x.data(), R, K, K, q.data(), K, s8.data(), rule,
+                                      st_);
+        else if (variant < 0)
           quantize_mx_1x32_dual(x.data(), R, K, K, q.data(), K, s8.data(), qt.data(), R, st8.data(),
-                                MxExponentRule::floor_ocp, st_);
+                                rule, st_);
+        else
+          mx_tuning::quantize_mx_1x32_dual(variant, 0, x.data(), R, K, K, q.data(), K, s8.data(),
+                                           qt.data(), R, st8.data(), rule, st_);
       };
     } else if (op == Op::dual) {
       const auto L = GroupScaleLayout::mn_major_tma_aligned(R);
@@ -236,7 +251,7 @@ void bench_op(benchmark::State& state, Op op, std::int64_t R, std::int64_t K) {
       };
     }
     time_gpu(state, launch, GemmCost{0.0, op_bytes(op, R, K)});
-    const std::string key = std::string(op_name(op)) + "/" + shape_name(R, K);
+    const std::string key = item_name(op, variant) + "/" + shape_name(R, K);
     const double gbs = median_gbs(state);
     g_op_gbs[key] = gbs;
     const auto c = g_copy_gbs.find(key);
@@ -259,27 +274,40 @@ int main(int argc, char** argv) {
   struct Item {
     Op op;
     std::int64_t R, K;
+    int variant = -1;  // MX only: >= 0 times that kernel variant (mx_tuning) instead of the default
   };
   // >= 64 MB of bf16 input each: 8192 x 7168 = 117 MB, 4096 x 16384 = 134 MB,
   // 7168 x 16384 = 235 MB, 16384 x 7168 = 235 MB.
-  const std::vector<Item> items = {
-      {Op::q1x128, 8192, 7168},        {Op::q1x128, 4096, 16384},
-      {Op::q1x128_kmajor, 8192, 7168}, {Op::q1x128_pow2, 8192, 7168},
-      {Op::q128x128, 7168, 16384},     {Op::q128x128, 16384, 7168},
-      {Op::dual, 8192, 7168},          {Op::dual, 4096, 16384},
-      {Op::tokens, 65536, 7168},       {Op::tokens, 65536, 4096},  // 940 MB and 537 MB of bf16
-      {Op::mx, 8192, 7168},            {Op::mx, 4096, 16384},
-      {Op::mx_dual, 8192, 7168},       {Op::mx_dual, 4096, 16384},
+  std::vector<Item> items = {
+      {Op::q1x128, 8192, 7168},      {Op::q1x128, 4096, 16384},   {Op::q1x128_kmajor, 8192, 7168},
+      {Op::q1x128_pow2, 8192, 7168}, {Op::q128x128, 7168, 16384}, {Op::q128x128, 16384, 7168},
+      {Op::dual, 8192, 7168},        {Op::dual, 4096, 16384},     {Op::tokens, 65536, 7168},
+      {Op::tokens, 65536, 4096},  // 940 MB and 537 MB of bf16
+      {Op::mx, 8192, 7168},          {Op::mx, 4096, 16384},       {Op::mx_dual, 8192, 7168},
+      {Op::mx_dual, 4096, 16384},
   };
+  // Every MX kernel variant side by side (the public entries above run the default one).
+  for (const Op op : {Op::mx, Op::mx_dual})
+    for (int v = 0; v < mx_tuning::kVariants; ++v) {
+      items.push_back({op, 8192, 7168, v});
+      items.push_back({op, 4096, 16384, v});
+    }
   for (const auto& it : items) {
     const std::string shape = shape_name(it.R, it.K);
     // The copy first: bench_op reads its result for pct_of_copy.
-    benchmark::RegisterBenchmark(("copy_d2d_as_" + std::string(op_name(it.op)) + "/" + shape).c_str(),
-                                 [it](benchmark::State& st) { bench_copy(st, it.op, it.R, it.K); })
-        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark((std::string(op_name(it.op)) + "/" + shape).c_str(),
-                                 [it](benchmark::State& st) { bench_op(st, it.op, it.R, it.K); })
-        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    const std::string name = item_name(it.op, it.variant);
+    benchmark::RegisterBenchmark(
+        ("copy_d2d_as_" + name + "/" + shape).c_str(),
+        [it](benchmark::State& st) { bench_copy(st, it.op, it.variant, it.R, it.K); })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(
+        (name + "/" + shape).c_str(),
+        [it](benchmark::State& st) { bench_op(st, it.op, it.variant, it.R, it.K); })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMicrosecond);
   }
   run_benchmarks(argc, argv, "quantize_bench.json");
   std::printf("\n%-34s %-12s %10s %10s %9s\n", "quantiser", "shape", "GB/s", "copy GB/s", "% copy");

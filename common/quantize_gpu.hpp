@@ -174,6 +174,38 @@ void quantize_mx_1x32_dual(const std::uint16_t* x, std::int64_t M, std::int64_t 
                            std::uint8_t* scales_t, MxExponentRule rule,
                            cudaStream_t stream = nullptr);
 
+namespace mx_tuning {
+/// Not API: the kernel variants behind quantize_mx_1x32 / quantize_mx_1x32_dual, for
+/// bench/quantize_bench.cu (which times them side by side) and tests/test_mx_gpu.cu (which checks
+/// every one byte for byte). Same arguments, checks, contract and bytes as the public functions;
+/// common/src/quantize_mx_gpu.cu describes each. variant in [0, kVariants); max_ctas > 0 caps the
+/// grid (tests use it to make every CTA walk many tiles: grid-stride and pipeline wrap-around),
+/// 0 keeps the kernel's own grid.
+inline constexpr int kVariants = 4;
+/// The variant the public functions run.
+int default_variant();
+/// A short name ("v1_first", "v2_lean", ...) of variant v of the single (dual = false) or fused quantiser.
+const char* variant_name(int v, bool dual);
+void quantize_mx_1x32(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
+                      std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
+                      std::uint8_t* scales, MxExponentRule rule, cudaStream_t stream = nullptr);
+void quantize_mx_1x32_dual(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
+                           std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
+                           std::uint8_t* scales, std::uint8_t* q_t, std::int64_t ldq_t,
+                           std::uint8_t* scales_t, MxExponentRule rule,
+                           cudaStream_t stream = nullptr);
+/// The UE8M0 code of a block from the maximum of its |x| bf16 bits (a < 0x8000), as the kernels
+/// compute it, in 7 branch-free instructions: floor(log2) - 8 is the exponent field minus 8, and
+/// rceil's "+1 when the significand exceeds 1.75" (7-bit fraction > 96) is the carry of adding 31
+/// to the fraction; clamped at 0 (bf16 subnormals give 0 under both rules); 0 -> 127; Inf / NaN ->
+/// 0xFF. tests/test_mx_cpu.cpp checks it against mx_scale_code_bf16 on all 2^15 values, both rules.
+FP8GEMM_HD constexpr unsigned scale_code_select(unsigned a, bool rceil) {
+  const int c = int((a + (rceil ? 31u : 0u)) >> 7) - 8;
+  const unsigned code = c > 0 ? unsigned(c) : 0u;
+  return a >= 0x7F80u ? 0xFFu : a == 0 ? 127u : code;
+}
+}  // namespace mx_tuning
+
 /// The host-side argument checks of the functions above, alone (pure C++, no CUDA call): throw
 /// std::invalid_argument exactly as the functions do. For tests and for callers that want to
 /// validate early (a plan).

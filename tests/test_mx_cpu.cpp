@@ -500,6 +500,21 @@ TEST_CASE("mx_scale_code_bf16 equals mx_scale_code on every bf16 bit pattern", "
   CHECK(mx_scale_code_bf16(0x0001, MxExponentRule::rceil) == 0);
 }
 
+TEST_CASE("mx_tuning::scale_code_select equals mx_scale_code_bf16 on every |x| pattern", "[mx]") {
+  // The GPU kernels' branch-free rule (adding 31 to the 7-bit fraction carries into the exponent
+  // exactly when rceil rounds up) against the reference integer rule: all 2^15 magnitudes.
+  int differing = 0;
+  for (const MxExponentRule rule : {MxExponentRule::floor_ocp, MxExponentRule::rceil})
+    for (unsigned a = 0; a < 0x8000u; ++a) {
+      const unsigned want = mx_scale_code_bf16(std::uint16_t(a), rule);
+      const unsigned got = mx_tuning::scale_code_select(a, rule == MxExponentRule::rceil);
+      if (got != want && differing++ < 5)
+        FAIL_CHECK("bits 0x" << std::hex << a << std::dec << " rule " << to_string(rule) << ": got "
+                             << got << ", want " << want);
+    }
+  CHECK(differing == 0);
+}
+
 TEST_CASE("mx_1x32_scale_bytes: whole 128 x 4 tiles", "[mx]") {
   CHECK(mx_1x32_scale_bytes(1, 32) == 512);
   CHECK(mx_1x32_scale_bytes(128, 128) == 512);
@@ -612,6 +627,28 @@ TEST_CASE("quantize_mx_1x32 / _dual refuse bad arguments before any CUDA call", 
     INFO("dual: " << dual);
     CHECK(has(dual, "fp8gemm::quantize_mx_1x32_dual: "));
     CHECK(has(dual, b.message));
+  }
+  // The benchmark / test hook refuses a variant or CTA cap it does not have, before any CUDA call.
+  {
+    const MxCall c;
+    for (const int v : {-1, mx_tuning::kVariants}) {
+      const std::string single = test::refusal_of([&] {
+        mx_tuning::quantize_mx_1x32(v, 0, c.x, c.M, c.K, c.ldx, c.q, c.ldq, c.scales, c.rule);
+      });
+      CHECK(has(single, "fp8gemm::quantize_mx_1x32: variant = " + std::to_string(v)));
+      const std::string dual = test::refusal_of([&] {
+        mx_tuning::quantize_mx_1x32_dual(v, 0, c.x, 192, c.K, c.ldx, c.q, c.ldq, c.scales, c.q_t,
+                                         192, c.scales_t, c.rule);
+      });
+      CHECK(has(dual, "fp8gemm::quantize_mx_1x32_dual: variant = " + std::to_string(v)));
+    }
+    CHECK(has(test::refusal_of([&] {
+                mx_tuning::quantize_mx_1x32(1, -2, c.x, c.M, c.K, c.ldx, c.q, c.ldq, c.scales,
+                                            c.rule);
+              }),
+              "max_ctas = -2 must be >= 0"));
+    CHECK(mx_tuning::default_variant() >= 0);
+    CHECK(mx_tuning::default_variant() < mx_tuning::kVariants);
   }
   // M = 200 is fine for the single quantiser (only the dual needs M % 32 == 0), and valid
   // arguments pass validation (the tests above are not refusing everything).

@@ -6,9 +6,10 @@
 // (blocks of very different magnitude), with all-zero blocks, tiny blocks (1e-30, and bf16
 // subnormals), huge blocks (1e30, 3e38: floor_ocp saturates), one NaN block and one Inf block;
 // shapes with M not a multiple of 128 and K / 32 not a multiple of 4; the scalar paths (odd ldx,
-// x, q, q_t and scale pointers off alignment); both exponent rules. The data checks guard against
-// vacuous comparisons (the expected output must hold 0xFF scales, saturated codes, code-0 scales,
-// zero padding). Without a GPU, gpu_main.cpp exits 77 (skipped).
+// x, q, q_t and scale pointers off alignment); both exponent rules; every kernel variant behind the
+// public functions (mx_tuning: v1 .. v4, each with its own grid and with a grid of 3 CTAs). The
+// data checks guard against vacuous comparisons (the expected output must hold 0xFF scales,
+// saturated codes, code-0 scales, zero padding). Without a GPU, gpu_main.cpp exits 77 (skipped).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -152,6 +153,47 @@ void check(const Case& c, bool dual, Seen& seen) {
   const Expected e = expected(ref, c.ldq, c.q_off, q_bytes, c.s_off);
 
   DeviceBuffer<std::uint16_t> dx(xh);
+  std::vector<std::uint16_t> xt;
+  Expected et;
+  if (dual) {
+    xt.resize(static_cast<std::size_t>(c.K * c.M));
+    for (std::int64_t m = 0; m < c.M; ++m)
+      for (std::int64_t k = 0; k < c.K; ++k)
+        xt[std::size_t(k * c.M + m)] = packed[std::size_t(m * c.K + k)];
+    const MxQuantized ref_t = quantize_mx(xt.data(), c.K, c.M, c.rule);
+    seen.add(ref_t, mx_1x32_scale_bytes(c.K, c.M));
+    const std::size_t qt_bytes =
+        c.q_off + static_cast<std::size_t>((c.K - 1) * c.ldq_t + c.M) + kSlack;
+    et = expected(ref_t, c.ldq_t, c.q_off, qt_bytes, c.s_off);
+  }
+  // Every kernel variant (mx_tuning), with its own grid and with at most 3 CTAs (so that each CTA
+  // walks many tiles: grid-stride loops, cp.async rings wrapping around, cursor carries), on
+  // freshly poisoned outputs.
+  for (int v = 0; v < mx_tuning::kVariants; ++v)
+    for (const int max_ctas : {0, 3}) {
+      CAPTURE(v, mx_tuning::variant_name(v, dual), max_ctas);
+      auto dq = poisoned<std::uint8_t>(e.q.size());
+      auto ds = poisoned<std::uint8_t>(e.s.size());
+      if (!dual) {
+        mx_tuning::quantize_mx_1x32(v, max_ctas, dx.data() + c.x_off, c.M, c.K, c.ldx,
+                                    dq.data() + c.q_off, c.ldq, ds.data() + c.s_off, c.rule);
+        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+        require_same(dq.download(), e.q, "q");
+        require_same(ds.download(), e.s, "scales");
+        continue;
+      }
+      auto dqt = poisoned<std::uint8_t>(et.q.size());
+      auto dst = poisoned<std::uint8_t>(et.s.size());
+      mx_tuning::quantize_mx_1x32_dual(v, max_ctas, dx.data() + c.x_off, c.M, c.K, c.ldx,
+                                       dq.data() + c.q_off, c.ldq, ds.data() + c.s_off,
+                                       dqt.data() + c.q_off, c.ldq_t, dst.data() + c.s_off, c.rule);
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      require_same(dq.download(), e.q, "q");
+      require_same(ds.download(), e.s, "scales");
+      require_same(dqt.download(), et.q, "q_t");
+      require_same(dst.download(), et.s, "scales_t");
+    }
+  // The public functions run one of them (mx_tuning::default_variant()).
   auto dq = poisoned<std::uint8_t>(e.q.size());
   auto ds = poisoned<std::uint8_t>(e.s.size());
   if (!dual) {
@@ -162,13 +204,6 @@ void check(const Case& c, bool dual, Seen& seen) {
     require_same(ds.download(), e.s, "scales");
     return;
   }
-  std::vector<std::uint16_t> xt(static_cast<std::size_t>(c.K * c.M));
-  for (std::int64_t m = 0; m < c.M; ++m)
-    for (std::int64_t k = 0; k < c.K; ++k) xt[std::size_t(k * c.M + m)] = packed[std::size_t(m * c.K + k)];
-  const MxQuantized ref_t = quantize_mx(xt.data(), c.K, c.M, c.rule);
-  seen.add(ref_t, mx_1x32_scale_bytes(c.K, c.M));
-  const std::size_t qt_bytes = c.q_off + static_cast<std::size_t>((c.K - 1) * c.ldq_t + c.M) + kSlack;
-  const Expected et = expected(ref_t, c.ldq_t, c.q_off, qt_bytes, c.s_off);
   auto dqt = poisoned<std::uint8_t>(et.q.size());
   auto dst = poisoned<std::uint8_t>(et.s.size());
   quantize_mx_1x32_dual(dx.data() + c.x_off, c.M, c.K, c.ldx, dq.data() + c.q_off, c.ldq,

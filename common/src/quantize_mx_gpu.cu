@@ -1,34 +1,72 @@
 // The MXFP8 quantisers on the GPU (common/quantize_gpu.hpp, "MXFP8"): kernels and host wrappers.
 //
-// One CTA of 256 threads per 128 x 128 tile of x (grid-stride over the tiles, row-major). The tile
-// is exactly one 512-byte tile of the swizzled scale layout: its 128 rows x 4 blocks of 32 columns
-// are the 128 x 4 scales of scale tile (tm, tk), and, for the dual, its 128 columns x 4 blocks of
-// 32 rows are the scales of tile (tk, tm) of x^T's grid. So every CTA assembles whole scale tiles
-// in shared memory (padding included: rows past M and blocks past K / 32 get code 0) and writes
-// them with 32 coalesced 16-byte stores; the grid covers round_up(M, 128) x round_up(K, 128),
-// which is exactly the padded scale grid.
-//  - rows (q): the loads of quantize_128x128 (load_tile_rows: thread t = 16 rr + cc holds the
-//    8-element chunk cc of rows rr + 16 it, it < 8; 8 x 16 bytes in flight per thread); an MX block
-//    is 4 consecutive chunks of a row, i.e. 4 adjacent lanes: its amax is two xor-shuffles of the
-//    integer maximum of |x|'s bf16 bits (exact, order-independent);
-//  - columns (q_t, dual only): the bf16 tile goes through shared memory once, as in
-//    quantize_1x128_dual; thread t reads the 32 rows h * 32 .. h * 32 + 31 (h = t / 64) of the
-//    column pair p = t % 64, which are exactly one MX block of x^T for each of the two columns: no
-//    reduction across threads, then column_codes and 32-byte stores (quantize_kernels.cuh).
-// The scale code comes from the amax bits in integer arithmetic (mx_scale_code_bf16, mx.hpp).
-// x / 2^e is computed by ExactDivider with the exact reciprocal 2^-e (Markstein's sequence, or
-// __fdiv_rn outside its range): bit for bit the CPU's IEEE division. Conversion:
-// cvt.rn.satfinite.e4m3x2.f32, fp8.hpp's encoder with Saturation::finite on finite input.
-#include "common/quantize_gpu.hpp"
-
+// Shared by every variant: CTAs of 256 threads on 128 x 128 tiles of x (or 32 x 128 strips of
+// them); a 128 x 128 tile is exactly one 512-byte tile of the swizzled scale layout: its 128 rows x
+// 4 blocks of 32 columns are the scales of scale tile (tm, tk), and, for the dual, its 128 columns
+// x 4 blocks of 32 rows are those of tile (tk, tm) of x^T. The grid covers round_up(M, 128) x
+// round_up(K, 128), the padded scale grid, so padding bytes (code 0) are written by the same code.
+// Row pass (q): the thread map of load_tile_rows (thread t = 16 rr + cc holds the 8-element chunk
+// cc of rows rr + 16 it); an MX block is 4 adjacent lanes, its amax two xor-shuffles of the integer
+// maximum of |x|'s bf16 bits (exact, order-independent). The scale code comes from those bits in
+// integer arithmetic (mx_scale_code_bf16 / mx_tuning::scale_code_select).
+//
+// ---- What limited the first version (v1; H200, 2027-03: 68-70 % of the copy, dual 53 %) ----
+// Read from its SASS (cuobjdump -sass, sm_90a) and the ptxas report:
+//  - instructions, not bytes: per 8-element chunk ~60 instructions of per-row work besides the
+//    elements (the scale code with branches, pow2f twice, ExactDivider's range test, BSSY/BSYNC
+//    around a fast and a slow path, 64-bit row addresses) and ~8 per element (Markstein's
+//    3-FMA division + copysign, the unpack, half a cvt): ~15 per element, ~27 in the dual. At the
+//    measured 2.65-2.70 TB/s that is ~1.7 warp instructions per clock per SM (4 is the peak), the
+//    same as the dual at 2.1 TB/s, while quantize_128x128 (~8 per element) moves 3.45 TB/s at ~1.1.
+//    The division is needless here: the scale is a power of two, so x / 2^e = x * 2^-e exactly
+//    (mx_recip): one FMUL replaces 5 FP operations and all the branches.
+//  - the per-row chain is serial: the 8 rows of a thread are processed one after another, each
+//    behind two dependent shuffles and branches, so a warp computes for long stretches with
+//    nothing in flight (loads are issued only at the start of a tile: 8 x 16 bytes per thread,
+//    4 CTAs = 128 KB per SM, then none until the next tile).
+//  - the scale tile goes through shared memory with a barrier per tile (two more in the dual);
+//    register count 64 (single) / 80 (dual) caps residency at 4 / 3 CTAs per SM.
+//  - q_t in the dual is written as 2 x 16 bytes per thread into 32 different rows per warp store
+//    (32 half-sectors per instruction), not as full 128-byte lines.
+//  - tail: grid = tiles, 3584 tiles at 8192 x 7168 over 528 resident CTAs = 6.8 waves.
+// Not limits: store width (q 8 bytes a thread, 256 contiguous bytes a warp, as quantize_128x128
+// at 87 %), scale stores (1 % of the bytes).
+//
+// ---- Variants (mx_tuning; the public functions run mx_tuning::default_variant()) ----
+//  v1  the first version above (kept for comparison in quantize_bench).
+//  v2  v1's structure with the lean arithmetic: FMUL by the exact reciprocal, branch-free code
+//      (selects), no shared memory or barrier in the single kernel (each block's first lane writes
+//      its scale byte; a warp's 8 bytes share a 32-byte sector), the dual's bf16 tile in XOR-
+//      swizzled shared memory and a column pass whose warp stores are 4 whole 128-byte lines of
+//      q_t. ~4 instructions per element (single), ~8 (dual). Expected: single ~85-88 % (like
+//      quantize_128x128, whose structure it now has), dual ~70-80 % (loads stop during the
+//      column pass; 3 CTAs per SM).
+//  v3  persistent CTAs with a cp.async ring (single: 32-row strips, 4 stages, no barrier at all;
+//      dual: 2 stages of 32 KB, one barrier per tile): the next strips / tile are in flight while
+//      one is converted, and the finer strips shrink the tail. Expected: single 88-92 %, dual
+//      80-88 %.
+//  v4  v3 deeper: single 8 stages, dual 3 stages (96 KB, 2 CTAs per SM). Expected: about v3; the
+//      run tells whether more bytes in flight or more CTAs per SM matter more.
+// v3 / v4 need x 16-byte aligned (cp.async) and q 8-byte aligned with ldx, ldq % 8 == 0; otherwise
+// they run v2's scalar kernels. Every variant is bit for bit the same (tests/test_mx_gpu.cu).
+//
+// Conversion: cvt.rn.satfinite.e4m3x2.f32 (fp8.hpp's encoder with Saturation::finite on finite
+// input); v1 divides with ExactDivider (Markstein's sequence, __fdiv_rn outside its range).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
 #include "common/mx.hpp"
+#include "common/ptx/cp_async.cuh"
+#include "common/ptx/smem.cuh"
+#include "common/quantize_gpu.hpp"
 #include "common/src/quantize_kernels.cuh"
 
 namespace fp8gemm {
@@ -113,9 +151,15 @@ struct MxKernelArgs {
   std::int64_t ldq_t;
   std::uint8_t* scales_t;
   MxExponentRule rule;
-  bool vec_scales;  // every scale buffer written is 16-byte aligned
+  bool vec_scales;  // v1 only: every scale buffer written is 16-byte aligned
 };
 
+/// Offset of scale (row, col) inside one 128 x 4 scale tile (mx_scale_offset's inner part).
+__device__ __forceinline__ int mx_tile_offset(int row, int col) {
+  return (row & 31) * 16 + (row >> 5) * 4 + col;
+}
+
+// ------------------------------------------------------------------------ v1 (the first version)
 /// 2^e exactly, e in [-149, 127].
 __device__ __forceinline__ float pow2f(int e) {
   return e >= -126 ? __uint_as_float(unsigned(e + 127) << 23) : __uint_as_float(1u << (e + 149));
@@ -124,11 +168,6 @@ __device__ __forceinline__ float pow2f(int e) {
 /// x / 2^(code - 127) correctly rounded, for a code below 0xFF: the scale and its exact reciprocal.
 __device__ __forceinline__ ExactDivider mx_divider(unsigned code) {
   return ExactDivider(pow2f(int(code) - 127), pow2f(127 - int(code)));
-}
-
-/// Offset of scale (row, col) inside one 128 x 4 scale tile (mx_scale_offset's inner part).
-__device__ __forceinline__ int mx_tile_offset(int row, int col) {
-  return (row & 31) * 16 + (row >> 5) * 4 + col;
 }
 
 /// Writes a 512-byte scale tile assembled in shared memory (all threads call it, after a sync).
@@ -145,7 +184,7 @@ __device__ __forceinline__ void store_scale_tile(const std::uint8_t* st, std::ui
 
 // Vec: x 16-byte loads and q 8-byte stores; VecT: q_t 16-byte stores (Dual only).
 template <bool Vec, bool Dual, bool VecT>
-__global__ void __launch_bounds__(kThreadsMx, Dual ? 3 : 4) quantize_mx_kernel(MxKernelArgs a) {
+__global__ void __launch_bounds__(kThreadsMx, Dual ? 3 : 4) quantize_mx_v1_kernel(MxKernelArgs a) {
   __shared__ __align__(16) unsigned tile[Dual ? 128 * 64 : 4];  // 128 rows x 64 words (bf16 pairs)
   __shared__ __align__(16) std::uint8_t s_tile[kScaleTileBytes];
   __shared__ __align__(16) std::uint8_t s_tile_t[Dual ? kScaleTileBytes : 16];
@@ -206,38 +245,507 @@ __global__ void __launch_bounds__(kThreadsMx, Dual ? 3 : 4) quantize_mx_kernel(M
   }
 }
 
+// ------------------------------------------------------ v2 .. v4: the lean per-element arithmetic
+/// 2^(127 - code) exactly, for every code the kernels produce: finite data gives codes <= 247
+/// (bf16's largest exponent field is 254), so (254 - code) << 23 is a normal float; 0xFF (a
+/// non-finite block) gives garbage that mx_quant8's select discards. x * mx_recip(code) is
+/// RN(x / 2^(code - 127)) bit for bit: the reciprocal of a power of two is exact, so product and
+/// quotient are the same real number and one FMUL rounds it once, as the IEEE division does, into
+/// the subnormal range too (nvcc without -ftz keeps subnormals; so does the CPU). No overflow:
+/// the code is at least floor(log2 amax) - 8 + 127, so |x| * 2^(127 - code) < 2^9.
+__device__ __forceinline__ float mx_recip(unsigned code) {
+  return __uint_as_float((254u - code) << 23);
+}
+
+/// The two e4m3 codes of the bf16 pair in word w (element 0 in the low byte), scaled by y.
+__device__ __forceinline__ unsigned mx_codes2(unsigned w, float y) {
+  return cvt_e4m3x2(__fmul_rn(__uint_as_float(w << 16), y),
+                    __fmul_rn(__uint_as_float(w & 0xFFFF0000u), y));
+}
+
+/// 8 bf16 -> 8 e4m3 codes; a non-finite block (code 0xFF) gives 0x7F throughout (selects).
+__device__ __forceinline__ uint2 mx_quant8(const uint4& v, unsigned code) {
+  const float y = mx_recip(code);
+  const uint2 r = make_uint2(mx_codes2(v.x, y) | mx_codes2(v.y, y) << 16,
+                             mx_codes2(v.z, y) | mx_codes2(v.w, y) << 16);
+  return code == 0xFFu ? make_uint2(0x7F7F7F7Fu, 0x7F7F7F7Fu) : r;
+}
+
+/// One 8-element chunk of x at p (K % 32 == 0: a chunk is all in or all out of K).
+template <bool Vec>
+__device__ __forceinline__ uint4 load_chunk(const std::uint16_t* p) {
+  if constexpr (Vec) {
+    return __ldg(reinterpret_cast<const uint4*>(p));
+  } else {
+    unsigned w[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      w[i] = unsigned(__ldg(p + 2 * i)) | unsigned(__ldg(p + 2 * i + 1)) << 16;
+    return make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+template <bool Vec>
+__device__ __forceinline__ void store_chunk(std::uint8_t* p, const uint2& v) {
+  if constexpr (Vec) {
+    *reinterpret_cast<uint2*>(p) = v;
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) p[i] = std::uint8_t((i < 4 ? v.x : v.y) >> (8 * (i % 4)));
+  }
+}
+
+/// The row pass of v2 .. v4 for one chunk, in the thread map of load_tile_rows: the 16 lanes
+/// cc = lane % 16 of a half-warp hold the 16 chunks of one row of a 128-column tile, 4 lanes per MX
+/// block. Block amax by two xor-shuffles (every lane of the warp must call this), the code (the
+/// same in the block's 4 lanes), q's 8 bytes at qp, and the scale byte at sp by the block's first
+/// lane (sp: byte cc / 4 of the row's 4 in its scale tile). The 8 scale bytes of a warp land in
+/// one 32-byte sector (rows rr, rr + 1 are 16 bytes apart); the tile's other rows fill the rest of
+/// it moments later, in L2. ok: row and chunk inside x; outside, code 0 (the padding), no q store.
+template <bool Vec>
+__device__ __forceinline__ void mx_row_chunk(const uint4& v, bool ok, bool block_lead, bool rceil,
+                                             std::uint8_t* qp, std::uint8_t* sp) {
+  unsigned m = fold2(max_abs2(v));
+  m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
+  m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
+  const unsigned code = ok ? mx_tuning::scale_code_select(m, rceil) : 0u;
+  if (ok) store_chunk<Vec>(qp, mx_quant8(v, code));
+  if (block_lead) *sp = std::uint8_t(code);
+}
+
+/// Byte offset, inside a scale tile, of the scale of tile row rr + 16 it (rr < 16) and block 0:
+/// mx_tile_offset(rr + 16 it, 0) = rr * 16 + row_step(it) (the per-thread part is hoisted).
+__device__ __forceinline__ constexpr int row_step(int it) { return (it & 1) * 256 + (it >> 1) * 4; }
+
+/// The place of 16-byte chunk `chunk` of row r in a 128 x 128 bf16 tile in shared memory (16
+/// chunks a row): XOR-swizzled by (r / 16) % 8, so that both the row pass (a quarter-warp reads 8
+/// chunks of one row) and the column pass (8 lanes read the same word column of rows 16 j + i,
+/// j < 8) are free of bank conflicts.
+__device__ __forceinline__ int swz(int r, int chunk) { return r * 16 + (chunk ^ ((r >> 4) & 7)); }
+
+/// The column pass of the dual (v2 .. v4): the tile (tm, tk) of x, 128 x 128 bf16 in shared memory
+/// (swz), becomes 128 rows k of q_t = x^T, 128 codes each, and the 128 x 4 scale tile (tk, tm) of
+/// x^T. Work item (p, j): the column pair 2p, 2p + 1 (one 32-bit word of each row) over the 16 rows
+/// 16 j .. 16 j + 15; warp w, lane l takes j = l % 8 and p = 8 w + 4 it2 + l / 8, it2 < 2. The MX
+/// block (32 rows) is lanes j, j ^ 1: one xor-shuffle of the packed |x| maximum of both columns.
+/// Each item stores 16 codes of each of its two q_t rows: for a fixed p the 8 lanes j store one
+/// whole 128-byte line (16-byte stores when VecT), so a warp store writes 4 full lines.
+/// The scale byte of (k, block j / 2) by the even lanes j.
+template <bool VecT>
+__device__ __forceinline__ void mx_columns(const uint4* tile, std::int64_t tm, std::int64_t tk,
+                                           std::int64_t mt, const MxKernelArgs& a, bool rceil) {
+  const unsigned* words = reinterpret_cast<const unsigned*>(tile);
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, j = lane & 7;
+  const bool m_ok = tm * 128 + 32 * (j >> 1) < a.M;  // M % 32 == 0: a block is all in or out
+  const std::int64_t k0 = tk * 128;
+  std::uint8_t* st = a.scales_t + (tk * mt + tm) * kScaleTileBytes + (j >> 1);
+  std::uint8_t* qt = a.q_t + k0 * a.ldq_t + tm * 128 + 16 * j;
+#pragma unroll
+  for (int it2 = 0; it2 < 2; ++it2) {
+    const int p = 8 * w + 4 * it2 + (lane >> 3);
+    const int col = ((p >> 2) ^ j) * 4 + (p & 3);  // the word's place in rows 16 j .. 16 j + 15
+    unsigned wv[16];
+    unsigned m2 = 0;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      wv[i] = words[(16 * j + i) * 64 + col];
+      m2 = __vmaxu2(m2, wv[i] & kAbsMask2);
+    }
+    m2 = __vmaxu2(m2, __shfl_xor_sync(0xFFFFFFFFu, m2, 1));
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {  // column 2p (low halves), then 2p + 1 (high halves)
+      const int kl = 2 * p + half;
+      const bool ok = m_ok && k0 + kl < a.K;
+      const unsigned code =
+          ok ? mx_tuning::scale_code_select(half == 0 ? m2 & 0xFFFFu : m2 >> 16, rceil) : 0u;
+      if ((j & 1) == 0) st[mx_tile_offset(kl, 0)] = std::uint8_t(code);
+      if (!ok) continue;
+      const float y = mx_recip(code);
+      // All ones for a non-finite block: blended in by one LOP3 per word (a select written as
+      // `nan ? 0x7F7F7F7F : ...` became a branch around each word's conversion).
+      const unsigned nan = code == 0xFFu ? ~0u : 0u;
+      unsigned out[4];
+#pragma unroll
+      for (int g = 0; g < 4; ++g) {
+        float f[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const unsigned wd = wv[4 * g + e];
+          f[e] = __fmul_rn(__uint_as_float(half == 0 ? wd << 16 : wd & 0xFFFF0000u), y);
+        }
+        const unsigned c4 = cvt_e4m3x2(f[0], f[1]) | cvt_e4m3x2(f[2], f[3]) << 16;
+        out[g] = (c4 & ~nan) | (0x7F7F7F7Fu & nan);
+      }
+      std::uint8_t* dst = qt + kl * a.ldq_t;
+      if constexpr (VecT) {
+        *reinterpret_cast<uint4*>(dst) = make_uint4(out[0], out[1], out[2], out[3]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 16; ++i) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
+      }
+    }
+  }
+}
+
+/// The row pass over a whole 128 x 128 tile (tm, tk) whose 8 chunks per thread are produced by
+/// chunk(it) (registers or shared memory); Park: also parks each chunk in the swizzled smem tile.
+template <bool Vec, bool Park, class Chunk>
+__device__ __forceinline__ void mx_tile_rows(const MxKernelArgs& a, std::int64_t tm,
+                                             std::int64_t tk, std::int64_t kt, bool rceil,
+                                             Chunk&& chunk, uint4* park) {
+  const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
+  const std::int64_t c = tk * 128 + cc * 8, r0 = tm * 128 + rr;
+  const bool c_ok = c < a.K;
+  const int rows = int(std::min<std::int64_t>(a.M - tm * 128, 128));  // rows of the tile in x
+  std::uint8_t* qp = a.q + r0 * a.ldq + c;
+  const std::int64_t qstep = 16 * a.ldq;
+  std::uint8_t* sp = a.scales + (tm * kt + tk) * kScaleTileBytes + rr * 16 + (cc >> 2);
+#pragma unroll
+  for (int it = 0; it < 8; ++it, qp += qstep) {  // a pointer bump, not a 64-bit product per row
+    const uint4 v = chunk(it);
+    mx_row_chunk<Vec>(v, c_ok && rr + 16 * it < rows, (cc & 3) == 0, rceil, qp, sp + row_step(it));
+    if constexpr (Park) park[swz(rr + 16 * it, cc)] = v;
+  }
+}
+
+// ------------------------------------------------------------------------------------------ v2
+// The tile kernels of v1 with the lean arithmetic: x in registers (8 x 16 bytes per thread), one
+// CTA per 128 x 128 tile on a 2-D grid (x: tile column, y: tile row; no division), grid-stride in
+// both. Single: no shared memory, no barrier. Dual: the bf16 tile through swizzled shared memory,
+// two barriers per tile.
 template <bool Vec, bool Dual, bool VecT>
-void launch_mx(const char* who, const MxKernelArgs& a, cudaStream_t stream) {
-  prepare(reinterpret_cast<const void*>(&quantize_mx_kernel<Vec, Dual, VecT>),
-          "quantize_mx_kernel", who);
-  const unsigned grid = grid_for(ceil_div(a.M, 128) * ceil_div(a.K, 128), 1);
-  quantize_mx_kernel<Vec, Dual, VecT><<<grid, kThreadsMx, 0, stream>>>(a);
+__global__ void __launch_bounds__(kThreadsMx, Dual ? 3 : 4) quantize_mx_v2_kernel(MxKernelArgs a) {
+  __shared__ __align__(16) uint4 tile[Dual ? 128 * 16 : 1];
+  const std::int64_t mt = ceil_div(a.M, 128), kt = ceil_div(a.K, 128);
+  const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
+  const bool rceil = a.rule == MxExponentRule::rceil;
+  const std::int64_t xstep = 16 * a.ldx;
+  for (std::int64_t tm = blockIdx.y; tm < mt; tm += gridDim.y)
+    for (std::int64_t tk = blockIdx.x; tk < kt; tk += gridDim.x) {
+      const std::int64_t c = tk * 128 + cc * 8;
+      const bool c_ok = c < a.K;
+      const int rows = int(std::min<std::int64_t>(a.M - tm * 128, 128));
+      const std::uint16_t* xp = a.x + (tm * 128 + rr) * a.ldx + c;
+      uint4 v[8];
+#pragma unroll
+      for (int it = 0; it < 8; ++it, xp += xstep)
+        v[it] = c_ok && rr + 16 * it < rows ? load_chunk<Vec>(xp) : make_uint4(0, 0, 0, 0);
+      mx_tile_rows<Vec, Dual>(
+          a, tm, tk, kt, rceil, [&](int it) { return v[it]; }, tile);
+      if constexpr (Dual) {
+        __syncthreads();
+        mx_columns<VecT>(tile, tm, tk, mt, a, rceil);
+        __syncthreads();  // the tile is rewritten by the next iteration
+      }
+    }
+}
+
+// ------------------------------------------------------------------------------- v3, v4 (single)
+// Persistent CTAs over units of ROWS x 128 elements (ROWS = 64 or 128: half or all of a scale
+// tile's rows), fed by a ring of S cp.async stages private to each thread: thread t copies chunk
+// t % 16 of rows t / 16 + 16 j (j < ROWS / 16) of a unit into its own slots, so it waits only for
+// its own copies (cp.async.wait_group) and the kernel has no barrier at all. S - 1 units are in
+// flight while one is converted. Units row-major (CTA i takes units i, i + G, ...; G =
+// gridDim.x); the cursor (unit row, tile column) and its x / q offsets advance by additions, not
+// divisions or 64-bit products. Padding units (rows past M up to the next multiple of 128) are
+// walked too: they write their zero scale bytes.
+struct UnitCursor {
+  std::int64_t R, tk;         // unit row (ROWS rows) and 128-column tile
+  std::int64_t off_x, off_q;  // element offsets of (row ROWS R + rr, column 128 tk + 8 cc)
+};
+
+template <int ROWS, int S>
+__global__ void __launch_bounds__(kThreadsMx, ROWS* S == 256 ? 3 : 2)
+    quantize_mx_pipe_kernel(MxKernelArgs a) {
+  constexpr int kChunks = ROWS / 16;  // per thread and unit
+  constexpr int kUnitsPerTile = 128 / ROWS;
+  extern __shared__ uint4 ring[];  // [S][kChunks][kThreadsMx]
+  const std::int64_t M = a.M, K = a.K, kt = ceil_div(K, 128);
+  const std::int64_t unit_rows = ceil_div(M, 128) * kUnitsPerTile;
+  const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
+  const bool rceil = a.rule == MxExponentRule::rceil;
+  const std::int64_t gq = gridDim.x / kt, gr = gridDim.x - gq * kt;
+  // Offsets added per step: gq unit rows down and gr tiles right; on a carry one more unit row
+  // down and kt tiles left.
+  const std::int64_t step_x = gq * ROWS * a.ldx + gr * 128, carry_x = ROWS * a.ldx - kt * 128;
+  const std::int64_t step_q = gq * ROWS * a.ldq + gr * 128, carry_q = ROWS * a.ldq - kt * 128;
+  const auto advance = [&](UnitCursor& u) {
+    u.R += gq;
+    u.tk += gr;
+    u.off_x += step_x;
+    u.off_q += step_q;
+    if (u.tk >= kt) {
+      u.tk -= kt;
+      ++u.R;
+      u.off_x += carry_x;
+      u.off_q += carry_q;
+    }
+  };
+  const std::int64_t R0 = blockIdx.x / kt, tk0 = blockIdx.x % kt;
+  UnitCursor ld{R0, tk0, (R0 * ROWS + rr) * a.ldx + tk0 * 128 + cc * 8,
+                (R0 * ROWS + rr) * a.ldq + tk0 * 128 + cc * 8};
+  UnitCursor pr = ld;
+  const std::int64_t xstep = 16 * a.ldx, qstep = 16 * a.ldq;
+  const auto issue = [&](int slot) {
+    if (ld.R < unit_rows) {
+      const bool c_ok = ld.tk * 128 + cc * 8 < K;
+      const int rows = int(std::min<std::int64_t>(M - ld.R * ROWS, ROWS));  // may be <= 0
+      const std::uint16_t* xp = a.x + ld.off_x;
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j, xp += xstep) {
+        const bool ok = c_ok && rr + 16 * j < rows;
+        ptx::cp_async_16(ptx::smem_u32(&ring[(slot * kChunks + j) * kThreadsMx + t]), ok ? xp : a.x,
+                         ok ? 16u : 0u);
+      }
+    }
+    ptx::cp_async_commit();  // an empty group past the end keeps the counting uniform
+    advance(ld);
+  };
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) issue(s);
+  for (int slot = 0; pr.R < unit_rows; slot = slot + 1 == S ? 0 : slot + 1) {
+    issue(slot == 0 ? S - 1 : slot - 1);  // the slot converted in the previous iteration
+    ptx::cp_async_wait<S - 1>();          // this unit's copies (this thread's) have landed
+    const bool c_ok = pr.tk * 128 + cc * 8 < K;
+    const int rows = int(std::min<std::int64_t>(M - pr.R * ROWS, ROWS));
+    // Unit row R is rows ROWS (R % kUnitsPerTile) .. of scale tile (R / kUnitsPerTile, tk).
+    std::uint8_t* sp = a.scales + ((pr.R / kUnitsPerTile) * kt + pr.tk) * kScaleTileBytes +
+                       (pr.R % kUnitsPerTile) * (ROWS / 8) + rr * 16 + (cc >> 2);
+    std::uint8_t* qp = a.q + pr.off_q;
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j, qp += qstep)
+      mx_row_chunk<true>(ring[(slot * kChunks + j) * kThreadsMx + t], c_ok && rr + 16 * j < rows,
+                         (cc & 3) == 0, rceil, qp, sp + row_step(j));
+    advance(pr);
+  }
+  ptx::cp_async_wait<0>();
+}
+
+// --------------------------------------------------------------------------------- v3, v4 (dual)
+// Persistent CTAs over 128 x 128 tiles, fed by S shared-memory stages of 32 KB filled by cp.async
+// (swz layout): tile i + S - 1 is requested right after the barrier that opens tile i, so S - 1
+// tiles are in flight while one is converted; one barrier per tile (it also frees the stage the
+// previous tile used). Rows from each thread's own chunks of the stage, then mx_columns.
+struct TileCursor {
+  std::int64_t row, col;  // tile (row, col) = (tm, tk)
+};
+
+template <int S, bool VecT>
+__global__ void __launch_bounds__(kThreadsMx, S == 2 ? 3 : 2)
+    quantize_mx_dual_pipe_kernel(MxKernelArgs a) {
+  extern __shared__ uint4 stages[];  // [S][128 * 16]
+  const std::int64_t M = a.M, K = a.K, mt = ceil_div(M, 128), kt = ceil_div(K, 128);
+  const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
+  const bool rceil = a.rule == MxExponentRule::rceil;
+  const std::int64_t gq = gridDim.x / kt, gr = gridDim.x - gq * kt;
+  const auto advance = [&](TileCursor& u) {
+    u.row += gq;
+    u.col += gr;
+    if (u.col >= kt) {
+      u.col -= kt;
+      ++u.row;
+    }
+  };
+  TileCursor ld{blockIdx.x / kt, blockIdx.x % kt};
+  TileCursor pr = ld;
+  const std::int64_t xstep = 16 * a.ldx;
+  const auto issue = [&](int stage) {
+    if (ld.row < mt) {
+      const std::int64_t c = ld.col * 128 + cc * 8;
+      const int rows = int(std::min<std::int64_t>(M - ld.row * 128, 128));
+      const std::uint16_t* xp = a.x + (ld.row * 128 + rr) * a.ldx + c;
+#pragma unroll
+      for (int it = 0; it < 8; ++it, xp += xstep) {
+        const bool ok = c < K && rr + 16 * it < rows;
+        ptx::cp_async_16(ptx::smem_u32(&stages[stage * 2048 + swz(rr + 16 * it, cc)]),
+                         ok ? xp : a.x, ok ? 16u : 0u);
+      }
+    }
+    ptx::cp_async_commit();
+    advance(ld);
+  };
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) issue(s);
+  for (int stage = 0; pr.row < mt; stage = stage + 1 == S ? 0 : stage + 1) {
+    ptx::cp_async_wait<S - 2>();  // this thread's copies of this tile have landed
+    __syncthreads();              // everyone's have; everyone is done with the previous tile
+    issue(stage == 0 ? S - 1 : stage - 1);
+    const uint4* tile = stages + stage * 2048;
+    mx_tile_rows<true, false>(
+        a, pr.row, pr.col, kt, rceil, [&](int it) { return tile[swz(rr + 16 * it, cc)]; }, nullptr);
+    mx_columns<VecT>(tile, pr.row, pr.col, mt, a, rceil);
+    advance(pr);
+  }
+  ptx::cp_async_wait<0>();
+}
+
+// ------------------------------------------------------------------------------------- launch
+/// Resident CTAs per SM of a kernel (cached per kernel and device: a host-side query).
+int resident_ctas(const void* kernel, int smem_bytes) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, int> cache;
+  int device = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(kernel, device);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  int per_sm = 0, sms = 0;
+  FP8GEMM_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreadsMx, smem_bytes));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int n = std::max(1, per_sm) * sms;
+  cache.emplace(key, n);
+  return n;
+}
+
+/// Grids: Plain, one CTA per 128 x 128 tile (1-D, row-major); Tiles2D, the same as (tile
+/// columns, tile rows), at most 65535 rows (the kernel strides over the rest); Persistent, as many
+/// CTAs as fit at once (at most `work`). max_ctas > 0 caps the CTA count (tests).
+enum class Grid { plain, tiles_2d, persistent };
+
+template <class Kernel>
+void launch_kernel(const char* who, Kernel* kernel, const char* name, const MxKernelArgs& a,
+                   std::int64_t work, Grid kind, int smem, int max_ctas, cudaStream_t stream) {
+  const void* k = reinterpret_cast<const void*>(kernel);
+  prepare_kernel(k, name, "sm_90a", smem);
+  require_no_pending_error(who);
+  const std::int64_t cap = max_ctas > 0 ? max_ctas : std::int64_t(1) << 62;
+  dim3 grid;
+  if (kind == Grid::tiles_2d) {
+    const std::int64_t gx = std::min({ceil_div(a.K, 128), cap, std::int64_t(0x7FFFFFFF)});
+    const std::int64_t gy =
+        std::min({ceil_div(a.M, 128), std::max<std::int64_t>(1, cap / gx), std::int64_t(65535)});
+    grid = dim3(unsigned(gx), unsigned(gy), 1u);
+  } else {
+    std::int64_t n = std::min(work, cap);
+    if (kind == Grid::persistent) {
+      // As many CTAs as fit, then as few as give every CTA the same number of units (+-1) in the
+      // same number of rounds: 3584 units on 396 slots take 10 rounds either way, and 359 CTAs
+      // doing 9-10 units each leave no round with a handful of CTAs moving few bytes.
+      n = std::min<std::int64_t>(n, resident_ctas(k, smem));
+      n = ceil_div(work, ceil_div(work, n));
+    }
+    grid = dim3(grid_for(n, 1), 1u, 1u);
+  }
+  kernel<<<grid, kThreadsMx, smem, stream>>>(a);
   check_launch(who);
+}
+
+constexpr int kTileStageBytes = 128 * 128 * 2;  // a 128 x 128 bf16 tile: 32 KB
+
+void require_variant(const char* who, int variant, int max_ctas) {
+  if (variant < 0 || variant >= mx_tuning::kVariants)
+    fail(who, "variant = " + std::to_string(variant) + " must be in [0, " +
+                  std::to_string(mx_tuning::kVariants) + ")");
+  if (max_ctas < 0) fail(who, "max_ctas = " + std::to_string(max_ctas) + " must be >= 0");
+}
+
+void run_single(const char* who, int variant, int max_ctas, const MxKernelArgs& a, bool vec,
+                cudaStream_t stream) {
+  const std::int64_t tiles = ceil_div(a.M, 128) * ceil_div(a.K, 128);
+#define FP8GEMM_MX_LAUNCH(KERNEL, WORK, GRID, SMEM) \
+  launch_kernel(who, &KERNEL, #KERNEL, a, WORK, GRID, SMEM, max_ctas, stream)
+  if (variant == 0) {
+    if (vec)
+      FP8GEMM_MX_LAUNCH((quantize_mx_v1_kernel<true, false, false>), tiles, Grid::plain, 0);
+    else
+      FP8GEMM_MX_LAUNCH((quantize_mx_v1_kernel<false, false, false>), tiles, Grid::plain, 0);
+  } else if (variant == 1 || !vec) {
+    if (vec)
+      FP8GEMM_MX_LAUNCH((quantize_mx_v2_kernel<true, false, false>), tiles, Grid::tiles_2d, 0);
+    else
+      FP8GEMM_MX_LAUNCH((quantize_mx_v2_kernel<false, false, false>), tiles, Grid::tiles_2d, 0);
+  } else if (variant == 2) {
+    FP8GEMM_MX_LAUNCH((quantize_mx_pipe_kernel<128, 2>), tiles, Grid::persistent,
+                      2 * kTileStageBytes);
+  } else {
+    FP8GEMM_MX_LAUNCH((quantize_mx_pipe_kernel<64, 4>), tiles * 2, Grid::persistent,
+                      4 * kTileStageBytes / 2);
+  }
+}
+
+void run_dual(const char* who, int variant, int max_ctas, const MxKernelArgs& a, bool vx, bool vt,
+              cudaStream_t stream) {
+  const std::int64_t tiles = ceil_div(a.M, 128) * ceil_div(a.K, 128);
+  if (variant == 0) {
+    if (vx && vt)
+      FP8GEMM_MX_LAUNCH((quantize_mx_v1_kernel<true, true, true>), tiles, Grid::plain, 0);
+    else if (vx)
+      FP8GEMM_MX_LAUNCH((quantize_mx_v1_kernel<true, true, false>), tiles, Grid::plain, 0);
+    else if (vt)
+      FP8GEMM_MX_LAUNCH((quantize_mx_v1_kernel<false, true, true>), tiles, Grid::plain, 0);
+    else
+      FP8GEMM_MX_LAUNCH((quantize_mx_v1_kernel<false, true, false>), tiles, Grid::plain, 0);
+  } else if (variant == 1 || !vx) {
+    if (vx && vt)
+      FP8GEMM_MX_LAUNCH((quantize_mx_v2_kernel<true, true, true>), tiles, Grid::tiles_2d, 0);
+    else if (vx)
+      FP8GEMM_MX_LAUNCH((quantize_mx_v2_kernel<true, true, false>), tiles, Grid::tiles_2d, 0);
+    else if (vt)
+      FP8GEMM_MX_LAUNCH((quantize_mx_v2_kernel<false, true, true>), tiles, Grid::tiles_2d, 0);
+    else
+      FP8GEMM_MX_LAUNCH((quantize_mx_v2_kernel<false, true, false>), tiles, Grid::tiles_2d, 0);
+  } else if (variant == 2) {
+    if (vt)
+      FP8GEMM_MX_LAUNCH((quantize_mx_dual_pipe_kernel<2, true>), tiles, Grid::persistent,
+                        2 * kTileStageBytes);
+    else
+      FP8GEMM_MX_LAUNCH((quantize_mx_dual_pipe_kernel<2, false>), tiles, Grid::persistent,
+                        2 * kTileStageBytes);
+  } else {
+    if (vt)
+      FP8GEMM_MX_LAUNCH((quantize_mx_dual_pipe_kernel<3, true>), tiles, Grid::persistent,
+                        3 * kTileStageBytes);
+    else
+      FP8GEMM_MX_LAUNCH((quantize_mx_dual_pipe_kernel<3, false>), tiles, Grid::persistent,
+                        3 * kTileStageBytes);
+  }
+#undef FP8GEMM_MX_LAUNCH
 }
 
 }  // namespace
 
-void quantize_mx_1x32(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
-                      std::uint8_t* q, std::int64_t ldq, std::uint8_t* scales, MxExponentRule rule,
-                      cudaStream_t stream) {
+namespace mx_tuning {
+
+// Until the variants have been measured side by side on the H200, the public functions run the
+// measured first version.
+int default_variant() { return 0; }
+
+const char* variant_name(int v, bool dual) {
+  switch (v) {
+    case 0:
+      return "v1_first";
+    case 1:
+      return "v2_lean";
+    case 2:
+      return dual ? "v3_pipe2" : "v3_pipe4";
+    case 3:
+      return dual ? "v4_pipe3" : "v4_pipe8";
+  }
+  return "?";
+}
+
+void quantize_mx_1x32(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
+                      std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
+                      std::uint8_t* scales, MxExponentRule rule, cudaStream_t stream) {
   const char* who = "fp8gemm::quantize_mx_1x32";
   validate_quantize_mx_1x32(x, M, K, ldx, q, ldq, scales, rule);
+  require_variant("quantize_mx_1x32", variant, max_ctas);
   require_device_accessible(x, extent_bytes(who, "x", M, ldx, K, 2), who, "x");
   require_device_accessible(q, extent_bytes(who, "q", M, ldq, K, 1), who, "q");
   require_device_accessible(scales, std::size_t(mx_1x32_scale_bytes(M, K)), who, "scales");
   const MxKernelArgs a{x, M, K, ldx, q, ldq, scales, nullptr, 0, nullptr, rule, aligned(scales, 16)};
-  if (aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0)
-    launch_mx<true, false, false>(who, a, stream);
-  else
-    launch_mx<false, false, false>(who, a, stream);
+  const bool vec = aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
+  run_single(who, variant, max_ctas, a, vec, stream);
 }
 
-void quantize_mx_1x32_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
-                           std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
+void quantize_mx_1x32_dual(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
+                           std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
                            std::uint8_t* scales, std::uint8_t* q_t, std::int64_t ldq_t,
                            std::uint8_t* scales_t, MxExponentRule rule, cudaStream_t stream) {
   const char* who = "fp8gemm::quantize_mx_1x32_dual";
   validate_quantize_mx_1x32_dual(x, M, K, ldx, q, ldq, scales, q_t, ldq_t, scales_t, rule);
+  require_variant("quantize_mx_1x32_dual", variant, max_ctas);
   require_device_accessible(x, extent_bytes(who, "x", M, ldx, K, 2), who, "x");
   require_device_accessible(q, extent_bytes(who, "q", M, ldq, K, 1), who, "q");
   require_device_accessible(scales, std::size_t(mx_1x32_scale_bytes(M, K)), who, "scales");
@@ -248,10 +756,24 @@ void quantize_mx_1x32_dual(const std::uint16_t* x, std::int64_t M, std::int64_t 
                        ldq_t, scales_t, rule, aligned(scales, 16) && aligned(scales_t, 16)};
   const bool vx = aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
   const bool vt = aligned(q_t, 16) && ldq_t % 16 == 0;
-  if (vx && vt) launch_mx<true, true, true>(who, a, stream);
-  else if (vx) launch_mx<true, true, false>(who, a, stream);
-  else if (vt) launch_mx<false, true, true>(who, a, stream);
-  else launch_mx<false, true, false>(who, a, stream);
+  run_dual(who, variant, max_ctas, a, vx, vt, stream);
+}
+
+}  // namespace mx_tuning
+
+void quantize_mx_1x32(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
+                      std::uint8_t* q, std::int64_t ldq, std::uint8_t* scales, MxExponentRule rule,
+                      cudaStream_t stream) {
+  mx_tuning::quantize_mx_1x32(mx_tuning::default_variant(), 0, x, M, K, ldx, q, ldq, scales, rule,
+                              stream);
+}
+
+void quantize_mx_1x32_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
+                           std::uint8_t* q, std::int64_t ldq, std::uint8_t* scales,
+                           std::uint8_t* q_t, std::int64_t ldq_t, std::uint8_t* scales_t,
+                           MxExponentRule rule, cudaStream_t stream) {
+  mx_tuning::quantize_mx_1x32_dual(mx_tuning::default_variant(), 0, x, M, K, ldx, q, ldq, scales,
+                                   q_t, ldq_t, scales_t, rule, stream);
 }
 
 }  // namespace fp8gemm
