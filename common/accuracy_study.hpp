@@ -142,9 +142,9 @@ inline double quantisation_only(const std::vector<double>& ref_quantised,
 
 /// The study's JSON, written as it goes (a run that dies leaves a truncated file, which
 /// plots/plot.py reports instead of reading half a table):
-///   {"commit", "shape", "rows_compared", "metric", <extra header fields>, "results": [
-///     {"data", "K", "<recipe>": {"vs_exact", "vs_quantised"}, ...,
-///      "quantisation_only": {"<recipe>": x, ...}<, extra fields>}, ...]}
+///   {"commit", "shape", "rows_compared", "metric", (extra header fields), "results": [
+///     {"data", "K", "RECIPE": {"vs_exact", "vs_quantised"}, ...,
+///      "quantisation_only": {"RECIPE": x, ...}(, extra fields)}, ...]}
 /// Numbers as std::ostream prints them by default (6 significant digits); a non-finite error
 /// comes out as nan / inf, which plot.py reads.
 class JsonWriter {
