@@ -48,6 +48,22 @@ int main() {
   } catch (const std::invalid_argument& e) {
     std::printf("refused as it should be: %s\n", e.what());
   }
+  // MXFP8 likewise, before looking for a GPU to run it on (K must be a multiple of 32).
+  try {
+    fp8gemm::MxGemm mx;
+    mx.M = 128;
+    mx.N = 128;
+    mx.K = 48;
+    fp8gemm::MxPlan refused(mx);
+    std::printf("FAIL: an MXFP8 call with K = 48 was accepted\n");
+    return 1;
+  } catch (const std::invalid_argument& e) {
+    std::printf("refused as it should be: %s\n", e.what());
+  }
+  // The dispatch is host code: which kernel a DeepSeek-V3 shape gets, and why.
+  const fp8gemm::KernelChoice c =
+      fp8gemm::choose_block_scaled(4096, 7168, 2048, false, true, "", nullptr);
+  std::printf("4096x7168x2048 block-scaled: %s (%s)\n", c.kernel.c_str(), c.why.c_str());
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("no CUDA GPU: the rest needs an NVIDIA Hopper GPU (sm_90a)\n");
@@ -81,6 +97,7 @@ int main() {
   const fp8gemm::BlockScaledPlan plan({.M = M, .N = N, .K = K, .A = qa, .B = qb, .scale_a = sa,
                                        .scale_a_layout = la, .scale_b = sb,
                                        .scale_b_layout = lb, .D = dd});
+  std::printf("plan: %s\n", plan.describe().c_str());
   plan.run(nullptr);
   check(cudaDeviceSynchronize());
 

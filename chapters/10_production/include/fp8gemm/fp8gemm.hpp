@@ -1,11 +1,13 @@
-// fp8gemm: FP8 GEMM on NVIDIA Hopper — the public header of the library (chapter 10).
+// fp8gemm: FP8 GEMM on NVIDIA Hopper (and MXFP8 on Blackwell) — the public header of the library
+// (chapter 10).
 //
 //   #include <fp8gemm/fp8gemm.hpp>              // find_package(fp8gemm), fp8gemm::fp8gemm
 //
-// What it offers today (each with plan / run: the plan validates, checks the GPU and builds the
-// tensor maps once; run(stream) only launches; errors follow docs/contract.md — a call the rules
-// accept runs correctly, a call they refuse throws std::invalid_argument naming the argument,
-// before any GPU work):
+// Every entry point is a plan: the constructor validates the call, checks the GPU's architecture,
+// chooses the kernel and builds the tensor maps once; run(stream) only launches. Errors follow
+// docs/contract.md: a call the rules accept runs correctly; a call they refuse throws
+// std::invalid_argument naming the argument, before any GPU work; an unsupported GPU or a CUDA
+// failure throws std::runtime_error naming the device or the call.
 //   fp8gemm::PerTensorPlan     D = scale_a scale_b A.B^T, e4m3 in, bf16 out (chapter 6); FP32
 //                              promotion every 128 K by default, fast accumulation opt-in
 //   fp8gemm::BlockScaledPlan   DeepSeek-V3 block scaling, A 1 x 128 and B 128 x 128 scales in
@@ -16,46 +18,174 @@
 //                              masked, any rows per expert, capturable in a CUDA graph (chapter 8)
 //   fp8gemm::WeightGradPlan    the experts' weight gradients dB_g = dD_g^T . A_g, k-grouped over
 //                              each expert's tokens, FP32 with optional accumulate (chapter 8)
-//   quantize_1x128, quantize_128x128, quantize_1x128_dual, quantize_tokens_transposed_1x128
-//   (the weight gradient's operands), convert_*_scales (quantize_gpu.hpp)
+//   fp8gemm::MxPlan            MXFP8 (e4m3, a UE8M0 scale per 1 x 32): chapter 9's sm_100a kernel
+//                              on compute capability 10.0, its Hopper kernels on 9.0
+//   quantize_1x128, quantize_128x128, quantize_1x128_dual, quantize_tokens_transposed_1x128,
+//   quantize_mx_1x32, quantize_mx_1x32_dual, convert_*_scales (common/quantize_gpu.hpp)
+// Kernel choice (fp8gemm/dispatch.hpp): Options::kernel, else FP8GEMM_KERNEL_<FAMILY>, else the
+// table learned from the committed H200 sweep (chapters/10_production/dispatch_table.md), else
+// the chapter's own rule; describe() says which.
 // Layouts: A is M x K row-major (activations), B is N x K row-major (weights), D is M x N
 // row-major; leading dimensions in elements.
 #pragma once
 
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+
 #include "bs_gemm.hpp"              // chapter 7 (installed under fp8gemm/chapters/07_block_scaling)
-#include "grouped_gemm.hpp"         // chapter 8 (installed under fp8gemm/chapters/08_grouped_moe)
-#include "wgrad.hpp"                // chapter 8's weight gradient
 #include "common/quantize_gpu.hpp"  // the quantisers
 #include "common/scale_layout.hpp"  // GroupScaleLayout, BlockScaleLayout
-#include "ws_gemm.hpp"              // chapter 6 (installed under fp8gemm/chapters/06_warp_specialization)
+#include "dispatch.hpp"             // fp8gemm/dispatch.hpp: architecture and kernel choice
+#include "grouped_gemm.hpp"         // chapter 8 (installed under fp8gemm/chapters/08_grouped_moe)
+#include "hopper_mx.hpp"            // chapter 9, Hopper (fp8gemm/chapters/09_blackwell_mxfp8)
+#include "mx_gemm.hpp"              // chapter 9, Blackwell, and the MXFP8 call
+#include "wgrad.hpp"                // chapter 8's weight gradient
+#include "ws_gemm.hpp"  // chapter 6 (installed under fp8gemm/chapters/06_warp_specialization)
 
 #define FP8GEMM_VERSION_MAJOR 0
-#define FP8GEMM_VERSION_MINOR 8
+#define FP8GEMM_VERSION_MINOR 9
 #define FP8GEMM_VERSION_PATCH 0
 
 namespace fp8gemm {
 
-/// "0.8.0": the library's version (CHANGELOG.md).
-inline constexpr const char* version() { return "0.8.0"; }
+/// "0.9.0": the library's version (CHANGELOG.md).
+inline constexpr const char* version() { return "0.9.0"; }
 
-/// Per-tensor scaled FP8 GEMM (chapter 6's engine). PerTensorGemm: common/gemm.hpp.
-using PerTensorPlan = ch06::Plan;
-using PerTensorOptions = ch06::Options;
 using engine::Accumulation;
 
-/// Block-scaled FP8 GEMM (chapter 7).
+// ---- per-tensor scaled FP8 GEMM (chapter 6). PerTensorGemm: common/gemm.hpp ----
+
+/// Options::kernel overrides the dispatch (a name of ch06::kernels() whose accumulation is
+/// Options::accumulation); max_sms, raster and persistent as chapter 6's.
+using PerTensorOptions = ch06::Options;
+
+class PerTensorPlan {
+ public:
+  /// Throws std::invalid_argument (bad call or kernel name; before any GPU work) or
+  /// std::runtime_error (not a compute capability 9.0 GPU, CUDA failure).
+  explicit PerTensorPlan(const PerTensorGemm& gemm, const PerTensorOptions& options = {});
+  ~PerTensorPlan();
+  PerTensorPlan(PerTensorPlan&&) noexcept;
+  PerTensorPlan& operator=(PerTensorPlan&&) noexcept;
+
+  /// Launches on `stream`; nothing else (no validation, no allocation, no host sync).
+  void run(cudaStream_t stream) const;
+  const engine::EnginePlan& engine() const;
+  const engine::KernelInfo& kernel() const;
+  /// How the kernel was chosen, and the one-line reason.
+  const KernelChoice& choice() const;
+  /// "<kernel>, grid 132, raster ...; kernel by <rule>: <why>"
+  std::string describe() const;
+
+ private:
+  std::unique_ptr<ch06::Plan> plan_;
+  KernelChoice choice_;
+};
+
+// ---- block-scaled FP8 GEMM (chapter 7) ----
+
 using BlockScaledGemm = ch07::BlockScaledGemm;
-using BlockScaledPlan = ch07::Plan;
+/// Options::kernel overrides the dispatch (a name of ch07::kernels() that can write the call's
+/// D); max_sms and raster as chapter 7's.
 using BlockScaledOptions = ch07::Options;
 using BlockScaledOutput = ch07::Output;
 
-/// Grouped (mixture-of-experts) block-scaled FP8 GEMM and its k-grouped weight gradient (chapter 8).
+class BlockScaledPlan {
+ public:
+  /// Throws std::invalid_argument (bad call or kernel name; before any GPU work) or
+  /// std::runtime_error (not a compute capability 9.0 GPU, CUDA failure).
+  explicit BlockScaledPlan(const BlockScaledGemm& gemm, const BlockScaledOptions& options = {});
+  ~BlockScaledPlan();
+  BlockScaledPlan(BlockScaledPlan&&) noexcept;
+  BlockScaledPlan& operator=(BlockScaledPlan&&) noexcept;
+
+  /// Launches on `stream`: the A-scale conversion if the layout needs it, then the GEMM (chapter
+  /// 7's Plan::run; a converting plan owns a workspace: one stream at a time).
+  void run(cudaStream_t stream) const;
+  const engine::KernelInfo& kernel() const;
+  bool converts_scale_a() const;
+  const KernelChoice& choice() const;
+  std::string describe() const;
+
+ private:
+  std::unique_ptr<ch07::Plan> plan_;
+  KernelChoice choice_;
+};
+
+// ---- grouped GEMM and k-grouped weight gradient (chapter 8) ----
+
 using GroupedGemm = ch08::GroupedGemm;
 using GroupedLayout = ch08::Layout;
-using GroupedPlan = ch08::Plan;
 using GroupedOptions = ch08::Options;
 using WeightGradGemm = ch08::WeightGradGemm;
-using WeightGradPlan = ch08::WeightGradPlan;
 using WeightGradOptions = ch08::WeightGradOptions;
+
+/// Chapter 8's grouped plan behind the library's architecture check. Its kernel is chapter 8's
+/// default (128 x 128) or Options::kernel; no per-shape table yet.
+class GroupedPlan {
+ public:
+  explicit GroupedPlan(const GroupedGemm& gemm, const GroupedOptions& options = {});
+  ~GroupedPlan();
+  GroupedPlan(GroupedPlan&&) noexcept;
+  GroupedPlan& operator=(GroupedPlan&&) noexcept;
+  void run(cudaStream_t stream) const;
+  std::string describe() const;
+
+ private:
+  std::unique_ptr<ch08::Plan> plan_;
+};
+
+class WeightGradPlan {
+ public:
+  explicit WeightGradPlan(const WeightGradGemm& gemm, const WeightGradOptions& options = {});
+  ~WeightGradPlan();
+  WeightGradPlan(WeightGradPlan&&) noexcept;
+  WeightGradPlan& operator=(WeightGradPlan&&) noexcept;
+  void run(cudaStream_t stream) const;
+  std::string describe() const;
+
+ private:
+  std::unique_ptr<ch08::WeightGradPlan> plan_;
+};
+
+// ---- MXFP8 (chapter 9) ----
+
+/// A [M, K] and B [N, K] e4m3, UE8M0 scales per 1 x 32 block in the Mx1x32 layout, bf16 D
+/// (mx_gemm.hpp). K a multiple of 32.
+using MxGemm = ch09::MxGemm;
+
+struct MxOptions {
+  /// A Hopper kernel by name (ch09::hopper_kernels()), overriding the dispatch. Blackwell has one
+  /// kernel: a name there is refused (std::invalid_argument).
+  std::string kernel;
+};
+
+/// The architecture dispatch of MXFP8: on compute capability 10.0 chapter 9's sm_100a kernel
+/// (tcgen05 block-scaled MMA; built with FP8GEMM_BUILD_SM100=ON; NEVER RUN on hardware in this
+/// project), on 9.0 its Hopper kernels (chosen like the other families: option, environment,
+/// table, chapter default), anywhere else std::runtime_error naming the GPU and what is
+/// supported (mx_kernel_arch()).
+class MxPlan {
+ public:
+  /// Throws std::invalid_argument (bad call, before any GPU work; also without a GPU) or
+  /// std::runtime_error (unsupported GPU, no GPU, CUDA failure).
+  explicit MxPlan(const MxGemm& gemm, const MxOptions& options = {});
+  ~MxPlan();
+  MxPlan(MxPlan&&) noexcept;
+  MxPlan& operator=(MxPlan&&) noexcept;
+
+  void run(cudaStream_t stream) const;
+  MxKernelArch arch() const { return arch_; }
+  const KernelChoice& choice() const { return choice_; }
+  std::string describe() const;
+
+ private:
+  MxKernelArch arch_ = MxKernelArch::hopper_sm90a;
+  KernelChoice choice_;
+  std::unique_ptr<ch09::HopperPlan> hopper_;
+  std::unique_ptr<ch09::Plan> blackwell_;
+};
 
 }  // namespace fp8gemm

@@ -1,0 +1,411 @@
+// fp8gemm_dispatch_sweep: the sweep the library's dispatch table is learned from. Every compiled
+// kernel of every family the table covers, on every shape asked for (default: the DeepSeek-V3
+// dense set, M in {64, 128, 4096}, and 8192^3), in one process and one run:
+//   block_scaled         chapter 7's TMA-store kernels (what a bf16 D that TMA can store runs)
+//   per_tensor_promoted  chapter 6's TMA-store kernels with promoted accumulation
+//   per_tensor_fast      the same with fast accumulation
+//   mxfp8_hopper         chapter 9's Hopper TMA-store kernels (shapes with K % 32 == 0)
+// and cuBLASLt (block-scaled, per-tensor promoted and fast) beside them as the peers.
+//
+// Correctness before time: per shape and family one reference D — block-scaled: chapter 7's
+// default plan, itself checked against float64 on sampled rows (ch07::sampled_check); MXFP8:
+// chapter 9's default Hopper kernel, checked against the float64 definition on sampled rows;
+// per-tensor: cuBLASLt promoted (chapter 6's sweep's criterion) — and every kernel's D compared
+// with it on the GPU (relative Frobenius difference; D poisoned before each run). A kernel that
+// differs is recorded with ok = false and never enters the table.
+// Time: chapter 6's sweep's method — 3 warm-up launches, then per repetition an L2 flush and one
+// launch between CUDA events, the median; repetitions = min(--reps, --budget_ms / first
+// estimate), at least 5, so a kernel that is slow for a shape costs little.
+//
+//   fp8gemm_dispatch_sweep [--json=PATH] [--reps=30] [--budget_ms=40] [--shapes=MxNxK,...]
+//                          [--families=block_scaled,per_tensor,mxfp8] [--filter=SUBSTRING]
+// The JSON (rewritten after every shape, so a run cut short keeps what it measured) is what
+// chapters/10_production/tools/gen_dispatch_table.py reads from
+// plots/data/h200/ch10/dispatch_sweep.json.
+#include <cublasLt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bs_check.hpp"
+#include "common/bench.hpp"
+#include "common/chapter_args.hpp"
+#include "common/check.hpp"
+#include "common/cublaslt.hpp"
+#include "common/cuda.hpp"
+#include "common/reference.hpp"
+#include "common/scaling.hpp"
+#include "fp8gemm/fp8gemm.hpp"
+#include "mx_emulate.hpp"
+
+using namespace fp8gemm;
+
+namespace {
+
+__global__ void diff_kernel(const std::uint16_t* d, const std::uint16_t* ref, std::size_t n,
+                            double* sums) {
+  double num = 0, den = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const double a = __bfloat162float(__ushort_as_bfloat16(d[i]));
+    const double b = __bfloat162float(__ushort_as_bfloat16(ref[i]));
+    num += (a - b) * (a - b);
+    den += b * b;
+  }
+  atomicAdd(&sums[0], num);
+  atomicAdd(&sums[1], den);
+}
+
+/// ||d - ref|| / ||ref|| over the whole bf16 matrix, on the GPU (NaN if d holds a NaN: the poison
+/// of an unwritten entry).
+double relative_difference(const std::uint16_t* d, const std::uint16_t* ref, std::size_t n) {
+  DeviceBuffer<double> sums(std::vector<double>{0.0, 0.0});
+  diff_kernel<<<264, 256>>>(d, ref, n, sums.data());
+  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+  const std::vector<double> s = sums.download();
+  return std::sqrt(s[0] / s[1]);
+}
+
+struct Timing {
+  double median_us = 0, min_us = 0;
+  int reps = 0;
+};
+
+Timing time_launch(const std::function<void(cudaStream_t)>& launch, int max_reps, double budget_ms,
+                   L2Flush& l2) {
+  for (int i = 0; i < 3; ++i) launch(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  EventTimer t;
+  l2.flush(nullptr);
+  t.start();
+  launch(nullptr);
+  t.stop();
+  const double estimate_ms = std::max(1e-3, double(t.elapsed_ms()));
+  const int reps = int(std::clamp(budget_ms / estimate_ms, 5.0, double(std::max(5, max_reps))));
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    l2.flush(nullptr);  // outside the timed region
+    t.start();
+    launch(nullptr);
+    t.stop();
+    ms.push_back(t.elapsed_ms());
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2] * 1e3, ms.front() * 1e3, reps};
+}
+
+struct Record {
+  std::string family, kernel, shape, error;
+  Timing t;
+  double diff = 0;
+  bool ok = false, peer = false;
+};
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += c;
+  }
+  return o;
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+/// The whole JSON, written to a temporary file and renamed (a run cut short leaves a valid file).
+void write_json(const std::string& path, const std::string& context,
+                const std::vector<Record>& records) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << "{\n  \"context\": " << context << ",\n  \"results\": [\n";
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const Record& r = records[i];
+      out << "    {\"family\": \"" << r.family << "\", \"kernel\": \"" << r.kernel
+          << "\", \"shape\": \"" << r.shape << "\", \"median_us\": " << json_number(r.t.median_us)
+          << ", \"min_us\": " << json_number(r.t.min_us) << ", \"reps\": " << r.t.reps
+          << ", \"diff\": " << json_number(r.diff) << ", \"ok\": " << (r.ok ? "true" : "false")
+          << ", \"peer\": " << (r.peer ? "true" : "false");
+      if (!r.error.empty()) out << ", \"error\": \"" << json_escape(r.error) << "\"";
+      out << "}" << (i + 1 < records.size() ? "," : "") << "\n";
+    }
+    out << "  ]\n}\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+std::string context_json(int reps, double budget_ms) {
+  cudaDeviceProp p{};
+  FP8GEMM_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+  int sm_khz = 0, mem_khz = 0, driver = 0, runtime = 0;
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, 0));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0));
+  FP8GEMM_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  FP8GEMM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  std::ostringstream s;
+  s << "{\"date\": \"" << date << "\", \"gpu\": \"" << p.name << "\", \"gpu_sm_count\": \""
+    << p.multiProcessorCount << "\", \"gpu_compute_capability\": \"" << p.major << "." << p.minor
+    << "\", \"gpu_max_sm_clock_mhz\": \"" << sm_khz / 1000 << "\", \"gpu_memory_clock_mhz\": \""
+    << mem_khz / 1000 << "\", \"gpu_l2_bytes\": \"" << p.l2CacheSize
+    << "\", \"cuda_driver_version\": \"" << driver << "\", \"cuda_runtime_version\": \"" << runtime
+    << "\", \"cublaslt_version\": \"" << cublasLtGetVersion() << "\", \"git_commit\": \""
+    << git_commit() << "\", \"executable\": \"fp8gemm_dispatch_sweep\", \"method\": \"3 warm-up "
+    << "launches, then min(" << reps << ", " << budget_ms
+    << " ms / first estimate) launches (at least 5), each after an L2 flush, CUDA events around "
+       "each launch, median\"}";
+  return s.str();
+}
+
+/// The kernels of a list that the table may hold: TMA-store epilogue, the accumulation asked for.
+std::vector<std::string> candidates(const std::vector<engine::KernelInfo>& list,
+                                    engine::Accumulation acc, const std::string& filter) {
+  std::vector<std::string> out;
+  for (const auto& k : list)
+    if (k.epilogue == engine::EpilogueKind::tma_store && k.accumulation == acc &&
+        (filter.empty() || k.name.find(filter) != std::string::npos))
+      out.push_back(k.name);
+  return out;
+}
+
+/// MXFP8 operands on the device: e4m3 A, B from the GPU's counter-based generator, UE8M0
+/// exponents 127 +- 6 in the Mx1x32 layout from the host (small), and their host copy for the
+/// float64 check (downloaded, not generated on the CPU: the large shapes would take seconds).
+struct MxOperandsOnDevice {
+  ch09::MxOperands host;
+  DeviceBuffer<std::uint8_t> A, B, sa, sb;
+  MxOperandsOnDevice(const Shape& s, std::uint64_t seed)
+      : A(std::size_t(s.M * s.K)), B(std::size_t(s.N * s.K)) {
+    host.M = s.M;
+    host.N = s.N;
+    host.K = s.K;
+    fill_random_e4m3(A.data(), A.size(), seed, 1.0f);
+    fill_random_e4m3(B.data(), B.size(), seed + 1, 1.0f);
+    std::mt19937_64 rng(seed + 2);
+    std::uniform_int_distribution<int> e(127 - 6, 127 + 6);
+    auto scales = [&](std::int64_t rows) {
+      const Mx1x32 l(rows, s.K);
+      std::vector<std::uint8_t> v(std::size_t(l.size()), 0);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t j = 0; j < l.scale_cols(); ++j)
+          v[std::size_t(l.block_index(r, j))] = std::uint8_t(e(rng));
+      return v;
+    };
+    host.sa = scales(s.M);
+    host.sb = scales(s.N);
+    sa = DeviceBuffer<std::uint8_t>(host.sa);
+    sb = DeviceBuffer<std::uint8_t>(host.sb);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    host.A = A.download();
+    host.B = B.download();
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (cuda_device_count() == 0) {
+    std::printf("No CUDA GPU found: fp8gemm_dispatch_sweep needs an NVIDIA Hopper GPU (sm_90a).\n");
+    return 2;
+  }
+  std::string json = "dispatch_sweep.json", filter, families = "block_scaled,per_tensor,mxfp8";
+  int reps = 30;
+  double budget_ms = 40;
+  std::vector<Shape> shapes;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--json=", 0) == 0)
+      json = a.substr(7);
+    else if (a.rfind("--reps=", 0) == 0)
+      reps = std::stoi(a.substr(7));
+    else if (a.rfind("--budget_ms=", 0) == 0)
+      budget_ms = std::stod(a.substr(12));
+    else if (a.rfind("--filter=", 0) == 0)
+      filter = a.substr(9);
+    else if (a.rfind("--families=", 0) == 0)
+      families = a.substr(11);
+    else if (a.rfind("--shapes=", 0) == 0) {
+      std::stringstream ss(a.substr(9));
+      for (std::string t; std::getline(ss, t, ',');) shapes.push_back(parse_shape(t));
+    } else {
+      std::printf(
+          "unknown argument '%s'\nusage: fp8gemm_dispatch_sweep [--json=PATH] [--reps=N] "
+          "[--budget_ms=X] [--shapes=MxNxK,...] [--families=block_scaled,per_tensor,"
+          "mxfp8] [--filter=SUBSTRING]\n",
+          a.c_str());
+      return 2;
+    }
+  }
+  if (shapes.empty()) shapes = standard_shapes({8192}, true);
+  const bool do_bs = families.find("block_scaled") != std::string::npos;
+  const bool do_pt = families.find("per_tensor") != std::string::npos;
+  const bool do_mx = families.find("mxfp8") != std::string::npos;
+  std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
+  const auto started = std::chrono::steady_clock::now();
+  const std::string context = context_json(reps, budget_ms);
+  std::vector<Record> records;
+  CublasLtGemm cublas;
+  L2Flush l2;
+  std::uint64_t seed = 10000;
+
+  // Checks a kernel's D against the shape's reference, times it, records it.
+  auto sweep_kernel = [&](const std::string& family, const std::string& kernel, const Shape& s,
+                          const DeviceBuffer<std::uint16_t>& D,
+                          const DeviceBuffer<std::uint16_t>& ref, bool ref_ok, double tolerance,
+                          const std::function<std::function<void(cudaStream_t)>()>& make) {
+    Record r{family, kernel, s.name()};
+    try {
+      const std::function<void(cudaStream_t)> launch = make();  // builds the plan
+      poison_bf16(D.data(), D.size());
+      launch(nullptr);
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      r.diff = relative_difference(D.data(), ref.data(), D.size());
+      r.ok = ref_ok && std::isfinite(r.diff) && r.diff <= tolerance;
+      r.t = time_launch(launch, reps, budget_ms, l2);
+    } catch (const std::exception& e) {
+      r.error = e.what();
+    }
+    std::printf("%-20s %-16s %-36s %9.2f us  diff %.1e%s%s\n", family.c_str(), s.name().c_str(),
+                kernel.c_str(), r.t.median_us, r.diff, r.ok ? "" : "  NOT OK",
+                r.error.empty() ? "" : ("  " + r.error).c_str());
+    records.push_back(r);
+  };
+  auto peer = [&](const std::string& family, const std::string& name, const Shape& s,
+                  const std::function<void(cudaStream_t)>& launch) {
+    Record r{family, name, s.name()};
+    r.peer = true;
+    try {
+      r.t = time_launch(launch, reps, budget_ms, l2);
+      r.ok = true;
+    } catch (const std::exception& e) {
+      r.error = e.what();
+    }
+    std::printf("%-20s %-16s %-36s %9.2f us  (peer)\n", family.c_str(), s.name().c_str(),
+                name.c_str(), r.t.median_us);
+    records.push_back(r);
+  };
+
+  for (const Shape& s : shapes) {
+    // ---- block-scaled (chapter 7) ----
+    if (do_bs) {
+      ch07::DeviceOperands ops(s.M, s.N, s.K, seed++);
+      DeviceBuffer<std::uint16_t> ref(ops.D.size());
+      const ch07::Plan def(ops.gemm());
+      const ch07::SampledCheck chk = ch07::sampled_check(ops, def, 4, seed++);
+      FP8GEMM_CUDA_CHECK(
+          cudaMemcpy(ref.data(), ops.D.data(), ops.D.bytes(), cudaMemcpyDeviceToDevice));
+      std::printf("%-20s %-16s reference: chapter 7's %s against float64: %s %s\n", "block_scaled",
+                  s.name().c_str(), def.kernel().name.c_str(), chk.ok ? "ok" : "FAILED",
+                  chk.describe.c_str());
+      DeviceBuffer<std::uint16_t>& D = ops.D;
+      std::unique_ptr<ch07::Plan> plan;
+      for (const auto& k : candidates(ch07::kernels(), engine::Accumulation::promoted, filter))
+        sweep_kernel("block_scaled", k, s, D, ref, chk.ok, 1e-3, [&] {
+          plan = std::make_unique<ch07::Plan>(ops.gemm(), ch07::Options{.kernel = k});
+          const ch07::Plan* p = plan.get();
+          return std::function<void(cudaStream_t)>([p](cudaStream_t st) { p->run(st); });
+        });
+      const ch07::BlockScaledGemm g = ops.gemm();
+      if (s.M % 4 == 0 && s.N % 8 == 0)
+        peer("block_scaled", "cublaslt_block_scaled", s, [&](cudaStream_t st) {
+          cublas.block_scaled(g.M, g.N, g.K, g.A, g.B, static_cast<std::uint16_t*>(g.D), g.scale_a,
+                              g.scale_b, st);
+        });
+    }
+    // ---- per-tensor (chapter 6), both accumulations ----
+    if (do_pt) {
+      DeviceBuffer<std::uint8_t> A(std::size_t(s.M * s.K)), B(std::size_t(s.N * s.K));
+      DeviceBuffer<std::uint16_t> D(std::size_t(s.M * s.N)), ref(std::size_t(s.M * s.N));
+      DeviceBuffer<float> scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f});  // 16-byte aligned
+      fill_random_e4m3(A.data(), A.size(), seed++, 1.0f);
+      fill_random_e4m3(B.data(), B.size(), seed++, 1.0f);
+      const PerTensorGemm g{s.M,      s.N,      s.K,           A.data(),
+                            B.data(), D.data(), scales.data(), scales.data() + 4};
+      bool ref_ok = true;
+      try {
+        cublas.per_tensor(s.M, s.N, s.K, g.A, g.B, ref.data(), g.scale_a, g.scale_b, false,
+                          nullptr);
+        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      } catch (const std::exception& e) {
+        std::printf("per_tensor %s: no cuBLASLt reference (%s): kernels not ok\n", s.name().c_str(),
+                    e.what());
+        ref_ok = false;
+      }
+      std::unique_ptr<ch06::Plan> plan;
+      for (auto acc : {engine::Accumulation::promoted, engine::Accumulation::fast}) {
+        const std::string family = std::string("per_tensor_") + engine::to_string(acc);
+        for (const auto& k : candidates(ch06::kernels(), acc, filter))
+          sweep_kernel(family, k, s, D, ref, ref_ok, 2e-2, [&] {
+            ch06::Options o;
+            o.accumulation = acc;
+            o.kernel = k;
+            plan = std::make_unique<ch06::Plan>(g, o);
+            const ch06::Plan* p = plan.get();
+            return std::function<void(cudaStream_t)>([p](cudaStream_t st) { p->run(st); });
+          });
+        const bool fast = acc == engine::Accumulation::fast;
+        peer(family, fast ? "cublaslt_fast" : "cublaslt_promoted", s, [&, fast](cudaStream_t st) {
+          cublas.per_tensor(s.M, s.N, s.K, g.A, g.B, g.D, g.scale_a, g.scale_b, fast, st);
+        });
+      }
+    }
+    // ---- MXFP8 on Hopper (chapter 9) ----
+    if (do_mx && s.K % 32 == 0) {
+      const MxOperandsOnDevice ops(s, seed);
+      seed += 3;
+      DeviceBuffer<std::uint16_t> D(std::size_t(s.M * s.N)), ref(std::size_t(s.M * s.N));
+      const ch09::MxGemm g = ch09::mx_call(ops.host, ops.A.data(), ops.B.data(), ops.sa.data(),
+                                           ops.sb.data(), D.data());
+      const ch09::HopperPlan def(g);
+      poison_bf16(D.data(), D.size());
+      def.run(nullptr);
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto rows = sample_rows(s.M, std::min<std::int64_t>(4, s.M), seed++);
+      const auto want = ch09::reference_f64_rows(ops.host, rows);
+      const auto all = D.download();
+      const ErrorStats e = compare_bf16_rows(all.data(), s.N, rows, want.data());
+      const bool ref_ok = e.ok(per_tensor_tolerance(s.K));
+      FP8GEMM_CUDA_CHECK(cudaMemcpy(ref.data(), D.data(), D.bytes(), cudaMemcpyDeviceToDevice));
+      std::printf("%-20s %-16s reference: chapter 9's default (%s) against float64: %s rel %.2e\n",
+                  "mxfp8_hopper", s.name().c_str(), def.describe().c_str(),
+                  ref_ok ? "ok" : "FAILED", e.rel_frobenius);
+      std::unique_ptr<ch09::HopperPlan> plan;
+      for (const auto& k :
+           candidates(ch09::hopper_kernels(), engine::Accumulation::promoted, filter))
+        sweep_kernel("mxfp8_hopper", k, s, D, ref, ref_ok, 1e-3, [&] {
+          plan = std::make_unique<ch09::HopperPlan>(g, ch09::HopperOptions{k});
+          const ch09::HopperPlan* p = plan.get();
+          return std::function<void(cudaStream_t)>([p](cudaStream_t st) { p->run(st); });
+        });
+    }
+    write_json(json, context, records);
+    std::printf("-- %s done, %.0f s so far\n", s.name().c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+  int not_ok = 0;
+  for (const Record& r : records) not_ok += !r.peer && !r.ok;
+  std::printf("\n%zu results (%d kernels not ok) -> %s\n", records.size(), not_ok, json.c_str());
+  return 0;
+}

@@ -1,0 +1,146 @@
+// fp8gemm's dispatch: which GPU architecture runs which kernels, and which kernel a plan runs for
+// a shape. Everything here is pure C++ apart from current_device_arch(), so every rule is tested
+// on a machine without a GPU (tests/test_library_cpu.cpp).
+//
+// Kernel choice, in order (the first that applies wins; describe() of a plan names it):
+//   1. option       Options::kernel, a kernel by name (the chapter's kernels() list)
+//   2. environment  FP8GEMM_KERNEL_<FAMILY> (dispatch_env_var()), for calls the table serves:
+//                   "NAME" (every shape) or "MxNxK=NAME,...[,*=NAME]" (exact shapes, * the rest)
+//   3. table        the exact (M, N, K) in the table learned from the committed H200 sweep
+//                   (src/dispatch_table.inc, generated with dispatch_table.md from the JSON by
+//                   tools/gen_dispatch_table.py)
+//   4. chapter      otherwise the chapter's own rule (chapters 6-7: choose_kernel, a small table
+//                   and a wave-efficiency heuristic; chapter 9: its default kernel)
+// A call the table cannot serve (FP32 D, or a D that TMA cannot store: not 16-byte aligned or
+// ldd % 8 != 0) gets the chapter's registers-epilogue kernel (rule `epilogue`) unless an option
+// names one. Names that do not exist or do not fit the call throw std::invalid_argument naming
+// the option or the variable.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/engine/params.hpp"  // engine::Accumulation
+
+namespace fp8gemm {
+
+// ---- architecture ----
+
+/// A GPU as the architecture checks see it.
+struct DeviceArch {
+  int device = -1;  ///< the CUDA device; -1: no CUDA GPU (or no driver)
+  int major = 0, minor = 0;
+  std::string name;  ///< e.g. "NVIDIA H200"
+};
+
+/// The current device of the calling thread (cudaGetDevice): its compute capability and name,
+/// cached per device. device = -1 when there is no GPU. Never throws.
+DeviceArch current_device_arch();
+
+/// The rule of the engine plans (per-tensor, block-scaled, grouped, weight gradient): their
+/// kernels are sm_90a code (wgmma, setmaxnreg, clusters with TMA multicast), which runs on compute
+/// capability 9.0 only (H100, H200, H800, GH200). Throws std::runtime_error naming `who`, the
+/// device and what is supported otherwise; on a device of -1 (no GPU) it does nothing (the plan
+/// then reports the missing GPU itself, after validating the call). Pure C++.
+void require_hopper(const DeviceArch& arch, const char* who);
+
+/// Which MXFP8 kernel a device runs.
+enum class MxKernelArch : int {
+  hopper_sm90a = 0,      ///< chapter 9's Hopper kernels (wgmma, MX scales applied per 32 K)
+  blackwell_sm100a = 1,  ///< chapter 9's tcgen05 kernel (block-scaled MMA, TMEM)
+};
+const char* to_string(MxKernelArch a);
+
+/// MXFP8's rule: compute capability 9.0 -> Hopper; 10.0 -> Blackwell when the build has sm_100a
+/// code (`sm100_compiled`, FP8GEMM_BUILD_SM100=ON); anything else (other 10.x: sm_100a code does
+/// not run there; 12.x; 8.x; no GPU) throws std::runtime_error naming the device and what is
+/// supported. Pure C++.
+MxKernelArch mx_kernel_arch(const DeviceArch& arch, bool sm100_compiled);
+
+// ---- kernel choice ----
+
+/// The kernel families that have a dispatch table (the sweep's families).
+enum class DispatchFamily : int {
+  block_scaled = 0,         ///< chapter 7, bf16 D
+  per_tensor_promoted = 1,  ///< chapter 6
+  per_tensor_fast = 2,      ///< chapter 6, Accumulation::fast
+  mxfp8_hopper = 3,         ///< chapter 9, Hopper kernels
+};
+/// "block_scaled", "per_tensor_promoted", "per_tensor_fast", "mxfp8_hopper" (the names in the
+/// sweep's JSON and the table).
+const char* to_string(DispatchFamily f);
+/// "FP8GEMM_KERNEL_BLOCK_SCALED", "FP8GEMM_KERNEL_PER_TENSOR_PROMOTED",
+/// "FP8GEMM_KERNEL_PER_TENSOR_FAST", "FP8GEMM_KERNEL_MXFP8_HOPPER".
+const char* dispatch_env_var(DispatchFamily f);
+
+/// How a plan's kernel was chosen.
+enum class DispatchRule : int {
+  option = 0,       ///< Options::kernel
+  environment = 1,  ///< FP8GEMM_KERNEL_<FAMILY>
+  table = 2,        ///< the exact shape in the dispatch table
+  chapter = 3,      ///< no table entry: the chapter's own rule
+  epilogue = 4,     ///< FP32 D or a D that TMA cannot store: the chapter's registers epilogue
+  single = 5,       ///< one kernel for the architecture (MXFP8 on Blackwell)
+};
+const char* to_string(DispatchRule r);
+
+/// One row of the dispatch table (src/dispatch_table.inc; dispatch_table.md shows them all).
+struct DispatchEntry {
+  const char* family;  ///< to_string(DispatchFamily)
+  std::int64_t M, N, K;
+  const char* kernel;     ///< the fastest correct kernel in the sweep
+  double us;              ///< its median time there
+  const char* runner_up;  ///< the second fastest ("" if it was the only one)
+  double runner_up_us;
+  int candidates;  ///< kernels the sweep timed on this shape
+  int source;      ///< index into dispatch_sources()
+};
+/// Where a table row was measured: the sweep's JSON, its commit and GPU.
+struct DispatchSource {
+  const char* path;  ///< relative to the repository, e.g. "plots/data/h200/ch07/sweep_large.json"
+  const char* commit;
+  const char* gpu;
+};
+/// Every row of the table, in the generated order (family, M, N, K).
+const std::vector<DispatchEntry>& dispatch_table();
+const std::vector<DispatchSource>& dispatch_sources();
+/// The row for exactly this shape, or nullptr.
+const DispatchEntry* dispatch_table_entry(DispatchFamily f, std::int64_t M, std::int64_t N,
+                                          std::int64_t K);
+
+/// What a plan runs and why.
+struct KernelChoice {
+  std::string kernel;  ///< a name in the chapter's kernels() list
+  DispatchRule rule = DispatchRule::chapter;
+  std::string why;  ///< one line: "dispatch table: 4096x7168x2048 ran 116.6 us in ..."
+};
+
+/// The override an environment value gives a shape: `value` is "NAME" (every shape) or a comma
+/// list of "MxNxK=NAME" and at most one "*=NAME" (the shapes not listed); "" when nothing
+/// applies (value null or empty, or no entry for the shape). Throws std::invalid_argument naming
+/// `variable` when the value is malformed. Names are not checked here.
+std::string env_kernel_for(const char* variable, const char* value, std::int64_t M, std::int64_t N,
+                           std::int64_t K);
+
+/// The block-scaled plan's choice (fp8gemm::BlockScaledPlan). `f32_output`: Output::f32;
+/// `tma_store_ok`: D is 16-byte aligned with ldd % 8 == 0 (engine::tma_store_compatible);
+/// `option`: Options::kernel; `env`: the value of FP8GEMM_KERNEL_BLOCK_SCALED (null: unset).
+/// Throws std::invalid_argument when the option or the variable names no kernel of chapter 7 or
+/// one that cannot write this D (FP32 D needs a registers_f32 kernel; a D TMA cannot store needs a
+/// registers one).
+KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K, bool f32_output,
+                                 bool tma_store_ok, const std::string& option, const char* env);
+
+/// The per-tensor plan's choice (fp8gemm::PerTensorPlan). The kernel named by the option or the
+/// variable (FP8GEMM_KERNEL_PER_TENSOR_PROMOTED or _FAST, after `accumulation`) must accumulate
+/// the way `accumulation` says: fast accumulation stays opt-in.
+KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
+                               engine::Accumulation accumulation, bool tma_store_ok,
+                               const std::string& option, const char* env);
+
+/// The MXFP8 plan's choice on Hopper (fp8gemm::MxPlan; chapter 9's hopper_kernels()).
+KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bool tma_store_ok,
+                              const std::string& option, const char* env);
+
+}  // namespace fp8gemm

@@ -1,0 +1,137 @@
+// The library's plans (fp8gemm.hpp): each checks the GPU's architecture, chooses the kernel
+// (dispatch.cpp) and hands the call to the chapter plan it wraps with that kernel named, so the
+// chapter plan validates and prepares exactly as it does alone; run() is the chapter plan's run().
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "fp8gemm/fp8gemm.hpp"
+
+namespace fp8gemm {
+
+namespace {
+
+/// The family's override variable, read once per plan (plans are built at setup time).
+const char* env_of(DispatchFamily f) { return std::getenv(dispatch_env_var(f)); }
+
+/// Every engine plan runs sm_90a code: refuse any other GPU up front with a message that says so
+/// (the engine alone would fail later, in cudaFuncGetAttributes, with "no kernel image").
+void check_hopper(const char* who) { require_hopper(current_device_arch(), who); }
+
+bool tma_storable(const void* D, std::int64_t ldd) {
+  GemmArgs a;
+  a.D = D;
+  a.ldd = ldd;
+  return engine::tma_store_compatible(a);
+}
+
+std::string with_choice(const std::string& plan, const KernelChoice& c) {
+  return plan + "; kernel by " + to_string(c.rule) + ": " + c.why;
+}
+
+}  // namespace
+
+// ---- PerTensorPlan ----
+
+PerTensorPlan::PerTensorPlan(const PerTensorGemm& g, const PerTensorOptions& o) {
+  check_hopper("fp8gemm::PerTensorPlan");
+  const DispatchFamily family = o.accumulation == Accumulation::fast
+                                    ? DispatchFamily::per_tensor_fast
+                                    : DispatchFamily::per_tensor_promoted;
+  choice_ = choose_per_tensor(g.M, g.N, g.K, o.accumulation, tma_storable(g.D, g.N), o.kernel,
+                              env_of(family));
+  PerTensorOptions chosen = o;
+  chosen.kernel = choice_.kernel;
+  plan_ = std::make_unique<ch06::Plan>(g, chosen);
+}
+PerTensorPlan::~PerTensorPlan() = default;
+PerTensorPlan::PerTensorPlan(PerTensorPlan&&) noexcept = default;
+PerTensorPlan& PerTensorPlan::operator=(PerTensorPlan&&) noexcept = default;
+void PerTensorPlan::run(cudaStream_t stream) const { plan_->run(stream); }
+const engine::EnginePlan& PerTensorPlan::engine() const { return plan_->engine(); }
+const engine::KernelInfo& PerTensorPlan::kernel() const { return plan_->engine().kernel(); }
+const KernelChoice& PerTensorPlan::choice() const { return choice_; }
+std::string PerTensorPlan::describe() const {
+  return with_choice(plan_->engine().describe(), choice_);
+}
+
+// ---- BlockScaledPlan ----
+
+BlockScaledPlan::BlockScaledPlan(const BlockScaledGemm& in, const BlockScaledOptions& o) {
+  check_hopper("fp8gemm::BlockScaledPlan");
+  const BlockScaledGemm g = ch07::with_defaults(in);  // ldd = N when 0
+  choice_ =
+      choose_block_scaled(g.M, g.N, g.K, g.output == BlockScaledOutput::f32,
+                          tma_storable(g.D, g.ldd), o.kernel, env_of(DispatchFamily::block_scaled));
+  BlockScaledOptions chosen = o;
+  chosen.kernel = choice_.kernel;
+  plan_ = std::make_unique<ch07::Plan>(in, chosen);
+}
+BlockScaledPlan::~BlockScaledPlan() = default;
+BlockScaledPlan::BlockScaledPlan(BlockScaledPlan&&) noexcept = default;
+BlockScaledPlan& BlockScaledPlan::operator=(BlockScaledPlan&&) noexcept = default;
+void BlockScaledPlan::run(cudaStream_t stream) const { plan_->run(stream); }
+const engine::KernelInfo& BlockScaledPlan::kernel() const { return plan_->kernel(); }
+bool BlockScaledPlan::converts_scale_a() const { return plan_->converts_scale_a(); }
+const KernelChoice& BlockScaledPlan::choice() const { return choice_; }
+std::string BlockScaledPlan::describe() const { return with_choice(plan_->describe(), choice_); }
+
+// ---- GroupedPlan, WeightGradPlan ----
+
+GroupedPlan::GroupedPlan(const GroupedGemm& g, const GroupedOptions& o) {
+  check_hopper("fp8gemm::GroupedPlan");
+  plan_ = std::make_unique<ch08::Plan>(g, o);
+}
+GroupedPlan::~GroupedPlan() = default;
+GroupedPlan::GroupedPlan(GroupedPlan&&) noexcept = default;
+GroupedPlan& GroupedPlan::operator=(GroupedPlan&&) noexcept = default;
+void GroupedPlan::run(cudaStream_t stream) const { plan_->run(stream); }
+std::string GroupedPlan::describe() const { return plan_->describe(); }
+
+WeightGradPlan::WeightGradPlan(const WeightGradGemm& g, const WeightGradOptions& o) {
+  check_hopper("fp8gemm::WeightGradPlan");
+  plan_ = std::make_unique<ch08::WeightGradPlan>(g, o);
+}
+WeightGradPlan::~WeightGradPlan() = default;
+WeightGradPlan::WeightGradPlan(WeightGradPlan&&) noexcept = default;
+WeightGradPlan& WeightGradPlan::operator=(WeightGradPlan&&) noexcept = default;
+void WeightGradPlan::run(cudaStream_t stream) const { plan_->run(stream); }
+std::string WeightGradPlan::describe() const { return plan_->describe(); }
+
+// ---- MxPlan ----
+
+MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) {
+  const DeviceArch a = current_device_arch();
+  // Without a GPU there is no architecture to pick, but a bad call is still named as such first
+  // (the rule of every entry point: validation needs no GPU).
+  if (a.device < 0) ch09::validate(in);
+  arch_ = mx_kernel_arch(a, ch09::compiled_for_sm100());
+  if (arch_ == MxKernelArch::blackwell_sm100a) {
+    if (!o.kernel.empty())
+      throw std::invalid_argument("fp8gemm::MxPlan: MxOptions::kernel = '" + o.kernel +
+                                  "' names a Hopper kernel; on compute capability 10.0 there is "
+                                  "one MXFP8 kernel (sm_100a): leave it empty");
+    choice_ = {"sm100_mxfp8_128x128x128", DispatchRule::single,
+               "compute capability 10.0: chapter 9's sm_100a kernel"};
+    blackwell_ = std::make_unique<ch09::Plan>(in);
+    return;
+  }
+  const MxGemm g = ch09::with_defaults(in);
+  choice_ = choose_mx_hopper(g.M, g.N, g.K, tma_storable(g.D, g.ldd), o.kernel,
+                             env_of(DispatchFamily::mxfp8_hopper));
+  hopper_ = std::make_unique<ch09::HopperPlan>(in, ch09::HopperOptions{choice_.kernel});
+}
+MxPlan::~MxPlan() = default;
+MxPlan::MxPlan(MxPlan&&) noexcept = default;
+MxPlan& MxPlan::operator=(MxPlan&&) noexcept = default;
+void MxPlan::run(cudaStream_t stream) const {
+  if (hopper_)
+    hopper_->run(stream);
+  else
+    blackwell_->run(stream);
+}
+std::string MxPlan::describe() const {
+  return with_choice(hopper_ ? hopper_->describe() : blackwell_->describe(), choice_);
+}
+
+}  // namespace fp8gemm

@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+"""The library's per-shape dispatch table, learned from the committed H200 sweeps.
+
+For every (family, shape) that a committed sweep timed, the table names the fastest kernel that
+passed the sweep's correctness check. Two files are generated from the JSON, and both are
+committed so that a reader sees why each shape gets its kernel:
+
+  chapters/10_production/src/dispatch_table.inc  the C++ table the library's plans look up
+  chapters/10_production/dispatch_table.md       the same as a markdown table: chosen kernel,
+                                                 its time, the runner-up, cuBLASLt in the same run
+
+Families (what fp8gemm::dispatch_family names; the kernel lists of the chapters):
+  block_scaled          chapter 7, fp8gemm::BlockScaledPlan, bf16 D stored by TMA
+  per_tensor_promoted   chapter 6, fp8gemm::PerTensorPlan, FP32 promotion every 128 K
+  per_tensor_fast       chapter 6, fp8gemm::PerTensorPlan with Accumulation::fast
+  mxfp8_hopper          chapter 9's Hopper kernels, fp8gemm::MxPlan on compute capability 9.0
+
+Sources, in order of precedence; a (family, shape) comes whole from the first source that has it,
+never mixed across runs:
+  plots/data/h200/ch10/dispatch_sweep.json   fp8gemm_dispatch_sweep (every kernel, every family)
+  plots/data/h200/ch07/sweep_large.json      ch07_block_scaling --kernels=... (Google Benchmark)
+  plots/data/h200/ch07/sweep_small.json
+  plots/data/h200/ch06/sweep.json            ch06_sweep (its own format; the default tile order)
+
+  gen_dispatch_table.py                write the two files
+  gen_dispatch_table.py --check [--picks-exe EXE | --picks FILE]
+      regenerate in memory and fail if the committed files differ; with the library's own picks
+      (fp8gemm_dispatch_picks prints them: what the C++ dispatcher chooses for every shape), fail
+      if any pick on a swept shape is not a correct kernel of the sweep or is more than
+      --tolerance (3%) slower than the sweep's fastest, and list the DeepSeek-V3 shapes that no
+      sweep covers.
+  gen_dispatch_table.py --self-test
+      proves the check can fail: a table with one kernel changed and a pick 3% off are caught.
+Python 3 standard library only.
+"""
+import argparse
+import difflib
+import json
+import os
+import subprocess
+import sys
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+INC = "chapters/10_production/src/dispatch_table.inc"
+MD = "chapters/10_production/dispatch_table.md"
+SOURCES = [
+    ("plots/data/h200/ch10/dispatch_sweep.json", "dispatch"),
+    ("plots/data/h200/ch07/sweep_large.json", "gbench_ch07"),
+    ("plots/data/h200/ch07/sweep_small.json", "gbench_ch07"),
+    ("plots/data/h200/ch06/sweep.json", "ch06"),
+]
+FAMILIES = [
+    ("block_scaled", "chapter 7 (`fp8gemm::BlockScaledPlan`, bf16 D stored by TMA)"),
+    ("per_tensor_promoted", "chapter 6 (`fp8gemm::PerTensorPlan`, promoted accumulation)"),
+    ("per_tensor_fast", "chapter 6 (`fp8gemm::PerTensorPlan`, `Accumulation::fast`)"),
+    ("mxfp8_hopper", "chapter 9, Hopper (`fp8gemm::MxPlan` on compute capability 9.0)"),
+]
+# The families whose every DeepSeek-V3 shape must be covered by a sweep for --check to pass.
+REQUIRED = {"block_scaled", "per_tensor_promoted", "per_tensor_fast"}
+DEEPSEEK_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+DEEPSEEK = [(m, n, k) for m in (64, 128, 4096) for n, k in DEEPSEEK_NK]
+
+
+class Source:
+    """One sweep file: {(family, shape): {"kernels": {name: us}, "peer": us or None}}."""
+
+    def __init__(self, path, kind):
+        self.path = path
+        self.kind = kind
+        data = json.load(open(os.path.join(REPO, path), encoding="utf-8"))
+        self.results = {}
+        if kind == "dispatch":
+            self._read_dispatch(data)
+        elif kind == "gbench_ch07":
+            self._read_gbench_ch07(data)
+        else:
+            self._read_ch06(data)
+        self.commit, self.gpu = self._context(data)
+
+    def _context(self, data):
+        ctx = data.get("context", {})
+        commit = ctx.get("git_commit") or data.get("commit") or "unknown"
+        gpu = ctx.get("gpu") or data.get("gpu") or "unknown"
+        return commit, gpu.split(",")[0]
+
+    def _slot(self, family, shape):
+        return self.results.setdefault((family, shape), {"kernels": {}, "peer": None})
+
+    def _read_dispatch(self, data):
+        for r in data["results"]:
+            shape = parse_shape(r["shape"])
+            slot = self._slot(r["family"], shape)
+            if r.get("peer"):
+                if r.get("ok"):
+                    slot["peer"] = float(r["median_us"])
+            elif r.get("ok"):
+                slot["kernels"][r["kernel"]] = float(r["median_us"])
+
+    def _read_gbench_ch07(self, data):
+        # "ch07:<kernel>/<MxNxK>/iterations:1/manual_time": only validated kernels were timed.
+        for b in data["benchmarks"]:
+            if b.get("error_occurred"):
+                continue
+            parts = b["name"].split("/")
+            if len(parts) < 2:
+                continue
+            shape = parse_shape(parts[1])
+            if parts[0].startswith("ch07:"):
+                self._slot("block_scaled", shape)["kernels"][parts[0][5:]] = float(b["median_us"])
+            elif parts[0] == "cublaslt_block_scaled":
+                self._slot("block_scaled", shape)["peer"] = float(b["median_us"])
+
+    def _read_ch06(self, data):
+        # Each kernel with the plan's default tile order ("(auto)"); the sweep's fixed-order
+        # variants are not what a plan without RasterOptions runs. Correct: within 2e-2 of
+        # cuBLASLt (the sweep's own criterion).
+        for r in data["results"]:
+            shape = parse_shape(r["shape"])
+            family = "per_tensor_" + r["mode"]
+            if r["impl"].startswith("cublaslt_"):
+                if r["impl"] == "cublaslt_" + r["mode"]:
+                    self._slot(family, shape)["peer"] = float(r["median_us"])
+                continue
+            if not r["raster"].endswith("(auto)") or not r["diff_vs_cublaslt"] < 2e-2:
+                continue
+            self._slot(family, shape)["kernels"][r["impl"]] = float(r["median_us"])
+
+
+def parse_shape(s):
+    m, n, k = (int(x) for x in s.split("x"))
+    return (m, n, k)
+
+
+def shape_name(s):
+    return "%dx%dx%d" % s
+
+
+def load_sources():
+    out = []
+    for path, kind in SOURCES:
+        if os.path.exists(os.path.join(REPO, path)):
+            out.append(Source(path, kind))
+    return out
+
+
+def learn(sources):
+    """{(family, shape): entry}: the fastest correct kernel of the first source with the pair."""
+    table = {}
+    for si, src in enumerate(sources):
+        for (family, shape), slot in sorted(src.results.items()):
+            if (family, shape) in table or not slot["kernels"]:
+                continue
+            ranked = sorted(slot["kernels"].items(), key=lambda kv: (kv[1], kv[0]))
+            best, best_us = ranked[0]
+            second, second_us = ranked[1] if len(ranked) > 1 else ("", 0.0)
+            table[(family, shape)] = {
+                "kernel": best, "us": best_us, "second": second, "second_us": second_us,
+                "candidates": len(ranked), "source": si, "peer": slot["peer"],
+                "times": slot["kernels"],
+            }
+    return table
+
+
+def family_order(f):
+    return [name for name, _ in FAMILIES].index(f)
+
+
+def sorted_keys(table):
+    return sorted(table, key=lambda fs: (family_order(fs[0]), fs[1]))
+
+
+def render_inc(sources, table):
+    lines = [
+        "// GENERATED by chapters/10_production/tools/gen_dispatch_table.py from the committed sweeps",
+        "// below; do not edit (run the script; the CTest library_dispatch_table fails on a stale copy).",
+        "// Each row: the fastest kernel that passed the sweep's correctness check for that family and",
+        "// shape, its median time, the runner-up, how many kernels the sweep timed there, and the",
+        "// source (kDispatchSources). Included by dispatch.cpp inside namespace fp8gemm::detail.",
+        "",
+        "constexpr DispatchSource kDispatchSources[] = {",
+    ]
+    for s in sources:
+        lines.append('    {"%s", "%s", "%s"},' % (s.path, s.commit, s.gpu))
+    if not sources:
+        lines.append('    {"", "", ""},')
+    lines.append("};")
+    lines.append("")
+    lines.append("constexpr DispatchEntry kDispatchTable[] = {")
+    if not table:  # C++ has no empty arrays; a row no call matches (the CPU test flags it)
+        lines.append('    {"", 0, 0, 0, "", 0.0, "", 0.0, 0, 0},')
+    for key in sorted_keys(table):
+        family, (m, n, k) = key
+        e = table[key]
+        lines.append('    {"%s", %d, %d, %d, "%s", %.3f, "%s", %.3f, %d, %d},' % (
+            family, m, n, k, e["kernel"], e["us"], e["second"], e["second_us"], e["candidates"],
+            e["source"]))
+    lines.append("};")
+    return "\n".join(lines) + "\n"
+
+
+def render_md(sources, table):
+    out = [
+        "# The library's dispatch table (generated)",
+        "",
+        "Generated by [tools/gen_dispatch_table.py](tools/gen_dispatch_table.py) from the committed",
+        "H200 sweeps; do not edit. For each family and shape: the fastest kernel that passed the",
+        "sweep's correctness check (the one `fp8gemm`'s plans run for that exact shape), its median",
+        "time, the runner-up and how much slower it was, cuBLASLt in the same run, and how many",
+        "kernels the sweep timed there. Shapes not listed get the chapter's own rule (README,",
+        "\"Dispatch\").",
+        "",
+        "Sources:",
+        "",
+    ]
+    for i, s in enumerate(sources):
+        out.append("%d. `%s` (commit `%s`, %s)" % (i + 1, s.path, s.commit[:12], s.gpu))
+    for family, title in FAMILIES:
+        keys = [key for key in sorted_keys(table) if key[0] == family]
+        out += ["", "## %s: %s" % (family, title), ""]
+        if not keys:
+            out.append("No sweep has timed this family yet: every shape gets the chapter's rule.")
+        else:
+            out.append("| shape (MxNxK) | chosen kernel | its time (us) | runner-up | its time (us) "
+                       "| runner-up slower by | cuBLASLt (us) | kernels timed | source |")
+            out.append("|---|---|---:|---|---:|---:|---:|---:|---:|")
+            for key in keys:
+                e = table[key]
+                margin = "%.1f%%" % (100.0 * (e["second_us"] / e["us"] - 1)) if e["second"] else "-"
+                peer = "%.1f" % e["peer"] if e["peer"] else "-"
+                out.append("| %s | `%s` | %.1f | %s | %s | %s | %s | %d | %d |" % (
+                    shape_name(key[1]), e["kernel"], e["us"],
+                    "`%s`" % e["second"] if e["second"] else "-",
+                    "%.1f" % e["second_us"] if e["second"] else "-", margin, peer,
+                    e["candidates"], e["source"] + 1))
+        missing = [s for s in DEEPSEEK if (family, s) not in table]
+        if missing:
+            out += ["", "DeepSeek-V3 shapes no sweep covers (the chapter's rule applies): " +
+                    ", ".join(shape_name(s) for s in missing) + "."]
+    return "\n".join(out) + "\n"
+
+
+def read_picks(args):
+    """[(family, shape, kernel, rule, chapter_kernel)] from fp8gemm_dispatch_picks' output."""
+    if args.picks_exe:
+        text = subprocess.run([args.picks_exe], check=True, capture_output=True, text=True).stdout
+    else:
+        text = open(args.picks, encoding="utf-8").read()
+    picks = []
+    for line in text.splitlines():
+        f = line.split()
+        if not f or f[0].startswith("#"):
+            continue
+        if len(f) != 5:
+            sys.exit("gen_dispatch_table: bad picks line '%s' (want: family MxNxK kernel rule "
+                     "chapter_kernel)" % line)
+        picks.append((f[0], parse_shape(f[1]), f[2], f[3], f[4]))
+    return picks
+
+
+def check_picks(table, picks, tolerance):
+    """Messages for picks that break the rule; prints a line per checked pick."""
+    bad = []
+    for family, shape, kernel, rule, chapter_kernel in picks:
+        e = table.get((family, shape))
+        if e is None:
+            continue
+        t = e["times"].get(kernel)
+        ch = e["times"].get(chapter_kernel)
+        ch_text = ("chapter's rule: %s %s" % (chapter_kernel, "%.1f us (+%.1f%%)" % (
+            ch, 100 * (ch / e["us"] - 1)) if ch else "not timed"))
+        if t is None:
+            bad.append("%s %s: the library picks %s (%s), which the sweep did not time or which "
+                       "failed its check" % (family, shape_name(shape), kernel, rule))
+            continue
+        slower = t / e["us"] - 1
+        print("  %-20s %-16s %-36s %-9s %8.1f us  +%.1f%%   [%s]" % (
+            family, shape_name(shape), kernel, rule, t, 100 * slower, ch_text))
+        if slower > tolerance:
+            bad.append("%s %s: the library picks %s (%s) at %.1f us, %.1f%% slower than %s at "
+                       "%.1f us (limit %.0f%%)" % (family, shape_name(shape), kernel, rule, t,
+                                                   100 * slower, e["kernel"], e["us"],
+                                                   100 * tolerance))
+    return bad
+
+
+def check_pick_coverage(picks):
+    """Messages for DeepSeek-V3 shapes the picks leave out (every family must have all)."""
+    seen = {(f, s) for f, s, _, _, _ in picks}
+    return ["%s %s: fp8gemm_dispatch_picks printed no pick for this DeepSeek-V3 shape" % (
+        family, shape_name(s)) for family, _ in FAMILIES for s in DEEPSEEK if (family, s) not in seen]
+
+
+def differs(path, committed, text):
+    """A failure message when the committed text is not what the sweeps give, else None."""
+    if committed == text:
+        return None
+    diff = "".join(list(difflib.unified_diff(
+        committed.splitlines(True), text.splitlines(True), path, "regenerated"))[:40])
+    return ("%s differs from what the committed sweeps give (rerun "
+            "chapters/10_production/tools/gen_dispatch_table.py):\n%s" % (path, diff))
+
+
+def self_test(sources, table):
+    """0 when the check catches a stale table and a slow pick, 1 otherwise."""
+    ok = True
+    inc = render_inc(sources, table)
+    key = next(k for k in sorted_keys(table) if table[k]["second"])
+    e = table[key]
+    stale = inc.replace('"%s", %.3f' % (e["kernel"], e["us"]), '"%s", %.3f' % (e["second"], e["us"]), 1)
+    if stale == inc or differs(INC, stale, inc) is None or differs(INC, inc, inc) is not None:
+        print("self-test FAILED: a table with the kernel of %s changed is not told apart" % (key,))
+        ok = False
+    # A pick just over the tolerance, and the best one.
+    fam, shape = key
+    slow = dict(e, times=dict(e["times"], slow_kernel=e["us"] * 1.031))
+    bad = check_picks({key: slow}, [(fam, shape, "slow_kernel", "table", e["kernel"])], 0.03)
+    if not any("3.1% slower" in b for b in bad):
+        print("self-test FAILED: a pick 3.1%% slower than the best was not caught: %s" % bad)
+        ok = False
+    if check_picks({key: slow}, [(fam, shape, e["kernel"], "table", e["kernel"])], 0.03):
+        print("self-test FAILED: the best kernel was flagged")
+        ok = False
+    if not check_picks({key: e}, [(fam, shape, "never_timed", "table", e["kernel"])], 0.03):
+        print("self-test FAILED: a kernel the sweep never timed was not caught")
+        ok = False
+    if not check_pick_coverage([(fam, shape, e["kernel"], "table", e["kernel"])]):
+        print("self-test FAILED: missing DeepSeek-V3 picks were not caught")
+        ok = False
+    print("gen_dispatch_table --self-test: %s" % ("ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true", help="compare with the committed files")
+    ap.add_argument("--inc", default=INC, help="the C++ table (relative to the repository)")
+    ap.add_argument("--md", default=MD, help="the markdown table (relative to the repository)")
+    ap.add_argument("--picks-exe", help="fp8gemm_dispatch_picks, run for the library's picks")
+    ap.add_argument("--picks", help="a file with its output instead")
+    ap.add_argument("--tolerance", type=float, default=0.03)
+    ap.add_argument("--self-test", action="store_true", help="prove that the check can fail")
+    args = ap.parse_args()
+
+    sources = load_sources()
+    table = learn(sources)
+    if args.self_test:
+        return self_test(sources, table)
+    inc, md = render_inc(sources, table), render_md(sources, table)
+    if not args.check:
+        for path, text in ((args.inc, inc), (args.md, md)):
+            with open(os.path.join(REPO, path), "w", encoding="utf-8") as f:
+                f.write(text)
+        print("gen_dispatch_table: %d entries from %d sources -> %s, %s" % (
+            len(table), len(sources), args.inc, args.md))
+        return 0
+
+    failures = []
+    for path, text in ((args.inc, inc), (args.md, md)):
+        full = os.path.join(REPO, path)
+        committed = open(full, encoding="utf-8").read() if os.path.exists(full) else ""
+        msg = differs(path, committed, text)
+        if msg:
+            failures.append(msg)
+    for family, _ in FAMILIES:
+        missing = [shape_name(s) for s in DEEPSEEK if (family, s) not in table]
+        if missing:
+            note = "%s: %d DeepSeek-V3 shapes not in any sweep: %s" % (family, len(missing),
+                                                                       ", ".join(missing))
+            if family in REQUIRED:
+                failures.append(note)
+            else:
+                print("note: " + note + " (not required until the dispatch sweep has run)")
+    if args.picks_exe or args.picks:
+        print("the library's picks against the committed sweeps (rule: table, chapter, ...):")
+        picks = read_picks(args)
+        failures += check_picks(table, picks, args.tolerance) + check_pick_coverage(picks)
+    for f in failures:
+        print("FAIL: " + f)
+    print("gen_dispatch_table --check: %d entries, %d failures" % (len(table), len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+# The library's own layer (chapter 10: fp8gemm::fp8gemm's plans, architecture rules, dispatch).
+# CPU: test_library_cpu (the rules on made-up devices, the kernel choice in order, refusals, the
+#      generated table against the chapters' kernel lists); library_dispatch_table (the committed
+#      table and its markdown are what the committed sweeps give, and every pick of the C++
+#      dispatcher on the DeepSeek-V3 shapes is within 3% of the sweep's fastest);
+#      library_dispatch_check_self_test (that check fails on a stale table and a slow pick).
+# GPU: test_library_gpu (library plans against the chapter plans they wrap, bit for bit; the
+#      environment override; MXFP8's architecture dispatch on the device present).
+if(TARGET fp8gemm)
+  fp8gemm_test(test_library_cpu LABEL cpu SOURCES test_library_cpu.cpp LIBS fp8gemm)
+  fp8gemm_test(test_library_gpu LABEL gpu SOURCES test_library_gpu.cu
+               LIBS fp8gemm fp8gemm_ch07_checks fp8gemm_ch08_checks)
+
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    set(_gen ${PROJECT_SOURCE_DIR}/chapters/10_production/tools/gen_dispatch_table.py)
+    add_test(NAME library_dispatch_table
+             COMMAND ${Python3_EXECUTABLE} ${_gen} --check
+                     --picks-exe $<TARGET_FILE:fp8gemm_dispatch_picks>)
+    add_test(NAME library_dispatch_check_self_test
+             COMMAND ${Python3_EXECUTABLE} ${_gen} --self-test)
+    set_tests_properties(library_dispatch_table library_dispatch_check_self_test
+                         PROPERTIES LABELS cpu TIMEOUT 120)
+  endif()
+endif()

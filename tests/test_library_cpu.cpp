@@ -1,0 +1,286 @@
+// CPU tests of the library's own layer (chapter 10, fp8gemm/dispatch.hpp and fp8gemm.hpp): the
+// architecture rules on made-up devices, the kernel choice in its order (option, environment,
+// table, chapter rule; the epilogue rule for D the table cannot serve), the refusals of names
+// that do not exist or do not fit, the generated table's rows against the chapters' kernel
+// lists, and the plans' refusals of bad calls before any GPU work. No GPU needed.
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "catch.hpp"
+#include "common/cuda.hpp"
+#include "fp8gemm/fp8gemm.hpp"
+#include "refusal.hpp"
+
+using namespace fp8gemm;
+using test::has;
+
+namespace {
+
+DeviceArch gpu(int major, int minor, const char* name) { return {0, major, minor, name}; }
+
+/// The message of the std::runtime_error `call` throws ("none" if none, "OTHER: ..." for others).
+template <class F>
+std::string runtime_error_of(F&& call) {
+  try {
+    call();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("OTHER: ") + e.what();
+  }
+  return "none";
+}
+
+}  // namespace
+
+TEST_CASE("library: the engine plans run on compute capability 9.0 only", "[library][arch]") {
+  CHECK_NOTHROW(require_hopper(gpu(9, 0, "NVIDIA H200"), "fp8gemm::BlockScaledPlan"));
+  CHECK_NOTHROW(require_hopper(DeviceArch{}, "fp8gemm::BlockScaledPlan"));  // no GPU: the plan says
+  const std::string b200 = runtime_error_of(
+      [] { require_hopper(gpu(10, 0, "NVIDIA B200"), "fp8gemm::BlockScaledPlan"); });
+  CHECK(has(b200, "fp8gemm::BlockScaledPlan"));
+  CHECK(has(b200, "NVIDIA B200 (compute capability 10.0)"));
+  CHECK(has(b200, "only on compute capability 9.0"));
+  CHECK(has(b200, "fp8gemm::MxPlan"));  // what does run there
+  const std::string ada =
+      runtime_error_of([] { require_hopper(gpu(8, 9, "NVIDIA L40S"), "fp8gemm::PerTensorPlan"); });
+  CHECK(has(ada, "NVIDIA L40S (compute capability 8.9)"));
+  CHECK(has(ada, "sm_90a"));
+  CHECK_FALSE(has(ada, "MxPlan"));
+  CHECK(runtime_error_of([] { require_hopper(gpu(9, 1, "future"), "x"); }) != "none");
+}
+
+TEST_CASE("library: MXFP8 runs the Hopper kernels on 9.0 and the sm_100a kernel on 10.0",
+          "[library][arch]") {
+  CHECK(mx_kernel_arch(gpu(9, 0, "NVIDIA H200"), false) == MxKernelArch::hopper_sm90a);
+  CHECK(mx_kernel_arch(gpu(9, 0, "NVIDIA H200"), true) == MxKernelArch::hopper_sm90a);
+  CHECK(mx_kernel_arch(gpu(10, 0, "NVIDIA B200"), true) == MxKernelArch::blackwell_sm100a);
+  const std::string not_built =
+      runtime_error_of([] { mx_kernel_arch(gpu(10, 0, "NVIDIA B200"), false); });
+  CHECK(has(not_built, "NVIDIA B200"));
+  CHECK(has(not_built, "FP8GEMM_BUILD_SM100=ON"));
+  const std::string b300 =
+      runtime_error_of([] { mx_kernel_arch(gpu(10, 3, "NVIDIA B300"), true); });
+  CHECK(has(b300, "NVIDIA B300 (compute capability 10.3)"));
+  CHECK(has(b300, "10.0 only"));
+  const std::string rtx =
+      runtime_error_of([] { mx_kernel_arch(gpu(12, 0, "RTX PRO 6000"), true); });
+  CHECK(has(rtx, "compute capability 12.0"));
+  CHECK(has(rtx, "MXFP8 runs on compute capability 9.0"));
+  CHECK(has(runtime_error_of([] { mx_kernel_arch(DeviceArch{}, true); }), "no CUDA GPU"));
+  CHECK(has(runtime_error_of([] { mx_kernel_arch(gpu(8, 0, "NVIDIA A100"), true); }),
+            "NVIDIA A100 (compute capability 8.0)"));
+}
+
+TEST_CASE("library: the environment override's syntax", "[library][dispatch]") {
+  const char* v = "FP8GEMM_KERNEL_BLOCK_SCALED";
+  CHECK(env_kernel_for(v, nullptr, 1, 2, 3).empty());
+  CHECK(env_kernel_for(v, "", 1, 2, 3).empty());
+  CHECK(env_kernel_for(v, "abc", 1, 2, 3) == "abc");
+  const char* list = "64x7168x2048=k1,4096x7168x2048=k2,*=k3";
+  CHECK(env_kernel_for(v, list, 64, 7168, 2048) == "k1");
+  CHECK(env_kernel_for(v, list, 4096, 7168, 2048) == "k2");
+  CHECK(env_kernel_for(v, list, 128, 7168, 2048) == "k3");
+  CHECK(env_kernel_for(v, "64x7168x2048=k1", 128, 7168, 2048).empty());
+  for (const char* bad : {"a,b", "64x7168=k1", "=k1", "64x7168x2048=", "*=a,*=b", "x=k"}) {
+    const std::string r = test::refusal_of([&] { env_kernel_for(v, bad, 64, 7168, 2048); });
+    INFO(bad << ": " << r);
+    CHECK(has(r, "FP8GEMM_KERNEL_BLOCK_SCALED='"));
+    CHECK(has(r, "want NAME"));
+  }
+}
+
+TEST_CASE("library: block-scaled kernel choice, in order", "[library][dispatch]") {
+  // The table serves a DeepSeek-V3 shape with its sweep's fastest kernel.
+  const DispatchEntry* e = dispatch_table_entry(DispatchFamily::block_scaled, 4096, 7168, 2048);
+  REQUIRE(e != nullptr);
+  KernelChoice c = choose_block_scaled(4096, 7168, 2048, false, true, "", nullptr);
+  CHECK(c.rule == DispatchRule::table);
+  CHECK(c.kernel == e->kernel);
+  CHECK(has(c.why, "dispatch table: 4096x7168x2048"));
+  CHECK(has(c.why, dispatch_sources()[std::size_t(e->source)].path));
+  // The environment beats the table, the option beats both.
+  const std::string k1 = "128x128_s6_c1x1_promoted_tma_b1", k2 = "128x256_s4_c2x1_promoted_tma_b1";
+  c = choose_block_scaled(4096, 7168, 2048, false, true, "", k1.c_str());
+  CHECK(c.rule == DispatchRule::environment);
+  CHECK(c.kernel == k1);
+  c = choose_block_scaled(4096, 7168, 2048, false, true, k2, k1.c_str());
+  CHECK(c.rule == DispatchRule::option);
+  CHECK(c.kernel == k2);
+  // A shape-specific environment entry applies to its shape only.
+  const std::string only = "64x64x128=" + k1;
+  CHECK(choose_block_scaled(4096, 7168, 2048, false, true, "", only.c_str()).rule ==
+        DispatchRule::table);
+  // No table entry: chapter 7's own rule.
+  c = choose_block_scaled(1000, 3000, 1024, false, true, "", nullptr);
+  CHECK(c.rule == DispatchRule::chapter);
+  CHECK(c.kernel == ch07::choose_kernel(1000, 3000, 1024, ch07::Output::bf16, true).name);
+  // FP32 D or a D that TMA cannot store: the registers epilogues, whatever the table or the
+  // environment say (the environment applies to the calls the table serves).
+  c = choose_block_scaled(4096, 7168, 2048, true, true, "", k1.c_str());
+  CHECK(c.rule == DispatchRule::epilogue);
+  CHECK(ch07::kernel_named(c.kernel).epilogue == engine::EpilogueKind::registers_f32);
+  CHECK(has(c.why, "FP8GEMM_KERNEL_BLOCK_SCALED applies to bf16 D stored by TMA only"));
+  c = choose_block_scaled(4096, 7168, 2048, false, false, "", nullptr);
+  CHECK(c.rule == DispatchRule::epilogue);
+  CHECK(ch07::kernel_named(c.kernel).epilogue == engine::EpilogueKind::registers);
+}
+
+TEST_CASE("library: names that do not exist or do not fit are refused", "[library][dispatch]") {
+  std::string r =
+      test::refusal_of([] { choose_block_scaled(64, 64, 128, false, true, "nope", nullptr); });
+  CHECK(has(r, "Options::kernel = 'nope'"));
+  CHECK(has(r, "no kernel named 'nope'"));
+  // A typo in the variable shows even when its entry is for another shape.
+  r = test::refusal_of(
+      [] { choose_block_scaled(64, 64, 128, false, true, "", "4096x7168x2048=typo"); });
+  CHECK(has(r, "FP8GEMM_KERNEL_BLOCK_SCALED = 'typo'"));
+  r = test::refusal_of([] {
+    choose_block_scaled(64, 64, 128, true, true, "128x128_s6_c1x1_promoted_tma_b1", nullptr);
+  });
+  CHECK(has(r, "the call asks for FP32 D"));
+  r = test::refusal_of([] {
+    choose_block_scaled(64, 64, 128, false, false, "128x128_s6_c1x1_promoted_tma_b1", nullptr);
+  });
+  CHECK(has(r, "stores D with TMA"));
+  r = test::refusal_of([] {
+    choose_block_scaled(64, 64, 128, false, true, "128x128_s6_c1x1_promoted_f32", nullptr);
+  });
+  CHECK(has(r, "writes FP32 D, the call asks for bf16 D"));
+  // Fast accumulation stays opt-in: a fast kernel is refused for a promoted call.
+  r = test::refusal_of([] {
+    choose_per_tensor(64, 64, 128, Accumulation::promoted, true, "128x256_s4_c2x1_fast_tma_b2",
+                      nullptr);
+  });
+  CHECK(has(r, "accumulates fast, the call asks for Accumulation::promoted"));
+  r = test::refusal_of([] {
+    choose_per_tensor(64, 64, 128, Accumulation::fast, true, "", "128x256_s4_c2x1_promoted_tma_b2");
+  });
+  CHECK(has(
+      r,
+      "FP8GEMM_KERNEL_PER_TENSOR_FAST = '128x256_s4_c2x1_promoted_tma_b2' accumulates promoted"));
+  r = test::refusal_of([] { choose_mx_hopper(256, 256, 256, true, "nope", nullptr); });
+  CHECK(has(r, "no kernel named 'nope'"));
+}
+
+TEST_CASE("library: per-tensor and MXFP8 choice", "[library][dispatch]") {
+  for (Accumulation a : {Accumulation::promoted, Accumulation::fast}) {
+    const DispatchFamily f = a == Accumulation::fast ? DispatchFamily::per_tensor_fast
+                                                     : DispatchFamily::per_tensor_promoted;
+    const DispatchEntry* e = dispatch_table_entry(f, 4096, 7168, 16384);
+    REQUIRE(e != nullptr);
+    KernelChoice c = choose_per_tensor(4096, 7168, 16384, a, true, "", nullptr);
+    CHECK(c.rule == DispatchRule::table);
+    CHECK(c.kernel == e->kernel);
+    CHECK(ch06::kernel_named(c.kernel).accumulation == a);
+    c = choose_per_tensor(1000, 3000, 1024, a, true, "", nullptr);
+    CHECK(c.rule == DispatchRule::chapter);
+    CHECK(c.kernel == ch06::choose_kernel(1000, 3000, 1024, a, true).name);
+    c = choose_per_tensor(4096, 7168, 16384, a, false, "", nullptr);
+    CHECK(c.rule == DispatchRule::epilogue);
+    CHECK(ch06::kernel_named(c.kernel).epilogue == engine::EpilogueKind::registers);
+  }
+  KernelChoice c = choose_mx_hopper(1000, 3000, 1024, true, "", nullptr);
+  CHECK(c.rule == DispatchRule::chapter);
+  CHECK(engine::find_kernel(ch09::hopper_kernels(), c.kernel, "t").epilogue ==
+        engine::EpilogueKind::tma_store);
+  c = choose_mx_hopper(1000, 3000, 1024, false, "", nullptr);
+  CHECK(c.rule == DispatchRule::epilogue);
+  CHECK(engine::find_kernel(ch09::hopper_kernels(), c.kernel, "t").epilogue ==
+        engine::EpilogueKind::registers);
+  const std::string other = ch09::hopper_kernels().back().name;
+  if (ch09::hopper_kernels().back().epilogue == engine::EpilogueKind::tma_store) {
+    c = choose_mx_hopper(1000, 3000, 1024, true, other, nullptr);
+    CHECK(c.rule == DispatchRule::option);
+    CHECK(c.kernel == other);
+  }
+}
+
+TEST_CASE("library: every table row names a kernel of its family that the table may serve",
+          "[library][dispatch]") {
+  REQUIRE(!dispatch_table().empty());
+  std::set<std::string> seen;
+  for (const DispatchEntry& e : dispatch_table()) {
+    const std::string f = e.family;
+    INFO(f << " " << e.M << "x" << e.N << "x" << e.K << " " << e.kernel);
+    CHECK(
+        seen.insert(f + std::to_string(e.M) + "x" + std::to_string(e.N) + "x" + std::to_string(e.K))
+            .second);  // one row per (family, shape)
+    REQUIRE(e.source >= 0);
+    REQUIRE(std::size_t(e.source) < dispatch_sources().size());
+    CHECK(e.us > 0);
+    CHECK((*e.runner_up == '\0' || e.runner_up_us >= e.us));
+    const engine::KernelInfo* k = nullptr;
+    if (f == "block_scaled")
+      k = &ch07::kernel_named(e.kernel);
+    else if (f == "per_tensor_promoted" || f == "per_tensor_fast")
+      k = &ch06::kernel_named(e.kernel);
+    else if (f == "mxfp8_hopper")
+      k = &engine::find_kernel(ch09::hopper_kernels(), e.kernel, "t");
+    REQUIRE(k != nullptr);  // a family the library knows
+    CHECK(k->epilogue == engine::EpilogueKind::tma_store);
+    if (f == "per_tensor_fast")
+      CHECK(k->accumulation == Accumulation::fast);
+    else
+      CHECK(k->accumulation == Accumulation::promoted);
+  }
+  // dispatch_table_entry finds exactly the rows.
+  for (const DispatchEntry& e : dispatch_table())
+    for (DispatchFamily f : {DispatchFamily::block_scaled, DispatchFamily::per_tensor_promoted,
+                             DispatchFamily::per_tensor_fast, DispatchFamily::mxfp8_hopper})
+      if (std::string(to_string(f)) == e.family)
+        CHECK(dispatch_table_entry(f, e.M, e.N, e.K) == &e);
+  CHECK(dispatch_table_entry(DispatchFamily::block_scaled, 4096, 7168, 2047) == nullptr);
+}
+
+TEST_CASE("library: plans refuse bad calls before any GPU work", "[library][refusal]") {
+  const auto* p = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000000));
+  const auto* s = reinterpret_cast<const float*>(std::uintptr_t(0x20000000));
+  auto* d = reinterpret_cast<std::uint16_t*>(std::uintptr_t(0x30000000));
+  // On a GPU other than compute capability 9.0 the engine plans refuse with runtime_error
+  // first; these checks are the refusal of the call, which needs no GPU or a Hopper one.
+  const DeviceArch a = current_device_arch();
+  const bool hopper_or_none = a.device < 0 || (a.major == 9 && a.minor == 0);
+  if (hopper_or_none) {
+    std::string r = test::refusal_of([&] {
+      BlockScaledPlan plan(BlockScaledGemm{
+          .M = 128, .N = 128, .K = 100, .A = p, .B = p, .scale_a = s, .scale_b = s, .D = d});
+    });
+    CHECK(has(r, "K = 100"));
+    r = test::refusal_of([&] {
+      BlockScaledPlan plan(
+          BlockScaledGemm{
+              .M = 128, .N = 128, .K = 128, .A = p, .B = p, .scale_a = s, .scale_b = s, .D = d},
+          BlockScaledOptions{.kernel = "no_such_kernel"});
+    });
+    CHECK(has(r, "no kernel named 'no_such_kernel'"));
+    r = test::refusal_of([&] {
+      PerTensorPlan plan(PerTensorGemm{
+          .M = 0, .N = 128, .K = 128, .A = p, .B = p, .D = d, .scale_a = s, .scale_b = s});
+    });
+    CHECK(has(r, "M = 0"));
+    r = test::refusal_of(
+        [&] { GroupedPlan plan(GroupedGemm{.groups = 0, .rows = 128, .N = 128, .K = 128}); });
+    CHECK(has(r, "groups"));
+  }
+  // MXFP8 validates the call first wherever there is no GPU, and on Hopper through chapter 9's
+  // plan: K must be a multiple of 32.
+  if (a.device < 0 || (a.major == 9 && a.minor == 0)) {
+    MxGemm g;
+    g.M = 256;
+    g.N = 256;
+    g.K = 48;
+    g.A = p;
+    g.B = p;
+    g.scale_a = p;
+    g.scale_b = p;
+    g.D = d;
+    const std::string r = test::refusal_of([&] { MxPlan plan(g); });
+    CHECK(has(r, "K = 48 must be a multiple of 32"));
+    if (a.device < 0) {
+      g.K = 64;  // a good call: without a GPU there is nothing to run it on
+      CHECK(has(runtime_error_of([&] { MxPlan plan(g); }), "no CUDA GPU present"));
+    }
+  }
+}

@@ -1,0 +1,163 @@
+// GPU tests of the library's own layer (chapter 10): every library plan gives bit for bit the D of
+// the chapter plan it wraps, run with the kernel the library chose (the chapter plans' accuracy is
+// their own tests'); the table's kernel is the one that runs on a table shape; the environment
+// override takes effect; MXFP8 takes the Hopper path on this GPU. Output is poisoned (NaN) before
+// every run, so an unwritten D cannot compare equal.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bs_check.hpp"  // ch07::DeviceOperands
+#include "catch.hpp"
+#include "common/cuda.hpp"
+#include "fp8gemm/fp8gemm.hpp"
+#include "grouped_check.hpp"  // ch08::GroupedOperands
+#include "mx_emulate.hpp"     // ch09::random_operands, mx_call
+
+using namespace fp8gemm;
+
+namespace {
+
+/// Runs `run` on the legacy stream after poisoning `d`, and returns what it wrote.
+template <class Run>
+std::vector<std::uint16_t> output_of(DeviceBuffer<std::uint16_t>& d, Run&& run) {
+  poison_bf16(d.data(), d.size());
+  run();
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  return d.download();
+}
+
+bool all_written(const std::vector<std::uint16_t>& d) {
+  for (std::uint16_t v : d)
+    if (v == 0xFFFF) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("library: this GPU is compute capability 9.0 and the plans accept it", "[library][gpu]") {
+  const DeviceArch a = current_device_arch();
+  INFO(a.name);
+  CHECK(a.device >= 0);
+  CHECK(a.major == 9);
+  CHECK(a.minor == 0);
+  CHECK(mx_kernel_arch(a, ch09::compiled_for_sm100()) == MxKernelArch::hopper_sm90a);
+}
+
+TEST_CASE("library: BlockScaledPlan = chapter 7's plan with the chosen kernel, bit for bit",
+          "[library][gpu]") {
+  struct Case {
+    std::int64_t M, N, K;
+    DispatchRule rule;
+  };
+  const Case cases[] = {{64, 7168, 2048, DispatchRule::table},
+                        {4096, 7168, 2048, DispatchRule::table},
+                        {300, 520, 1000 / 16 * 16, DispatchRule::chapter}};
+  std::uint64_t seed = 1200;
+  for (const Case& c : cases) {
+    INFO(c.M << "x" << c.N << "x" << c.K);
+    ch07::DeviceOperands ops(c.M, c.N, c.K, seed++);
+    DeviceBuffer<std::uint16_t> d2(ops.D.size());
+    const BlockScaledPlan lib(ops.gemm());
+    CHECK(lib.choice().rule == c.rule);
+    if (c.rule == DispatchRule::table)
+      CHECK(lib.kernel().name ==
+            dispatch_table_entry(DispatchFamily::block_scaled, c.M, c.N, c.K)->kernel);
+    CHECK(lib.describe().find(std::string("kernel by ") + to_string(c.rule)) != std::string::npos);
+    ch07::BlockScaledGemm g = ops.gemm();
+    g.D = d2.data();
+    const ch07::Plan chapter(g, ch07::Options{.kernel = lib.kernel().name});
+    const auto a = output_of(ops.D, [&] { lib.run(nullptr); });
+    const auto b = output_of(d2, [&] { chapter.run(nullptr); });
+    CHECK(all_written(a));
+    CHECK(a == b);
+  }
+}
+
+TEST_CASE("library: the environment override picks the kernel", "[library][gpu]") {
+  const char* var = dispatch_env_var(DispatchFamily::block_scaled);
+  const std::string k = "128x128_s6_c1x1_promoted_tma_b1";
+  REQUIRE(setenv(var, ("64x7168x2048=" + k).c_str(), 1) == 0);
+  ch07::DeviceOperands ops(64, 7168, 2048, 1300);
+  const BlockScaledPlan lib(ops.gemm());
+  ch07::DeviceOperands other(128, 7168, 2048, 1301);
+  const BlockScaledPlan untouched(other.gemm());
+  unsetenv(var);
+  CHECK(lib.choice().rule == DispatchRule::environment);
+  CHECK(lib.kernel().name == k);
+  CHECK(untouched.choice().rule == DispatchRule::table);
+  DeviceBuffer<std::uint16_t> d2(ops.D.size());
+  ch07::BlockScaledGemm g = ops.gemm();
+  g.D = d2.data();
+  const ch07::Plan chapter(g, ch07::Options{.kernel = k});
+  const auto a = output_of(ops.D, [&] { lib.run(nullptr); });
+  CHECK(all_written(a));
+  CHECK(a == output_of(d2, [&] { chapter.run(nullptr); }));
+}
+
+TEST_CASE("library: PerTensorPlan = chapter 6's plan with the chosen kernel, bit for bit",
+          "[library][gpu]") {
+  for (Accumulation acc : {Accumulation::promoted, Accumulation::fast})
+    for (std::int64_t M : {std::int64_t(128), std::int64_t(4096)}) {
+      const std::int64_t N = 7168, K = 2048;
+      INFO(M << " " << engine::to_string(acc));
+      DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
+      DeviceBuffer<std::uint16_t> D(std::size_t(M * N)), D2(std::size_t(M * N));
+      DeviceBuffer<float> scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f});
+      fill_random_e4m3(A.data(), A.size(), 1400 + std::uint64_t(M), 1.0f);
+      fill_random_e4m3(B.data(), B.size(), 1500 + std::uint64_t(M), 1.0f);
+      const PerTensorGemm g{
+          M, N, K, A.data(), B.data(), D.data(), scales.data(), scales.data() + 4};
+      PerTensorOptions o;
+      o.accumulation = acc;
+      const PerTensorPlan lib(g, o);
+      CHECK(lib.choice().rule == DispatchRule::table);
+      CHECK(lib.kernel().accumulation == acc);
+      PerTensorGemm g2 = g;
+      g2.D = D2.data();
+      o.kernel = lib.kernel().name;
+      const ch06::Plan chapter(g2, o);
+      const auto a = output_of(D, [&] { lib.run(nullptr); });
+      CHECK(all_written(a));
+      CHECK(a == output_of(D2, [&] { chapter.run(nullptr); }));
+    }
+}
+
+TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "[library][gpu]") {
+  for (std::int64_t M : {std::int64_t(256), std::int64_t(4096)}) {
+    const std::int64_t N = 7168, K = 2048;
+    INFO(M);
+    const ch09::MxOperands host = ch09::random_operands(M, N, K, 1600 + std::uint64_t(M));
+    DeviceBuffer<std::uint8_t> A(host.A), B(host.B), sa(host.sa), sb(host.sb);
+    DeviceBuffer<std::uint16_t> D(std::size_t(M * N)), D2(std::size_t(M * N));
+    const MxPlan lib(ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D.data()));
+    CHECK(lib.arch() == MxKernelArch::hopper_sm90a);
+    CHECK(lib.choice().rule != DispatchRule::single);
+    const ch09::HopperPlan chapter(
+        ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D2.data()),
+        ch09::HopperOptions{lib.choice().kernel});
+    const auto a = output_of(D, [&] { lib.run(nullptr); });
+    CHECK(all_written(a));
+    CHECK(a == output_of(D2, [&] { chapter.run(nullptr); }));
+  }
+}
+
+TEST_CASE("library: GroupedPlan = chapter 8's plan, bit for bit", "[library][gpu]") {
+  ch08::GroupedShape shape;
+  shape.name = "library_contiguous";
+  shape.layout = ch08::Layout::contiguous;
+  shape.rows = {128, 0, 300, 77};
+  shape.N = 512;
+  shape.K = 1024;
+  ch08::GroupedOperands ops(shape, 1700);
+  DeviceBuffer<std::uint16_t> d2(ops.D.size());
+  const GroupedPlan lib(ops.gemm());
+  ch08::GroupedGemm g = ops.gemm();
+  g.D = d2.data();
+  const ch08::Plan chapter(g);
+  const auto a = output_of(ops.D, [&] { lib.run(nullptr); });
+  CHECK(a == output_of(d2, [&] { chapter.run(nullptr); }));
+  // The rows of the groups were written (all rows belong to a group here).
+  CHECK(all_written(a));
+}
