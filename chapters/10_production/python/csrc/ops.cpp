@@ -1,0 +1,735 @@
+// fp8gemm's PyTorch ops (namespace torch.ops.fp8gemm): the library's quantisers and GEMMs on
+// torch tensors. Python wrappers, fake (meta) implementations and the layouts' documentation:
+// fp8gemm/ops.py. Every op
+//   - checks its arguments (device, dtype, shape, strides) and raises ValueError naming the op, the
+//     argument and the rule before any GPU work; the library's own refusals (std::invalid_argument)
+//     become ValueError too, its CUDA failures (std::runtime_error) RuntimeError;
+//   - runs on the current CUDA stream of the tensors' device, never synchronises the host and
+//     never reads device data on the host, so it can be captured in a CUDA graph;
+//   - allocates its outputs through PyTorch (the caching allocator, graph pools included).
+// The GEMM ops keep their plans in an LRU cache keyed by everything a plan is built from
+// (plan_cache.hpp): in steady state an op costs a lookup and a launch.
+//
+// Tensors (e4m3 = torch.float8_e4m3fn, bf16 = torch.bfloat16; row-major = unit stride along the
+// last dimension, any row stride the rule allows; kg = ceil(K / 128), nb = ceil(N / 128)):
+//   A      [M, K] e4m3 row-major (activations)         scale_a [M, kg] float32, 1 x 128 groups
+//   B      [N, K] e4m3 row-major (weights)             scale_b [nb, kg] float32, 128 x 128 blocks
+//   D      [M, N] bf16 or float32 row-major
+//   scale_a is read in place when its strides are (1, ld) with ld >= M, ld % 4 == 0 and its data
+//   16-byte aligned (mn-major, "TMA-aligned": what quantize_1x128 returns); any other strides are
+//   accepted and copied into that layout first (one small extra kernel). scale_b is read in place
+//   when its strides are (ld, 1) with ld >= kg (contiguous, what quantize_128x128 returns; or
+//   padded); other strides are copied.
+// This file is host C++ only (compiled by the host compiler against libtorch); the kernels live in
+// the fp8gemm static libraries it links.
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fp8gemm/fp8gemm.hpp"
+#include "plan_cache.hpp"
+
+namespace fp8gemm::torch_ops {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
+
+// ---- messages -----------------------------------------------------------------------------------
+
+std::string torch_name(at::ScalarType t) {
+  switch (t) {
+    case at::kBFloat16:
+      return "torch.bfloat16";
+    case at::kFloat:
+      return "torch.float32";
+    case at::kHalf:
+      return "torch.float16";
+    case at::kDouble:
+      return "torch.float64";
+    case at::kFloat8_e4m3fn:
+      return "torch.float8_e4m3fn";
+    case at::kFloat8_e5m2:
+      return "torch.float8_e5m2";
+    case at::kInt:
+      return "torch.int32";
+    case at::kLong:
+      return "torch.int64";
+    case at::kByte:
+      return "torch.uint8";
+    default:
+      return std::string("torch.") + c10::toString(t);
+  }
+}
+
+std::string shape_str(at::IntArrayRef s) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+[[noreturn]] void fail(const char* op, const std::string& msg) {
+  C10_THROW_ERROR(ValueError, std::string("fp8gemm.") + op + ": " + msg);
+}
+
+/// Runs `f`, turning the library's exceptions into PyTorch's: std::invalid_argument (a refused
+/// call, before any GPU work) -> ValueError, std::runtime_error (CUDA failure, unsupported GPU)
+/// -> RuntimeError; both prefixed with the op.
+template <class F>
+decltype(auto) library_call(const char* op, F&& f) {
+  try {
+    return f();
+  } catch (const c10::Error&) {
+    throw;
+  } catch (const std::invalid_argument& e) {
+    C10_THROW_ERROR(ValueError, std::string("fp8gemm.") + op + ": " + e.what());
+  } catch (const std::exception& e) {
+    C10_THROW_ERROR(Error, std::string("fp8gemm.") + op + ": " + e.what());
+  }
+}
+
+// ---- argument checks ----------------------------------------------------------------------------
+
+/// t is a defined CUDA tensor of `dtype` with `dims` dimensions, on `device` (the first tensor's).
+void check_tensor(const char* op, const char* name, const at::Tensor& t, at::ScalarType dtype,
+                  int dims, const char* shape_doc, const at::Device& device) {
+  if (!t.defined()) fail(op, std::string(name) + " is an undefined tensor");
+  if (!t.is_cuda())
+    fail(op, std::string(name) + " must be a CUDA tensor; got a tensor on " + t.device().str() +
+                 " (fp8gemm's ops run on NVIDIA Hopper GPUs only)");
+  if (t.device() != device)
+    fail(op, std::string(name) + " is on " + t.device().str() +
+                 " but the call's first tensor is on " + device.str() +
+                 ": all tensors of one call must be on the same GPU");
+  if (t.scalar_type() != dtype)
+    fail(op, std::string(name) + " must be " + torch_name(dtype) + "; got " +
+                 torch_name(t.scalar_type()));
+  if (t.dim() != dims)
+    fail(op, std::string(name) + " must be " + std::to_string(dims) + "-D " + shape_doc +
+                 "; got shape " + shape_str(t.sizes()));
+}
+
+/// The first tensor of a call: a CUDA tensor (its device is the call's).
+at::Device call_device(const char* op, const char* name, const at::Tensor& t) {
+  if (!t.defined()) fail(op, std::string(name) + " is an undefined tensor");
+  if (!t.is_cuda())
+    fail(op, std::string(name) + " must be a CUDA tensor; got a tensor on " + t.device().str() +
+                 " (fp8gemm's ops run on NVIDIA Hopper GPUs only)");
+  return t.device();
+}
+
+void check_size(const char* op, const char* name, const at::Tensor& t, int dim, std::int64_t want,
+                const std::string& why) {
+  if (t.size(dim) != want)
+    fail(op, std::string(name) + " has shape " + shape_str(t.sizes()) + ": dimension " +
+                 std::to_string(dim) + " must be " + std::to_string(want) + " (" + why + ")");
+}
+
+/// The leading dimension (row stride, elements) of a row-major matrix view: the last dimension
+/// has unit stride; dimension `row_dim` strides whole rows (>= the row's length). Rows of a
+/// one-row matrix have no stride of their own: ld = the row's length then.
+std::int64_t row_major_ld(const char* op, const char* name, const at::Tensor& t, int row_dim) {
+  const int last = int(t.dim()) - 1;
+  const std::int64_t cols = t.size(last);
+  if (t.stride(last) != 1 && cols > 1)
+    fail(op, std::string(name) +
+                 " must be row-major (unit stride along its last dimension); got "
+                 "strides " +
+                 shape_str(t.strides()) + " for shape " + shape_str(t.sizes()) +
+                 " (call .contiguous())");
+  if (t.size(row_dim) <= 1) return cols;
+  if (t.stride(row_dim) < cols)
+    fail(op, std::string(name) + " must have a row stride >= its row length " +
+                 std::to_string(cols) + "; got strides " + shape_str(t.strides()) +
+                 " (call .contiguous())");
+  return t.stride(row_dim);
+}
+
+/// A 3-D [G, rows, cols] operand laid out as one [G * rows, cols] row-major matrix (the grouped
+/// kernels address group g at row g * rows): returns its ld.
+std::int64_t stacked_ld(const char* op, const char* name, const at::Tensor& t) {
+  const std::int64_t ld = row_major_ld(op, name, t, 1);
+  if (t.size(0) > 1 && t.stride(0) != t.size(1) * ld)
+    fail(op, std::string(name) + " must be one row-major [G * " + std::to_string(t.size(1)) + ", " +
+                 std::to_string(t.size(2)) +
+                 "] matrix (group stride = rows x row stride = " + std::to_string(t.size(1) * ld) +
+                 "); got strides " + shape_str(t.strides()) + " (call .contiguous())");
+  return ld;
+}
+
+bool aligned(const void* p, std::uintptr_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
+/// 1 x 128 group scales of a rows x K operand as the kernels read them: [rows, ceil(K / 128)]
+/// float32, mn-major (strides (1, ld), ld >= rows, ld % 4 == 0, 16-byte aligned). A tensor already
+/// in that layout is used as it is; any other is copied into it.
+struct GroupScales {
+  at::Tensor t;
+  GroupScaleLayout layout;
+};
+GroupScales group_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t rows,
+                         std::int64_t K, const char* rows_name, const char* k_name,
+                         const at::Device& device) {
+  const std::string doc = std::string("[") + rows_name + ", ceil(" + k_name + " / 128)]";
+  check_tensor(op, name, s, at::kFloat, 2, doc.c_str(), device);
+  const std::int64_t kg = ceil_div(K, 128);
+  check_size(op, name, s, 0, rows, std::string(rows_name) + ": one scale row per row");
+  check_size(op, name, s, 1, kg,
+             std::string("ceil(") + k_name + " / 128) = " + std::to_string(kg) + " groups of 128");
+  const bool ok = (rows == 1 || s.stride(0) == 1) &&
+                  (kg == 1 || (s.stride(1) >= rows && s.stride(1) % 4 == 0)) &&
+                  aligned(s.data_ptr(), 16);
+  if (ok) {
+    const std::int64_t ld = kg == 1 ? round_up(rows, 4) : s.stride(1);
+    return {s, GroupScaleLayout{ScaleMajor::mn, ld}};
+  }
+  const std::int64_t ld = round_up(rows, 4);
+  at::Tensor t = at::empty_strided({rows, kg}, {1, ld}, s.options());
+  t.copy_(s);
+  return {t, GroupScaleLayout{ScaleMajor::mn, ld}};
+}
+
+/// 128 x 128 block scales: [nb, kg] (one matrix) or [G, nb, kg] (G stacked), float32, k-major:
+/// unit stride along kg, block rows ld >= kg apart (groups nb * ld apart). Other strides are
+/// copied into the contiguous layout.
+struct BlockScales {
+  at::Tensor t;
+  BlockScaleLayout layout;
+};
+BlockScales block_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t G,
+                         std::int64_t N, std::int64_t K, const at::Device& device) {
+  const bool grouped = G > 0;
+  check_tensor(op, name, s, at::kFloat, grouped ? 3 : 2,
+               grouped ? "[G, ceil(N / 128), ceil(K / 128)]" : "[ceil(N / 128), ceil(K / 128)]",
+               device);
+  const std::int64_t nb = ceil_div(N, 128), kg = ceil_div(K, 128);
+  const int d = grouped ? 1 : 0;
+  if (grouped) check_size(op, name, s, 0, G, "G: one block grid per group");
+  check_size(op, name, s, d, nb, "ceil(N / 128) = " + std::to_string(nb) + " block rows");
+  check_size(op, name, s, d + 1, kg, "ceil(K / 128) = " + std::to_string(kg) + " block columns");
+  std::int64_t ld = nb > 1 ? s.stride(d) : (grouped && G > 1 ? s.stride(0) : kg);
+  bool ok = (kg == 1 || s.stride(d + 1) == 1) && ld >= kg;
+  if (grouped && G > 1) ok = ok && s.stride(0) == nb * ld;
+  if (ok) return {s, BlockScaleLayout{ld}};
+  return {s.contiguous(), BlockScaleLayout{kg}};
+}
+
+/// offsets / masked_m: 1-D int32 on the device, unit stride, `count` entries.
+void check_index_vector(const char* op, const char* name, const at::Tensor& t,
+                        const at::Device& device, const char* doc) {
+  check_tensor(op, name, t, at::kInt, 1, doc, device);
+  if (t.size(0) > 1 && t.stride(0) != 1)
+    fail(op, std::string(name) + " must be contiguous; got stride " + std::to_string(t.stride(0)));
+}
+
+cudaStream_t current_stream(const at::Device& device) {
+  return c10::cuda::getCurrentCUDAStream(device.index()).stream();
+}
+
+const std::uint16_t* bf16_ptr(const at::Tensor& t) {
+  return static_cast<const std::uint16_t*>(t.data_ptr());
+}
+std::uint8_t* e4m3_ptr(const at::Tensor& t) { return static_cast<std::uint8_t*>(t.data_ptr()); }
+float* f32_ptr(const at::Tensor& t) { return static_cast<float*>(t.data_ptr()); }
+int* i32_ptr(const at::Tensor& t) { return static_cast<int*>(t.data_ptr()); }
+
+// ---- plan caches --------------------------------------------------------------------------------
+
+PlanCacheStats g_stats;
+PlanCache<PerTensorPlan> g_per_tensor(g_stats);
+PlanCache<BlockScaledPlan> g_block_scaled(g_stats);
+PlanCache<GroupedPlan> g_grouped(g_stats);
+PlanCache<WeightGradPlan> g_wgrad(g_stats);
+
+enum PlanKind : std::int64_t { kPerTensor = 1, kBlockScaled = 2, kGrouped = 3, kWgrad = 4 };
+
+// ===================================== quantisers ================================================
+
+std::tuple<at::Tensor, at::Tensor> quantize_1x128(const at::Tensor& x, bool pow2_scales) {
+  constexpr const char* op = "quantize_1x128";
+  const at::Device dev = call_device(op, "x", x);
+  check_tensor(op, "x", x, at::kBFloat16, 2, "[M, K]", dev);
+  const std::int64_t M = x.size(0), K = x.size(1);
+  const std::int64_t ldx = row_major_ld(op, "x", x, 0);
+  const std::int64_t kg = ceil_div(K, 128), ld = round_up(M, 4);
+  at::Tensor q = at::empty({M, K}, x.options().dtype(at::kFloat8_e4m3fn));
+  at::Tensor s = at::empty_strided({M, kg}, {1, ld}, x.options().dtype(at::kFloat));
+  if (M == 0 || K == 0) return {q, s};
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    fp8gemm::quantize_1x128(bf16_ptr(x), M, K, ldx, e4m3_ptr(q), K, f32_ptr(s),
+                            GroupScaleLayout{ScaleMajor::mn, ld}, QuantizeOptions{pow2_scales},
+                            current_stream(dev));
+  });
+  return {q, s};
+}
+
+std::tuple<at::Tensor, at::Tensor> quantize_128x128(const at::Tensor& w, bool pow2_scales) {
+  constexpr const char* op = "quantize_128x128";
+  const at::Device dev = call_device(op, "w", w);
+  check_tensor(op, "w", w, at::kBFloat16, 2, "[N, K]", dev);
+  const std::int64_t N = w.size(0), K = w.size(1);
+  const std::int64_t ldw = row_major_ld(op, "w", w, 0);
+  const std::int64_t nb = ceil_div(N, 128), kg = ceil_div(K, 128);
+  at::Tensor q = at::empty({N, K}, w.options().dtype(at::kFloat8_e4m3fn));
+  at::Tensor s = at::empty({nb, kg}, w.options().dtype(at::kFloat));
+  if (N == 0 || K == 0) return {q, s};
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    fp8gemm::quantize_128x128(bf16_ptr(w), N, K, ldw, e4m3_ptr(q), K, f32_ptr(s),
+                              BlockScaleLayout{kg}, QuantizeOptions{pow2_scales},
+                              current_stream(dev));
+  });
+  return {q, s};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> quantize_1x128_dual(const at::Tensor& x,
+                                                                               bool pow2_scales) {
+  constexpr const char* op = "quantize_1x128_dual";
+  const at::Device dev = call_device(op, "x", x);
+  check_tensor(op, "x", x, at::kBFloat16, 2, "[M, K]", dev);
+  const std::int64_t M = x.size(0), K = x.size(1);
+  const std::int64_t ldx = row_major_ld(op, "x", x, 0);
+  const std::int64_t kg = ceil_div(K, 128), ld = round_up(M, 4);
+  const std::int64_t mg = ceil_div(M, 128), ld_t = round_up(K, 4);
+  const auto o = x.options();
+  at::Tensor q = at::empty({M, K}, o.dtype(at::kFloat8_e4m3fn));
+  at::Tensor s = at::empty_strided({M, kg}, {1, ld}, o.dtype(at::kFloat));
+  at::Tensor q_t = at::empty({K, M}, o.dtype(at::kFloat8_e4m3fn));
+  at::Tensor s_t = at::empty_strided({K, mg}, {1, ld_t}, o.dtype(at::kFloat));
+  if (M == 0 || K == 0) return {q, s, q_t, s_t};
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    fp8gemm::quantize_1x128_dual(bf16_ptr(x), M, K, ldx, e4m3_ptr(q), K, f32_ptr(s),
+                                 GroupScaleLayout{ScaleMajor::mn, ld}, e4m3_ptr(q_t), M,
+                                 f32_ptr(s_t), GroupScaleLayout{ScaleMajor::mn, ld_t},
+                                 QuantizeOptions{pow2_scales}, current_stream(dev));
+  });
+  return {q, s, q_t, s_t};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_tokens_transposed_1x128(
+    const at::Tensor& x, const at::Tensor& offsets, std::optional<std::int64_t> t_pad_capacity,
+    bool pow2_scales) {
+  constexpr const char* op = "quantize_tokens_transposed_1x128";
+  const at::Device dev = call_device(op, "x", x);
+  check_tensor(op, "x", x, at::kBFloat16, 2, "[T, C] (tokens sorted by expert)", dev);
+  check_index_vector(op, "offsets", offsets, dev, "[G + 1] (each expert's first token, then T)");
+  const std::int64_t T = x.size(0), C = x.size(1), G = offsets.size(0) - 1;
+  if (G < 1) fail(op, "offsets must hold G + 1 >= 2 entries; got " + std::to_string(G + 1));
+  if (G > kMaxTokenGroups)
+    fail(op, "G = " + std::to_string(G) + " experts; at most " + std::to_string(kMaxTokenGroups));
+  const std::int64_t ldx = row_major_ld(op, "x", x, 0);
+  const std::int64_t cap = t_pad_capacity.value_or(max_padded_tokens(T, G));
+  if (cap < 0) fail(op, "t_pad_capacity = " + std::to_string(cap) + " must be >= 0");
+  const std::int64_t ld_t = round_up(C, 4), blocks = ceil_div(cap, 128);
+  const auto o = x.options();
+  at::Tensor q_t = at::empty({C, cap}, o.dtype(at::kFloat8_e4m3fn));
+  at::Tensor s_t = at::empty_strided({C, blocks}, {1, ld_t}, o.dtype(at::kFloat));
+  at::Tensor padded = at::empty({G + 1}, o.dtype(at::kInt));
+  if (T == 0 || C == 0) {  // nothing to quantise: zero codes, zero scales, zero offsets
+    q_t.view(at::kByte).zero_();
+    s_t.zero_();
+    padded.zero_();
+    return {q_t, s_t, padded};
+  }
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    fp8gemm::quantize_tokens_transposed_1x128(
+        bf16_ptr(x), T, C, ldx, i32_ptr(offsets), int(G), e4m3_ptr(q_t), cap, cap, f32_ptr(s_t),
+        GroupScaleLayout{ScaleMajor::mn, ld_t}, i32_ptr(padded), QuantizeOptions{pow2_scales},
+        current_stream(dev));
+  });
+  return {q_t, s_t, padded};
+}
+
+// ====================================== GEMMs ====================================================
+
+/// D (+)= A . B^T block-scaled into `out`, `iters` times (iters > 1: the benchmark's C++ loop).
+void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& scale_a,
+                       const at::Tensor& b, const at::Tensor& scale_b, const at::Tensor& out,
+                       bool accumulate, std::int64_t iters) {
+  const at::Device dev = call_device(op, "a", a);
+  check_tensor(op, "a", a, at::kFloat8_e4m3fn, 2, "[M, K]", dev);
+  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 2, "[N, K]", dev);
+  const std::int64_t M = a.size(0), K = a.size(1), N = b.size(0);
+  check_size(op, "b", b, 1, K, "K of a: b is [N, K]");
+  const std::int64_t lda = row_major_ld(op, "a", a, 0), ldb = row_major_ld(op, "b", b, 0);
+  if (!out.defined()) fail(op, "out is an undefined tensor");
+  const bool f32 = out.scalar_type() == at::kFloat;
+  check_tensor(op, "out", out, f32 ? at::kFloat : at::kBFloat16, 2, "[M, N]", dev);
+  check_size(op, "out", out, 0, M, "M, the rows of a");
+  check_size(op, "out", out, 1, N, "N, the rows of b");
+  if (accumulate && !f32)
+    fail(op,
+         "accumulate=True needs a torch.float32 out (D = A.B^T + D is kept in float32; a "
+         "bf16 D would be rounded twice)");
+  const GroupScales sa = group_scales(op, "scale_a", scale_a, M, K, "M", "K", dev);
+  const BlockScales sb = block_scales(op, "scale_b", scale_b, 0, N, K, dev);
+  const std::int64_t ldd = row_major_ld(op, "out", out, 0);
+  if (iters < 1) fail(op, "iters = " + std::to_string(iters) + " must be >= 1");
+  if (M == 0 || N == 0) return;
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    const BlockScaledGemm g{.M = M,
+                            .N = N,
+                            .K = K,
+                            .A = e4m3_ptr(a),
+                            .lda = lda,
+                            .B = e4m3_ptr(b),
+                            .ldb = ldb,
+                            .scale_a = f32_ptr(sa.t),
+                            .scale_a_layout = sa.layout,
+                            .scale_b = f32_ptr(sb.t),
+                            .scale_b_layout = sb.layout,
+                            .D = out.data_ptr(),
+                            .ldd = ldd,
+                            .output = f32 ? BlockScaledOutput::f32 : BlockScaledOutput::bf16,
+                            .accumulate = accumulate};
+    PlanKey key;
+    key.add(kBlockScaled).add(dev.index()).add(M).add(N).add(K).add(g.A).add(lda).add(g.B);
+    key.add(ldb).add(g.scale_a).add(sa.layout.ld).add(g.scale_b).add(sb.layout.ld).add(g.D);
+    key.add(ldd).add(std::int64_t(f32)).add(std::int64_t(accumulate));
+    const auto plan = g_block_scaled.get(key, [&] { return std::make_unique<BlockScaledPlan>(g); });
+    const cudaStream_t stream = current_stream(dev);
+    for (std::int64_t i = 0; i < iters; ++i) plan->run(stream);
+  });
+}
+
+at::Tensor gemm_block_scaled(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
+                             const at::Tensor& scale_b, std::optional<at::ScalarType> out_dtype) {
+  constexpr const char* op = "gemm_block_scaled";
+  const at::Device dev = call_device(op, "a", a);
+  const at::ScalarType dt = out_dtype.value_or(at::kBFloat16);
+  if (dt != at::kBFloat16 && dt != at::kFloat)
+    fail(op, "out_dtype must be torch.bfloat16 or torch.float32; got " + torch_name(dt));
+  check_tensor(op, "a", a, at::kFloat8_e4m3fn, 2, "[M, K]", dev);
+  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 2, "[N, K]", dev);
+  at::Tensor out = at::empty({a.size(0), b.size(0)}, a.options().dtype(dt));
+  block_scaled_into(op, a, scale_a, b, scale_b, out, false, 1);
+  return out;
+}
+
+void gemm_block_scaled_out(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
+                           const at::Tensor& scale_b, const at::Tensor& out, bool accumulate) {
+  block_scaled_into("gemm_block_scaled_out", a, scale_a, b, scale_b, out, accumulate, 1);
+}
+
+void gemm_block_scaled_loop(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
+                            const at::Tensor& scale_b, const at::Tensor& out, std::int64_t iters) {
+  block_scaled_into("_gemm_block_scaled_loop", a, scale_a, b, scale_b, out, false, iters);
+}
+
+/// The grouped forward: contiguous (offsets) or masked (masked_m).
+at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::Tensor& scale_a,
+                   const at::Tensor& b, const at::Tensor& scale_b, const at::Tensor& groups) {
+  const at::Device dev = call_device(op, "a", a);
+  check_tensor(op, "a", a, at::kFloat8_e4m3fn, masked ? 3 : 2,
+               masked ? "[G, M_max, K]" : "[rows, K] (rows sorted by group)", dev);
+  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 3, "[G, N, K]", dev);
+  const std::int64_t G = b.size(0), N = b.size(1), K = b.size(2);
+  if (G < 1) fail(op, "b has G = 0 groups; at least one is needed");
+  check_size(op, "a", a, masked ? 2 : 1, K, "K of b: b is [G, N, K]");
+  if (masked) {
+    check_size(op, "a", a, 0, G, "G of b: one [M_max, K] block per group");
+    check_index_vector(op, "masked_m", groups, dev, "[G] (the valid rows of each group)");
+    check_size(op, "masked_m", groups, 0, G, "G of b");
+  } else {
+    check_index_vector(op, "offsets", groups, dev, "[G + 1] (each group's first row, then rows)");
+    check_size(op, "offsets", groups, 0, G + 1, "G + 1 for the G groups of b");
+  }
+  const std::int64_t rows = masked ? a.size(1) : a.size(0);  // M_max or all rows
+  const std::int64_t all_rows = masked ? G * rows : rows;
+  const std::int64_t lda = masked ? stacked_ld(op, "a", a) : row_major_ld(op, "a", a, 0);
+  const std::int64_t ldb = stacked_ld(op, "b", b);
+  const GroupScales sa =
+      group_scales(op, "scale_a", scale_a, all_rows, K, masked ? "G * M_max" : "rows", "K", dev);
+  const BlockScales sb = block_scales(op, "scale_b", scale_b, G, N, K, dev);
+  at::Tensor out = masked ? at::empty({G, rows, N}, a.options().dtype(at::kBFloat16))
+                          : at::empty({rows, N}, a.options().dtype(at::kBFloat16));
+  if (all_rows == 0 || N == 0) return out;
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    GroupedGemm g{.layout = masked ? GroupedLayout::masked : GroupedLayout::contiguous,
+                  .groups = int(G),
+                  .rows = rows,
+                  .N = N,
+                  .K = K,
+                  .offsets = masked ? nullptr : i32_ptr(groups),
+                  .masked_m = masked ? i32_ptr(groups) : nullptr,
+                  .A = e4m3_ptr(a),
+                  .lda = lda,
+                  .B = e4m3_ptr(b),
+                  .ldb = ldb,
+                  .scale_a = f32_ptr(sa.t),
+                  .scale_a_layout = sa.layout,
+                  .scale_b = f32_ptr(sb.t),
+                  .scale_b_layout = sb.layout,
+                  .D = static_cast<std::uint16_t*>(out.data_ptr()),
+                  .ldd = N};
+    PlanKey key;
+    key.add(kGrouped).add(dev.index()).add(std::int64_t(masked)).add(G).add(rows).add(N).add(K);
+    key.add(groups.data_ptr()).add(g.A).add(lda).add(g.B).add(ldb).add(g.scale_a);
+    key.add(sa.layout.ld).add(g.scale_b).add(sb.layout.ld).add(g.D);
+    const auto plan = g_grouped.get(key, [&] { return std::make_unique<GroupedPlan>(g); });
+    plan->run(current_stream(dev));
+  });
+  return out;
+}
+
+at::Tensor gemm_grouped_contiguous(const at::Tensor& a, const at::Tensor& scale_a,
+                                   const at::Tensor& b, const at::Tensor& scale_b,
+                                   const at::Tensor& offsets) {
+  return grouped("gemm_grouped_contiguous", false, a, scale_a, b, scale_b, offsets);
+}
+
+at::Tensor gemm_grouped_masked(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
+                               const at::Tensor& scale_b, const at::Tensor& masked_m) {
+  return grouped("gemm_grouped_masked", true, a, scale_a, b, scale_b, masked_m);
+}
+
+/// dB_g (+)= dD_g^T . A_g for every group, k-grouped over the tokens, into out [G, N, K] float32.
+void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
+                      const at::Tensor& a_t, const at::Tensor& scale_a_t, const at::Tensor& offsets,
+                      const at::Tensor& out, bool accumulate) {
+  const at::Device dev = call_device(op, "dd_t", dd_t);
+  check_tensor(op, "dd_t", dd_t, at::kFloat8_e4m3fn, 2,
+               "[N, T_cap] (dD^T, tokens padded per group)", dev);
+  check_tensor(op, "a_t", a_t, at::kFloat8_e4m3fn, 2, "[K, T_cap] (A^T, tokens padded per group)",
+               dev);
+  check_index_vector(op, "offsets", offsets, dev, "[G + 1] (each group's first token, then T)");
+  const std::int64_t N = dd_t.size(0), cap = dd_t.size(1), K = a_t.size(0);
+  const std::int64_t G = offsets.size(0) - 1;
+  if (G < 1) fail(op, "offsets must hold G + 1 >= 2 entries; got " + std::to_string(G + 1));
+  check_size(op, "a_t", a_t, 1, cap, "T_cap of dd_t: both operands hold the same token columns");
+  const std::int64_t ld_dd = row_major_ld(op, "dd_t", dd_t, 0);
+  const std::int64_t ld_a = row_major_ld(op, "a_t", a_t, 0);
+  const GroupScales sd = group_scales(op, "scale_dd_t", scale_dd_t, N, cap, "N", "T_cap", dev);
+  const GroupScales sa = group_scales(op, "scale_a_t", scale_a_t, K, cap, "K", "T_cap", dev);
+  check_tensor(op, "out", out, at::kFloat, 3, "[G, N, K]", dev);
+  check_size(op, "out", out, 0, G, "G = offsets.numel() - 1");
+  check_size(op, "out", out, 1, N, "N, the rows of dd_t");
+  check_size(op, "out", out, 2, K, "K, the rows of a_t");
+  const std::int64_t lddb = stacked_ld(op, "out", out);
+  if (N == 0 || K == 0) return;
+  if (cap == 0) {  // no token columns: every gradient is zero
+    if (!accumulate) out.zero_();
+    return;
+  }
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    const WeightGradGemm g{.groups = int(G),
+                           .N = N,
+                           .K = K,
+                           .token_capacity = cap,
+                           .offsets = i32_ptr(offsets),
+                           .dD_t = e4m3_ptr(dd_t),
+                           .ld_dD_t = ld_dd,
+                           .scale_dD_t = f32_ptr(sd.t),
+                           .scale_dD_t_layout = sd.layout,
+                           .A_t = e4m3_ptr(a_t),
+                           .ld_A_t = ld_a,
+                           .scale_A_t = f32_ptr(sa.t),
+                           .scale_A_t_layout = sa.layout,
+                           .dB = f32_ptr(out),
+                           .lddb = lddb,
+                           .accumulate = accumulate};
+    PlanKey key;
+    key.add(kWgrad).add(dev.index()).add(G).add(N).add(K).add(cap).add(g.offsets).add(g.dD_t);
+    key.add(ld_dd).add(g.scale_dD_t).add(sd.layout.ld).add(g.A_t).add(ld_a).add(g.scale_A_t);
+    key.add(sa.layout.ld).add(g.dB).add(lddb).add(std::int64_t(accumulate));
+    const auto plan = g_wgrad.get(key, [&] { return std::make_unique<WeightGradPlan>(g); });
+    plan->run(current_stream(dev));
+  });
+}
+
+at::Tensor gemm_weight_grad(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
+                            const at::Tensor& a_t, const at::Tensor& scale_a_t,
+                            const at::Tensor& offsets) {
+  constexpr const char* op = "gemm_weight_grad";
+  const at::Device dev = call_device(op, "dd_t", dd_t);
+  check_tensor(op, "dd_t", dd_t, at::kFloat8_e4m3fn, 2, "[N, T_cap]", dev);
+  check_tensor(op, "a_t", a_t, at::kFloat8_e4m3fn, 2, "[K, T_cap]", dev);
+  check_index_vector(op, "offsets", offsets, dev, "[G + 1]");
+  const std::int64_t G = std::max<std::int64_t>(offsets.size(0) - 1, 0);
+  at::Tensor out = at::empty({G, dd_t.size(0), a_t.size(0)}, dd_t.options().dtype(at::kFloat));
+  weight_grad_into(op, dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, false);
+  return out;
+}
+
+void gemm_weight_grad_out(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
+                          const at::Tensor& a_t, const at::Tensor& scale_a_t,
+                          const at::Tensor& offsets, const at::Tensor& out, bool accumulate) {
+  weight_grad_into("gemm_weight_grad_out", dd_t, scale_dd_t, a_t, scale_a_t, offsets, out,
+                   accumulate);
+}
+
+/// Chapter 6's per-tensor GEMM: D = scale_a scale_b A . B^T, bf16 out, packed operands.
+at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                           const at::Tensor& scale_b, bool fast_accum) {
+  constexpr const char* op = "gemm_per_tensor";
+  const at::Device dev = call_device(op, "a", a);
+  check_tensor(op, "a", a, at::kFloat8_e4m3fn, 2, "[M, K]", dev);
+  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 2, "[N, K]", dev);
+  const std::int64_t M = a.size(0), K = a.size(1), N = b.size(0);
+  check_size(op, "b", b, 1, K, "K of a: b is [N, K]");
+  if (!a.is_contiguous())
+    fail(op, "a must be contiguous (the per-tensor GEMM takes packed operands); got strides " +
+                 shape_str(a.strides()) + " (call .contiguous())");
+  if (!b.is_contiguous())
+    fail(op, "b must be contiguous (the per-tensor GEMM takes packed operands); got strides " +
+                 shape_str(b.strides()) + " (call .contiguous())");
+  const auto check_scale = [&](const char* name, const at::Tensor& s) {
+    if (!s.defined() || !s.is_cuda() || s.device() != dev || s.scalar_type() != at::kFloat ||
+        s.numel() != 1)
+      fail(op, std::string(name) + " must be a one-element torch.float32 tensor on " + dev.str() +
+                   " (the dequantisation scale, read on the device); got " +
+                   (s.defined() ? torch_name(s.scalar_type()) + " " + shape_str(s.sizes()) +
+                                      " on " + s.device().str()
+                                : std::string("an undefined tensor")));
+  };
+  check_scale("scale_a", scale_a);
+  check_scale("scale_b", scale_b);
+  at::Tensor out = at::empty({M, N}, a.options().dtype(at::kBFloat16));
+  if (M == 0 || N == 0) return out;
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    const PerTensorGemm g{.M = M,
+                          .N = N,
+                          .K = K,
+                          .A = e4m3_ptr(a),
+                          .B = e4m3_ptr(b),
+                          .D = static_cast<std::uint16_t*>(out.data_ptr()),
+                          .scale_a = f32_ptr(scale_a),
+                          .scale_b = f32_ptr(scale_b)};
+    PlanKey key;
+    key.add(kPerTensor).add(dev.index()).add(M).add(N).add(K).add(g.A).add(g.B).add(g.D);
+    key.add(g.scale_a).add(g.scale_b).add(std::int64_t(fast_accum));
+    const auto plan = g_per_tensor.get(key, [&] {
+      PerTensorOptions o;
+      o.accumulation = fast_accum ? Accumulation::fast : Accumulation::promoted;
+      return std::make_unique<PerTensorPlan>(g, o);
+    });
+    plan->run(current_stream(dev));
+  });
+  return out;
+}
+
+// ---- test and benchmark helpers -----------------------------------------------------------------
+
+std::vector<std::int64_t> plan_cache_stats() {
+  const std::size_t size =
+      g_per_tensor.size() + g_block_scaled.size() + g_grouped.size() + g_wgrad.size();
+  return {g_stats.hits.load(), g_stats.misses.load(), std::int64_t(size),
+          std::int64_t(g_block_scaled.capacity())};
+}
+
+void plan_cache_clear() {
+  g_per_tensor.clear();
+  g_block_scaled.clear();
+  g_grouped.clear();
+  g_wgrad.clear();
+  g_stats.hits = 0;
+  g_stats.misses = 0;
+}
+
+void plan_cache_set_capacity(std::int64_t capacity) {
+  if (capacity < 0) fail("_plan_cache_set_capacity", "capacity must be >= 0");
+  g_per_tensor.set_capacity(std::size_t(capacity));
+  g_block_scaled.set_capacity(std::size_t(capacity));
+  g_grouped.set_capacity(std::size_t(capacity));
+  g_wgrad.set_capacity(std::size_t(capacity));
+}
+
+std::string library_version() { return fp8gemm::version(); }
+
+}  // namespace
+}  // namespace fp8gemm::torch_ops
+
+// ===================================== registration ==============================================
+// Schemas: "Tensor(a!) out" marks the tensor an op writes (torch.compile functionalises it).
+// needs_exact_strides: the kernels read row-major operands with given row strides, and the scale
+// tensors' strides are their layout, so the compiler must pass every tensor with the strides the
+// eager program has.
+
+TORCH_LIBRARY(fp8gemm, m) {
+  using namespace fp8gemm::torch_ops;
+  m.set_python_module("fp8gemm.ops");  // the fake (meta) implementations live there
+  const std::vector<at::Tag> tags{at::Tag::needs_exact_strides};
+  m.def("quantize_1x128(Tensor x, bool pow2_scales=False) -> (Tensor, Tensor)", tags);
+  m.def("quantize_128x128(Tensor w, bool pow2_scales=False) -> (Tensor, Tensor)", tags);
+  m.def("quantize_1x128_dual(Tensor x, bool pow2_scales=False) -> (Tensor, Tensor, Tensor, Tensor)",
+        tags);
+  m.def(
+      "quantize_tokens_transposed_1x128(Tensor x, Tensor offsets, int? t_pad_capacity=None, "
+      "bool pow2_scales=False) -> (Tensor, Tensor, Tensor)",
+      tags);
+  m.def(
+      "gemm_block_scaled(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
+      "ScalarType? out_dtype=None) -> Tensor",
+      tags);
+  m.def(
+      "gemm_block_scaled_out(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
+      "Tensor(a!) out, bool accumulate=False) -> ()",
+      tags);
+  m.def(
+      "gemm_grouped_contiguous(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
+      "Tensor offsets) -> Tensor",
+      tags);
+  m.def(
+      "gemm_grouped_masked(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
+      "Tensor masked_m) -> Tensor",
+      tags);
+  m.def(
+      "gemm_weight_grad(Tensor dd_t, Tensor scale_dd_t, Tensor a_t, Tensor scale_a_t, "
+      "Tensor offsets) -> Tensor",
+      tags);
+  m.def(
+      "gemm_weight_grad_out(Tensor dd_t, Tensor scale_dd_t, Tensor a_t, Tensor scale_a_t, "
+      "Tensor offsets, Tensor(a!) out, bool accumulate=False) -> ()",
+      tags);
+  m.def(
+      "gemm_per_tensor(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
+      "bool fast_accum=False) -> Tensor",
+      tags);
+  // Test and benchmark helpers (not part of the API).
+  m.def(
+      "_gemm_block_scaled_loop(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
+      "Tensor(a!) out, int iters) -> ()");
+  m.def("_plan_cache_stats() -> int[]", &plan_cache_stats);
+  m.def("_plan_cache_clear() -> ()", &plan_cache_clear);
+  m.def("_plan_cache_set_capacity(int capacity) -> ()", &plan_cache_set_capacity);
+  m.def("_library_version() -> str", &library_version);
+}
+
+// CUDA tensors run the library; CPU tensors reach the same functions, which refuse them with a
+// message saying why (rather than the dispatcher's "no kernel for CPU").
+#define FP8GEMM_IMPLS(m)                                                           \
+  m.impl("quantize_1x128", &fp8gemm::torch_ops::quantize_1x128);                   \
+  m.impl("quantize_128x128", &fp8gemm::torch_ops::quantize_128x128);               \
+  m.impl("quantize_1x128_dual", &fp8gemm::torch_ops::quantize_1x128_dual);         \
+  m.impl("quantize_tokens_transposed_1x128",                                       \
+         &fp8gemm::torch_ops::quantize_tokens_transposed_1x128);                   \
+  m.impl("gemm_block_scaled", &fp8gemm::torch_ops::gemm_block_scaled);             \
+  m.impl("gemm_block_scaled_out", &fp8gemm::torch_ops::gemm_block_scaled_out);     \
+  m.impl("gemm_grouped_contiguous", &fp8gemm::torch_ops::gemm_grouped_contiguous); \
+  m.impl("gemm_grouped_masked", &fp8gemm::torch_ops::gemm_grouped_masked);         \
+  m.impl("gemm_weight_grad", &fp8gemm::torch_ops::gemm_weight_grad);               \
+  m.impl("gemm_weight_grad_out", &fp8gemm::torch_ops::gemm_weight_grad_out);       \
+  m.impl("gemm_per_tensor", &fp8gemm::torch_ops::gemm_per_tensor);                 \
+  m.impl("_gemm_block_scaled_loop", &fp8gemm::torch_ops::gemm_block_scaled_loop);
+
+TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m){FP8GEMM_IMPLS(m)} TORCH_LIBRARY_IMPL(fp8gemm, CPU, m) {
+  FP8GEMM_IMPLS(m)
+}

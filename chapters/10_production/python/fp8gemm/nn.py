@@ -1,0 +1,337 @@
+"""Layers that compute in FP8 with fp8gemm's block-scaled GEMMs (DeepSeek-V3's recipe) and take
+bf16 activations, quantising inside:
+
+  Fp8Linear           drop-in for torch.nn.Linear (with or without bias)
+  Fp8GroupedExperts   G experts' linear maps over tokens sorted by expert (a mixture-of-experts
+                      layer's up or down projection), one grouped launch per GEMM
+
+Forward  y = x . W^T (+ b): x quantised 1 x 128 along the features (quantize_1x128), W 128 x 128
+         (quantize_128x128); bf16 y.
+Backward dX = dY . W: dY quantised 1 x 128 along N; W^T's 128 x 128 blocks are W's blocks
+         transposed, so W^T is the e4m3 codes and the scale grid of the forward pass transposed
+         (exact; no second quantisation of W).
+         dW = dY^T . X: both operands quantised 1 x 128 ALONG THE TOKENS (the reduction dimension
+         of this product), as DeepSeek-V3 does, by the k-grouped weight-gradient GEMM (one group
+         for Fp8Linear); FP32 result, returned in the weight's dtype.
+Every GEMM promotes its FP32 partial sums every 128 K (the numerically safe mode; there is no
+other in these layers).
+
+Accepted: any number of tokens (leading dimensions of x are flattened); in_features and
+out_features multiples of 16 (the GEMMs' K rule: in_features is K of the forward pass,
+out_features of the input gradient's). x of another float dtype is cast to bf16 first, and the
+input gradient is returned in x's dtype; weights may be bf16 or float32 (cast to bf16 before
+quantising; float32 master weights then get their float32 gradient without a rounding to bf16).
+
+Weight-quantisation cache (cache_weight=True, the default): W's e4m3 codes and scales (and W^T's,
+made in the first backward pass) are kept while the weight is unchanged: keyed on the weight's
+storage address, shape, dtype and version counter, which every in-place update (an optimizer
+step, ``with torch.no_grad(): w.copy_(...)``) increments. Several forward passes between optimizer
+steps (gradient accumulation, evaluation) then quantise W once. The cache is bypassed while
+torch.compile traces and while a CUDA graph is being captured (a captured graph must quantise the
+weight it replays with); ``invalidate_weight_cache()`` drops it by hand (e.g. after replacing
+``weight.data``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+
+from . import ops
+
+Tensor = torch.Tensor
+BF16 = torch.bfloat16
+
+
+def _bf16(t: Tensor) -> Tensor:
+    return t if t.dtype == BF16 else t.to(BF16)
+
+
+def _bypass_cache() -> bool:
+    """Caching is off while compiling or capturing: both must see the quantisation happen."""
+    if torch.compiler.is_compiling():
+        return True
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
+class _WeightCache:
+    """W quantised 128 x 128 (and W^T, made on demand) for one weight tensor and version."""
+
+    def __init__(self):
+        self.key = None
+        self.q = self.s = self.q_t = self.s_t = None
+
+    @staticmethod
+    def _key(w: Tensor):
+        return (w.data_ptr(), tuple(w.shape), w.dtype, w.device, w._version)
+
+    def clear(self):
+        self.key = None
+        self.q = self.s = self.q_t = self.s_t = None
+
+
+def _forward_operand(cache: Optional[_WeightCache], w: Tensor, pow2: bool):
+    """(q, s) of W quantised 128 x 128 ([N, K] or stacked [G, N, K]), from the cache when W has
+    not changed since it was filled (cache None: no caching)."""
+    if cache is not None and cache.key == cache._key(w):
+        return cache.q, cache.s
+    if w.dim() == 2:
+        q, s = ops.quantize_128x128(_bf16(w), pow2_scales=pow2)
+    else:
+        q, s = _quantize_stacked_128x128(w, pow2)
+    if cache is not None:
+        cache.key = cache._key(w)
+        cache.q, cache.s, cache.q_t, cache.s_t = q, s, None, None
+    return q, s
+
+
+def _transposed_operand(cache: Optional[_WeightCache], w: Tensor, q: Tensor, s: Tensor):
+    """W^T's (q, s) from W's: the codes and the block grid transposed (exact), kept in the cache
+    while W is unchanged."""
+    if cache is not None and not _bypass_cache() and cache.key == cache._key(w) and cache.q is q:
+        if cache.q_t is None:
+            cache.q_t, cache.s_t = ops.transpose_block_scaled(q, s)
+        return cache.q_t, cache.s_t
+    return ops.transpose_block_scaled(q, s)
+
+
+def _quantize_stacked_128x128(w: Tensor, pow2: bool):
+    """w [G, N, K] -> (q [G, N, K], s [G, nb, kg]): each group's own 128 x 128 blocks."""
+    G, N, K = w.shape
+    wb = _bf16(w)
+    if N % 128 == 0:  # the groups' blocks tile the stacked [G N, K] matrix: one launch
+        q, s = ops.quantize_128x128(wb.reshape(G * N, K), pow2_scales=pow2)
+        return q.view(G, N, K), s.view(G, N // 128, s.shape[1])
+    qs = [ops.quantize_128x128(wb[g], pow2_scales=pow2) for g in range(G)]
+    return torch.stack([q for q, _ in qs]), torch.stack([s for _, s in qs])
+
+
+# ============================================= Fp8Linear ==========================================
+
+class _Fp8LinearFunction(torch.autograd.Function):
+    """y [M, N] = x [M, K] . W [N, K]^T (+ b) in FP8; the backward pass in FP8 too."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, weight: Tensor, bias: Optional[Tensor],
+                cache: Optional[_WeightCache], pow2: bool):
+        M, K = x.shape
+        xb = _bf16(x).contiguous()
+        q_w, s_w = _forward_operand(cache, weight, pow2)
+        want_wgrad = ctx.needs_input_grad[1]
+        # The weight gradient reduces over the tokens: it wants x^T in 1 x 128 groups along them.
+        # With M % 128 == 0 the fused quantiser writes x and x^T from one read (and x^T is then
+        # exactly the one-group token layout); otherwise bf16 x is kept and quantised later.
+        dual = want_wgrad and M % 128 == 0
+        if dual:
+            q_x, s_x, q_xt, s_xt = ops.quantize_1x128_dual(xb, pow2_scales=pow2)
+        else:
+            q_x, s_x = ops.quantize_1x128(xb, pow2_scales=pow2)
+            q_xt = s_xt = None
+        y = ops.gemm_block_scaled(q_x, s_x, q_w, s_w)
+        if bias is not None:
+            y = y + _bf16(bias)
+        ctx.dual, ctx.pow2, ctx.cache = dual, pow2, cache
+        ctx.x_dtype, ctx.has_bias = x.dtype, bias is not None
+        ctx.bias_dtype = bias.dtype if bias is not None else None
+        saved_x = (q_xt, s_xt) if dual else ((xb, None) if want_wgrad else (None, None))
+        ctx.save_for_backward(weight, q_w, s_w, *saved_x)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy: Tensor):
+        weight, q_w, s_w, x0, x1 = ctx.saved_tensors
+        M, N = dy.shape
+        dyb = _bf16(dy).contiguous()
+        need_dx, need_dw = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        need_db = ctx.has_bias and ctx.needs_input_grad[2]
+        dx = dw = db = None
+        q_dyt = s_dyt = None
+        if need_dx:
+            if need_dw and ctx.dual:  # dY and dY^T from one read, as x in the forward pass
+                q_dy, s_dy, q_dyt, s_dyt = ops.quantize_1x128_dual(dyb, pow2_scales=ctx.pow2)
+            else:
+                q_dy, s_dy = ops.quantize_1x128(dyb, pow2_scales=ctx.pow2)
+            q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w)
+            dx = ops.gemm_block_scaled(q_dy, s_dy, q_wt, s_wt).to(ctx.x_dtype)
+        if need_dw:
+            offsets = ops.dense_offsets(M, dy.device)
+            if ctx.dual:
+                q_xt, s_xt = x0, x1
+                if q_dyt is None:
+                    _, _, q_dyt, s_dyt = ops.quantize_1x128_dual(dyb, pow2_scales=ctx.pow2)
+            else:
+                q_xt, s_xt, _ = ops.quantize_tokens_transposed_1x128(x0, offsets,
+                                                                     pow2_scales=ctx.pow2)
+                q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(dyb, offsets,
+                                                                       pow2_scales=ctx.pow2)
+            dw32 = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets)[0]
+            dw = dw32 if weight.dtype == torch.float32 else dw32.to(weight.dtype)
+        if need_db:
+            db = dyb.sum(0, dtype=torch.float32).to(ctx.bias_dtype)
+        return dx, dw, db, None, None
+
+
+class Fp8Linear(torch.nn.Module):
+    """y = x W^T + b like torch.nn.Linear, computed in FP8 (see the module's docstring).
+
+    Args match torch.nn.Linear (in_features, out_features, bias, device, dtype; both feature
+    counts must be multiples of 16), plus
+      cache_weight: keep W's quantisation while W is unchanged (default True);
+      pow2_scales:  round every scale up to a power of two (x / scale exact; default False).
+    ``Fp8Linear.from_linear(linear)`` wraps an existing torch.nn.Linear, sharing its parameters.
+    Output: bf16, shape x.shape[:-1] + (out_features,).
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None, *, cache_weight: bool = True, pow2_scales: bool = False):
+        super().__init__()
+        for name, v in (("in_features", in_features), ("out_features", out_features)):
+            if v < 16 or v % 16 != 0:
+                raise ValueError(f"fp8gemm.nn.Fp8Linear: {name} = {v} must be a positive multiple "
+                                 "of 16 (it is K of one of the layer's GEMMs: TMA rows of K bytes "
+                                 "must be 16-byte multiples)")
+        self.in_features, self.out_features = in_features, out_features
+        self.cache_weight, self.pow2_scales = cache_weight, pow2_scales
+        kw = {"device": device, "dtype": dtype}
+        self.weight = torch.nn.Parameter(torch.empty((out_features, in_features), **kw))
+        self.bias = torch.nn.Parameter(torch.empty(out_features, **kw)) if bias else None
+        self._cache = _WeightCache()
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """torch.nn.Linear's initialisation."""
+        torch.nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            torch.nn.init.uniform_(self.bias, -bound, bound)
+        self._cache.clear()
+
+    @classmethod
+    def from_linear(cls, linear: torch.nn.Linear, **kwargs) -> "Fp8Linear":
+        """An Fp8Linear computing `linear` in FP8, sharing its weight and bias Parameters."""
+        m = cls.__new__(cls)
+        torch.nn.Module.__init__(m)
+        for name, v in (("in_features", linear.in_features), ("out_features", linear.out_features)):
+            if v < 16 or v % 16 != 0:
+                raise ValueError(f"fp8gemm.nn.Fp8Linear.from_linear: {name} = {v} must be a "
+                                 "positive multiple of 16")
+        m.in_features, m.out_features = linear.in_features, linear.out_features
+        m.cache_weight = kwargs.get("cache_weight", True)
+        m.pow2_scales = kwargs.get("pow2_scales", False)
+        m.weight = linear.weight
+        m.bias = linear.bias
+        m._cache = _WeightCache()
+        return m
+
+    def invalidate_weight_cache(self) -> None:
+        self._cache.clear()
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.shape[-1] != self.in_features:
+            raise ValueError(f"fp8gemm.nn.Fp8Linear: x has {x.shape[-1]} features in its last "
+                             f"dimension (shape {tuple(x.shape)}); the layer takes "
+                             f"{self.in_features}")
+        lead = x.shape[:-1]
+        x2 = x.reshape(-1, self.in_features)
+        cache = self._cache if self.cache_weight and not _bypass_cache() else None
+        y = _Fp8LinearFunction.apply(x2, self.weight, self.bias, cache, self.pow2_scales)
+        return y.reshape(*lead, self.out_features)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}, recipe=1x128 x 128x128 e4m3, promoted FP32")
+
+
+# ========================================= Fp8GroupedExperts ======================================
+
+class _Fp8GroupedFunction(torch.autograd.Function):
+    """y [T, N] with y[tokens of g] = x[tokens of g] . W[g]^T for every expert g, in FP8."""
+
+    @staticmethod
+    def forward(ctx, x: Tensor, offsets: Tensor, weight: Tensor, cache: Optional[_WeightCache],
+                pow2: bool):
+        xb = _bf16(x).contiguous()
+        q_w, s_w = _forward_operand(cache, weight, pow2)
+        q_x, s_x = ops.quantize_1x128(xb, pow2_scales=pow2)
+        y = ops.gemm_grouped_contiguous(q_x, s_x, q_w, s_w, offsets)
+        ctx.pow2, ctx.cache, ctx.x_dtype = pow2, cache, x.dtype
+        ctx.save_for_backward(xb if ctx.needs_input_grad[2] else None, offsets, weight, q_w, s_w)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy: Tensor):
+        xb, offsets, weight, q_w, s_w = ctx.saved_tensors
+        dyb = _bf16(dy).contiguous()
+        dx = dw = None
+        if ctx.needs_input_grad[0]:
+            q_dy, s_dy = ops.quantize_1x128(dyb, pow2_scales=ctx.pow2)
+            q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w)
+            dx = ops.gemm_grouped_contiguous(q_dy, s_dy, q_wt, s_wt, offsets).to(ctx.x_dtype)
+        if ctx.needs_input_grad[2]:
+            q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(dyb, offsets,
+                                                                   pow2_scales=ctx.pow2)
+            q_xt, s_xt, _ = ops.quantize_tokens_transposed_1x128(xb, offsets, pow2_scales=ctx.pow2)
+            dw32 = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets)
+            dw = dw32 if weight.dtype == torch.float32 else dw32.to(weight.dtype)
+        return dx, None, dw, None, None
+
+
+class Fp8GroupedExperts(torch.nn.Module):
+    """G experts' linear maps without bias, computed in FP8 with one grouped launch per GEMM.
+
+    weight: [G, out_features, in_features] (expert g's torch.nn.Linear weight at weight[g]).
+    forward(x, offsets): x [T, in_features] bf16 with the tokens sorted by expert; offsets
+    [G + 1] int32 on the GPU, expert g owning tokens offsets[g] .. offsets[g+1] - 1 (offsets[0] = 0,
+    monotone, offsets[G] = T; any count, 0 included). Returns [T, out_features] bf16. The host
+    never reads offsets, so a captured CUDA graph can replay other expert counts.
+    Backward: dX by the grouped GEMM with each expert's W^T (the forward's codes and block grid
+    transposed), dW by the k-grouped weight-gradient GEMM (tokens quantised 1 x 128 along the
+    tokens per expert). in_features and out_features must be multiples of 16; out_features a
+    multiple of 128 quantises all experts' weights in one launch (otherwise one per expert).
+    """
+
+    def __init__(self, num_experts: int, in_features: int, out_features: int, device=None,
+                 dtype=None, *, cache_weight: bool = True, pow2_scales: bool = False):
+        super().__init__()
+        if num_experts < 1:
+            raise ValueError(f"fp8gemm.nn.Fp8GroupedExperts: num_experts = {num_experts} must be "
+                             ">= 1")
+        for name, v in (("in_features", in_features), ("out_features", out_features)):
+            if v < 16 or v % 16 != 0:
+                raise ValueError(f"fp8gemm.nn.Fp8GroupedExperts: {name} = {v} must be a positive "
+                                 "multiple of 16")
+        self.num_experts = num_experts
+        self.in_features, self.out_features = in_features, out_features
+        self.cache_weight, self.pow2_scales = cache_weight, pow2_scales
+        self.weight = torch.nn.Parameter(
+            torch.empty((num_experts, out_features, in_features), device=device, dtype=dtype))
+        self._cache = _WeightCache()
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Each expert as torch.nn.Linear initialises its weight."""
+        bound = 1 / math.sqrt(self.in_features)  # kaiming_uniform_(a=sqrt(5)) on [out, in]
+        torch.nn.init.uniform_(self.weight, -bound, bound)
+        self._cache.clear()
+
+    def invalidate_weight_cache(self) -> None:
+        self._cache.clear()
+
+    def forward(self, x: Tensor, offsets: Tensor) -> Tensor:
+        if x.dim() != 2 or x.shape[1] != self.in_features:
+            raise ValueError(f"fp8gemm.nn.Fp8GroupedExperts: x must be [T, {self.in_features}] "
+                             f"(tokens sorted by expert); got shape {tuple(x.shape)}")
+        if offsets.dim() != 1 or offsets.shape[0] != self.num_experts + 1:
+            raise ValueError(f"fp8gemm.nn.Fp8GroupedExperts: offsets must be [{self.num_experts + 1}]"
+                             f" (G + 1 int32 token offsets); got shape {tuple(offsets.shape)}")
+        cache = self._cache if self.cache_weight and not _bypass_cache() else None
+        return _Fp8GroupedFunction.apply(x, offsets, self.weight, cache, self.pow2_scales)
+
+    def extra_repr(self) -> str:
+        return (f"num_experts={self.num_experts}, in_features={self.in_features}, "
+                f"out_features={self.out_features}, recipe=1x128 x 128x128 e4m3, promoted FP32")
+
+
+__all__ = ["Fp8Linear", "Fp8GroupedExperts"]

@@ -1,0 +1,329 @@
+"""fp8gemm's ops on torch tensors: the DeepSeek-V3 quantisers and block-scaled FP8 GEMMs.
+
+Every function here calls one op of ``torch.ops.fp8gemm`` (registered by ``_C.so`` through
+TORCH_LIBRARY), which
+  - checks device, dtype, shape and strides and raises ValueError naming the argument and the rule
+    before any GPU work (RuntimeError for a CUDA failure or a GPU that is not Hopper);
+  - runs on the current CUDA stream, never synchronises with the host and never reads device data
+    on the host: the ops can be captured in CUDA graphs, and their fake implementations (below)
+    let ``torch.compile(fullgraph=True)`` trace them;
+  - promotes the FP8 products to FP32 every 128 K (numerically safe; there is no fast mode in the
+    block-scaled ops; the per-tensor GEMM's ``fast_accum=True`` is opt-in).
+
+Notation: e4m3 = torch.float8_e4m3fn, bf16 = torch.bfloat16; kg = ceil(K / 128),
+nb = ceil(N / 128). Row-major = unit stride along the last dimension (the row stride may be larger
+than the row, e.g. a column slice, when the rule allows).
+
+Tensors and their layouts (the scale tensors are plain float32 torch tensors whose shape is the
+logical grid and whose strides are the layout):
+
+  A        [M, K] e4m3, row-major, row stride a multiple of 16 elements: activations.
+  scale_a  [M, kg] float32, 1 x 128 groups: scale_a[m, g] dequantises A[m, 128 g : 128 g + 128].
+           Native layout: strides (1, ld), ld = round_up(M, 4) (mn-major, each group column 16-byte
+           aligned: DeepGEMM's "TMA-aligned" layout; cuBLASLt's VEC128_32F has ld = M). The GEMMs
+           read it in place when its strides are (1, ld) with ld >= M and ld % 4 == 0; any other
+           strides are accepted and copied into the native layout first (one small kernel).
+  B        [N, K] e4m3, row-major: weights (torch.nn.Linear's weight is [out, in] = [N, K]).
+  scale_b  [nb, kg] float32, 128 x 128 blocks: scale_b[i, j] dequantises
+           B[128 i : 128 i + 128, 128 j : 128 j + 128]. Native: contiguous (DeepGEMM's packed
+           layout); any row stride >= kg with unit column stride is read in place (cuBLASLt's
+           padded one); other strides are copied.
+  D        [M, N] bf16 (default) or float32, row-major: D = sum over g of
+           scale_a[:, g] scale_b[:, g] (A_g . B_g^T), FP32 accumulation promoted every 128 K.
+
+  Grouped (mixture of experts; G groups, B [G, N, K], scale_b [G, nb, kg]):
+    contiguous  A [rows, K] with the rows sorted by group; offsets [G + 1] int32 on the GPU:
+                group g owns rows offsets[g] .. offsets[g+1] - 1 (offsets[0] = 0, monotone,
+                offsets[G] = rows; any count, 0 included, no padding). scale_a [rows, kg].
+                D [rows, N] bf16.
+    masked      A [G, M_max, K]; masked_m [G] int32 on the GPU: group g's valid rows are
+                0 .. masked_m[g] - 1. scale_a [G * M_max, kg] (quantise A.view(G * M_max, K)).
+                D [G, M_max, N] bf16; rows at or past masked_m[g] are NOT written (undefined).
+    The host never reads offsets / masked_m (CUDA graphs can replay other counts); keeping them
+    in range is the caller's job: see chapters/08_grouped_moe/grouped_gemm.hpp.
+
+  Weight gradient (k-grouped over tokens; G = 1 is a dense weight gradient):
+    dB_g [N, K] = dD_g^T . A_g over group g's tokens, float32 [G, N, K] (optionally +=).
+    Operands transposed and quantised in 1 x 128 groups ALONG THE TOKENS, each group's tokens
+    padded to a multiple of 128 columns (quantize_tokens_transposed_1x128):
+      dd_t [N, T_cap] e4m3, a_t [K, T_cap] e4m3 (row-major),
+      scale_dd_t [N, T_cap / 128], scale_a_t [K, T_cap / 128] float32, strides (1, round_up(rows, 4)).
+    offsets are the REAL (unpadded) token offsets [G + 1] int32.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import torch
+
+from . import available, unavailable_reason
+
+Tensor = torch.Tensor
+E4M3 = torch.float8_e4m3fn
+E4M3_MAX = 448.0
+
+
+def _ops():
+    if not available():
+        raise RuntimeError(unavailable_reason())
+    return torch.ops.fp8gemm
+
+
+def _ceil_div(a, b):
+    return (a + b - 1) // b
+
+
+def max_padded_tokens(T: int, G: int) -> int:
+    """The most token columns quantize_tokens_transposed_1x128 can need for T tokens in G groups
+    (every group padded to a multiple of 128): the default T_cap."""
+    return (T + 127 * min(G, T)) // 128 * 128
+
+
+# ============================================ quantisers ==========================================
+
+def quantize_1x128(x: Tensor, *, pow2_scales: bool = False) -> Tuple[Tensor, Tensor]:
+    """Activations: x [M, K] bf16 (row-major) -> (q [M, K] e4m3 contiguous, scale [M, kg] float32,
+    strides (1, round_up(M, 4))), one scale per 1 x 128 group: scale = amax / 448 (1 for an
+    all-zero group; NaN, with NaN codes, for a group holding NaN or Inf), q = e4m3(x / scale)
+    rounded to nearest even and saturated. pow2_scales: scales rounded up to powers of two."""
+    return _ops().quantize_1x128(x, pow2_scales)
+
+
+def quantize_128x128(w: Tensor, *, pow2_scales: bool = False) -> Tuple[Tensor, Tensor]:
+    """Weights: w [N, K] bf16 (row-major) -> (q [N, K] e4m3 contiguous, scale [nb, kg] float32
+    contiguous), one scale per 128 x 128 block (rules as quantize_1x128)."""
+    return _ops().quantize_128x128(w, pow2_scales)
+
+
+def quantize_1x128_dual(x: Tensor, *, pow2_scales: bool = False
+                        ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """One read of x [M, K] bf16 gives (q, scale) exactly as quantize_1x128(x), and
+    (q_t [K, M] e4m3, scale_t [K, ceil(M / 128)] float32 strides (1, round_up(K, 4))): x^T in 1 x 128
+    groups along ITS rows (128 consecutive m of one column of x). For M % 128 == 0, (q_t, scale_t)
+    equal quantize_tokens_transposed_1x128(x, [0, M]): a dense weight gradient's operand."""
+    return _ops().quantize_1x128_dual(x, pow2_scales)
+
+
+def quantize_tokens_transposed_1x128(x: Tensor, offsets: Tensor, t_pad_capacity: Optional[int] = None,
+                                     *, pow2_scales: bool = False) -> Tuple[Tensor, Tensor, Tensor]:
+    """Tokens sorted by group, x [T, C] bf16, offsets [G + 1] int32 (GPU) -> the weight
+    gradient's operand: (q_t [C, T_cap] e4m3, scale_t [C, T_cap / 128] float32 strides
+    (1, round_up(C, 4)), padded_offsets [G + 1] int32). Group g's tokens land at columns
+    P_g .. P_g + count_g - 1, P_g = sum over j < g of round_up(count_j, 128); the padding and
+    everything from P_G to T_cap are zero codes with zero scales. T_cap defaults to
+    max_padded_tokens(T, G), which holds any counts (the host never reads offsets)."""
+    return _ops().quantize_tokens_transposed_1x128(x, offsets, t_pad_capacity, pow2_scales)
+
+
+def quantize_per_tensor(x: Tensor) -> Tuple[Tensor, Tensor]:
+    """x (any float dtype) -> (q e4m3 of x's shape, contiguous; scale float32 [1] on x's device):
+    scale = amax / 448 (1 for all zeros), q = e4m3(clamp(x / scale, +-448)). Plain torch ops on the
+    device (no host sync). For gemm_per_tensor."""
+    amax = x.detach().abs().amax().float().reshape(1)
+    scale = torch.where(amax > 0, amax / E4M3_MAX, torch.ones_like(amax))
+    q = (x.float() / scale).clamp(-E4M3_MAX, E4M3_MAX).to(E4M3).contiguous()
+    return q, scale
+
+
+def transpose_block_scaled(q: Tensor, scale: Tensor) -> Tuple[Tensor, Tensor]:
+    """W^T from W quantised 128 x 128: W [N, K] (q, scale [nb, kg]) -> (q^T [K, N] contiguous,
+    scale^T [kg, nb] contiguous). Exact: W^T's 128 x 128 blocks are W's blocks transposed.
+    Stacked weights [G, N, K] (scale [G, nb, kg]) transpose per group."""
+    if q.dim() == 2:
+        return q.t().contiguous(), scale.t().contiguous()
+    return q.transpose(1, 2).contiguous(), scale.transpose(1, 2).contiguous()
+
+
+def dense_offsets(M: int, device) -> Tensor:
+    """[0, M] int32 on `device` (by a kernel, so it can be captured): the offsets of one group."""
+    return torch.arange(2, dtype=torch.int32, device=device) * M
+
+
+# ---- dequantisation (float32 references; plain torch) --------------------------------------------
+
+def dequantize_1x128(q: Tensor, scale: Tensor) -> Tensor:
+    """q [M, K] e4m3 with 1 x 128 group scales [M, kg] -> float32 [M, K]."""
+    K = q.shape[1]
+    return q.float() * scale.float().repeat_interleave(128, dim=1)[:, :K]
+
+
+def dequantize_128x128(q: Tensor, scale: Tensor) -> Tensor:
+    """q [N, K] e4m3 with 128 x 128 block scales [nb, kg] -> float32 [N, K]."""
+    N, K = q.shape
+    s = scale.float().repeat_interleave(128, dim=0)[:N].repeat_interleave(128, dim=1)[:, :K]
+    return q.float() * s
+
+
+# ============================================== GEMMs =============================================
+
+def gemm_block_scaled(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
+                      out_dtype: torch.dtype = torch.bfloat16, *, out: Optional[Tensor] = None,
+                      accumulate: bool = False) -> Tensor:
+    """D [M, N] = A [M, K] . B [N, K]^T with A in 1 x 128 groups (scale_a [M, kg]) and B in
+    128 x 128 blocks (scale_b [nb, kg]): DeepSeek-V3's recipe, FP32 promotion every 128 K.
+    K a multiple of 16 (the last 128-block may be partial); any M, N.
+    out: write into this [M, N] tensor (bf16 or float32, row-major, any row stride) instead of a
+    new one of out_dtype; accumulate=True (float32 out only): D = A.B^T + out."""
+    if out is None:
+        if accumulate:
+            raise ValueError("fp8gemm.gemm_block_scaled: accumulate=True needs out= (a float32 D to "
+                             "add to)")
+        return _ops().gemm_block_scaled(a, scale_a, b, scale_b, out_dtype)
+    _ops().gemm_block_scaled_out(a, scale_a, b, scale_b, out, accumulate)
+    return out
+
+
+def gemm_grouped_contiguous(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
+                            offsets: Tensor) -> Tensor:
+    """Mixture-of-experts forward: D [rows, N] bf16, D[rows of g] = A[rows of g] . B[g]^T for every
+    group g in one launch. a [rows, K] e4m3 (rows sorted by group), scale_a [rows, kg];
+    b [G, N, K] e4m3, scale_b [G, nb, kg]; offsets [G + 1] int32 on the GPU."""
+    return _ops().gemm_grouped_contiguous(a, scale_a, b, scale_b, offsets)
+
+
+def gemm_grouped_masked(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
+                        masked_m: Tensor) -> Tensor:
+    """Masked grouped GEMM (decoding): a [G, M_max, K] e4m3, scale_a [G * M_max, kg],
+    b [G, N, K], scale_b [G, nb, kg], masked_m [G] int32 (GPU) -> D [G, M_max, N] bf16 whose rows
+    at or past masked_m[g] are left unwritten."""
+    return _ops().gemm_grouped_masked(a, scale_a, b, scale_b, masked_m)
+
+
+def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: Tensor,
+                     offsets: Tensor, *, out: Optional[Tensor] = None,
+                     accumulate: bool = False) -> Tensor:
+    """Weight gradients dB [G, N, K] float32, dB[g] = dD_g^T . A_g over group g's tokens
+    (k-grouped). dd_t [N, T_cap] and a_t [K, T_cap] with their scales as
+    quantize_tokens_transposed_1x128 returns them; offsets [G + 1] int32, the real token offsets.
+    A group without tokens gets zeros (or, with accumulate, is left as it is).
+    out: a float32 [G, N, K] tensor (row-major, any row stride) to write (accumulate=False) or to
+    add to (accumulate=True)."""
+    if out is None:
+        if accumulate:
+            raise ValueError("fp8gemm.gemm_weight_grad: accumulate=True needs out= (a float32 dB to "
+                             "add to)")
+        return _ops().gemm_weight_grad(dd_t, scale_dd_t, a_t, scale_a_t, offsets)
+    _ops().gemm_weight_grad_out(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, accumulate)
+    return out
+
+
+def gemm_per_tensor(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, *,
+                    fast_accum: bool = False) -> Tensor:
+    """Chapter 6's per-tensor GEMM: D [M, N] bf16 = scale_a scale_b A . B^T, a [M, K] and b [N, K]
+    e4m3 contiguous, scale_a / scale_b one-element float32 tensors on the GPU (read there).
+    FP32 promotion every 128 K by default; fast_accum=True uses the tensor cores' own
+    accumulation only (faster, less accurate over long K: see chapter 6)."""
+    return _ops().gemm_per_tensor(a, b, scale_a, scale_b, fast_accum)
+
+
+# ============================================ plan cache ==========================================
+
+def plan_cache_stats() -> dict:
+    """The GEMM ops' plan cache: hits, misses, plans held, capacity (per plan type)."""
+    h, m, n, c = _ops()._plan_cache_stats()
+    return {"hits": h, "misses": m, "size": n, "capacity": c}
+
+
+def plan_cache_clear() -> None:
+    """Drops every cached plan and zeroes the counters."""
+    _ops()._plan_cache_clear()
+
+
+def set_plan_cache_capacity(capacity: int) -> None:
+    """Plans kept per plan type (default 1024; 0 builds a plan on every call)."""
+    _ops()._plan_cache_set_capacity(capacity)
+
+
+def library_version() -> str:
+    """The C++ library's version string (fp8gemm::version())."""
+    return _ops()._library_version()
+
+
+# ===================================== fake (meta) implementations ================================
+# Shapes, dtypes and strides of every output, for FakeTensor tracing (torch.compile, torch.export)
+# and meta tensors. They must match the CUDA ops exactly, strides included (tests check both).
+
+def _round4(n):
+    return (n + 3) // 4 * 4
+
+
+if available():
+    @torch.library.register_fake("fp8gemm::quantize_1x128")
+    def _quantize_1x128_fake(x, pow2_scales=False):
+        M, K = x.shape
+        q = x.new_empty((M, K), dtype=E4M3)
+        s = torch.empty_strided((M, _ceil_div(K, 128)), (1, _round4(M)), dtype=torch.float32,
+                                device=x.device)
+        return q, s
+
+    @torch.library.register_fake("fp8gemm::quantize_128x128")
+    def _quantize_128x128_fake(w, pow2_scales=False):
+        N, K = w.shape
+        return (w.new_empty((N, K), dtype=E4M3),
+                w.new_empty((_ceil_div(N, 128), _ceil_div(K, 128)), dtype=torch.float32))
+
+    @torch.library.register_fake("fp8gemm::quantize_1x128_dual")
+    def _quantize_1x128_dual_fake(x, pow2_scales=False):
+        M, K = x.shape
+        q, s = _quantize_1x128_fake(x)
+        q_t = x.new_empty((K, M), dtype=E4M3)
+        s_t = torch.empty_strided((K, _ceil_div(M, 128)), (1, _round4(K)), dtype=torch.float32,
+                                  device=x.device)
+        return q, s, q_t, s_t
+
+    @torch.library.register_fake("fp8gemm::quantize_tokens_transposed_1x128")
+    def _quantize_tokens_fake(x, offsets, t_pad_capacity=None, pow2_scales=False):
+        T, C = x.shape
+        G = offsets.shape[0] - 1
+        cap = t_pad_capacity
+        if cap is None:
+            cap = (T + 127 * torch.sym_min(G, T)) // 128 * 128
+        q_t = x.new_empty((C, cap), dtype=E4M3)
+        s_t = torch.empty_strided((C, _ceil_div(cap, 128)), (1, _round4(C)), dtype=torch.float32,
+                                  device=x.device)
+        return q_t, s_t, offsets.new_empty((G + 1,))
+
+    @torch.library.register_fake("fp8gemm::gemm_block_scaled")
+    def _gemm_block_scaled_fake(a, scale_a, b, scale_b, out_dtype=None):
+        dt = torch.bfloat16 if out_dtype is None else out_dtype
+        return a.new_empty((a.shape[0], b.shape[0]), dtype=dt)
+
+    @torch.library.register_fake("fp8gemm::gemm_block_scaled_out")
+    def _gemm_block_scaled_out_fake(a, scale_a, b, scale_b, out, accumulate=False):
+        return None
+
+    @torch.library.register_fake("fp8gemm::gemm_grouped_contiguous")
+    def _gemm_grouped_contiguous_fake(a, scale_a, b, scale_b, offsets):
+        return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.bfloat16)
+
+    @torch.library.register_fake("fp8gemm::gemm_grouped_masked")
+    def _gemm_grouped_masked_fake(a, scale_a, b, scale_b, masked_m):
+        return a.new_empty((a.shape[0], a.shape[1], b.shape[1]), dtype=torch.bfloat16)
+
+    @torch.library.register_fake("fp8gemm::gemm_weight_grad")
+    def _gemm_weight_grad_fake(dd_t, scale_dd_t, a_t, scale_a_t, offsets):
+        return dd_t.new_empty((offsets.shape[0] - 1, dd_t.shape[0], a_t.shape[0]),
+                              dtype=torch.float32)
+
+    @torch.library.register_fake("fp8gemm::gemm_weight_grad_out")
+    def _gemm_weight_grad_out_fake(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out,
+                                   accumulate=False):
+        return None
+
+    @torch.library.register_fake("fp8gemm::gemm_per_tensor")
+    def _gemm_per_tensor_fake(a, b, scale_a, scale_b, fast_accum=False):
+        return a.new_empty((a.shape[0], b.shape[0]), dtype=torch.bfloat16)
+
+    @torch.library.register_fake("fp8gemm::_gemm_block_scaled_loop")
+    def _gemm_block_scaled_loop_fake(a, scale_a, b, scale_b, out, iters):
+        return None
+
+
+__all__ = [
+    "quantize_1x128", "quantize_128x128", "quantize_1x128_dual", "quantize_tokens_transposed_1x128",
+    "quantize_per_tensor", "transpose_block_scaled", "dense_offsets", "max_padded_tokens",
+    "dequantize_1x128", "dequantize_128x128", "gemm_block_scaled", "gemm_grouped_contiguous",
+    "gemm_grouped_masked", "gemm_weight_grad", "gemm_per_tensor", "plan_cache_stats",
+    "plan_cache_clear", "set_plan_cache_capacity", "library_version", "E4M3", "E4M3_MAX",
+]

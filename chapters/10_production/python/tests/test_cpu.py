@@ -1,0 +1,238 @@
+"""Tests that run without a GPU: the package imports (with or without _C.so), the ops refuse CPU
+tensors with a clear message, the fake implementations give the CUDA ops' shapes, dtypes and
+strides (meta tensors, FakeTensor tracing), the layers validate their arguments, and the pure
+torch helpers are right. With _C.so absent the op tests skip, saying why."""
+
+import os
+import re
+import subprocess
+import sys
+
+from _testlib import HAVE_TORCH, parametrize, raises, require_ops, skip
+
+if HAVE_TORCH:
+    import torch
+
+    import fp8gemm
+    from fp8gemm import nn as fnn
+    from fp8gemm import ops
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _need_torch():
+    if not HAVE_TORCH:
+        skip("torch is not importable")
+
+
+def test_package_imports():
+    _need_torch()
+    assert fp8gemm.__version__
+    assert isinstance(fp8gemm.available(), bool)
+    if fp8gemm.available():
+        assert fp8gemm.unavailable_reason() is None
+        assert ops.library_version().startswith("0.")
+    else:  # the reason names _C.so, and calling an op says the same
+        assert "_C.so" in fp8gemm.unavailable_reason()
+        with raises(RuntimeError, match="could not be loaded"):
+            ops.quantize_1x128(torch.zeros(1, 16, dtype=torch.bfloat16))
+
+
+def test_import_without_compiled_ops():
+    """The pure-Python files alone (no _C.so next to them) import, and say why there are no ops."""
+    _need_torch()
+    import shutil
+    import tempfile
+    src = os.path.dirname(fp8gemm.__file__)
+    with tempfile.TemporaryDirectory() as d:
+        os.mkdir(os.path.join(d, "fp8gemm"))
+        for f in ("__init__.py", "ops.py", "nn.py"):
+            shutil.copy(os.path.join(src, f), os.path.join(d, "fp8gemm", f))
+        code = ("import fp8gemm, torch\n"
+                "assert not fp8gemm.available()\n"
+                "print(fp8gemm.unavailable_reason())\n"
+                "try:\n"
+                "    fp8gemm.ops.quantize_1x128(torch.zeros(2, 16, dtype=torch.bfloat16))\n"
+                "except RuntimeError as e:\n"
+                "    print('refused:', e)\n")
+        r = subprocess.run([sys.executable, "-c", code], cwd=d, capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": d})
+        assert r.returncode == 0, r.stderr
+        assert "_C.so" in r.stdout and "refused:" in r.stdout
+
+
+def test_ops_registered():
+    require_ops()
+    names = ["quantize_1x128", "quantize_128x128", "quantize_1x128_dual",
+             "quantize_tokens_transposed_1x128", "gemm_block_scaled", "gemm_block_scaled_out",
+             "gemm_grouped_contiguous", "gemm_grouped_masked", "gemm_weight_grad",
+             "gemm_weight_grad_out", "gemm_per_tensor"]
+    for n in names:
+        op = getattr(torch.ops.fp8gemm, n).default
+        assert torch.Tag.needs_exact_strides in op.tags, n
+    s = str(torch.ops.fp8gemm.gemm_block_scaled_out.default._schema)
+    assert "Tensor(a!) out" in s
+
+
+def _cpu(*shape, dtype=torch.bfloat16):
+    return torch.ones(shape, dtype=dtype)
+
+
+def test_cpu_tensors_refused():
+    """CPU tensors reach the op and are refused with the reason, not 'no kernel for CPU'."""
+    require_ops()
+    e4 = torch.float8_e4m3fn
+    cases = [
+        (lambda: ops.quantize_1x128(_cpu(4, 256)), r"quantize_1x128: x must be a CUDA tensor"),
+        (lambda: ops.quantize_128x128(_cpu(4, 256)), r"quantize_128x128: w must be a CUDA tensor"),
+        (lambda: ops.gemm_block_scaled(_cpu(4, 256, dtype=e4), _cpu(4, 2, dtype=torch.float32),
+                                       _cpu(8, 256, dtype=e4), _cpu(1, 2, dtype=torch.float32)),
+         r"gemm_block_scaled: a must be a CUDA tensor; got a tensor on cpu"),
+        (lambda: ops.gemm_per_tensor(_cpu(4, 256, dtype=e4), _cpu(8, 256, dtype=e4),
+                                     _cpu(1, dtype=torch.float32), _cpu(1, dtype=torch.float32)),
+         r"gemm_per_tensor: a must be a CUDA tensor"),
+        (lambda: ops.gemm_grouped_contiguous(
+            _cpu(4, 256, dtype=e4), _cpu(4, 2, dtype=torch.float32), _cpu(2, 8, 256, dtype=e4),
+            _cpu(2, 1, 2, dtype=torch.float32), _cpu(3, dtype=torch.int32)),
+         r"gemm_grouped_contiguous: a must be a CUDA tensor"),
+    ]
+    for call, msg in cases:
+        with raises(ValueError, match=msg):
+            call()
+
+
+def _meta(shape, dtype=torch.bfloat16):
+    return torch.empty(shape, dtype=dtype, device="meta")
+
+
+@parametrize("M,K", [(1, 16), (300, 1040), (4096, 7168)])
+def test_fake_quantize_1x128(M, K):
+    require_ops()
+    q, s = ops.quantize_1x128(_meta((M, K)))
+    assert q.shape == (M, K) and q.dtype == torch.float8_e4m3fn and q.is_contiguous()
+    kg = (K + 127) // 128
+    assert s.shape == (M, kg) and s.dtype == torch.float32
+    assert s.stride() == (1, (M + 3) // 4 * 4)
+
+
+def test_fake_shapes():
+    require_ops()
+    e4, f32, i32 = torch.float8_e4m3fn, torch.float32, torch.int32
+    q, s = ops.quantize_128x128(_meta((300, 1040)))
+    assert q.shape == (300, 1040) and s.shape == (3, 9) and s.is_contiguous()
+    q, s, qt, st = ops.quantize_1x128_dual(_meta((200, 1040)))
+    assert qt.shape == (1040, 200) and st.shape == (1040, 2) and st.stride() == (1, 1040)
+    qt, st, po = ops.quantize_tokens_transposed_1x128(_meta((1000, 70)), _meta((5,), i32))
+    assert qt.shape == (70, ops.max_padded_tokens(1000, 4)) and po.shape == (5,)
+    assert st.shape == (70, ops.max_padded_tokens(1000, 4) // 128) and st.stride() == (1, 72)
+    d = ops.gemm_block_scaled(_meta((300, 1040), e4), _meta((300, 9), f32), _meta((264, 1040), e4),
+                              _meta((3, 9), f32))
+    assert d.shape == (300, 264) and d.dtype == torch.bfloat16
+    d = ops.gemm_block_scaled(_meta((300, 1040), e4), _meta((300, 9), f32), _meta((264, 1040), e4),
+                              _meta((3, 9), f32), torch.float32)
+    assert d.dtype == torch.float32
+    d = ops.gemm_grouped_contiguous(_meta((700, 256), e4), _meta((700, 2), f32),
+                                    _meta((4, 384, 256), e4), _meta((4, 3, 2), f32),
+                                    _meta((5,), i32))
+    assert d.shape == (700, 384)
+    d = ops.gemm_grouped_masked(_meta((4, 64, 256), e4), _meta((256, 2), f32),
+                                _meta((4, 384, 256), e4), _meta((4, 3, 2), f32), _meta((4,), i32))
+    assert d.shape == (4, 64, 384)
+    db = ops.gemm_weight_grad(_meta((384, 1024), e4), _meta((384, 8), f32), _meta((256, 1024), e4),
+                              _meta((256, 8), f32), _meta((3,), i32))
+    assert db.shape == (2, 384, 256) and db.dtype == torch.float32
+    d = ops.gemm_per_tensor(_meta((33, 64), e4), _meta((48, 64), e4), _meta((1,), f32),
+                            _meta((1,), f32))
+    assert d.shape == (33, 48)
+
+
+def test_fake_tracing():
+    """A function of the ops traced with FakeTensors (what torch.compile does first) has the same
+    ops in its graph and the eager shapes."""
+    require_ops()
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(x, w):
+        qa, sa = torch.ops.fp8gemm.quantize_1x128(x)
+        qb, sb = torch.ops.fp8gemm.quantize_128x128(w)
+        return torch.ops.fp8gemm.gemm_block_scaled(qa, sa, qb, sb)
+
+    gm = make_fx(f, tracing_mode="fake")(_cpu(200, 1040), _cpu(264, 1040))
+    targets = [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+    assert any("quantize_1x128" in t for t in targets)
+    assert any("gemm_block_scaled" in t for t in targets)
+    outs = [n for n in gm.graph.nodes if n.op == "output"]
+    assert outs
+
+
+def test_layer_arguments():
+    _need_torch()
+    with raises(ValueError, match=r"in_features = 100 must be a positive multiple of 16"):
+        fnn.Fp8Linear(100, 128)
+    with raises(ValueError, match=r"out_features = 8 must be a positive multiple of 16"):
+        fnn.Fp8Linear(128, 8)
+    with raises(ValueError, match=r"num_experts = 0"):
+        fnn.Fp8GroupedExperts(0, 128, 128)
+    lin = torch.nn.Linear(64, 32)
+    f = fnn.Fp8Linear.from_linear(lin)
+    assert f.weight is lin.weight and f.bias is lin.bias
+    m = fnn.Fp8Linear(64, 32, bias=False, dtype=torch.bfloat16)
+    assert m.bias is None and m.weight.dtype == torch.bfloat16 and m.weight.shape == (32, 64)
+    with raises(ValueError, match=r"x has 48 features"):
+        m(torch.zeros(2, 48, dtype=torch.bfloat16))
+    assert "recipe=1x128 x 128x128" in repr(m)
+
+
+def test_torch_helpers():
+    _need_torch()
+    assert ops.max_padded_tokens(1000, 4) == (1000 + 127 * 4) // 128 * 128
+    assert ops.max_padded_tokens(3, 8) == 3 * 128  # three experts of one token each
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(300, 1040, generator=g)
+    # dequantisation of a hand-made 1 x 128 quantisation
+    s = torch.rand(300, 9, generator=g) + 0.5
+    q = (x / s.repeat_interleave(128, 1)[:, :1040]).clamp(-448, 448).to(torch.float8_e4m3fn)
+    d = ops.dequantize_1x128(q, s)
+    assert torch.equal(d, q.float() * s.repeat_interleave(128, 1)[:, :1040])
+    sb = torch.rand(3, 9, generator=g) + 0.5
+    d = ops.dequantize_128x128(q[:300], sb)
+    assert torch.equal(d[130, 260], q[130, 260].float() * sb[1, 2])
+    qt, st = ops.transpose_block_scaled(q, sb)
+    assert qt.shape == (1040, 300) and st.shape == (9, 3)
+    assert torch.equal(ops.dequantize_128x128(qt, st), ops.dequantize_128x128(q, sb).t())
+    qp, sp = ops.quantize_per_tensor(x)
+    assert sp.shape == (1,) and qp.dtype == torch.float8_e4m3fn
+    assert float((qp.float() * sp - x).abs().max()) <= float(x.abs().max()) * 2 ** -4
+
+
+def test_readme_example_present():
+    """The README's PyTorch section has the example test_readme_example.py runs."""
+    from test_readme_example import readme_example
+    code = readme_example()
+    assert "Fp8Linear" in code and "gemm_block_scaled" in code
+    assert len(code.strip().splitlines()) <= 12
+    compile(code, "README.md", "exec")
+
+
+def test_stage_script():
+    """stage.sh assembles an importable package from a build folder (FP8GEMM_BUILD_DIR, when the
+    environment names one)."""
+    _need_torch()
+    build = os.environ.get("FP8GEMM_BUILD_DIR")
+    if not build:
+        skip("FP8GEMM_BUILD_DIR is not set (the build folder to stage from)")
+    stage = os.path.join(os.path.dirname(HERE), "stage.sh")
+    if not os.path.exists(stage):
+        skip("stage.sh is not beside the tests (a staged copy)")
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run(["bash", stage, build, d],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        r = subprocess.run([sys.executable, "-c",
+                            "import fp8gemm; assert fp8gemm.available(), fp8gemm.unavailable_reason();"
+                            "print(fp8gemm.ops.library_version())"],
+                           capture_output=True, text=True, cwd=d, env={**os.environ, "PYTHONPATH": d})
+        assert r.returncode == 0, r.stderr
+        assert re.match(r"\d+\.\d+\.\d+", r.stdout.strip())
+        assert os.path.exists(os.path.join(d, "fp8gemm", "commit.txt"))

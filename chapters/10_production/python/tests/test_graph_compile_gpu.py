@@ -1,0 +1,201 @@
+"""CUDA graphs and torch.compile: the ops captured and replayed with new data (and new expert
+counts), torch.compile(fullgraph=True) of functions and layers calling them, torch.library.opcheck
+of every op (schema, fake implementation against the real one, autograd registration, AOT
+dispatch with dynamic shapes). Skipped without an sm_90a GPU."""
+
+import torch
+
+from _testlib import bits, make_bf16, parametrize, require_gpu
+from fp8gemm import nn as fnn
+from fp8gemm import ops
+
+
+def _gen(seed):
+    return torch.Generator(device="cuda").manual_seed(seed)
+
+
+def _offsets(counts):
+    c = torch.tensor([0] + list(counts), dtype=torch.int64)
+    return torch.cumsum(c, 0).to(torch.int32).cuda()
+
+
+def _grouped_weights(G, N, K, gen):
+    w = make_bf16((G, N, K), gen)
+    qs = [ops.quantize_128x128(w[g]) for g in range(G)]
+    return torch.stack([q for q, _ in qs]), torch.stack([s for _, s in qs])
+
+
+def test_cuda_graph_capture_and_replay():
+    require_gpu()
+    gen = _gen(1)
+    M, N, K = 1000, 2112, 7168
+    T, Ng, Kg = 1000, 384, 1040
+    x, w = make_bf16((M, K), gen), make_bf16((N, K), gen)
+    xg, dy = make_bf16((T, Kg), gen), make_bf16((T, Ng), gen)
+    qwg, swg = _grouped_weights(4, Ng, Kg, gen)
+    off = _offsets([300, 0, 445, 255])
+
+    def step():
+        qa, sa = ops.quantize_1x128(x)
+        qb, sb = ops.quantize_128x128(w)
+        d = ops.gemm_block_scaled(qa, sa, qb, sb)
+        qg, sg = ops.quantize_1x128(xg)
+        dg = ops.gemm_grouped_contiguous(qg, sg, qwg, swg, off)
+        a = ops.quantize_tokens_transposed_1x128(dy, off)
+        b = ops.quantize_tokens_transposed_1x128(xg, off)
+        dw = ops.gemm_weight_grad(a[0], a[1], b[0], b[1], off)
+        return d, dg, dw
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up, as torch.cuda.graph's documentation asks
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = step()
+    for trial, counts in enumerate([[250, 250, 250, 250], [0, 1000, 0, 0], [1, 2, 3, 994]]):
+        g2 = _gen(100 + trial)
+        x.copy_(make_bf16((M, K), g2))
+        w.copy_(make_bf16((N, K), g2))
+        xg.copy_(make_bf16((T, Kg), g2))
+        dy.copy_(make_bf16((T, Ng), g2))
+        off.copy_(_offsets(counts))  # other expert counts: the host never reads them
+        graph.replay()
+        eager = step()
+        for c, e in zip(captured, eager):
+            assert torch.equal(bits(c), bits(e)), trial
+
+
+def test_cuda_graph_fp8linear_training_step():
+    """make_graphed_callables captures Fp8Linear's forward and backward; the weight is quantised
+    inside the graph (the layer's cache is bypassed while capturing), so an optimizer step
+    between replays is seen."""
+    require_gpu()
+    gen = _gen(2)
+    layer = fnn.Fp8Linear(1024, 512, device="cuda", dtype=torch.bfloat16)
+    ref = fnn.Fp8Linear(1024, 512, device="cuda", dtype=torch.bfloat16, cache_weight=False)
+    ref.load_state_dict(layer.state_dict())
+    x = make_bf16((256, 1024), gen).requires_grad_()
+    graphed = torch.cuda.make_graphed_callables(layer, (x,))
+    for trial in range(3):
+        xi = make_bf16((256, 1024), _gen(10 + trial)).requires_grad_()
+        xr = xi.detach().clone().requires_grad_()
+        dy = make_bf16((256, 512), _gen(20 + trial))
+        layer.zero_grad(set_to_none=True)
+        ref.zero_grad(set_to_none=True)
+        y = graphed(xi)
+        y.backward(dy)
+        yr = ref(xr)
+        yr.backward(dy)
+        assert torch.equal(y, yr)
+        assert torch.equal(xi.grad, xr.grad)
+        assert torch.equal(layer.weight.grad, ref.weight.grad)
+        assert torch.allclose(layer.bias.grad, ref.bias.grad, rtol=1e-3, atol=1e-3)
+        with torch.no_grad():  # an "optimizer step" on both copies
+            for p, q in ((layer.weight, ref.weight), (layer.bias, ref.bias)):
+                upd = 0.01 * torch.randn(p.shape, generator=_gen(30 + trial), device="cuda")
+                p.add_(upd.to(p.dtype))
+                q.add_(upd.to(q.dtype))
+
+
+def _f(x, w):
+    qa, sa = ops.quantize_1x128(x)
+    qb, sb = ops.quantize_128x128(w)
+    return torch.relu(ops.gemm_block_scaled(qa, sa, qb, sb)) * 2
+
+
+@parametrize("backend", ["aot_eager", "inductor"])
+def test_compile_fullgraph(backend):
+    require_gpu()
+    torch._dynamo.reset()
+    gen = _gen(3)
+    cf = torch.compile(_f, fullgraph=True, backend=backend, dynamic=True)
+    for M in (256, 333):  # dynamic M: the fake implementations with symbolic sizes
+        x, w = make_bf16((M, 1040), gen), make_bf16((264, 1040), gen)
+        assert torch.equal(cf(x, w), _f(x, w)), (backend, M)
+
+
+def test_compile_grouped_and_wgrad():
+    require_gpu()
+    torch._dynamo.reset()
+    gen = _gen(4)
+    qwg, swg = _grouped_weights(3, 384, 1040, gen)
+
+    def g(x, dy, off):
+        q, s = ops.quantize_1x128(x)
+        y = ops.gemm_grouped_contiguous(q, s, qwg, swg, off)
+        a = ops.quantize_tokens_transposed_1x128(dy, off)
+        b = ops.quantize_tokens_transposed_1x128(x, off)
+        return y, ops.gemm_weight_grad(a[0], a[1], b[0], b[1], off)
+
+    cg = torch.compile(g, fullgraph=True, backend="inductor")
+    x, dy = make_bf16((700, 1040), gen), make_bf16((700, 384), gen)
+    off = _offsets([300, 0, 400])
+    for c, e in zip(cg(x, dy, off), g(x, dy, off)):
+        assert torch.equal(c, e)
+
+
+def test_compile_fp8linear():
+    """torch.compile(fullgraph=True) of Fp8Linear's forward and backward (the autograd.Function
+    traced by dynamo; the weight cache bypassed while compiling)."""
+    require_gpu()
+    torch._dynamo.reset()
+    gen = _gen(5)
+    layer = fnn.Fp8Linear(1040, 384, device="cuda", dtype=torch.bfloat16)
+    eager = fnn.Fp8Linear(1040, 384, device="cuda", dtype=torch.bfloat16)
+    eager.load_state_dict(layer.state_dict())
+    cl = torch.compile(layer, fullgraph=True)
+    x = make_bf16((333, 1040), gen)
+    dy = make_bf16((333, 384), gen)
+    xc, xe = x.clone().requires_grad_(), x.clone().requires_grad_()
+    yc, ye = cl(xc), eager(xe)
+    yc.backward(dy)
+    ye.backward(dy)
+    assert torch.equal(yc, ye)
+    assert torch.equal(xc.grad, xe.grad)
+    assert torch.equal(layer.weight.grad, eager.weight.grad)
+    assert torch.allclose(layer.bias.grad.float(), eager.bias.grad.float(), rtol=1e-2, atol=1e-2)
+
+
+def test_opcheck():
+    require_gpu()
+    from torch.library import opcheck
+    gen = _gen(6)
+    f = torch.ops.fp8gemm
+    x, w = make_bf16((333, 1040), gen), make_bf16((264, 1040), gen)
+    qa, sa = ops.quantize_1x128(x)
+    qb, sb = ops.quantize_128x128(w)
+    off = _offsets([100, 0, 233])
+    qg, sg = _grouped_weights(3, 264, 1040, gen)
+    dy = make_bf16((333, 264), gen)
+    a = ops.quantize_tokens_transposed_1x128(dy, off)
+    b = ops.quantize_tokens_transposed_1x128(x, off)
+    xm = make_bf16((3 * 64, 1040), gen)
+    qm, sm = ops.quantize_1x128(xm)
+    pa, psa = ops.quantize_per_tensor(x)
+    pb, psb = ops.quantize_per_tensor(w)
+    cases = [
+        (f.quantize_1x128.default, (x,), {}),
+        (f.quantize_1x128.default, (x,), {"pow2_scales": True}),
+        (f.quantize_128x128.default, (w,), {}),
+        (f.quantize_1x128_dual.default, (x,), {}),
+        (f.quantize_tokens_transposed_1x128.default, (x, off), {}),
+        (f.gemm_block_scaled.default, (qa, sa, qb, sb), {}),
+        (f.gemm_block_scaled.default, (qa, sa, qb, sb), {"out_dtype": torch.float32}),
+        (f.gemm_block_scaled_out.default,
+         (qa, sa, qb, sb, torch.zeros(333, 264, device="cuda")), {"accumulate": True}),
+        (f.gemm_grouped_contiguous.default, (qa, sa, qg, sg, off), {}),
+        (f.gemm_grouped_masked.default,
+         (qm.view(3, 64, 1040), sm, qg, sg, torch.full((3,), 64, device="cuda",
+                                                       dtype=torch.int32)), {}),
+        (f.gemm_weight_grad.default, (a[0], a[1], b[0], b[1], off), {}),
+        (f.gemm_weight_grad_out.default,
+         (a[0], a[1], b[0], b[1], off, torch.zeros(3, 264, 1040, device="cuda")), {}),
+        (f.gemm_per_tensor.default, (pa, pb, psa, psb), {}),
+    ]
+    # (masked_m = M_max everywhere: rows past masked_m are left unwritten, and opcheck compares
+    # whole outputs.)
+    for op, args, kwargs in cases:
+        opcheck(op, args, kwargs)

@@ -1,0 +1,208 @@
+"""Fp8Linear and Fp8GroupedExperts on an sm_90a GPU.
+
+Two checks per gradient:
+  tight  against a float64 computation on the operands exactly as the layer quantises them
+         (the ops' quantisers are checked bit for bit elsewhere): the project's GEMM tolerance
+         2^-8 + 2.5e-7 K (bf16 rounding of the result, FP32 accumulation), so a wrong transpose,
+         scale or operand cannot hide in the FP8 noise;
+  loose  against bf16 autograd (torch.nn.Linear, or a loop over the experts) on the same weights:
+         the stated tolerance of the FP8 recipe, relative Frobenius error <= 0.06 for y, dX and dW
+         on N(0, 1) data (e4m3 keeps 3 mantissa bits: ~2.6% rms error per operand, ~3.7% per
+         product; measured by chapter 8's end-to-end test: 3.7e-2).
+Plus determinism, float32 master weights, inputs with leading dimensions, the weight cache and its
+invalidation. Skipped without an sm_90a GPU."""
+
+import torch
+
+from _testlib import make_bf16, parametrize, rel_error, require_gpu, tolerance
+from fp8gemm import nn as fnn
+from fp8gemm import ops
+
+FP8_VS_BF16 = 0.06  # the stated tolerance against bf16 autograd (see above)
+
+
+def _gen(seed):
+    return torch.Generator(device="cuda").manual_seed(seed)
+
+
+def _randn(shape, gen, dtype=torch.bfloat16):
+    return torch.randn(shape, generator=gen, device="cuda").to(dtype)
+
+
+def _pair(K, N, bias, dtype=torch.bfloat16, seed=0):
+    torch.manual_seed(seed)
+    lin = torch.nn.Linear(K, N, bias=bias, device="cuda", dtype=dtype)
+    f8 = fnn.Fp8Linear(K, N, bias=bias, device="cuda", dtype=dtype)
+    f8.load_state_dict(lin.state_dict())
+    return lin, f8
+
+
+def _tight_references(x2, w, dy2, bias):
+    """y, dX, dW, db in float64 from the operands as Fp8Linear quantises them."""
+    M = x2.shape[0]
+    qx, sx = ops.quantize_1x128(x2)
+    qw, sw = ops.quantize_128x128(w.to(torch.bfloat16))
+    W = ops.dequantize_128x128(qw, sw).double()
+    y = ops.dequantize_1x128(qx, sx).double() @ W.t()
+    if bias is not None:
+        y = y + bias.double()
+    qdy, sdy = ops.quantize_1x128(dy2)
+    dx = ops.dequantize_1x128(qdy, sdy).double() @ W  # W^T's blocks are W's, transposed
+    off = ops.dense_offsets(M, "cuda")
+    a = ops.quantize_tokens_transposed_1x128(dy2, off)
+    b = ops.quantize_tokens_transposed_1x128(x2, off)
+    dw = ops.dequantize_1x128(a[0], a[1]).double() @ ops.dequantize_1x128(b[0], b[1]).double().t()
+    db = dy2.double().sum(0)
+    return y, dx, dw, db
+
+
+@parametrize("M,K,N,bias", [(333, 1040, 384, True), (512, 1024, 2112, False), (128, 7168, 256, True)])
+def test_fp8linear_gradients(M, K, N, bias):
+    require_gpu()
+    gen = _gen(M + K + N)
+    lin, f8 = _pair(K, N, bias, seed=M)
+    x = _randn((M, K), gen)
+    dy = _randn((M, N), gen)
+    xl, xf = x.clone().requires_grad_(), x.clone().requires_grad_()
+    yl, yf = lin(xl), f8(xf)
+    yl.backward(dy)
+    yf.backward(dy)
+    assert yf.dtype == torch.bfloat16 and yf.shape == (M, N)
+    # tight: the FP8 computation itself
+    y64, dx64, dw64, db64 = _tight_references(x, f8.weight.detach(), dy, f8.bias)
+    assert rel_error(yf, y64) <= tolerance(K)
+    assert rel_error(xf.grad, dx64) <= tolerance(N)
+    assert rel_error(f8.weight.grad, dw64) <= tolerance(M)
+    if bias:
+        assert rel_error(f8.bias.grad, db64) <= 2 ** -8
+    # loose: against bf16 autograd
+    errs = {"y": rel_error(yf, yl), "dx": rel_error(xf.grad, xl.grad),
+            "dw": rel_error(f8.weight.grad, lin.weight.grad)}
+    print(f"Fp8Linear M={M} K={K} N={N} vs bf16 autograd: " +
+          ", ".join(f"{k} {v:.4f}" for k, v in errs.items()))
+    for k, v in errs.items():
+        assert v <= FP8_VS_BF16, (k, v)
+    if bias:
+        assert rel_error(f8.bias.grad, lin.bias.grad) <= 2 ** -7
+
+
+def test_fp8linear_leading_dims_and_fp32_master_weights():
+    require_gpu()
+    gen = _gen(7)
+    lin, f8 = _pair(1024, 512, True, dtype=torch.float32, seed=7)
+    x = _randn((4, 96, 1024), gen, torch.float32)  # 384 tokens, float32 in
+    xl, xf = x.clone().requires_grad_(), x.clone().requires_grad_()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        yl = lin(xl)
+    yf = f8(xf)
+    assert yf.shape == (4, 96, 512) and yf.dtype == torch.bfloat16
+    dy = _randn((4, 96, 512), gen)
+    yl.backward(dy)
+    yf.backward(dy)
+    assert xf.grad.dtype == torch.float32 and f8.weight.grad.dtype == torch.float32
+    for a, b in ((yf, yl), (xf.grad, xl.grad), (f8.weight.grad, lin.weight.grad)):
+        assert rel_error(a, b) <= FP8_VS_BF16
+
+
+def test_fp8linear_frozen_weight_and_no_input_grad():
+    require_gpu()
+    gen = _gen(8)
+    _, f8 = _pair(1024, 256, True, seed=8)
+    f8.weight.requires_grad_(False)
+    x = _randn((200, 1024), gen).requires_grad_()
+    f8(x).float().sum().backward()
+    assert x.grad is not None and f8.weight.grad is None and f8.bias.grad is not None
+    f8.weight.requires_grad_(True)
+    x2 = _randn((200, 1024), gen)  # no input gradient wanted
+    f8(x2).float().sum().backward()
+    assert f8.weight.grad is not None
+
+
+def test_fp8linear_determinism():
+    require_gpu()
+    gen = _gen(9)
+    _, f8 = _pair(2048, 1024, True, seed=9)
+    x, dy = _randn((1000, 2048), gen), _randn((1000, 1024), gen)
+    outs = []
+    for _ in range(2):
+        f8.zero_grad(set_to_none=True)
+        xi = x.clone().requires_grad_()
+        y = f8(xi)
+        y.backward(dy)
+        outs.append((y, xi.grad, f8.weight.grad.clone(), f8.bias.grad.clone()))
+    for a, b in zip(*outs):
+        assert torch.equal(a, b)
+
+
+def test_fp8linear_weight_cache():
+    require_gpu()
+    gen = _gen(10)
+    _, f8 = _pair(1024, 512, False, seed=10)
+    fresh = fnn.Fp8Linear(1024, 512, bias=False, device="cuda", dtype=torch.bfloat16,
+                          cache_weight=False)
+    x = _randn((256, 1024), gen)
+    y1 = f8(x)
+    q1 = f8._cache.q
+    y2 = f8(x)
+    assert f8._cache.q is q1, "the unchanged weight was quantised again"
+    assert torch.equal(y1, y2)
+    opt = torch.optim.SGD(f8.parameters(), lr=0.1)
+    f8(x.clone().requires_grad_()).float().square().mean().backward()
+    opt.step()  # in place: bumps the weight's version counter
+    y3 = f8(x)
+    assert f8._cache.q is not q1, "the cache survived an optimizer step"
+    fresh.load_state_dict(f8.state_dict())
+    assert torch.equal(y3, fresh(x))
+    with torch.no_grad():
+        f8.weight.copy_(fresh.weight * 0.5)
+    assert torch.equal(f8(x), fnn.Fp8Linear.from_linear(f8, cache_weight=False)(x))
+
+
+def _moe_case(G, T, K, N, counts, seed):
+    gen = _gen(seed)
+    torch.manual_seed(seed)
+    ex = fnn.Fp8GroupedExperts(G, K, N, device="cuda", dtype=torch.bfloat16)
+    off = torch.zeros(G + 1, dtype=torch.int64)
+    off[1:] = torch.cumsum(torch.tensor(counts), 0)
+    assert int(off[-1]) == T
+    return ex, _randn((T, K), gen), _randn((T, N), gen), off.to(torch.int32).cuda()
+
+
+@parametrize("G,T,K,N,counts", [(4, 1000, 1040, 384, [300, 0, 445, 255]),
+                                (8, 4096, 2048, 512, [700, 129, 1, 0, 1024, 1000, 642, 600]),
+                                (3, 500, 1040, 272, [100, 250, 150])])  # 272: one launch per expert
+def test_grouped_experts(G, T, K, N, counts):
+    require_gpu()
+    ex, x, dy, off = _moe_case(G, T, K, N, counts, seed=G + T)
+    xf = x.clone().requires_grad_()
+    y = ex(xf, off)
+    y.backward(dy)
+    assert y.shape == (T, N) and y.dtype == torch.bfloat16
+    # bf16 autograd reference: a loop over the experts
+    w = ex.weight.detach().clone().requires_grad_()
+    xl = x.clone().requires_grad_()
+    o = off.tolist()
+    yl = torch.cat([xl[o[g]:o[g + 1]] @ w[g].t() for g in range(G)])
+    yl.backward(dy)
+    assert rel_error(y, yl) <= FP8_VS_BF16
+    assert rel_error(xf.grad, xl.grad) <= FP8_VS_BF16
+    for g in range(G):
+        if o[g + 1] == o[g]:
+            assert torch.count_nonzero(ex.weight.grad[g]) == 0, "an expert without tokens"
+        else:
+            assert rel_error(ex.weight.grad[g], w.grad[g]) <= FP8_VS_BF16, g
+    # tight: forward against float64 on the quantised operands
+    qx, sx = ops.quantize_1x128(x)
+    X = ops.dequantize_1x128(qx, sx).double()
+    for g in range(G):
+        if o[g + 1] == o[g]:
+            continue
+        qw, sw = ops.quantize_128x128(ex.weight.detach()[g])
+        ref = X[o[g]:o[g + 1]] @ ops.dequantize_128x128(qw, sw).double().t()
+        assert rel_error(y[o[g]:o[g + 1]], ref) <= tolerance(K), g
+    # determinism
+    ex.zero_grad(set_to_none=True)
+    x2 = x.clone().requires_grad_()
+    y2 = ex(x2, off)
+    y2.backward(dy)
+    assert torch.equal(y2, y) and torch.equal(x2.grad, xf.grad)

@@ -1,0 +1,433 @@
+"""The ops on an sm_90a GPU: each against a reference (the quantisers bit for bit against the
+recipe in torch; the GEMMs against a float64 GEMM of the dequantised operands), shapes that are
+not multiples of the tiles, fresh random data per test (never zeros), misuse refused with clear
+messages (and no CUDA error left behind), determinism, the plan cache. Skipped without one."""
+
+import torch
+
+import fp8gemm
+from _testlib import (bits, e4m3_reference, make_bf16, parametrize, raises, rel_error, require_gpu,
+                      tolerance)
+from fp8gemm import ops
+
+E4 = torch.float8_e4m3fn
+
+
+def _gen(seed):
+    return torch.Generator(device="cuda").manual_seed(seed)
+
+
+def _ceil(a, b):
+    return (a + b - 1) // b
+
+
+# ============================================ quantisers ==========================================
+
+def _ref_1x128(x):
+    """(q, scale [M, kg]) of bf16 x [M, K] by the recipe: scale = amax / 448 per 1 x 128 group
+    (1 for an all-zero group), q = e4m3(x / scale)."""
+    M, K = x.shape
+    kg = _ceil(K, 128)
+    xp = torch.zeros(M, kg * 128, device=x.device, dtype=torch.float32)
+    xp[:, :K] = x.float()
+    amax = xp.view(M, kg, 128).abs().amax(-1)
+    scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    q = e4m3_reference(xp, scale.repeat_interleave(128, 1))[:, :K]
+    return q, scale
+
+
+def _ref_128x128(w):
+    N, K = w.shape
+    nb, kg = _ceil(N, 128), _ceil(K, 128)
+    wp = torch.zeros(nb * 128, kg * 128, device=w.device, dtype=torch.float32)
+    wp[:N, :K] = w.float()
+    amax = wp.view(nb, 128, kg, 128).abs().amax(dim=(1, 3))
+    scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    full = scale.repeat_interleave(128, 0).repeat_interleave(128, 1)
+    return e4m3_reference(wp, full)[:N, :K], scale
+
+
+@parametrize("M,K", [(1, 16), (7, 300), (200, 1040), (513, 7168)])
+def test_quantize_1x128_bitwise(M, K):
+    require_gpu()
+    x = make_bf16((M, K), _gen(M * 7 + K))
+    q, s = ops.quantize_1x128(x)
+    q_ref, s_ref = _ref_1x128(x)
+    assert q.shape == (M, K) and q.dtype == E4 and q.is_contiguous()
+    assert s.shape == (M, _ceil(K, 128)) and s.stride() == (1, _ceil(M, 4) * 4)
+    assert torch.equal(bits(s), bits(s_ref))
+    assert torch.equal(bits(q), bits(q_ref))
+
+
+def test_quantize_1x128_strided_input_and_pow2():
+    require_gpu()
+    big = make_bf16((300, 1100), _gen(3))
+    x = big[:, 20:1060]  # row stride 1100, not a multiple of 8: the scalar path
+    q, s = ops.quantize_1x128(x)
+    q_ref, s_ref = _ref_1x128(x.contiguous())
+    assert torch.equal(bits(q), bits(q_ref)) and torch.equal(bits(s), bits(s_ref))
+    q2, s2 = ops.quantize_1x128(x, pow2_scales=True)
+    m, e = torch.frexp(s2)
+    assert torch.all(m == 0.5), "pow2 scales must be powers of two"
+    assert torch.all(s2 >= s_ref) and torch.all(s2 < 2 * s_ref)
+    kg = s2.shape[1]
+    expect = e4m3_reference(x.float(), s2.repeat_interleave(128, 1)[:, :x.shape[1]])
+    assert kg == 9 and torch.equal(bits(q2), bits(expect))
+
+
+@parametrize("N,K", [(1, 16), (130, 300), (264, 1040), (2112, 7168)])
+def test_quantize_128x128_bitwise(N, K):
+    require_gpu()
+    w = make_bf16((N, K), _gen(N + K))
+    q, s = ops.quantize_128x128(w)
+    q_ref, s_ref = _ref_128x128(w)
+    assert s.shape == (_ceil(N, 128), _ceil(K, 128)) and s.is_contiguous()
+    assert torch.equal(bits(s), bits(s_ref))
+    assert torch.equal(bits(q), bits(q_ref))
+
+
+@parametrize("M,K", [(200, 1040), (384, 256)])
+def test_quantize_dual(M, K):
+    require_gpu()
+    x = make_bf16((M, K), _gen(M + 5 * K))
+    q, s, qt, st = ops.quantize_1x128_dual(x)
+    q1, s1 = ops.quantize_1x128(x)
+    assert torch.equal(bits(q), bits(q1)) and torch.equal(bits(s), bits(s1))
+    qt_ref, st_ref = _ref_1x128(x.t().contiguous())
+    assert qt.shape == (K, M) and st.shape == (K, _ceil(M, 128))
+    assert st.stride() == (1, _ceil(K, 4) * 4)
+    assert torch.equal(bits(qt), bits(qt_ref)) and torch.equal(bits(st), bits(st_ref))
+
+
+def _random_offsets(T, G, gen, empty=(1,)):
+    """G + 1 int32 offsets of T tokens, groups in `empty` without tokens, no count a multiple of
+    128 (in general)."""
+    w = torch.rand(G, generator=gen, device="cuda") + 0.2
+    for g in empty:
+        if g < G:
+            w[g] = 0
+    counts = torch.floor(w / w.sum() * T).to(torch.int64)
+    counts[int(torch.argmax(w))] += T - int(counts.sum())
+    off = torch.zeros(G + 1, dtype=torch.int64, device="cuda")
+    off[1:] = torch.cumsum(counts, 0)
+    return off.to(torch.int32)
+
+
+def _ref_tokens_transposed(x, offsets, cap):
+    """q_t, scale_t, padded offsets by the definition: x^T with each group's tokens at padded
+    columns, quantised 1 x 128 along the columns; blocks past P_G: scale 0, codes 0."""
+    T, C = x.shape
+    off = offsets.tolist()
+    G = len(off) - 1
+    xp = torch.zeros(C, cap, device=x.device, dtype=torch.float32)
+    P = [0]
+    for g in range(G):
+        n = off[g + 1] - off[g]
+        xp[:, P[g]:P[g] + n] = x[off[g]:off[g + 1]].float().t()
+        P.append(P[g] + _ceil(n, 128) * 128)
+    blocks = cap // 128
+    amax = xp.view(C, blocks, 128).abs().amax(-1)
+    scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    scale[:, P[G] // 128:] = 0
+    q = e4m3_reference(xp, scale.clamp(min=1e-30).repeat_interleave(128, 1))
+    q.view(torch.uint8)[:, P[G]:] = 0
+    return q, scale, torch.tensor(P, dtype=torch.int32, device=x.device)
+
+
+@parametrize("T,C,G", [(1000, 70, 4), (300, 256, 1), (129, 128, 3)])
+def test_quantize_tokens_transposed(T, C, G):
+    require_gpu()
+    gen = _gen(T + C + G)
+    x = make_bf16((T, C), gen)
+    offsets = _random_offsets(T, G, gen)
+    qt, st, po = ops.quantize_tokens_transposed_1x128(x, offsets)
+    cap = ops.max_padded_tokens(T, G)
+    assert qt.shape == (C, cap) and st.shape == (C, cap // 128)
+    q_ref, s_ref, p_ref = _ref_tokens_transposed(x, offsets, cap)
+    assert torch.equal(po, p_ref)
+    assert torch.equal(bits(st), bits(s_ref))
+    assert torch.equal(bits(qt), bits(q_ref))
+
+
+# ============================================== GEMMs =============================================
+
+def _block_scaled_operands(M, N, K, seed):
+    gen = _gen(seed)
+    x = make_bf16((M, K), gen)
+    w = make_bf16((N, K), gen)
+    qa, sa = ops.quantize_1x128(x)
+    qb, sb = ops.quantize_128x128(w)
+    return qa, sa, qb, sb
+
+
+def _block_scaled_ref(qa, sa, qb, sb):
+    return ops.dequantize_1x128(qa, sa).double() @ ops.dequantize_128x128(qb, sb).double().t()
+
+
+# Not multiples of the tiles: M, N odd or off by a few rows; K with a partial last 128-block.
+SHAPES = [(1, 16, 16), (7, 40, 144), (200, 264, 640), (333, 1000, 1040), (129, 2112, 7168),
+          (1000, 260, 4112)]
+
+
+@parametrize("M,N,K", SHAPES)
+def test_gemm_block_scaled_vs_float64(M, N, K):
+    require_gpu()
+    qa, sa, qb, sb = _block_scaled_operands(M, N, K, M + N + K)
+    ref = _block_scaled_ref(qa, sa, qb, sb)
+    d = ops.gemm_block_scaled(qa, sa, qb, sb)
+    assert d.shape == (M, N) and d.dtype == torch.bfloat16
+    assert torch.isfinite(d).all()
+    assert rel_error(d, ref) <= tolerance(K), (rel_error(d, ref), tolerance(K))
+    d32 = ops.gemm_block_scaled(qa, sa, qb, sb, torch.float32)
+    assert d32.dtype == torch.float32
+    assert rel_error(d32, ref) <= 1e-3, rel_error(d32, ref)  # no bf16 rounding: much tighter
+
+
+def test_gemm_block_scaled_out_and_accumulate():
+    require_gpu()
+    M, N, K = 300, 264, 1040
+    qa, sa, qb, sb = _block_scaled_operands(M, N, K, 11)
+    ref = _block_scaled_ref(qa, sa, qb, sb)
+    # a D that is a column slice of a wider matrix: row stride 300 (TMA-store incompatible)
+    big = torch.full((M, 300), float("nan"), device="cuda", dtype=torch.float32)
+    out = big[:, 10:10 + N]
+    out.copy_(torch.ones_like(out))
+    ops.gemm_block_scaled(qa, sa, qb, sb, out=out, accumulate=True)
+    assert rel_error(out, ref + 1.0) <= 1e-3
+    assert torch.isnan(big[:, :10]).all() and torch.isnan(big[:, 10 + N:]).all()
+    ob = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    ops.gemm_block_scaled(qa, sa, qb, sb, out=ob)
+    assert torch.equal(ob, ops.gemm_block_scaled(qa, sa, qb, sb))
+
+
+def test_gemm_block_scaled_other_scale_layouts():
+    """k-major (contiguous [M, kg]) scale_a and padded scale_b give the same result as the native
+    layouts (the op copies scale_a into its layout; scale_b is read in place)."""
+    require_gpu()
+    M, N, K = 250, 384, 1040
+    qa, sa, qb, sb = _block_scaled_operands(M, N, K, 12)
+    d = ops.gemm_block_scaled(qa, sa, qb, sb)
+    sa_k = sa.contiguous()  # strides (kg, 1)
+    pad = torch.zeros(sb.shape[0], 12, device="cuda")
+    pad[:, :sb.shape[1]] = sb
+    sb_pad = pad[:, :sb.shape[1]]  # row stride 12 (cuBLASLt's padded layout)
+    assert torch.equal(ops.gemm_block_scaled(qa, sa_k, qb, sb_pad), d)
+    sb_t = sb.t().contiguous().t()  # column-major: copied
+    assert torch.equal(ops.gemm_block_scaled(qa, sa, qb, sb_t), d)
+
+
+def test_gemm_per_tensor():
+    require_gpu()
+    gen = _gen(21)
+    M, N, K = 333, 264, 1040
+    x = torch.randn(M, K, generator=gen, device="cuda")
+    w = torch.randn(N, K, generator=gen, device="cuda")
+    qa, sa = ops.quantize_per_tensor(x)
+    qb, sb = ops.quantize_per_tensor(w)
+    ref = (qa.double() @ qb.double().t()) * (sa.double() * sb.double())
+    d = ops.gemm_per_tensor(qa, qb, sa, sb)
+    assert d.dtype == torch.bfloat16 and rel_error(d, ref) <= tolerance(K)
+    dfast = ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=True)
+    assert rel_error(dfast, ref) <= 4 * tolerance(K)  # random normal data hides its bias
+
+
+def _grouped_weights(G, N, K, gen):
+    w = make_bf16((G, N, K), gen)
+    q, s = [], []
+    for g in range(G):
+        qg, sg = ops.quantize_128x128(w[g])
+        q.append(qg)
+        s.append(sg)
+    return torch.stack(q), torch.stack(s)
+
+
+@parametrize("G,T,N,K", [(4, 1000, 384, 1040), (3, 129, 200, 256), (8, 4096, 512, 2048)])
+def test_gemm_grouped_contiguous(G, T, N, K):
+    require_gpu()
+    gen = _gen(G * T + N + K)
+    x = make_bf16((T, K), gen)
+    qa, sa = ops.quantize_1x128(x)
+    qb, sb = _grouped_weights(G, N, K, gen)
+    offsets = _random_offsets(T, G, gen, empty=(1,))
+    d = ops.gemm_grouped_contiguous(qa, sa, qb, sb, offsets)
+    assert d.shape == (T, N) and d.dtype == torch.bfloat16
+    A = ops.dequantize_1x128(qa, sa).double()
+    off = offsets.tolist()
+    for g in range(G):
+        if off[g + 1] == off[g]:
+            continue
+        ref = A[off[g]:off[g + 1]] @ ops.dequantize_128x128(qb[g], sb[g]).double().t()
+        assert rel_error(d[off[g]:off[g + 1]], ref) <= tolerance(K), g
+
+
+def test_gemm_grouped_masked():
+    require_gpu()
+    G, M_max, N, K = 4, 200, 384, 1040
+    gen = _gen(31)
+    x = make_bf16((G, M_max, K), gen)
+    qa, sa = ops.quantize_1x128(x.view(G * M_max, K))
+    qa = qa.view(G, M_max, K)
+    qb, sb = _grouped_weights(G, N, K, gen)
+    masked_m = torch.tensor([200, 0, 77, 129], dtype=torch.int32, device="cuda")
+    d = ops.gemm_grouped_masked(qa, sa, qb, sb, masked_m)
+    assert d.shape == (G, M_max, N)
+    A = ops.dequantize_1x128(qa.view(G * M_max, K), sa).double().view(G, M_max, K)
+    for g, m in enumerate(masked_m.tolist()):
+        if m == 0:
+            continue
+        ref = A[g, :m] @ ops.dequantize_128x128(qb[g], sb[g]).double().t()
+        assert rel_error(d[g, :m], ref) <= tolerance(K), g
+
+
+@parametrize("G,T,N,K", [(1, 300, 264, 1040), (1, 512, 384, 256), (4, 1000, 256, 384)])
+def test_gemm_weight_grad(G, T, N, K):
+    require_gpu()
+    gen = _gen(G + T + N + K)
+    dy = make_bf16((T, N), gen)
+    x = make_bf16((T, K), gen)
+    offsets = _random_offsets(T, G, gen, empty=(2,)) if G > 1 else ops.dense_offsets(T, "cuda")
+    q_dyt, s_dyt, po = ops.quantize_tokens_transposed_1x128(dy, offsets)
+    q_xt, s_xt, _ = ops.quantize_tokens_transposed_1x128(x, offsets)
+    db = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets)
+    assert db.shape == (G, N, K) and db.dtype == torch.float32
+    DY = ops.dequantize_1x128(q_dyt, s_dyt).double()
+    X = ops.dequantize_1x128(q_xt, s_xt).double()
+    P = po.tolist()
+    for g in range(G):
+        ref = DY[:, P[g]:P[g + 1]] @ X[:, P[g]:P[g + 1]].t()
+        if P[g + 1] == P[g]:
+            assert torch.count_nonzero(db[g]) == 0
+            continue
+        assert rel_error(db[g], ref) <= 1e-3, (g, rel_error(db[g], ref))
+    # accumulate into a given float32 out
+    acc = torch.ones(G, N, K, device="cuda")
+    ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out=acc, accumulate=True)
+    off = offsets.tolist()
+    for g in range(G):
+        expect = db[g] + 1 if off[g + 1] > off[g] else torch.ones_like(db[g])
+        assert rel_error(acc[g], expect) <= 1e-6
+
+
+def test_weight_grad_from_dual_quantiser():
+    """With M % 128 == 0, quantize_1x128_dual's x^T is the one-group token layout (what Fp8Linear
+    uses to skip a second quantisation of x)."""
+    require_gpu()
+    T, N, K = 512, 264, 384
+    gen = _gen(41)
+    dy, x = make_bf16((T, N), gen), make_bf16((T, K), gen)
+    off = ops.dense_offsets(T, "cuda")
+    a = ops.quantize_tokens_transposed_1x128(x, off)
+    b = ops.quantize_1x128_dual(x)
+    assert torch.equal(bits(a[0]), bits(b[2])) and torch.equal(bits(a[1]), bits(b[3]))
+    q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(dy, off)
+    d1 = ops.gemm_weight_grad(q_dyt, s_dyt, a[0], a[1], off)
+    d2 = ops.gemm_weight_grad(q_dyt, s_dyt, b[2], b[3], off)
+    assert torch.equal(d1, d2)
+
+
+def test_determinism():
+    require_gpu()
+    qa, sa, qb, sb = _block_scaled_operands(1000, 2112, 7168, 51)
+    d1 = ops.gemm_block_scaled(qa, sa, qb, sb)
+    for _ in range(3):
+        assert torch.equal(ops.gemm_block_scaled(qa, sa, qb, sb), d1)
+    gen = _gen(52)
+    T, N, K = 1000, 384, 1040
+    dy, x = make_bf16((T, N), gen), make_bf16((T, K), gen)
+    off = _random_offsets(T, 4, gen)
+    a = ops.quantize_tokens_transposed_1x128(dy, off)
+    b = ops.quantize_tokens_transposed_1x128(x, off)
+    w1 = ops.gemm_weight_grad(a[0], a[1], b[0], b[1], off)
+    assert torch.equal(ops.gemm_weight_grad(a[0], a[1], b[0], b[1], off), w1)
+
+
+def test_plan_cache():
+    require_gpu()
+    qa, sa, qb, sb = _block_scaled_operands(256, 512, 1024, 61)
+    out = torch.empty(256, 512, device="cuda", dtype=torch.bfloat16)
+    ops.plan_cache_clear()
+    ops.gemm_block_scaled(qa, sa, qb, sb, out=out)
+    s1 = ops.plan_cache_stats()
+    assert s1["misses"] == 1 and s1["hits"] == 0 and s1["size"] == 1
+    ops.gemm_block_scaled(qa, sa, qb, sb, out=out)
+    s2 = ops.plan_cache_stats()
+    assert s2["hits"] == 1 and s2["misses"] == 1
+    ops.set_plan_cache_capacity(0)  # no caching: every call builds its plan, same result
+    try:
+        d0 = ops.gemm_block_scaled(qa, sa, qb, sb)
+        assert ops.plan_cache_stats()["size"] == 0
+        assert torch.equal(d0, out)
+    finally:
+        ops.set_plan_cache_capacity(1024)
+
+
+def test_streams():
+    """The op runs on the current stream (a side stream, then waited for)."""
+    require_gpu()
+    qa, sa, qb, sb = _block_scaled_operands(512, 1024, 2048, 71)
+    d_ref = ops.gemm_block_scaled(qa, sa, qb, sb)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        d = ops.gemm_block_scaled(qa, sa, qb, sb)
+    torch.cuda.current_stream().wait_stream(s)
+    assert torch.equal(d, d_ref)
+
+
+# ============================================== misuse ============================================
+
+def test_misuse_messages():
+    require_gpu()
+    M, N, K = 256, 384, 1024
+    qa, sa, qb, sb = _block_scaled_operands(M, N, K, 81)
+    bf = torch.zeros(M, K, device="cuda", dtype=torch.bfloat16)
+    g = ops.gemm_block_scaled
+    cases = [
+        (lambda: g(bf, sa, qb, sb), r"gemm_block_scaled: a must be torch.float8_e4m3fn; got torch.bfloat16"),
+        (lambda: g(qa, sa.cpu(), qb, sb), r"scale_a must be a CUDA tensor; got a tensor on cpu"),
+        (lambda: g(qa, sa, qb[:, :512], sb), r"b has shape \[384, 512\]: dimension 1 must be 1024"),
+        (lambda: g(qa, sa[:100], qb, sb), r"scale_a has shape \[100, 8\]: dimension 0 must be 256"),
+        (lambda: g(qa, sa, qb, sb[:, :3]), r"scale_b has shape \[3, 3\]: dimension 1 must be 8"),
+        (lambda: g(qa.t().contiguous().t(), sa, qb, sb), r"a must be row-major"),
+        (lambda: g(qa, sa, qb, sb, torch.float16), r"out_dtype must be torch.bfloat16 or torch.float32"),
+        (lambda: g(qa, sa, qb, sb, out=torch.empty(M, N, device="cuda", dtype=torch.bfloat16),
+                   accumulate=True), r"accumulate=True needs a torch.float32 out"),
+        (lambda: g(qa, sa, qb, sb, out=torch.empty(M, N + 1, device="cuda")),
+         r"out has shape \[256, 385\]: dimension 1 must be 384"),
+        (lambda: ops.quantize_1x128(bf.float()), r"quantize_1x128: x must be torch.bfloat16; got torch.float32"),
+        (lambda: ops.quantize_1x128(bf[0]), r"x must be 2-D \[M, K\]; got shape \[1024\]"),
+        (lambda: ops.quantize_128x128(bf.t()), r"w must be row-major"),
+        (lambda: ops.gemm_per_tensor(qa, qb, sa, sb), r"scale_a must be a one-element torch.float32"),
+    ]
+    # a row stride that is not a multiple of 16 bytes: refused by the library's rule, named
+    wide = torch.zeros(M, K + 8, device="cuda", dtype=torch.uint8).view(E4)
+    cases.append((lambda: g(wide[:, :K], sa, qb, sb), r"lda"))
+    # K not a multiple of 16
+    q100, s100 = ops.quantize_1x128(torch.ones(M, 100, device="cuda", dtype=torch.bfloat16))
+    w100, t100 = ops.quantize_128x128(torch.ones(N, 100, device="cuda", dtype=torch.bfloat16))
+    cases.append((lambda: g(q100, s100, w100, t100), r"K = 100"))
+    if torch.cuda.device_count() > 1:
+        cases.append((lambda: g(qa, sa, qb.to("cuda:1"), sb), r"b is on cuda:1 but"))
+    for call, msg in cases:
+        with raises(ValueError, match=msg):
+            call()
+    # grouped and weight-gradient arguments
+    qg, sg = _grouped_weights(2, N, K, _gen(82))
+    off64 = torch.tensor([0, 100, M], device="cuda")
+    with raises(ValueError, match=r"offsets must be torch.int32; got torch.int64"):
+        ops.gemm_grouped_contiguous(qa, sa, qg, sg, off64)
+    with raises(ValueError, match=r"offsets has shape \[2\]: dimension 0 must be 3"):
+        ops.gemm_grouped_contiguous(qa, sa, qg, sg, off64[:2].int())
+    with raises(ValueError, match=r"scale_b must be 3-D"):
+        ops.gemm_grouped_contiguous(qa, sa, qg, sg[0], off64.int())
+    with raises(ValueError, match=r"accumulate=True needs out="):
+        ops.gemm_weight_grad(qa, sa, qa, sa, off64.int(), accumulate=True)
+    # nothing was launched and no CUDA error is left behind: a valid call still works
+    d = g(qa, sa, qb, sb)
+    torch.cuda.synchronize()
+    assert torch.isfinite(d).all()
+
+
+def test_version():
+    require_gpu()
+    assert ops.library_version() == fp8gemm.ops.library_version()
