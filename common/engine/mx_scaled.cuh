@@ -246,8 +246,8 @@ struct MxScaledMath : PerTensorMath<Cfg> {
       pend_stage = st.stage;
       st.advance();
     }
+    ptx::wgmma_wait_group<0>();  // on every path (ptxas injects one otherwise, C7517)
     if (pend_stage >= 0) {
-      ptx::wgmma_wait_group<0>();
       ptx::wgmma_fence_operands(P1);
       promote_block(acc, P1, pend_sa0, pend_sa1, pend_decoded, kBlocksPerStage - 1, col_in_group);
       Base::release(ptx::smem_u32(&empty[pend_stage]), rank);
