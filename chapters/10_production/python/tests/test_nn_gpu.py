@@ -14,7 +14,7 @@ invalidation. Skipped without an sm_90a GPU."""
 
 import torch
 
-from _testlib import make_bf16, parametrize, rel_error, require_gpu, tolerance
+from _testlib import parametrize, rel_error, require_gpu, tolerance
 from fp8gemm import nn as fnn
 from fp8gemm import ops
 

@@ -15,8 +15,7 @@ def _torch_blockwise(qa, sa, qb, sb):
     """torch's block-scaled GEMM of A [M, K] (1 x 128) and B [N, K] (128 x 128), bf16 D, or None
     with the reason when this torch cannot express it."""
     F = torch.nn.functional
-    M, K = qa.shape
-    N = qb.shape[0]
+    K = qa.shape[1]
     L = (K + 127) // 128
     L4 = (L + 3) // 4 * 4
     scale_a = sa.t().contiguous().t()  # [M, L], strides (1, M)

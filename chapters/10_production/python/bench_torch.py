@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""Benchmarks of fp8gemm's PyTorch ops (issue 12's targets), one process, one GPU, one run:
+
+  overhead  the host cost of an op call over the same plan run from C++: a tiny block-scaled GEMM
+            (128 x 128 x 128) launched back to back n times (a) through torch.ops
+            (gemm_block_scaled_out into a given D; and the allocating gemm_block_scaled; and the
+            Python wrapper fp8gemm.ops.gemm_block_scaled), (b) by the C++ loop in _C.so
+            (_gemm_block_scaled_loop: one op call, then plan.run() n times). Host time per call
+            while the GPU is held busy by a sleep kernel (so every launch only enqueues), the
+            median of repeats; and the GPU-bound time per call back to back without the sleep.
+            Target: op - C++ <= 10 us.
+  linear    Fp8Linear forward + backward (dgrad and wgrad, no bias) against bf16 torch.nn.Linear at
+            the DeepSeek-V3 shapes with M = 4096 tokens; the FP8 layer quantises its weight on
+            every step (cache_weight=False: a training step, the weight changed by the optimizer)
+            and, as a second row, with the weight's quantisation cached (gradient accumulation).
+            Forward alone too, and the FP8 step's parts timed one by one. Target: >= 1.4x.
+  gemm      gemm_block_scaled (one op call, bf16 D) against torch's block-scaled scaled_mm
+            (cuBLASLt; the v2 API torch.nn.functional.scaled_mm with BlockWise1x128 /
+            BlockWise128x128) and bf16 torch.matmul, M in {64, 128, 4096} x the six (N, K).
+Method (linear, gemm): per timed call an L2 flush (zero_ of a 2 x L2 buffer) outside the timed
+region, then a GPU-side sleep (torch.cuda._sleep, --delay-us) so that the Python host work of the
+call is enqueued before the GPU reaches the start event, CUDA events around the call, the median
+over the calls (warm-up first). Every implementation is checked before it is timed (relative
+Frobenius error against a reference). Both sides of a ratio are timed alike in the same process.
+
+    PYTHONPATH=<staged dir> python3 bench_torch.py --out bench_torch.json [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+import fp8gemm
+from fp8gemm import nn as fnn
+from fp8gemm import ops
+
+DEEPSEEK_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+
+
+# ============================================ context =============================================
+
+def _nvidia_smi() -> dict:
+    q = "name,clocks.max.sm,clocks.max.mem,clocks.sm,driver_version,power.limit"
+    try:
+        r = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader,nounits"],
+                           capture_output=True, text=True, timeout=20)
+        vals = [v.strip() for v in r.stdout.strip().splitlines()[0].split(",")]
+        return {"gpu_max_sm_clock_mhz": vals[1], "gpu_memory_clock_mhz": vals[2],
+                "gpu_sm_clock_mhz_at_start": vals[3], "nvidia_driver": vals[4],
+                "gpu_power_limit_w": vals[5]}
+    except Exception as e:  # noqa: BLE001 - the context says what is missing
+        return {"nvidia_smi": f"unavailable: {e}"}
+
+
+def _commit(arg: str | None) -> str:
+    if arg:
+        return arg
+    staged = os.path.join(os.path.dirname(fp8gemm.__file__), "commit.txt")
+    if os.path.exists(staged):
+        return open(staged).read().strip()
+    try:
+        here = os.path.dirname(os.path.abspath(__file__))
+        return subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True,
+                              text=True).stdout.strip() or "unknown"
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def context(args) -> dict:
+    p = torch.cuda.get_device_properties(0)
+    c = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "executable": "chapters/10_production/python/bench_torch.py",
+        "command_line": " ".join(sys.argv[1:]),
+        "host_name": platform.node(),
+        "python_version": platform.python_version(),
+        "torch_version": torch.__version__,
+        "torch_cuda_version": torch.version.cuda,
+        "cuda_runtime_version": str(torch.cuda.runtime_version()) if hasattr(
+            torch.cuda, "runtime_version") else "",
+        "fp8gemm_version": fp8gemm.__version__,
+        "fp8gemm_library_version": ops.library_version(),
+        "git_commit": _commit(args.commit),
+        "gpu": p.name,
+        "gpu_sm_count": p.multi_processor_count,
+        "gpu_compute_capability": f"{p.major}.{p.minor}",
+        "gpu_l2_bytes": getattr(p, "L2_cache_size", 0),
+        "gpu_total_memory_bytes": p.total_memory,
+        "delay_us": args.delay_us,
+        "method": __doc__.split("Method (linear, gemm):")[1].split("\n\n")[0].strip(),
+    }
+    c.update(_nvidia_smi())
+    return c
+
+
+# ============================================ timing ==============================================
+
+class Timer:
+    """L2 flush, GPU-side delay, CUDA events around one call; the median of many."""
+
+    def __init__(self, delay_us: float, time_limit_s: float):
+        l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 << 20) or (50 << 20)
+        self.flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+        self.time_limit_s = time_limit_s
+        # cycles per microsecond of torch.cuda._sleep, measured
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        s.record()
+        torch.cuda._sleep(2_000_000)
+        e.record()
+        torch.cuda.synchronize()
+        self.cycles_per_us = 2_000_000 / (s.elapsed_time(e) * 1e3)
+        self.delay_cycles = int(delay_us * self.cycles_per_us)
+
+    def time(self, fn, min_reps=10, max_reps=200, warmup=3, before=None):
+        """Median, min and max milliseconds of fn() (before(): untimed setup per call)."""
+        for _ in range(warmup):
+            if before:
+                before()
+            fn()
+        torch.cuda.synchronize()
+        times = []
+        t_end = time.time() + self.time_limit_s
+        while len(times) < max_reps and (len(times) < min_reps or time.time() < t_end):
+            if before:
+                before()
+            self.flush_buf.zero_()
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            if self.delay_cycles:
+                torch.cuda._sleep(self.delay_cycles)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e))
+        return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
+                "reps": len(times)}
+
+
+def rel_error(a, b) -> float:
+    a, b = a.double(), b.double()
+    return float((a - b).norm() / b.norm())
+
+
+# =========================================== overhead =============================================
+
+def bench_overhead(args, timer) -> dict:
+    M = N = K = 128
+    g = torch.Generator(device="cuda").manual_seed(1)
+    x = torch.randn(M, K, generator=g, device="cuda").to(torch.bfloat16)
+    w = torch.randn(N, K, generator=g, device="cuda").to(torch.bfloat16)
+    qa, sa = ops.quantize_1x128(x)
+    qb, sb = ops.quantize_128x128(w)
+    out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    f = torch.ops.fp8gemm
+    n = args.overhead_calls
+    small = torch.zeros(16, device="cuda")
+
+    # Loops, not comprehensions: each result is dropped at once, so the caching allocator hands
+    # the same D back and the plan cache hits, as in a steady-state program.
+    def op_out():
+        for _ in range(n):
+            f.gemm_block_scaled_out(qa, sa, qb, sb, out)
+
+    def op_alloc():
+        for _ in range(n):
+            f.gemm_block_scaled(qa, sa, qb, sb)
+
+    def wrapper():
+        for _ in range(n):
+            ops.gemm_block_scaled(qa, sa, qb, sb)
+
+    def cpp_loop():
+        f._gemm_block_scaled_loop(qa, sa, qb, sb, out, n)
+
+    def aten_add():
+        for _ in range(n):
+            small.add_(1.0)
+
+    paths = {
+        "torch.ops.fp8gemm.gemm_block_scaled_out (given D)": op_out,
+        "torch.ops.fp8gemm.gemm_block_scaled (allocates D)": op_alloc,
+        "fp8gemm.ops.gemm_block_scaled (Python wrapper)": wrapper,
+        "C++ loop: plan.run() (_gemm_block_scaled_loop)": cpp_loop,
+        "reference: torch add_ on 16 floats (an ATen op)": aten_add,
+    }
+    for fn in paths.values():  # plans built, kernels loaded
+        fn()
+    torch.cuda.synchronize()
+    sleep_cycles = int(args.overhead_sleep_ms * 1e3 * timer.cycles_per_us)
+    res = {}
+    for name, fn in paths.items():
+        host, gpu = [], []
+        for _ in range(args.overhead_repeats):
+            torch.cuda._sleep(sleep_cycles)  # the GPU is busy: the calls below only enqueue
+            t0 = time.perf_counter()
+            fn()
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            host.append((t1 - t0) / n * 1e6)
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            fn()
+            e.record()
+            e.synchronize()
+            gpu.append(s.elapsed_time(e) * 1e3 / n)
+        res[name] = {"host_us_per_call": statistics.median(host),
+                     "host_us_per_call_min": min(host),
+                     "back_to_back_us_per_call": statistics.median(gpu)}
+    op = res["torch.ops.fp8gemm.gemm_block_scaled_out (given D)"]["host_us_per_call"]
+    cpp = res["C++ loop: plan.run() (_gemm_block_scaled_loop)"]["host_us_per_call"]
+    return {"shape": [M, N, K], "calls": n, "repeats": args.overhead_repeats,
+            "sleep_ms": args.overhead_sleep_ms, "paths": res,
+            "op_overhead_us": op - cpp, "target_us": 10.0, "met": op - cpp <= 10.0,
+            "method": "host time per call: time.perf_counter around n back-to-back calls issued "
+                      "while a torch.cuda._sleep kernel keeps the GPU busy (launches only "
+                      "enqueue), median over repeats; back_to_back: CUDA events around the same "
+                      "n calls without the sleep (GPU time per call when launches keep up). "
+                      "op_overhead_us = host(gemm_block_scaled_out via torch.ops) - host(C++ "
+                      "plan.run loop), the same cached plan"}
+
+
+# ============================================= linear =============================================
+
+def bench_linear(args, timer: Timer) -> list:
+    rows = []
+    M = args.tokens
+    for (N, K) in args.linear_shapes:
+        torch.manual_seed(N + K)
+        lin = torch.nn.Linear(K, N, bias=False, device="cuda", dtype=torch.bfloat16)
+        f8 = fnn.Fp8Linear.from_linear(lin, cache_weight=False)
+        f8c = fnn.Fp8Linear.from_linear(lin, cache_weight=True)
+        g = torch.Generator(device="cuda").manual_seed(K)
+        x = torch.randn(M, K, generator=g, device="cuda").to(torch.bfloat16).requires_grad_()
+        dy = torch.randn(M, N, generator=g, device="cuda").to(torch.bfloat16)
+
+        def zero():
+            x.grad = None
+            lin.weight.grad = None
+
+        def step(m):
+            return lambda: m(x).backward(dy)
+
+        # correctness before timing
+        zero()
+        lin(x).backward(dy)
+        ref = (x.grad.clone(), lin.weight.grad.clone())
+        zero()
+        yf = f8(x)
+        yf.backward(dy)
+        with torch.no_grad():
+            yl = lin(x)
+        errs = {"y": rel_error(yf, yl), "dx": rel_error(x.grad, ref[0]),
+                "dw": rel_error(lin.weight.grad, ref[1])}
+        ok = all(v <= 0.06 for v in errs.values())
+        row = {"M": M, "N": N, "K": K, "errors_vs_bf16": errs, "ok": ok}
+        t = {}
+        t["bf16_fwd_bwd"] = timer.time(step(lin), before=zero)
+        t["fp8_fwd_bwd"] = timer.time(step(f8), before=zero)
+        t["fp8_cached_weight_fwd_bwd"] = timer.time(step(f8c), before=zero)
+        with torch.no_grad():
+            t["bf16_fwd"] = timer.time(lambda: lin(x))
+            t["fp8_fwd"] = timer.time(lambda: f8(x))
+            # the FP8 training step's parts, one by one
+            xb = x.detach()
+            w = lin.weight.detach()
+            qw, sw = ops.quantize_128x128(w)
+            qx, sx, qxt, sxt = ops.quantize_1x128_dual(xb)
+            qdy, sdy, qdyt, sdyt = ops.quantize_1x128_dual(dy)
+            qwt, swt = ops.transpose_block_scaled(qw, sw)
+            off = ops.dense_offsets(M, "cuda")
+            dw32 = ops.gemm_weight_grad(qdyt, sdyt, qxt, sxt, off)
+            parts = {
+                "quantize_128x128(W)": lambda: ops.quantize_128x128(w),
+                "quantize_1x128_dual(x)": lambda: ops.quantize_1x128_dual(xb),
+                "gemm fwd": lambda: ops.gemm_block_scaled(qx, sx, qw, sw),
+                "quantize_1x128_dual(dY)": lambda: ops.quantize_1x128_dual(dy),
+                "transpose W blocks": lambda: ops.transpose_block_scaled(qw, sw),
+                "gemm dgrad": lambda: ops.gemm_block_scaled(qdy, sdy, qwt, swt),
+                "gemm wgrad (float32 dW)": lambda: ops.gemm_weight_grad(qdyt, sdyt, qxt, sxt, off),
+                "dW float32 -> bf16": lambda: dw32.to(torch.bfloat16),
+                "bf16 matmul fwd (reference)": lambda: xb @ w.t(),
+            }
+            row["fp8_parts_ms"] = {k: timer.time(fn, max_reps=50)["median_ms"]
+                                   for k, fn in parts.items()}
+        for k, v in t.items():
+            v["TFLOPS"] = (6 if "bwd" in k else 2) * M * N * K / (v["median_ms"] * 1e-3) / 1e12
+        row["times"] = t
+        row["speedup_fwd_bwd"] = t["bf16_fwd_bwd"]["median_ms"] / t["fp8_fwd_bwd"]["median_ms"]
+        row["speedup_fwd_bwd_cached_weight"] = (t["bf16_fwd_bwd"]["median_ms"] /
+                                                t["fp8_cached_weight_fwd_bwd"]["median_ms"])
+        row["speedup_fwd"] = t["bf16_fwd"]["median_ms"] / t["fp8_fwd"]["median_ms"]
+        row["target"] = 1.4
+        row["met"] = ok and row["speedup_fwd_bwd"] >= 1.4
+        print(f"linear {M}x{N}x{K}: bf16 {t['bf16_fwd_bwd']['median_ms']:.3f} ms, fp8 "
+              f"{t['fp8_fwd_bwd']['median_ms']:.3f} ms ({row['speedup_fwd_bwd']:.2f}x; cached W "
+              f"{row['speedup_fwd_bwd_cached_weight']:.2f}x; fwd {row['speedup_fwd']:.2f}x), "
+              f"errors {', '.join(f'{k} {v:.3f}' for k, v in errs.items())}", flush=True)
+        rows.append(row)
+    return rows
+
+
+# ============================================== gemm ==============================================
+
+def _torch_blockwise(qa, sa, qb, sb):
+    """torch's block-scaled GEMM as a callable (bench/peers.py's v2 call), or (None, reason)."""
+    F = torch.nn.functional
+    ST, SW, fn = getattr(F, "ScalingType", None), getattr(F, "SwizzleType", None), getattr(
+        F, "scaled_mm", None)
+    M, K = qa.shape
+    L = (K + 127) // 128
+    L4 = (L + 3) // 4 * 4
+    scale_a = sa.t().contiguous().t()
+    if fn is not None and ST is not None and hasattr(ST, "BlockWise1x128"):
+        sbp = torch.zeros(sb.shape[0], L4, dtype=torch.float32, device=sb.device)
+        sbp[:, :L] = sb
+        sbt, bt = sbp.t(), qb.t()
+        kw = {"swizzle_a": SW.NO_SWIZZLE, "swizzle_b": SW.NO_SWIZZLE} if SW is not None else {}
+        return (lambda: fn(qa, bt, scale_a, ST.BlockWise1x128, sbt, ST.BlockWise128x128,
+                           output_dtype=torch.bfloat16, **kw)), "torch.nn.functional.scaled_mm v2"
+    if L % 4:
+        return None, "torch._scaled_mm cannot express ceil(K/128) % 4 != 0"
+    sbt, bt = sb.contiguous().t(), qb.t()
+    return (lambda: torch._scaled_mm(qa, bt, scale_a=scale_a, scale_b=sbt,
+                                     out_dtype=torch.bfloat16)), "torch._scaled_mm v1"
+
+
+def bench_gemm(args, timer: Timer) -> list:
+    rows = []
+    for M in args.gemm_m:
+        for (N, K) in DEEPSEEK_NK:
+            g = torch.Generator(device="cuda").manual_seed(M + N + K)
+            x = torch.randn(M, K, generator=g, device="cuda").to(torch.bfloat16)
+            w = torch.randn(N, K, generator=g, device="cuda").to(torch.bfloat16)
+            qa, sa = ops.quantize_1x128(x)
+            qb, sb = ops.quantize_128x128(w)
+            ref = ops.dequantize_1x128(qa, sa).double() @ ops.dequantize_128x128(qb, sb).double().t()
+            tol = 2 ** -8 + 2.5e-7 * K
+            impls = {"fp8gemm.ops.gemm_block_scaled": lambda: ops.gemm_block_scaled(qa, sa, qb, sb)}
+            call, api = _torch_blockwise(qa, sa, qb, sb)
+            notes = []
+            if call is not None:
+                impls["torch block-scaled scaled_mm"] = call
+            else:
+                notes.append(api)
+            impls["torch.matmul bf16"] = lambda: x @ w.t()
+            row = {"M": M, "N": N, "K": K, "torch_api": api, "notes": notes, "impls": {}}
+            for name, fn in impls.items():
+                try:
+                    d = fn()
+                except Exception as e:  # noqa: BLE001 - a peer that refuses gets a note, no time
+                    row["notes"].append(f"{name}: {type(e).__name__}: {e}")
+                    continue
+                err = rel_error(d, ref) if "bf16" not in name else rel_error(
+                    d, x.double() @ w.double().t())
+                entry = {"rel_error": err}
+                if "bf16" not in name and err > tol:
+                    entry["error"] = f"rel_error {err:.3e} > tolerance {tol:.3e}: not timed"
+                else:
+                    t = timer.time(fn)
+                    entry.update(t)
+                    entry["TFLOPS"] = 2 * M * N * K / (t["median_ms"] * 1e-3) / 1e12
+                row["impls"][name] = entry
+            ours = row["impls"].get("fp8gemm.ops.gemm_block_scaled", {}).get("median_ms")
+            th = row["impls"].get("torch block-scaled scaled_mm", {}).get("median_ms")
+            if ours and th:
+                row["ours_over_torch_speed"] = th / ours
+            print(f"gemm {M}x{N}x{K}: " + ", ".join(
+                f"{k} {v.get('TFLOPS', float('nan')):.0f} TFLOPS" for k, v in row["impls"].items()),
+                flush=True)
+            rows.append(row)
+            del ref
+            torch.cuda.empty_cache()
+    return rows
+
+
+# ============================================== main ==============================================
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default="bench_torch.json")
+    ap.add_argument("--quick", action="store_true", help="fewer shapes and calls (a smoke run)")
+    ap.add_argument("--only", default="overhead,linear,gemm")
+    ap.add_argument("--commit", default=None)
+    ap.add_argument("--delay-us", type=float, default=300.0,
+                    help="GPU-side sleep before each timed call (hides the Python host work)")
+    ap.add_argument("--time-limit", type=float, default=1.0, help="seconds of timed calls per case")
+    ap.add_argument("--tokens", type=int, default=4096)
+    ap.add_argument("--overhead-calls", type=int, default=100)
+    ap.add_argument("--overhead-repeats", type=int, default=15)
+    ap.add_argument("--overhead-sleep-ms", type=float, default=20.0)
+    args = ap.parse_args()
+    if not fp8gemm.available():
+        print(f"bench_torch: {fp8gemm.unavailable_reason()}", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("bench_torch: no CUDA GPU", file=sys.stderr)
+        return 2
+    args.linear_shapes = DEEPSEEK_NK if not args.quick else DEEPSEEK_NK[:2]
+    args.gemm_m = [64, 128, 4096] if not args.quick else [128, 4096]
+    if args.quick:
+        args.time_limit = min(args.time_limit, 0.2)
+    only = set(args.only.split(","))
+    timer = Timer(args.delay_us, args.time_limit)
+    result = {"context": context(args)}
+    t0 = time.time()
+    if "overhead" in only:
+        result["overhead"] = bench_overhead(args, timer)
+        o = result["overhead"]
+        for k, v in o["paths"].items():
+            print(f"overhead {k}: host {v['host_us_per_call']:.2f} us/call, back to back "
+                  f"{v['back_to_back_us_per_call']:.2f} us/call", flush=True)
+        print(f"op overhead over C++: {o['op_overhead_us']:.2f} us (target <= 10)", flush=True)
+    if "linear" in only:
+        result["linear"] = bench_linear(args, timer)
+    if "gemm" in only:
+        result["gemm"] = bench_gemm(args, timer)
+    result["context"]["wall_s"] = round(time.time() - t0, 1)
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"wrote {args.out} ({result['context']['wall_s']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
