@@ -36,17 +36,21 @@
 //  v1  the first version above (kept for comparison in quantize_bench).
 //  v2  v1's structure with the lean arithmetic: FMUL by the exact reciprocal, branch-free code
 //      (selects), no shared memory or barrier in the single kernel (each block's first lane writes
-//      its scale byte; a warp's 8 bytes share a 32-byte sector), the dual's bf16 tile in XOR-
-//      swizzled shared memory and a column pass whose warp stores are 4 whole 128-byte lines of
-//      q_t. ~4 instructions per element (single), ~8 (dual). Expected: single ~85-88 % (like
-//      quantize_128x128, whose structure it now has), dual ~70-80 % (loads stop during the
-//      column pass; 3 CTAs per SM).
-//  v3  persistent CTAs with a cp.async ring (single: 32-row strips, 4 stages, no barrier at all;
-//      dual: 2 stages of 32 KB, one barrier per tile): the next strips / tile are in flight while
-//      one is converted, and the finer strips shrink the tail. Expected: single 88-92 %, dual
-//      80-88 %.
-//  v4  v3 deeper: single 8 stages, dual 3 stages (96 KB, 2 CTAs per SM). Expected: about v3; the
-//      run tells whether more bytes in flight or more CTAs per SM matter more.
+//      its scale byte; a warp's 8 bytes share a 32-byte sector), a 2-D grid (no division), row
+//      pointers bumped instead of 64-bit products; the dual's bf16 tile in XOR-swizzled shared
+//      memory and a column pass whose warp stores are 4 whole 128-byte lines of q_t. SASS: ~8.6
+//      instructions per element (single; quantize_128x128 ~8), ~16 (dual); 64 / 80 registers,
+//      4 / 3 CTAs per SM. Expected: single 82-87 % (quantize_128x128's structure; the 8192 x 7168
+//      shape has half its tiles, so relatively more tail), dual 65-75 % (no loads in flight during
+//      the column pass).
+//  v3  persistent CTAs fed by cp.async, the grid balanced so every CTA does the same number of
+//      units (+-1). Single: 128 x 128 tiles, 2 stages in per-thread slots (64 KB, 3 CTAs per SM),
+//      no barrier at all; dual: 2 stages of 32 KB (3 CTAs per SM), one barrier per tile. The next
+//      tile is in flight while one is converted, and a lone last tile runs at the speed of its own
+//      pipeline instead of holding a wave. Expected: single 86-91 %, dual 75-85 %.
+//  v4  single: 64-row units with 4 stages (3 units = 48 KB in flight per CTA, ~10.7 instructions
+//      per element for the extra bookkeeping); dual: 3 stages (96 KB, 2 CTAs per SM). Expected:
+//      about v3; the run tells whether more bytes in flight or more CTAs per SM matter more.
 // v3 / v4 need x 16-byte aligned (cp.async) and q 8-byte aligned with ldx, ldq % 8 == 0; otherwise
 // they run v2's scalar kernels. Every variant is bit for bit the same (tests/test_mx_gpu.cu).
 //
