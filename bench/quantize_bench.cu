@@ -40,8 +40,8 @@
 // Kernel variants (2027-03, before any run; each entry is timed beside its own copy):
 // quantize_mx_1x32_<v> and _dual_<v> time every MX kernel variant (mx_tuning, described in
 // common/src/quantize_mx_gpu.cu), quantize_1x128_<v> both 1 x 128 kernels (tuning_1x128), on both
-// shapes. Predicted % of the copy: MX single v1 68-70 (as measured), v2 82-87, v3 85-90,
-// v4 85-90; dual v1 53, v2 65-75, v3 75-85, v4 75-85; 1x128 v1_rows 76-78, v2_tiles 83-87.
+// shapes. Predicted % of the copy: MX single v1 68-70 (as measured), v2 82-87, v3 86-91,
+// v4 85-90; dual v1 53, v2 65-75, v3 75-85, v4 75-85; 1x128 v1_rows 76-78, v2_tiles 80-86.
 // `quantize_bench --benchmark_filter='mx_1x32|quantize_1x128(/|_v)'` runs only these and their
 // copies. Output: quantize_bench.json (or --benchmark_out=...), Google Benchmark JSON with the
 // harness's context (GPU, clocks, driver, commit); counters GB/s, median_us and pct_of_copy.
