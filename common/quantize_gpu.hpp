@@ -197,8 +197,8 @@ namespace mx_tuning {
 /// grid (tests use it to make every CTA walk many tiles: grid-stride and pipeline wrap-around),
 /// 0 keeps the kernel's own grid.
 inline constexpr int kVariants = 4;
-/// The variant the public functions run.
-int default_variant();
+/// The variant quantize_mx_1x32 (dual = false) or quantize_mx_1x32_dual (dual = true) runs.
+int default_variant(bool dual);
 /// A short name ("v1_first", "v2_lean", ...) of variant v of the single (dual = false) or fused quantiser.
 const char* variant_name(int v, bool dual);
 void quantize_mx_1x32(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,

@@ -647,8 +647,10 @@ TEST_CASE("quantize_mx_1x32 / _dual refuse bad arguments before any CUDA call", 
                                             c.rule);
               }),
               "max_ctas = -2 must be >= 0"));
-    CHECK(mx_tuning::default_variant() >= 0);
-    CHECK(mx_tuning::default_variant() < mx_tuning::kVariants);
+    for (const bool dual : {false, true}) {
+      CHECK(mx_tuning::default_variant(dual) >= 0);
+      CHECK(mx_tuning::default_variant(dual) < mx_tuning::kVariants);
+    }
   }
   // M = 200 is fine for the single quantiser (only the dual needs M % 32 == 0), and valid
   // arguments pass validation (the tests above are not refusing everything).

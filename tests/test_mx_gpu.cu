@@ -193,7 +193,7 @@ void check(const Case& c, bool dual, Seen& seen) {
       require_same(dqt.download(), et.q, "q_t");
       require_same(dst.download(), et.s, "scales_t");
     }
-  // The public functions run one of them (mx_tuning::default_variant()).
+  // The public functions run one of them (mx_tuning::default_variant(dual)).
   auto dq = poisoned<std::uint8_t>(e.q.size());
   auto ds = poisoned<std::uint8_t>(e.s.size());
   if (!dual) {
