@@ -43,6 +43,18 @@ and, from the chapter-9 subfolder <data>/ch09/:
                      ("MXFP8 (chapter 9's Hopper GEMM), floor / rceil", joined by data and K), and
                      chapter 9's own <!-- accuracy:begin --> block (beside chapter 7's 1 x 128)
 
+and, from chapter 9's Hopper file <data>/ch09_hopper_mxfp8.json (one of the *.json above, written
+by `ch09_hopper_mxfp8 --kernels=all`: the default kernel "ch09_hopper_mx", every kernel as
+"ch09_hopper_mx:<kernel>", earlier versions suffixed _v2, _v1, chapter 7's "ch07_block_scaled" and
+cuBLASLt block-scaled, in one process):
+
+  <out>/ch09_hopper.png  grouped bars per shape: the earlier versions' fastest kernels, the
+                     default (current version), chapter 7, cuBLASLt block-scaled, and issue 11's
+                     target (0.7x chapter 7) as a dashed line per shape
+  chapter 9's README the table between <!-- hopper:begin --> / <!-- hopper:end -->: TFLOPS and the
+                     ratio to chapter 7 per shape, and issue 11's target (>= 0.7x chapter 7 at
+                     8192^3 and as the geomean over the M = 4096 DeepSeek-V3 shapes), met or not
+
 and, from the chapter-8 subfolder <data>/ch08/ (chapter 8's measured table is the generic one,
 against ch07_loop, one chapter-7 call per expert, from ch08_grouped_moe.json):
 
@@ -991,6 +1003,25 @@ def load_ch09(data_dir: str, label: str) -> Ch09Data:
     return out
 
 
+# Chapter 9's Hopper MXFP8 GEMM (<data>/ch09_hopper_mxfp8.json, `ch09_hopper_mxfp8
+# --kernels=all`): the kernel's versions beside chapter 7 and cuBLASLt block-scaled, timed in the
+# same process, with issue 11's target.
+MARK_HOPPER = ("<!-- hopper:begin -->", "<!-- hopper:end -->")
+CH09_HOPPER_FILE = "ch09_hopper_mxfp8.json"
+# The plan's default kernel; each kernel is timed as "ch09_hopper_mx:<kernel>".
+CH09_HOPPER_IMPL = "ch09_hopper_mx"
+CH09_HOPPER_CH07 = "ch07_block_scaled"  # chapter 7's plan, the baseline of the ratios
+# The version of the kernels named without a _vN suffix (kernels_hopper.cu: kVersion's default);
+# earlier versions are "<kernel>_vN". Raise it when a new version becomes the default.
+CH09_HOPPER_VERSION = 3
+# Issue 11: >= 0.7x chapter 7 at 8192^3 and as the geomean over the M = 4096 DeepSeek-V3 shapes.
+CH09_TARGET = 0.7
+CH09_TARGET_SQUARE = "8192x8192x8192"
+CH09_TARGET_M = 4096
+DEEPSEEK_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+_VERSION_RE = re.compile(r"^(.*)_v(\d+)$")
+
+
 def shape_dims(shape: str) -> tuple[int, int, int] | None:
     m = SHAPE_RE.match(shape)
     return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
@@ -1267,6 +1298,165 @@ def ch09_accuracy_table(doc: dict, data_label: str, ch07: dict | None = None,
                f"), the same GEMM, error against the unquantised data. Shape "
                f"{doc.get('shape') or '?'}; {doc.get('rows_compared', '?')} rows compared; "
                f"{_where(doc)}; file `{data_label}/accuracy.json`.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
+
+
+def fmt_x_trunc(x: float | None) -> str:
+    """A ratio truncated to three decimals, as the target verdicts are: 0.6999 reads 0.699x."""
+    return "—" if x is None else f"{math.floor(x * 1000) / 1000:.3f}x"
+
+
+def hopper_kernels(bf: BenchFile) -> dict[int, list[str]]:
+    """Version -> the file's "ch09_hopper_mx:<kernel>" implementations of it, in file order."""
+    out: dict[int, list[str]] = {}
+    prefix = CH09_HOPPER_IMPL + ":"
+    for impl in uniq(r.impl for r in bf.rows if r.impl.startswith(prefix)):
+        m = _VERSION_RE.match(impl[len(prefix):])
+        out.setdefault(int(m.group(2)) if m else CH09_HOPPER_VERSION, []).append(impl)
+    return out
+
+
+def hopper_kernel_name(impl: str) -> str:
+    """'ch09_hopper_mx:128x128_s5_..._v2' -> '128x128_s5_...' (the version is the column's)."""
+    name = impl.split(":", 1)[1] if ":" in impl else impl
+    m = _VERSION_RE.match(name)
+    return m.group(1) if m else name
+
+
+@dataclass
+class HopperRow:
+    shape: str
+    default: Row | None  # the plan's default kernel (the current version)
+    fastest: dict[int, Row | None]  # version -> its fastest kernel at the shape
+    ch07: Row | None
+    cublaslt: Row | None
+
+    def vs_ch07(self, r: Row | None) -> float | None:
+        return ratio(r, self.ch07)
+
+    @property
+    def target_group(self) -> bool:
+        """One of the M = 4096 DeepSeek-V3 shapes (the geomean half of issue 11's target)."""
+        d = shape_dims(self.shape)
+        return d is not None and d[0] == CH09_TARGET_M and (d[1], d[2]) in DEEPSEEK_NK
+
+
+def hopper_rows(bf: BenchFile) -> tuple[list[int], list[HopperRow]]:
+    """The versions present (newest first) and a row per shape chapter 9 ran (file order)."""
+    kernels = hopper_kernels(bf)
+    versions = sorted(set(kernels) | {CH09_HOPPER_VERSION}, reverse=True)
+    shapes = uniq(r.shape for r in bf.rows
+                  if r.impl == CH09_HOPPER_IMPL or r.impl.startswith(CH09_HOPPER_IMPL + ":"))
+    rows = []
+    for s in shapes:
+        fastest = {}
+        for v in versions:
+            rs = [r for r in (bf.find(i, s) for i in kernels.get(v, [])) if r is not None]
+            fastest[v] = max(rs, key=lambda r: r.tflops) if rs else None  # ties: file order
+        rows.append(HopperRow(s, bf.find(CH09_HOPPER_IMPL, s), fastest,
+                              bf.find(CH09_HOPPER_CH07, s), bf.find(CH07_PEER, s)))
+    return versions, rows
+
+
+@dataclass
+class HopperTarget:
+    square: float | None  # the default kernel / chapter 7 at 8192^3
+    group: list[float]  # the same per M = 4096 DeepSeek-V3 shape that has both
+    geomean: float | None
+
+    @property
+    def square_met(self) -> bool | None:
+        return None if self.square is None else self.square >= CH09_TARGET
+
+    @property
+    def geomean_met(self) -> bool | None:
+        return None if self.geomean is None else self.geomean >= CH09_TARGET
+
+
+def hopper_target(rows: list[HopperRow], pick=lambda r: r.default) -> HopperTarget:
+    sq = next((r.vs_ch07(pick(r)) for r in rows if r.shape == CH09_TARGET_SQUARE), None)
+    group = [x for x in (r.vs_ch07(pick(r)) for r in rows if r.target_group) if x is not None]
+    return HopperTarget(sq, group, geomean(group))
+
+
+def _verdict(ok: bool | None) -> str:
+    return "—" if ok is None else ("met" if ok else "**not met**")
+
+
+def hopper_table(bf: BenchFile, data_label: str) -> str | None:
+    versions, rows = hopper_rows(bf)
+    rows = [r for r in rows if r.default or any(r.fastest.values())]
+    if not rows:
+        return None
+    cur = CH09_HOPPER_VERSION
+    shown = [v for v in versions if any(r.fastest[v] for r in rows)]
+    head = (["shape (M×N×K)", f"v{cur}, the default (`{CH09_HOPPER_IMPL}`)"]
+            + [f"v{v}, fastest kernel" for v in shown]
+            + [f"chapter 7 (`{CH09_HOPPER_CH07}`)", "cuBLASLt block-scaled"])
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+
+    def cell(r: HopperRow, x: Row | None, named: bool = False) -> str:
+        if x is None:
+            return "—"
+        name = f"`{hopper_kernel_name(x.impl)}` " if named else ""
+        return f"{name}{fmt_tf(x.tflops)} ({fmt_x_trunc(r.vs_ch07(x))})"
+
+    for r in rows:
+        out.append("| " + " | ".join(
+            [shape_label(r.shape).replace("x", "×"), cell(r, r.default)]
+            + [cell(r, r.fastest[v], named=True) for v in shown]
+            + [fmt_tf(r.ch07.tflops if r.ch07 else None), cell(r, r.cublaslt)]) + " |")
+
+    t = hopper_target(rows)
+    n_group = sum(r.target_group for r in rows)
+    out.append("")
+    sq = (f"{shape_label(CH09_TARGET_SQUARE)} **{fmt_x_trunc(t.square)}**, {_verdict(t.square_met)}"
+          if t.square is not None else f"{shape_label(CH09_TARGET_SQUARE)} not measured")
+    if t.geomean is not None:
+        rng = f" ({min(t.group):.2f}-{max(t.group):.2f} per shape)" if len(t.group) > 1 else ""
+        of = "" if len(t.group) == len(DEEPSEEK_NK) else f" of {len(DEEPSEEK_NK)}"
+        gm = (f"geomean over the {len(t.group)}{of} M = {CH09_TARGET_M} DeepSeek-V3 shapes "
+              f"**{fmt_x_trunc(t.geomean)}**{rng}, {_verdict(t.geomean_met)}")
+    else:
+        gm = f"no M = {CH09_TARGET_M} DeepSeek-V3 shape measured beside chapter 7"
+    out.append(f"- Issue 11's target, the default kernel at >= {CH09_TARGET:g}x chapter 7: "
+               f"{sq}; {gm}.")
+    if n_group:
+        parts = []
+        for v in shown:
+            g = hopper_target(rows, lambda r, v=v: r.fastest[v]).geomean
+            parts.append(f"v{v}'s fastest kernel per shape {fmt_x_trunc(g)}")
+        g = hopper_target(rows, lambda r: r.cublaslt).geomean
+        parts.append(f"cuBLASLt block-scaled {fmt_x_trunc(g)}")
+        out.append(f"- Geomean over the same shapes, over chapter 7: {', '.join(parts)}.")
+
+    older = [v for v in shown if v != cur]
+    ctx = bf.context
+    timing = []
+    if ctx_str(ctx, "l2_flush") == "1":
+        timing.append("an L2 flush")
+    delay = _num(ctx_str(ctx, "gpu_delay_us"))
+    if delay:
+        timing.append(f"a {delay:g} µs GPU-side delay (`--gpu_delay_us`)")
+    out.append("")
+    out.append(
+        f"TFLOPS = 2 M N K / median time; in brackets the TFLOPS over chapter 7's at the same "
+        f"shape (truncated to three decimals, as the target's verdicts: 0.6999 reads 0.699x). "
+        f"v{cur} is the current `MxScaledMath` (`common/engine/mx_scaled.cuh`); the default "
+        f"column is the kernel `ch09::HopperPlan` picks"
+        + (f"; {', '.join(f'v{v}' for v in older)}: its earlier versions, kernels named `_v"
+           f"{older[0]}`" + "".join(f", `_v{v}`" for v in older[1:]) if older else "")
+        + ". A version's column is its fastest kernel at the shape (of those "
+        "`--kernels=all` times), named without the version suffix. Chapter 7: its block-scaled "
+        "plan (1 x 128 / 128 x 128 scales, a promotion per 128 K), and cuBLASLt block-scaled on "
+        "chapter 7's operands: the same shape and kind of data as chapter 9's, not the same "
+        "data. All timed in the same process"
+        + (f", each timed launch after {' and '.join(timing)}" if timing else "")
+        + f", CUDA events, the median. From `{data_label}/{bf.name}`, measured on "
+        f"{describe_env([bf])}.")
     out.append("")
     out.append(GENERATED_NOTE)
     return "\n".join(out)
@@ -1899,6 +2089,69 @@ def plot_ch07_accuracy(doc: dict, mx: dict | None = None) -> bytes | None:
     return data
 
 
+def plot_ch09_hopper(bf: BenchFile) -> bytes | None:
+    """Grouped bars per shape: the older versions' fastest kernels, the default (current
+    version), chapter 7 and cuBLASLt block-scaled; issue 11's target as a dashed line per group."""
+    versions, rows = hopper_rows(bf)
+    cur = CH09_HOPPER_VERSION
+    older = [v for v in sorted(versions) if v != cur and any(r.fastest[v] for r in rows)]
+    old_colors = ["#937860", "#8172B3", "#C44E52", "#DA8BC3"]
+    # (label, colour, the row's measurement, annotate the ratio to chapter 7 above the bar)
+    series = [(f"v{v} (fastest kernel)", old_colors[k % len(old_colors)],
+               lambda r, v=v: r.fastest[v], False) for k, v in enumerate(older)]
+    series += [(f"v{cur}, the default ({CH09_HOPPER_IMPL})", "#DD8452", lambda r: r.default, True),
+               (f"chapter 7 ({CH09_HOPPER_CH07})", "#55A868", lambda r: r.ch07, False),
+               ("cuBLASLt block-scaled", "#4C72B0", lambda r: r.cublaslt, False)]
+    rows = [r for r in rows if any(get(r) for _, _, get, _ in series)]
+    if not rows:
+        return None
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(max(10.0, 1.2 * len(rows) + 3.0), 6.2))
+    width = 0.8 / len(series)
+    top = 0.0
+    for j, (lab, color, get, note) in enumerate(series):
+        xs, ys, qs = [], [], []
+        for i, r in enumerate(rows):
+            x = get(r)
+            if x:
+                xs.append(i + (j - (len(series) - 1) / 2) * width)
+                ys.append(x.tflops)
+                qs.append(r.vs_ch07(x))
+                top = max(top, x.tflops)
+        ax.bar(xs, ys, width, color=color, label=lab, zorder=3)
+        for x, y, q in zip(xs, ys, qs):
+            if note and q is not None:
+                ax.annotate(fmt_x_trunc(q), (x, y), xytext=(0, 2), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=7, zorder=5,
+                            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"})
+    target_label = f"issue 11's target: {CH09_TARGET:g}x chapter 7"
+    for i, r in enumerate(rows):
+        if r.ch07:
+            ax.hlines(CH09_TARGET * r.ch07.tflops, i - 0.45, i + 0.45, colors="black",
+                      linestyles="--", linewidth=1.4, zorder=4, label=target_label)
+            target_label = None  # once in the legend
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([shape_label(r.shape).replace("x", "×\n") if not square(r.shape)
+                        else shape_label(r.shape) for r in rows], fontsize=8)
+    ax.set_ylabel("TFLOPS (2MNK / median time)")
+    ax.set_xlabel("shape (M × N × K)")
+    ax.set_ylim(0, top * 1.25)
+    ax.grid(axis="y", alpha=0.35, zorder=0)
+    ax.set_axisbelow(True)
+    ax.legend(loc="upper left", ncol=3, framealpha=0.95, fontsize=9)
+    delay = _num(ctx_str(bf.context, "gpu_delay_us"))
+    method = ("L2 flushed" if ctx_str(bf.context, "l2_flush") == "1" else "L2 not flushed") + (
+        f", {delay:g} µs GPU delay" if delay else "") + ", median"
+    fig.suptitle(f"Chapter 9's Hopper MXFP8 GEMM (a promotion per 32 K) against chapter 7 on "
+                 f"{gpu_name([bf])}\n({method}; commit "
+                 f"{short_commit(ctx_str(bf.context, 'git_commit'))})", fontsize=12)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    _footnote(fig, [bf])
+    data = _png_bytes(fig)
+    plt.close(fig)
+    return data
+
+
 # ------------------------------------------------------------------------------------------------
 # Writing
 
@@ -2003,6 +2256,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ds = Dataset(files)
     top = Dataset(ladder_files(files))
+    hopper = next((f for f in files if f.name == CH09_HOPPER_FILE), None)
     w = Writer(args.check, args.repo)
 
     if not args.no_png:
@@ -2026,7 +2280,9 @@ def main(argv: list[str] | None = None) -> int:
                  ch07.peers is not None),
                 ("ch07_accuracy.png",
                  plot_ch07_accuracy(ch07.accuracy, ch09.accuracy) if ch07.accuracy else None,
-                 ch07.accuracy is not None)):
+                 ch07.accuracy is not None),
+                ("ch09_hopper.png", plot_ch09_hopper(hopper) if hopper else None,
+                 hopper is not None)):
             if png is not None:
                 w.put(os.path.join(args.out, name), png)
             elif present:
@@ -2059,7 +2315,8 @@ def main(argv: list[str] | None = None) -> int:
                                                          f"{label}/{CH08_DIR}")
                             if ch08_peers else None)]
             if int(m.group(1)) == CH09_CHAPTER:
-                blocks += [(MARK_ACCURACY, ch09_accuracy_table(ch09.accuracy, ch09.label,
+                blocks += [(MARK_HOPPER, hopper_table(hopper, label) if hopper else None),
+                           (MARK_ACCURACY, ch09_accuracy_table(ch09.accuracy, ch09.label,
                                                                ch07.accuracy, ch07.label)
                             if ch09.accuracy else None)]
             if int(m.group(1)) == CH07_CHAPTER:

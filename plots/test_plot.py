@@ -22,6 +22,11 @@
    chapter 9 has no row, and fills chapter 9's own accuracy block (beside chapter 7's 1 x 128,
    with the GPU quantiser's column and its "bytes differ" flag); without ch09/ chapter 7's table
    has no MXFP8 columns and chapter 9's block is left alone; ch09/ fixture data alone is refused.
+   Chapter 9's Hopper file (ch09_hopper_mxfp8.json): the hopper block's rows (the default kernel,
+   each version's fastest kernel, chapter 7, cuBLASLt, ratios to chapter 7 truncated to three
+   decimals), issue 11's target (8192^3 and the geomean over the M = 4096 DeepSeek-V3 shapes, met
+   or not) computed here from the JSON; on edited data a 0.69996x that must read 0.699x, not met,
+   and a geomean over 5 of the 6 shapes that is met; ch09_hopper.png; the file alone is refused.
 2. When plots/data/h200/ holds any JSON, runs plot.py on it (temp out dir, temp copies of the
    READMEs) so the committed data always parses, and checks that it is not fixture data.
 
@@ -32,7 +37,9 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
+import re
 import shutil
 import statistics
 import struct
@@ -47,6 +54,7 @@ FIXTURE = os.path.join(REPO, "tests", "data", "bench_fixture")
 FIXTURE_CH06 = os.path.join(FIXTURE, "ch06")
 FIXTURE_CH07 = os.path.join(FIXTURE, "ch07")
 FIXTURE_CH09 = os.path.join(FIXTURE, "ch09")
+FIXTURE_HOPPER = os.path.join(FIXTURE, "ch09_hopper_mxfp8.json")
 COMMITTED = os.path.join(REPO, "plots", "data", "h200")
 
 failures: list[str] = []
@@ -207,6 +215,12 @@ Text after.
 CH07_README = os.path.join("chapters", "07_block_scaling", "README.md")
 SKELETON_CH09 = """# Chapter 9 (test skeleton)
 
+Hopper text.
+
+<!-- hopper:begin -->
+(hopper to be generated)
+<!-- hopper:end -->
+
 Accuracy text.
 
 <!-- accuracy:begin -->
@@ -273,7 +287,7 @@ def test_fixture(tmp: str) -> None:
     check("ladder.png" in p.stdout and "README.md" in p.stdout, "plot.py prints what it wrote")
 
     for name in ("ladder.png", "sizes.png", "ch06_ablation.png", "ch06_accuracy.png",
-                 "ch07_peers.png", "ch07_accuracy.png"):
+                 "ch07_peers.png", "ch07_accuracy.png", "ch09_hopper.png"):
         path = os.path.join(out, name)
         size = png_size(path) if os.path.isfile(path) else None
         check(size is not None, f"{name} exists and is a PNG")
@@ -353,6 +367,7 @@ def test_fixture(tmp: str) -> None:
           "chapter 5 table has 4096³ and skips the errored 8192³")
     check_ch07(read(os.path.join(repo, CH07_README)), rows["ch07_block_scaling.json"])
     check_ch09(read(os.path.join(repo, CH09_README)))
+    check_ch09_hopper(read(os.path.join(repo, CH09_README)), load_json(FIXTURE_HOPPER))
     check_ch06(read(os.path.join(repo, CH06_README)))
     for d in ("02_smem_tiling", "03_mma_sync"):
         rel = os.path.join("chapters", d, "README.md")
@@ -389,6 +404,7 @@ def test_fixture(tmp: str) -> None:
 
     test_ch06_edges(tmp)
     test_ch07_edges(tmp)
+    test_ch09_hopper_edges(tmp)
 
     # Fixture data must never land in the repository: plot.py refuses (checked with --no-png and
     # a temp --out so that even a broken guard could only touch README.md's marked blocks).
@@ -674,6 +690,154 @@ def check_ch09(ch09: str) -> None:
           and "f1x7ure090" in ch09, "ch09 accuracy note: both files, the commit, the byte check")
 
 
+def trunc_x(x: float) -> str:
+    """A ratio as chapter 9's hopper block shows it: truncated to three decimals."""
+    return f"{math.floor(x * 1000) / 1000:.3f}x"
+
+
+def hopper_expected(doc: dict) -> tuple[list[str], list[str], dict]:
+    """From chapter 9's Hopper JSON, without plot.py's code: the hopper block's rows, its two
+    summary lines and the numbers behind them (default / chapter 7 at 8192^3 and per M = 4096
+    DeepSeek-V3 shape)."""
+    tfl = {}
+    for b in doc["benchmarks"]:
+        if b.get("run_type", "iteration") == "iteration" and not b.get("error_occurred"):
+            impl, shape = b["name"].split("/")[:2]
+            tfl[(impl, shape)] = b["TFLOPS"]  # one repetition per benchmark in the fixture
+    shapes = list(dict.fromkeys(sh for impl, sh in tfl if impl.startswith("ch09_hopper_mx")))
+    version = {}  # "ch09_hopper_mx:<kernel>" -> (version, kernel name without the suffix)
+    for impl, _ in tfl:
+        if impl.startswith("ch09_hopper_mx:"):
+            name = impl.split(":", 1)[1]
+            m = re.fullmatch(r"(.*)_v(\d+)", name)
+            version[impl] = (int(m.group(2)), m.group(1)) if m else (3, name)
+    versions = sorted({v for v, _ in version.values()}, reverse=True)
+    deepseek = {(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168),
+                (7168, 2048)}
+    lines, nums = [], {"square": None, "group": [], "group_by_col": {}}
+    for sh in shapes:
+        c7 = tfl[("ch07_block_scaled", sh)]
+        m_, n_, k_ = map(int, sh.split("x"))
+        in_group = m_ == 4096 and (n_, k_) in deepseek
+        label = f"{m_}³" if m_ == n_ == k_ else sh.replace("x", "×")
+        d = tfl[("ch09_hopper_mx", sh)]
+        cells = [label, f"{tf(d)} ({trunc_x(d / c7)})"]
+        for v in versions:
+            best = max(((t, version[i][1]) for (i, s_), t in tfl.items()
+                        if s_ == sh and i in version and version[i][0] == v), key=lambda x: x[0])
+            cells.append(f"`{best[1]}` {tf(best[0])} ({trunc_x(best[0] / c7)})")
+            if in_group:
+                nums["group_by_col"].setdefault(f"v{v}", []).append(best[0] / c7)
+        q = tfl[("cublaslt_block_scaled", sh)]
+        cells += [tf(c7), f"{tf(q)} ({trunc_x(q / c7)})"]
+        lines.append("| " + " | ".join(cells) + " |")
+        if sh == "8192x8192x8192":
+            nums["square"] = d / c7
+        if in_group:
+            nums["group"].append(d / c7)
+            nums["group_by_col"].setdefault("cublaslt", []).append(q / c7)
+    sq, grp = nums["square"], nums["group"]
+    g = gmean(grp)
+    verdict = lambda ok: "met" if ok else "**not met**"  # noqa: E731
+    summary = [
+        f"- Issue 11's target, the default kernel at >= 0.7x chapter 7: 8192³ **{trunc_x(sq)}**, "
+        f"{verdict(sq >= 0.7)}; geomean over the {len(grp)}{'' if len(grp) == 6 else ' of 6'} "
+        f"M = 4096 DeepSeek-V3 shapes **{trunc_x(g)}** ({min(grp):.2f}-{max(grp):.2f} per shape), "
+        f"{verdict(g >= 0.7)}.",
+        "- Geomean over the same shapes, over chapter 7: "
+        + ", ".join(f"v{v}'s fastest kernel per shape "
+                    f"{trunc_x(gmean(nums['group_by_col'][f'v{v}']))}" for v in versions)
+        + f", cuBLASLt block-scaled {trunc_x(gmean(nums['group_by_col']['cublaslt']))}."]
+    nums["geomean"] = g
+    return lines, summary, nums
+
+
+def hopper_block(text: str) -> str:
+    return text.split("<!-- hopper:begin -->")[1].split("<!-- hopper:end -->")[0]
+
+
+def check_ch09_hopper(ch09: str, doc: dict) -> None:
+    """Chapter 9's hopper block: per shape the default (v3), each version's fastest kernel,
+    chapter 7 and cuBLASLt with their ratios to chapter 7, and issue 11's target."""
+    check("(hopper to be generated)" not in ch09 and "Hopper text." in ch09
+          and ch09.count("<!-- hopper:begin -->") == 1 and ch09.count("<!-- hopper:end -->") == 1,
+          "chapter 9 README: hopper block replaced, markers and text kept")
+    block = hopper_block(ch09)
+    check("| shape (M×N×K) | v3, the default (`ch09_hopper_mx`) | v3, fastest kernel | v2, fastest "
+          "kernel | v1, fastest kernel | chapter 7 (`ch07_block_scaled`) | cuBLASLt block-scaled |"
+          in block, "hopper header: default, v3, v2, v1, chapter 7, cuBLASLt")
+    lines, summary, nums = hopper_expected(doc)
+    for line in lines + summary:
+        check(line in block, f"hopper line {line}")
+    pos = [block.find(l) for l in lines]
+    check(len(lines) == 7 and all(p >= 0 for p in pos) and pos == sorted(pos),
+          "hopper: the 7 shapes, in the file's order")
+    # By hand from the fixture (a real H200 run at a dirty commit, relabelled FIXTURE):
+    # 394.35 / 1102.26 = 0.3578 (v3 default), 398.48 / 1102.26 = 0.3615 (v3 128x128 s4, the
+    # fastest v3 kernel), 389.00 (v2 128x128), 58.31 (v1), 1140.76 / 1102.26 = 1.0349 (cuBLASLt).
+    check("| 8192³ | 394.3 (0.357x) | `128x128_s4_c1x1_promoted_tma_b1` 398.5 (0.361x) | "
+          "`128x128_s5_c1x1_promoted_tma_b1` 389.0 (0.352x) | `128x128_s5_c1x1_promoted_tma_b1` "
+          "58.3 (0.052x) | 1102.3 | 1140.8 (1.034x) |" in block, "hopper 8192³ row literal")
+    check("| 4096×2112×7168 | 305.0 (0.297x) | `128x64_s7_c1x1_promoted_tma_b1` 329.9 (0.321x) |"
+          in block, "hopper: a shape where another v3 tile (128x64) is the fastest")
+    check(nums["square"] < 0.7 and nums["geomean"] < 0.7
+          and "8192³ **0.357x**, **not met**" in block and "**not met**." in block
+          and " met;" not in block, "hopper: the fixture misses both halves of the target")
+    check(abs(nums["geomean"] - 0.3377) < 5e-4
+          and "shapes **0.337x** (0.30-0.38 per shape)" in block,
+          "hopper geomean literal (6 shapes: 0.297, 0.338, 0.384, 0.352, 0.326, 0.337)")
+    check("`tests/data/bench_fixture/ch09_hopper_mxfp8.json`" in block
+          and "FIXTURE (not a measurement)" in block and "1980 MHz" in block
+          and "CUDA runtime 13.0" in block and "`f1x7ure09h-dirty`" in block
+          and "50 µs GPU-side delay" in block and "L2 flush" in block,
+          "hopper note: file, GPU, clock, CUDA, commit (dirty), the method")
+
+
+def test_ch09_hopper_edges(tmp: str) -> None:
+    """Chapter 9's hopper block: the verdicts on data that meets the geomean half and misses the
+    8192^3 half by less than rounding would hide, five of the six M = 4096 shapes, and the file
+    alone refused in the repository (all --no-png)."""
+    doc = load_json(FIXTURE_HOPPER)
+    ch07 = {b["name"].split("/")[1]: b["TFLOPS"] for b in doc["benchmarks"]
+            if b["name"].startswith("ch07_block_scaled/")}
+    for b in doc["benchmarks"]:
+        impl, sh = b["name"].split("/")[:2]
+        if impl == "ch09_hopper_mx":  # 0.69996x at 8192^3 (rounds to 0.700x), 0.7505x elsewhere
+            b["TFLOPS"] = ch07[sh] * (0.69996 if sh == "8192x8192x8192" else 0.7505)
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if "/4096x7168x2048/" not in b["name"]]
+    data = os.path.join(tmp, "hopper_met")
+    os.makedirs(data)
+    with open(os.path.join(data, "ch09_hopper_mxfp8.json"), "w") as f:
+        json.dump(doc, f)
+    repo = os.path.join(tmp, "hopper_repo")
+    os.makedirs(os.path.join(repo, os.path.dirname(CH09_README)))
+    with open(os.path.join(repo, CH09_README), "w") as f:
+        f.write(SKELETON_CH09)
+    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "hopper_out"), "--no-png")
+    text = read(os.path.join(repo, CH09_README))
+    block = hopper_block(text)
+    lines, summary, nums = hopper_expected(doc)
+    check(p.returncode == 0 and all(l in block for l in lines + summary),
+          "hopper (edited data): rows and target lines as computed here")
+    check("8192³ **0.699x**, **not met**; geomean over the 5 of 6 M = 4096 DeepSeek-V3 shapes "
+          "**0.750x** (0.75-0.75 per shape), met." in block,
+          "hopper verdicts: 0.69996x misses (shown truncated, 0.699x), a 0.7505x geomean over 5 of "
+          "the 6 shapes meets")
+    check("(accuracy to be generated)" in text,
+          "hopper file without ch09/: chapter 9's accuracy block left alone")
+
+    # The hopper fixture alone (chapter 9's README its only target) is refused in the repository.
+    data = os.path.join(tmp, "hopper_only")
+    os.makedirs(data)
+    shutil.copy(FIXTURE_HOPPER, data)
+    real = os.path.join(REPO, CH09_README)
+    before = open(real, "rb").read() if os.path.isfile(real) else None
+    p = run("--data", data, "--repo", REPO, "--out", os.path.join(tmp, "out_guard9h"), "--no-png")
+    after = open(real, "rb").read() if os.path.isfile(real) else None
+    check(p.returncode == 2 and before == after,
+          "plot.py refuses to write the ch09 Hopper fixture into the repository")
+
+
 def test_ch07_edges(tmp: str) -> None:
     """Chapter 7: ch07/ files missing, no kTable source, a truncated accuracy.json, and ch07/
     fixture data alone refused in the repository (all --no-png)."""
@@ -710,7 +874,8 @@ def test_ch07_edges(tmp: str) -> None:
           "2.0e-03 | 2.0e-03 |" in text and "MXFP8" not in text,
           "without ch09/: chapter 7's accuracy table has no MXFP8 columns")
     check(read(os.path.join(repo, CH09_README)) == SKELETON_CH09,
-          "without ch09/: chapter 9's accuracy block is left alone")
+          "without ch09/ and ch09_hopper_mxfp8.json: chapter 9's accuracy and hopper blocks are "
+          "left alone")
 
     # A truncated accuracy.json is an error naming the file.
     with open(os.path.join(data, "ch07", "accuracy.json"), "w") as f:
@@ -827,7 +992,7 @@ def test_committed(tmp: str) -> None:
     p = run(*args)
     check(p.returncode == 0, f"plot.py parses the committed data (exit {p.returncode})")
     for name in ("ladder.png", "sizes.png", "ch06_ablation.png", "ch06_accuracy.png",
-                 "ch07_peers.png", "ch07_accuracy.png"):
+                 "ch07_peers.png", "ch07_accuracy.png", "ch09_hopper.png"):
         path = os.path.join(out, name)
         if os.path.isfile(path):
             check(png_size(path) is not None, f"committed data: {name} is a PNG")

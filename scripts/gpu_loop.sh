@@ -22,11 +22,13 @@
 #                seeded group sizes (its --dry-run, no torch: json/moe_groups_ch08.json), each
 #                contiguous case beside a loop of chapter-7 calls (json/ch08_grouped_moe.json);
 #                CH08_ARGS="--kernels=all" adds arguments
-#     ch09       chapter 9's Hopper MXFP8 GEMM (ch09_hopper_mxfp8) with --gpu_delay_us=50 on its
-#                default shapes (8192^3 and the M = 4096 DeepSeek shapes) beside chapter 7 and
-#                cuBLASLt block-scaled (json/ch09_hopper_mxfp8.json; CH09_ARGS="--kernels=all" adds
-#                arguments), then its accuracy study: the MXFP8 rows (floor_ocp, rceil) of chapter
-#                7's accuracy table on the same data, and the GPU quantiser checked byte for byte
+#     ch09       chapter 9's Hopper MXFP8 GEMM (ch09_hopper_mxfp8 --kernels=all: the default kernel
+#                and every kernel of every version) with --gpu_delay_us=50 on its default shapes
+#                (8192^3 and the M = 4096 DeepSeek shapes) beside chapter 7 and cuBLASLt
+#                block-scaled (json/ch09_hopper_mxfp8.json; copy it to
+#                plots/data/h200/ch09_hopper_mxfp8.json; CH09_ARGS adds arguments), then its
+#                accuracy study: the MXFP8 rows (floor_ocp, rceil) of chapter 7's accuracy table
+#                on the same data, and the GPU quantiser checked byte for byte
 #                (json/ch09_accuracy.json; copy it to plots/data/h200/ch09/accuracy.json)
 #   PEER_SHAPES="MxNxK,..."               shapes for the peers step (default: bench/peers.py's set)
 #   PEER_ARGS="--bf16 --no-delay"         extra arguments for bench/peers.py
@@ -304,12 +306,13 @@ if [[ " $STEPS " == *" ch08 "* ]]; then
 fi
 
 if [[ " $STEPS " == *" ch09 "* ]]; then
-  # Chapter 9's Hopper half: the table with the peers' method (L2 flush + 50 us GPU delay), then the
+  # Chapter 9's Hopper half: the table with the peers' method (L2 flush + 50 us GPU delay), every
+  # kernel (--kernels=all: the versions plot.py compares in chapter 9's hopper block), then the
   # MXFP8 rows of chapter 7's accuracy study (exit 1 if a GEMM misses its validation tolerance or
   # the GPU quantiser's bytes differ from the CPU one's).
   # shellcheck disable=SC2086
-  run "ch09 Hopper MXFP8 table (delay 50 us)" "$BIN/ch09_hopper_mxfp8" --gpu_delay_us=50 \
-    --json="$OUTDIR/json/ch09_hopper_mxfp8.json" ${CH09_ARGS:-}
+  run "ch09 Hopper MXFP8 table, all kernels (delay 50 us)" "$BIN/ch09_hopper_mxfp8" \
+    --gpu_delay_us=50 --kernels=all --json="$OUTDIR/json/ch09_hopper_mxfp8.json" ${CH09_ARGS:-}
   run "ch09 accuracy" "$BIN/ch09_hopper_mxfp8" --no-bench --accuracy="$OUTDIR/json/ch09_accuracy.json"
   sed -n '/^MXFP8 accuracy study (chapter/,/^MXFP8 ACCURACY STUDY FAILED\|^MXFP8 accuracy study: every/p' \
     "$OUTDIR/gpu_loop.log" | tee -a "$SUMMARY" >/dev/null
