@@ -40,6 +40,11 @@
 #include "plan_cache.hpp"
 
 namespace fp8gemm::torch_ops {
+
+// The e4m3 transpose kernel's launch (transpose.cu).
+cudaError_t launch_transpose_bytes(const std::uint8_t* in, std::uint8_t* out, std::int64_t batch,
+                                   std::int64_t rows, std::int64_t cols, cudaStream_t stream);
+
 namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -352,6 +357,36 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_tokens_transposed_1x128(
         current_stream(dev));
   });
   return {q_t, s_t, padded};
+}
+
+/// q [rows, cols] or [batch, rows, cols] e4m3 -> its transpose [cols, rows] / [batch, cols, rows],
+/// contiguous. The kernel takes contiguous, 16-byte aligned input with rows and cols multiples of
+/// 16 (what the layers' weights are); anything else is copied by torch (slower, same result).
+at::Tensor transpose_e4m3(const at::Tensor& q) {
+  constexpr const char* op = "transpose_e4m3";
+  const at::Device dev = call_device(op, "q", q);
+  if (q.dim() != 2 && q.dim() != 3)
+    fail(op, "q must be 2-D [rows, cols] or 3-D [batch, rows, cols]; got shape " +
+                 shape_str(q.sizes()));
+  check_tensor(op, "q", q, at::kFloat8_e4m3fn, int(q.dim()), "", dev);
+  const std::int64_t batch = q.dim() == 3 ? q.size(0) : 1;
+  const std::int64_t rows = q.size(-2), cols = q.size(-1);
+  at::Tensor out = q.dim() == 3 ? at::empty({batch, cols, rows}, q.options())
+                                : at::empty({cols, rows}, q.options());
+  if (q.numel() == 0) return out;
+  const bool fast = q.is_contiguous() && rows % 16 == 0 && cols % 16 == 0 &&
+                    aligned(q.data_ptr(), 16) && ceil_div(rows, 64) <= 65535 && batch <= 65535;
+  if (!fast) {
+    out.copy_(q.transpose(-2, -1));
+    return out;
+  }
+  c10::cuda::CUDAGuard guard(dev);
+  const cudaError_t err = launch_transpose_bytes(e4m3_ptr(q), e4m3_ptr(out), batch, rows, cols,
+                                                 current_stream(dev));
+  if (err != cudaSuccess)
+    C10_THROW_ERROR(Error, std::string("fp8gemm.transpose_e4m3: launch failed: ") +
+                               cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+  return out;
 }
 
 // ====================================== GEMMs ====================================================
@@ -703,6 +738,7 @@ TORCH_LIBRARY(fp8gemm, m) {
       "gemm_per_tensor(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
       "bool fast_accum=False) -> Tensor",
       tags);
+  m.def("transpose_e4m3(Tensor q) -> Tensor", tags);
   // Test and benchmark helpers (not part of the API).
   m.def(
       "_gemm_block_scaled_loop(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
@@ -727,7 +763,8 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("gemm_grouped_masked", &fp8gemm::torch_ops::gemm_grouped_masked);         \
   m.impl("gemm_weight_grad", &fp8gemm::torch_ops::gemm_weight_grad);               \
   m.impl("gemm_weight_grad_out", &fp8gemm::torch_ops::gemm_weight_grad_out);       \
-  m.impl("gemm_per_tensor", &fp8gemm::torch_ops::gemm_per_tensor);                 \
+  m.impl("gemm_per_tensor", &fp8gemm::torch_ops::gemm_per_tensor);                      \
+  m.impl("transpose_e4m3", &fp8gemm::torch_ops::transpose_e4m3);                 \
   m.impl("_gemm_block_scaled_loop", &fp8gemm::torch_ops::gemm_block_scaled_loop);
 
 TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m){FP8GEMM_IMPLS(m)} TORCH_LIBRARY_IMPL(fp8gemm, CPU, m) {

@@ -129,10 +129,19 @@ def quantize_per_tensor(x: Tensor) -> Tuple[Tensor, Tensor]:
 def transpose_block_scaled(q: Tensor, scale: Tensor) -> Tuple[Tensor, Tensor]:
     """W^T from W quantised 128 x 128: W [N, K] (q, scale [nb, kg]) -> (q^T [K, N] contiguous,
     scale^T [kg, nb] contiguous). Exact: W^T's 128 x 128 blocks are W's blocks transposed.
-    Stacked weights [G, N, K] (scale [G, nb, kg]) transpose per group."""
-    if q.dim() == 2:
-        return q.t().contiguous(), scale.t().contiguous()
-    return q.transpose(1, 2).contiguous(), scale.transpose(1, 2).contiguous()
+    Stacked weights [G, N, K] (scale [G, nb, kg]) transpose per group. The codes go through
+    transpose_e4m3 (a tiled kernel); the scale grid is small and goes through torch."""
+    return transpose_e4m3(q), scale.transpose(-2, -1).contiguous()
+
+
+def transpose_e4m3(q: Tensor) -> Tensor:
+    """q [rows, cols] (or [batch, rows, cols]) e4m3 -> its transpose [cols, rows] (per batch),
+    contiguous. A tiled kernel (64 x 64 bytes through shared memory) when q is contiguous with
+    rows and cols multiples of 16; torch's copy otherwise (same result, slower), and for tensors
+    that are not on a GPU."""
+    if not q.is_cuda:
+        return q.transpose(-2, -1).contiguous()
+    return _ops().transpose_e4m3(q)
 
 
 def dense_offsets(M: int, device) -> Tensor:
@@ -315,6 +324,11 @@ if available():
     def _gemm_per_tensor_fake(a, b, scale_a, scale_b, fast_accum=False):
         return a.new_empty((a.shape[0], b.shape[0]), dtype=torch.bfloat16)
 
+    @torch.library.register_fake("fp8gemm::transpose_e4m3")
+    def _transpose_e4m3_fake(q):
+        shape = (q.shape[1], q.shape[0]) if q.dim() == 2 else (q.shape[0], q.shape[2], q.shape[1])
+        return q.new_empty(shape)
+
     @torch.library.register_fake("fp8gemm::_gemm_block_scaled_loop")
     def _gemm_block_scaled_loop_fake(a, scale_a, b, scale_b, out, iters):
         return None
@@ -322,7 +336,7 @@ if available():
 
 __all__ = [
     "quantize_1x128", "quantize_128x128", "quantize_1x128_dual", "quantize_tokens_transposed_1x128",
-    "quantize_per_tensor", "transpose_block_scaled", "dense_offsets", "max_padded_tokens",
+    "quantize_per_tensor", "transpose_block_scaled", "transpose_e4m3", "dense_offsets", "max_padded_tokens",
     "dequantize_1x128", "dequantize_128x128", "gemm_block_scaled", "gemm_grouped_contiguous",
     "gemm_grouped_masked", "gemm_weight_grad", "gemm_per_tensor", "plan_cache_stats",
     "plan_cache_clear", "set_plan_cache_capacity", "library_version", "E4M3", "E4M3_MAX",

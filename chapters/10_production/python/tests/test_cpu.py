@@ -66,7 +66,7 @@ def test_ops_registered():
     names = ["quantize_1x128", "quantize_128x128", "quantize_1x128_dual",
              "quantize_tokens_transposed_1x128", "gemm_block_scaled", "gemm_block_scaled_out",
              "gemm_grouped_contiguous", "gemm_grouped_masked", "gemm_weight_grad",
-             "gemm_weight_grad_out", "gemm_per_tensor"]
+             "gemm_weight_grad_out", "gemm_per_tensor", "transpose_e4m3"]
     for n in names:
         op = getattr(torch.ops.fp8gemm, n).default
         assert torch.Tag.needs_exact_strides in op.tags, n
@@ -144,6 +144,8 @@ def test_fake_shapes():
     d = ops.gemm_per_tensor(_meta((33, 64), e4), _meta((48, 64), e4), _meta((1,), f32),
                             _meta((1,), f32))
     assert d.shape == (33, 48)
+    assert ops.transpose_e4m3(_meta((300, 1040), e4)).shape == (1040, 300)
+    assert ops.transpose_e4m3(_meta((3, 272, 1040), e4)).shape == (3, 1040, 272)
 
 
 def test_fake_tracing():

@@ -194,6 +194,8 @@ def test_opcheck():
         (f.gemm_weight_grad_out.default,
          (a[0], a[1], b[0], b[1], off, torch.zeros(3, 264, 1040, device="cuda")), {}),
         (f.gemm_per_tensor.default, (pa, pb, psa, psb), {}),
+        (f.transpose_e4m3.default, (qb,), {}),
+        (f.transpose_e4m3.default, (qg,), {}),
     ]
     # (masked_m = M_max everywhere: rows past masked_m are left unwritten, and opcheck compares
     # whole outputs.)

@@ -149,6 +149,20 @@ def test_quantize_tokens_transposed(T, C, G):
     assert torch.equal(bits(qt), bits(q_ref))
 
 
+@parametrize("shape", [(16, 16), (144, 1040), (2112, 7168), (3, 272, 1040), (130, 300),
+                       (4, 100, 48)])
+def test_transpose_e4m3(shape):
+    """The tiled kernel (rows, cols multiples of 16) and torch's copy (others), bit for bit."""
+    require_gpu()
+    g = _gen(sum(shape))
+    q = torch.randint(0, 256, shape, generator=g, device="cuda", dtype=torch.uint8).view(E4)
+    t = ops.transpose_e4m3(q)
+    assert t.is_contiguous() and t.shape == q.transpose(-2, -1).shape
+    assert torch.equal(bits(t), bits(q.transpose(-2, -1).contiguous()))
+    nc = q.transpose(-2, -1)  # a non-contiguous input takes torch's copy
+    assert torch.equal(bits(ops.transpose_e4m3(nc)), bits(q))
+
+
 # ============================================== GEMMs =============================================
 
 def _block_scaled_operands(M, N, K, seed):
