@@ -251,11 +251,13 @@ int* i32_ptr(const at::Tensor& t) { return static_cast<int*>(t.data_ptr()); }
 
 // ---- plan caches --------------------------------------------------------------------------------
 
-PlanCacheStats g_stats;
-PlanCache<PerTensorPlan> g_per_tensor(g_stats);
-PlanCache<BlockScaledPlan> g_block_scaled(g_stats);
-PlanCache<GroupedPlan> g_grouped(g_stats);
-PlanCache<WeightGradPlan> g_wgrad(g_stats);
+// Never destroyed (allocated once, on purpose): at process exit the CUDA runtime may already be
+// gone when static destructors run, and nothing here needs tearing down.
+PlanCacheStats& g_stats = *new PlanCacheStats;
+PlanCache<PerTensorPlan>& g_per_tensor = *new PlanCache<PerTensorPlan>(g_stats);
+PlanCache<BlockScaledPlan>& g_block_scaled = *new PlanCache<BlockScaledPlan>(g_stats);
+PlanCache<GroupedPlan>& g_grouped = *new PlanCache<GroupedPlan>(g_stats);
+PlanCache<WeightGradPlan>& g_wgrad = *new PlanCache<WeightGradPlan>(g_stats);
 
 enum PlanKind : std::int64_t { kPerTensor = 1, kBlockScaled = 2, kGrouped = 3, kWgrad = 4 };
 
@@ -381,8 +383,8 @@ at::Tensor transpose_e4m3(const at::Tensor& q) {
     return out;
   }
   c10::cuda::CUDAGuard guard(dev);
-  const cudaError_t err = launch_transpose_bytes(e4m3_ptr(q), e4m3_ptr(out), batch, rows, cols,
-                                                 current_stream(dev));
+  const cudaError_t err =
+      launch_transpose_bytes(e4m3_ptr(q), e4m3_ptr(out), batch, rows, cols, current_stream(dev));
   if (err != cudaSuccess)
     C10_THROW_ERROR(Error, std::string("fp8gemm.transpose_e4m3: launch failed: ") +
                                cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
@@ -763,8 +765,8 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("gemm_grouped_masked", &fp8gemm::torch_ops::gemm_grouped_masked);         \
   m.impl("gemm_weight_grad", &fp8gemm::torch_ops::gemm_weight_grad);               \
   m.impl("gemm_weight_grad_out", &fp8gemm::torch_ops::gemm_weight_grad_out);       \
-  m.impl("gemm_per_tensor", &fp8gemm::torch_ops::gemm_per_tensor);                      \
-  m.impl("transpose_e4m3", &fp8gemm::torch_ops::transpose_e4m3);                 \
+  m.impl("gemm_per_tensor", &fp8gemm::torch_ops::gemm_per_tensor);                 \
+  m.impl("transpose_e4m3", &fp8gemm::torch_ops::transpose_e4m3);                   \
   m.impl("_gemm_block_scaled_loop", &fp8gemm::torch_ops::gemm_block_scaled_loop);
 
 TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m){FP8GEMM_IMPLS(m)} TORCH_LIBRARY_IMPL(fp8gemm, CPU, m) {
