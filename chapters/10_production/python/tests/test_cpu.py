@@ -238,3 +238,75 @@ def test_stage_script():
         assert r.returncode == 0, r.stderr
         assert re.match(r"\d+\.\d+\.\d+", r.stdout.strip())
         assert os.path.exists(os.path.join(d, "fp8gemm", "commit.txt"))
+
+
+class _Ctx:
+    """Enough of autograd's ctx to call an autograd.Function's forward and backward directly."""
+
+    def __init__(self, needs):
+        self.needs_input_grad = needs
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+
+def test_layers_under_fake_tensors():
+    """Every Python path of Fp8Linear's and Fp8GroupedExperts' forward and backward (x^T from the
+    dual quantiser or from the token quantiser; with and without each gradient; bf16 and float32
+    parameters; one launch or one per expert for the weights) on FakeTensors on a 'cuda' device:
+    the ops' fake implementations give every shape and dtype, no GPU needed. The autograd engine
+    needs a GPU for CUDA tensors, so the Functions are called directly."""
+    require_ops()
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    lin = fnn._Fp8LinearFunction
+    with FakeTensorMode():
+        for M, dt in ((256, torch.bfloat16), (333, torch.bfloat16), (384, torch.float32)):
+            w = torch.empty(384, 1040, dtype=dt, device="cuda")
+            b = torch.empty(384, dtype=dt, device="cuda")
+            x = torch.empty(M, 1040, dtype=dt, device="cuda")
+            for needs in ((True, True, True), (True, False, True), (False, True, False)):
+                ctx = _Ctx(needs)
+                y = lin.forward(ctx, x, w, b, None, False)
+                assert y.shape == (M, 384) and y.dtype == torch.bfloat16
+                dx, dw, db, *_ = lin.backward(ctx, torch.empty(M, 384, dtype=torch.bfloat16,
+                                                               device="cuda"))
+                for want, got, shape in ((needs[0], dx, (M, 1040)), (needs[1], dw, (384, 1040)),
+                                         (needs[2], db, (384,))):
+                    assert (got is not None) == want
+                    if want:
+                        assert got.shape == shape and got.dtype == dt
+        for N in (384, 272):  # 272: the experts' weights quantised one by one
+            ctx = _Ctx((True, False, True))
+            wg = torch.empty(4, N, 1040, dtype=torch.bfloat16, device="cuda")
+            x = torch.empty(1000, 1040, dtype=torch.bfloat16, device="cuda")
+            off = torch.empty(5, dtype=torch.int32, device="cuda")
+            y = fnn._Fp8GroupedFunction.forward(ctx, x, off, wg, None, False)
+            dx, doff, dw, *_ = fnn._Fp8GroupedFunction.backward(
+                ctx, torch.empty(1000, N, dtype=torch.bfloat16, device="cuda"))
+            assert y.shape == (1000, N) and dx.shape == (1000, 1040) and doff is None
+            assert dw.shape == (4, N, 1040) and dw.dtype == torch.bfloat16
+
+
+def test_compile_traces_fullgraph():
+    """torch.compile(fullgraph=True, dynamic=True) traces a function of the ops into one graph (a
+    recording backend; running it on CPU tensors is then refused, as it should be)."""
+    require_ops()
+    graphs = []
+
+    def record(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def f(x, w):
+        qa, sa = ops.quantize_1x128(x)
+        qb, sb = ops.quantize_128x128(w)
+        return torch.relu(ops.gemm_block_scaled(qa, sa, qb, sb)) * 2
+
+    torch._dynamo.reset()
+    cf = torch.compile(f, fullgraph=True, backend=record, dynamic=True)
+    with raises(ValueError, match="must be a CUDA tensor"):
+        cf(_cpu(256, 1040), _cpu(264, 1040))
+    assert len(graphs) == 1
+    targets = [str(n.target) for n in graphs[0].graph.nodes if n.op == "call_function"]
+    assert "fp8gemm.quantize_1x128.default" in targets or any("quantize_1x128" in t for t in targets)
+    assert any("gemm_block_scaled" in t for t in targets)
