@@ -34,7 +34,10 @@ cp "$here"/bench_torch.py "$here"/train_example.py "$dest/fp8gemm_tools/"
 # The README section's example, which a test runs.
 cp "$here/../README.md" "$dest/fp8gemm_tools/README_ch10.md"
 commit=$(git -C "$here" rev-parse HEAD 2>/dev/null || echo unknown)
-if [[ -n "$(git -C "$here" status --porcelain -- . ../include ../src ../../../common ../../0[6789]_* 2>/dev/null)" ]]; then
+# "-dirty" when what _C.so is built from (this folder, the library, common/, chapters 6-9) has
+# uncommitted changes in this checkout.
+if [[ -n "$(cd "$here" && git status --porcelain -- . ../include ../src ../CMakeLists.txt \
+              ../../../common ../../0[6789]_* 2>/dev/null)" ]]; then
   commit="$commit-dirty"
 fi
 echo "$commit" > "$dest/fp8gemm/commit.txt"
