@@ -19,7 +19,7 @@ import os
 
 import torch
 
-__version__ = "0.8.0"
+__version__ = "0.9.0"  # the C++ library's version (fp8gemm::version(), CHANGELOG.md)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _LIB = os.path.join(_HERE, "_C.so")
