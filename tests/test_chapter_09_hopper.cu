@@ -2,8 +2,7 @@
 // float64 definition, D = sum over 32-K blocks of 2^(sa - 127) 2^(sb - 127) A_blk . B_blk, on
 // tile edges, K not a multiple of 128 (partial stages), several scale tiles, both kernels (TMA
 // store and registers), a D row stride that only the registers kernel takes, wide exponent
-// spreads, a NaN scale (its row of D, and only that row, NaN), determinism. Written at the end of
-// a session without device time: NOT YET RUN. Operands from mx_emulate.hpp (random e4m3 codes and
+// spreads, a NaN scale (its row of D, and only that row, NaN), determinism. Operands from mx_emulate.hpp (random e4m3 codes and
 // UE8M0 exponents, the Mx1x32 layout with zero padding).
 #include <cmath>
 #include <cstdint>

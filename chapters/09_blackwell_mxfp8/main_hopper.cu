@@ -4,8 +4,7 @@
 // block-scaled on the same shapes, in one process, by common/bench.hpp's method
 // (the summary's baseline: chapter 7). Issue 11's target: >= 0.7x chapter 7 at
 // 8192^3 and over the M = 4096 DeepSeek shapes (the promotion work is 4x
-// chapter 7's). Written at the end of a session without device time: NOT YET
-// RUN.
+// chapter 7's).
 //
 //   ch09_hopper_mxfp8 [--no-bench] [--sizes=...] [--shapes=MxNxK,...]
 //   [--json=PATH] [--accuracy=PATH]   (the MXFP8 rows of chapter 7's accuracy study)

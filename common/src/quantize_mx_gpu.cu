@@ -10,7 +10,7 @@
 // maximum of |x|'s bf16 bits (exact, order-independent). The scale code comes from those bits in
 // integer arithmetic (mx_scale_code_bf16 / mx_tuning::scale_code_select).
 //
-// ---- What limited the first version (v1; H200, 2027-03: 68-70 % of the copy, dual 53 %) ----
+// ---- What limited the first version (v1; H200, 2026-11-30: 68-70 % of the copy, dual 53 %) ----
 // Read from its SASS (cuobjdump -sass, sm_90a) and the ptxas report:
 //  - instructions, not bytes: per 8-element chunk ~60 instructions of per-row work besides the
 //    elements (the scale code with branches, pow2f twice, ExactDivider's range test, BSSY/BSYNC
@@ -42,15 +42,19 @@
 //      instructions per element (single; quantize_128x128 ~8), ~16 (dual); 64 / 80 registers,
 //      4 / 3 CTAs per SM. Expected: single 82-87 % (quantize_128x128's structure; the 8192 x 7168
 //      shape has half its tiles, so relatively more tail), dual 65-75 % (no loads in flight during
-//      the column pass).
+//      the column pass). Measured (82a9d6a): single 94-96 %, dual 87-90 % — the dual's prediction
+//      missed by 15-20 points: the swizzled tile and whole-line q_t stores were worth more than
+//      the missing loads in flight during the column pass cost.
 //  v3  persistent CTAs fed by cp.async, the grid balanced so every CTA does the same number of
 //      units (+-1). Single: 128 x 128 tiles, 2 stages in per-thread slots (64 KB, 3 CTAs per SM),
 //      no barrier at all; dual: 2 stages of 32 KB (3 CTAs per SM), one barrier per tile. The next
 //      tile is in flight while one is converted, and a lone last tile runs at the speed of its own
-//      pipeline instead of holding a wave. Expected: single 86-91 %, dual 75-85 %.
+//      pipeline instead of holding a wave. Expected: single 86-91 %, dual 75-85 %. Measured:
+//      single 89-92 %, dual 81-82 %.
 //  v4  single: 64-row units with 4 stages (3 units = 48 KB in flight per CTA, ~10.7 instructions
 //      per element for the extra bookkeeping); dual: 3 stages (96 KB, 2 CTAs per SM). Expected:
 //      about v3; the run tells whether more bytes in flight or more CTAs per SM matter more.
+//      Measured: single 87-89 %, dual 84 %.
 // v3 / v4 need x 16-byte aligned (cp.async) and q 8-byte aligned with ldx, ldq % 8 == 0; otherwise
 // they run v2's scalar kernels. Every variant is bit for bit the same (tests/test_mx_gpu.cu).
 //
@@ -711,9 +715,12 @@ void run_dual(const char* who, int variant, int max_ctas, const MxKernelArgs& a,
 
 namespace mx_tuning {
 
-// Until the variants have been measured side by side on the H200, the public functions run the
-// measured first version (one number each, so the single and the fused kernel can differ).
-int default_variant(bool dual) { return dual ? 0 : 0; }
+// v2 for both, from the side-by-side run on the H200 (quantize_bench at 82a9d6a, % of a D2D copy
+// of the same bytes in the same run; plots/data/h200/ch09/quantize_bench.json): single v1 68-70,
+// v2 94-96, v3 89-92, v4 87-89; dual v1 53-54, v2 87-90, v3 81-82, v4 84. The cp.async
+// pipelines (v3, v4) did not beat the plain loads of v2: with ~8.6 instructions per element and
+// 4 CTAs per SM, v2 already has enough loads in flight.
+int default_variant(bool dual) { return dual ? 1 : 1; }
 
 const char* variant_name(int v, bool dual) {
   switch (v) {
