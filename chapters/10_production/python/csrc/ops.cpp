@@ -536,10 +536,25 @@ at::Tensor gemm_grouped_masked(const at::Tensor& a, const at::Tensor& scale_a, c
   return grouped("gemm_grouped_masked", true, a, scale_a, b, scale_b, masked_m);
 }
 
+/// Index of the weight-gradient kernel `name` in ch08::wgrad_kernels() ("" = the plan's default:
+/// -1), for the plan key; an unknown name is refused here, before any GPU work.
+std::int64_t wgrad_kernel_index(const char* op, const std::string& name) {
+  if (name.empty()) return -1;
+  const auto& all = ch08::wgrad_kernels();
+  std::string names;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].name == name) return std::int64_t(i);
+    names += (i ? ", " : "") + all[i].name;
+  }
+  fail(op, "kernel '" + name + "' is not a weight-gradient kernel; compiled: " + names);
+}
+
 /// dB_g (+)= dD_g^T . A_g for every group, k-grouped over the tokens, into out [G, N, K] float32.
+/// kernel: a name of ch08::wgrad_kernels() ("" = the plan's default; the benchmark's sweep).
 void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                       const at::Tensor& a_t, const at::Tensor& scale_a_t, const at::Tensor& offsets,
-                      const at::Tensor& out, bool accumulate) {
+                      const at::Tensor& out, bool accumulate, const std::string& kernel = "") {
+  const std::int64_t kernel_index = wgrad_kernel_index(op, kernel);
   const at::Device dev = call_device(op, "dd_t", dd_t);
   check_tensor(op, "dd_t", dd_t, at::kFloat8_e4m3fn, 2,
                "[N, T_cap] (dD^T, tokens padded per group)", dev);
@@ -585,24 +600,50 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
     PlanKey key;
     key.add(kWgrad).add(dev.index()).add(G).add(N).add(K).add(cap).add(g.offsets).add(g.dD_t);
     key.add(ld_dd).add(g.scale_dD_t).add(sd.layout.ld).add(g.A_t).add(ld_a).add(g.scale_A_t);
-    key.add(sa.layout.ld).add(g.dB).add(lddb).add(std::int64_t(accumulate));
-    const auto plan = g_wgrad.get(key, [&] { return std::make_unique<WeightGradPlan>(g); });
+    key.add(sa.layout.ld).add(g.dB).add(lddb).add(std::int64_t(accumulate)).add(kernel_index);
+    const auto plan = g_wgrad.get(key, [&] {
+      WeightGradOptions o;
+      o.kernel = kernel;
+      return std::make_unique<WeightGradPlan>(g, o);
+    });
     plan->run(current_stream(dev));
   });
 }
 
-at::Tensor gemm_weight_grad(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
-                            const at::Tensor& a_t, const at::Tensor& scale_a_t,
-                            const at::Tensor& offsets) {
-  constexpr const char* op = "gemm_weight_grad";
+/// gemm_weight_grad with a chosen kernel ("" = the default): gemm_weight_grad itself and the
+/// benchmark's sweep of the compiled weight-gradient kernels (_gemm_weight_grad_kernel).
+at::Tensor weight_grad_new(const char* op, const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
+                           const at::Tensor& a_t, const at::Tensor& scale_a_t,
+                           const at::Tensor& offsets, const std::string& kernel) {
   const at::Device dev = call_device(op, "dd_t", dd_t);
   check_tensor(op, "dd_t", dd_t, at::kFloat8_e4m3fn, 2, "[N, T_cap]", dev);
   check_tensor(op, "a_t", a_t, at::kFloat8_e4m3fn, 2, "[K, T_cap]", dev);
   check_index_vector(op, "offsets", offsets, dev, "[G + 1]");
   const std::int64_t G = std::max<std::int64_t>(offsets.size(0) - 1, 0);
   at::Tensor out = at::empty({G, dd_t.size(0), a_t.size(0)}, dd_t.options().dtype(at::kFloat));
-  weight_grad_into(op, dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, false);
+  weight_grad_into(op, dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, false, kernel);
   return out;
+}
+
+at::Tensor gemm_weight_grad(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
+                            const at::Tensor& a_t, const at::Tensor& scale_a_t,
+                            const at::Tensor& offsets) {
+  return weight_grad_new("gemm_weight_grad", dd_t, scale_dd_t, a_t, scale_a_t, offsets, "");
+}
+
+at::Tensor gemm_weight_grad_kernel(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
+                                   const at::Tensor& a_t, const at::Tensor& scale_a_t,
+                                   const at::Tensor& offsets, const std::string& kernel) {
+  return weight_grad_new("_gemm_weight_grad_kernel", dd_t, scale_dd_t, a_t, scale_a_t, offsets,
+                         kernel);
+}
+
+/// The compiled weight-gradient kernels' names, comma-separated (the first is the plan's
+/// default; one string keeps the schema to the simplest return type).
+std::string wgrad_kernel_names() {
+  std::string r;
+  for (const auto& k : ch08::wgrad_kernels()) r += (r.empty() ? "" : ",") + k.name;
+  return r;
 }
 
 void gemm_weight_grad_out(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
@@ -745,6 +786,10 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.def(
       "_gemm_block_scaled_loop(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
       "Tensor(a!) out, int iters) -> ()");
+  m.def(
+      "_gemm_weight_grad_kernel(Tensor dd_t, Tensor scale_dd_t, Tensor a_t, Tensor scale_a_t, "
+      "Tensor offsets, str kernel) -> Tensor");
+  m.def("_wgrad_kernel_names() -> str", &wgrad_kernel_names);
   m.def("_plan_cache_stats() -> int[]", &plan_cache_stats);
   m.def("_plan_cache_clear() -> ()", &plan_cache_clear);
   m.def("_plan_cache_set_capacity(int capacity) -> ()", &plan_cache_set_capacity);
@@ -767,7 +812,8 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("gemm_weight_grad_out", &fp8gemm::torch_ops::gemm_weight_grad_out);       \
   m.impl("gemm_per_tensor", &fp8gemm::torch_ops::gemm_per_tensor);                 \
   m.impl("transpose_e4m3", &fp8gemm::torch_ops::transpose_e4m3);                   \
-  m.impl("_gemm_block_scaled_loop", &fp8gemm::torch_ops::gemm_block_scaled_loop);
+  m.impl("_gemm_block_scaled_loop", &fp8gemm::torch_ops::gemm_block_scaled_loop);   \
+  m.impl("_gemm_weight_grad_kernel", &fp8gemm::torch_ops::gemm_weight_grad_kernel);
 
 TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m){FP8GEMM_IMPLS(m)} TORCH_LIBRARY_IMPL(fp8gemm, CPU, m) {
   FP8GEMM_IMPLS(m)

@@ -97,6 +97,33 @@ def _transposed_operand(cache: Optional[_WeightCache], w: Tensor, q: Tensor, s: 
     return ops.transpose_block_scaled(q, s)
 
 
+# [0, M] int32 per (M, device): the one-group offsets of a dense weight gradient, made once
+# instead of by two small kernels (arange, multiply) in every backward pass. Bounded (a program
+# with many distinct token counts refills it); bypassed while compiling or capturing, where the
+# offsets must be made inside the graph.
+_DENSE_OFFSETS: dict = {}
+_DENSE_OFFSETS_MAX = 64
+
+
+def _dense_offsets(M: int, like: Tensor) -> Tensor:
+    """[0, M] int32 on like's device; cached for plain CUDA tensors outside any tracing (a
+    FakeTensor, a proxy or a dispatch mode gets a fresh one, as the graph being built needs)."""
+    device = like.device
+    if (_bypass_cache() or type(like) is not torch.Tensor or not like.is_cuda
+            or torch.utils._python_dispatch._get_current_dispatch_mode() is not None):
+        return ops.dense_offsets(M, device)
+    key = (M, device)
+    t = _DENSE_OFFSETS.get(key)
+    if t is None:
+        if len(_DENSE_OFFSETS) >= _DENSE_OFFSETS_MAX:
+            _DENSE_OFFSETS.clear()
+        t = ops.dense_offsets(M, device)
+        # Made on this stream, read later from any stream: wait for it once, here.
+        torch.cuda.current_stream(device).synchronize()
+        _DENSE_OFFSETS[key] = t
+    return t
+
+
 def _quantize_stacked_128x128(w: Tensor, pow2: bool):
     """w [G, N, K] -> (q [G, N, K], s [G, nb, kg]): each group's own 128 x 128 blocks."""
     G, N, K = w.shape
@@ -156,11 +183,15 @@ class _Fp8LinearFunction(torch.autograd.Function):
             q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w)
             dx = ops.gemm_block_scaled(q_dy, s_dy, q_wt, s_wt).to(ctx.x_dtype)
         if need_dw:
-            offsets = ops.dense_offsets(M, dy.device)
+            offsets = _dense_offsets(M, dyb)
             if ctx.dual:
                 q_xt, s_xt = x0, x1
                 if q_dyt is None:
-                    _, _, q_dyt, s_dyt = ops.quantize_1x128_dual(dyb, pow2_scales=ctx.pow2)
+                    # Only dW (x needs no gradient, e.g. a first layer): dY^T alone. With
+                    # M % 128 == 0 this equals the dual's second half, without writing dY's
+                    # own codes (a quarter less traffic, and the single kernel is faster).
+                    q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(
+                        dyb, offsets, M, pow2_scales=ctx.pow2)
             else:
                 q_xt, s_xt, _ = ops.quantize_tokens_transposed_1x128(x0, offsets,
                                                                      pow2_scales=ctx.pow2)

@@ -121,7 +121,10 @@ def quantize_per_tensor(x: Tensor) -> Tuple[Tensor, Tensor]:
     scale = amax / 448 (1 for all zeros), q = e4m3(clamp(x / scale, +-448)). Plain torch ops on the
     device (no host sync). For gemm_per_tensor."""
     amax = x.detach().abs().amax().float().reshape(1)
-    scale = torch.where(amax > 0, amax / E4M3_MAX, torch.ones_like(amax))
+    # The divisor is a tensor: torch computes "tensor / python float" on CUDA as a multiplication
+    # by the float's rounded reciprocal, one ulp off the IEEE quotient amax / 448 that the
+    # project's quantisers define (common/quantize.hpp) for about half of all amax.
+    scale = torch.where(amax > 0, amax / torch.full_like(amax, E4M3_MAX), torch.ones_like(amax))
     q = (x.float() / scale).clamp(-E4M3_MAX, E4M3_MAX).to(E4M3).contiguous()
     return q, scale
 

@@ -107,9 +107,9 @@ def make_bf16(shape, gen, device="cuda", spread=6.0):
 
 
 def rel_error(d, ref) -> float:
-    """||d - ref||_F / ||ref||_F in float64."""
-    d = d.double()
-    ref = ref.double()
+    """||d - ref||_F / ||ref||_F in float64 (detached: a metric, not part of any graph)."""
+    d = d.detach().double()
+    ref = ref.detach().double()
     return float((d - ref).norm() / ref.norm())
 
 
@@ -117,6 +117,31 @@ def tolerance(K: int) -> float:
     """The project's GEMM tolerance against a float64 reference on the dequantised operands
     (common/check.hpp): bf16 output rounding plus FP32 accumulation over K."""
     return 2.0 ** -8 + 2.5e-7 * K
+
+
+def scale_reference(amax):
+    """float32 scales from float32 amax by the project's definition, scale_from_amax in
+    common/quantize.hpp (the CPU ground truth that tests/test_quantize_gpu.cu holds the kernels
+    to, bit for bit): scale = amax / 448 as ONE IEEE float32 division rounded to nearest (the
+    kernels' __fdiv_rn(amax, 448.f)); amax = 0 -> 1; a subnormal quotient (< 2^-126) rounded UP
+    to a multiple of 2^-149, from double(amax) / 448 as the C++ does. Finite amax only (the
+    tests' data has no NaN / Inf).
+
+    The divisor is a tensor on purpose: on CUDA, torch turns division by a Python scalar into a
+    multiplication by the scalar's rounded reciprocal (amax * float(1/448)), which differs from
+    the quotient by one ulp for about half of all amax (the first H200 run's failures: scale
+    bits 993825354 from amax * (1/448) against the library's correct 993825353). Division of
+    two tensors is the elementwise IEEE division."""
+    a = amax.float()
+    scale = a / torch.full_like(a, 448.0)
+    sub = (scale < 2.0 ** -126) & (a > 0)
+    if bool(sub.any()):
+        # On the CPU in float64 (elementwise IEEE division there), as the C++ computes it.
+        tiny = 2.0 ** -149
+        a64 = a.double().cpu()
+        up = (torch.ceil(a64 / torch.full_like(a64, 448.0) / tiny) * tiny).float().to(a.device)
+        scale = torch.where(sub, up, scale)
+    return torch.where(a == 0, torch.ones_like(scale), scale)
 
 
 def e4m3_reference(x32, scale):

@@ -118,6 +118,22 @@ def test_fp8linear_frozen_weight_and_no_input_grad():
     assert f8.weight.grad is not None
 
 
+def test_fp8linear_weight_grad_only_matches_full_backward():
+    """x without a gradient (a first layer) at M % 128 == 0: dW from dY^T alone
+    (quantize_tokens_transposed_1x128) is bit for bit the full backward's dW (the dual
+    quantiser's second half)."""
+    require_gpu()
+    gen = _gen(9)
+    _, f8 = _pair(1024, 384, False, seed=9)
+    x = _randn((256, 1024), gen)
+    dy = _randn((256, 384), gen)
+    f8(x).backward(dy)  # only dW
+    only_dw = f8.weight.grad.clone()
+    f8.weight.grad = None
+    f8(x.clone().requires_grad_()).backward(dy)  # dX and dW
+    assert torch.equal(f8.weight.grad, only_dw)
+
+
 def test_fp8linear_determinism():
     require_gpu()
     gen = _gen(9)

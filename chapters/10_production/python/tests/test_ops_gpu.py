@@ -7,7 +7,7 @@ import torch
 
 import fp8gemm
 from _testlib import (bits, e4m3_reference, make_bf16, parametrize, raises, rel_error, require_gpu,
-                      tolerance)
+                      scale_reference, tolerance)
 from fp8gemm import ops
 
 E4 = torch.float8_e4m3fn
@@ -25,13 +25,14 @@ def _ceil(a, b):
 
 def _ref_1x128(x):
     """(q, scale [M, kg]) of bf16 x [M, K] by the recipe: scale = amax / 448 per 1 x 128 group
-    (1 for an all-zero group), q = e4m3(x / scale)."""
+    (scale_reference: the project's IEEE float32 quotient, 1 for an all-zero group),
+    q = e4m3(x / scale)."""
     M, K = x.shape
     kg = _ceil(K, 128)
     xp = torch.zeros(M, kg * 128, device=x.device, dtype=torch.float32)
     xp[:, :K] = x.float()
     amax = xp.view(M, kg, 128).abs().amax(-1)
-    scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    scale = scale_reference(amax)
     q = e4m3_reference(xp, scale.repeat_interleave(128, 1))[:, :K]
     return q, scale
 
@@ -42,7 +43,7 @@ def _ref_128x128(w):
     wp = torch.zeros(nb * 128, kg * 128, device=w.device, dtype=torch.float32)
     wp[:N, :K] = w.float()
     amax = wp.view(nb, 128, kg, 128).abs().amax(dim=(1, 3))
-    scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    scale = scale_reference(amax)
     full = scale.repeat_interleave(128, 0).repeat_interleave(128, 1)
     return e4m3_reference(wp, full)[:N, :K], scale
 
@@ -127,7 +128,7 @@ def _ref_tokens_transposed(x, offsets, cap):
         P.append(P[g] + _ceil(n, 128) * 128)
     blocks = cap // 128
     amax = xp.view(C, blocks, 128).abs().amax(-1)
-    scale = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    scale = scale_reference(amax)
     scale[:, P[G] // 128:] = 0
     q = e4m3_reference(xp, scale.clamp(min=1e-30).repeat_interleave(128, 1))
     q.view(torch.uint8)[:, P[G]:] = 0
