@@ -8,7 +8,8 @@
 # the benchmark JSON and the training curves go. Steps (default: all, in this order):
 #   tests  every test (pytest when importable, else tests/run_tests.py): OUT/tests.log (~3-5 min:
 #          torch.compile's inductor compiles a few graphs)
-#   bench  bench_torch.py: OUT/bench_torch.json, OUT/bench_torch.log (~3-4 min)
+#   bench  bench_torch.py: OUT/bench_torch.json, OUT/bench_torch.log (~1-2 min; BENCH_ARGS, e.g.
+#          "--time-limit 0.4", are passed on to it)
 #   train  train_example.py: OUT/ch10_torch_train.{json,png}, OUT/train.log (~1 min)
 # Exit status: non-zero if any step failed (each step still runs).
 set -uo pipefail
@@ -48,7 +49,9 @@ if want tests; then
 fi
 if want bench; then
   echo "== bench" | tee "$out/bench_torch.log"
-  "$py" "$tools/bench_torch.py" --out "$out/bench_torch.json" 2>&1 | tee -a "$out/bench_torch.log"
+  # shellcheck disable=SC2086  # BENCH_ARGS is a list of words
+  "$py" "$tools/bench_torch.py" --out "$out/bench_torch.json" ${BENCH_ARGS:-} 2>&1 |
+    tee -a "$out/bench_torch.log"
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 fi
 if want train; then
