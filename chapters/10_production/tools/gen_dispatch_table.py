@@ -22,15 +22,20 @@ never mixed across runs:
   plots/data/h200/ch07/sweep_small.json
   plots/data/h200/ch06/sweep.json            ch06_sweep (its own format; the default tile order)
 
-  gen_dispatch_table.py                write the two files
+  gen_dispatch_table.py --picks-exe BUILD/bin/fp8gemm_dispatch_picks   (or --picks FILE)
+      write the two files. fp8gemm_dispatch_picks (pure CPU, built in every configuration) prints
+      what the C++ dispatcher and each chapter's own rule choose for every shape; the markdown's
+      summary ("The table against the chapters' own rules": how often the chapter's rule was
+      already the sweep's fastest, how much slower it is where not, the table's kernel against
+      cuBLASLt) is computed from the chapters' choices and the dispatch sweep's times alone.
   gen_dispatch_table.py --check [--picks-exe EXE | --picks FILE]
-      regenerate in memory and fail if the committed files differ; with the library's own picks
-      (fp8gemm_dispatch_picks prints them: what the C++ dispatcher chooses for every shape), fail
-      if any pick on a swept shape is not a correct kernel of the sweep or is more than
-      --tolerance (3%) slower than the sweep's fastest, and list the DeepSeek-V3 shapes that no
-      sweep covers.
+      regenerate in memory and fail if the committed files differ (the markdown only with the
+      picks, which its summary needs); with the picks, also fail if any pick of the library on a
+      swept shape is not a correct kernel of the sweep or is more than --tolerance (3%) slower
+      than the sweep's fastest, and list the DeepSeek-V3 shapes that no sweep covers.
   gen_dispatch_table.py --self-test
-      proves the check can fail: a table with one kernel changed and a pick 3% off are caught.
+      proves the check can fail: a table with one kernel changed and a pick 3% off are caught,
+      and the markdown's summary changes with the chapters' choices.
 Python 3 standard library only.
 """
 import argparse
@@ -39,6 +44,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 INC = "chapters/10_production/src/dispatch_table.inc"
@@ -59,6 +65,7 @@ FAMILIES = [
 REQUIRED = {"block_scaled", "per_tensor_promoted", "per_tensor_fast"}
 DEEPSEEK_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 DEEPSEEK = [(m, n, k) for m in (64, 128, 4096) for n, k in DEEPSEEK_NK]
+SQUARE = (8192, 8192, 8192)
 
 
 class Source:
@@ -198,7 +205,108 @@ def render_inc(sources, table):
     return "\n".join(lines) + "\n"
 
 
-def render_md(sources, table):
+def pct(x):
+    return "%.1f%%" % (100.0 * x)
+
+
+def chapter_comparison(sources, table, picks):
+    """Per family: the chapter's own kernel against the table's, on the DeepSeek-V3 shapes and
+    8192^3, where the (family, shape) comes from the dispatch sweep (one run, every kernel)."""
+    chapter = {(f, s): ck for f, s, _, _, ck in picks}
+    out = {}
+    for family, _ in FAMILIES:
+        rows = []
+        for shape in DEEPSEEK + [SQUARE]:
+            e = table.get((family, shape))
+            if e is None or sources[e["source"]].kind != "dispatch":
+                continue
+            ck = chapter.get((family, shape))
+            rows.append({"shape": shape, "chapter": ck, "chapter_us": e["times"].get(ck),
+                         "kernel": e["kernel"], "us": e["us"], "peer": e["peer"]})
+        out[family] = rows
+    return out
+
+
+def render_summary(sources, table, picks):
+    """The markdown section comparing the table with the chapters' own rules (from the dispatch
+    sweep only)."""
+    if not any(s.kind == "dispatch" for s in sources):
+        return ["## The table against the chapters' own rules", "",
+                "No dispatch sweep is committed yet: nothing to compare."]
+    cmp = chapter_comparison(sources, table, picks)
+    out = [
+        "## The table against the chapters' own rules",
+        "",
+        "Each chapter's own choice (`ch06::choose_kernel`, `ch07::choose_kernel`, chapter 9's",
+        "default Hopper kernel; what `fp8gemm_dispatch_picks` prints as `chapter_kernel`) against",
+        "the table's kernel, both timed in the same dispatch sweep (source 1 only). \"Slower by\" is",
+        "the chapter's kernel's median over the table's kernel's median, minus 1; the table's kernel",
+        "is the sweep's fastest by definition. Last column: the table's kernel against cuBLASLt in",
+        "the same run (cuBLASLt's time over the kernel's, geometric mean over the DeepSeek-V3",
+        "shapes and 8192^3; no cuBLASLt MXFP8 peer on Hopper).",
+        "",
+        "| family | DeepSeek-V3 shapes | chapter's rule = fastest | slower by < 3% | 3-10% | > 10% "
+        "| median slower by | largest (shape: chapter's kernel, table's kernel) "
+        "| 8192^3 slower by | table vs cuBLASLt |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    every = []
+    for family, _ in FAMILIES:
+        rows = [r for r in cmp[family] if r["shape"] != SQUARE]
+        square = [r for r in cmp[family] if r["shape"] == SQUARE]
+        timed = [r for r in rows if r["chapter_us"]]
+        if not rows:
+            continue
+        slow = sorted(((r["chapter_us"] / r["us"] - 1, r) for r in timed), key=lambda t: t[0])
+        for x, r in slow:
+            every.append((x, family, r))
+        same = sum(1 for r in timed if r["chapter"] == r["kernel"])
+        lt3 = sum(1 for x, r in slow if r["chapter"] != r["kernel"] and x < 0.03)
+        lt10 = sum(1 for x, _ in slow if 0.03 <= x < 0.10)
+        ge10 = sum(1 for x, _ in slow if x >= 0.10)
+        xs = [x for x, _ in slow]
+        median = (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2 if xs else None
+        largest = "-"
+        if slow and slow[-1][0] > 0:
+            x, r = slow[-1]
+            largest = "%s %s: `%s` %.1f us, `%s` %.1f us" % (
+                pct(x), shape_name(r["shape"]), r["chapter"], r["chapter_us"], r["kernel"],
+                r["us"])
+        sq = "-"
+        if square and square[0]["chapter_us"]:
+            r = square[0]
+            sq = pct(r["chapter_us"] / r["us"] - 1)
+        peers = [r["peer"] / r["us"] for r in cmp[family] if r["peer"]]
+        peer = "-"
+        if peers:
+            g = 1.0
+            for v in peers:
+                g *= v
+            peer = "%.3fx (faster at %d of %d)" % (g ** (1.0 / len(peers)),
+                                                   sum(1 for v in peers if v > 1), len(peers))
+        untimed = len(rows) - len(timed)
+        out.append("| %s | %d%s | %d | %d | %d | %d | %s | %s | %s | %s |" % (
+            family, len(rows), " (%d not timed)" % untimed if untimed else "", same, lt3, lt10,
+            ge10, pct(median) if median is not None else "-", largest, sq, peer))
+    n = sum(len([r for r in cmp[f] if r["shape"] != SQUARE]) for f, _ in FAMILIES)
+    same = sum(1 for x, f, r in every if r["chapter"] == r["kernel"])
+    within = sum(1 for x, f, r in every if x < 0.03)
+    big = sorted((t for t in every if t[0] > 0.10), key=lambda t: (-t[0], t[1], t[2]["shape"]))
+    text = ("Over the %d (family, DeepSeek-V3 shape) pairs the sweep timed, the chapter's own rule "
+            "was already the sweep's fastest at %d, within 3%% of it at %d (those included), and "
+            "more than 3%% slower at %d; more than 10%% slower at %d, where the table gains most "
+            "(the chapter's kernel's time -> the table's kernel's):" % (
+                n, same, within, sum(1 for x, _, _ in every if x >= 0.03), len(big)))
+    out += [""] + textwrap.wrap(text, 100) + [""]
+    for x, f, r in big:
+        out.append("- %s %s: `%s` %.1f us -> `%s` %.1f us (%.2fx)" % (
+            f, shape_name(r["shape"]), r["chapter"], r["chapter_us"], r["kernel"], r["us"], 1 + x))
+    if not big:
+        out.append("- none")
+    return out
+
+
+def render_md(sources, table, picks):
     out = [
         "# The library's dispatch table (generated)",
         "",
@@ -214,6 +322,7 @@ def render_md(sources, table):
     ]
     for i, s in enumerate(sources):
         out.append("%d. `%s` (commit `%s`, %s)" % (i + 1, s.path, s.commit[:12], s.gpu))
+    out += [""] + render_summary(sources, table, picks)
     for family, title in FAMILIES:
         keys = [key for key in sorted_keys(table) if key[0] == family]
         out += ["", "## %s: %s" % (family, title), ""]
@@ -326,6 +435,17 @@ def self_test(sources, table):
     if not check_pick_coverage([(fam, shape, e["kernel"], "table", e["kernel"])]):
         print("self-test FAILED: missing DeepSeek-V3 picks were not caught")
         ok = False
+    # The markdown's summary follows the chapters' choices: the same table with one chapter
+    # choice moved from the fastest kernel to the runner-up must give another markdown.
+    if any(sources[e["source"]].kind == "dispatch" for e in table.values()):
+        k = next(k for k in sorted_keys(table)
+                 if table[k]["second"] and sources[table[k]["source"]].kind == "dispatch")
+        picks = [(f, s, e["kernel"], "table", e["kernel"]) for (f, s), e in table.items()]
+        moved = [(f, s, kern, rule, table[k]["second"] if (f, s) == k else ck)
+                 for f, s, kern, rule, ck in picks]
+        if render_md(sources, table, picks) == render_md(sources, table, moved):
+            print("self-test FAILED: the markdown's summary ignores the chapters' choices")
+            ok = False
     print("gen_dispatch_table --self-test: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
@@ -345,8 +465,14 @@ def main():
     table = learn(sources)
     if args.self_test:
         return self_test(sources, table)
-    inc, md = render_inc(sources, table), render_md(sources, table)
+    picks = read_picks(args) if (args.picks_exe or args.picks) else None
+    inc = render_inc(sources, table)
+    md = render_md(sources, table, picks) if picks is not None else None
     if not args.check:
+        if md is None:
+            sys.exit("gen_dispatch_table: the markdown's summary needs the chapters' own choices: "
+                     "pass --picks-exe BUILD/bin/fp8gemm_dispatch_picks (pure CPU, built in every "
+                     "configuration) or --picks FILE with its output")
         for path, text in ((args.inc, inc), (args.md, md)):
             with open(os.path.join(REPO, path), "w", encoding="utf-8") as f:
                 f.write(text)
@@ -355,7 +481,11 @@ def main():
         return 0
 
     failures = []
+    if md is None:
+        print("note: %s not checked (its summary needs --picks-exe or --picks)" % args.md)
     for path, text in ((args.inc, inc), (args.md, md)):
+        if text is None:
+            continue
         full = os.path.join(REPO, path)
         committed = open(full, encoding="utf-8").read() if os.path.exists(full) else ""
         msg = differs(path, committed, text)
@@ -370,9 +500,8 @@ def main():
                 failures.append(note)
             else:
                 print("note: " + note + " (not required until the dispatch sweep has run)")
-    if args.picks_exe or args.picks:
+    if picks is not None:
         print("the library's picks against the committed sweeps (rule: table, chapter, ...):")
-        picks = read_picks(args)
         failures += check_picks(table, picks, args.tolerance) + check_pick_coverage(picks)
     for f in failures:
         print("FAIL: " + f)
