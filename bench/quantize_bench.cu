@@ -39,12 +39,11 @@
 // quantize_1x128_dual's 50 % (the same shared-memory round trip, one barrier fewer per tile).
 // Kernel variants (2027-03, before any run; each entry is timed beside its own copy):
 // quantize_mx_1x32_<v> and _dual_<v> time every MX kernel variant (mx_tuning, described in
-// common/src/quantize_mx_gpu.cu), quantize_1x128_<v> both 1 x 128 kernels (tuning_1x128), on both
-// shapes. Predicted % of the copy: MX single v1 68-70 (as measured), v2 82-87, v3 86-91,
-// v4 85-90; dual v1 53, v2 65-75, v3 75-85, v4 75-85; 1x128 v1_rows 76-78, v2_tiles 80-86.
-// `quantize_bench --benchmark_filter='mx_1x32|quantize_1x128(/|_v)'` runs only these and their
-// copies. Output: quantize_bench.json (or --benchmark_out=...), Google Benchmark JSON with the
-// harness's context (GPU, clocks, driver, commit); counters GB/s, median_us and pct_of_copy.
+// common/src/quantize_mx_gpu.cu) on both shapes. Predicted % of the copy: MX single v1 68-70 (as
+// measured), v2 82-87, v3 86-91, v4 85-90; dual v1 53, v2 65-75, v3 75-85, v4 75-85.
+// `quantize_bench --benchmark_filter='mx_1x32'` runs only these and their copies.
+// Output: quantize_bench.json (or --benchmark_out=...), Google Benchmark JSON with the harness's
+// context (GPU, clocks, driver, commit); counters GB/s, median_us and pct_of_copy.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -148,14 +147,10 @@ std::vector<int> skewed_counts(std::int64_t T, int G, std::uint64_t seed) {
   return c;
 }
 
-/// The op's name; kernel variants (variant >= 0: mx_tuning for the MX ops, tuning_1x128 for
-/// quantize_1x128) get the variant's name appended.
+/// The op's name; MX kernel variants (mx_tuning, variant >= 0) get the variant's name appended.
 std::string item_name(Op op, int variant) {
   std::string n = op_name(op);
-  if (variant >= 0)
-    n +=
-        std::string("_") + (op == Op::q1x128 ? tuning_1x128::variant_name(variant)
-                                             : mx_tuning::variant_name(variant, op == Op::mx_dual));
+  if (variant >= 0) n += std::string("_") + mx_tuning::variant_name(variant, op == Op::mx_dual);
   return n;
 }
 
@@ -256,12 +251,8 @@ void bench_op(benchmark::State& state, Op op, int variant, std::int64_t R, std::
       const auto L = op == Op::q1x128_kmajor ? GroupScaleLayout::k_major_packed(K)
                                              : GroupScaleLayout::mn_major_tma_aligned(R);
       s = DeviceBuffer<float>(std::size_t(L.required_elements(R, K)));
-      launch = [&, L, variant](cudaStream_t st_) {
-        if (variant < 0)
-          quantize_1x128(x.data(), R, K, K, q.data(), K, s.data(), L, opt, st_);
-        else
-          tuning_1x128::quantize_1x128(variant, x.data(), R, K, K, q.data(), K, s.data(), L, opt,
-                                       st_);
+      launch = [&, L](cudaStream_t st_) {
+        quantize_1x128(x.data(), R, K, K, q.data(), K, s.data(), L, opt, st_);
       };
     }
     time_gpu(state, launch, GemmCost{0.0, op_bytes(op, R, K)});
@@ -288,7 +279,7 @@ int main(int argc, char** argv) {
   struct Item {
     Op op;
     std::int64_t R, K;
-    int variant = -1;  // >= 0: that kernel variant (mx_tuning, tuning_1x128), not the default
+    int variant = -1;  // MX only: >= 0 times that kernel variant (mx_tuning) instead of the default
   };
   // >= 64 MB of bf16 input each: 8192 x 7168 = 117 MB, 4096 x 16384 = 134 MB,
   // 7168 x 16384 = 235 MB, 16384 x 7168 = 235 MB.
@@ -300,11 +291,7 @@ int main(int argc, char** argv) {
       {Op::mx, 8192, 7168},          {Op::mx, 4096, 16384},       {Op::mx_dual, 8192, 7168},
       {Op::mx_dual, 4096, 16384},
   };
-  // Every kernel variant side by side (the public entries above run the default one).
-  for (int v = 0; v < tuning_1x128::kVariants; ++v) {
-    items.push_back({Op::q1x128, 8192, 7168, v});
-    items.push_back({Op::q1x128, 4096, 16384, v});
-  }
+  // Every MX kernel variant side by side (the public entries above run the default one).
   for (const Op op : {Op::mx, Op::mx_dual})
     for (int v = 0; v < mx_tuning::kVariants; ++v) {
       items.push_back({op, 8192, 7168, v});

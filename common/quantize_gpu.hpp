@@ -51,21 +51,6 @@ void quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K, std:
                     std::uint8_t* q, std::int64_t ldq, float* scales, GroupScaleLayout layout,
                     QuantizeOptions opt = {}, cudaStream_t stream = nullptr);
 
-namespace tuning_1x128 {
-/// Not API: the kernels behind quantize_1x128, for bench/quantize_bench.cu (timed side by side)
-/// and tests/test_quantize_gpu.cu (each checked byte for byte). Same arguments, checks and bytes
-/// as quantize_1x128; common/src/quantize_gpu.cu describes them. variant in [0, kVariants).
-inline constexpr int kVariants = 2;
-/// The variant quantize_1x128 runs.
-int default_variant();
-/// "v1_rows" (the row kernel) or "v2_tiles" (128 x 128 tiles).
-const char* variant_name(int v);
-void quantize_1x128(int variant, const std::uint16_t* x, std::int64_t M, std::int64_t K,
-                    std::int64_t ldx, std::uint8_t* q, std::int64_t ldq, float* scales,
-                    GroupScaleLayout layout, QuantizeOptions opt = {},
-                    cudaStream_t stream = nullptr);
-}  // namespace tuning_1x128
-
 /// Weights, 128 x 128 blocks.
 /// w:      N x K bf16 (bits), row-major, ldw >= K.   q: N x K e4m3, ldq >= K.
 /// scales: float, block (n / 128, k / 128) at layout.offset(i, j); layout.ld >= ceil(K / 128)

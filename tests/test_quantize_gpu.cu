@@ -104,33 +104,20 @@ struct Case1x128 {
   bool pow2 = false;
 };
 
-/// Runs quantize_1x128 and each of its kernel variants on x (host data) and compares every output
-/// byte with the CPU.
+/// Runs quantize_1x128 on x (host data) and compares every output byte with the CPU.
 void check_1x128(const Case1x128& c, const std::vector<std::uint16_t>& x) {
   CAPTURE(c.M, c.K, c.ldx, c.ldq, to_string(c.layout.major), c.layout.ld, c.q_offset, c.pow2);
   const std::size_t q_count = static_cast<std::size_t>((c.M - 1) * c.ldq + c.K) + c.q_offset + 16;
   const std::size_t s_count = static_cast<std::size_t>(scale_buffer(c.layout, c.M, c.K));
   DeviceBuffer<std::uint16_t> dx(x);
+  auto dq = poisoned<std::uint8_t>(q_count);
+  auto ds = poisoned<float>(s_count);
   const QuantizeOptions opt{c.pow2};
+  quantize_1x128(dx.data(), c.M, c.K, c.ldx, dq.data() + c.q_offset, c.ldq, ds.data(), c.layout, opt);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   auto q = poisoned_host<std::uint8_t>(q_count);
   auto s = poisoned_host<float>(s_count);
   quantize_1x128_cpu(x.data(), c.M, c.K, c.ldx, q.data() + c.q_offset, c.ldq, s.data(), c.layout, opt);
-  // Every kernel behind quantize_1x128 (tuning_1x128), on freshly poisoned outputs.
-  for (int v = 0; v < tuning_1x128::kVariants; ++v) {
-    CAPTURE(v, tuning_1x128::variant_name(v));
-    auto dqv = poisoned<std::uint8_t>(q_count);
-    auto dsv = poisoned<float>(s_count);
-    tuning_1x128::quantize_1x128(v, dx.data(), c.M, c.K, c.ldx, dqv.data() + c.q_offset, c.ldq,
-                                 dsv.data(), c.layout, opt);
-    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    require_same_bytes(dqv.download(), q, "q");
-    require_same_bytes(dsv.download(), s, "scales");
-  }
-  auto dq = poisoned<std::uint8_t>(q_count);
-  auto ds = poisoned<float>(s_count);
-  quantize_1x128(dx.data(), c.M, c.K, c.ldx, dq.data() + c.q_offset, c.ldq, ds.data(), c.layout,
-                 opt);
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const auto got_q = dq.download();
   require_same_bytes(got_q, q, "q");
   require_same_bytes(ds.download(), s, "scales");

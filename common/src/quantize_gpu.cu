@@ -15,6 +15,8 @@
 // group, Markstein's correction per element, bit for bit __fdiv_rn; never fast-math);
 // conversions are cvt.rn.satfinite.e4m3x2.f32, which for finite input is fp8.hpp's encoder with
 // Saturation::finite (tests/test_quantize_gpu.cu checks the kernels against the CPU bit for bit).
+// Tried and removed: a 1 x 128 tile variant ("v2_tiles", one CTA per 128 x 128 tile, 6a60e82) ran at
+// 56.4-56.8 % of the copy against this row kernel's 75.6-79.3 % (H200, quantize_bench at 82a9d6a).
 #include "common/quantize_gpu.hpp"
 
 #include <cuda_runtime.h>
@@ -262,74 +264,6 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
   }
 }
 
-// ------------------------------------------------------------------- 1 x 128, tile variant ----
-// tuning_1x128 variant 1 ("v2_tiles"), not yet measured. The row kernel above keeps one row ahead
-// in flight per warp (4 x 16 bytes a lane) and its grid is ~8 CTAs per SM in all, so each warp
-// walks only ~7-8 rows: the first row's latency is exposed once per CTA, and at 8192 x 7168 the
-// grid is 7 x 151 = 1057 CTAs on 528 slots, a third wave of one CTA (measured: 75.6-77.9 % of the
-// copy; 80 % with k-major scales). This variant has quantize_128x128's structure (87 %): one CTA
-// per 128 x 128 tile (2-D grid: tile columns x tile rows, grid-stride), the whole tile in
-// registers (8 x 16 bytes per thread, loaded at once), the hardware scheduler filling the SMs
-// with 3584+ small CTAs; 3 per SM (80 registers: at 64, ptxas spilled ~150 bytes, the per-row
-// dividers' __fdiv_rn slow paths holding registers). A tile row is one 1 x 128 group: its amax by
-// four xor-shuffles in the half-warp; lane cc computes the scale and reciprocal of row cc % 8 only
-// and hands them out by shuffle (the dual's phase 1 without the shared-memory copy); the scales
-// of rows rr, rr + 1 (mn-major: adjacent floats) are stored by one instruction.
-template <bool Vec>
-__global__ void __launch_bounds__(kThreadsBlock, 3)
-    quantize_1x128_tile_kernel(const std::uint16_t* __restrict__ x, std::int64_t M, std::int64_t K,
-                               std::int64_t ldx, std::uint8_t* __restrict__ q, std::int64_t ldq,
-                               float* __restrict__ scales, GroupScaleLayout layout, bool pow2) {
-  const std::int64_t mt = ceil_div(M, 128), kt = ceil_div(K, 128);
-  const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
-  for (std::int64_t tm = blockIdx.y; tm < mt; tm += gridDim.y)
-    for (std::int64_t tk = blockIdx.x; tk < kt; tk += gridDim.x) {
-      const std::int64_t c = tk * 128 + cc * 8;
-      const int rows = int(std::min<std::int64_t>(M - tm * 128, 128));  // rows of the tile in x
-      // The rows by pointer bumps (load_tile_rows' 64-bit product per row costs registers here).
-      const std::uint16_t* xp = x + (tm * 128 + rr) * ldx;
-      uint4 v[8];
-#pragma unroll
-      for (int it = 0; it < 8; ++it, xp += 16 * ldx) {
-        if constexpr (Vec)  // K % 8 == 0: a chunk is all in or all out, no partial-chunk path
-          v[it] = rr + 16 * it < rows && c < K ? __ldg(reinterpret_cast<const uint4*>(xp + c))
-                                               : make_uint4(0, 0, 0, 0);
-        else
-          v[it] = rr + 16 * it < rows ? load8<false>(xp, c, K) : make_uint4(0, 0, 0, 0);
-      }
-      unsigned nonfinite = 0;  // bit it: row rr + 16 it holds NaN or Inf
-      unsigned m_mine = 0;
-#pragma unroll
-      for (int it = 0; it < 8; ++it) {
-        unsigned m = fold2(max_abs2(v[it]));
-#pragma unroll
-        for (int o = 8; o >= 1; o >>= 1) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-        nonfinite |= (m >= kNonFinite ? 1u : 0u) << it;
-        m_mine = (cc & 7) == it ? m : m_mine;
-      }
-      const float s_mine = scale_from_bits(m_mine, pow2);
-      const float y_mine = __fdiv_rn(1.0f, s_mine);
-#pragma unroll
-      for (int it = 0; it < 8; ++it) {
-        const int src = (threadIdx.x & 16) | it;  // a lane of this half-warp with cc % 8 == it
-        const float scale = __shfl_sync(0xFFFFFFFFu, s_mine, src);
-        const ExactDivider d(scale, __shfl_sync(0xFFFFFFFFu, y_mine, src));
-        const std::int64_t r = tm * 128 + rr + 16 * it;
-        if (rr + 16 * it < rows) {
-          if (c < K) {
-            const uint2 codes = quant8(v[it], d, (nonfinite >> it) & 1u);
-            if constexpr (Vec)  // K % 8 == 0: the chunk is whole
-              *reinterpret_cast<uint2*>(q + r * ldq + c) = codes;
-            else
-              store8<false>(q + r * ldq, c, K, codes);
-          }
-          if (cc == 0) scales[layout.offset(r, tk)] = scale;
-          zero_group_padding(scales, layout, M, kt, r, tk, cc, 16);
-        }
-      }
-    }
-}
-
 // ------------------------------------------------------------------------------------- dual ----
 // One CTA per 128 x 128 tile (tm, tk) of x (rows m, columns k), grid-stride, row-major.
 // Phase 1 (as the 128x128 kernel's loads): each 16-lane half-warp holds one row of the tile;
@@ -418,44 +352,15 @@ __global__ void convert_block_scales_kernel(const float* __restrict__ src, Block
 
 }  // namespace
 
-namespace tuning_1x128 {
-
-// Until the tile variant has been measured beside it on the H200, the public function runs the
-// measured row kernel.
-int default_variant() { return 0; }
-
-const char* variant_name(int v) { return v == 0 ? "v1_rows" : v == 1 ? "v2_tiles" : "?"; }
-
-void quantize_1x128(int variant, const std::uint16_t* x, std::int64_t M, std::int64_t K,
-                    std::int64_t ldx, std::uint8_t* q, std::int64_t ldq, float* scales,
-                    GroupScaleLayout layout, QuantizeOptions opt, cudaStream_t stream) {
+void quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
+                    std::uint8_t* q, std::int64_t ldq, float* scales, GroupScaleLayout layout,
+                    QuantizeOptions opt, cudaStream_t stream) {
   const char* who = "fp8gemm::quantize_1x128";
   validate_quantize_1x128(x, M, K, ldx, q, ldq, scales, layout);
-  if (variant < 0 || variant >= kVariants)
-    fail("quantize_1x128", "variant = " + std::to_string(variant) + " must be in [0, " +
-                               std::to_string(kVariants) + ")");
   require_device_accessible(x, extent_bytes(who, "x", M, ldx, K, 2), who, "x");
   require_device_accessible(q, extent_bytes(who, "q", M, ldq, K, 1), who, "q");
   require_device_accessible(scales, std::size_t(layout.required_elements(M, K)) * 4, who, "scales");
   const bool vec = aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
-  if (variant == 1) {
-    const bool vec_tile = vec && K % 8 == 0;  // whole 16-byte chunks only
-    const void* kernel = vec_tile
-                             ? reinterpret_cast<const void*>(&quantize_1x128_tile_kernel<true>)
-                             : reinterpret_cast<const void*>(&quantize_1x128_tile_kernel<false>);
-    prepare(kernel, "quantize_1x128_tile_kernel", who);
-    const dim3 grid{unsigned(std::min<std::int64_t>(ceil_div(K, 128), 0x7FFFFFFF)),
-                    unsigned(std::min<std::int64_t>(ceil_div(M, 128), 65535)), 1u};
-    if (vec_tile)
-      quantize_1x128_tile_kernel<true><<<grid, kThreadsBlock, 0, stream>>>(
-          x, M, K, ldx, q, ldq, scales, layout, opt.pow2_scales);
-    else
-      quantize_1x128_tile_kernel<false><<<grid, kThreadsBlock, 0, stream>>>(
-          x, M, K, ldx, q, ldq, scales, layout, opt.pow2_scales);
-    check_launch(who);
-    return;
-  }
-
   const void* kernel = vec ? reinterpret_cast<const void*>(&quantize_1x128_kernel<true>)
                            : reinterpret_cast<const void*>(&quantize_1x128_kernel<false>);
   prepare(kernel, "quantize_1x128_kernel", who);
@@ -475,15 +380,6 @@ void quantize_1x128(int variant, const std::uint16_t* x, std::int64_t M, std::in
     quantize_1x128_kernel<false><<<grid, kThreads1x128, 0, stream>>>(x, M, K, ldx, q, ldq, scales,
                                                                     layout, opt.pow2_scales);
   check_launch(who);
-}
-
-}  // namespace tuning_1x128
-
-void quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
-                    std::uint8_t* q, std::int64_t ldq, float* scales, GroupScaleLayout layout,
-                    QuantizeOptions opt, cudaStream_t stream) {
-  tuning_1x128::quantize_1x128(tuning_1x128::default_variant(), x, M, K, ldx, q, ldq, scales,
-                               layout, opt, stream);
 }
 
 void quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K, std::int64_t ldw,
