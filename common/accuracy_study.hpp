@@ -97,6 +97,21 @@ inline std::vector<Point> points() {
   return v;
 }
 
+/// A point's data: A (kM x K) and B (kN x K) of make_data(), and ref_exact, their float64 product
+/// on `rows` of D (rows.size() x kN): what every recipe at that point starts from.
+struct PointData {
+  std::vector<float> a, b;
+  std::vector<double> ref_exact;
+};
+inline PointData point_data(const Point& p, const std::vector<std::int64_t>& rows) {
+  PointData d;
+  d.a = make_data(p.data, kM, p.K, p.seed_a, true);
+  d.b = make_data(p.data, kN, p.K, p.seed_b, false);
+  d.ref_exact =
+      reference_gemm_rows(kM, kN, p.K, to_double(d.a).data(), to_double(d.b).data(), rows);
+  return d;
+}
+
 /// A recipe's error at one point.
 struct Errors {
   double vs_exact = 0;      ///< against float64 of the unquantised data

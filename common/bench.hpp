@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fp8gemm {
@@ -24,6 +25,12 @@ const char* git_commit();
 
 /// Adds GPU and software context to the benchmark JSON (call before RunSpecifiedBenchmarks).
 void add_benchmark_context();
+
+/// Device 0 and the software, as (key, value) text pairs in this order: gpu, gpu_sm_count,
+/// gpu_compute_capability, gpu_max_sm_clock_mhz, gpu_memory_clock_mhz, gpu_l2_bytes,
+/// cuda_driver_version, cuda_runtime_version, cublaslt_version. Needs a GPU. What
+/// add_benchmark_context() records, for executables that write their own JSON.
+std::vector<std::pair<std::string, std::string>> gpu_context();
 
 struct GemmCost {
   double flops = 0;  ///< 2 M N K

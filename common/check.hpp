@@ -141,4 +141,10 @@ CheckResult check_per_tensor_exact(const PerTensorKernel& kernel, std::int64_t M
 bool check_deterministic(const PerTensorKernel& kernel, std::int64_t M, std::int64_t N,
                          std::int64_t K, int runs, std::uint64_t seed);
 
+/// ||d - ref|| / ||ref|| (Frobenius) of two bf16 matrices of n entries each (bits, device
+/// memory), summed in double on the GPU (default stream; returns when done): how the sweeps
+/// compare every kernel's D with a reference D without downloading either. NaN if d holds a NaN
+/// (the poison of an entry the kernel did not write).
+double relative_difference_bf16(const std::uint16_t* d, const std::uint16_t* ref, std::size_t n);
+
 }  // namespace fp8gemm

@@ -91,10 +91,7 @@ TEST_CASE("accuracy study: chapter 7's committed quantisation-only errors, recom
     for (const Want& x : want)
       if (x.data == p.data) w = &x;
     REQUIRE(w != nullptr);
-    const auto a = study::make_data(p.data, M, p.K, p.seed_a, true);
-    const auto b = study::make_data(p.data, N, p.K, p.seed_b, false);
-    const auto ref_exact = reference_gemm_rows(M, N, p.K, study::to_double(a).data(),
-                                               study::to_double(b).data(), rows);
+    const auto [a, b, ref_exact] = study::point_data(p, rows);
     const auto pa = quantize<PerTensor>(a.data(), M, p.K);
     const auto pb = quantize<PerTensor>(b.data(), N, p.K);
     const auto ba = quantize<Group1x128>(a.data(), M, p.K);

@@ -20,34 +20,12 @@
 #include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
 #include "common/chapter_args.hpp"
+#include "common/check.hpp"
 #include "ws_gemm.hpp"
 
 using namespace fp8gemm;
 
 namespace {
-
-__global__ void diff_kernel(const std::uint16_t* d, const std::uint16_t* ref, std::size_t n,
-                            double* sums) {
-  double num = 0, den = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const double a = __bfloat162float(__ushort_as_bfloat16(d[i]));
-    const double b = __bfloat162float(__ushort_as_bfloat16(ref[i]));
-    num += (a - b) * (a - b);
-    den += b * b;
-  }
-  atomicAdd(&sums[0], num);
-  atomicAdd(&sums[1], den);
-}
-
-/// ||d - ref|| / ||ref|| over the whole bf16 matrix, on the GPU (NaN if d has a NaN).
-double relative_difference(const std::uint16_t* d, const std::uint16_t* ref, std::size_t n) {
-  DeviceBuffer<double> sums(std::vector<double>{0.0, 0.0});
-  diff_kernel<<<264, 256>>>(d, ref, n, sums.data());
-  FP8GEMM_CUDA_CHECK(cudaGetLastError());
-  const std::vector<double> s = sums.download();
-  return std::sqrt(s[0] / s[1]);
-}
 
 double median_ms(const std::function<void(cudaStream_t)>& launch, int reps, L2Flush& l2) {
   for (int i = 0; i < 3; ++i) launch(nullptr);
@@ -149,7 +127,7 @@ int main(int argc, char** argv) {
           poison_bf16(D.data(), D.size());
           plan.run(nullptr);
           FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-          const double diff = relative_difference(D.data(), ref.data(), D.size());
+          const double diff = relative_difference_bf16(D.data(), ref.data(), D.size());
           const double ms = median_ms([&](cudaStream_t st) { plan.run(st); }, reps, l2);
           const std::string raster = std::to_string(plan.engine().schedule().group) +
                                      (plan.engine().schedule().along_n ? "n" : "m") +

@@ -26,10 +26,7 @@ void run_accuracy_study(const std::string& path, const std::string& commit) {
               "per-tensor promoted", "block-scaled promoted");
   for (const study::Point& p : study::points()) {
     const std::int64_t K = p.K;
-    const std::vector<float> a = study::make_data(p.data, M, K, p.seed_a, true);
-    const std::vector<float> b = study::make_data(p.data, N, K, p.seed_b, false);
-    const std::vector<double> ref_exact =
-        reference_gemm_rows(M, N, K, study::to_double(a).data(), study::to_double(b).data(), rows);
+    const auto [a, b, ref_exact] = study::point_data(p, rows);
 
     // Per-tensor: one scale per operand (amax / 448).
     const auto pa = quantize<PerTensor>(a.data(), M, K);

@@ -124,10 +124,7 @@ bool run_accuracy_study(const std::string& path, const std::string& commit) {
   bool ok = true;
   for (const study::Point& p : study::points()) {
     const std::int64_t K = p.K;
-    const std::vector<float> a = study::make_data(p.data, M, K, p.seed_a, true);
-    const std::vector<float> b = study::make_data(p.data, N, K, p.seed_b, false);
-    const std::vector<double> ref_exact =
-        reference_gemm_rows(M, N, K, study::to_double(a).data(), study::to_double(b).data(), rows);
+    const auto [a, b, ref_exact] = study::point_data(p, rows);
     const std::vector<std::uint16_t> a16 = to_bf16(a), b16 = to_bf16(b);
     const double tolerance = per_tensor_tolerance(K);  // the chapter's own validation rule
 

@@ -28,8 +28,21 @@ struct MxOperands {
   std::vector<std::uint8_t> sa, sb;  // Mx1x32 layout, zero padding
 };
 
+/// Random UE8M0 exponents in [127 - spread, 127 + spread] for a rows x K operand, in the Mx1x32
+/// layout (padding zero), drawn from rng row by row, block by block.
+inline std::vector<std::uint8_t> random_mx_scales(std::int64_t rows, std::int64_t K,
+                                                  std::mt19937_64& rng, int spread = 6) {
+  const Mx1x32 l(rows, K);
+  std::vector<std::uint8_t> v(std::size_t(l.size()), 0);
+  std::uniform_int_distribution<int> e(127 - spread, 127 + spread);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < l.scale_cols(); ++j)
+      v[std::size_t(l.block_index(r, j))] = std::uint8_t(e(rng));
+  return v;
+}
+
 /// Random e4m3 bytes (every finite code, both signs; never the NaN codes 0x7F / 0xFF) and
-/// random UE8M0 exponents in [127 - spread, 127 + spread].
+/// random UE8M0 exponents in [127 - spread, 127 + spread] (random_mx_scales).
 inline MxOperands random_operands(std::int64_t M, std::int64_t N, std::int64_t K,
                                   std::uint64_t seed, int spread = 6) {
   MxOperands o;
@@ -47,14 +60,8 @@ inline MxOperands random_operands(std::int64_t M, std::int64_t N, std::int64_t K
   o.B.resize(std::size_t(N * K));
   for (auto& x : o.A) x = e4m3();
   for (auto& x : o.B) x = e4m3();
-  const Mx1x32 la(M, K), lb(N, K);
-  o.sa.assign(std::size_t(la.size()), 0);
-  o.sb.assign(std::size_t(lb.size()), 0);
-  std::uniform_int_distribution<int> e(127 - spread, 127 + spread);
-  for (std::int64_t r = 0; r < M; ++r)
-    for (std::int64_t j = 0; j < la.scale_cols(); ++j) o.sa[std::size_t(la.block_index(r, j))] = std::uint8_t(e(rng));
-  for (std::int64_t r = 0; r < N; ++r)
-    for (std::int64_t j = 0; j < lb.scale_cols(); ++j) o.sb[std::size_t(lb.block_index(r, j))] = std::uint8_t(e(rng));
+  o.sa = random_mx_scales(M, K, rng, spread);
+  o.sb = random_mx_scales(N, K, rng, spread);
   return o;
 }
 

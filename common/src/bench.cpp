@@ -40,6 +40,11 @@ void add_benchmark_context() {
     benchmark::AddCustomContext("gpu", "none");
     return;
   }
+  for (const auto& [key, value] : gpu_context()) benchmark::AddCustomContext(key, value);
+  benchmark::AddCustomContext("cublaslt_algo_index", std::to_string(CublasLtGemm::algo_index()));
+}
+
+std::vector<std::pair<std::string, std::string>> gpu_context() {
   cudaDeviceProp p{};
   FP8GEMM_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   int sm_khz = 0, mem_khz = 0, driver = 0, runtime = 0;
@@ -47,16 +52,15 @@ void add_benchmark_context() {
   FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0));
   FP8GEMM_CUDA_CHECK(cudaDriverGetVersion(&driver));
   FP8GEMM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
-  benchmark::AddCustomContext("gpu", p.name);
-  benchmark::AddCustomContext("gpu_sm_count", std::to_string(p.multiProcessorCount));
-  benchmark::AddCustomContext("gpu_compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor));
-  benchmark::AddCustomContext("gpu_max_sm_clock_mhz", std::to_string(sm_khz / 1000));
-  benchmark::AddCustomContext("gpu_memory_clock_mhz", std::to_string(mem_khz / 1000));
-  benchmark::AddCustomContext("gpu_l2_bytes", std::to_string(p.l2CacheSize));
-  benchmark::AddCustomContext("cuda_driver_version", std::to_string(driver));
-  benchmark::AddCustomContext("cuda_runtime_version", std::to_string(runtime));
-  benchmark::AddCustomContext("cublaslt_version", std::to_string(cublasLtGetVersion()));
-  benchmark::AddCustomContext("cublaslt_algo_index", std::to_string(CublasLtGemm::algo_index()));
+  return {{"gpu", p.name},
+          {"gpu_sm_count", std::to_string(p.multiProcessorCount)},
+          {"gpu_compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
+          {"gpu_max_sm_clock_mhz", std::to_string(sm_khz / 1000)},
+          {"gpu_memory_clock_mhz", std::to_string(mem_khz / 1000)},
+          {"gpu_l2_bytes", std::to_string(p.l2CacheSize)},
+          {"cuda_driver_version", std::to_string(driver)},
+          {"cuda_runtime_version", std::to_string(runtime)},
+          {"cublaslt_version", std::to_string(cublasLtGetVersion())}};
 }
 
 GemmCost fp8_gemm_cost(std::int64_t M, std::int64_t N, std::int64_t K, double scale_bytes) {

@@ -22,8 +22,6 @@
 // The JSON (rewritten after every shape, so a run cut short keeps what it measured) is what
 // chapters/10_production/tools/gen_dispatch_table.py reads from
 // plots/data/h200/ch10/dispatch_sweep.json.
-#include <cublasLt.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -51,30 +49,6 @@
 using namespace fp8gemm;
 
 namespace {
-
-__global__ void diff_kernel(const std::uint16_t* d, const std::uint16_t* ref, std::size_t n,
-                            double* sums) {
-  double num = 0, den = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const double a = __bfloat162float(__ushort_as_bfloat16(d[i]));
-    const double b = __bfloat162float(__ushort_as_bfloat16(ref[i]));
-    num += (a - b) * (a - b);
-    den += b * b;
-  }
-  atomicAdd(&sums[0], num);
-  atomicAdd(&sums[1], den);
-}
-
-/// ||d - ref|| / ||ref|| over the whole bf16 matrix, on the GPU (NaN if d holds a NaN: the poison
-/// of an unwritten entry).
-double relative_difference(const std::uint16_t* d, const std::uint16_t* ref, std::size_t n) {
-  DeviceBuffer<double> sums(std::vector<double>{0.0, 0.0});
-  diff_kernel<<<264, 256>>>(d, ref, n, sums.data());
-  FP8GEMM_CUDA_CHECK(cudaGetLastError());
-  const std::vector<double> s = sums.download();
-  return std::sqrt(s[0] / s[1]);
-}
 
 struct Timing {
   double median_us = 0, min_us = 0;
@@ -155,24 +129,14 @@ void write_json(const std::string& path, const std::string& context,
 }
 
 std::string context_json(int reps, double budget_ms) {
-  cudaDeviceProp p{};
-  FP8GEMM_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
-  int sm_khz = 0, mem_khz = 0, driver = 0, runtime = 0;
-  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, 0));
-  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, 0));
-  FP8GEMM_CUDA_CHECK(cudaDriverGetVersion(&driver));
-  FP8GEMM_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   std::ostringstream s;
-  s << "{\"date\": \"" << date << "\", \"gpu\": \"" << p.name << "\", \"gpu_sm_count\": \""
-    << p.multiProcessorCount << "\", \"gpu_compute_capability\": \"" << p.major << "." << p.minor
-    << "\", \"gpu_max_sm_clock_mhz\": \"" << sm_khz / 1000 << "\", \"gpu_memory_clock_mhz\": \""
-    << mem_khz / 1000 << "\", \"gpu_l2_bytes\": \"" << p.l2CacheSize
-    << "\", \"cuda_driver_version\": \"" << driver << "\", \"cuda_runtime_version\": \"" << runtime
-    << "\", \"cublaslt_version\": \"" << cublasLtGetVersion() << "\", \"git_commit\": \""
-    << git_commit() << "\", \"executable\": \"fp8gemm_dispatch_sweep\", \"method\": \"3 warm-up "
+  s << "{\"date\": \"" << date << "\"";
+  for (const auto& [key, value] : gpu_context()) s << ", \"" << key << "\": \"" << value << "\"";
+  s << ", \"git_commit\": \"" << git_commit()
+    << "\", \"executable\": \"fp8gemm_dispatch_sweep\", \"method\": \"3 warm-up "
     << "launches, then min(" << reps << ", " << budget_ms
     << " ms / first estimate) launches (at least 5), each after an L2 flush, CUDA events around "
        "each launch, median\"}";
@@ -209,17 +173,8 @@ struct MxOperandsOnDevice {
     fill_random_e4m3(A.data(), A.size(), seed, 1.0f);
     fill_random_e4m3(B.data(), B.size(), seed + 1, 1.0f);
     std::mt19937_64 rng(seed + 2);
-    std::uniform_int_distribution<int> e(127 - 6, 127 + 6);
-    auto scales = [&](std::int64_t rows) {
-      const Mx1x32 l(rows, s.K);
-      std::vector<std::uint8_t> v(std::size_t(l.size()), 0);
-      for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t j = 0; j < l.scale_cols(); ++j)
-          v[std::size_t(l.block_index(r, j))] = std::uint8_t(e(rng));
-      return v;
-    };
-    host.sa = scales(s.M);
-    host.sb = scales(s.N);
+    host.sa = ch09::random_mx_scales(s.M, s.K, rng);
+    host.sb = ch09::random_mx_scales(s.N, s.K, rng);
     sa = DeviceBuffer<std::uint8_t>(host.sa);
     sb = DeviceBuffer<std::uint8_t>(host.sb);
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -286,7 +241,7 @@ int main(int argc, char** argv) {
       poison_bf16(D.data(), D.size());
       launch(nullptr);
       FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-      r.diff = relative_difference(D.data(), ref.data(), D.size());
+      r.diff = relative_difference_bf16(D.data(), ref.data(), D.size());
       r.ok = ref_ok && std::isfinite(r.diff) && r.diff <= tolerance;
       r.t = time_launch(launch, reps, budget_ms, l2);
     } catch (const std::exception& e) {

@@ -78,6 +78,7 @@
 #include "common/scaling.hpp"
 #include "fp8gemm/fp8gemm.hpp"
 #include "grouped_check.hpp"
+#include "mx_emulate.hpp"
 #include "wgrad_check.hpp"
 
 using namespace fp8gemm;
@@ -149,17 +150,8 @@ struct MxDevice {
     fill_random_e4m3(A.data(), A.size(), seed, 1.0f);
     fill_random_e4m3(B.data(), B.size(), seed + 1, 1.0f);
     std::mt19937_64 rng(seed + 2);
-    std::uniform_int_distribution<int> e(121, 133);
-    auto scales = [&](std::int64_t rows) {
-      const Mx1x32 l(rows, s.K);
-      std::vector<std::uint8_t> v(std::size_t(l.size()), 0);
-      for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t j = 0; j < l.scale_cols(); ++j)
-          v[std::size_t(l.block_index(r, j))] = std::uint8_t(e(rng));
-      return v;
-    };
-    sa = DeviceBuffer<std::uint8_t>(scales(s.M));
-    sb = DeviceBuffer<std::uint8_t>(scales(s.N));
+    sa = DeviceBuffer<std::uint8_t>(ch09::random_mx_scales(s.M, s.K, rng));
+    sb = DeviceBuffer<std::uint8_t>(ch09::random_mx_scales(s.N, s.K, rng));
     g.M = s.M;
     g.N = s.N;
     g.K = s.K;

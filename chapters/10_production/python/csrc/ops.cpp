@@ -172,6 +172,33 @@ std::int64_t stacked_ld(const char* op, const char* name, const at::Tensor& t) {
   return ld;
 }
 
+/// A quantiser's input `name`: a 2-D bf16 row-major CUDA tensor, the call's first; its device,
+/// its rows and columns and its ld.
+struct Bf16Matrix {
+  at::Device device;
+  std::int64_t rows, cols, ld;
+};
+Bf16Matrix bf16_matrix(const char* op, const char* name, const at::Tensor& t,
+                       const char* shape_doc) {
+  const at::Device dev = call_device(op, name, t);
+  check_tensor(op, name, t, at::kBFloat16, 2, shape_doc, dev);
+  return {dev, t.size(0), t.size(1), row_major_ld(op, name, t, 0)};
+}
+
+/// A GEMM's A [M, K] and B [N, K]: e4m3, 2-D, on the device of a (the call's first tensor), the
+/// same K; their device and M, N, K (strides are the caller's to check).
+struct GemmOperands {
+  at::Device device;
+  std::int64_t M, N, K;
+};
+GemmOperands gemm_operands(const char* op, const at::Tensor& a, const at::Tensor& b) {
+  const at::Device dev = call_device(op, "a", a);
+  check_tensor(op, "a", a, at::kFloat8_e4m3fn, 2, "[M, K]", dev);
+  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 2, "[N, K]", dev);
+  check_size(op, "b", b, 1, a.size(1), "K of a: b is [N, K]");
+  return {dev, a.size(0), b.size(0), a.size(1)};
+}
+
 bool aligned(const void* p, std::uintptr_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
@@ -183,6 +210,13 @@ struct GroupScales {
   at::Tensor t;
   GroupScaleLayout layout;
 };
+/// A new [rows, ceil(K / 128)] float32 tensor (`o`'s device) in that layout, ld = rows rounded up
+/// to a multiple of 4: what the quantisers write.
+GroupScales new_group_scales(std::int64_t rows, std::int64_t K, const at::TensorOptions& o) {
+  const std::int64_t ld = round_up(rows, 4);
+  return {at::empty_strided({rows, ceil_div(K, 128)}, {1, ld}, o.dtype(at::kFloat)),
+          GroupScaleLayout{ScaleMajor::mn, ld}};
+}
 GroupScales group_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t rows,
                          std::int64_t K, const char* rows_name, const char* k_name,
                          const at::Device& device) {
@@ -199,10 +233,9 @@ GroupScales group_scales(const char* op, const char* name, const at::Tensor& s, 
     const std::int64_t ld = kg == 1 ? round_up(rows, 4) : s.stride(1);
     return {s, GroupScaleLayout{ScaleMajor::mn, ld}};
   }
-  const std::int64_t ld = round_up(rows, 4);
-  at::Tensor t = at::empty_strided({rows, kg}, {1, ld}, s.options());
-  t.copy_(s);
-  return {t, GroupScaleLayout{ScaleMajor::mn, ld}};
+  GroupScales copy = new_group_scales(rows, K, s.options());
+  copy.t.copy_(s);
+  return copy;
 }
 
 /// 128 x 128 block scales: [nb, kg] (one matrix) or [G, nb, kg] (G stacked), float32, k-major:
@@ -265,38 +298,32 @@ enum PlanKind : std::int64_t { kPerTensor = 1, kBlockScaled = 2, kGrouped = 3, k
 
 std::tuple<at::Tensor, at::Tensor> quantize_1x128(const at::Tensor& x, bool pow2_scales) {
   constexpr const char* op = "quantize_1x128";
-  const at::Device dev = call_device(op, "x", x);
-  check_tensor(op, "x", x, at::kBFloat16, 2, "[M, K]", dev);
-  const std::int64_t M = x.size(0), K = x.size(1);
-  const std::int64_t ldx = row_major_ld(op, "x", x, 0);
-  const std::int64_t kg = ceil_div(K, 128), ld = round_up(M, 4);
+  const Bf16Matrix in = bf16_matrix(op, "x", x, "[M, K]");
+  const std::int64_t M = in.rows, K = in.cols;
   at::Tensor q = at::empty({M, K}, x.options().dtype(at::kFloat8_e4m3fn));
-  at::Tensor s = at::empty_strided({M, kg}, {1, ld}, x.options().dtype(at::kFloat));
-  if (M == 0 || K == 0) return {q, s};
-  c10::cuda::CUDAGuard guard(dev);
+  const GroupScales s = new_group_scales(M, K, x.options());
+  if (M == 0 || K == 0) return {q, s.t};
+  c10::cuda::CUDAGuard guard(in.device);
   library_call(op, [&] {
-    fp8gemm::quantize_1x128(bf16_ptr(x), M, K, ldx, e4m3_ptr(q), K, f32_ptr(s),
-                            GroupScaleLayout{ScaleMajor::mn, ld}, QuantizeOptions{pow2_scales},
-                            current_stream(dev));
+    fp8gemm::quantize_1x128(bf16_ptr(x), M, K, in.ld, e4m3_ptr(q), K, f32_ptr(s.t), s.layout,
+                            QuantizeOptions{pow2_scales}, current_stream(in.device));
   });
-  return {q, s};
+  return {q, s.t};
 }
 
 std::tuple<at::Tensor, at::Tensor> quantize_128x128(const at::Tensor& w, bool pow2_scales) {
   constexpr const char* op = "quantize_128x128";
-  const at::Device dev = call_device(op, "w", w);
-  check_tensor(op, "w", w, at::kBFloat16, 2, "[N, K]", dev);
-  const std::int64_t N = w.size(0), K = w.size(1);
-  const std::int64_t ldw = row_major_ld(op, "w", w, 0);
+  const Bf16Matrix in = bf16_matrix(op, "w", w, "[N, K]");
+  const std::int64_t N = in.rows, K = in.cols;
   const std::int64_t nb = ceil_div(N, 128), kg = ceil_div(K, 128);
   at::Tensor q = at::empty({N, K}, w.options().dtype(at::kFloat8_e4m3fn));
   at::Tensor s = at::empty({nb, kg}, w.options().dtype(at::kFloat));
   if (N == 0 || K == 0) return {q, s};
-  c10::cuda::CUDAGuard guard(dev);
+  c10::cuda::CUDAGuard guard(in.device);
   library_call(op, [&] {
-    fp8gemm::quantize_128x128(bf16_ptr(w), N, K, ldw, e4m3_ptr(q), K, f32_ptr(s),
+    fp8gemm::quantize_128x128(bf16_ptr(w), N, K, in.ld, e4m3_ptr(q), K, f32_ptr(s),
                               BlockScaleLayout{kg}, QuantizeOptions{pow2_scales},
-                              current_stream(dev));
+                              current_stream(in.device));
   });
   return {q, s};
 }
@@ -304,26 +331,21 @@ std::tuple<at::Tensor, at::Tensor> quantize_128x128(const at::Tensor& w, bool po
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> quantize_1x128_dual(const at::Tensor& x,
                                                                                bool pow2_scales) {
   constexpr const char* op = "quantize_1x128_dual";
-  const at::Device dev = call_device(op, "x", x);
-  check_tensor(op, "x", x, at::kBFloat16, 2, "[M, K]", dev);
-  const std::int64_t M = x.size(0), K = x.size(1);
-  const std::int64_t ldx = row_major_ld(op, "x", x, 0);
-  const std::int64_t kg = ceil_div(K, 128), ld = round_up(M, 4);
-  const std::int64_t mg = ceil_div(M, 128), ld_t = round_up(K, 4);
+  const Bf16Matrix in = bf16_matrix(op, "x", x, "[M, K]");
+  const std::int64_t M = in.rows, K = in.cols;
   const auto o = x.options();
   at::Tensor q = at::empty({M, K}, o.dtype(at::kFloat8_e4m3fn));
-  at::Tensor s = at::empty_strided({M, kg}, {1, ld}, o.dtype(at::kFloat));
+  const GroupScales s = new_group_scales(M, K, o);
   at::Tensor q_t = at::empty({K, M}, o.dtype(at::kFloat8_e4m3fn));
-  at::Tensor s_t = at::empty_strided({K, mg}, {1, ld_t}, o.dtype(at::kFloat));
-  if (M == 0 || K == 0) return {q, s, q_t, s_t};
-  c10::cuda::CUDAGuard guard(dev);
+  const GroupScales s_t = new_group_scales(K, M, o);  // x^T: K rows in groups of 128 along M
+  if (M == 0 || K == 0) return {q, s.t, q_t, s_t.t};
+  c10::cuda::CUDAGuard guard(in.device);
   library_call(op, [&] {
-    fp8gemm::quantize_1x128_dual(bf16_ptr(x), M, K, ldx, e4m3_ptr(q), K, f32_ptr(s),
-                                 GroupScaleLayout{ScaleMajor::mn, ld}, e4m3_ptr(q_t), M,
-                                 f32_ptr(s_t), GroupScaleLayout{ScaleMajor::mn, ld_t},
-                                 QuantizeOptions{pow2_scales}, current_stream(dev));
+    fp8gemm::quantize_1x128_dual(bf16_ptr(x), M, K, in.ld, e4m3_ptr(q), K, f32_ptr(s.t), s.layout,
+                                 e4m3_ptr(q_t), M, f32_ptr(s_t.t), s_t.layout,
+                                 QuantizeOptions{pow2_scales}, current_stream(in.device));
   });
-  return {q, s, q_t, s_t};
+  return {q, s.t, q_t, s_t.t};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_tokens_transposed_1x128(
@@ -340,25 +362,23 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> quantize_tokens_transposed_1x128(
   const std::int64_t ldx = row_major_ld(op, "x", x, 0);
   const std::int64_t cap = t_pad_capacity.value_or(max_padded_tokens(T, G));
   if (cap < 0) fail(op, "t_pad_capacity = " + std::to_string(cap) + " must be >= 0");
-  const std::int64_t ld_t = round_up(C, 4), blocks = ceil_div(cap, 128);
   const auto o = x.options();
   at::Tensor q_t = at::empty({C, cap}, o.dtype(at::kFloat8_e4m3fn));
-  at::Tensor s_t = at::empty_strided({C, blocks}, {1, ld_t}, o.dtype(at::kFloat));
+  const GroupScales s_t = new_group_scales(C, cap, o);  // x^T: C rows in groups of 128 tokens
   at::Tensor padded = at::empty({G + 1}, o.dtype(at::kInt));
   if (T == 0 || C == 0) {  // nothing to quantise: zero codes, zero scales, zero offsets
     q_t.view(at::kByte).zero_();
-    s_t.zero_();
+    s_t.t.zero_();
     padded.zero_();
-    return {q_t, s_t, padded};
+    return {q_t, s_t.t, padded};
   }
   c10::cuda::CUDAGuard guard(dev);
   library_call(op, [&] {
     fp8gemm::quantize_tokens_transposed_1x128(
-        bf16_ptr(x), T, C, ldx, i32_ptr(offsets), int(G), e4m3_ptr(q_t), cap, cap, f32_ptr(s_t),
-        GroupScaleLayout{ScaleMajor::mn, ld_t}, i32_ptr(padded), QuantizeOptions{pow2_scales},
-        current_stream(dev));
+        bf16_ptr(x), T, C, ldx, i32_ptr(offsets), int(G), e4m3_ptr(q_t), cap, cap, f32_ptr(s_t.t),
+        s_t.layout, i32_ptr(padded), QuantizeOptions{pow2_scales}, current_stream(dev));
   });
-  return {q_t, s_t, padded};
+  return {q_t, s_t.t, padded};
 }
 
 /// q [rows, cols] or [batch, rows, cols] e4m3 -> its transpose [cols, rows] / [batch, cols, rows],
@@ -397,11 +417,9 @@ at::Tensor transpose_e4m3(const at::Tensor& q) {
 void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& scale_a,
                        const at::Tensor& b, const at::Tensor& scale_b, const at::Tensor& out,
                        bool accumulate, std::int64_t iters) {
-  const at::Device dev = call_device(op, "a", a);
-  check_tensor(op, "a", a, at::kFloat8_e4m3fn, 2, "[M, K]", dev);
-  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 2, "[N, K]", dev);
-  const std::int64_t M = a.size(0), K = a.size(1), N = b.size(0);
-  check_size(op, "b", b, 1, K, "K of a: b is [N, K]");
+  const GemmOperands ab = gemm_operands(op, a, b);
+  const at::Device dev = ab.device;
+  const std::int64_t M = ab.M, N = ab.N, K = ab.K;
   const std::int64_t lda = row_major_ld(op, "a", a, 0), ldb = row_major_ld(op, "b", b, 0);
   if (!out.defined()) fail(op, "out is an undefined tensor");
   const bool f32 = out.scalar_type() == at::kFloat;
@@ -657,11 +675,9 @@ void gemm_weight_grad_out(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
 at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
                            const at::Tensor& scale_b, bool fast_accum) {
   constexpr const char* op = "gemm_per_tensor";
-  const at::Device dev = call_device(op, "a", a);
-  check_tensor(op, "a", a, at::kFloat8_e4m3fn, 2, "[M, K]", dev);
-  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 2, "[N, K]", dev);
-  const std::int64_t M = a.size(0), K = a.size(1), N = b.size(0);
-  check_size(op, "b", b, 1, K, "K of a: b is [N, K]");
+  const GemmOperands ab = gemm_operands(op, a, b);
+  const at::Device dev = ab.device;
+  const std::int64_t M = ab.M, N = ab.N, K = ab.K;
   if (!a.is_contiguous())
     fail(op, "a must be contiguous (the per-tensor GEMM takes packed operands); got strides " +
                  shape_str(a.strides()) + " (call .contiguous())");
