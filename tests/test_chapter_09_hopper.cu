@@ -2,8 +2,8 @@
 // float64 definition, D = sum over 32-K blocks of 2^(sa - 127) 2^(sb - 127) A_blk . B_blk, on
 // tile edges, K not a multiple of 128 (partial stages), several scale tiles, both kernels (TMA
 // store and registers), a D row stride that only the registers kernel takes, wide exponent
-// spreads, a NaN scale (its row of D, and only that row, NaN), determinism. Operands from mx_emulate.hpp (random e4m3 codes and
-// UE8M0 exponents, the Mx1x32 layout with zero padding).
+// spreads, a NaN scale (its row of D, and only that row, NaN), determinism. Operands from
+// mx_emulate.hpp (random e4m3 codes and UE8M0 exponents, the Mx1x32 layout with zero padding).
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -21,15 +21,19 @@ namespace {
 struct Shape {
   std::int64_t M, N, K, pad;
 };
-std::vector<double> run_hopper(const MxOperands& o, const std::string& kernel, std::int64_t pad = 0) {
+std::vector<double> run_hopper(const MxOperands& o, const std::string& kernel,
+                               std::int64_t pad = 0) {
   HopperOptions opt;
   opt.kernel = kernel;
   return test::run_mx<HopperPlan>(o, pad, opt);
 }
 }  // namespace
 
-TEST_CASE("ch09 Hopper MXFP8 GEMM matches the float64 definition, every kernel", "[ch09][hopper][gpu]") {
-  for (const auto& k : hopper_kernels()) {
+TEST_CASE("ch09 Hopper MXFP8 GEMM matches the float64 definition, every kernel",
+          "[ch09][hopper][gpu]") {
+  std::vector<engine::KernelInfo> all = hopper_kernels();  // and the earlier versions
+  all.insert(all.end(), hopper_earlier_kernels().begin(), hopper_earlier_kernels().end());
+  for (const auto& k : all) {
     for (const Shape s : {Shape{128, 128, 128, 0}, Shape{1, 8, 32, 0}, Shape{200, 136, 160, 0},
                           Shape{130, 130, 352, 0}, Shape{257, 392, 672, 0},
                           Shape{777, 520, 2080, 0}, Shape{2048, 2048, 4096, 0}}) {
@@ -51,7 +55,8 @@ TEST_CASE("ch09 Hopper MXFP8 GEMM matches the float64 definition, every kernel",
   }
 }
 
-TEST_CASE("ch09 Hopper MXFP8: wide exponents, an odd D stride, a NaN scale", "[ch09][hopper][gpu]") {
+TEST_CASE("ch09 Hopper MXFP8: wide exponents, an odd D stride, a NaN scale",
+          "[ch09][hopper][gpu]") {
   // Exponents 127 +- 40: products of scales from 2^-80 to 2^80, still normal floats.
   const MxOperands wide = random_operands(300, 264, 544, 5, 40);
   CHECK(relative_frobenius(run_hopper(wide, ""), reference_f64(wide)) < 4e-3);

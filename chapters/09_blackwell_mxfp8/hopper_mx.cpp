@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/engine/params.hpp"
 
@@ -13,8 +14,9 @@ constexpr const char* kWho = "fp8gemm::ch09_hopper_mxfp8";
 GemmRequirements hopper_requirements() {
   GemmRequirements r = requirements();  // the MXFP8 call's rules (mx_gemm.hpp)
   r.who = kWho;
-  r.k_reason = "MXFP8 has one UE8M0 scale per 32 K elements (each wgmma k32 step is one block); "
-               "pad K with zeros to a multiple of 32";
+  r.k_reason =
+      "MXFP8 has one UE8M0 scale per 32 K elements (each wgmma k32 step is one block); "
+      "pad K with zeros to a multiple of 32";
   return r;
 }
 
@@ -24,6 +26,15 @@ const engine::KernelInfo& default_kernel(bool tma_store_ok) {
   for (const auto& k : hopper_kernels())
     if ((k.epilogue == engine::EpilogueKind::tma_store) == tma_store_ok) return k;
   return hopper_kernels().front();
+}
+/// A kernel by name, current or earlier version (the refusal lists both).
+const engine::KernelInfo& find_hopper_kernel(const std::string& name) {
+  static const std::vector<engine::KernelInfo> all = [] {
+    std::vector<engine::KernelInfo> v = hopper_kernels();
+    v.insert(v.end(), hopper_earlier_kernels().begin(), hopper_earlier_kernels().end());
+    return v;
+  }();
+  return engine::find_kernel(all, name, kWho);
 }
 }  // namespace
 
@@ -39,7 +50,7 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
   validate_gemm(args, req);
   const engine::KernelInfo& k = o.kernel.empty()
                                     ? default_kernel(engine::tma_store_compatible(args))
-                                    : engine::find_kernel(hopper_kernels(), o.kernel, kWho);
+                                    : find_hopper_kernel(o.kernel);
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
   engine::MxParams& p = impl_->plan->policy_params();
   p.sfa = g.scale_a;

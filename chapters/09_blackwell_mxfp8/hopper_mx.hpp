@@ -21,11 +21,17 @@
 namespace fp8gemm::ch09 {
 
 struct HopperOptions {
-  std::string kernel;  ///< by name (hopper_kernels()); "" = TMA-store kernel where D allows it
+  /// By name (hopper_kernels(), or hopper_earlier_kernels() for the chapter's comparison);
+  /// "" = the first TMA-store kernel where D allows it.
+  std::string kernel;
 };
 
-/// Every compiled Hopper MXFP8 kernel.
+/// The Hopper MXFP8 kernels of the current version (MxScaledMath version 3): what plans choose
+/// from, and all the library offers.
 const std::vector<engine::KernelInfo>& hopper_kernels();
+/// The earlier versions (kernel names ending "_v1", "_v2"), compiled only so that the chapter's
+/// executable and tests can compare them with the current one; slower by construction.
+const std::vector<engine::KernelInfo>& hopper_earlier_kernels();
 
 class HopperPlan {
  public:

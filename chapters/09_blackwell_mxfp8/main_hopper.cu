@@ -44,7 +44,7 @@ struct MxCall {
   DeviceBuffer<std::uint8_t> A, B, sa, sb;
   DeviceBuffer<std::uint16_t> D;
   std::vector<std::unique_ptr<ch09::HopperPlan>> plans;
-  MxCall(const Shape &s, std::uint64_t seed, const std::vector<std::string> &kernels)
+  MxCall(const Shape& s, std::uint64_t seed, const std::vector<std::string>& kernels)
       : host(ch09::random_operands(s.M, s.N, s.K, seed)),
         A(host.A),
         B(host.B),
@@ -52,13 +52,13 @@ struct MxCall {
         sb(host.sb),
         D(std::size_t(s.M * s.N)) {
     const ch09::MxGemm g = ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D.data());
-    for (const auto &k : kernels)
+    for (const auto& k : kernels)
       plans.push_back(std::make_unique<ch09::HopperPlan>(g, ch09::HopperOptions{k}));
   }
   /// D poisoned, one run of plan i, `rows` sampled rows (first and last among
   /// them) against the float64 definition: the relative Frobenius error over
   /// them, every entry finite.
-  std::string check(std::size_t i, std::int64_t rows, std::uint64_t seed, bool &ok) {
+  std::string check(std::size_t i, std::int64_t rows, std::uint64_t seed, bool& ok) {
     poison_bf16(D.data(), D.size());
     plans[i]->run(nullptr);
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -79,13 +79,13 @@ struct MxCall {
 
 /// The name a plan is timed under: the default plan is "ch09_hopper_mx", a
 /// chosen kernel "ch09_hopper_mx:<kernel>".
-std::string impl_name(const std::string &kernel) {
+std::string impl_name(const std::string& kernel) {
   return kernel.empty() ? "ch09_hopper_mx" : "ch09_hopper_mx:" + kernel;
 }
 
 }  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   std::printf(
       "Chapter 9, Hopper half: MXFP8 (e4m3, UE8M0 scale per 1 x 32) on "
       "the engine, a "
@@ -105,17 +105,18 @@ int main(int argc, char **argv) {
     if (!args.bench) return 0;
   }
   std::vector<Shape> shapes;
-  for (const auto &s : args.shapes())  // the squares and the M = 4096 DeepSeek shapes
+  for (const auto& s : args.shapes())  // the squares and the M = 4096 DeepSeek shapes
     if (args.sizes_given || !args.custom.empty() || s.M == s.N || s.M == 4096) shapes.push_back(s);
 
   // --kernels=a,b (or all): these Hopper kernels besides the plan's default.
   std::vector<std::string> kernels{""};
-  for (const auto &k : args.kernels) {
+  for (const auto& k : args.kernels) {
     if (k != "all") {
       kernels.push_back(k);
       continue;
     }
-    for (const auto &info : ch09::hopper_kernels()) kernels.push_back(info.name);
+    for (const auto* list : {&ch09::hopper_kernels(), &ch09::hopper_earlier_kernels()})
+      for (const auto& info : *list) kernels.push_back(info.name);
   }
   std::map<std::string, std::string> errors;
   std::vector<std::unique_ptr<MxCall>> mx;
@@ -126,7 +127,7 @@ int main(int argc, char **argv) {
   std::printf(
       "\nvalidation against float64 (8 sampled rows; tolerance 2^-8 + "
       "2.5e-7 K):\n");
-  for (const auto &s : shapes) {
+  for (const auto& s : shapes) {
     if (s.K % 32 != 0) {
       std::printf("  %-20s skipped: K is not a multiple of 32 (MXFP8 blocks)\n", s.name().c_str());
       continue;
@@ -155,11 +156,11 @@ int main(int argc, char **argv) {
   if (!args.bench) return 0;
 
   CublasLtGemm cublas;
-  auto add = [&](const std::string &impl, const Shape &s, std::function<void(cudaStream_t)> f,
+  auto add = [&](const std::string& impl, const Shape& s, std::function<void(cudaStream_t)> f,
                  double scale_bytes) {
     const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
     benchmark::RegisterBenchmark((impl + "/" + s.name()).c_str(),
-                                 [f, cost](benchmark::State &st) { time_gpu(st, f, cost); })
+                                 [f, cost](benchmark::State& st) { time_gpu(st, f, cost); })
         ->UseManualTime()
         ->Iterations(1)
         ->Unit(benchmark::kMicrosecond);
@@ -167,12 +168,12 @@ int main(int argc, char **argv) {
   for (std::size_t i = 0; i < mx.size(); ++i) {
     const Shape s{mx[i]->host.M, mx[i]->host.N, mx[i]->host.K};
     for (std::size_t j = 0; j < kernels.size(); ++j) {
-      const ch09::HopperPlan *p = mx[i]->plans[j].get();
+      const ch09::HopperPlan* p = mx[i]->plans[j].get();
       add(
           impl_name(kernels[j]), s, [p](cudaStream_t st) { p->run(st); },
           double(mx[i]->host.sa.size() + mx[i]->host.sb.size()));
     }
-    const ch07::Plan *q = bs_plans[i].get();
+    const ch07::Plan* q = bs_plans[i].get();
     const double bs_scale_bytes =
         4.0 * double(ceil_div(s.K, 128)) * double(s.M + ceil_div(s.N, 128));
     add(
@@ -182,15 +183,15 @@ int main(int argc, char **argv) {
       add(
           "cublaslt_block_scaled", s,
           [g, &cublas](cudaStream_t st) {
-            cublas.block_scaled(g.M, g.N, g.K, g.A, g.B, static_cast<std::uint16_t *>(g.D),
+            cublas.block_scaled(g.M, g.N, g.K, g.A, g.B, static_cast<std::uint16_t*>(g.D),
                                 g.scale_a, g.scale_b, st);
           },
           bs_scale_bytes);
   }
-  std::vector<char *> rest = args.rest;
+  std::vector<char*> rest = args.rest;
   const auto results = run_benchmarks(int(rest.size()), rest.data(), args.json);
   print_summary(results, "ch07_block_scaled",
-                [&](const std::string &impl, const std::string &shape) {
+                [&](const std::string& impl, const std::string& shape) {
                   const auto it = errors.find(impl + "/" + shape);
                   return it == errors.end() ? std::string() : it->second;
                 });

@@ -147,15 +147,10 @@ std::string context_json(int reps, double budget_ms) {
 std::vector<std::string> candidates(const std::vector<engine::KernelInfo>& list,
                                     engine::Accumulation acc, const std::string& filter) {
   std::vector<std::string> out;
-  for (const auto& k : list) {
-    // Chapter 9 keeps its earlier MXFP8 versions (names ending "_v1", "_v2") for its README's
-    // comparison; they are slower by construction and never the library's.
-    const bool earlier_version =
-        k.name.size() > 3 && k.name.compare(k.name.size() - 3, 2, "_v") == 0;
+  for (const auto& k : list)
     if (k.epilogue == engine::EpilogueKind::tma_store && k.accumulation == acc &&
-        !earlier_version && (filter.empty() || k.name.find(filter) != std::string::npos))
+        (filter.empty() || k.name.find(filter) != std::string::npos))
       out.push_back(k.name);
-  }
   return out;
 }
 
