@@ -27,4 +27,11 @@ CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
                                std::uint64_t row_stride_elements, std::uint32_t box_rows,
                                std::uint32_t box_cols, CUtensorMapSwizzle swizzle);
 
+/// Points `map` at a tensor at `base` with everything else unchanged (sizes, strides, box,
+/// swizzle): the driver's cuTensorMapReplaceAddress, a host-only rewrite of the map's address
+/// field, far cheaper than encoding a new map. Throws std::invalid_argument for a null or
+/// non-16-byte-aligned `base` (TMA's rule; `map` untouched), std::runtime_error naming the
+/// CUresult when the driver refuses.
+void replace_tensor_map_address(CUtensorMap& map, const void* base);
+
 }  // namespace fp8gemm

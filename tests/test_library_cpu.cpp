@@ -284,3 +284,66 @@ TEST_CASE("library: plans refuse bad calls before any GPU work", "[library][refu
     }
   }
 }
+
+TEST_CASE("library: rebind's rule, the same call in everything but its buffers",
+          "[library][rebind]") {
+  // engine::require_same_call_but_pointers is what every plan's rebind() checks first (pure C++).
+  const auto* p = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000000));
+  const auto* q = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x50000000));
+  GemmArgs built;
+  built.M = 256;
+  built.N = 512;
+  built.K = 1024;
+  built.A = p;
+  built.lda = 1024;
+  built.B = p + (1 << 20);
+  built.ldb = 1024;
+  built.D = p + (2 << 20);
+  built.ldd = 512;
+  built.scale_a = p + (3 << 20);
+  built.scale_b = p + (4 << 20);
+  built.recipe_a = ScaleRecipe::group_1x128;
+  built.recipe_b = ScaleRecipe::block_128x128;
+  built.scale_a_extent = 8 * 256;
+  built.scale_b_extent = 4 * 8;
+  constexpr const char* kWho = "fp8gemm::test";
+  // Other buffers (and other allocated scale sizes) are what rebind is for.
+  GemmArgs next = built;
+  next.A = q;
+  next.B = q + 16;
+  next.D = q + 32;
+  next.scale_a = q + 48;
+  next.scale_b = q + 64;
+  next.scale_a_count = 1 << 20;
+  next.scale_b_count = 1 << 20;
+  CHECK(test::refusal_of([&] { engine::require_same_call_but_pointers(built, next, kWho); }) ==
+        "accepted");
+  // Anything else is another call, named with both values.
+  struct Change {
+    const char* field;
+    void (*apply)(GemmArgs&);
+  };
+  const Change changes[] = {
+      {"M = 257", [](GemmArgs& g) { g.M = 257; }},
+      {"N = 513", [](GemmArgs& g) { g.N = 513; }},
+      {"K = 1040", [](GemmArgs& g) { g.K = 1040; }},
+      {"lda = 2048", [](GemmArgs& g) { g.lda = 2048; }},
+      {"ldb = 2048", [](GemmArgs& g) { g.ldb = 2048; }},
+      {"ldd = 520", [](GemmArgs& g) { g.ldd = 520; }},
+      {"d_element_bytes = 4", [](GemmArgs& g) { g.d_element_bytes = 4; }},
+      {"recipe_a", [](GemmArgs& g) { g.recipe_a = ScaleRecipe::per_tensor; }},
+      {"recipe_b", [](GemmArgs& g) { g.recipe_b = ScaleRecipe::group_1x128; }},
+      {"scale_a_extent = 2052", [](GemmArgs& g) { g.scale_a_extent = 2052; }},
+      {"scale_b_extent = 36", [](GemmArgs& g) { g.scale_b_extent = 36; }},
+  };
+  for (const Change& c : changes) {
+    GemmArgs g = next;
+    c.apply(g);
+    const std::string r =
+        test::refusal_of([&] { engine::require_same_call_but_pointers(built, g, kWho); });
+    INFO(r);
+    CHECK(has(r, std::string("fp8gemm::test: rebind: ") + c.field));
+    CHECK(has(r, "differs from the plan's"));
+    CHECK(has(r, "build a new plan"));
+  }
+}

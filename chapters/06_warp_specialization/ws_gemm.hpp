@@ -54,6 +54,10 @@ class Plan {
   explicit Plan(const PerTensorGemm& gemm, const Options& options = {});
   /// Launches on `stream`; nothing else (no validation, no allocation, no host sync).
   void run(cudaStream_t stream) const { plan_.run(stream); }
+  /// Re-points the plan at the buffers of `gemm`, the same call in everything but its pointers
+  /// (engine::EnginePlan::rebind(): the new pointers are checked, the tensor maps' addresses
+  /// rewritten; host work only). Not concurrently with run() of this plan on another thread.
+  void rebind(const PerTensorGemm& gemm) { plan_.rebind(gemm.args()); }
   const engine::EnginePlan& engine() const { return plan_; }
 
  private:

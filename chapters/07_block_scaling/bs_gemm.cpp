@@ -40,6 +40,29 @@ bool sfa_tma_ready(const BlockScaledGemm& g) {
          aligned(g.scale_a, 16);
 }
 
+/// The call as the engine validates it (g with its defaults filled in).
+GemmArgs engine_args(const BlockScaledGemm& g) {
+  GemmArgs args{.M = g.M,
+                .N = g.N,
+                .K = g.K,
+                .A = g.A,
+                .lda = g.lda,
+                .B = g.B,
+                .ldb = g.ldb,
+                .D = g.D,
+                .ldd = g.ldd,
+                .scale_a = g.scale_a,
+                .scale_b = g.scale_b,
+                .recipe_a = ScaleRecipe::group_1x128,
+                .recipe_b = ScaleRecipe::block_128x128};
+  args.d_element_bytes = g.output == Output::f32 ? 4 : 2;
+  if (g.M >= 1 && g.N >= 1 && g.K >= 1) {
+    args.scale_a_extent = g.scale_a_layout.required_elements(g.M, g.K);
+    args.scale_b_extent = g.scale_b_layout.required_elements(g.N, g.K);
+  }
+  return args;
+}
+
 }  // namespace
 
 GemmRequirements requirements() {
@@ -167,14 +190,7 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
     fail("scale_b: ld = " + std::to_string(g.scale_b_layout.ld) +
          " must be >= ceil(K / 128) = " + std::to_string(ceil_div(g.K, 128)) +
          " (128 x 128 blocks, k-major [ceil(N/128)][ld])");
-  GemmArgs args{.M = g.M, .N = g.N, .K = g.K, .A = g.A, .lda = g.lda, .B = g.B, .ldb = g.ldb,
-                .D = g.D, .ldd = g.ldd, .scale_a = g.scale_a, .scale_b = g.scale_b,
-                .recipe_a = ScaleRecipe::group_1x128, .recipe_b = ScaleRecipe::block_128x128};
-  args.d_element_bytes = g.output == Output::f32 ? 4 : 2;
-  if (g.M >= 1 && g.N >= 1 && g.K >= 1) {
-    args.scale_a_extent = g.scale_a_layout.required_elements(g.M, g.K);
-    args.scale_b_extent = g.scale_b_layout.required_elements(g.N, g.K);
-  }
+  const GemmArgs args = engine_args(g);
   const GemmRequirements req = requirements();
   validate_gemm(args, req);
 
@@ -218,6 +234,37 @@ void Plan::run(cudaStream_t stream) const {
     launch_convert_group_scales(g.scale_a, g.scale_a_layout, I.sfa_workspace.data(),
                                 I.sfa_layout, g.M, g.K, stream);
   I.plan->run(stream);
+}
+
+void Plan::rebind(const BlockScaledGemm& in) {
+  Impl& I = *impl_;
+  const BlockScaledGemm g = with_defaults(in);
+  const BlockScaledGemm& was = I.gemm;
+  auto same = [](const char* what, bool ok) {
+    if (!ok)
+      fail(std::string("rebind: ") + what +
+           " differs from the call the plan was built for; a plan is re-pointed only at the "
+           "buffers of the same call: build a new plan");
+  };
+  same("output", g.output == was.output);
+  same("accumulate", g.accumulate == was.accumulate);
+  same("scale_a_layout", g.scale_a_layout.major == was.scale_a_layout.major &&
+                             g.scale_a_layout.ld == was.scale_a_layout.ld);
+  same("scale_b_layout", g.scale_b_layout.ld == was.scale_b_layout.ld);
+  if (!I.convert_a && g.scale_a != was.scale_a && !sfa_tma_ready(g))
+    fail("rebind: scale_a is not 16-byte aligned (its address % 16 = " +
+         std::to_string(reinterpret_cast<std::uintptr_t>(g.scale_a) % 16) +
+         "), and this plan reads scale_a in place by TMA (it was built for an aligned one): build "
+         "a new plan (it converts scale_a into a workspace)");
+  // The A-scale map on the side (the engine's rebind checks the pointer first and may throw).
+  engine::BlockScaledParams& p = I.plan->policy_params();
+  CUtensorMap map_sfa = p.map_sfa;
+  if (!I.convert_a && g.scale_a != was.scale_a && g.scale_a != nullptr)
+    replace_tensor_map_address(map_sfa, g.scale_a);
+  I.plan->rebind(engine_args(g));  // shape rules, pointer checks, A / B / D maps; or throws
+  p.map_sfa = map_sfa;
+  p.sfb = g.scale_b;
+  I.gemm = g;  // a converting plan's run() reads scale_a from here
 }
 
 const engine::KernelInfo& Plan::kernel() const { return impl_->plan->kernel(); }

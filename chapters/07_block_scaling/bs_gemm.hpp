@@ -94,6 +94,15 @@ class Plan {
   /// its own plan then.
   void run(cudaStream_t stream) const;
 
+  /// Re-points the plan at the buffers of `gemm`: the call the plan was built for in everything
+  /// but its pointers (A, B, scale_a, scale_b, D); a different shape, leading dimension, scale
+  /// layout, output or accumulate is refused (std::invalid_argument naming it). The new pointers
+  /// are checked as the constructor checks them (engine::EnginePlan::rebind()); a plan that reads
+  /// scale_a in place by TMA needs the new scale_a 16-byte aligned too. Host work only: the
+  /// tensor maps' addresses are rewritten, nothing is re-encoded, allocated or launched. If it
+  /// throws, the plan is unchanged. Not concurrently with run() of this plan on another thread.
+  void rebind(const BlockScaledGemm& gemm);
+
   const engine::KernelInfo& kernel() const;
   /// Whether run() converts A's scales before the GEMM (their layout is not TMA-readable).
   bool converts_scale_a() const;

@@ -2,13 +2,14 @@
 
 #include <cuda.h>
 
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include "check_offsets.hpp"
 #include "common/cuda.hpp"
-#include "common/launch.hpp"
 #include "common/engine/params.hpp"
+#include "common/launch.hpp"
 #include "common/tensor_map.hpp"
 
 namespace fp8gemm::ch08 {
@@ -41,6 +42,7 @@ GemmRequirements requirements() {
 struct Plan::Impl {
   using Engine = engine::PolicyPlan<engine::GroupedParams>;
   std::unique_ptr<Engine> plan;
+  GroupedGemm gemm;  ///< the call the plan is bound to (defaults filled in)
 
   // Checking mode: the description and its rule bound (total rows or M_max), and the device
   // record the check kernel writes its verdict to.
@@ -49,6 +51,9 @@ struct Plan::Impl {
   const int* groups_desc = nullptr;
   int groups = 0, bound = 0;
   DeviceBuffer<GroupViolation> verdict;
+  /// One check at a time: the verdict record is the plan's, and run() may be called from several
+  /// threads at once.
+  mutable std::mutex check_mutex;
 
   void check_groups(cudaStream_t stream) const;
 };
@@ -73,6 +78,7 @@ void Plan::Impl::check_groups(cudaStream_t stream) const {
                                 "synchronises, which a graph cannot hold (plan without it to "
                                 "capture)");
   require_no_pending_error(kWho);
+  std::lock_guard<std::mutex> lock(check_mutex);  // until the verdict is read back
   launch_group_check(layout, groups_desc, groups, bound, verdict.data(), stream);
   GroupViolation v;
   FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(&v, verdict.data(), sizeof v, cudaMemcpyDeviceToHost, stream));
@@ -81,7 +87,15 @@ void Plan::Impl::check_groups(cudaStream_t stream) const {
     throw std::runtime_error(describe_group_violation(v, layout, groups));
 }
 
-Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
+namespace {
+/// The rows of A and D: all groups' rows (contiguous) or G x M_max (masked).
+std::int64_t all_rows_of(const GroupedGemm& g) {
+  return g.layout == Layout::contiguous ? g.rows : g.rows * g.groups;
+}
+
+/// Null and layout checks of the call, then its defaults filled in (leading dimensions, scale
+/// layouts).
+GroupedGemm checked_with_defaults(const GroupedGemm& in) {
   GroupedGemm g = in;
   if (g.groups < 1) fail("groups = " + std::to_string(g.groups) + " must be >= 1");
   if (g.layout == Layout::contiguous && g.offsets == nullptr)
@@ -93,10 +107,52 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   if (g.lda == 0) g.lda = g.K;
   if (g.ldb == 0) g.ldb = g.K;
   if (g.ldd == 0) g.ldd = g.N;
-  const std::int64_t all_rows = g.layout == Layout::contiguous ? g.rows : g.rows * g.groups;
+  const std::int64_t all_rows = all_rows_of(g);
   if (g.scale_a_layout.ld == 0 && all_rows >= 1)
     g.scale_a_layout = GroupScaleLayout::mn_major_tma_aligned(all_rows);
   if (g.scale_b_layout.ld == 0 && g.K >= 1) g.scale_b_layout = BlockScaleLayout::padded(g.K);
+  return g;
+}
+
+/// The dense view the engine plan validates: all rows of A and D, B as its G N rows.
+GemmArgs engine_args(const GroupedGemm& g) {
+  const std::int64_t all_rows = all_rows_of(g);
+  GemmArgs args{.M = all_rows,
+                .N = g.N,
+                .K = g.K,
+                .A = g.A,
+                .lda = g.lda,
+                .B = g.B,
+                .ldb = g.ldb,
+                .D = g.D,
+                .ldd = g.ldd,
+                .scale_a = g.scale_a,
+                .scale_b = g.scale_b,
+                .recipe_a = ScaleRecipe::group_1x128,
+                .recipe_b = ScaleRecipe::block_128x128};
+  if (all_rows >= 1 && g.N >= 1 && g.K >= 1) {
+    args.scale_a_extent = g.scale_a_layout.required_elements(all_rows, g.K);
+    // G ceil(N/128) block rows of ld floats, the last one read up to ceil(K/128) only (what
+    // quantize_128x128 writes for the G N rows of B quantised in one call).
+    args.scale_b_extent =
+        g.scale_b_layout.required_elements(g.groups * ceil_div(g.N, 128) * 128, g.K);
+  }
+  return args;
+}
+
+/// The group description the kernel reads (offsets or masked_m) and its size in bytes.
+const int* description_of(const GroupedGemm& g) {
+  return g.layout == Layout::contiguous ? g.offsets : g.masked_m;
+}
+std::size_t description_bytes(const GroupedGemm& g) {
+  return std::size_t(g.layout == Layout::contiguous ? g.groups + 1 : g.groups) * 4;
+}
+}  // namespace
+
+Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
+  const GroupedGemm g = checked_with_defaults(in);
+  impl_->gemm = g;
+  const std::int64_t all_rows = all_rows_of(g);
   if (g.scale_a_layout.major != ScaleMajor::mn || g.scale_a_layout.ld % 4 != 0)
     fail("scale_a must be mn-major with ld a multiple of 4 (" + fp8gemm::describe(g.scale_a_layout) +
          " given; chapter 7's plan converts other layouts, this one does not yet)");
@@ -107,17 +163,8 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
     fail("scale_b: ld = " + std::to_string(g.scale_b_layout.ld) + " must be >= ceil(K / 128) = " +
          std::to_string(ceil_div(g.K, 128)));
 
-  // The dense view the engine plan validates: all rows of A and D, B as its G N rows.
-  GemmArgs args{.M = all_rows, .N = g.N, .K = g.K, .A = g.A, .lda = g.lda, .B = g.B,
-                .ldb = g.ldb, .D = g.D, .ldd = g.ldd, .scale_a = g.scale_a, .scale_b = g.scale_b,
-                .recipe_a = ScaleRecipe::group_1x128, .recipe_b = ScaleRecipe::block_128x128};
+  const GemmArgs args = engine_args(g);
   const std::int64_t sfb_group_stride = ceil_div(g.N, 128) * g.scale_b_layout.ld;
-  if (all_rows >= 1 && g.N >= 1 && g.K >= 1) {
-    args.scale_a_extent = g.scale_a_layout.required_elements(all_rows, g.K);
-    // G ceil(N/128) block rows of ld floats, the last one read up to ceil(K/128) only (what
-    // quantize_128x128 writes for the G N rows of B quantised in one call).
-    args.scale_b_extent = g.scale_b_layout.required_elements(g.groups * ceil_div(g.N, 128) * 128, g.K);
-  }
   const GemmRequirements req = requirements();
   validate_gemm(args, req);
   if (g.N * g.groups > req.max_dim)
@@ -129,9 +176,8 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
   // B holds all groups: its extent and its map cover G N rows (the plan checked N rows).
   require_device_accessible(g.B, std::size_t((g.N * g.groups - 1) * g.ldb + g.K), kWho, "B");
-  require_device_accessible(g.layout == Layout::contiguous ? g.offsets : g.masked_m,
-                            std::size_t(g.layout == Layout::contiguous ? g.groups + 1 : g.groups) * 4,
-                            kWho, g.layout == Layout::contiguous ? "offsets" : "masked_m");
+  require_device_accessible(description_of(g), description_bytes(g), kWho,
+                            g.layout == Layout::contiguous ? "offsets" : "masked_m");
 
   engine::GroupedParams& p = impl_->plan->policy_params();
   p.map_b = make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N * g.groups),
@@ -160,7 +206,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
     Impl& i = *impl_;
     i.check = true;
     i.layout = g.layout;
-    i.groups_desc = g.layout == Layout::contiguous ? g.offsets : g.masked_m;
+    i.groups_desc = description_of(g);
     i.groups = g.groups;
     i.bound = int(g.rows);  // total rows or M_max: at most max_dim, so an int
     i.verdict = DeviceBuffer<GroupViolation>(1);
@@ -168,6 +214,43 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
 }
 
 Plan::~Plan() = default;
+
+void Plan::rebind(const GroupedGemm& in) {
+  Impl& I = *impl_;
+  const GroupedGemm g = checked_with_defaults(in);
+  const GroupedGemm& was = I.gemm;
+  auto same = [](const char* what, bool ok) {
+    if (!ok)
+      fail(std::string("rebind: ") + what +
+           " differs from the call the plan was built for; a plan is re-pointed only at the "
+           "buffers of the same call: build a new plan");
+  };
+  same("layout", g.layout == was.layout);
+  same("groups", g.groups == was.groups);
+  same("rows", g.rows == was.rows);
+  same("scale_a_layout", g.scale_a_layout.major == was.scale_a_layout.major &&
+                             g.scale_a_layout.ld == was.scale_a_layout.ld);
+  same("scale_b_layout", g.scale_b_layout.ld == was.scale_b_layout.ld);
+  const GemmArgs args = engine_args(g);
+  engine::require_same_call_but_pointers(I.plan->args(), args, kWho);
+  validate_gemm(args, requirements());  // non-null and aligned before any CUDA query
+  // What the engine does not check: B's G N rows, the description.
+  if (g.B != was.B)
+    require_device_accessible(g.B, std::size_t((g.N * g.groups - 1) * g.ldb + g.K), kWho, "B");
+  if (description_of(g) != description_of(was))
+    require_device_accessible(description_of(g), description_bytes(g), kWho,
+                              g.layout == Layout::contiguous ? "offsets" : "masked_m");
+  engine::GroupedParams& p = I.plan->policy_params();
+  CUtensorMap map_sfa = p.map_sfa;
+  if (g.scale_a != was.scale_a) replace_tensor_map_address(map_sfa, g.scale_a);
+  I.plan->rebind(args);  // A, D, scale pointers checked; A, B (all G N rows), D maps re-pointed
+  p.map_sfa = map_sfa;
+  p.sfb = g.scale_b;
+  p.layout.offsets = g.offsets;
+  p.layout.masked_m = g.masked_m;
+  if (I.check) I.groups_desc = description_of(g);
+  I.gemm = g;
+}
 
 void Plan::run(cudaStream_t stream) const {
   if (impl_->check) impl_->check_groups(stream);

@@ -86,6 +86,13 @@ class Plan {
   /// std::runtime_error for a bad description (nothing launched after the check) and
   /// std::invalid_argument when `stream` is capturing.
   void run(cudaStream_t stream) const;
+  /// Re-points the plan at the buffers of `gemm`: the call the plan was built for in everything
+  /// but its pointers (offsets or masked_m, A, B, scale_a, scale_b, D); anything else that differs
+  /// is refused (std::invalid_argument naming it). The new pointers are checked as the
+  /// constructor checks them; the tensor maps' addresses are rewritten (host work only, nothing
+  /// launched). If it throws, the plan is unchanged. Not concurrently with run() of this plan on
+  /// another thread.
+  void rebind(const GroupedGemm& gemm);
   std::string describe() const;
 
  private:

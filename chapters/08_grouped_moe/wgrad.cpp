@@ -30,15 +30,10 @@ void check_scale_layout(const GroupScaleLayout& l, std::int64_t rows, std::int64
     fail(std::string(name) + ": " + fp8gemm::describe(l) + " is too small for " +
          std::to_string(rows) + " rows");
 }
-}  // namespace
 
-struct WeightGradPlan::Impl {
-  using Engine = engine::PolicyPlan<engine::KGroupedParams>;
-  std::unique_ptr<Engine> plan;
-};
-
-WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions& o)
-    : impl_(std::make_unique<Impl>()) {
+/// The call with its defaults filled in (leading dimensions, scale layouts), after the checks
+/// that need no GPU and come before them.
+WeightGradGemm checked_with_defaults(const WeightGradGemm& in) {
   WeightGradGemm g = in;
   if (g.groups < 1) fail("groups = " + std::to_string(g.groups) + " must be >= 1");
   if (g.offsets == nullptr) fail("offsets is a null pointer (G + 1 int32 token offsets on the device)");
@@ -54,8 +49,11 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
     g.scale_A_t_layout = GroupScaleLayout::mn_major_tma_aligned(g.K);
   if (g.N >= 1) check_scale_layout(g.scale_dD_t_layout, g.N, g.token_capacity, "scale_dD_t");
   if (g.K >= 1) check_scale_layout(g.scale_A_t_layout, g.K, g.token_capacity, "scale_A_t");
+  return g;
+}
 
-  // The engine's view of one group: "M" = N rows of dD_t, "N" = K rows of A_t, "K" = the tokens.
+/// The engine's view of one group: "M" = N rows of dD_t, "N" = K rows of A_t, "K" = the tokens.
+GemmArgs engine_args(const WeightGradGemm& g) {
   GemmArgs args{.M = g.N, .N = g.K, .K = g.token_capacity, .A = g.dD_t, .lda = g.ld_dD_t,
                 .B = g.A_t, .ldb = g.ld_A_t, .D = g.dB, .ldd = g.lddb, .scale_a = g.scale_dD_t,
                 .scale_b = g.scale_A_t, .recipe_a = ScaleRecipe::group_1x128,
@@ -65,10 +63,35 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
     args.scale_a_extent = g.scale_dD_t_layout.required_elements(g.N, g.token_capacity);
     args.scale_b_extent = g.scale_A_t_layout.required_elements(g.K, g.token_capacity);
   }
+  return args;
+}
+
+GemmRequirements wgrad_requirements() {
   GemmRequirements req = engine::engine_requirements(kWho);
   req.recipe_a = ScaleRecipe::group_1x128;
   req.recipe_b = ScaleRecipe::group_1x128;
   req.k_reason = " (token_capacity: the row stride of dD_t and A_t must be a multiple of 16 bytes for TMA)";
+  return req;
+}
+
+/// Bytes of dB the kernel writes: G matrices of N rows, lddb apart.
+std::size_t db_bytes(const WeightGradGemm& g) {
+  return std::size_t(((g.N * g.groups - 1) * g.lddb + g.K) * 4);
+}
+}  // namespace
+
+struct WeightGradPlan::Impl {
+  using Engine = engine::PolicyPlan<engine::KGroupedParams>;
+  std::unique_ptr<Engine> plan;
+  WeightGradGemm gemm;  ///< the call the plan is bound to (defaults filled in)
+};
+
+WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions& o)
+    : impl_(std::make_unique<Impl>()) {
+  const WeightGradGemm g = checked_with_defaults(in);
+  impl_->gemm = g;
+  const GemmArgs args = engine_args(g);
+  const GemmRequirements req = wgrad_requirements();
   validate_gemm(args, req);
   if (g.N * g.groups > req.max_dim)
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of dB exceed " +
@@ -83,7 +106,7 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true,
                                                tiles_m * tiles_n * g.groups);
   // dB holds every group's matrix (the plan checked the first group's rows).
-  require_device_accessible(g.dB, std::size_t(((g.N * g.groups - 1) * g.lddb + g.K) * 4), kWho, "dB");
+  require_device_accessible(g.dB, db_bytes(g), kWho, "dB");
   require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
 
   engine::KGroupedParams& p = impl_->plan->policy_params();
@@ -105,6 +128,38 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
 }
 
 WeightGradPlan::~WeightGradPlan() = default;
+
+void WeightGradPlan::rebind(const WeightGradGemm& in) {
+  Impl& I = *impl_;
+  const WeightGradGemm g = checked_with_defaults(in);
+  const WeightGradGemm& was = I.gemm;
+  auto same = [](const char* what, bool ok) {
+    if (!ok)
+      fail(std::string("rebind: ") + what +
+           " differs from the call the plan was built for; a plan is re-pointed only at the "
+           "buffers of the same call: build a new plan");
+  };
+  same("groups", g.groups == was.groups);
+  same("accumulate", g.accumulate == was.accumulate);
+  same("scale_dD_t_layout", g.scale_dD_t_layout.ld == was.scale_dD_t_layout.ld);
+  same("scale_A_t_layout", g.scale_A_t_layout.ld == was.scale_A_t_layout.ld);
+  const GemmArgs args = engine_args(g);
+  engine::require_same_call_but_pointers(I.plan->args(), args, kWho);
+  validate_gemm(args, wgrad_requirements());  // non-null and aligned before any CUDA query
+  // What the engine does not check: dB's G matrices, the offsets.
+  if (g.dB != was.dB) require_device_accessible(g.dB, db_bytes(g), kWho, "dB");
+  if (g.offsets != was.offsets)
+    require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
+  engine::KGroupedParams& p = I.plan->policy_params();
+  CUtensorMap map_sfa = p.map_sfa, map_sfb = p.map_sfb;
+  if (g.scale_dD_t != was.scale_dD_t) replace_tensor_map_address(map_sfa, g.scale_dD_t);
+  if (g.scale_A_t != was.scale_A_t) replace_tensor_map_address(map_sfb, g.scale_A_t);
+  I.plan->rebind(args);  // dD_t, A_t, dB and the scale pointers checked, dD_t and A_t re-pointed
+  p.map_sfa = map_sfa;
+  p.map_sfb = map_sfb;
+  p.offsets = g.offsets;
+  I.gemm = g;
+}
 
 void WeightGradPlan::run(cudaStream_t stream) const { impl_->plan->run(stream); }
 

@@ -72,6 +72,13 @@ class WeightGradPlan {
   WeightGradPlan& operator=(const WeightGradPlan&) = delete;
   /// Launches on `stream` (no host read of the offsets: capturable in a CUDA graph).
   void run(cudaStream_t stream) const;
+  /// Re-points the plan at the buffers of `gemm`: the call the plan was built for in everything
+  /// but its pointers (offsets, dD_t, scale_dD_t, A_t, scale_A_t, dB); anything else that differs
+  /// is refused (std::invalid_argument naming it). The new pointers are checked as the
+  /// constructor checks them; the tensor maps' addresses are rewritten (host work only, nothing
+  /// launched). If it throws, the plan is unchanged. Not concurrently with run() of this plan on
+  /// another thread.
+  void rebind(const WeightGradGemm& gemm);
   std::string describe() const;
 
  private:

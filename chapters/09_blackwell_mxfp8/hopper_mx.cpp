@@ -63,6 +63,17 @@ HopperPlan::~HopperPlan() = default;
 
 void HopperPlan::run(cudaStream_t stream) const { impl_->plan->run(stream); }
 
+void HopperPlan::rebind(const MxGemm& in) {
+  const MxGemm g = with_defaults(in);
+  Impl::Engine& plan = *impl_->plan;
+  plan.rebind(gemm_args(g));  // same call, checked pointers, A / B / D maps; or throws
+  engine::MxParams& p = plan.policy_params();
+  p.sfa = g.scale_a;  // read by bulk copies from the plain pointers
+  p.sfb = g.scale_b;
+}
+
+const engine::EnginePlan& HopperPlan::engine() const { return *impl_->plan; }
+
 std::string HopperPlan::describe() const { return impl_->plan->describe(); }
 
 }  // namespace fp8gemm::ch09

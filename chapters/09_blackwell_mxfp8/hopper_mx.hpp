@@ -42,6 +42,15 @@ class HopperPlan {
   HopperPlan(const HopperPlan&) = delete;
   HopperPlan& operator=(const HopperPlan&) = delete;
   void run(cudaStream_t stream) const;
+  /// Re-points the plan at the buffers of `gemm`: the call the plan was built for in everything
+  /// but its pointers (A, B, scale_a, scale_b, D; the scales' allocated sizes may differ too);
+  /// anything else that differs is refused (std::invalid_argument naming it). The new pointers
+  /// are checked as the constructor checks them; the tensor maps' addresses are rewritten (host
+  /// work only). If it throws, the plan is unchanged. Not concurrently with run() of this plan on
+  /// another thread.
+  void rebind(const MxGemm& gemm);
+  /// The engine plan run() launches (its run() is this plan's run()).
+  const engine::EnginePlan& engine() const;
   std::string describe() const;
 
  private:

@@ -56,6 +56,12 @@ GemmRequirements engine_requirements(const char* who);
 /// Whether D can be written by the TMA-store epilogue: 16-byte aligned, ldd * 2 a multiple of 16.
 bool tma_store_compatible(const GemmArgs& args);
 
+/// The rule of EnginePlan::rebind(): `next` must be the call `built` in everything but its buffers
+/// (the pointers A, B, D, scale_a, scale_b and the allocated sizes scale_a_count,
+/// scale_b_count). Throws std::invalid_argument, prefixed by `who`, naming the first other field
+/// that differs and both values. Pure C++ (no CUDA call).
+void require_same_call_but_pointers(const GemmArgs& built, const GemmArgs& next, const char* who);
+
 class EnginePlan {
  public:
   /// Throws std::invalid_argument (bad call; before any GPU work) or std::runtime_error (CUDA
@@ -73,8 +79,26 @@ class EnginePlan {
   EnginePlan& operator=(const EnginePlan&) = default;
 
   /// Launches on `stream`. Throws std::runtime_error if a CUDA error was already pending (from
-  /// an earlier call) or the launch fails.
+  /// an earlier call) or the launch fails. Const and free of shared mutable state: the launch
+  /// copies the parameter block, so any number of threads may call run() of one plan at once, each
+  /// on its own stream (the calling thread's current device must be the plan's).
   virtual void run(cudaStream_t stream) const { launch(&params_, stream); }
+
+  /// Re-points the plan at the buffers of `args`, the call the plan was built for in everything
+  /// but its pointers (require_same_call_but_pointers()); nothing else is recomputed (kernel,
+  /// grid, schedule stay). Checks what the constructor checks of a pointer, for those that
+  /// changed: validate_gemm() (non-null, alignment, D overlapping an input), a TMA-store kernel's
+  /// 16-byte aligned D, and device memory of the current device large enough for the call
+  /// (check_gemm_pointers()); then rewrites the global address of the tensor maps whose tensor
+  /// moved (cuTensorMapReplaceAddress) and the plain pointers, in the plan's parameter block and
+  /// in a derived plan's policy block (policy_gemm_params()). Throws std::invalid_argument (a
+  /// refused call) or std::runtime_error (CUDA failure); if it throws, the plan is unchanged.
+  /// Host work only (no GPU work, no allocation, no synchronisation). Not thread-safe against
+  /// run() or rebind() of the same plan on another thread: launches already enqueued keep the
+  /// pointers they were launched with.
+  void rebind(const GemmArgs& args);
+  /// The call the plan is bound to now (the constructor's, then the last rebind()'s).
+  const GemmArgs& args() const { return args_; }
 
   const KernelInfo& kernel() const { return kernel_; }
   int grid_ctas() const { return grid_ctas_; }
@@ -88,12 +112,17 @@ class EnginePlan {
   /// Launches the kernel with `params`: the plan's GemmParams, or a math policy's Params that
   /// extends them (chapter 7's BlockScaledParams derive from GemmParams and copy params()).
   void launch(const void* params, cudaStream_t stream) const;
+  /// The GemmParams part of the block that run() launches with when it is not params() (a
+  /// PolicyPlan's P), so that rebind() re-points it too; nullptr: params() itself.
+  virtual GemmParams* policy_gemm_params() { return nullptr; }
 
  private:
   KernelInfo kernel_;
   GemmParams params_{};
   int grid_ctas_ = 0;
   std::string who_;
+  GemmArgs args_{};         // the call the plan is bound to (rebind() compares against it)
+  GemmRequirements req_{};  // the rules it was validated with
 };
 
 /// An EnginePlan whose kernel takes a math policy's own parameter block P (derived from
@@ -110,7 +139,11 @@ class PolicyPlan : public EnginePlan {
     static_cast<GemmParams&>(policy_params_) = EnginePlan::params();
   }
   P& policy_params() { return policy_params_; }
+  const P& policy_params() const { return policy_params_; }
   void run(cudaStream_t stream) const override { launch(&policy_params_, stream); }
+
+ protected:
+  GemmParams* policy_gemm_params() override { return &policy_params_; }
 
  private:
   P policy_params_{};

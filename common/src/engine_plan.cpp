@@ -40,6 +40,29 @@ bool tma_store_compatible(const GemmArgs& a) {
   return reinterpret_cast<std::uintptr_t>(a.D) % 16 == 0 && (a.ldd * 2) % 16 == 0;
 }
 
+void require_same_call_but_pointers(const GemmArgs& built, const GemmArgs& next, const char* who) {
+  auto differs = [&](const char* field, std::int64_t was, std::int64_t now) {
+    if (was == now) return;
+    throw std::invalid_argument(std::string(who) + ": rebind: " + field + " = " +
+                                std::to_string(now) + " differs from the plan's " + field + " = " +
+                                std::to_string(was) +
+                                "; a plan is re-pointed only at the buffers of the call it was "
+                                "built for (same shape, leading dimensions, layouts and recipes): "
+                                "build a new plan for another call");
+  };
+  differs("M", built.M, next.M);
+  differs("N", built.N, next.N);
+  differs("K", built.K, next.K);
+  differs("lda", built.lda, next.lda);
+  differs("ldb", built.ldb, next.ldb);
+  differs("ldd", built.ldd, next.ldd);
+  differs("d_element_bytes", built.d_element_bytes, next.d_element_bytes);
+  differs("recipe_a", std::int64_t(built.recipe_a), std::int64_t(next.recipe_a));
+  differs("recipe_b", std::int64_t(built.recipe_b), std::int64_t(next.recipe_b));
+  differs("scale_a_extent", built.scale_a_extent, next.scale_a_extent);
+  differs("scale_b_extent", built.scale_b_extent, next.scale_b_extent);
+}
+
 namespace {
 
 CUtensorMapSwizzle swizzle_mode(int bytes) {
@@ -75,9 +98,8 @@ cudaLaunchConfig_t launch_config(const KernelInfo& kernel, int ctas, cudaStream_
 }  // namespace
 
 EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const GemmRequirements& req,
-                       int max_sms, RasterOptions raster, bool persistent,
-                       std::int64_t work_tiles)
-    : kernel_(kernel), who_(req.who) {
+                       int max_sms, RasterOptions raster, bool persistent, std::int64_t work_tiles)
+    : kernel_(kernel), who_(req.who), args_(args), req_(req) {
   validate_gemm(args, req);
   if (kernel.epilogue == EpilogueKind::tma_store && !tma_store_compatible(args))
     throw std::invalid_argument(
@@ -197,6 +219,59 @@ void EnginePlan::launch(const void* params, cudaStream_t stream) const {
                              cudaGetErrorString(err) + ")");
   }
   check_launch(who_.c_str());
+}
+
+void EnginePlan::rebind(const GemmArgs& next) {
+  const char* who = who_.c_str();
+  require_same_call_but_pointers(args_, next, who);
+  GemmRequirements req = req_;
+  req.who = who;             // this plan's own copy of the name
+  validate_gemm(next, req);  // non-null, alignment, overlap: pure C++
+  const bool tma_d = kernel_.epilogue == EpilogueKind::tma_store;
+  if (tma_d && !tma_store_compatible(next)) {
+    std::ostringstream p;
+    p << next.D;
+    throw std::invalid_argument(
+        who_ + ": rebind: D = " + p.str() + " is not 16-byte aligned, and this plan's kernel " +
+        kernel_.name +
+        " stores D with TMA, which needs it; build a plan for this D (it gets a "
+        "registers-epilogue kernel)");
+  }
+  // The memory behind the pointers that changed (the others were checked when they were bound).
+  const GemmExtents e = gemm_extents(next);
+  const bool a = next.A != args_.A, b = next.B != args_.B, d = next.D != args_.D;
+  const bool sa = next.scale_a != args_.scale_a, sb = next.scale_b != args_.scale_b;
+  if (a) require_device_accessible(next.A, e.a, who, "A");
+  if (b) require_device_accessible(next.B, e.b, who, "B");
+  if (d) require_device_accessible(next.D, e.d, who, "D");
+  if (sa) require_device_accessible(next.scale_a, e.scale_a, who, "scale_a");
+  if (sb) require_device_accessible(next.scale_b, e.scale_b, who, "scale_b");
+
+  // New parameter blocks on the side (a driver refusal leaves the plan as it was), then commit.
+  const bool f32 = kernel_.epilogue == EpilogueKind::registers_f32;
+  auto repoint = [&](const GemmParams& from) {
+    GemmParams t = from;
+    if (a) replace_tensor_map_address(t.map_a, next.A);
+    if (b) replace_tensor_map_address(t.map_b, next.B);
+    if (d && tma_d) replace_tensor_map_address(t.map_d, next.D);
+    const std::uintptr_t dp = reinterpret_cast<std::uintptr_t>(next.D);
+    if (f32) {
+      t.D_f32 = static_cast<float*>(const_cast<void*>(next.D));
+      t.d_pairs_ok = (dp % 8 == 0 && next.ldd % 2 == 0);
+    } else {
+      t.D = static_cast<std::uint16_t*>(const_cast<void*>(next.D));
+      t.d_pairs_ok = (dp % 4 == 0 && next.ldd % 2 == 0);
+    }
+    t.scale_a = static_cast<const float*>(next.scale_a);
+    t.scale_b = static_cast<const float*>(next.scale_b);
+    return t;
+  };
+  const GemmParams base = repoint(params_);
+  GemmParams* policy = policy_gemm_params();
+  const GemmParams derived = policy ? repoint(*policy) : GemmParams{};
+  params_ = base;
+  if (policy) *policy = derived;
+  args_ = next;
 }
 
 std::string EnginePlan::describe() const {

@@ -1,12 +1,12 @@
 #include "common/tensor_map.hpp"
 
-#include "common/launch.hpp"
-
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000, _ReplaceAddress_v12000, ...
 #include <cuda_runtime.h>
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000, PFN_cuGetErrorName_v6000
 
 #include <stdexcept>
 #include <string>
+
+#include "common/launch.hpp"
 
 namespace fp8gemm {
 
@@ -124,6 +124,28 @@ CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
                              " B, box " + std::to_string(box_rows) + " x " +
                              std::to_string(box_cols) + ")");
   return map;
+}
+
+void replace_tensor_map_address(CUtensorMap& map, const void* base) {
+  if (base == nullptr)
+    throw std::invalid_argument("fp8gemm::replace_tensor_map_address: base is a null pointer");
+  if (reinterpret_cast<std::uintptr_t>(base) % 16 != 0)
+    throw std::invalid_argument(
+        "fp8gemm::replace_tensor_map_address: base must be 16-byte aligned (TMA global address "
+        "rule)");
+  static const auto replace = reinterpret_cast<PFN_cuTensorMapReplaceAddress_v12000>(
+      driver_function("cuTensorMapReplaceAddress", 12000));
+  CUtensorMap next = map;  // the caller's map stays as it was if the driver refuses
+  CUresult r = replace(&next, const_cast<void*>(base));
+  if (r == CUDA_ERROR_INVALID_CONTEXT) {  // a worker thread with no context current yet
+    ensure_context_current();
+    r = replace(&next, const_cast<void*>(base));
+  }
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error(
+        "fp8gemm::replace_tensor_map_address: cuTensorMapReplaceAddress failed: " +
+        cu_result_name(r));
+  map = next;
 }
 
 }  // namespace fp8gemm

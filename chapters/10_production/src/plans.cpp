@@ -48,6 +48,7 @@ PerTensorPlan::~PerTensorPlan() = default;
 PerTensorPlan::PerTensorPlan(PerTensorPlan&&) noexcept = default;
 PerTensorPlan& PerTensorPlan::operator=(PerTensorPlan&&) noexcept = default;
 void PerTensorPlan::run(cudaStream_t stream) const { plan_->run(stream); }
+void PerTensorPlan::rebind(const PerTensorGemm& gemm) { plan_->rebind(gemm); }
 const engine::EnginePlan& PerTensorPlan::engine() const { return plan_->engine(); }
 const engine::KernelInfo& PerTensorPlan::kernel() const { return plan_->engine().kernel(); }
 const KernelChoice& PerTensorPlan::choice() const { return choice_; }
@@ -71,6 +72,7 @@ BlockScaledPlan::~BlockScaledPlan() = default;
 BlockScaledPlan::BlockScaledPlan(BlockScaledPlan&&) noexcept = default;
 BlockScaledPlan& BlockScaledPlan::operator=(BlockScaledPlan&&) noexcept = default;
 void BlockScaledPlan::run(cudaStream_t stream) const { plan_->run(stream); }
+void BlockScaledPlan::rebind(const BlockScaledGemm& gemm) { plan_->rebind(gemm); }
 const engine::KernelInfo& BlockScaledPlan::kernel() const { return plan_->kernel(); }
 bool BlockScaledPlan::converts_scale_a() const { return plan_->converts_scale_a(); }
 const KernelChoice& BlockScaledPlan::choice() const { return choice_; }
@@ -86,6 +88,7 @@ GroupedPlan::~GroupedPlan() = default;
 GroupedPlan::GroupedPlan(GroupedPlan&&) noexcept = default;
 GroupedPlan& GroupedPlan::operator=(GroupedPlan&&) noexcept = default;
 void GroupedPlan::run(cudaStream_t stream) const { plan_->run(stream); }
+void GroupedPlan::rebind(const GroupedGemm& gemm) { plan_->rebind(gemm); }
 std::string GroupedPlan::describe() const { return plan_->describe(); }
 
 WeightGradPlan::WeightGradPlan(const WeightGradGemm& g, const WeightGradOptions& o) {
@@ -96,6 +99,7 @@ WeightGradPlan::~WeightGradPlan() = default;
 WeightGradPlan::WeightGradPlan(WeightGradPlan&&) noexcept = default;
 WeightGradPlan& WeightGradPlan::operator=(WeightGradPlan&&) noexcept = default;
 void WeightGradPlan::run(cudaStream_t stream) const { plan_->run(stream); }
+void WeightGradPlan::rebind(const WeightGradGemm& gemm) { plan_->rebind(gemm); }
 std::string WeightGradPlan::describe() const { return plan_->describe(); }
 
 // ---- MxPlan ----
@@ -114,21 +118,39 @@ MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) {
     choice_ = {"sm100_mxfp8_128x128x128", DispatchRule::single,
                "compute capability 10.0: chapter 9's sm_100a kernel"};
     blackwell_ = std::make_unique<ch09::Plan>(in);
+    gemm_ = ch09::with_defaults(in);
     return;
   }
   const MxGemm g = ch09::with_defaults(in);
   choice_ = choose_mx_hopper(g.M, g.N, g.K, tma_storable(g.D, g.ldd), o.kernel,
                              env_of(DispatchFamily::mxfp8_hopper));
   hopper_ = std::make_unique<ch09::HopperPlan>(in, ch09::HopperOptions{choice_.kernel});
+  engine_ = &hopper_->engine();
+  gemm_ = g;
 }
 MxPlan::~MxPlan() = default;
 MxPlan::MxPlan(MxPlan&&) noexcept = default;
 MxPlan& MxPlan::operator=(MxPlan&&) noexcept = default;
 void MxPlan::run(cudaStream_t stream) const {
-  if (hopper_)
-    hopper_->run(stream);
+  // The Hopper path calls the engine plan directly (one virtual call, as every engine plan's
+  // run() ends in): nothing between the caller and the launch but that.
+  if (engine_)
+    engine_->run(stream);
   else
     blackwell_->run(stream);
+}
+void MxPlan::rebind(const MxGemm& in) {
+  const MxGemm g = ch09::with_defaults(in);
+  if (hopper_) {
+    hopper_->rebind(g);
+  } else {
+    // chapter 9's sm_100a plan has no rebind of its own: the same call checked here, then a new
+    // plan on the new buffers (validation, pointer checks and tensor maps again).
+    engine::require_same_call_but_pointers(ch09::gemm_args(gemm_), ch09::gemm_args(g),
+                                           "fp8gemm::MxPlan");
+    blackwell_ = std::make_unique<ch09::Plan>(g);
+  }
+  gemm_ = g;
 }
 std::string MxPlan::describe() const {
   return with_choice(hopper_ ? hopper_->describe() : blackwell_->describe(), choice_);

@@ -27,6 +27,33 @@
 // the chapter's own rule; describe() says which.
 // Layouts: A is M x K row-major (activations), B is N x K row-major (weights), D is M x N
 // row-major; leading dimensions in elements.
+//
+// Threads, streams and devices (tests/test_library_threads_gpu.cu runs every plan this way):
+//   - run() is const and changes nothing: any number of host threads may call run() of one plan
+//     at once, each on its own stream (a launch copies the plan's parameter block when it is
+//     enqueued). Such runs all write the plan's D, so concurrent computations need their own
+//     outputs: a plan each, or rebind() between launches (below). Exception: a BlockScaledPlan
+//     that converts scale_a (converts_scale_a()) owns a scale workspace that every run writes:
+//     one stream at a time for such a plan (the PyTorch ops never build one). A GroupedPlan in
+//     checking mode (Options::check_offsets) may be run from several threads; its checks take
+//     turns (each synchronises its stream anyway).
+//   - rebind(gemm) re-points a plan at other buffers of the same call (same shape, leading
+//     dimensions, layouts, options): the new pointers are checked as the constructor checks them
+//     (non-null, aligned, device memory of the current device, large enough), the tensor maps'
+//     addresses are rewritten (cuTensorMapReplaceAddress), nothing else is redone: host work of a
+//     few driver queries, no GPU work. It changes the plan, so it must not overlap run() or
+//     rebind() of the same plan on another thread (lock around rebind + run, as the PyTorch ops'
+//     plan cache does). Launches already enqueued keep the buffers they were launched with:
+//     "rebind(D1), run(s1), rebind(D2), run(s2)" computes both. If rebind() throws, the plan is
+//     unchanged.
+//   - Construction is thread-safe: plans may be built from several threads at once (the shared
+//     caches, the device's architecture and the kernels' shared-memory opt-in, are locked; the
+//     dispatch table is immutable). FP8GEMM_KERNEL_* are read at construction: do not change them
+//     while another thread builds a plan. A plan belongs to the device that was current when it
+//     was built (its kernel was prepared and its grid sized there): run it with that device
+//     current, on a stream of that device; build a plan per device.
+//   - A launch keeps its own copy of the parameters, so a plan may be destroyed as soon as run()
+//     returns (the buffers it points at must of course live until the GPU is done with them).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -70,8 +97,14 @@ class PerTensorPlan {
   PerTensorPlan(PerTensorPlan&&) noexcept;
   PerTensorPlan& operator=(PerTensorPlan&&) noexcept;
 
-  /// Launches on `stream`; nothing else (no validation, no allocation, no host sync).
+  /// Launches on `stream`; nothing else (no validation, no allocation, no host sync). Thread-safe
+  /// (the header's "Threads, streams and devices").
   void run(cudaStream_t stream) const;
+  /// Re-points the plan at the buffers of `gemm`, the same call in everything but A, B, D,
+  /// scale_a and scale_b (the header's "Threads, streams and devices"). Throws
+  /// std::invalid_argument for anything else that differs, or a new pointer the plan cannot use
+  /// (a TMA-store kernel needs D 16-byte aligned); the plan is then unchanged.
+  void rebind(const PerTensorGemm& gemm);
   const engine::EnginePlan& engine() const;
   const engine::KernelInfo& kernel() const;
   /// How the kernel was chosen, and the one-line reason.
@@ -102,8 +135,15 @@ class BlockScaledPlan {
   BlockScaledPlan& operator=(BlockScaledPlan&&) noexcept;
 
   /// Launches on `stream`: the A-scale conversion if the layout needs it, then the GEMM (chapter
-  /// 7's Plan::run; a converting plan owns a workspace: one stream at a time).
+  /// 7's Plan::run). Thread-safe, except a converting plan (converts_scale_a()), which owns a
+  /// workspace: one stream at a time.
   void run(cudaStream_t stream) const;
+  /// Re-points the plan at the buffers of `gemm`, the same call in everything but A, B, scale_a,
+  /// scale_b and D (the header's "Threads, streams and devices"). Throws std::invalid_argument
+  /// for anything else that differs, or a new pointer the plan cannot use (a TMA-store kernel
+  /// needs D 16-byte aligned; a plan that reads scale_a in place, scale_a 16-byte aligned); the
+  /// plan is then unchanged.
+  void rebind(const BlockScaledGemm& gemm);
   const engine::KernelInfo& kernel() const;
   bool converts_scale_a() const;
   const KernelChoice& choice() const;
@@ -130,7 +170,11 @@ class GroupedPlan {
   ~GroupedPlan();
   GroupedPlan(GroupedPlan&&) noexcept;
   GroupedPlan& operator=(GroupedPlan&&) noexcept;
+  /// Thread-safe (the header's "Threads, streams and devices").
   void run(cudaStream_t stream) const;
+  /// Re-points the plan at the buffers of `gemm` (offsets or masked_m, A, B, scale_a, scale_b,
+  /// D), the same call otherwise; as PerTensorPlan::rebind.
+  void rebind(const GroupedGemm& gemm);
   std::string describe() const;
 
  private:
@@ -143,7 +187,11 @@ class WeightGradPlan {
   ~WeightGradPlan();
   WeightGradPlan(WeightGradPlan&&) noexcept;
   WeightGradPlan& operator=(WeightGradPlan&&) noexcept;
+  /// Thread-safe (the header's "Threads, streams and devices").
   void run(cudaStream_t stream) const;
+  /// Re-points the plan at the buffers of `gemm` (offsets, dD_t, scale_dD_t, A_t, scale_A_t,
+  /// dB), the same call otherwise; as PerTensorPlan::rebind.
+  void rebind(const WeightGradGemm& gemm);
   std::string describe() const;
 
  private:
@@ -176,7 +224,13 @@ class MxPlan {
   MxPlan(MxPlan&&) noexcept;
   MxPlan& operator=(MxPlan&&) noexcept;
 
+  /// Thread-safe (the header's "Threads, streams and devices").
   void run(cudaStream_t stream) const;
+  /// Re-points the plan at the buffers of `gemm` (A, B, scale_a, scale_b, D; the scales'
+  /// allocated sizes may change too), the same call otherwise; as PerTensorPlan::rebind. On
+  /// compute capability 10.0 the sm_100a plan is rebuilt on the new buffers (its own rebind is
+  /// not written yet).
+  void rebind(const MxGemm& gemm);
   MxKernelArch arch() const { return arch_; }
   const KernelChoice& choice() const { return choice_; }
   std::string describe() const;
@@ -186,6 +240,8 @@ class MxPlan {
   KernelChoice choice_;
   std::unique_ptr<ch09::HopperPlan> hopper_;
   std::unique_ptr<ch09::Plan> blackwell_;
+  const engine::EnginePlan* engine_ = nullptr;  // hopper_'s engine plan: what run() launches
+  MxGemm gemm_;                                 // the call bound now (defaults filled in)
 };
 
 }  // namespace fp8gemm
