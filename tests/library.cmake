@@ -5,11 +5,15 @@
 #      dispatcher on the DeepSeek-V3 shapes is within 3% of the sweep's fastest);
 #      library_dispatch_check_self_test (that check fails on a stale table and a slow pick).
 # GPU: test_library_gpu (library plans against the chapter plans they wrap, bit for bit; the
-#      environment override; MXFP8's architecture dispatch on the device present).
+#      environment override; MXFP8's architecture dispatch on the device present);
+#      test_library_threads_gpu (every kind of plan from 4 threads at once and on 2 streams with
+#      rebind(), against float64 and bit for bit a single-threaded run; rebind's refusals).
 if(TARGET fp8gemm)
   fp8gemm_test(test_library_cpu LABEL cpu SOURCES test_library_cpu.cpp LIBS fp8gemm)
   fp8gemm_test(test_library_gpu LABEL gpu SOURCES test_library_gpu.cu
                LIBS fp8gemm fp8gemm_ch07_checks fp8gemm_ch08_checks)
+  fp8gemm_test(test_library_threads_gpu LABEL gpu SOURCES test_library_threads_gpu.cu
+               LIBS fp8gemm fp8gemm_ch08_checks)
 
   find_package(Python3 COMPONENTS Interpreter QUIET)
   if(Python3_Interpreter_FOUND)

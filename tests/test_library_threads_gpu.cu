@@ -1,0 +1,486 @@
+// GPU tests of the library's plans across host threads and streams (fp8gemm.hpp, "Threads,
+// streams and devices"), for each kind of plan: per-tensor (PerTensorPlan), block-scaled
+// (BlockScaledPlan), grouped contiguous (GroupedPlan) and MXFP8 on Hopper (MxPlan).
+//
+// Per kind, first a single-threaded run on the legacy stream: its D is checked against the
+// float64 reference of the dequantised operands (sampled rows; the chapters' tolerances) and is
+// the bit pattern every other run must reproduce. Then, every D poisoned (NaN) first:
+//   (a) one plan, 4 host threads at once, each on its own stream with its own output: each
+//       thread, 3 times, takes the plan's lock, rebind()s it to its output and run()s it, then
+//       synchronises its stream (the PyTorch ops' plan cache does this);
+//   (a') one plan, run() from 4 threads at once with no lock at all (run() is const and
+//       thread-safe), 3 times each on the thread's stream; every run writes the plan's D, so each
+//       thread then copies D into its own output on its own stream (after its own runs, so what
+//       it copies was written at least once; every run writes the same bits);
+//   (a'') 4 threads build a plan each at once (construction is thread-safe), each on its own
+//       output, and run it on their own stream;
+//   (b) one plan on 2 streams with different D buffers: stream 1 held by a 20 ms GPU delay,
+//       rebind(D1) + run(stream 1), rebind(D2) + run(stream 2): stream 1's launch executes after
+//       the plan was re-pointed at D2, so D1 is right only if a launch keeps the pointers it was
+//       launched with.
+// Every output: against the float64 reference and bit for bit the single-threaded D. Then the
+// refusals of rebind() and that a refused rebind leaves the plan as it was.
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catch.hpp"
+#include "common/check.hpp"
+#include "common/cuda.hpp"
+#include "common/fp8.hpp"
+#include "common/reference.hpp"
+#include "fp8gemm/fp8gemm.hpp"
+#include "grouped_check.hpp"  // ch08::GroupedOperands, check_grouped
+#include "mx_emulate.hpp"     // ch09::random_operands, mx_call, reference_f64_rows
+#include "refusal.hpp"
+
+using namespace fp8gemm;
+using test::has;
+
+namespace {
+
+constexpr int kThreads = 4;
+constexpr int kRunsPerThread = 3;
+
+using Bf16 = std::vector<std::uint16_t>;
+
+/// Runs `body(t)` on kThreads threads that start together (a spin barrier), each with the
+/// calling thread's device current; returns the messages of the exceptions they threw (Catch2's
+/// assertions are not thread-safe, so the threads only record).
+std::vector<std::string> on_threads(const std::function<void(int)>& body) {
+  int device = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  std::atomic<int> ready{0};
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        FP8GEMM_CUDA_CHECK(cudaSetDevice(device));
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) std::this_thread::yield();
+        body(t);
+      } catch (const std::exception& e) {
+        errors[std::size_t(t)] = e.what();
+      }
+    });
+  for (auto& th : threads) th.join();
+  std::vector<std::string> failed;
+  for (int t = 0; t < kThreads; ++t)
+    if (!errors[std::size_t(t)].empty())
+      failed.push_back("thread " + std::to_string(t) + ": " + errors[std::size_t(t)]);
+  return failed;
+}
+
+/// kThreads non-blocking streams (they do not wait for the legacy stream or each other).
+struct Streams {
+  std::vector<cudaStream_t> s;
+  explicit Streams(int n) : s(std::size_t(n), nullptr) {
+    for (auto& x : s) FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+  }
+  ~Streams() {
+    for (auto x : s) cudaStreamDestroy(x);
+  }
+  cudaStream_t operator[](int i) const { return s[std::size_t(i)]; }
+};
+
+/// The float64 check of sampled rows of a bf16 D (M x N, packed) against reference rows.
+struct RowReference {
+  std::int64_t N = 0;
+  std::vector<std::int64_t> rows;
+  std::vector<double> ref;  // rows.size() x N
+  double tolerance = 0;
+  /// "" when every compared entry is finite and the relative and worst-tile errors are within
+  /// the tolerance; else what failed.
+  std::string check(const Bf16& d) const {
+    const ErrorStats e = compare_bf16_rows(d.data(), N, rows, ref.data());
+    const double tile = worst_tile_error(d.data(), N, rows, ref.data());
+    if (e.non_finite == 0 && e.rel_frobenius <= tolerance && tile <= tolerance) return "";
+    return "float64 check failed: rel " + std::to_string(e.rel_frobenius) + ", worst tile " +
+           std::to_string(tile) + ", non-finite " + std::to_string(e.non_finite) + ", tolerance " +
+           std::to_string(tolerance);
+  }
+};
+
+// ---- the four kinds: operands, the call on a given D, the reference check ----
+
+/// Block-scaled (chapter 7's call): A 1 x 128 scales mn-major TMA-aligned, B 128 x 128 padded.
+struct BlockScaledKind {
+  using Plan = BlockScaledPlan;
+  static constexpr const char* kName = "BlockScaledPlan";
+  std::int64_t M = 256, N = 2112, K = 1536;
+  DeviceBuffer<std::uint8_t> A, B;
+  DeviceBuffer<float> sa, sb;
+  RowReference reference;
+  BlockScaledKind() : A(std::size_t(M * K)), B(std::size_t(N * K)) {
+    const GroupScaleLayout la = GroupScaleLayout::mn_major_tma_aligned(M);
+    const BlockScaleLayout lb = BlockScaleLayout::padded(K);
+    std::mt19937_64 rng(4100);
+    std::uniform_real_distribution<float> e(-4.0f, 4.0f);
+    std::vector<float> hsa(std::size_t(ceil_div(K, 128) * la.ld)),
+        hsb(std::size_t(ceil_div(N, 128) * lb.ld));
+    for (auto& x : hsa) x = std::exp2(e(rng));
+    for (auto& x : hsb) x = std::exp2(e(rng));
+    sa = DeviceBuffer<float>(hsa);
+    sb = DeviceBuffer<float>(hsb);
+    fill_random_e4m3(A.data(), A.size(), 4101, 1.0f);
+    fill_random_e4m3(B.data(), B.size(), 4102, 1.0f);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto a = A.download(), b = B.download();
+    reference.N = N;
+    reference.rows = sample_rows(M, 24, 4103);
+    std::vector<double> ar(reference.rows.size() * std::size_t(K)), ball(std::size_t(N * K));
+    for (std::size_t i = 0; i < reference.rows.size(); ++i)
+      for (std::int64_t k = 0; k < K; ++k)
+        ar[i * std::size_t(K) + std::size_t(k)] =
+            double(e4m3_decode(a[std::size_t(reference.rows[i] * K + k)])) *
+            double(hsa[std::size_t(la.offset(reference.rows[i], k / 128))]);
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t k = 0; k < K; ++k)
+        ball[std::size_t(n * K + k)] = double(e4m3_decode(b[std::size_t(n * K + k)])) *
+                                       double(hsb[std::size_t(lb.offset(n / 128, k / 128))]);
+    std::vector<std::int64_t> local(reference.rows.size());
+    for (std::size_t i = 0; i < local.size(); ++i) local[i] = std::int64_t(i);
+    reference.ref =
+        reference_gemm_rows(std::int64_t(local.size()), N, K, ar.data(), ball.data(), local);
+    reference.tolerance = per_tensor_tolerance(K);
+  }
+  std::size_t d_elems() const { return std::size_t(M * N); }
+  BlockScaledGemm call(std::uint16_t* D) const {
+    return {.M = M,
+            .N = N,
+            .K = K,
+            .A = A.data(),
+            .B = B.data(),
+            .scale_a = sa.data(),
+            .scale_a_layout = GroupScaleLayout::mn_major_tma_aligned(M),
+            .scale_b = sb.data(),
+            .scale_b_layout = BlockScaleLayout::padded(K),
+            .D = D};
+  }
+  std::string check(const Bf16& d) const { return reference.check(d); }
+};
+
+/// Per-tensor (chapter 6's call): scale_a 0.75, scale_b 1.25 on the device.
+struct PerTensorKind {
+  using Plan = PerTensorPlan;
+  static constexpr const char* kName = "PerTensorPlan";
+  std::int64_t M = 384, N = 1536, K = 2048;
+  DeviceBuffer<std::uint8_t> A, B;
+  DeviceBuffer<float> scales;
+  RowReference reference;
+  PerTensorKind()
+      : A(std::size_t(M * K)),
+        B(std::size_t(N * K)),
+        scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f}) {
+    fill_random_e4m3(A.data(), A.size(), 4201, 1.0f);
+    fill_random_e4m3(B.data(), B.size(), 4202, 1.0f);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto a = A.download(), b = B.download();
+    reference.N = N;
+    reference.rows = sample_rows(M, 24, 4203);
+    std::vector<double> ar(reference.rows.size() * std::size_t(K)), ball(std::size_t(N * K));
+    for (std::size_t i = 0; i < reference.rows.size(); ++i)
+      for (std::int64_t k = 0; k < K; ++k)
+        ar[i * std::size_t(K) + std::size_t(k)] =
+            0.75 * double(e4m3_decode(a[std::size_t(reference.rows[i] * K + k)]));
+    for (std::size_t i = 0; i < ball.size(); ++i) ball[i] = 1.25 * double(e4m3_decode(b[i]));
+    std::vector<std::int64_t> local(reference.rows.size());
+    for (std::size_t i = 0; i < local.size(); ++i) local[i] = std::int64_t(i);
+    reference.ref =
+        reference_gemm_rows(std::int64_t(local.size()), N, K, ar.data(), ball.data(), local);
+    reference.tolerance = per_tensor_tolerance(K);
+  }
+  std::size_t d_elems() const { return std::size_t(M * N); }
+  PerTensorGemm call(std::uint16_t* D) const {
+    return {M, N, K, A.data(), B.data(), D, scales.data(), scales.data() + 4};
+  }
+  std::string check(const Bf16& d) const { return reference.check(d); }
+};
+
+/// Grouped contiguous (chapter 8's call): 4 experts of 128, 0, 300 and 77 rows; checked group by
+/// group by chapter 8's check_grouped (it reads the operands' own D: a result is copied there).
+struct GroupedKind {
+  using Plan = GroupedPlan;
+  static constexpr const char* kName = "GroupedPlan";
+  ch08::GroupedShape shape;
+  std::unique_ptr<ch08::GroupedOperands> ops;
+  GroupedKind() {
+    shape.name = "threads_contiguous";
+    shape.layout = ch08::Layout::contiguous;
+    shape.rows = {128, 0, 300, 77};
+    shape.N = 1024;
+    shape.K = 1536;
+    ops = std::make_unique<ch08::GroupedOperands>(shape, 4300);
+  }
+  std::size_t d_elems() const { return ops->D.size(); }
+  GroupedGemm call(std::uint16_t* D) const {
+    GroupedGemm g = ops->gemm();
+    g.D = D;
+    return g;
+  }
+  std::string check(const Bf16& d) const {
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(ops->D.data(), d.data(), ops->D.bytes(), cudaMemcpyHostToDevice));
+    const ch08::GroupedCheck c = ch08::check_grouped(*ops, shape, 16, 4301);
+    return c.ok ? "" : "float64 check failed: " + c.describe;
+  }
+};
+
+/// MXFP8 on Hopper (chapter 9's call): random e4m3 codes and UE8M0 exponents, the definition in
+/// float64 on sampled rows, chapter 9's criterion (relative Frobenius error < 4e-3).
+struct MxKind {
+  using Plan = MxPlan;
+  static constexpr const char* kName = "MxPlan";
+  ch09::MxOperands host;
+  DeviceBuffer<std::uint8_t> A, B, sa, sb;
+  std::vector<std::int64_t> rows;
+  std::vector<double> ref;
+  MxKind()
+      : host(ch09::random_operands(256, 1536, 1024, 4400)),
+        A(host.A),
+        B(host.B),
+        sa(host.sa),
+        sb(host.sb),
+        rows(sample_rows(256, 24, 4401)),
+        ref(ch09::reference_f64_rows(host, rows)) {}
+  std::size_t d_elems() const { return std::size_t(host.M * host.N); }
+  MxGemm call(std::uint16_t* D) const {
+    return ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D);
+  }
+  std::string check(const Bf16& d) const {
+    std::vector<double> got(rows.size() * std::size_t(host.N));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      for (std::int64_t n = 0; n < host.N; ++n)
+        got[i * std::size_t(host.N) + std::size_t(n)] =
+            double(bf16_to_float(d[std::size_t(rows[i] * host.N + n)]));
+    const double rel = ch09::relative_frobenius(got, ref);
+    return rel < 4e-3 ? "" : "float64 check failed: rel " + std::to_string(rel);
+  }
+};
+
+/// What one output must be: the single-threaded D, bit for bit, and within the float64 check.
+template <class Kind>
+void check_output(const Kind& kind, const Bf16& expected, const Bf16& got,
+                  const std::string& what) {
+  INFO(std::string(Kind::kName) + ", " + what);
+  CHECK(kind.check(got) == "");
+  CHECK(got == expected);
+}
+
+template <class Kind>
+void threads_and_streams(Kind& kind) {
+  using Plan = typename Kind::Plan;
+  const std::size_t n = kind.d_elems();
+
+  // The single-threaded run: the reference bits.
+  DeviceBuffer<std::uint16_t> d0(n);
+  Plan plan(kind.call(d0.data()));
+  INFO(std::string(Kind::kName) + ": " + plan.describe());
+  poison_bf16(d0.data(), n);
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const Bf16 expected = d0.download();
+  REQUIRE(kind.check(expected) == "");
+
+  Streams streams(kThreads);
+  std::vector<DeviceBuffer<std::uint16_t>> out;
+  for (int t = 0; t < kThreads; ++t) out.emplace_back(n);
+  auto poison_all = [&] {
+    for (auto& d : out) poison_bf16(d.data(), n);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  };
+
+  // (a) one plan, 4 threads, each its own stream and output: rebind + run under the plan's lock.
+  poison_all();
+  std::mutex lock;
+  auto errors = on_threads([&](int t) {
+    for (int r = 0; r < kRunsPerThread; ++r) {
+      std::lock_guard<std::mutex> hold(lock);
+      plan.rebind(kind.call(out[std::size_t(t)].data()));
+      plan.run(streams[t]);
+    }
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
+  });
+  CHECK(errors.empty());
+  for (const auto& e : errors) UNSCOPED_INFO(e);
+  for (int t = 0; t < kThreads; ++t)
+    check_output(kind, expected, out[std::size_t(t)].download(),
+                 "(a) shared plan, rebind + run under a lock, thread " + std::to_string(t));
+
+  // (a') one plan's run() from 4 threads at once, no lock; each thread copies the plan's D.
+  plan.rebind(kind.call(d0.data()));
+  poison_bf16(d0.data(), n);
+  poison_all();
+  errors = on_threads([&](int t) {
+    for (int r = 0; r < kRunsPerThread; ++r) plan.run(streams[t]);
+    FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(out[std::size_t(t)].data(), d0.data(), n * 2,
+                                       cudaMemcpyDeviceToDevice, streams[t]));
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
+  });
+  CHECK(errors.empty());
+  for (const auto& e : errors) UNSCOPED_INFO(e);
+  for (int t = 0; t < kThreads; ++t)
+    check_output(kind, expected, out[std::size_t(t)].download(),
+                 "(a') concurrent run() of one plan, no lock, thread " + std::to_string(t));
+  check_output(kind, expected, d0.download(), "(a') the plan's own D");
+
+  // (a'') 4 threads build their own plans at once and run them on their own streams.
+  poison_all();
+  errors = on_threads([&](int t) {
+    Plan own(kind.call(out[std::size_t(t)].data()));
+    for (int r = 0; r < kRunsPerThread; ++r) own.run(streams[t]);
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
+  });
+  CHECK(errors.empty());
+  for (const auto& e : errors) UNSCOPED_INFO(e);
+  for (int t = 0; t < kThreads; ++t)
+    check_output(kind, expected, out[std::size_t(t)].download(),
+                 "(a'') a plan per thread, built at once, thread " + std::to_string(t));
+
+  // (b) one plan on 2 streams with different D buffers; stream 0's launch runs after the rebind
+  // to D2 (it waits behind a 20 ms GPU delay), so it must keep the D it was launched with.
+  poison_all();
+  gpu_delay(20000, streams[0]);
+  plan.rebind(kind.call(out[0].data()));
+  plan.run(streams[0]);
+  plan.rebind(kind.call(out[1].data()));
+  plan.run(streams[1]);
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[1]));
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[0]));
+  check_output(kind, expected, out[0].download(), "(b) stream 1 (delayed), D1");
+  check_output(kind, expected, out[1].download(), "(b) stream 2, D2");
+  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+TEST_CASE("library threads: BlockScaledPlan across 4 threads and 2 streams", "[library][gpu]") {
+  BlockScaledKind kind;
+  threads_and_streams(kind);
+}
+
+TEST_CASE("library threads: PerTensorPlan across 4 threads and 2 streams", "[library][gpu]") {
+  PerTensorKind kind;
+  threads_and_streams(kind);
+}
+
+TEST_CASE("library threads: GroupedPlan (contiguous) across 4 threads and 2 streams",
+          "[library][gpu]") {
+  GroupedKind kind;
+  threads_and_streams(kind);
+}
+
+TEST_CASE("library threads: MxPlan (Hopper) across 4 threads and 2 streams", "[library][gpu]") {
+  MxKind kind;
+  threads_and_streams(kind);
+}
+
+TEST_CASE("library rebind: refusals name the argument and leave the plan as it was",
+          "[library][gpu]") {
+  BlockScaledKind kind;
+  const std::size_t n = kind.d_elems();
+  DeviceBuffer<std::uint16_t> d0(n), d1(n + 8);
+  BlockScaledPlan plan(kind.call(d0.data()));
+  std::vector<std::uint16_t> host_d(n);
+
+  std::string r = test::refusal_of([&] {
+    BlockScaledGemm g = kind.call(d1.data());
+    g.N = kind.N - 128;
+    plan.rebind(g);
+  });
+  CHECK(has(r, "rebind: N = 1984 differs from the plan's N = 2112"));
+  r = test::refusal_of([&] {
+    BlockScaledGemm g = kind.call(d1.data());
+    g.ldd = kind.N + 8;
+    plan.rebind(g);
+  });
+  CHECK(has(r, "rebind: ldd = 2120 differs"));
+  r = test::refusal_of([&] {
+    BlockScaledGemm g = kind.call(d1.data());
+    g.scale_b_layout = BlockScaleLayout{g.scale_b_layout.ld + 4};
+    plan.rebind(g);
+  });
+  CHECK(has(r, "rebind: scale_b_layout differs"));
+  r = test::refusal_of([&] { plan.rebind(kind.call(nullptr)); });
+  CHECK(has(r, "D"));
+  CHECK(has(r, "null"));
+  r = test::refusal_of([&] { plan.rebind(kind.call(host_d.data())); });
+  CHECK(has(r, "D = "));
+  CHECK(has(r, "host memory"));
+  r = test::refusal_of([&] {
+    BlockScaledGemm g = kind.call(d1.data());
+    g.A = kind.A.data() + kind.A.size() - 16;  // 16 bytes before the end of A's allocation
+    plan.rebind(g);
+  });
+  CHECK(has(r, "A = "));
+  CHECK(has(r, "bytes left in its allocation"));
+  if (plan.kernel().epilogue == engine::EpilogueKind::tma_store) {
+    r = test::refusal_of([&] { plan.rebind(kind.call(d1.data() + 1)); });  // 2-byte aligned
+    CHECK(has(r, "is not 16-byte aligned"));
+    CHECK(has(r, "stores D with TMA"));
+  }
+  r = test::refusal_of([&] {
+    BlockScaledGemm g = kind.call(d1.data());
+    g.scale_a = kind.sa.data() + 1;  // 4-byte aligned only: this plan reads scale_a by TMA
+    plan.rebind(g);
+  });
+  CHECK(has(r, "scale_a is not 16-byte aligned"));
+  // None of them changed the plan: it still writes d0, the same bits as a fresh plan.
+  DeviceBuffer<std::uint16_t> fresh_d(n);
+  const BlockScaledPlan fresh(kind.call(fresh_d.data()));
+  poison_bf16(d0.data(), n);
+  poison_bf16(d1.data(), n + 8);
+  poison_bf16(fresh_d.data(), n);
+  plan.run(nullptr);
+  fresh.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const Bf16 got = d0.download();
+  CHECK(kind.check(got) == "");
+  CHECK(got == fresh_d.download());
+  const Bf16 untouched = d1.download();
+  CHECK(
+      std::all_of(untouched.begin(), untouched.end(), [](std::uint16_t v) { return v == 0xFFFF; }));
+  // And a good rebind to a buffer of the same call, then back, works.
+  plan.rebind(kind.call(d1.data()));
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const Bf16 d1_out = d1.download();
+  CHECK(Bf16(d1_out.begin(), d1_out.begin() + std::ptrdiff_t(n)) == got);
+  CHECK(d1_out[n] == 0xFFFF);  // nothing written past D
+}
+
+TEST_CASE("library rebind: a grouped plan moved to new offsets and operands", "[library][gpu]") {
+  // Two operand sets of the same call (shape, layouts): a plan built on the first, rebound to the
+  // second (every pointer changes, offsets included), gives the second's own plan's D.
+  GroupedKind first, second_owner;
+  ch08::GroupedOperands& second = *second_owner.ops;  // same seed, other buffers
+  GroupedPlan plan(first.ops->gemm());
+  DeviceBuffer<std::uint16_t> d2(second.D.size());
+  ch08::GroupedGemm g2 = second.gemm();
+  const GroupedPlan own(g2);
+  g2.D = d2.data();
+  plan.rebind(g2);
+  poison_bf16(d2.data(), d2.size());
+  poison_bf16(second.D.data(), second.D.size());
+  plan.run(nullptr);
+  own.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const Bf16 a = d2.download(), b = second.D.download();
+  CHECK(a == b);
+  CHECK(second_owner.check(a) == "");
+  // Another number of groups is another call.
+  const std::string r = test::refusal_of([&] {
+    ch08::GroupedGemm g = second.gemm();
+    g.groups = 3;
+    plan.rebind(g);
+  });
+  CHECK(has(r, "rebind: groups differs"));
+}
