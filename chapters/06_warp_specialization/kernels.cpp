@@ -9,6 +9,7 @@ const std::vector<engine::KernelInfo>& kernels() {
     add_kernels_large(v);
     add_kernels_wide(v);
     add_kernels_small(v);
+    add_kernels_loops(v);
     add_kernels_three(v);
     add_kernels_ablation(v);
     return v;

@@ -21,6 +21,7 @@ const engine::KernelInfo& kernel_named(const std::string& name);
 void add_kernels_large(std::vector<engine::KernelInfo>& out);
 void add_kernels_wide(std::vector<engine::KernelInfo>& out);
 void add_kernels_small(std::vector<engine::KernelInfo>& out);
+void add_kernels_loops(std::vector<engine::KernelInfo>& out);
 void add_kernels_three(std::vector<engine::KernelInfo>& out);
 void add_kernels_ablation(std::vector<engine::KernelInfo>& out);
 

@@ -8,6 +8,7 @@ const std::vector<engine::KernelInfo>& kernels() {
     add_kernels_large(v);
     add_kernels_narrow(v);
     add_kernels_small(v);
+    add_kernels_loops(v);
     return v;
   }();
   return all;

@@ -20,5 +20,6 @@ const engine::KernelInfo& kernel_named(const std::string& name);
 void add_kernels_large(std::vector<engine::KernelInfo>& out);
 void add_kernels_narrow(std::vector<engine::KernelInfo>& out);
 void add_kernels_small(std::vector<engine::KernelInfo>& out);
+void add_kernels_loops(std::vector<engine::KernelInfo>& out);
 
 }  // namespace fp8gemm::ch07

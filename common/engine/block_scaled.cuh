@@ -48,10 +48,12 @@ __device__ __forceinline__ void dispatch_offset(int value, F&& f,
 }
 }  // namespace detail
 
-template <class Cfg>
-struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry and helpers
+template <class Cfg, int kPromotedLoop = kDefaultPromotedLoop>
+struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, tile geometry,
+                                                              // helpers and promoted loop
   static_assert(Cfg::kAccumulation == Accumulation::promoted,
                 "block scaling promotes every 128-K block: the scales change along K");
+  using Base = PerTensorMath<Cfg, kPromotedLoop>;
   using State = PipelineState<Cfg::kStages>;
   using Params = BlockScaledParams;
 
@@ -123,26 +125,52 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
     }
   }
 
-  /// One partial sum: the 128 K of the stage for the warpgroup's 64-row slab w and columns
-  /// [wn kWaveN, (wn + 1) kWaveN) of the tile, 4 wgmma k32 into a fresh `part`, waited for (the
-  /// promotion reads it next). desc_a / desc_b: the stage's A rows of this warpgroup and B rows.
-  template <int kWaveN>
-  __device__ __forceinline__ static void partial_sum(float (&part)[kWaveN / 2],
-                                                     std::uint64_t desc_a, std::uint64_t desc_b,
-                                                     int w, int wn) {
-    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
-    ptx::wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < kSteps; ++ks)
-      ptx::wgmma_m64nNk32_e4m3<kWaveN>(
-          part, ptx::advance_desc(desc_a, std::uint32_t(w * 64 * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
-          ptx::advance_desc(desc_b, std::uint32_t(wn * kWaveN * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
-          ks > 0 ? 1u : 0u);
-    ptx::wgmma_commit_group();
-    ptx::wgmma_wait_group<0>();
-    ptx::wgmma_fence_operands(part);
-  }
+  /// The block-scaled promotion of the lean loop (PerTensorMath::promoted_loop): per K block the
+  /// tile's B scales (loaded from global memory one block ahead), per 64-row slab the stage's two
+  /// A scales of this thread's rows (from the side ring, after the stage's full barrier), per
+  /// partial sum acc += (scale_a x scale_b) x part (promote).
+  template <class TileT>
+  struct Promotion {
+    const float* sfb_row[kSfbRows];  ///< B-scale rows nb0 + r of the tile (read where ok[r])
+    bool ok[kSfbRows];               ///< nb0 + r < sfb_rows: rows past N's last block read as 0
+    float sb[kSfbRows];              ///< this K block's B scales
+    float sb_next[kSfbRows];         ///< the next K block's, in flight
+    std::uint32_t sa_base;           ///< side ring + this thread's first A-scale row x 4
+    std::uint32_t side_stage_bytes;  ///< side-ring bytes per stage
+    int offset;                      ///< n0 % 128 (which B-scale block each column group is in)
+    struct Slab {
+      float sa0, sa1;  ///< the A scales of rows r and r + 8 of the slab
+    };
 
+    __device__ __forceinline__ void load(int kb) {
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) sb_next[r] = ok[r] ? __ldg(sfb_row[r] + kb) : 0.0f;
+    }
+    __device__ __forceinline__ void next_block(int kb, int kb_end) {
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
+      if (kb + 1 < kb_end) load(kb + 1);
+    }
+    __device__ __forceinline__ Slab slab(int stage, int w) const {
+      const std::uint32_t addr =
+          sa_base + std::uint32_t(stage) * side_stage_bytes + std::uint32_t(64 * w) * 4u;
+      return {detail::ld_shared_f32(addr), detail::ld_shared_f32(addr + 32u)};
+    }
+    template <int kWaveN>
+    __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
+                                            const float (&part)[kWaveN / 2], int wn,
+                                            const Slab& s) const {
+      detail::dispatch_offset<kOffsetStep>(
+          offset,
+          [&](auto off) {
+            BlockScaledMath::promote<decltype(off)::value, kWaveN>(acc, part, wn, s.sa0, s.sa1, sb);
+          },
+          std::make_integer_sequence<int, kOffsets>{});
+    }
+  };
+
+  /// The consumer warpgroup's main loop over tile t's K blocks (all of K): the lean loop, or the
+  /// first one (kPromotedLoop = 0, mainloop_v0) for the same-run comparison.
   template <class TileT>
   __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                   State& st, const Params& p, const TileT& t,
@@ -150,7 +178,52 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
                                                   const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
-    using Base = PerTensorMath<Cfg>;
+    if constexpr (kPromotedLoop == 0)
+      mainloop_v0(acc, st, p, t, ring, side, full, empty, wg_index, rank);
+    else
+      mainloop_range(acc, st, p, t, 0, p.k_blocks, ring, side, full, empty, wg_index, rank);
+  }
+
+  /// The lean loop over K blocks kb_begin .. kb_end - 1 of tile t (a policy that splits K calls
+  /// this with its range).
+  template <class TileT>
+  __device__ __forceinline__ static void mainloop_range(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const Params& p, const TileT& t,
+      int kb_begin, int kb_end, std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
+      const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
+    // The warpgroup index through a shuffle: the compiler then knows it is the same in every
+    // lane, so the descriptors derived from it live in uniform registers (one UIADD each)
+    // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
+    const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
+    const int warp = int(threadIdx.x / 32) % 4;
+    const int lane = int(threadIdx.x % 32);
+    // This thread's accumulator rows inside the tile: r and r + 8 of every 64-row slab.
+    int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
+    if constexpr (kSkewedRows<TileT>) row_in_tile += t.m0 & 3;  // the scales start at m0 & ~3
+    const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
+    const float* sfb = sfb_of(p, t);
+    Promotion<TileT> promotion;
+#pragma unroll
+    for (int r = 0; r < kSfbRows; ++r) {
+      promotion.ok[r] = nb0 + r < p.sfb_rows;
+      promotion.sfb_row[r] = sfb + std::int64_t(nb0 + r) * p.sfb_ld;
+    }
+    promotion.sa_base = side + std::uint32_t(row_in_tile) * 4u;
+    promotion.side_stage_bytes = side_stage_bytes<TileT>();
+    promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
+    if (kb_begin < kb_end) promotion.load(kb_begin);
+    Base::promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, promotion);
+  }
+
+  /// The first block-scaled loop (kPromotedLoop = 0), measured at 7ce3b58; kept for the same-run
+  /// comparison with the lean loop.
+  template <class TileT>
+  __device__ __forceinline__ static void mainloop_v0(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                     State& st, const Params& p, const TileT& t,
+                                                     std::uint32_t ring, std::uint32_t side,
+                                                     const std::uint64_t* full,
+                                                     const std::uint64_t* empty, int wg_index,
+                                                     std::uint32_t rank) {
     // The warpgroup index through a shuffle: the compiler then knows it is the same in every
     // lane, so the descriptors derived from it live in uniform registers (one UIADD each)
     // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
@@ -181,7 +254,7 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
       for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
       if (kb + 1 < p.k_blocks) load_sfb(sb_next, p, sfb, nb0, kb + 1);
       ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
-      const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
+      const auto [desc_a, desc_b] = Base::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * side_stage_bytes<TileT>();
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {
@@ -190,7 +263,7 @@ struct BlockScaledMath : PerTensorMath<Cfg> {  // its scheduler, tile geometry a
         const float sa1 = detail::ld_shared_f32(sa_addr + 32u);
 #pragma unroll
         for (int wn = 0; wn < kWavesN; ++wn) {
-          partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
+          Base::template partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
           // The stage's last wgmma has read it and its scales are in registers: hand it back
           // to the producer before the last promotion (DeepGEMM does the same).
           if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)

@@ -50,7 +50,12 @@ namespace fp8gemm::engine {
 ///                             IdentityOutputScale when the main loop applied the scales)
 ///   mainloop(acc, st, p, tile, ring, side, full, empty, wg, rank)   a consumer warpgroup's K loop
 /// `acc` receives the tile's FP32 sums.
-template <class Cfg>
+/// The promoted main loop's version: 0 is the first one (measured at 7ce3b58, kept until the
+/// lean loop's same-run comparison is committed); >= 1 is the lean loop, its K-block loop
+/// unrolled that many times (promoted_loop below).
+inline constexpr int kDefaultPromotedLoop = 1;
+
+template <class Cfg, int kPromotedLoop = kDefaultPromotedLoop>
 struct PerTensorMath {
   using State = PipelineState<Cfg::kStages>;
   /// The tile scheduler and its tile (scheduler.cuh); chapter 8's grouped policies bring others.
@@ -63,6 +68,8 @@ struct PerTensorMath {
   static constexpr std::uint32_t kExtraStageBytes = 0;
   static constexpr std::uint32_t kExtraTxBytes = 0;
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
+  /// The promoted loop's version (kDefaultPromotedLoop above); kernel_info() names the others.
+  static constexpr int kPromotedLoopVersion = kPromotedLoop;
 
   __device__ __forceinline__ static Scheduler make_scheduler(const GemmParams& p,
                                                             std::uint32_t rank) {
@@ -170,40 +177,133 @@ struct PerTensorMath {
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) ptx::wgmma_fence_operands(acc[w]);
       if (previous >= 0) release(ptx::smem_u32(&empty[previous]), rank);
+    } else if constexpr (kPromotedLoop == 0) {
+      mainloop_promoted_v0(acc, st, p, ring, full, empty, wg, rank);
     } else {
-      // Promoted: per K block and per group (64-row slab, kPromotedWaveN
-      // columns), a fresh tensor-core sum of the block's 128 K (4 wgmma) into `part`, then part
-      // is added into the FP32 `acc` on the CUDA cores. The wait<0> before the add serialises
-      // this warpgroup; the other consumer warpgroups' wgmma keep the tensor cores busy. (Two
-      // partial buffers, adding group q-1 while group q runs, would avoid the wait, but ptxas
-      // 13.0 then serialises every wgmma (C7514: "non wgmma instructions reading accumulator
-      // registers ... between start and end of the pipeline stage"): measured 30% slower.)
-      constexpr int kWaveN = Cfg::kPromotedWaveN;
-      constexpr int kWavesN = Cfg::kBlockN / kWaveN;
-      zero(acc);
-      float part[kWaveN / 2];
-      for (int kb = 0; kb < k_blocks; ++kb) {
-        ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
-        const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
+      UnitPromotion promotion;
+      promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
+    }
+  }
+
+  /// The first promoted loop (kPromotedLoop = 0), kept for the same-run comparison with the lean
+  /// one: per K block and per group (64-row slab, kPromotedWaveN columns), a fresh tensor-core
+  /// sum of the block's 128 K (4 wgmma) into `part`, then part is added into the FP32 `acc` on
+  /// the CUDA cores; descriptors rebuilt from their address for every wgmma, barrier addresses
+  /// and the K bound recomputed in every K block.
+  __device__ __forceinline__ static void mainloop_promoted_v0(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const Params& p, std::uint32_t ring,
+      const std::uint64_t* full, const std::uint64_t* empty, int wg, std::uint32_t rank) {
+    const int k_blocks = p.k_blocks;
+    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
+    constexpr int kWaveN = Cfg::kPromotedWaveN;
+    constexpr int kWavesN = Cfg::kBlockN / kWaveN;
+    zero(acc);
+    float part[kWaveN / 2];
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+      const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
 #pragma unroll
-        for (int w = 0; w < Cfg::kWavesM; ++w) {
+      for (int w = 0; w < Cfg::kWavesM; ++w) {
 #pragma unroll
-          for (int wn = 0; wn < kWavesN; ++wn) {
-            ptx::wgmma_fence();
+        for (int wn = 0; wn < kWavesN; ++wn) {
+          ptx::wgmma_fence();
 #pragma unroll
-            for (int ks = 0; ks < kSteps; ++ks)
-              ptx::wgmma_m64nNk32_e4m3<kWaveN>(part, desc_a(base, wg, w, ks),
-                                               desc_b(base, wn * kWaveN, ks), ks > 0 ? 1u : 0u);
-            ptx::wgmma_commit_group();
-            ptx::wgmma_wait_group<0>();
-            ptx::wgmma_fence_operands(part);
+          for (int ks = 0; ks < kSteps; ++ks)
+            ptx::wgmma_m64nNk32_e4m3<kWaveN>(part, desc_a(base, wg, w, ks),
+                                             desc_b(base, wn * kWaveN, ks), ks > 0 ? 1u : 0u);
+          ptx::wgmma_commit_group();
+          ptx::wgmma_wait_group<0>();
+          ptx::wgmma_fence_operands(part);
 #pragma unroll
-            for (int i = 0; i < kWaveN / 2; ++i) acc[w][wn * (kWaveN / 2) + i] += part[i];
-          }
+          for (int i = 0; i < kWaveN / 2; ++i) acc[w][wn * (kWaveN / 2) + i] += part[i];
         }
-        release(ptx::smem_u32(&empty[st.stage]), rank);
-        st.advance();
       }
+      release(ptx::smem_u32(&empty[st.stage]), rank);
+      st.advance();
+    }
+  }
+
+  /// The per-tensor promotion: the partial sums are added as they are (scale_a * scale_b is
+  /// applied once, in the epilogue).
+  struct UnitPromotion {
+    struct Slab {};
+    __device__ __forceinline__ void next_block(int /*kb*/, int /*kb_end*/) {}
+    __device__ __forceinline__ Slab slab(int /*stage*/, int /*w*/) const { return {}; }
+    template <int kWaveN>
+    __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
+                                            const float (&part)[kWaveN / 2], int wn,
+                                            const Slab&) const {
+#pragma unroll
+      for (int i = 0; i < kWaveN / 2; ++i) acc[wn * (kWaveN / 2) + i] += part[i];
+    }
+  };
+
+  /// One partial sum: the 128 K of the stage for the warpgroup's 64-row slab w and columns
+  /// [wn kWaveN, (wn + 1) kWaveN) of the tile, 4 wgmma k32 into a fresh `part`, waited for (the
+  /// promotion reads it next). desc_a / desc_b: the stage's A rows of this warpgroup and B rows.
+  template <int kWaveN>
+  __device__ __forceinline__ static void partial_sum(float (&part)[kWaveN / 2],
+                                                     std::uint64_t desc_a, std::uint64_t desc_b,
+                                                     int w, int wn) {
+    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kSteps; ++ks)
+      ptx::wgmma_m64nNk32_e4m3<kWaveN>(
+          part, ptx::advance_desc(desc_a, std::uint32_t(w * 64 * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
+          ptx::advance_desc(desc_b, std::uint32_t(wn * kWaveN * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
+          ks > 0 ? 1u : 0u);
+    ptx::wgmma_commit_group();
+    ptx::wgmma_wait_group<0>();
+    ptx::wgmma_fence_operands(part);
+  }
+
+  /// The lean promoted loop (chapters 6 and 7; kPromotedLoop >= 1) over K blocks
+  /// kb_begin .. kb_end - 1: per K block and per group (64-row slab w, kPromotedWaveN columns),
+  /// a fresh tensor-core sum of the block's 128 K into `part` (partial_sum), then
+  /// promotion.promote() adds it into the FP32 `acc` on the CUDA cores. The wait before the add
+  /// serialises this warpgroup; the other consumer warpgroups' wgmma keep the tensor cores busy,
+  /// so what decides the speed is how short the path is from one group's wait to the next
+  /// group's issue. Hence: barrier addresses and the K bound in registers once per tile,
+  /// descriptors by addition (stage_descs), the promotion's per-block global loads issued one
+  /// block ahead (Promotion::next_block), and the loop unrolled kPromotedLoop times so that ptxas
+  /// can move the next block's full-barrier wait and descriptor arithmetic in between the
+  /// current block's FFMAs (DeepGEMM unrolls its loop the same way). The stage is released after
+  /// its last wgmma has completed, before the last promotion (the scales it needs are in
+  /// registers by then).
+  ///   Promotion: next_block(kb, kb_end) at the top of K block kb (before its wait);
+  ///              slab(stage, w) after the wait (what slab w needs from the stage's side ring);
+  ///              promote<kWaveN>(acc[w], part, wn, slab) after each partial sum.
+  template <class Promotion>
+  __device__ __forceinline__ static void promoted_loop(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, int kb_begin, int kb_end,
+      std::uint32_t ring, const std::uint64_t* full, const std::uint64_t* empty, int wg,
+      std::uint32_t rank, Promotion& promotion) {
+    static_assert(kPromotedLoop >= 1, "the lean loop's unroll factor");
+    constexpr int kWaveN = Cfg::kPromotedWaveN;
+    constexpr int kWavesN = Cfg::kBlockN / kWaveN;
+    zero(acc);
+    float part[kWaveN / 2];
+    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
+    const std::uint32_t full0 = ptx::smem_u32(full);
+    const std::uint32_t empty0 = ptx::smem_u32(empty);
+#pragma unroll kPromotedLoop
+    for (int kb = kb_begin; kb < kb_end; ++kb) {
+      promotion.next_block(kb, kb_end);
+      ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st.stage), st.phase);
+      const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
+#pragma unroll
+      for (int w = 0; w < Cfg::kWavesM; ++w) {
+        const auto slab = promotion.slab(st.stage, w);
+#pragma unroll
+        for (int wn = 0; wn < kWavesN; ++wn) {
+          partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
+          if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
+            release(empty0 + 8u * std::uint32_t(st.stage), rank);
+          promotion.template promote<kWaveN>(acc[w], part, wn, slab);
+        }
+      }
+      st.advance();
     }
   }
 

@@ -19,6 +19,12 @@ KernelInfo kernel_info() {
            (Cfg::kEpilogue == EpilogueKind::tma_store ? "_tma_b" + std::to_string(Cfg::kEpiBuffers)
             : Cfg::kEpilogue == EpilogueKind::registers ? std::string("_reg")
                                                         : std::string("_f32"));
+  // A promoted kernel with a loop other than the default (the same-run comparison of loop
+  // versions, PerTensorMath's kPromotedLoop) carries it in its name.
+  if constexpr (requires { Math::kPromotedLoopVersion; })
+    if (Cfg::kAccumulation == Accumulation::promoted &&
+        Math::kPromotedLoopVersion != kDefaultPromotedLoop)
+      k.name += "_loop" + std::to_string(Math::kPromotedLoopVersion);
   k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);
   k.block_m = Cfg::kBlockM;
   k.block_n = Cfg::kBlockN;
