@@ -32,10 +32,16 @@
 //     M <= 128 favoured the side timed second in all 36 pairs (by 0.3-0.8 us).
 //     Verdict per pair: "unjudged" when |A/A - 1| > 1% (the method cannot resolve 2% there),
 //     else "OVER 2%" when library / chapter > 1.02, else "ok".
-// (b) Host overhead of run(): the stream is kept busy (gpu_delay, 5 ms) while --host_calls
-//     back-to-back run() calls are enqueued behind it; CPU time per call, median of 15 batches:
-//       host_library:<entry> and host_chapter:<entry> per shape, and host_launch:empty_kernel
-//     (a <<<1, 1>>> launch: the CUDA runtime's own floor on this machine).
+// (b) Host overhead of run(): a batch is --host_calls back-to-back run() calls enqueued behind a
+//     5 ms gpu_delay that keeps the stream busy; CPU time per call (steady_clock around the
+//     calls). The library and the chapter plan of one entry are measured together, their batches
+//     alternating (library first, then chapter first, ...), in --host_repeats repeats of 15
+//     batches per side after one warm-up batch each: host_library:<entry> and
+//     host_chapter:<entry> per shape (median_us = the median of all 15 x repeats batches; p25,
+//     p75, min; the lowest and highest of the repeats' own medians), and host_launch:empty_kernel
+//     (a <<<1, 1>>> launch: the CUDA runtime's own floor on this machine) likewise. The first run
+//     measured each side once, in its own block of 15 batches (MxPlan 5.22 us against its chapter
+//     plan's 4.41 us at 4096x7168x2048, the same code path but one call).
 // (c) What the table gains over the chapter's own rule, by the same interleaved method: on every
 //     shape of (a) where the library's kernel (the table's) is not the one the chapter's own rule
 //     (ch07::choose_kernel, ch06::choose_kernel, chapter 9's default Hopper kernel) would run,
@@ -52,8 +58,8 @@
 // microseconds per call in median_us; (c) as "rule:<entry>/<shape>" with the same counters (the
 // rule's kernel in the library_* ones). The closing tables give every ratio and the verdicts.
 //
-//   fp8gemm_library_bench [--shapes=MxNxK,...] [--json=PATH] [--host_calls=200] [--no-grouped]
-//                         [--no-rule]
+//   fp8gemm_library_bench [--shapes=MxNxK,...] [--json=PATH] [--host_calls=200]
+//                         [--host_repeats=5] [--no-grouped] [--no-rule]
 //                         [--pair_budget_ms=1000] [--min_rounds=48] [--max_rounds=1000]
 //                         [Google Benchmark flags, e.g. --benchmark_filter=pair:]
 // (--gpu_delay_us and --timing of the chapter executables do not apply to (a): no host work
@@ -329,23 +335,57 @@ std::string verdict(const PairTiming& t) {
   return t.ratio() > kTarget ? "OVER 2%" : "ok";
 }
 
-/// CPU microseconds per call of `call`, enqueued `calls` times back to back on `stream` behind a
-/// 5 ms GPU delay (the GPU never drains the queue while the host is timed: 200 calls take well
-/// under 5 ms to enqueue); median of 15 batches after one to warm up.
-double host_us_per_call(const std::function<void(cudaStream_t)>& call, cudaStream_t stream,
-                        int calls) {
-  std::vector<double> per_call;
-  for (int batch = 0; batch < 16; ++batch) {
-    gpu_delay(5000, stream);
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < calls; ++i) call(stream);
-    const auto t1 = std::chrono::steady_clock::now();
-    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (batch > 0)  // the first batch warms the host caches and the driver's queue
-      per_call.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
+/// CPU microseconds per call of one batch: `call` enqueued `calls` times back to back on `stream`
+/// behind a 5 ms GPU delay (the GPU never drains the queue while the host is timed: 200 calls
+/// take well under 5 ms to enqueue), then a synchronisation outside the timing.
+double host_batch_us(const Launch& call, cudaStream_t stream, int calls) {
+  gpu_delay(5000, stream);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) call(stream);
+  const auto t1 = std::chrono::steady_clock::now();
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return std::chrono::duration<double, std::micro>(t1 - t0).count() / calls;
+}
+
+constexpr int kHostBatches = 15;  // per side and repeat
+
+/// One side's host time: every batch's us per call, and each repeat's median.
+struct HostSide {
+  SideStats all;                                // over kHostBatches x repeats batches
+  double repeat_min_us = 0, repeat_max_us = 0;  // the lowest / highest repeat median
+};
+
+HostSide host_side(const std::vector<std::vector<double>>& repeats) {
+  HostSide h;
+  std::vector<double> all;
+  for (std::size_t r = 0; r < repeats.size(); ++r) {
+    all.insert(all.end(), repeats[r].begin(), repeats[r].end());
+    const double m = side_stats(repeats[r]).median_us;
+    h.repeat_min_us = r == 0 ? m : std::min(h.repeat_min_us, m);
+    h.repeat_max_us = r == 0 ? m : std::max(h.repeat_max_us, m);
   }
-  std::sort(per_call.begin(), per_call.end());
-  return per_call[per_call.size() / 2];
+  h.all = side_stats(all);
+  return h;
+}
+
+/// Host time of `sides` (one or two launches) measured together: one warm-up batch each, then
+/// `repeats` repeats of kHostBatches batches per side, the sides' batches alternating and the
+/// side that goes first alternating too (batch i of repeat r: side (i + r + j) % n at place j).
+std::vector<HostSide> host_sides(const std::vector<const Launch*>& sides, cudaStream_t stream,
+                                 int calls, int repeats) {
+  const std::size_t n = sides.size();
+  for (const Launch* f : sides) host_batch_us(*f, stream, calls);  // warm-up
+  std::vector<std::vector<std::vector<double>>> us(
+      n, std::vector<std::vector<double>>(std::size_t(repeats)));
+  for (int r = 0; r < repeats; ++r)
+    for (int i = 0; i < kHostBatches; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::size_t side = (std::size_t(i + r) + j) % n;
+        us[side][std::size_t(r)].push_back(host_batch_us(*sides[side], stream, calls));
+      }
+  std::vector<HostSide> out;
+  for (std::size_t k = 0; k < n; ++k) out.push_back(host_side(us[k]));
+  return out;
 }
 
 }  // namespace
@@ -357,7 +397,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
-  int host_calls = 200;
+  int host_calls = 200, host_repeats = 5;
   bool grouped = true, rule = true;
   Method method;
   const ChapterArgs args = parse_chapter_args(
@@ -368,6 +408,8 @@ int main(int argc, char** argv) {
         };
         if (const char* v = value("--host_calls=")) {
           host_calls = std::stoi(v);
+        } else if (const char* v = value("--host_repeats=")) {
+          host_repeats = std::max(1, std::stoi(v));
         } else if (const char* v = value("--pair_budget_ms=")) {
           method.pair_budget_ms = std::stod(v);
         } else if (const char* v = value("--min_rounds=")) {
@@ -588,26 +630,42 @@ int main(int argc, char** argv) {
   for (const Pair& p : pairs) reg_pair("pair:", p, timings);
 
   // ---- (b) host overhead per run() ----
-  auto reg_host = [&](const std::string& name, const Launch& f) {
-    benchmark::RegisterBenchmark(name.c_str(),
-                                 [f, stream, host_calls](benchmark::State& st) {
-                                   try {
-                                     for (auto _ : st) {
-                                       const double us = host_us_per_call(f, stream, host_calls);
-                                       st.SetIterationTime(us / 1e6);
-                                       st.counters["median_us"] = us;
-                                       st.counters["calls_per_batch"] = host_calls;
-                                     }
-                                   } catch (const std::exception& e) {
-                                     st.SkipWithError(e.what());
-                                   }
-                                 })
+  // The library and the chapter plan of an entry are measured together (alternating batches);
+  // whichever of the two benchmarks runs first measures both, the other reports its side.
+  std::map<std::string, std::vector<HostSide>> host_times;  // "<entry>/<shape>" -> {lib, chapter}
+  const Launch empty = [](cudaStream_t st) { empty_kernel<<<1, 1, 0, st>>>(); };
+  auto reg_host = [&](const std::string& name, const std::string& key, std::size_t side,
+                      std::vector<const Launch*> sides) {
+    benchmark::RegisterBenchmark(
+        name.c_str(),
+        [key, side, sides, stream, host_calls, host_repeats, &host_times](benchmark::State& st) {
+          try {
+            for (auto _ : st) {
+              auto it = host_times.find(key);
+              if (it == host_times.end())
+                it = host_times.emplace(key, host_sides(sides, stream, host_calls, host_repeats))
+                         .first;
+              const HostSide& h = it->second[side];
+              st.SetIterationTime(h.all.median_us / 1e6);
+              st.counters["median_us"] = h.all.median_us;
+              st.counters["p25_us"] = h.all.p25_us;
+              st.counters["p75_us"] = h.all.p75_us;
+              st.counters["min_us"] = h.all.min_us;
+              st.counters["repeat_min_us"] = h.repeat_min_us;
+              st.counters["repeat_max_us"] = h.repeat_max_us;
+              st.counters["batches"] = h.all.samples;
+              st.counters["repeats"] = host_repeats;
+              st.counters["calls_per_batch"] = host_calls;
+            }
+          } catch (const std::exception& e) {
+            st.SkipWithError(e.what());
+          }
+        })
         ->UseManualTime()
         ->Iterations(1)
         ->Unit(benchmark::kMicrosecond);
   };
-  reg_host("host_launch:empty_kernel/1x1x1",
-           [](cudaStream_t st) { empty_kernel<<<1, 1, 0, st>>>(); });
+  reg_host("host_launch:empty_kernel/1x1x1", "empty", 0, {&empty});
   for (const Pair& p : pairs) {
     // The host's work does not depend on the size: one small and one large DeepSeek shape per
     // dense entry, the small masked case and the weight gradient (each batch runs its 200 calls
@@ -615,8 +673,9 @@ int main(int argc, char** argv) {
     const bool pick = p.shape == "64x7168x2048" || p.shape == "4096x7168x2048" ||
                       p.shape.rfind("masked", 0) == 0 || p.entry == "wgrad";
     if (!pick) continue;
-    reg_host("host_library:" + p.entry + "/" + p.shape, p.library);
-    reg_host("host_chapter:" + p.entry + "/" + p.shape, p.chapter);
+    const std::string key = p.entry + "/" + p.shape;
+    reg_host("host_library:" + key, key, 0, {&p.library, &p.chapter});
+    reg_host("host_chapter:" + key, key, 1, {&p.library, &p.chapter});
   }
 
   // ---- (c) the table's kernel against the chapter's own rule, after (a) and (b) ----
@@ -683,6 +742,26 @@ int main(int argc, char** argv) {
                 it->second > 5.0 ? "OVER 5 us" : "ok");
   }
   std::printf("%d library entry points over 5 us per run()\n", host_over);
+  std::printf(
+      "\n(b) detail: us per run(), %d repeats x %d batches of %d calls per side, the "
+      "library's and the chapter plan's batches alternating;\n    median [p25-p75] min "
+      "{lowest-highest repeat median}\n",
+      host_repeats, kHostBatches, host_calls);
+  auto detail = [](const HostSide& h) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%5.2f [%5.2f-%5.2f] %5.2f {%5.2f-%5.2f}", h.all.median_us,
+                  h.all.p25_us, h.all.p75_us, h.all.min_us, h.repeat_min_us, h.repeat_max_us);
+    return std::string(buf);
+  };
+  if (const auto it = host_times.find("empty"); it != host_times.end())
+    std::printf("  %-14s %-34s %s\n", "empty kernel", "<<<1, 1>>>", detail(it->second[0]).c_str());
+  for (const Pair& p : pairs) {
+    const auto it = host_times.find(p.entry + "/" + p.shape);
+    if (it == host_times.end()) continue;
+    std::printf("  %-14s %-34s library %s  chapter %s  library - chapter %+.2f\n", p.entry.c_str(),
+                p.shape.c_str(), detail(it->second[0]).c_str(), detail(it->second[1]).c_str(),
+                it->second[0].all.median_us - it->second[1].all.median_us);
+  }
 
   if (!duels.empty()) {
     std::printf(
