@@ -42,6 +42,13 @@
 // common/src/quantize_mx_gpu.cu) on both shapes. Predicted % of the copy: MX single v1 68-70 (as
 // measured), v2 82-87, v3 86-91, v4 85-90; dual v1 53, v2 65-75, v3 75-85, v4 75-85.
 // `quantize_bench --benchmark_filter='mx_1x32'` runs only these and their copies.
+// 1 x 128 kernel variants (tuning_1x128, 2026-11-30, before any run): quantize_1x128_<v>,
+// quantize_1x128_dual_<v> on both shapes, quantize_1x128_kmajor_<v> and quantize_1x128_pow2_<v> at
+// 8192 x 7168 (v1_first: the kernels the public functions run; v2_lean: the MX v2 structure, one
+// CTA per 128 x 128 tile, FMUL + 2 FFMA per element, ~8 SASS instructions per element, 64 / 80
+// registers, no spill). Predicted % of the copy: v1_first as measured (75-80, dual 49); v2_lean
+// 88-93 (k-major 85-90: 4-byte scale stores of 8 rows in 8 sectors), dual 80-88.
+// `quantize_bench --benchmark_filter='1x128'` runs every 1 x 128 entry (public and variants).
 // Output: quantize_bench.json (or --benchmark_out=...), Google Benchmark JSON with the harness's
 // context (GPU, clocks, driver, commit); counters GB/s, median_us and pct_of_copy.
 #include <cuda_runtime.h>
@@ -147,10 +154,14 @@ std::vector<int> skewed_counts(std::int64_t T, int G, std::uint64_t seed) {
   return c;
 }
 
-/// The op's name; MX kernel variants (mx_tuning, variant >= 0) get the variant's name appended.
+/// The op's name; kernel variants (variant >= 0: mx_tuning for the MX ops, tuning_1x128 for the
+/// others) get the variant's name appended.
 std::string item_name(Op op, int variant) {
   std::string n = op_name(op);
-  if (variant >= 0) n += std::string("_") + mx_tuning::variant_name(variant, op == Op::mx_dual);
+  if (variant >= 0)
+    n += std::string("_") + (op == Op::mx || op == Op::mx_dual
+                                 ? mx_tuning::variant_name(variant, op == Op::mx_dual)
+                                 : tuning_1x128::variant_name(variant));
   return n;
 }
 
@@ -243,16 +254,25 @@ void bench_op(benchmark::State& state, Op op, int variant, std::int64_t R, std::
       s = DeviceBuffer<float>(std::size_t(L.required_elements(R, K)));
       st = DeviceBuffer<float>(std::size_t(Lt.required_elements(K, R)));
       qt = DeviceBuffer<std::uint8_t>(std::size_t(R * K));
-      launch = [&, L, Lt](cudaStream_t st_) {
-        quantize_1x128_dual(x.data(), R, K, K, q.data(), K, s.data(), L, qt.data(), R, st.data(),
-                            Lt, opt, st_);
+      // variant < 0: the public function; else that kernel variant (same checks, same bytes).
+      launch = [&, L, Lt, variant](cudaStream_t st_) {
+        if (variant < 0)
+          quantize_1x128_dual(x.data(), R, K, K, q.data(), K, s.data(), L, qt.data(), R, st.data(),
+                              Lt, opt, st_);
+        else
+          tuning_1x128::quantize_1x128_dual(variant, 0, x.data(), R, K, K, q.data(), K, s.data(), L,
+                                            qt.data(), R, st.data(), Lt, opt, st_);
       };
     } else {
       const auto L = op == Op::q1x128_kmajor ? GroupScaleLayout::k_major_packed(K)
                                              : GroupScaleLayout::mn_major_tma_aligned(R);
       s = DeviceBuffer<float>(std::size_t(L.required_elements(R, K)));
-      launch = [&, L](cudaStream_t st_) {
-        quantize_1x128(x.data(), R, K, K, q.data(), K, s.data(), L, opt, st_);
+      launch = [&, L, variant](cudaStream_t st_) {
+        if (variant < 0)
+          quantize_1x128(x.data(), R, K, K, q.data(), K, s.data(), L, opt, st_);
+        else
+          tuning_1x128::quantize_1x128(variant, 0, x.data(), R, K, K, q.data(), K, s.data(), L, opt,
+                                       st_);
       };
     }
     time_gpu(state, launch, GemmCost{0.0, op_bytes(op, R, K)});
@@ -279,7 +299,7 @@ int main(int argc, char** argv) {
   struct Item {
     Op op;
     std::int64_t R, K;
-    int variant = -1;  // MX only: >= 0 times that kernel variant (mx_tuning) instead of the default
+    int variant = -1;  // >= 0 times that kernel variant (mx_tuning, tuning_1x128), not the default
   };
   // >= 64 MB of bf16 input each: 8192 x 7168 = 117 MB, 4096 x 16384 = 134 MB,
   // 7168 x 16384 = 235 MB, 16384 x 7168 = 235 MB.
@@ -297,6 +317,16 @@ int main(int argc, char** argv) {
       items.push_back({op, 8192, 7168, v});
       items.push_back({op, 4096, 16384, v});
     }
+  // Every 1 x 128 kernel variant side by side (tuning_1x128: v1_first is what the public entries
+  // above run today, v2_lean the lean rewrite), the layouts and the pow2 option at one shape.
+  for (int v = 0; v < tuning_1x128::kVariants; ++v) {
+    for (const Op op : {Op::q1x128, Op::dual}) {
+      items.push_back({op, 8192, 7168, v});
+      items.push_back({op, 4096, 16384, v});
+    }
+    items.push_back({Op::q1x128_kmajor, 8192, 7168, v});
+    items.push_back({Op::q1x128_pow2, 8192, 7168, v});
+  }
   for (const auto& it : items) {
     const std::string shape = shape_name(it.R, it.K);
     // The copy first: bench_op reads its result for pct_of_copy.

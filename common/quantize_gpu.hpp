@@ -34,6 +34,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
 
 #include "common/mx.hpp"        // MxExponentRule, mx_scale_bytes, the MXFP8 CPU ground truth
@@ -205,6 +206,102 @@ FP8GEMM_HD constexpr unsigned scale_code_select(unsigned a, bool rceil) {
   return a >= 0x7F80u ? 0xFFu : a == 0 ? 127u : code;
 }
 }  // namespace mx_tuning
+
+namespace tuning_1x128 {
+/// Not API: the kernel variants behind quantize_1x128 and quantize_1x128_dual, for
+/// bench/quantize_bench.cu (which times them side by side) and tests/test_quantize_gpu.cu (which
+/// checks every one byte for byte against the CPU). Same
+/// arguments, checks, contract and bytes as the public functions; common/src/quantize_gpu.cu
+/// describes each. variant in [0, kVariants): 0 "v1_first" (the first kernels), 1 "v2_lean".
+/// max_ctas > 0 caps the grid of a kernel that strides over its work (tests use it to make every
+/// CTA walk several tiles), 0 keeps the kernel's own grid.
+inline constexpr int kVariants = 2;
+enum class Kind { single, dual };
+/// The variant the public function of `kind` runs.
+int default_variant(Kind kind);
+/// A short name ("v1_first", "v2_lean") of variant v.
+const char* variant_name(int v);
+void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
+                    std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
+                    float* scales, GroupScaleLayout layout, QuantizeOptions opt = {},
+                    cudaStream_t stream = nullptr);
+void quantize_1x128_dual(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
+                         std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
+                         float* scales, GroupScaleLayout layout, std::uint8_t* q_t,
+                         std::int64_t ldq_t, float* scales_t, GroupScaleLayout layout_t,
+                         QuantizeOptions opt = {}, cudaStream_t stream = nullptr);
+
+// The lean arithmetic of v2 (common/src/quantize_kernels.cuh says why it is exact; the CPU test
+// runs these host versions over every (amax, x) bf16 pair, the GPU test the kernels' own).
+/// Groups whose amax bits are below this (amax < 2^-104, scale < 2^-113) are prescaled by 2^64.
+inline constexpr unsigned kLeanTinyAmax = 0x0B80u;
+inline constexpr float kLeanPrescale = 0x1p64f;
+
+/// RN(a / 448) for a bf16 value a whose quotient is a normal float: q0 = RN(a c), c = RN(1/448),
+/// then one correction, RN(q0 + RN(a - 448 q0) c).
+FP8GEMM_HD inline float lean_div448(float a) {
+  constexpr float c = 1.0f / 448.0f;
+#if defined(__CUDA_ARCH__)
+  const float q0 = __fmul_rn(a, c);
+  return __fmaf_rn(__fmaf_rn(-448.0f, q0, a), c, q0);
+#else
+  const float q0 = std::fma(a, c, -0.0f);  // a c, kept out of any contraction
+  return std::fma(std::fma(-448.0f, q0, a), c, q0);
+#endif
+}
+
+/// The scale of a group with amax bits m (< 0x8000): scale_from_amax(amax, pow2) bit for bit (the
+/// CPU test compares all 2^15 values, both rules), without a division or double arithmetic:
+/// - pow2: 2^ceil(log2(a / 448)) = 2^(E - 8 + (fraction > 0.75)) for a = 1.f 2^E, i.e. the biased
+///   exponent ((m + 31) >> 7) - 8 (mx_tuning::scale_code_select's rceil code); for a < 2^-104
+///   from a 2^64 (a normal float), the result possibly a subnormal float (>= 2^-141);
+/// - otherwise lean_div448 while the quotient is normal (a >= 448 2^-126, bits 0x04E0); below,
+///   the rule's ceil(a / 448 / 2^-149) 2^-149 is the integer ceil(N / 448) of N = a 2^149 < 2^32,
+///   which is also the subnormal float's bit pattern.
+FP8GEMM_HD inline float lean_scale_value(unsigned m, bool pow2) {
+  const auto from_bits = [](std::uint32_t u) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(u);
+#else
+    float f;
+    __builtin_memcpy(&f, &u, sizeof f);
+    return f;
+#endif
+  };
+  if (m >= 0x7F80u) return from_bits(0x7FC00000u);  // NaN or Inf in the group
+  if (m == 0) return 1.0f;
+  const float a = from_bits(m << 16);
+  if (m >= kLeanTinyAmax) return pow2 ? from_bits((((m + 31u) >> 7) - 8u) << 23) : lean_div448(a);
+  if (pow2) {
+    std::uint32_t ub;  // the bits of a 2^64, exact (a has 8 significant bits)
+    const float a64 = a * kLeanPrescale;
+#if defined(__CUDA_ARCH__)
+    ub = __float_as_uint(a64);
+#else
+    __builtin_memcpy(&ub, &a64, sizeof ub);
+#endif
+    const int biased = int(((ub >> 16) + 31u) >> 7) - 8 - 64;  // the exponent field of the scale
+    return biased >= 1 ? from_bits(std::uint32_t(biased) << 23) : from_bits(1u << (biased + 22));
+  }
+  if (m >= 0x04E0u) return lean_div448(a);
+  const unsigned ef = m >> 7, f = m & 0x7Fu;
+  const std::uint32_t n = (ef != 0 ? (128u + f) << (ef - 1) : f) << 16;  // a 2^149
+  return from_bits((n + 447u) / 448u);
+}
+
+/// What the lean kernels encode for x / s, with y a faithful reciprocal of s:
+/// q0 = RN(x y), RN(q0 - RN(s q0 - x) y). Its e4m3 code is e4m3(RN(x / s)) for every bf16 x with
+/// |x| <= amax of the group whose scale is s (s >= 2^-113; tiny groups prescale x and s).
+FP8GEMM_HD inline float lean_div(float x, float s, float y) {
+#if defined(__CUDA_ARCH__)
+  const float q0 = __fmul_rn(x, y);
+  return __fmaf_rn(-__fmaf_rn(s, q0, -x), y, q0);
+#else
+  const float q0 = std::fma(x, y, -0.0f);
+  return std::fma(-std::fma(s, q0, -x), y, q0);
+#endif
+}
+}  // namespace tuning_1x128
 
 /// The host-side argument checks of the functions above, alone (pure C++, no CUDA call): throw
 /// std::invalid_argument exactly as the functions do. For tests and for callers that want to

@@ -99,6 +99,68 @@ TEST_CASE("scale_from_amax: pow2 scales are 2^ceil(log2(amax / 448))", "[quantiz
   }
 }
 
+// The lean kernels' arithmetic (tuning_1x128 "v2_lean", common/src/quantize_kernels.cuh): its
+// scale rule and its division, on every value they can meet. The GPU test runs the same sweep
+// through the kernels' own device code (rcp.approx included).
+TEST_CASE("tuning_1x128::lean_scale_value is scale_from_amax on every bf16 amax, both rules",
+          "[quantize][lean]") {
+  for (bool pow2 : {false, true})
+    for (std::uint32_t m = 0; m < 0x8000u; ++m) {
+      CAPTURE(pow2, m);
+      REQUIRE(bits(tuning_1x128::lean_scale_value(m, pow2)) ==
+              bits(scale_from_amax(bf16_bits_to_float(std::uint16_t(m)), pow2)));
+    }
+}
+
+namespace {
+/// The lean division of every bf16 x with |x| <= amax (both signs, +-0 included) by the scale of
+/// amax (bits m), with y = RN(1 / s) moved by `nudge` floats (-1, 0, 1: the kernels' reciprocal
+/// is faithful, one of RN(1 / s) and its neighbours): returns the number of x whose e4m3 code
+/// differs from e4m3(x / s), the CPU quantiser's. Tiny groups are prescaled as the kernels do.
+std::int64_t lean_mismatches(std::uint32_t m, bool pow2, int nudge) {
+  const float scale = scale_from_amax(bf16_bits_to_float(std::uint16_t(m)), pow2);
+  const bool tiny = m != 0 && m < tuning_1x128::kLeanTinyAmax;
+  const float pre = tiny ? tuning_1x128::kLeanPrescale : 1.0f;
+  const float s = scale * pre;
+  float y = 1.0f / s;
+  if (nudge != 0) y = std::nextafter(y, nudge < 0 ? 0.0f : 1e30f);
+  std::int64_t bad = 0;
+  for (std::uint32_t xb = 0; xb <= m; ++xb)
+    for (std::uint32_t sign : {0u, 0x8000u}) {
+      const float x = bf16_bits_to_float(std::uint16_t(xb | sign));
+      const float got = tuning_1x128::lean_div(x * pre, s, y), want = x / scale;
+      if (bits(got) != bits(want)) bad += e4m3_encode(got) != e4m3_encode(want);
+    }
+  return bad;
+}
+}  // namespace
+
+TEST_CASE("tuning_1x128::lean_div: e4m3(x / scale) for every bf16 amax and every |x| <= amax",
+          "[quantize][lean]") {
+  // y = RN(1 / s): all 2^15 amax values x all their x (~1.1e9 divisions per rule, a few seconds);
+  // the neighbours of RN(1 / s) on every 61st amax (all would take as long again, twice).
+  for (bool pow2 : {false, true}) {
+    std::int64_t bad = 0, bad_nudged = 0;
+    for (std::uint32_t m = 0; m < 0x7F80u; ++m) {
+      bad += lean_mismatches(m, pow2, 0);
+      if (m % 61 == 0) bad_nudged += lean_mismatches(m, pow2, -1) + lean_mismatches(m, pow2, 1);
+    }
+    CAPTURE(pow2);
+    CHECK(bad == 0);
+    CHECK(bad_nudged == 0);
+  }
+  // Not vacuous: without the correction step (q0 = RN(x y) alone) codes differ.
+  std::int64_t bad_q0 = 0;
+  for (std::uint32_t m = 0x3F80; m < 0x4000; ++m) {
+    const float s = scale_from_amax(bf16_bits_to_float(std::uint16_t(m)), false), y = 1.0f / s;
+    for (std::uint32_t xb = 0; xb <= m; ++xb) {
+      const float x = bf16_bits_to_float(std::uint16_t(xb));
+      bad_q0 += e4m3_encode(x * y) != e4m3_encode(x / s);
+    }
+  }
+  CHECK(bad_q0 > 0);
+}
+
 TEST_CASE("quantize_1x128_cpu / quantize_128x128_cpu equal quantize<> on finite data",
           "[quantize]") {
   for (std::int64_t rows : {1, 3, 129, 200})

@@ -28,6 +28,7 @@
 #include "common/quantize_gpu.hpp"
 #include "common/reference.hpp"
 #include "common/scale_layout.hpp"
+#include "common/src/quantize_kernels.cuh"  // the lean arithmetic, swept below
 
 namespace {
 
@@ -104,7 +105,9 @@ struct Case1x128 {
   bool pow2 = false;
 };
 
-/// Runs quantize_1x128 on x (host data) and compares every output byte with the CPU.
+/// Runs quantize_1x128 on x (host data) and compares every output byte with the CPU: the public
+/// function, then every kernel variant (tuning_1x128) with its own grid and with at most 3 CTAs
+/// (each CTA then walks several tiles), each on freshly poisoned outputs.
 void check_1x128(const Case1x128& c, const std::vector<std::uint16_t>& x) {
   CAPTURE(c.M, c.K, c.ldx, c.ldq, to_string(c.layout.major), c.layout.ld, c.q_offset, c.pow2);
   const std::size_t q_count = static_cast<std::size_t>((c.M - 1) * c.ldq + c.K) + c.q_offset + 16;
@@ -125,6 +128,40 @@ void check_1x128(const Case1x128& c, const std::vector<std::uint16_t>& x) {
   quantize_1x128(dx.data(), c.M, c.K, c.ldx, dq.data() + c.q_offset, c.ldq, ds.data(), c.layout, opt);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   require_same_bytes(dq.download(), got_q, "q, second run");
+  for (int v = 0; v < tuning_1x128::kVariants; ++v)
+    for (int max_ctas : {0, 3}) {
+      CAPTURE(v, tuning_1x128::variant_name(v), max_ctas);
+      FP8GEMM_CUDA_CHECK(cudaMemset(dq.data(), kPoison, dq.bytes()));
+      FP8GEMM_CUDA_CHECK(cudaMemset(ds.data(), kPoison, ds.bytes()));
+      tuning_1x128::quantize_1x128(v, max_ctas, dx.data(), c.M, c.K, c.ldx, dq.data() + c.q_offset,
+                                   c.ldq, ds.data(), c.layout, opt);
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      require_same_bytes(dq.download(), q, "q (variant)");
+      require_same_bytes(ds.download(), s, "scales (variant)");
+    }
+}
+
+/// rows x K bf16 bits (gaps NaN) whose 128-groups each have an amax drawn from the whole bf16
+/// range (uniform bit patterns 0 .. 0x7F7F, so tiny groups whose scale is subnormal or below the
+/// lean kernels' 2^-113 are common, and so are huge ones) and elements that are uniform bit
+/// patterns of magnitude <= amax, both signs (+-0 and bf16 subnormals included), with +-amax
+/// itself at a random place: adversarial for the division, the scale rules and the zero signs.
+std::vector<std::uint16_t> adversarial_bf16(std::int64_t rows, std::int64_t K, std::int64_t ld) {
+  std::mt19937_64 gen(g_seed++);
+  std::uniform_int_distribution<std::uint32_t> amax_bits(0, 0x7F7F), bit(0, 1);
+  std::vector<std::uint16_t> x(static_cast<std::size_t>((rows - 1) * ld + K), 0x7FC1);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t g = 0; g * 128 < K; ++g) {
+      std::uint32_t m = amax_bits(gen);
+      if (bit(gen)) m = std::min<std::uint32_t>(m, 0x0C00);  // half of them tiny
+      std::uniform_int_distribution<std::uint32_t> mag(0, m);
+      const std::int64_t n = std::min<std::int64_t>(128, K - g * 128);
+      const std::int64_t at = std::uniform_int_distribution<std::int64_t>(0, n - 1)(gen);
+      for (std::int64_t c = 0; c < n; ++c)
+        x[static_cast<std::size_t>(r * ld + g * 128 + c)] =
+            std::uint16_t((c == at ? m : mag(gen)) | (bit(gen) ? 0x8000u : 0u));
+    }
+  return x;
 }
 
 const std::int64_t kRows[] = {1, 3, 127, 129, 200};
@@ -150,6 +187,20 @@ TEST_CASE("quantize_1x128 equals the CPU quantiser byte for byte", "[quantize_gp
         check_1x128({M, K, ldx, ldq, L, qoff, variant % 2 == 1}, random_bf16(M, K, ldx));
         ++variant;
       }
+    }
+}
+
+TEST_CASE("quantize_1x128: adversarial groups (every amax range, tiny scales, signed zeros)",
+          "[quantize_gpu]") {
+  int variant = 0;
+  for (std::int64_t M : {5, 130, 257})
+    for (std::int64_t K : {128, 200, 1024 + 8}) {
+      const GroupScaleLayout L = variant % 2 == 0 ? GroupScaleLayout::mn_major_tma_aligned(M)
+                                                  : GroupScaleLayout::k_major_packed(K);
+      const std::int64_t ldx = variant % 3 == 2 ? K + 1 : K;  // every third: scalar loads
+      for (bool pow2 : {false, true})
+        check_1x128({M, K, ldx, K, L, 0, pow2}, adversarial_bf16(M, K, ldx));
+      ++variant;
     }
 }
 
@@ -235,6 +286,7 @@ TEST_CASE("quantize_1x128_dual equals the CPU for q and q_t", "[quantize_gpu]") 
     std::int64_t M, K, ldx, ldq, ldq_t;
     GroupScaleLayout L, Lt;
     bool pow2;
+    bool adversarial = false;
   };
   std::vector<Dual> cases;
   for (std::int64_t M : kRows)
@@ -249,10 +301,16 @@ TEST_CASE("quantize_1x128_dual equals the CPU for q and q_t", "[quantize_gpu]") 
   cases.push_back({1024 + 64, 4096 + 128, 4096 + 128, 4096 + 128, 1024 + 64,
                    GroupScaleLayout::mn_major_tma_aligned(1088),
                    GroupScaleLayout::mn_major_tma_aligned(4224), false});
+  // Adversarial groups (adversarial_bf16: every amax range, tiny scales, signed zeros), both rules.
+  for (std::int64_t M : {130, 256})
+    for (bool pow2 : {false, true})
+      cases.push_back({M, 1024 + 8, 1024 + 8, 1024 + 8, M,
+                       GroupScaleLayout::mn_major_tma_aligned(M),
+                       GroupScaleLayout::mn_major_tma_aligned(1032), pow2, true});
   for (const auto& c : cases) {
     CAPTURE(c.M, c.K, c.ldx, c.ldq, c.ldq_t, to_string(c.L.major), c.L.ld, to_string(c.Lt.major),
-            c.Lt.ld, c.pow2);
-    auto x = random_bf16(c.M, c.K, c.ldx);
+            c.Lt.ld, c.pow2, c.adversarial);
+    auto x = c.adversarial ? adversarial_bf16(c.M, c.K, c.ldx) : random_bf16(c.M, c.K, c.ldx);
     if (c.M > 100 && c.K > 100) {
       x[100 * c.ldx + 37] = float_to_bf16(std::numeric_limits<float>::quiet_NaN());
       x[2 * c.ldx + c.K - 1] = float_to_bf16(-std::numeric_limits<float>::infinity());
@@ -284,6 +342,23 @@ TEST_CASE("quantize_1x128_dual equals the CPU for q and q_t", "[quantize_gpu]") 
                         c.ldq_t, dst.data(), c.Lt, {c.pow2});
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
     require_same_bytes(dqt.download(), got_qt, "q_t, second run");
+    // Every kernel variant (tuning_1x128), with its own grid and with at most 3 CTAs.
+    for (int v = 0; v < tuning_1x128::kVariants; ++v)
+      for (int max_ctas : {0, 3}) {
+        CAPTURE(v, tuning_1x128::variant_name(v), max_ctas);
+        for (auto* b : {dq.data(), dqt.data()})
+          FP8GEMM_CUDA_CHECK(cudaMemset(b, kPoison, b == dq.data() ? dq.bytes() : dqt.bytes()));
+        FP8GEMM_CUDA_CHECK(cudaMemset(ds.data(), kPoison, ds.bytes()));
+        FP8GEMM_CUDA_CHECK(cudaMemset(dst.data(), kPoison, dst.bytes()));
+        tuning_1x128::quantize_1x128_dual(v, max_ctas, dx.data(), c.M, c.K, c.ldx, dq.data(), c.ldq,
+                                          ds.data(), c.L, dqt.data(), c.ldq_t, dst.data(), c.Lt,
+                                          {c.pow2});
+        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+        require_same_bytes(dq.download(), q, "q (variant)");
+        require_same_bytes(ds.download(), s, "scales (variant)");
+        require_same_bytes(dqt.download(), qt, "q_t (variant)");
+        require_same_bytes(dst.download(), st, "scales_t (variant)");
+      }
   }
 }
 
@@ -395,6 +470,48 @@ __global__ void divider_sweep_kernel(int e_s, unsigned long long* mismatches) {
   if (bad) atomicAdd(mismatches, bad);
 }
 }  // namespace quantize_gpu_test
+
+// The lean kernels' device arithmetic (quantize_kernels.cuh: lean_scale with its rcp.approx,
+// lean_codes2, both tiny and normal paths) on every (amax, x) pair they can meet: block m = amax
+// bits (< 0x7F80), threads over every |x| bits <= m, x and -x in one word, against
+// e4m3(__fdiv_rn(x, scale_from_amax(amax))); the scale itself too.
+namespace quantize_gpu_test {
+template <bool Pow2>
+__global__ void lean_sweep_kernel(unsigned long long* mismatches) {
+  using namespace fp8gemm::quantize_detail;
+  const unsigned m = blockIdx.x;
+  const LeanScale g = lean_scale(m, Pow2);
+  const float scale = scale_from_amax(__uint_as_float(m << 16), Pow2);
+  unsigned long long bad = threadIdx.x == 0 && __float_as_uint(g.scale) != __float_as_uint(scale);
+  for (unsigned xb = threadIdx.x; xb <= m; xb += blockDim.x) {
+    const unsigned w = xb | (xb | 0x8000u) << 16;  // x in the low half, -x in the high half
+    const unsigned got = g.tiny ? lean_codes2<true>(w, g.s, g.y) : lean_codes2<false>(w, g.s, g.y);
+    const float x = __uint_as_float(xb << 16);
+    unsigned short want;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;"
+        : "=h"(want)
+        : "f"(__fdiv_rn(-x, scale)), "f"(__fdiv_rn(x, scale)));
+    bad += got != want;
+  }
+  if (bad) atomicAdd(mismatches, bad);
+}
+}  // namespace quantize_gpu_test
+
+TEST_CASE("The lean kernels' division and scale equal the CPU rule on every (amax, x) bf16 pair",
+          "[quantize_gpu]") {
+  DeviceBuffer<unsigned long long> mism(1);
+  for (bool pow2 : {false, true}) {
+    CAPTURE(pow2);
+    FP8GEMM_CUDA_CHECK(cudaMemset(mism.data(), 0, 8));
+    if (pow2)
+      quantize_gpu_test::lean_sweep_kernel<true><<<0x7F80, 256>>>(mism.data());
+    else
+      quantize_gpu_test::lean_sweep_kernel<false><<<0x7F80, 256>>>(mism.data());
+    FP8GEMM_CUDA_CHECK(cudaGetLastError());
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(mism.download()[0] == 0);
+  }
+}
 
 TEST_CASE("PTX cvt.rn.satfinite.e4m3x2 equals fp8.hpp's encoder on all 2^32 floats", "[quantize_gpu]") {
   DeviceBuffer<unsigned long long> mism(1);

@@ -17,6 +17,10 @@
 // Saturation::finite (tests/test_quantize_gpu.cu checks the kernels against the CPU bit for bit).
 // Tried and removed: a 1 x 128 tile variant ("v2_tiles", one CTA per 128 x 128 tile, 6a60e82) ran at
 // 56.4-56.8 % of the copy against this row kernel's 75.6-79.3 % (H200, quantize_bench at 82a9d6a).
+// Kernel variants (tuning_1x128 in quantize_gpu.hpp, not API; the public functions run
+// tuning_1x128::default_variant): v1_first, the kernels described above; v2_lean, the MX v2
+// structure with a 3-operation division and a division-free scale (see "v2_lean" below and
+// quantize_kernels.cuh), not yet measured.
 #include "common/quantize_gpu.hpp"
 
 #include <cuda_runtime.h>
@@ -325,6 +329,159 @@ __global__ void __launch_bounds__(kThreadsDual, 3)
   }
 }
 
+// ------------------------------------------------------------------ v2_lean: 1 x 128 and dual ----
+// tuning_1x128 variant 1. What held the v1 kernels back (H200: 1 x 128 75-80 % of the copy, dual
+// 49 %), read from their SASS and ptxas reports as for the MX quantisers (quantize_mx_gpu.cu):
+//  - instructions: Markstein's division (FMUL, 4 FFMA, copysign) per element, and two __fdiv_rn
+//    (scale and reciprocal, each ~15 instructions with a slow-path branch) per group in every lane
+//    of it; the row kernel's group is 4 lanes (32 elements each), the dual's 16 lanes (8 each);
+//  - the row kernel keeps one row ahead in flight per warp on a grid of ~8 CTAs per SM (each warp
+//    walks only ~7-8 rows; 1057 CTAs on 528 slots at 8192 x 7168 is a third wave of one CTA);
+//  - spills: 64 / 80 registers with 8-24 bytes of stack (the __fdiv_rn slow paths);
+//  - the dual stores q_t as 32-byte pieces of 32 different rows per warp instruction.
+// v2 is the MX v2 kernels' structure with the lean arithmetic (quantize_kernels.cuh): one CTA
+// per 128 x 128 tile on a 2-D grid (x: tile column tk, y: tile row tm, grid-stride in both), the
+// tile loaded at once (8 x 16 bytes per thread, 32 KB per CTA in flight), no barrier in the
+// single kernel. Thread map of the row pass: warp w, lane = 4 qd + l4 holds rows 16 w + qd and
+// 16 w + 8 + qd of the tile (slot 0, 1) and in each the four 8-element chunks at columns
+// 32 j + 8 l4: a group (a tile row) is 4 lanes, 32 elements a lane, amax by 2 xor-shuffles, the
+// scale and reciprocal (lean_scale, ~15 instructions) once per lane and row; each load
+// instruction reads 64 contiguous bytes of 8 rows, each q store writes a whole 32-byte sector of
+// 8 rows, and the 8 lanes l4 = 0 store the scales of 8 consecutive rows (one 32-byte sector when
+// the layout is mn-major). Per element: FMUL + 2 FFMA, half a cvt, the |x| maximum, unpack.
+// Dual: the bf16 tile is parked in shared memory (swz1) and the column pass (lean_columns) makes
+// q_t = x^T and its scales: lane j = lane % 8 takes rows 16 j .. 16 j + 15 of the word column p
+// (columns 2p, 2p + 1), a column's group (128 rows) is the 8 lanes j, amax by 3 xor-shuffles,
+// and for a fixed p the 8 lanes store one whole 128-byte line of a q_t row (16-byte stores when
+// VecT), so a warp store writes 4 full lines. Two barriers per tile.
+// Scalar paths (Vec = false: x or q misaligned, ldx or ldq or K not a multiple of 8): the same map
+// with element loads and stores bounded by K.
+struct Lean1x128Args {
+  const std::uint16_t* x;
+  std::int64_t M, K, ldx;
+  std::uint8_t* q;
+  std::int64_t ldq;
+  float* scales;
+  GroupScaleLayout layout;
+  std::uint8_t* q_t;  // dual only
+  std::int64_t ldq_t;
+  float* scales_t;
+  GroupScaleLayout layout_t;
+  bool pow2;
+};
+
+constexpr int kThreadsLean = 256;
+
+/// The place of 16-byte chunk c of row r of the 128 x 128 bf16 tile in shared memory: XOR-swizzled
+/// by (r / 16) % 8 (the column pass: the 8 lanes j read the same word column of rows 16 j + i,
+/// distinct 16-byte bank groups) and by 4 (r % 2) (the row pass: a quarter-warp writes chunks
+/// 4 j' .. 4 j' + 3 of two adjacent rows, which then fall into different halves of the banks).
+__device__ __forceinline__ int swz1(int r, int c) {
+  return r * 16 + (c ^ ((r >> 4) & 7) ^ ((r & 1) << 2));
+}
+
+/// The column pass of the dual (see above): the tile (tm, tk) of x in shared memory (swz1) becomes
+/// the 1 x 128 groups (k, tm) of q_t = x^T for the tile's columns k < K; q_t columns at or past M
+/// are not written; mt = ceil(M / 128) (the scale padding).
+template <bool VecT>
+__device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm, std::int64_t tk,
+                                             std::int64_t mt, const Lean1x128Args& a) {
+  const unsigned* words = reinterpret_cast<const unsigned*>(tile);
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, j = lane & 7;
+  const std::int64_t m0 = tm * 128 + 16 * j;
+#pragma unroll
+  for (int it2 = 0; it2 < 2; ++it2) {
+    const int p = 8 * w + 4 * it2 + (lane >> 3);  // word column: tile columns 2p, 2p + 1
+    unsigned wv[16];
+    unsigned m2 = 0;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      wv[i] = words[(16 * j + i) * 64 + (((p >> 2) ^ j ^ ((i & 1) << 2)) << 2) + (p & 3)];
+      m2 = __vmaxu2(m2, wv[i] & kAbsMask2);
+    }
+#pragma unroll
+    for (int o = 1; o <= 4; o <<= 1) m2 = __vmaxu2(m2, __shfl_xor_sync(0xFFFFFFFFu, m2, o));
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {  // column 2p (low halves), then 2p + 1 (high halves)
+      const std::int64_t k = tk * 128 + 2 * p + half;
+      if (k >= a.K) continue;  // the same for the 8 lanes of the group
+      const LeanScale g = lean_scale(half == 0 ? m2 & 0xFFFFu : m2 >> 16, a.pow2);
+      unsigned out[4];
+      if (!g.tiny)
+        lean_column16<false>(wv, half, g, out);
+      else
+        lean_column16<true>(wv, half, g, out);
+      store16<VecT>(a.q_t + k * a.ldq_t + m0, m0, a.M, out);
+      if (j == 0) a.scales_t[a.layout_t.offset(k, tm)] = g.scale;
+      zero_group_padding(a.scales_t, a.layout_t, a.K, mt, k, tm, j, 8);
+    }
+  }
+}
+
+template <bool Vec, bool Dual, bool VecT>
+__global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
+    quantize_1x128_lean_kernel(const Lean1x128Args a) {
+  __shared__ __align__(16) uint4 tile[Dual ? 128 * 16 : 1];
+  const std::int64_t M = a.M, K = a.K, mt = ceil_div(M, 128), kt = ceil_div(K, 128);
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, qd = lane >> 2, l4 = lane & 3;
+  const int r0 = 16 * w + qd;  // slot s: tile row r0 + 8 s
+  for (std::int64_t tm = blockIdx.y; tm < mt; tm += gridDim.y)
+    for (std::int64_t tk = blockIdx.x; tk < kt; tk += gridDim.x) {
+      const int rows = int(std::min<std::int64_t>(M - tm * 128, 128));  // rows of the tile in x
+      const std::int64_t c0 = tk * 128 + 8 * l4;                        // chunk j at c0 + 32 j
+      const std::int64_t r_first = tm * 128 + r0;
+      uint4 v[2][4];
+#pragma unroll
+      for (int sl = 0; sl < 2; ++sl) {
+        const std::uint16_t* xr = a.x + (r_first + 8 * sl) * a.ldx;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const std::int64_t c = c0 + 32 * j;
+          if constexpr (Vec)  // K % 8 == 0: a chunk is all in or all out
+            v[sl][j] = r0 + 8 * sl < rows && c < K ? __ldg(reinterpret_cast<const uint4*>(xr + c))
+                                                   : make_uint4(0, 0, 0, 0);
+          else
+            v[sl][j] = r0 + 8 * sl < rows ? load8<false>(xr, c, K) : make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int sl = 0; sl < 2; ++sl) {
+        unsigned m2 = __vmaxu2(__vmaxu2(max_abs2(v[sl][0]), max_abs2(v[sl][1])),
+                               __vmaxu2(max_abs2(v[sl][2]), max_abs2(v[sl][3])));
+        unsigned m = fold2(m2);
+        m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
+        m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
+        const LeanScale g = lean_scale(m, a.pow2);
+        const std::int64_t r = r_first + 8 * sl;
+        if (r0 + 8 * sl < rows) {
+          uint2 codes[4];
+          lean_quant_chunks<4>(v[sl], g, codes);
+          std::uint8_t* qr = a.q + r * a.ldq;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const std::int64_t c = c0 + 32 * j;
+            if constexpr (Vec) {
+              if (c < K) *reinterpret_cast<uint2*>(qr + c) = codes[j];
+            } else {
+              store8<false>(qr, c, K, codes[j]);
+            }
+          }
+          if (l4 == 0) a.scales[a.layout.offset(r, tk)] = g.scale;
+          zero_group_padding(a.scales, a.layout, M, kt, r, tk, l4, 4);
+        }
+        if constexpr (Dual) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) tile[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
+        }
+      }
+      if constexpr (Dual) {
+        __syncthreads();
+        lean_columns<VecT>(tile, tm, tk, mt, a);
+        __syncthreads();  // the tile is rewritten by the next iteration
+      }
+    }
+}
+
 // -------------------------------------------------------------------------------- converters ----
 // One thread per entry of dst's required extent: a scale (copied from src) or padding (0).
 __global__ void convert_group_scales_kernel(const float* __restrict__ src, GroupScaleLayout sl,
@@ -352,15 +509,58 @@ __global__ void convert_block_scales_kernel(const float* __restrict__ src, Block
 
 }  // namespace
 
-void quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
-                    std::uint8_t* q, std::int64_t ldq, float* scales, GroupScaleLayout layout,
-                    QuantizeOptions opt, cudaStream_t stream) {
+namespace {
+
+void require_variant_1x128(const char* who, int variant, int max_ctas) {
+  if (variant < 0 || variant >= tuning_1x128::kVariants)
+    fail(who, "variant = " + std::to_string(variant) + " must be in [0, " +
+                  std::to_string(tuning_1x128::kVariants) + ")");
+  if (max_ctas < 0) fail(who, "max_ctas = " + std::to_string(max_ctas) + " must be >= 0");
+}
+
+/// v2_lean: one CTA per 128 x 128 tile, (tile columns, tile rows), at most 65535 tile rows and at
+/// most max_ctas CTAs in all when max_ctas > 0 (the kernel strides over the rest).
+template <bool Vec, bool Dual, bool VecT>
+void launch_lean(const char* who, const Lean1x128Args& a, int max_ctas, cudaStream_t stream) {
+  const auto kernel = &quantize_1x128_lean_kernel<Vec, Dual, VecT>;
+  prepare(reinterpret_cast<const void*>(kernel), "quantize_1x128_lean_kernel", who);
+  const std::int64_t cap = max_ctas > 0 ? max_ctas : std::int64_t(1) << 62;
+  const std::int64_t gx = std::min({ceil_div(a.K, 128), cap, std::int64_t(0x7FFFFFFF)});
+  const std::int64_t gy =
+      std::min({ceil_div(a.M, 128), std::max<std::int64_t>(1, cap / gx), std::int64_t(65535)});
+  kernel<<<dim3(unsigned(gx), unsigned(gy), 1u), kThreadsLean, 0, stream>>>(a);
+  check_launch(who);
+}
+
+}  // namespace
+
+namespace tuning_1x128 {
+
+// Until v2_lean has been measured beside v1 on the H200, the public functions run v1.
+int default_variant(Kind) { return 0; }
+
+const char* variant_name(int v) { return v == 0 ? "v1_first" : v == 1 ? "v2_lean" : "?"; }
+
+void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
+                    std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
+                    float* scales, GroupScaleLayout layout, QuantizeOptions opt,
+                    cudaStream_t stream) {
   const char* who = "fp8gemm::quantize_1x128";
   validate_quantize_1x128(x, M, K, ldx, q, ldq, scales, layout);
+  require_variant_1x128("quantize_1x128", variant, max_ctas);
   require_device_accessible(x, extent_bytes(who, "x", M, ldx, K, 2), who, "x");
   require_device_accessible(q, extent_bytes(who, "q", M, ldq, K, 1), who, "q");
   require_device_accessible(scales, std::size_t(layout.required_elements(M, K)) * 4, who, "scales");
   const bool vec = aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
+  if (variant == 1) {
+    const Lean1x128Args a{
+        x, M, K, ldx, q, ldq, scales, layout, nullptr, 0, nullptr, layout, opt.pow2_scales};
+    if (vec && K % 8 == 0)
+      launch_lean<true, false, false>(who, a, max_ctas, stream);
+    else
+      launch_lean<false, false, false>(who, a, max_ctas, stream);
+    return;
+  }
   const void* kernel = vec ? reinterpret_cast<const void*>(&quantize_1x128_kernel<true>)
                            : reinterpret_cast<const void*>(&quantize_1x128_kernel<false>);
   prepare(kernel, "quantize_1x128_kernel", who);
@@ -370,8 +570,9 @@ void quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K, std:
   int device = 0, sms = 0;
   FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
   FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const std::int64_t grid_y = std::clamp<std::int64_t>(
+  std::int64_t grid_y = std::clamp<std::int64_t>(
       std::min(ceil_div(M, kRowsPerCta), ceil_div(std::int64_t(sms) * 8, grid_x)), 1, 65535);
+  if (max_ctas > 0) grid_y = std::max<std::int64_t>(1, std::min(grid_y, max_ctas / grid_x));
   const dim3 grid{unsigned(grid_x), unsigned(grid_y), 1u};
   if (vec)
     quantize_1x128_kernel<true><<<grid, kThreads1x128, 0, stream>>>(x, M, K, ldx, q, ldq, scales,
@@ -380,6 +581,74 @@ void quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K, std:
     quantize_1x128_kernel<false><<<grid, kThreads1x128, 0, stream>>>(x, M, K, ldx, q, ldq, scales,
                                                                     layout, opt.pow2_scales);
   check_launch(who);
+}
+
+void quantize_1x128_dual(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
+                         std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
+                         float* scales, GroupScaleLayout layout, std::uint8_t* q_t,
+                         std::int64_t ldq_t, float* scales_t, GroupScaleLayout layout_t,
+                         QuantizeOptions opt, cudaStream_t stream) {
+  const char* who = "fp8gemm::quantize_1x128_dual";
+  validate_quantize_1x128_dual(x, M, K, ldx, q, ldq, scales, layout, q_t, ldq_t, scales_t,
+                               layout_t);
+  require_variant_1x128("quantize_1x128_dual", variant, max_ctas);
+  require_device_accessible(x, extent_bytes(who, "x", M, ldx, K, 2), who, "x");
+  require_device_accessible(q, extent_bytes(who, "q", M, ldq, K, 1), who, "q");
+  require_device_accessible(scales, std::size_t(layout.required_elements(M, K)) * 4, who, "scales");
+  require_device_accessible(q_t, extent_bytes(who, "q_t", K, ldq_t, M, 1), who, "q_t");
+  require_device_accessible(scales_t, std::size_t(layout_t.required_elements(K, M)) * 4, who,
+                            "scales_t");
+  const bool vx = aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
+  const bool vt = aligned(q_t, 16) && ldq_t % 16 == 0;
+  if (variant == 1) {
+    const Lean1x128Args a{
+        x, M, K, ldx, q, ldq, scales, layout, q_t, ldq_t, scales_t, layout_t, opt.pow2_scales};
+    const bool v8 = vx && K % 8 == 0;
+    if (v8 && vt)
+      launch_lean<true, true, true>(who, a, max_ctas, stream);
+    else if (v8)
+      launch_lean<true, true, false>(who, a, max_ctas, stream);
+    else if (vt)
+      launch_lean<false, true, true>(who, a, max_ctas, stream);
+    else
+      launch_lean<false, true, false>(who, a, max_ctas, stream);
+    return;
+  }
+  std::int64_t tiles = ceil_div(M, 128) * ceil_div(K, 128);
+  if (max_ctas > 0) tiles = std::min<std::int64_t>(tiles, max_ctas);
+  const unsigned grid = grid_for(tiles, 1);
+  const bool p2 = opt.pow2_scales;
+#define FP8GEMM_DUAL_LAUNCH(VX, VT)                                                              \
+  do {                                                                                           \
+    prepare(reinterpret_cast<const void*>(&quantize_dual_kernel<VX, VT>), "quantize_dual_kernel", \
+            who);                                                                                \
+    quantize_dual_kernel<VX, VT><<<grid, kThreadsDual, 0, stream>>>(                              \
+        x, M, K, ldx, q, ldq, scales, layout, q_t, ldq_t, scales_t, layout_t, p2);               \
+  } while (0)
+  if (vx && vt) FP8GEMM_DUAL_LAUNCH(true, true);
+  else if (vx) FP8GEMM_DUAL_LAUNCH(true, false);
+  else if (vt) FP8GEMM_DUAL_LAUNCH(false, true);
+  else FP8GEMM_DUAL_LAUNCH(false, false);
+#undef FP8GEMM_DUAL_LAUNCH
+  check_launch(who);
+}
+
+}  // namespace tuning_1x128
+
+void quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
+                    std::uint8_t* q, std::int64_t ldq, float* scales, GroupScaleLayout layout,
+                    QuantizeOptions opt, cudaStream_t stream) {
+  tuning_1x128::quantize_1x128(tuning_1x128::default_variant(tuning_1x128::Kind::single), 0, x, M,
+                               K, ldx, q, ldq, scales, layout, opt, stream);
+}
+
+void quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
+                         std::uint8_t* q, std::int64_t ldq, float* scales, GroupScaleLayout layout,
+                         std::uint8_t* q_t, std::int64_t ldq_t, float* scales_t,
+                         GroupScaleLayout layout_t, QuantizeOptions opt, cudaStream_t stream) {
+  tuning_1x128::quantize_1x128_dual(tuning_1x128::default_variant(tuning_1x128::Kind::dual), 0, x,
+                                    M, K, ldx, q, ldq, scales, layout, q_t, ldq_t, scales_t,
+                                    layout_t, opt, stream);
 }
 
 void quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K, std::int64_t ldw,
@@ -401,39 +670,6 @@ void quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K, st
   else
     quantize_128x128_kernel<false><<<grid, kThreadsBlock, 0, stream>>>(w, N, K, ldw, q, ldq, scales,
                                                                       layout, opt.pow2_scales);
-  check_launch(who);
-}
-
-void quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
-                         std::int64_t ldx, std::uint8_t* q, std::int64_t ldq, float* scales,
-                         GroupScaleLayout layout, std::uint8_t* q_t, std::int64_t ldq_t,
-                         float* scales_t, GroupScaleLayout layout_t, QuantizeOptions opt,
-                         cudaStream_t stream) {
-  const char* who = "fp8gemm::quantize_1x128_dual";
-  validate_quantize_1x128_dual(x, M, K, ldx, q, ldq, scales, layout, q_t, ldq_t, scales_t,
-                               layout_t);
-  require_device_accessible(x, extent_bytes(who, "x", M, ldx, K, 2), who, "x");
-  require_device_accessible(q, extent_bytes(who, "q", M, ldq, K, 1), who, "q");
-  require_device_accessible(scales, std::size_t(layout.required_elements(M, K)) * 4, who, "scales");
-  require_device_accessible(q_t, extent_bytes(who, "q_t", K, ldq_t, M, 1), who, "q_t");
-  require_device_accessible(scales_t, std::size_t(layout_t.required_elements(K, M)) * 4, who,
-                            "scales_t");
-  const bool vx = aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
-  const bool vt = aligned(q_t, 16) && ldq_t % 16 == 0;
-  const unsigned grid = grid_for(ceil_div(M, 128) * ceil_div(K, 128), 1);
-  const bool p2 = opt.pow2_scales;
-#define FP8GEMM_DUAL_LAUNCH(VX, VT)                                                              \
-  do {                                                                                           \
-    prepare(reinterpret_cast<const void*>(&quantize_dual_kernel<VX, VT>), "quantize_dual_kernel", \
-            who);                                                                                \
-    quantize_dual_kernel<VX, VT><<<grid, kThreadsDual, 0, stream>>>(                              \
-        x, M, K, ldx, q, ldq, scales, layout, q_t, ldq_t, scales_t, layout_t, p2);               \
-  } while (0)
-  if (vx && vt) FP8GEMM_DUAL_LAUNCH(true, true);
-  else if (vx) FP8GEMM_DUAL_LAUNCH(true, false);
-  else if (vt) FP8GEMM_DUAL_LAUNCH(false, true);
-  else FP8GEMM_DUAL_LAUNCH(false, false);
-#undef FP8GEMM_DUAL_LAUNCH
   check_launch(who);
 }
 

@@ -333,4 +333,120 @@ __device__ __forceinline__ void quantize_tile_columns(
   }
 }
 
+// ================================== lean 1 x 128 arithmetic (tuning_1x128 "v2_lean") ==========
+// The v1 kernels divide each element by Markstein's sequence (ExactDivider: FMUL, 4 FFMA and a
+// copysign, __fdiv_rn outside its range) and compute each group's scale and reciprocal with two
+// __fdiv_rn. What the e4m3 code needs is less: e4m3(RN(x / s)) depends on RN(x / s) only near an
+// e4m3 rounding boundary, and over the whole domain the kernels see (every finite bf16 amax a, its
+// scale s, every bf16 x with |x| <= a, both signs) ONE correction step of the hoisted reciprocal
+// already gives the right code:
+//   q0 = RN(x y), q1 = RN(q0 - RN(s q0 - x) y)   (lean_div: FMUL + 2 FFMA per element)
+// with y any faithful reciprocal of s (RN(1 / s) or either neighbour), for every s >= 2^-113;
+// checked exhaustively (all ~1.1e9 (a, x) pairs, both scale rules) by tests/test_quantize_cpu.cpp
+// on the CPU (y = RN(1 / s) and its neighbours) and tests/test_quantize_gpu.cu on the device (the
+// kernels' own code). Groups with amax < 2^-104 (scales below 2^-113; real data never has them,
+// the tests do) multiply x and s by 2^64 first (exact for these x), which the same sweeps cover.
+// The sign of zero: RN(s q0 - x) is +0 for x = +-0, and q0 - (+0) y keeps q0's sign (-0 for
+// x = -0), so no copysign is needed.
+// The scale itself: RN(a / 448) = RN(q0 + RN(a - 448 q0) c) with c = RN(1 / 448), q0 = RN(a c), for
+// every bf16 a with a normal quotient (div448, exhaustive test likewise); pow2 scales from a's bits
+// as mx_tuning::scale_code_select's rceil rule (both are ceil(log2(a / 448))).
+
+using tuning_1x128::kLeanPrescale;
+using tuning_1x128::kLeanTinyAmax;
+using tuning_1x128::lean_div;
+
+/// A faithful reciprocal of s (one of the two floats around 1 / s) for s and 1 / s normal:
+/// rcp.approx (at most 1 ulp off: 1 / s (1 + d), |d| <= 2^-23), then one Newton step, whose
+/// residual 1 - s r = -d is exact in the FMA, so y = RN(r - d r) = RN((1 / s)(1 - d^2)).
+__device__ __forceinline__ float lean_rcp(float s) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(s));
+  return __fmaf_rn(__fmaf_rn(-s, r, 1.0f), r, r);
+}
+
+/// A group's scale (what is stored) and the divisor the elements use, from its amax bits m.
+struct LeanScale {
+  float scale;   // the group's scale: the CPU's scale_from_amax bit for bit (NaN if non-finite)
+  float s, y;    // divisor (scale, or scale 2^64 when tiny) and a faithful reciprocal of it
+  unsigned nan;  // all ones for a non-finite group (its codes are all 0x7F), else 0
+  bool tiny;     // 0 < amax < 2^-104: elements are multiplied by 2^64 before the division
+};
+
+__device__ __forceinline__ LeanScale lean_scale(unsigned m, bool pow2) {
+  LeanScale g;
+  g.scale = tuning_1x128::lean_scale_value(m, pow2);
+  g.tiny = m - 1u < kLeanTinyAmax - 1u;
+  g.nan = m >= kNonFinite ? ~0u : 0u;
+  g.s = g.tiny ? g.scale * kLeanPrescale : g.scale;
+  g.y = lean_rcp(g.s);
+  return g;
+}
+
+/// The codes of the bf16 pair in word w (element 0 in the low byte).
+template <bool Tiny>
+__device__ __forceinline__ unsigned lean_codes2(unsigned w, float s, float y) {
+  float lo = __uint_as_float(w << 16), hi = __uint_as_float(w & 0xFFFF0000u);
+  if constexpr (Tiny) {
+    lo = __fmul_rn(lo, kLeanPrescale);
+    hi = __fmul_rn(hi, kLeanPrescale);
+  }
+  return cvt_e4m3x2(lean_div(lo, s, y), lean_div(hi, s, y));
+}
+
+/// Four words (eight bf16) -> eight codes, the non-finite blend included (one LOP3 per word; a
+/// select became a branch around each word's conversion in the MX kernels).
+template <bool Tiny>
+__device__ __forceinline__ uint2 lean_quant8(const uint4& v, const LeanScale& g) {
+  const unsigned a = lean_codes2<Tiny>(v.x, g.s, g.y) | lean_codes2<Tiny>(v.y, g.s, g.y) << 16;
+  const unsigned b = lean_codes2<Tiny>(v.z, g.s, g.y) | lean_codes2<Tiny>(v.w, g.s, g.y) << 16;
+  return make_uint2((a & ~g.nan) | (0x7F7F7F7Fu & g.nan), (b & ~g.nan) | (0x7F7F7F7Fu & g.nan));
+}
+
+/// N chunks of one group -> codes; the tiny test is one branch per group, not per element.
+template <int N>
+__device__ __forceinline__ void lean_quant_chunks(const uint4 (&v)[N], const LeanScale& g,
+                                                  uint2 (&out)[N]) {
+  if (!g.tiny) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = lean_quant8<false>(v[j], g);
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) out[j] = lean_quant8<true>(v[j], g);
+  }
+}
+
+/// 16 codes of one column (the low or high bf16 halves of 16 words, one per row), 4 to a word.
+template <bool Tiny>
+__device__ __forceinline__ void lean_column16(const unsigned (&wv)[16], int half,
+                                              const LeanScale& g, unsigned (&out)[4]) {
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    float f[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const unsigned wd = wv[4 * k + e];
+      float xv = __uint_as_float(half == 0 ? wd << 16 : wd & 0xFFFF0000u);
+      if constexpr (Tiny) xv = __fmul_rn(xv, kLeanPrescale);
+      f[e] = lean_div(xv, g.s, g.y);
+    }
+    const unsigned c4 = cvt_e4m3x2(f[0], f[1]) | cvt_e4m3x2(f[2], f[3]) << 16;
+    out[k] = (c4 & ~g.nan) | (0x7F7F7F7Fu & g.nan);
+  }
+}
+
+/// Stores 16 codes (4 to a word) at dst[0 .. 16), only those whose column m0 + i is below M; one
+/// 16-byte store when Vec (dst 16-byte aligned) and all 16 are inside.
+template <bool Vec>
+__device__ __forceinline__ void store16(std::uint8_t* dst, std::int64_t m0, std::int64_t M,
+                                        const unsigned (&out)[4]) {
+  if (Vec && m0 + 16 <= M) {
+    *reinterpret_cast<uint4*>(dst) = make_uint4(out[0], out[1], out[2], out[3]);
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < 16; ++i)
+    if (m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
+}
+
 }  // namespace fp8gemm::quantize_detail
