@@ -3,13 +3,19 @@
 #      generated table against the chapters' kernel lists); library_dispatch_table (the committed
 #      table and its markdown are what the committed sweeps give, and every pick of the C++
 #      dispatcher on the DeepSeek-V3 shapes is within 3% of the sweep's fastest);
-#      library_dispatch_check_self_test (that check fails on a stale table and a slow pick).
+#      library_dispatch_check_self_test (that check fails on a stale table and a slow pick);
+#      test_plan_cache_cpu (the PyTorch ops' plan cache: keys without buffers, rebind on a change,
+#      refusals, LRU, many threads on one cached plan).
 # GPU: test_library_gpu (library plans against the chapter plans they wrap, bit for bit; the
 #      environment override; MXFP8's architecture dispatch on the device present);
 #      test_library_threads_gpu (every kind of plan from 4 threads at once and on 2 streams with
 #      rebind(), against float64 and bit for bit a single-threaded run; rebind's refusals).
 if(TARGET fp8gemm)
   fp8gemm_test(test_library_cpu LABEL cpu SOURCES test_library_cpu.cpp LIBS fp8gemm)
+  # The PyTorch ops' plan cache (header-only C++, no torch), with a stand-in plan.
+  fp8gemm_test(test_plan_cache_cpu LABEL cpu SOURCES test_plan_cache_cpu.cpp)
+  target_include_directories(test_plan_cache_cpu PRIVATE
+                             ${PROJECT_SOURCE_DIR}/chapters/10_production/python/csrc)
   fp8gemm_test(test_library_gpu LABEL gpu SOURCES test_library_gpu.cu
                LIBS fp8gemm fp8gemm_ch07_checks fp8gemm_ch08_checks)
   fp8gemm_test(test_library_threads_gpu LABEL gpu SOURCES test_library_threads_gpu.cu

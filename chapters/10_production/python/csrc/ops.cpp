@@ -7,8 +7,9 @@
 //   - runs on the current CUDA stream of the tensors' device, never synchronises the host and
 //     never reads device data on the host, so it can be captured in a CUDA graph;
 //   - allocates its outputs through PyTorch (the caching allocator, graph pools included).
-// The GEMM ops keep their plans in an LRU cache keyed by everything a plan is built from
-// (plan_cache.hpp): in steady state an op costs a lookup and a launch.
+// The GEMM ops keep their plans in an LRU cache keyed by everything a plan is built from but the
+// buffers (plan_cache.hpp): a call costs a lookup, a re-pointing of the cached plan when its
+// buffers moved (a few driver queries) and the launch.
 //
 // Tensors (e4m3 = torch.float8_e4m3fn, bf16 = torch.bfloat16; row-major = unit stride along the
 // last dimension, any row stride the rule allows; kg = ceil(K / 128), nb = ceil(N / 128)):
@@ -452,13 +453,19 @@ void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& sc
                             .ldd = ldd,
                             .output = f32 ? BlockScaledOutput::f32 : BlockScaledOutput::bf16,
                             .accumulate = accumulate};
-    PlanKey key;
-    key.add(kBlockScaled).add(dev.index()).add(M).add(N).add(K).add(g.A).add(lda).add(g.B);
-    key.add(ldb).add(g.scale_a).add(sa.layout.ld).add(g.scale_b).add(sb.layout.ld).add(g.D);
-    key.add(ldd).add(std::int64_t(f32)).add(std::int64_t(accumulate));
-    const auto plan = g_block_scaled.get(key, [&] { return std::make_unique<BlockScaledPlan>(g); });
+    PlanKey key;  // everything but the buffers (plan_cache.hpp)
+    key.add(kBlockScaled).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb);
+    key.add(sa.layout.ld).add(sb.layout.ld).add(ldd).add(std::int64_t(f32));
+    key.add(std::int64_t(accumulate)).add(std::int64_t(aligned(g.D, 16)));
+    PlanKey buffers;
+    buffers.add(g.A).add(g.B).add(g.scale_a).add(g.scale_b).add(g.D);
     const cudaStream_t stream = current_stream(dev);
-    for (std::int64_t i = 0; i < iters; ++i) plan->run(stream);
+    g_block_scaled.run(
+        key, buffers, [&] { return std::make_unique<BlockScaledPlan>(g); },
+        [&](BlockScaledPlan& p) { p.rebind(g); },
+        [&](BlockScaledPlan& p) {
+          for (std::int64_t i = 0; i < iters; ++i) p.run(stream);
+        });
   });
 }
 
@@ -533,12 +540,16 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
                   .scale_b_layout = sb.layout,
                   .D = static_cast<std::uint16_t*>(out.data_ptr()),
                   .ldd = N};
-    PlanKey key;
+    PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kGrouped).add(dev.index()).add(std::int64_t(masked)).add(G).add(rows).add(N).add(K);
-    key.add(groups.data_ptr()).add(g.A).add(lda).add(g.B).add(ldb).add(g.scale_a);
-    key.add(sa.layout.ld).add(g.scale_b).add(sb.layout.ld).add(g.D);
-    const auto plan = g_grouped.get(key, [&] { return std::make_unique<GroupedPlan>(g); });
-    plan->run(current_stream(dev));
+    key.add(lda).add(ldb).add(sa.layout.ld).add(sb.layout.ld);
+    key.add(std::int64_t(aligned(g.D, 16)));
+    PlanKey buffers;
+    buffers.add(groups.data_ptr()).add(g.A).add(g.B).add(g.scale_a).add(g.scale_b).add(g.D);
+    const cudaStream_t stream = current_stream(dev);
+    g_grouped.run(
+        key, buffers, [&] { return std::make_unique<GroupedPlan>(g); },
+        [&](GroupedPlan& p) { p.rebind(g); }, [&](GroupedPlan& p) { p.run(stream); });
   });
   return out;
 }
@@ -615,16 +626,20 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
                            .dB = f32_ptr(out),
                            .lddb = lddb,
                            .accumulate = accumulate};
-    PlanKey key;
-    key.add(kWgrad).add(dev.index()).add(G).add(N).add(K).add(cap).add(g.offsets).add(g.dD_t);
-    key.add(ld_dd).add(g.scale_dD_t).add(sd.layout.ld).add(g.A_t).add(ld_a).add(g.scale_A_t);
-    key.add(sa.layout.ld).add(g.dB).add(lddb).add(std::int64_t(accumulate)).add(kernel_index);
-    const auto plan = g_wgrad.get(key, [&] {
-      WeightGradOptions o;
-      o.kernel = kernel;
-      return std::make_unique<WeightGradPlan>(g, o);
-    });
-    plan->run(current_stream(dev));
+    PlanKey key;  // everything but the buffers (plan_cache.hpp)
+    key.add(kWgrad).add(dev.index()).add(G).add(N).add(K).add(cap).add(ld_dd).add(sd.layout.ld);
+    key.add(ld_a).add(sa.layout.ld).add(lddb).add(std::int64_t(accumulate)).add(kernel_index);
+    PlanKey buffers;
+    buffers.add(g.offsets).add(g.dD_t).add(g.scale_dD_t).add(g.A_t).add(g.scale_A_t).add(g.dB);
+    const cudaStream_t stream = current_stream(dev);
+    g_wgrad.run(
+        key, buffers,
+        [&] {
+          WeightGradOptions o;
+          o.kernel = kernel;
+          return std::make_unique<WeightGradPlan>(g, o);
+        },
+        [&](WeightGradPlan& p) { p.rebind(g); }, [&](WeightGradPlan& p) { p.run(stream); });
   });
 }
 
@@ -707,15 +722,20 @@ at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::T
                           .D = static_cast<std::uint16_t*>(out.data_ptr()),
                           .scale_a = f32_ptr(scale_a),
                           .scale_b = f32_ptr(scale_b)};
-    PlanKey key;
-    key.add(kPerTensor).add(dev.index()).add(M).add(N).add(K).add(g.A).add(g.B).add(g.D);
-    key.add(g.scale_a).add(g.scale_b).add(std::int64_t(fast_accum));
-    const auto plan = g_per_tensor.get(key, [&] {
-      PerTensorOptions o;
-      o.accumulation = fast_accum ? Accumulation::fast : Accumulation::promoted;
-      return std::make_unique<PerTensorPlan>(g, o);
-    });
-    plan->run(current_stream(dev));
+    PlanKey key;  // everything but the buffers (plan_cache.hpp)
+    key.add(kPerTensor).add(dev.index()).add(M).add(N).add(K).add(std::int64_t(fast_accum));
+    key.add(std::int64_t(aligned(g.D, 16)));
+    PlanKey buffers;
+    buffers.add(g.A).add(g.B).add(g.D).add(g.scale_a).add(g.scale_b);
+    const cudaStream_t stream = current_stream(dev);
+    g_per_tensor.run(
+        key, buffers,
+        [&] {
+          PerTensorOptions o;
+          o.accumulation = fast_accum ? Accumulation::fast : Accumulation::promoted;
+          return std::make_unique<PerTensorPlan>(g, o);
+        },
+        [&](PerTensorPlan& p) { p.rebind(g); }, [&](PerTensorPlan& p) { p.run(stream); });
   });
   return out;
 }
@@ -726,7 +746,7 @@ std::vector<std::int64_t> plan_cache_stats() {
   const std::size_t size =
       g_per_tensor.size() + g_block_scaled.size() + g_grouped.size() + g_wgrad.size();
   return {g_stats.hits.load(), g_stats.misses.load(), std::int64_t(size),
-          std::int64_t(g_block_scaled.capacity())};
+          std::int64_t(g_block_scaled.capacity()), g_stats.rebinds.load()};
 }
 
 void plan_cache_clear() {
@@ -736,6 +756,7 @@ void plan_cache_clear() {
   g_wgrad.clear();
   g_stats.hits = 0;
   g_stats.misses = 0;
+  g_stats.rebinds = 0;
 }
 
 void plan_cache_set_capacity(std::int64_t capacity) {

@@ -1,18 +1,27 @@
 // A small LRU cache of fp8gemm plans for the PyTorch ops.
 //
 // Why: a plan (fp8gemm::PerTensorPlan, BlockScaledPlan, GroupedPlan, WeightGradPlan) validates the
-// call, queries every pointer, sizes the persistent grid (an occupancy query) and encodes the TMA
-// tensor maps: tens of microseconds of host work. Its run() only launches. A PyTorch op receives
-// new tensors on every call, but PyTorch's caching allocator hands the same addresses back in
-// steady state (a training step, a benchmark loop, a CUDA-graph warm-up), so a plan keyed by
-// everything it was built from (device, shapes, leading dimensions, scale layouts, every data
-// pointer, options) is reused and the op costs a hash lookup plus the launch.
+// call, queries every pointer, chooses its kernel, sizes the persistent grid (an occupancy query)
+// and encodes the TMA tensor maps: several microseconds of host work. Its run() only launches.
 //
-// Correctness of reuse: a plan depends on nothing but its key (addresses, shapes, layouts,
-// options, the device): any tensors that produce the same key are the same call, whoever owns
-// the memory now. Plans never own device memory here (the ops always hand chapter 7 a
-// TMA-readable scale_a layout, so its plan allocates no conversion workspace), so a cached plan
-// pins nothing, and run() is const and may be called from several threads and streams at once.
+// Keys: everything a plan is built from except the buffers: the device, the shapes, the leading
+// dimensions and scale layouts (the tensors' strides), the output dtype and the options, and the
+// alignment facts about the buffers that change the plan's kernel (whether D is 16-byte aligned:
+// TMA can store it). A PyTorch op gets new tensors on most calls, and an op that allocates its
+// output gets a new D whenever the caching allocator hands out another block, so the buffers are
+// not part of the key: a cached plan is re-pointed at the call's buffers when they are not the
+// ones it points at (the plan's rebind(): the new pointers checked, the tensor maps' addresses
+// rewritten; no validation of the shape, no kernel choice, no occupancy query, no encoding), and
+// costs nothing more when they are (the steady state of a training step, a benchmark loop, a
+// CUDA-graph warm-up with the same allocations).
+//
+// Concurrency: rebind() changes the plan, so each cached plan has a lock held across rebind() and
+// run() (a launch copies the parameters when it is enqueued: once run() returns, the plan may be
+// re-pointed for the next call while that launch is still pending or being captured). Calls with
+// different keys do not wait for each other; calls of one key from several threads take turns
+// for the few microseconds of the launch. Plans never own device memory here (the ops always hand
+// chapter 7 a TMA-readable scale_a layout, so its plan allocates no conversion workspace), so a
+// plan dropped from the cache while a launch of it is pending is harmless.
 #pragma once
 
 #include <array>
@@ -28,8 +37,8 @@
 
 namespace fp8gemm::torch_ops {
 
-/// Everything a plan is built from, as integers (pointers as their addresses). `kind` tells the
-/// plan types apart so that one cache holds them all.
+/// A list of integers (addresses as integers): a plan's key (everything it is built from but its
+/// buffers; a kind number first tells the plan types apart), or the buffers a plan points at.
 struct PlanKey {
   static constexpr int kMax = 24;
   std::array<std::int64_t, kMax> v{};
@@ -63,20 +72,46 @@ struct PlanKeyHash {
 
 /// Counters for tests and benchmarks (fp8gemm.ops.plan_cache_stats()).
 struct PlanCacheStats {
-  std::atomic<std::int64_t> hits{0}, misses{0};
+  /// hits: the key was cached; misses: a plan was built; rebinds: a cached plan was re-pointed
+  /// at other buffers (a hit whose buffers differed from the last call's).
+  std::atomic<std::int64_t> hits{0}, misses{0}, rebinds{0};
 };
 
-/// An LRU map from PlanKey to a shared, immutable plan of type P.
+/// A cached plan, the buffers it points at now (as a PlanKey of addresses) and its lock.
+template <class P>
+struct CachedPlan {
+  std::mutex mutex;
+  std::unique_ptr<P> plan;
+  PlanKey bound;
+};
+
+/// An LRU map from PlanKey to a cached plan of type P.
 template <class P>
 class PlanCache {
  public:
   explicit PlanCache(PlanCacheStats& stats) : stats_(stats) {}
 
-  /// The plan for `key`, built by `make()` (which returns std::unique_ptr<P> and may throw) on a
-  /// miss. The plan is built outside the lock (it is slow, and may throw): two threads missing on
-  /// the same key at once both build one, and the second insert is dropped.
+  /// The call: the plan for `key` (built by `make()`, which returns std::unique_ptr<P> on the
+  /// call's buffers and may throw, on a miss), re-pointed by `rebind(P&)` when the buffers it
+  /// points at are not `buffers`, then `use(P&)`; rebind and use under the plan's lock. If
+  /// rebind throws (a buffer the plan refuses) the plan is unchanged and still cached.
+  template <class Make, class Rebind, class Use>
+  void run(const PlanKey& key, const PlanKey& buffers, Make&& make, Rebind&& rebind, Use&& use) {
+    const std::shared_ptr<CachedPlan<P>> entry = get(key, buffers, make);
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    if (!(entry->bound == buffers)) {
+      rebind(*entry->plan);
+      entry->bound = buffers;
+      stats_.rebinds.fetch_add(1, std::memory_order_relaxed);
+    }
+    use(*entry->plan);
+  }
+
+  /// The entry for `key`; on a miss a new one whose plan `make()` builds on `buffers`. The plan is
+  /// built outside the cache's lock (it is slow, and may throw): two threads missing on the same
+  /// key at once both build one, and the second insert is dropped (its caller still uses its own).
   template <class Make>
-  std::shared_ptr<const P> get(const PlanKey& key, Make&& make) {
+  std::shared_ptr<CachedPlan<P>> get(const PlanKey& key, const PlanKey& buffers, Make&& make) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto it = index_.find(key);
@@ -87,17 +122,19 @@ class PlanCache {
       }
     }
     stats_.misses.fetch_add(1, std::memory_order_relaxed);
-    std::shared_ptr<const P> plan(make());
+    auto entry = std::make_shared<CachedPlan<P>>();
+    entry->plan = make();
+    entry->bound = buffers;
     std::lock_guard<std::mutex> lock(mutex_);
     if (capacity_ > 0 && index_.find(key) == index_.end()) {
-      lru_.emplace_front(key, plan);
+      lru_.emplace_front(key, entry);
       index_.emplace(key, lru_.begin());
       while (index_.size() > capacity_) {
         index_.erase(lru_.back().first);
-        lru_.pop_back();  // a plan still running elsewhere stays alive through its shared_ptr
+        lru_.pop_back();  // a plan in use elsewhere stays alive through its shared_ptr
       }
     }
-    return plan;
+    return entry;
   }
 
   void clear() {
@@ -124,7 +161,7 @@ class PlanCache {
   }
 
  private:
-  using Entry = std::pair<PlanKey, std::shared_ptr<const P>>;
+  using Entry = std::pair<PlanKey, std::shared_ptr<CachedPlan<P>>>;
   mutable std::mutex mutex_;
   std::list<Entry> lru_;
   std::unordered_map<PlanKey, typename std::list<Entry>::iterator, PlanKeyHash> index_;

@@ -232,9 +232,11 @@ def gemm_per_tensor(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, *,
 # ============================================ plan cache ==========================================
 
 def plan_cache_stats() -> dict:
-    """The GEMM ops' plan cache: hits, misses, plans held, capacity (per plan type)."""
-    h, m, n, c = _ops()._plan_cache_stats()
-    return {"hits": h, "misses": m, "size": n, "capacity": c}
+    """The GEMM ops' plan cache: hits, misses (plans built), plans held, capacity (per plan type),
+    rebinds (hits whose buffers differed from the cached plan's: it was re-pointed at them).
+    Plans are keyed by everything but the buffers (device, shapes, strides, dtypes, options)."""
+    h, m, n, c, r = _ops()._plan_cache_stats()
+    return {"hits": h, "misses": m, "size": n, "capacity": c, "rebinds": r}
 
 
 def plan_cache_clear() -> None:

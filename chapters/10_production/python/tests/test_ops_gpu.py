@@ -357,23 +357,173 @@ def test_determinism():
 
 
 def test_plan_cache():
+    """Plans are keyed by everything but the buffers (device, shapes, strides, dtypes, options):
+    new tensors of the same call hit the cache and re-point the cached plan (a rebind); the
+    result is bit for bit what a plan built for those tensors gives."""
     require_gpu()
     qa, sa, qb, sb = _block_scaled_operands(256, 512, 1024, 61)
     out = torch.empty(256, 512, device="cuda", dtype=torch.bfloat16)
     ops.plan_cache_clear()
     ops.gemm_block_scaled(qa, sa, qb, sb, out=out)
     s1 = ops.plan_cache_stats()
-    assert s1["misses"] == 1 and s1["hits"] == 0 and s1["size"] == 1
+    assert s1["misses"] == 1 and s1["hits"] == 0 and s1["size"] == 1 and s1["rebinds"] == 0
     ops.gemm_block_scaled(qa, sa, qb, sb, out=out)
     s2 = ops.plan_cache_stats()
-    assert s2["hits"] == 1 and s2["misses"] == 1
+    assert s2["hits"] == 1 and s2["misses"] == 1 and s2["rebinds"] == 0
+    # other operands and another output of the same call: a hit, the plan re-pointed
+    qa2, sa2, qb2, sb2 = _block_scaled_operands(256, 512, 1024, 62)
+    out2 = torch.empty_like(out)
+    ops.gemm_block_scaled(qa2, sa2, qb2, sb2, out=out2)
+    s3 = ops.plan_cache_stats()
+    assert s3["hits"] == 2 and s3["misses"] == 1 and s3["rebinds"] == 1 and s3["size"] == 1
+    # back to the first buffers: re-pointed again, the first result again
+    again = torch.empty_like(out)
+    ops.gemm_block_scaled(qa, sa, qb, sb, out=again)
+    assert torch.equal(again, out) and ops.plan_cache_stats()["rebinds"] == 2
     ops.set_plan_cache_capacity(0)  # no caching: every call builds its plan, same result
     try:
         d0 = ops.gemm_block_scaled(qa, sa, qb, sb)
         assert ops.plan_cache_stats()["size"] == 0
         assert torch.equal(d0, out)
+        assert torch.equal(ops.gemm_block_scaled(qa2, sa2, qb2, sb2), out2)
     finally:
         ops.set_plan_cache_capacity(1024)
+    # the allocating op: one plan for the shape whatever D the allocator hands out (all four
+    # outputs alive at once, so four different D)
+    ops.plan_cache_clear()
+    ds = [ops.gemm_block_scaled(qa, sa, qb, sb) for _ in range(4)]
+    s4 = ops.plan_cache_stats()
+    assert s4["misses"] == 1 and s4["hits"] == 3 and s4["rebinds"] == 3 and s4["size"] == 1, s4
+    for d in ds:
+        assert torch.equal(d, out)
+
+
+def _fresh(call):
+    """call() with the plan cache off: a plan built for exactly these tensors."""
+    ops.set_plan_cache_capacity(0)
+    try:
+        return call()
+    finally:
+        ops.set_plan_cache_capacity(1024)
+
+
+def test_plan_cache_rebind_every_gemm():
+    """Every GEMM op: a second set of tensors of the same call (every buffer new, offsets and
+    masked_m included) hits the first call's plan, re-points it, and gives bit for bit the result
+    of a plan built for it; then the first set again gives the first result."""
+    require_gpu()
+    G, T, N, K = 4, 1000, 384, 1040
+
+    def contiguous(seed):
+        g = _gen(seed)
+        qa, sa = ops.quantize_1x128(make_bf16((T, K), g))
+        qb, sb = _grouped_weights(G, N, K, g)
+        return qa, sa, qb, sb, _random_offsets(T, G, g, empty=(1,))
+
+    def masked(seed):
+        g = _gen(seed)
+        qa, sa = ops.quantize_1x128(make_bf16((G * 200, K), g))
+        qb, sb = _grouped_weights(G, N, K, g)
+        m = torch.randint(0, 201, (G,), generator=g, device="cuda", dtype=torch.int32)
+        return qa.view(G, 200, K), sa, qb, sb, m
+
+    def wgrad(seed):
+        g = _gen(seed)
+        off = _random_offsets(T, G, g, empty=(2,))
+        a = ops.quantize_tokens_transposed_1x128(make_bf16((T, N), g), off)
+        b = ops.quantize_tokens_transposed_1x128(make_bf16((T, K), g), off)
+        return a[0], a[1], b[0], b[1], off
+
+    def per_tensor(seed):
+        g = _gen(seed)
+        qa, sa = ops.quantize_per_tensor(torch.randn(T, K, generator=g, device="cuda"))
+        qb, sb = ops.quantize_per_tensor(torch.randn(N, K, generator=g, device="cuda"))
+        return qa, qb, sa, sb
+
+    cases = [("contiguous", ops.gemm_grouped_contiguous, contiguous),
+             ("masked", ops.gemm_grouped_masked, masked),
+             ("weight_grad", ops.gemm_weight_grad, wgrad),
+             ("per_tensor", ops.gemm_per_tensor, per_tensor)]
+    for name, op, make in cases:
+        first, second = make(64), make(65)
+        ops.plan_cache_clear()
+        d1 = op(*first)
+        d2 = op(*second)
+        s = ops.plan_cache_stats()
+        assert s["misses"] == 1 and s["hits"] == 1 and s["rebinds"] == 1, (name, s)
+        assert torch.equal(d2, _fresh(lambda: op(*second))), name
+        assert torch.equal(op(*first), d1), name
+        assert torch.equal(d1, _fresh(lambda: op(*first))), name
+
+
+def test_plan_cache_rebind_refusals():
+    """A cached plan re-pointed at a buffer it cannot use refuses with the library's message
+    (ValueError naming the argument), stays cached and unchanged; a D that only another kernel
+    can write (not 16-byte aligned: no TMA store) gets its own plan."""
+    require_gpu()
+    M, N, K = 256, 512, 1024
+    qa, sa, qb, sb = _block_scaled_operands(M, N, K, 66)
+    ref = _block_scaled_ref(qa, sa, qb, sb)
+    ops.plan_cache_clear()
+    d = ops.gemm_block_scaled(qa, sa, qb, sb)
+    # A 8 bytes off a 16-byte boundary: the same key (shape, strides), refused by the rebind
+    raw = torch.empty(M * K + 16, device="cuda", dtype=torch.uint8)
+    raw[8:8 + M * K].view(M, K).copy_(qa.view(torch.uint8))
+    a_off = raw[8:8 + M * K].view(M, K).view(E4)
+    with raises(ValueError, match=r"gemm_block_scaled: .*A = 0x[0-9a-f]+ must be 16-byte aligned"):
+        ops.gemm_block_scaled(a_off, sa, qb, sb)
+    s = ops.plan_cache_stats()
+    assert s["size"] == 1 and s["misses"] == 1 and s["rebinds"] == 0, s
+    assert torch.equal(ops.gemm_block_scaled(qa, sa, qb, sb), d)  # the plan works as before
+    # D 2 bytes off a 16-byte boundary: another key (the D alignment bit), its own plan
+    buf = torch.full((M * N + 8,), float("nan"), device="cuda", dtype=torch.bfloat16)
+    out = buf[1:1 + M * N].view(M, N)
+    ops.gemm_block_scaled(qa, sa, qb, sb, out=out)
+    assert ops.plan_cache_stats()["size"] == 2
+    assert rel_error(out, ref) <= tolerance(K)
+    assert torch.isnan(buf[0]) and torch.isnan(buf[1 + M * N:]).all()
+    torch.cuda.synchronize()
+
+
+def test_threads():
+    """The ops from 4 Python threads at once, each on its own stream with its own outputs (one
+    cached plan re-pointed under its lock, and the allocating op): every result bit for bit the
+    single-threaded one."""
+    import threading
+    require_gpu()
+    M, N, K = 512, 1024, 2048
+    qa, sa, qb, sb = _block_scaled_operands(M, N, K, 67)
+    ref = ops.gemm_block_scaled(qa, sa, qb, sb)
+    torch.cuda.synchronize()
+    n_threads, calls = 4, 8
+    outs = [[torch.empty(M, N, device="cuda", dtype=torch.bfloat16) for _ in range(calls)]
+            for _ in range(n_threads)]
+    allocated = [[None] * calls for _ in range(n_threads)]
+    streams = [torch.cuda.Stream() for _ in range(n_threads)]
+    errors = []
+    barrier = threading.Barrier(n_threads)
+
+    def work(t):
+        try:
+            with torch.cuda.stream(streams[t]):
+                barrier.wait()
+                for i in range(calls):
+                    ops.gemm_block_scaled(qa, sa, qb, sb, out=outs[t][i])
+                    allocated[t][i] = ops.gemm_block_scaled(qa, sa, qb, sb)
+            streams[t].synchronize()
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(f"thread {t}: {e!r}")
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for t in range(n_threads):
+        for i in range(calls):
+            assert torch.equal(outs[t][i], ref), (t, i)
+            assert torch.equal(allocated[t][i], ref), (t, i)
 
 
 def test_streams():
