@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -234,6 +235,9 @@ void Plan::rebind(const GroupedGemm& in) {
   const GemmArgs args = engine_args(g);
   engine::require_same_call_but_pointers(I.plan->args(), args, kWho);
   validate_gemm(args, requirements());  // non-null and aligned before any CUDA query
+  if (const auto off = reinterpret_cast<std::uintptr_t>(g.scale_a) % 16; off != 0)
+    fail("rebind: scale_a must be 16-byte aligned (read by TMA); address % 16 = " +
+         std::to_string(off));
   // What the engine does not check: B's G N rows, the description.
   if (g.B != was.B)
     require_device_accessible(g.B, std::size_t((g.N * g.groups - 1) * g.ldb + g.K), kWho, "B");

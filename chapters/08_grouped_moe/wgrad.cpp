@@ -2,8 +2,10 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "common/cuda.hpp"
 #include "common/engine/params.hpp"
@@ -146,6 +148,12 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   const GemmArgs args = engine_args(g);
   engine::require_same_call_but_pointers(I.plan->args(), args, kWho);
   validate_gemm(args, wgrad_requirements());  // non-null and aligned before any CUDA query
+  for (const auto& [name, ptr] : {std::pair<const char*, const float*>{"scale_dD_t", g.scale_dD_t},
+                                  {"scale_A_t", g.scale_A_t}})
+    if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
+      fail(std::string("rebind: ") + name +
+           " must be 16-byte aligned (the kernel reads it by TMA); its address % 16 = " +
+           std::to_string(reinterpret_cast<std::uintptr_t>(ptr) % 16));
   // What the engine does not check: dB's G matrices, the offsets.
   if (g.dB != was.dB) require_device_accessible(g.dB, db_bytes(g), kWho, "dB");
   if (g.offsets != was.offsets)
