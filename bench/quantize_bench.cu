@@ -48,6 +48,8 @@
 // CTA per 128 x 128 tile, FMUL + 2 FFMA per element, ~8 SASS instructions per element, 64 / 80
 // registers, no spill). Predicted % of the copy: v1_first as measured (75-80, dual 49); v2_lean
 // 88-93 (k-major 85-90: 4-byte scale stores of 8 rows in 8 sectors), dual 80-88.
+// quantize_tokens_transposed_1x128_<v> on both token shapes (v2_lean: the v1 walk with the lean
+// dual's column pass, 3 CTAs per SM instead of 2): v1_first as measured (62-64), v2_lean 78-86.
 // `quantize_bench --benchmark_filter='1x128'` runs every 1 x 128 entry (public and variants).
 // Output: quantize_bench.json (or --benchmark_out=...), Google Benchmark JSON with the harness's
 // context (GPU, clocks, driver, commit); counters GB/s, median_us and pct_of_copy.
@@ -222,9 +224,14 @@ void bench_op(benchmark::State& state, Op op, int variant, std::int64_t R, std::
       const auto padded = padded_token_offsets_cpu(offsets.data(), kTokenExperts, R);
       state.counters["t_pad"] = double(padded.back());
       state.counters["capacity"] = double(cap);
-      launch = [&, cap, Lt](cudaStream_t st_) {
-        quantize_tokens_transposed_1x128(x.data(), R, K, K, offs.data(), kTokenExperts, qt.data(),
-                                         cap, cap, st.data(), Lt, nullptr, opt, st_);
+      launch = [&, cap, Lt, variant](cudaStream_t st_) {
+        if (variant < 0)
+          quantize_tokens_transposed_1x128(x.data(), R, K, K, offs.data(), kTokenExperts, qt.data(),
+                                           cap, cap, st.data(), Lt, nullptr, opt, st_);
+        else
+          tuning_1x128::quantize_tokens_transposed_1x128(variant, 0, x.data(), R, K, K, offs.data(),
+                                                         kTokenExperts, qt.data(), cap, cap,
+                                                         st.data(), Lt, nullptr, opt, st_);
       };
     } else if (op == Op::mx || op == Op::mx_dual) {
       // floor_ocp (the rules cost the same: a few integer operations per 32-element block).
@@ -326,6 +333,8 @@ int main(int argc, char** argv) {
     }
     items.push_back({Op::q1x128_kmajor, 8192, 7168, v});
     items.push_back({Op::q1x128_pow2, 8192, 7168, v});
+    items.push_back({Op::tokens, 65536, 7168, v});
+    items.push_back({Op::tokens, 65536, 4096, v});
   }
   for (const auto& it : items) {
     const std::string shape = shape_name(it.R, it.K);

@@ -208,15 +208,15 @@ FP8GEMM_HD constexpr unsigned scale_code_select(unsigned a, bool rceil) {
 }  // namespace mx_tuning
 
 namespace tuning_1x128 {
-/// Not API: the kernel variants behind quantize_1x128 and quantize_1x128_dual, for
-/// bench/quantize_bench.cu (which times them side by side) and tests/test_quantize_gpu.cu (which
-/// checks every one byte for byte against the CPU). Same
-/// arguments, checks, contract and bytes as the public functions; common/src/quantize_gpu.cu
-/// describes each. variant in [0, kVariants): 0 "v1_first" (the first kernels), 1 "v2_lean".
-/// max_ctas > 0 caps the grid of a kernel that strides over its work (tests use it to make every
-/// CTA walk several tiles), 0 keeps the kernel's own grid.
+/// Not API: the kernel variants behind quantize_1x128, quantize_1x128_dual and
+/// quantize_tokens_transposed_1x128, for bench/quantize_bench.cu (which times them side by side)
+/// and tests/test_quantize_gpu.cu (which checks every one byte for byte against the CPU). Same
+/// arguments, checks, contract and bytes as the public functions; common/src/quantize_gpu.cu and
+/// quantize_grouped_gpu.cu describe each. variant in [0, kVariants): 0 "v1_first" (the first
+/// kernels), 1 "v2_lean". max_ctas > 0 caps the grid of a kernel that strides over its work (tests
+/// use it to make every CTA walk several tiles), 0 keeps the kernel's own grid.
 inline constexpr int kVariants = 2;
-enum class Kind { single, dual };
+enum class Kind { single, dual, tokens };
 /// The variant the public function of `kind` runs.
 int default_variant(Kind kind);
 /// A short name ("v1_first", "v2_lean") of variant v.
@@ -230,6 +230,13 @@ void quantize_1x128_dual(int variant, int max_ctas, const std::uint16_t* x, std:
                          float* scales, GroupScaleLayout layout, std::uint8_t* q_t,
                          std::int64_t ldq_t, float* scales_t, GroupScaleLayout layout_t,
                          QuantizeOptions opt = {}, cudaStream_t stream = nullptr);
+void quantize_tokens_transposed_1x128(int variant, int max_ctas, const std::uint16_t* x,
+                                      std::int64_t T, std::int64_t C, std::int64_t ldx,
+                                      const int* offsets, int G, std::uint8_t* q_t,
+                                      std::int64_t ldq_t, std::int64_t t_pad_capacity,
+                                      float* scales_t, GroupScaleLayout layout_t,
+                                      int* padded_offsets = nullptr, QuantizeOptions opt = {},
+                                      cudaStream_t stream = nullptr);
 
 // The lean arithmetic of v2 (common/src/quantize_kernels.cuh says why it is exact; the CPU test
 // runs these host versions over every (amax, x) bf16 pair, the GPU test the kernels' own).

@@ -639,10 +639,17 @@ struct TokenBuffers {
     FP8GEMM_CUDA_CHECK(cudaMemset(ds.data(), kPoison, ds.bytes()));
     FP8GEMM_CUDA_CHECK(cudaMemset(dp.data(), kPoison, dp.bytes()));
   }
-  void run(bool with_padded_offsets, bool pow2, cudaStream_t stream = nullptr) {
-    quantize_tokens_transposed_1x128(dx.data(), T, C, ldx, doffsets.data(), G, dq.data() + q_offset,
-                                     ldq_t, cap, ds.data(), L,
-                                     with_padded_offsets ? dp.data() : nullptr, {pow2}, stream);
+  /// variant < 0: the public function; else that kernel variant (tuning_1x128) with max_ctas.
+  void run(bool with_padded_offsets, bool pow2, cudaStream_t stream = nullptr, int variant = -1,
+           int max_ctas = 0) {
+    if (variant < 0)
+      quantize_tokens_transposed_1x128(dx.data(), T, C, ldx, doffsets.data(), G,
+                                       dq.data() + q_offset, ldq_t, cap, ds.data(), L,
+                                       with_padded_offsets ? dp.data() : nullptr, {pow2}, stream);
+    else
+      tuning_1x128::quantize_tokens_transposed_1x128(
+          variant, max_ctas, dx.data(), T, C, ldx, doffsets.data(), G, dq.data() + q_offset, ldq_t,
+          cap, ds.data(), L, with_padded_offsets ? dp.data() : nullptr, {pow2}, stream);
   }
   /// Every output byte against the CPU quantiser given the offsets the device holds now.
   void check(const std::vector<int>& offsets, bool with_padded_offsets, bool pow2) const {
@@ -675,6 +682,15 @@ void check_tokens(const TokenCase& c) {
   b.run(c.with_padded_offsets, c.pow2);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   require_same_bytes(b.dq.download(), q1, "q_t, second run");
+  // Every kernel variant (tuning_1x128), with its own grid and with at most 3 CTAs.
+  for (int v = 0; v < tuning_1x128::kVariants; ++v)
+    for (int max_ctas : {0, 3}) {
+      CAPTURE(v, tuning_1x128::variant_name(v), max_ctas);
+      b.poison();
+      b.run(c.with_padded_offsets, c.pow2, nullptr, v, max_ctas);
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      b.check(offsets, c.with_padded_offsets, c.pow2);
+    }
 }
 
 /// G counts from a seeded generator, with 0, 1, 127, 128, 129 and 300 among them (G >= 6).
@@ -804,14 +820,15 @@ TEST_CASE("quantize_tokens_transposed_1x128: offsets that break the rules stay i
                                              {5, 1000, 0, 1000, 999},
                                              {0, 1000, 0, 1000, 0}};
   REQUIRE(buf.cap == 1408);
-  for (const auto& offsets : bad) {
-    CAPTURE(offsets[0], offsets[1], offsets[2], offsets[3], offsets[4]);
-    buf.doffsets.upload(offsets);
-    buf.poison();
-    buf.run(true, false);
-    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    buf.check(offsets, true, false);
-  }
+  for (const auto& offsets : bad)
+    for (int v = -1; v < tuning_1x128::kVariants; ++v) {  // -1: the public function
+      CAPTURE(offsets[0], offsets[1], offsets[2], offsets[3], offsets[4], v);
+      buf.doffsets.upload(offsets);
+      buf.poison();
+      buf.run(true, false, nullptr, v);
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      buf.check(offsets, true, false);
+    }
 }
 
 TEST_CASE("quantize_tokens_transposed_1x128 refuses offsets the GPU cannot read",

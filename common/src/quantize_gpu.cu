@@ -372,52 +372,6 @@ struct Lean1x128Args {
 
 constexpr int kThreadsLean = 256;
 
-/// The place of 16-byte chunk c of row r of the 128 x 128 bf16 tile in shared memory: XOR-swizzled
-/// by (r / 16) % 8 (the column pass: the 8 lanes j read the same word column of rows 16 j + i,
-/// distinct 16-byte bank groups) and by 4 (r % 2) (the row pass: a quarter-warp writes chunks
-/// 4 j' .. 4 j' + 3 of two adjacent rows, which then fall into different halves of the banks).
-__device__ __forceinline__ int swz1(int r, int c) {
-  return r * 16 + (c ^ ((r >> 4) & 7) ^ ((r & 1) << 2));
-}
-
-/// The column pass of the dual (see above): the tile (tm, tk) of x in shared memory (swz1) becomes
-/// the 1 x 128 groups (k, tm) of q_t = x^T for the tile's columns k < K; q_t columns at or past M
-/// are not written; mt = ceil(M / 128) (the scale padding).
-template <bool VecT>
-__device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm, std::int64_t tk,
-                                             std::int64_t mt, const Lean1x128Args& a) {
-  const unsigned* words = reinterpret_cast<const unsigned*>(tile);
-  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, j = lane & 7;
-  const std::int64_t m0 = tm * 128 + 16 * j;
-#pragma unroll
-  for (int it2 = 0; it2 < 2; ++it2) {
-    const int p = 8 * w + 4 * it2 + (lane >> 3);  // word column: tile columns 2p, 2p + 1
-    unsigned wv[16];
-    unsigned m2 = 0;
-#pragma unroll
-    for (int i = 0; i < 16; ++i) {
-      wv[i] = words[(16 * j + i) * 64 + (((p >> 2) ^ j ^ ((i & 1) << 2)) << 2) + (p & 3)];
-      m2 = __vmaxu2(m2, wv[i] & kAbsMask2);
-    }
-#pragma unroll
-    for (int o = 1; o <= 4; o <<= 1) m2 = __vmaxu2(m2, __shfl_xor_sync(0xFFFFFFFFu, m2, o));
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {  // column 2p (low halves), then 2p + 1 (high halves)
-      const std::int64_t k = tk * 128 + 2 * p + half;
-      if (k >= a.K) continue;  // the same for the 8 lanes of the group
-      const LeanScale g = lean_scale(half == 0 ? m2 & 0xFFFFu : m2 >> 16, a.pow2);
-      unsigned out[4];
-      if (!g.tiny)
-        lean_column16<false>(wv, half, g, out);
-      else
-        lean_column16<true>(wv, half, g, out);
-      store16<VecT>(a.q_t + k * a.ldq_t + m0, m0, a.M, out);
-      if (j == 0) a.scales_t[a.layout_t.offset(k, tm)] = g.scale;
-      zero_group_padding(a.scales_t, a.layout_t, a.K, mt, k, tm, j, 8);
-    }
-  }
-}
-
 template <bool Vec, bool Dual, bool VecT>
 __global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
     quantize_1x128_lean_kernel(const Lean1x128Args a) {
@@ -476,7 +430,8 @@ __global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
       }
       if constexpr (Dual) {
         __syncthreads();
-        lean_columns<VecT>(tile, tm, tk, mt, a);
+        lean_columns<VecT, false>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t, a.scales_t,
+                                  a.layout_t, a.pow2);
         __syncthreads();  // the tile is rewritten by the next iteration
       }
     }

@@ -18,6 +18,9 @@
 //  - a persistent grid (as many CTAs as fit, each walking tiles b, b + grid, ...) with the next
 //    tile's loads issued before the current tile's conversion and stores: 32 KB per CTA stay in
 //    flight while it computes (the dual, which loads and then computes, reaches ~50 % of a copy).
+// Measured (H200, 9b76714): 62-64 % of the copy. Kernel variants (tuning_1x128, not API; the public
+// function runs tuning_1x128::default_variant): v1_first, the kernel above; v2_lean, the same walk
+// with the lean dual's column pass (quantize_kernels.cuh), not yet measured.
 #include "common/quantize_gpu.hpp"
 
 #include <cuda_runtime.h>
@@ -197,17 +200,71 @@ __global__ void __launch_bounds__(kThreadsTokens, 2)
   }
 }
 
+// tuning_1x128 variant 1 ("v2_lean"): the same walk (persistent CTAs, the next tile's loads issued
+// before this tile's conversion), the tile parked in shared memory as the lean dual parks it
+// (swz1) and transposed by the lean dual's column pass (lean_columns: FMUL + 2 FFMA per element,
+// no __fdiv_rn, whole 128-byte lines of q_t per warp store, no col_max round trip and one barrier
+// fewer per tile); 3 CTAs per SM instead of 2.
+template <bool VecX, bool VecT>
+__global__ void __launch_bounds__(kThreadsTokens, 3)
+    quantize_tokens_lean_kernel(const std::uint16_t* __restrict__ x, std::int64_t T, std::int64_t C,
+                                std::int64_t ldx, const int* __restrict__ offsets, int G,
+                                std::uint8_t* __restrict__ q_t, std::int64_t ldq_t,
+                                std::int64_t capacity, float* __restrict__ scales_t,
+                                GroupScaleLayout layout_t, int* __restrict__ padded_offsets,
+                                bool pow2) {
+  __shared__ __align__(16) uint4 tile[128 * 16];  // 128 tokens x 128 channels, swz1
+  __shared__ long long warp_total[kThreadsTokens / 32];
+  extern __shared__ int group_smem[];  // O[G + 1], then P[G + 1]
+  int* O = group_smem;
+  int* P = group_smem + G + 1;
+  const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
+  for (int i = t; i <= G; i += kThreadsTokens) O[i] = offsets[i];
+  __syncthreads();
+  scan_padded_offsets(O, P, G, T, capacity, warp_total);
+  if (blockIdx.x == 0 && padded_offsets != nullptr)
+    for (int i = t; i <= G; i += kThreadsTokens) padded_offsets[i] = P[i];
+
+  const std::int64_t nb = ceil_div(capacity, 128), kc = ceil_div(C, 128), tiles = nb * kc;
+  std::int64_t b = blockIdx.x;
+  TokenTile cur = locate_tile(b, tiles, kc, O, P, G, T);
+  uint4 v[8];
+  load_tile_rows<VecX>(x, ldx, C, cur.row0, cur.row0 + cur.valid, rr, cur.tc * 128 + cc * 8, v);
+  for (; b < tiles; b += gridDim.x) {
+#pragma unroll
+    for (int it = 0; it < 8; ++it) tile[swz1(rr + 16 * it, cc)] = v[it];
+    __syncthreads();
+    const TokenTile next = locate_tile(b + gridDim.x, tiles, kc, O, P, G, T);
+    load_tile_rows<VecX>(x, ldx, C, next.row0, next.row0 + next.valid, rr, next.tc * 128 + cc * 8,
+                         v);
+    lean_columns<VecT, true>(tile, cur.tb, cur.tc, C, capacity, nb, cur.valid, q_t, ldq_t, scales_t,
+                             layout_t, pow2);
+    __syncthreads();  // the tile is rewritten by the next tile
+    cur = next;
+  }
+}
+
 }  // namespace
 
-void quantize_tokens_transposed_1x128(const std::uint16_t* x, std::int64_t T, std::int64_t C,
-                                      std::int64_t ldx, const int* offsets, int G,
-                                      std::uint8_t* q_t, std::int64_t ldq_t,
-                                      std::int64_t t_pad_capacity, float* scales_t,
-                                      GroupScaleLayout layout_t, int* padded_offsets,
-                                      QuantizeOptions opt, cudaStream_t stream) {
+namespace tuning_1x128 {
+
+void quantize_tokens_transposed_1x128(int variant, int max_ctas, const std::uint16_t* x,
+                                      std::int64_t T, std::int64_t C, std::int64_t ldx,
+                                      const int* offsets, int G, std::uint8_t* q_t,
+                                      std::int64_t ldq_t, std::int64_t t_pad_capacity,
+                                      float* scales_t, GroupScaleLayout layout_t,
+                                      int* padded_offsets, QuantizeOptions opt,
+                                      cudaStream_t stream) {
   const char* who = "fp8gemm::quantize_tokens_transposed_1x128";
   validate_quantize_tokens_transposed_1x128(x, T, C, ldx, offsets, G, q_t, ldq_t, t_pad_capacity,
                                             scales_t, layout_t, padded_offsets);
+  if (variant < 0 || variant >= kVariants)
+    fail("quantize_tokens_transposed_1x128", "variant = " + std::to_string(variant) +
+                                                 " must be in [0, " + std::to_string(kVariants) +
+                                                 ")");
+  if (max_ctas < 0)
+    fail("quantize_tokens_transposed_1x128",
+         "max_ctas = " + std::to_string(max_ctas) + " must be >= 0");
   require_device_accessible(x, extent_bytes(who, "x", T, ldx, C, 2), who, "x");
   require_device_accessible(offsets, 4 * std::size_t(G + 1), who, "offsets");
   require_device_accessible(q_t, extent_bytes(who, "q_t", C, ldq_t, t_pad_capacity, 1), who,
@@ -218,12 +275,19 @@ void quantize_tokens_transposed_1x128(const std::uint16_t* x, std::int64_t T, st
     require_device_accessible(padded_offsets, 4 * std::size_t(G + 1), who, "padded_offsets");
   const bool vx = aligned(x, 16) && ldx % 8 == 0;
   const bool vt = aligned(q_t, 16) && ldq_t % 16 == 0;
-  const auto kernel = vx ? (vt ? &quantize_tokens_kernel<true, true>
-                               : &quantize_tokens_kernel<true, false>)
-                         : (vt ? &quantize_tokens_kernel<false, true>
-                               : &quantize_tokens_kernel<false, false>);
+  using Kernel = decltype(&quantize_tokens_kernel<true, true>);
+  const Kernel kernel =
+      variant == 1
+          ? (vx ? (vt ? &quantize_tokens_lean_kernel<true, true>
+                      : &quantize_tokens_lean_kernel<true, false>)
+                : (vt ? &quantize_tokens_lean_kernel<false, true>
+                      : &quantize_tokens_lean_kernel<false, false>))
+          : (vx ? (vt ? &quantize_tokens_kernel<true, true> : &quantize_tokens_kernel<true, false>)
+                : (vt ? &quantize_tokens_kernel<false, true>
+                      : &quantize_tokens_kernel<false, false>));
   // Opt in once to the largest G's shared memory (prepare_kernel prepares a kernel once).
-  prepare_kernel(reinterpret_cast<const void*>(kernel), "quantize_tokens_kernel", "sm_90a",
+  prepare_kernel(reinterpret_cast<const void*>(kernel),
+                 variant == 1 ? "quantize_tokens_lean_kernel" : "quantize_tokens_kernel", "sm_90a",
                  group_smem_bytes(kMaxTokenGroups));
   require_no_pending_error(who);
   const int smem = group_smem_bytes(G);
@@ -233,12 +297,26 @@ void quantize_tokens_transposed_1x128(const std::uint16_t* x, std::int64_t T, st
   FP8GEMM_CUDA_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreadsTokens, smem));
   const std::int64_t tiles = ceil_div(t_pad_capacity, 128) * ceil_div(C, 128);
-  const std::int64_t resident = std::int64_t(sms) * std::max(per_sm, 1);
+  std::int64_t resident = std::int64_t(sms) * std::max(per_sm, 1);
+  if (max_ctas > 0) resident = std::min<std::int64_t>(resident, max_ctas);
   const unsigned grid = unsigned(std::clamp<std::int64_t>(std::min(tiles, resident), 1, INT_MAX));
   kernel<<<grid, kThreadsTokens, smem, stream>>>(x, T, C, ldx, offsets, G, q_t, ldq_t,
                                                  t_pad_capacity, scales_t, layout_t,
                                                  padded_offsets, opt.pow2_scales);
   check_launch(who);
+}
+
+}  // namespace tuning_1x128
+
+void quantize_tokens_transposed_1x128(const std::uint16_t* x, std::int64_t T, std::int64_t C,
+                                      std::int64_t ldx, const int* offsets, int G,
+                                      std::uint8_t* q_t, std::int64_t ldq_t,
+                                      std::int64_t t_pad_capacity, float* scales_t,
+                                      GroupScaleLayout layout_t, int* padded_offsets,
+                                      QuantizeOptions opt, cudaStream_t stream) {
+  tuning_1x128::quantize_tokens_transposed_1x128(
+      tuning_1x128::default_variant(tuning_1x128::Kind::tokens), 0, x, T, C, ldx, offsets, G, q_t,
+      ldq_t, t_pad_capacity, scales_t, layout_t, padded_offsets, opt, stream);
 }
 
 }  // namespace fp8gemm

@@ -416,7 +416,8 @@ __device__ __forceinline__ void lean_quant_chunks(const uint4 (&v)[N], const Lea
   }
 }
 
-/// 16 codes of one column (the low or high bf16 halves of 16 words, one per row), 4 to a word.
+/// 16 codes of one column (the low or high bf16 halves of 16 words, one per row), 4 to a word,
+/// before the non-finite blend.
 template <bool Tiny>
 __device__ __forceinline__ void lean_column16(const unsigned (&wv)[16], int half,
                                               const LeanScale& g, unsigned (&out)[4]) {
@@ -430,8 +431,7 @@ __device__ __forceinline__ void lean_column16(const unsigned (&wv)[16], int half
       if constexpr (Tiny) xv = __fmul_rn(xv, kLeanPrescale);
       f[e] = lean_div(xv, g.s, g.y);
     }
-    const unsigned c4 = cvt_e4m3x2(f[0], f[1]) | cvt_e4m3x2(f[2], f[3]) << 16;
-    out[k] = (c4 & ~g.nan) | (0x7F7F7F7Fu & g.nan);
+    out[k] = cvt_e4m3x2(f[0], f[1]) | cvt_e4m3x2(f[2], f[3]) << 16;
   }
 }
 
@@ -447,6 +447,76 @@ __device__ __forceinline__ void store16(std::uint8_t* dst, std::int64_t m0, std:
 #pragma unroll
   for (int i = 0; i < 16; ++i)
     if (m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
+}
+
+/// The place of 16-byte chunk c of row r of a 128 x 128 bf16 tile in shared memory (16 chunks a
+/// row), for lean_columns: XOR-swizzled by (r / 16) % 8 (the column pass: the 8 lanes j read the
+/// same word column of rows 16 j + i, distinct 16-byte bank groups) and by 4 (r % 2) (a
+/// quarter-warp that writes chunks 4 j' .. 4 j' + 3 of two adjacent rows, as the lean dual's row
+/// pass does, then covers all banks; 8 consecutive chunks of one row, load_tile_rows' map, do too).
+__device__ __forceinline__ int swz1(int r, int c) {
+  return r * 16 + (c ^ ((r >> 4) & 7) ^ ((r & 1) << 2));
+}
+
+/// The column pass of the lean dual and token quantisers: the 128 x 128 bf16 tile (tm, tk) of x in
+/// shared memory (swz1) becomes the 1 x 128 groups (k, tm) of q_t = x^T (K x M, ldq_t), 128 codes
+/// at q_t[k][128 tm ..] and a scale at layout_t.offset(k, tm), for the tile's columns k < K; q_t
+/// columns at or past M are not written; mt = ceil(M / 128) (the scale padding). Lane j = lane % 8
+/// takes rows 16 j .. 16 j + 15 of word column p = 8 w + 4 it2 + lane / 8 (tile columns 2p,
+/// 2p + 1): a column's group is the 8 lanes j (amax by 3 xor-shuffles of the packed maximum of
+/// both columns), and for a fixed p they store one whole 128-byte line of a q_t row (16-byte
+/// stores when VecT: q_t 16-byte aligned, ldq_t % 16 == 0), so a warp store writes 4 full lines.
+/// Tokens (the token quantiser's tiles): only the first valid_rows rows are data, the rest zeros
+/// in shared memory that must be e4m3 zeros in q_t even when the group is non-finite; valid_rows
+/// = 0 marks a tile past the padded tokens: codes 0 and scale 0.0f. No barrier inside.
+template <bool VecT, bool Tokens>
+__device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm, std::int64_t tk,
+                                             std::int64_t K, std::int64_t M, std::int64_t mt,
+                                             int valid_rows, std::uint8_t* __restrict__ q_t,
+                                             std::int64_t ldq_t, float* __restrict__ scales_t,
+                                             const GroupScaleLayout& layout_t, bool pow2) {
+  const unsigned* words = reinterpret_cast<const unsigned*>(tile);
+  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, j = lane & 7;
+  const std::int64_t m0 = tm * 128 + 16 * j;
+  // Which of this lane's 16 codes may become 0x7F in a non-finite group: the data rows only.
+  unsigned keep[4] = {~0u, ~0u, ~0u, ~0u};
+  if constexpr (Tokens) {
+    const int nv = min(max(valid_rows - 16 * j, 0), 16);  // data rows among 16 j .. 16 j + 15
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int n = nv - 4 * k;  // data bytes in word k
+      keep[k] = n >= 4 ? ~0u : n <= 0 ? 0u : (1u << (8 * n)) - 1u;
+    }
+  }
+#pragma unroll
+  for (int it2 = 0; it2 < 2; ++it2) {
+    const int p = 8 * w + 4 * it2 + (lane >> 3);
+    unsigned wv[16];
+    unsigned m2 = 0;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      wv[i] = words[(16 * j + i) * 64 + (((p >> 2) ^ j ^ ((i & 1) << 2)) << 2) + (p & 3)];
+      m2 = __vmaxu2(m2, wv[i] & kAbsMask2);
+    }
+#pragma unroll
+    for (int o = 1; o <= 4; o <<= 1) m2 = __vmaxu2(m2, __shfl_xor_sync(0xFFFFFFFFu, m2, o));
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {  // column 2p (low halves), then 2p + 1 (high halves)
+      const std::int64_t k = tk * 128 + 2 * p + half;
+      if (k >= K) continue;  // the same for the 8 lanes of the group
+      const LeanScale g = lean_scale(half == 0 ? m2 & 0xFFFFu : m2 >> 16, pow2);
+      unsigned out[4];
+      if (!g.tiny)
+        lean_column16<false>(wv, half, g, out);
+      else
+        lean_column16<true>(wv, half, g, out);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) out[q] = (out[q] & ~g.nan) | (0x7F7F7F7Fu & g.nan & keep[q]);
+      store16<VecT>(q_t + k * ldq_t + m0, m0, M, out);
+      if (j == 0) scales_t[layout_t.offset(k, tm)] = Tokens && valid_rows == 0 ? 0.0f : g.scale;
+      zero_group_padding(scales_t, layout_t, K, mt, k, tm, j, 8);
+    }
+  }
 }
 
 }  // namespace fp8gemm::quantize_detail
