@@ -141,19 +141,27 @@ void check_1x128(const Case1x128& c, const std::vector<std::uint16_t>& x) {
     }
 }
 
-/// rows x K bf16 bits (gaps NaN) whose 128-groups each have an amax drawn from the whole bf16
-/// range (uniform bit patterns 0 .. 0x7F7F, so tiny groups whose scale is subnormal or below the
-/// lean kernels' 2^-113 are common, and so are huge ones) and elements that are uniform bit
-/// patterns of magnitude <= amax, both signs (+-0 and bf16 subnormals included), with +-amax
-/// itself at a random place: adversarial for the division, the scale rules and the zero signs.
+/// rows x K bf16 bits (gaps NaN), adversarial for the division, the scale rules and the zero
+/// signs: each 128 x 128 block of x gets a bound drawn from the whole bf16 range (uniform bit
+/// patterns 0 .. 0x7F7F, huge ones included) or, for half of the blocks, from the tiny range
+/// 0 .. 0x0C00 (amax <= 2^-104: subnormal scales, the lean kernels' prescaled groups); each row's
+/// 1 x 128 group a bound up to the block's (every third row: the block's own), reached at a random
+/// place; the other elements uniform bit patterns of magnitude <= the group's bound, both signs
+/// (+-0 and bf16 subnormals included). The blocks' columns (the dual's transposed groups) then
+/// cover the same ranges.
 std::vector<std::uint16_t> adversarial_bf16(std::int64_t rows, std::int64_t K, std::int64_t ld) {
   std::mt19937_64 gen(g_seed++);
-  std::uniform_int_distribution<std::uint32_t> amax_bits(0, 0x7F7F), bit(0, 1);
+  std::uniform_int_distribution<std::uint32_t> amax_bits(0, 0x7F7F), tiny_bits(0, 0x0C00),
+      bit(0, 1);
   std::vector<std::uint16_t> x(static_cast<std::size_t>((rows - 1) * ld + K), 0x7FC1);
+  const std::int64_t groups = ceil_div(K, 128);
+  std::vector<std::uint32_t> block(static_cast<std::size_t>(ceil_div(rows, 128) * groups));
+  for (auto& m : block) m = bit(gen) ? tiny_bits(gen) : amax_bits(gen);
   for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t g = 0; g * 128 < K; ++g) {
-      std::uint32_t m = amax_bits(gen);
-      if (bit(gen)) m = std::min<std::uint32_t>(m, 0x0C00);  // half of them tiny
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const std::uint32_t mb = block[static_cast<std::size_t>((r / 128) * groups + g)];
+      const std::uint32_t m =
+          r % 3 == 0 ? mb : std::uniform_int_distribution<std::uint32_t>(0, mb)(gen);
       std::uniform_int_distribution<std::uint32_t> mag(0, m);
       const std::int64_t n = std::min<std::int64_t>(128, K - g * 128);
       const std::int64_t at = std::uniform_int_distribution<std::int64_t>(0, n - 1)(gen);
