@@ -275,25 +275,28 @@ FP8GEMM_HD inline float lean_scale_value(unsigned m, bool pow2) {
     return f;
 #endif
   };
-  if (m >= 0x7F80u) return from_bits(0x7FC00000u);  // NaN or Inf in the group
-  if (m == 0) return 1.0f;
+  // The common case straight through (the kernels' groups); the others replace it after.
   const float a = from_bits(m << 16);
-  if (m >= kLeanTinyAmax) return pow2 ? from_bits((((m + 31u) >> 7) - 8u) << 23) : lean_div448(a);
-  if (pow2) {
-    std::uint32_t ub;  // the bits of a 2^64, exact (a has 8 significant bits)
-    const float a64 = a * kLeanPrescale;
+  float s = pow2 ? from_bits((((m + 31u) >> 7) - 8u) << 23) : lean_div448(a);
+  if (m - 1u < kLeanTinyAmax - 1u) {  // 0 < a < 2^-104: rare
+    if (pow2) {
+      std::uint32_t ub;  // the bits of a 2^64, exact (a has 8 significant bits)
+      const float a64 = a * kLeanPrescale;
 #if defined(__CUDA_ARCH__)
-    ub = __float_as_uint(a64);
+      ub = __float_as_uint(a64);
 #else
-    __builtin_memcpy(&ub, &a64, sizeof ub);
+      __builtin_memcpy(&ub, &a64, sizeof ub);
 #endif
-    const int biased = int(((ub >> 16) + 31u) >> 7) - 8 - 64;  // the exponent field of the scale
-    return biased >= 1 ? from_bits(std::uint32_t(biased) << 23) : from_bits(1u << (biased + 22));
+      const int biased = int(((ub >> 16) + 31u) >> 7) - 8 - 64;  // the scale's exponent field
+      s = biased >= 1 ? from_bits(std::uint32_t(biased) << 23) : from_bits(1u << (biased + 22));
+    } else if (m < 0x04E0u) {  // a subnormal quotient: ceil(N / 448) 2^-149, N = a 2^149
+      const unsigned ef = m >> 7, f = m & 0x7Fu;
+      const std::uint32_t n = (ef != 0 ? (128u + f) << (ef - 1) : f) << 16;
+      s = from_bits((n + 447u) / 448u);
+    }
   }
-  if (m >= 0x04E0u) return lean_div448(a);
-  const unsigned ef = m >> 7, f = m & 0x7Fu;
-  const std::uint32_t n = (ef != 0 ? (128u + f) << (ef - 1) : f) << 16;  // a 2^149
-  return from_bits((n + 447u) / 448u);
+  s = m == 0 ? 1.0f : s;
+  return m >= 0x7F80u ? from_bits(0x7FC00000u) : s;  // NaN or Inf in the group: NaN
 }
 
 /// What the lean kernels encode for x / s, with y a faithful reciprocal of s:
