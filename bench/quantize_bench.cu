@@ -49,7 +49,8 @@
 // registers, no spill). Predicted % of the copy: v1_first as measured (75-80, dual 49); v2_lean
 // 88-93 (k-major 85-90: 4-byte scale stores of 8 rows in 8 sectors), dual 80-88.
 // quantize_tokens_transposed_1x128_<v> on both token shapes (v2_lean: the v1 walk with the lean
-// dual's column pass, 3 CTAs per SM instead of 2): v1_first as measured (62-64), v2_lean 78-86.
+// dual's column pass, each tile loaded then converted, 3 CTAs per SM instead of 2 with the next
+// tile in registers): v1_first as measured (62-64), v2_lean 78-86.
 // `quantize_bench --benchmark_filter='1x128'` runs every 1 x 128 entry (public and variants).
 // Output: quantize_bench.json (or --benchmark_out=...), Google Benchmark JSON with the harness's
 // context (GPU, clocks, driver, commit); counters GB/s, median_us and pct_of_copy.

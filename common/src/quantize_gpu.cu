@@ -384,6 +384,7 @@ __global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
       const int rows = int(std::min<std::int64_t>(M - tm * 128, 128));  // rows of the tile in x
       const std::int64_t c0 = tk * 128 + 8 * l4;                        // chunk j at c0 + 32 j
       const std::int64_t r_first = tm * 128 + r0;
+      const bool pads = tile_has_padding(a.layout, tm, mt, tk, kt);
       uint4 v[2][4];
 #pragma unroll
       for (int sl = 0; sl < 2; ++sl) {
@@ -421,7 +422,7 @@ __global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
             }
           }
           if (l4 == 0) a.scales[a.layout.offset(r, tk)] = g.scale;
-          zero_group_padding(a.scales, a.layout, M, kt, r, tk, l4, 4);
+          if (pads) zero_group_padding(a.scales, a.layout, M, kt, r, tk, l4, 4);
         }
         if constexpr (Dual) {
 #pragma unroll

@@ -20,7 +20,8 @@
 //    flight while it computes (the dual, which loads and then computes, reaches ~50 % of a copy).
 // Measured (H200, 9b76714): 62-64 % of the copy. Kernel variants (tuning_1x128, not API; the public
 // function runs tuning_1x128::default_variant): v1_first, the kernel above; v2_lean, the same walk
-// with the lean dual's column pass (quantize_kernels.cuh), not yet measured.
+// with the lean dual's column pass (quantize_kernels.cuh) and no prefetch, 3 CTAs per SM, not yet
+// measured.
 #include "common/quantize_gpu.hpp"
 
 #include <cuda_runtime.h>
@@ -200,11 +201,14 @@ __global__ void __launch_bounds__(kThreadsTokens, 2)
   }
 }
 
-// tuning_1x128 variant 1 ("v2_lean"): the same walk (persistent CTAs, the next tile's loads issued
-// before this tile's conversion), the tile parked in shared memory as the lean dual parks it
-// (swz1) and transposed by the lean dual's column pass (lean_columns: FMUL + 2 FFMA per element,
-// no __fdiv_rn, whole 128-byte lines of q_t per warp store, no col_max round trip and one barrier
-// fewer per tile); 3 CTAs per SM instead of 2.
+// tuning_1x128 variant 1 ("v2_lean"): the lean dual's structure (quantize_gpu.cu) on v1's walk.
+// Persistent CTAs as above (the offsets are scanned once per CTA), but each tile is loaded, parked
+// in shared memory (swz1) and transposed by the lean dual's column pass (lean_columns: FMUL +
+// 2 FFMA per element, no __fdiv_rn, no col_max round trip, whole 128-byte lines of q_t per warp
+// store) before the next tile's loads go out: no tile held in registers across the conversion,
+// so 80 registers without spills and 3 CTAs per SM (v1: 128 registers, 2 CTAs). The MX
+// quantisers' dual measured this way round: load-then-convert with 3 CTAs per SM (87-90 % of the
+// copy) beat cp.async pipelines with 2-3 tiles in flight (81-84 %).
 template <bool VecX, bool VecT>
 __global__ void __launch_bounds__(kThreadsTokens, 3)
     quantize_tokens_lean_kernel(const std::uint16_t* __restrict__ x, std::int64_t T, std::int64_t C,
@@ -226,21 +230,16 @@ __global__ void __launch_bounds__(kThreadsTokens, 3)
     for (int i = t; i <= G; i += kThreadsTokens) padded_offsets[i] = P[i];
 
   const std::int64_t nb = ceil_div(capacity, 128), kc = ceil_div(C, 128), tiles = nb * kc;
-  std::int64_t b = blockIdx.x;
-  TokenTile cur = locate_tile(b, tiles, kc, O, P, G, T);
-  uint4 v[8];
-  load_tile_rows<VecX>(x, ldx, C, cur.row0, cur.row0 + cur.valid, rr, cur.tc * 128 + cc * 8, v);
-  for (; b < tiles; b += gridDim.x) {
+  for (std::int64_t b = blockIdx.x; b < tiles; b += gridDim.x) {
+    const TokenTile cur = locate_tile(b, tiles, kc, O, P, G, T);
+    uint4 v[8];
+    load_tile_rows<VecX>(x, ldx, C, cur.row0, cur.row0 + cur.valid, rr, cur.tc * 128 + cc * 8, v);
 #pragma unroll
     for (int it = 0; it < 8; ++it) tile[swz1(rr + 16 * it, cc)] = v[it];
     __syncthreads();
-    const TokenTile next = locate_tile(b + gridDim.x, tiles, kc, O, P, G, T);
-    load_tile_rows<VecX>(x, ldx, C, next.row0, next.row0 + next.valid, rr, next.tc * 128 + cc * 8,
-                         v);
     lean_columns<VecT, true>(tile, cur.tb, cur.tc, C, capacity, nb, cur.valid, q_t, ldq_t, scales_t,
                              layout_t, pow2);
     __syncthreads();  // the tile is rewritten by the next tile
-    cur = next;
   }
 }
 

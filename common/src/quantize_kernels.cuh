@@ -210,6 +210,16 @@ __device__ __forceinline__ void zero_group_padding(float* s, const GroupScaleLay
   }
 }
 
+/// Whether zero_group_padding can have work for the groups (r, g) of a 128 x 128 tile with row
+/// block rb of rblocks and group g of groups: mn-major, only the last row's scales (last row
+/// block, not the last group); k-major, only the last group's. A tile-uniform test that lets the
+/// lean kernels skip the per-row one.
+__device__ __forceinline__ bool tile_has_padding(const GroupScaleLayout& L, std::int64_t rb,
+                                                 std::int64_t rblocks, std::int64_t g,
+                                                 std::int64_t groups) {
+  return L.major == ScaleMajor::mn ? rb == rblocks - 1 && g < groups - 1 : g == groups - 1;
+}
+
 /// The 32 codes of one column (low or high halves of 32 words, one per row), 4 to a word.
 template <bool Fast>
 __device__ __forceinline__ void column_codes(const unsigned (&wv)[32], int half,
@@ -478,16 +488,8 @@ __device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm,
   const unsigned* words = reinterpret_cast<const unsigned*>(tile);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, j = lane & 7;
   const std::int64_t m0 = tm * 128 + 16 * j;
-  // Which of this lane's 16 codes may become 0x7F in a non-finite group: the data rows only.
-  unsigned keep[4] = {~0u, ~0u, ~0u, ~0u};
-  if constexpr (Tokens) {
-    const int nv = min(max(valid_rows - 16 * j, 0), 16);  // data rows among 16 j .. 16 j + 15
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const int n = nv - 4 * k;  // data bytes in word k
-      keep[k] = n >= 4 ? ~0u : n <= 0 ? 0u : (1u << (8 * n)) - 1u;
-    }
-  }
+  // (Tokens: the per-column test alone; the tile test's registers made the token kernel spill.)
+  const bool pads = Tokens || tile_has_padding(layout_t, tk, ceil_div(K, 128), tm, mt);
 #pragma unroll
   for (int it2 = 0; it2 < 2; ++it2) {
     const int p = 8 * w + 4 * it2 + (lane >> 3);
@@ -510,11 +512,16 @@ __device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm,
         lean_column16<false>(wv, half, g, out);
       else
         lean_column16<true>(wv, half, g, out);
+      if (g.nan) {  // rare: NaN or Inf in the group, all its codes 0x7F (Tokens: data rows only)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) out[q] = (out[q] & ~g.nan) | (0x7F7F7F7Fu & g.nan & keep[q]);
+        for (int q = 0; q < 4; ++q) {
+          const int n = Tokens ? valid_rows - 16 * j - 4 * q : 4;  // data bytes in word q
+          out[q] = n >= 4 ? 0x7F7F7F7Fu : n <= 0 ? 0u : 0x7F7F7F7Fu & ((1u << (8 * n)) - 1u);
+        }
+      }
       store16<VecT>(q_t + k * ldq_t + m0, m0, M, out);
       if (j == 0) scales_t[layout_t.offset(k, tm)] = Tokens && valid_rows == 0 ? 0.0f : g.scale;
-      zero_group_padding(scales_t, layout_t, K, mt, k, tm, j, 8);
+      if (pads) zero_group_padding(scales_t, layout_t, K, mt, k, tm, j, 8);
     }
   }
 }
