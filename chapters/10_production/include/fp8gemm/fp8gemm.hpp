@@ -28,7 +28,9 @@
 // Layouts: A is M x K row-major (activations), B is N x K row-major (weights), D is M x N
 // row-major; leading dimensions in elements.
 //
-// Threads, streams and devices (tests/test_library_threads_gpu.cu runs every plan this way):
+// Threads, streams and devices (tests/test_library_threads_gpu.cu runs the per-tensor,
+// block-scaled, grouped and MXFP8 plans this way; python/tests/test_ops_gpu.py rebinds all four
+// PyTorch GEMMs, the weight gradient included):
 //   - run() is const and changes nothing: any number of host threads may call run() of one plan
 //     at once, each on its own stream (a launch copies the plan's parameter block when it is
 //     enqueued). Such runs all write the plan's D, so concurrent computations need their own
