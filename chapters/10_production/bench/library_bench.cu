@@ -39,7 +39,10 @@
 //     batches per side after one warm-up batch each: host_library:<entry> and
 //     host_chapter:<entry> per shape (median_us = the median of all 15 x repeats batches; p25,
 //     p75, min; the lowest and highest of the repeats' own medians), and host_launch:empty_kernel
-//     (a <<<1, 1>>> launch: the CUDA runtime's own floor on this machine) likewise. The first run
+//     (a <<<1, 1>>> launch: the CUDA runtime's own floor on this machine) likewise; and
+//     host_rebind:<entry> (block-scaled, MXFP8): a library plan of its own re-pointed at the other
+//     of two outputs before each run() (rebind + run, what a PyTorch op pays when its output
+//     moved; measured alone, same repeats). The first run
 //     measured each side once, in its own block of 15 batches (MxPlan 5.22 us against its chapter
 //     plan's 4.41 us at 4096x7168x2048, the same code path but one call).
 // (c) What the table gains over the chapter's own rule, by the same interleaved method: on every
@@ -120,7 +123,28 @@ struct Pair {
   Launch library, chapter, control;
   GemmCost cost;
   std::string note;  // the library's kernel and rule
+  /// (b) only: a library plan of its own re-pointed at the other of two outputs and run, per
+  /// call (rebind + run: what a PyTorch op pays when its output moved); empty: not measured.
+  Launch rebound;
 };
+
+/// The dense shapes part (b) measures: one small and one large DeepSeek-V3 shape.
+bool host_shape(const std::string& shape) {
+  return shape == "64x7168x2048" || shape == "4096x7168x2048";
+}
+
+/// A launch that re-points `plan` at the other of two D buffers (the call `g` with D = d0 or d1,
+/// in turn) and runs it.
+template <class Plan, class Gemm>
+Launch rebind_and_run(Plan& plan, const Gemm& g, void* d0, void* d1) {
+  auto turn = std::make_shared<std::uint64_t>(0);
+  return [&plan, g, d0, d1, turn](cudaStream_t st) {
+    Gemm h = g;
+    h.D = static_cast<decltype(h.D)>((*turn)++ % 2 ? d1 : d0);
+    plan.rebind(h);
+    plan.run(st);
+  };
+}
 
 /// Everything a pair needs kept alive until the benchmarks have run.
 std::vector<std::shared_ptr<void>> g_keep;
@@ -459,9 +483,15 @@ int main(int argc, char** argv) {
       ch07::BlockScaledGemm g = ops.gemm();
       g.D = d2.data();
       auto& ch = keep<ch07::Plan>(g, o);
+      Launch rebound;  // (b)'s rebind + run, at the shapes (b) measures
+      if (host_shape(s.name())) {
+        auto& rb = keep<BlockScaledPlan>(ops.gemm());
+        auto& d3 = keep<DeviceBuffer<std::uint16_t>>(ops.D.size());
+        rebound = rebind_and_run(rb, ops.gemm(), ops.D.data(), d3.data());
+      }
       check({"block_scaled", s.name(), [&lib](cudaStream_t st) { lib.run(st); },
              [&ch](cudaStream_t st) { ch.run(st); }, [&ctl](cudaStream_t st) { ctl.run(st); },
-             fp8_gemm_cost(s.M, s.N, s.K, bs_scale_bytes), why_short(lib.choice())},
+             fp8_gemm_cost(s.M, s.N, s.K, bs_scale_bytes), why_short(lib.choice()), rebound},
             ops.D.data(), d2.data(), ops.D.bytes());
       const std::string own = ch07::choose_kernel(s.M, s.N, s.K, ch07::Output::bf16, true).name;
       if (rule && own != lib.kernel().name) {
@@ -508,10 +538,16 @@ int main(int argc, char** argv) {
       ch09::MxGemm g = ops.g;
       g.D = ops.D2.data();
       auto& ch = keep<ch09::HopperPlan>(g, o);
+      Launch rebound;
+      if (host_shape(s.name())) {
+        auto& rb = keep<MxPlan>(ops.g);
+        auto& d3 = keep<DeviceBuffer<std::uint16_t>>(ops.D.size());
+        rebound = rebind_and_run(rb, ops.g, ops.D.data(), d3.data());
+      }
       check({"mxfp8", s.name(), [&lib](cudaStream_t st) { lib.run(st); },
              [&ch](cudaStream_t st) { ch.run(st); }, [&ctl](cudaStream_t st) { ctl.run(st); },
              fp8_gemm_cost(s.M, s.N, s.K, double(ops.sa.size() + ops.sb.size())),
-             why_short(lib.choice())},
+             why_short(lib.choice()), rebound},
             ops.D.data(), ops.D2.data(), ops.D.bytes());
       std::string own;  // chapter 9's default: the first TMA-store kernel (dispatch.cpp)
       for (const auto& k : ch09::hopper_kernels())
@@ -670,12 +706,12 @@ int main(int argc, char** argv) {
     // The host's work does not depend on the size: one small and one large DeepSeek shape per
     // dense entry, the small masked case and the weight gradient (each batch runs its 200 calls
     // on the GPU afterwards: the balanced case would take a quarter second per batch).
-    const bool pick = p.shape == "64x7168x2048" || p.shape == "4096x7168x2048" ||
-                      p.shape.rfind("masked", 0) == 0 || p.entry == "wgrad";
+    const bool pick = host_shape(p.shape) || p.shape.rfind("masked", 0) == 0 || p.entry == "wgrad";
     if (!pick) continue;
     const std::string key = p.entry + "/" + p.shape;
     reg_host("host_library:" + key, key, 0, {&p.library, &p.chapter});
     reg_host("host_chapter:" + key, key, 1, {&p.library, &p.chapter});
+    if (p.rebound) reg_host("host_rebind:" + key, "rebind:" + key, 0, {&p.rebound});
   }
 
   // ---- (c) the table's kernel against the chapter's own rule, after (a) and (b) ----
@@ -761,6 +797,10 @@ int main(int argc, char** argv) {
     std::printf("  %-14s %-34s library %s  chapter %s  library - chapter %+.2f\n", p.entry.c_str(),
                 p.shape.c_str(), detail(it->second[0]).c_str(), detail(it->second[1]).c_str(),
                 it->second[0].all.median_us - it->second[1].all.median_us);
+    if (const auto r = host_times.find("rebind:" + p.entry + "/" + p.shape); r != host_times.end())
+      std::printf("  %-14s %-34s rebind(D) + run() %s  over the library's run() %+.2f\n",
+                  p.entry.c_str(), p.shape.c_str(), detail(r->second[0]).c_str(),
+                  r->second[0].all.median_us - it->second[0].all.median_us);
   }
 
   if (!duels.empty()) {
