@@ -133,11 +133,13 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   struct Promotion {
     const float* sfb_row[kSfbRows];  ///< B-scale rows nb0 + r of the tile (read where ok[r])
     bool ok[kSfbRows];               ///< nb0 + r < sfb_rows: rows past N's last block read as 0
-    float sb[kSfbRows];              ///< this K block's B scales
-    float sb_next[kSfbRows];         ///< the next K block's, in flight
+    float sb_next[kSfbRows];         ///< the next K block's B scales, in flight
     std::uint32_t sa_base;           ///< side ring + this thread's first A-scale row x 4
     std::uint32_t side_stage_bytes;  ///< side-ring bytes per stage
     int offset;                      ///< n0 % 128 (which B-scale block each column group is in)
+    struct Block {
+      float sb[kSfbRows];  ///< the K block's B scales
+    };
     struct Slab {
       float sa0, sa1;  ///< the A scales of rows r and r + 8 of the slab
     };
@@ -146,10 +148,12 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
 #pragma unroll
       for (int r = 0; r < kSfbRows; ++r) sb_next[r] = ok[r] ? __ldg(sfb_row[r] + kb) : 0.0f;
     }
-    __device__ __forceinline__ void next_block(int kb, int kb_end) {
+    __device__ __forceinline__ Block block(int kb, int kb_end) {
+      Block b;
 #pragma unroll
-      for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
+      for (int r = 0; r < kSfbRows; ++r) b.sb[r] = sb_next[r];
       if (kb + 1 < kb_end) load(kb + 1);
+      return b;
     }
     __device__ __forceinline__ Slab slab(int stage, int w) const {
       const std::uint32_t addr =
@@ -159,11 +163,12 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     template <int kWaveN>
     __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
                                             const float (&part)[kWaveN / 2], int wn,
-                                            const Slab& s) const {
+                                            const Slab& s, const Block& b) const {
       detail::dispatch_offset<kOffsetStep>(
           offset,
           [&](auto off) {
-            BlockScaledMath::promote<decltype(off)::value, kWaveN>(acc, part, wn, s.sa0, s.sa1, sb);
+            BlockScaledMath::promote<decltype(off)::value, kWaveN>(acc, part, wn, s.sa0, s.sa1,
+                                                                   b.sb);
           },
           std::make_integer_sequence<int, kOffsets>{});
     }
@@ -212,7 +217,11 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     promotion.side_stage_bytes = side_stage_bytes<TileT>();
     promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
     if (kb_begin < kb_end) promotion.load(kb_begin);
-    Base::promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, promotion);
+    if constexpr (kPromotedLoop == kTwoDeepLoop)
+      Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
+                                   promotion);
+    else
+      Base::promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, promotion);
   }
 
   /// The first block-scaled loop (kPromotedLoop = 0), measured at 7ce3b58; kept for the same-run

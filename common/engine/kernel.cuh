@@ -54,6 +54,8 @@ namespace fp8gemm::engine {
 /// lean loop's same-run comparison is committed); >= 1 is the lean loop, its K-block loop
 /// unrolled that many times (promoted_loop below).
 inline constexpr int kDefaultPromotedLoop = 1;
+/// kPromotedLoop value of the two-deep promoted loop (PerTensorMath::promoted_loop_two_deep).
+inline constexpr int kTwoDeepLoop = 10;
 
 template <class Cfg, int kPromotedLoop = kDefaultPromotedLoop>
 struct PerTensorMath {
@@ -70,6 +72,11 @@ struct PerTensorMath {
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
   /// The promoted loop's version (kDefaultPromotedLoop above); kernel_info() names the others.
   static constexpr int kPromotedLoopVersion = kPromotedLoop;
+  /// The two-deep loop applies: one partial sum per warpgroup and K block, and two of them fit
+  /// beside the totals within the register margin.
+  static constexpr bool kTwoDeepFits =
+      Cfg::kWavesM == 1 && Cfg::kPromotedWaveN == Cfg::kBlockN &&
+      Cfg::kAccumulators + Cfg::kBlockN <= Cfg::kConsumerRegs - Cfg::kRegMargin;
 
   __device__ __forceinline__ static Scheduler make_scheduler(const GemmParams& p,
                                                             std::uint32_t rank) {
@@ -179,6 +186,9 @@ struct PerTensorMath {
       if (previous >= 0) release(ptx::smem_u32(&empty[previous]), rank);
     } else if constexpr (kPromotedLoop == 0) {
       mainloop_promoted_v0(acc, st, p, ring, full, empty, wg, rank);
+    } else if constexpr (kPromotedLoop == kTwoDeepLoop) {
+      UnitPromotion promotion;
+      promoted_loop_two_deep(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
     } else {
       UnitPromotion promotion;
       promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
@@ -226,13 +236,14 @@ struct PerTensorMath {
   /// The per-tensor promotion: the partial sums are added as they are (scale_a * scale_b is
   /// applied once, in the epilogue).
   struct UnitPromotion {
+    struct Block {};
     struct Slab {};
-    __device__ __forceinline__ void next_block(int /*kb*/, int /*kb_end*/) {}
+    __device__ __forceinline__ Block block(int /*kb*/, int /*kb_end*/) { return {}; }
     __device__ __forceinline__ Slab slab(int /*stage*/, int /*w*/) const { return {}; }
     template <int kWaveN>
     __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
-                                            const float (&part)[kWaveN / 2], int wn,
-                                            const Slab&) const {
+                                            const float (&part)[kWaveN / 2], int wn, const Slab&,
+                                            const Block&) const {
 #pragma unroll
       for (int i = 0; i < kWaveN / 2; ++i) acc[wn * (kWaveN / 2) + i] += part[i];
     }
@@ -271,9 +282,10 @@ struct PerTensorMath {
   /// current block's FFMAs (DeepGEMM unrolls its loop the same way). The stage is released after
   /// its last wgmma has completed, before the last promotion (the scales it needs are in
   /// registers by then).
-  ///   Promotion: next_block(kb, kb_end) at the top of K block kb (before its wait);
-  ///              slab(stage, w) after the wait (what slab w needs from the stage's side ring);
-  ///              promote<kWaveN>(acc[w], part, wn, slab) after each partial sum.
+  ///   Promotion: block(kb, kb_end) at the top of K block kb, before its wait: what the block
+  ///                needs from global memory (its loads issued one block ahead);
+  ///              slab(stage, w) after the wait: what slab w needs from the stage's side ring;
+  ///              promote<kWaveN>(acc[w], part, wn, slab, block) after each partial sum.
   template <class Promotion>
   __device__ __forceinline__ static void promoted_loop(
       float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, int kb_begin, int kb_end,
@@ -289,7 +301,7 @@ struct PerTensorMath {
     const std::uint32_t empty0 = ptx::smem_u32(empty);
 #pragma unroll kPromotedLoop
     for (int kb = kb_begin; kb < kb_end; ++kb) {
-      promotion.next_block(kb, kb_end);
+      const auto block = promotion.block(kb, kb_end);
       ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st.stage), st.phase);
       const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
 #pragma unroll
@@ -300,10 +312,81 @@ struct PerTensorMath {
           partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
           if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
             release(empty0 + 8u * std::uint32_t(st.stage), rank);
-          promotion.template promote<kWaveN>(acc[w], part, wn, slab);
+          promotion.template promote<kWaveN>(acc[w], part, wn, slab, block);
         }
       }
       st.advance();
+    }
+  }
+
+  /// The two-deep promoted loop (kPromotedLoop = kTwoDeepLoop): for tiles where a warpgroup's
+  /// whole K block is one partial sum (one 64-row slab, kPromotedWaveN = BlockN) and two partial
+  /// sums fit beside the totals (kTwoDeepFits), K block kb goes into P[kb % 2] and is issued
+  /// before K block kb - 1 (in the other buffer) is promoted, so this warpgroup's own wgmma keep
+  /// the tensor cores busy while it promotes; with the one-buffer loops only the other
+  /// warpgroups' wgmma can. ptxas keeps the wgmma asynchronous because the buffer that the
+  /// promotion reads was retired (wgmma.wait_group 0) before the next group's warpgroup.arrive
+  /// (waiting for one of two groups instead makes it serialise them, C7514; chapter 9's v3 found
+  /// this). A stage is released once the group that read it has completed, at the next block's
+  /// wait; its scales are in registers by then.
+  template <class Promotion>
+  __device__ __forceinline__ static void promoted_loop_two_deep(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, int kb_begin, int kb_end,
+      std::uint32_t ring, const std::uint64_t* full, const std::uint64_t* empty, int wg,
+      std::uint32_t rank, Promotion& promotion) {
+    static_assert(kTwoDeepFits, "two partial sums do not fit beside the totals");
+    constexpr int kN = Cfg::kBlockN;
+    zero(acc);
+    float P0[kN / 2], P1[kN / 2];
+    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
+    const std::uint32_t full0 = ptx::smem_u32(full);
+    const std::uint32_t empty0 = ptx::smem_u32(empty);
+    // The block issued last and not yet promoted: its scales and its stage.
+    typename Promotion::Block pend_block{};
+    typename Promotion::Slab pend_slab{};
+    int pend_stage = -1;
+    // One K block into `dst`, then the promotion of the pending one from `src`.
+    auto step = [&](int kb, float(&dst)[kN / 2], float(&src)[kN / 2]) {
+      const auto block = promotion.block(kb, kb_end);
+      ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st.stage), st.phase);
+      const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
+      const auto slab = promotion.slab(st.stage, 0);
+      ptx::wgmma_wait_group<0>();  // the pending block's group: its stage is read, src is final
+      if (pend_stage >= 0) release(empty0 + 8u * std::uint32_t(pend_stage), rank);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < Cfg::kBlockK / Cfg::kWgmmaK; ++ks)
+        ptx::wgmma_m64nNk32_e4m3<kN>(dst, ptx::advance_desc(desc_a, std::uint32_t(ks * Cfg::kWgmmaK)),
+                                     ptx::advance_desc(desc_b, std::uint32_t(ks * Cfg::kWgmmaK)),
+                                     ks > 0 ? 1u : 0u);
+      ptx::wgmma_commit_group();
+      if (pend_stage >= 0) {
+        ptx::wgmma_fence_operands(src);
+        promotion.template promote<kN>(acc[0], src, 0, pend_slab, pend_block);
+      }
+      pend_block = block;
+      pend_slab = slab;
+      pend_stage = st.stage;
+      st.advance();
+    };
+    int kb = kb_begin;
+    for (; kb + 1 < kb_end; kb += 2) {
+      step(kb, P0, P1);
+      step(kb + 1, P1, P0);
+    }
+    const bool odd_tail = kb < kb_end;
+    if (odd_tail) step(kb, P0, P1);
+    ptx::wgmma_wait_group<0>();  // on every path (ptxas injects one otherwise, C7517)
+    if (pend_stage >= 0) {
+      // The last block is in P0 after an odd tail, else in P1.
+      if (odd_tail) {
+        ptx::wgmma_fence_operands(P0);
+        promotion.template promote<kN>(acc[0], P0, 0, pend_slab, pend_block);
+      } else {
+        ptx::wgmma_fence_operands(P1);
+        promotion.template promote<kN>(acc[0], P1, 0, pend_slab, pend_block);
+      }
+      release(empty0 + 8u * std::uint32_t(pend_stage), rank);
     }
   }
 

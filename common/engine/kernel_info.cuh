@@ -24,7 +24,9 @@ KernelInfo kernel_info() {
   if constexpr (requires { Math::kPromotedLoopVersion; })
     if (Cfg::kAccumulation == Accumulation::promoted &&
         Math::kPromotedLoopVersion != kDefaultPromotedLoop)
-      k.name += "_loop" + std::to_string(Math::kPromotedLoopVersion);
+      k.name += Math::kPromotedLoopVersion == kTwoDeepLoop
+                    ? std::string("_2deep")
+                    : "_loop" + std::to_string(Math::kPromotedLoopVersion);
   k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);
   k.block_m = Cfg::kBlockM;
   k.block_n = Cfg::kBlockN;
