@@ -1,8 +1,8 @@
-// The same-run comparison of the promoted loop's versions (PerTensorMath's kPromotedLoop, in
-// common/engine/kernel.cuh): the table's kernels with the first loop (_loop0, measured at
-// 7ce3b58), and the 8192^3 kernel with the lean loop unrolled twice (_loop2) and 4 times
-// (_loop4), and the two-deep loop (_2deep) on the tiles it fits; the default (not unrolled,
-// _loop1) is in the other files. Not picked by the table.
+// The same-run comparison of the promoted loop's versions (kPromotedLoop, common/engine/kernel.cuh;
+// chapter 6's README, "The promoted loop"): the tiles the table uses, each with the loops that are
+// not its default (block scaling: two-deep where two partial sums fit, else the lean loop).
+// Measured at clean 61b9328 and 3e2acd2 (plots/data/h200/engine_loops/). Not picked by the table.
+// Also the one tile only this comparison added: 128 x 128 with A shared by a 1 x 2 cluster.
 #include "common/engine/block_scaled.cuh"
 #include "common/engine/kernel_info.cuh"
 #include "kernels.hpp"
@@ -20,27 +20,28 @@ static KernelInfo bs() {
 }
 
 void add_kernels_loops(std::vector<KernelInfo>& out) {
+  // Two slabs per warpgroup (default: the lean loop): the first loop, and the lean one unrolled.
   out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, 0>());
   out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, 2>());
   out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, 4>());
   out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, 0>());
   out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, 0>());
   out.push_back(bs<Cfg<192, 128, 4, 2, 1, 0>, 0>());
+  // One slab per warpgroup (default: two-deep): the first loop and the lean one.
   out.push_back(bs<Cfg<64, 32, 14, 1, 1, 1>, 0>());
   out.push_back(bs<Cfg<64, 64, 12, 1, 1, 1>, 0>());
   out.push_back(bs<Cfg<64, 128, 8, 1, 1, 1>, 0>());
   out.push_back(bs<Cfg<128, 64, 8, 1, 1, 1>, 0>());
   out.push_back(bs<Cfg<128, 128, 6, 1, 1, 1>, 0>());
-  // The two-deep loop (_2deep), on every tile it fits: one 64-row slab per warpgroup.
-  out.push_back(bs<Cfg<128, 128, 6, 2, 1, 1>, kTwoDeepLoop>());
-  out.push_back(bs<Cfg<128, 128, 6, 1, 2, 1>, kTwoDeepLoop>());
-  out.push_back(bs<Cfg<128, 128, 6, 1, 1, 1>, kTwoDeepLoop>());
-  out.push_back(bs<Cfg<64, 16, 16, 1, 1, 1>, kTwoDeepLoop>());
-  out.push_back(bs<Cfg<64, 32, 14, 1, 1, 1>, kTwoDeepLoop>());
-  out.push_back(bs<Cfg<64, 64, 12, 1, 1, 1>, kTwoDeepLoop>());
-  out.push_back(bs<Cfg<64, 128, 8, 1, 1, 1>, kTwoDeepLoop>());
-  out.push_back(bs<Cfg<128, 32, 10, 1, 1, 1>, kTwoDeepLoop>());
-  out.push_back(bs<Cfg<128, 64, 8, 1, 1, 1>, kTwoDeepLoop>());
+  out.push_back(bs<Cfg<64, 32, 14, 1, 1, 1>, 1>());
+  out.push_back(bs<Cfg<64, 64, 12, 1, 1, 1>, 1>());
+  out.push_back(bs<Cfg<64, 128, 8, 1, 1, 1>, 1>());
+  out.push_back(bs<Cfg<128, 64, 8, 1, 1, 1>, 1>());
+  out.push_back(bs<Cfg<128, 128, 6, 1, 1, 1>, 1>());
+  out.push_back(bs<Cfg<128, 128, 6, 2, 1, 1>, 1>());
+  // 128 x 128 with A multicast, default loop.
+  out.push_back(
+      kernel_info<Cfg<128, 128, 6, 1, 2, 1>, BlockScaledMath<Cfg<128, 128, 6, 1, 2, 1>>>());
 }
 
 }  // namespace fp8gemm::ch07

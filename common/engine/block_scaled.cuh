@@ -48,7 +48,13 @@ __device__ __forceinline__ void dispatch_offset(int value, F&& f,
 }
 }  // namespace detail
 
-template <class Cfg, int kPromotedLoop = kDefaultPromotedLoop>
+/// Block scaling's default promoted loop (kernel.cuh): two-deep where it fits, else the lean one.
+template <class Cfg>
+constexpr int default_block_scaled_loop() {
+  return two_deep_fits<Cfg>() ? kTwoDeepLoop : 1;
+}
+
+template <class Cfg, int kPromotedLoop = default_block_scaled_loop<Cfg>()>
 struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, tile geometry,
                                                               // helpers and promoted loop
   static_assert(Cfg::kAccumulation == Accumulation::promoted,
@@ -56,6 +62,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   using Base = PerTensorMath<Cfg, kPromotedLoop>;
   using State = PipelineState<Cfg::kStages>;
   using Params = BlockScaledParams;
+  static constexpr int kDefaultLoop = default_block_scaled_loop<Cfg>();
 
   static constexpr int kSfbRows = sfb_rows_for(Cfg::kBlockN);
   static constexpr std::uint32_t kSfaBytes = std::uint32_t(Cfg::kBlockM) * 4u;
@@ -224,8 +231,8 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       Base::promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, promotion);
   }
 
-  /// The first block-scaled loop (kPromotedLoop = 0), measured at 7ce3b58; kept for the same-run
-  /// comparison with the lean loop.
+  /// The first block-scaled loop (kPromotedLoop = 0), the default until 0e55dd5; kept for the
+  /// same-run comparison (kernels_loops.cu).
   template <class TileT>
   __device__ __forceinline__ static void mainloop_v0(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                      State& st, const Params& p, const TileT& t,

@@ -50,14 +50,34 @@ namespace fp8gemm::engine {
 ///                             IdentityOutputScale when the main loop applied the scales)
 ///   mainloop(acc, st, p, tile, ring, side, full, empty, wg, rank)   a consumer warpgroup's K loop
 /// `acc` receives the tile's FP32 sums.
-/// The promoted main loop's version: 0 is the first one (measured at 7ce3b58, kept until the
-/// lean loop's same-run comparison is committed); >= 1 is the lean loop, its K-block loop
-/// unrolled that many times (promoted_loop below).
-inline constexpr int kDefaultPromotedLoop = 1;
-/// kPromotedLoop value of the two-deep promoted loop (PerTensorMath::promoted_loop_two_deep).
+/// The promoted main loop's versions (kPromotedLoop of the math policies; docs/engine.md):
+///   0             the first loop: per K block and group, 4 wgmma into one partial sum, wait,
+///                 add; descriptors rebuilt from their address (mainloop_promoted_v0);
+///   1, 2, 4       the lean one-buffer loop (promoted_loop), its K-block loop unrolled that
+///                 many times: barrier addresses, the K bound and the scale pointers once per
+///                 tile, descriptors by addition;
+///   kTwoDeepLoop  two partial sums, the next block issued before the last one is promoted
+///                 (promoted_loop_two_deep), on tiles where they fit (two_deep_fits).
+/// Each policy's default (kDefaultLoop) is the fastest one measured on the H200 in one run
+/// (plots/data/h200/engine_loops/, chapter 6's README): two-deep wherever it fits; otherwise the
+/// first loop for per-tensor scaling and the lean one for block scaling. The others stay compiled
+/// for that comparison only (kernels_loops.cu, names ending in _loopN or _2deep).
 inline constexpr int kTwoDeepLoop = 10;
 
-template <class Cfg, int kPromotedLoop = kDefaultPromotedLoop>
+/// Two partial sums fit beside the totals: one 64-row slab per consumer warpgroup, its K block
+/// one partial sum (kPromotedWaveN = BlockN), and totals plus two partial sums within the
+/// registers of a consumer thread less the margin for addresses and loop state.
+template <class Cfg>
+constexpr bool two_deep_fits() {
+  return Cfg::kWavesM == 1 && Cfg::kPromotedWaveN == Cfg::kBlockN &&
+         Cfg::kAccumulators + Cfg::kBlockN <= Cfg::kConsumerRegs - Cfg::kRegMargin;
+}
+template <class Cfg>
+constexpr int default_per_tensor_loop() {
+  return two_deep_fits<Cfg>() ? kTwoDeepLoop : 0;
+}
+
+template <class Cfg, int kPromotedLoop = default_per_tensor_loop<Cfg>()>
 struct PerTensorMath {
   using State = PipelineState<Cfg::kStages>;
   /// The tile scheduler and its tile (scheduler.cuh); chapter 8's grouped policies bring others.
@@ -70,13 +90,11 @@ struct PerTensorMath {
   static constexpr std::uint32_t kExtraStageBytes = 0;
   static constexpr std::uint32_t kExtraTxBytes = 0;
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
-  /// The promoted loop's version (kDefaultPromotedLoop above); kernel_info() names the others.
+  /// The promoted loop's version and this policy's default (above); kernel_info() names the
+  /// non-default ones.
   static constexpr int kPromotedLoopVersion = kPromotedLoop;
-  /// The two-deep loop applies: one partial sum per warpgroup and K block, and two of them fit
-  /// beside the totals within the register margin.
-  static constexpr bool kTwoDeepFits =
-      Cfg::kWavesM == 1 && Cfg::kPromotedWaveN == Cfg::kBlockN &&
-      Cfg::kAccumulators + Cfg::kBlockN <= Cfg::kConsumerRegs - Cfg::kRegMargin;
+  static constexpr int kDefaultLoop = default_per_tensor_loop<Cfg>();
+  static constexpr bool kTwoDeepFits = two_deep_fits<Cfg>();
 
   __device__ __forceinline__ static Scheduler make_scheduler(const GemmParams& p,
                                                             std::uint32_t rank) {
@@ -195,8 +213,8 @@ struct PerTensorMath {
     }
   }
 
-  /// The first promoted loop (kPromotedLoop = 0), kept for the same-run comparison with the lean
-  /// one: per K block and per group (64-row slab, kPromotedWaveN columns), a fresh tensor-core
+  /// The first promoted loop (kPromotedLoop = 0; per-tensor tiles where two partial sums do not
+  /// fit): per K block and per group (64-row slab, kPromotedWaveN columns), a fresh tensor-core
   /// sum of the block's 128 K (4 wgmma) into `part`, then part is added into the FP32 `acc` on
   /// the CUDA cores; descriptors rebuilt from their address for every wgmma, barrier addresses
   /// and the K bound recomputed in every K block.

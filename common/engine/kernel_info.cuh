@@ -23,7 +23,7 @@ KernelInfo kernel_info() {
   // versions, PerTensorMath's kPromotedLoop) carries it in its name.
   if constexpr (requires { Math::kPromotedLoopVersion; })
     if (Cfg::kAccumulation == Accumulation::promoted &&
-        Math::kPromotedLoopVersion != kDefaultPromotedLoop)
+        Math::kPromotedLoopVersion != Math::kDefaultLoop)
       k.name += Math::kPromotedLoopVersion == kTwoDeepLoop
                     ? std::string("_2deep")
                     : "_loop" + std::to_string(Math::kPromotedLoopVersion);
