@@ -213,8 +213,9 @@ namespace tuning_1x128 {
 /// and tests/test_quantize_gpu.cu (which checks every one byte for byte against the CPU). Same
 /// arguments, checks, contract and bytes as the public functions; common/src/quantize_gpu.cu and
 /// quantize_grouped_gpu.cu describe each. variant in [0, kVariants): 0 "v1_first" (the first
-/// kernels), 1 "v2_lean". max_ctas > 0 caps the grid of a kernel that strides over its work (tests
-/// use it to make every CTA walk several tiles), 0 keeps the kernel's own grid.
+/// kernels), 1 "v2_lean" (what the public functions run: default_variant). max_ctas > 0 caps the
+/// grid of a kernel that strides over its work (tests use it to make every CTA walk several tiles),
+/// 0 keeps the kernel's own grid.
 inline constexpr int kVariants = 2;
 enum class Kind { single, dual, tokens };
 /// The variant the public function of `kind` runs.

@@ -19,9 +19,10 @@
 //    tile's loads issued before the current tile's conversion and stores: 32 KB per CTA stay in
 //    flight while it computes (the dual, which loads and then computes, reaches ~50 % of a copy).
 // Measured (H200, 9b76714): 62-64 % of the copy. Kernel variants (tuning_1x128, not API; the public
-// function runs tuning_1x128::default_variant): v1_first, the kernel above; v2_lean, the same walk
-// with the lean dual's column pass (quantize_kernels.cuh) and no prefetch, 3 CTAs per SM, not yet
-// measured.
+// function runs tuning_1x128::default_variant, v2_lean): v1_first, the kernel above; v2_lean, the
+// same walk with the lean dual's column pass (quantize_kernels.cuh) and no prefetch, 3 CTAs per SM:
+// 73.1-74.7 % of the copy against v1_first's 61.9-64.1 (H200, quantize_bench at 3e2acd2,
+// plots/data/h200/ch07/quantize_bench_1x128_3e2acd2.json).
 #include "common/quantize_gpu.hpp"
 
 #include <cuda_runtime.h>
