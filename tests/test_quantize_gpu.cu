@@ -521,6 +521,50 @@ TEST_CASE("The lean kernels' division and scale equal the CPU rule on every (ama
   }
 }
 
+// v3_shared's scale sharing (quantize_kernels.cuh: lean_scale_pair, each pair's two LeanScales
+// computed by the even and the odd lanes of an aligned set of Width lanes and fetched by shuffles)
+// gives every lane exactly lean_scale's values for both groups: set P holds the amax bits
+// a = P % 2^15 and b = (40503 P + 12345) % 2^15 (a bijection: every a and every b over the 2^15
+// sets, non-finite ones included).
+namespace quantize_gpu_test {
+template <int Width, bool Pow2>
+__global__ void scale_pair_kernel(unsigned long long* mismatches) {
+  using namespace fp8gemm::quantize_detail;
+  const unsigned P = (blockIdx.x * blockDim.x + threadIdx.x) / Width;
+  const unsigned ma = P & 0x7FFFu, mb = (P * 40503u + 12345u) & 0x7FFFu;
+  LeanScale a, b;
+  lean_scale_pair<Width>(ma, mb, Pow2, a, b);
+  const auto same = [](const LeanScale& x, const LeanScale& y) {
+    return __float_as_uint(x.scale) == __float_as_uint(y.scale) &&
+           __float_as_uint(x.s) == __float_as_uint(y.s) &&
+           __float_as_uint(x.y) == __float_as_uint(y.y) && x.nan == y.nan && x.tiny == y.tiny;
+  };
+  const unsigned long long bad = !same(a, lean_scale(ma, Pow2)) + !same(b, lean_scale(mb, Pow2));
+  if (bad) atomicAdd(mismatches, bad);
+}
+}  // namespace quantize_gpu_test
+
+TEST_CASE("v3_shared: the scales shared by shuffles equal lean_scale on every amax, both rules",
+          "[quantize_gpu]") {
+  DeviceBuffer<unsigned long long> mism(1);
+  for (bool pow2 : {false, true}) {
+    CAPTURE(pow2);
+    FP8GEMM_CUDA_CHECK(cudaMemset(mism.data(), 0, 8));
+    using quantize_gpu_test::scale_pair_kernel;
+    const unsigned blocks4 = (1u << 15) * 4 / 256, blocks8 = (1u << 15) * 8 / 256;
+    if (pow2) {
+      scale_pair_kernel<4, true><<<blocks4, 256>>>(mism.data());
+      scale_pair_kernel<8, true><<<blocks8, 256>>>(mism.data());
+    } else {
+      scale_pair_kernel<4, false><<<blocks4, 256>>>(mism.data());
+      scale_pair_kernel<8, false><<<blocks8, 256>>>(mism.data());
+    }
+    FP8GEMM_CUDA_CHECK(cudaGetLastError());
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(mism.download()[0] == 0);
+  }
+}
+
 TEST_CASE("PTX cvt.rn.satfinite.e4m3x2 equals fp8.hpp's encoder on all 2^32 floats", "[quantize_gpu]") {
   DeviceBuffer<unsigned long long> mism(1);
   DeviceBuffer<unsigned> nan_codes(8);

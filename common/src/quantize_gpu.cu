@@ -358,6 +358,17 @@ __global__ void __launch_bounds__(kThreadsDual, 3)
 // VecT), so a warp store writes 4 full lines. Two barriers per tile.
 // Scalar paths (Vec = false: x or q misaligned, ldx or ldq or K not a multiple of 8): the same map
 // with element loads and stores bounded by K.
+// v3_shared (tuning_1x128 variant 2, Share = true; not yet measured): v2 with each group's scale
+// and reciprocal computed once per pair of groups instead of once per lane and group. In v2 every
+// lane of a group runs lean_scale (~25 SASS instructions on the common path: the scale, its rare
+// cases, the prescale, rcp + a Newton step), i.e. the 4 lanes of a row group and the 8 lanes of a
+// column group each compute the same values, and each lane computes two (two rows; the two
+// columns of its word column). v3: the even lanes of a group compute the first, the odd lanes the
+// second, and every lane fetches both by 4 shuffles (lean_scale_pair; lean_scale_from keeps the
+// tiny / non-finite tests local): ~12 instead of ~25 per group and lane, in the dual ~40 of its
+// ~900 instructions per thread and tile (row pass once, column pass twice). Same values by
+// construction (lean_scale is a function of the amax bits, which all lanes of the group hold).
+// Same registers (single 64, dual 80), no spill, same CTAs per SM.
 struct Lean1x128Args {
   const std::uint16_t* x;
   std::int64_t M, K, ldx;
@@ -374,7 +385,7 @@ struct Lean1x128Args {
 
 constexpr int kThreadsLean = 256;
 
-template <bool Vec, bool Dual, bool VecT>
+template <bool Vec, bool Dual, bool VecT, bool Share>
 __global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
     quantize_1x128_lean_kernel(const Lean1x128Args a) {
   __shared__ __align__(16) uint4 tile[Dual ? 128 * 16 : 1];
@@ -401,14 +412,19 @@ __global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
             v[sl][j] = r0 + 8 * sl < rows ? load8<false>(xr, c, K) : make_uint4(0, 0, 0, 0);
         }
       }
-#pragma unroll
-      for (int sl = 0; sl < 2; ++sl) {
-        unsigned m2 = __vmaxu2(__vmaxu2(max_abs2(v[sl][0]), max_abs2(v[sl][1])),
-                               __vmaxu2(max_abs2(v[sl][2]), max_abs2(v[sl][3])));
+      const auto row_amax = [&](int sl) {  // the amax bits of slot sl's row (its 4 lanes)
+        const unsigned m2 = __vmaxu2(__vmaxu2(max_abs2(v[sl][0]), max_abs2(v[sl][1])),
+                                     __vmaxu2(max_abs2(v[sl][2]), max_abs2(v[sl][3])));
         unsigned m = fold2(m2);
         m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
-        m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
-        const LeanScale g = lean_scale(m, a.pow2);
+        return max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
+      };
+      LeanScale shared[2];  // Share: both rows' scales, lanes l4 = 0, 2 the first, 1, 3 the second
+      if constexpr (Share)
+        lean_scale_pair<4>(row_amax(0), row_amax(1), a.pow2, shared[0], shared[1]);
+#pragma unroll
+      for (int sl = 0; sl < 2; ++sl) {
+        const LeanScale g = Share ? shared[sl] : lean_scale(row_amax(sl), a.pow2);
         const std::int64_t r = r_first + 8 * sl;
         if (r0 + 8 * sl < rows) {
           uint2 codes[4];
@@ -433,8 +449,8 @@ __global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
       }
       if constexpr (Dual) {
         __syncthreads();
-        lean_columns<VecT, false>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t, a.scales_t,
-                                  a.layout_t, a.pow2);
+        lean_columns<VecT, false, Share>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t, a.scales_t,
+                                         a.layout_t, a.pow2);
         __syncthreads();  // the tile is rewritten by the next iteration
       }
     }
@@ -478,9 +494,10 @@ void require_variant_1x128(const char* who, int variant, int max_ctas) {
 
 /// v2_lean: one CTA per 128 x 128 tile, (tile columns, tile rows), at most 65535 tile rows and at
 /// most max_ctas CTAs in all when max_ctas > 0 (the kernel strides over the rest).
-template <bool Vec, bool Dual, bool VecT>
-void launch_lean(const char* who, const Lean1x128Args& a, int max_ctas, cudaStream_t stream) {
-  const auto kernel = &quantize_1x128_lean_kernel<Vec, Dual, VecT>;
+template <bool Vec, bool Dual, bool VecT, bool Share>
+void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas,
+                        cudaStream_t stream) {
+  const auto kernel = &quantize_1x128_lean_kernel<Vec, Dual, VecT, Share>;
   prepare(reinterpret_cast<const void*>(kernel), "quantize_1x128_lean_kernel", who);
   const std::int64_t cap = max_ctas > 0 ? max_ctas : std::int64_t(1) << 62;
   const std::int64_t gx = std::min({ceil_div(a.K, 128), cap, std::int64_t(0x7FFFFFFF)});
@@ -488,6 +505,16 @@ void launch_lean(const char* who, const Lean1x128Args& a, int max_ctas, cudaStre
       std::min({ceil_div(a.M, 128), std::max<std::int64_t>(1, cap / gx), std::int64_t(65535)});
   kernel<<<dim3(unsigned(gx), unsigned(gy), 1u), kThreadsLean, 0, stream>>>(a);
   check_launch(who);
+}
+
+/// variant 1 (v2_lean) or 2 (v3_shared: the scales shared by shuffles).
+template <bool Vec, bool Dual, bool VecT>
+void launch_lean(int variant, const char* who, const Lean1x128Args& a, int max_ctas,
+                 cudaStream_t stream) {
+  if (variant == 2)
+    launch_lean_kernel<Vec, Dual, VecT, true>(who, a, max_ctas, stream);
+  else
+    launch_lean_kernel<Vec, Dual, VecT, false>(who, a, max_ctas, stream);
 }
 
 }  // namespace
@@ -498,7 +525,9 @@ namespace tuning_1x128 {
 // copy against 75.2-80.3, dual 85.4-85.5 against 47.8-49.5, tokens 73.1-74.7 against 61.9-64.1.
 int default_variant(Kind) { return 1; }
 
-const char* variant_name(int v) { return v == 0 ? "v1_first" : v == 1 ? "v2_lean" : "?"; }
+const char* variant_name(int v) {
+  return v == 0 ? "v1_first" : v == 1 ? "v2_lean" : v == 2 ? "v3_shared" : "?";
+}
 
 void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
                     std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
@@ -511,13 +540,13 @@ void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int6
   require_device_accessible(q, extent_bytes(who, "q", M, ldq, K, 1), who, "q");
   require_device_accessible(scales, std::size_t(layout.required_elements(M, K)) * 4, who, "scales");
   const bool vec = aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
-  if (variant == 1) {
+  if (variant >= 1) {
     const Lean1x128Args a{
         x, M, K, ldx, q, ldq, scales, layout, nullptr, 0, nullptr, layout, opt.pow2_scales};
     if (vec && K % 8 == 0)
-      launch_lean<true, false, false>(who, a, max_ctas, stream);
+      launch_lean<true, false, false>(variant, who, a, max_ctas, stream);
     else
-      launch_lean<false, false, false>(who, a, max_ctas, stream);
+      launch_lean<false, false, false>(variant, who, a, max_ctas, stream);
     return;
   }
   const void* kernel = vec ? reinterpret_cast<const void*>(&quantize_1x128_kernel<true>)
@@ -559,18 +588,18 @@ void quantize_1x128_dual(int variant, int max_ctas, const std::uint16_t* x, std:
                             "scales_t");
   const bool vx = aligned(x, 16) && ldx % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
   const bool vt = aligned(q_t, 16) && ldq_t % 16 == 0;
-  if (variant == 1) {
+  if (variant >= 1) {
     const Lean1x128Args a{
         x, M, K, ldx, q, ldq, scales, layout, q_t, ldq_t, scales_t, layout_t, opt.pow2_scales};
     const bool v8 = vx && K % 8 == 0;
     if (v8 && vt)
-      launch_lean<true, true, true>(who, a, max_ctas, stream);
+      launch_lean<true, true, true>(variant, who, a, max_ctas, stream);
     else if (v8)
-      launch_lean<true, true, false>(who, a, max_ctas, stream);
+      launch_lean<true, true, false>(variant, who, a, max_ctas, stream);
     else if (vt)
-      launch_lean<false, true, true>(who, a, max_ctas, stream);
+      launch_lean<false, true, true>(variant, who, a, max_ctas, stream);
     else
-      launch_lean<false, true, false>(who, a, max_ctas, stream);
+      launch_lean<false, true, false>(variant, who, a, max_ctas, stream);
     return;
   }
   std::int64_t tiles = ceil_div(M, 128) * ceil_div(K, 128);

@@ -31,6 +31,7 @@
 #include <climits>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
@@ -202,6 +203,12 @@ __global__ void __launch_bounds__(kThreadsTokens, 2)
   }
 }
 
+/// CTAs per SM of the lean token kernel (its __launch_bounds__): v2_lean 3 (80 registers);
+/// v3_shared 4 where x takes 16-byte loads (64 registers, no spill: the shared scales free the
+/// registers that made v2 spill at 64), 3 on the scalar path (which spills at 64).
+template <bool VecX, bool Share>
+constexpr int kTokensLeanCtas = (Share && VecX) ? 4 : 3;
+
 // tuning_1x128 variant 1 ("v2_lean"): the lean dual's structure (quantize_gpu.cu) on v1's walk.
 // Persistent CTAs as above (the offsets are scanned once per CTA), but each tile is loaded, parked
 // in shared memory (swz1) and transposed by the lean dual's column pass (lean_columns: FMUL +
@@ -210,8 +217,16 @@ __global__ void __launch_bounds__(kThreadsTokens, 2)
 // so 80 registers without spills and 3 CTAs per SM (v1: 128 registers, 2 CTAs). The MX
 // quantisers' dual measured this way round: load-then-convert with 3 CTAs per SM (87-90 % of the
 // copy) beat cp.async pipelines with 2-3 tiles in flight (81-84 %).
-template <bool VecX, bool VecT>
-__global__ void __launch_bounds__(kThreadsTokens, 3)
+// tuning_1x128 variant 2 ("v3_shared", Share = true; not yet measured): v2 with the column pass's
+// scales computed once per column pair and shared by shuffles (lean_columns<..., Share>, as the
+// dual's v3), which frees the registers that made v2 spill at 64: 4 CTAs per SM (64 registers, no
+// spill) on the 16-byte-load path, 128 KB of loads in flight per SM instead of 96 KB. Why that
+// should matter: v2 measured 73-75 % of the copy while the lean 1 x 128 kernel, the same
+// load-at-once structure with 4 CTAs per SM, reached 93 %; from the measured rate a v2 CTA takes
+// ~6 us per tile (H200, 3e2acd2) for ~1 us of issue at most, so (an estimate, not profiled) it
+// mostly waits for its own 32 KB of loads, and more CTAs per SM put more bytes in flight.
+template <bool VecX, bool VecT, bool Share>
+__global__ void __launch_bounds__(kThreadsTokens, kTokensLeanCtas<VecX, Share>)
     quantize_tokens_lean_kernel(const std::uint16_t* __restrict__ x, std::int64_t T, std::int64_t C,
                                 std::int64_t ldx, const int* __restrict__ offsets, int G,
                                 std::uint8_t* __restrict__ q_t, std::int64_t ldq_t,
@@ -238,8 +253,8 @@ __global__ void __launch_bounds__(kThreadsTokens, 3)
 #pragma unroll
     for (int it = 0; it < 8; ++it) tile[swz1(rr + 16 * it, cc)] = v[it];
     __syncthreads();
-    lean_columns<VecT, true>(tile, cur.tb, cur.tc, C, capacity, nb, cur.valid, q_t, ldq_t, scales_t,
-                             layout_t, pow2);
+    lean_columns<VecT, true, Share>(tile, cur.tb, cur.tc, C, capacity, nb, cur.valid, q_t, ldq_t,
+                                    scales_t, layout_t, pow2);
     __syncthreads();  // the tile is rewritten by the next tile
   }
 }
@@ -276,18 +291,23 @@ void quantize_tokens_transposed_1x128(int variant, int max_ctas, const std::uint
   const bool vx = aligned(x, 16) && ldx % 8 == 0;
   const bool vt = aligned(q_t, 16) && ldq_t % 16 == 0;
   using Kernel = decltype(&quantize_tokens_kernel<true, true>);
+  const auto lean = [&](auto share) -> Kernel {  // v2_lean (share false) or v3_shared
+    constexpr bool S = decltype(share)::value;
+    return vx ? (vt ? &quantize_tokens_lean_kernel<true, true, S>
+                    : &quantize_tokens_lean_kernel<true, false, S>)
+              : (vt ? &quantize_tokens_lean_kernel<false, true, S>
+                    : &quantize_tokens_lean_kernel<false, false, S>);
+  };
   const Kernel kernel =
-      variant == 1
-          ? (vx ? (vt ? &quantize_tokens_lean_kernel<true, true>
-                      : &quantize_tokens_lean_kernel<true, false>)
-                : (vt ? &quantize_tokens_lean_kernel<false, true>
-                      : &quantize_tokens_lean_kernel<false, false>))
+      variant == 2 ? lean(std::true_type{})
+      : variant == 1
+          ? lean(std::false_type{})
           : (vx ? (vt ? &quantize_tokens_kernel<true, true> : &quantize_tokens_kernel<true, false>)
                 : (vt ? &quantize_tokens_kernel<false, true>
                       : &quantize_tokens_kernel<false, false>));
   // Opt in once to the largest G's shared memory (prepare_kernel prepares a kernel once).
   prepare_kernel(reinterpret_cast<const void*>(kernel),
-                 variant == 1 ? "quantize_tokens_lean_kernel" : "quantize_tokens_kernel", "sm_90a",
+                 variant >= 1 ? "quantize_tokens_lean_kernel" : "quantize_tokens_kernel", "sm_90a",
                  group_smem_bytes(kMaxTokenGroups));
   require_no_pending_error(who);
   const int smem = group_smem_bytes(G);

@@ -393,6 +393,35 @@ __device__ __forceinline__ LeanScale lean_scale(unsigned m, bool pow2) {
   return g;
 }
 
+/// tuning_1x128 "v3_shared": a group's LeanScale from its amax bits m and the scale and reciprocal
+/// that another lane computed with lean_scale(m, pow2) (fetched by a shuffle): the same values
+/// (lean_scale is a function of m), at 2 shuffles and ~4 instructions instead of ~25 (the scale,
+/// its special cases, the prescale and rcp + a Newton step).
+__device__ __forceinline__ LeanScale lean_scale_from(unsigned m, float scale, float y) {
+  LeanScale g;
+  g.scale = scale;
+  g.tiny = m - 1u < kLeanTinyAmax - 1u;
+  g.nan = m >= kNonFinite ? ~0u : 0u;
+  g.s = g.tiny ? scale * kLeanPrescale : scale;
+  g.y = y;
+  return g;
+}
+
+/// The LeanScales of two groups a and b (amax bits ma, mb) known to every lane of an aligned set of
+/// `width` lanes (a power of two >= 2), each computed once: the even lanes of the set compute a's,
+/// the odd ones b's, and every lane fetches a's scale and reciprocal from the set's lane 0 and b's
+/// from its lane 1 (4 shuffles). Every lane of the warp must call it (full-mask shuffles).
+template <int Width>
+__device__ __forceinline__ void lean_scale_pair(unsigned ma, unsigned mb, bool pow2, LeanScale& a,
+                                                LeanScale& b) {
+  const bool odd = threadIdx.x & 1;  // lanes of a set: aligned, so the set's lane parity
+  const LeanScale mine = lean_scale(odd ? mb : ma, pow2);
+  a = lean_scale_from(ma, __shfl_sync(0xFFFFFFFFu, mine.scale, 0, Width),
+                      __shfl_sync(0xFFFFFFFFu, mine.y, 0, Width));
+  b = lean_scale_from(mb, __shfl_sync(0xFFFFFFFFu, mine.scale, 1, Width),
+                      __shfl_sync(0xFFFFFFFFu, mine.y, 1, Width));
+}
+
 /// The codes of the bf16 pair in word w (element 0 in the low byte).
 template <bool Tiny>
 __device__ __forceinline__ unsigned lean_codes2(unsigned w, float s, float y) {
@@ -479,7 +508,10 @@ __device__ __forceinline__ int swz1(int r, int c) {
 /// Tokens (the token quantiser's tiles): only the first valid_rows rows are data, the rest zeros
 /// in shared memory that must be e4m3 zeros in q_t even when the group is non-finite; valid_rows
 /// = 0 marks a tile past the padded tokens: codes 0 and scale 0.0f. No barrier inside.
-template <bool VecT, bool Tokens>
+/// Share (tuning_1x128 "v3_shared"): the 8 lanes of a column pair no longer each compute both
+/// columns' scales (8 times the same ~25 instructions): the even lanes compute column 2p's, the
+/// odd ones 2p + 1's, and the lanes fetch both by shuffles (lean_scale_pair); same values.
+template <bool VecT, bool Tokens, bool Share = false>
 __device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm, std::int64_t tk,
                                              std::int64_t K, std::int64_t M, std::int64_t mt,
                                              int valid_rows, std::uint8_t* __restrict__ q_t,
@@ -502,11 +534,14 @@ __device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm,
     }
 #pragma unroll
     for (int o = 1; o <= 4; o <<= 1) m2 = __vmaxu2(m2, __shfl_xor_sync(0xFFFFFFFFu, m2, o));
+    LeanScale shared[2];  // Share: both columns' scales, before any lane leaves the loop below
+    if constexpr (Share) lean_scale_pair<8>(m2 & 0xFFFFu, m2 >> 16, pow2, shared[0], shared[1]);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {  // column 2p (low halves), then 2p + 1 (high halves)
       const std::int64_t k = tk * 128 + 2 * p + half;
       if (k >= K) continue;  // the same for the 8 lanes of the group
-      const LeanScale g = lean_scale(half == 0 ? m2 & 0xFFFFu : m2 >> 16, pow2);
+      const LeanScale g =
+          Share ? shared[half] : lean_scale(half == 0 ? m2 & 0xFFFFu : m2 >> 16, pow2);
       unsigned out[4];
       if (!g.tiny)
         lean_column16<false>(wv, half, g, out);
