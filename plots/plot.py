@@ -30,7 +30,11 @@ against cuBLASLt block-scaled, with GB/s):
   accuracy.json      ({"commit", "shape", "metric", "results": [{"data", "K", recipes...}]})
                      -> <out>/ch07_accuracy.png and the <!-- accuracy:begin --> block
   quantize_bench.json (Google Benchmark JSON by bench/quantize_bench) -> the
-                     <!-- quantizers:begin --> block (% of the copy, the 85% target)
+                     <!-- quantizers:begin --> block (% of the copy, the 85% target; kernel-variant
+                     entries "<quantiser>_vN_<name>" go to the next block instead)
+  quantize_bench_*.json (quantize_bench runs of kernel variants, e.g. quantize_bench_1x128_<commit>)
+                     -> the <!-- quantizer-variants:begin --> block: per file with variant entries
+                     (quantize_bench.json first), each variant's GB/s and % of copy side by side
   sweep*.json        (Google Benchmark JSON of the tuning sweep, "ch07:<kernel>/<shape>") -> the
                      <!-- sweep:begin --> block, with the kernel kTable in
                      <repo>/chapters/07_block_scaling/bs_gemm.cpp picks
@@ -916,6 +920,7 @@ CH07_DIR = "ch07"
 CH07_CHAPTER = 7
 MARK_PEERS = ("<!-- peers:begin -->", "<!-- peers:end -->")
 MARK_QUANTIZERS = ("<!-- quantizers:begin -->", "<!-- quantizers:end -->")
+MARK_QUANT_VARIANTS = ("<!-- quantizer-variants:begin -->", "<!-- quantizer-variants:end -->")
 CH07_PEER = "cublaslt_block_scaled"
 TORCH_BLOCKWISE = "torch_scaled_mm_blockwise"
 DEEPGEMM = "deepgemm"
@@ -928,6 +933,10 @@ CH07_RECIPES = [  # key in accuracy.json results -> label
 CH07_QUANT_ONLY = [("per_tensor", "per-tensor"), ("block_scaled", "block-scaled")]
 QUANT_TARGET_PCT = 85.0  # of the device-to-device copy's bandwidth (issue "Chapter 07")
 QUANT_COPY_PREFIX = "copy_d2d_as_"
+# quantize_bench's kernel-variant entries: "<quantiser>_v<N>_<name>" (tuning_1x128's v1_first, ...)
+_QUANT_VARIANT_RE = re.compile(r"^(?P<op>.+)_(?P<variant>v\d+_[A-Za-z0-9]+)$")
+# ch07/ files of variant runs (e.g. quantize_bench_1x128_<commit>.json), beside quantize_bench.json
+_QUANT_VARIANT_FILE_RE = re.compile(r"^quantize_bench_.+\.json$")
 SWEEP_PREFIX = "ch07:"
 SWEEP_TOP = 3
 CH07_TABLE_SOURCE = os.path.join("chapters", "07_block_scaling", "bs_gemm.cpp")
@@ -942,13 +951,15 @@ class Ch07Data:
     accuracy: dict | None = None
     quantize: BenchFile | None = None
     sweeps: list[BenchFile] = field(default_factory=list)
+    quantize_variants: list[BenchFile] = field(default_factory=list)  # quantize_bench_*.json
 
     def empty(self) -> bool:
         return (self.peers is None and self.accuracy is None and self.quantize is None
-                and not self.sweeps)
+                and not self.sweeps and not self.quantize_variants)
 
     def gpus(self) -> list[str]:
-        out = [ctx_str(f.context, "gpu") or "" for f in (self.peers, self.quantize, *self.sweeps)
+        out = [ctx_str(f.context, "gpu") or ""
+               for f in (self.peers, self.quantize, *self.sweeps, *self.quantize_variants)
                if f is not None]
         if self.accuracy is not None:
             out.append(str(self.accuracy.get("gpu") or ""))
@@ -970,6 +981,8 @@ def load_ch07(data_dir: str, label: str) -> Ch07Data:
     if os.path.isdir(d):
         out.sweeps = [load_file(os.path.join(d, n)) for n in sorted(os.listdir(d))
                       if re.match(r"^sweep.*\.json$", n)]
+        out.quantize_variants = [load_file(os.path.join(d, n)) for n in sorted(os.listdir(d))
+                                 if _QUANT_VARIANT_FILE_RE.match(n)]
     return out
 
 
@@ -1465,7 +1478,8 @@ def hopper_table(bf: BenchFile, data_label: str) -> str | None:
 def quantizers_table(bf: BenchFile, data_label: str) -> str | None:
     rows = []
     for r in bf.rows:
-        if r.impl.startswith(QUANT_COPY_PREFIX) or r.impl.startswith("copy"):
+        if (r.impl.startswith(QUANT_COPY_PREFIX) or r.impl.startswith("copy")
+                or _QUANT_VARIANT_RE.match(r.impl)):  # variants: quantizer_variants_table
             continue
         gbs = r.counter("GB/s")
         copy = bf.find(QUANT_COPY_PREFIX + r.impl, r.shape)
@@ -1491,6 +1505,57 @@ def quantizers_table(bf: BenchFile, data_label: str) -> str | None:
     out.append("")
     out.append(GENERATED_NOTE)
     return "\n".join(out)
+
+
+def quantizer_variants_table(files: list[BenchFile], data_label: str) -> str | None:
+    """The kernel variants of each quantiser side by side (quantize_bench's "<op>_<variant>"
+    entries, each beside its own copy), one table per file: GB/s and % of the copy per variant,
+    and which variants meet the target."""
+    parts = []
+    for bf in files:
+        cells: dict[tuple[str, str], dict[str, tuple[float | None, float | None]]] = {}
+        variants: list[str] = []
+        for r in bf.rows:
+            m = _QUANT_VARIANT_RE.match(r.impl)
+            if r.impl.startswith("copy") or not m:
+                continue
+            gbs = r.counter("GB/s")
+            copy = bf.find(QUANT_COPY_PREFIX + r.impl, r.shape)
+            cgbs = copy.counter("GB/s") if copy else None
+            pct = r.counter("pct_of_copy")
+            if pct is None and gbs is not None and cgbs:
+                pct = 100.0 * gbs / cgbs
+            v = m.group("variant")
+            if v not in variants:
+                variants.append(v)
+            cells.setdefault((m.group("op"), r.shape), {})[v] = (gbs, pct)
+        if not cells:
+            continue
+        head = ["quantiser", "shape"]
+        for v in variants:
+            head += [f"{v} GB/s", f"{v} % of copy"]
+        head.append(f">= {QUANT_TARGET_PCT:g}% of copy")
+        out = ["| " + " | ".join(head) + " |",
+               "|---|---|" + "---:|---:|" * len(variants) + "---|"]
+        for (op, shape), per in cells.items():
+            row = [f"`{op}`", shape.replace("x", "×")]
+            met = []
+            for v in variants:
+                gbs, pct = per.get(v, (None, None))
+                row += [fmt_gbs(gbs), "—" if pct is None else f"{pct:.1f}%"]
+                if pct is not None and pct >= QUANT_TARGET_PCT:
+                    met.append(v)
+            row.append(", ".join(met) if met else "none")
+            out.append("| " + " | ".join(row) + " |")
+        out.append("")
+        out.append(f"Kernel variants (`<quantiser>_<variant>` entries of `bench/quantize_bench`), "
+                   f"each timed beside its own device-to-device copy of the same bytes in the same "
+                   f"process (L2 flushed before every launch); GB/s and the target as above. "
+                   f"Measured on {describe_env([bf])}; data `{data_label}/{bf.name}`.")
+        parts.append("\n".join(out))
+    if not parts:
+        return None
+    return "\n\n".join(parts) + "\n\n" + GENERATED_NOTE
 
 
 def read_ktable(repo: str) -> dict[str, str] | None:
@@ -2329,6 +2394,9 @@ def main(argv: list[str] | None = None) -> int:
                      if ch07.accuracy else None),
                     (MARK_QUANTIZERS, quantizers_table(ch07.quantize, ch07.label)
                      if ch07.quantize else None),
+                    (MARK_QUANT_VARIANTS, quantizer_variants_table(
+                        [f for f in (ch07.quantize, *ch07.quantize_variants) if f is not None],
+                        ch07.label)),
                     (MARK_SWEEP, ch07_sweep_table(ch07.sweeps, ch07.label, read_ktable(args.repo),
                                                   main07[1] if main07 else None)
                      if ch07.sweeps else None),

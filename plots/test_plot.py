@@ -13,7 +13,8 @@
    blocks are left alone; a C++ `nan` in sweep.json is read (and never wins); a truncated one is
    an error; ch06/ fixture data alone is also refused in the repository. Chapter 7: its
    measured table (against cuBLASLt block-scaled, with GB/s), and from the fixture's ch07/
-   subfolder the peers table with its geomean lines, the accuracy, quantiser and sweep tables
+   subfolder the peers table with its geomean lines, the accuracy, quantiser, quantiser-variant
+   (quantize_bench*.json's "<op>_vN_<name>" entries side by side, per file) and sweep tables
    (the sweep against a kTable in a fake bs_gemm.cpp), ch07_peers.png and ch07_accuracy.png;
    chapter 7 stays out of the top-level ladder (LADDER_LAST_CHAPTER); without ch07/ files its
    blocks are left alone; ch07/ fixture data alone is refused in the repository. Chapter 9:
@@ -203,6 +204,10 @@ Quantisers text.
 <!-- quantizers:begin -->
 (quantizers to be generated)
 <!-- quantizers:end -->
+
+<!-- quantizer-variants:begin -->
+(quantizer variants to be generated)
+<!-- quantizer-variants:end -->
 
 Sweep text.
 
@@ -509,12 +514,13 @@ def check_ch07(ch07: str, main: dict[tuple[str, str], dict]) -> None:
     """Chapter 7's README: measured (block-scaled peer, GB/s), peers, accuracy, quantisers and
     sweep tables, computed here from the fixture files."""
     for t in ("(to be generated)", "(peers to be generated)", "(accuracy to be generated)",
-              "(quantizers to be generated)", "(sweep to be generated)"):
+              "(quantizers to be generated)", "(quantizer variants to be generated)",
+              "(sweep to be generated)"):
         check(t not in ch07, f"chapter 7 README: {t!r} replaced")
     check(all(t in ch07 for t in ("Peers text.", "Accuracy text.", "Quantisers text.",
                                   "Sweep text.", "Text after.")),
           "chapter 7 README: text between the blocks kept")
-    for mk in ("measured", "peers", "accuracy", "quantizers", "sweep"):
+    for mk in ("measured", "peers", "accuracy", "quantizers", "quantizer-variants", "sweep"):
         check(ch07.count(f"<!-- {mk}:begin -->") == 1 and ch07.count(f"<!-- {mk}:end -->") == 1,
               f"chapter 7 README: the {mk} markers are kept, once each")
 
@@ -622,8 +628,12 @@ def check_ch07(ch07: str, main: dict[tuple[str, str], dict]) -> None:
     # and the 85% target.
     q = {tuple(b["name"].split("/")[:2]): b
          for b in load_json(os.path.join(FIXTURE_CH07, "quantize_bench.json"))["benchmarks"]}
+    quant_block = ch07.split("<!-- quantizers:begin -->")[-1].split("<!-- quantizers:end -->")[0]
+    variant_re = re.compile(r"^(.+)_(v\d+_[A-Za-z0-9]+)$")
+    check("v9_fixture" not in quant_block,
+          "quantiser table: kernel-variant entries (<op>_vN_name) are left to the variants table")
     for (impl, sh), b in q.items():
-        if impl.startswith("copy"):
+        if impl.startswith("copy") or variant_re.match(impl):
             continue
         c = q[("copy_d2d_as_" + impl, sh)]["GB/s"]
         p_ = b.get("pct_of_copy", 100.0 * b["GB/s"] / c)
@@ -632,6 +642,48 @@ def check_ch07(ch07: str, main: dict[tuple[str, str], dict]) -> None:
         check(line in ch07, f"quantiser row {line}")
     check("| `quantize_1x128_dual` | 8192×7168 | 3400 | 4000 | 85.0% | met |" in ch07,
           "quantiser without pct_of_copy: computed from GB/s, 85.0% meets the target")
+
+    # Quantiser variants: per file with "<op>_<variant>" entries (quantize_bench.json first, then
+    # the quantize_bench_*.json files by name), one table: per (op, shape) each variant's GB/s and
+    # % of copy (the counter, or computed from its own copy), — where a variant has no entry, and
+    # the variants that meet 85%.
+    var_block = (ch07.split("<!-- quantizer-variants:begin -->")[-1]
+                 .split("<!-- quantizer-variants:end -->")[0])
+    var_files = ["quantize_bench.json"] + sorted(
+        n for n in os.listdir(FIXTURE_CH07) if re.match(r"^quantize_bench_.+\.json$", n))
+    check(len(var_files) == 2, "fixture: quantize_bench.json and one quantize_bench_*.json")
+    pos = []
+    for fname in var_files:
+        bs = {tuple(b["name"].split("/")[:2]): b
+              for b in load_json(os.path.join(FIXTURE_CH07, fname))["benchmarks"]}
+        cells: dict[tuple[str, str], dict[str, str]] = {}
+        variants: list[str] = []
+        for (impl, sh), b in bs.items():
+            m = variant_re.match(impl)
+            if impl.startswith("copy") or not m:
+                continue
+            c = bs[("copy_d2d_as_" + impl, sh)]["GB/s"]
+            p_ = b.get("pct_of_copy", 100.0 * b["GB/s"] / c)
+            if m.group(2) not in variants:
+                variants.append(m.group(2))
+            cells.setdefault((m.group(1), sh), {})[m.group(2)] = (b["GB/s"], p_)
+        head = "| quantiser | shape | " + " | ".join(
+            f"{v} GB/s | {v} % of copy" for v in variants) + " | >= 85% of copy |"
+        check(head in var_block, f"variants table header {head}")
+        for (op, sh), per in cells.items():
+            parts = [f"`{op}`", sh.replace("x", "×")]
+            for v in variants:
+                parts += ([f"{per[v][0]:.0f}", f"{per[v][1]:.1f}%"] if v in per else ["—", "—"])
+            met = [v for v in variants if v in per and per[v][1] >= 85]
+            line = "| " + " | ".join(parts + [", ".join(met) if met else "none"]) + " |"
+            check(line in var_block, f"variants row {line}")
+        check(f"ch07/{fname}`" in var_block, f"variants table names its file {fname}")
+        pos.append(var_block.find(f"ch07/{fname}`"))
+    check(pos == sorted(pos), "variants tables: quantize_bench.json first, then the others by name")
+    check("| `quantize_1x128` | 4096×16384 | 3100 | 78.5% | 3400 | 85.0% | v2_lean |" in var_block,
+          "variants row literal: pct computed from the copy (78.5%), exactly 85.0% meets")
+    check("| `quantize_tokens_transposed_1x128` | 65536×7168 | — | — | 3150 | 75.0% | none |"
+          in var_block, "variants row literal: a variant without an entry is —, none meet")
 
     # Sweep: per shape the three fastest ch07: kernels with % of cuBLASLt, and kTable's kernel.
     sw = [b for b in load_json(os.path.join(FIXTURE_CH07, "sweep_large.json"))["benchmarks"]]
