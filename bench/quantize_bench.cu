@@ -54,11 +54,12 @@
 // Measured (H200, 3e2acd2, plots/data/h200/ch07/quantize_bench_1x128_3e2acd2.json): v2_lean
 // 92.7-93.4 (k-major 86.8, pow2 93.6), dual 85.4-85.5, tokens 73.1-74.7; v1_first 75.2-80.3,
 // dual 47.8-49.5, tokens 61.9-64.1. v2_lean is now what the public functions run.
-// v3_shared (2026-11-30, before any run): v2 with each pair of groups' scales computed once and
-// shared by shuffles (~40 fewer instructions per thread and tile in the dual), and for the token
-// kernel 4 CTAs per SM instead of 3 (64 registers, no spill). Predicted % of the copy:
-// quantize_1x128_v3_shared 92.5-94 (as v2: memory-bound already), dual 85.5-88, tokens 78-86.
-// `quantize_bench --benchmark_filter='v2_lean|v3_shared'` times the two side by side.
+// v3_shared and v4_occ4 (2026-11-30, before any run): v3 is v2 with each pair of groups' scales
+// computed once and shared by shuffles (~40 fewer instructions per thread and tile in the dual);
+// v4 is v3 with the dual and the token kernel at 4 CTAs per SM instead of 3 (64 registers, no
+// spill; the single kernel's v4 is its v3). Predicted % of the copy: quantize_1x128 v3 / v4
+// 92.5-94 (as v2: memory-bound already); dual v3 85.5-88, v4 87-92; tokens v3 74-77, v4 78-86.
+// `quantize_bench --benchmark_filter='v2_lean|v3_shared|v4_occ4'` times them side by side.
 // `quantize_bench --benchmark_filter='1x128'` runs every 1 x 128 entry (public and variants).
 // Output: quantize_bench.json (or --benchmark_out=...), Google Benchmark JSON with the harness's
 // context (GPU, clocks, driver, commit); counters GB/s, median_us and pct_of_copy.
@@ -334,8 +335,8 @@ int main(int argc, char** argv) {
       items.push_back({op, 4096, 16384, v});
     }
   // Every 1 x 128 kernel variant side by side (tuning_1x128: v1_first the first kernels, v2_lean
-  // the lean rewrite the public entries above run, v3_shared v2 with shared scales), the layouts
-  // and the pow2 option at one shape.
+  // the lean rewrite the public entries above run, v3_shared v2 with shared scales, v4_occ4 v3 at
+  // 4 CTAs per SM), the layouts and the pow2 option at one shape.
   for (int v = 0; v < tuning_1x128::kVariants; ++v) {
     for (const Op op : {Op::q1x128, Op::dual}) {
       items.push_back({op, 8192, 7168, v});

@@ -214,14 +214,15 @@ namespace tuning_1x128 {
 /// arguments, checks, contract and bytes as the public functions; common/src/quantize_gpu.cu and
 /// quantize_grouped_gpu.cu describe each. variant in [0, kVariants): 0 "v1_first" (the first
 /// kernels), 1 "v2_lean" (what the public functions run: default_variant), 2 "v3_shared" (v2 with
-/// each group's scale computed once and shared by shuffles; not yet measured). max_ctas > 0 caps
-/// the grid of a kernel that strides over its work (tests use it to make every CTA walk several
-/// tiles), 0 keeps the kernel's own grid.
-inline constexpr int kVariants = 3;
+/// each group's scale computed once and shared by shuffles), 3 "v4_occ4" (v3 with the dual and the
+/// token kernel at 4 CTAs per SM; the single kernel's v4 is its v3); v3 and v4 not yet measured.
+/// max_ctas > 0 caps the grid of a kernel that strides over its work (tests use it to make every
+/// CTA walk several tiles), 0 keeps the kernel's own grid.
+inline constexpr int kVariants = 4;
 enum class Kind { single, dual, tokens };
 /// The variant the public function of `kind` runs.
 int default_variant(Kind kind);
-/// A short name ("v1_first", "v2_lean", "v3_shared") of variant v.
+/// A short name ("v1_first", "v2_lean", "v3_shared", "v4_occ4") of variant v.
 const char* variant_name(int v);
 void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
                     std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ptxas's verdict on the lean quantiser kernels (tuning_1x128 "v2_lean" and "v3_shared" in
+"""ptxas's verdict on the lean quantiser kernels (tuning_1x128 "v2_lean" and later in
 common/src/quantize_gpu.cu and quantize_grouped_gpu.cu): compiled with -Xptxas -v, every kernel
 whose name contains `lean` must have no stack frame and no spill (a spill in these memory-bound
 kernels costs bandwidth silently; a small change to the arithmetic made the token kernel spill

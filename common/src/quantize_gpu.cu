@@ -369,6 +369,15 @@ __global__ void __launch_bounds__(kThreadsDual, 3)
 // ~900 instructions per thread and tile (row pass once, column pass twice). Same values by
 // construction (lean_scale is a function of the amax bits, which all lanes of the group hold).
 // Same registers (single 64, dual 80), no spill, same CTAs per SM.
+// v4_occ4 (tuning_1x128 variant 3, Version 4; not yet measured): the dual at 4 CTAs per SM
+// instead of 3, i.e. 128 KB of loads in flight per SM instead of 96 KB (each CTA loads its tile and
+// then computes, so more CTAs is what keeps more bytes in flight; the single kernel runs 4 and
+// reaches 93 % of the copy, the dual at 3 85 %). 4 CTAs need 64 registers: v3's dual spilled
+// there (56-80 bytes) because the row pass holds the whole tile (32 registers) while it converts;
+// v4 takes both row amaxes, parks the tile in shared memory at once (v dead), and reads each
+// slot's 4 chunks back (lds128: own bytes, no barrier) to convert them: 64 registers, no spill,
+// for 8 more LDS.128 per thread and tile. The column pass is v3's. The single kernel's v4 is its
+// v3 (4 CTAs already).
 struct Lean1x128Args {
   const std::uint16_t* x;
   std::int64_t M, K, ldx;
@@ -385,9 +394,15 @@ struct Lean1x128Args {
 
 constexpr int kThreadsLean = 256;
 
-template <bool Vec, bool Dual, bool VecT, bool Share>
-__global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
+/// CTAs per SM of the lean kernels (their __launch_bounds__): single 4; dual 3 (80 registers),
+/// v4_occ4's dual 4 (64 registers, no spill: its row pass converts from shared memory).
+constexpr int lean_ctas(bool dual, int version) { return !dual || version >= 4 ? 4 : 3; }
+
+/// Version: 2 (v2_lean), 3 (v3_shared: Share), 4 (v4_occ4, dual only: FromSmem, 4 CTAs per SM).
+template <bool Vec, bool Dual, bool VecT, int Version>
+__global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
     quantize_1x128_lean_kernel(const Lean1x128Args a) {
+  constexpr bool Share = Version >= 3, FromSmem = Dual && Version >= 4;
   __shared__ __align__(16) uint4 tile[Dual ? 128 * 16 : 1];
   const std::int64_t M = a.M, K = a.K, mt = ceil_div(M, 128), kt = ceil_div(K, 128);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, qd = lane >> 2, l4 = lane & 3;
@@ -420,15 +435,32 @@ __global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
         return max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
       };
       LeanScale shared[2];  // Share: both rows' scales, lanes l4 = 0, 2 the first, 1, 3 the second
-      if constexpr (Share)
+      if constexpr (FromSmem) {
+        // v4: both amax, then the tile goes to shared memory at once and v is dead; each slot is
+        // read back (own bytes: no barrier) to be converted, 16 registers at a time instead of 32.
+        const unsigned m0 = row_amax(0), m1 = row_amax(1);
+#pragma unroll
+        for (int sl = 0; sl < 2; ++sl)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) tile[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
+        lean_scale_pair<4>(m0, m1, a.pow2, shared[0], shared[1]);
+      } else if constexpr (Share) {
         lean_scale_pair<4>(row_amax(0), row_amax(1), a.pow2, shared[0], shared[1]);
+      }
 #pragma unroll
       for (int sl = 0; sl < 2; ++sl) {
         const LeanScale g = Share ? shared[sl] : lean_scale(row_amax(sl), a.pow2);
         const std::int64_t r = r_first + 8 * sl;
         if (r0 + 8 * sl < rows) {
           uint2 codes[4];
-          lean_quant_chunks<4>(v[sl], g, codes);
+          if constexpr (FromSmem) {
+            uint4 vs[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) vs[j] = lds128(&tile[swz1(r0 + 8 * sl, 4 * j + l4)]);
+            lean_quant_chunks<4>(vs, g, codes);
+          } else {
+            lean_quant_chunks<4>(v[sl], g, codes);
+          }
           std::uint8_t* qr = a.q + r * a.ldq;
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
@@ -442,7 +474,7 @@ __global__ void __launch_bounds__(kThreadsLean, Dual ? 3 : 4)
           if (l4 == 0) a.scales[a.layout.offset(r, tk)] = g.scale;
           if (pads) zero_group_padding(a.scales, a.layout, M, kt, r, tk, l4, 4);
         }
-        if constexpr (Dual) {
+        if constexpr (Dual && !FromSmem) {
 #pragma unroll
           for (int j = 0; j < 4; ++j) tile[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
         }
@@ -492,12 +524,12 @@ void require_variant_1x128(const char* who, int variant, int max_ctas) {
   if (max_ctas < 0) fail(who, "max_ctas = " + std::to_string(max_ctas) + " must be >= 0");
 }
 
-/// v2_lean: one CTA per 128 x 128 tile, (tile columns, tile rows), at most 65535 tile rows and at
-/// most max_ctas CTAs in all when max_ctas > 0 (the kernel strides over the rest).
-template <bool Vec, bool Dual, bool VecT, bool Share>
+/// v2_lean and later: one CTA per 128 x 128 tile, (tile columns, tile rows), at most 65535 tile
+/// rows and at most max_ctas CTAs in all when max_ctas > 0 (the kernel strides over the rest).
+template <bool Vec, bool Dual, bool VecT, int Version>
 void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas,
                         cudaStream_t stream) {
-  const auto kernel = &quantize_1x128_lean_kernel<Vec, Dual, VecT, Share>;
+  const auto kernel = &quantize_1x128_lean_kernel<Vec, Dual, VecT, Version>;
   prepare(reinterpret_cast<const void*>(kernel), "quantize_1x128_lean_kernel", who);
   const std::int64_t cap = max_ctas > 0 ? max_ctas : std::int64_t(1) << 62;
   const std::int64_t gx = std::min({ceil_div(a.K, 128), cap, std::int64_t(0x7FFFFFFF)});
@@ -507,14 +539,15 @@ void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas,
   check_launch(who);
 }
 
-/// variant 1 (v2_lean) or 2 (v3_shared: the scales shared by shuffles).
+/// variant 1 (v2_lean), 2 (v3_shared: the scales shared by shuffles) or 3 (v4_occ4: the dual at 4
+/// CTAs per SM; the single kernel runs 4 already, so its v4 is its v3).
 template <bool Vec, bool Dual, bool VecT>
 void launch_lean(int variant, const char* who, const Lean1x128Args& a, int max_ctas,
                  cudaStream_t stream) {
-  if (variant == 2)
-    launch_lean_kernel<Vec, Dual, VecT, true>(who, a, max_ctas, stream);
-  else
-    launch_lean_kernel<Vec, Dual, VecT, false>(who, a, max_ctas, stream);
+  if (variant == 1) return launch_lean_kernel<Vec, Dual, VecT, 2>(who, a, max_ctas, stream);
+  if constexpr (Dual)
+    if (variant == 3) return launch_lean_kernel<Vec, Dual, VecT, 4>(who, a, max_ctas, stream);
+  launch_lean_kernel<Vec, Dual, VecT, 3>(who, a, max_ctas, stream);
 }
 
 }  // namespace
@@ -526,7 +559,7 @@ namespace tuning_1x128 {
 int default_variant(Kind) { return 1; }
 
 const char* variant_name(int v) {
-  return v == 0 ? "v1_first" : v == 1 ? "v2_lean" : v == 2 ? "v3_shared" : "?";
+  return v == 0 ? "v1_first" : v == 1 ? "v2_lean" : v == 2 ? "v3_shared" : v == 3 ? "v4_occ4" : "?";
 }
 
 void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,

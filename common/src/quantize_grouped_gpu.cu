@@ -203,11 +203,11 @@ __global__ void __launch_bounds__(kThreadsTokens, 2)
   }
 }
 
-/// CTAs per SM of the lean token kernel (its __launch_bounds__): v2_lean 3 (80 registers);
-/// v3_shared 4 where x takes 16-byte loads (64 registers, no spill: the shared scales free the
-/// registers that made v2 spill at 64), 3 on the scalar path (which spills at 64).
-template <bool VecX, bool Share>
-constexpr int kTokensLeanCtas = (Share && VecX) ? 4 : 3;
+/// CTAs per SM of the lean token kernel (its __launch_bounds__) of Version 2 (v2_lean), 3
+/// (v3_shared) or 4 (v4_occ4): 3 (80 registers), except v4 where x takes 16-byte loads: 4 (64
+/// registers, no spill: the shared scales free the registers that made v2 spill at 64; the scalar
+/// path spills at 64 and stays at 3).
+constexpr int tokens_lean_ctas(bool vec_x, int version) { return version >= 4 && vec_x ? 4 : 3; }
 
 // tuning_1x128 variant 1 ("v2_lean"): the lean dual's structure (quantize_gpu.cu) on v1's walk.
 // Persistent CTAs as above (the offsets are scanned once per CTA), but each tile is loaded, parked
@@ -217,22 +217,25 @@ constexpr int kTokensLeanCtas = (Share && VecX) ? 4 : 3;
 // so 80 registers without spills and 3 CTAs per SM (v1: 128 registers, 2 CTAs). The MX
 // quantisers' dual measured this way round: load-then-convert with 3 CTAs per SM (87-90 % of the
 // copy) beat cp.async pipelines with 2-3 tiles in flight (81-84 %).
-// tuning_1x128 variant 2 ("v3_shared", Share = true; not yet measured): v2 with the column pass's
+// tuning_1x128 variant 2 ("v3_shared", Version 3; not yet measured): v2 with the column pass's
 // scales computed once per column pair and shared by shuffles (lean_columns<..., Share>, as the
-// dual's v3), which frees the registers that made v2 spill at 64: 4 CTAs per SM (64 registers, no
-// spill) on the 16-byte-load path, 128 KB of loads in flight per SM instead of 96 KB. Why that
-// should matter: v2 measured 73-75 % of the copy while the lean 1 x 128 kernel, the same
-// load-at-once structure with 4 CTAs per SM, reached 93 %; from the measured rate a v2 CTA takes
-// ~6 us per tile (H200, 3e2acd2) for ~1 us of issue at most, so (an estimate, not profiled) it
-// mostly waits for its own 32 KB of loads, and more CTAs per SM put more bytes in flight.
-template <bool VecX, bool VecT, bool Share>
-__global__ void __launch_bounds__(kThreadsTokens, kTokensLeanCtas<VecX, Share>)
+// dual's v3), 3 CTAs per SM as v2.
+// tuning_1x128 variant 3 ("v4_occ4", Version 4; not yet measured): v3 at 4 CTAs per SM on the
+// 16-byte-load path (64 registers, no spill: the shared scales free the registers that made v2
+// spill at 64), 128 KB of loads in flight per SM instead of 96 KB. Why that should matter: v2
+// measured 73-75 % of the copy while the lean 1 x 128 kernel, the same load-at-once structure with
+// 4 CTAs per SM, reached 93 %; from the measured rate a v2 CTA takes ~6 us per tile (H200,
+// 3e2acd2) for ~1 us of issue at most, so (an estimate, not profiled) it mostly waits for its own
+// 32 KB of loads, and more CTAs per SM put more bytes in flight.
+template <bool VecX, bool VecT, int Version>
+__global__ void __launch_bounds__(kThreadsTokens, tokens_lean_ctas(VecX, Version))
     quantize_tokens_lean_kernel(const std::uint16_t* __restrict__ x, std::int64_t T, std::int64_t C,
                                 std::int64_t ldx, const int* __restrict__ offsets, int G,
                                 std::uint8_t* __restrict__ q_t, std::int64_t ldq_t,
                                 std::int64_t capacity, float* __restrict__ scales_t,
                                 GroupScaleLayout layout_t, int* __restrict__ padded_offsets,
                                 bool pow2) {
+  constexpr bool Share = Version >= 3;
   __shared__ __align__(16) uint4 tile[128 * 16];  // 128 tokens x 128 channels, swz1
   __shared__ long long warp_total[kThreadsTokens / 32];
   extern __shared__ int group_smem[];  // O[G + 1], then P[G + 1]
@@ -291,17 +294,18 @@ void quantize_tokens_transposed_1x128(int variant, int max_ctas, const std::uint
   const bool vx = aligned(x, 16) && ldx % 8 == 0;
   const bool vt = aligned(q_t, 16) && ldq_t % 16 == 0;
   using Kernel = decltype(&quantize_tokens_kernel<true, true>);
-  const auto lean = [&](auto share) -> Kernel {  // v2_lean (share false) or v3_shared
-    constexpr bool S = decltype(share)::value;
-    return vx ? (vt ? &quantize_tokens_lean_kernel<true, true, S>
-                    : &quantize_tokens_lean_kernel<true, false, S>)
-              : (vt ? &quantize_tokens_lean_kernel<false, true, S>
-                    : &quantize_tokens_lean_kernel<false, false, S>);
+  const auto lean = [&](auto version) -> Kernel {  // variant 1, 2, 3: Version 2, 3, 4
+    constexpr int V = decltype(version)::value;
+    return vx ? (vt ? &quantize_tokens_lean_kernel<true, true, V>
+                    : &quantize_tokens_lean_kernel<true, false, V>)
+              : (vt ? &quantize_tokens_lean_kernel<false, true, V>
+                    : &quantize_tokens_lean_kernel<false, false, V>);
   };
   const Kernel kernel =
-      variant == 2 ? lean(std::true_type{})
+      variant == 3   ? lean(std::integral_constant<int, 4>{})
+      : variant == 2 ? lean(std::integral_constant<int, 3>{})
       : variant == 1
-          ? lean(std::false_type{})
+          ? lean(std::integral_constant<int, 2>{})
           : (vx ? (vt ? &quantize_tokens_kernel<true, true> : &quantize_tokens_kernel<true, false>)
                 : (vt ? &quantize_tokens_kernel<false, true>
                       : &quantize_tokens_kernel<false, false>));

@@ -422,6 +422,18 @@ __device__ __forceinline__ void lean_scale_pair(unsigned ma, unsigned mb, bool p
                       __shfl_sync(0xFFFFFFFFu, mine.y, 1, Width));
 }
 
+/// A 16-byte shared-memory load the compiler cannot replace by the registers just stored there
+/// (v4_occ4 reads its own bytes back to free those registers in between); the memory clobber keeps
+/// the stores before it.
+__device__ __forceinline__ uint4 lds128(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p)))
+               : "memory");
+  return v;
+}
+
 /// The codes of the bf16 pair in word w (element 0 in the low byte).
 template <bool Tiny>
 __device__ __forceinline__ unsigned lean_codes2(unsigned w, float s, float y) {
