@@ -68,6 +68,15 @@ against ch07_loop, one chapter-7 call per expert, from ch08_grouped_moe.json):
                      <!-- peers:begin --> / <!-- peers:end -->, case by case with issue 10's
                      target ratios
 
+and, from <data>/engine_loops/ (Google Benchmark JSON of chapter 6's and 7's executables timing
+the promoted main loop's versions side by side, one file per run, "chNN_*.json"):
+
+  chNN_*.json        -> in chapter NN's README (6 and 7) the tables between <!-- loops:begin -->
+                     / <!-- loops:end -->: per file a row per (tile, loop version), TFLOPS per
+                     shape, the geomean over the shapes against the same tile's first loop and
+                     against the same run's cuBLASLt; kernel names read as of the file's commit
+                     (LOOPS_LEAN_DEFAULT_COMMITS: before f4a8670 no suffix = the lean loop)
+
 Chapters after LADDER_LAST_CHAPTER get their own README blocks but stay out of the top-level
 ladder (README.md's results table, ladder.png, sizes.png).
 
@@ -1637,6 +1646,240 @@ def ch07_sweep_table(sweeps: list[BenchFile], data_label: str,
 
 
 # ------------------------------------------------------------------------------------------------
+# The promoted loop's versions side by side (<data>/engine_loops/): chapters 6 and 7
+
+
+MARK_LOOPS = ("<!-- loops:begin -->", "<!-- loops:end -->")
+LOOPS_DIR = "engine_loops"
+# The commit that made each math policy's fastest loop its default (two-deep where it fits, else
+# the first loop for per-tensor scaling and the lean loop for block scaling): kernels named
+# before it and after it mean different loops. Binaries of these commits, the last before it,
+# name the lean one-buffer loop without a suffix; any other commit is read with the new names.
+LOOPS_DEFAULTS_COMMIT = "f4a8670"
+LOOPS_LEAN_DEFAULT_COMMITS = ("61b9328", "3e2acd2")
+# Loop version -> label, in the order of a tile's rows.
+LOOP_LABELS = {
+    "first": "first",
+    "lean": "lean",
+    "lean2": "lean, unrolled 2x",
+    "lean4": "lean, unrolled 4x",
+    "two-deep": "two-deep",
+    "default": "the commit's default",
+    "fast": "fast accumulation (no promotion)",
+}
+_LOOP_SUFFIX_RE = re.compile(r"^(?P<tile>.+?)(?:_(?P<suffix>loop\d+|2deep))?$")
+LOOPS_PEERS = {  # chapter -> (peer of its promoted kernels, peer of its fast kernels)
+    CH06_CHAPTER: (PROMOTED, PER_TENSOR),
+    CH07_CHAPTER: (CH07_PEER, CH07_PEER),
+}
+
+
+def load_loops(data_dir: str) -> list[BenchFile]:
+    """<data>/engine_loops/*.json (Google Benchmark JSON of chapter 6's and 7's executables),
+    oldest run first (the context's date, then the name)."""
+    d = os.path.join(data_dir, LOOPS_DIR)
+    if not os.path.isdir(d):
+        return []
+    files = [load_file(os.path.join(d, n)) for n in sorted(os.listdir(d)) if n.endswith(".json")]
+    return sorted(files, key=lambda f: (ctx_str(f.context, "date") or "", f.name))
+
+
+def loops_chapter(bf: BenchFile) -> int | None:
+    """The chapter whose executable wrote the file: its name's chNN_ prefix."""
+    m = re.match(r"^ch(\d{2})_", bf.name)
+    return int(m.group(1)) if m else None
+
+
+def loops_lean_default(bf: BenchFile) -> bool:
+    """The file's kernels are named as before LOOPS_DEFAULTS_COMMIT (no suffix = lean)."""
+    c = ctx_str(bf.context, "git_commit") or ""
+    return any(c.startswith(p) for p in LOOPS_LEAN_DEFAULT_COMMITS)
+
+
+def loop_of(impl: str, lean_default: bool) -> tuple[str, str] | None:
+    """'ch07:192x128_s4_c2x1_promoted_tma_b2_loop0' -> ('192x128_s4_c2x1_promoted_tma_b2',
+    'first'): the kernel's tile (a fast kernel's is its promoted sibling's name) and its loop;
+    None for what is not a chapter kernel (cuBLASLt, device_copy, ...)."""
+    name = impl.split(":", 1)[1] if ":" in impl else impl
+    if not re.match(r"^\d+x\d+_s\d+_c\d+x\d+_(fast|promoted)_", name):
+        return None
+    if "_fast_" in name:
+        return name.replace("_fast_", "_promoted_", 1), "fast"
+    m = _LOOP_SUFFIX_RE.match(name)
+    tile, suffix = m.group("tile"), m.group("suffix")
+    loop = {None: "lean" if lean_default else "default", "loop0": "first", "loop1": "lean",
+            "loop2": "lean2", "loop4": "lean4", "2deep": "two-deep"}.get(suffix)
+    if loop is None:
+        warn(f"unknown promoted-loop suffix _{suffix} in {impl}: shown as it is")
+        loop = suffix
+    return tile, loop
+
+
+@dataclass
+class LoopRow:
+    impl: str  # the benchmark's implementation name, as in the file
+    tile: str
+    loop: str
+    tflops: dict[str, float]  # shape -> TFLOPS
+    base: "LoopRow | None" = None  # what "vs first" divides by (None: no such row in the file)
+    peer: str | None = None  # the cuBLASLt entry it is compared with
+
+    def vs(self, other: dict[str, float]) -> tuple[float | None, int]:
+        """Geomean of TFLOPS / other's over the shapes both have, and how many shapes."""
+        xs = [self.tflops[s] / other[s] for s in self.tflops if s in other and other[s] > 0]
+        return geomean(xs), len(xs)
+
+
+def loop_rows(bf: BenchFile) -> list[LoopRow]:
+    """A row per (tile, loop) the file measured, tiles in file order, a tile's loops in
+    LOOP_LABELS' order, each with the row it is compared with: the same tile's first loop; for
+    two-deep rows without one, the same tile's lean loop; fast rows against their promoted
+    sibling's first loop."""
+    ch = loops_chapter(bf)
+    lean_default = loops_lean_default(bf)
+    promoted_peer, fast_peer = LOOPS_PEERS.get(ch, (PROMOTED, PER_TENSOR))
+    rows: dict[tuple[str, str], LoopRow] = {}
+    for r in bf.rows:
+        tl = loop_of(r.impl, lean_default)
+        if tl is None:
+            continue
+        row = rows.setdefault(tl, LoopRow(r.impl, tl[0], tl[1], {}))
+        row.tflops[r.shape] = r.tflops
+    order = list(LOOP_LABELS)
+    tiles = uniq(t for t, _ in rows)
+    out = sorted(rows.values(), key=lambda x: (tiles.index(x.tile),
+                                               order.index(x.loop) if x.loop in order else 99))
+    for x in out:
+        x.base = rows.get((x.tile, "first"))
+        if x.base is None and x.loop == "two-deep":
+            x.base = rows.get((x.tile, "lean"))
+        x.peer = fast_peer if x.loop == "fast" else promoted_peer
+    return out
+
+
+def _loop_shape_groups(rows: list[LoopRow], bf: BenchFile) -> list[tuple[list[str], list[LoopRow]]]:
+    """The file's shapes, in file order, and its rows, split where tiles were measured on
+    different shapes (chapter 7's small-M run: each tile on its own shapes) so that no table is
+    mostly empty: one group per set of shapes, tiles in file order."""
+    shapes = uniq(r.shape for r in bf.rows)
+    by_tile: dict[str, set[str]] = {}
+    for x in rows:
+        by_tile.setdefault(x.tile, set()).update(x.tflops)
+    groups: list[tuple[list[str], list[LoopRow]]] = []
+    keys: list[frozenset] = []
+    for x in rows:
+        k = frozenset(by_tile[x.tile])
+        if k not in keys:
+            keys.append(k)
+            groups.append(([s for s in shapes if s in k], []))
+        groups[keys.index(k)][1].append(x)
+    return groups
+
+
+def loops_file_table(bf: BenchFile, data_label: str) -> str | None:
+    """One file's table(s) (one per set of shapes, see _loop_shape_groups) and its caption: the
+    file, the commit its kernels are named at, the timing, the GPU."""
+    rows = loop_rows(bf)
+    if not rows:
+        return None
+    ch = loops_chapter(bf)
+    promoted_peer, fast_peer = LOOPS_PEERS.get(ch, (PROMOTED, PER_TENSOR))
+    peers = [p for p in uniq([promoted_peer, fast_peer])
+             if any(x.peer == p for x in rows) and any(r.impl == p for r in bf.rows)]
+    peer_tf = {p: {r.shape: r.tflops for r in bf.rows if r.impl == p} for p in peers}
+    commit = short_commit(ctx_str(bf.context, "git_commit"))[:7]
+    two_deep_vs_lean = any(x.loop == "two-deep" and x.base is not None and x.base.loop == "lean"
+                           for x in rows)
+    vs_first_head = "vs first" + (" (two-deep: vs lean)" if two_deep_vs_lean else "")
+    out = []
+    for shapes, grp in _loop_shape_groups(rows, bf):
+        head = ([f"kernel (named as at `{commit}`)", "loop"]
+                + [shape_label(s).replace("x", "×") for s in shapes]
+                + [vs_first_head, "vs cuBLASLt"])
+        out += ["| " + " | ".join(head) + " |",
+                "|" + "|".join(["---", "---"] + ["---:"] * (len(head) - 2)) + "|"]
+        for x in grp:
+            if x.base is None:
+                vf = "—"
+            else:
+                g, _ = x.vs(x.base.tflops)
+                vf = fmt_x(g) + (" (vs lean)" if x.base.loop == "lean" and x.loop != "lean" else "")
+            g, _ = x.vs(peer_tf.get(x.peer, {}))
+            vc = fmt_x(g) + (" (vs fast accum.)" if g is not None and x.peer != promoted_peer
+                             else "")
+            name = x.impl.split(":", 1)[1] if ":" in x.impl else x.impl
+            out.append("| " + " | ".join(
+                [f"`{name}`", LOOP_LABELS.get(x.loop, x.loop)]
+                + [fmt_tf(x.tflops.get(s)) for s in shapes] + [vf, vc]) + " |")
+        for p in peers:
+            out.append("| " + " | ".join(
+                [PEER_NAMES.get(p, p), "—"] + [fmt_tf(peer_tf[p].get(s)) for s in shapes]
+                + ["—", "—"]) + " |")
+        out.append("")
+    timing = []
+    if ctx_str(bf.context, "l2_flush") == "1":
+        timing.append("L2 flushed before each launch")
+    delay = _num(ctx_str(bf.context, "gpu_delay_us"))
+    timing.append(f"a {delay:g} µs GPU-side delay before each timed launch" if delay
+                  else "no GPU-side delay")
+    prefixes = uniq(x.impl.split(":", 1)[0] + ":" for x in rows if ":" in x.impl)
+    names = "kernel names as at that commit" + (
+        f", the file's {', '.join(f'`{p}`' for p in prefixes)} prefix left out" if prefixes else "")
+    out.append(f"`{data_label}/{LOOPS_DIR}/{bf.name}`: one run, binaries of commit `{commit}` "
+               f"({names}), {', '.join(timing)}; vs cuBLASLt: against "
+               + " / ".join(PEER_NAMES.get(p, p) for p in peers or [promoted_peer])
+               + (" (the fast rows against fast accumulation)" if len(peers) > 1 else "")
+               + f" in this run. Measured on {describe_env([bf])}.")
+    return "\n".join(out)
+
+
+def loops_note(files: list[BenchFile]) -> str:
+    """The block's closing note: what the names meant at the files' commits, the ratios."""
+    old = uniq(short_commit(ctx_str(f.context, "git_commit"))[:7] for f in files
+               if loops_lean_default(f))
+    new = uniq(short_commit(ctx_str(f.context, "git_commit"))[:7] for f in files
+               if not loops_lean_default(f))
+    parts = []
+    if old:
+        parts.append(f"Kernel names at {' and '.join(f'`{c}`' for c in old)}: "
+                     "`<BM>x<BN>_s<stages>_c<CM>x<CN>_<mode>_tma_b<buffers>` with no suffix = the "
+                     "lean one-buffer loop (\"lean\"), `_loop0` = the first loop (\"first\"), "
+                     "`_loop2` / `_loop4` = the lean loop unrolled 2 / 4 times, `_2deep` = the "
+                     "two-deep loop (\"two-deep\").")
+    parts.append(f"{'Since' if old else 'From'} `{LOOPS_DEFAULTS_COMMIT}` on"
+                 + (f" ({', '.join(f'`{c}`' for c in new)} here)" if new else "")
+                 + ": no suffix = each policy's default (two-deep where two partial sums fit, "
+                 "else the first loop for per-tensor scaling and the lean loop for block scaling), "
+                 "the others named `_loop0` (first), `_loop1` (lean), `_loop2`, `_loop4` (lean "
+                 "unrolled) and `_2deep`.")
+    if any(x.loop == "fast" for f in files for x in loop_rows(f)):
+        parts.append("`_fast_` kernels: fast accumulation (no promotion), for reference; their "
+                     "\"vs first\" is against the same tile's promoted first loop, their \"vs "
+                     "cuBLASLt\" against cuBLASLt's fast accumulation.")
+    vs_lean = uniq(short_commit(ctx_str(f.context, "git_commit"))[:7] for f in files
+                   if any(x.base is not None and x.base.loop == "lean" and x.loop == "two-deep"
+                          for x in loop_rows(f)))
+    parts.append("TFLOPS = 2 M N K / median time. vs first: the geomean, over the shapes both "
+                 "were measured on, of TFLOPS / the same tile's first-loop TFLOPS in the same file "
+                 "(— where the file has no first loop for the tile)"
+                 + (f"; for two-deep rows whose tile has no first loop in the file (the "
+                    f"{' and '.join(f'`{c}`' for c in vs_lean)} runs): / the same tile's lean "
+                    f"loop instead, marked (vs lean)" if vs_lean else "")
+                 + ". vs cuBLASLt: the geomean of TFLOPS / the same file's cuBLASLt TFLOPS. "
+                 "Each file is one run: compare rows within a file, not across files.")
+    return " ".join(parts)
+
+
+def loops_table(files: list[BenchFile], chapter: int, data_label: str) -> str | None:
+    """The chapter's block: a table per engine_loops file of the chapter (per run), oldest first."""
+    mine = [f for f in files if loops_chapter(f) == chapter]
+    parts = [t for t in (loops_file_table(f, data_label) for f in mine) if t]
+    if not parts:
+        return None
+    return "\n\n".join(parts) + "\n\n" + loops_note(mine) + "\n\n" + GENERATED_NOTE
+
+
+# ------------------------------------------------------------------------------------------------
 # Plots
 
 
@@ -2305,13 +2548,15 @@ def main(argv: list[str] | None = None) -> int:
         ch07 = load_ch07(args.data, label)
         ch09 = load_ch09(args.data, label)
         ch08_peers = load_ch08(args.data)
+        loops = load_loops(args.data)
     except DataError as e:
         warn(str(e))
         return 2
-    if not files and ch06.empty() and ch07.empty() and ch09.empty():
+    if not files and ch06.empty() and ch07.empty() and ch09.empty() and not loops:
         print(f"no benchmark JSON in {args.data}: nothing to do")
         return 0
-    if is_fixture(files) or any("FIXTURE" in g for g in ch06.gpus() + ch07.gpus() + ch09.gpus()):
+    if (is_fixture(files) or is_fixture(loops)
+            or any("FIXTURE" in g for g in ch06.gpus() + ch07.gpus() + ch09.gpus())):
         real = {os.path.realpath(REPO_ROOT), os.path.realpath(os.path.join(REPO_ROOT, "plots"))}
         if not args.check and (os.path.realpath(args.repo) in real
                                or os.path.realpath(args.out) in real):
@@ -2374,6 +2619,7 @@ def main(argv: list[str] | None = None) -> int:
                     (MARK_ABLATION, ablation_table(ch06.ablation, ch06.label) if ch06.ablation else None),
                     (MARK_ACCURACY, accuracy_table(ch06.accuracy, ch06.label) if ch06.accuracy else None),
                     (MARK_SWEEP, sweep_table(ch06.sweep, ch06.label) if ch06.sweep else None),
+                    (MARK_LOOPS, loops_table(loops, CH06_CHAPTER, label)),
                 ]
             if int(m.group(1)) == CH08_CHAPTER:
                 blocks += [(MARK_PEERS, ch08_peers_table(ds, ch08_peers, label,
@@ -2400,6 +2646,7 @@ def main(argv: list[str] | None = None) -> int:
                     (MARK_SWEEP, ch07_sweep_table(ch07.sweeps, ch07.label, read_ktable(args.repo),
                                                   main07[1] if main07 else None)
                      if ch07.sweeps else None),
+                    (MARK_LOOPS, loops_table(loops, CH07_CHAPTER, label)),
                 ]
             update_markdown(w, readme, blocks)
 

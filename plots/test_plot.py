@@ -28,6 +28,12 @@
    decimals), issue 11's target (8192^3 and the geomean over the M = 4096 DeepSeek-V3 shapes, met
    or not) computed here from the JSON; on edited data a 0.69996x that must read 0.699x, not met,
    and a geomean over 5 of the 6 shapes that is met; ch09_hopper.png; the file alone is refused.
+   Chapters 6 and 7's loops blocks (<data>/engine_loops/, the promoted loop's versions side by
+   side): on synthetic files (built here, one named as at 61b9328, where no suffix = the lean loop,
+   one at a later commit, where no suffix = the default) each row's TFLOPS, "vs first" (two-deep
+   without a first loop: vs lean) and "vs cuBLASLt" geomeans computed here and by hand, a tile
+   measured on other shapes in a table of its own, device_copy left out, the fixture refused in
+   the repository; and on the committed engine_loops files the same rows computed here.
 2. When plots/data/h200/ holds any JSON, runs plot.py on it (temp out dir, temp copies of the
    READMEs) so the committed data always parses, and checks that it is not fixture data.
 
@@ -177,6 +183,12 @@ Sweep text.
 (sweep to be generated)
 <!-- sweep:end -->
 
+Loops text.
+
+<!-- loops:begin -->
+(loops to be generated)
+<!-- loops:end -->
+
 Text after.
 """
 CH06_README = os.path.join("chapters", "06_warp_specialization", "README.md")
@@ -214,6 +226,12 @@ Sweep text.
 <!-- sweep:begin -->
 (sweep to be generated)
 <!-- sweep:end -->
+
+Loops text.
+
+<!-- loops:begin -->
+(loops to be generated)
+<!-- loops:end -->
 
 Text after.
 """
@@ -410,6 +428,7 @@ def test_fixture(tmp: str) -> None:
     test_ch06_edges(tmp)
     test_ch07_edges(tmp)
     test_ch09_hopper_edges(tmp)
+    test_loops(tmp)
 
     # Fixture data must never land in the repository: plot.py refuses (checked with --no-png and
     # a temp --out so that even a broken guard could only touch README.md's marked blocks).
@@ -969,8 +988,10 @@ def test_ch06_edges(tmp: str) -> None:
     p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "ch06_out"), "--no-png")
     text = read(os.path.join(repo, CH06_README))
     check(p.returncode == 0 and "(to be generated)" not in text
-          and all(f"({b} to be generated)" in text for b in ("ablation", "accuracy", "sweep")),
-          "without ch06/ files: measured filled, ablation/accuracy/sweep blocks left alone")
+          and all(f"({b} to be generated)" in text
+                  for b in ("ablation", "accuracy", "sweep", "loops")),
+          "without ch06/ and engine_loops/ files: measured filled, ablation/accuracy/sweep/loops "
+          "blocks left alone")
 
     # A C++ stream writes NaN as nan: read, and such a result never wins.
     data = os.path.join(tmp, "ch06_nan")
@@ -1009,6 +1030,201 @@ def test_ch06_edges(tmp: str) -> None:
           "plot.py refuses to write ch06/ fixture data into the repository")
 
 
+# --- chapter 6's and 7's promoted-loop comparison (<data>/engine_loops/, the loops block) ---------
+
+LOOPS_OLD_COMMITS = ("61b9328", "3e2acd2")  # kernels named before f4a8670: no suffix = lean
+
+
+def loops_expected(doc: dict, chapter: int) -> list[str]:
+    """From one engine_loops JSON, without plot.py's code: the loops block's kernel rows."""
+    old = str(doc["context"].get("git_commit", "")).startswith(LOOPS_OLD_COMMITS)
+    tfl: dict[tuple[str, str], float] = {}
+    shapes: list[str] = []
+    for b in doc["benchmarks"]:
+        if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
+            continue
+        impl, shape = b["name"].split("/")[:2]
+        tfl[(impl, shape)] = b["TFLOPS"]  # one repetition per benchmark
+        if shape not in shapes:
+            shapes.append(shape)
+    labels = {"_loop0": "first", "_loop1": "lean", "_loop2": "lean, unrolled 2x",
+              "_loop4": "lean, unrolled 4x", "_2deep": "two-deep"}
+    kern = {}  # impl -> (tile, loop label)
+    for impl, _ in tfl:
+        name = impl.split(":", 1)[-1]
+        if impl in kern or not re.match(r"\d+x\d+_s\d+_c\d+x\d+_(fast|promoted)_", name):
+            continue
+        if "_fast_" in name:
+            kern[impl] = (name.replace("_fast_", "_promoted_"), "fast accumulation (no promotion)")
+            continue
+        m = re.fullmatch(r"(.*?)(_loop\d|_2deep)?", name)
+        kern[impl] = (m.group(1), labels[m.group(2)] if m.group(2) else
+                      ("lean" if old else "the commit's default"))
+    if chapter == 6:
+        peer = {False: "cublaslt_per_tensor_promoted", True: "cublaslt_per_tensor"}
+    else:
+        peer = {False: "cublaslt_block_scaled", True: "cublaslt_block_scaled"}
+    by = {v: k for k, v in kern.items()}  # (tile, label) -> impl
+
+    def per_shape(impl):
+        return {s: t for (i, s), t in tfl.items() if i == impl}
+
+    def gm(a, b):
+        xs = [a[s] / b[s] for s in a if s in b]
+        return math.exp(sum(map(math.log, xs)) / len(xs))
+
+    lines = []
+    for impl, (tile, label) in kern.items():
+        mine = per_shape(impl)
+        tile_shapes = {s for i, (t, _) in kern.items() if t == tile for s in per_shape(i)}
+        cells = [f"`{impl.split(':', 1)[-1]}`", label]
+        cells += [tf(mine[s]) if s in mine else "—" for s in shapes if s in tile_shapes]
+        first = by.get((tile, "first"))
+        if first:
+            cells.append(f"{gm(mine, per_shape(first)):.3f}x")
+        elif label == "two-deep" and by.get((tile, "lean")):
+            cells.append(f"{gm(mine, per_shape(by[(tile, 'lean')])):.3f}x (vs lean)")
+        else:
+            cells.append("—")
+        fast = label.startswith("fast")
+        vc = f"{gm(mine, per_shape(peer[fast])):.3f}x"
+        cells.append(vc + (" (vs fast accum.)" if fast and chapter == 6 else ""))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def loops_block(text: str) -> str:
+    return text.split("<!-- loops:begin -->")[1].split("<!-- loops:end -->")[0]
+
+
+def check_loops(text: str, docs: list[tuple[str, dict]], chapter: int, what: str) -> None:
+    """Chapter 6's or 7's loops block against loops_expected, per file, files in run order."""
+    check(text.count("<!-- loops:begin -->") == 1 and text.count("<!-- loops:end -->") == 1
+          and "(loops to be generated)" not in text, f"{what}: loops block replaced, markers kept")
+    block = loops_block(text)
+    pos = []
+    for name, doc in docs:
+        lines = loops_expected(doc, chapter)
+        missing = [l for l in lines if l not in block]
+        check(lines and not missing, f"{what}: {name}'s {len(lines)} rows as computed here"
+              + (f" (missing: {missing[0]})" if missing else ""))
+        commit = str(doc["context"].get("git_commit", ""))[:7]
+        check(f"/engine_loops/{name}`: one run, binaries of commit `{commit}`" in block,
+              f"{what}: {name}'s caption names the file and commit")
+        pos.append(block.find(f"/engine_loops/{name}`: one run"))
+    check(all(p >= 0 for p in pos) and pos == sorted(pos),
+          f"{what}: one table per file, in the order given (oldest run first)")
+    check("device_copy" not in block, f"{what}: device_copy rows left out")
+
+
+def loops_fixture() -> dict[str, dict]:
+    """Synthetic engine_loops files (FIXTURE): chapter 6 named at 61b9328 (no suffix = lean),
+    chapter 7 at a later commit (no suffix = the default)."""
+    def doc(commit, date, rows):
+        return {"context": {"gpu": "FIXTURE (not a measurement)", "git_commit": commit,
+                            "date": date, "gpu_max_sm_clock_mhz": "1980",
+                            "cuda_runtime_version": "13000", "l2_flush": "1",
+                            "gpu_delay_us": "0.000000"},
+                "benchmarks": [{"name": f"{i}/{s}/iterations:1/manual_time", "run_type": "iteration",
+                                "TFLOPS": t} for i, s, t in rows]}
+    a, b = "8192x8192x8192", "4096x2112x7168"
+    ch06 = [("192x128_s4_c1x1_promoted_tma_b2_loop0", a, 1000.0),
+            ("192x128_s4_c1x1_promoted_tma_b2", a, 1100.0),
+            ("192x128_s4_c1x1_promoted_tma_b2_loop2", a, 900.0),
+            ("128x128_s6_c2x1_promoted_tma_b2", a, 950.0),
+            ("128x128_s6_c2x1_promoted_tma_b2_2deep", a, 1045.0),
+            ("128x128_s6_c1x1_promoted_tma_b2_2deep", a, 1000.0),  # 8192^3 only: its own table
+            ("192x128_s4_c1x1_fast_tma_b2", a, 1200.0),
+            ("cublaslt_per_tensor_promoted", a, 1250.0), ("cublaslt_per_tensor", a, 1300.0),
+            ("device_copy", a, 0.0),
+            ("192x128_s4_c1x1_promoted_tma_b2_loop0", b, 800.0),
+            ("192x128_s4_c1x1_promoted_tma_b2", b, 880.0),
+            ("192x128_s4_c1x1_promoted_tma_b2_loop2", b, 1000.0),
+            ("128x128_s6_c2x1_promoted_tma_b2", b, 900.0),
+            ("128x128_s6_c2x1_promoted_tma_b2_2deep", b, 990.0),
+            ("192x128_s4_c1x1_fast_tma_b2", b, 960.0),
+            ("cublaslt_per_tensor_promoted", b, 1000.0), ("cublaslt_per_tensor", b, 1200.0)]
+    ch07 = [("ch07:128x128_s6_c1x1_promoted_tma_b1", a, 500.0),
+            ("ch07:128x128_s6_c1x1_promoted_tma_b1_loop1", a, 450.0),
+            ("ch07:128x128_s6_c1x1_promoted_tma_b1_loop0", a, 400.0),
+            ("cublaslt_block_scaled", a, 500.0),
+            ("ch07:128x128_s6_c1x1_promoted_tma_b1", b, 600.0),
+            ("ch07:128x128_s6_c1x1_promoted_tma_b1_loop1", b, 540.0),
+            ("ch07:128x128_s6_c1x1_promoted_tma_b1_loop0", b, 480.0),
+            ("cublaslt_block_scaled", b, 500.0)]
+    return {"ch06_loops_61b9328.json": doc("61b93282f06191376b1d3b0cb8bbf4efd0a2ac53",
+                                           "2026-01-01T00:00:00+00:00", ch06),
+            "ch07_loops_f1x7ure.json": doc("f1x7ure00loops", "2026-01-02T00:00:00+00:00", ch07)}
+
+
+def test_loops(tmp: str) -> None:
+    """The loops blocks of chapters 6 and 7 on synthetic data (all --no-png): the rows as computed
+    here and by hand, the names read as of the file's commit, the other blocks left alone, and the
+    fixture refused in the repository."""
+    docs = loops_fixture()
+    data = os.path.join(tmp, "loops_data")
+    os.makedirs(os.path.join(data, "engine_loops"))
+    for name, doc in docs.items():
+        with open(os.path.join(data, "engine_loops", name), "w") as f:
+            json.dump(doc, f)
+    repo = os.path.join(tmp, "loops_repo")
+    for rel, text in ((CH06_README, SKELETON_CH06), (CH07_README, SKELETON_CH07)):
+        os.makedirs(os.path.join(repo, os.path.dirname(rel)))
+        with open(os.path.join(repo, rel), "w") as f:
+            f.write(text)
+    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "loops_out"), "--no-png")
+    check(p.returncode == 0, f"plot.py exits 0 on engine_loops data alone (got {p.returncode})")
+    ch06, ch07 = read(os.path.join(repo, CH06_README)), read(os.path.join(repo, CH07_README))
+    check_loops(ch06, [("ch06_loops_61b9328.json", docs["ch06_loops_61b9328.json"])], 6,
+                "loops (fixture) chapter 6")
+    check_loops(ch07, [("ch07_loops_f1x7ure.json", docs["ch07_loops_f1x7ure.json"])], 7,
+                "loops (fixture) chapter 7")
+    b6, b7 = loops_block(ch06), loops_block(ch07)
+    # By hand: lean 1100/1000 and 880/800 = 1.100x; unrolled sqrt(0.9 x 1.25) = 1.061x; two-deep
+    # 1045/950 and 990/900 = 1.100x over lean (no first loop for 128x128); first / cuBLASLt
+    # promoted 0.8 and 0.8; fast 1200/1000 and 960/800 = 1.200x over the first loop, and
+    # sqrt(1200/1300 x 960/1200) = 0.859x against cuBLASLt's fast accumulation.
+    check("| `192x128_s4_c1x1_promoted_tma_b2_loop0` | first | 1000.0 | 800.0 | 1.000x | 0.800x |"
+          in b6, "loops literal: first loop row")
+    check("| `192x128_s4_c1x1_promoted_tma_b2` | lean | 1100.0 | 880.0 | 1.100x | 0.880x |" in b6,
+          "loops literal: no suffix at 61b9328 = lean, 1.100x the first loop")
+    check("| `192x128_s4_c1x1_promoted_tma_b2_loop2` | lean, unrolled 2x | 900.0 | 1000.0 | "
+          "1.061x | 0.849x |" in b6, "loops literal: geomean over the shapes (1.061x)")
+    check("| `128x128_s6_c2x1_promoted_tma_b2_2deep` | two-deep | 1045.0 | 990.0 | "
+          "1.100x (vs lean) | 0.910x |" in b6, "loops literal: two-deep without a first loop, vs lean")
+    check("| `192x128_s4_c1x1_fast_tma_b2` | fast accumulation (no promotion) | 1200.0 | 960.0 | "
+          "1.200x | 0.859x (vs fast accum.) |" in b6, "loops literal: fast row, vs cuBLASLt fast")
+    check("| `128x128_s6_c1x1_promoted_tma_b2_2deep` | two-deep | 1000.0 | — | 0.800x |" in b6
+          and b6.count("| kernel (named as at `61b9328`) |") == 2,
+          "loops literal: a tile measured on other shapes gets its own table, — without a base")
+    check("| cuBLASLt per-tensor (promoted) | — | 1250.0 | 1000.0 | — | — |" in b6
+          and "device_copy" not in b6, "loops literal: the peer's row, device_copy left out")
+    # Chapter 7 at a commit after f4a8670: no suffix = the default, _loop1 = lean.
+    check("| `128x128_s6_c1x1_promoted_tma_b1` | the commit's default | 500.0 | 600.0 | 1.250x | "
+          "1.095x |" in b7 and "| `128x128_s6_c1x1_promoted_tma_b1_loop1` | lean | 450.0 | 540.0 | "
+          "1.125x | 0.986x |" in b7, "loops literal: names after f4a8670 (default, _loop1 = lean)")
+    check("no suffix = the lean one-buffer loop" in b6 and "no suffix = the lean" not in b7
+          and "`f4a8670`" in b6 and "`f4a8670`" in b7,
+          "loops note: the names' meaning as of each file's commit")
+    check("FIXTURE (not a measurement)" in b6 and "1980 MHz" in b6 and "CUDA runtime 13.0" in b6
+          and "L2 flushed" in b6, "loops caption: GPU, clock, CUDA, timing")
+    check(all(f"({x} to be generated)" in ch06 for x in ("ablation", "accuracy", "sweep"))
+          and "(to be generated)" in ch06 and "(peers to be generated)" in ch07,
+          "engine_loops data alone: the chapters' other blocks left alone")
+    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "loops_out"), "--no-png",
+            "--check")
+    check(p.returncode == 0, "loops: --check passes after a run")
+
+    # The fixture alone is refused in the repository.
+    real = [os.path.join(REPO, r) for r in (CH06_README, CH07_README)]
+    before = [open(r, "rb").read() if os.path.isfile(r) else None for r in real]
+    p = run("--data", data, "--repo", REPO, "--out", os.path.join(tmp, "out_guard_loops"),
+            "--no-png")
+    after = [open(r, "rb").read() if os.path.isfile(r) else None for r in real]
+    check(p.returncode == 2 and before == after,
+          "plot.py refuses to write engine_loops fixture data into the repository")
+
+
 def committed_gpu(path: str) -> str:
     doc = load_json(path)
     ctx = doc.get("context") if isinstance(doc.get("context"), dict) else {}
@@ -1020,6 +1236,8 @@ def test_committed(tmp: str) -> None:
     files += sorted(glob.glob(os.path.join(COMMITTED, "ch06", "*.json")))
     files += sorted(glob.glob(os.path.join(COMMITTED, "ch07", "*.json")))
     files += sorted(glob.glob(os.path.join(COMMITTED, "ch09", "*.json")))
+    loops = sorted(glob.glob(os.path.join(COMMITTED, "engine_loops", "*.json")))
+    files += loops
     if not files:
         print("== no committed data in plots/data/h200/ yet: that part is skipped")
         return
@@ -1050,6 +1268,14 @@ def test_committed(tmp: str) -> None:
             check(png_size(path) is not None, f"committed data: {name} is a PNG")
     p = run(*args, "--check")
     check(p.returncode == 0, "committed data: a second run would change nothing")
+    # The loops blocks: every engine_loops file's rows as computed here, oldest run first.
+    for chapter, rel in ((6, CH06_README), (7, CH07_README)):
+        docs = sorted(((os.path.basename(f), load_json(f)) for f in loops
+                       if os.path.basename(f).startswith(f"ch{chapter:02d}_")),
+                      key=lambda nd: (str(nd[1]["context"].get("date", "")), nd[0]))
+        path = os.path.join(repo, rel)
+        if docs and os.path.isfile(path) and "<!-- loops:begin -->" in read(path):
+            check_loops(read(path), docs, chapter, f"committed data: chapter {chapter}")
 
 
 def main() -> int:
