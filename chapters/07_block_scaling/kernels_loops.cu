@@ -27,6 +27,9 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, 0>());
   out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, 0>());
   out.push_back(bs<Cfg<192, 128, 4, 2, 1, 0>, 0>());
+  out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, 4>());
+  out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, 4>());
+  out.push_back(bs<Cfg<192, 128, 4, 2, 1, 0>, 4>());
   // One slab per warpgroup (default: two-deep): the first loop and the lean one.
   out.push_back(bs<Cfg<64, 32, 14, 1, 1, 1>, 0>());
   out.push_back(bs<Cfg<64, 64, 12, 1, 1, 1>, 0>());
