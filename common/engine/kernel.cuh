@@ -291,13 +291,14 @@ struct PerTensorMath {
   /// kb_begin .. kb_end - 1: per K block and per group (64-row slab w, kPromotedWaveN columns),
   /// a fresh tensor-core sum of the block's 128 K into `part` (partial_sum), then
   /// promotion.promote() adds it into the FP32 `acc` on the CUDA cores. The wait before the add
-  /// serialises this warpgroup; the other consumer warpgroups' wgmma keep the tensor cores busy,
-  /// so what decides the speed is how short the path is from one group's wait to the next
-  /// group's issue. Hence: barrier addresses and the K bound in registers once per tile,
-  /// descriptors by addition (stage_descs), the promotion's per-block global loads issued one
-  /// block ahead (Promotion::next_block), and the loop unrolled kPromotedLoop times so that ptxas
-  /// can move the next block's full-barrier wait and descriptor arithmetic in between the
-  /// current block's FFMAs (DeepGEMM unrolls its loop the same way). The stage is released after
+  /// serialises this warpgroup; the other consumer warpgroups' wgmma keep the tensor cores busy.
+  /// The loop shortens the path from one group's wait to the next group's issue (the hypothesis
+  /// it was built to test; chapter 6's README has what it measured): barrier addresses and the K
+  /// bound in registers once per tile, descriptors by addition (stage_descs), the promotion's
+  /// per-block global loads issued one block ahead (Promotion::block), and the loop unrolled
+  /// kPromotedLoop times so that ptxas can move the next block's full-barrier wait and
+  /// descriptor arithmetic in between the current block's FFMAs (DeepGEMM unrolls its loop the
+  /// same way). The stage is released after
   /// its last wgmma has completed, before the last promotion (the scales it needs are in
   /// registers by then).
   ///   Promotion: block(kb, kb_end) at the top of K block kb, before its wait: what the block
