@@ -46,6 +46,33 @@ GemmArgs packed_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K, const
                            const void* B, const void* D, const float* scale_a,
                            const float* scale_b);
 
+/// A DeepSeek-V3 block-scaled call (A in 1 x 128 groups, B in 128 x 128 blocks) with the strided
+/// scale layouts of scale_layout.hpp, from chapter 7's BlockScaledGemm or chapter 8's GroupedGemm
+/// (their fields N, K, A, lda, B, ldb, D, ldd, scale_a, scale_b, scale_a_layout, scale_b_layout):
+/// M rows of A and D; the scale extents for M rows of A and `b_rows` rows of B (N, or chapter 8's
+/// G N rows each padded to 128), left at -1 while M, N or K is < 1.
+template <class Call>
+GemmArgs block_scaled_args(const Call& g, std::int64_t M, std::int64_t b_rows) {
+  GemmArgs args{.M = M,
+                .N = g.N,
+                .K = g.K,
+                .A = g.A,
+                .lda = g.lda,
+                .B = g.B,
+                .ldb = g.ldb,
+                .D = g.D,
+                .ldd = g.ldd,
+                .scale_a = g.scale_a,
+                .scale_b = g.scale_b,
+                .recipe_a = ScaleRecipe::group_1x128,
+                .recipe_b = ScaleRecipe::block_128x128};
+  if (M >= 1 && g.N >= 1 && g.K >= 1) {
+    args.scale_a_extent = g.scale_a_layout.required_elements(M, g.K);
+    args.scale_b_extent = g.scale_b_layout.required_elements(b_rows, g.K);
+  }
+  return args;
+}
+
 /// What a particular kernel needs beyond the basic rules.
 struct GemmRequirements {
   const char* who = "fp8gemm";         ///< named at the start of every message

@@ -42,24 +42,8 @@ bool sfa_tma_ready(const BlockScaledGemm& g) {
 
 /// The call as the engine validates it (g with its defaults filled in).
 GemmArgs engine_args(const BlockScaledGemm& g) {
-  GemmArgs args{.M = g.M,
-                .N = g.N,
-                .K = g.K,
-                .A = g.A,
-                .lda = g.lda,
-                .B = g.B,
-                .ldb = g.ldb,
-                .D = g.D,
-                .ldd = g.ldd,
-                .scale_a = g.scale_a,
-                .scale_b = g.scale_b,
-                .recipe_a = ScaleRecipe::group_1x128,
-                .recipe_b = ScaleRecipe::block_128x128};
+  GemmArgs args = block_scaled_args(g, g.M, g.N);
   args.d_element_bytes = g.output == Output::f32 ? 4 : 2;
-  if (g.M >= 1 && g.N >= 1 && g.K >= 1) {
-    args.scale_a_extent = g.scale_a_layout.required_elements(g.M, g.K);
-    args.scale_b_extent = g.scale_b_layout.required_elements(g.N, g.K);
-  }
   return args;
 }
 
@@ -240,12 +224,7 @@ void Plan::rebind(const BlockScaledGemm& in) {
   Impl& I = *impl_;
   const BlockScaledGemm g = with_defaults(in);
   const BlockScaledGemm& was = I.gemm;
-  auto same = [](const char* what, bool ok) {
-    if (!ok)
-      fail(std::string("rebind: ") + what +
-           " differs from the call the plan was built for; a plan is re-pointed only at the "
-           "buffers of the same call: build a new plan");
-  };
+  auto same = [](const char* what, bool ok) { engine::require_same_field(what, ok, kWho); };
   same("output", g.output == was.output);
   same("accumulate", g.accumulate == was.accumulate);
   same("scale_a_layout", g.scale_a_layout.major == was.scale_a_layout.major &&

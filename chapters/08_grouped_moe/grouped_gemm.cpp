@@ -117,28 +117,9 @@ GroupedGemm checked_with_defaults(const GroupedGemm& in) {
 
 /// The dense view the engine plan validates: all rows of A and D, B as its G N rows.
 GemmArgs engine_args(const GroupedGemm& g) {
-  const std::int64_t all_rows = all_rows_of(g);
-  GemmArgs args{.M = all_rows,
-                .N = g.N,
-                .K = g.K,
-                .A = g.A,
-                .lda = g.lda,
-                .B = g.B,
-                .ldb = g.ldb,
-                .D = g.D,
-                .ldd = g.ldd,
-                .scale_a = g.scale_a,
-                .scale_b = g.scale_b,
-                .recipe_a = ScaleRecipe::group_1x128,
-                .recipe_b = ScaleRecipe::block_128x128};
-  if (all_rows >= 1 && g.N >= 1 && g.K >= 1) {
-    args.scale_a_extent = g.scale_a_layout.required_elements(all_rows, g.K);
-    // G ceil(N/128) block rows of ld floats, the last one read up to ceil(K/128) only (what
-    // quantize_128x128 writes for the G N rows of B quantised in one call).
-    args.scale_b_extent =
-        g.scale_b_layout.required_elements(g.groups * ceil_div(g.N, 128) * 128, g.K);
-  }
-  return args;
+  // B's G N rows: G ceil(N/128) block rows of ld floats, the last one read up to ceil(K/128) only
+  // (what quantize_128x128 writes for the G N rows of B quantised in one call).
+  return block_scaled_args(g, all_rows_of(g), g.groups * ceil_div(g.N, 128) * 128);
 }
 
 /// The group description the kernel reads (offsets or masked_m) and its size in bytes.
@@ -220,12 +201,7 @@ void Plan::rebind(const GroupedGemm& in) {
   Impl& I = *impl_;
   const GroupedGemm g = checked_with_defaults(in);
   const GroupedGemm& was = I.gemm;
-  auto same = [](const char* what, bool ok) {
-    if (!ok)
-      fail(std::string("rebind: ") + what +
-           " differs from the call the plan was built for; a plan is re-pointed only at the "
-           "buffers of the same call: build a new plan");
-  };
+  auto same = [](const char* what, bool ok) { engine::require_same_field(what, ok, kWho); };
   same("layout", g.layout == was.layout);
   same("groups", g.groups == was.groups);
   same("rows", g.rows == was.rows);

@@ -135,12 +135,7 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   Impl& I = *impl_;
   const WeightGradGemm g = checked_with_defaults(in);
   const WeightGradGemm& was = I.gemm;
-  auto same = [](const char* what, bool ok) {
-    if (!ok)
-      fail(std::string("rebind: ") + what +
-           " differs from the call the plan was built for; a plan is re-pointed only at the "
-           "buffers of the same call: build a new plan");
-  };
+  auto same = [](const char* what, bool ok) { engine::require_same_field(what, ok, kWho); };
   same("groups", g.groups == was.groups);
   same("accumulate", g.accumulate == was.accumulate);
   same("scale_dD_t_layout", g.scale_dD_t_layout.ld == was.scale_dD_t_layout.ld);

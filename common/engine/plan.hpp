@@ -62,6 +62,11 @@ bool tma_store_compatible(const GemmArgs& args);
 /// that differs and both values. Pure C++ (no CUDA call).
 void require_same_call_but_pointers(const GemmArgs& built, const GemmArgs& next, const char* who);
 
+/// The same rule for a field of a chapter's call that GemmArgs does not hold (scale layouts,
+/// output, accumulate, groups): throws std::invalid_argument "<who>: rebind: <field> differs from
+/// the call the plan was built for; ..." unless `same`. Pure C++ (no CUDA call).
+void require_same_field(const char* field, bool same, const char* who);
+
 class EnginePlan {
  public:
   /// Throws std::invalid_argument (bad call; before any GPU work) or std::runtime_error (CUDA

@@ -63,6 +63,13 @@ void require_same_call_but_pointers(const GemmArgs& built, const GemmArgs& next,
   differs("scale_b_extent", built.scale_b_extent, next.scale_b_extent);
 }
 
+void require_same_field(const char* field, bool same, const char* who) {
+  if (same) return;
+  throw std::invalid_argument(std::string(who) + ": rebind: " + field +
+                              " differs from the call the plan was built for; a plan is re-pointed "
+                              "only at the buffers of the same call: build a new plan");
+}
+
 namespace {
 
 CUtensorMapSwizzle swizzle_mode(int bytes) {
