@@ -1484,18 +1484,25 @@ def hopper_table(bf: BenchFile, data_label: str) -> str | None:
     return "\n".join(out)
 
 
+def quantizer_rates(bf: BenchFile, r: Row) -> tuple[float | None, float | None, float | None]:
+    """A quantiser entry's GB/s, the GB/s of its copy (the entry of the same shape named
+    QUANT_COPY_PREFIX + its name) and its % of the copy (its own counter, else computed)."""
+    gbs = r.counter("GB/s")
+    copy = bf.find(QUANT_COPY_PREFIX + r.impl, r.shape)
+    cgbs = copy.counter("GB/s") if copy else None
+    pct = r.counter("pct_of_copy")
+    if pct is None and gbs is not None and cgbs:
+        pct = 100.0 * gbs / cgbs
+    return gbs, cgbs, pct
+
+
 def quantizers_table(bf: BenchFile, data_label: str) -> str | None:
     rows = []
     for r in bf.rows:
         if (r.impl.startswith(QUANT_COPY_PREFIX) or r.impl.startswith("copy")
                 or _QUANT_VARIANT_RE.match(r.impl)):  # variants: quantizer_variants_table
             continue
-        gbs = r.counter("GB/s")
-        copy = bf.find(QUANT_COPY_PREFIX + r.impl, r.shape)
-        cgbs = copy.counter("GB/s") if copy else None
-        pct = r.counter("pct_of_copy")
-        if pct is None and gbs is not None and cgbs:
-            pct = 100.0 * gbs / cgbs
+        gbs, cgbs, pct = quantizer_rates(bf, r)
         verdict = "—" if pct is None else ("met" if pct >= QUANT_TARGET_PCT else "**missed**")
         rows.append("| " + " | ".join([
             f"`{r.impl}`", r.shape.replace("x", "×"), fmt_gbs(gbs), fmt_gbs(cgbs),
@@ -1528,12 +1535,7 @@ def quantizer_variants_table(files: list[BenchFile], data_label: str) -> str | N
             m = _QUANT_VARIANT_RE.match(r.impl)
             if r.impl.startswith("copy") or not m:
                 continue
-            gbs = r.counter("GB/s")
-            copy = bf.find(QUANT_COPY_PREFIX + r.impl, r.shape)
-            cgbs = copy.counter("GB/s") if copy else None
-            pct = r.counter("pct_of_copy")
-            if pct is None and gbs is not None and cgbs:
-                pct = 100.0 * gbs / cgbs
+            gbs, _, pct = quantizer_rates(bf, r)
             v = m.group("variant")
             if v not in variants:
                 variants.append(v)

@@ -24,19 +24,41 @@ import tempfile
 BAD_CODES = {"C7514", "C7515", "C7517", "C7508"}
 
 
-def check(nvcc, source, args):
+def parse_args(argv, doc, add_options=lambda ap: None):
+    """`--nvcc NVCC [OPTIONS] SOURCE... -- NVCC_ARGS...` (OPTIONS: what `add_options(parser)` adds):
+    (the parsed options, the nvcc arguments), or None when there is no "--" (`doc` printed)."""
+    if "--" not in argv:
+        print(doc, file=sys.stderr)
+        return None
+    cut = argv.index("--")
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nvcc", required=True)
+    add_options(ap)
+    ap.add_argument("sources", nargs="+")
+    return ap.parse_args(argv[:cut]), argv[cut + 1:]
+
+
+def check(nvcc, source, args, only=None):
+    """Compiles `source` with -Xptxas -v: (the findings, "function: ptxas line", and the number of
+    kernels compiled), or None if the compiler failed (its error printed). `only`: a substring;
+    then only the kernels whose name contains it are counted and checked (a finding in a function
+    they call counts for them)."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [nvcc, *args, "-Xptxas", "-v", "-c", source, "-o", os.path.join(tmp, "x.o")]
         p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         print(f"ptxas_check: compiling {source} failed:\n{p.stderr[-4000:]}", file=sys.stderr)
         return None
-    findings, function, kernels = [], "?", 0
+    findings, function, entry, kernels = [], "?", "?", 0
     for line in p.stderr.splitlines():
         m = re.search(r"(?:Compiling entry function|Function properties for) '?([^' ]+)'?", line)
         if m:
             function = m.group(1)
-            kernels += line.find("Compiling entry function") >= 0
+            if line.find("Compiling entry function") >= 0:
+                entry = function
+                kernels += only is None or only in entry
+        if only is not None and only not in entry:
+            continue
         m = re.search(r"\((C\d{4})\)", line)
         if m and m.group(1) in BAD_CODES:
             findings.append(f"{function}: {line.strip()}")
@@ -48,19 +70,14 @@ def check(nvcc, source, args):
 
 
 def main():
-    argv = sys.argv[1:]
-    if "--" not in argv:
-        print(__doc__, file=sys.stderr)
+    parsed = parse_args(sys.argv[1:], __doc__,
+                        lambda ap: ap.add_argument("--expect-findings", action="store_true"))
+    if parsed is None:
         return 2
-    cut = argv.index("--")
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--nvcc", required=True)
-    ap.add_argument("--expect-findings", action="store_true")
-    ap.add_argument("sources", nargs="+")
-    opts = ap.parse_args(argv[:cut])
+    opts, nvcc_args = parsed
     total = []
     for src in opts.sources:
-        result = check(opts.nvcc, src, argv[cut + 1:])
+        result = check(opts.nvcc, src, nvcc_args)
         if result is None:
             return 2
         found, kernels = result
