@@ -98,6 +98,33 @@ struct RowReference {
   std::vector<std::int64_t> rows;
   std::vector<double> ref;  // rows.size() x N
   double tolerance = 0;
+  /// Fills A (M x K) and B (N x K, packed) with random e4m3 codes (seeds seed + 1, seed + 2),
+  /// samples 24 rows of D (seed + 3) and computes their float64 reference from the operands
+  /// dequantised by `a_scale(row, k)` and `b_scale(n, k)`, with the per-tensor tolerance.
+  using Scale = std::function<double(std::int64_t, std::int64_t)>;
+  void init(const DeviceBuffer<std::uint8_t>& A, const DeviceBuffer<std::uint8_t>& B,
+            std::int64_t M, std::int64_t n, std::int64_t K, std::uint64_t seed,
+            const Scale& a_scale, const Scale& b_scale) {
+    fill_random_e4m3(A.data(), A.size(), seed + 1, 1.0f);
+    fill_random_e4m3(B.data(), B.size(), seed + 2, 1.0f);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto a = A.download(), b = B.download();
+    N = n;
+    rows = sample_rows(M, 24, seed + 3);
+    std::vector<double> ar(rows.size() * std::size_t(K)), ball(std::size_t(N * K));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      for (std::int64_t k = 0; k < K; ++k)
+        ar[i * std::size_t(K) + std::size_t(k)] =
+            double(e4m3_decode(a[std::size_t(rows[i] * K + k)])) * a_scale(rows[i], k);
+    for (std::int64_t j = 0; j < N; ++j)
+      for (std::int64_t k = 0; k < K; ++k)
+        ball[std::size_t(j * K + k)] =
+            double(e4m3_decode(b[std::size_t(j * K + k)])) * b_scale(j, k);
+    std::vector<std::int64_t> local(rows.size());
+    for (std::size_t i = 0; i < local.size(); ++i) local[i] = std::int64_t(i);
+    ref = reference_gemm_rows(std::int64_t(local.size()), N, K, ar.data(), ball.data(), local);
+    tolerance = per_tensor_tolerance(K);
+  }
   /// "" when every compared entry is finite and the relative and worst-tile errors are within
   /// the tolerance; else what failed.
   std::string check(const Bf16& d) const {
@@ -131,27 +158,14 @@ struct BlockScaledKind {
     for (auto& x : hsb) x = std::exp2(e(rng));
     sa = DeviceBuffer<float>(hsa);
     sb = DeviceBuffer<float>(hsb);
-    fill_random_e4m3(A.data(), A.size(), 4101, 1.0f);
-    fill_random_e4m3(B.data(), B.size(), 4102, 1.0f);
-    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    const auto a = A.download(), b = B.download();
-    reference.N = N;
-    reference.rows = sample_rows(M, 24, 4103);
-    std::vector<double> ar(reference.rows.size() * std::size_t(K)), ball(std::size_t(N * K));
-    for (std::size_t i = 0; i < reference.rows.size(); ++i)
-      for (std::int64_t k = 0; k < K; ++k)
-        ar[i * std::size_t(K) + std::size_t(k)] =
-            double(e4m3_decode(a[std::size_t(reference.rows[i] * K + k)])) *
-            double(hsa[std::size_t(la.offset(reference.rows[i], k / 128))]);
-    for (std::int64_t n = 0; n < N; ++n)
-      for (std::int64_t k = 0; k < K; ++k)
-        ball[std::size_t(n * K + k)] = double(e4m3_decode(b[std::size_t(n * K + k)])) *
-                                       double(hsb[std::size_t(lb.offset(n / 128, k / 128))]);
-    std::vector<std::int64_t> local(reference.rows.size());
-    for (std::size_t i = 0; i < local.size(); ++i) local[i] = std::int64_t(i);
-    reference.ref =
-        reference_gemm_rows(std::int64_t(local.size()), N, K, ar.data(), ball.data(), local);
-    reference.tolerance = per_tensor_tolerance(K);
+    reference.init(
+        A, B, M, N, K, 4100,
+        [&](std::int64_t r, std::int64_t k) {
+          return double(hsa[std::size_t(la.offset(r, k / 128))]);
+        },
+        [&](std::int64_t n, std::int64_t k) {
+          return double(hsb[std::size_t(lb.offset(n / 128, k / 128))]);
+        });
   }
   std::size_t d_elems() const { return std::size_t(M * N); }
   BlockScaledGemm call(std::uint16_t* D) const {
@@ -181,23 +195,9 @@ struct PerTensorKind {
       : A(std::size_t(M * K)),
         B(std::size_t(N * K)),
         scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f}) {
-    fill_random_e4m3(A.data(), A.size(), 4201, 1.0f);
-    fill_random_e4m3(B.data(), B.size(), 4202, 1.0f);
-    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    const auto a = A.download(), b = B.download();
-    reference.N = N;
-    reference.rows = sample_rows(M, 24, 4203);
-    std::vector<double> ar(reference.rows.size() * std::size_t(K)), ball(std::size_t(N * K));
-    for (std::size_t i = 0; i < reference.rows.size(); ++i)
-      for (std::int64_t k = 0; k < K; ++k)
-        ar[i * std::size_t(K) + std::size_t(k)] =
-            0.75 * double(e4m3_decode(a[std::size_t(reference.rows[i] * K + k)]));
-    for (std::size_t i = 0; i < ball.size(); ++i) ball[i] = 1.25 * double(e4m3_decode(b[i]));
-    std::vector<std::int64_t> local(reference.rows.size());
-    for (std::size_t i = 0; i < local.size(); ++i) local[i] = std::int64_t(i);
-    reference.ref =
-        reference_gemm_rows(std::int64_t(local.size()), N, K, ar.data(), ball.data(), local);
-    reference.tolerance = per_tensor_tolerance(K);
+    reference.init(
+        A, B, M, N, K, 4200, [](std::int64_t, std::int64_t) { return 0.75; },
+        [](std::int64_t, std::int64_t) { return 1.25; });
   }
   std::size_t d_elems() const { return std::size_t(M * N); }
   PerTensorGemm call(std::uint16_t* D) const {
@@ -297,53 +297,49 @@ void threads_and_streams(Kind& kind) {
     for (auto& d : out) poison_bf16(d.data(), n);
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   };
+  // No thread threw, and every thread's output is the expected one.
+  auto check_threads = [&](const std::vector<std::string>& errors, const std::string& what) {
+    CHECK(errors.empty());
+    for (const auto& e : errors) UNSCOPED_INFO(e);
+    for (int t = 0; t < kThreads; ++t)
+      check_output(kind, expected, out[std::size_t(t)].download(),
+                   what + ", thread " + std::to_string(t));
+  };
 
   // (a) one plan, 4 threads, each its own stream and output: rebind + run under the plan's lock.
   poison_all();
   std::mutex lock;
-  auto errors = on_threads([&](int t) {
-    for (int r = 0; r < kRunsPerThread; ++r) {
-      std::lock_guard<std::mutex> hold(lock);
-      plan.rebind(kind.call(out[std::size_t(t)].data()));
-      plan.run(streams[t]);
-    }
-    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
-  });
-  CHECK(errors.empty());
-  for (const auto& e : errors) UNSCOPED_INFO(e);
-  for (int t = 0; t < kThreads; ++t)
-    check_output(kind, expected, out[std::size_t(t)].download(),
-                 "(a) shared plan, rebind + run under a lock, thread " + std::to_string(t));
+  check_threads(on_threads([&](int t) {
+                  for (int r = 0; r < kRunsPerThread; ++r) {
+                    std::lock_guard<std::mutex> hold(lock);
+                    plan.rebind(kind.call(out[std::size_t(t)].data()));
+                    plan.run(streams[t]);
+                  }
+                  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
+                }),
+                "(a) shared plan, rebind + run under a lock");
 
   // (a') one plan's run() from 4 threads at once, no lock; each thread copies the plan's D.
   plan.rebind(kind.call(d0.data()));
   poison_bf16(d0.data(), n);
   poison_all();
-  errors = on_threads([&](int t) {
-    for (int r = 0; r < kRunsPerThread; ++r) plan.run(streams[t]);
-    FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(out[std::size_t(t)].data(), d0.data(), n * 2,
-                                       cudaMemcpyDeviceToDevice, streams[t]));
-    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
-  });
-  CHECK(errors.empty());
-  for (const auto& e : errors) UNSCOPED_INFO(e);
-  for (int t = 0; t < kThreads; ++t)
-    check_output(kind, expected, out[std::size_t(t)].download(),
-                 "(a') concurrent run() of one plan, no lock, thread " + std::to_string(t));
+  check_threads(on_threads([&](int t) {
+                  for (int r = 0; r < kRunsPerThread; ++r) plan.run(streams[t]);
+                  FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(out[std::size_t(t)].data(), d0.data(), n * 2,
+                                                     cudaMemcpyDeviceToDevice, streams[t]));
+                  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
+                }),
+                "(a') concurrent run() of one plan, no lock");
   check_output(kind, expected, d0.download(), "(a') the plan's own D");
 
   // (a'') 4 threads build their own plans at once and run them on their own streams.
   poison_all();
-  errors = on_threads([&](int t) {
-    Plan own(kind.call(out[std::size_t(t)].data()));
-    for (int r = 0; r < kRunsPerThread; ++r) own.run(streams[t]);
-    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
-  });
-  CHECK(errors.empty());
-  for (const auto& e : errors) UNSCOPED_INFO(e);
-  for (int t = 0; t < kThreads; ++t)
-    check_output(kind, expected, out[std::size_t(t)].download(),
-                 "(a'') a plan per thread, built at once, thread " + std::to_string(t));
+  check_threads(on_threads([&](int t) {
+                  Plan own(kind.call(out[std::size_t(t)].data()));
+                  for (int r = 0; r < kRunsPerThread; ++r) own.run(streams[t]);
+                  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
+                }),
+                "(a'') a plan per thread, built at once");
 
   // (b) one plan on 2 streams with different D buffers; stream 0's launch runs after the rebind
   // to D2 (it waits behind a 20 ms GPU delay), so it must keep the D it was launched with.

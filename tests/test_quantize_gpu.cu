@@ -503,22 +503,31 @@ __global__ void lean_sweep_kernel(unsigned long long* mismatches) {
   }
   if (bad) atomicAdd(mismatches, bad);
 }
-}  // namespace quantize_gpu_test
 
-TEST_CASE("The lean kernels' division and scale equal the CPU rule on every (amax, x) bf16 pair",
-          "[quantize_gpu]") {
+/// For both scale rules (pow2 false, true): zeroes a mismatch counter, runs `launch(pow2,
+/// counter)` (kernels that add their mismatches to it) and expects the count to stay 0.
+template <class Launch>
+void expect_no_mismatches_both_rules(const Launch& launch) {
   DeviceBuffer<unsigned long long> mism(1);
   for (bool pow2 : {false, true}) {
     CAPTURE(pow2);
     FP8GEMM_CUDA_CHECK(cudaMemset(mism.data(), 0, 8));
-    if (pow2)
-      quantize_gpu_test::lean_sweep_kernel<true><<<0x7F80, 256>>>(mism.data());
-    else
-      quantize_gpu_test::lean_sweep_kernel<false><<<0x7F80, 256>>>(mism.data());
+    launch(pow2, mism.data());
     FP8GEMM_CUDA_CHECK(cudaGetLastError());
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
     CHECK(mism.download()[0] == 0);
   }
+}
+}  // namespace quantize_gpu_test
+
+TEST_CASE("The lean kernels' division and scale equal the CPU rule on every (amax, x) bf16 pair",
+          "[quantize_gpu]") {
+  quantize_gpu_test::expect_no_mismatches_both_rules([](bool pow2, unsigned long long* mism) {
+    if (pow2)
+      quantize_gpu_test::lean_sweep_kernel<true><<<0x7F80, 256>>>(mism);
+    else
+      quantize_gpu_test::lean_sweep_kernel<false><<<0x7F80, 256>>>(mism);
+  });
 }
 
 // v3_shared's scale sharing (quantize_kernels.cuh: lean_scale_pair, each pair's two LeanScales
@@ -546,23 +555,17 @@ __global__ void scale_pair_kernel(unsigned long long* mismatches) {
 
 TEST_CASE("v3_shared: the scales shared by shuffles equal lean_scale on every amax, both rules",
           "[quantize_gpu]") {
-  DeviceBuffer<unsigned long long> mism(1);
-  for (bool pow2 : {false, true}) {
-    CAPTURE(pow2);
-    FP8GEMM_CUDA_CHECK(cudaMemset(mism.data(), 0, 8));
+  quantize_gpu_test::expect_no_mismatches_both_rules([](bool pow2, unsigned long long* mism) {
     using quantize_gpu_test::scale_pair_kernel;
     const unsigned blocks4 = (1u << 15) * 4 / 256, blocks8 = (1u << 15) * 8 / 256;
     if (pow2) {
-      scale_pair_kernel<4, true><<<blocks4, 256>>>(mism.data());
-      scale_pair_kernel<8, true><<<blocks8, 256>>>(mism.data());
+      scale_pair_kernel<4, true><<<blocks4, 256>>>(mism);
+      scale_pair_kernel<8, true><<<blocks8, 256>>>(mism);
     } else {
-      scale_pair_kernel<4, false><<<blocks4, 256>>>(mism.data());
-      scale_pair_kernel<8, false><<<blocks8, 256>>>(mism.data());
+      scale_pair_kernel<4, false><<<blocks4, 256>>>(mism);
+      scale_pair_kernel<8, false><<<blocks8, 256>>>(mism);
     }
-    FP8GEMM_CUDA_CHECK(cudaGetLastError());
-    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    CHECK(mism.download()[0] == 0);
-  }
+  });
 }
 
 TEST_CASE("PTX cvt.rn.satfinite.e4m3x2 equals fp8.hpp's encoder on all 2^32 floats", "[quantize_gpu]") {
