@@ -129,6 +129,29 @@ __device__ __forceinline__ void scan_padded_offsets(const int* O, int* P, int G,
   __syncthreads();
 }
 
+/// The offsets O[0 .. G] and the padded offsets P[0 .. G] of a token kernel in shared memory.
+struct GroupOffsets {
+  const int* O;
+  const int* P;
+};
+
+/// Both token kernels' start: the offsets into O and the padded offsets into P (dynamic shared
+/// memory, group_smem_bytes(G)), then CTA 0 writes P to padded_offsets unless it is null.
+__device__ __forceinline__ GroupOffsets
+load_group_offsets(const int* __restrict__ offsets, int G, std::int64_t T, std::int64_t capacity,
+                   long long (&warp_total)[kThreadsTokens / 32], int* __restrict__ padded_offsets) {
+  extern __shared__ int group_smem[];  // O[G + 1], then P[G + 1]
+  int* O = group_smem;
+  int* P = group_smem + G + 1;
+  const int t = threadIdx.x;
+  for (int i = t; i <= G; i += kThreadsTokens) O[i] = offsets[i];
+  __syncthreads();
+  scan_padded_offsets(O, P, G, T, capacity, warp_total);
+  if (blockIdx.x == 0 && padded_offsets != nullptr)
+    for (int i = t; i <= G; i += kThreadsTokens) padded_offsets[i] = P[i];
+  return {O, P};
+}
+
 /// One 128 x 128 tile of q_t: token block tb (columns 128 tb ..), channel block tc (rows
 /// 128 tc ..), and its real tokens, rows row0 .. row0 + valid - 1 of x (valid = 0: a block at or
 /// past P_G, or past the last tile: nothing to load, zeros to write).
@@ -172,15 +195,8 @@ __global__ void __launch_bounds__(kThreadsTokens, 2)
   __shared__ __align__(16) unsigned tile[128 * 64];  // 128 tokens x 64 words (128 channels)
   __shared__ unsigned col_max[4][64];
   __shared__ long long warp_total[kThreadsTokens / 32];
-  extern __shared__ int group_smem[];  // O[G + 1], then P[G + 1]
-  int* O = group_smem;
-  int* P = group_smem + G + 1;
   const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
-  for (int i = t; i <= G; i += kThreadsTokens) O[i] = offsets[i];
-  __syncthreads();
-  scan_padded_offsets(O, P, G, T, capacity, warp_total);
-  if (blockIdx.x == 0 && padded_offsets != nullptr)
-    for (int i = t; i <= G; i += kThreadsTokens) padded_offsets[i] = P[i];
+  const auto [O, P] = load_group_offsets(offsets, G, T, capacity, warp_total, padded_offsets);
 
   const std::int64_t nb = ceil_div(capacity, 128), kc = ceil_div(C, 128), tiles = nb * kc;
   std::int64_t b = blockIdx.x;
@@ -238,15 +254,8 @@ __global__ void __launch_bounds__(kThreadsTokens, tokens_lean_ctas(VecX, Version
   constexpr bool Share = Version >= 3;
   __shared__ __align__(16) uint4 tile[128 * 16];  // 128 tokens x 128 channels, swz1
   __shared__ long long warp_total[kThreadsTokens / 32];
-  extern __shared__ int group_smem[];  // O[G + 1], then P[G + 1]
-  int* O = group_smem;
-  int* P = group_smem + G + 1;
   const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
-  for (int i = t; i <= G; i += kThreadsTokens) O[i] = offsets[i];
-  __syncthreads();
-  scan_padded_offsets(O, P, G, T, capacity, warp_total);
-  if (blockIdx.x == 0 && padded_offsets != nullptr)
-    for (int i = t; i <= G; i += kThreadsTokens) padded_offsets[i] = P[i];
+  const auto [O, P] = load_group_offsets(offsets, G, T, capacity, warp_total, padded_offsets);
 
   const std::int64_t nb = ceil_div(capacity, 128), kc = ceil_div(C, 128), tiles = nb * kc;
   for (std::int64_t b = blockIdx.x; b < tiles; b += gridDim.x) {
