@@ -220,20 +220,36 @@ __device__ __forceinline__ bool tile_has_padding(const GroupScaleLayout& L, std:
   return L.major == ScaleMajor::mn ? rb == rblocks - 1 && g < groups - 1 : g == groups - 1;
 }
 
-/// The 32 codes of one column (low or high halves of 32 words, one per row), 4 to a word.
-template <bool Fast>
-__device__ __forceinline__ void column_codes(const unsigned (&wv)[32], int half,
-                                             const ExactDivider& d, unsigned (&out)[8]) {
+/// Returns a word of 4 codes as it is (column_codes_by's default `word`).
+struct SameWord {
+  __device__ __forceinline__ unsigned operator()(unsigned c4) const { return c4; }
+};
+
+/// The 4 Words codes of one column (the low, half 0, or high bf16 halves of 4 Words words, one
+/// per row), 4 to a word: each value x becomes the e4m3 code of scaled(x) (x divided by the
+/// group's scale, however the kernel computes it), each word of 4 codes is stored as word(codes).
+template <int Words, class Scaled, class Word = SameWord>
+__device__ __forceinline__ void column_codes_by(const unsigned (&wv)[4 * Words], int half,
+                                                const Scaled& scaled, unsigned (&out)[Words],
+                                                const Word& word = {}) {
 #pragma unroll
-  for (int j = 0; j < 8; ++j) {
+  for (int j = 0; j < Words; ++j) {
     float f[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const unsigned wd = wv[4 * j + e];
-      f[e] = divide<Fast>(__uint_as_float(half == 0 ? wd << 16 : wd & 0xFFFF0000u), d);
+      f[e] = scaled(__uint_as_float(half == 0 ? wd << 16 : wd & 0xFFFF0000u));
     }
-    out[j] = cvt_e4m3x2(f[0], f[1]) | cvt_e4m3x2(f[2], f[3]) << 16;
+    out[j] = word(cvt_e4m3x2(f[0], f[1]) | cvt_e4m3x2(f[2], f[3]) << 16);
   }
+}
+
+/// The 32 codes of one column (low or high halves of 32 words, one per row), 4 to a word.
+template <bool Fast>
+__device__ __forceinline__ void column_codes(const unsigned (&wv)[32], int half,
+                                             const ExactDivider& d, unsigned (&out)[8]) {
+  column_codes_by<8>(
+      wv, half, [&](float x) { return divide<Fast>(x, d); }, out);
 }
 
 /// Stores the 32 codes of out (4 to a word, the first in the low byte) at dst[0 .. 32): only
@@ -472,18 +488,13 @@ __device__ __forceinline__ void lean_quant_chunks(const uint4 (&v)[N], const Lea
 template <bool Tiny>
 __device__ __forceinline__ void lean_column16(const unsigned (&wv)[16], int half,
                                               const LeanScale& g, unsigned (&out)[4]) {
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    float f[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const unsigned wd = wv[4 * k + e];
-      float xv = __uint_as_float(half == 0 ? wd << 16 : wd & 0xFFFF0000u);
-      if constexpr (Tiny) xv = __fmul_rn(xv, kLeanPrescale);
-      f[e] = lean_div(xv, g.s, g.y);
-    }
-    out[k] = cvt_e4m3x2(f[0], f[1]) | cvt_e4m3x2(f[2], f[3]) << 16;
-  }
+  column_codes_by<4>(
+      wv, half,
+      [&](float xv) {
+        if constexpr (Tiny) xv = __fmul_rn(xv, kLeanPrescale);
+        return lean_div(xv, g.s, g.y);
+      },
+      out);
 }
 
 /// Stores 16 codes (4 to a word) at dst[0 .. 16), only those whose column m0 + i is below M; one

@@ -373,17 +373,9 @@ __device__ __forceinline__ void mx_columns(const uint4* tile, std::int64_t tm, s
       // `nan ? 0x7F7F7F7F : ...` became a branch around each word's conversion).
       const unsigned nan = code == 0xFFu ? ~0u : 0u;
       unsigned out[4];
-#pragma unroll
-      for (int g = 0; g < 4; ++g) {
-        float f[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const unsigned wd = wv[4 * g + e];
-          f[e] = __fmul_rn(__uint_as_float(half == 0 ? wd << 16 : wd & 0xFFFF0000u), y);
-        }
-        const unsigned c4 = cvt_e4m3x2(f[0], f[1]) | cvt_e4m3x2(f[2], f[3]) << 16;
-        out[g] = (c4 & ~nan) | (0x7F7F7F7Fu & nan);
-      }
+      column_codes_by<4>(
+          wv, half, [&](float x) { return __fmul_rn(x, y); }, out,
+          [&](unsigned c4) { return (c4 & ~nan) | (0x7F7F7F7Fu & nan); });
       std::uint8_t* dst = qt + kl * a.ldq_t;
       if constexpr (VecT) {
         *reinterpret_cast<uint4*>(dst) = make_uint4(out[0], out[1], out[2], out[3]);
