@@ -11,6 +11,7 @@
 #include "common/launch.hpp"
 #include "common/quantize_gpu.hpp"
 #include "common/tensor_map.hpp"
+#include "splitk.hpp"
 
 namespace fp8gemm::ch07 {
 
@@ -153,6 +154,9 @@ struct Plan::Impl {
   DeviceBuffer<float> sfa_workspace;  // empty unless converting
   GroupScaleLayout sfa_layout;        // what the kernel reads
   bool convert_a = false;
+  /// Split-K (Options::splits >= 1): the GEMM into a workspace, then the reduce; `plan` is empty.
+  std::unique_ptr<SplitKPart> split;
+  engine::BlockScaledParams& params() { return split ? split->params() : plan->policy_params(); }
 };
 
 Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
@@ -179,9 +183,19 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
   validate_gemm(args, req);
 
   const bool tma_store_ok = g.output == Output::bf16 && engine::tma_store_compatible(args);
-  const engine::KernelInfo& k =
-      o.kernel.empty() ? choose_kernel(g.M, g.N, g.K, g.output, tma_store_ok) : kernel_named(o.kernel);
-  I.plan = std::make_unique<Impl::Engine>(k, args, req, o.max_sms, o.raster, true);
+  if (o.splits != 0) {
+    // Split-K (splitk.hpp): its own kernels, FP32 partials in a workspace, then the reduce.
+    const engine::KernelInfo& k =
+        o.kernel.empty() ? choose_splitk_kernel(g.M, g.N) : splitk_kernel_named(o.kernel);
+    I.split = std::make_unique<SplitKPart>(k, args, req, o.splits, o.max_sms,
+                                           g.output == Output::f32, g.accumulate);
+  } else {
+    const engine::KernelInfo& k = o.kernel.empty()
+                                      ? choose_kernel(g.M, g.N, g.K, g.output, tma_store_ok)
+                                      : kernel_named(o.kernel);
+    I.plan = std::make_unique<Impl::Engine>(k, args, req, o.max_sms, o.raster, true);
+  }
+  const engine::KernelInfo& k = I.split ? I.split->kernel() : I.plan->kernel();
 
   // ---- the scale tensors the kernel reads by TMA: the caller's, or a converted copy ----
   const std::int64_t k_groups = ceil_div(g.K, 128);
@@ -196,14 +210,14 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
     prepare_convert_group_scales();
   }
   // B's scales are read by the consumers with plain loads: any ld >= ceil(K / 128) as it is.
-  engine::BlockScaledParams& p = I.plan->policy_params();
+  engine::BlockScaledParams& p = I.params();
   p.map_sfa = make_tensor_map_2d(sfa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, std::uint64_t(k_groups),
                                  std::uint64_t(g.M), std::uint64_t(I.sfa_layout.ld), 1,
                                  std::uint32_t(k.block_m), CU_TENSOR_MAP_SWIZZLE_NONE);
   p.sfb = g.scale_b;
   p.sfb_ld = g.scale_b_layout.ld;
   p.sfb_rows = int(n_blocks);
-  p.accumulate = g.accumulate ? 1 : 0;
+  p.accumulate = g.accumulate && !I.split ? 1 : 0;  // split-K: the reduce accumulates
 }
 
 Plan::~Plan() = default;
@@ -217,7 +231,10 @@ void Plan::run(cudaStream_t stream) const {
   if (I.convert_a)
     launch_convert_group_scales(g.scale_a, g.scale_a_layout, I.sfa_workspace.data(),
                                 I.sfa_layout, g.M, g.K, stream);
-  I.plan->run(stream);
+  if (I.split)
+    I.split->run(stream);
+  else
+    I.plan->run(stream);
 }
 
 void Plan::rebind(const BlockScaledGemm& in) {
@@ -236,20 +253,26 @@ void Plan::rebind(const BlockScaledGemm& in) {
          "), and this plan reads scale_a in place by TMA (it was built for an aligned one): build "
          "a new plan (it converts scale_a into a workspace)");
   // The A-scale map on the side (the engine's rebind checks the pointer first and may throw).
-  engine::BlockScaledParams& p = I.plan->policy_params();
+  engine::BlockScaledParams& p = I.params();
   CUtensorMap map_sfa = p.map_sfa;
   if (!I.convert_a && g.scale_a != was.scale_a && g.scale_a != nullptr)
     replace_tensor_map_address(map_sfa, g.scale_a);
-  I.plan->rebind(engine_args(g));  // shape rules, pointer checks, A / B / D maps; or throws
+  if (I.split)
+    I.split->rebind(engine_args(g));  // the same, and the reduce's D
+  else
+    I.plan->rebind(engine_args(g));  // shape rules, pointer checks, A / B / D maps; or throws
   p.map_sfa = map_sfa;
   p.sfb = g.scale_b;
   I.gemm = g;  // a converting plan's run() reads scale_a from here
 }
 
-const engine::KernelInfo& Plan::kernel() const { return impl_->plan->kernel(); }
+const engine::KernelInfo& Plan::kernel() const {
+  return impl_->split ? impl_->split->kernel() : impl_->plan->kernel();
+}
 bool Plan::converts_scale_a() const { return impl_->convert_a; }
 std::string Plan::describe() const {
-  return impl_->plan->describe() + (impl_->convert_a ? ", converts scale_a" : "");
+  return (impl_->split ? impl_->split->describe() : impl_->plan->describe()) +
+         (impl_->convert_a ? ", converts scale_a" : "");
 }
 
 void gemm(const BlockScaledGemm& g, cudaStream_t stream) { Plan(g).run(stream); }

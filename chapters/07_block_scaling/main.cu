@@ -9,6 +9,11 @@
 //                 table's choice, beside cuBLASLt; each is validated on each shape first
 // --accuracy=PATH the accuracy study (README): relative error against float64 of four recipes on
 //                 three kinds of data, K up to 65536, as JSON
+// --splits=S,...  also time split-K (Options::splits = S, the default split-K kernel for the
+//                 shape) beside the table's kernel (or --kernels), validated first; impl
+//                 "ch07_splitk_s<S>". Opt-in, not yet measured (README, "Small M (decode)")
+// --splitk-kernels=a,b   with --splits: these split-K kernels (ch07::splitk_kernels() names, or
+//                 "all") instead of the default one; impl "ch07_splitk_s<S>:<kernel>"
 // For M <= 128 shapes (memory-bound) a "device_copy/<shape>" benchmark copies N x K bytes in the
 // same run: the bandwidth their GB/s is compared with.
 #include <cstdio>
@@ -22,6 +27,7 @@
 #include "accuracy_study.hpp"
 #include "bs_check.hpp"
 #include "bs_gemm.hpp"
+#include "splitk.hpp"
 #include "common/bench.hpp"
 #include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
@@ -40,7 +46,33 @@ int main(int argc, char** argv) {
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
 
-  const ChapterArgs args = parse_chapter_args(argc, argv, {2048, 4096, 8192}, "ch07_block_scaling.json");
+  std::vector<int> splits;                 // --splits
+  std::vector<std::string> splitk_kernels;  // --splitk-kernels
+  auto items = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    for (std::string t; std::getline(ss, t, ',');)
+      if (!t.empty()) out.push_back(t);
+    return out;
+  };
+  const ChapterArgs args = parse_chapter_args(
+      argc, argv, {2048, 4096, 8192}, "ch07_block_scaling.json", [&](const std::string& a) {
+        if (a.rfind("--splits=", 0) == 0) {
+          for (const auto& t : items(a.substr(9))) splits.push_back(std::stoi(t));
+          return true;
+        }
+        if (a.rfind("--splitk-kernels=", 0) == 0) {
+          for (const auto& t : items(a.substr(17))) {
+            if (t != "all") {
+              splitk_kernels.push_back(t);
+              continue;
+            }
+            for (const auto& info : ch07::splitk_kernels()) splitk_kernels.push_back(info.name);
+          }
+          return true;
+        }
+        return false;
+      });
   const std::vector<Shape> shapes = args.shapes();
   std::vector<std::string> kernels;
   for (const auto& k : args.kernels) {
@@ -82,32 +114,48 @@ int main(int argc, char** argv) {
     const ch07::Plan* plan;
   };
   std::vector<Timed> timed;
+  // What is timed per shape: the table's kernel (or each --kernels one), then split-K per --splits
+  // value (the default split-K kernel, or each --splitk-kernels one).
+  struct Variant {
+    std::string kernel;
+    int splits = 0;
+    std::string impl;
+  };
+  std::vector<Variant> variants;
+  if (kernels.empty()) variants.push_back({"", 0, "ch07_block_scaled"});
+  for (const auto& k : kernels) variants.push_back({k, 0, "ch07:" + k});
+  for (int S : splits) {
+    const std::string impl = "ch07_splitk_s" + std::to_string(S);
+    if (splitk_kernels.empty()) variants.push_back({"", S, impl});
+    for (const auto& k : splitk_kernels) variants.push_back({k, S, impl + ":" + k});
+  }
+  const bool tuning = !kernels.empty() || !splits.empty();
   for (const auto& s : shapes) {
-    std::vector<std::string> names = kernels;
-    if (names.empty()) names.push_back("");
-    for (const auto& name : names) {
+    for (const auto& v : variants) {
+      const std::string& name = v.kernel;
       ch07::Options o;
       o.kernel = name;
+      o.splits = v.splits;
       ch07::DeviceOperands& ops = ops_for(s);
       std::unique_ptr<ch07::Plan> p;
       try {
         p = std::make_unique<ch07::Plan>(ops.gemm(), o);
       } catch (const std::exception& e) {
-        std::printf("  %-20s skipped %s: %s\n", s.name().c_str(), name.c_str(), e.what());
+        std::printf("  %-20s skipped %s: %s\n", s.name().c_str(), v.impl.c_str(), e.what());
         continue;
       }
       const auto r = ch07::sampled_check(ops, *p, 8, seed++);
-      const std::string impl = name.empty() ? "ch07_block_scaled" : "ch07:" + name;
+      const std::string& impl = v.impl;
       all_ok &= r.ok;
       errors[impl + "/" + s.name()] = r.describe;
       std::printf("  %-20s %s  %s  [%s]\n", s.name().c_str(), r.ok ? "ok  " : "FAIL",
                   r.describe.c_str(), p->describe().c_str());
       // Tuning: a kernel that fails is reported and left out of the timing, the others go on.
-      if (r.ok || kernels.empty()) timed.push_back({impl, s, p.get()});
+      if (r.ok || !tuning) timed.push_back({impl, s, p.get()});
       plans.push_back(std::move(p));
     }
   }
-  if (!all_ok && kernels.empty()) {
+  if (!all_ok && !tuning) {
     std::printf("\nVALIDATION FAILED: not benchmarking a wrong kernel.\n");
     return 1;
   }
