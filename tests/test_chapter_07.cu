@@ -19,90 +19,12 @@
 #include "common/quantize.hpp"
 #include "common/quantize_gpu.hpp"
 #include "common/reference.hpp"
+#include "ch07_calls.hpp"
 
 using namespace fp8gemm;
+using namespace fp8gemm::test_ch07;
 
 namespace {
-
-struct Shape {
-  std::int64_t M, N, K;
-};
-std::string name(const Shape& s) {
-  return std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
-}
-
-/// Host operands of one call: e4m3 A (M x K), B (N x K), scales in the given layouts (their
-/// padding filled with NaN, so reading it would show), values in float64 for the reference.
-struct HostCall {
-  Shape s;
-  std::vector<std::uint8_t> a, b;
-  GroupScaleLayout la;
-  BlockScaleLayout lb;
-  std::vector<float> sa, sb;
-  HostCall(Shape s_, GroupScaleLayout la_, BlockScaleLayout lb_, std::uint64_t seed,
-           float scale_lo = -4, float scale_hi = 4)
-      : s(s_), la(la_), lb(lb_) {
-    a = random_e4m3(std::size_t(s.M * s.K), seed);
-    b = random_e4m3(std::size_t(s.N * s.K), seed + 1);
-    std::mt19937_64 gen(seed + 2);
-    std::uniform_real_distribution<float> e(scale_lo, scale_hi);
-    const std::int64_t groups = ceil_div(s.K, 128);
-    sa.assign(std::size_t(la.required_elements(s.M, s.K)), std::numeric_limits<float>::quiet_NaN());
-    for (std::int64_t r = 0; r < s.M; ++r)
-      for (std::int64_t g = 0; g < groups; ++g) sa[std::size_t(la.offset(r, g))] = std::exp2(e(gen));
-    sb.assign(std::size_t(lb.required_elements(s.N, s.K)), std::numeric_limits<float>::quiet_NaN());
-    for (std::int64_t i = 0; i < ceil_div(s.N, 128); ++i)
-      for (std::int64_t g = 0; g < groups; ++g) sb[std::size_t(lb.offset(i, g))] = std::exp2(e(gen));
-  }
-  std::vector<double> reference() const {
-    std::vector<double> da(a.size()), db(b.size());
-    for (std::int64_t r = 0; r < s.M; ++r)
-      for (std::int64_t k = 0; k < s.K; ++k)
-        da[std::size_t(r * s.K + k)] = double(e4m3_decode(a[std::size_t(r * s.K + k)])) *
-                                       double(sa[std::size_t(la.offset(r, k / 128))]);
-    for (std::int64_t n = 0; n < s.N; ++n)
-      for (std::int64_t k = 0; k < s.K; ++k)
-        db[std::size_t(n * s.K + k)] = double(e4m3_decode(b[std::size_t(n * s.K + k)])) *
-                                       double(sb[std::size_t(lb.offset(n / 128, k / 128))]);
-    return reference_gemm(s.M, s.N, s.K, da.data(), db.data());
-  }
-};
-
-/// Device copies of a HostCall and the D it writes (bf16 or float).
-struct DeviceCall {
-  DeviceBuffer<std::uint8_t> a, b;
-  DeviceBuffer<float> sa, sb;
-  DeviceBuffer<std::uint16_t> d16;
-  DeviceBuffer<float> d32;
-  ch07::BlockScaledGemm g;
-  DeviceCall(const HostCall& h, ch07::Output out = ch07::Output::bf16)
-      : a(h.a), b(h.b), sa(h.sa), sb(h.sb) {
-    g.M = h.s.M;
-    g.N = h.s.N;
-    g.K = h.s.K;
-    g.A = a.data();
-    g.B = b.data();
-    g.scale_a = sa.data();
-    g.scale_a_layout = h.la;
-    g.scale_b = sb.data();
-    g.scale_b_layout = h.lb;
-    g.output = out;
-    if (out == ch07::Output::bf16) {
-      d16 = DeviceBuffer<std::uint16_t>(std::size_t(h.s.M * h.s.N));
-      poison_bf16(d16.data(), d16.size());
-      g.D = d16.data();
-    } else {
-      d32 = DeviceBuffer<float>(std::vector<float>(std::size_t(h.s.M * h.s.N), std::nanf("")));
-      g.D = d32.data();
-    }
-  }
-};
-
-std::vector<std::int64_t> all_rows(std::int64_t M) {
-  std::vector<std::int64_t> r(static_cast<std::size_t>(M));
-  for (std::int64_t i = 0; i < M; ++i) r[std::size_t(i)] = i;
-  return r;
-}
 
 /// Runs the call with `options`, compares all of D with the float64 reference.
 bool check(const HostCall& h, const ch07::Options& o, const std::string& what,

@@ -21,117 +21,12 @@
 #include "common/quantize.hpp"
 #include "common/reference.hpp"
 #include "splitk.hpp"
+#include "ch07_calls.hpp"
 
 using namespace fp8gemm;
+using namespace fp8gemm::test_ch07;
 
 namespace {
-
-struct Shape {
-  std::int64_t M, N, K;
-};
-std::string name(const Shape& s) {
-  return std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
-}
-
-/// Host operands: e4m3 A (M x K) and B (N x K), A's scales mn-major TMA-aligned, B's padded
-/// (their padding NaN, so reading it would show), scales 2^[-4, 4].
-struct HostCall {
-  Shape s;
-  std::vector<std::uint8_t> a, b;
-  GroupScaleLayout la;
-  BlockScaleLayout lb;
-  std::vector<float> sa, sb;
-  HostCall(Shape s_, std::uint64_t seed)
-      : s(s_),
-        la(GroupScaleLayout::mn_major_tma_aligned(s_.M)),
-        lb(BlockScaleLayout::padded(s_.K)) {
-    a = random_e4m3(std::size_t(s.M * s.K), seed);
-    b = random_e4m3(std::size_t(s.N * s.K), seed + 1);
-    std::mt19937_64 gen(seed + 2);
-    std::uniform_real_distribution<float> e(-4, 4);
-    const std::int64_t groups = ceil_div(s.K, 128);
-    sa.assign(std::size_t(la.required_elements(s.M, s.K)), std::numeric_limits<float>::quiet_NaN());
-    for (std::int64_t r = 0; r < s.M; ++r)
-      for (std::int64_t g = 0; g < groups; ++g)
-        sa[std::size_t(la.offset(r, g))] = std::exp2(e(gen));
-    sb.assign(std::size_t(lb.required_elements(s.N, s.K)), std::numeric_limits<float>::quiet_NaN());
-    for (std::int64_t i = 0; i < ceil_div(s.N, 128); ++i)
-      for (std::int64_t g = 0; g < groups; ++g)
-        sb[std::size_t(lb.offset(i, g))] = std::exp2(e(gen));
-  }
-  /// The float64 product of the dequantised operands for `rows` (rows.size() x N).
-  std::vector<double> reference(const std::vector<std::int64_t>& rows) const {
-    double lut[256];
-    for (int v = 0; v < 256; ++v) lut[v] = double(e4m3_decode(std::uint8_t(v)));
-    const std::int64_t groups = ceil_div(s.K, 128);
-    std::vector<double> out(rows.size() * std::size_t(s.N));
-    std::vector<double> arow(std::size_t(s.K));
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const std::int64_t r = rows[i];
-      for (std::int64_t k = 0; k < s.K; ++k)
-        arow[std::size_t(k)] =
-            lut[a[std::size_t(r * s.K + k)]] * double(sa[std::size_t(la.offset(r, k / 128))]);
-      for (std::int64_t n = 0; n < s.N; ++n) {
-        const std::uint8_t* brow = &b[std::size_t(n * s.K)];
-        double total = 0;
-        for (std::int64_t g = 0; g < groups; ++g) {
-          double block = 0;
-          for (std::int64_t k = g * 128; k < std::min(s.K, g * 128 + 128); ++k)
-            block += arow[std::size_t(k)] * lut[brow[k]];
-          total += block * double(sb[std::size_t(lb.offset(n / 128, g))]);
-        }
-        out[i * std::size_t(s.N) + std::size_t(n)] = total;
-      }
-    }
-    return out;
-  }
-};
-
-/// Device copies of a HostCall; D bf16 with leading dimension ldd (NaN-poisoned) or float.
-struct DeviceCall {
-  DeviceBuffer<std::uint8_t> a, b;
-  DeviceBuffer<float> sa, sb;
-  DeviceBuffer<std::uint16_t> d16;
-  DeviceBuffer<float> d32;
-  ch07::BlockScaledGemm g;
-  DeviceCall(const HostCall& h, ch07::Output out = ch07::Output::bf16, std::int64_t ldd = 0)
-      : a(h.a), b(h.b), sa(h.sa), sb(h.sb) {
-    g.M = h.s.M;
-    g.N = h.s.N;
-    g.K = h.s.K;
-    g.A = a.data();
-    g.B = b.data();
-    g.scale_a = sa.data();
-    g.scale_a_layout = h.la;
-    g.scale_b = sb.data();
-    g.scale_b_layout = h.lb;
-    g.output = out;
-    g.ldd = ldd == 0 ? h.s.N : ldd;
-    if (out == ch07::Output::bf16) {
-      d16 = DeviceBuffer<std::uint16_t>(std::size_t(h.s.M * g.ldd));
-      poison_bf16(d16.data(), d16.size());
-      g.D = d16.data();
-    } else {
-      d32 = DeviceBuffer<float>(std::vector<float>(std::size_t(h.s.M * g.ldd), std::nanf("")));
-      g.D = d32.data();
-    }
-  }
-  /// D's M x N bf16 values, packed (the ldd padding dropped).
-  std::vector<std::uint16_t> d_packed() const {
-    const std::vector<std::uint16_t> all = d16.download();
-    std::vector<std::uint16_t> d(std::size_t(g.M * g.N));
-    for (std::int64_t r = 0; r < g.M; ++r)
-      for (std::int64_t n = 0; n < g.N; ++n)
-        d[std::size_t(r * g.N + n)] = all[std::size_t(r * g.ldd + n)];
-    return d;
-  }
-};
-
-std::vector<std::int64_t> all_rows(std::int64_t M) {
-  std::vector<std::int64_t> r(static_cast<std::size_t>(M));
-  for (std::int64_t i = 0; i < M; ++i) r[std::size_t(i)] = i;
-  return r;
-}
 
 ch07::Options split_options(int splits, const std::string& kernel = "") {
   ch07::Options o;
