@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
@@ -141,6 +142,34 @@ std::vector<std::int64_t> all_rows(std::int64_t M) {
   std::vector<std::int64_t> r(static_cast<std::size_t>(M));
   for (std::int64_t i = 0; i < M; ++i) r[std::size_t(i)] = i;
   return r;
+}
+
+
+/// The FP32-output case of chapter 7's tests: D (FP32, NaN-poisoned, or random N(0, 16) values
+/// when `accumulate`) computed by a plan with options `o`, against the float64 reference `ref`
+/// (all of D; + the values D held, with accumulate). Prints one line naming `label`; returns the
+/// error statistics for the caller's assertions.
+inline ErrorStats f32_output_error(const HostCall& h, const std::vector<double>& ref,
+                                   bool accumulate, const ch07::Options& o, const char* label) {
+  DeviceCall dc(h, ch07::Output::f32);
+  std::vector<float> before(std::size_t(h.s.M * h.s.N));
+  std::mt19937_64 gen(5);
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  for (auto& x : before) x = nd(gen);
+  if (accumulate) dc.d32.upload(before);
+  dc.g.accumulate = accumulate;
+  ch07::Plan plan(dc.g, o);
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> d = dc.d32.download();
+  std::vector<double> want(ref);
+  if (accumulate)
+    for (std::size_t i = 0; i < want.size(); ++i) want[i] += double(before[i]);
+  const ErrorStats e = compare(d.data(), want.data(), std::int64_t(want.size()));
+  std::printf("  f32 %-12s %-10s %-16s rel %.2e  [%s]\n", label,
+              accumulate ? "D += A.B" : "D = A.B", name(h.s).c_str(), e.rel_frobenius,
+              plan.describe().c_str());
+  return e;
 }
 
 }  // namespace fp8gemm::test_ch07

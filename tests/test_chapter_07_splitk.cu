@@ -141,24 +141,8 @@ TEST_CASE("ch07 split-K: FP32 output, with and without accumulate", "[ch07][spli
     const std::vector<double> ref = h.reference(all_rows(s.M));
     const int S = int(std::min<std::int64_t>(3, ceil_div(s.K, 128)));
     for (bool accumulate : {false, true}) {
-      DeviceCall dc(h, ch07::Output::f32);
-      std::vector<float> before(std::size_t(s.M * s.N));
-      std::mt19937_64 gen(5);
-      std::normal_distribution<float> nd(0.0f, 4.0f);
-      for (auto& x : before) x = nd(gen);
-      if (accumulate) dc.d32.upload(before);
-      dc.g.accumulate = accumulate;
-      ch07::Plan plan(dc.g, split_options(S));
-      plan.run(nullptr);
-      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-      const std::vector<float> d = dc.d32.download();
-      std::vector<double> want(ref);
-      if (accumulate)
-        for (std::size_t i = 0; i < want.size(); ++i) want[i] += double(before[i]);
-      const ErrorStats e = compare(d.data(), want.data(), std::int64_t(want.size()));
-      std::printf("  f32 S = %d %-10s %-16s rel %.2e  [%s]\n", S,
-                  accumulate ? "D += A.B" : "D = A.B", name(s).c_str(), e.rel_frobenius,
-                  plan.describe().c_str());
+      const std::string label = "S = " + std::to_string(S);
+      const ErrorStats e = f32_output_error(h, ref, accumulate, split_options(S), label.c_str());
       CHECK(e.non_finite == 0);
       CHECK(e.rel_frobenius <= 5e-4);  // as the unsplit FP32 output (test_chapter_07)
     }
