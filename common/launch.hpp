@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "common/validate.hpp"
 
@@ -105,5 +106,10 @@ TileGrid prepare_gemm_launch(const GemmArgs& args, const GemmRequirements& req,
 /// After a launch: throws std::runtime_error naming `who` if the launch failed
 /// (cudaGetLastError: bad configuration, too much shared memory, no kernel image, ...).
 void check_launch(const char* who);
+
+/// The status a cudaLaunchKernel / cudaLaunchKernelExC call returned: if it is an error, clears
+/// it (a launch-configuration error is not sticky; report it, leave none) and throws
+/// std::runtime_error "<who>: launch of <what> failed: <name> (<description>)".
+void throw_if_launch_failed(cudaError_t err, const std::string& who, const std::string& what);
 
 }  // namespace fp8gemm

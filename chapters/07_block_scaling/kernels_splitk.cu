@@ -206,14 +206,10 @@ void launch_splitk_reduce(const SplitKReduceLaunch& l, cudaStream_t stream) {
   std::int64_t split_stride = l.split_stride, ldd = l.ldd;
   void* D = l.D;
   void* args[] = {&ws, &splits, &M, &N, &split_stride, &D, &ldd, &accumulate};
-  const cudaError_t err = cudaLaunchKernel(
-      l.kernel, dim3(unsigned(l.blocks_x), unsigned(l.blocks_y)), dim3(256), args, 0, stream);
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // a launch-configuration error is not sticky; report it, leave none
-    throw std::runtime_error(std::string("fp8gemm::ch07_block_scaling: launch of the split-K "
-                                         "reduce failed: ") +
-                             cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
-  }
+  throw_if_launch_failed(
+      cudaLaunchKernel(l.kernel, dim3(unsigned(l.blocks_x), unsigned(l.blocks_y)), dim3(256), args,
+                       0, stream),
+      "fp8gemm::ch07_block_scaling", "the split-K reduce");
   check_launch("fp8gemm::ch07_block_scaling: split-K reduce");
 }
 

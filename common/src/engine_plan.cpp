@@ -218,13 +218,8 @@ void EnginePlan::launch(const void* params, cudaStream_t stream) const {
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t cfg = launch_config(kernel_, grid_ctas_, stream, attr);
   void* kernel_args[] = {const_cast<void*>(params)};
-  const cudaError_t err = cudaLaunchKernelExC(&cfg, kernel_.kernel, kernel_args);
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // a launch-configuration error is not sticky; report it, leave none
-    throw std::runtime_error(who_ + ": launch of " + kernel_.name +
-                             " failed: " + cudaGetErrorName(err) + " (" +
-                             cudaGetErrorString(err) + ")");
-  }
+  throw_if_launch_failed(cudaLaunchKernelExC(&cfg, kernel_.kernel, kernel_args), who_,
+                         kernel_.name);
   check_launch(who_.c_str());
 }
 

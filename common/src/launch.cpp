@@ -166,4 +166,11 @@ void check_launch(const char* who) {
                              cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
 }
 
+void throw_if_launch_failed(cudaError_t err, const std::string& who, const std::string& what) {
+  if (err == cudaSuccess) return;
+  cudaGetLastError();
+  throw std::runtime_error(who + ": launch of " + what + " failed: " + cudaGetErrorName(err) +
+                           " (" + cudaGetErrorString(err) + ")");
+}
+
 }  // namespace fp8gemm
