@@ -44,14 +44,23 @@ struct GroupedTileScheduler {
   }
 };
 
+/// The grouped kernels' promoted loop: two-deep where it fits, else the lean loop rolled. Chapter
+/// 7's default there (unrolled 4x) makes ptxas spill 248-280 bytes in both 128 x 256 grouped
+/// kernels (their tile cursor and row bound take the registers the unrolled loop needs).
+template <class Cfg>
+constexpr int grouped_block_scaled_loop() {
+  return two_deep_fits<Cfg>() ? kTwoDeepLoop : 1;
+}
+
 /// The block-scaled math of chapter 7 with the grouped schedule and geometry.
 template <class Cfg>
-struct GroupedBlockScaledMath : BlockScaledMath<Cfg> {
+struct GroupedBlockScaledMath : BlockScaledMath<Cfg, grouped_block_scaled_loop<Cfg>()> {
   static_assert(Cfg::kClusterSize == 1, "grouped kernels: no clusters yet");
   /// A tile's rows may end inside it (a group's last tile): with the TMA-store epilogue, a
   /// warpgroup whose rows all belong to the group stores them by TMA, the others from registers
   /// (kernel.cuh's epilogue).
   static constexpr bool kRowsEndInTiles = true;
+  static constexpr int kDefaultLoop = grouped_block_scaled_loop<Cfg>();  // kernel_info's names
   using Params = GroupedParams;
   using Scheduler = GroupedTileScheduler<Cfg::kBlockM>;
   using TileT = GroupedTile;
