@@ -48,12 +48,14 @@ __device__ __forceinline__ void dispatch_offset(int value, F&& f,
 }
 }  // namespace detail
 
-/// Block scaling's default promoted loop (kernel.cuh): two-deep where it fits, else the lean one
-/// unrolled 4x (c6bc1ab: 1.076x of the lean loop on both 256 x 128 tiles, 1.02x on 128 x 256,
-/// 1.00x on 192 x 128, no spills; plots/data/h200/engine_loops/).
+/// Block scaling's default promoted loop (kernel.cuh): two-deep where it fits; else the lean loop
+/// unrolled 8x where a warpgroup owns two 64-row slabs (256 x 128: 1.057-1.068x of the rolled
+/// lean loop over seven shapes, b105591) and 4x elsewhere (128 x 256, 192 x 128: 0.997-1.008x,
+/// neutral). No spills in any of chapter 7's kernels (ptxas_chapter_07); the measurements are in
+/// plots/data/h200/engine_loops/.
 template <class Cfg>
 constexpr int default_block_scaled_loop() {
-  return two_deep_fits<Cfg>() ? kTwoDeepLoop : 4;
+  return two_deep_fits<Cfg>() ? kTwoDeepLoop : Cfg::kWavesM >= 2 ? 8 : 4;
 }
 
 template <class Cfg, int kPromotedLoop = default_block_scaled_loop<Cfg>()>

@@ -53,14 +53,15 @@ namespace fp8gemm::engine {
 /// The promoted main loop's versions (kPromotedLoop of the math policies; docs/engine.md):
 ///   0             the first loop: per K block and group, 4 wgmma into one partial sum, wait,
 ///                 add; descriptors rebuilt from their address (mainloop_promoted_v0);
-///   1, 2, 4       the lean one-buffer loop (promoted_loop), its K-block loop unrolled that
+///   1, 2, 4, 8    the lean one-buffer loop (promoted_loop), its K-block loop unrolled that
 ///                 many times: barrier addresses, the K bound and the scale pointers once per
 ///                 tile, descriptors by addition;
 ///   kTwoDeepLoop  two partial sums, the next block issued before the last one is promoted
 ///                 (promoted_loop_two_deep), on tiles where they fit (two_deep_fits).
 /// Each policy's default (kDefaultLoop) is the fastest one measured on the H200 in one run
 /// (plots/data/h200/engine_loops/, chapter 6's README): two-deep wherever it fits; otherwise the
-/// first loop for per-tensor scaling and the lean one for block scaling. The others stay compiled
+/// first loop for per-tensor scaling and the lean one unrolled (8x or 4x) for block scaling
+/// (default_block_scaled_loop; chapter 8's grouped kernels keep it rolled). The others stay compiled
 /// for that comparison only (kernels_loops.cu, names ending in _loopN or _2deep).
 inline constexpr int kTwoDeepLoop = 10;
 
