@@ -1665,6 +1665,7 @@ LOOP_LABELS = {
     "lean": "lean",
     "lean2": "lean, unrolled 2x",
     "lean4": "lean, unrolled 4x",
+    "lean8": "lean, unrolled 8x",
     "two-deep": "two-deep",
     "default": "the commit's default",
     "fast": "fast accumulation (no promotion)",
@@ -1710,7 +1711,7 @@ def loop_of(impl: str, lean_default: bool) -> tuple[str, str] | None:
     m = _LOOP_SUFFIX_RE.match(name)
     tile, suffix = m.group("tile"), m.group("suffix")
     loop = {None: "lean" if lean_default else "default", "loop0": "first", "loop1": "lean",
-            "loop2": "lean2", "loop4": "lean4", "2deep": "two-deep"}.get(suffix)
+            "loop2": "lean2", "loop4": "lean4", "loop8": "lean8", "2deep": "two-deep"}.get(suffix)
     if loop is None:
         warn(f"unknown promoted-loop suffix _{suffix} in {impl}: shown as it is")
         loop = suffix
@@ -1850,10 +1851,12 @@ def loops_note(files: list[BenchFile]) -> str:
                      "two-deep loop (\"two-deep\").")
     parts.append(f"{'Since' if old else 'From'} `{LOOPS_DEFAULTS_COMMIT}` on"
                  + (f" ({', '.join(f'`{c}`' for c in new)} here)" if new else "")
-                 + ": no suffix = each policy's default (two-deep where two partial sums fit, "
-                 "else the first loop for per-tensor scaling and the lean loop for block scaling), "
-                 "the others named `_loop0` (first), `_loop1` (lean), `_loop2`, `_loop4` (lean "
-                 "unrolled) and `_2deep`.")
+                 + ": no suffix = each policy's default at the file's commit: two-deep where two "
+                 "partial sums fit; elsewhere the first loop for per-tensor scaling, and for block "
+                 "scaling the lean loop (`f4a8670` to `c6bc1ab`), the lean loop unrolled 4x "
+                 "(`1214e66`), unrolled 8x on 256 x 128 and 4x on the other tiles (`74d644d` on). "
+                 "The others are named `_loop0` (first), `_loop1` (lean), `_loop2`, `_loop4`, "
+                 "`_loop8` (lean unrolled) and `_2deep`.")
     if any(x.loop == "fast" for f in files for x in loop_rows(f)):
         parts.append("`_fast_` kernels: fast accumulation (no promotion), for reference; their "
                      "\"vs first\" is against the same tile's promoted first loop, their \"vs "

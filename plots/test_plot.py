@@ -1048,7 +1048,7 @@ def loops_expected(doc: dict, chapter: int) -> list[str]:
         if shape not in shapes:
             shapes.append(shape)
     labels = {"_loop0": "first", "_loop1": "lean", "_loop2": "lean, unrolled 2x",
-              "_loop4": "lean, unrolled 4x", "_2deep": "two-deep"}
+              "_loop4": "lean, unrolled 4x", "_loop8": "lean, unrolled 8x", "_2deep": "two-deep"}
     kern = {}  # impl -> (tile, loop label)
     for impl, _ in tfl:
         name = impl.split(":", 1)[-1]

@@ -22,6 +22,15 @@ never mixed across runs:
   plots/data/h200/ch07/sweep_small.json
   plots/data/h200/ch06/sweep.json            ch06_sweep (its own format; the default tile order)
 
+Corrections: the sweeps time each kernel in its own block of launches, so clock and power drift
+between blocks can rank two kernels wrongly (at 74d644d the sweep put a per-tensor kernel 7.8%
+ahead at 8192^3 that the interleaved method measured 10.6% behind). The library benchmark's part
+(c) (plots/data/h200/ch10/library_bench_<commit>.log, fp8gemm_library_bench) times the table's
+kernel against the chapter's own rule's kernel interleaved, launch by launch. Where it says
+"RULE FASTER" about the very kernel the sweeps chose, the row takes the rule's kernel, with the
+two interleaved medians as its time and runner-up, and the log as its source. A later sweep that
+chooses another kernel makes the correction lapse (the log is about a kernel no longer chosen).
+
   gen_dispatch_table.py --picks-exe BUILD/bin/fp8gemm_dispatch_picks   (or --picks FILE)
       write the two files. fp8gemm_dispatch_picks (pure CPU, built in every configuration) prints
       what the C++ dispatcher and each chapter's own rule choose for every shape; the markdown's
@@ -40,6 +49,7 @@ Python 3 standard library only.
 """
 import argparse
 import difflib
+import glob
 import json
 import os
 import re
@@ -58,6 +68,11 @@ SOURCES = [
     ("plots/data/h200/ch07/sweep_small.json", "gbench_ch07"),
     ("plots/data/h200/ch06/sweep.json", "ch06"),
 ]
+# The library benchmark's log whose part (c) corrects the sweeps (above); one such file at a time.
+BENCH_LOG = "plots/data/h200/ch10/library_bench_*.log"
+# Its part (c) family names -> the table's.
+BENCH_FAMILIES = {"block_scaled": "block_scaled", "per_tensor": "per_tensor_promoted",
+                  "mxfp8": "mxfp8_hopper"}
 FAMILIES = [
     ("block_scaled", "chapter 7 (`fp8gemm::BlockScaledPlan`, bf16 D stored by TMA)"),
     ("per_tensor_promoted", "chapter 6 (`fp8gemm::PerTensorPlan`, promoted accumulation)"),
@@ -158,6 +173,57 @@ def load_sources():
         if os.path.exists(os.path.join(REPO, path)):
             out.append(Source(path, kind))
     return out
+
+
+class BenchLog:
+    """The library benchmark's part (c): [(family, shape, rule_kernel, table_kernel, rule_us,
+    table_us, verdict)], with the log's commit and GPU (a source of corrected rows)."""
+
+    kind = "interleaved"
+
+    def __init__(self, path):
+        self.path = path
+        self.rows = []
+        self.commit, self.gpu = "unknown", "unknown"
+        in_c = False
+        for line in open(os.path.join(REPO, path), encoding="utf-8"):
+            if line.startswith("commit: "):
+                self.commit = line.split()[1]
+            elif line.startswith("GPU: "):
+                self.gpu = line[5:].split(",")[0].strip()
+            elif line.startswith("(c) "):
+                in_c = True
+            elif in_c:
+                f = line.split()
+                if len(f) >= 9 and f[0] in BENCH_FAMILIES and "x" in f[1]:
+                    self.rows.append((BENCH_FAMILIES[f[0]], parse_shape(f[1]), f[2], f[3],
+                                      float(f[4]), float(f[5]), " ".join(f[8:])))
+                elif f and f[0] == "table" and f[1:2] == ["faster"]:
+                    in_c = False
+
+
+def load_bench_log():
+    hits = sorted(glob.glob(os.path.join(REPO, BENCH_LOG)))
+    if len(hits) > 1:
+        sys.exit("gen_dispatch_table: more than one %s: keep the newest only" % BENCH_LOG)
+    return BenchLog(os.path.relpath(hits[0], REPO)) if hits else None
+
+
+def correct(table, log, source_index):
+    """Applies the log's "RULE FASTER" verdicts (module docstring, "Corrections") in place;
+    returns [(family, shape, old_kernel, rule_kernel, table_us, rule_us)]."""
+    done = []
+    if log is None:
+        return done
+    for family, shape, rule, chosen, rule_us, table_us, verdict in log.rows:
+        e = table.get((family, shape))
+        if verdict != "RULE FASTER" or e is None or e["kernel"] != chosen:
+            continue
+        done.append((family, shape, chosen, rule, table_us, rule_us))
+        table[(family, shape)] = dict(
+            e, kernel=rule, us=rule_us, second=chosen, second_us=table_us, candidates=2,
+            source=source_index, times={rule: rule_us, chosen: table_us}, peer=None)
+    return done
 
 
 def learn(sources):
@@ -316,7 +382,7 @@ def render_summary(sources, table, picks):
     return out
 
 
-def render_md(sources, table, picks):
+def render_md(sources, table, picks, corrections=()):
     out = [
         "# The library's dispatch table (generated)",
         "",
@@ -333,6 +399,18 @@ def render_md(sources, table, picks):
     for i, s in enumerate(sources):
         out.append("%d. `%s` (commit `%s`, %s)" % (i + 1, s.path, s.commit[:12], s.gpu))
     out += [""] + render_summary(sources, table, picks)
+    if corrections:
+        out += ["", "## Corrected by the interleaved benchmark", ""]
+        out += textwrap.wrap(
+            "Where the library benchmark's part (c) (source %d, launch by launch interleaved) "
+            "measured the chapter's own rule's kernel faster than the kernel the sweep chose, the "
+            "row holds the rule's kernel and the two interleaved medians (the sweep timed each "
+            "kernel in its own block of launches; tools/gen_dispatch_table.py, \"Corrections\"):"
+            % len(sources), 100) + [""]
+        for family, shape, old, rule, old_us, rule_us in corrections:
+            out.append("- %s %s: `%s` %.2f us -> `%s` %.2f us (%.1f%% faster)" % (
+                family, shape_name(shape), old, old_us, rule, rule_us,
+                100.0 * (old_us / rule_us - 1)))
     for family, title in FAMILIES:
         keys = [key for key in sorted_keys(table) if key[0] == family]
         out += ["", "## %s: %s" % (family, title), ""]
@@ -475,9 +553,13 @@ def main():
     table = learn(sources)
     if args.self_test:
         return self_test(sources, table)
+    log = load_bench_log()
+    corrections = correct(table, log, len(sources))
+    if corrections:
+        sources.append(log)
     picks = read_picks(args) if (args.picks_exe or args.picks) else None
     inc = render_inc(sources, table)
-    md = render_md(sources, table, picks) if picks is not None else None
+    md = render_md(sources, table, picks, corrections) if picks is not None else None
     if not args.check:
         if md is None:
             sys.exit("gen_dispatch_table: the markdown's summary needs the chapters' own choices: "
