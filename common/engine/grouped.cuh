@@ -52,9 +52,10 @@ constexpr int grouped_block_scaled_loop() {
   return two_deep_fits<Cfg>() ? kTwoDeepLoop : 1;
 }
 
-/// The block-scaled math of chapter 7 with the grouped schedule and geometry.
-template <class Cfg>
-struct GroupedBlockScaledMath : BlockScaledMath<Cfg, grouped_block_scaled_loop<Cfg>()> {
+/// The block-scaled math of chapter 7 with the grouped schedule and geometry; kLoop other than the
+/// default only for chapter 8's same-run loop comparison (kernels_grouped.cu).
+template <class Cfg, int kLoop = grouped_block_scaled_loop<Cfg>()>
+struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   static_assert(Cfg::kClusterSize == 1, "grouped kernels: no clusters yet");
   /// A tile's rows may end inside it (a group's last tile): with the TMA-store epilogue, a
   /// warpgroup whose rows all belong to the group stores them by TMA, the others from registers
