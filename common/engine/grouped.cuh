@@ -44,12 +44,13 @@ struct GroupedTileScheduler {
   }
 };
 
-/// The grouped kernels' promoted loop: two-deep where it fits, else the lean loop rolled. Chapter
-/// 7's default there (unrolled 4x) makes ptxas spill 248-280 bytes in both 128 x 256 grouped
-/// kernels (their tile cursor and row bound take the registers the unrolled loop needs).
+/// The grouped kernels' promoted loop: two-deep where it fits, else the first loop. Measured on the
+/// H200 in one run (4777cb9, plots/data/h200/ch08/loops_4777cb9.json): on the default 128 x 256
+/// tile the first loop is 1.025-1.132x the rolled lean loop on all eight balanced and masked cases;
+/// the lean loop unrolled spills there (32 bytes at 2x, 248-280 at 4x).
 template <class Cfg>
 constexpr int grouped_block_scaled_loop() {
-  return two_deep_fits<Cfg>() ? kTwoDeepLoop : 1;
+  return two_deep_fits<Cfg>() ? kTwoDeepLoop : 0;
 }
 
 /// The block-scaled math of chapter 7 with the grouped schedule and geometry; kLoop other than the
