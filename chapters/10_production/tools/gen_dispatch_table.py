@@ -25,11 +25,12 @@ never mixed across runs:
 Corrections: the sweeps time each kernel in its own block of launches, so clock and power drift
 between blocks can rank two kernels wrongly (at 74d644d the sweep put a per-tensor kernel 7.8%
 ahead at 8192^3 that the interleaved method measured 10.6% behind). The library benchmark's part
-(c) (plots/data/h200/ch10/library_bench_<commit>.log, fp8gemm_library_bench) times the table's
-kernel against the chapter's own rule's kernel interleaved, launch by launch. Where it says
-"RULE FASTER" about the very kernel the sweeps chose, the row takes the rule's kernel, with the
-two interleaved medians as its time and runner-up, and the log as its source. A later sweep that
-chooses another kernel makes the correction lapse (the log is about a kernel no longer chosen).
+(c) (fp8gemm_library_bench) times the table's kernel against the chapter's own rule's kernel
+interleaved, launch by launch. A log of it kept in plots/data/h200/ch10/corrections/ corrects the
+table: where it says "RULE FASTER" about the very kernel the sweeps chose, the row takes the
+rule's kernel, with the two interleaved medians as its time and runner-up, and the log as its
+source. A later sweep that chooses another kernel makes the correction lapse (the log is about a
+kernel no longer chosen).
 
   gen_dispatch_table.py --picks-exe BUILD/bin/fp8gemm_dispatch_picks   (or --picks FILE)
       write the two files. fp8gemm_dispatch_picks (pure CPU, built in every configuration) prints
@@ -68,8 +69,11 @@ SOURCES = [
     ("plots/data/h200/ch07/sweep_small.json", "gbench_ch07"),
     ("plots/data/h200/ch06/sweep.json", "ch06"),
 ]
-# The library benchmark's log whose part (c) corrects the sweeps (above); one such file at a time.
-BENCH_LOG = "plots/data/h200/ch10/library_bench_*.log"
+# The library benchmark's logs whose part (c) corrects the sweeps (above), applied in name order.
+# Kept apart from the newest log (plots/data/h200/ch10/library_bench_<commit>.log, which the
+# README's tables read): once a correction is in the table, the next benchmark run no longer
+# compares the two kernels, so the log that measured it must stay.
+BENCH_LOGS = "plots/data/h200/ch10/corrections/library_bench_*.log"
 # Its part (c) family names -> the table's.
 BENCH_FAMILIES = {"block_scaled": "block_scaled", "per_tensor": "per_tensor_promoted",
                   "mxfp8": "mxfp8_hopper"}
@@ -202,11 +206,9 @@ class BenchLog:
                     in_c = False
 
 
-def load_bench_log():
-    hits = sorted(glob.glob(os.path.join(REPO, BENCH_LOG)))
-    if len(hits) > 1:
-        sys.exit("gen_dispatch_table: more than one %s: keep the newest only" % BENCH_LOG)
-    return BenchLog(os.path.relpath(hits[0], REPO)) if hits else None
+def load_bench_logs():
+    return [BenchLog(os.path.relpath(p, REPO))
+            for p in sorted(glob.glob(os.path.join(REPO, BENCH_LOGS)))]
 
 
 def correct(table, log, source_index):
@@ -402,11 +404,11 @@ def render_md(sources, table, picks, corrections=()):
     if corrections:
         out += ["", "## Corrected by the interleaved benchmark", ""]
         out += textwrap.wrap(
-            "Where the library benchmark's part (c) (source %d, launch by launch interleaved) "
-            "measured the chapter's own rule's kernel faster than the kernel the sweep chose, the "
-            "row holds the rule's kernel and the two interleaved medians (the sweep timed each "
-            "kernel in its own block of launches; tools/gen_dispatch_table.py, \"Corrections\"):"
-            % len(sources), 100) + [""]
+            "Where a library benchmark's part (c) (the sources after the sweeps, launch by launch "
+            "interleaved) measured the chapter's own rule's kernel faster than the kernel the "
+            "sweep chose, the row holds the rule's kernel and the two interleaved medians (the "
+            "sweep timed each kernel in its own block of launches; tools/gen_dispatch_table.py, "
+            "\"Corrections\"):", 100) + [""]
         for family, shape, old, rule, old_us, rule_us in corrections:
             out.append("- %s %s: `%s` %.2f us -> `%s` %.2f us (%.1f%% faster)" % (
                 family, shape_name(shape), old, old_us, rule, rule_us,
@@ -553,10 +555,12 @@ def main():
     table = learn(sources)
     if args.self_test:
         return self_test(sources, table)
-    log = load_bench_log()
-    corrections = correct(table, log, len(sources))
-    if corrections:
-        sources.append(log)
+    corrections = []
+    for log in load_bench_logs():
+        done = correct(table, log, len(sources))
+        if done:
+            sources.append(log)
+            corrections += done
     picks = read_picks(args) if (args.picks_exe or args.picks) else None
     inc = render_inc(sources, table)
     md = render_md(sources, table, picks, corrections) if picks is not None else None
