@@ -3,7 +3,10 @@
 // table, chapter rule; the epilogue rule for D the table cannot serve), the refusals of names
 // that do not exist or do not fit, the generated table's rows against the chapters' kernel
 // lists, and the plans' refusals of bad calls before any GPU work. No GPU needed.
+#include <array>
 #include <set>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -220,6 +223,7 @@ TEST_CASE("library: every table row names a kernel of its family that the table 
       k = &engine::find_kernel(ch09::hopper_kernels(), e.kernel, "t");
     REQUIRE(k != nullptr);  // a family the library knows
     CHECK(k->epilogue == engine::EpilogueKind::tma_store);
+    CHECK_FALSE(k->comparison_only);  // a loop comparison's instance never serves a call
     if (f == "per_tensor_fast")
       CHECK(k->accumulation == Accumulation::fast);
     else
@@ -232,6 +236,24 @@ TEST_CASE("library: every table row names a kernel of its family that the table 
       if (std::string(to_string(f)) == e.family)
         CHECK(dispatch_table_entry(f, e.M, e.N, e.K) == &e);
   CHECK(dispatch_table_entry(DispatchFamily::block_scaled, 4096, 7168, 2047) == nullptr);
+}
+
+TEST_CASE("library: the chapters' own rules never choose a loop comparison's kernel",
+          "[library][dispatch]") {
+  // Shapes the rules branch on: the DeepSeek-V3 set, 8192^3 and odd ones, both epilogues.
+  std::vector<std::array<std::int64_t, 3>> shapes = {{8192, 8192, 8192}, {1, 8, 16},
+                                                     {1000, 3000, 1024}, {300, 264, 656}};
+  for (std::int64_t m : {64, 128, 4096})
+    for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{2112, 7168}, {24576, 1536},
+                        {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}})
+      shapes.push_back({m, n, k});
+  for (const auto& [M, N, K] : shapes)
+    for (bool tma : {true, false}) {
+      INFO(M << "x" << N << "x" << K << (tma ? " tma" : " registers"));
+      for (Accumulation a : {Accumulation::promoted, Accumulation::fast})
+        CHECK_FALSE(ch06::choose_kernel(M, N, K, a, tma).comparison_only);
+      CHECK_FALSE(ch07::choose_kernel(M, N, K, ch07::Output::bf16, tma).comparison_only);
+    }
 }
 
 TEST_CASE("library: plans refuse bad calls before any GPU work", "[library][refusal]") {

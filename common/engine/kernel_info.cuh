@@ -23,10 +23,12 @@ KernelInfo kernel_info() {
   // versions, PerTensorMath's kPromotedLoop) carries it in its name.
   if constexpr (requires { Math::kPromotedLoopVersion; })
     if (Cfg::kAccumulation == Accumulation::promoted &&
-        Math::kPromotedLoopVersion != Math::kDefaultLoop)
+        Math::kPromotedLoopVersion != Math::kDefaultLoop) {
       k.name += Math::kPromotedLoopVersion == kTwoDeepLoop
                     ? std::string("_2deep")
                     : "_loop" + std::to_string(Math::kPromotedLoopVersion);
+      k.comparison_only = true;
+    }
   k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);
   k.block_m = Cfg::kBlockM;
   k.block_n = Cfg::kBlockN;

@@ -32,6 +32,9 @@ struct KernelInfo {
   int epi_buffers = 0;
   int threads = 0;
   std::size_t smem_bytes = 0;   ///< dynamic shared memory
+  /// A promoted kernel whose loop is not its math policy's default (named _loopN / _2deep): kept
+  /// for the same-run loop comparisons only; no dispatch table or rule may choose it.
+  bool comparison_only = false;
   int cluster_size() const { return cluster_m * cluster_n; }
 };
 

@@ -143,24 +143,15 @@ std::string context_json(int reps, double budget_ms) {
   return s.str();
 }
 
-/// A comparison instance of the promoted loop (engine/kernel_info.cuh names it: the tile's default
-/// loop has no suffix, the others end in _loopN or _2deep). Chapter 6's loop table times them;
-/// the library's table holds defaults only (gen_dispatch_table.py skips them too).
-bool comparison_only(const std::string& name) {
-  if (name.size() > 6 && name.compare(name.size() - 6, 6, "_2deep") == 0) return true;
-  const auto p = name.rfind("_loop");
-  return p != std::string::npos && p + 5 < name.size() &&
-         name.find_first_not_of("0123456789", p + 5) == std::string::npos;
-}
-
 /// The kernels of a list that the table may hold: TMA-store epilogue, the accumulation asked for,
-/// each tile's default promoted loop.
+/// each tile's default promoted loop (not the loop comparisons' instances, KernelInfo::
+/// comparison_only; gen_dispatch_table.py skips their names too).
 std::vector<std::string> candidates(const std::vector<engine::KernelInfo>& list,
                                     engine::Accumulation acc, const std::string& filter) {
   std::vector<std::string> out;
   for (const auto& k : list)
     if (k.epilogue == engine::EpilogueKind::tma_store && k.accumulation == acc &&
-        !comparison_only(k.name) &&
+        !k.comparison_only &&
         (filter.empty() || k.name.find(filter) != std::string::npos))
       out.push_back(k.name);
   return out;

@@ -536,6 +536,24 @@ def self_test(sources, table):
         if render_md(sources, table, picks) == render_md(sources, table, moved):
             print("self-test FAILED: the markdown's summary ignores the chapters' choices")
             ok = False
+    # Corrections: a "RULE FASTER" verdict about the sweep's pick replaces it; one about another
+    # kernel, or any other verdict, changes nothing.
+    fake = BenchLog.__new__(BenchLog)
+    fake.path, fake.commit, fake.gpu = "corrections/fake.log", "c0ffee", "GPU"
+    alt = "rule_kernel_of_the_test"
+    fake.rows = [(fam, shape, alt, e["kernel"], e["us"] * 0.9, e["us"], "RULE FASTER")]
+    t = dict(table)
+    done = correct(t, fake, 7)
+    if not done or t[key]["kernel"] != alt or t[key]["source"] != 7 or t[key]["second"] != e["kernel"]:
+        print("self-test FAILED: a RULE FASTER verdict on the sweep's pick did not correct it")
+        ok = False
+    for rows in ([(fam, shape, alt, "another_kernel", 1.0, 2.0, "RULE FASTER")],
+                 [(fam, shape, alt, e["kernel"], 1.0, 2.0, "table faster")]):
+        fake.rows = rows
+        t = dict(table)
+        if correct(t, fake, 7) or t[key] is not table[key]:
+            print("self-test FAILED: a verdict that does not apply changed the table: %s" % rows)
+            ok = False
     print("gen_dispatch_table --self-test: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
