@@ -16,7 +16,8 @@ Families (what fp8gemm::dispatch_family names; the kernel lists of the chapters)
   mxfp8_hopper          chapter 9's Hopper kernels, fp8gemm::MxPlan on compute capability 9.0
 
 Sources, in order of precedence; a (family, shape) comes whole from the first source that has it,
-never mixed across runs:
+never mixed across runs (where the dispatch sweep confirmed its fastest kernels interleaved, its
+"confirm_median_us", those medians alone rank the (family, shape)):
   plots/data/h200/ch10/dispatch_sweep.json   fp8gemm_dispatch_sweep (every kernel, every family)
   plots/data/h200/ch07/sweep_large.json      ch07_block_scaling --kernels=... (Google Benchmark)
   plots/data/h200/ch07/sweep_small.json
@@ -123,6 +124,7 @@ class Source:
             self._slot(family, shape)["kernels"][kernel] = us
 
     def _read_dispatch(self, data):
+        confirmed = {}
         for r in data["results"]:
             shape = parse_shape(r["shape"])
             slot = self._slot(r["family"], shape)
@@ -131,6 +133,16 @@ class Source:
                     slot["peer"] = float(r["median_us"])
             elif r.get("ok"):
                 self._add(r["family"], shape, r["kernel"], float(r["median_us"]))
+                if r.get("confirm_median_us") is not None and not COMPARISON_ONLY.search(r["kernel"]):
+                    confirmed.setdefault((r["family"], shape), {})[r["kernel"]] = float(
+                        r["confirm_median_us"])
+        # Where the sweep confirmed its fastest kernels interleaved (fp8gemm_dispatch_sweep's
+        # confirm()), those medians alone rank the (family, shape); "timed" keeps the count.
+        for key, times in confirmed.items():
+            if len(times) >= 2:
+                slot = self.results[key]
+                slot["timed"] = len(slot["kernels"])
+                slot["kernels"] = times
 
     def _read_gbench_ch07(self, data):
         # "ch07:<kernel>/<MxNxK>/iterations:1/manual_time": only validated kernels were timed.
@@ -240,7 +252,7 @@ def learn(sources):
             second, second_us = ranked[1] if len(ranked) > 1 else ("", 0.0)
             table[(family, shape)] = {
                 "kernel": best, "us": best_us, "second": second, "second_us": second_us,
-                "candidates": len(ranked), "source": si, "peer": slot["peer"],
+                "candidates": slot.get("timed", len(ranked)), "source": si, "peer": slot["peer"],
                 "times": slot["kernels"],
             }
     return table
@@ -554,6 +566,26 @@ def self_test(sources, table):
         if correct(t, fake, 7) or t[key] is not table[key]:
             print("self-test FAILED: a verdict that does not apply changed the table: %s" % rows)
             ok = False
+    # The sweep's interleaved confirmation outranks its block timing: "b" is slower by block
+    # median but faster confirmed, so it must be chosen; without confirmation "a" is.
+    def fake_sweep(confirm):
+        src = Source.__new__(Source)
+        src.results = {}
+        rows = [{"family": "block_scaled", "shape": "64x64x128", "kernel": k, "ok": True,
+                 "median_us": us, **({"confirm_median_us": c} if confirm else {})}
+                for k, us, c in (("a", 10.0, 12.0), ("b", 11.0, 9.0), ("c", 30.0, None))]
+        for r in rows:
+            if r.get("confirm_median_us", 0) is None:
+                del r["confirm_median_us"]
+        src._read_dispatch({"results": rows})
+        return src.results[("block_scaled", (64, 64, 128))]
+    with_c, without = fake_sweep(True), fake_sweep(False)
+    if min(with_c["kernels"], key=with_c["kernels"].get) != "b" or with_c.get("timed") != 3:
+        print("self-test FAILED: the interleaved confirmation did not rank the kernels: %s" % with_c)
+        ok = False
+    if min(without["kernels"], key=without["kernels"].get) != "a":
+        print("self-test FAILED: without confirmation the block medians must rank: %s" % without)
+        ok = False
     print("gen_dispatch_table --self-test: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
