@@ -240,6 +240,20 @@ TEST_CASE("library: every table row names a kernel of its family that the table 
 
 TEST_CASE("library: the chapters' own rules never choose a loop comparison's kernel",
           "[library][dispatch]") {
+  // The flag marks exactly the kernels whose name carries a loop suffix, and chapters 6 and 7
+  // have such kernels (else the checks below could not fail).
+  int flagged = 0;
+  for (const auto* list : {&ch06::kernels(), &ch07::kernels()})
+    for (const auto& k : *list) {
+      const auto p = k.name.rfind("_loop");
+      const bool suffix = (k.name.size() > 6 && k.name.ends_with("_2deep")) ||
+                          (p != std::string::npos && p + 5 < k.name.size() &&
+                           k.name.find_first_not_of("0123456789", p + 5) == std::string::npos);
+      INFO(k.name);
+      CHECK(k.comparison_only == suffix);
+      flagged += k.comparison_only;
+    }
+  CHECK(flagged > 0);
   // Shapes the rules branch on: the DeepSeek-V3 set, 8192^3 and odd ones, both epilogues.
   std::vector<std::array<std::int64_t, 3>> shapes = {{8192, 8192, 8192}, {1, 8, 16},
                                                      {1000, 3000, 1024}, {300, 264, 656}};
