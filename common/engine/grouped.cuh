@@ -45,9 +45,10 @@ struct GroupedTileScheduler {
 };
 
 /// The grouped kernels' promoted loop: two-deep where it fits, else the first loop. Measured on the
-/// H200 in one run (4777cb9, plots/data/h200/ch08/loops_4777cb9.json): on the default 128 x 256
-/// tile the first loop is 1.025-1.132x the rolled lean loop on all eight balanced and masked cases;
-/// the lean loop unrolled spills there (32 bytes at 2x, 248-280 at 4x).
+/// H200, the default 128 x 256 tile on the eight balanced and masked cases, each run with both
+/// loops (plots/data/h200/ch08/loops_4777cb9.json, loops_a33ed69.json): the first loop 1.024-1.132x
+/// (geomean 1.052x), then 0.985-1.035x (geomean 1.017x) the rolled lean loop; the lean loop
+/// unrolled spills there (32 bytes at 2x, 248-280 at 4x).
 template <class Cfg>
 constexpr int grouped_block_scaled_loop() {
   return two_deep_fits<Cfg>() ? kTwoDeepLoop : 0;
