@@ -43,6 +43,15 @@ inline std::vector<Shape> standard_shapes(const std::vector<std::int64_t>& sizes
   return v;
 }
 
+/// "a,b,,c" -> {"a", "b", "c"}: a comma-separated command-line list, empty items dropped.
+inline std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string t; std::getline(ss, t, ',');)
+    if (!t.empty()) out.push_back(t);
+  return out;
+}
+
 /// "4096x7168x16384" -> {4096, 7168, 16384}; throws std::invalid_argument otherwise.
 inline Shape parse_shape(const std::string& s) {
   Shape r{};
@@ -77,25 +86,18 @@ inline ChapterArgs parse_chapter_args(int argc, char** argv, std::vector<std::in
   r.sizes = std::move(sizes);
   r.json = std::move(json);
   if (argc > 0) r.rest.push_back(argv[0]);
-  auto list = [](const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    for (std::string t; std::getline(ss, t, ',');)
-      if (!t.empty()) out.push_back(t);
-    return out;
-  };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--sizes=", 0) == 0) {
       r.sizes.clear();
       r.sizes_given = true;
-      for (const auto& t : list(a.substr(8))) r.sizes.push_back(std::stoll(t));
+      for (const auto& t : split_list(a.substr(8))) r.sizes.push_back(std::stoll(t));
     } else if (a.rfind("--shapes=", 0) == 0) {
-      for (const auto& t : list(a.substr(9))) r.custom.push_back(parse_shape(t));
+      for (const auto& t : split_list(a.substr(9))) r.custom.push_back(parse_shape(t));
     } else if (a == "--no-bench") {
       r.bench = false;
     } else if (a.rfind("--kernels=", 0) == 0) {
-      for (const auto& t : list(a.substr(10))) r.kernels.push_back(t);
+      for (const auto& t : split_list(a.substr(10))) r.kernels.push_back(t);
     } else if (a.rfind("--accuracy=", 0) == 0) {
       r.accuracy_json = a.substr(11);
     } else if (a.rfind("--json=", 0) == 0) {

@@ -60,3 +60,12 @@ TEST_CASE("chapter command line: shapes, options, pass-through", "[cli][cpu]") {
   CHECK_THROWS_AS(parse({"--shapes=0x1x16"}), std::invalid_argument);
   CHECK_THROWS_AS(parse({"--shapes=1x2x16junk"}), std::invalid_argument);
 }
+
+TEST_CASE("chapter command line: comma-separated lists", "[cli][cpu]") {
+  using fp8gemm::split_list;
+  CHECK(split_list("a,b,c") == std::vector<std::string>{"a", "b", "c"});
+  CHECK(split_list("2,,3,") == std::vector<std::string>{"2", "3"});  // empty items dropped
+  CHECK(split_list("").empty());
+  CHECK(split_list("128x256_s4_c1x1_promoted_tma_b1") ==
+        std::vector<std::string>{"128x256_s4_c1x1_promoted_tma_b1"});
+}

@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -58,8 +57,7 @@ int main(int argc, char** argv) {
     else if (a.rfind("--reps=", 0) == 0) reps = std::stoi(a.substr(7));
     else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
     else if (a.rfind("--shapes=", 0) == 0) {
-      std::stringstream ss(a.substr(9));
-      for (std::string t; std::getline(ss, t, ',');) shapes.push_back(parse_shape(t));
+      for (const auto& t : split_list(a.substr(9))) shapes.push_back(parse_shape(t));
     }
   }
   if (shapes.empty()) shapes = standard_shapes({2048, 4096, 8192}, true);

@@ -20,7 +20,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -48,21 +47,14 @@ int main(int argc, char** argv) {
 
   std::vector<int> splits;                 // --splits
   std::vector<std::string> splitk_kernels;  // --splitk-kernels
-  auto items = [](const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    for (std::string t; std::getline(ss, t, ',');)
-      if (!t.empty()) out.push_back(t);
-    return out;
-  };
   const ChapterArgs args = parse_chapter_args(
       argc, argv, {2048, 4096, 8192}, "ch07_block_scaling.json", [&](const std::string& a) {
         if (a.rfind("--splits=", 0) == 0) {
-          for (const auto& t : items(a.substr(9))) splits.push_back(std::stoi(t));
+          for (const auto& t : split_list(a.substr(9))) splits.push_back(std::stoi(t));
           return true;
         }
         if (a.rfind("--splitk-kernels=", 0) == 0) {
-          for (const auto& t : items(a.substr(17))) {
+          for (const auto& t : split_list(a.substr(17))) {
             if (t != "all") {
               splitk_kernels.push_back(t);
               continue;

@@ -279,8 +279,7 @@ int main(int argc, char** argv) {
     else if (a.rfind("--families=", 0) == 0)
       families = a.substr(11);
     else if (a.rfind("--shapes=", 0) == 0) {
-      std::stringstream ss(a.substr(9));
-      for (std::string t; std::getline(ss, t, ',');) shapes.push_back(parse_shape(t));
+      for (const auto& t : split_list(a.substr(9))) shapes.push_back(parse_shape(t));
     } else {
       std::printf(
           "unknown argument '%s'\nusage: fp8gemm_dispatch_sweep [--json=PATH] [--reps=N] "
