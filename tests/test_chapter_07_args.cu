@@ -8,29 +8,18 @@
 
 #include "bs_gemm.hpp"
 #include "catch.hpp"
+#include "ch07_fake_call.hpp"
 #include "refusal.hpp"
 
 using namespace fp8gemm;
 
 namespace {
 
-/// A well-formed call on fake, aligned device addresses (never dereferenced: each case breaks one
-/// rule that validation catches first).
-ch07::BlockScaledGemm good() {
-  ch07::BlockScaledGemm g;
-  g.M = 256;
-  g.N = 512;
-  g.K = 1024;
-  g.A = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000000));
-  g.B = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x20000000));
-  g.scale_a = reinterpret_cast<const float*>(std::uintptr_t(0x30000000));
-  g.scale_b = reinterpret_cast<const float*>(std::uintptr_t(0x40000000));
-  g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000000));
-  return g;
-}
+/// A well-formed call (tests/ch07_fake_call.hpp).
+ch07::BlockScaledGemm good() { return test::fake_block_scaled_call(256, 512, 1024); }
 
-std::string refusal(const ch07::BlockScaledGemm& g) {
-  return test::refusal_of([&] { ch07::Plan p(g); });
+std::string refusal(const ch07::BlockScaledGemm& g, const ch07::Options& o = {}) {
+  return test::plan_refusal(g, o);
 }
 
 using test::has;

@@ -9,6 +9,7 @@
 
 #include "bs_gemm.hpp"
 #include "catch.hpp"
+#include "ch07_fake_call.hpp"
 #include "refusal.hpp"
 #include "splitk.hpp"
 
@@ -16,23 +17,11 @@ using namespace fp8gemm;
 
 namespace {
 
-/// A well-formed small-M call on fake, aligned device addresses (never dereferenced: each case
-/// breaks one rule that validation catches before any CUDA call).
-ch07::BlockScaledGemm good() {
-  ch07::BlockScaledGemm g;
-  g.M = 64;
-  g.N = 2112;
-  g.K = 7168;  // 56 K blocks
-  g.A = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000000));
-  g.B = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x20000000));
-  g.scale_a = reinterpret_cast<const float*>(std::uintptr_t(0x30000000));
-  g.scale_b = reinterpret_cast<const float*>(std::uintptr_t(0x40000000));
-  g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000000));
-  return g;
-}
+/// A well-formed small-M call (tests/ch07_fake_call.hpp); K = 7168 is 56 K blocks.
+ch07::BlockScaledGemm good() { return test::fake_block_scaled_call(64, 2112, 7168); }
 
-std::string refusal(const ch07::BlockScaledGemm& g, const ch07::Options& o) {
-  return test::refusal_of([&] { ch07::Plan p(g, o); });
+std::string refusal(const ch07::BlockScaledGemm& g, const ch07::Options& o = {}) {
+  return test::plan_refusal(g, o);
 }
 
 ch07::Options splits(int s, const std::string& kernel = "") {
