@@ -172,4 +172,18 @@ inline ErrorStats f32_output_error(const HostCall& h, const std::vector<double>&
   return e;
 }
 
+/// D of `runs` launches of `plan` into dc's bf16 D, each after poisoning it: the determinism
+/// tests compare them bit for bit.
+inline std::vector<std::vector<std::uint16_t>> repeated_outputs(const ch07::Plan& plan,
+                                                                DeviceCall& dc, int runs) {
+  std::vector<std::vector<std::uint16_t>> out;
+  for (int i = 0; i < runs; ++i) {
+    poison_bf16(dc.d16.data(), dc.d16.size());
+    plan.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    out.push_back(dc.d16.download());
+  }
+  return out;
+}
+
 }  // namespace fp8gemm::test_ch07
