@@ -1,9 +1,9 @@
 // The same-run comparison of the promoted loop's versions (kPromotedLoop, common/engine/kernel.cuh;
 // this chapter's README, "The promoted loop"): the promoted table's tiles, each with the loops that
-// are not its default (per-tensor scaling: two-deep where two partial sums fit, else the first
-// loop). Measured at clean 61b9328 and 3e2acd2 (plots/data/h200/engine_loops/). Not picked by the
-// table. Also the one tile only this comparison added: 128 x 128 promoted with A shared by a 1 x 2
-// cluster.
+// are not its default (per-tensor scaling: two-deep where two partial sums fit, the lean loop
+// unrolled 8x on 256 x 128 and 192 x 128, else the first loop: default_per_tensor_loop). Measured
+// at clean 61b9328, 3e2acd2 and 377d953 (plots/data/h200/engine_loops/). Not picked by the table.
+// Also the one tile only this comparison added: 128 x 128 promoted with A shared by a 1 x 2 cluster.
 #include "common/engine/kernel_info.cuh"
 #include "kernels.hpp"
 
@@ -20,21 +20,22 @@ static KernelInfo loop() {
 }
 
 void add_kernels_loops(std::vector<KernelInfo>& out) {
-  // Two slabs (or two column halves) per warpgroup, default the first loop: the lean one.
+  // Two slabs per warpgroup (256 x 128) or three warpgroups (192 x 128), default the lean loop
+  // unrolled 8x (since the same-run comparison at 377d953): the first loop, and the lean one
+  // rolled and less unrolled on 192 x 128.
+  out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 0>());
   out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 1>());
   out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 2>());
+  out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 4>());
+  out.push_back(loop<Cfg<192, 128, 4, 2, 1, 2>, 0>());
   out.push_back(loop<Cfg<192, 128, 4, 2, 1, 2>, 1>());
+  out.push_back(loop<Cfg<256, 128, 4, 1, 2, 2>, 0>());
+  out.push_back(loop<Cfg<256, 128, 4, 2, 1, 2>, 0>());
+  // Two column halves per warpgroup (128 x 256, 128 x 192), default the first loop: the lean one
+  // (unrolled, 128 x 256's 128 accumulators per thread spilled ~700 bytes at 2x).
   out.push_back(loop<Cfg<128, 256, 4, 1, 1, 2>, 1>());
   out.push_back(loop<Cfg<128, 256, 4, 2, 1, 2>, 1>());
   out.push_back(loop<Cfg<128, 192, 4, 2, 1, 3>, 1>());
-  // Unrolled further (chapter 7's 8x gained 7-12% on its 256 x 128 tiles; 2x here spilled only in
-  // the 128-accumulator 128 x 256 kernels): three warpgroups of one slab, and two of two slabs.
-  // Added after the last GPU run of the session that wrote them: not yet measured.
-  out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 4>());
-  out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 8>());
-  out.push_back(loop<Cfg<192, 128, 4, 2, 1, 2>, 8>());
-  out.push_back(loop<Cfg<256, 128, 4, 1, 2, 2>, 8>());
-  out.push_back(loop<Cfg<256, 128, 4, 2, 1, 2>, 8>());
   // One slab per warpgroup, default two-deep: the lean loop.
   out.push_back(loop<Cfg<128, 128, 6, 2, 1, 0>, 1>());
   out.push_back(loop<Cfg<128, 32, 10, 1, 1, 0>, 1>());
