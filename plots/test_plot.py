@@ -1032,6 +1032,7 @@ def test_ch06_edges(tmp: str) -> None:
 
 # --- chapter 6's and 7's promoted-loop comparison (<data>/engine_loops/, the loops block) ---------
 
+LOOPS_CH06_FIRST_COMMITS = ("377d953",)
 LOOPS_OLD_COMMITS = ("61b9328", "3e2acd2")  # kernels named before f4a8670: no suffix = lean
 
 
@@ -1058,8 +1059,13 @@ def loops_expected(doc: dict, chapter: int) -> list[str]:
             kern[impl] = (name.replace("_fast_", "_promoted_"), "fast accumulation (no promotion)")
             continue
         m = re.fullmatch(r"(.*?)(_loop\d|_2deep)?", name)
+        bm, bn = (int(v) for v in re.match(r"(\d+)x(\d+)_", name).groups())
+        # Chapter 6 at a commit whose per-tensor default was the first loop where two-deep does
+        # not fit (tiles above 128 in M or N): that default is the first loop.
+        first = chapter == 6 and (bm > 128 or bn > 128) and str(
+            doc["context"].get("git_commit", "")).startswith(LOOPS_CH06_FIRST_COMMITS)
         kern[impl] = (m.group(1), labels[m.group(2)] if m.group(2) else
-                      ("lean" if old else "the commit's default"))
+                      ("lean" if old else "first" if first else "the commit's default"))
     if chapter == 6:
         peer = {False: "cublaslt_per_tensor_promoted", True: "cublaslt_per_tensor"}
     else:
