@@ -1659,10 +1659,11 @@ LOOPS_DIR = "engine_loops"
 # name the lean one-buffer loop without a suffix; any other commit is read with the new names.
 LOOPS_DEFAULTS_COMMIT = "f4a8670"
 LOOPS_LEAN_DEFAULT_COMMITS = ("61b9328", "3e2acd2")
-# Chapter 6 files whose unsuffixed kernels on tiles where two-deep does not fit (BM or BN above
-# 128) ran the first loop: per-tensor's default from f4a8670 until 172780d made the 8x-unrolled
-# lean loop the default on 256 x 128 and 192 x 128.
-LOOPS_CH06_FIRST_DEFAULT_COMMITS = ("377d953",)
+# Chapter 6 files at commits whose per-tensor default on tiles where two-deep does not fit (BM or BN
+# above 128) is known: commit -> {BM: loop} for those tiles, "first" for any BM not listed. The
+# first loop from f4a8670 on; 172780d made the lean loop unrolled 8x the default on 256 x 128 and
+# 192 x 128, the next commit on 256 x 128 only.
+LOOPS_CH06_DEFAULTS = {"377d953": {}, "172780d": {256: "lean8", 192: "lean8"}}
 # Loop version -> label, in the order of a tile's rows.
 LOOP_LABELS = {
     "first": "first",
@@ -1745,18 +1746,18 @@ def loop_rows(bf: BenchFile) -> list[LoopRow]:
     ch = loops_chapter(bf)
     lean_default = loops_lean_default(bf)
     commit = ctx_str(bf.context, "git_commit") or ""
-    first_default = ch == CH06_CHAPTER and any(commit.startswith(c)
-                                               for c in LOOPS_CH06_FIRST_DEFAULT_COMMITS)
+    known = next((v for c, v in LOOPS_CH06_DEFAULTS.items() if commit.startswith(c)), None)
+    known = known if ch == CH06_CHAPTER else None
     promoted_peer, fast_peer = LOOPS_PEERS.get(ch, (PROMOTED, PER_TENSOR))
     rows: dict[tuple[str, str], LoopRow] = {}
     for r in bf.rows:
         tl = loop_of(r.impl, lean_default)
         if tl is None:
             continue
-        if first_default and tl[1] == "default":
+        if known is not None and tl[1] == "default":
             bm, bn = (int(v) for v in re.match(r"^(\d+)x(\d+)_", tl[0]).groups())
             if bm > 128 or bn > 128:
-                tl = (tl[0], "first")
+                tl = (tl[0], known.get(bm, "first"))
         row = rows.setdefault(tl, LoopRow(r.impl, tl[0], tl[1], {}))
         row.tflops[r.shape] = r.tflops
     order = list(LOOP_LABELS)
@@ -1864,8 +1865,9 @@ def loops_note(files: list[BenchFile]) -> str:
                  + (f" ({', '.join(f'`{c}`' for c in new)} here)" if new else "")
                  + ": no suffix = each policy's default at the file's commit: two-deep where two "
                  "partial sums fit; elsewhere, for per-tensor scaling, the first loop (to "
-                 "`377d953`), then the lean loop unrolled 8x on 256 x 128 and 192 x 128 and the "
-                 "first loop on the other tiles (`172780d` on), and for block "
+                 "`377d953`), then the lean loop unrolled 8x on 256 x 128 and 192 x 128 "
+                 "(`172780d`), on 256 x 128 only (later commits), the first loop on the other "
+                 "tiles, and for block "
                  "scaling the lean loop (`f4a8670` to `c6bc1ab`), the lean loop unrolled 4x "
                  "(`1214e66`), unrolled 8x on 256 x 128 and 4x on the other tiles (`74d644d` on). "
                  "The others are named `_loop0` (first), `_loop1` (lean), `_loop2`, `_loop4`, "

@@ -1032,7 +1032,8 @@ def test_ch06_edges(tmp: str) -> None:
 
 # --- chapter 6's and 7's promoted-loop comparison (<data>/engine_loops/, the loops block) ---------
 
-LOOPS_CH06_FIRST_COMMITS = ("377d953",)
+# Chapter 6's per-tensor default on tiles above 128 in M or N, by commit (BM -> label; else first).
+LOOPS_CH06_DEFAULTS = {"377d953": {}, "172780d": {256: "lean, unrolled 8x", 192: "lean, unrolled 8x"}}
 LOOPS_OLD_COMMITS = ("61b9328", "3e2acd2")  # kernels named before f4a8670: no suffix = lean
 
 
@@ -1062,10 +1063,13 @@ def loops_expected(doc: dict, chapter: int) -> list[str]:
         bm, bn = (int(v) for v in re.match(r"(\d+)x(\d+)_", name).groups())
         # Chapter 6 at a commit whose per-tensor default was the first loop where two-deep does
         # not fit (tiles above 128 in M or N): that default is the first loop.
-        first = chapter == 6 and (bm > 128 or bn > 128) and str(
-            doc["context"].get("git_commit", "")).startswith(LOOPS_CH06_FIRST_COMMITS)
-        kern[impl] = (m.group(1), labels[m.group(2)] if m.group(2) else
-                      ("lean" if old else "first" if first else "the commit's default"))
+        commit = str(doc["context"].get("git_commit", ""))
+        known = next((v for c, v in LOOPS_CH06_DEFAULTS.items() if commit.startswith(c)), None)
+        if chapter == 6 and known is not None and (bm > 128 or bn > 128):
+            default = known.get(bm, "first")
+        else:
+            default = "lean" if old else "the commit's default"
+        kern[impl] = (m.group(1), labels[m.group(2)] if m.group(2) else default)
     if chapter == 6:
         peer = {False: "cublaslt_per_tensor_promoted", True: "cublaslt_per_tensor"}
     else:

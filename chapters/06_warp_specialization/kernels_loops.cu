@@ -1,8 +1,8 @@
 // The same-run comparison of the promoted loop's versions (kPromotedLoop, common/engine/kernel.cuh;
 // this chapter's README, "The promoted loop"): the promoted table's tiles, each with the loops that
 // are not its default (per-tensor scaling: two-deep where two partial sums fit, the lean loop
-// unrolled 8x on 256 x 128 and 192 x 128, else the first loop: default_per_tensor_loop). Measured
-// at clean 61b9328, 3e2acd2 and 377d953 (plots/data/h200/engine_loops/). Not picked by the table.
+// unrolled 8x on 256 x 128, else the first loop: default_per_tensor_loop). Measured at clean
+// 61b9328, 3e2acd2, 377d953 and 172780d (plots/data/h200/engine_loops/). Not picked by the table.
 // Also the one tile only this comparison added: 128 x 128 promoted with A shared by a 1 x 2 cluster.
 #include "common/engine/kernel_info.cuh"
 #include "kernels.hpp"
@@ -20,17 +20,18 @@ static KernelInfo loop() {
 }
 
 void add_kernels_loops(std::vector<KernelInfo>& out) {
-  // Two slabs per warpgroup (256 x 128) or three warpgroups (192 x 128), default the lean loop
-  // unrolled 8x (since the same-run comparison at 377d953): the first loop, and the lean one
-  // rolled and less unrolled on 192 x 128.
-  out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 0>());
+  // Two slabs per warpgroup (256 x 128), default the lean loop unrolled 8x (since 172780d): the
+  // first loop.
+  out.push_back(loop<Cfg<256, 128, 4, 1, 2, 2>, 0>());
+  out.push_back(loop<Cfg<256, 128, 4, 2, 1, 2>, 0>());
+  // Three warpgroups of one slab (192 x 128), default the first loop: the lean one, rolled and
+  // unrolled (8x was the default at 172780d only; two runs disagreed).
   out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 1>());
   out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 2>());
   out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 4>());
-  out.push_back(loop<Cfg<192, 128, 4, 2, 1, 2>, 0>());
+  out.push_back(loop<Cfg<192, 128, 4, 1, 1, 2>, 8>());
   out.push_back(loop<Cfg<192, 128, 4, 2, 1, 2>, 1>());
-  out.push_back(loop<Cfg<256, 128, 4, 1, 2, 2>, 0>());
-  out.push_back(loop<Cfg<256, 128, 4, 2, 1, 2>, 0>());
+  out.push_back(loop<Cfg<192, 128, 4, 2, 1, 2>, 8>());
   // Two column halves per warpgroup (128 x 256, 128 x 192), default the first loop: the lean one
   // (unrolled, 128 x 256's 128 accumulators per thread spilled ~700 bytes at 2x).
   out.push_back(loop<Cfg<128, 256, 4, 1, 1, 2>, 1>());

@@ -60,8 +60,8 @@ namespace fp8gemm::engine {
 ///                 (promoted_loop_two_deep), on tiles where they fit (two_deep_fits).
 /// Each policy's default (kDefaultLoop) is the fastest one measured on the H200 in one run
 /// (plots/data/h200/engine_loops/, chapter 6's README): two-deep wherever it fits; otherwise the
-/// lean one unrolled 8x for per-tensor scaling on 256 x 128 and 192 x 128 and the first loop on its
-/// other tiles (default_per_tensor_loop), and the lean one unrolled (8x or 4x) for block scaling
+/// lean one unrolled 8x for per-tensor scaling on 256 x 128 and the first loop on its other tiles
+/// (default_per_tensor_loop), and the lean one unrolled (8x or 4x) for block scaling
 /// (default_block_scaled_loop; chapter 8's grouped kernels use the first loop). The others stay compiled
 /// for that comparison only (kernels_loops.cu, names ending in _loopN or _2deep).
 inline constexpr int kTwoDeepLoop = 10;
@@ -74,15 +74,13 @@ constexpr bool two_deep_fits() {
   return Cfg::kWavesM == 1 && Cfg::kPromotedWaveN == Cfg::kBlockN &&
          Cfg::kAccumulators + Cfg::kBlockN <= Cfg::kConsumerRegs - Cfg::kRegMargin;
 }
-/// Per-tensor scaling: two-deep where it fits; the lean loop unrolled 8x on the tiles measured to
-/// gain from it (two 64-row slabs per warpgroup, 256 x 128; three warpgroups, 192 x 128: same run
-/// at 377d953, chapter 6's README); the first loop elsewhere (128 x 256 and 128 x 192: unrolled,
-/// their 128 and 96 accumulators per thread spilled or were not measured).
+/// Per-tensor scaling: two-deep where it fits; the lean loop unrolled 8x on two 64-row slabs per
+/// warpgroup (256 x 128: +3-24% over the first loop on six of seven shapes in two same-run
+/// comparisons, 377d953 and 172780d; -7% to +4% at K = 512); the first loop elsewhere (192 x 128:
+/// unrolled 8x, the two runs disagreed, -1% to +5% geomean; 128 x 256: spills when unrolled).
 template <class Cfg>
 constexpr int default_per_tensor_loop() {
-  return two_deep_fits<Cfg>()                                ? kTwoDeepLoop
-         : (Cfg::kWavesM >= 2 || Cfg::kConsumerWGs == 3) ? 8
-                                                             : 0;
+  return two_deep_fits<Cfg>() ? kTwoDeepLoop : Cfg::kWavesM >= 2 ? 8 : 0;
 }
 
 template <class Cfg, int kPromotedLoop = default_per_tensor_loop<Cfg>()>
