@@ -1663,7 +1663,8 @@ LOOPS_LEAN_DEFAULT_COMMITS = ("61b9328", "3e2acd2")
 # above 128) is known: commit -> {BM: loop} for those tiles, "first" for any BM not listed. The
 # first loop from f4a8670 on; 172780d made the lean loop unrolled 8x the default on 256 x 128 and
 # 192 x 128, the next commit on 256 x 128 only.
-LOOPS_CH06_DEFAULTS = {"377d953": {}, "172780d": {256: "lean8", 192: "lean8"}}
+LOOPS_CH06_DEFAULTS = {"377d953": {}, "172780d": {256: "lean8", 192: "lean8"},
+                       "80c55ad": {256: "lean8"}}
 # Loop version -> label, in the order of a tile's rows.
 LOOP_LABELS = {
     "first": "first",

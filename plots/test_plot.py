@@ -1033,7 +1033,8 @@ def test_ch06_edges(tmp: str) -> None:
 # --- chapter 6's and 7's promoted-loop comparison (<data>/engine_loops/, the loops block) ---------
 
 # Chapter 6's per-tensor default on tiles above 128 in M or N, by commit (BM -> label; else first).
-LOOPS_CH06_DEFAULTS = {"377d953": {}, "172780d": {256: "lean, unrolled 8x", 192: "lean, unrolled 8x"}}
+LOOPS_CH06_DEFAULTS = {"377d953": {}, "172780d": {256: "lean, unrolled 8x", 192: "lean, unrolled 8x"},
+                       "80c55ad": {256: "lean, unrolled 8x"}}
 LOOPS_OLD_COMMITS = ("61b9328", "3e2acd2")  # kernels named before f4a8670: no suffix = lean
 
 

@@ -75,9 +75,9 @@ constexpr bool two_deep_fits() {
          Cfg::kAccumulators + Cfg::kBlockN <= Cfg::kConsumerRegs - Cfg::kRegMargin;
 }
 /// Per-tensor scaling: two-deep where it fits; the lean loop unrolled 8x on two 64-row slabs per
-/// warpgroup (256 x 128: +3-24% over the first loop on six of seven shapes in two same-run
-/// comparisons, 377d953 and 172780d; -7% to +4% at K = 512); the first loop elsewhere (192 x 128:
-/// unrolled 8x, the two runs disagreed, -1% to +5% geomean; 128 x 256: spills when unrolled).
+/// warpgroup (256 x 128: +1-24% over the first loop on six of seven shapes in three same-run
+/// comparisons, 377d953, 172780d and 80c55ad; -7% to +4% at K = 512); the first loop elsewhere
+/// (192 x 128 unrolled 8x: -1% to +6% geomean, flat with a 2 x 1 cluster; 128 x 256: spills).
 template <class Cfg>
 constexpr int default_per_tensor_loop() {
   return two_deep_fits<Cfg>() ? kTwoDeepLoop : Cfg::kWavesM >= 2 ? 8 : 0;
