@@ -27,13 +27,13 @@ std::string with_mode(const std::string& stem, Accumulation a) {
 
 }  // namespace
 
-/// The per-shape table, from the tuning sweep on the H200 (plots/data/h200/ch06/sweep.json: the
-/// fastest correct kernel per standard shape and mode, same run as cuBLASLt). A stem's % is the
-/// accumulation mode. Shapes not in the table get the rule in choose_kernel() below. Promoted at
-/// 8192^3 and five M = 4096 shapes: the fastest of the same-run loop comparison at 377d953
-/// (plots/data/h200/engine_loops/ch06_loops_unroll_377d953.json), where 256 x 128 and 192 x 128
-/// run the 8x-unrolled loop that became their default; 4096x32768x512 keeps the sweep's 128 x 192
-/// (not in that comparison).
+/// The per-shape table, from sweeps on the H200: the fastest correct kernel per shape and mode. A
+/// stem's % is the accumulation mode. 8192^3 and the DeepSeek-V3 shapes (M = 64, 128, 4096): the
+/// library's dispatch sweep at 80c55ad (plots/data/h200/ch10/dispatch_sweep.json: every TMA-store
+/// kernel of this chapter, then the four fastest and this rule's kernel re-timed interleaved; the
+/// same picks as the library's table, chapters/10_production/dispatch_table.md); 2048^3 and 4096^3:
+/// chapter 6's own sweep (plots/data/h200/ch06/sweep.json). Shapes not in the table get the rule
+/// in choose_kernel() below.
 namespace {
 struct TableEntry {
   std::int64_t M, N, K;
@@ -43,17 +43,17 @@ struct TableEntry {
 constexpr TableEntry kTable[] = {
     {2048, 2048, 2048, "128x256_s4_c1x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
     {4096, 4096, 4096, "128x256_s4_c2x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
-    {8192, 8192, 8192, "128x256_s4_c2x1_%_tma_b2", "256x128_s4_c2x1_%_tma_b2"},
-    {4096, 2112, 7168, "128x176_s4_c2x1_%_tma_b11", "192x128_s4_c2x1_%_tma_b2"},
-    {4096, 24576, 1536, "128x256_s4_c2x1_%_tma_b2", "256x128_s4_c2x1_%_tma_b2"},
-    {4096, 32768, 512, "128x256_s4_c1x1_%_tma_b2", "128x192_s4_c2x1_%_tma_b3"},
-    {4096, 7168, 16384, "128x256_s4_c2x1_%_tma_b2", "256x128_s4_c2x1_%_tma_b2"},
-    {4096, 4096, 7168, "128x256_s4_c1x1_%_tma_b2", "256x128_s4_c1x2_%_tma_b2"},
-    {4096, 7168, 2048, "128x256_s4_c1x1_%_tma_b2", "256x128_s4_c1x2_%_tma_b2"},
+    {8192, 8192, 8192, "128x256_s3_c2x1_%_tma_b4", "256x128_s3_c1x2_%_tma_b4"},
+    {4096, 2112, 7168, "128x176_s4_c2x1_%_tma_b11", "128x176_s4_c1x1_%_tma_b11"},
+    {4096, 24576, 1536, "192x128_s4_c1x2_%_tma_b2", "192x128_s4_c2x1_%_tma_b2"},
+    {4096, 32768, 512, "128x256_s4_c1x1_%_tma_b2", "192x128_s4_c2x1_%_tma_b2"},
+    {4096, 7168, 16384, "128x256_s3_c2x1_%_tma_b4", "256x128_s3_c1x2_%_tma_b4"},
+    {4096, 4096, 7168, "128x256_s4_c2x1_%_tma_b2", "256x128_s3_c1x2_%_tma_b4"},
+    {4096, 7168, 2048, "128x256_s3_c2x1_%_tma_b4", "256x128_s3_c1x2_%_tma_b4"},
     {128, 2112, 7168, "64x32_s14_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"},
     {128, 24576, 1536, "128x64_s8_c1x1_%_tma_b1", "128x192_s4_c1x1_%_tma_b3"},
     {128, 32768, 512, "128x128_s6_c1x1_%_tma_b2", "128x128_s6_c1x1_%_tma_b2"},
-    {128, 7168, 16384, "128x64_s8_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"},
+    {128, 7168, 16384, "128x64_s8_c1x1_%_tma_b1", "128x56_s8_c1x1_%_tma_b1"},
     {128, 4096, 7168, "128x32_s10_c1x1_%_tma_b1", "128x32_s10_c1x1_%_tma_b1"},
     {128, 7168, 2048, "128x64_s8_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"},
     {64, 2112, 7168, "64x16_s16_c1x1_%_tma_b1", "64x16_s16_c1x1_%_tma_b1"},
