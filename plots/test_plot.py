@@ -1062,8 +1062,8 @@ def loops_expected(doc: dict, chapter: int) -> list[str]:
             continue
         m = re.fullmatch(r"(.*?)(_loop\d|_2deep)?", name)
         bm, bn = (int(v) for v in re.match(r"(\d+)x(\d+)_", name).groups())
-        # Chapter 6 at a commit whose per-tensor default was the first loop where two-deep does
-        # not fit (tiles above 128 in M or N): that default is the first loop.
+        # Chapter 6 at a commit whose per-tensor default on tiles above 128 in M or N is known
+        # (LOOPS_CH06_DEFAULTS): that loop's label, the first loop for a BM not listed.
         commit = str(doc["context"].get("git_commit", ""))
         known = next((v for c, v in LOOPS_CH06_DEFAULTS.items() if commit.startswith(c)), None)
         if chapter == 6 and known is not None and (bm > 128 or bn > 128):

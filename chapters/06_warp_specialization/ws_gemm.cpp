@@ -31,7 +31,8 @@ std::string with_mode(const std::string& stem, Accumulation a) {
 /// stem's % is the accumulation mode. 8192^3 and the DeepSeek-V3 shapes (M = 64, 128, 4096): the
 /// library's dispatch sweep at 80c55ad (plots/data/h200/ch10/dispatch_sweep.json: every TMA-store
 /// kernel of this chapter, then the four fastest and this rule's kernel re-timed interleaved; the
-/// same picks as the library's table, chapters/10_production/dispatch_table.md); 2048^3 and 4096^3:
+/// library's table's picks as of 5b885de: a copy, not derived, so dispatch_table.md's "chapter's
+/// rule = fastest" column shows whether the two still agree after a new sweep); 2048^3 and 4096^3:
 /// chapter 6's own sweep (plots/data/h200/ch06/sweep.json). Shapes not in the table get the rule
 /// in choose_kernel() below.
 namespace {
