@@ -14,8 +14,10 @@
 // side ring: scale_a[m0 .. m0 + BlockM, kb] (TMA, a 1 x BlockM box of the mn-major scale tensor;
 // rows past M read as 0), expected on the stage's full barrier with the tiles. The B scales are
 // one float per 128 x 128 block: each consumer thread reads the (at most kSfbRows) that its tile
-// touches straight from global memory (L1/L2-resident, the same address across the warp), one
-// K block ahead so the load's latency hides behind the current block's wgmma.
+// touches straight from global memory (L1/L2-resident), 32 K blocks per load, spread over the
+// warp's lanes and read out by a shuffle (BScaleStream); a tile's first ones are read before the
+// previous tile's epilogue (prefetch, TilePrefetch), so that the load's latency hides behind that
+// epilogue instead of standing between the tile's first full-barrier wait and its first wgmma.
 // A tile BlockN wide that starts at n0 covers columns of up to kSfbRows B-scale blocks: which
 // block each 8-column group of the accumulator falls in depends on n0 % 128, which takes only
 // 128 / gcd(BlockN, 128) values; the promotion is compiled once per value (kOffsets), so every
@@ -88,14 +90,6 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   static constexpr int kOffsetStep = detail::gcd(Cfg::kBlockN, 128);
   static constexpr int kOffsets = 128 / kOffsetStep;
 
-  /// The B scales of K block kb for the tile's block rows nb0 .. nb0 + kSfbRows - 1 (0 past N),
-  /// from the scale tensor at `sfb` (the tile's group's, in chapter 8).
-  __device__ __forceinline__ static void load_sfb(float (&sb)[kSfbRows], const Params& p,
-                                                  const float* sfb, int nb0, int kb) {
-#pragma unroll
-    for (int r = 0; r < kSfbRows; ++r)
-      sb[r] = nb0 + r < p.sfb_rows ? __ldg(sfb + (std::int64_t(nb0 + r) * p.sfb_ld + kb)) : 0.0f;
-  }
   /// The B-scale tensor of tile t: one for a dense GEMM; the tile's group's in chapter 8 (a tile
   /// with a `group`, groups sfb_group_stride floats apart).
   template <class TileT>
@@ -105,6 +99,87 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       return p.sfb + std::int64_t(t.group) * p.sfb_group_stride;
     else
       return p.sfb;
+  }
+
+  /// The B scales of a tile's K blocks as the consumers read them (a "scale stream"): lane l of
+  /// every warp holds, for each of the tile's kSfbRows B-scale rows, K block base + l's in `cur`;
+  /// K block kb's is a shuffle from lane kb - base. At block base + 16 the next 32 blocks' are
+  /// requested into `next`, which becomes `cur` at base + 32: one load per lane and row per 32 K
+  /// blocks, 16 blocks (a few thousand cycles) before its first use. Why not one load per K block,
+  /// one block ahead (the loop up to 3204fe1): that value is the same in every lane, so ptxas kept
+  /// it in a uniform register and moved it there (R2UR) right after the load, which made every
+  /// load synchronous: one L1/L2 round trip per K block between the last promotion and the next
+  /// full-barrier wait, in the SASS of every block-scaled kernel.
+  struct BScaleStream {
+    const float* sfb_row[kSfbRows];  ///< B-scale rows nb0 + r of the tile (read where ok[r])
+    bool ok[kSfbRows];               ///< nb0 + r < sfb_rows: rows past N's last block read as 0
+    int kb_end;                      ///< the tile's K blocks end here (none read past it)
+    int base;                        ///< K block held by lane 0 in cur
+    float cur[kSfbRows];
+    float next[kSfbRows];
+
+    /// The stream of tile t, nothing loaded yet.
+    template <class TileT>
+    __device__ __forceinline__ BScaleStream(const Params& p, const TileT& t) {
+      const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
+      const float* sfb = sfb_of(p, t);
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) {
+        ok[r] = nb0 + r < p.sfb_rows;
+        sfb_row[r] = sfb + std::int64_t(nb0 + r) * p.sfb_ld;
+      }
+      base = 0;
+      kb_end = p.k_blocks;
+      if constexpr (requires { t.kb_begin; }) {  // a split-K unit: its K blocks only
+        base = t.kb_begin;
+        kb_end = t.kb_end;
+      }
+    }
+    /// Lane l: K block kb0 + l's scales of every row (0 past kb_end or N).
+    __device__ __forceinline__ void load(float (&v)[kSfbRows], int kb0) const {
+      const int kb = kb0 + int(threadIdx.x % 32);
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) v[r] = ok[r] && kb < kb_end ? __ldg(sfb_row[r] + kb) : 0.0f;
+    }
+    /// K block kb's B scales (kb = base, base + 1, ... in order; every lane of the warp calls it).
+    __device__ __forceinline__ void get(int kb, float (&sb)[kSfbRows]) {
+      int i = kb - base;
+      if (i == 32) {  // into the next 32 blocks
+#pragma unroll
+        for (int r = 0; r < kSfbRows; ++r) cur[r] = next[r];
+        base += 32;
+        i = 0;
+      }
+      if (i == 16) load(next, base + 32);
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) sb[r] = __shfl_sync(0xffffffffu, cur[r], i);
+    }
+  };
+  /// What the consumers read for a tile before the previous tile's epilogue (gemm_kernel): its
+  /// stream's first 32 K blocks' B scales, in flight. Only those values: the stream's pointers
+  /// are rebuilt at the tile's start (held through the epilogue beside the accumulators, they
+  /// made ptxas spill in chapter 8's grouped 128 x 256 kernels).
+  struct TilePrefetch {
+    float cur[kSfbRows];
+  };
+  template <class TileT>
+  __device__ __forceinline__ static TilePrefetch prefetch(const Params& p, const TileT& t) {
+    const BScaleStream s(p, t);
+    TilePrefetch pre;
+    s.load(pre.cur, s.base);
+    return pre;
+  }
+  /// Tile t's stream with its prefetched values.
+  template <class TileT>
+  __device__ __forceinline__ static BScaleStream stream(const Params& p, const TileT& t,
+                                                        const TilePrefetch& pre) {
+    BScaleStream s(p, t);
+#pragma unroll
+    for (int r = 0; r < kSfbRows; ++r) {
+      s.cur[r] = pre.cur[r];
+      s.next[r] = 0.0f;  // requested at block base + 16
+    }
+    return s;
   }
 
   __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
@@ -137,17 +212,15 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   }
 
   /// The block-scaled promotion of the lean loop (PerTensorMath::promoted_loop): per K block the
-  /// tile's B scales (loaded from global memory one block ahead), per 64-row slab the stage's two
+  /// tile's B scales (from its BScaleStream), per 64-row slab the stage's two
   /// A scales of this thread's rows (from the side ring, after the stage's full barrier), per
   /// partial sum acc += (scale_a x scale_b) x part (promote).
   template <class TileT>
   struct Promotion {
-    const float* sfb_row[kSfbRows];  ///< B-scale rows nb0 + r of the tile (read where ok[r])
-    bool ok[kSfbRows];               ///< nb0 + r < sfb_rows: rows past N's last block read as 0
-    float sb_next[kSfbRows];         ///< the next K block's B scales, in flight
-    std::uint32_t sa_base;           ///< side ring + this thread's first A-scale row x 4
-    std::uint32_t side_stage_bytes;  ///< side-ring bytes per stage
-    int offset;                      ///< n0 % 128 (which B-scale block each column group is in)
+    BScaleStream bs;                     ///< the tile's B scales
+    std::uint32_t sa_base = 0;           ///< side ring + this thread's first A-scale row x 4
+    std::uint32_t side_stage_bytes = 0;  ///< side-ring bytes per stage
+    int offset = 0;  ///< n0 % 128 (which B-scale block each column group is in)
     struct Block {
       float sb[kSfbRows];  ///< the K block's B scales
     };
@@ -155,15 +228,9 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       float sa0, sa1;  ///< the A scales of rows r and r + 8 of the slab
     };
 
-    __device__ __forceinline__ void load(int kb) {
-#pragma unroll
-      for (int r = 0; r < kSfbRows; ++r) sb_next[r] = ok[r] ? __ldg(sfb_row[r] + kb) : 0.0f;
-    }
-    __device__ __forceinline__ Block block(int kb, int kb_end) {
+    __device__ __forceinline__ Block block(int kb, int /*kb_end*/) {
       Block b;
-#pragma unroll
-      for (int r = 0; r < kSfbRows; ++r) b.sb[r] = sb_next[r];
-      if (kb + 1 < kb_end) load(kb + 1);
+      bs.get(kb, b.sb);
       return b;
     }
     __device__ __forceinline__ Slab slab(int stage, int w) const {
@@ -190,14 +257,14 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   template <class TileT>
   __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                   State& st, const Params& p, const TileT& t,
-                                                  std::uint32_t ring, std::uint32_t side,
-                                                  const std::uint64_t* full,
+                                                  const TilePrefetch& pre, std::uint32_t ring,
+                                                  std::uint32_t side, const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
     if constexpr (kPromotedLoop == 0)
-      mainloop_v0(acc, st, p, t, ring, side, full, empty, wg_index, rank);
+      mainloop_v0(acc, st, p, t, pre, ring, side, full, empty, wg_index, rank);
     else
-      mainloop_range(acc, st, p, t, 0, p.k_blocks, ring, side, full, empty, wg_index, rank);
+      mainloop_range(acc, st, p, t, pre, 0, p.k_blocks, ring, side, full, empty, wg_index, rank);
   }
 
   /// The lean loop over K blocks kb_begin .. kb_end - 1 of tile t (a policy that splits K calls
@@ -205,8 +272,8 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   template <class TileT>
   __device__ __forceinline__ static void mainloop_range(
       float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const Params& p, const TileT& t,
-      int kb_begin, int kb_end, std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
-      const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
+      const TilePrefetch& pre, int kb_begin, int kb_end, std::uint32_t ring, std::uint32_t side,
+      const std::uint64_t* full, const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
     // The warpgroup index through a shuffle: the compiler then knows it is the same in every
     // lane, so the descriptors derived from it live in uniform registers (one UIADD each)
     // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
@@ -216,18 +283,10 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // This thread's accumulator rows inside the tile: r and r + 8 of every 64-row slab.
     int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
     if constexpr (kSkewedRows<TileT>) row_in_tile += t.m0 & 3;  // the scales start at m0 & ~3
-    const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
-    const float* sfb = sfb_of(p, t);
-    Promotion<TileT> promotion;
-#pragma unroll
-    for (int r = 0; r < kSfbRows; ++r) {
-      promotion.ok[r] = nb0 + r < p.sfb_rows;
-      promotion.sfb_row[r] = sfb + std::int64_t(nb0 + r) * p.sfb_ld;
-    }
+    Promotion<TileT> promotion{stream(p, t, pre)};  // K blocks kb_begin .. kb_end - 1
     promotion.sa_base = side + std::uint32_t(row_in_tile) * 4u;
     promotion.side_stage_bytes = side_stage_bytes<TileT>();
     promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
-    if (kb_begin < kb_end) promotion.load(kb_begin);
     if constexpr (kPromotedLoop == kTwoDeepLoop)
       Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
                                    promotion);
@@ -240,6 +299,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   template <class TileT>
   __device__ __forceinline__ static void mainloop_v0(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                      State& st, const Params& p, const TileT& t,
+                                                     const TilePrefetch& pre,
                                                      std::uint32_t ring, std::uint32_t side,
                                                      const std::uint64_t* full,
                                                      const std::uint64_t* empty, int wg_index,
@@ -264,15 +324,10 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // carry, shared addresses are < 256 KiB). Rebuilding every descriptor from its address costs
     // ~6 instructions per operand and wgmma, on the path between a wait and the next wgmma.
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
-    const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
-    const float* sfb = sfb_of(p, t);
-    float sb_next[kSfbRows];
-    load_sfb(sb_next, p, sfb, nb0, 0);
+    BScaleStream bs = stream(p, t, pre);
     for (int kb = 0; kb < p.k_blocks; ++kb) {
       float sb[kSfbRows];
-#pragma unroll
-      for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
-      if (kb + 1 < p.k_blocks) load_sfb(sb_next, p, sfb, nb0, kb + 1);
+      bs.get(kb, sb);
       ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
       const auto [desc_a, desc_b] = Base::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * side_stage_bytes<TileT>();
