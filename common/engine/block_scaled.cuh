@@ -163,7 +163,9 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     float cur[kSfbRows];
   };
   template <class TileT>
-  __device__ __forceinline__ static TilePrefetch prefetch(const Params& p, const TileT& t) {
+  __device__ __forceinline__ static TilePrefetch prefetch(const Params& p, const TileT& t)
+    requires(kPromotedLoop != 0)
+  {
     const BScaleStream s(p, t);
     TilePrefetch pre;
     s.load(pre.cur, s.base);
@@ -260,11 +262,23 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
                                                   const TilePrefetch& pre, std::uint32_t ring,
                                                   std::uint32_t side, const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
-                                                  std::uint32_t rank) {
-    if constexpr (kPromotedLoop == 0)
-      mainloop_v0(acc, st, p, t, pre, ring, side, full, empty, wg_index, rank);
-    else
-      mainloop_range(acc, st, p, t, pre, 0, p.k_blocks, ring, side, full, empty, wg_index, rank);
+                                                  std::uint32_t rank)
+    requires(kPromotedLoop != 0)
+  {
+    mainloop_range(acc, st, p, t, pre, 0, p.k_blocks, ring, side, full, empty, wg_index, rank);
+  }
+  /// The first loop reads its B scales one K block ahead into registers that stay per-thread
+  /// (its SASS has no R2UR after those loads, and no prefetch: mainloop_v0).
+  template <class TileT>
+  __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                  State& st, const Params& p, const TileT& t,
+                                                  std::uint32_t ring, std::uint32_t side,
+                                                  const std::uint64_t* full,
+                                                  const std::uint64_t* empty, int wg_index,
+                                                  std::uint32_t rank)
+    requires(kPromotedLoop == 0)
+  {
+    mainloop_v0(acc, st, p, t, ring, side, full, empty, wg_index, rank);
   }
 
   /// The lean loop over K blocks kb_begin .. kb_end - 1 of tile t (a policy that splits K calls
@@ -299,7 +313,6 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   template <class TileT>
   __device__ __forceinline__ static void mainloop_v0(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                      State& st, const Params& p, const TileT& t,
-                                                     const TilePrefetch& pre,
                                                      std::uint32_t ring, std::uint32_t side,
                                                      const std::uint64_t* full,
                                                      const std::uint64_t* empty, int wg_index,
@@ -324,10 +337,18 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // carry, shared addresses are < 256 KiB). Rebuilding every descriptor from its address costs
     // ~6 instructions per operand and wgmma, on the path between a wait and the next wgmma.
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
-    BScaleStream bs = stream(p, t, pre);
+    const BScaleStream bs(p, t);  // its row pointers only
+    float sb_next[kSfbRows];
+#pragma unroll
+    for (int r = 0; r < kSfbRows; ++r) sb_next[r] = bs.ok[r] ? __ldg(bs.sfb_row[r]) : 0.0f;
     for (int kb = 0; kb < p.k_blocks; ++kb) {
       float sb[kSfbRows];
-      bs.get(kb, sb);
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
+      if (kb + 1 < p.k_blocks) {
+#pragma unroll
+        for (int r = 0; r < kSfbRows; ++r) sb_next[r] = bs.ok[r] ? __ldg(bs.sfb_row[r] + kb + 1) : 0.0f;
+      }
       ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
       const auto [desc_a, desc_b] = Base::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * side_stage_bytes<TileT>();
