@@ -15,9 +15,8 @@
 // rows past M read as 0), expected on the stage's full barrier with the tiles. The B scales are
 // one float per 128 x 128 block: each consumer thread reads the (at most kSfbRows) that its tile
 // touches straight from global memory (L1/L2-resident), 32 K blocks per load, spread over the
-// warp's lanes and read out by a shuffle (BScaleStream); a tile's first ones are read before the
-// previous tile's epilogue (prefetch, TilePrefetch), so that the load's latency hides behind that
-// epilogue instead of standing between the tile's first full-barrier wait and its first wgmma.
+// warp's lanes and read out by a shuffle (BScaleStream; the first loop, mainloop_v0, one K block
+// ahead instead).
 // A tile BlockN wide that starts at n0 covers columns of up to kSfbRows B-scale blocks: which
 // block each 8-column group of the accumulator falls in depends on n0 % 128, which takes only
 // 128 / gcd(BlockN, 128) values; the promotion is compiled once per value (kOffsets), so every
@@ -90,6 +89,16 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   static constexpr int kOffsetStep = detail::gcd(Cfg::kBlockN, 128);
   static constexpr int kOffsets = 128 / kOffsetStep;
 
+  /// The B scales of K block kb for the tile's block rows nb0 .. nb0 + kSfbRows - 1 (0 past N),
+  /// from the scale tensor at `sfb` (the tile's group's, in chapter 8): the first loop's loads,
+  /// one K block ahead (its SASS keeps them per thread, no R2UR after them: BScaleStream says
+  /// why that matters).
+  __device__ __forceinline__ static void load_sfb(float (&sb)[kSfbRows], const Params& p,
+                                                  const float* sfb, int nb0, int kb) {
+#pragma unroll
+    for (int r = 0; r < kSfbRows; ++r)
+      sb[r] = nb0 + r < p.sfb_rows ? __ldg(sfb + (std::int64_t(nb0 + r) * p.sfb_ld + kb)) : 0.0f;
+  }
   /// The B-scale tensor of tile t: one for a dense GEMM; the tile's group's in chapter 8 (a tile
   /// with a `group`, groups sfb_group_stride floats apart).
   template <class TileT>
@@ -118,7 +127,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     float cur[kSfbRows];
     float next[kSfbRows];
 
-    /// The stream of tile t, nothing loaded yet.
+    /// The stream of tile t, its first 32 K blocks' requested.
     template <class TileT>
     __device__ __forceinline__ BScaleStream(const Params& p, const TileT& t) {
       const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
@@ -134,6 +143,12 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
         base = t.kb_begin;
         kb_end = t.kb_end;
       }
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) {
+        cur[r] = 0.0f;
+        next[r] = 0.0f;  // requested at block base + 16
+      }
+      load(cur, base);
     }
     /// Lane l: K block kb0 + l's scales of every row (0 past kb_end or N).
     __device__ __forceinline__ void load(float (&v)[kSfbRows], int kb0) const {
@@ -155,35 +170,6 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       for (int r = 0; r < kSfbRows; ++r) sb[r] = __shfl_sync(0xffffffffu, cur[r], i);
     }
   };
-  /// What the consumers read for a tile before the previous tile's epilogue (gemm_kernel): its
-  /// stream's first 32 K blocks' B scales, in flight. Only those values: the stream's pointers
-  /// are rebuilt at the tile's start (held through the epilogue beside the accumulators, they
-  /// made ptxas spill in chapter 8's grouped 128 x 256 kernels).
-  struct TilePrefetch {
-    float cur[kSfbRows];
-  };
-  template <class TileT>
-  __device__ __forceinline__ static TilePrefetch prefetch(const Params& p, const TileT& t)
-    requires(kPromotedLoop != 0)
-  {
-    const BScaleStream s(p, t);
-    TilePrefetch pre;
-    s.load(pre.cur, s.base);
-    return pre;
-  }
-  /// Tile t's stream with its prefetched values.
-  template <class TileT>
-  __device__ __forceinline__ static BScaleStream stream(const Params& p, const TileT& t,
-                                                        const TilePrefetch& pre) {
-    BScaleStream s(p, t);
-#pragma unroll
-    for (int r = 0; r < kSfbRows; ++r) {
-      s.cur[r] = pre.cur[r];
-      s.next[r] = 0.0f;  // requested at block base + 16
-    }
-    return s;
-  }
-
   __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
                                                        std::uint32_t bar, const Tile& t, int kb) {
     ptx::tma_load_2d(extra, &p.map_sfa, bar, t.m_block * Cfg::kBlockM, kb);
@@ -259,26 +245,14 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   template <class TileT>
   __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                   State& st, const Params& p, const TileT& t,
-                                                  const TilePrefetch& pre, std::uint32_t ring,
-                                                  std::uint32_t side, const std::uint64_t* full,
-                                                  const std::uint64_t* empty, int wg_index,
-                                                  std::uint32_t rank)
-    requires(kPromotedLoop != 0)
-  {
-    mainloop_range(acc, st, p, t, pre, 0, p.k_blocks, ring, side, full, empty, wg_index, rank);
-  }
-  /// The first loop reads its B scales one K block ahead into registers that stay per-thread
-  /// (its SASS has no R2UR after those loads, and no prefetch: mainloop_v0).
-  template <class TileT>
-  __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
-                                                  State& st, const Params& p, const TileT& t,
                                                   std::uint32_t ring, std::uint32_t side,
                                                   const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
-                                                  std::uint32_t rank)
-    requires(kPromotedLoop == 0)
-  {
-    mainloop_v0(acc, st, p, t, ring, side, full, empty, wg_index, rank);
+                                                  std::uint32_t rank) {
+    if constexpr (kPromotedLoop == 0)
+      mainloop_v0(acc, st, p, t, ring, side, full, empty, wg_index, rank);
+    else
+      mainloop_range(acc, st, p, t, 0, p.k_blocks, ring, side, full, empty, wg_index, rank);
   }
 
   /// The lean loop over K blocks kb_begin .. kb_end - 1 of tile t (a policy that splits K calls
@@ -286,8 +260,8 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   template <class TileT>
   __device__ __forceinline__ static void mainloop_range(
       float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const Params& p, const TileT& t,
-      const TilePrefetch& pre, int kb_begin, int kb_end, std::uint32_t ring, std::uint32_t side,
-      const std::uint64_t* full, const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
+      int kb_begin, int kb_end, std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
+      const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
     // The warpgroup index through a shuffle: the compiler then knows it is the same in every
     // lane, so the descriptors derived from it live in uniform registers (one UIADD each)
     // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
@@ -297,7 +271,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // This thread's accumulator rows inside the tile: r and r + 8 of every 64-row slab.
     int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
     if constexpr (kSkewedRows<TileT>) row_in_tile += t.m0 & 3;  // the scales start at m0 & ~3
-    Promotion<TileT> promotion{stream(p, t, pre)};  // K blocks kb_begin .. kb_end - 1
+    Promotion<TileT> promotion{BScaleStream(p, t)};  // from K block kb_begin
     promotion.sa_base = side + std::uint32_t(row_in_tile) * 4u;
     promotion.side_stage_bytes = side_stage_bytes<TileT>();
     promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
@@ -337,18 +311,15 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // carry, shared addresses are < 256 KiB). Rebuilding every descriptor from its address costs
     // ~6 instructions per operand and wgmma, on the path between a wait and the next wgmma.
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
-    const BScaleStream bs(p, t);  // its row pointers only
+    const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
+    const float* sfb = sfb_of(p, t);
     float sb_next[kSfbRows];
-#pragma unroll
-    for (int r = 0; r < kSfbRows; ++r) sb_next[r] = bs.ok[r] ? __ldg(bs.sfb_row[r]) : 0.0f;
+    load_sfb(sb_next, p, sfb, nb0, 0);
     for (int kb = 0; kb < p.k_blocks; ++kb) {
       float sb[kSfbRows];
 #pragma unroll
       for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
-      if (kb + 1 < p.k_blocks) {
-#pragma unroll
-        for (int r = 0; r < kSfbRows; ++r) sb_next[r] = bs.ok[r] ? __ldg(bs.sfb_row[r] + kb + 1) : 0.0f;
-      }
+      if (kb + 1 < p.k_blocks) load_sfb(sb_next, p, sfb, nb0, kb + 1);
       ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
       const auto [desc_a, desc_b] = Base::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * side_stage_bytes<TileT>();

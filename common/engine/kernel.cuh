@@ -19,7 +19,6 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <concepts>
 #include <cstdint>
 
 #include "common/engine/config.cuh"
@@ -50,12 +49,7 @@ namespace fp8gemm::engine {
 ///   output_scale(p)           what the epilogue multiplies the FP32 sums by (an OutputScale, or
 ///                             IdentityOutputScale when the main loop applied the scales)
 ///   mainloop(acc, st, p, tile, ring, side, full, empty, wg, rank)   a consumer warpgroup's K loop
-/// `acc` receives the tile's FP32 sums. Optionally (HasTilePrefetch):
-///   TilePrefetch, prefetch(p, tile)   what the consumers read from global memory for a tile
-///                             before its K loop (chapter 7: the B scales of its first K block);
-///                             gemm_kernel calls it before the previous tile's epilogue, so the
-///                             load's latency hides behind that epilogue, and passes the result
-///                             to mainloop(acc, st, p, tile, prefetched, ring, ...).
+/// `acc` receives the tile's FP32 sums.
 /// The promoted main loop's versions (kPromotedLoop of the math policies; docs/engine.md):
 ///   0             the first loop: per K block and group, 4 wgmma into one partial sum, wait,
 ///                 add; descriptors rebuilt from their address (mainloop_promoted_v0);
@@ -464,22 +458,6 @@ constexpr std::size_t smem_bytes() {
          (Math::kExtraStageBytes == 0 ? 0 : std::size_t(Cfg::kStages) * Math::kExtraStageBytes + 1024);
 }
 
-/// Whether the math policy reads something for a tile before its main loop (the interface above).
-template <class Math>
-concept HasTilePrefetch = requires(const typename Math::Params& p, const typename Math::TileT& t) {
-  typename Math::TilePrefetch;
-  { Math::prefetch(p, t) } -> std::same_as<typename Math::TilePrefetch>;
-};
-
-template <class Math, bool = HasTilePrefetch<Math>>
-struct TilePrefetchOf {
-  struct type {};  // nothing to prefetch
-};
-template <class Math>
-struct TilePrefetchOf<Math, true> {
-  using type = typename Math::TilePrefetch;
-};
-
 template <class Cfg, class Math = PerTensorMath<Cfg>>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     gemm_kernel(const __grid_constant__ typename Math::Params p) {
@@ -558,23 +536,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     typename Math::TileT t;
     float acc[Cfg::kWavesM][Cfg::kBlockN / 2];
     const std::uint32_t my_staging = staging + std::uint32_t(wg * Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
-    // The next tile is taken from the scheduler before this tile's epilogue, and what the policy
-    // prefetches for it is read then (HasTilePrefetch).
-    bool have = scheduler.next(t);
-    typename TilePrefetchOf<Math>::type pre{};
-    if constexpr (HasTilePrefetch<Math>) {
-      if (have) pre = Math::prefetch(p, t);
-    }
-    while (have) {
-      if constexpr (HasTilePrefetch<Math>)
-        Math::mainloop(acc, st, p, t, pre, ring, side, full, empty, wg, rank);
-      else
-        Math::mainloop(acc, st, p, t, ring, side, full, empty, wg, rank);
-      typename Math::TileT next_t;
-      const bool have_next = scheduler.next(next_t);
-      if constexpr (HasTilePrefetch<Math>) {
-        if (have_next) pre = Math::prefetch(p, next_t);
-      }
+    while (scheduler.next(t)) {
+      Math::mainloop(acc, st, p, t, ring, side, full, empty, wg, rank);
       const int row0 = tile_d_row<Math>(p, t) + wg * Cfg::kRowsPerWG;
       const int col0 = Math::d_col(t);
       const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)
@@ -606,8 +569,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                                          p.ldd, p.accumulate != 0, p.d_pairs_ok != 0);
         }
       });
-      t = next_t;
-      have = have_next;
     }
     if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
       // The staging buffers must stay valid until the last stores have read them, and D must be

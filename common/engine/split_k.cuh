@@ -89,13 +89,12 @@ struct SplitKBlockScaledMath : BlockScaledMath<Cfg, kPromotedLoop> {
   /// The unit's K blocks through BlockScaledMath's promoted loop.
   __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                   State& st, const Params& p, const SplitKTile& t,
-                                                  const typename Base::TilePrefetch& pre,
                                                   std::uint32_t ring, std::uint32_t side,
                                                   const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
-    Base::mainloop_range(acc, st, p, t, pre, t.kb_begin, t.kb_end, ring, side, full, empty,
-                         wg_index, rank);
+    Base::mainloop_range(acc, st, p, t, t.kb_begin, t.kb_end, ring, side, full, empty, wg_index,
+                         rank);
   }
 };
 
