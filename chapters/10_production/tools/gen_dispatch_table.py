@@ -18,6 +18,9 @@ Families (what fp8gemm::dispatch_family names; the kernel lists of the chapters)
 Sources, in order of precedence; a (family, shape) comes whole from the first source that has it,
 never mixed across runs (where the dispatch sweep confirmed its fastest kernels interleaved, its
 "confirm_median_us", those medians alone rank the (family, shape)):
+  plots/data/h200/ch10/dispatch_sweep_block_scaled.json   fp8gemm_dispatch_sweep
+                                             --families=block_scaled (re-swept after a change to
+                                             those kernels alone)
   plots/data/h200/ch10/dispatch_sweep.json   fp8gemm_dispatch_sweep (every kernel, every family)
   plots/data/h200/ch07/sweep_large.json      ch07_block_scaling --kernels=... (Google Benchmark)
   plots/data/h200/ch07/sweep_small.json
@@ -38,7 +41,7 @@ kernel no longer chosen).
       what the C++ dispatcher and each chapter's own rule choose for every shape; the markdown's
       summary ("The table against the chapters' own rules": how often the chapter's rule was
       already the sweep's fastest, how much slower it is where not, the table's kernel against
-      cuBLASLt) is computed from the chapters' choices and the dispatch sweep's times alone.
+      cuBLASLt) is computed from the chapters' choices and the dispatch sweeps' times alone.
   gen_dispatch_table.py --check [--picks-exe EXE | --picks FILE]
       regenerate in memory and fail if the committed files differ (the markdown only with the
       picks, which its summary needs); with the picks, also fail if any pick of the library on a
@@ -65,6 +68,9 @@ MD = "chapters/10_production/dispatch_table.md"
 # Names of the promoted loop's comparison instances (engine/kernel_info.cuh): not for the table.
 COMPARISON_ONLY = re.compile(r"_(loop\d+|2deep)$")
 SOURCES = [
+    # Block scaling alone, re-swept at c47176c after its kernels changed (the B-scale stream):
+    # first, so its pairs take precedence over the full sweep's older block-scaled rows.
+    ("plots/data/h200/ch10/dispatch_sweep_block_scaled.json", "dispatch"),
     ("plots/data/h200/ch10/dispatch_sweep.json", "dispatch"),
     ("plots/data/h200/ch07/sweep_large.json", "gbench_ch07"),
     ("plots/data/h200/ch07/sweep_small.json", "gbench_ch07"),
@@ -301,7 +307,8 @@ def pct(x):
 
 def chapter_comparison(sources, table, picks):
     """Per family: the chapter's own kernel against the table's, on the DeepSeek-V3 shapes and
-    8192^3, where the (family, shape) comes from the dispatch sweep (one run, every kernel)."""
+    8192^3, where the (family, shape) comes from a dispatch sweep (one run, every kernel of the
+    family)."""
     chapter = {(f, s): ck for f, s, _, _, ck in picks}
     out = {}
     for family, _ in FAMILIES:
@@ -329,7 +336,7 @@ def render_summary(sources, table, picks):
         "",
         "Each chapter's own choice (`ch06::choose_kernel`, `ch07::choose_kernel`, chapter 9's",
         "default Hopper kernel; what `fp8gemm_dispatch_picks` prints as `chapter_kernel`) against",
-        "the table's kernel, both timed in the same dispatch sweep (source 1 only). \"Slower by\" is",
+        "the table's kernel, both timed in the same dispatch sweep (the row's source). \"Slower by\" is",
         "the chapter's kernel's median over the table's kernel's median, minus 1; the table's kernel",
         "is the sweep's fastest by definition. Last column: the table's kernel against cuBLASLt in",
         "the same run (cuBLASLt's time over the kernel's, geometric mean over the DeepSeek-V3",
