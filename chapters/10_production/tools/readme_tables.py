@@ -216,8 +216,9 @@ def render_a(L):
                     ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"])
     out += ["", f"The log's summary: \"{L['summary_a'].strip()}\"", "",
             f"Computed from the JSON: A/A within 0.5% at {aa_half} of {len(L['a'])} pairs; "
-            f"library / chapter outside 0.9950-1.0050 at {len(out_band)}: " +
-            ", ".join(f"{r['entry']} {r['shape']} {r['ratio']} (A/A {r['aa']})" for r in out_band) +
+            f"library / chapter outside 0.9950-1.0050 at {len(out_band)}" +
+            (": " + ", ".join(f"{r['entry']} {r['shape']} {r['ratio']} (A/A {r['aa']})"
+                              for r in out_band) if out_band else "") +
             ". The benchmarks' `cpu_time` in the JSON, summed per part: " +
             ", ".join(f"{k} {L['cpu_s'][k]:.1f} s" for k in sorted(L["cpu_s"])) + "."]
     return out
