@@ -216,7 +216,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       float sa0, sa1;  ///< the A scales of rows r and r + 8 of the slab
     };
 
-    __device__ __forceinline__ Block block(int kb, int /*kb_end*/) {
+    __device__ __forceinline__ Block block(int kb) {
       Block b;
       bs.get(kb, b.sb);
       return b;

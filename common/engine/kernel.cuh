@@ -262,7 +262,7 @@ struct PerTensorMath {
   struct UnitPromotion {
     struct Block {};
     struct Slab {};
-    __device__ __forceinline__ Block block(int /*kb*/, int /*kb_end*/) { return {}; }
+    __device__ __forceinline__ Block block(int /*kb*/) { return {}; }
     __device__ __forceinline__ Slab slab(int /*stage*/, int /*w*/) const { return {}; }
     template <int kWaveN>
     __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
@@ -307,8 +307,8 @@ struct PerTensorMath {
   /// same way). The stage is released after
   /// its last wgmma has completed, before the last promotion (the scales it needs are in
   /// registers by then).
-  ///   Promotion: block(kb, kb_end) at the top of K block kb, before its wait: what the block
-  ///                needs from global memory (its loads issued one block ahead);
+  ///   Promotion: block(kb) at the top of K block kb, before its wait: what the block needs
+  ///                from global memory (block scaling: its B scales, from BScaleStream);
   ///              slab(stage, w) after the wait: what slab w needs from the stage's side ring;
   ///              promote<kWaveN>(acc[w], part, wn, slab, block) after each partial sum.
   template <class Promotion>
@@ -326,7 +326,7 @@ struct PerTensorMath {
     const std::uint32_t empty0 = ptx::smem_u32(empty);
 #pragma unroll kPromotedLoop
     for (int kb = kb_begin; kb < kb_end; ++kb) {
-      const auto block = promotion.block(kb, kb_end);
+      const auto block = promotion.block(kb);
       ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st.stage), st.phase);
       const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
 #pragma unroll
@@ -372,7 +372,7 @@ struct PerTensorMath {
     int pend_stage = -1;
     // One K block into `dst`, then the promotion of the pending one from `src`.
     auto step = [&](int kb, float(&dst)[kN / 2], float(&src)[kN / 2]) {
-      const auto block = promotion.block(kb, kb_end);
+      const auto block = promotion.block(kb);
       ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st.stage), st.phase);
       const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
       const auto slab = promotion.slab(st.stage, 0);
