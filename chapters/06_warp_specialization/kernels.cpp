@@ -12,6 +12,7 @@ const std::vector<engine::KernelInfo>& kernels() {
     add_kernels_loops(v);
     add_kernels_three(v);
     add_kernels_ablation(v);
+    add_kernels_pingpong(v);
     return v;
   }();
   return all;

@@ -13,6 +13,9 @@
 //                                   epilogue of those rows; registers raised to kConsumerRegs;
 //   producer (the last warpgroup) : one thread issues the TMA loads; registers lowered to
 //                                   kProducerRegs.
+// That is the cooperative order (ConsumerOrder::cooperative). In the ping-pong order two consumer
+// warpgroups take whole tiles in turn (kRowsPerWG = BlockM), so one stores its tile while the
+// other's main loop runs.
 // A cluster of kClusterM x kClusterN CTAs (at most 2 CTAs) shares one operand: with kClusterM = 2
 // the two CTAs own vertically adjacent tiles and the same B tile, each loads half of B and
 // multicasts it to both; with kClusterN = 2 they share A likewise.
@@ -30,7 +33,8 @@ inline constexpr std::size_t kMaxSmemBytes = 232448;
 
 template <int BlockM, int BlockN, int Stages, int ClusterM = 1, int ClusterN = 1,
           Accumulation Acc = Accumulation::promoted,
-          EpilogueKind Epilogue = EpilogueKind::tma_store, int EpiBuffers = 0>
+          EpilogueKind Epilogue = EpilogueKind::tma_store, int EpiBuffers = 0,
+          ConsumerOrder Order = ConsumerOrder::cooperative>
 struct KernelConfig {
   // ---- tile and pipeline ----
   static constexpr int kBlockM = BlockM;
@@ -43,14 +47,22 @@ struct KernelConfig {
   static constexpr int kClusterSize = ClusterM * ClusterN;
   static constexpr Accumulation kAccumulation = Acc;
   static constexpr EpilogueKind kEpilogue = Epilogue;
+  static constexpr ConsumerOrder kOrder = Order;
+  static constexpr bool kPingPong = Order == ConsumerOrder::pingpong;
 
   // ---- warpgroups and registers ----
-  /// 64 -> 1, 128 -> 2, 192 -> 3 warpgroups of 64 rows; 256 -> 2 of 128 rows (two slabs each).
-  static constexpr int kConsumerWGs = BlockM == 256 ? 2 : BlockM / 64;
-  static constexpr int kRowsPerWG = BlockM / kConsumerWGs;  ///< 64, or 128 for BlockM = 256
+  /// Cooperative: 64 -> 1, 128 -> 2, 192 -> 3 warpgroups of 64 rows; 256 -> 2 of 128 rows (two
+  /// slabs each). Ping-pong: 2 warpgroups, each with all BlockM rows of its own tiles.
+  static constexpr int kConsumerWGs = kPingPong ? 2 : BlockM == 256 ? 2 : BlockM / 64;
+  /// Rows of a tile that one consumer warpgroup computes: 64, 128 for BlockM = 256, or BlockM
+  /// (ping-pong).
+  static constexpr int kRowsPerWG = kPingPong ? BlockM : BlockM / kConsumerWGs;
   static constexpr int kWavesM = kRowsPerWG / 64;           ///< 64-row wgmma slabs per consumer
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
   static constexpr int kConsumerWarps = kConsumerThreads / 32;
+  /// Warps that read each ring stage and release it (empty[s]'s arrivals per CTA): every consumer
+  /// warp, or the one warpgroup whose tile the stage belongs to (ping-pong).
+  static constexpr int kStageReaderWarps = kPingPong ? 4 : kConsumerWarps;
   static constexpr int kThreads = kConsumerThreads + 128;  ///< + the producer warpgroup
   static constexpr int kProducerRegs = 40;
   /// 2 consumers: 128 x 40 + 256 x 232 = 64512 <= 65536 registers of the SM; 3 consumers (512
@@ -107,6 +119,8 @@ struct KernelConfig {
                 "every tile must start on a 1024-byte swizzle atom");
   static_assert(kStages >= 2, "a ring needs at least two stages");
   static_assert(kClusterSize == 1 || kClusterSize == 2, "clusters of one or two CTAs");
+  static_assert(!kPingPong || BlockM == 64 || BlockM == 128,
+                "ping-pong: one warpgroup holds a whole tile, at most two 64-row slabs");
   static_assert(kClusterM == 1 || (BlockN / 2) % 8 == 0,
                 "multicast of B: each CTA loads BlockN / 2 rows, a whole number of 8-row atoms");
   static_assert(kClusterN == 1 || (BlockM / 2) % 8 == 0,

@@ -92,6 +92,9 @@ struct PerTensorMath {
   /// The kernel's parameter block (a math policy with more inputs, e.g. chapter 7's scale
   /// tensors, brings its own).
   using Params = GemmParams;
+  /// Its main loop and epilogue work for ping-pong consumers (ConsumerOrder::pingpong): the
+  /// warpgroup's rows come from `wg` (the kernel's slot: 0 for ping-pong) only.
+  static constexpr bool kSupportsPingPong = true;
   /// Bytes per stage of the side ring (chapter 7: the stage's scales); none for per-tensor scales.
   static constexpr std::uint32_t kExtraStageBytes = 0;
   static constexpr std::uint32_t kExtraTxBytes = 0;
@@ -465,6 +468,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   static_assert(Math::kExtraTxBytes <= Math::kExtraStageBytes, "extra copies exceed their stage");
   static_assert(smem_bytes<Cfg, Math>() <= kMaxSmemBytes,
                 "the ring with the math policy's side ring exceeds a Hopper CTA's shared memory");
+  static_assert(!Cfg::kPingPong || requires { Math::kSupportsPingPong; },
+                "ping-pong consumers: only a math policy that declares kSupportsPingPong (its "
+                "main loop and epilogue take the warpgroup's rows from `slot`, not from wg)");
   extern __shared__ std::uint8_t smem_raw[];
   // Stage s: A tile (BlockM rows x 128 B) then B tile (BlockN rows x 128 B), 128B-swizzled, each
   // on a 1024-byte boundary. After the ring, the math policy's side ring (kExtraStageBytes per
@@ -484,7 +490,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       ptx::mbarrier_init(ptx::smem_u32(&full[s]), 1);
-      ptx::mbarrier_init(ptx::smem_u32(&empty[s]), Cfg::kConsumerWarps * Cfg::kClusterSize);
+      ptx::mbarrier_init(ptx::smem_u32(&empty[s]), Cfg::kStageReaderWarps * Cfg::kClusterSize);
     }
     ptx::fence_barrier_init();
   }
@@ -536,9 +542,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     typename Math::TileT t;
     float acc[Cfg::kWavesM][Cfg::kBlockN / 2];
     const std::uint32_t my_staging = staging + std::uint32_t(wg * Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
+    // Which rows of a tile this warpgroup computes: its own share (cooperative), or all of them
+    // (ping-pong, slot 0).
+    const int slot = Cfg::kPingPong ? 0 : wg;
+    int tile_index = 0;
     while (scheduler.next(t)) {
-      Math::mainloop(acc, st, p, t, ring, side, full, empty, wg, rank);
-      const int row0 = tile_d_row<Math>(p, t) + wg * Cfg::kRowsPerWG;
+      if constexpr (Cfg::kPingPong) {
+        // Ping-pong: this CTA's tiles alternate between the two warpgroups. The producer loads
+        // them in the scheduler's order, so the other warpgroup's tile occupies the next K
+        // blocks of the ring: pass over them. Nothing else orders the two warpgroups: the ring
+        // does (the producer reaches our next tile's stages only when the other warpgroup's
+        // tile is loaded, at most kStages blocks before its main loop ends), so our main loop
+        // starts as the other's ends, and each epilogue runs beside the other's main loop.
+        const bool mine = (tile_index++ & 1) == wg;
+        if (!mine) {
+          st.skip(Math::k_end(p, t) - Math::k_first(p, t));
+          continue;
+        }
+      }
+      Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
+      const int row0 = tile_d_row<Math>(p, t) + slot * Cfg::kRowsPerWG;
       const int col0 = Math::d_col(t);
       const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)
       with_output_scale(scale, [&](const auto& sc) {

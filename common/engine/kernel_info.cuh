@@ -19,6 +19,8 @@ KernelInfo kernel_info() {
            (Cfg::kEpilogue == EpilogueKind::tma_store ? "_tma_b" + std::to_string(Cfg::kEpiBuffers)
             : Cfg::kEpilogue == EpilogueKind::registers ? std::string("_reg")
                                                         : std::string("_f32"));
+  // Ping-pong consumers (ConsumerOrder::pingpong) carry it in the name.
+  if (Cfg::kPingPong) k.name += "_pp";
   // A promoted kernel with a loop other than the default (the same-run comparison of loop
   // versions, PerTensorMath's kPromotedLoop) carries it in its name.
   if constexpr (requires { Math::kPromotedLoopVersion; })
@@ -40,6 +42,7 @@ KernelInfo kernel_info() {
   k.epi_cols = Cfg::kEpiCols;
   k.epi_swizzle_bytes = Cfg::kEpiSwizzleBytes;
   k.epi_buffers = Cfg::kEpiBuffers;
+  k.pingpong = Cfg::kPingPong;
   k.threads = Cfg::kThreads;
   k.smem_bytes = smem_bytes<Cfg, Math>();
   return k;

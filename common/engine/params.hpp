@@ -37,6 +37,20 @@ enum class EpilogueKind : int {
   registers_f32 = 2,
 };
 
+/// How the consumer warpgroups share the tiles (config.cuh).
+enum class ConsumerOrder : int {
+  /// Both consumer warpgroups work on one tile, each on its own rows, reading the same ring
+  /// stages; their epilogues run together, so the tensor cores idle while the tile is stored
+  /// (CUTLASS's "cooperative" kernel, DeepGEMM's). Chapters 6-10's default.
+  cooperative = 0,
+  /// Each consumer warpgroup works on whole tiles of its own, alternately (tiles 0, 2, 4, ... of
+  /// the CTA to the first, 1, 3, 5, ... to the second); the ring holds their K blocks one tile
+  /// after the other, so one warpgroup's main loop runs while the other's epilogue stores its
+  /// tile (CUTLASS's "ping-pong" kernel). Tiles of at most 128 accumulators per thread
+  /// (128 x 128, 64 x 256, ...). Chapter 6's last ablation step; per-tensor scaling only.
+  pingpong = 1,
+};
+
 inline constexpr const char* to_string(Accumulation a) {
   return a == Accumulation::fast ? "fast" : "promoted";
 }

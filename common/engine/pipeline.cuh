@@ -8,8 +8,8 @@
 //   full[s]  : 1 arrival (the producer's arrive.expect_tx) + the stage's bytes from TMA; its
 //              completion number r (r = 0, 1, ...) means "stage s holds its r-th K block".
 //              Consumers wait for parity `phase`.
-//   empty[s] : kConsumerWarps x kClusterSize arrivals (every consumer warp of every CTA that the
-//              stage's multicast writes into); completion r means "the r-th K block of stage s has
+//   empty[s] : kStageReaderWarps x kClusterSize arrivals (every consumer warp that reads the
+//              stage, of every CTA that its multicast writes into); completion r means "the r-th K block of stage s has
 //              been read". The producer waits for parity `phase ^ 1` before refilling: in the
 //              first round that is the phase before the barrier's first, which counts as done.
 #pragma once
@@ -28,6 +28,13 @@ struct PipelineState {
       stage = 0;
       phase ^= 1u;
     }
+  }
+  /// advance() n times (n >= 0): a ping-pong consumer passes over the other warpgroup's tile.
+  __device__ __forceinline__ void skip(int n) {
+    const int s = stage + n;
+    const int wraps = s / kStages;
+    stage = s - wraps * kStages;
+    phase ^= std::uint32_t(wraps) & 1u;
   }
 };
 
