@@ -29,12 +29,13 @@ std::string name(const Shape& s) {
 }
 
 fp8gemm::PerTensorKernel with_kernel(const std::string& kernel, Accumulation mode,
-                                     bool persistent = true) {
-  return [kernel, mode, persistent](const fp8gemm::PerTensorGemm& g, cudaStream_t s) {
+                                     bool persistent = true, int max_sms = 0) {
+  return [kernel, mode, persistent, max_sms](const fp8gemm::PerTensorGemm& g, cudaStream_t s) {
     fp8gemm::ch06::Options o;
     o.kernel = kernel;
     o.accumulation = mode;
     o.persistent = persistent;
+    o.max_sms = max_sms;
     fp8gemm::ch06::Plan(g, o).run(s);
   };
 }
@@ -84,6 +85,13 @@ TEST_CASE("ch06: every compiled kernel, both modes, at the scheduler's edges", "
       INFO("kernel " << k.name << ", shape " << name(s) << ", seed " << seed);
       CHECK(check(with_kernel(k.name, k.accumulation), s, seed++, k.name));
     }
+    // One CTA (or cluster) computes 4-6 tiles whose K is more than twice the ring (the ring
+    // wraps within each tile and the ring position runs on across tiles; ping-pong warpgroups
+    // pass over each other's tiles: a parity wait more than one phase ahead would read a stage
+    // too early, and shapes whose K fits in the ring never show it).
+    const Shape long_k{2 * bm + 5, bn + 8, 128 * (2 * k.stages + 3) + 48};
+    INFO("kernel " << k.name << ", shape " << name(long_k) << " on one CTA, seed " << seed);
+    CHECK(check(with_kernel(k.name, k.accumulation, true, 1), long_k, seed++, k.name + " 1 CTA"));
   }
 }
 

@@ -461,6 +461,11 @@ constexpr std::size_t smem_bytes() {
          (Math::kExtraStageBytes == 0 ? 0 : std::size_t(Cfg::kStages) * Math::kExtraStageBytes + 1024);
 }
 
+/// Named barriers 6 and 7: ping-pong warpgroup w arrives on kOrderBarrier + w when its main loop
+/// is done and the other has a tile next, which bar.syncs on it before its main loop (1 and 2 are
+/// the epilogue's, 4 and 5 chapter 9's).
+inline constexpr std::uint32_t kOrderBarrier = 6;
+
 template <class Cfg, class Math = PerTensorMath<Cfg>>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     gemm_kernel(const __grid_constant__ typename Math::Params p) {
@@ -547,20 +552,29 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int slot = Cfg::kPingPong ? 0 : wg;
     int tile_index = 0;
     while (scheduler.next(t)) {
+      bool hand_over = false;  // ping-pong: the other warpgroup has a tile after this one
       if constexpr (Cfg::kPingPong) {
         // Ping-pong: this CTA's tiles alternate between the two warpgroups. The producer loads
         // them in the scheduler's order, so the other warpgroup's tile occupies the next K
-        // blocks of the ring: pass over them. Nothing else orders the two warpgroups: the ring
-        // does (the producer reaches our next tile's stages only when the other warpgroup's
-        // tile is loaded, at most kStages blocks before its main loop ends), so our main loop
-        // starts as the other's ends, and each epilogue runs beside the other's main loop.
-        const bool mine = (tile_index++ & 1) == wg;
-        if (!mine) {
+        // blocks of the ring: pass over them.
+        const int index = tile_index++;
+        if ((index & 1) != wg) {
           st.skip(Math::k_end(p, t) - Math::k_first(p, t));
           continue;
         }
+        // The main loops take turns (kOrderBarrier): ours starts when the other warpgroup's has
+        // waited for all of its K blocks. Needed for correctness, not only for order: a full
+        // barrier's parity wait tells phases r and r + 2 apart only if phase r - 1 is complete,
+        // and after skipping a whole tile our first K block is kStages or more blocks ahead of
+        // what the producer may have loaded yet.
+        if (index > 0) ptx::named_barrier_sync(kOrderBarrier + std::uint32_t(wg ^ 1), 256);
+        auto peek = scheduler;
+        typename Math::TileT later;
+        hand_over = peek.next(later);
       }
       Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
+      // Our main loop is done: the other warpgroup's may start while we store this tile.
+      if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
       const int row0 = tile_d_row<Math>(p, t) + slot * Cfg::kRowsPerWG;
       const int col0 = Math::d_col(t);
       const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)

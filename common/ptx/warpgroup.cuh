@@ -31,4 +31,11 @@ __device__ __forceinline__ void named_barrier_sync(std::uint32_t id, std::uint32
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// bar.arrive id, threads: counts this thread's arrival at barrier `id` without waiting; the
+/// barrier completes when `threads` threads have arrived or synced on it (a producer / consumer
+/// hand-off: one warpgroup arrives, the other bar.syncs with threads = 256).
+__device__ __forceinline__ void named_barrier_arrive(std::uint32_t id, std::uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 }  // namespace fp8gemm::ptx
