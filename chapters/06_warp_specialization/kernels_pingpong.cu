@@ -24,6 +24,13 @@ static void add_pingpong(std::vector<KernelInfo>& out) {
 
 void add_kernels_pingpong(std::vector<KernelInfo>& out) {
   add_pingpong<Accumulation::fast>(out);
+  // Fast accumulation only: 192 accumulators per thread, the widest tile a warpgroup can hold
+  // beside its addresses (128 x 256 would need 256).
+  constexpr auto kFast = Accumulation::fast;
+  out.push_back(kernel_info<KernelConfig<128, 192, 4, 1, 1, kFast, EpilogueKind::tma_store, 2,
+                                         ConsumerOrder::pingpong>>());
+  out.push_back(kernel_info<KernelConfig<128, 192, 4, 2, 1, kFast, EpilogueKind::tma_store, 2,
+                                         ConsumerOrder::pingpong>>());
   add_pingpong<Accumulation::promoted>(out);
 }
 

@@ -14,7 +14,8 @@
 // --sizes=...     square sizes only (default: 1024..8192 and the DeepSeek-V3 shapes)
 // --accuracy=PATH the all-positive-data accuracy table (256 x 256 x K, K up to 65536), as JSON
 // --kernels=a,b   tuning: time these kernels (ch06::kernels() names) on the shapes instead of
-//                 the table's choice, beside cuBLASLt (fast and promoted); no validation
+//                 the table's choice, beside cuBLASLt (fast and promoted), each checked first
+//                 on every shape (8 sampled rows); with --no-bench only checked
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -154,6 +155,23 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (!kernels.empty()) {
+    // The named kernels on the shapes, 8 sampled rows each: the edge shapes of test_chapter_06
+    // keep K short, and a kernel can be right there and wrong (or hang) on a long K (the first
+    // ping-pong version did). With --no-bench this is all the run does (compute-sanitizer).
+    for (const auto& s : shapes) {
+      Operands& ops = ops_for(s);
+      for (const auto& name : kernels) {
+        ch06::Options o;
+        o.kernel = name;
+        o.accumulation = ch06::kernel_named(name).accumulation;
+        const auto r = ch06::sampled_check(ops.gemm, o, 8, seed++);
+        all_ok &= r.ok;
+        std::printf("  %-34s %-20s %s  %s\n", name.c_str(), s.name().c_str(), r.ok ? "ok  " : "FAIL",
+                    r.describe.c_str());
+      }
+    }
+  }
   if (!all_ok) {
     std::printf("\nVALIDATION FAILED: not benchmarking a wrong kernel.\n");
     return 1;
@@ -242,9 +260,8 @@ int main(int argc, char** argv) {
     });
   };
   if (!kernels.empty()) {
-    // Tuning by the harness's own method: every named kernel on every shape, beside cuBLASLt in
-    // both modes. (Not validated here: every compiled kernel is checked by test_chapter_06 and,
-    // on these shapes, by ch06_sweep's comparison with cuBLASLt.)
+    // Tuning by the harness's own method: every named kernel on every shape (each checked
+    // above), beside cuBLASLt in both modes.
     for (const Shape& s : shapes) {
       const PerTensorGemm g = ops_for(s).gemm;
       for (const auto& name : kernels) {

@@ -126,7 +126,10 @@ struct KernelConfig {
   static_assert(kClusterN == 1 || (BlockM / 2) % 8 == 0,
                 "multicast of A: each CTA loads BlockM / 2 rows, a whole number of 8-row atoms");
   static_assert(kEpiBuffers >= 1 && kEpiBuffers <= kEpiUnitsPerWG, "1 .. units staging buffers");
-  static_assert(kAccumulators <= 128, "accumulators: at most 128 FP32 registers per thread");
+  static_assert(kAccumulators <= 128 || (kPingPong && Acc == Accumulation::fast &&
+                                          kAccumulators <= 192),
+                "accumulators: at most 128 FP32 registers per thread (192 for a fast ping-pong "
+                "tile, where nothing else of size lives beside them)");
   static_assert(kConsumerWGs < 3 || kAccumulators <= 64,
                 "three consumer warpgroups have 152 registers each: at most 64 accumulators");
   static_assert(Acc == Accumulation::fast ||
