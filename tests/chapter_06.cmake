@@ -32,6 +32,13 @@ if(TARGET fp8gemm_ch06)
                     ARCH sm_90a
                     CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 FADD UTMALDG.2D.MULTICAST UTMASTG.2D
                     ABSENT LDL STL)
+  # Ping-pong consumers (ConsumerOrder::pingpong, kernels_pingpong.cu): each warpgroup hands the
+  # tensor cores to the other after its main loop (bar.arrive on named barrier 6 or 7, BAR.ARV)
+  # and stores its tile by TMA while the other's main loop runs.
+  fp8gemm_sass_test(NAME sass_chapter_06_pingpong TARGET fp8gemm_ch06
+                    KERNEL "ConsumerOrderE1E" ARCH sm_90a EACH
+                    CONTAINS QGMMA BAR.ARV BAR.SYNC UTMASTG.2D STSM USETMAXREG.TRY_ALLOC
+                    ABSENT LDL STL)
   fp8gemm_sass_test(NAME sass_chapter_06_promoted_three_consumers TARGET fp8gemm_ch06
                     KERNEL "KernelConfigILi192ELi128ELi4ELi2ELi1ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"
                     ARCH sm_90a
