@@ -30,6 +30,20 @@ def load(path):
     return d["context"]["git_commit"][:7], out
 
 
+def best_cells(runs, shape, mode):
+    """'TFLOPS (kernel)' of the fastest cooperative and the fastest ping-pong kernel of `mode`
+    ("_fast_" or "_promoted_") at `shape`, each as 'run 1 / run 2'."""
+    cells = []
+    for pingpong in (False, True):
+        vals = []
+        for _, run in runs:
+            names = [k for k in run[shape] if mode in k and k.endswith("_pp") == pingpong]
+            k = max(names, key=lambda k: run[shape][k])
+            vals.append(f"{run[shape][k]:.0f} (`{k}`)")
+        cells.append(" / ".join(vals))
+    return cells
+
+
 def main():
     runs = [load(os.path.join(HERE, "call3_9c02c6b", f"cmp_{i}.json")) for i in (1, 2)]
     commit = runs[0][0]
@@ -44,15 +58,7 @@ def main():
         for pp, coop in TWINS.items():
             r = [run[s][pp] / run[s][coop] for _, run in runs]
             cells.append(" / ".join(f"{x:.3f}" for x in r))
-        best = []
-        for pp_order in (False, True):
-            vals = []
-            for _, run in runs:
-                ks = [k for k in run[s] if "_fast_" in k and k.endswith("_pp") == pp_order]
-                k = max(ks, key=lambda k: run[s][k])
-                vals.append((run[s][k], k))
-            best.append(" / ".join(f"{v:.0f} (`{k}`)" for v, k in vals))
-        print(f"| {s} | " + " | ".join(cells) + " | " + " | ".join(best) + " |")
+        print(f"| {s} | " + " | ".join(cells + best_cells(runs, s, "_fast_")) + " |")
     allr = [run[s][pp] / run[s][coop] for s in shapes for pp, coop in TWINS.items() for _, run in runs]
     print(f"\nGeomean of all {len(allr)} same-tile ratios: "
           f"{statistics.geometric_mean(allr):.3f}")
@@ -69,15 +75,8 @@ def main():
     for s in runs[0][1]:
         r = [run[s][pp] / run[s][coop] for _, run in runs]
         allp += r
-        best = []
-        for pp_order in (False, True):
-            vals = []
-            for _, run in runs:
-                ks = [k for k in run[s] if "_promoted_" in k and k.endswith("_pp") == pp_order]
-                k = max(ks, key=lambda k: run[s][k])
-                vals.append((run[s][k], k))
-            best.append(" / ".join(f"{v:.0f} (`{k}`)" for v, k in vals))
-        print(f"| {s} | " + " / ".join(f"{x:.3f}" for x in r) + " | " + " | ".join(best) + " |")
+        print(f"| {s} | " + " / ".join(f"{x:.3f}" for x in r) + " | " +
+              " | ".join(best_cells(runs, s, "_promoted_")) + " |")
     print(f"\nGeomean of the {len(allp)} promoted same-tile ratios: "
           f"{statistics.geometric_mean(allp):.3f}")
 
