@@ -47,7 +47,6 @@ struct KernelConfig {
   static constexpr int kClusterSize = ClusterM * ClusterN;
   static constexpr Accumulation kAccumulation = Acc;
   static constexpr EpilogueKind kEpilogue = Epilogue;
-  static constexpr ConsumerOrder kOrder = Order;
   static constexpr bool kPingPong = Order == ConsumerOrder::pingpong;
 
   // ---- warpgroups and registers ----

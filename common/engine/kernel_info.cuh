@@ -42,7 +42,6 @@ KernelInfo kernel_info() {
   k.epi_cols = Cfg::kEpiCols;
   k.epi_swizzle_bytes = Cfg::kEpiSwizzleBytes;
   k.epi_buffers = Cfg::kEpiBuffers;
-  k.pingpong = Cfg::kPingPong;
   k.threads = Cfg::kThreads;
   k.smem_bytes = smem_bytes<Cfg, Math>();
   return k;

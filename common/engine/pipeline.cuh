@@ -9,9 +9,10 @@
 //              completion number r (r = 0, 1, ...) means "stage s holds its r-th K block".
 //              Consumers wait for parity `phase`.
 //   empty[s] : kStageReaderWarps x kClusterSize arrivals (every consumer warp that reads the
-//              stage, of every CTA that its multicast writes into); completion r means "the r-th K block of stage s has
-//              been read". The producer waits for parity `phase ^ 1` before refilling: in the
-//              first round that is the phase before the barrier's first, which counts as done.
+//              stage, of every CTA that its multicast writes into); completion r means "the
+//              r-th K block of stage s has been read". The producer waits for parity
+//              `phase ^ 1` before refilling: in the first round that is the phase before the
+//              barrier's first, which counts as done.
 #pragma once
 
 #include <cstdint>

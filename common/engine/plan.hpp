@@ -30,7 +30,6 @@ struct KernelInfo {
   int epi_cols = 0;             ///< columns per TMA store unit
   int epi_swizzle_bytes = 0;    ///< 0 (none), 32, 64 or 128
   int epi_buffers = 0;
-  bool pingpong = false;        ///< ConsumerOrder::pingpong (name ends in _pp)
   int threads = 0;
   std::size_t smem_bytes = 0;   ///< dynamic shared memory
   /// A promoted kernel whose loop is not its math policy's default (named _loopN / _2deep): kept
