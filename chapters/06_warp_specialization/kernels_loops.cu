@@ -4,8 +4,6 @@
 // unrolled 8x on 256 x 128, else the first loop: default_per_tensor_loop). Measured at clean
 // 61b9328, 3e2acd2, 377d953 and 172780d (plots/data/h200/engine_loops/). Not picked by the table.
 // Also the one tile only this comparison added: 128 x 128 promoted with A shared by a 1 x 2 cluster.
-// And fast accumulation's one-sum loop (`_1sum`) on the tiles whose fast default is two sums in
-// flight (PerTensorMath::fast_loop_two_sums): the small-M tiles and 128 x 128.
 #include "common/engine/kernel_info.cuh"
 #include "kernels.hpp"
 
@@ -15,10 +13,6 @@ using namespace engine;
 template <int BM, int BN, int S, int CM, int CN, int Buffers>
 using Cfg =
     KernelConfig<BM, BN, S, CM, CN, Accumulation::promoted, EpilogueKind::tma_store, Buffers>;
-
-template <int BM, int BN, int S, int CM, int CN, int Buffers>
-using FastCfg =
-    KernelConfig<BM, BN, S, CM, CN, Accumulation::fast, EpilogueKind::tma_store, Buffers>;
 
 template <class C, int kLoop>
 static KernelInfo loop() {
@@ -50,16 +44,6 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(loop<Cfg<64, 16, 16, 1, 1, 0>, 1>());
   // 128 x 128 with A multicast, default loop.
   out.push_back(kernel_info<Cfg<128, 128, 6, 1, 2, 0>, PerTensorMath<Cfg<128, 128, 6, 1, 2, 0>>>());
-  // Fast accumulation, one sum in flight (the loop before fast_loop_two_sums).
-  out.push_back(loop<FastCfg<64, 16, 16, 1, 1, 0>, 0>());
-  out.push_back(loop<FastCfg<64, 32, 14, 1, 1, 0>, 0>());
-  out.push_back(loop<FastCfg<64, 64, 12, 1, 1, 0>, 0>());
-  out.push_back(loop<FastCfg<64, 128, 8, 1, 1, 0>, 0>());
-  out.push_back(loop<FastCfg<128, 16, 10, 1, 1, 0>, 0>());
-  out.push_back(loop<FastCfg<128, 32, 10, 1, 1, 0>, 0>());
-  out.push_back(loop<FastCfg<128, 64, 8, 1, 1, 0>, 0>());
-  out.push_back(loop<FastCfg<128, 128, 6, 1, 1, 0>, 0>());
-  out.push_back(loop<FastCfg<128, 128, 6, 2, 1, 0>, 0>());
 }
 
 }  // namespace fp8gemm::ch06

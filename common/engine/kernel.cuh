@@ -58,9 +58,6 @@ namespace fp8gemm::engine {
 ///                 tile, descriptors by addition;
 ///   kTwoDeepLoop  two partial sums, the next block issued before the last one is promoted
 ///                 (promoted_loop_two_deep), on tiles where they fit (two_deep_fits).
-/// In fast accumulation (no promotion) the value only says how many tensor-core sums are in
-/// flight: kTwoDeepLoop two (fast_loop_two_sums: even and odd K blocks, added at the end), any
-/// other one (the loop in mainloop()); per-tensor scaling's default is two where two_deep_fits.
 /// Each policy's default (kDefaultLoop) is the fastest one measured on the H200 in one run
 /// (plots/data/h200/engine_loops/, chapter 6's README): two-deep wherever it fits; otherwise the
 /// lean one unrolled 8x for per-tensor scaling on 256 x 128 and the first loop on its other tiles
@@ -188,9 +185,7 @@ struct PerTensorMath {
                                                   std::uint32_t rank) {
     const int k_blocks = p.k_blocks;
     constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;  // 4 wgmma k32 steps per stage
-    if constexpr (Cfg::kAccumulation == Accumulation::fast && kPromotedLoop == kTwoDeepLoop) {
-      fast_loop_two_sums(acc, st, k_blocks, ring, full, empty, wg, rank);
-    } else if constexpr (Cfg::kAccumulation == Accumulation::fast) {
+    if constexpr (Cfg::kAccumulation == Accumulation::fast) {
       // The tensor cores accumulate the whole K in `acc`. One commit group per K block; waiting
       // for all but the newest group means the previous block's stage has been read.
       int previous = -1;
@@ -224,58 +219,6 @@ struct PerTensorMath {
     } else {
       UnitPromotion promotion;
       promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
-    }
-  }
-
-  /// Fast accumulation with two tensor-core sums in flight (kPromotedLoop = kTwoDeepLoop, the
-  /// default where kTwoDeepFits): K block kb goes into acc (kb even) or `odd` (kb odd), and the
-  /// two are added in FP32 after the last block. Why: the wgmma of one sum form a single chain,
-  /// each waiting for the previous one's accumulator; on narrow tiles (N <= 64: a wgmma is a few
-  /// tens of tensor-core cycles) with one warpgroup per tile, that chain's latency, not the tensor
-  /// cores or memory, sets the pace (64 x 16 at 64x2112x7168: ~110 TFLOPS fast against 146 for
-  /// the promoted two-deep loop's two chains, plots/data/h200/engine_loops/). Still fast mode:
-  /// each sum is the tensor cores' own accumulation over half the K blocks. Commit groups and
-  /// stage releases as in the one-sum loop (wait for all but the newest group, release the
-  /// previous block's stage).
-  __device__ __forceinline__ static void fast_loop_two_sums(
-      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, int k_blocks, std::uint32_t ring,
-      const std::uint64_t* full, const std::uint64_t* empty, int wg, std::uint32_t rank) {
-    static_assert(kTwoDeepFits, "two sums do not fit");
-    constexpr int kN = Cfg::kBlockN;
-    float odd[kN / 2];
-    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
-    const std::uint32_t full0 = ptx::smem_u32(full);
-    const std::uint32_t empty0 = ptx::smem_u32(empty);
-    int previous = -1;
-    // K block kb into `dst`; `first`: dst's first block (its wgmma overwrite instead of adding).
-    auto step = [&](float(&dst)[kN / 2], bool first) {
-      ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st.stage), st.phase);
-      const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
-      ptx::wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < Cfg::kBlockK / Cfg::kWgmmaK; ++ks)
-        ptx::wgmma_m64nNk32_e4m3<kN>(dst, ptx::advance_desc(desc_a, std::uint32_t(ks * Cfg::kWgmmaK)),
-                                     ptx::advance_desc(desc_b, std::uint32_t(ks * Cfg::kWgmmaK)),
-                                     (!first || ks > 0) ? 1u : 0u);
-      ptx::wgmma_commit_group();
-      ptx::wgmma_wait_group<1>();
-      if (previous >= 0) release(empty0 + 8u * std::uint32_t(previous), rank);
-      previous = st.stage;
-      st.advance();
-    };
-    int kb = 0;
-    for (; kb + 1 < k_blocks; kb += 2) {
-      step(acc[0], kb == 0);
-      step(odd, kb == 0);
-    }
-    if (kb < k_blocks) step(acc[0], kb == 0);
-    ptx::wgmma_wait_group<0>();
-    ptx::wgmma_fence_operands(acc[0]);
-    ptx::wgmma_fence_operands(odd);
-    if (previous >= 0) release(empty0 + 8u * std::uint32_t(previous), rank);
-    if (k_blocks >= 2) {
-#pragma unroll
-      for (int i = 0; i < kN / 2; ++i) acc[0][i] += odd[i];
     }
   }
 

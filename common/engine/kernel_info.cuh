@@ -23,14 +23,6 @@ KernelInfo kernel_info() {
   if (Cfg::kPingPong) k.name += "_pp";
   // A promoted kernel with a loop other than the default (the same-run comparison of loop
   // versions, PerTensorMath's kPromotedLoop) carries it in its name.
-  // A fast kernel whose number of tensor-core sums in flight (PerTensorMath's
-  // fast_loop_two_sums: kPromotedLoop = kTwoDeepLoop) is not its default: "_2deep" or "_1sum".
-  if constexpr (requires { Math::kPromotedLoopVersion; })
-    if (Cfg::kAccumulation == Accumulation::fast &&
-        (Math::kPromotedLoopVersion == kTwoDeepLoop) != (Math::kDefaultLoop == kTwoDeepLoop)) {
-      k.name += Math::kPromotedLoopVersion == kTwoDeepLoop ? "_2deep" : "_1sum";
-      k.comparison_only = true;
-    }
   if constexpr (requires { Math::kPromotedLoopVersion; })
     if (Cfg::kAccumulation == Accumulation::promoted &&
         Math::kPromotedLoopVersion != Math::kDefaultLoop) {
