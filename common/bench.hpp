@@ -44,9 +44,19 @@ GemmCost fp8_gemm_cost(std::int64_t M, std::int64_t N, std::int64_t K, double sc
 void time_gpu(benchmark::State& state, const std::function<void(cudaStream_t)>& launch,
               const GemmCost& cost, int warmup = 3, cudaStream_t stream = nullptr);
 
+/// Registers the benchmark "<impl>/<shape>": `launch` timed by the harness's method. With
+/// --timing=interleaved (the default) the benchmarks registered here are grouped by `shape` and
+/// timed together, in rounds of one launch each (order rotating every round, L2 flushed before
+/// each launch), so that every implementation of a shape is timed over the same clock history;
+/// otherwise each is timed alone by time_gpu(). Each result's "interleaved" counter says which.
+void add_gpu_benchmark(const std::string& impl, const std::string& shape,
+                       std::function<void(cudaStream_t)> launch, const GemmCost& cost);
+
 /// Method options (parsed and removed from argv by run_benchmarks, recorded in the JSON
-/// context): --l2_flush=1|0 (default 1), --timing=per_launch|back_to_back (default per_launch;
-/// back_to_back times 20 launches with no flush or host sync between them).
+/// context): --l2_flush=1|0 (default 1), --timing=interleaved|per_launch|back_to_back (default
+/// interleaved, for add_gpu_benchmark's benchmarks; per_launch times one benchmark after the
+/// other; back_to_back times 20 launches with no flush or host sync between them),
+/// --gpu_delay_us=N, --settle_ms=X.
 
 /// One benchmark's result, named "<implementation>/<M>x<N>x<K>".
 struct BenchResult {

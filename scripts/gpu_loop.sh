@@ -282,9 +282,11 @@ fi
 
 if [[ " $STEPS " == *" ch07 "* ]]; then
   # Chapter 7's committed numbers: the table's kernels and cuBLASLt block-scaled on the 19 shapes
-  # with the peers' method (L2 flush + 50 us GPU delay), then the accuracy study.
+  # with the peers' method (L2 flush + 50 us GPU delay, one benchmark after the other: the Python
+  # peers cannot be interleaved with ours, bench/peers.py times them per launch), then the
+  # accuracy study.
   CH07_SHAPES=8192x8192x8192,4096x2112x7168,4096x24576x1536,4096x32768x512,4096x7168x16384,4096x4096x7168,4096x7168x2048,64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048
-  run "ch07 table (delay 50 us)" "$BIN/ch07_block_scaling" --gpu_delay_us=50 --shapes="${CH07_SHAPES_OVERRIDE:-$CH07_SHAPES}" \
+  run "ch07 table (delay 50 us)" "$BIN/ch07_block_scaling" --gpu_delay_us=50 --timing=per_launch --shapes="${CH07_SHAPES_OVERRIDE:-$CH07_SHAPES}" \
     --json="$OUTDIR/json/ch07_block_scaling.json"
   run "ch07 accuracy" "$BIN/ch07_block_scaling" --no-bench --accuracy="$OUTDIR/json/ch07_accuracy.json" --shapes=256x256x256
 fi
@@ -298,7 +300,7 @@ if [[ " $STEPS " == *" ch08 "* ]]; then
     mapfile -t CH08_CASES < <(python3 -c 'import json, sys; [print("--case=%s_n%d_k%d:%s:%d:%d" % (w["name"], n, k, ",".join(map(str, w["counts"])), n, k)) for w in json.load(open(sys.argv[1]))["skewed"] for n, k in w["gemms_nk"]]' "$CH08_GROUPS")
     # shellcheck disable=SC2086
     run "ch08 grouped (delay 50 us)" "$BIN/ch08_grouped_moe" --json="$OUTDIR/json/ch08_grouped_moe.json" \
-      --gpu_delay_us=50 "${CH08_CASES[@]}" ${CH08_ARGS:-}
+      --gpu_delay_us=50 --timing=per_launch "${CH08_CASES[@]}" ${CH08_ARGS:-}
   else
     failed=$((failed + 1))
     say "FAIL  ch08: bench/peers_moe.py --dry-run --groups-out failed (gpu_loop.log)"

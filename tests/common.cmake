@@ -10,6 +10,10 @@ fp8gemm_test(common_test_validate LABEL cpu SOURCES test_validate.cpp)
 # timer, L2 flush, architecture check; the cuBLASLt baseline against the float64 reference.
 fp8gemm_test(common_test_gpu LABEL gpu SOURCES test_gpu_common.cu)
 fp8gemm_test(common_test_cublaslt LABEL gpu SOURCES test_cublaslt.cu)
+# The benchmark harness's interleaved timing (common/bench.hpp), where it is built.
+if(TARGET fp8gemm_bench)
+  fp8gemm_test(common_test_bench_harness LABEL gpu SOURCES test_bench_harness.cu LIBS fp8gemm::bench)
+endif()
 
 # SASS of common's random fill as linked into the GPU test: the e4m3 encode rounds with FRND
 # (float rint, ties to even), sqrtf of Box-Muller is MUFU.RSQ, one byte store per element, and no

@@ -245,9 +245,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<ch06::Plan>> plans;  // alive until the benchmarks ran
   auto add = [&](const std::string& impl, const Shape& s, std::function<void(cudaStream_t)> f) {
     const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K);
-    benchmark::RegisterBenchmark((impl + "/" + s.name()).c_str(),
-                                 [f, cost](benchmark::State& st) { time_gpu(st, f, cost); })
-        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    add_gpu_benchmark(impl, s.name(), std::move(f), cost);
   };
   auto plan = [&](const PerTensorGemm& g, const ch06::Options& o) -> const ch06::Plan* {
     plans.push_back(std::make_unique<ch06::Plan>(g, o));

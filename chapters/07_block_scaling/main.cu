@@ -160,9 +160,7 @@ int main(int argc, char** argv) {
     const double scale_bytes = 4.0 * double(ceil_div(s.K, 128)) *
                                double(s.M + ceil_div(s.N, 128));
     const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
-    benchmark::RegisterBenchmark((impl + "/" + s.name()).c_str(),
-                                 [f, cost](benchmark::State& st) { time_gpu(st, f, cost); })
-        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    add_gpu_benchmark(impl, s.name(), std::move(f), cost);
   };
   std::map<std::string, bool> cublas_added;
   for (const auto& t : timed) {
@@ -181,15 +179,10 @@ int main(int argc, char** argv) {
       GemmCost cost;
       cost.bytes = 2.0 * double(bytes);
       cost.flops = 0;
-      benchmark::RegisterBenchmark(("device_copy/" + t.shape.name()).c_str(),
-                                   [buffers, bytes, cost](benchmark::State& st) {
-                                     time_gpu(st, [buffers, bytes](cudaStream_t stream) {
-                                       FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(
-                                           buffers->second.data(), buffers->first.data(), bytes,
+      add_gpu_benchmark("device_copy", t.shape.name(), [buffers, bytes](cudaStream_t stream) {
+        FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(buffers->second.data(), buffers->first.data(), bytes,
                                            cudaMemcpyDeviceToDevice, stream));
-                                     }, cost);
-                                   })
-          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+      }, cost);
     }
     if (g.M % 4 != 0 || g.N % 8 != 0) continue;  // cuBLASLt's block-scaled rules
     add("cublaslt_block_scaled", t.shape, [g, &cublas](cudaStream_t st) {

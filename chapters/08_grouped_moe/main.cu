@@ -289,9 +289,7 @@ int main(int argc, char** argv) {
       ours_ok &= r.ok;
       if (!r.ok) continue;
       const GemmCost cost = wgrad_cost(ws);
-      benchmark::RegisterBenchmark((impl + "/" + ws.name).c_str(),
-                                   [launch, cost](benchmark::State& st) { time_gpu(st, launch, cost); })
-          ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+      add_gpu_benchmark(impl, ws.name, launch, cost);
     }
   }
   if (!ours_ok && args.common.kernels.empty()) {
@@ -304,9 +302,7 @@ int main(int argc, char** argv) {
   for (const auto& t : timed) {
     const GemmCost cost = grouped_cost(*t.shape);
     const auto launch = t.launch;
-    benchmark::RegisterBenchmark((t.impl + "/" + t.shape->name).c_str(),
-                                 [launch, cost](benchmark::State& st) { time_gpu(st, launch, cost); })
-        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    add_gpu_benchmark(t.impl, t.shape->name, launch, cost);
   }
   std::vector<char*> rest = args.common.rest;
   const auto results = run_benchmarks(int(rest.size()), rest.data(), args.common.json);

@@ -159,11 +159,7 @@ int main(int argc, char** argv) {
   auto add = [&](const std::string& impl, const Shape& s, std::function<void(cudaStream_t)> f,
                  double scale_bytes) {
     const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
-    benchmark::RegisterBenchmark((impl + "/" + s.name()).c_str(),
-                                 [f, cost](benchmark::State& st) { time_gpu(st, f, cost); })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMicrosecond);
+    add_gpu_benchmark(impl, s.name(), std::move(f), cost);
   };
   for (std::size_t i = 0; i < mx.size(); ++i) {
     const Shape s{mx[i]->host.M, mx[i]->host.N, mx[i]->host.K};

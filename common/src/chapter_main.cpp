@@ -98,20 +98,11 @@ int chapter_main(int argc, char** argv, const ChapterInfo& chapter) {
     const PerTensorGemm g{s, s, s, b->A.data(), b->B.data(), b->D.data(), b->sa.data(), b->sb.data()};
     const GemmCost cost = fp8_gemm_cost(s, s, s);
     const std::string shape = shape_name(s, s, s);
-    benchmark::RegisterBenchmark((std::string(chapter.name) + "/" + shape).c_str(),
-                                 [g, cost, &chapter](benchmark::State& st) {
-                                   time_gpu(st, [&](cudaStream_t str) { chapter.kernel(g, str); },
-                                            cost);
-                                 })
-        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("cublaslt_per_tensor/" + shape).c_str(),
-                                 [g, cost, &cublas](benchmark::State& st) {
-                                   time_gpu(st, [&](cudaStream_t str) {
-                                     cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a,
-                                                       g.scale_b, true, str);
-                                   }, cost);
-                                 })
-        ->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
+    add_gpu_benchmark(chapter.name, shape, [g, &chapter](cudaStream_t str) { chapter.kernel(g, str); },
+                      cost);
+    add_gpu_benchmark("cublaslt_per_tensor", shape, [g, &cublas](cudaStream_t str) {
+      cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, true, str);
+    }, cost);
   }
   const auto results = run_benchmarks(int(rest.size()), rest.data(), json);
   std::printf("JSON: %s\n", json.c_str());
