@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -297,6 +298,12 @@ std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string
     else if (a == "--timing=back_to_back") g_back_to_back = true, g_interleaved = false;
     else if (a == "--timing=per_launch") g_back_to_back = false, g_interleaved = false;
     else if (a == "--timing=interleaved") g_back_to_back = false, g_interleaved = true;
+    else if (a.rfind("--timing=", 0) == 0) {
+      // Google Benchmark would ignore it, and the run would be timed by another method than asked.
+      std::fprintf(stderr, "unknown %s: --timing= takes interleaved, per_launch or back_to_back\n",
+                   a.c_str());
+      std::exit(2);
+    }
     else if (a.rfind("--gpu_delay_us=", 0) == 0) g_delay_us = std::stod(a.substr(15));
     else if (a.rfind("--settle_ms=", 0) == 0) g_settle_ms = std::stod(a.substr(12));
     else storage.push_back(a);
