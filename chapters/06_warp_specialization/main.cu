@@ -10,7 +10,9 @@
 // --sustained=S   every implementation at 8192^3 launched back to back for S seconds (what a
 //                 long training step sees: the GPU at its power cap); prints one line per
 //                 implementation: "SUSTAINED <name> <TFLOPS> TFLOPS <start> <end>" (Unix ms),
-//                 so that clock samples taken beside it (scripts/gpu_loop.sh) can be matched
+//                 so that clock samples taken beside it (scripts/gpu_loop.sh) can be matched;
+//                 with --kernels, cuBLASLt (both modes) and then those kernels instead of the
+//                 table's (e.g. the ablation's steps, each at its own power-capped clock)
 // --sizes=...     square sizes only (default: 1024..8192 and the DeepSeek-V3 shapes)
 // --accuracy=PATH the all-positive-data accuracy table (256 x 256 x K, K up to 65536), as JSON
 // --kernels=a,b   tuning: time these kernels (ch06::kernels() names) on the shapes instead of
@@ -215,7 +217,7 @@ int main(int argc, char** argv) {
     const ch06::Plan fast(ops.gemm, mode_options(engine::Accumulation::fast));
     const ch06::Plan promoted(ops.gemm, mode_options(engine::Accumulation::promoted));
     const PerTensorGemm g = ops.gemm;
-    const std::vector<std::pair<std::string, std::function<void(cudaStream_t)>>> impls = {
+    std::vector<std::pair<std::string, std::function<void(cudaStream_t)>>> impls = {
         {"ch06_fast", [&](cudaStream_t st) { fast.run(st); }},
         {"cublaslt_fast", [&](cudaStream_t st) {
            cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, true, st);
@@ -224,6 +226,22 @@ int main(int argc, char** argv) {
         {"cublaslt_promoted", [&](cudaStream_t st) {
            cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, false, st);
          }}};
+    // With --kernels: those kernels (checked above on the --shapes given) instead of the table's,
+    // each beside cuBLASLt in its mode: e.g. the ablation's steps, each alone at its own
+    // power-capped clock (the interleaved harness gives them one shared clock).
+    std::vector<std::unique_ptr<ch06::Plan>> named;
+    if (!kernels.empty()) {
+      impls.erase(impls.begin() + 2);  // the table's promoted plan
+      impls.erase(impls.begin());      // and its fast one
+      for (const auto& name : kernels) {
+        ch06::Options o;
+        o.kernel = name;
+        o.accumulation = ch06::kernel_named(name).accumulation;
+        named.push_back(std::make_unique<ch06::Plan>(g, o));
+        const ch06::Plan* p = named.back().get();
+        impls.push_back({name, [p](cudaStream_t st) { p->run(st); }});
+      }
+    }
     std::printf("\nsustained, 8192^3, %.0f s each, back-to-back launches:\n", sustained);
     auto unix_ms = [] {
       return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
