@@ -65,7 +65,8 @@ DEFAULT_SHAPES = [(8192, 8192, 8192)] + [(m, n, k) for m in (64, 128, 4096) for 
 IMPL_TORCH = "torch_scaled_mm_blockwise"
 IMPL_DG = "deepgemm"
 IMPL_BF16 = "torch_bf16"
-ALL_IMPLS = [IMPL_TORCH, IMPL_DG, IMPL_BF16]
+IMPL_OURS = "fp8gemm_block_scaled"
+ALL_IMPLS = [IMPL_TORCH, IMPL_DG, IMPL_BF16, IMPL_OURS]
 
 METHOD = (
     "per shape and implementation: one checked call (float64 reference; a wrong result gets no time; "
@@ -88,6 +89,12 @@ def method_text(args, flush_desc: str = "write 2 x L2 bytes") -> str:
                  "enqueued before the start event, so the Python call's host work is hidden behind it "
                  "and the GPU does not wait for the CPU")
     cupti = str(args.cupti_launches) if args.cupti_launches > 0 else "0 (disabled)"
+    if args.interleave:
+        delay += ("; --interleave: after each implementation's checked and warm-up calls, the shape's "
+                  "implementations are timed together, in rounds of one call each (flush, delay, "
+                  "events around the call), the order rotating every round, rounds = clamp(budget "
+                  "x n / sum of the estimates, min_reps, max_reps), as the C++ harness's interleaved "
+                  "timing (docs/measuring.md)")
     return METHOD.format(warmup=args.warmup, budget_ms=args.budget_ms, min_reps=args.min_reps,
                          max_reps=args.max_reps, flush=flush_desc, delay=delay, cupti=cupti)
 
@@ -392,6 +399,62 @@ class Gpu:
         cover = self.flush_us + (delay / self.cycles_per_us if delay else 0.0)
         r["delay_covers_host"] = 1.0 if host_enq < cover else 0.0
         return r
+
+    def time_group(self, fns: list) -> list:
+        """--interleave: the calls of one shape timed together (common/src/bench.cpp time_group):
+        warm-up each, one flushed estimate each, then rounds of one call each, the order rotating
+        by one every round, each call after the flush and the delay between its own events; the
+        events are read once per round. Returns one dict per call, as time_call's."""
+        torch, args = self.torch, self.args
+        n = len(fns)
+        for fn in fns:
+            for _ in range(args.warmup):
+                fn()
+        torch.cuda.synchronize()
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        delay = self.delay_cycles
+        pc = time.perf_counter
+        est = 0.0
+        for i, fn in enumerate(fns):
+            self.flush()
+            starts[i].record()
+            fn()
+            ends[i].record()
+            ends[i].synchronize()
+            est += max(starts[i].elapsed_time(ends[i]), 1e-3)
+        rounds = int(min(max(args.budget_ms * n / est, args.min_reps), args.max_reps))
+        ms = [[] for _ in range(n)]
+        enq = [[] for _ in range(n)]
+        gc_was = gc.isenabled()
+        gc.disable()
+        try:
+            for r in range(rounds):
+                for j in range(n):
+                    i = (j + r) % n
+                    t0 = pc()
+                    self.flush()  # outside the timed region
+                    if delay:
+                        torch.cuda._sleep(delay)
+                    starts[i].record()
+                    fns[i]()
+                    ends[i].record()
+                    enq[i].append((pc() - t0) * 1e6)
+                ends[(n - 1 + r) % n].synchronize()
+                for i in range(n):
+                    ms[i].append(starts[i].elapsed_time(ends[i]))
+        finally:
+            if gc_was:
+                gc.enable()
+        out = []
+        cover = self.flush_us + (delay / self.cycles_per_us if delay else 0.0)
+        for i in range(n):
+            s = sorted(ms[i])
+            e = sorted(enq[i])[len(enq[i]) // 2]
+            out.append({"median_ms": s[len(s) // 2], "min_ms": s[0], "max_ms": s[-1], "reps": len(s),
+                        "host_call_us": e, "host_enqueue_us": e,
+                        "delay_covers_host": 1.0 if e < cover else 0.0, "interleaved": 1.0})
+        return out
 
     def cupti_time(self, fn, launches: int) -> dict:
         """Kernel time by CUPTI (torch.profiler), L2 flushed between launches, no delay."""
@@ -713,17 +776,71 @@ def run_gpu(args, shapes, impls) -> int:
         gen.manual_seed(args.seed + M * 1000003 + N * 1009 + K)
         a16 = torch.randn((M, K), generator=gen, device="cuda", dtype=torch.float32).to(torch.bfloat16)
         b16 = torch.randn((N, K), generator=gen, device="cuda", dtype=torch.float32).to(torch.bfloat16)
-        fp8_impls = [i for i in impls if i in (IMPL_TORCH, IMPL_DG)]
+        fp8_impls = [i for i in impls if i in (IMPL_TORCH, IMPL_DG, IMPL_OURS)]
         ref8 = None
         if fp8_impls:
             Aq, sfa = gpu.quant_1x128(a16)
             Bq, sfb = gpu.quant_128x128(b16)
             ref8 = gpu.dequant_1x128(Aq, sfa) @ gpu.dequant_128x128(Bq, sfb).t()
             scale_bytes = 4.0 * (M * L + ceil_div(N, 128) * L)
+        pending = []  # --interleave: the checked calls of this shape, timed together below
+
+        def finish(impl, fn, chk, label, fields, sb, bpe, t):
+            """Counters, the CUPTI view and the console line of one timed implementation."""
+            entry = counters(shape, t, sb, bpe)
+            entry.update({"rel_error": chk["rel_error"], "max_rel_error": chk["max_rel_error"],
+                          "worst_tile_error": chk["worst_tile_error"],
+                          "interleaved": t.get("interleaved", 0.0)})
+            entry.update(fields)
+            cupti_us = None
+            if args.cupti_launches > 0:
+                try:
+                    c = gpu.cupti_time(fn, args.cupti_launches)
+                    if "error" in c:
+                        label += f" [cupti: {c['error']}]"
+                    else:
+                        cupti_us = c["median_us"]
+                        entry["cupti_median_us"] = cupti_us
+                        entry["cupti_TFLOPS"] = 2.0 * M * N * K / (cupti_us * 1e-6) / 1e12
+                        entry["cupti_kernels_per_call"] = float(c["kernels_per_call"])
+                        label += " [cupti kernels: " + ", ".join(n[:90] for n in c["kernels"][:4]) + "]"
+                except Exception as e:  # noqa: BLE001 - the second view is optional
+                    label += f" [cupti failed: {type(e).__name__}: {str(e)[:200]}]"
+            entry["label"] = label
+            out.add(impl, shape, entry)
+            print(f"{impl:28s} {shape_name(shape):20s} {entry['TFLOPS']:8.1f} {entry['median_us']:10.2f} "
+                  f"{(f'{cupti_us:9.2f}' if cupti_us else '        -')} {t['host_call_us']:8.1f} "
+                  f"{chk['rel_error']:9.2e} {chk['max_rel_error']:9.2e}  "
+                  f"{'' if t['delay_covers_host'] or args.no_delay else 'host work NOT covered by the delay'}",
+                  flush=True)
+
         for impl in impls:
             label, fields = "", {}
             try:
-                if impl == IMPL_BF16:
+                if impl == IMPL_OURS:
+                    # This repository's library (chapter 7's kernels, the library's per-shape table)
+                    # through its PyTorch op, given the same scale tensors as DeepGEMM: A's MN-major
+                    # and TMA-aligned (taken as they are, no copy), B's [nb, kg] contiguous.
+                    import fp8gemm.ops as fops
+                    sfa_mn = dg.get_mn_major_tma_aligned_tensor(sfa) if dg is not None and \
+                        hasattr(dg, "get_mn_major_tma_aligned_tensor") else sfa
+                    d_ours = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
+
+                    def fn(a=Aq, sa=sfa_mn, b=Bq, sb_=sfb, d=d_ours):
+                        fops.gemm_block_scaled(a, sa, b, sb_, out=d)
+                        return d
+                    fn()
+                    torch.cuda.synchronize()
+                    chk = gpu.compare(d_ours, ref8, K)
+                    label = (f"fp8gemm.ops.gemm_block_scaled (the library; chapter 7's kernels), sfa "
+                             f"{tuple(sfa_mn.shape)} strides {sfa_mn.stride()}, sfb {tuple(sfb.shape)} "
+                             f"strides {sfb.stride()}")
+                    if not chk["ok"]:
+                        fields = {k: finite_or_none(chk[k]) for k in ("rel_error", "max_rel_error", "worst_tile_error")}
+                        raise RuntimeError(f"WRONG result: rel_error {chk['rel_error']:.3g}, worst tile "
+                                           f"{chk['worst_tile_error']:.3g} (tolerance {chk['tolerance']:.3g})")
+                    sb, bpe = scale_bytes, 1
+                elif impl == IMPL_BF16:
                     ref16 = a16.double() @ b16.double().t()
                     fn = lambda a=a16, b=b16: torch.matmul(a, b.t())  # noqa: E731
                     chk = gpu.compare(fn(), ref16, K)
@@ -783,32 +900,10 @@ def run_gpu(args, shapes, impls) -> int:
                                            f"{chk['worst_tile_error']:.3g} (tolerance {chk['tolerance']:.3g})")
                     sb, bpe = scale_bytes, 1
 
-                t = gpu.time_call(fn)
-                entry = counters(shape, t, sb, bpe)
-                entry.update({"rel_error": chk["rel_error"], "max_rel_error": chk["max_rel_error"],
-                              "worst_tile_error": chk["worst_tile_error"]})
-                entry.update(fields)
-                cupti_us = None
-                if args.cupti_launches > 0:
-                    try:
-                        c = gpu.cupti_time(fn, args.cupti_launches)
-                        if "error" in c:
-                            label += f" [cupti: {c['error']}]"
-                        else:
-                            cupti_us = c["median_us"]
-                            entry["cupti_median_us"] = cupti_us
-                            entry["cupti_TFLOPS"] = 2.0 * M * N * K / (cupti_us * 1e-6) / 1e12
-                            entry["cupti_kernels_per_call"] = float(c["kernels_per_call"])
-                            label += " [cupti kernels: " + ", ".join(n[:90] for n in c["kernels"][:4]) + "]"
-                    except Exception as e:  # noqa: BLE001 - the second view is optional
-                        label += f" [cupti failed: {type(e).__name__}: {str(e)[:200]}]"
-                entry["label"] = label
-                out.add(impl, shape, entry)
-                print(f"{impl:28s} {shape_name(shape):20s} {entry['TFLOPS']:8.1f} {entry['median_us']:10.2f} "
-                      f"{(f'{cupti_us:9.2f}' if cupti_us else '        -')} {t['host_call_us']:8.1f} "
-                      f"{chk['rel_error']:9.2e} {chk['max_rel_error']:9.2e}  "
-                      f"{'' if t['delay_covers_host'] or args.no_delay else 'host work NOT covered by the delay'}",
-                      flush=True)
+                if args.interleave:
+                    pending.append((impl, fn, chk, label, fields, sb, bpe))
+                    continue
+                finish(impl, fn, chk, label, fields, sb, bpe, gpu.time_call(fn))
             except Exception as e:  # noqa: BLE001 - one failure must not stop the others
                 failures += 1
                 msg = f"{type(e).__name__}: {e}"
@@ -821,8 +916,20 @@ def run_gpu(args, shapes, impls) -> int:
                     out.write()
                     print(f"peers.py: CUDA context unusable ({e2}); stopping", file=sys.stderr)
                     return 3
+        if pending:
+            try:
+                times = gpu.time_group([p[1] for p in pending])
+                for p, t in zip(pending, times):
+                    finish(*p, t)
+            except Exception as e:  # noqa: BLE001 - record it for every member of the group
+                failures += len(pending)
+                for p in pending:
+                    out.add_error(p[0], shape, f"{type(e).__name__}: {e}", {"label": p[3]})
+                print(f"{'(interleaved group)':28s} {shape_name(shape):20s} ERROR {type(e).__name__}: {e}",
+                      flush=True)
         # free this shape's tensors before the next one
-        a16 = b16 = Aq = sfa = Bq = sfb = ref8 = fn = d_out = sfa_dg = None  # noqa: F841
+        pending = []
+        a16 = b16 = Aq = sfa = Bq = sfb = ref8 = fn = d_out = sfa_dg = d_ours = sfa_mn = None  # noqa: F841
         gc.collect()
         torch.cuda.empty_cache()
         cl = cublaslt_version_loaded()
@@ -848,6 +955,9 @@ def main(argv=None) -> int:
     ap.add_argument("--delay-us", type=float, default=50.0,
                     help="GPU-side delay before the start event, microseconds (default %(default)s)")
     ap.add_argument("--no-delay", action="store_true", help="no GPU-side delay (to show its effect)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="time a shape's implementations together, one call each per round, the order "
+                         "rotating (the C++ harness's default since ba5bcc2); without it one after the other")
     ap.add_argument("--warmup", type=int, default=3, help="warm-up calls after the checked call (default 3)")
     ap.add_argument("--budget-ms", type=float, default=250.0, help="GPU time to fill per shape (default 250)")
     ap.add_argument("--min-reps", type=int, default=10, help="(default 10, as the harness)")
