@@ -89,7 +89,7 @@ def method_text(args, flush_desc: str = "write 2 x L2 bytes") -> str:
                  "enqueued before the start event, so the Python call's host work is hidden behind it "
                  "and the GPU does not wait for the CPU")
     cupti = str(args.cupti_launches) if args.cupti_launches > 0 else "0 (disabled)"
-    if args.interleave:
+    if getattr(args, "interleave", False):  # bench/peers_moe.py's arguments have no --interleave
         delay += ("; --interleave: after each implementation's checked and warm-up calls, the shape's "
                   "implementations are timed together, in rounds of one call each (flush, delay, "
                   "events around the call), the order rotating every round, rounds = clamp(budget "
@@ -456,6 +456,25 @@ class Gpu:
                         "delay_covers_host": 1.0 if e < cover else 0.0, "interleaved": 1.0})
         return out
 
+    def cupti_view(self, fn, launches: int, flops, entry: dict):
+        """The CUPTI kernel-time view of fn (cupti_time, `launches` launches; none if 0) written into
+        entry's cupti_* counters (cupti_TFLOPS where flops is given). Returns (a suffix for the
+        label, the median in us or None)."""
+        if launches <= 0:
+            return "", None
+        try:
+            c = self.cupti_time(fn, launches)
+        except Exception as e:  # noqa: BLE001 - the second view is optional
+            return f" [cupti failed: {type(e).__name__}: {str(e)[:200]}]", None
+        if "error" in c:
+            return f" [cupti: {c['error']}]", None
+        us = c["median_us"]
+        entry["cupti_median_us"] = us
+        if flops:
+            entry["cupti_TFLOPS"] = flops / (us * 1e-6) / 1e12
+        entry["cupti_kernels_per_call"] = float(c["kernels_per_call"])
+        return " [cupti kernels: " + ", ".join(n[:90] for n in c["kernels"][:4]) + "]", us
+
     def cupti_time(self, fn, launches: int) -> dict:
         """Kernel time by CUPTI (torch.profiler), L2 flushed between launches, no delay."""
         torch = self.torch
@@ -792,21 +811,8 @@ def run_gpu(args, shapes, impls) -> int:
                           "worst_tile_error": chk["worst_tile_error"],
                           "interleaved": t.get("interleaved", 0.0)})
             entry.update(fields)
-            cupti_us = None
-            if args.cupti_launches > 0:
-                try:
-                    c = gpu.cupti_time(fn, args.cupti_launches)
-                    if "error" in c:
-                        label += f" [cupti: {c['error']}]"
-                    else:
-                        cupti_us = c["median_us"]
-                        entry["cupti_median_us"] = cupti_us
-                        entry["cupti_TFLOPS"] = 2.0 * M * N * K / (cupti_us * 1e-6) / 1e12
-                        entry["cupti_kernels_per_call"] = float(c["kernels_per_call"])
-                        label += " [cupti kernels: " + ", ".join(n[:90] for n in c["kernels"][:4]) + "]"
-                except Exception as e:  # noqa: BLE001 - the second view is optional
-                    label += f" [cupti failed: {type(e).__name__}: {str(e)[:200]}]"
-            entry["label"] = label
+            suffix, cupti_us = gpu.cupti_view(fn, args.cupti_launches, 2.0 * M * N * K, entry)
+            entry["label"] = label + suffix
             out.add(impl, shape, entry)
             print(f"{impl:28s} {shape_name(shape):20s} {entry['TFLOPS']:8.1f} {entry['median_us']:10.2f} "
                   f"{(f'{cupti_us:9.2f}' if cupti_us else '        -')} {t['host_call_us']:8.1f} "

@@ -432,22 +432,8 @@ class Runner:
         if delay_us is not None and not args.no_delay:
             entry["delay_us"] = float(delay_us)
         entry.update(fields or {})
-        cupti_us = None
-        if args.cupti_launches > 0:
-            try:
-                c = gpu.cupti_time(fn, args.cupti_launches)
-                if "error" in c:
-                    label += f" [cupti: {c['error']}]"
-                else:
-                    cupti_us = c["median_us"]
-                    entry["cupti_median_us"] = cupti_us
-                    if flops:
-                        entry["cupti_TFLOPS"] = case.flops / (cupti_us * 1e-6) / 1e12
-                    entry["cupti_kernels_per_call"] = float(c["kernels_per_call"])
-                    label += " [cupti kernels: " + ", ".join(n[:90] for n in c["kernels"][:4]) + "]"
-            except Exception as e:  # noqa: BLE001 - the second view is optional
-                label += f" [cupti failed: {type(e).__name__}: {str(e)[:200]}]"
-        entry["label"] = label
+        suffix, cupti_us = gpu.cupti_view(fn, args.cupti_launches, case.flops if flops else None, entry)
+        entry["label"] = label + suffix
         self.out.add(impl, case.cid, entry)
         tf = entry.get("TFLOPS")
         print(f"{impl:34s} {case.cid:30s} {(f'{tf:8.1f}' if tf is not None else '       -')} "
