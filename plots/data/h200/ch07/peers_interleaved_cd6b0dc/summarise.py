@@ -2,7 +2,7 @@
 """Chapter 7's kernels (this repository's library through its PyTorch op: fp8gemm_block_scaled,
 the library's per-shape table of chapter 7's kernels), DeepGEMM 2.6.1 and torch's blockwise
 scaled_mm, in ONE process, interleaved (bench/peers.py --interleave, flush + 50 us GPU delay
-before each timed call, rounds of one call each, the order rotating; session 5 call 5, peers.py
+before each timed call, rounds of one call each, the order rotating; session 5 call 6, peers.py
 at cd6b0dc, the library staged at 6c8caf8, whose library code is HEAD's). Prints per shape the
 TFLOPS and ours / DeepGEMM, ours / torch, and the geomeans the issue's targets use.
 
