@@ -348,72 +348,33 @@ class Gpu:
     # -- timing -----------------------------------------------------------------------------------
 
     def time_call(self, fn, delay_us: float | None = None) -> dict:
-        """The harness's method (common/src/bench.cpp time_gpu), plus the GPU-side delay.
-        delay_us: this call's delay instead of --delay-us (for calls with much host work, e.g. a
-        chain of small torch ops; ignored with --no-delay)."""
-        torch, args = self.torch, self.args
-        for _ in range(args.warmup):
-            fn()
-        torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        delay = self.delay_cycles
-        if delay_us is not None and not args.no_delay:
-            delay = max(1, int(round(delay_us * self.cycles_per_us)))
-        pc = time.perf_counter
+        """The harness's method (common/src/bench.cpp time_gpu), plus the GPU-side delay: a
+        group of one (time_group). delay_us: this call's delay instead of --delay-us (for calls
+        with much host work, e.g. a chain of small torch ops; ignored with --no-delay)."""
+        return self.time_group([fn], [delay_us])[0]
 
-        def one():
-            t0 = pc()
-            self.flush()  # outside the timed region
-            if delay:
-                torch.cuda._sleep(delay)
-            start.record()
-            t1 = pc()
-            fn()
-            t2 = pc()
-            end.record()
-            end.synchronize()
-            return start.elapsed_time(end), (t2 - t1) * 1e6, (t2 - t0) * 1e6
-
-        gc_was = gc.isenabled()
-        gc.disable()
-        try:
-            est_ms, _, _ = one()
-            reps = int(min(max(args.budget_ms / max(est_ms, 1e-3), args.min_reps), args.max_reps))
-            ms, call_us, enq_us = [], [], []
-            for _ in range(reps):
-                a, b, c = one()
-                ms.append(a)
-                call_us.append(b)
-                enq_us.append(c)
-        finally:
-            if gc_was:
-                gc.enable()
-        s = sorted(ms)
-        med = s[len(s) // 2]
-        host_call = sorted(call_us)[len(call_us) // 2]
-        host_enq = sorted(enq_us)[len(enq_us) // 2]
-        r = {"median_ms": med, "min_ms": s[0], "max_ms": s[-1], "reps": len(s),
-             "host_call_us": host_call, "host_enqueue_us": host_enq}
-        # Did the delay cover the host work? The GPU is busy for flush + delay after the flush is
-        # enqueued; the call's kernels are enqueued host_enqueue_us after that.
-        cover = self.flush_us + (delay / self.cycles_per_us if delay else 0.0)
-        r["delay_covers_host"] = 1.0 if host_enq < cover else 0.0
-        return r
-
-    def time_group(self, fns: list) -> list:
-        """--interleave: the calls of one shape timed together (common/src/bench.cpp time_group):
+    def time_group(self, fns: list, delays_us: list | None = None) -> list:
+        """The calls of one shape timed together (--interleave; common/src/bench.cpp time_group):
         warm-up each, one flushed estimate each, then rounds of one call each, the order rotating
-        by one every round, each call after the flush and the delay between its own events; the
-        events are read once per round. Returns one dict per call, as time_call's."""
+        by one every round, each call after the flush and its delay (delays_us[i] where given and
+        not None, else --delay-us; none with --no-delay) between its own events; the events are
+        read once per round. Rounds: clamp(budget x n / sum of the estimates, min_reps, max_reps),
+        so a group of one is timed as before. Returns one dict per call: the median and spread of
+        its times, its host time (the call alone, and flush-to-enqueued), whether the delay
+        covered that host work, and "interleaved" (1 where n > 1)."""
         torch, args = self.torch, self.args
         n = len(fns)
+        delays = []
+        for i in range(n):
+            d = (delays_us or [None] * n)[i]
+            delays.append(max(1, int(round(d * self.cycles_per_us))) if d is not None and not args.no_delay
+                          else self.delay_cycles)
         for fn in fns:
             for _ in range(args.warmup):
                 fn()
         torch.cuda.synchronize()
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-        delay = self.delay_cycles
         pc = time.perf_counter
         est = 0.0
         for i, fn in enumerate(fns):
@@ -424,8 +385,7 @@ class Gpu:
             ends[i].synchronize()
             est += max(starts[i].elapsed_time(ends[i]), 1e-3)
         rounds = int(min(max(args.budget_ms * n / est, args.min_reps), args.max_reps))
-        ms = [[] for _ in range(n)]
-        enq = [[] for _ in range(n)]
+        ms, call_us, enq_us = ([[] for _ in range(n)] for _ in range(3))
         gc_was = gc.isenabled()
         gc.disable()
         try:
@@ -434,26 +394,33 @@ class Gpu:
                     i = (j + r) % n
                     t0 = pc()
                     self.flush()  # outside the timed region
-                    if delay:
-                        torch.cuda._sleep(delay)
+                    if delays[i]:
+                        torch.cuda._sleep(delays[i])
                     starts[i].record()
+                    t1 = pc()
                     fns[i]()
+                    t2 = pc()
                     ends[i].record()
-                    enq[i].append((pc() - t0) * 1e6)
-                ends[(n - 1 + r) % n].synchronize()
+                    call_us[i].append((t2 - t1) * 1e6)
+                    enq_us[i].append((t2 - t0) * 1e6)
+                ends[(n - 1 + r) % n].synchronize()  # the round's last event
                 for i in range(n):
                     ms[i].append(starts[i].elapsed_time(ends[i]))
         finally:
             if gc_was:
                 gc.enable()
         out = []
-        cover = self.flush_us + (delay / self.cycles_per_us if delay else 0.0)
         for i in range(n):
             s = sorted(ms[i])
-            e = sorted(enq[i])[len(enq[i]) // 2]
+            host_enq = sorted(enq_us[i])[len(enq_us[i]) // 2]
+            # Did the delay cover the host work? The GPU is busy for flush + delay after the flush
+            # is enqueued; the call's kernels are enqueued host_enqueue_us after that.
+            cover = self.flush_us + (delays[i] / self.cycles_per_us if delays[i] else 0.0)
             out.append({"median_ms": s[len(s) // 2], "min_ms": s[0], "max_ms": s[-1], "reps": len(s),
-                        "host_call_us": e, "host_enqueue_us": e,
-                        "delay_covers_host": 1.0 if e < cover else 0.0, "interleaved": 1.0})
+                        "host_call_us": sorted(call_us[i])[len(call_us[i]) // 2],
+                        "host_enqueue_us": host_enq,
+                        "delay_covers_host": 1.0 if host_enq < cover else 0.0,
+                        "interleaved": 1.0 if n > 1 else 0.0})
         return out
 
     def cupti_view(self, fn, launches: int, flops, entry: dict):
@@ -801,6 +768,10 @@ def run_gpu(args, shapes, impls) -> int:
             Aq, sfa = gpu.quant_1x128(a16)
             Bq, sfb = gpu.quant_128x128(b16)
             ref8 = gpu.dequant_1x128(Aq, sfa) @ gpu.dequant_128x128(Bq, sfb).t()
+            # A's scales MN-major and TMA-aligned, made once (as fp8_gemm_nt would on every call):
+            # what DeepGEMM and our op (which takes them without a copy) are both given.
+            sfa_mn = dg.get_mn_major_tma_aligned_tensor(sfa) if dg is not None and \
+                hasattr(dg, "get_mn_major_tma_aligned_tensor") else sfa.t().contiguous().t()
             scale_bytes = 4.0 * (M * L + ceil_div(N, 128) * L)
         pending = []  # --interleave: the checked calls of this shape, timed together below
 
@@ -828,8 +799,6 @@ def run_gpu(args, shapes, impls) -> int:
                     # through its PyTorch op, given the same scale tensors as DeepGEMM: A's MN-major
                     # and TMA-aligned (taken as they are, no copy), B's [nb, kg] contiguous.
                     import fp8gemm.ops as fops
-                    sfa_mn = dg.get_mn_major_tma_aligned_tensor(sfa) if dg is not None and \
-                        hasattr(dg, "get_mn_major_tma_aligned_tensor") else sfa
                     d_ours = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
 
                     def fn(a=Aq, sa=sfa_mn, b=Bq, sb_=sfb, d=d_ours):
@@ -883,9 +852,7 @@ def run_gpu(args, shapes, impls) -> int:
                         label += " [other paths: " + " | ".join(errs) + "]"
                     sb, bpe = scale_bytes, 1
                 else:  # DeepGEMM
-                    # LHS scales: MN-major, TMA-aligned (as fp8_gemm_nt would make them on every call).
-                    sfa_dg = dg.get_mn_major_tma_aligned_tensor(sfa) if hasattr(dg, "get_mn_major_tma_aligned_tensor") \
-                        else sfa.t().contiguous().t()
+                    sfa_dg = sfa_mn  # LHS scales: MN-major, TMA-aligned (above)
                     d_out = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
 
                     def fn(a=(Aq, sfa_dg), b=(Bq, sfb), d=d_out):

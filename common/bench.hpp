@@ -62,6 +62,7 @@ void add_gpu_benchmark(const std::string& impl, const std::string& shape,
 struct BenchResult {
   std::string implementation, shape;
   double tflops = 0, median_us = 0;
+  double interleaved = 0;  ///< 1: timed in its shape's interleaved group; 0: alone
 };
 
 /// Standard main body: initialises Google Benchmark with argv (adding

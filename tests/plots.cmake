@@ -8,3 +8,10 @@ add_test(NAME plots_script
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/plots/test_plot.py
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(plots_script PROPERTIES LABELS cpu SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# CTest `peers_timing` (cpu): bench/peers.py's timing (interleaved groups, time_call as a group of
+# one) against a simulated GPU clock; no torch needed.
+add_test(NAME peers_timing
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/test_peers_timing.py
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(peers_timing PROPERTIES LABELS cpu)

@@ -66,6 +66,14 @@ ch06::Options mode_options(engine::Accumulation a) {
   return o;
 }
 
+/// The options that run the kernel of this name (ch06::kernels()) in its accumulation mode.
+ch06::Options named_options(const std::string& name) {
+  ch06::Options o;
+  o.kernel = name;
+  o.accumulation = ch06::kernel_named(name).accumulation;
+  return o;
+}
+
 /// Times `launch` back to back for `seconds` (chunks of 20 launches between two events, no flush,
 /// no host sync between chunks) and returns TFLOPS over the whole run.
 double sustained_tflops(const std::function<void(cudaStream_t)>& launch, const Shape& s,
@@ -164,10 +172,7 @@ int main(int argc, char** argv) {
     for (const auto& s : shapes) {
       Operands& ops = ops_for(s);
       for (const auto& name : kernels) {
-        ch06::Options o;
-        o.kernel = name;
-        o.accumulation = ch06::kernel_named(name).accumulation;
-        const auto r = ch06::sampled_check(ops.gemm, o, 8, seed++);
+        const auto r = ch06::sampled_check(ops.gemm, named_options(name), 8, seed++);
         all_ok &= r.ok;
         std::printf("  %-34s %-20s %s  %s\n", name.c_str(), s.name().c_str(), r.ok ? "ok  " : "FAIL",
                     r.describe.c_str());
@@ -214,33 +219,31 @@ int main(int argc, char** argv) {
     const Shape s{8192, 8192, 8192};
     Operands ops(s);
     CublasLtGemm cublas;
-    const ch06::Plan fast(ops.gemm, mode_options(engine::Accumulation::fast));
-    const ch06::Plan promoted(ops.gemm, mode_options(engine::Accumulation::promoted));
     const PerTensorGemm g = ops.gemm;
-    std::vector<std::pair<std::string, std::function<void(cudaStream_t)>>> impls = {
-        {"ch06_fast", [&](cudaStream_t st) { fast.run(st); }},
-        {"cublaslt_fast", [&](cudaStream_t st) {
-           cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, true, st);
-         }},
-        {"ch06_promoted", [&](cudaStream_t st) { promoted.run(st); }},
-        {"cublaslt_promoted", [&](cudaStream_t st) {
-           cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, false, st);
-         }}};
-    // With --kernels: those kernels (checked above on the --shapes given) instead of the table's,
-    // each beside cuBLASLt in its mode: e.g. the ablation's steps, each alone at its own
-    // power-capped clock (the interleaved harness gives them one shared clock).
-    std::vector<std::unique_ptr<ch06::Plan>> named;
-    if (!kernels.empty()) {
-      impls.erase(impls.begin() + 2);  // the table's promoted plan
-      impls.erase(impls.begin());      // and its fast one
-      for (const auto& name : kernels) {
-        ch06::Options o;
-        o.kernel = name;
-        o.accumulation = ch06::kernel_named(name).accumulation;
-        named.push_back(std::make_unique<ch06::Plan>(g, o));
-        const ch06::Plan* p = named.back().get();
-        impls.push_back({name, [p](cudaStream_t st) { p->run(st); }});
-      }
+    auto cublas_run = [&cublas, g](bool fast) {
+      return [&cublas, g, fast](cudaStream_t st) {
+        cublas.per_tensor(g.M, g.N, g.K, g.A, g.B, g.D, g.scale_a, g.scale_b, fast, st);
+      };
+    };
+    // The table's plans, each mode beside cuBLASLt's; with --kernels, cuBLASLt (both modes) and
+    // then those kernels instead (checked above on the --shapes given): e.g. the ablation's steps,
+    // each at its own power-capped clock (the interleaved harness gives them one shared clock).
+    std::vector<std::unique_ptr<ch06::Plan>> plans;
+    std::vector<std::pair<std::string, std::function<void(cudaStream_t)>>> impls;
+    auto add_plan = [&](const std::string& name, const ch06::Options& o) {
+      plans.push_back(std::make_unique<ch06::Plan>(g, o));
+      const ch06::Plan* p = plans.back().get();
+      impls.push_back({name, [p](cudaStream_t st) { p->run(st); }});
+    };
+    if (kernels.empty()) {
+      add_plan("ch06_fast", mode_options(engine::Accumulation::fast));
+      impls.push_back({"cublaslt_fast", cublas_run(true)});
+      add_plan("ch06_promoted", mode_options(engine::Accumulation::promoted));
+      impls.push_back({"cublaslt_promoted", cublas_run(false)});
+    } else {
+      impls.push_back({"cublaslt_fast", cublas_run(true)});
+      impls.push_back({"cublaslt_promoted", cublas_run(false)});
+      for (const auto& name : kernels) add_plan(name, named_options(name));
     }
     std::printf("\nsustained, 8192^3, %.0f s each, back-to-back launches:\n", sustained);
     auto unix_ms = [] {
@@ -281,10 +284,7 @@ int main(int argc, char** argv) {
     for (const Shape& s : shapes) {
       const PerTensorGemm g = ops_for(s).gemm;
       for (const auto& name : kernels) {
-        ch06::Options o;
-        o.kernel = name;
-        o.accumulation = ch06::kernel_named(name).accumulation;
-        const ch06::Plan* p = plan(g, o);
+        const ch06::Plan* p = plan(g, named_options(name));
         add(name, s, [p](cudaStream_t st) { p->run(st); });
       }
       add_cublas(s, true);

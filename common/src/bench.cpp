@@ -38,18 +38,18 @@ namespace {
 //   --settle_ms=X (default 0)       before the timed launches, repeat the timed loop's work
 //       (flush, delay, launch) for about X ms of GPU time, so that a benchmark that follows a
 //       power-capped one is not timed while the SM clock is still coming back up
+enum class Timing { interleaved, per_launch, back_to_back };
 bool g_l2_flush = true;
-bool g_back_to_back = false;
-bool g_interleaved = true;
+Timing g_timing = Timing::interleaved;
 double g_delay_us = 0;
 double g_settle_ms = 0;
 }  // namespace
 
 void add_benchmark_context() {
   benchmark::AddCustomContext("l2_flush", g_l2_flush ? "1" : "0");
-  benchmark::AddCustomContext("timing", g_back_to_back  ? "back_to_back"
-                                       : g_interleaved ? "interleaved"
-                                                       : "per_launch");
+  benchmark::AddCustomContext("timing", g_timing == Timing::back_to_back ? "back_to_back"
+                                       : g_timing == Timing::interleaved  ? "interleaved"
+                                                                          : "per_launch");
   benchmark::AddCustomContext("gpu_delay_us", std::to_string(g_delay_us));
   benchmark::AddCustomContext("settle_ms", std::to_string(g_settle_ms));
   benchmark::AddCustomContext("git_commit", git_commit());
@@ -124,58 +124,84 @@ std::vector<std::shared_ptr<GroupedBenchmark>>& grouped_benchmarks() {
   return v;
 }
 
-/// Times every not yet timed benchmark of `shape` together (--timing=interleaved): warm-up (3
-/// launches each), one estimate each, then rounds of one launch per benchmark, the order rotated
-/// by one every round, each launch after an L2 flush and the delay, between its own events; the
-/// events are read once per round. Rounds: ~0.25 s of GPU time per benchmark, as per_launch gives
-/// each (10 to 300).
+using Launch = std::function<void(cudaStream_t)>;
+
+/// The samples (ms) of `launches` timed together on `stream`, warmed up already (time_gpu() is
+/// the case of one launch, time_group() of a shape's benchmarks): one L2-flushed estimate each;
+/// then --settle_ms of the rounds' own work; then rounds, in which the launches go in turn, the
+/// order rotated by one every round, each after the flush (--l2_flush) and the delay
+/// (--gpu_delay_us), outside its events, and `per_sample` times in a row between its events
+/// (1, or 20 for back_to_back), the sample being that time / per_sample. The events are read
+/// once per round. Rounds: clamp(250 ms x n / the sum of the estimates, 10, 300) launches each,
+/// i.e. ~0.25 s of GPU time per launch, / per_sample.
+std::vector<std::vector<double>> sample(const std::vector<const Launch*>& launches,
+                                        cudaStream_t stream, int per_sample) {
+  const std::size_t n = launches.size();
+  std::vector<EventTimer> timers(n);
+  auto before = [&] {  // outside the timed region
+    if (g_l2_flush) l2_flush().flush(stream);
+    gpu_delay(g_delay_us, stream);
+  };
+  double estimate_sum_ms = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    l2_flush().flush(stream);
+    timers[i].start(stream);
+    (*launches[i])(stream);
+    timers[i].stop(stream);
+    estimate_sum_ms += std::max(1e-3, double(timers[i].elapsed_ms()));
+  }
+  const int reps = int(std::clamp(250.0 * double(n) / estimate_sum_ms, 10.0, 300.0));
+  const int rounds = (reps + per_sample - 1) / per_sample;
+  // --settle_ms: the same work repeated first (16 launches per timed chunk), so that the clocks
+  // the samples see are set by this load and not by the previous benchmark's (after a
+  // power-capped 8192^3 the SM clock needs time to come back up).
+  for (double settled = 0; settled < g_settle_ms;) {
+    timers[0].start(stream);
+    for (std::size_t k = 0; k < std::max<std::size_t>(16, n); ++k) {
+      before();
+      (*launches[k % n])(stream);
+    }
+    timers[0].stop(stream);
+    settled += double(timers[0].elapsed_ms());
+  }
+  std::vector<std::vector<double>> ms(n);
+  for (int r = 0; r < rounds; ++r) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t i = (j + std::size_t(r)) % n;
+      before();
+      timers[i].start(stream);
+      for (int k = 0; k < per_sample; ++k) (*launches[i])(stream);
+      timers[i].stop(stream);
+    }
+    for (std::size_t i = 0; i < n; ++i) ms[i].push_back(timers[i].elapsed_ms() / per_sample);
+  }
+  return ms;
+}
+
+/// Times every not yet timed benchmark of `shape` together (--timing=interleaved): 3 warm-up
+/// launches each (a benchmark whose warm-up throws keeps that error and is left out), then
+/// sample() of the others. An error while sampling is every member's.
 void time_group(const std::string& shape) {
-  std::vector<GroupedBenchmark*> g;
-  for (const auto& b : grouped_benchmarks())
-    if (b->shape == shape && !b->timed) g.push_back(b.get());
   std::vector<GroupedBenchmark*> live;
-  for (auto* b : g) {
+  for (const auto& b : grouped_benchmarks()) {
+    if (b->shape != shape || b->timed) continue;
     b->timed = true;
     try {
       for (int i = 0; i < 3; ++i) b->launch(nullptr);
       FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-      live.push_back(b);
+      live.push_back(b.get());
     } catch (const std::exception& e) {
       b->error = e.what();
     }
   }
   if (live.empty()) return;
-  const std::size_t n = live.size();
-  std::vector<EventTimer> timers(n);
-  double estimate_sum_ms = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    l2_flush().flush(nullptr);
-    timers[i].start(nullptr);
-    live[i]->launch(nullptr);
-    timers[i].stop(nullptr);
-    estimate_sum_ms += std::max(1e-3, double(timers[i].elapsed_ms()));
-  }
-  const int rounds = int(std::clamp(250.0 * double(n) / estimate_sum_ms, 10.0, 300.0));
-  for (double settled = 0; settled < g_settle_ms;) {  // --settle_ms, all of them in turn
-    timers[0].start(nullptr);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (g_l2_flush) l2_flush().flush(nullptr);
-      gpu_delay(g_delay_us, nullptr);
-      live[i]->launch(nullptr);
-    }
-    timers[0].stop(nullptr);
-    settled += double(timers[0].elapsed_ms());
-  }
-  for (int r = 0; r < rounds; ++r) {
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t i = (j + std::size_t(r)) % n;
-      if (g_l2_flush) l2_flush().flush(nullptr);  // outside the timed region
-      gpu_delay(g_delay_us, nullptr);              // likewise
-      timers[i].start(nullptr);
-      live[i]->launch(nullptr);
-      timers[i].stop(nullptr);
-    }
-    for (std::size_t i = 0; i < n; ++i) live[i]->ms.push_back(double(timers[i].elapsed_ms()));
+  std::vector<const Launch*> launches;
+  for (auto* b : live) launches.push_back(&b->launch);
+  try {
+    auto ms = sample(launches, nullptr, 1);
+    for (std::size_t i = 0; i < live.size(); ++i) live[i]->ms = std::move(ms[i]);
+  } catch (const std::exception& e) {
+    for (auto* b : live) b->error = e.what();
   }
 }
 
@@ -190,20 +216,14 @@ void add_gpu_benchmark(const std::string& impl, const std::string& shape,
   grouped_benchmarks().push_back(b);
   benchmark::RegisterBenchmark((impl + "/" + shape).c_str(),
                                [b](benchmark::State& state) {
-                                 if (!g_interleaved) {
+                                 if (g_timing != Timing::interleaved) {
                                    time_gpu(state, b->launch, b->cost);
                                    return;
                                  }
-                                 try {
-                                   if (!b->timed) time_group(b->shape);
-                                 } catch (const std::exception& e) {
-                                   b->error = e.what();
-                                 }
+                                 if (!b->timed) time_group(b->shape);
                                  if (!b->error.empty() || b->ms.empty()) {
                                    state.SkipWithError(b->error.empty() ? "not timed"
                                                                         : b->error.c_str());
-                                   for (auto _ : state) {
-                                   }
                                    return;
                                  }
                                  for (auto _ : state) report(state, b->ms, b->cost, true);
@@ -216,46 +236,11 @@ void add_gpu_benchmark(const std::string& impl, const std::string& shape,
 void time_gpu(benchmark::State& state, const std::function<void(cudaStream_t)>& launch,
               const GemmCost& cost, int warmup, cudaStream_t stream) {
   try {
-    L2Flush* l2 = &l2_flush();
     for (int i = 0; i < warmup; ++i) launch(stream);
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
-    EventTimer timer;
-    // Estimate one launch, then repeat enough to fill ~0.25 s of GPU time (10 to 300 runs).
-    l2->flush(stream);
-    timer.start(stream);
-    launch(stream);
-    timer.stop(stream);
-    const double estimate_ms = std::max(1e-3, double(timer.elapsed_ms()));
-    const int reps = int(std::clamp(250.0 / estimate_ms, 10.0, 300.0));
-    // Settle (--settle_ms): the timed loop's work (flush, delay, launch) repeated for about that
-    // much GPU time first, so that the clocks the samples see are set by this benchmark's load and
-    // not by the previous benchmark's (after a power-capped 8192^3 the SM clock needs time to
-    // come back up).
-    for (double settled = 0; settled < g_settle_ms;) {
-      timer.start(stream);
-      for (int i = 0; i < 16; ++i) {
-        if (g_l2_flush) l2->flush(stream);
-        gpu_delay(g_delay_us, stream);
-        launch(stream);
-      }
-      timer.stop(stream);
-      settled += double(timer.elapsed_ms());
-    }
     constexpr int kBackToBack = 20;
-    std::vector<double> ms;
-    ms.reserve(reps);
-    for (auto _ : state) {
-      for (int r = 0; r < reps; r += g_back_to_back ? kBackToBack : 1) {
-        if (g_l2_flush) l2->flush(stream);  // outside the timed region
-        gpu_delay(g_delay_us, stream);       // likewise
-        timer.start(stream);
-        const int launches = g_back_to_back ? kBackToBack : 1;
-        for (int i = 0; i < launches; ++i) launch(stream);
-        timer.stop(stream);
-        ms.push_back(timer.elapsed_ms() / launches);
-      }
-      report(state, ms, cost, false);
-    }
+    const auto ms = sample({&launch}, stream, g_timing == Timing::back_to_back ? kBackToBack : 1);
+    for (auto _ : state) report(state, ms[0], cost, false);
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }
@@ -282,6 +267,8 @@ class CollectingReporter : public benchmark::ConsoleReporter {
       auto med = run.counters.find("median_us");
       r.tflops = tf != run.counters.end() ? double(tf->second) : 0.0;
       r.median_us = med != run.counters.end() ? double(med->second) : 0.0;
+      auto il = run.counters.find("interleaved");
+      r.interleaved = il != run.counters.end() ? double(il->second) : 0.0;
       results.push_back(r);
     }
   }
@@ -295,9 +282,9 @@ std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string
     const std::string a = argv[i];
     if (a == "--l2_flush=0") g_l2_flush = false;
     else if (a == "--l2_flush=1") g_l2_flush = true;
-    else if (a == "--timing=back_to_back") g_back_to_back = true, g_interleaved = false;
-    else if (a == "--timing=per_launch") g_back_to_back = false, g_interleaved = false;
-    else if (a == "--timing=interleaved") g_back_to_back = false, g_interleaved = true;
+    else if (a == "--timing=back_to_back") g_timing = Timing::back_to_back;
+    else if (a == "--timing=per_launch") g_timing = Timing::per_launch;
+    else if (a == "--timing=interleaved") g_timing = Timing::interleaved;
     else if (a.rfind("--timing=", 0) == 0) {
       // Google Benchmark would ignore it, and the run would be timed by another method than asked.
       std::fprintf(stderr, "unknown %s: --timing= takes interleaved, per_launch or back_to_back\n",
