@@ -4,7 +4,8 @@
 // tile: 128 x 128 and 64 x 256 (128 FP32 accumulators per thread) in both modes, 128 x 192 (192)
 // in fast mode only. Each warpgroup stages its own tiles: b2 is a ring of two 64-column units per
 // warpgroup, b4 one buffer per unit of a 128 x 128 tile. Measured against the cooperative order
-// in the README ("Ping-pong consumers"); no table picks them.
+// in the README ("Ping-pong consumers"); the fast column of the table (ws_gemm.cpp) picks them
+// where they measured faster than every cooperative kernel.
 #include "common/engine/kernel_info.cuh"
 #include "kernels.hpp"
 
@@ -31,6 +32,12 @@ void add_kernels_pingpong(std::vector<KernelInfo>& out) {
   constexpr auto kFast = Accumulation::fast;
   out.push_back(kernel_info<KernelConfig<128, 192, 4, 1, 1, kFast, kStore, 2, kPP>>());
   out.push_back(kernel_info<KernelConfig<128, 192, 4, 2, 1, kFast, kStore, 2, kPP>>());
+  // 176 columns for N = 2112 (12 tiles of 176 across it: 384 tiles at M = 4096, 97% of three
+  // waves of 132, against 352 of 192 columns, 89%), the table's cooperative tile there. 176 / 8
+  // is even but 176 is no multiple of 32: 16-column staging units, 22 per warpgroup tile; b11
+  // stages half a tile before its first reuse, as the cooperative kernel does.
+  out.push_back(kernel_info<KernelConfig<128, 176, 4, 1, 1, kFast, kStore, 11, kPP>>());
+  out.push_back(kernel_info<KernelConfig<128, 176, 4, 2, 1, kFast, kStore, 11, kPP>>());
   add_pingpong<Accumulation::promoted>(out);
 }
 

@@ -34,7 +34,11 @@ std::string with_mode(const std::string& stem, Accumulation a) {
 /// library's table's picks as of 5b885de: a copy, not derived, so dispatch_table.md's "chapter's
 /// rule = fastest" column shows whether the two still agree after a new sweep); 2048^3 and 4096^3:
 /// chapter 6's own sweep (plots/data/h200/ch06/sweep.json). Shapes not in the table get the rule
-/// in choose_kernel() below.
+/// in choose_kernel() below. The fast column's ping-pong kernels (_pp, consumers taking whole
+/// tiles in turn): where the interleaved comparison of session 5
+/// (plots/data/h200/ch06/pingpong_9c02c6b/interleaved_9a3830e/) measured the best ping-pong
+/// kernel ahead of every cooperative one (4096x24576x1536 by 11%, the others by 1-3%); the
+/// dispatch sweep before it had no ping-pong kernel to time.
 namespace {
 struct TableEntry {
   std::int64_t M, N, K;
@@ -44,13 +48,13 @@ struct TableEntry {
 constexpr TableEntry kTable[] = {
     {2048, 2048, 2048, "128x256_s4_c1x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
     {4096, 4096, 4096, "128x256_s4_c2x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
-    {8192, 8192, 8192, "128x256_s3_c2x1_%_tma_b4", "256x128_s3_c1x2_%_tma_b4"},
+    {8192, 8192, 8192, "128x192_s4_c2x1_%_tma_b2_pp", "256x128_s3_c1x2_%_tma_b4"},
     {4096, 2112, 7168, "128x176_s4_c2x1_%_tma_b11", "128x176_s4_c1x1_%_tma_b11"},
-    {4096, 24576, 1536, "192x128_s4_c1x2_%_tma_b2", "192x128_s4_c2x1_%_tma_b2"},
-    {4096, 32768, 512, "128x256_s4_c1x1_%_tma_b2", "192x128_s4_c2x1_%_tma_b2"},
-    {4096, 7168, 16384, "128x256_s3_c2x1_%_tma_b4", "256x128_s3_c1x2_%_tma_b4"},
+    {4096, 24576, 1536, "128x192_s4_c2x1_%_tma_b2_pp", "192x128_s4_c2x1_%_tma_b2"},
+    {4096, 32768, 512, "128x192_s4_c1x1_%_tma_b2_pp", "192x128_s4_c2x1_%_tma_b2"},
+    {4096, 7168, 16384, "128x128_s5_c2x1_%_tma_b4_pp", "256x128_s3_c1x2_%_tma_b4"},
     {4096, 4096, 7168, "128x256_s4_c2x1_%_tma_b2", "256x128_s3_c1x2_%_tma_b4"},
-    {4096, 7168, 2048, "128x256_s3_c2x1_%_tma_b4", "256x128_s3_c1x2_%_tma_b4"},
+    {4096, 7168, 2048, "128x128_s6_c2x1_%_tma_b2_pp", "256x128_s3_c1x2_%_tma_b4"},
     {128, 2112, 7168, "64x32_s14_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"},
     {128, 24576, 1536, "128x64_s8_c1x1_%_tma_b1", "128x192_s4_c1x1_%_tma_b3"},
     {128, 32768, 512, "128x128_s6_c1x1_%_tma_b2", "128x128_s6_c1x1_%_tma_b2"},
