@@ -29,16 +29,15 @@ std::string with_mode(const std::string& stem, Accumulation a) {
 
 /// The per-shape table, from sweeps on the H200: the fastest correct kernel per shape and mode. A
 /// stem's % is the accumulation mode. 8192^3 and the DeepSeek-V3 shapes (M = 64, 128, 4096): the
-/// library's dispatch sweep at 80c55ad (plots/data/h200/ch10/dispatch_sweep.json: every TMA-store
-/// kernel of this chapter, then the four fastest and this rule's kernel re-timed interleaved; the
-/// library's table's picks as of 5b885de: a copy, not derived, so dispatch_table.md's "chapter's
-/// rule = fastest" column shows whether the two still agree after a new sweep); 2048^3 and 4096^3:
-/// chapter 6's own sweep (plots/data/h200/ch06/sweep.json). Shapes not in the table get the rule
-/// in choose_kernel() below. The fast column's ping-pong kernels (_pp, consumers taking whole
-/// tiles in turn): where the interleaved comparison of session 5
-/// (plots/data/h200/ch06/pingpong_9c02c6b/interleaved_9a3830e/) measured the best ping-pong
-/// kernel ahead of every cooperative one (4096x24576x1536 by 11%, the others by 1-3%); the
-/// dispatch sweep before it had no ping-pong kernel to time.
+/// library's per-tensor dispatch sweep at fe11ef0 (plots/data/h200/ch10/
+/// dispatch_sweep_per_tensor.json: every TMA-store kernel of this chapter, ping-pong ones (_pp)
+/// included, then the four fastest and this rule's kernel re-timed interleaved; a copy of the
+/// library's table's picks, not derived, so dispatch_table.md's "chapter's rule = fastest" column
+/// shows whether the two still agree after a new sweep); 2048^3 and 4096^3: chapter 6's own sweep
+/// (plots/data/h200/ch06/sweep.json). Ping-pong kernels exist in fast mode (and 128 x 128 / 64 x
+/// 256 promoted, which never win: a warpgroup's promotion cannot overlap its own tensor-core work);
+/// they take 7 of the 9 large fast rows. Shapes not in the table get the rule in choose_kernel()
+/// below.
 namespace {
 struct TableEntry {
   std::int64_t M, N, K;
@@ -49,24 +48,24 @@ constexpr TableEntry kTable[] = {
     {2048, 2048, 2048, "128x256_s4_c1x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
     {4096, 4096, 4096, "128x256_s4_c2x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
     {8192, 8192, 8192, "128x192_s4_c2x1_%_tma_b2_pp", "256x128_s3_c1x2_%_tma_b4"},
-    {4096, 2112, 7168, "128x176_s4_c2x1_%_tma_b11", "128x176_s4_c1x1_%_tma_b11"},
-    {4096, 24576, 1536, "128x192_s4_c2x1_%_tma_b2_pp", "192x128_s4_c2x1_%_tma_b2"},
+    {4096, 2112, 7168, "128x176_s4_c2x1_%_tma_b11_pp", "128x176_s4_c1x1_%_tma_b11"},
+    {4096, 24576, 1536, "128x192_s4_c2x1_%_tma_b2_pp", "256x128_s3_c1x2_%_tma_b4"},
     {4096, 32768, 512, "128x192_s4_c1x1_%_tma_b2_pp", "192x128_s4_c2x1_%_tma_b2"},
-    {4096, 7168, 16384, "128x128_s5_c2x1_%_tma_b4_pp", "256x128_s3_c1x2_%_tma_b4"},
-    {4096, 4096, 7168, "128x256_s4_c2x1_%_tma_b2", "256x128_s3_c1x2_%_tma_b4"},
-    {4096, 7168, 2048, "128x128_s6_c2x1_%_tma_b2_pp", "256x128_s3_c1x2_%_tma_b4"},
+    {4096, 7168, 16384, "128x176_s4_c2x1_%_tma_b11_pp", "256x128_s3_c1x2_%_tma_b4"},
+    {4096, 4096, 7168, "128x128_s6_c2x1_%_tma_b2_pp", "256x128_s4_c2x1_%_tma_b2"},
+    {4096, 7168, 2048, "128x176_s4_c2x1_%_tma_b11_pp", "256x128_s3_c1x2_%_tma_b4"},
     {128, 2112, 7168, "64x32_s14_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"},
-    {128, 24576, 1536, "128x64_s8_c1x1_%_tma_b1", "128x192_s4_c1x1_%_tma_b3"},
-    {128, 32768, 512, "128x128_s6_c1x1_%_tma_b2", "128x128_s6_c1x1_%_tma_b2"},
-    {128, 7168, 16384, "128x64_s8_c1x1_%_tma_b1", "128x56_s8_c1x1_%_tma_b1"},
+    {128, 24576, 1536, "128x192_s4_c1x1_%_tma_b3", "128x192_s4_c1x1_%_tma_b3"},
+    {128, 32768, 512, "128x128_s6_c1x1_%_tma_b2_pp", "128x128_s6_c1x1_%_tma_b2"},
+    {128, 7168, 16384, "128x64_s8_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"},
     {128, 4096, 7168, "128x32_s10_c1x1_%_tma_b1", "128x32_s10_c1x1_%_tma_b1"},
     {128, 7168, 2048, "128x64_s8_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"},
     {64, 2112, 7168, "64x16_s16_c1x1_%_tma_b1", "64x16_s16_c1x1_%_tma_b1"},
     {64, 24576, 1536, "64x64_s12_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"},
     {64, 32768, 512, "64x128_s8_c1x1_%_tma_b2", "64x128_s8_c1x1_%_tma_b2"},
-    {64, 7168, 16384, "64x64_s12_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"},
+    {64, 7168, 16384, "64x64_s12_c1x1_%_tma_b1", "64x128_s8_c1x1_%_tma_b2"},
     {64, 4096, 7168, "64x32_s14_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"},
-    {64, 7168, 2048, "64x64_s12_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"},
+    {64, 7168, 2048, "64x128_s8_c1x1_%_tma_b2", "64x64_s12_c1x1_%_tma_b1"},
 };
 }  // namespace
 

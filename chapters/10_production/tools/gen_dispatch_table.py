@@ -21,6 +21,9 @@ never mixed across runs (where the dispatch sweep confirmed its fastest kernels 
   plots/data/h200/ch10/dispatch_sweep_block_scaled.json   fp8gemm_dispatch_sweep
                                              --families=block_scaled (re-swept after a change to
                                              those kernels alone)
+  plots/data/h200/ch10/dispatch_sweep_per_tensor.json    fp8gemm_dispatch_sweep
+                                             --families=per_tensor (re-swept with chapter 6's
+                                             ping-pong kernels)
   plots/data/h200/ch10/dispatch_sweep.json   fp8gemm_dispatch_sweep (every kernel, every family)
   plots/data/h200/ch07/sweep_large.json      ch07_block_scaling --kernels=... (Google Benchmark)
   plots/data/h200/ch07/sweep_small.json
@@ -71,6 +74,9 @@ SOURCES = [
     # Block scaling alone, re-swept at c47176c after its kernels changed (the B-scale stream):
     # first, so its pairs take precedence over the full sweep's older block-scaled rows.
     ("plots/data/h200/ch10/dispatch_sweep_block_scaled.json", "dispatch"),
+    # Per-tensor alone, re-swept at fe11ef0 with chapter 6's ping-pong kernels (which the full
+    # sweep predates): first too, for the same reason.
+    ("plots/data/h200/ch10/dispatch_sweep_per_tensor.json", "dispatch"),
     ("plots/data/h200/ch10/dispatch_sweep.json", "dispatch"),
     ("plots/data/h200/ch07/sweep_large.json", "gbench_ch07"),
     ("plots/data/h200/ch07/sweep_small.json", "gbench_ch07"),
