@@ -160,7 +160,8 @@ ABLATION_STEPS = [
     ("ch06_2_persistent", "2 persistent"),
     ("ch06_3_tma_store", "3 TMA-store epilogue"),
     ("ch06_4_multicast", "4 2-CTA multicast"),
-    ("ch06_5_table", "5 per-shape tiles"),
+    ("ch06_5_tiles", "5 per-shape tiles"),
+    ("ch06_6_pingpong", "6 ping-pong consumers"),
 ]
 ACCURACY_SERIES = [  # key in accuracy.json rows -> label
     ("ch06_fast", "ch06 fast accumulation"),

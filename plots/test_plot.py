@@ -473,7 +473,8 @@ def check_ch06(ch06: str) -> None:
            for b in load_json(os.path.join(FIXTURE_CH06, "ablation.json"))["benchmarks"]}
     steps = [("ch05_wgmma", "ch05"), ("ch06_1_warp_specialized", "1 warp-specialized"),
              ("ch06_2_persistent", "2 persistent"), ("ch06_3_tma_store", "3 TMA-store epilogue"),
-             ("ch06_4_multicast", "4 2-CTA multicast"), ("ch06_5_table", "5 per-shape tiles")]
+             ("ch06_4_multicast", "4 2-CTA multicast"), ("ch06_5_tiles", "5 per-shape tiles"),
+             ("ch06_6_pingpong", "6 ping-pong consumers")]
     shapes = ["8192x8192x8192", "4096x7168x16384"]
     check("| step | implementation | TFLOPS 8192³ | % of cuBLASLt | vs previous step | "
           "TFLOPS 4096×7168×16384 | % of cuBLASLt | vs previous step |" in ch06, "ablation header")

@@ -5,7 +5,7 @@
 //   ch06_warp_specialization [--no-bench] [--sizes=1024,...] [--shapes=MxNxK,...] [--json=PATH]
 //                            [--ablation] [--sustained=SECONDS] [--accuracy=PATH]
 //                            [Google Benchmark flags]
-// --ablation      the ablation steps (chapter 5 -> ... -> per-shape tiles) at 8192^3 and
+// --ablation      the ablation steps (chapter 5 -> ... -> per-shape tiles -> ping-pong) at 8192^3 and
 //                 4096x7168x16384, fast accumulation, beside cuBLASLt fast accumulation
 // --sustained=S   every implementation at 8192^3 launched back to back for S seconds (what a
 //                 long training step sees: the GPU at its power cap); prints one line per
@@ -97,7 +97,7 @@ double sustained_tflops(const std::function<void(cudaStream_t)>& launch, const S
 
 int main(int argc, char** argv) {
   std::printf("Chapter 6: persistent warp-specialised FP8 GEMM (the engine): producer/consumer "
-              "warpgroups, TMA-store epilogue, 2-CTA multicast, per-shape tiles\n");
+              "warpgroups, TMA-store epilogue, 2-CTA multicast, per-shape tiles, ping-pong\n");
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: ch06_warp_specialization was built, but running it needs an "
                 "NVIDIA Hopper GPU (sm_90a).\nOn a machine with one, run this binary again; see "
@@ -307,9 +307,14 @@ int main(int argc, char** argv) {
       step("ch06_2_persistent", "128x256_s4_c1x1_fast_reg", true);
       step("ch06_3_tma_store", "128x256_s4_c1x1_fast_tma_b2", true);
       step("ch06_4_multicast", "128x256_s4_c2x1_fast_tma_b2", true);
+      // The sweep's fastest cooperative kernel at both shapes (the table's until the ping-pong
+      // kernels were swept): three deeper stages traded for four staging buffers.
+      step("ch06_5_tiles", "128x256_s3_c2x1_fast_tma_b4", true);
+      // The table: ping-pong consumers at both shapes (128 x 192 at 8192^3, 128 x 176 at
+      // 4096x7168x16384), one warpgroup's epilogue beside the other's main loop.
       const ch06::Plan* p = plan(g, mode_options(engine::Accumulation::fast));
-      std::printf("ch06_5_table at %s: %s\n", s.name().c_str(), p->engine().describe().c_str());
-      add("ch06_5_table", s, [p](cudaStream_t st) { p->run(st); });
+      std::printf("ch06_6_pingpong at %s: %s\n", s.name().c_str(), p->engine().describe().c_str());
+      add("ch06_6_pingpong", s, [p](cudaStream_t st) { p->run(st); });
       add_cublas(s, true);
     }
   } else {
