@@ -38,6 +38,11 @@ void add_kernels_pingpong(std::vector<KernelInfo>& out) {
   // stages half a tile before its first reuse, as the cooperative kernel does.
   out.push_back(kernel_info<KernelConfig<128, 176, 4, 1, 1, kFast, kStore, 11, kPP>>());
   out.push_back(kernel_info<KernelConfig<128, 176, 4, 2, 1, kFast, kStore, 11, kPP>>());
+  // A fifth stage for the table's ping-pong tiles (fewer staging buffers to make room: 221 and
+  // 211 KB of shared memory), and 128 x 192 with A multicast instead of B.
+  out.push_back(kernel_info<KernelConfig<128, 192, 5, 2, 1, kFast, kStore, 1, kPP>>());
+  out.push_back(kernel_info<KernelConfig<128, 176, 5, 2, 1, kFast, kStore, 4, kPP>>());
+  out.push_back(kernel_info<KernelConfig<128, 192, 4, 1, 2, kFast, kStore, 2, kPP>>());
   add_pingpong<Accumulation::promoted>(out);
 }
 
