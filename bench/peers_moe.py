@@ -75,6 +75,8 @@ only: 2 x sum(rows) x N x K. GB/s count the real data once (A rows, the weights 
     python3 bench/peers_moe.py --out gpu_results/json/peers_ch08.json --groups-out gpu_results/json/moe_groups.json
     python3 bench/peers_moe.py --only deepgemm_masked,masked --out /tmp/m.json   # filters: implementations,
                                                                                    # kinds, case names (globs)
+    python3 bench/peers_moe.py --interleave --out /tmp/i.json   # each case's implementations timed together
+                                                                  # (rounds of one call each, order rotating)
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ import re
 import sys
 import time
 import zlib
+from typing import Callable, NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import peers as P  # noqa: E402  (bench/peers.py: timing, flush, delay, checks, JSON, JIT pre-warm)
@@ -128,6 +131,18 @@ MOE_METHOD = (
     "enqueued before the GPU reaches them (delay_covers_host says whether they were). Checks: float64 reference per "
     "expert of the dequantised operands, on the GPU."
 )
+
+
+MOE_INTERLEAVE = (
+    " --interleave groups by case: a case's checked implementations are timed in one group, each with its own "
+    "delay; a wrong result stays out of the group."
+)
+
+
+def moe_method(args) -> str:
+    """The MoE part of the method text (after peers.py's method_text, which describes --interleave)."""
+    return MOE_METHOD.format(host_heavy=", ".join(sorted(HOST_HEAVY)), long_delay=args.long_delay_us) + \
+        (MOE_INTERLEAVE if args.interleave else "")
 
 
 def align(x: int, a: int = ALIGN) -> int:
@@ -418,29 +433,71 @@ class Runner:
     # -- one (case, implementation) ----------------------------------------------------------------
 
     def record(self, impl, case, fn, chk, label, bytes_, flops=True, delay_us=None, fields=None):
-        args, gpu = self.args, self.gpu
+        """A checked call: an error entry if the check failed (no time), else timed now (time_call) or,
+        with --interleave, kept for the case's group (time_pending, at the end of run_case)."""
         if not chk["ok"]:
             f = {k: P.finite_or_none(chk[k]) for k in ("rel_error", "max_rel_error", "worst_tile_error")}
             f.update(fields or {})
             raise CheckError(f"WRONG result: rel_error {chk['rel_error']:.3g}, worst tile "
                              f"{chk['worst_tile_error']:.3g}, max_rel {chk['max_rel_error']:.3g} "
                              f"(tolerance {chk['tolerance']:.3g})", f, label)
-        t = gpu.time_call(fn, delay_us=delay_us)
-        entry = moe_counters(case, t, bytes_, flops)
-        entry.update({"rel_error": chk["rel_error"], "max_rel_error": chk["max_rel_error"],
-                      "worst_tile_error": chk["worst_tile_error"]})
-        if delay_us is not None and not args.no_delay:
-            entry["delay_us"] = float(delay_us)
-        entry.update(fields or {})
-        suffix, cupti_us = gpu.cupti_view(fn, args.cupti_launches, case.flops if flops else None, entry)
-        entry["label"] = label + suffix
-        self.out.add(impl, case.cid, entry)
+        p = Pending(impl, fn, chk, label, bytes_, flops, delay_us, fields or {})
+        if self.args.interleave:
+            self.pending.append(p)
+        else:
+            self.finish(case, p, self.gpu.time_call(fn, delay_us=delay_us))
+
+    def finish(self, case, p, t) -> None:
+        """The entry of one timed call (t: one of Gpu.time_group's results), its CUPTI view and its line."""
+        args, gpu = self.args, self.gpu
+        entry = moe_counters(case, t, p.bytes_, p.flops)
+        entry.update({"rel_error": p.chk["rel_error"], "max_rel_error": p.chk["max_rel_error"],
+                      "worst_tile_error": p.chk["worst_tile_error"], "interleaved": t["interleaved"]})
+        if p.delay_us is not None and not args.no_delay:
+            entry["delay_us"] = float(p.delay_us)
+        entry.update(p.fields)
+        suffix, cupti_us = gpu.cupti_view(p.fn, args.cupti_launches, case.flops if p.flops else None, entry)
+        entry["label"] = p.label + suffix
+        self.out.add(p.impl, case.cid, entry)
         tf = entry.get("TFLOPS")
-        print(f"{impl:34s} {case.cid:30s} {(f'{tf:8.1f}' if tf is not None else '       -')} "
+        print(f"{p.impl:34s} {case.cid:30s} {(f'{tf:8.1f}' if tf is not None else '       -')} "
               f"{entry['median_us']:10.2f} {(f'{cupti_us:9.2f}' if cupti_us else '        -')} "
-              f"{t['host_call_us']:8.1f} {chk['rel_error']:9.2e}  "
+              f"{t['host_call_us']:8.1f} {p.chk['rel_error']:9.2e}  "
               f"{'' if t['delay_covers_host'] or args.no_delay else 'host work NOT covered by the delay'}",
               flush=True)
+
+    def time_pending(self, case) -> None:
+        """--interleave: the case's checked calls timed together, one Gpu.time_group (each with its own
+        delay: --long-delay-us for the many-launch ones, as alone), then written as record() writes one.
+        Every member's state is safe to rotate: deepgemm_pad_step and deepgemm_contiguous_with_pad rewrite
+        the padded buffers that deepgemm_contiguous(_psum) read, but with the same values every call;
+        every other call writes only its own output (deepgemm_kgrouped_wgrad accumulates into its own d,
+        which nothing else reads and which is not checked again, as when timed alone)."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        try:
+            times = self.gpu.time_group([p.fn for p in pending], [p.delay_us for p in pending])
+        except Exception as e:  # noqa: BLE001 - the group's error is every member's (as peers.py)
+            msg = f"{type(e).__name__}: {str(e)[:2000]}"
+            for p in pending:
+                self.failures += 1
+                self.out.add_error(p.impl, case.cid, msg, dict(p.fields, label=p.label))
+            print(f"{'(interleaved group)':34s} {case.cid:30s} ERROR {msg[:400]}", flush=True)
+            try:
+                self.torch.cuda.synchronize()
+            except Exception as e2:  # noqa: BLE001 - a sticky CUDA error: the rest cannot run
+                raise ContextLost(str(e2)) from e2
+            return
+        for p, t in zip(pending, times):
+            self.finish(case, p, t)
+
+    def drop_pending(self, case, why: str) -> None:
+        """Checked calls that will not be timed (the CUDA context is gone): error entries, not silence."""
+        for p in self.pending:
+            self.failures += 1
+            self.out.add_error(p.impl, case.cid, f"checked, not timed: {why}", dict(p.fields, label=p.label))
+        self.pending = []
 
     def run_case(self, case: Case, impls: list[str]) -> bool:
         """Returns False when the CUDA context is unusable."""
@@ -448,9 +505,11 @@ class Runner:
         fn_map = {"balanced": self.case_contiguous, "skewed": self.case_contiguous,
                   "masked": self.case_masked, "wgrad": self.case_wgrad}
         self.done = set()
+        self.pending = []  # --interleave: this case's checked calls (record), timed together below
         try:
             fn_map[case.kind](case, impls)
         except ContextLost as e:
+            self.drop_pending(case, f"CUDA context unusable: {e}")
             self.notes.append(f"CUDA context unusable after {case.cid}: {e}")
             return False
         except Exception as e:  # noqa: BLE001 - data set-up failed: the implementations not yet recorded
@@ -460,6 +519,12 @@ class Runner:
                     self.out.add_error(impl, case.cid, msg)
                     self.failures += 1
             print(f"{'(rest)':34s} {case.cid:30s} ERROR {msg[:400]}", flush=True)
+        try:
+            # those checked before a set-up failure are still timed (their data lives in their calls)
+            self.time_pending(case)
+        except ContextLost as e:
+            self.notes.append(f"CUDA context unusable after {case.cid}: {e}")
+            return False
         try:
             torch.cuda.synchronize()
         except Exception as e2:  # noqa: BLE001
@@ -582,8 +647,10 @@ class Runner:
                     self.guarded(impl, case, body)
                     pad(a_q, sfa)  # restore (DG_CONTIG_PAD may follow)
             del refs
-            a_q = sfa = b_q = sfb = b_q2 = sfb2 = pad = a_pad = sfa_pad = m_idx = None  # noqa: F841
-            gc.collect()
+            if not args.interleave:  # with it the calls kept for the case's group still read these
+                # (closures see these names, not copies), so they live until run_case has timed them
+                a_q = sfa = b_q = sfb = b_q2 = sfb2 = pad = a_pad = sfa_pad = m_idx = None  # noqa: F841
+                gc.collect()
         torch_impls = [i for i in impls if i in (TORCH_GMM, TORCH_GMM_FA)]
         if torch_impls:
             ar_q, sar = quant_rowwise(torch, a16)
@@ -801,6 +868,18 @@ class Runner:
             del d
 
 
+class Pending(NamedTuple):
+    """One checked call and what its entry needs (Runner.record's arguments)."""
+    impl: str
+    fn: Callable
+    chk: dict
+    label: str
+    bytes_: float
+    flops: bool
+    delay_us: float | None
+    fields: dict
+
+
 class ContextLost(Exception):
     pass
 
@@ -977,8 +1056,9 @@ def run_gpu(args, cases, groups, selected) -> int:
     flush_desc = (f"torch.Tensor.zero_ on a {gpu.flush_bytes}-byte uint8 buffer = 2 x L2 "
                   "(the harness: cudaMemsetAsync on 2 x L2)") if not args.flush_bytes else \
         f"torch.Tensor.zero_ on a {gpu.flush_bytes}-byte uint8 buffer"
-    ctx["method"] = P.method_text(args, flush_desc) + MOE_METHOD.format(
-        host_heavy=", ".join(sorted(HOST_HEAVY)), long_delay=args.long_delay_us)
+    ctx["method"] = P.method_text(args, flush_desc) + moe_method(args)
+    if args.interleave:  # the C++ harness's context key for the same way of timing
+        ctx["timing"] = "interleaved"
     ctx["implementations"] = ", ".join(sorted({i for _, impls in selected for i in impls}))
     out.write()
     print(f"peers_moe.py: {ctx.get('gpu')} | torch {torch.__version__} | deep_gemm {ctx.get('deep_gemm_version', '-')} "
@@ -1052,8 +1132,13 @@ def main(argv=None) -> int:
     ap.add_argument("--long-delay-us", type=float, default=1000.0,
                     help=f"the delay for calls of many launches ({', '.join(sorted(HOST_HEAVY))}) (default %(default)s)")
     ap.add_argument("--no-delay", action="store_true", help="no GPU-side delay (to show its effect)")
+    ap.add_argument("--interleave", action="store_true",
+                    help="time a case's implementations together, one call each per round, the order rotating "
+                         "(bench/peers.py --interleave, the C++ harness's interleaved timing); without it one "
+                         "after the other")
     ap.add_argument("--warmup", type=int, default=3, help="warm-up calls after the checked call (default 3)")
-    ap.add_argument("--budget-ms", type=float, default=250.0, help="GPU time to fill per entry (default 250)")
+    ap.add_argument("--budget-ms", type=float, default=250.0,
+                    help="GPU time to fill per entry (with --interleave: per member of a case's group; default 250)")
     ap.add_argument("--min-reps", type=int, default=10, help="(default 10, as the harness)")
     ap.add_argument("--max-reps", type=int, default=300, help="(default 300, as the harness)")
     ap.add_argument("--flush-bytes", type=int, default=0, help="L2 flush buffer (default 2 x L2, as the harness)")
@@ -1088,7 +1173,8 @@ def main(argv=None) -> int:
 
     if args.dry_run:
         n = sum(len(i) for _, i in selected)
-        print(f"cases ({len(selected)} of {len(cases)}), {n} timed entries:")
+        print(f"cases ({len(selected)} of {len(cases)}), {n} timed entries"
+              f"{', interleaved (one group per case)' if args.interleave else ', one after the other'}:")
         for c, impls in selected:
             L = P.ceil_div(c.K, 128)
             extra = ""
@@ -1103,8 +1189,7 @@ def main(argv=None) -> int:
         for w in groups["skewed"]:
             print(f"groups {w['name']} (seed {w['seed']}): {w['counts']}")
         print(f"groups generator: {groups['generator']}")
-        print("method: " + P.method_text(args) + MOE_METHOD.format(host_heavy=", ".join(sorted(HOST_HEAVY)),
-                                                                   long_delay=args.long_delay_us))
+        print("method: " + P.method_text(args) + moe_method(args))
         print(f"output: {args.out or '(none)'}; groups: {args.groups_out or '(none)'}; commit: {P.git_commit(args.commit)}")
         return 0
     return run_gpu(args, cases, groups, selected)

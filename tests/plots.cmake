@@ -15,3 +15,11 @@ add_test(NAME peers_timing
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/test_peers_timing.py
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(peers_timing PROPERTIES LABELS cpu)
+
+# CTest `peers_moe_interleave` (cpu): bench/peers_moe.py --interleave (a case's checked calls timed in
+# one Gpu.time_group, each with its own delay, a wrong result left out; same JSON fields plus
+# interleaved) on peers_timing's simulated GPU clock, with fake calls; no torch needed.
+add_test(NAME peers_moe_interleave
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/test_peers_moe_interleave.py
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(peers_moe_interleave PROPERTIES LABELS cpu)
