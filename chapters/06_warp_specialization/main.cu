@@ -15,7 +15,8 @@
 //                 table's (e.g. the ablation's steps, each at its own power-capped clock)
 // --sizes=...     square sizes only (default: 1024..8192 and the DeepSeek-V3 shapes)
 // --accuracy=PATH the all-positive-data accuracy table (256 x 256 x K, K up to 65536), as JSON
-// --kernels=a,b   tuning: time these kernels (ch06::kernels() names) on the shapes instead of
+// --kernels=a,b   tuning: time these kernels (ch06::kernels() names, optionally with a raster
+//                 suffix @g<W> or @g<W>n, see named_options) on the shapes instead of
 //                 the table's choice, beside cuBLASLt (fast and promoted), each checked first
 //                 on every shape (8 sampled rows); with --no-bench only checked
 #include <algorithm>
@@ -66,11 +67,32 @@ ch06::Options mode_options(engine::Accumulation a) {
   return o;
 }
 
-/// The options that run the kernel of this name (ch06::kernels()) in its accumulation mode.
+/// The options that run the kernel of this name (ch06::kernels()) in its accumulation mode. A
+/// suffix "@g<W>" sets the raster's band width (W cluster tiles; the plan chooses it otherwise),
+/// "@g<W>n" bands of columns instead of rows: the tile order is a plan option, not part of the
+/// kernel, so the tuning mode can time one kernel in several orders.
 ch06::Options named_options(const std::string& name) {
   ch06::Options o;
-  o.kernel = name;
-  o.accumulation = ch06::kernel_named(name).accumulation;
+  const auto at = name.find('@');
+  o.kernel = name.substr(0, at);
+  if (at != std::string::npos) {
+    const std::string r = name.substr(at + 1);
+    std::size_t used = 0;
+    int group = 0;
+    try {
+      if (r.size() < 2 || r[0] != 'g') throw std::invalid_argument(r);
+      group = std::stoi(r.substr(1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    const std::string tail = used ? r.substr(1 + used) : r;
+    if (used == 0 || group < 1 || !(tail.empty() || tail == "n"))
+      throw std::invalid_argument("--kernels: '" + name + "': the suffix after '@' must be g<W> or "
+                                  "g<W>n (W >= 1, the raster's band width)");
+    o.raster.group = group;
+    o.raster.along_n = tail == "n" ? 1 : 0;
+  }
+  o.accumulation = ch06::kernel_named(o.kernel).accumulation;
   return o;
 }
 
