@@ -307,6 +307,7 @@ int main(int argc, char** argv) {
       const PerTensorGemm g = ops_for(s).gemm;
       for (const auto& name : kernels) {
         const ch06::Plan* p = plan(g, named_options(name));
+        std::printf("%s at %s: %s\n", name.c_str(), s.name().c_str(), p->engine().describe().c_str());
         add(name, s, [p](cudaStream_t st) { p->run(st); });
       }
       add_cublas(s, true);
