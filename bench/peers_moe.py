@@ -64,6 +64,25 @@ deep_gemm/utils/layout.py, tests/test_fp8_fp4.py, tests/generators.py):
                             mat2 = A_g [Tpad_g, K] column-major (views of the same buffers as DeepGEMM's),
                             scale_a [N, Tpad_g/128] strides (1, N), scale_b [Tpad_g/128, K] contiguous; FP32 out
                             written in place (out=) into [G, N, K] when torch accepts it (the label says what ran).
+  fp8gemm_grouped_contiguous  this repository's library (chapter 8's kernels) through its PyTorch op (package
+                            fp8gemm, chapters/10_production/python): fp8gemm.ops.gemm_grouped_contiguous(A, sfa, B,
+                            sfb, offsets) on the UNPADDED tokens (no padding step: any rows per expert, 0 included):
+                            A [T, K] e4m3 (the pad step's input), sfa [T, K/128] fp32 MN-major (strides (1, align(T,
+                            4)): read in place; the K-major one would be copied inside every call), B and sfb
+                            DeepGEMM's tensors, offsets int32 [G + 1] (0, then the cumulative ends) on the device;
+                            D [T, N] bf16, allocated by the op (it has no out=).
+  fp8gemm_grouped_masked    fp8gemm.ops.gemm_grouped_masked(A, sfa, B, sfb, masked_m): A [G, rows, K] and B, sfb,
+                            masked_m DeepGEMM's tensors, sfa [G * rows, K/128] fp32 MN-major over all G * rows
+                            rows (strides (1, align(G * rows, 4)); DeepGEMM's [G, rows, K/128] is MN-major per
+                            group, which a 2-D scale_a cannot express); D [G, rows, N] bf16 (allocated by the op,
+                            rows past masked_m unwritten and not compared).
+  fp8gemm_weight_grad       fp8gemm.ops.gemm_weight_grad(dd_t, sfa, a_t, sfb, offsets, out=d, accumulate=False): the
+                            same codes as DeepGEMM's in the op's layout, dd_t = dD^T [N, sum Tpad] and a_t = A^T
+                            [K, sum Tpad] row-major (expert g's tokens from column sum over j < g of Tpad_j: what
+                            quantize_tokens_transposed_1x128 writes, with T_cap = sum Tpad), made outside the timing;
+                            the scales DeepGEMM's tensors themselves (MN-major: read in place); offsets int32 [G + 1]
+                            the REAL token offsets (the op derives the padded columns); d [G, N, K] fp32 written,
+                            not accumulated (empty experts zeroed).
 
 Every result is checked before it is timed against a float64 reference of the dequantised operands, per expert
 (float64 on the GPU; the expert's rows only, so padding rows and rows past masked_m are not compared), with the
@@ -112,16 +131,21 @@ DG_MASKED = "deepgemm_masked"
 DG_MASKED_EXACT = "deepgemm_masked_exact"
 DG_WGRAD = "deepgemm_kgrouped_wgrad"
 TORCH_LOOP_WGRAD = "torch_scaled_mm_loop_wgrad"
+# This repository's library through its PyTorch ops (fp8gemm.ops): named after the op each calls
+FP8_CONTIG = "fp8gemm_grouped_contiguous"
+FP8_MASKED = "fp8gemm_grouped_masked"
+FP8_WGRAD = "fp8gemm_weight_grad"
 
 IMPLS_BY_KIND = {
-    "balanced": [DG_CONTIG, DG_PSUM, TORCH_GMM, TORCH_GMM_FA],
-    "skewed": [DG_CONTIG, DG_PSUM, DG_PAD, DG_CONTIG_PAD, TORCH_GMM, TORCH_GMM_FA],
-    "masked": [DG_MASKED, DG_MASKED_EXACT],
-    "wgrad": [DG_WGRAD, TORCH_LOOP_WGRAD],
+    "balanced": [DG_CONTIG, DG_PSUM, TORCH_GMM, TORCH_GMM_FA, FP8_CONTIG],
+    "skewed": [DG_CONTIG, DG_PSUM, DG_PAD, DG_CONTIG_PAD, TORCH_GMM, TORCH_GMM_FA, FP8_CONTIG],
+    "masked": [DG_MASKED, DG_MASKED_EXACT, FP8_MASKED],
+    "wgrad": [DG_WGRAD, TORCH_LOOP_WGRAD, FP8_WGRAD],
 }
 ALL_IMPLS = [DG_CONTIG, DG_PSUM, DG_PAD, DG_CONTIG_PAD, TORCH_GMM, TORCH_GMM_FA, DG_MASKED, DG_MASKED_EXACT,
-             DG_WGRAD, TORCH_LOOP_WGRAD]
+             DG_WGRAD, TORCH_LOOP_WGRAD, FP8_CONTIG, FP8_MASKED, FP8_WGRAD]
 DG_IMPLS = {DG_CONTIG, DG_PSUM, DG_PAD, DG_CONTIG_PAD, DG_MASKED, DG_MASKED_EXACT, DG_WGRAD}
+FP8_IMPLS = {FP8_CONTIG, FP8_MASKED, FP8_WGRAD}
 HOST_HEAVY = {DG_PAD, DG_CONTIG_PAD, TORCH_LOOP_WGRAD}  # many launches per call: --long-delay-us
 
 MOE_METHOD = (
@@ -129,7 +153,9 @@ MOE_METHOD = (
     "real tokens); padding rows, rows past masked_m and empty experts do no counted work. Implementations with "
     "many launches per call ({host_heavy}) use a {long_delay:g} us delay instead, so that Python's launches are "
     "enqueued before the GPU reaches them (delay_covers_host says whether they were). Checks: float64 reference per "
-    "expert of the dequantised operands, on the GPU."
+    "expert of the dequantised operands, on the GPU. fp8gemm_* are this repository's library through its PyTorch ops "
+    "(fp8gemm.ops), one op call each, on DeepGEMM's quantised data (the forward on the unpadded rows), against the "
+    "same references, the output NaN-poisoned before the checked call (output_poisoned)."
 )
 
 
@@ -307,6 +333,26 @@ def describe_counts(c: Case) -> str:
 # The GPU part
 
 
+def load_fops():
+    """This repository's PyTorch ops: (fp8gemm.ops, what was loaded) when the package imports and its
+    compiled ops (_C.so) are loaded, else (None, why not). The package imports without _C.so (its
+    available() is then False), so importing is not enough."""
+    try:
+        import fp8gemm
+        import fp8gemm.ops as fops
+    except Exception as e:  # noqa: BLE001 - any import failure means: skip it, say why
+        return None, (f"fp8gemm not importable ({type(e).__name__}: {e}); build the CMake target fp8gemm_torch, "
+                      "stage it with chapters/10_production/python/stage.sh BUILD DEST and put DEST on PYTHONPATH")
+    where = os.path.dirname(getattr(fp8gemm, "__file__", "") or "") or "?"
+    if not fp8gemm.available():
+        return None, f"fp8gemm (from {where}) has no compiled ops: {fp8gemm.unavailable_reason()}"
+    try:
+        lib = fops.library_version()
+    except Exception as e:  # noqa: BLE001 - informational
+        lib = f"unknown ({type(e).__name__}: {e})"
+    return fops, f"fp8gemm {getattr(fp8gemm, '__version__', '?')} (library {lib}) from {where}"
+
+
 class PadStep:
     """DeepGEMM's contiguous layout from unpadded tokens, on the GPU: the step deepgemm_pad_step times.
     Inputs: A [T, K] e4m3, sfa [T, L] fp32, ends int32 [G] (device). Outputs (persistent buffers):
@@ -396,6 +442,8 @@ class Runner:
         self.torch, self.dg, self.gpu, self.args, self.out, self.notes = torch, dg, gpu, args, out, notes
         self.failures = 0
         self.align = ALIGN
+        # fp8gemm.ops (load_fops) or None, and why not: run_gpu sets both when an fp8gemm_* is selected
+        self.fops, self.fops_why = None, "fp8gemm.ops not loaded"
 
     # -- data ------------------------------------------------------------------------------------
 
@@ -472,7 +520,8 @@ class Runner:
         Every member's state is safe to rotate: deepgemm_pad_step and deepgemm_contiguous_with_pad rewrite
         the padded buffers that deepgemm_contiguous(_psum) read, but with the same values every call;
         every other call writes only its own output (deepgemm_kgrouped_wgrad accumulates into its own d,
-        which nothing else reads and which is not checked again, as when timed alone)."""
+        which nothing else reads and which is not checked again, as when timed alone; fp8gemm_weight_grad
+        overwrites its own d; the fp8gemm forward ops allocate theirs on every call)."""
         pending, self.pending = self.pending, []
         if not pending:
             return
@@ -554,6 +603,104 @@ class Runner:
             except Exception as e2:  # noqa: BLE001 - a sticky CUDA error: the rest cannot run
                 raise ContextLost(str(e2)) from e2
         self.out.write()
+
+    # -- this repository's library (fp8gemm.ops) ---------------------------------------------------
+
+    def fp8gemm(self, impl, case, call, check, label, bytes_, alloc_shape=None) -> None:
+        """One fp8gemm_* implementation, in guarded(): call(fops) makes one call of our op and returns its
+        output, check(output) compares it with the case's references; then record() (timed now, or with
+        --interleave kept for the case's group), the timed call being the checked one. An error entry
+        saying why when fp8gemm.ops is not loaded. The first call builds the op's plan (first_call_s).
+        alloc_shape: the op allocates its bf16 output of this shape (the grouped forward has no out=):
+        a NaN tensor of that shape is allocated and freed just before the checked call, which leaves the
+        caching allocator as before, so the op's output gets that block and a row it fails to write
+        stays NaN; output_poisoned = 1 where the output has that address (0: another block, the check
+        cannot tell stale data). None: call writes into an output the caller filled with NaN."""
+        torch = self.torch
+
+        def body():
+            fops = self.fops
+            if fops is None:
+                raise RuntimeError(f"fp8gemm skipped: {self.fops_why}")
+
+            def fn():
+                return call(fops)
+            nan_ptr = None
+            if alloc_shape is not None:
+                nan = torch.full(alloc_shape, float("nan"), dtype=torch.bfloat16, device="cuda")
+                nan_ptr = nan.data_ptr()
+                del nan
+            t0 = time.time()
+            d = fn()
+            torch.cuda.synchronize()
+            first_s = time.time() - t0
+            poisoned = alloc_shape is None or d.data_ptr() == nan_ptr
+            chk = check(d)
+            del d
+            note = ("output NaN-poisoned" if poisoned else
+                    "output NOT poisoned (the op's D got another block than the freed NaN one)")
+            self.record(impl, case, fn, chk, f"{label}; {note}; first call (plan) {first_s:.3f} s", bytes_,
+                        fields={"first_call_s": first_s, "output_poisoned": 1.0 if poisoned else 0.0})
+        self.guarded(impl, case, body)
+
+    def fp8gemm_contiguous(self, case, a_q, sfa, b_q, sfb, refs, bytes_) -> None:
+        """fp8gemm_grouped_contiguous on the unpadded tokens: a_q [T, K] e4m3 row-major (the pad step's
+        input), sfa [T, L] fp32 as quant_1x128 returns it (K-major, contiguous), b_q [G, N, K] e4m3 and
+        sfb [G, N/128, L] contiguous (DeepGEMM's tensors); refs: per expert, rows case.starts[e] on."""
+        torch = self.torch
+        # The op reads scale_a in place only MN-major: strides (1, ld), ld >= T, ld % 4 == 0, 16-byte
+        # aligned (csrc/ops.cpp group_scales); a K-major one it copies, inside every timed call.
+        # DeepGEMM's sfa_pad covers the padded rows, so ours is its own: [T, L] strides (1, align(T, 4)).
+        sfa_mn = mn_major_aligned(torch, sfa)
+        offsets = torch.tensor([0] + case.ends, dtype=torch.int32, device="cuda")  # [G + 1] real rows
+
+        def call(fops, a=a_q, sa=sfa_mn, b=b_q, sb=sfb, off=offsets):
+            return fops.gemm_grouped_contiguous(a, sa, b, sb, off)  # D [T, N] bf16, new each call
+        label = (f"fp8gemm.ops.gemm_grouped_contiguous (the library; chapter 8's kernels) on the unpadded rows, "
+                 f"no padding step: A {tuple(a_q.shape)} e4m3, sfa {tuple(sfa_mn.shape)} strides {sfa_mn.stride()} "
+                 f"(MN-major, read in place; DeepGEMM's covers the padded rows), B {tuple(b_q.shape)} and sfb "
+                 f"{tuple(sfb.shape)} strides {sfb.stride()} (DeepGEMM's), offsets int32 [{case.G + 1}] (real rows), "
+                 f"D [{case.total}, {case.N}] bf16 allocated by the op")
+        self.fp8gemm(FP8_CONTIG, case, call, lambda d: self.check_rows(case, d, refs, lambda e: case.starts[e]),
+                     label, bytes_, alloc_shape=(case.total, case.N))
+
+    def fp8gemm_masked(self, case, a_q, sfa2, b_q, sfb, masked_m, refs, bytes_) -> None:
+        """fp8gemm_grouped_masked: a_q [G, M, K] e4m3, sfa2 [G * M, L] fp32 K-major (quant_1x128 of
+        A.view(G * M, K)), b_q, sfb, masked_m int32 [G] (DeepGEMM's); refs: expert e's rows e * M on."""
+        G, M, N = case.G, case.rows_max, case.N
+        # MN-major over all G * M rows, strides (1, align(G * M, 4)): the op's in-place layout
+        # (group_scales). DeepGEMM's [G, M, L] is MN-major per group, not expressible as this 2-D tensor.
+        sfa_mn = mn_major_aligned(self.torch, sfa2)
+
+        def call(fops, a=a_q, sa=sfa_mn, b=b_q, sb=sfb, mm=masked_m):
+            return fops.gemm_grouped_masked(a, sa, b, sb, mm)  # D [G, M, N] bf16, new each call
+        label = (f"fp8gemm.ops.gemm_grouped_masked (the library; chapter 8's kernels), A {tuple(a_q.shape)} e4m3, "
+                 f"sfa {tuple(sfa_mn.shape)} strides {sfa_mn.stride()} (MN-major over G x rows, read in place), "
+                 f"B {tuple(b_q.shape)} and sfb {tuple(sfb.shape)} strides {sfb.stride()} (DeepGEMM's), masked_m "
+                 f"{case.counts} (device int32), D [{G}, {M}, {N}] bf16 allocated by the op")
+        self.fp8gemm(FP8_MASKED, case, call,
+                     lambda d: self.check_rows(case, d.view(G * M, N), refs, lambda e: e * M),
+                     label, bytes_, alloc_shape=(G, M, N))
+
+    def fp8gemm_wgrad(self, case, dd_t, sfa_t, a_t, sfb_t, d, check, bytes_) -> None:
+        """fp8gemm_weight_grad: dd_t [N, tpad] and a_t [K, tpad] e4m3 row-major, expert g's tokens from
+        column sum over j < g of align(count_j, 128), zeros to the next expert's (quantize_tokens_
+        transposed_1x128's layout, T_cap = tpad); sfa_t [N, tpad/128] strides (1, N) and sfb_t
+        [K, tpad/128] strides (1, K): DeepGEMM's scale tensors, MN-major with ld = N, K (multiples of
+        4), read in place; d [G, N, K] fp32, overwritten (check: the case's, empty experts zero)."""
+        torch = self.torch
+        # the REAL token offsets: the op derives each expert's padded first column from them
+        offsets = torch.tensor([0] + case.ends, dtype=torch.int32, device="cuda")
+        d.fill_(float("nan"))  # accumulate=False writes every expert (zeros for an empty one)
+
+        def call(fops, dd=dd_t, sd=sfa_t, a=a_t, sa=sfb_t, off=offsets, out=d):
+            return fops.gemm_weight_grad(dd, sd, a, sa, off, out=out, accumulate=False)
+        label = (f"fp8gemm.ops.gemm_weight_grad (the library; chapter 8's kernels), dd_t {tuple(dd_t.shape)} and "
+                 f"a_t {tuple(a_t.shape)} e4m3 row-major (DeepGEMM's codes, transposed as one matrix each, not "
+                 f"timed), scale_dd_t {tuple(sfa_t.shape)} strides {sfa_t.stride()} and scale_a_t "
+                 f"{tuple(sfb_t.shape)} strides {sfb_t.stride()} (DeepGEMM's), offsets int32 [{case.G + 1}] real "
+                 f"tokens, out d {tuple(d.shape)} fp32, accumulate=False (overwritten)")
+        self.fp8gemm(FP8_WGRAD, case, call, check, label, bytes_)
 
     # -- contiguous forward (balanced, skewed) -----------------------------------------------------
 
@@ -646,6 +793,8 @@ class Runner:
                                     flops=False, delay_us=args.long_delay_us)
                     self.guarded(impl, case, body)
                     pad(a_q, sfa)  # restore (DG_CONTIG_PAD may follow)
+                elif impl == FP8_CONTIG:
+                    self.fp8gemm_contiguous(case, a_q, sfa, b_q, sfb, refs, data_bytes)
             del refs
             if not args.interleave:  # with it the calls kept for the case's group still read these
                 # (closures see these names, not copies), so they live until run_case has timed them
@@ -707,6 +856,9 @@ class Runner:
         masked_m = torch.tensor(case.counts, dtype=torch.int32, device="cuda")
         data_bytes = case.total * K + G * N * K + 2.0 * case.total * N + 4.0 * (case.total * L + G * (N // 128) * L)
         for impl in impls:
+            if impl == FP8_MASKED:
+                self.fp8gemm_masked(case, a_q, sfa2, b_q, sfb, masked_m, refs, data_bytes)
+                continue
             d = torch.full((G, M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
             em = masked_expected_m(case, impl, args.masked_expected_factor)
             em_rule = (f"int({args.masked_expected_factor:g} x mean masked_m), as tests/test_fp8_fp4.py"
@@ -772,6 +924,10 @@ class Runner:
             xd = xq[s:s + n].double() * sfx[sb].double().repeat_interleave(128, dim=0)
             refs.append(dyd.t() @ xd)
             del dyd, xd
+        # fp8gemm_weight_grad's operands: the same codes as one row-major matrix each, dD^T [N, tpad] and
+        # A^T [K, tpad] (DeepGEMM's a/b are per-expert blocks [N, Tpad_g] one after the other: the same only
+        # for G = 1); expert g's tokens at columns pstarts[g] on, its padding zero, as our op expects
+        ours_t = (dyq.t().contiguous(), xq.t().contiguous()) if FP8_WGRAD in impls else None
         del dyq, xq
         nonempty = sum(1 for c in case.counts if c > 0)
         data_bytes = T * (N + K) + 4.0 * (tpad // 128) * (N + K) + 4.0 * nonempty * N * K
@@ -816,6 +972,8 @@ class Runner:
                              f"first call {jit_s:.1f} s")
                     self.record(DG_WGRAD, case, fn, chk, label, data_bytes, fields={"first_call_s": jit_s})
                 self.guarded(impl, case, body)
+            elif impl == FP8_WGRAD:
+                self.fp8gemm_wgrad(case, ours_t[0], sfa_t, ours_t[1], sfb_t, d, check, data_bytes)
             else:
                 def body(d=d):
                     sm = getattr(torch, "_scaled_mm", None)
@@ -1048,6 +1206,14 @@ def run_gpu(args, cases, groups, selected) -> int:
             ctx["deep_gemm_jit_prewarm"] = f"failed: {type(e).__name__}: {e}"
         print(f"peers_moe.py: DeepGEMM JIT pre-warm: {ctx['deep_gemm_jit_prewarm']}", flush=True)
 
+    fops, fops_why = None, "not selected"
+    if any(i in FP8_IMPLS for _, impls in selected for i in impls):
+        fops, fops_why = load_fops()
+        ctx["fp8gemm"] = fops_why if fops is not None else "fp8gemm not loaded (see the notes)"
+        if fops is None:  # as DeepGEMM when missing: its entries are errors that say why
+            notes.append(f"fp8gemm skipped: {fops_why}")
+            print(f"peers_moe.py: fp8gemm skipped: {fops_why}", file=sys.stderr)
+
     gpu = P.Gpu(torch, args)
     ctx["flush_bytes"] = str(gpu.flush_bytes)
     ctx["flush_us"] = f"{gpu.flush_us:.1f}"
@@ -1062,13 +1228,14 @@ def run_gpu(args, cases, groups, selected) -> int:
     ctx["implementations"] = ", ".join(sorted({i for _, impls in selected for i in impls}))
     out.write()
     print(f"peers_moe.py: {ctx.get('gpu')} | torch {torch.__version__} | deep_gemm {ctx.get('deep_gemm_version', '-')} "
-          f"| flush {gpu.flush_bytes >> 20} MiB ({gpu.flush_us:.0f} us) | delay "
+          f"| {ctx.get('fp8gemm', 'fp8gemm -')} | flush {gpu.flush_bytes >> 20} MiB ({gpu.flush_us:.0f} us) | delay "
           f"{'none' if args.no_delay else f'{args.delay_us:g} us ({args.long_delay_us:g} us for many-launch calls)'}",
           flush=True)
     print(f"{'implementation':34s} {'case':30s} {'TFLOPS':>8s} {'median_us':>10s} {'cupti_us':>9s} "
           f"{'host_us':>8s} {'rel_err':>9s}", flush=True)
     runner = Runner(torch, dg, gpu, args, out, notes)
     runner.align = align_rows
+    runner.fops, runner.fops_why = fops, fops_why
     t_start = time.time()
     for ci, (case, impls) in enumerate(selected):
         if args.time_limit and time.time() - t_start > args.time_limit:
