@@ -18,7 +18,10 @@ set_tests_properties(peers_timing PROPERTIES LABELS cpu)
 
 # CTest `peers_moe_interleave` (cpu): bench/peers_moe.py --interleave (a case's checked calls timed in
 # one Gpu.time_group, each with its own delay, a wrong result left out; same JSON fields plus
-# interleaved) on peers_timing's simulated GPU clock, with fake calls; no torch needed.
+# interleaved) on peers_timing's simulated GPU clock, with fake calls; and the library's own grouped
+# ops (fp8gemm_grouped_contiguous / _masked, fp8gemm_weight_grad) against a fake fp8gemm package that
+# enforces the C++ ops' no-copy scale layouts: they join the case's group, or are error entries
+# with the reason when the package or its compiled ops are missing; no torch needed.
 add_test(NAME peers_moe_interleave
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/test_peers_moe_interleave.py
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
