@@ -49,6 +49,8 @@ void time_gpu(benchmark::State& state, const std::function<void(cudaStream_t)>& 
 /// timed together, in rounds of one launch each (order rotating every round, L2 flushed before
 /// each launch), so that every implementation of a shape is timed over the same clock history;
 /// otherwise each is timed alone by time_gpu(). Each result's "interleaved" counter says which.
+/// A group holds only the benchmarks --benchmark_filter selects (run_benchmarks asks Google
+/// Benchmark in a silent first pass); the others are neither launched nor timed.
 void add_gpu_benchmark(const std::string& impl, const std::string& shape,
                        std::function<void(cudaStream_t)> launch, const GemmCost& cost);
 

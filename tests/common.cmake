@@ -13,6 +13,8 @@ fp8gemm_test(common_test_cublaslt LABEL gpu SOURCES test_cublaslt.cu)
 # The benchmark harness's interleaved timing (common/bench.hpp), where it is built.
 if(TARGET fp8gemm_bench)
   fp8gemm_test(common_test_bench_harness LABEL gpu SOURCES test_bench_harness.cu LIBS fp8gemm::bench)
+  # --benchmark_filter with interleaved groups: the members it leaves out are never launched.
+  fp8gemm_test(common_test_bench_filter LABEL cpu SOURCES test_bench_filter.cpp LIBS fp8gemm::bench)
 endif()
 
 # SASS of common's random fill as linked into the GPU test: the e4m3 encode rounds with FRND

@@ -43,6 +43,10 @@ bool g_l2_flush = true;
 Timing g_timing = Timing::interleaved;
 double g_delay_us = 0;
 double g_settle_ms = 0;
+// The selection pass of run_benchmarks(): Google Benchmark runs the benchmarks its filter selects,
+// each of which only notes that it was selected (add_gpu_benchmark's) or skips (time_gpu's).
+bool g_selecting = false;
+bool g_selection_done = false;  // false: no pass ran, every registered benchmark counts as selected
 }  // namespace
 
 void add_benchmark_context() {
@@ -116,6 +120,7 @@ struct GroupedBenchmark {
   std::function<void(cudaStream_t)> launch;
   GemmCost cost;
   bool timed = false;
+  bool selected = false;  ///< by --benchmark_filter, in the selection pass
   std::vector<double> ms;
   std::string error;
 };
@@ -178,13 +183,14 @@ std::vector<std::vector<double>> sample(const std::vector<const Launch*>& launch
   return ms;
 }
 
-/// Times every not yet timed benchmark of `shape` together (--timing=interleaved): 3 warm-up
-/// launches each (a benchmark whose warm-up throws keeps that error and is left out), then
-/// sample() of the others. An error while sampling is every member's.
+/// Times every not yet timed benchmark of `shape` that --benchmark_filter selected together
+/// (--timing=interleaved): 3 warm-up launches each (a benchmark whose warm-up throws keeps that
+/// error and is left out), then sample() of the others. An error while sampling is every
+/// member's. The members the filter left out are neither launched nor timed.
 void time_group(const std::string& shape) {
   std::vector<GroupedBenchmark*> live;
   for (const auto& b : grouped_benchmarks()) {
-    if (b->shape != shape || b->timed) continue;
+    if (b->shape != shape || b->timed || (g_selection_done && !b->selected)) continue;
     b->timed = true;
     try {
       for (int i = 0; i < 3; ++i) b->launch(nullptr);
@@ -216,6 +222,11 @@ void add_gpu_benchmark(const std::string& impl, const std::string& shape,
   grouped_benchmarks().push_back(b);
   benchmark::RegisterBenchmark((impl + "/" + shape).c_str(),
                                [b](benchmark::State& state) {
+                                 if (g_selecting) {
+                                   b->selected = true;
+                                   state.SkipWithError("selection pass");
+                                   return;
+                                 }
                                  if (g_timing != Timing::interleaved) {
                                    time_gpu(state, b->launch, b->cost);
                                    return;
@@ -235,6 +246,10 @@ void add_gpu_benchmark(const std::string& impl, const std::string& shape,
 
 void time_gpu(benchmark::State& state, const std::function<void(cudaStream_t)>& launch,
               const GemmCost& cost, int warmup, cudaStream_t stream) {
+  if (g_selecting) {  // run_benchmarks' selection pass: nothing to note, nothing to launch
+    state.SkipWithError("selection pass");
+    return;
+  }
   try {
     for (int i = 0; i < warmup; ++i) launch(stream);
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -247,6 +262,13 @@ void time_gpu(benchmark::State& state, const std::function<void(cudaStream_t)>& 
 }
 
 namespace {
+
+/// Reports nothing (the selection pass of run_benchmarks).
+class SilentReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
 
 class CollectingReporter : public benchmark::ConsoleReporter {
  public:
@@ -306,6 +328,24 @@ std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string
   int n = int(args.size());
   benchmark::Initialize(&n, args.data());
   add_benchmark_context();
+  // The interleaved groups must hold only what --benchmark_filter selects (else a filter naming
+  // one implementation still times, and launches, every other one of its shape: under ncu, or in
+  // a tuning run, that is wrong work and time). Which benchmarks the filter selects is Google
+  // Benchmark's own matching, so a first, silent pass asks it: each add_gpu_benchmark() benchmark
+  // it runs only marks itself; time_gpu() skips. Other RegisterBenchmark() bodies would run twice,
+  // so the pass is made only where add_gpu_benchmark() registered something, and not for
+  // --benchmark_list_tests (which would list twice).
+  bool list_only = false;
+  for (const auto& a : storage) list_only |= a.rfind("--benchmark_list_tests", 0) == 0;
+  if (g_timing == Timing::interleaved && !grouped_benchmarks().empty() && !list_only) {
+    SilentReporter silent_display, silent_file;
+    bool out_set = false;
+    for (const auto& a : storage) out_set |= a.rfind("--benchmark_out=", 0) == 0;
+    g_selecting = true;
+    benchmark::RunSpecifiedBenchmarks(&silent_display, out_set ? &silent_file : nullptr);
+    g_selecting = false;
+    g_selection_done = true;
+  }
   CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
