@@ -67,7 +67,9 @@ struct BenchResult {
   double interleaved = 0;  ///< 1: timed in its shape's interleaved group; 0: alone
 };
 
-/// Standard main body: initialises Google Benchmark with argv (adding
+/// Standard main body, once per process (Google Benchmark cannot be initialised again after its
+/// Shutdown: a second call crashed in the first draft of common_test_bench_filter): initialises
+/// Google Benchmark with argv (adding
 /// `--benchmark_out=default_json --benchmark_out_format=json` unless the caller gave an output),
 /// adds the context, runs what is registered, and returns the results (console output as usual).
 std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string& default_json);
