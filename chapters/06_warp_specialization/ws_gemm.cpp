@@ -33,10 +33,12 @@ std::string with_mode(const std::string& stem, Accumulation a) {
 /// dispatch_sweep_per_tensor.json: every TMA-store kernel of this chapter, ping-pong ones (_pp)
 /// included, then the four fastest and this rule's kernel re-timed interleaved; a copy of the
 /// library's table's picks, not derived, so dispatch_table.md's "chapter's rule = fastest" column
-/// shows whether the two still agree after a new sweep); 2048^3 and 4096^3: chapter 6's own sweep
-/// (plots/data/h200/ch06/sweep.json). Ping-pong kernels exist in fast mode (and 128 x 128 / 64 x
+/// shows whether the two still agree after a new sweep); 2048^3 and 4096^3: in fast mode every
+/// large fast kernel timed interleaved with cuBLASLt by this chapter's --kernels mode
+/// (plots/data/h200/ch06/squares_d433170/, twice, in opposite orders: the same winners), in
+/// promoted mode chapter 6's own sweep (plots/data/h200/ch06/sweep.json). Ping-pong kernels exist in fast mode (and 128 x 128 / 64 x
 /// 256 promoted, which never win: a warpgroup's promotion cannot overlap its own tensor-core work);
-/// they take 7 of the 9 large fast rows. Shapes not in the table get the rule in choose_kernel()
+/// they take 8 of the 9 large fast rows (all but 4096^3). Shapes not in the table get the rule in choose_kernel()
 /// below.
 namespace {
 struct TableEntry {
@@ -45,7 +47,7 @@ struct TableEntry {
   const char* promoted;
 };
 constexpr TableEntry kTable[] = {
-    {2048, 2048, 2048, "128x256_s4_c1x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
+    {2048, 2048, 2048, "128x128_s6_c1x1_%_tma_b2_pp", "128x256_s4_c1x1_%_tma_b2"},
     {4096, 4096, 4096, "128x256_s4_c2x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
     {8192, 8192, 8192, "128x192_s4_c2x1_%_tma_b2_pp", "256x128_s3_c1x2_%_tma_b4"},
     {4096, 2112, 7168, "128x176_s4_c2x1_%_tma_b11_pp", "128x176_s4_c1x1_%_tma_b11"},

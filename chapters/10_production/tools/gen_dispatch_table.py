@@ -25,6 +25,8 @@ never mixed across runs (where the dispatch sweep confirmed its fastest kernels 
                                              --families=per_tensor (re-swept with chapter 6's
                                              ping-pong kernels)
   plots/data/h200/ch10/dispatch_sweep.json   fp8gemm_dispatch_sweep (every kernel, every family)
+  plots/data/h200/ch06/squares_d433170/squares_1.json   ch06_warp_specialization --kernels=...
+                                             (Google Benchmark, interleaved; 2048^3 and 4096^3, fast)
   plots/data/h200/ch07/sweep_large.json      ch07_block_scaling --kernels=... (Google Benchmark)
   plots/data/h200/ch07/sweep_small.json
   plots/data/h200/ch06/sweep.json            ch06_sweep (its own format; the default tile order)
@@ -78,6 +80,11 @@ SOURCES = [
     # sweep predates): first too, for the same reason.
     ("plots/data/h200/ch10/dispatch_sweep_per_tensor.json", "dispatch"),
     ("plots/data/h200/ch10/dispatch_sweep.json", "dispatch"),
+    # 2048^3 and 4096^3, fast: every large fast kernel of chapter 6 (cooperative and ping-pong)
+    # timed interleaved with cuBLASLt by its --kernels mode (d433170; a second run in the
+    # opposite order beside it, squares_2.json, chose the same kernels). Before chapter 6's own
+    # sweep below, which timed one kernel after the other.
+    ("plots/data/h200/ch06/squares_d433170/squares_1.json", "gbench_ch06"),
     ("plots/data/h200/ch07/sweep_large.json", "gbench_ch07"),
     ("plots/data/h200/ch07/sweep_small.json", "gbench_ch07"),
     ("plots/data/h200/ch06/sweep.json", "ch06"),
@@ -115,6 +122,8 @@ class Source:
             self._read_dispatch(data)
         elif kind == "gbench_ch07":
             self._read_gbench_ch07(data)
+        elif kind == "gbench_ch06":
+            self._read_gbench_ch06(data)
         else:
             self._read_ch06(data)
         self.commit, self.gpu = self._context(data)
@@ -169,6 +178,27 @@ class Source:
                 self._add("block_scaled", shape, parts[0][5:], float(b["median_us"]))
             elif parts[0] == "cublaslt_block_scaled":
                 self._slot("block_scaled", shape)["peer"] = float(b["median_us"])
+
+    def _read_gbench_ch06(self, data):
+        # "<kernel>/<MxNxK>/iterations:1/manual_time" from chapter 6's --kernels mode (it times
+        # only after every named kernel passed its check); the family from the kernel's mode, the
+        # peer cuBLASLt in the same mode ("cublaslt_per_tensor" is fast accumulation).
+        for b in data["benchmarks"]:
+            if b.get("error_occurred"):
+                continue
+            parts = b["name"].split("/")
+            if len(parts) < 2:
+                continue
+            shape = parse_shape(parts[1])
+            name = parts[0]
+            if name == "cublaslt_per_tensor":
+                self._slot("per_tensor_fast", shape)["peer"] = float(b["median_us"])
+            elif name == "cublaslt_per_tensor_promoted":
+                self._slot("per_tensor_promoted", shape)["peer"] = float(b["median_us"])
+            elif "_fast_" in name:
+                self._add("per_tensor_fast", shape, name, float(b["median_us"]))
+            elif "_promoted_" in name:
+                self._add("per_tensor_promoted", shape, name, float(b["median_us"]))
 
     def _read_ch06(self, data):
         # Each kernel with the plan's default tile order ("(auto)"); the sweep's fixed-order
