@@ -11,14 +11,9 @@
 #include "catch.hpp"
 #include "common/bench.hpp"
 
-namespace {
-
-using namespace fp8gemm;
-
 TEST_CASE("an interleaved group holds only what --benchmark_filter selects", "[cpu][bench]") {
-  GemmCost cost;
-  cost.flops = 1e6;
-  cost.bytes = 1e3;
+  using fp8gemm::add_gpu_benchmark;
+  const fp8gemm::GemmCost cost{1e6, 1e3};  // flops, bytes: only the names matter here
   int keep = 0, drop = 0, a = 0, b = 0;
   add_gpu_benchmark("keep", "s1", [&keep](cudaStream_t) { ++keep; }, cost);
   add_gpu_benchmark("drop", "s1", [&drop](cudaStream_t) { ++drop; }, cost);
@@ -30,11 +25,9 @@ TEST_CASE("an interleaved group holds only what --benchmark_filter selects", "[c
                                    "--benchmark_filter=^keep/s1/|/s2/"};
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
-  run_benchmarks(int(argv.size()), argv.data(), "");
+  fp8gemm::run_benchmarks(int(argv.size()), argv.data(), "");
   CHECK(keep > 0);
   CHECK(drop == 0);  // the same shape as keep, filtered out: never launched
   CHECK(a > 0);
   CHECK(b > 0);
 }
-
-}  // namespace

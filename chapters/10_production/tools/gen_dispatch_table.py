@@ -165,40 +165,35 @@ class Source:
                 slot["timed"] = len(slot["kernels"])
                 slot["kernels"] = times
 
-    def _read_gbench_ch07(self, data):
-        # "ch07:<kernel>/<MxNxK>/iterations:1/manual_time": only validated kernels were timed.
+    @staticmethod
+    def _gbench_rows(data):
+        """(implementation, shape, median us) of a Google Benchmark JSON's timed benchmarks,
+        named "<implementation>/<MxNxK>/..." (the chapters time only validated kernels)."""
         for b in data["benchmarks"]:
-            if b.get("error_occurred"):
-                continue
             parts = b["name"].split("/")
-            if len(parts) < 2:
-                continue
-            shape = parse_shape(parts[1])
-            if parts[0].startswith("ch07:"):
-                self._add("block_scaled", shape, parts[0][5:], float(b["median_us"]))
-            elif parts[0] == "cublaslt_block_scaled":
-                self._slot("block_scaled", shape)["peer"] = float(b["median_us"])
+            if not b.get("error_occurred") and len(parts) >= 2:
+                yield parts[0], parse_shape(parts[1]), float(b["median_us"])
+
+    def _read_gbench_ch07(self, data):
+        # "ch07:<kernel>/<MxNxK>/iterations:1/manual_time".
+        for name, shape, us in self._gbench_rows(data):
+            if name.startswith("ch07:"):
+                self._add("block_scaled", shape, name[5:], us)
+            elif name == "cublaslt_block_scaled":
+                self._slot("block_scaled", shape)["peer"] = us
 
     def _read_gbench_ch06(self, data):
         # "<kernel>/<MxNxK>/iterations:1/manual_time" from chapter 6's --kernels mode (it times
         # only after every named kernel passed its check); the family from the kernel's mode, the
         # peer cuBLASLt in the same mode ("cublaslt_per_tensor" is fast accumulation).
-        for b in data["benchmarks"]:
-            if b.get("error_occurred"):
-                continue
-            parts = b["name"].split("/")
-            if len(parts) < 2:
-                continue
-            shape = parse_shape(parts[1])
-            name = parts[0]
+        for name, shape, us in self._gbench_rows(data):
             if name == "cublaslt_per_tensor":
-                self._slot("per_tensor_fast", shape)["peer"] = float(b["median_us"])
+                self._slot("per_tensor_fast", shape)["peer"] = us
             elif name == "cublaslt_per_tensor_promoted":
-                self._slot("per_tensor_promoted", shape)["peer"] = float(b["median_us"])
-            elif "_fast_" in name:
-                self._add("per_tensor_fast", shape, name, float(b["median_us"]))
-            elif "_promoted_" in name:
-                self._add("per_tensor_promoted", shape, name, float(b["median_us"]))
+                self._slot("per_tensor_promoted", shape)["peer"] = us
+            elif "_fast_" in name or "_promoted_" in name:
+                mode = "fast" if "_fast_" in name else "promoted"
+                self._add("per_tensor_" + mode, shape, name, us)
 
     def _read_ch06(self, data):
         # Each kernel with the plan's default tile order ("(auto)"); the sweep's fixed-order
