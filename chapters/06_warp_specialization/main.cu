@@ -76,21 +76,17 @@ ch06::Options named_options(const std::string& name) {
   const auto at = name.find('@');
   o.kernel = name.substr(0, at);
   if (at != std::string::npos) {
-    const std::string r = name.substr(at + 1);
-    std::size_t used = 0;
-    int group = 0;
-    try {
-      if (r.size() < 2 || r[0] != 'g') throw std::invalid_argument(r);
-      group = std::stoi(r.substr(1), &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    const std::string tail = used ? r.substr(1 + used) : r;
-    if (used == 0 || group < 1 || !(tail.empty() || tail == "n"))
+    // "g", 1-4 digits, optionally "n".
+    std::string r = name.substr(at + 1);
+    const bool along_n = !r.empty() && r.back() == 'n';
+    if (along_n) r.pop_back();
+    const bool ok = r.size() >= 2 && r.size() <= 5 && r[0] == 'g' &&
+                    std::all_of(r.begin() + 1, r.end(), [](char c) { return c >= '0' && c <= '9'; });
+    o.raster.group = ok ? std::stoi(r.substr(1)) : 0;
+    if (o.raster.group < 1)
       throw std::invalid_argument("--kernels: '" + name + "': the suffix after '@' must be g<W> or "
                                   "g<W>n (W >= 1, the raster's band width)");
-    o.raster.group = group;
-    o.raster.along_n = tail == "n" ? 1 : 0;
+    o.raster.along_n = along_n ? 1 : 0;
   }
   o.accumulation = ch06::kernel_named(o.kernel).accumulation;
   return o;
@@ -139,6 +135,14 @@ int main(int argc, char** argv) {
       });
   const std::vector<Shape> shapes = args.shapes();
   const std::vector<std::string>& kernels = args.kernels;
+  for (const auto& name : kernels) {  // an unknown kernel or a bad suffix: say so, before any work
+    try {
+      named_options(name);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ch06_warp_specialization: %s\n", e.what());
+      return 2;
+    }
+  }
   const bool bench = args.bench;
   const std::string& json = args.json;
   const std::string& accuracy_json = args.accuracy_json;

@@ -36,10 +36,10 @@ std::string with_mode(const std::string& stem, Accumulation a) {
 /// shows whether the two still agree after a new sweep); 2048^3 and 4096^3: in fast mode every
 /// large fast kernel timed interleaved with cuBLASLt by this chapter's --kernels mode
 /// (plots/data/h200/ch06/squares_d433170/, twice, in opposite orders: the same winners), in
-/// promoted mode chapter 6's own sweep (plots/data/h200/ch06/sweep.json). Ping-pong kernels exist in fast mode (and 128 x 128 / 64 x
-/// 256 promoted, which never win: a warpgroup's promotion cannot overlap its own tensor-core work);
-/// they take 8 of the 9 large fast rows (all but 4096^3). Shapes not in the table get the rule in choose_kernel()
-/// below.
+/// promoted mode chapter 6's own sweep (plots/data/h200/ch06/sweep.json). Ping-pong kernels (_pp)
+/// exist in fast mode (and 128 x 128 / 64 x 256 promoted, which never win: a warpgroup's promotion
+/// cannot overlap its own tensor-core work); they take 8 of the 9 large fast rows (all but
+/// 4096^3). Shapes not in the table get the rule in choose_kernel() below.
 namespace {
 struct TableEntry {
   std::int64_t M, N, K;

@@ -47,8 +47,9 @@ enum class ConsumerOrder : int {
   /// the CTA to the first, 1, 3, 5, ... to the second); the ring holds their K blocks one tile
   /// after the other, so one warpgroup's main loop runs while the other's epilogue stores its
   /// tile (CUTLASS's "ping-pong" kernel). A warpgroup holds a whole tile: at most 128
-  /// accumulators per thread (128 x 128, 64 x 256), 192 in fast mode (128 x 192). Per-tensor
-  /// scaling only; measured in chapter 6 (its README, "Ping-pong consumers"), chosen by no table.
+  /// accumulators per thread (128 x 128, 64 x 256), 192 in fast mode (128 x 192, 128 x 176).
+  /// Per-tensor scaling only; chapter 6's fast table and the library's per-tensor fast rows take
+  /// it at 8 of the 9 large shapes (chapter 6's README, "Ping-pong consumers").
   pingpong = 1,
 };
 

@@ -46,7 +46,6 @@ double g_settle_ms = 0;
 // The selection pass of run_benchmarks(): Google Benchmark runs the benchmarks its filter selects,
 // each of which only notes that it was selected (add_gpu_benchmark's) or skips (time_gpu's).
 bool g_selecting = false;
-bool g_selection_done = false;  // false: no pass ran, every registered benchmark counts as selected
 }  // namespace
 
 void add_benchmark_context() {
@@ -120,7 +119,7 @@ struct GroupedBenchmark {
   std::function<void(cudaStream_t)> launch;
   GemmCost cost;
   bool timed = false;
-  bool selected = false;  ///< by --benchmark_filter, in the selection pass
+  bool selected = true;  ///< by --benchmark_filter (the selection pass clears it first)
   std::vector<double> ms;
   std::string error;
 };
@@ -190,7 +189,7 @@ std::vector<std::vector<double>> sample(const std::vector<const Launch*>& launch
 void time_group(const std::string& shape) {
   std::vector<GroupedBenchmark*> live;
   for (const auto& b : grouped_benchmarks()) {
-    if (b->shape != shape || b->timed || (g_selection_done && !b->selected)) continue;
+    if (b->shape != shape || b->timed || !b->selected) continue;
     b->timed = true;
     try {
       for (int i = 0; i < 3; ++i) b->launch(nullptr);
@@ -341,10 +340,10 @@ std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string
     SilentReporter silent_display, silent_file;
     bool out_set = false;
     for (const auto& a : storage) out_set |= a.rfind("--benchmark_out=", 0) == 0;
+    for (const auto& b : grouped_benchmarks()) b->selected = false;
     g_selecting = true;
     benchmark::RunSpecifiedBenchmarks(&silent_display, out_set ? &silent_file : nullptr);
     g_selecting = false;
-    g_selection_done = true;
   }
   CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
