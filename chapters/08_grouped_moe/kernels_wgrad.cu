@@ -10,9 +10,9 @@ template <int BM, int BN, int S>
 using WgradCfg =
     KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::registers_f32>;
 
-template <class Cfg>
+template <class Cfg, int kLoop = default_kgrouped_loop<Cfg>()>
 static KernelInfo wgrad() {
-  return kernel_info<Cfg, KGroupedMath<Cfg>>();
+  return kernel_info<Cfg, KGroupedMath<Cfg, kLoop>>();
 }
 
 const std::vector<KernelInfo>& wgrad_kernels() {
@@ -23,6 +23,12 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       wgrad<WgradCfg<128, 128, 6>>(),
       wgrad<WgradCfg<128, 64, 8>>(),
       wgrad<WgradCfg<128, 160, 5>>(),
+      // The two-deep loops (kgrouped.cuh), for the same-run comparison.
+      wgrad<WgradCfg<128, 192, 5>, kTwoDeepHalvesLoop>(),
+      wgrad<WgradCfg<128, 160, 5>, kTwoDeepHalvesLoop>(),
+      wgrad<WgradCfg<128, 128, 6>, kTwoDeepHalvesLoop>(),
+      wgrad<WgradCfg<128, 128, 6>, kTwoDeepLoop>(),
+      wgrad<WgradCfg<128, 64, 8>, kTwoDeepLoop>(),
   };
   return all;
 }

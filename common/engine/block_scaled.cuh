@@ -40,6 +40,11 @@ __device__ __forceinline__ float ld_shared_f32(std::uint32_t addr) {
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
   return v;
 }
+__device__ __forceinline__ float2 ld_shared_v2(std::uint32_t addr) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
+  return v;
+}
 
 /// Calls f(std::integral_constant<int, O * kStep>) for the O with O * kStep == value.
 template <int kStep, class F, int... Os>

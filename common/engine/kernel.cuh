@@ -65,6 +65,9 @@ namespace fp8gemm::engine {
 /// (default_block_scaled_loop; chapter 8's grouped kernels use the first loop). The others stay compiled
 /// for that comparison only (kernels_loops.cu, names ending in _loopN or _2deep).
 inline constexpr int kTwoDeepLoop = 10;
+/// Chapter 8's weight gradient only (KGroupedMath): two-deep over the two column halves of a K
+/// block, so the totals plus two half-width partial sums fit where two full-width ones do not.
+inline constexpr int kTwoDeepHalvesLoop = 11;
 
 /// Two partial sums fit beside the totals: one 64-row slab per consumer warpgroup, its K block
 /// one partial sum (kPromotedWaveN = BlockN), and totals plus two partial sums within the

@@ -26,8 +26,9 @@ KernelInfo kernel_info() {
   if constexpr (requires { Math::kPromotedLoopVersion; })
     if (Cfg::kAccumulation == Accumulation::promoted &&
         Math::kPromotedLoopVersion != Math::kDefaultLoop) {
-      k.name += Math::kPromotedLoopVersion == kTwoDeepLoop
-                    ? std::string("_2deep")
+      k.name += Math::kPromotedLoopVersion == kTwoDeepLoop ? std::string("_2deep")
+                : Math::kPromotedLoopVersion == kTwoDeepHalvesLoop
+                    ? std::string("_2deeph")
                     : "_loop" + std::to_string(Math::kPromotedLoopVersion);
       k.comparison_only = true;
     }

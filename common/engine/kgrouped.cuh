@@ -24,7 +24,7 @@
 
 #include <cstdint>
 
-#include "common/engine/block_scaled.cuh"  // detail::ld_shared_f32
+#include "common/engine/block_scaled.cuh"  // detail::ld_shared_f32, ld_shared_v2
 #include "common/engine/grouped_schedule.hpp"
 #include "common/engine/kernel.cuh"
 #include "common/engine/params.hpp"
@@ -52,18 +52,51 @@ struct KGroupedTileScheduler {
   }
 };
 
+/// The weight gradient's promoted loops (KGroupedMath's kLoop; the same-run comparison in
+/// chapter 8's README, "The weight gradient's loop"):
+///   0                   the first loop (mainloop_first): per K block one partial sum of the
+///                       whole tile width, wait, promote, release;
+///   kTwoDeepLoop        two full-width partial sums: K block kb + 1 is issued before kb is
+///                       promoted (tiles where totals plus two partial sums fit: BlockN <= 128);
+///   kTwoDeepHalvesLoop  the same over the two column halves of each K block: half h + 1 (or the
+///                       next block's half 0) is in the tensor cores while half h is promoted;
+///                       totals plus two half-width partial sums fit up to BlockN = 192.
+/// With the one-buffer first loop a warpgroup's tensor-core work and its promotion alternate, and
+/// only the other warpgroup's wgmma can fill the gap; the promotion here is twice chapter 7's (a
+/// multiply and an FMA per element), which is why the two-deep loops were built for it.
 template <class Cfg>
+constexpr int default_kgrouped_loop() {
+  return 0;
+}
+template <class Cfg, int kLoop>
+constexpr bool kgrouped_loop_fits() {
+  constexpr int kRegs = Cfg::kConsumerRegs - Cfg::kRegMargin;
+  if constexpr (kLoop == kTwoDeepLoop)
+    return Cfg::kWavesM == 1 && Cfg::kAccumulators + Cfg::kBlockN <= kRegs;
+  else if constexpr (kLoop == kTwoDeepHalvesLoop)
+    return Cfg::kWavesM == 1 && (Cfg::kBlockN / 2) % 8 == 0 &&
+           Cfg::kAccumulators + Cfg::kBlockN / 2 <= kRegs;
+  else
+    return kLoop == 0;
+}
+
+template <class Cfg, int kLoop = default_kgrouped_loop<Cfg>()>
 struct KGroupedMath : PerTensorMath<Cfg> {
   static_assert(Cfg::kAccumulation == Accumulation::promoted,
                 "the scales change every 128 tokens: the weight gradient promotes every K block");
   static_assert(Cfg::kEpilogue == EpilogueKind::registers_f32,
                 "the weight gradient is FP32 (and may accumulate into the caller's dB)");
   static_assert(Cfg::kClusterSize == 1, "k-grouped kernels: no clusters");
+  static_assert(kgrouped_loop_fits<Cfg, kLoop>(),
+                "this loop's partial sums do not fit beside the totals on this tile");
   using Base = PerTensorMath<Cfg>;
   using State = PipelineState<Cfg::kStages>;
   using Params = KGroupedParams;
   using Scheduler = KGroupedTileScheduler;
   using TileT = KGroupedTile;
+  /// The loop's version and the default (kernel_info names the others: _loop0, _2deep, _2deeph).
+  static constexpr int kPromotedLoopVersion = kLoop;
+  static constexpr int kDefaultLoop = default_kgrouped_loop<Cfg>();
 
   static constexpr std::uint32_t kSfaBytes = std::uint32_t(Cfg::kBlockM) * 4u;
   static constexpr std::uint32_t kSfaStride = (kSfaBytes + 127u) & ~127u;  // TMA: 128-aligned
@@ -115,6 +148,18 @@ struct KGroupedMath : PerTensorMath<Cfg> {
                                                   std::uint32_t side, const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
+    if constexpr (kLoop == 0)
+      mainloop_first(acc, st, p, t, ring, side, full, empty, wg_index, rank);
+    else
+      mainloop_two_deep(acc, st, t, ring, side, full, empty, wg_index, rank);
+  }
+
+  /// The first loop (kLoop = 0): per K block one partial sum of the whole tile width (or of
+  /// kPromotedWaveN columns at a time), waited for, promoted, and the stage released.
+  __device__ __forceinline__ static void mainloop_first(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const Params& p,
+      const KGroupedTile& t, std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
+      const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
     const int wg = __shfl_sync(0xffffffffu, wg_index, 0);  // uniform: see BlockScaledMath
     constexpr int kWaveN = Cfg::kPromotedWaveN;
     constexpr int kWavesN = Cfg::kBlockN / kWaveN;
@@ -156,6 +201,136 @@ struct KGroupedMath : PerTensorMath<Cfg> {
       }
       Base::release(ptx::smem_u32(&empty[st.stage]), rank);  // after the promotion read the scales
       st.advance();
+    }
+  }
+
+  /// The two-deep loops' state across pieces.
+  struct TwoDeep {
+    std::uint64_t desc0;
+    std::uint32_t full0, empty0, side, sa_offset, sb_offset;
+    int wg;
+    std::uint32_t rank;
+    typename Base::StageDescs descs;  ///< the current K block's stage (set at its first piece)
+    float sa0, sa1;                   ///< the current K block's A scales of this thread's rows
+    int pend_stage;                   ///< the piece issued last and not yet promoted: its stage
+    float pend_sa0, pend_sa1;         ///< and its rows' scales
+  };
+  static constexpr int kUnits = kLoop == kTwoDeepHalvesLoop ? 2 : 1;  ///< pieces per K block
+  static constexpr int kPieceN = Cfg::kBlockN / kUnits;              ///< columns per piece
+
+  /// Piece h of the current K block into `dst`, then the promotion of the pending piece (the
+  /// previous one) from `src`.
+  template <int h>
+  __device__ __forceinline__ static void two_deep_step(float (&acc)[Cfg::kBlockN / 2], State& st,
+                                                       TwoDeep& s, float (&dst)[kPieceN / 2],
+                                                       float (&src)[kPieceN / 2]) {
+    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
+    constexpr int kPendH = kUnits == 2 ? 1 - h : 0;  // the pending piece's half
+    if constexpr (h == 0) {
+      ptx::mbarrier_wait(s.full0 + 8u * std::uint32_t(st.stage), st.phase);
+      s.descs = Base::stage_descs(s.desc0, st.stage, s.wg);
+      const std::uint32_t sa_addr = s.side + std::uint32_t(st.stage) * kExtraStageBytes + s.sa_offset;
+      s.sa0 = detail::ld_shared_f32(sa_addr);
+      s.sa1 = detail::ld_shared_f32(sa_addr + 32u);
+    }
+    ptx::wgmma_wait_group<0>();  // the pending piece: src is final
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kSteps; ++ks)
+      ptx::wgmma_m64nNk32_e4m3<kPieceN>(
+          dst, ptx::advance_desc(s.descs.a, std::uint32_t(ks * Cfg::kWgmmaK)),
+          ptx::advance_desc(s.descs.b, std::uint32_t(h * kPieceN * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
+          ks > 0 ? 1u : 0u);
+    ptx::wgmma_commit_group();
+    if (s.pend_stage >= 0) {
+      ptx::wgmma_fence_operands(src);
+      promote<kPendH * kPieceN>(acc, src,
+                                s.side + std::uint32_t(s.pend_stage) * kExtraStageBytes + s.sb_offset,
+                                s.pend_sa0, s.pend_sa1);
+      // The pending piece was its block's last: its stage (operands and scales) is read.
+      if constexpr (kPendH == kUnits - 1) Base::release(s.empty0 + 8u * std::uint32_t(s.pend_stage), s.rank);
+    }
+    s.pend_stage = st.stage;
+    s.pend_sa0 = s.sa0;
+    s.pend_sa1 = s.sa1;
+    if constexpr (h == kUnits - 1) st.advance();
+  }
+
+  /// The two-deep loops (kLoop = kTwoDeepLoop or kTwoDeepHalvesLoop). A K block is kUnits
+  /// pieces of kPieceN columns (the whole width, or two halves); piece u goes into P[u % 2] and is
+  /// issued before piece u - 1 (in the other buffer) is promoted, so this warpgroup's own wgmma
+  /// keep the tensor cores busy while it promotes. As in PerTensorMath::promoted_loop_two_deep,
+  /// the buffer the promotion reads was retired (wgmma.wait_group 0) before the next piece's
+  /// warpgroup.arrive, which keeps ptxas from serialising the wgmma (C7514). The promotion reads
+  /// the columns' scales from the stage's side ring, so a stage is released after its last
+  /// piece's promotion, one piece later than it could be otherwise. Each thread reads its two
+  /// columns' scales with one 8-byte load (the first loop: two 4-byte loads).
+  __device__ __forceinline__ static void mainloop_two_deep(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const KGroupedTile& t,
+      std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
+      const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
+    TwoDeep s{};
+    s.wg = __shfl_sync(0xffffffffu, wg_index, 0);  // uniform: see BlockScaledMath
+    const int warp = int(threadIdx.x / 32) % 4;
+    const int lane = int(threadIdx.x % 32);
+    // This thread's accumulator rows (r and r + 8 of the warpgroup's 64-row slab) and columns
+    // (8 j + c and 8 j + c + 1 of every 8-column group j, c = 2 (lane % 4)).
+    s.sa_offset = std::uint32_t(s.wg * Cfg::kRowsPerWG + 16 * warp + lane / 4) * 4u;
+    s.sb_offset = kSfaStride + std::uint32_t(2 * (lane % 4)) * 4u;
+    s.desc0 = ptx::make_desc_k_major_sw128(ring);
+    s.full0 = ptx::smem_u32(full);
+    s.empty0 = ptx::smem_u32(empty);
+    s.side = side;
+    s.rank = rank;
+    s.pend_stage = -1;
+    Base::zero(acc);
+    float P0[kPieceN / 2], P1[kPieceN / 2];
+    int i = 0;
+    bool last_in_p1 = true;  // where the last piece went
+    if constexpr (kUnits == 2) {
+      for (; i < t.kb_count; ++i) {
+        two_deep_step<0>(acc[0], st, s, P0, P1);
+        two_deep_step<1>(acc[0], st, s, P1, P0);
+      }
+    } else {
+      for (; i + 1 < t.kb_count; i += 2) {
+        two_deep_step<0>(acc[0], st, s, P0, P1);
+        two_deep_step<0>(acc[0], st, s, P1, P0);
+      }
+      if (i < t.kb_count) {  // an odd tail: the last block goes into P0
+        two_deep_step<0>(acc[0], st, s, P0, P1);
+        last_in_p1 = false;
+      }
+    }
+    ptx::wgmma_wait_group<0>();  // on every path (ptxas injects one otherwise, C7517)
+    if (s.pend_stage >= 0) {
+      const std::uint32_t sb_addr = side + std::uint32_t(s.pend_stage) * kExtraStageBytes + s.sb_offset;
+      constexpr int kLastCol = (kUnits - 1) * kPieceN;
+      if (last_in_p1) {
+        ptx::wgmma_fence_operands(P1);
+        promote<kLastCol>(acc[0], P1, sb_addr, s.pend_sa0, s.pend_sa1);
+      } else {
+        ptx::wgmma_fence_operands(P0);
+        promote<kLastCol>(acc[0], P0, sb_addr, s.pend_sa0, s.pend_sa1);
+      }
+      Base::release(s.empty0 + 8u * std::uint32_t(s.pend_stage), rank);
+    }
+  }
+
+  /// acc[col0 + ...] += (sa[row] x sb[col]) x part for the kW columns from col0 of this thread's
+  /// rows; sb_addr: the stage's side ring at this thread's first column's scale.
+  template <int kCol0, int kW = kPieceN>
+  __device__ __forceinline__ static void promote(float (&acc)[Cfg::kBlockN / 2],
+                                                 const float (&part)[kW / 2], std::uint32_t sb_addr,
+                                                 float sa0, float sa1) {
+#pragma unroll
+    for (int gi = 0; gi < kW / 8; ++gi) {
+      const float2 sb = detail::ld_shared_v2(sb_addr + std::uint32_t(kCol0 + 8 * gi) * 4u);
+      float* a = &acc[kCol0 / 2 + 4 * gi];
+      a[0] = __fmaf_rn(sa0 * sb.x, part[4 * gi + 0], a[0]);
+      a[1] = __fmaf_rn(sa0 * sb.y, part[4 * gi + 1], a[1]);
+      a[2] = __fmaf_rn(sa1 * sb.x, part[4 * gi + 2], a[2]);
+      a[3] = __fmaf_rn(sa1 * sb.y, part[4 * gi + 3], a[3]);
     }
   }
 };

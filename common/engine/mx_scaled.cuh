@@ -24,6 +24,7 @@
 
 #include <cstdint>
 
+#include "common/engine/block_scaled.cuh"  // detail::ld_shared_v2
 #include "common/engine/config.cuh"
 #include "common/engine/kernel.cuh"
 #include "common/engine/params.hpp"
@@ -58,11 +59,6 @@ __device__ __forceinline__ void st_shared_v4(std::uint32_t addr, float a, float 
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(a), "f"(b), "f"(c),
                "f"(d)
                : "memory");
-}
-__device__ __forceinline__ float2 ld_shared_v2(std::uint32_t addr) {
-  float2 v;
-  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
-  return v;
 }
 __device__ __forceinline__ float4 ld_shared_v4(std::uint32_t addr) {
   float4 v;
