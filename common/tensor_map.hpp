@@ -27,6 +27,17 @@ CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
                                std::uint64_t row_stride_elements, std::uint32_t box_rows,
                                std::uint32_t box_cols, CUtensorMapSwizzle swizzle);
 
+/// A map of a 3-D tensor at `base`: `planes` matrices of `rows` x `cols` elements (`cols`
+/// contiguous), rows `row_stride_elements` apart, planes `plane_stride_elements` apart; a box is
+/// `box_rows` x `box_cols` of one plane, so TMA clips it at its own plane's last row (chapter 8's
+/// weight gradient: dB's G matrices). The same rules and errors as make_tensor_map_2d, plus:
+/// plane_stride_elements >= rows x row_stride_elements, a multiple of 16 bytes.
+CUtensorMap make_tensor_map_3d(const void* base, CUtensorMapDataType dtype,
+                               std::size_t element_bytes, std::uint64_t planes, std::uint64_t rows,
+                               std::uint64_t cols, std::uint64_t row_stride_elements,
+                               std::uint64_t plane_stride_elements, std::uint32_t box_rows,
+                               std::uint32_t box_cols, CUtensorMapSwizzle swizzle);
+
 /// Points `map` at a tensor at `base` with everything else unchanged (sizes, strides, box,
 /// swizzle): the driver's cuTensorMapReplaceAddress, a host-only rewrite of the map's address
 /// field, far cheaper than encoding a new map. Throws std::invalid_argument for a null or

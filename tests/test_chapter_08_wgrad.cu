@@ -18,6 +18,7 @@
 #include "common/fp8.hpp"
 #include "common/quantize.hpp"
 #include "common/reference.hpp"
+#include "refusal.hpp"
 #include "wgrad.hpp"
 
 using namespace fp8gemm;
@@ -262,4 +263,43 @@ TEST_CASE("ch08 wgrad: CUDA graph replayed with other expert sizes", "[ch08][wgr
   FP8GEMM_CUDA_CHECK(cudaGraphExecDestroy(exec));
   FP8GEMM_CUDA_CHECK(cudaGraphDestroy(graph));
   FP8GEMM_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+TEST_CASE("ch08 wgrad: a dB that TMA cannot store: the default falls back, a TMA kernel is refused",
+          "[ch08][wgrad][gpu]") {
+  const WgradCase c({50, 0, 200}, 136, 72, 160);
+  WgradDevice dev(c, false);
+  // lddb = K + 1: rows 292 bytes apart, not a multiple of 16 (the TMA epilogue's rule).
+  const std::int64_t G = std::int64_t(c.counts.size()), lddb = c.K + 1, rows = G * c.N;
+  DeviceBuffer<float> db(std::size_t(rows * lddb));
+  db.upload(std::vector<float>(std::size_t(rows * lddb), std::nanf("")));
+  ch08::WeightGradGemm g = dev.gemm;
+  g.dB = db.data();
+  g.lddb = lddb;
+  ch08::WeightGradPlan plan(g);
+  INFO(plan.describe());
+  CHECK(plan.describe().find("_f32,") != std::string::npos);  // the registers epilogue
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> strided = db.download();
+  std::vector<float> packed(std::size_t(rows * c.K));
+  for (std::int64_t r = 0; r < rows; ++r)
+    std::memcpy(&packed[std::size_t(r * c.K)], &strided[std::size_t(r * lddb)], std::size_t(c.K) * 4);
+  CHECK(check_db(c, initial_db(c, false, 0), packed, false, "wgrad lddb = K + 1"));
+  // A TMA kernel named for that dB: refused, naming the rule.
+  std::string tma_kernel;
+  for (const auto& k : ch08::wgrad_kernels())
+    if (k.epilogue == engine::EpilogueKind::tma_store_f32) tma_kernel = k.name;
+  REQUIRE(!tma_kernel.empty());
+  ch08::WeightGradOptions o;
+  o.kernel = tma_kernel;
+  CHECK(test::refusal_of([&] { ch08::WeightGradPlan p(g, o); }).find("stores dB with TMA") !=
+        std::string::npos);
+  // The default plan on a packed dB stores by TMA; re-pointed at a dB 4 bytes off, it refuses.
+  ch08::WeightGradPlan tma_plan(dev.gemm);
+  CHECK(tma_plan.describe().find("_f32_tma_") != std::string::npos);
+  ch08::WeightGradGemm off = dev.gemm;
+  off.dB = db.data() + 1;
+  CHECK(test::refusal_of([&] { tma_plan.rebind(off); }).find("must be 16-byte aligned") !=
+        std::string::npos);
 }

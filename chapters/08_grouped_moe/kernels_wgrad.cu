@@ -9,6 +9,10 @@ using namespace engine;
 template <int BM, int BN, int S>
 using WgradCfg =
     KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::registers_f32>;
+/// FP32 dB by TMA (kgrouped.cuh): Buffers staging units of 64 x 32 floats per warpgroup.
+template <int BM, int BN, int S, int Buffers>
+using WgradTmaCfg =
+    KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::tma_store_f32, Buffers>;
 
 template <class Cfg, int kLoop = default_kgrouped_loop<Cfg>()>
 static KernelInfo wgrad() {
@@ -17,18 +21,24 @@ static KernelInfo wgrad() {
 
 const std::vector<KernelInfo>& wgrad_kernels() {
   static const std::vector<KernelInfo> all = {
-      // The first is the plan's default: 128 x 192 was the fastest at 65536 tokens
+      // The first of each epilogue is the plan's default (wgrad.cpp: TMA where dB suits it).
+      // The registers epilogue: 128 x 192 was the fastest at 65536 tokens
       // (plots/data/h200/ch08/wgrad_sweep.json: 618 / 612 TFLOPS against 571 / 567 for 128 x 128).
       wgrad<WgradCfg<128, 192, 5>>(),
       wgrad<WgradCfg<128, 128, 6>>(),
       wgrad<WgradCfg<128, 64, 8>>(),
       wgrad<WgradCfg<128, 160, 5>>(),
+      // The TMA epilogue (one more stage would not fit beside the staging on 128 x 192).
+      wgrad<WgradTmaCfg<128, 192, 4, 2>>(),
+      wgrad<WgradTmaCfg<128, 192, 5, 1>>(),
+      wgrad<WgradTmaCfg<128, 192, 4, 3>>(),
+      wgrad<WgradTmaCfg<128, 160, 5, 2>>(),
+      wgrad<WgradTmaCfg<128, 128, 5, 2>>(),
       // The two-deep loops (kgrouped.cuh), for the same-run comparison.
       wgrad<WgradCfg<128, 192, 5>, kTwoDeepHalvesLoop>(),
-      wgrad<WgradCfg<128, 160, 5>, kTwoDeepHalvesLoop>(),
-      wgrad<WgradCfg<128, 128, 6>, kTwoDeepHalvesLoop>(),
       wgrad<WgradCfg<128, 128, 6>, kTwoDeepLoop>(),
-      wgrad<WgradCfg<128, 64, 8>, kTwoDeepLoop>(),
+      wgrad<WgradTmaCfg<128, 192, 4, 2>, kTwoDeepHalvesLoop>(),
+      wgrad<WgradTmaCfg<128, 128, 5, 2>, kTwoDeepLoop>(),
   };
   return all;
 }

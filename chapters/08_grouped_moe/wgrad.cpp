@@ -76,6 +76,27 @@ GemmRequirements wgrad_requirements() {
   return req;
 }
 
+/// dB suits the tma_store_f32 epilogue: 16-byte aligned, rows a multiple of 16 bytes apart.
+bool tma_f32_compatible(const WeightGradGemm& g) {
+  return reinterpret_cast<std::uintptr_t>(g.dB) % 16 == 0 && g.lddb % 4 == 0;
+}
+
+/// The default kernel: the first of wgrad_kernels() with a TMA epilogue when dB suits TMA, else
+/// the first with the registers epilogue.
+const engine::KernelInfo& default_kernel(bool tma_ok) {
+  for (const auto& k : wgrad_kernels())
+    if (!k.comparison_only && (k.epilogue == engine::EpilogueKind::tma_store_f32) == tma_ok) return k;
+  return wgrad_kernels().front();
+}
+
+/// dB's 3-D map (K, N, G innermost first), box 64 rows x 32 floats, 128B swizzle: the
+/// tma_store_f32 epilogue's (kgrouped.cuh).
+CUtensorMap db_map(const WeightGradGemm& g) {
+  return make_tensor_map_3d(g.dB, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, std::uint64_t(g.groups),
+                            std::uint64_t(g.N), std::uint64_t(g.K), std::uint64_t(g.lddb),
+                            std::uint64_t(g.N * g.lddb), 64, 32, CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
 /// Bytes of dB the kernel writes: G matrices of N rows, lddb apart.
 std::size_t db_bytes(const WeightGradGemm& g) {
   return std::size_t(((g.N * g.groups - 1) * g.lddb + g.K) * 4);
@@ -98,8 +119,14 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   if (g.N * g.groups > req.max_dim)
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of dB exceed " +
          std::to_string(req.max_dim));
-  const engine::KernelInfo& k = engine::find_kernel(
-      wgrad_kernels(), o.kernel.empty() ? wgrad_kernels().front().name : o.kernel, kWho);
+  const bool tma_ok = tma_f32_compatible(g);
+  const engine::KernelInfo& k =
+      o.kernel.empty() ? default_kernel(tma_ok) : engine::find_kernel(wgrad_kernels(), o.kernel, kWho);
+  const bool tma_d = k.epilogue == engine::EpilogueKind::tma_store_f32;
+  if (tma_d && !tma_ok)
+    fail("kernel " + k.name + " stores dB with TMA, which needs dB 16-byte aligned and lddb a "
+         "multiple of 4 (rows 16 bytes apart); got lddb = " + std::to_string(g.lddb) +
+         " (pick a kernel with the registers epilogue, names ending _f32, for this dB)");
   // The persistent grid is sized for the tiles of all groups (the plan alone would count one).
   const std::int64_t tiles_m = ceil_div(g.N, k.block_m), tiles_n = ceil_div(g.K, k.block_n);
   if (tiles_m * tiles_n * g.groups > (std::int64_t(1) << 30))
@@ -121,6 +148,7 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
                                  std::uint64_t(token_blocks), std::uint64_t(g.K),
                                  std::uint64_t(g.scale_A_t_layout.ld), 1,
                                  std::uint32_t(k.block_n), CU_TENSOR_MAP_SWIZZLE_NONE);
+  if (tma_d) p.map_d = db_map(g);
   p.offsets = g.offsets;
   p.groups = g.groups;
   p.tiles_m = int(tiles_m);
@@ -154,12 +182,20 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   if (g.offsets != was.offsets)
     require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
   engine::KGroupedParams& p = I.plan->policy_params();
-  CUtensorMap map_sfa = p.map_sfa, map_sfb = p.map_sfb;
+  const bool tma_d = I.plan->kernel().epilogue == engine::EpilogueKind::tma_store_f32;
+  if (tma_d && g.dB != was.dB && !tma_f32_compatible(g))
+    fail("rebind: dB must be 16-byte aligned for this plan's kernel " + I.plan->kernel().name +
+         " (it stores dB with TMA); its address % 16 = " +
+         std::to_string(reinterpret_cast<std::uintptr_t>(g.dB) % 16) +
+         "; build a plan for this dB (it gets a registers-epilogue kernel)");
+  CUtensorMap map_sfa = p.map_sfa, map_sfb = p.map_sfb, map_d = p.map_d;
+  if (tma_d && g.dB != was.dB) replace_tensor_map_address(map_d, g.dB);
   if (g.scale_dD_t != was.scale_dD_t) replace_tensor_map_address(map_sfa, g.scale_dD_t);
   if (g.scale_A_t != was.scale_A_t) replace_tensor_map_address(map_sfb, g.scale_A_t);
   I.plan->rebind(args);  // dD_t, A_t, dB and the scale pointers checked, dD_t and A_t re-pointed
   p.map_sfa = map_sfa;
   p.map_sfb = map_sfb;
+  p.map_d = map_d;
   p.offsets = g.offsets;
   I.gemm = g;
 }

@@ -92,19 +92,25 @@ struct KernelConfig {
   /// rows one stmatrix writes fall in 8 different bank groups without a swizzle: one unit spans
   /// the whole width. Otherwise units are 64, 32 or 16 columns wide (a 128-, 64- or 32-byte
   /// row), stored with the matching TMA swizzle so stmatrix is conflict-free.
-  static constexpr bool kEpiUnswizzled = (BlockN / 8) % 2 == 1;
-  static constexpr int kEpiCols = kEpiUnswizzled ? BlockN
+  /// FP32 D by TMA (tma_store_f32): units of 64 rows x 32 floats (a 128-byte row), 128B swizzle.
+  static constexpr bool kEpiF32 = Epilogue == EpilogueKind::tma_store_f32;
+  static constexpr int kEpiElementBytes = kEpiF32 ? 4 : 2;
+  static constexpr bool kEpiUnswizzled = !kEpiF32 && (BlockN / 8) % 2 == 1;
+  static constexpr int kEpiCols = kEpiF32           ? 32
+                                  : kEpiUnswizzled  ? BlockN
                                   : BlockN % 64 == 0 ? 64
                                   : BlockN % 32 == 0 ? 32
                                                      : 16;
-  static constexpr int kEpiSwizzleBytes = kEpiUnswizzled ? 0 : kEpiCols * 2;
+  static constexpr int kEpiSwizzleBytes = kEpiUnswizzled ? 0 : kEpiCols * kEpiElementBytes;
   static constexpr int kEpiUnitsPerWG = kWavesM * (BlockN / kEpiCols);
-  static constexpr std::uint32_t kEpiUnitBytes = ((64u * kEpiCols * 2u) + 1023u) & ~1023u;
+  static constexpr std::uint32_t kEpiUnitBytes =
+      ((64u * std::uint32_t(kEpiCols * kEpiElementBytes)) + 1023u) & ~1023u;
   /// Staging buffers per consumer warpgroup: one per unit (no waiting inside a tile's epilogue),
   /// or fewer, reused in a ring (then each reuse waits for the store that last read it).
   static constexpr int kEpiBuffers = EpiBuffers == 0 ? kEpiUnitsPerWG : EpiBuffers;
   static constexpr std::uint32_t kEpiBytes =
-      Epilogue == EpilogueKind::tma_store ? std::uint32_t(kConsumerWGs * kEpiBuffers) * kEpiUnitBytes
+      Epilogue == EpilogueKind::tma_store || kEpiF32
+          ? std::uint32_t(kConsumerWGs * kEpiBuffers) * kEpiUnitBytes
                                           : 0u;
   static constexpr std::size_t kSmemBytes =
       1024 + std::size_t(kStages) * kStageBytes + kEpiBytes;  // + slack to align to 1024
@@ -125,6 +131,7 @@ struct KernelConfig {
   static_assert(kClusterN == 1 || (BlockM / 2) % 8 == 0,
                 "multicast of A: each CTA loads BlockM / 2 rows, a whole number of 8-row atoms");
   static_assert(kEpiBuffers >= 1 && kEpiBuffers <= kEpiUnitsPerWG, "1 .. units staging buffers");
+  static_assert(!kEpiF32 || BlockN % 32 == 0, "tma_store_f32: BlockN a multiple of 32 floats");
   static_assert(kAccumulators <= 128 || (kPingPong && Acc == Accumulation::fast &&
                                           kAccumulators <= 192),
                 "accumulators: at most 128 FP32 registers per thread (192 for a fast ping-pong "

@@ -224,4 +224,63 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][
   });
 }
 
+/// The FP32 TMA epilogue of one consumer warpgroup (EpilogueKind::tma_store_f32) for its kWavesM
+/// slabs of 64 rows (`acc[w]`): units of 64 rows x 32 floats, staged with the 128B swizzle (each
+/// thread writes its float pairs, 8-byte stores: two wavefronts per warp store, the minimum) and
+/// written by the warpgroup's first thread to D's 3-D map at (col0 + 32 c, row0 + 64 w, plane),
+/// a TMA store or, with `accumulate`, a TMA reduce-add (D += unit). The staging buffers form a
+/// ring as in store_tile_tma; nothing waits for a store to reach global memory.
+template <class Cfg>
+__device__ __forceinline__ void store_tile_tma_f32(
+    const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const CUtensorMap* map_d,
+    std::uint32_t staging, int row0, int col0, int plane, bool accumulate,
+    std::uint32_t barrier_id) {
+  static_assert(Cfg::kEpiF32 && Cfg::kEpiCols == 32 && Cfg::kEpiSwizzleBytes == 128);
+  constexpr int kChunks = Cfg::kBlockN / 32;
+  constexpr int kUnits = Cfg::kEpiUnitsPerWG;
+  constexpr bool kBufferPerUnit = Cfg::kEpiBuffers >= kUnits;
+  const bool leader = threadIdx.x % 128 == 0;
+  const int warp = int(threadIdx.x / 32) % 4;
+  const int lane = int(threadIdx.x % 32);
+  // This thread's rows of the unit (r, r + 8) and its first column's byte in a unit row.
+  const std::uint32_t row_bytes = std::uint32_t(16 * warp + lane / 4) * 128u;
+  const std::uint32_t col_bytes = std::uint32_t(2 * (lane % 4)) * 4u;
+  if constexpr (kBufferPerUnit) {
+    if (leader) ptx::tma_store_wait_read<0>();
+    ptx::named_barrier_sync(barrier_id, 128);
+  }
+  static_for<Cfg::kWavesM>([&](auto w) {
+    static_for<kChunks>([&](auto c) {
+      constexpr int u = w * kChunks + c;
+      const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
+      if constexpr (!kBufferPerUnit) {
+        if (leader) ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
+        ptx::named_barrier_sync(barrier_id, 128);
+      }
+#pragma unroll
+      for (int g = 0; g < 4; ++g) {  // the unit's four 8-column groups
+        constexpr int kJ0 = c * 4;   // its first group in the slab
+        const int j = kJ0 + g;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // rows r and r + 8
+          const std::uint32_t o = row_bytes + std::uint32_t(8 * h) * 128u + std::uint32_t(g) * 32u + col_bytes;
+          const float v0 = acc[w][4 * j + 2 * h], v1 = acc[w][4 * j + 2 * h + 1];
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(unit + swizzle_offset<128>(o)),
+                       "f"(v0), "f"(v1)
+                       : "memory");
+        }
+      }
+      ptx::fence_proxy_async_shared();  // st.shared writes -> visible to the TMA unit
+      ptx::named_barrier_sync(barrier_id, 128);
+      if (leader) {
+        if (accumulate)
+          ptx::tma_reduce_add_3d(map_d, unit, col0 + 32 * c, row0 + 64 * w, plane);
+        else
+          ptx::tma_store_3d(map_d, unit, col0 + 32 * c, row0 + 64 * w, plane);
+        ptx::tma_store_commit();
+      }
+    });
+  });
+}
+
 }  // namespace fp8gemm::engine

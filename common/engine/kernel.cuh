@@ -597,6 +597,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           }
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
           store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
+        } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store_f32) {
+          // FP32 D by TMA: the policy knows D's 3-D map and where the tile is in it.
+          Math::store_tile_f32(acc, p, t, my_staging, slot, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::registers) {
 #pragma unroll
           for (int w = 0; w < Cfg::kWavesM; ++w)
@@ -610,7 +613,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
       });
     }
-    if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
+    if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store ||
+                  Cfg::kEpilogue == EpilogueKind::tma_store_f32) {
       // The staging buffers must stay valid until the last stores have read them, and D must be
       // written before the grid counts as finished.
       if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();

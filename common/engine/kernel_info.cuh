@@ -18,7 +18,9 @@ KernelInfo kernel_info() {
            std::to_string(Cfg::kClusterN) + "_" + to_string(Cfg::kAccumulation) +
            (Cfg::kEpilogue == EpilogueKind::tma_store ? "_tma_b" + std::to_string(Cfg::kEpiBuffers)
             : Cfg::kEpilogue == EpilogueKind::registers ? std::string("_reg")
-                                                        : std::string("_f32"));
+            : Cfg::kEpilogue == EpilogueKind::tma_store_f32
+                ? "_f32_tma_b" + std::to_string(Cfg::kEpiBuffers)
+                : std::string("_f32"));
   // Ping-pong consumers (ConsumerOrder::pingpong) carry it in the name.
   if (Cfg::kPingPong) k.name += "_pp";
   // A promoted kernel with a loop other than the default (the same-run comparison of loop

@@ -84,7 +84,8 @@ template <class Cfg, int kLoop = default_kgrouped_loop<Cfg>()>
 struct KGroupedMath : PerTensorMath<Cfg> {
   static_assert(Cfg::kAccumulation == Accumulation::promoted,
                 "the scales change every 128 tokens: the weight gradient promotes every K block");
-  static_assert(Cfg::kEpilogue == EpilogueKind::registers_f32,
+  static_assert(Cfg::kEpilogue == EpilogueKind::registers_f32 ||
+                    Cfg::kEpilogue == EpilogueKind::tma_store_f32,
                 "the weight gradient is FP32 (and may accumulate into the caller's dB)");
   static_assert(Cfg::kClusterSize == 1, "k-grouped kernels: no clusters");
   static_assert(kgrouped_loop_fits<Cfg, kLoop>(),
@@ -137,6 +138,15 @@ struct KGroupedMath : PerTensorMath<Cfg> {
                                                        int kb) {
     ptx::tma_load_2d(extra, &p.map_sfa, bar, t.m_block * Cfg::kBlockM, kb);
     ptx::tma_load_2d(extra + kSfaStride, &p.map_sfb, bar, t.n_block * Cfg::kBlockN, kb);
+  }
+
+  /// The tma_store_f32 epilogue of this warpgroup's rows of tile t: dB's map (map_d) is 3-D,
+  /// (K, N, G) innermost first, so a box is clipped at its own group's last row and at K.
+  __device__ __forceinline__ static void store_tile_f32(
+      const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Params& p, const KGroupedTile& t,
+      std::uint32_t staging, int slot, std::uint32_t barrier_id) {
+    store_tile_tma_f32<Cfg>(acc, &p.map_d, staging, t.m_block * Cfg::kBlockM + slot * Cfg::kRowsPerWG,
+                            t.n_block * Cfg::kBlockN, t.group, p.accumulate != 0, barrier_id);
   }
 
   /// The scales were applied in the main loop.

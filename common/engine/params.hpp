@@ -35,6 +35,13 @@ enum class EpilogueKind : int {
   /// what D holds (D = A.B + D, GemmParams::accumulate): chapter 7's FP32 output, chapter 8's
   /// weight gradients. Each element of D is read and written by one thread once: deterministic.
   registers_f32 = 2,
+  /// FP32 D through shared memory and TMA: each 64 x 32 unit staged (128B swizzle) and written by
+  /// a TMA store, or with `accumulate` by a TMA reduce-add (D = A.B + D, one FP32 add per element
+  /// in the TMA unit: deterministic, the same rounding as registers_f32's). Not waited for until
+  /// its staging buffer is reused, so the FP32 tile drains under the next tile's main loop.
+  /// Chapter 8's weight gradient (its 3-D map of dB, kgrouped.cuh); needs D 16-byte aligned and
+  /// ldd a multiple of 4.
+  tma_store_f32 = 3,
 };
 
 /// How the consumer warpgroups share the tiles (config.cuh).
@@ -59,7 +66,8 @@ inline constexpr const char* to_string(Accumulation a) {
 inline constexpr const char* to_string(EpilogueKind e) {
   return e == EpilogueKind::registers ? "registers"
          : e == EpilogueKind::tma_store ? "tma_store"
-                                         : "registers_f32";
+         : e == EpilogueKind::registers_f32 ? "registers_f32"
+                                             : "tma_store_f32";
 }
 
 /// Host-computed description of the dense tile space. The plan keeps every count below 2^30, so
@@ -78,7 +86,8 @@ struct DenseSchedule {
 struct GemmParams {
   CUtensorMap map_a;  ///< A: M x K e4m3, box (BlockM / ClusterN) rows x 128, 128B swizzle
   CUtensorMap map_b;  ///< B: N x K e4m3, box (BlockN / ClusterM) rows x 128, 128B swizzle
-  CUtensorMap map_d;  ///< D: M x N bf16, box 64 rows x kEpiCols (tma_store epilogue only)
+  CUtensorMap map_d;  ///< D: M x N bf16, box 64 rows x kEpiCols (tma_store epilogue only; the
+                      ///< tma_store_f32 epilogue's is its policy's, kgrouped.cuh)
   DenseSchedule schedule;
   int M = 0, N = 0, K = 0;
   int k_blocks = 0;                ///< ceil(K / 128); the last block is zero-filled past K
@@ -89,7 +98,7 @@ struct GemmParams {
   const float* scale_a = nullptr;  ///< device scalar
   const float* scale_b = nullptr;  ///< device scalar
   float* D_f32 = nullptr;          ///< for the registers_f32 epilogue (ldd elements per row)
-  int accumulate = 0;              ///< registers_f32: D = A.B + D instead of D = A.B
+  int accumulate = 0;              ///< FP32 D (registers_f32, tma_store_f32): D = A.B + D
 };
 
 /// Rows of 128 x 128 B-scale blocks that a BlockN-wide tile can touch (tiles start at multiples

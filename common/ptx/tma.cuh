@@ -76,6 +76,31 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, std::uint32
       : "memory");
 }
 
+/// The 3-D form of tma_store_2d: the box at (inner, row, plane) of a 3-D map (chapter 8's weight
+/// gradient: dB's G matrices as planes, so a box is clipped at its own matrix's last row).
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, std::uint32_t smem_src,
+                                             std::int32_t inner_coord, std::int32_t row_coord,
+                                             std::int32_t plane_coord) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(map)),
+      "r"(smem_src), "r"(inner_coord), "r"(row_coord), "r"(plane_coord)
+      : "memory");
+}
+
+/// cp.reduce.async.bulk.tensor .add (PTX ISA 9.0, §9.7.9.25.5.2 "cp.reduce.async.bulk.tensor"):
+/// as tma_store_3d, but each element of the box is added to global memory (D += box) by the TMA
+/// unit, in the map's element type (FP32 here: one round-to-nearest add per element).
+__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, std::uint32_t smem_src,
+                                                  std::int32_t inner_coord, std::int32_t row_coord,
+                                                  std::int32_t plane_coord) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], "
+      "[%1];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)),
+      "r"(smem_src), "r"(inner_coord), "r"(row_coord), "r"(plane_coord)
+      : "memory");
+}
+
 /// cp.async.bulk.commit_group: closes the group of preceding bulk stores of this thread.
 __device__ __forceinline__ void tma_store_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");

@@ -114,7 +114,10 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
         " stores D with TMA, which needs D 16-byte aligned and ldd a multiple of 8 (rows 16 bytes "
         "apart); got ldd = " + std::to_string(args.ldd) +
         " (pick a kernel with the registers epilogue for this D)");
-  const bool f32_kernel = kernel.epilogue == EpilogueKind::registers_f32;
+  // FP32 D: from registers, or by TMA through the policy's own map of D (chapter 8's weight
+  // gradient builds it; the policy checks that D suits TMA).
+  const bool f32_kernel = kernel.epilogue == EpilogueKind::registers_f32 ||
+                          kernel.epilogue == EpilogueKind::tma_store_f32;
   if (f32_kernel != (args.d_element_bytes == 4))
     throw std::invalid_argument(who_ + ": kernel " + kernel.name + " writes " +
                                 (f32_kernel ? "float" : "bf16") + " D, the call passes " +
@@ -250,7 +253,8 @@ void EnginePlan::rebind(const GemmArgs& next) {
   if (sb) require_device_accessible(next.scale_b, e.scale_b, who, "scale_b");
 
   // New parameter blocks on the side (a driver refusal leaves the plan as it was), then commit.
-  const bool f32 = kernel_.epilogue == EpilogueKind::registers_f32;
+  const bool f32 = kernel_.epilogue == EpilogueKind::registers_f32 ||
+                   kernel_.epilogue == EpilogueKind::tma_store_f32;
   auto repoint = [&](const GemmParams& from) {
     GemmParams t = from;
     if (a) replace_tensor_map_address(t.map_a, next.A);

@@ -62,10 +62,18 @@ std::uint32_t swizzle_span_bytes(CUtensorMapSwizzle swizzle) {
 
 }  // namespace
 
-CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
-                               std::size_t element_bytes, std::uint64_t rows, std::uint64_t cols,
-                               std::uint64_t row_stride_elements, std::uint32_t box_rows,
-                               std::uint32_t box_cols, CUtensorMapSwizzle swizzle) {
+namespace {
+
+/// make_tensor_map_2d / _3d: `planes` = 1 and rank 2, or rank 3 with planes
+/// `plane_stride_elements` apart.
+CUtensorMap make_tensor_map(const char* who, int rank, const void* base, CUtensorMapDataType dtype,
+                            std::size_t element_bytes, std::uint64_t planes, std::uint64_t rows,
+                            std::uint64_t cols, std::uint64_t row_stride_elements,
+                            std::uint64_t plane_stride_elements, std::uint32_t box_rows,
+                            std::uint32_t box_cols, CUtensorMapSwizzle swizzle) {
+  auto bad = [who](const std::string& what) {
+    throw std::invalid_argument(std::string("fp8gemm::") + who + ": " + what);
+  };
   // The rules of cuTensorMapEncodeTiled (CUDA driver API, "Tensor Map Object Management"),
   // checked here so that a bad call names its argument instead of returning INVALID_VALUE.
   if (base == nullptr) bad("base is a null pointer");
@@ -80,6 +88,8 @@ CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
     bad("rows = " + std::to_string(rows) + " must be in [1, 2^32]");
   if (cols < 1 || cols > kMaxDim)
     bad("cols = " + std::to_string(cols) + " must be in [1, 2^32]");
+  if (planes < 1 || planes > kMaxDim)
+    bad("planes = " + std::to_string(planes) + " must be in [1, 2^32]");
   if (row_stride_elements < cols)
     bad("row_stride_elements = " + std::to_string(row_stride_elements) + " must be >= cols = " +
         std::to_string(cols));
@@ -89,6 +99,17 @@ CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
         " bytes must be a multiple of 16 (TMA global stride rule)");
   if (stride_bytes >= (std::uint64_t(1) << 40))
     bad("row stride = " + std::to_string(stride_bytes) + " bytes must be < 2^40");
+  const std::uint64_t plane_bytes = plane_stride_elements * element_bytes;
+  if (rank == 3) {
+    if (plane_stride_elements < rows * row_stride_elements)
+      bad("plane_stride_elements = " + std::to_string(plane_stride_elements) +
+          " must be >= rows x row_stride_elements = " + std::to_string(rows * row_stride_elements));
+    if (plane_bytes % 16 != 0)
+      bad("plane stride = " + std::to_string(plane_bytes) +
+          " bytes must be a multiple of 16 (TMA global stride rule)");
+    if (plane_bytes >= (std::uint64_t(1) << 40))
+      bad("plane stride = " + std::to_string(plane_bytes) + " bytes must be < 2^40");
+  }
   if (box_rows < 1 || box_rows > 256)
     bad("box_rows = " + std::to_string(box_rows) + " must be in [1, 256]");
   if (box_cols < 1 || box_cols > 256)
@@ -109,21 +130,41 @@ CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
   ensure_context_current();
 
   CUtensorMap map{};
-  const cuuint64_t global_dim[2] = {cols, rows};          // innermost first
-  const cuuint64_t global_stride[1] = {stride_bytes};     // bytes, dimensions 1.. only
-  const cuuint32_t box_dim[2] = {box_cols, box_rows};
-  const cuuint32_t element_stride[2] = {1, 1};             // dense boxes
-  const CUresult r = encode(&map, dtype, 2, const_cast<void*>(base), global_dim, global_stride,
-                            box_dim, element_stride, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+  const cuuint64_t global_dim[3] = {cols, rows, planes};          // innermost first
+  const cuuint64_t global_stride[2] = {stride_bytes, plane_bytes};  // bytes, dimensions 1.. only
+  const cuuint32_t box_dim[3] = {box_cols, box_rows, 1};
+  const cuuint32_t element_stride[3] = {1, 1, 1};                 // dense boxes
+  const CUresult r = encode(&map, dtype, cuuint32_t(rank), const_cast<void*>(base), global_dim,
+                            global_stride, box_dim, element_stride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);  // NONE = fill with zeros
   if (r != CUDA_SUCCESS)
-    throw std::runtime_error("fp8gemm::make_tensor_map_2d: cuTensorMapEncodeTiled failed: " +
-                             cu_result_name(r) + " (rows " + std::to_string(rows) + ", cols " +
-                             std::to_string(cols) + ", stride " + std::to_string(stride_bytes) +
-                             " B, box " + std::to_string(box_rows) + " x " +
-                             std::to_string(box_cols) + ")");
+    throw std::runtime_error(std::string("fp8gemm::") + who +
+                             ": cuTensorMapEncodeTiled failed: " + cu_result_name(r) + " (rows " +
+                             std::to_string(rows) + ", cols " + std::to_string(cols) +
+                             (rank == 3 ? ", planes " + std::to_string(planes) : std::string()) +
+                             ", stride " + std::to_string(stride_bytes) + " B, box " +
+                             std::to_string(box_rows) + " x " + std::to_string(box_cols) + ")");
   return map;
+}
+
+}  // namespace
+
+CUtensorMap make_tensor_map_2d(const void* base, CUtensorMapDataType dtype,
+                               std::size_t element_bytes, std::uint64_t rows, std::uint64_t cols,
+                               std::uint64_t row_stride_elements, std::uint32_t box_rows,
+                               std::uint32_t box_cols, CUtensorMapSwizzle swizzle) {
+  return make_tensor_map("make_tensor_map_2d", 2, base, dtype, element_bytes, 1, rows, cols,
+                         row_stride_elements, 0, box_rows, box_cols, swizzle);
+}
+
+CUtensorMap make_tensor_map_3d(const void* base, CUtensorMapDataType dtype,
+                               std::size_t element_bytes, std::uint64_t planes, std::uint64_t rows,
+                               std::uint64_t cols, std::uint64_t row_stride_elements,
+                               std::uint64_t plane_stride_elements, std::uint32_t box_rows,
+                               std::uint32_t box_cols, CUtensorMapSwizzle swizzle) {
+  return make_tensor_map("make_tensor_map_3d", 3, base, dtype, element_bytes, planes, rows, cols,
+                         row_stride_elements, plane_stride_elements, box_rows, box_cols, swizzle);
 }
 
 void replace_tensor_map_address(CUtensorMap& map, const void* base) {

@@ -629,6 +629,7 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kWgrad).add(dev.index()).add(G).add(N).add(K).add(cap).add(ld_dd).add(sd.layout.ld);
     key.add(ld_a).add(sa.layout.ld).add(lddb).add(std::int64_t(accumulate)).add(kernel_index);
+    key.add(std::int64_t(aligned(g.dB, 16)));  // the default kernel stores dB by TMA where it can
     PlanKey buffers;
     buffers.add(g.offsets).add(g.dD_t).add(g.scale_dD_t).add(g.A_t).add(g.scale_A_t).add(g.dB);
     const cudaStream_t stream = current_stream(dev);
