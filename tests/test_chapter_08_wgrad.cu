@@ -303,3 +303,18 @@ TEST_CASE("ch08 wgrad: a dB that TMA cannot store: the default falls back, a TMA
   CHECK(test::refusal_of([&] { tma_plan.rebind(off); }).find("must be 16-byte aligned") !=
         std::string::npos);
 }
+
+TEST_CASE("ch08 wgrad: back-to-back epilogues (mostly empty experts), every kernel",
+          "[ch08][wgrad][gpu]") {
+  // 60 of 64 experts empty: most tiles have no K block, so a CTA's epilogues follow each other
+  // with no main loop between them, and a TMA staging buffer reused too early shows (found by
+  // the 8192-token validation at 096690a: an empty expert's dB_g not 0). dB = only: an empty
+  // expert's matrix must come out exactly 0.
+  std::vector<int> counts(64, 0);
+  counts[5] = 1;
+  counts[20] = 129;
+  counts[41] = 300;
+  counts[63] = 5;
+  const WgradCase c(counts, 512, 960, 170);
+  for (const auto& k : ch08::wgrad_kernels()) CHECK(run_wgrad(c, false, 171, k.name));
+}

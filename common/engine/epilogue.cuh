@@ -209,8 +209,14 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][
       const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
       if constexpr (!kBufferPerUnit) {
         // A ring of kEpiBuffers: the store that last read this buffer (kEpiBuffers stores ago,
-        // counting across tiles) must be done reading it.
-        if (leader) ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
+        // counting across tiles) must be done reading it. Each tile starts the ring at buffer 0,
+        // so where the units are not a whole number of rings the previous tile's last store may
+        // have used buffer 0: then the tile's first unit waits for all of them (a main loop ago,
+        // normally free).
+        if (leader) {
+          if constexpr (kUnits % Cfg::kEpiBuffers != 0 && u == 0) ptx::tma_store_wait_read<0>();
+          else ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
+        }
         ptx::named_barrier_sync(barrier_id, 128);
       }
       stage_unit<Cfg, c, Scale>(acc[w], scale, unit);
@@ -253,8 +259,11 @@ __device__ __forceinline__ void store_tile_tma_f32(
     static_for<kChunks>([&](auto c) {
       constexpr int u = w * kChunks + c;
       const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
-      if constexpr (!kBufferPerUnit) {
-        if (leader) ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
+      if constexpr (!kBufferPerUnit) {  // the ring of store_tile_tma, the same first-unit rule
+        if (leader) {
+          if constexpr (kUnits % Cfg::kEpiBuffers != 0 && u == 0) ptx::tma_store_wait_read<0>();
+          else ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
+        }
         ptx::named_barrier_sync(barrier_id, 128);
       }
 #pragma unroll
