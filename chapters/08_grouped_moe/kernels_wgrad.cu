@@ -21,19 +21,27 @@ static KernelInfo wgrad() {
 
 const std::vector<KernelInfo>& wgrad_kernels() {
   static const std::vector<KernelInfo> all = {
-      // The first of each epilogue is the plan's default (wgrad.cpp: TMA where dB suits it),
-      // each the fastest of its kind in session 7's same-run sweep (plots/data/h200/ch08/
-      // wgrad_loops_096690a/: 128 x 192 with 4 stages and 3 staging units per warpgroup 1.060x
-      // the registers epilogue's geomean over ten cases, 1.011-1.170x per case).
-      wgrad<WgradTmaCfg<128, 192, 4, 3>>(),
+      // The first of each epilogue is the plan's default (wgrad.cpp: TMA where dB suits it).
+      // TMA: 128 x 192 with 5 stages and one FP32 staging unit per warpgroup, 1.059x the
+      // registers epilogue's geomean over ten cases in session 7's sweep (plots/data/h200/ch08/
+      // wgrad_loops_096690a/; 3 units and 4 stages 1.060x) and the fastest of all at each of
+      // the six Fp8Linear shapes in the PyTorch benchmark at 7a8a2af (1-7% ahead of 3 units).
+      // Registers: 128 x 192 was the fastest at 65536 tokens (plots/data/h200/ch08/
+      // wgrad_sweep.json: 618 / 612 TFLOPS against 571 / 567 for 128 x 128).
+      wgrad<WgradTmaCfg<128, 192, 5, 1>>(),
       wgrad<WgradCfg<128, 192, 5>>(),
       wgrad<WgradCfg<128, 128, 6>>(),
       wgrad<WgradCfg<128, 64, 8>>(),
       wgrad<WgradCfg<128, 160, 5>>(),
+      wgrad<WgradTmaCfg<128, 192, 4, 3>>(),
       wgrad<WgradTmaCfg<128, 192, 4, 2>>(),
-      wgrad<WgradTmaCfg<128, 192, 5, 1>>(),
       wgrad<WgradTmaCfg<128, 160, 5, 2>>(),
       wgrad<WgradTmaCfg<128, 128, 5, 2>>(),
+      // Wider and taller tiles, possible with the TMA epilogue (the registers one spilled on
+      // 128 x 256): fewer A re-reads per column, measured beside the default.
+      wgrad<WgradTmaCfg<128, 256, 4, 1>>(),
+      wgrad<WgradTmaCfg<128, 224, 4, 1>>(),
+      wgrad<WgradTmaCfg<256, 128, 3, 2>>(),
       // The two-deep loops (kgrouped.cuh), for the same-run comparison.
       wgrad<WgradCfg<128, 192, 5>, kTwoDeepHalvesLoop>(),
       wgrad<WgradCfg<128, 128, 6>, kTwoDeepLoop>(),
