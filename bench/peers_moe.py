@@ -606,7 +606,7 @@ class Runner:
 
     # -- this repository's library (fp8gemm.ops) ---------------------------------------------------
 
-    def fp8gemm(self, impl, case, call, check, label, bytes_, alloc_shape=None) -> None:
+    def fp8gemm(self, impl, case, call, check, label, bytes_, alloc_shape=None, alloc_dtype=None) -> None:
         """One fp8gemm_* implementation, in guarded(): call(fops) makes one call of our op and returns its
         output, check(output) compares it with the case's references; then record() (timed now, or with
         --interleave kept for the case's group), the timed call being the checked one. An error entry
@@ -615,7 +615,8 @@ class Runner:
         a NaN tensor of that shape is allocated and freed just before the checked call, which leaves the
         caching allocator as before, so the op's output gets that block and a row it fails to write
         stays NaN; output_poisoned = 1 where the output has that address (0: another block, the check
-        cannot tell stale data). None: call writes into an output the caller filled with NaN."""
+        cannot tell stale data). None: call writes into an output the caller filled with NaN. alloc_dtype:
+        that output's dtype (default bf16)."""
         torch = self.torch
 
         def body():
@@ -627,7 +628,7 @@ class Runner:
                 return call(fops)
             nan_ptr = None
             if alloc_shape is not None:
-                nan = torch.full(alloc_shape, float("nan"), dtype=torch.bfloat16, device="cuda")
+                nan = torch.full(alloc_shape, float("nan"), dtype=alloc_dtype or torch.bfloat16, device="cuda")
                 nan_ptr = nan.data_ptr()
                 del nan
             t0 = time.time()
@@ -1024,6 +1025,26 @@ class Runner:
                                 fields={"launches_per_call": float(len(groups))})
                 self.guarded(impl, case, body)
             del d
+        # --wgrad-kernels: more of the library's compiled weight-gradient kernels, by name, in the
+        # same group (the default's choice made from the same comparison).
+        if FP8_WGRAD in impls:
+            for name in args.wgrad_kernels:
+                self.fp8gemm_wgrad_named(case, name, ours_t[0], sfa_t, ours_t[1], sfb_t, check, data_bytes)
+
+    def fp8gemm_wgrad_named(self, case, name, dd_t, sfa_t, a_t, sfb_t, check, bytes_) -> None:
+        """fp8gemm_weight_grad:<name>: as fp8gemm_wgrad, with the compiled kernel `name` (the PyTorch
+        package's benchmark op _gemm_weight_grad_kernel, which allocates dB [G, N, K] fp32 itself: poisoned
+        through the caching allocator as the forward ops' D)."""
+        torch = self.torch
+        offsets = torch.tensor([0] + case.ends, dtype=torch.int32, device="cuda")
+
+        def call(fops, dd=dd_t, sd=sfa_t, a=a_t, sa=sfb_t, off=offsets):
+            return torch.ops.fp8gemm._gemm_weight_grad_kernel(dd, sd, a, sa, off, name)
+        label = (f"fp8gemm weight-gradient kernel {name} (torch.ops.fp8gemm._gemm_weight_grad_kernel; chapter 8's "
+                 f"kernel by name, otherwise as {FP8_WGRAD}), dB [{case.G}, {case.N}, {case.K}] fp32 allocated by "
+                 f"the op")
+        self.fp8gemm(f"{FP8_WGRAD}:{name}", case, call, check, label, bytes_,
+                     alloc_shape=(case.G, case.N, case.K), alloc_dtype=torch.float32)
 
 
 class Pending(NamedTuple):
@@ -1312,6 +1333,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cupti-launches", type=int, default=20,
                     help="launches for the CUPTI kernel-time view (0: skip it; default 20)")
     ap.add_argument("--seed", type=int, default=0, help="data seed (default 0)")
+    ap.add_argument("--wgrad-kernels", type=lambda v: [k for k in v.split(",") if k], default=[],
+                    help="comma-separated names of the library's compiled weight-gradient kernels to time "
+                         "beside fp8gemm_weight_grad (its default), as fp8gemm_weight_grad:<name>")
     ap.add_argument("--commit", default=None, help="git commit to record (default: build/bin/commit.txt)")
     ap.add_argument("--time-limit", type=float, default=0.0,
                     help="seconds after which no new case is started (0: none); the JSON keeps what ran")

@@ -42,6 +42,10 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       wgrad<WgradTmaCfg<128, 256, 4, 1>>(),
       wgrad<WgradTmaCfg<128, 224, 4, 1>>(),
       wgrad<WgradTmaCfg<256, 128, 3, 2>>(),
+      // Three consumer warpgroups of 64 rows (152 registers each: 64 totals + one 64-register
+      // partial sum): while one promotes, two have wgmma queued.
+      wgrad<WgradTmaCfg<192, 128, 4, 2>>(),
+      wgrad<WgradTmaCfg<192, 128, 4, 1>>(),
       // The two-deep loops (kgrouped.cuh), for the same-run comparison.
       wgrad<WgradCfg<128, 192, 5>, kTwoDeepHalvesLoop>(),
       wgrad<WgradCfg<128, 128, 6>, kTwoDeepLoop>(),
