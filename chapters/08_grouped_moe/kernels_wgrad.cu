@@ -51,6 +51,10 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       wgrad<WgradCfg<128, 128, 6>, kTwoDeepLoop>(),
       wgrad<WgradTmaCfg<128, 192, 4, 2>, kTwoDeepHalvesLoop>(),
       wgrad<WgradTmaCfg<128, 128, 5, 2>, kTwoDeepLoop>(),
+      // The first loop with the first 4 or 8 column-scale pairs read before the wait (10, 12 and
+      // 16 spill on 128 x 192).
+      wgrad<WgradTmaCfg<128, 192, 5, 1>, kPrefetchScalesLoop + 4>(),
+      wgrad<WgradTmaCfg<128, 192, 5, 1>, kPrefetchScalesLoop + 8>(),
   };
   return all;
 }

@@ -68,6 +68,10 @@ inline constexpr int kTwoDeepLoop = 10;
 /// Chapter 8's weight gradient only (KGroupedMath): two-deep over the two column halves of a K
 /// block, so the totals plus two half-width partial sums fit where two full-width ones do not.
 inline constexpr int kTwoDeepHalvesLoop = 11;
+/// Chapter 8's weight gradient only: its first loop with the first N pairs of column scales read
+/// from shared memory before the wait for the partial sum (kPrefetchScalesLoop + N), so that their
+/// latency hides behind the tensor cores instead of stalling the promotion.
+inline constexpr int kPrefetchScalesLoop = 100;
 
 /// Two partial sums fit beside the totals: one 64-row slab per consumer warpgroup, its K block
 /// one partial sum (kPromotedWaveN = BlockN), and totals plus two partial sums within the

@@ -29,8 +29,9 @@ KernelInfo kernel_info() {
     if (Cfg::kAccumulation == Accumulation::promoted &&
         Math::kPromotedLoopVersion != Math::kDefaultLoop) {
       k.name += Math::kPromotedLoopVersion == kTwoDeepLoop ? std::string("_2deep")
-                : Math::kPromotedLoopVersion == kTwoDeepHalvesLoop
-                    ? std::string("_2deeph")
+                : Math::kPromotedLoopVersion == kTwoDeepHalvesLoop ? std::string("_2deeph")
+                : Math::kPromotedLoopVersion > kPrefetchScalesLoop
+                    ? "_pf" + std::to_string(Math::kPromotedLoopVersion - kPrefetchScalesLoop)
                     : "_loop" + std::to_string(Math::kPromotedLoopVersion);
       k.comparison_only = true;
     }

@@ -58,6 +58,9 @@ struct KGroupedTileScheduler {
 ///                       whole tile width, wait, promote, release;
 ///   kTwoDeepLoop        two full-width partial sums: K block kb + 1 is issued before kb is
 ///                       promoted (tiles where totals plus two partial sums fit: BlockN <= 128);
+///   kPrefetchScalesLoop + N  the first loop, with the first N of the thread's column-scale pairs
+///                       read from the stage before the wait for the partial sum (one wave per K
+///                       block only): their shared-memory latency hides behind the tensor cores;
 ///   kTwoDeepHalvesLoop  the same over the two column halves of each K block: half h + 1 (or the
 ///                       next block's half 0) is in the tensor cores while half h is promoted;
 ///                       totals plus two half-width partial sums fit up to BlockN = 192.
@@ -76,6 +79,10 @@ constexpr bool kgrouped_loop_fits() {
   else if constexpr (kLoop == kTwoDeepHalvesLoop)
     return Cfg::kWavesM == 1 && (Cfg::kBlockN / 2) % 8 == 0 &&
            Cfg::kAccumulators + Cfg::kBlockN / 2 <= kRegs;
+  else if constexpr (kLoop > kPrefetchScalesLoop)
+    return Cfg::kWavesM == 1 && Cfg::kPromotedWaveN == Cfg::kBlockN &&
+           kLoop - kPrefetchScalesLoop <= Cfg::kBlockN / 8 &&
+           Cfg::kAccumulators + Cfg::kBlockN / 2 + 2 * (kLoop - kPrefetchScalesLoop) <= Cfg::kConsumerRegs;
   else
     return kLoop == 0;
 }
@@ -158,14 +165,17 @@ struct KGroupedMath : PerTensorMath<Cfg> {
                                                   std::uint32_t side, const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
-    if constexpr (kLoop == 0)
+    if constexpr (kLoop == 0 || kLoop > kPrefetchScalesLoop)
       mainloop_first(acc, st, p, t, ring, side, full, empty, wg_index, rank);
     else
       mainloop_two_deep(acc, st, t, ring, side, full, empty, wg_index, rank);
   }
 
   /// The first loop (kLoop = 0): per K block one partial sum of the whole tile width (or of
-  /// kPromotedWaveN columns at a time), waited for, promoted, and the stage released.
+  /// kPromotedWaveN columns at a time), waited for, promoted, and the stage released. With
+  /// kLoop = kPrefetchScalesLoop + N, the first N column-scale pairs are read between the wgmma's
+  /// commit and its wait (the registers of the partial sum the promotion consumes hold the later
+  /// ones, as ptxas already schedules them).
   __device__ __forceinline__ static void mainloop_first(
       float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const Params& p,
       const KGroupedTile& t, std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
@@ -193,14 +203,38 @@ struct KGroupedMath : PerTensorMath<Cfg> {
         const float sa1 = detail::ld_shared_f32(sa_addr + 32u);
 #pragma unroll
         for (int wn = 0; wn < kWavesN; ++wn) {
-          BlockScaledMath<Cfg>::template partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
+          constexpr int kPre = kLoop > kPrefetchScalesLoop ? kLoop - kPrefetchScalesLoop : 0;
+          const std::uint32_t sb_base = extra + kSfaStride + std::uint32_t(wn * kWaveN) * 4u + col_bytes;
+          float2 pre[kPre > 0 ? kPre : 1];
+          if constexpr (kPre == 0) {
+            BlockScaledMath<Cfg>::template partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
+          } else {
+            constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
+            ptx::wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < kSteps; ++ks)
+              ptx::wgmma_m64nNk32_e4m3<kWaveN>(
+                  part, ptx::advance_desc(desc_a, std::uint32_t(ks * Cfg::kWgmmaK)),
+                  ptx::advance_desc(desc_b, std::uint32_t(ks * Cfg::kWgmmaK)), ks > 0 ? 1u : 0u);
+            ptx::wgmma_commit_group();
+#pragma unroll
+            for (int gi = 0; gi < kPre; ++gi)
+              pre[gi] = detail::ld_shared_v2(sb_base + std::uint32_t(8 * gi) * 4u);
+            ptx::wgmma_wait_group<0>();
+            ptx::wgmma_fence_operands(part);
+          }
 #pragma unroll
           for (int gi = 0; gi < kWaveN / 8; ++gi) {
             // The second operand's scales of this 8-column group's two columns.
-            const std::uint32_t sb_addr =
-                extra + kSfaStride + std::uint32_t(wn * kWaveN + 8 * gi) * 4u + col_bytes;
-            const float sb0 = detail::ld_shared_f32(sb_addr);
-            const float sb1 = detail::ld_shared_f32(sb_addr + 4u);
+            const std::uint32_t sb_addr = sb_base + std::uint32_t(8 * gi) * 4u;
+            float sb0, sb1;
+            if (gi < kPre) {
+              sb0 = pre[gi < kPre ? gi : 0].x;
+              sb1 = pre[gi < kPre ? gi : 0].y;
+            } else {
+              sb0 = detail::ld_shared_f32(sb_addr);
+              sb1 = detail::ld_shared_f32(sb_addr + 4u);
+            }
             float* a = &acc[w][wn * (kWaveN / 2) + 4 * gi];
             a[0] = __fmaf_rn(sa0 * sb0, part[4 * gi + 0], a[0]);
             a[1] = __fmaf_rn(sa0 * sb1, part[4 * gi + 1], a[1]);
