@@ -3,7 +3,8 @@
 --interleave at 3845d35: our library's grouped ops, DeepGEMM 2.6.1 and torch timed in one group per
 case). Run 1: 50 us GPU-side delay (the host work of 23 of 68 calls not covered); run 2: 150 us
 (all covered). Ratios are of TFLOPS (same counted FLOPs per case, so time ratios inverted).
-Usage: python3 summarise.py"""
+Usage: python3 summarise.py [RUN1.json RUN2.json] (default: this folder's two runs; two other
+runs, e.g. ../peers_interleaved_session7/*.json, by path)."""
 import json
 import math
 import os
@@ -13,7 +14,7 @@ RUNS = ["peers_moe_interleaved_1.json", "peers_moe_interleaved_2.json"]
 
 
 def load(f):
-    d = json.load(open(os.path.join(HERE, f)))
+    d = json.load(open(f if os.path.isabs(f) or os.path.exists(f) else os.path.join(HERE, f)))
     t = {}
     for b in d["benchmarks"]:
         if "TFLOPS" in b:
@@ -42,7 +43,11 @@ for c in ["wgrad_g32_t8192_n4096_k7168", "wgrad_g32_t8192_n7168_k2048", "wgrad_g
 
 
 def main():
-    runs = [load(f) for f in RUNS]
+    import sys
+    files = sys.argv[1:] or RUNS
+    if len(files) != 2:
+        sys.exit("summarise.py: two runs, or none for this folder's")
+    runs = [load(f) for f in files]
     for ctx, _ in runs:
         print(f"# {ctx['git_commit'][:7]} {ctx['gpu']} timing={ctx.get('timing')} delay_us={ctx.get('delay_us')} "
               f"deep_gemm {ctx.get('deep_gemm_version')} torch {ctx.get('torch_version')}")
