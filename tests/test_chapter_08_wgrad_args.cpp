@@ -28,6 +28,9 @@ ch08::WeightGradGemm good() {
 std::string refusal(const ch08::WeightGradGemm& g) {
   return test::refusal_of([&] { ch08::WeightGradPlan p(g); });
 }
+std::string default_name(std::int64_t N, std::int64_t K, int groups, bool tma_ok = true) {
+  return ch08::default_wgrad_kernel(N, K, groups, 132, tma_ok).name;
+}
 using test::has;
 }  // namespace
 
@@ -68,4 +71,22 @@ TEST_CASE("ch08 wgrad: bad calls are refused before any CUDA call", "[ch08][wgra
   } catch (const std::invalid_argument& e) {
     CHECK(has(e.what(), "no_such_kernel"));
   }
+}
+
+TEST_CASE("ch08 wgrad: the default kernel per shape", "[ch08][wgrad][cpu]") {
+  // Session 7's H200 data (chapter 8's README): at each Fp8Linear shape (one group of 4096
+  // tokens), the faster of 128 x 256 and 128 x 192 in both sweeps.
+  const std::string wide = "128x256_s4_c1x1_promoted_f32_tma_b1";
+  const std::string narrow = "128x192_s5_c1x1_promoted_f32_tma_b1";
+  CHECK(default_name(2112, 7168, 1) == narrow);   // 476 wide tiles: 3.6 waves
+  CHECK(default_name(24576, 1536, 1) == wide);
+  CHECK(default_name(32768, 512, 1) == wide);     // 192 columns waste 11% of K = 512
+  CHECK(default_name(7168, 16384, 1) == wide);
+  CHECK(default_name(4096, 7168, 1) == wide);
+  CHECK(default_name(7168, 2048, 1) == narrow);   // 448 wide tiles: 3.4 waves
+  // 32 experts: thousands of tiles, no quantisation to speak of.
+  CHECK(default_name(4096, 7168, 32) == wide);
+  CHECK(default_name(7168, 2048, 32) == wide);
+  // A dB that TMA cannot store: the registers epilogue.
+  CHECK(default_name(4096, 7168, 1, false) == "128x192_s5_c1x1_promoted_f32");
 }

@@ -21,13 +21,12 @@ static KernelInfo wgrad() {
 
 const std::vector<KernelInfo>& wgrad_kernels() {
   static const std::vector<KernelInfo> all = {
-      // The first of each epilogue is the plan's default (wgrad.cpp: TMA where dB suits it).
-      // TMA: 128 x 192 with 5 stages and one FP32 staging unit per warpgroup, 1.059x the
-      // registers epilogue's geomean over ten cases in session 7's sweep (plots/data/h200/ch08/
-      // wgrad_loops_096690a/; 3 units and 4 stages 1.060x) and the fastest of all at each of
-      // the six Fp8Linear shapes in the PyTorch benchmark at 7a8a2af (1-7% ahead of 3 units).
-      // Registers: 128 x 192 was the fastest at 65536 tokens (plots/data/h200/ch08/
-      // wgrad_sweep.json: 618 / 612 TFLOPS against 571 / 567 for 128 x 128).
+      // The plan's defaults (default_wgrad_kernel, wgrad.cpp): 128 x 192 with 5 stages and one
+      // FP32 staging unit per warpgroup, or 128 x 256 (below) where its tiles cover dB as
+      // efficiently, when TMA can store dB (session 7's sweeps, plots/data/h200/ch08/
+      // wgrad_session7/: 1.050-1.059x and 1.076-1.077x the registers epilogue's geomean over ten
+      // cases); else the registers epilogue's 128 x 192 (the fastest at 65536 tokens in
+      // plots/data/h200/ch08/wgrad_sweep.json: 618 / 612 TFLOPS against 571 / 567 for 128 x 128).
       wgrad<WgradTmaCfg<128, 192, 5, 1>>(),
       wgrad<WgradCfg<128, 192, 5>>(),
       wgrad<WgradCfg<128, 128, 6>>(),

@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -81,13 +82,6 @@ bool tma_f32_compatible(const WeightGradGemm& g) {
   return reinterpret_cast<std::uintptr_t>(g.dB) % 16 == 0 && g.lddb % 4 == 0;
 }
 
-/// The default kernel: the first of wgrad_kernels() with a TMA epilogue when dB suits TMA, else
-/// the first with the registers epilogue.
-const engine::KernelInfo& default_kernel(bool tma_ok) {
-  for (const auto& k : wgrad_kernels())
-    if (!k.comparison_only && (k.epilogue == engine::EpilogueKind::tma_store_f32) == tma_ok) return k;
-  return wgrad_kernels().front();
-}
 
 /// dB's 3-D map (K, N, G innermost first), box 64 rows x 32 floats, 128B swizzle: the
 /// tma_store_f32 epilogue's (kgrouped.cuh).
@@ -109,6 +103,24 @@ struct WeightGradPlan::Impl {
   WeightGradGemm gemm;  ///< the call the plan is bound to (defaults filled in)
 };
 
+const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, int groups, int sms,
+                                               bool tma_ok) {
+  const auto named = [](const char* name) -> const engine::KernelInfo& {
+    return engine::find_kernel(wgrad_kernels(), name, kWho);
+  };
+  if (!tma_ok) return named("128x192_s5_c1x1_promoted_f32");
+  const engine::KernelInfo& wide = named("128x256_s4_c1x1_promoted_f32_tma_b1");
+  const engine::KernelInfo& narrow = named("128x192_s5_c1x1_promoted_f32_tma_b1");
+  const auto efficiency = [&](const engine::KernelInfo& k) {
+    const std::int64_t tm = ceil_div(N, k.block_m), tn = ceil_div(K, k.block_n);
+    const double covered = double(N * K) / double(tm * k.block_m * tn * k.block_n);
+    const std::int64_t tiles = tm * tn * std::max(groups, 1);
+    const std::int64_t slots = ceil_div(tiles, std::max(sms, 1)) * std::max(sms, 1);
+    return covered * double(tiles) / double(slots);
+  };
+  return efficiency(wide) * 1.02 >= efficiency(narrow) ? wide : narrow;
+}
+
 WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions& o)
     : impl_(std::make_unique<Impl>()) {
   const WeightGradGemm g = checked_with_defaults(in);
@@ -120,8 +132,15 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of dB exceed " +
          std::to_string(req.max_dim));
   const bool tma_ok = tma_f32_compatible(g);
-  const engine::KernelInfo& k =
-      o.kernel.empty() ? default_kernel(tma_ok) : engine::find_kernel(wgrad_kernels(), o.kernel, kWho);
+  int sms = 132;
+  if (o.kernel.empty()) {
+    int device = 0;
+    FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+    FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  }
+  const engine::KernelInfo& k = o.kernel.empty()
+                                    ? default_wgrad_kernel(g.N, g.K, g.groups, sms, tma_ok)
+                                    : engine::find_kernel(wgrad_kernels(), o.kernel, kWho);
   const bool tma_d = k.epilogue == engine::EpilogueKind::tma_store_f32;
   if (tma_d && !tma_ok)
     fail("kernel " + k.name + " stores dB with TMA, which needs dB 16-byte aligned and lddb a "

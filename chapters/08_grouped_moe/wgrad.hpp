@@ -63,6 +63,17 @@ struct WeightGradOptions {
 /// Every compiled weight-gradient kernel.
 const std::vector<engine::KernelInfo>& wgrad_kernels();
 
+/// The plan's default kernel for dB_g of N x K, G groups, on a GPU of `sms` SMs: with a dB that
+/// TMA can store (`tma_ok`), 128 x 256 or 128 x 192 (TMA epilogue), whichever covers the G x N x K
+/// tiles with the higher efficiency, counting 128 x 256 2% cheaper per element (its measured
+/// advantage where neither wastes anything): efficiency = (N x K) / (the area of the tiles
+/// covering it) x tiles / (full waves x sms), the tiles being those of all G groups (the host does
+/// not read the token counts). Otherwise the registers-epilogue 128 x 192. Session 7's
+/// measurements (chapter 8's README, "The weight gradient in session 7") picked the faster of the
+/// two at each of the six Fp8Linear shapes this way.
+const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, int groups, int sms,
+                                               bool tma_ok);
+
 class WeightGradPlan {
  public:
   /// Throws std::invalid_argument (bad arguments, before any GPU work) or std::runtime_error.

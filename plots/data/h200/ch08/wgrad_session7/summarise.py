@@ -20,6 +20,8 @@ SETS = [
     ("two-deep loops (25aca38)", ["sweep_loops_25aca38_1.json", "sweep_loops_25aca38_2.json"]),
     ("TMA epilogue (096690a)", ["sweep_epilogue_096690a_1.json", "sweep_epilogue_096690a_2.json"]),
     ("tiles (7546397)", ["sweep_tiles_7546397_1.json", "sweep_tiles_7546397_2.json"]),
+    ("column scales read before the wait (f582f59)", ["sweep_prefetch_f582f59_1.json",
+                                                      "sweep_prefetch_f582f59_2.json"]),
 ]
 SHORT = {"wgrad_g32_t8192_n4096_k7168": "8192 tok, 4096x7168", "wgrad_g32_t8192_n7168_k2048": "8192 tok, 7168x2048",
          "wgrad_g32_t65536_n4096_k7168": "65536 tok, 4096x7168", "wgrad_g32_t65536_n7168_k2048": "65536 tok, 7168x2048"}
@@ -55,24 +57,24 @@ for title, files in SETS:
             f"{len(ratios)} of {len(cases)} cases (not validated on the others)"
         print(f"| `{k}` | " + " | ".join(f"{v:.1f}" if v else "-" for v in row) + f" | {g} |")
 
-f = "peers_wgrad_interleaved_f991838.json"
-d = json.load(open(os.path.join(HERE, f)))
-t = {}
-for b in d["benchmarks"]:
-    if "TFLOPS" in b:
-        impl, case = b["name"].split("/")[:2]
-        t[(impl, case)] = b["TFLOPS"]
-cases = sorted({c for _, c in t})
-impls = sorted({i for i, _ in t if i.startswith("fp8gemm_weight_grad")}, key=lambda i: (":" in i, i))
-print(f"\nIn one process, interleaved, against DeepGEMM ({f}; fp8gemm_weight_grad = the library's default, "
-      f"128x192_s5_c1x1_promoted_f32_tma_b1):\n")
-print("| implementation | " + " | ".join(SHORT.get(c, c) for c in cases) + " |")
-print("|---|" + "---:|" * len(cases))
-for i in ["deepgemm_kgrouped_wgrad", "torch_scaled_mm_loop_wgrad"] + impls:
-    cells = []
-    for c in cases:
-        v, dg = t.get((i, c)), t.get(("deepgemm_kgrouped_wgrad", c))
-        cells.append("-" if v is None else f"{v:.1f}" if i.startswith("deepgemm") else f"{v:.1f} ({v / dg:.3f}x)")
-    print(f"| `{i}` | " + " | ".join(cells) + " |")
-print("\n(x): over DeepGEMM's k-grouped kernel in the same group. The cuBLASLt loop's host work (one "
-      "torch._scaled_mm per expert) is not covered by its 1000 us delay (the log says so per call).")
+for f in ["peers_wgrad_interleaved_f991838.json", "peers_wgrad_interleaved_f582f59.json"]:
+    d = json.load(open(os.path.join(HERE, f)))
+    t = {}
+    for b in d["benchmarks"]:
+        if "TFLOPS" in b:
+            impl, case = b["name"].split("/")[:2]
+            t[(impl, case)] = b["TFLOPS"]
+    cases = sorted({c for _, c in t})
+    impls = sorted({i for i, _ in t if i.startswith("fp8gemm_weight_grad")}, key=lambda i: (":" in i, i))
+    print(f"\nIn one process, interleaved, against DeepGEMM ({f}; fp8gemm_weight_grad = the library's "
+          f"default, 128x192_s5_c1x1_promoted_f32_tma_b1):\n")
+    print("| implementation | " + " | ".join(SHORT.get(c, c) for c in cases) + " |")
+    print("|---|" + "---:|" * len(cases))
+    for i in ["deepgemm_kgrouped_wgrad", "torch_scaled_mm_loop_wgrad"] + impls:
+        cells = []
+        for c in cases:
+            v, dg = t.get((i, c)), t.get(("deepgemm_kgrouped_wgrad", c))
+            cells.append("-" if v is None else f"{v:.1f}" if i.startswith("deepgemm") else f"{v:.1f} ({v / dg:.3f}x)")
+        print(f"| `{i}` | " + " | ".join(cells) + " |")
+print("\n(x): over DeepGEMM's k-grouped kernel in the same group. The cuBLASLt loop (one torch._scaled_mm per "
+      "expert) has a 1000 us delay, which does not cover its host work in every case (the logs say where).")
