@@ -179,117 +179,111 @@ __device__ __forceinline__ void stage_unit(const float (&acc)[Cfg::kBlockN / 2],
   });
 }
 
-/// The TMA-store epilogue of one consumer warpgroup (EpilogueKind::tma_store) for its kWavesM
-/// slabs of 64 rows (`acc[w]`), rows `row0` + 64 w of D, columns `col0` ... Units are staged in
-/// `staging` (kEpiBuffers x kEpiUnitBytes of this warpgroup) and stored by the warpgroup's first
-/// thread, which commits one bulk group per store and never waits for a store except before its
-/// buffer is written again (so the stores drain under the next tile's main loop).
+/// The staging ring both TMA epilogues share: for each of a consumer warpgroup's units (slab w,
+/// chunk c of kChunks) in order, stage(w, c, unit) writes the unit into its staging buffer `unit`
+/// (kEpiBuffers x kEpiUnitBytes of this warpgroup at `staging`), then, once every thread's writes
+/// are visible to the TMA unit, the warpgroup's first thread calls store(w, c, unit) and commits
+/// one bulk group. A buffer is waited for only before it is written again, so the stores drain
+/// under the next tile's main loop. One buffer per unit: the previous tile's stores must have
+/// finished reading them (issued a whole main loop ago: normally free). Fewer, a ring: the store
+/// that last read this buffer (kEpiBuffers stores ago, counting across tiles) must be done
+/// reading it; each tile starts the ring at buffer 0, so where a tile's units are not a whole
+/// number of rings the previous tile's last store may have used buffer 0, and the tile's first
+/// unit waits for all of them (without it, a 128 x 160 FP32 kernel wrote stale data for empty
+/// experts, whose tiles have no main loop between two epilogues). The barrier between units also
+/// keeps the compiler from converting every unit's accumulators at once (64 more registers).
 /// `barrier_id` is the warpgroup's named barrier (1 + warpgroup index).
-template <class Cfg, class Scale>
-__device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
-                                               const Scale& scale,
-                                               const CUtensorMap* map_d, std::uint32_t staging,
-                                               int row0, int col0, std::uint32_t barrier_id) {
-  constexpr int kChunks = Cfg::kBlockN / Cfg::kEpiCols;
+template <class Cfg, int kChunks, class Stage, class Store>
+__device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
+                                                     std::uint32_t barrier_id, Stage&& stage,
+                                                     Store&& store) {
   constexpr int kUnits = Cfg::kEpiUnitsPerWG;
   constexpr bool kBufferPerUnit = Cfg::kEpiBuffers >= kUnits;
   const bool leader = threadIdx.x % 128 == 0;
   if constexpr (kBufferPerUnit) {
-    // One buffer per unit: the previous tile's stores must have finished reading them. They were
-    // issued a whole main loop ago, so this wait is normally free.
     if (leader) ptx::tma_store_wait_read<0>();
     ptx::named_barrier_sync(barrier_id, 128);
   }
-  // Unit by unit: its store starts while the next unit is written (and the barrier between
-  // units keeps the compiler from converting every unit's accumulators at once, which would
-  // need 64 more registers beside them).
   static_for<Cfg::kWavesM>([&](auto w) {
     static_for<kChunks>([&](auto c) {
       constexpr int u = w * kChunks + c;
       const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
       if constexpr (!kBufferPerUnit) {
-        // A ring of kEpiBuffers: the store that last read this buffer (kEpiBuffers stores ago,
-        // counting across tiles) must be done reading it. Each tile starts the ring at buffer 0,
-        // so where the units are not a whole number of rings the previous tile's last store may
-        // have used buffer 0: then the tile's first unit waits for all of them (a main loop ago,
-        // normally free).
         if (leader) {
           if constexpr (kUnits % Cfg::kEpiBuffers != 0 && u == 0) ptx::tma_store_wait_read<0>();
           else ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
         }
         ptx::named_barrier_sync(barrier_id, 128);
       }
-      stage_unit<Cfg, c, Scale>(acc[w], scale, unit);
+      stage(w, c, unit);
       ptx::fence_proxy_async_shared();  // st.shared / stmatrix writes -> visible to the TMA unit
       ptx::named_barrier_sync(barrier_id, 128);
       if (leader) {
-        ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
+        store(w, c, unit);
         ptx::tma_store_commit();
       }
     });
   });
 }
 
+/// The TMA-store epilogue of one consumer warpgroup (EpilogueKind::tma_store) for its kWavesM
+/// slabs of 64 rows (`acc[w]`), rows `row0` + 64 w of D, columns `col0` ...: each unit (64 rows x
+/// kEpiCols bf16) stmatrix'd into its staging buffer, swizzled as D's tensor map expects, and
+/// stored by TMA (for_each_staged_unit).
+template <class Cfg, class Scale>
+__device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                               const Scale& scale,
+                                               const CUtensorMap* map_d, std::uint32_t staging,
+                                               int row0, int col0, std::uint32_t barrier_id) {
+  for_each_staged_unit<Cfg, Cfg::kBlockN / Cfg::kEpiCols>(
+      staging, barrier_id,
+      [&](auto w, auto c, std::uint32_t unit) {
+        stage_unit<Cfg, decltype(c)::value, Scale>(acc[w], scale, unit);
+      },
+      [&](auto w, auto c, std::uint32_t unit) {
+        ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
+      });
+}
+
 /// The FP32 TMA epilogue of one consumer warpgroup (EpilogueKind::tma_store_f32) for its kWavesM
 /// slabs of 64 rows (`acc[w]`): units of 64 rows x 32 floats, staged with the 128B swizzle (each
 /// thread writes its float pairs, 8-byte stores: two wavefronts per warp store, the minimum) and
-/// written by the warpgroup's first thread to D's 3-D map at (col0 + 32 c, row0 + 64 w, plane),
-/// a TMA store or, with `accumulate`, a TMA reduce-add (D += unit). The staging buffers form a
-/// ring as in store_tile_tma; nothing waits for a store to reach global memory.
+/// written to D's 3-D map at (col0 + 32 c, row0 + 64 w, plane), a TMA store or, with
+/// `accumulate`, a TMA reduce-add (D += unit) (for_each_staged_unit).
 template <class Cfg>
 __device__ __forceinline__ void store_tile_tma_f32(
     const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const CUtensorMap* map_d,
     std::uint32_t staging, int row0, int col0, int plane, bool accumulate,
     std::uint32_t barrier_id) {
   static_assert(Cfg::kEpiF32 && Cfg::kEpiCols == 32 && Cfg::kEpiSwizzleBytes == 128);
-  constexpr int kChunks = Cfg::kBlockN / 32;
-  constexpr int kUnits = Cfg::kEpiUnitsPerWG;
-  constexpr bool kBufferPerUnit = Cfg::kEpiBuffers >= kUnits;
-  const bool leader = threadIdx.x % 128 == 0;
   const int warp = int(threadIdx.x / 32) % 4;
   const int lane = int(threadIdx.x % 32);
   // This thread's rows of the unit (r, r + 8) and its first column's byte in a unit row.
   const std::uint32_t row_bytes = std::uint32_t(16 * warp + lane / 4) * 128u;
   const std::uint32_t col_bytes = std::uint32_t(2 * (lane % 4)) * 4u;
-  if constexpr (kBufferPerUnit) {
-    if (leader) ptx::tma_store_wait_read<0>();
-    ptx::named_barrier_sync(barrier_id, 128);
-  }
-  static_for<Cfg::kWavesM>([&](auto w) {
-    static_for<kChunks>([&](auto c) {
-      constexpr int u = w * kChunks + c;
-      const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
-      if constexpr (!kBufferPerUnit) {  // the ring of store_tile_tma, the same first-unit rule
-        if (leader) {
-          if constexpr (kUnits % Cfg::kEpiBuffers != 0 && u == 0) ptx::tma_store_wait_read<0>();
-          else ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
-        }
-        ptx::named_barrier_sync(barrier_id, 128);
-      }
+  for_each_staged_unit<Cfg, Cfg::kBlockN / 32>(
+      staging, barrier_id,
+      [&](auto w, auto c, std::uint32_t unit) {
 #pragma unroll
-      for (int g = 0; g < 4; ++g) {  // the unit's four 8-column groups
-        constexpr int kJ0 = c * 4;   // its first group in the slab
-        const int j = kJ0 + g;
+        for (int g = 0; g < 4; ++g) {  // the unit's four 8-column groups
+          const int j = decltype(c)::value * 4 + g;  // ... in the slab
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {  // rows r and r + 8
-          const std::uint32_t o = row_bytes + std::uint32_t(8 * h) * 128u + std::uint32_t(g) * 32u + col_bytes;
-          const float v0 = acc[w][4 * j + 2 * h], v1 = acc[w][4 * j + 2 * h + 1];
-          asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(unit + swizzle_offset<128>(o)),
-                       "f"(v0), "f"(v1)
-                       : "memory");
+          for (int h = 0; h < 2; ++h) {  // rows r and r + 8
+            const std::uint32_t o =
+                row_bytes + std::uint32_t(8 * h) * 128u + std::uint32_t(g) * 32u + col_bytes;
+            const float v0 = acc[w][4 * j + 2 * h], v1 = acc[w][4 * j + 2 * h + 1];
+            asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(unit + swizzle_offset<128>(o)),
+                         "f"(v0), "f"(v1)
+                         : "memory");
+          }
         }
-      }
-      ptx::fence_proxy_async_shared();  // st.shared writes -> visible to the TMA unit
-      ptx::named_barrier_sync(barrier_id, 128);
-      if (leader) {
+      },
+      [&](auto w, auto c, std::uint32_t unit) {
         if (accumulate)
           ptx::tma_reduce_add_3d(map_d, unit, col0 + 32 * c, row0 + 64 * w, plane);
         else
           ptx::tma_store_3d(map_d, unit, col0 + 32 * c, row0 + 64 * w, plane);
-        ptx::tma_store_commit();
-      }
-    });
-  });
+      });
 }
 
 }  // namespace fp8gemm::engine
