@@ -82,7 +82,6 @@ bool tma_f32_compatible(const WeightGradGemm& g) {
   return reinterpret_cast<std::uintptr_t>(g.dB) % 16 == 0 && g.lddb % 4 == 0;
 }
 
-
 /// dB's 3-D map (K, N, G innermost first), box 64 rows x 32 floats, 128B swizzle: the
 /// tma_store_f32 epilogue's (kgrouped.cuh).
 CUtensorMap db_map(const WeightGradGemm& g) {
@@ -132,7 +131,7 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of dB exceed " +
          std::to_string(req.max_dim));
   const bool tma_ok = tma_f32_compatible(g);
-  int sms = 132;
+  int sms = 0;  // the default's choice depends on the SM count
   if (o.kernel.empty()) {
     int device = 0;
     FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));

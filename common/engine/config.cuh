@@ -111,7 +111,7 @@ struct KernelConfig {
   static constexpr std::uint32_t kEpiBytes =
       Epilogue == EpilogueKind::tma_store || kEpiF32
           ? std::uint32_t(kConsumerWGs * kEpiBuffers) * kEpiUnitBytes
-                                          : 0u;
+          : 0u;
   static constexpr std::size_t kSmemBytes =
       1024 + std::size_t(kStages) * kStageBytes + kEpiBytes;  // + slack to align to 1024
 

@@ -52,21 +52,23 @@ struct KGroupedTileScheduler {
   }
 };
 
-/// The weight gradient's promoted loops (KGroupedMath's kLoop; the same-run comparison in
-/// chapter 8's README, "The weight gradient's loop"):
+/// The weight gradient's promoted loops (KGroupedMath's kLoop; measured side by side in chapter
+/// 8's README, "The weight gradient in session 7"):
 ///   0                   the first loop (mainloop_first): per K block one partial sum of the
-///                       whole tile width, wait, promote, release;
+///                       whole tile width, wait, promote, release: the default;
 ///   kTwoDeepLoop        two full-width partial sums: K block kb + 1 is issued before kb is
 ///                       promoted (tiles where totals plus two partial sums fit: BlockN <= 128);
-///   kPrefetchScalesLoop + N  the first loop, with the first N of the thread's column-scale pairs
-///                       read from the stage before the wait for the partial sum (one wave per K
-///                       block only): their shared-memory latency hides behind the tensor cores;
 ///   kTwoDeepHalvesLoop  the same over the two column halves of each K block: half h + 1 (or the
 ///                       next block's half 0) is in the tensor cores while half h is promoted;
-///                       totals plus two half-width partial sums fit up to BlockN = 192.
+///                       totals plus two half-width partial sums fit up to BlockN = 192;
+///   kPrefetchScalesLoop + N  the first loop, with the first N of the thread's column-scale pairs
+///                       read from the stage before the wait for the partial sum (one wave per K
+///                       block only), so that their shared-memory latency hides behind the
+///                       tensor cores.
 /// With the one-buffer first loop a warpgroup's tensor-core work and its promotion alternate, and
 /// only the other warpgroup's wgmma can fill the gap; the promotion here is twice chapter 7's (a
-/// multiply and an FMA per element), which is why the two-deep loops were built for it.
+/// multiply and an FMA per element), which is why the others were built. None was faster than
+/// the first loop by more than the run-to-run spread on the H200 (session 7).
 template <class Cfg>
 constexpr int default_kgrouped_loop() {
   return 0;
@@ -102,7 +104,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
   using Params = KGroupedParams;
   using Scheduler = KGroupedTileScheduler;
   using TileT = KGroupedTile;
-  /// The loop's version and the default (kernel_info names the others: _loop0, _2deep, _2deeph).
+  /// The loop's version and the default (kernel_info names the others: _2deep, _2deeph, _pf<N>).
   static constexpr int kPromotedLoopVersion = kLoop;
   static constexpr int kDefaultLoop = default_kgrouped_loop<Cfg>();
 
