@@ -5,6 +5,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "common/tensor_map.hpp"
 #include "refusal.hpp"
 #include "wgrad.hpp"
 
@@ -89,4 +90,33 @@ TEST_CASE("ch08 wgrad: the default kernel per shape", "[ch08][wgrad][cpu]") {
   CHECK(default_name(7168, 2048, 32) == wide);
   // A dB that TMA cannot store: the registers epilogue.
   CHECK(default_name(4096, 7168, 1, false) == "128x192_s5_c1x1_promoted_f32");
+}
+
+TEST_CASE("ch08 wgrad: a TMA kernel named for a dB that TMA cannot store is refused, without a GPU",
+          "[ch08][wgrad][cpu]") {
+  ch08::WeightGradOptions o;
+  o.kernel = "128x192_s5_c1x1_promoted_f32_tma_b1";
+  ch08::WeightGradGemm g = good();
+  g.lddb = g.K + 1;  // rows 4 (K + 1) bytes apart: not a multiple of 16
+  CHECK(test::has(test::refusal_of([&] { ch08::WeightGradPlan p(g, o); }), "stores dB with TMA"));
+  g = good();
+  g.dB = reinterpret_cast<float*>(std::uintptr_t(0x50000004));  // 4-byte, not 16-byte aligned
+  CHECK(test::has(test::refusal_of([&] { ch08::WeightGradPlan p(g, o); }), "lddb a multiple of 4"));
+}
+
+TEST_CASE("make_tensor_map_3d rejects what TMA cannot describe, without a GPU", "[ch08][wgrad][cpu]") {
+  float* base = reinterpret_cast<float*>(std::uintptr_t(0x50000000));
+  constexpr auto kF32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  constexpr auto kSw128 = CU_TENSOR_MAP_SWIZZLE_128B;
+  auto refusal3d = [&](std::uint64_t planes, std::uint64_t rows, std::uint64_t cols,
+                       std::uint64_t ld, std::uint64_t plane_ld) {
+    return test::refusal_of([&] {
+      make_tensor_map_3d(base, kF32, 4, planes, rows, cols, ld, plane_ld, 64, 32, kSw128);
+    });
+  };
+  CHECK(test::has(refusal3d(0, 64, 64, 64, 64 * 64), "planes = 0"));
+  CHECK(test::has(refusal3d(4, 64, 64, 64, 63 * 64), "plane_stride_elements"));  // planes overlap
+  CHECK(test::has(refusal3d(4, 64, 64, 64, 64 * 64 + 1), "multiple of 16"));     // 4-byte offset
+  CHECK(test::has(refusal3d(4, 64, 64, 65, 65 * 64), "row stride"));
+  CHECK(test::has(refusal3d(4, 64, 64, 64, 64 * 64 + 1), "make_tensor_map_3d"));
 }
