@@ -77,9 +77,10 @@ GemmRequirements wgrad_requirements() {
   return req;
 }
 
+
 /// dB suits the tma_store_f32 epilogue: 16-byte aligned, rows a multiple of 16 bytes apart.
 bool tma_f32_compatible(const WeightGradGemm& g) {
-  return reinterpret_cast<std::uintptr_t>(g.dB) % 16 == 0 && g.lddb % 4 == 0;
+  return engine::tma_store_compatible(engine_args(g));
 }
 
 /// dB's 3-D map (K, N, G innermost first), box 64 rows x 32 floats, 128B swizzle: the

@@ -56,7 +56,8 @@ struct RasterOptions {
 /// M and N at most 2^31 - 1024 (int32 TMA coordinates of the last, cluster-rounded tiles).
 GemmRequirements engine_requirements(const char* who);
 
-/// Whether D can be written by the TMA-store epilogue: 16-byte aligned, ldd * 2 a multiple of 16.
+/// Whether D can be written by a TMA-store epilogue: 16-byte aligned, rows a multiple of 16 bytes
+/// apart (ldd x d_element_bytes: ldd % 8 == 0 for bf16 D, ldd % 4 == 0 for FP32 D).
 bool tma_store_compatible(const GemmArgs& args);
 
 /// The rule of EnginePlan::rebind(): `next` must be the call `built` in everything but its buffers

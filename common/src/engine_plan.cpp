@@ -37,7 +37,7 @@ const KernelInfo& find_kernel(const std::vector<KernelInfo>& list, const std::st
 }
 
 bool tma_store_compatible(const GemmArgs& a) {
-  return reinterpret_cast<std::uintptr_t>(a.D) % 16 == 0 && (a.ldd * 2) % 16 == 0;
+  return reinterpret_cast<std::uintptr_t>(a.D) % 16 == 0 && (a.ldd * a.d_element_bytes) % 16 == 0;
 }
 
 void require_same_call_but_pointers(const GemmArgs& built, const GemmArgs& next, const char* who) {

@@ -12,10 +12,6 @@ namespace fp8gemm {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& what) {
-  throw std::invalid_argument("fp8gemm::make_tensor_map_2d: " + what);
-}
-
 std::string cu_result_name(CUresult r) {
   const char* name = nullptr;
   try {
@@ -48,21 +44,17 @@ std::size_t dtype_bytes(CUtensorMapDataType dtype) {
   }
 }
 
-/// The span of one swizzle row in bytes (0: no swizzle). A box row must not be wider.
-std::uint32_t swizzle_span_bytes(CUtensorMapSwizzle swizzle) {
+/// The span of one swizzle row in bytes (0: no swizzle; -1: a mode these helpers do not
+/// support). A box row must not be wider.
+int swizzle_span_bytes(CUtensorMapSwizzle swizzle) {
   switch (swizzle) {
     case CU_TENSOR_MAP_SWIZZLE_NONE: return 0;
     case CU_TENSOR_MAP_SWIZZLE_32B: return 32;
     case CU_TENSOR_MAP_SWIZZLE_64B: return 64;
     case CU_TENSOR_MAP_SWIZZLE_128B: return 128;
-    default: bad("swizzle = " + std::to_string(int(swizzle)) +
-                 " is not one of NONE, 32B, 64B, 128B (the modes this helper supports)");
+    default: return -1;
   }
 }
-
-}  // namespace
-
-namespace {
 
 /// make_tensor_map_2d / _3d: `planes` = 1 and rank 2, or rank 3 with planes
 /// `plane_stride_elements` apart.
@@ -118,8 +110,11 @@ CUtensorMap make_tensor_map(const char* who, int rank, const void* base, CUtenso
   if (box_row_bytes % 16 != 0)
     bad("box_cols * element_bytes = " + std::to_string(box_row_bytes) +
         " must be a multiple of 16 bytes");
-  const std::uint32_t span = swizzle_span_bytes(swizzle);
-  if (span != 0 && box_row_bytes > span)
+  const int span = swizzle_span_bytes(swizzle);
+  if (span < 0)
+    bad("swizzle = " + std::to_string(int(swizzle)) +
+        " is not one of NONE, 32B, 64B, 128B (the modes this helper supports)");
+  if (span != 0 && box_row_bytes > std::uint64_t(span))
     bad("a box row of " + std::to_string(box_row_bytes) + " bytes is wider than the " +
         std::to_string(span) + "-byte swizzle span (box_cols * element_bytes <= span)");
 
