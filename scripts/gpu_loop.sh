@@ -56,7 +56,8 @@
 #   PACK=1                                pack json/ tests/ ncu/ into results.tar.gz
 # Writes OUTDIR/gpu_loop.log (everything), OUTDIR/summary.txt (the short version),
 # OUTDIR/json/*.json (benchmarks), OUTDIR/tests/*.xml (JUnit reports), OUTDIR/ncu/*.txt.
-# The last line printed is "<passed> passed, <failed> failed" over GPU tests and executables.
+# The last line printed is "<passed> passed, <failed> failed, <skipped> skipped" over GPU tests
+# and executables (skipped: exit 77, a test that cannot run on this machine or build).
 set -uo pipefail
 OUTDIR=${1:-gpu_results}
 BIN=${BIN:-build/bin}
@@ -99,7 +100,10 @@ fi
 
 passed=0
 failed=0
-run() {  # run <label> <command...>: logs everything, counts the result
+skipped=0
+run() {  # run <label> <command...>: logs everything, counts the result (exit 77: skipped, the
+         # code CTest's SKIP_RETURN_CODE gives a test that cannot run here, e.g. sm_100a code on
+         # a Hopper GPU or in a build without it)
   local label=$1
   shift
   local start=$SECONDS
@@ -111,6 +115,9 @@ run() {  # run <label> <command...>: logs everything, counts the result
   if [ $rc -eq 0 ]; then
     passed=$((passed + 1))
     say "PASS  $label ($((SECONDS - start)) s)"
+  elif [ $rc -eq 77 ]; then
+    skipped=$((skipped + 1))
+    say "SKIP  $label ($((SECONDS - start)) s): $(grep -m1 -i 'skip' "$OUTDIR/current.log" || tail -n 1 "$OUTDIR/current.log")"
   else
     failed=$((failed + 1))
     say "FAIL  $label (exit $rc, $((SECONDS - start)) s); last lines:"
@@ -334,5 +341,5 @@ if [ "${PACK:-0}" = 1 ]; then  # few files back (the device tool returns at most
   tar czf "$OUTDIR/results.tar.gz" -C "$OUTDIR" json tests ncu 2>>"$LOG"
   rm -rf "$OUTDIR/json" "$OUTDIR/tests" "$OUTDIR/ncu"
 fi
-say "$passed passed, $failed failed"
+say "$passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

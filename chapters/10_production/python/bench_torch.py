@@ -123,6 +123,7 @@ class Timer:
         e.record()
         torch.cuda.synchronize()
         self.cycles_per_us = 2_000_000 / (s.elapsed_time(e) * 1e3)
+        self.delay_us = delay_us
         self.delay_cycles = int(delay_us * self.cycles_per_us)
 
     def time(self, fn, min_reps=10, max_reps=200, warmup=3, before=None):
@@ -132,7 +133,7 @@ class Timer:
                 before()
             fn()
         torch.cuda.synchronize()
-        times = []
+        times, host = [], []
         t_end = time.time() + self.time_limit_s
         while len(times) < max_reps and (len(times) < min_reps or time.time() < t_end):
             if before:
@@ -142,12 +143,17 @@ class Timer:
             if self.delay_cycles:
                 torch.cuda._sleep(self.delay_cycles)
             s.record()
+            h0 = time.perf_counter()
             fn()
+            host.append((time.perf_counter() - h0) * 1e3)
             e.record()
             e.synchronize()
             times.append(s.elapsed_time(e))
+        # host_ms: the wall time of the call on the host (its enqueue; for a backward pass, until
+        # the autograd engine returns). Above delay_us, the GPU may have waited for the host.
         return {"median_ms": statistics.median(times), "min_ms": min(times), "max_ms": max(times),
-                "reps": len(times)}
+                "reps": len(times), "host_ms": statistics.median(host),
+                "delay_us": self.delay_us}
 
 
 def rel_error(a, b) -> float:
@@ -384,6 +390,13 @@ def bench_linear(args, timer: Timer) -> list:
         print("  wgrad kernels: " + ", ".join(
             f"{k} {v['TFLOPS']:.0f} TFLOPS" if "TFLOPS" in v else f"{k} {v['error']}"
             for k, v in row["wgrad_kernel_sweep"].items()), flush=True)
+        print(f"  host per call (median; GPU-side delay {args.delay_us:.0f} us): bf16 step "
+              f"{t['bf16_fwd_bwd']['host_ms'] * 1e3:.0f} us, fp8 step "
+              f"{t['fp8_fwd_bwd']['host_ms'] * 1e3:.0f} us, fp8 cached W "
+              f"{t['fp8_cached_weight_fwd_bwd']['host_ms'] * 1e3:.0f} us" +
+              ("" if max(v["host_ms"] for v in t.values()) * 1e3 < args.delay_us else
+               " (host work above the delay: the GPU may have waited; raise --delay-us)"),
+              flush=True)
         rows.append(row)
     return rows
 
