@@ -15,7 +15,10 @@
             and, as a second row, with the weight's quantisation cached (gradient accumulation).
             Forward alone too, and the FP8 step's parts timed one by one (with the ceiling
             the three GEMMs alone allow: bf16's step over their sum), and every compiled
-            weight-gradient kernel on the step's dW (the layer uses the default). Target: >= 1.4x.
+            weight-gradient kernel on the step's dW (the layer uses the default); and both steps
+            captured by torch.cuda.make_graphed_callables (on copies of the layers; the FP8
+            step's graphed output checked bit for bit against the eager one; --no-graphs skips
+            them), with each step's host time. Target: >= 1.4x (eager).
   gemm      gemm_block_scaled (one op call, bf16 D) against torch's block-scaled scaled_mm
             (cuBLASLt; the v2 API torch.nn.functional.scaled_mm with BlockWise1x128 /
             BlockWise128x128) and bf16 torch.matmul, M in {64, 128, 4096} x the six (N, K).
@@ -285,6 +288,54 @@ def ops_wgrad_kernel_names() -> list:
 
 
 
+def bench_graphed_steps(lin, x, dy, timer: Timer, delay_us: float) -> dict:
+    """The bf16 and FP8 forward + backward steps captured by torch.cuda.make_graphed_callables
+    (on copies of the layer: it replaces a module's forward), timed like the eager steps: what a
+    training loop that captures its layers pays on the host and the GPU. The FP8 copy runs
+    without the weight cache (the weight is quantised inside the graph, as after every optimizer
+    step); its output and gradients must equal the eager layer's bit for bit."""
+    N, K = lin.weight.shape
+    try:
+        lin_g = torch.nn.Linear(K, N, bias=False, device="cuda", dtype=torch.bfloat16)
+        f8_src = torch.nn.Linear(K, N, bias=False, device="cuda", dtype=torch.bfloat16)
+        with torch.no_grad():
+            lin_g.weight.copy_(lin.weight)
+            f8_src.weight.copy_(lin.weight)
+        f8_g = fnn.Fp8Linear.from_linear(f8_src, cache_weight=False)
+        f8_e = fnn.Fp8Linear.from_linear(f8_src, cache_weight=False)
+        xs = x.detach().clone().requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # AccumulateGrad's stream notice while capturing
+            lin_g = torch.cuda.make_graphed_callables(lin_g, (xs,))
+            f8_g = torch.cuda.make_graphed_callables(f8_g, (xs,))
+
+        def zero():
+            xs.grad = None
+            lin_g.weight.grad = None
+            f8_src.weight.grad = None
+
+        # the graphed FP8 step against the eager one on the same data
+        zero()
+        y = f8_g(xs)
+        y.backward(dy)
+        got = (y.detach().clone(), xs.grad.clone(), f8_src.weight.grad.clone())
+        zero()
+        y = f8_e(xs)
+        y.backward(dy)
+        want = (y.detach(), xs.grad, f8_src.weight.grad)
+        identical = all(torch.equal(a, b) for a, b in zip(got, want))
+        times = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            times["bf16_graphed_fwd_bwd"] = timer.time(lambda: lin_g(xs).backward(dy), before=zero,
+                                                       delay_us=delay_us)
+            times["fp8_graphed_fwd_bwd"] = timer.time(lambda: f8_g(xs).backward(dy), before=zero,
+                                                      delay_us=delay_us)
+        return {"times": times, "identical": identical}
+    except Exception as e:  # report, do not lose the eager rows
+        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
+
+
 def bench_linear(args, timer: Timer) -> list:
     rows = []
     M = args.tokens
@@ -335,6 +386,8 @@ def bench_linear(args, timer: Timer) -> list:
         t["bf16_fwd_bwd"] = timer.time(step(lin), before=zero, delay_us=sd)
         t["fp8_fwd_bwd"] = timer.time(step(f8), before=zero, delay_us=sd)
         t["fp8_cached_weight_fwd_bwd"] = timer.time(step(f8c), before=zero, delay_us=sd)
+        graphed = bench_graphed_steps(lin, x, dy, timer, sd) if args.graphs else {}
+        t.update(graphed.pop("times", {}))
         with torch.no_grad():
             t["bf16_fwd"] = timer.time(lambda: lin(x))
             t["fp8_fwd"] = timer.time(lambda: f8(x))
@@ -388,6 +441,10 @@ def bench_linear(args, timer: Timer) -> list:
         row["fp8_gemms_ms"] = gemms
         row["speedup_ceiling_gemms_only"] = t["bf16_fwd_bwd"]["median_ms"] / gemms
         row["fp8_non_gemm_ms"] = t["fp8_fwd_bwd"]["median_ms"] - gemms
+        if "fp8_graphed_fwd_bwd" in t:
+            row["speedup_fwd_bwd_graphed"] = (t["bf16_graphed_fwd_bwd"]["median_ms"] /
+                                              t["fp8_graphed_fwd_bwd"]["median_ms"])
+        row["graphed"] = graphed
         row["target"] = 1.4
         row["met"] = ok and row["speedup_fwd_bwd"] >= 1.4
         print(f"linear {M}x{N}x{K}: bf16 {t['bf16_fwd_bwd']['median_ms']:.3f} ms, fp8 "
@@ -406,6 +463,15 @@ def bench_linear(args, timer: Timer) -> list:
               ("" if max(v["host_ms"] * 1e3 - v["delay_us"] for v in t.values()) < 0 else
                " (host work above the delay: the GPU may have waited; raise --step-delay-us or --delay-us)"),
               flush=True)
+        if "fp8_graphed_fwd_bwd" in t:
+            gb, gf = t["bf16_graphed_fwd_bwd"], t["fp8_graphed_fwd_bwd"]
+            print(f"  CUDA graphs (make_graphed_callables, the same steps): bf16 {gb['median_ms']:.3f}"
+                  f" ms, fp8 {gf['median_ms']:.3f} ms ({row['speedup_fwd_bwd_graphed']:.2f}x); "
+                  f"host per call bf16 {gb['host_ms'] * 1e3:.0f} us, fp8 {gf['host_ms'] * 1e3:.0f} us;"
+                  f" fp8 graphed output {'bit-identical to' if graphed['identical'] else 'DIFFERENT from'}"
+                  " eager", flush=True)
+        elif graphed.get("error"):
+            print(f"  CUDA graphs: not timed: {graphed['error']}", flush=True)
         rows.append(row)
     return rows
 
@@ -497,6 +563,8 @@ def main() -> int:
     ap.add_argument("--step-delay-us", type=float, default=1500.0,
                     help="the same before each timed forward+backward step (linear), whose host "
                          "work is longer (0.2-0.9 ms measured: the log's 'host per call' lines)")
+    ap.add_argument("--no-graphs", dest="graphs", action="store_false",
+                    help="skip the CUDA-graph (make_graphed_callables) steps of linear")
     ap.add_argument("--time-limit", type=float, default=1.0, help="seconds of timed calls per case")
     ap.add_argument("--tokens", type=int, default=4096)
     ap.add_argument("--overhead-calls", type=int, default=100)
