@@ -1,4 +1,5 @@
-// The k-grouped weight-gradient kernels (common/engine/kgrouped.cuh): FP32 output, no clusters.
+// The k-grouped weight-gradient kernels (common/engine/kgrouped.cuh): FP32 output; 2 x 1 clusters
+// only with the TMA epilogue.
 #include "common/engine/kernel_info.cuh"
 #include "common/engine/kgrouped.cuh"
 #include "wgrad.hpp"
@@ -13,6 +14,13 @@ using WgradCfg =
 template <int BM, int BN, int S, int Buffers>
 using WgradTmaCfg =
     KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::tma_store_f32, Buffers>;
+
+/// The same with a 2 x 1 cluster: the pair's row tiles share the second operand's tokens, one
+/// multicast load (what cuBLASLt's kernel for this recipe does: chapter 8's README, "The weight
+/// gradient against cuBLASLt's").
+template <int BM, int BN, int S, int Buffers>
+using WgradTmaPairCfg =
+    KernelConfig<BM, BN, S, 2, 1, Accumulation::promoted, EpilogueKind::tma_store_f32, Buffers>;
 
 template <class Cfg, int kLoop = default_kgrouped_loop<Cfg>()>
 static KernelInfo wgrad() {
@@ -54,6 +62,10 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       // 16 spill on 128 x 192).
       wgrad<WgradTmaCfg<128, 192, 5, 1>, kPrefetchScalesLoop + 4>(),
       wgrad<WgradTmaCfg<128, 192, 5, 1>, kPrefetchScalesLoop + 8>(),
+      // 2 x 1 clusters (session 8), on the default tiles and on cuBLASLt's 128 x 128 two-deep.
+      wgrad<WgradTmaPairCfg<128, 256, 4, 1>>(),
+      wgrad<WgradTmaPairCfg<128, 192, 5, 1>>(),
+      wgrad<WgradTmaPairCfg<128, 128, 5, 2>, kTwoDeepLoop>(),
   };
   return all;
 }

@@ -31,21 +31,32 @@
 
 namespace fp8gemm::engine {
 
-/// The persistent k-grouped scheduler: CTA c takes tiles c, c + grid, ... of the k-grouped
-/// schedule; with skip_empty, the tiles of empty groups are passed over.
+/// The persistent k-grouped scheduler: cluster c takes units c, c + clusters, ... of the
+/// k-grouped schedule; with skip_empty, the units of empty groups are passed over. A unit is
+/// kClusterM neighbouring row tiles of one group and one column block (one tile without
+/// clusters): the CTAs of a 2 x 1 cluster read the same tokens of the second operand, which the
+/// engine's producer multicasts. With an odd number of row tiles the last unit's second tile lies
+/// past N: its loads are zero-filled and its TMA store is clipped away (hence clusters only with
+/// the tma_store_f32 epilogue, KGroupedMath).
+template <int kClusterM = 1>
 struct KGroupedTileScheduler {
   const KGroupedParams* p;
-  std::int64_t next_tile;
+  std::int64_t next_unit;
   int stride;
+  int rank_m;
   KGroupedCursor cursor;
 
-  __device__ __forceinline__ explicit KGroupedTileScheduler(const KGroupedParams& params)
-      : p(&params), next_tile(blockIdx.x), stride(int(gridDim.x)) {}
+  __device__ __forceinline__ KGroupedTileScheduler(const KGroupedParams& params, std::uint32_t rank)
+      : p(&params),
+        next_unit(blockIdx.x / kClusterM),
+        stride(int(gridDim.x) / kClusterM),
+        rank_m(int(rank) % kClusterM) {}
 
   __device__ __forceinline__ bool next(KGroupedTile& t) {
-    while (kgrouped_tile(p->offsets, p->groups, p->tiles_m, p->tiles_n, p->K, next_tile, cursor,
-                         t)) {
-      next_tile += stride;
+    const int units_m = (p->tiles_m + kClusterM - 1) / kClusterM;
+    while (kgrouped_tile(p->offsets, p->groups, units_m, p->tiles_n, p->K, next_unit, cursor, t)) {
+      next_unit += stride;
+      t.m_block = t.m_block * kClusterM + rank_m;
       if (t.kb_count > 0 || p->skip_empty == 0) return true;
     }
     return false;
@@ -96,13 +107,16 @@ struct KGroupedMath : PerTensorMath<Cfg> {
   static_assert(Cfg::kEpilogue == EpilogueKind::registers_f32 ||
                     Cfg::kEpilogue == EpilogueKind::tma_store_f32,
                 "the weight gradient is FP32 (and may accumulate into the caller's dB)");
-  static_assert(Cfg::kClusterSize == 1, "k-grouped kernels: no clusters");
+  static_assert(Cfg::kClusterN == 1 &&
+                    (Cfg::kClusterSize == 1 || Cfg::kEpilogue == EpilogueKind::tma_store_f32),
+                "k-grouped kernels: 2 x 1 clusters only (the pair shares the second operand), and "
+                "only with the TMA epilogue (it clips a partner tile past N; registers would not)");
   static_assert(kgrouped_loop_fits<Cfg, kLoop>(),
                 "this loop's partial sums do not fit beside the totals on this tile");
   using Base = PerTensorMath<Cfg>;
   using State = PipelineState<Cfg::kStages>;
   using Params = KGroupedParams;
-  using Scheduler = KGroupedTileScheduler;
+  using Scheduler = KGroupedTileScheduler<Cfg::kClusterM>;
   using TileT = KGroupedTile;
   /// The loop's version and the default (kernel_info names the others: _2deep, _2deeph, _pf<N>).
   static constexpr int kPromotedLoopVersion = kLoop;
@@ -115,8 +129,8 @@ struct KGroupedMath : PerTensorMath<Cfg> {
   static constexpr std::uint32_t kExtraStageBytes = kSfaStride + ((kSfbBytes + 127u) & ~127u);
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
 
-  __device__ __forceinline__ static Scheduler make_scheduler(const Params& p, std::uint32_t) {
-    return Scheduler(p);
+  __device__ __forceinline__ static Scheduler make_scheduler(const Params& p, std::uint32_t rank) {
+    return Scheduler(p, rank);
   }
   __device__ __forceinline__ static int a_row(const KGroupedTile& t) {
     return t.m_block * Cfg::kBlockM;
