@@ -147,13 +147,13 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
          "multiple of 4 (rows 16 bytes apart); got lddb = " + std::to_string(g.lddb) +
          " (pick a kernel with the registers epilogue, names ending _f32, for this dB)");
   // The persistent grid is sized for the tiles of all groups (the plan alone would count one).
-  const std::int64_t tiles_m = ceil_div(g.N, k.block_m), tiles_n = ceil_div(g.K, k.block_n);
-  if ((tiles_m + 1) * tiles_n * g.groups > (std::int64_t(1) << 30))
-    fail("G x tiles = " + std::to_string(tiles_m * tiles_n * g.groups) +
-         " tiles, more than 2^30 (the scheduler's arithmetic)");
   // With a 2 x 1 cluster a unit is a pair of row tiles (the last one's partner may lie past N).
+  const std::int64_t tiles_m = ceil_div(g.N, k.block_m), tiles_n = ceil_div(g.K, k.block_n);
   const std::int64_t work_tiles =
       ceil_div(tiles_m, k.cluster_m) * k.cluster_m * tiles_n * g.groups;
+  if (work_tiles > (std::int64_t(1) << 30))
+    fail("G x tiles = " + std::to_string(work_tiles) +
+         " tiles, more than 2^30 (the scheduler's arithmetic)");
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true,
                                                work_tiles);
   // dB holds every group's matrix (the plan checked the first group's rows).
