@@ -27,6 +27,10 @@ namespace fp8gemm {
 /// Number of CUDA devices, 0 when there is no GPU or no driver (never throws).
 int cuda_device_count();
 
+/// SMs of the current device (cudaGetDevice, then its multiprocessor count); throws on a CUDA
+/// error. What persistent grids and the plans' per-shape choices are sized by.
+int current_device_sm_count();
+
 /// A one-line description of device 0: name, SM count, compute capability, clocks.
 std::string describe_device(int device = 0);
 

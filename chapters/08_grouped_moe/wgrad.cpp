@@ -132,14 +132,9 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of dB exceed " +
          std::to_string(req.max_dim));
   const bool tma_ok = tma_f32_compatible(g);
-  int sms = 0;  // the default's choice depends on the SM count
-  if (o.kernel.empty()) {
-    int device = 0;
-    FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
-    FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  }
   const engine::KernelInfo& k = o.kernel.empty()
-                                    ? default_wgrad_kernel(g.N, g.K, g.groups, sms, tma_ok)
+                                    ? default_wgrad_kernel(g.N, g.K, g.groups,
+                                                           current_device_sm_count(), tma_ok)
                                     : engine::find_kernel(wgrad_kernels(), o.kernel, kWho);
   const bool tma_d = k.epilogue == engine::EpilogueKind::tma_store_f32;
   if (tma_d && !tma_ok)

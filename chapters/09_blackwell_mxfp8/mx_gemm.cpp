@@ -137,9 +137,7 @@ Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>())
   I.gemm = g;
   const GemmArgs args = gemm_args(g);
   check_gemm_pointers(args, requirements());
-  int dev = 0, sms = 0;
-  FP8GEMM_CUDA_CHECK(cudaGetDevice(&dev));
-  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = current_device_sm_count();
   I.config = launch_config(g.M, g.N, g.K, sms, o.max_sms);
 #if defined(FP8GEMM_HAS_SM100)
   KernelArgs& k = I.args;

@@ -44,6 +44,11 @@ enum class EpilogueKind : int {
   tma_store_f32 = 3,
 };
 
+/// Whether an epilogue writes FP32 D (registers_f32, tma_store_f32) rather than bf16.
+inline constexpr bool writes_f32(EpilogueKind e) {
+  return e == EpilogueKind::registers_f32 || e == EpilogueKind::tma_store_f32;
+}
+
 /// How the consumer warpgroups share the tiles (config.cuh).
 enum class ConsumerOrder : int {
   /// Both consumer warpgroups work on one tile, each on its own rows, reading the same ring

@@ -22,6 +22,13 @@ int cuda_device_count() {
   return n;
 }
 
+int current_device_sm_count() {
+  int device = 0, sms = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 std::string describe_device(int device) {
   cudaDeviceProp p{};
   FP8GEMM_CUDA_CHECK(cudaGetDeviceProperties(&p, device));

@@ -116,8 +116,7 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
         " (pick a kernel with the registers epilogue for this D)");
   // FP32 D: from registers, or by TMA through the policy's own map of D (chapter 8's weight
   // gradient builds it; the policy checks that D suits TMA).
-  const bool f32_kernel = kernel.epilogue == EpilogueKind::registers_f32 ||
-                          kernel.epilogue == EpilogueKind::tma_store_f32;
+  const bool f32_kernel = writes_f32(kernel.epilogue);
   if (f32_kernel != (args.d_element_bytes == 4))
     throw std::invalid_argument(who_ + ": kernel " + kernel.name + " writes " +
                                 (f32_kernel ? "float" : "bf16") + " D, the call passes " +
@@ -142,9 +141,7 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
 
   // The persistent grid: as many clusters as fit on the GPU at once (some SMs may not pair up in
   // a GPC), limited by max_sms, never more than there are units.
-  int device = 0, sm_count = 0;
-  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
-  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  const int sm_count = current_device_sm_count();
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t cfg = launch_config(kernel, kernel.cluster_size(), nullptr, attr);
   int max_clusters = 0;
@@ -253,8 +250,7 @@ void EnginePlan::rebind(const GemmArgs& next) {
   if (sb) require_device_accessible(next.scale_b, e.scale_b, who, "scale_b");
 
   // New parameter blocks on the side (a driver refusal leaves the plan as it was), then commit.
-  const bool f32 = kernel_.epilogue == EpilogueKind::registers_f32 ||
-                   kernel_.epilogue == EpilogueKind::tma_store_f32;
+  const bool f32 = writes_f32(kernel_.epilogue);
   auto repoint = [&](const GemmParams& from) {
     GemmParams t = from;
     if (a) replace_tensor_map_address(t.map_a, next.A);

@@ -588,9 +588,7 @@ void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int6
   const std::int64_t grid_x = ceil_div(ceil_div(K, 128), kGroupsPerCta);  // <= 2^31 - 1 blocks
   if (grid_x > 0x7FFFFFFF) fail("quantize_1x128", "K = " + std::to_string(K) + " is too large");
   // About 8 resident CTAs per SM in all (each warp then walks several rows, prefetching).
-  int device = 0, sms = 0;
-  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
-  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = current_device_sm_count();
   std::int64_t grid_y = std::clamp<std::int64_t>(
       std::min(ceil_div(M, kRowsPerCta), ceil_div(std::int64_t(sms) * 8, grid_x)), 1, 65535);
   if (max_ctas > 0) grid_y = std::max<std::int64_t>(1, std::min(grid_y, max_ctas / grid_x));

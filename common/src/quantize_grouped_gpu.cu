@@ -324,9 +324,8 @@ void quantize_tokens_transposed_1x128(int variant, int max_ctas, const std::uint
                  group_smem_bytes(kMaxTokenGroups));
   require_no_pending_error(who);
   const int smem = group_smem_bytes(G);
-  int device = 0, sms = 0, per_sm = 0;
-  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
-  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = current_device_sm_count();
+  int per_sm = 0;
   FP8GEMM_CUDA_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreadsTokens, smem));
   const std::int64_t tiles = ceil_div(t_pad_capacity, 128) * ceil_div(C, 128);
