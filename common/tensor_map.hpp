@@ -38,6 +38,10 @@ CUtensorMap make_tensor_map_3d(const void* base, CUtensorMapDataType dtype,
                                std::uint64_t plane_stride_elements, std::uint32_t box_rows,
                                std::uint32_t box_cols, CUtensorMapSwizzle swizzle);
 
+/// The swizzle mode of a span of `bytes` (0: none; 32, 64, 128; anything else: 128B), e.g. a
+/// kernel's epilogue staging unit (KernelInfo::epi_swizzle_bytes).
+CUtensorMapSwizzle swizzle_of_span(int bytes);
+
 /// Points `map` at a tensor at `base` with everything else unchanged (sizes, strides, box,
 /// swizzle): the driver's cuTensorMapReplaceAddress, a host-only rewrite of the map's address
 /// field, far cheaper than encoding a new map. Throws std::invalid_argument for a null or

@@ -1,5 +1,5 @@
 // GPU tests of chapter 8's k-grouped weight gradient (chapters/08_grouped_moe/wgrad.hpp):
-// dB_g [N, K] = dD_g^T . A_g over each expert's tokens, FP32, optionally accumulated.
+// dB_g [N, K] = dD_g^T . A_g over each expert's tokens, FP32 (optionally accumulated) or bf16.
 // Operands are made here directly in the transposed, token-padded layout the kernel reads (random
 // e4m3 on each expert's real tokens, zero codes on its padding up to the next multiple of 128,
 // random scales per (row, token block)), so the kernel is tested independently of the quantiser.
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -101,16 +102,19 @@ struct WgradCase {
   }
 };
 
-/// The device side of a WgradCase and a plan over it.
+/// The device side of a WgradCase and a plan over it (dB FP32, or bf16 in dB_bf16).
 struct WgradDevice {
   DeviceBuffer<std::uint8_t> dDt, At;
   DeviceBuffer<float> sd, sa, dB;
+  DeviceBuffer<std::uint16_t> dB_bf16;
   DeviceBuffer<int> offsets;
   ch08::WeightGradGemm gemm;
 
-  WgradDevice(const WgradCase& c, bool accumulate)
+  WgradDevice(const WgradCase& c, bool accumulate,
+              ch08::WeightGradOutput output = ch08::WeightGradOutput::f32)
       : dDt(c.dDt), At(c.At), sd(c.sd), sa(c.sa),
-        dB(std::size_t(std::int64_t(c.counts.size()) * c.N * c.K)), offsets(c.offsets) {
+        dB(std::size_t(std::int64_t(c.counts.size()) * c.N * c.K)),
+        dB_bf16(output == ch08::WeightGradOutput::bf16 ? dB.size() : 0), offsets(c.offsets) {
     gemm.groups = int(c.counts.size());
     gemm.N = c.N;
     gemm.K = c.K;
@@ -122,8 +126,25 @@ struct WgradDevice {
     gemm.A_t = At.data();
     gemm.scale_A_t = sa.data();
     gemm.scale_A_t_layout = c.la_layout;
-    gemm.dB = dB.data();
+    gemm.dB = output == ch08::WeightGradOutput::bf16 ? static_cast<void*>(dB_bf16.data())
+                                                      : static_cast<void*>(dB.data());
+    gemm.output = output;
     gemm.accumulate = accumulate;
+  }
+  /// dB as floats (bf16 widened exactly), whichever type the plan writes.
+  std::vector<float> download_db() const {
+    if (gemm.output == ch08::WeightGradOutput::f32) return dB.download();
+    const auto bits = dB_bf16.download();
+    std::vector<float> v(bits.size());
+    for (std::size_t i = 0; i < bits.size(); ++i) v[i] = bf16_to_float(bits[i]);
+    return v;
+  }
+  /// dB's contents before the call: `before` (NaN stays NaN in bf16).
+  void upload_db(const std::vector<float>& before) {
+    if (gemm.output == ch08::WeightGradOutput::f32) return dB.upload(before);
+    std::vector<std::uint16_t> bits(before.size());
+    for (std::size_t i = 0; i < bits.size(); ++i) bits[i] = float_to_bf16(before[i]);
+    dB_bf16.upload(bits);
   }
   void upload(const WgradCase& c) {
     dDt.upload(c.dDt);
@@ -186,17 +207,33 @@ bool check_db(const WgradCase& c, const std::vector<float>& before, const std::v
   return ok;
 }
 
-bool run_wgrad(const WgradCase& c, bool accumulate, std::uint64_t seed, const std::string& kernel = "") {
-  WgradDevice dev(c, accumulate);
-  const std::vector<float> before = initial_db(c, accumulate, seed);
-  dev.dB.upload(before);
+/// The dB type a named kernel writes (FP32: _f32 in its name; else bf16); "" (the default): FP32.
+ch08::WeightGradOutput output_of(const std::string& kernel) {
+  if (kernel.empty()) return ch08::WeightGradOutput::f32;
+  const auto& k = engine::find_kernel(ch08::wgrad_kernels(), kernel, "test");
+  return engine::writes_f32(k.epilogue) ? ch08::WeightGradOutput::f32 : ch08::WeightGradOutput::bf16;
+}
+
+/// One plan over case c (the kernel's dB type, or `output` for the default), run once and
+/// checked against the float64 reference. A bf16 kernel asked to accumulate must refuse.
+bool run_wgrad(const WgradCase& c, bool accumulate, std::uint64_t seed, const std::string& kernel = "",
+               std::optional<ch08::WeightGradOutput> output = std::nullopt) {
+  const ch08::WeightGradOutput out = output.value_or(output_of(kernel));
+  WgradDevice dev(c, accumulate, out);
   ch08::WeightGradOptions o;
   o.kernel = kernel;
+  if (accumulate && out == ch08::WeightGradOutput::bf16) {
+    const std::string why = test::refusal_of([&] { ch08::WeightGradPlan p(dev.gemm, o); });
+    std::printf("  wgrad %s: bf16 dB with accumulate refused: %s\n", kernel.c_str(), why.c_str());
+    return why.find("accumulate needs FP32 dB") != std::string::npos;
+  }
+  const std::vector<float> before = initial_db(c, accumulate, seed);
+  dev.upload_db(before);
   ch08::WeightGradPlan plan(dev.gemm, o);
   plan.run(nullptr);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const std::string what = "wgrad [" + plan.describe() + "]";
-  return check_db(c, before, dev.dB.download(), accumulate, what.c_str());
+  return check_db(c, before, dev.download_db(), accumulate, what.c_str());
 }
 
 }  // namespace
@@ -317,4 +354,64 @@ TEST_CASE("ch08 wgrad: back-to-back epilogues (mostly empty experts), every kern
   counts[63] = 5;
   const WgradCase c(counts, 512, 960, 170);
   for (const auto& k : ch08::wgrad_kernels()) CHECK(run_wgrad(c, false, 171, k.name));
+}
+
+TEST_CASE("ch08 wgrad: bf16 dB is the FP32 dB rounded once, the default picks a bf16 kernel",
+          "[ch08][wgrad][gpu]") {
+  // The bf16 kernels run the FP32 kernels' main loops: the same sums, rounded to nearest even once
+  // in the epilogue. So each bf16 element must equal float_to_bf16 of the FP32 kernel's element,
+  // bit for bit, and also pass the float64 check on its own.
+  const WgradCase c({0, 1, 300, 129, 0, 1000}, 392, 328, 180);
+  for (const auto& [f32_kernel, bf16_kernel] :
+       {std::pair<std::string, std::string>{"128x192_s5_c1x1_promoted_f32_tma_b1",
+                                            "128x192_s5_c1x1_promoted_tma_b1"},
+        {"128x256_s4_c1x1_promoted_f32_tma_b1", "128x256_s4_c1x1_promoted_tma_b1"},
+        {"128x192_s5_c1x1_promoted_f32", "128x192_s5_c1x1_promoted_reg"}}) {
+    WgradDevice f(c, false), b(c, false, ch08::WeightGradOutput::bf16);
+    f.upload_db(initial_db(c, false, 181));
+    b.upload_db(initial_db(c, false, 181));
+    ch08::WeightGradOptions of, ob;
+    of.kernel = f32_kernel;
+    ob.kernel = bf16_kernel;
+    ch08::WeightGradPlan pf(f.gemm, of), pb(b.gemm, ob);
+    pf.run(nullptr);
+    pb.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto d32 = f.dB.download();
+    const auto d16 = b.dB_bf16.download();
+    std::int64_t differ = 0;
+    for (std::size_t i = 0; i < d16.size(); ++i) differ += d16[i] != float_to_bf16(d32[i]);
+    INFO(bf16_kernel << ": " << differ << " of " << d16.size() << " elements differ");
+    CHECK(differ == 0);
+    CHECK(check_db(c, initial_db(c, false, 0), b.download_db(), false, bf16_kernel.c_str()));
+  }
+  // The default bf16 plan: a bf16 TMA kernel on a packed dB; the registers one where TMA cannot
+  // store dB (lddb = K + 1: rows 2 (K + 1) bytes apart).
+  WgradDevice dev(c, false, ch08::WeightGradOutput::bf16);
+  ch08::WeightGradPlan plan(dev.gemm);
+  INFO(plan.describe());
+  CHECK(plan.describe().find("_promoted_tma_b1") != std::string::npos);
+  CHECK(run_wgrad(c, false, 182, "", ch08::WeightGradOutput::bf16));
+  const std::int64_t G = std::int64_t(c.counts.size()), lddb = c.K + 1, rows = G * c.N;
+  DeviceBuffer<std::uint16_t> db(std::size_t(rows * lddb));
+  db.upload(std::vector<std::uint16_t>(std::size_t(rows * lddb), 0x7FC0));  // NaN
+  ch08::WeightGradGemm g = dev.gemm;
+  g.dB = db.data();
+  g.lddb = lddb;
+  ch08::WeightGradPlan strided(g);
+  INFO(strided.describe());
+  CHECK(strided.describe().find("_promoted_reg") != std::string::npos);
+  strided.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto bits = db.download();
+  std::vector<float> packed(std::size_t(rows * c.K));
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t k = 0; k < c.K; ++k)
+      packed[std::size_t(r * c.K + k)] = bf16_to_float(bits[std::size_t(r * lddb + k)]);
+  CHECK(check_db(c, initial_db(c, false, 0), packed, false, "wgrad bf16 lddb = K + 1"));
+  // The TMA plan re-pointed at a dB 2 bytes off: refused.
+  ch08::WeightGradGemm off = dev.gemm;
+  off.dB = dev.dB_bf16.data() + 1;
+  CHECK(test::refusal_of([&] { plan.rebind(off); }).find("must be 16-byte aligned") !=
+        std::string::npos);
 }

@@ -29,8 +29,9 @@ ch08::WeightGradGemm good() {
 std::string refusal(const ch08::WeightGradGemm& g) {
   return test::refusal_of([&] { ch08::WeightGradPlan p(g); });
 }
-std::string default_name(std::int64_t N, std::int64_t K, int groups, bool tma_ok = true) {
-  return ch08::default_wgrad_kernel(N, K, groups, 132, tma_ok).name;
+std::string default_name(std::int64_t N, std::int64_t K, int groups, bool tma_ok = true,
+                         ch08::WeightGradOutput output = ch08::WeightGradOutput::f32) {
+  return ch08::default_wgrad_kernel(N, K, groups, 132, tma_ok, output).name;
 }
 using test::has;
 }  // namespace
@@ -119,4 +120,38 @@ TEST_CASE("make_tensor_map_3d rejects what TMA cannot describe, without a GPU", 
   CHECK(test::has(refusal3d(4, 64, 64, 64, 64 * 64 + 1), "multiple of 16"));     // 4-byte offset
   CHECK(test::has(refusal3d(4, 64, 64, 65, 65 * 64), "row stride"));
   CHECK(test::has(refusal3d(4, 64, 64, 64, 64 * 64 + 1), "make_tensor_map_3d"));
+}
+
+TEST_CASE("ch08 wgrad: bf16 dB: its own kernels, no accumulate, refused mismatches, without a GPU",
+          "[ch08][wgrad][cpu]") {
+  constexpr auto kBf16 = ch08::WeightGradOutput::bf16;
+  // The default: the FP32 rule's tiles, the bf16 kernels.
+  CHECK(default_name(2112, 7168, 1, true, kBf16) == "128x192_s5_c1x1_promoted_tma_b1");
+  CHECK(default_name(7168, 16384, 1, true, kBf16) == "128x256_s4_c1x1_promoted_tma_b1");
+  CHECK(default_name(7168, 16384, 1, false, kBf16) == "128x192_s5_c1x1_promoted_reg");
+  for (const auto& name : {"128x192_s5_c1x1_promoted_tma_b1", "128x256_s4_c1x1_promoted_tma_b1",
+                           "128x192_s5_c1x1_promoted_reg"})
+    CHECK(!engine::writes_f32(engine::find_kernel(ch08::wgrad_kernels(), name, "test").epilogue));
+  auto g = good();
+  g.output = kBf16;
+  g.accumulate = true;
+  CHECK(has(refusal(g), "accumulate needs FP32 dB"));
+  g = good();
+  g.output = static_cast<ch08::WeightGradOutput>(7);
+  CHECK(has(refusal(g), "output = 7 is not a WeightGradOutput"));
+  // A kernel of the other type: refused, naming both.
+  ch08::WeightGradOptions o;
+  o.kernel = "128x192_s5_c1x1_promoted_f32_tma_b1";
+  g = good();
+  g.output = kBf16;
+  CHECK(has(test::refusal_of([&] { ch08::WeightGradPlan p(g, o); }),
+            "writes FP32 dB, the call's output is bf16"));
+  o.kernel = "128x192_s5_c1x1_promoted_tma_b1";
+  CHECK(has(test::refusal_of([&] { ch08::WeightGradPlan p(good(), o); }),
+            "writes bf16 dB, the call's output is f32"));
+  // bf16 rows 2 (K + 4) bytes apart (K = 384: 776, not a multiple of 16): no TMA kernel.
+  g = good();
+  g.output = kBf16;
+  g.lddb = g.K + 4;
+  CHECK(has(test::refusal_of([&] { ch08::WeightGradPlan p(g, o); }), "lddb a multiple of 8"));
 }

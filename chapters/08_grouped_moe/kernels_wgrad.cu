@@ -1,5 +1,5 @@
-// The k-grouped weight-gradient kernels (common/engine/kgrouped.cuh): FP32 output; 2 x 1 clusters
-// only with the TMA epilogue.
+// The k-grouped weight-gradient kernels (common/engine/kgrouped.cuh): FP32 output (names with
+// _f32), or bf16 (WeightGradOutput::bf16); 2 x 1 clusters only with a TMA epilogue.
 #include "common/engine/kernel_info.cuh"
 #include "common/engine/kgrouped.cuh"
 #include "wgrad.hpp"
@@ -22,6 +22,13 @@ template <int BM, int BN, int S, int Buffers>
 using WgradTmaPairCfg =
     KernelConfig<BM, BN, S, 2, 1, Accumulation::promoted, EpilogueKind::tma_store_f32, Buffers>;
 
+/// bf16 dB: by TMA (units of 64 x 64 bf16, 128B swizzle, into dB's 3-D map) or from registers.
+template <int BM, int BN, int S, int Buffers>
+using WgradBf16TmaCfg =
+    KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::tma_store, Buffers>;
+template <int BM, int BN, int S>
+using WgradBf16Cfg = KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::registers>;
+
 template <class Cfg, int kLoop = default_kgrouped_loop<Cfg>()>
 static KernelInfo wgrad() {
   return kernel_info<Cfg, KGroupedMath<Cfg, kLoop>>();
@@ -37,6 +44,11 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       // plots/data/h200/ch08/wgrad_sweep.json: 618 / 612 TFLOPS against 571 / 567 for 128 x 128).
       wgrad<WgradTmaCfg<128, 192, 5, 1>>(),
       wgrad<WgradCfg<128, 192, 5>>(),
+      // bf16 dB (WeightGradOutput::bf16), the same three choices (default_wgrad_kernel): the
+      // FP32 kernels' tiles and stages, a bf16 staging unit of 64 x 64 in place of 64 x 32 floats.
+      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>>(),
+      wgrad<WgradBf16TmaCfg<128, 256, 4, 1>>(),
+      wgrad<WgradBf16Cfg<128, 192, 5>>(),
       wgrad<WgradCfg<128, 128, 6>>(),
       wgrad<WgradCfg<128, 64, 8>>(),
       wgrad<WgradCfg<128, 160, 5>>(),

@@ -260,7 +260,8 @@ int main(int argc, char** argv) {
     baseline_ok &= validate(kBaseline, s, ops, [loop](cudaStream_t st) { loop->run(st); },
                             std::to_string(loop->plans.size()) + " chapter-7 calls");
   }
-  // The weight gradients (k-grouped): dB_g = dD_g^T . A_g over each expert's tokens, FP32. With
+  // The weight gradients (k-grouped): dB_g = dD_g^T . A_g over each expert's tokens, FP32 (the
+  // default; a kernel named by --kernels writes the type it was compiled for). With
   // --kernels=all every weight-gradient kernel too ("ch08_wgrad:<kernel>"); with other --kernels
   // names, the weight-gradient kernels among them.
   std::vector<std::string> wgrad_names;
@@ -274,15 +275,20 @@ int main(int argc, char** argv) {
     if (!has_wgrad(s, args.common.sizes_given)) continue;
     const ch08::WgradShape ws = wgrad_shape(s);
     wgrad_operands.push_back(std::make_unique<ch08::WgradOperands>(ws, 8500 + std::uint64_t(wgrad_operands.size())));
-    const ch08::WgradOperands& ops = *wgrad_operands.back();
+    ch08::WgradOperands& ops = *wgrad_operands.back();
     for (const auto& name : wgrad_names) {
       ch08::WeightGradOptions o;
       o.kernel = name;
       const std::string impl = name.empty() ? "ch08_wgrad" : "ch08_wgrad:" + name;
-      wgrad_plans.push_back(std::make_unique<ch08::WeightGradPlan>(ops.gemm(), o));
+      // A named kernel writes the dB type it was compiled for (FP32: _f32 in its name; else bf16).
+      const ch08::WeightGradOutput output =
+          name.empty() || engine::writes_f32(engine::find_kernel(ch08::wgrad_kernels(), name, "ch08").epilogue)
+              ? ch08::WeightGradOutput::f32
+              : ch08::WeightGradOutput::bf16;
+      wgrad_plans.push_back(std::make_unique<ch08::WeightGradPlan>(ops.gemm(false, output), o));
       const ch08::WeightGradPlan* p = wgrad_plans.back().get();
       const auto launch = [p](cudaStream_t st) { p->run(st); };
-      const auto r = ch08::run_and_check_wgrad(ops, launch, 2, seed++);
+      const auto r = ch08::run_and_check_wgrad(ops, launch, 2, seed++, output);
       errors[impl + "/" + ws.name] = r.describe;
       std::printf("  %-30s %-22s %s  %s  [%s]\n", ws.name.c_str(), impl.c_str(), r.ok ? "ok  " : "FAIL",
                   r.describe.c_str(), p->describe().c_str());

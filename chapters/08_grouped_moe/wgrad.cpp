@@ -21,6 +21,8 @@ constexpr const char* kWho = "fp8gemm::ch08_weight_grad";
   throw std::invalid_argument(std::string(kWho) + ": " + what);
 }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+/// Bytes per element of dB.
+int d_bytes(const WeightGradGemm& g) { return g.output == WeightGradOutput::bf16 ? 2 : 4; }
 
 /// The scale tensor of a transposed operand (rows x token_capacity): mn-major, ld % 4 == 0, big
 /// enough; `name` for the message.
@@ -43,6 +45,11 @@ WeightGradGemm checked_with_defaults(const WeightGradGemm& in) {
   if (g.token_capacity < 1)
     fail("token_capacity = " + std::to_string(g.token_capacity) +
          " must be >= 1 (the columns of dD_t and A_t; max_padded_tokens(T, G))");
+  if (g.output != WeightGradOutput::f32 && g.output != WeightGradOutput::bf16)
+    fail("output = " + std::to_string(int(g.output)) + " is not a WeightGradOutput (f32, bf16)");
+  if (g.accumulate && g.output != WeightGradOutput::f32)
+    fail("accumulate needs FP32 dB (output = f32): a bf16 dB would be rounded on every "
+         "accumulation; accumulate into an FP32 dB, or write bf16 without accumulate");
   if (g.ld_dD_t == 0) g.ld_dD_t = g.token_capacity;
   if (g.ld_A_t == 0) g.ld_A_t = g.token_capacity;
   if (g.lddb == 0) g.lddb = g.K;
@@ -61,7 +68,7 @@ GemmArgs engine_args(const WeightGradGemm& g) {
                 .B = g.A_t, .ldb = g.ld_A_t, .D = g.dB, .ldd = g.lddb, .scale_a = g.scale_dD_t,
                 .scale_b = g.scale_A_t, .recipe_a = ScaleRecipe::group_1x128,
                 .recipe_b = ScaleRecipe::group_1x128};
-  args.d_element_bytes = 4;
+  args.d_element_bytes = d_bytes(g);
   if (g.N >= 1 && g.K >= 1) {
     args.scale_a_extent = g.scale_dD_t_layout.required_elements(g.N, g.token_capacity);
     args.scale_b_extent = g.scale_A_t_layout.required_elements(g.K, g.token_capacity);
@@ -78,22 +85,30 @@ GemmRequirements wgrad_requirements() {
 }
 
 
-/// dB suits the tma_store_f32 epilogue: 16-byte aligned, rows a multiple of 16 bytes apart.
-bool tma_f32_compatible(const WeightGradGemm& g) {
+/// dB suits a TMA epilogue: 16-byte aligned, rows a multiple of 16 bytes apart.
+bool tma_compatible(const WeightGradGemm& g) {
   return engine::tma_store_compatible(engine_args(g));
 }
 
-/// dB's 3-D map (K, N, G innermost first), box 64 rows x 32 floats, 128B swizzle: the
-/// tma_store_f32 epilogue's (kgrouped.cuh).
-CUtensorMap db_map(const WeightGradGemm& g) {
-  return make_tensor_map_3d(g.dB, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, std::uint64_t(g.groups),
-                            std::uint64_t(g.N), std::uint64_t(g.K), std::uint64_t(g.lddb),
-                            std::uint64_t(g.N * g.lddb), 64, 32, CU_TENSOR_MAP_SWIZZLE_128B);
+bool is_tma(engine::EpilogueKind e) {
+  return e == engine::EpilogueKind::tma_store_f32 || e == engine::EpilogueKind::tma_store;
+}
+
+/// dB's 3-D map (K, N, G innermost first), the box of the kernel's staging unit: 64 rows x 32
+/// floats (tma_store_f32) or 64 rows x epi_cols bf16 (tma_store), with its swizzle
+/// (kgrouped.cuh).
+CUtensorMap db_map(const WeightGradGemm& g, const engine::KernelInfo& k) {
+  const bool f32 = g.output == WeightGradOutput::f32;
+  return make_tensor_map_3d(
+      g.dB, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+      std::uint32_t(d_bytes(g)), std::uint64_t(g.groups), std::uint64_t(g.N), std::uint64_t(g.K),
+      std::uint64_t(g.lddb), std::uint64_t(g.N * g.lddb), 64, std::uint32_t(k.epi_cols),
+      swizzle_of_span(k.epi_swizzle_bytes));
 }
 
 /// Bytes of dB the kernel writes: G matrices of N rows, lddb apart.
 std::size_t db_bytes(const WeightGradGemm& g) {
-  return std::size_t(((g.N * g.groups - 1) * g.lddb + g.K) * 4);
+  return std::size_t(((g.N * g.groups - 1) * g.lddb + g.K) * d_bytes(g));
 }
 }  // namespace
 
@@ -104,13 +119,16 @@ struct WeightGradPlan::Impl {
 };
 
 const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, int groups, int sms,
-                                               bool tma_ok) {
+                                               bool tma_ok, WeightGradOutput output) {
   const auto named = [](const char* name) -> const engine::KernelInfo& {
     return engine::find_kernel(wgrad_kernels(), name, kWho);
   };
-  if (!tma_ok) return named("128x192_s5_c1x1_promoted_f32");
-  const engine::KernelInfo& wide = named("128x256_s4_c1x1_promoted_f32_tma_b1");
-  const engine::KernelInfo& narrow = named("128x192_s5_c1x1_promoted_f32_tma_b1");
+  const bool f32 = output == WeightGradOutput::f32;
+  if (!tma_ok) return named(f32 ? "128x192_s5_c1x1_promoted_f32" : "128x192_s5_c1x1_promoted_reg");
+  const engine::KernelInfo& wide =
+      named(f32 ? "128x256_s4_c1x1_promoted_f32_tma_b1" : "128x256_s4_c1x1_promoted_tma_b1");
+  const engine::KernelInfo& narrow =
+      named(f32 ? "128x192_s5_c1x1_promoted_f32_tma_b1" : "128x192_s5_c1x1_promoted_tma_b1");
   const auto efficiency = [&](const engine::KernelInfo& k) {
     const std::int64_t tm = ceil_div(N, k.block_m), tn = ceil_div(K, k.block_n);
     const double covered = double(N * K) / double(tm * k.block_m * tn * k.block_n);
@@ -131,16 +149,21 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   if (g.N * g.groups > req.max_dim)
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of dB exceed " +
          std::to_string(req.max_dim));
-  const bool tma_ok = tma_f32_compatible(g);
-  const engine::KernelInfo& k = o.kernel.empty()
-                                    ? default_wgrad_kernel(g.N, g.K, g.groups,
-                                                           current_device_sm_count(), tma_ok)
-                                    : engine::find_kernel(wgrad_kernels(), o.kernel, kWho);
-  const bool tma_d = k.epilogue == engine::EpilogueKind::tma_store_f32;
+  const bool tma_ok = tma_compatible(g);
+  const engine::KernelInfo& k =
+      o.kernel.empty() ? default_wgrad_kernel(g.N, g.K, g.groups, current_device_sm_count(),
+                                              tma_ok, g.output)
+                       : engine::find_kernel(wgrad_kernels(), o.kernel, kWho);
+  const bool f32 = g.output == WeightGradOutput::f32;
+  if (engine::writes_f32(k.epilogue) != f32)
+    fail("kernel " + k.name + " writes " + (f32 ? "bf16" : "FP32") + " dB, the call's output is " +
+         (f32 ? "f32" : "bf16") + " (kernels writing FP32 have _f32 in their names)");
+  const bool tma_d = is_tma(k.epilogue);
   if (tma_d && !tma_ok)
-    fail("kernel " + k.name + " stores dB with TMA, which needs dB 16-byte aligned and lddb a "
-         "multiple of 4 (rows 16 bytes apart); got lddb = " + std::to_string(g.lddb) +
-         " (pick a kernel with the registers epilogue, names ending _f32, for this dB)");
+    fail("kernel " + k.name + " stores dB with TMA, which needs dB 16-byte aligned and its rows a "
+         "multiple of 16 bytes apart (lddb a multiple of " + std::to_string(16 / d_bytes(g)) +
+         "); got lddb = " + std::to_string(g.lddb) +
+         " (pick a kernel with the registers epilogue, names ending _f32 or _reg, for this dB)");
   // The persistent grid is sized for the tiles of all groups (the plan alone would count one).
   // With a 2 x 1 cluster a unit is a pair of row tiles (the last one's partner may lie past N).
   const std::int64_t tiles_m = ceil_div(g.N, k.block_m), tiles_n = ceil_div(g.K, k.block_n);
@@ -165,7 +188,7 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
                                  std::uint64_t(token_blocks), std::uint64_t(g.K),
                                  std::uint64_t(g.scale_A_t_layout.ld), 1,
                                  std::uint32_t(k.block_n), CU_TENSOR_MAP_SWIZZLE_NONE);
-  if (tma_d) p.map_d = db_map(g);
+  if (tma_d) p.map_d = db_map(g, k);
   p.offsets = g.offsets;
   p.groups = g.groups;
   p.tiles_m = int(tiles_m);
@@ -183,6 +206,7 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   auto same = [](const char* what, bool ok) { engine::require_same_field(what, ok, kWho); };
   same("groups", g.groups == was.groups);
   same("accumulate", g.accumulate == was.accumulate);
+  same("output", g.output == was.output);
   same("scale_dD_t_layout", g.scale_dD_t_layout.ld == was.scale_dD_t_layout.ld);
   same("scale_A_t_layout", g.scale_A_t_layout.ld == was.scale_A_t_layout.ld);
   const GemmArgs args = engine_args(g);
@@ -199,8 +223,8 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   if (g.offsets != was.offsets)
     require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
   engine::KGroupedParams& p = I.plan->policy_params();
-  const bool tma_d = I.plan->kernel().epilogue == engine::EpilogueKind::tma_store_f32;
-  if (tma_d && g.dB != was.dB && !tma_f32_compatible(g))
+  const bool tma_d = is_tma(I.plan->kernel().epilogue);
+  if (tma_d && g.dB != was.dB && !tma_compatible(g))
     fail("rebind: dB must be 16-byte aligned for this plan's kernel " + I.plan->kernel().name +
          " (it stores dB with TMA); its address % 16 = " +
          std::to_string(reinterpret_cast<std::uintptr_t>(g.dB) % 16) +

@@ -1,6 +1,6 @@
 // Chapter 8's weight gradient of a mixture-of-experts layer, k-grouped: for every expert g,
 //
-//   dB_g [N, K] (FP32) = dD_g^T . A_g   (+ dB_g when accumulate)
+//   dB_g [N, K] (FP32, or bf16) = dD_g^T . A_g   (+ dB_g when accumulate: FP32 only)
 //
 // where A_g [count_g, K] are expert g's input tokens and dD_g [count_g, N] the gradient of its
 // output, the reduction running over the expert's count_g tokens (any number: 0, 1, 129, ...).
@@ -18,7 +18,9 @@
 //         enough): the kernel never reads past it.
 //   offsets: G + 1 int32 on the device, the REAL (unpadded) token offsets of the forward pass:
 //         offsets[0] = 0, monotone. The kernel derives P_g from them.
-//   dB    [G * N, lddb] FP32 row-major: dB_g at rows g N ..
+//   dB    [G * N, lddb] row-major, FP32 or (WeightGradOutput::bf16) bf16: dB_g at rows g N ..
+//         bf16 is a training step's weight gradient in the weight's own dtype, each element rounded
+//         once from the FP32 sum: half the bytes written, and no FP32 dB converted afterwards.
 // An expert with no tokens: dB_g is written 0 (its gradient), or, with accumulate, left untouched
 // (not read, not written).
 // Preconditions the host cannot check without reading the offsets (it never does): offsets
@@ -38,6 +40,12 @@
 
 namespace fp8gemm::ch08 {
 
+/// dB's element type.
+enum class WeightGradOutput : int {
+  f32 = 0,   ///< float; with `accumulate`, dB = dD^T . A + dB
+  bf16 = 1,  ///< bf16 (std::uint16_t bits), round to nearest even from the FP32 sum; no accumulate
+};
+
 struct WeightGradGemm {
   int groups = 0;                    ///< G >= 1
   std::int64_t N = 0, K = 0;         ///< dB_g is N x K
@@ -51,9 +59,10 @@ struct WeightGradGemm {
   std::int64_t ld_A_t = 0;           ///< 0: token_capacity
   const float* scale_A_t = nullptr;
   GroupScaleLayout scale_A_t_layout{};   ///< ld 0: mn-major TMA-aligned over K rows
-  float* dB = nullptr;
+  void* dB = nullptr;                ///< float or bf16, as `output` says
   std::int64_t lddb = 0;             ///< 0: K
-  bool accumulate = false;
+  WeightGradOutput output = WeightGradOutput::f32;
+  bool accumulate = false;           ///< only with WeightGradOutput::f32
 };
 
 struct WeightGradOptions {
@@ -63,16 +72,17 @@ struct WeightGradOptions {
 /// Every compiled weight-gradient kernel.
 const std::vector<engine::KernelInfo>& wgrad_kernels();
 
-/// The plan's default kernel for dB_g of N x K, G groups, on a GPU of `sms` SMs: with a dB that
-/// TMA can store (`tma_ok`), 128 x 256 or 128 x 192 (TMA epilogue), whichever covers the G x N x K
-/// tiles with the higher efficiency, counting 128 x 256 2% cheaper per element (its measured
-/// advantage where neither wastes anything): efficiency = (N x K) / (the area of the tiles
-/// covering it) x tiles / (full waves x sms), the tiles being those of all G groups (the host does
-/// not read the token counts). Otherwise the registers-epilogue 128 x 192. Session 7's
+/// The plan's default kernel for dB_g of N x K, G groups, on a GPU of `sms` SMs, writing
+/// `output`: with a dB that TMA can store (`tma_ok`), 128 x 256 or 128 x 192 (TMA epilogue),
+/// whichever covers the G x N x K tiles with the higher efficiency, counting 128 x 256 2% cheaper
+/// per element (its measured advantage where neither wastes anything): efficiency = (N x K) / (the
+/// area of the tiles covering it) x tiles / (full waves x sms), the tiles being those of all G
+/// groups (the host does not read the token counts). Otherwise the registers-epilogue 128 x 192. Session 7's
 /// measurements (chapter 8's README, "The weight gradient in session 7") picked the faster of the
-/// two at each of the six Fp8Linear shapes this way.
+/// two at each of the six Fp8Linear shapes this way (FP32 dB); bf16 dB takes the same tiles.
 const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, int groups, int sms,
-                                               bool tma_ok);
+                                               bool tma_ok,
+                                               WeightGradOutput output = WeightGradOutput::f32);
 
 class WeightGradPlan {
  public:

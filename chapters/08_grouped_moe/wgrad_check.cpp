@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <stdexcept>
 
 #include "common/check.hpp"
 #include "common/fp8.hpp"
@@ -66,7 +67,9 @@ WgradOperands::WgradOperands(const WgradShape& s, std::uint64_t seed)
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-WeightGradGemm WgradOperands::gemm(bool accumulate) const {
+WeightGradGemm WgradOperands::gemm(bool accumulate, WeightGradOutput output) {
+  const bool bf16 = output == WeightGradOutput::bf16;
+  if (bf16 && dB_bf16.size() == 0) dB_bf16 = DeviceBuffer<std::uint16_t>(dB.size());
   WeightGradGemm g;
   g.groups = shape.groups();
   g.N = shape.N;
@@ -77,17 +80,25 @@ WeightGradGemm WgradOperands::gemm(bool accumulate) const {
   g.scale_dD_t = scale_dD_t.data();
   g.A_t = A_t.data();
   g.scale_A_t = scale_A_t.data();
-  g.dB = const_cast<float*>(dB.data());
+  g.dB = bf16 ? static_cast<void*>(dB_bf16.data()) : static_cast<void*>(dB.data());
+  g.output = output;
   g.accumulate = accumulate;
   return g;
 }
 
 WgradCheck run_and_check_wgrad(const WgradOperands& ops,
                                const std::function<void(cudaStream_t)>& launch,
-                               int rows_per_group, std::uint64_t seed) {
+                               int rows_per_group, std::uint64_t seed, WeightGradOutput output) {
   const WgradShape& s = ops.shape;
   const std::int64_t N = s.N, K = s.K, cap = ops.capacity;
-  FP8GEMM_CUDA_CHECK(cudaMemset(const_cast<float*>(ops.dB.data()), 0xFF, ops.dB.size() * 4));  // NaN
+  const bool bf16 = output == WeightGradOutput::bf16;
+  if (bf16 && ops.dB_bf16.size() != ops.dB.size())
+    throw std::invalid_argument("run_and_check_wgrad: bf16 output, but dB_bf16 is not allocated");
+  // NaN in either type (0xFFFF...: all exponent and mantissa bits set)
+  if (bf16)
+    FP8GEMM_CUDA_CHECK(cudaMemset(const_cast<std::uint16_t*>(ops.dB_bf16.data()), 0xFF, ops.dB_bf16.size() * 2));
+  else
+    FP8GEMM_CUDA_CHECK(cudaMemset(const_cast<float*>(ops.dB.data()), 0xFF, ops.dB.size() * 4));
   launch(nullptr);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const auto dd = ops.dD_t.download();
@@ -102,13 +113,20 @@ WgradCheck run_and_check_wgrad(const WgradOperands& ops,
   WgradCheck r;
   r.ok = true;
   std::vector<float> got(static_cast<std::size_t>(K));
+  std::vector<std::uint16_t> got_bf16(static_cast<std::size_t>(K));
   for (int g = 0; g < s.groups(); ++g) {
     const std::int64_t count = s.counts[std::size_t(g)], p0 = P[std::size_t(g)];
     const auto rows = sample_rows(N, std::min<std::int64_t>(rows_per_group, N), seed + std::uint64_t(g));
     double err2 = 0, ref2 = 0;
     for (std::int64_t n : rows) {
-      FP8GEMM_CUDA_CHECK(cudaMemcpy(got.data(), ops.dB.data() + (g * N + n) * K, std::size_t(K) * 4,
-                                    cudaMemcpyDeviceToHost));
+      if (bf16) {
+        FP8GEMM_CUDA_CHECK(cudaMemcpy(got_bf16.data(), ops.dB_bf16.data() + (g * N + n) * K,
+                                      std::size_t(K) * 2, cudaMemcpyDeviceToHost));
+        for (std::int64_t k = 0; k < K; ++k) got[std::size_t(k)] = bf16_to_float(got_bf16[std::size_t(k)]);
+      } else {
+        FP8GEMM_CUDA_CHECK(cudaMemcpy(got.data(), ops.dB.data() + (g * N + n) * K, std::size_t(K) * 4,
+                                      cudaMemcpyDeviceToHost));
+      }
       if (count == 0) {
         for (float v : got) r.empty_nonzero += v != 0.0f;
         continue;

@@ -40,11 +40,13 @@ struct WgradOperands {
   std::int64_t capacity = 0;  ///< P_G: the columns of dD_t and A_t
   DeviceBuffer<std::uint8_t> dD_t, A_t;  ///< [N, capacity], [K, capacity] e4m3
   DeviceBuffer<float> scale_dD_t, scale_A_t;  ///< [capacity / 128][round_up(N or K, 4)]
-  DeviceBuffer<float> dB;  ///< [G N, K]
+  DeviceBuffer<float> dB;  ///< [G N, K] (WeightGradOutput::f32)
+  DeviceBuffer<std::uint16_t> dB_bf16;  ///< [G N, K] (WeightGradOutput::bf16; allocated on first use)
   DeviceBuffer<int> offsets;
 
   WgradOperands(const WgradShape& shape, std::uint64_t seed);
-  WeightGradGemm gemm(bool accumulate = false) const;
+  /// The call over these operands, writing `output` into dB or dB_bf16.
+  WeightGradGemm gemm(bool accumulate = false, WeightGradOutput output = WeightGradOutput::f32);
 };
 
 struct WgradCheck {
@@ -56,11 +58,13 @@ struct WgradCheck {
   std::string describe;
 };
 
-/// Fills dB with NaN, runs `launch` on the legacy stream, then compares `rows_per_group` sampled
-/// rows of every dB_g (its first and last among them) with the float64 reference; tolerance
-/// per_tensor_tolerance(count_g) for expert g. Synchronous.
+/// Fills dB (or dB_bf16, as `output` says) with NaN, runs `launch` on the legacy stream, then
+/// compares `rows_per_group` sampled rows of every dB_g (its first and last among them) with the
+/// float64 reference; tolerance per_tensor_tolerance(count_g) for expert g (it covers bf16's
+/// rounding of the result, as for every bf16 output of the chapters). Synchronous.
 WgradCheck run_and_check_wgrad(const WgradOperands& ops,
                                const std::function<void(cudaStream_t)>& launch,
-                               int rows_per_group, std::uint64_t seed);
+                               int rows_per_group, std::uint64_t seed,
+                               WeightGradOutput output = WeightGradOutput::f32);
 
 }  // namespace fp8gemm::ch08

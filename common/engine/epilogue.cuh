@@ -245,6 +245,24 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][
       });
 }
 
+/// The same bf16 units stored into plane `plane` of a 3-D map of D (innermost first: columns,
+/// rows, planes), whose box is clipped at the plane's last row: chapter 8's weight gradient with
+/// bf16 dB (kgrouped.cuh), where a tile's rows may run past its group's N rows.
+template <class Cfg, class Scale>
+__device__ __forceinline__ void store_tile_tma_3d(
+    const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Scale& scale,
+    const CUtensorMap* map_d, std::uint32_t staging, int row0, int col0, int plane,
+    std::uint32_t barrier_id) {
+  for_each_staged_unit<Cfg, Cfg::kBlockN / Cfg::kEpiCols>(
+      staging, barrier_id,
+      [&](auto w, auto c, std::uint32_t unit) {
+        stage_unit<Cfg, decltype(c)::value, Scale>(acc[w], scale, unit);
+      },
+      [&](auto w, auto c, std::uint32_t unit) {
+        ptx::tma_store_3d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w, plane);
+      });
+}
+
 /// The FP32 TMA epilogue of one consumer warpgroup (EpilogueKind::tma_store_f32) for its kWavesM
 /// slabs of 64 rows (`acc[w]`): units of 64 rows x 32 floats, staged with the 128B swizzle (each
 /// thread writes its float pairs, 8-byte stores: two wavefronts per warp store, the minimum) and

@@ -460,6 +460,12 @@ __device__ __forceinline__ int tile_d_row(const typename Math::Params& p, const 
     return Math::a_row(t);
 }
 
+/// A math policy that stores bf16 tiles itself (chapter 8's weight gradient, into its 3-D map of
+/// D). A concept, not an inline requires-expression: in the epilogue's generic lambda nvcc
+/// instantiates the discarded branch of `if constexpr (requires {...})` and fails on the call.
+template <class Math>
+concept StoresBf16Tile = requires { Math::kStoresBf16Tile; };
+
 /// Dynamic shared memory of gemm_kernel<Cfg, Math>: the ring and staging of the configuration,
 /// plus the math policy's side ring and the slack that re-aligns the staging buffers after it.
 template <class Cfg, class Math>
@@ -586,8 +592,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const int col0 = Math::d_col(t);
       const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)
       with_output_scale(scale, [&](const auto& sc) {
-        if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store &&
-                      requires { Math::kRowsEndInTiles; }) {
+        if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store && StoresBf16Tile<Math>) {
+          // bf16 D by TMA through the policy's own map of D (chapter 8's weight gradient: 3-D).
+          Math::store_tile_bf16(acc, p, t, my_staging, slot, std::uint32_t(1 + wg));
+        } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store &&
+                             requires { Math::kRowsEndInTiles; }) {
           // A policy whose tiles can end inside a group (chapter 8): a warpgroup whose rows are
           // all valid stores them by TMA; one that a group's end cuts stores from registers (a
           // TMA box would write the next group's rows).

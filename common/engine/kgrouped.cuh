@@ -9,7 +9,9 @@
 //   both with 1 x 128 scales along the tokens: the scale of row c of either operand and token
 //   block tb at sf[tb * ld + c] (mn-major), so a K block brings BlockM scales of the first and
 //   BlockN scales of the second operand, both TMA-loaded into the stage's side ring.
-//   D    dB [G * N, K] FP32, group g's matrix at rows g N ..
+//   D    dB [G * N, K] FP32 (with accumulate: dB += ...), or bf16 (a training step's weight
+//        gradient in the weight's own dtype, rounded once from the FP32 accumulators: no FP32
+//        dB written and converted after), group g's matrix at rows g N ..
 // The token layout (group g's tokens at columns P_g .., zero-padded to the next multiple of 128)
 // and the schedule are grouped_schedule.hpp's (kgrouped_tile).
 //
@@ -104,13 +106,11 @@ template <class Cfg, int kLoop = default_kgrouped_loop<Cfg>()>
 struct KGroupedMath : PerTensorMath<Cfg> {
   static_assert(Cfg::kAccumulation == Accumulation::promoted,
                 "the scales change every 128 tokens: the weight gradient promotes every K block");
-  static_assert(Cfg::kEpilogue == EpilogueKind::registers_f32 ||
-                    Cfg::kEpilogue == EpilogueKind::tma_store_f32,
-                "the weight gradient is FP32 (and may accumulate into the caller's dB)");
   static_assert(Cfg::kClusterN == 1 &&
-                    (Cfg::kClusterSize == 1 || Cfg::kEpilogue == EpilogueKind::tma_store_f32),
+                    (Cfg::kClusterSize == 1 || Cfg::kEpilogue == EpilogueKind::tma_store_f32 ||
+                     Cfg::kEpilogue == EpilogueKind::tma_store),
                 "k-grouped kernels: 2 x 1 clusters only (the pair shares the second operand), and "
-                "only with the TMA epilogue (it clips a partner tile past N; registers would not)");
+                "only with a TMA epilogue (it clips a partner tile past N; registers would not)");
   static_assert(kgrouped_loop_fits<Cfg, kLoop>(),
                 "this loop's partial sums do not fit beside the totals on this tile");
   using Base = PerTensorMath<Cfg>;
@@ -170,6 +170,17 @@ struct KGroupedMath : PerTensorMath<Cfg> {
       std::uint32_t staging, int slot, std::uint32_t barrier_id) {
     store_tile_tma_f32<Cfg>(acc, &p.map_d, staging, t.m_block * Cfg::kBlockM + slot * Cfg::kRowsPerWG,
                             t.n_block * Cfg::kBlockN, t.group, p.accumulate != 0, barrier_id);
+  }
+
+  /// The tma_store (bf16) epilogue of this warpgroup's rows of tile t, into dB's 3-D bf16 map
+  /// (K, N, G), clipped as store_tile_f32's. (kernel.cuh calls it where this constant exists.)
+  static constexpr bool kStoresBf16Tile = true;
+  __device__ __forceinline__ static void store_tile_bf16(
+      const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Params& p, const KGroupedTile& t,
+      std::uint32_t staging, int slot, std::uint32_t barrier_id) {
+    store_tile_tma_3d<Cfg>(acc, IdentityOutputScale{}, &p.map_d, staging,
+                           t.m_block * Cfg::kBlockM + slot * Cfg::kRowsPerWG,
+                           t.n_block * Cfg::kBlockN, t.group, barrier_id);
   }
 
   /// The scales were applied in the main loop.

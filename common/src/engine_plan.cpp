@@ -72,15 +72,6 @@ void require_same_field(const char* field, bool same, const char* who) {
 
 namespace {
 
-CUtensorMapSwizzle swizzle_mode(int bytes) {
-  switch (bytes) {
-    case 0: return CU_TENSOR_MAP_SWIZZLE_NONE;
-    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
-    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
-    default: return CU_TENSOR_MAP_SWIZZLE_128B;
-  }
-}
-
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 /// The launch configuration of `kernel` on `ctas` CTAs: its threads and shared memory, and the
@@ -210,7 +201,7 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
     params_.map_d = make_tensor_map_2d(args.D, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
                                        std::uint64_t(args.M), std::uint64_t(args.N),
                                        std::uint64_t(args.ldd), 64, std::uint32_t(kernel.epi_cols),
-                                       swizzle_mode(kernel.epi_swizzle_bytes));
+                                       swizzle_of_span(kernel.epi_swizzle_bytes));
 }
 
 void EnginePlan::launch(const void* params, cudaStream_t stream) const {

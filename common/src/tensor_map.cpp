@@ -44,6 +44,19 @@ std::size_t dtype_bytes(CUtensorMapDataType dtype) {
   }
 }
 
+}  // namespace
+
+CUtensorMapSwizzle swizzle_of_span(int bytes) {
+  switch (bytes) {
+    case 0: return CU_TENSOR_MAP_SWIZZLE_NONE;
+    case 32: return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64: return CU_TENSOR_MAP_SWIZZLE_64B;
+    default: return CU_TENSOR_MAP_SWIZZLE_128B;
+  }
+}
+
+namespace {
+
 /// The span of one swizzle row in bytes (0: no swizzle; -1: a mode these helpers do not
 /// support). A box row must not be wider.
 int swizzle_span_bytes(CUtensorMapSwizzle swizzle) {
