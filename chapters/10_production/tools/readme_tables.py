@@ -417,7 +417,7 @@ def render_torch_linear(T):
         p = r["parts"]
         body.append([f"{r['N']} x {r['K']}", r["bf16"], r["fp8"], f"{r['speedup']}x",
                      f"{r['cached']}x", f"{r['fwd']}x",
-                     f"{p['gemm fwd']} + {p['gemm dgrad']} + {p['gemm wgrad (float32 dW)']} = "
+                     f"{p['gemm fwd']} + {p['gemm dgrad']} + {p[wgrad_part(p)]} = "
                      f"{r['gemms']}", f"{r['ceiling']}x", "%.3f" % r["json"]["fp8_non_gemm_ms"]])
     out = [f"Source: [`{T['blog']}`](../../{T['blog']}) (commit {T['commit']}); M = 4096, "
            "times in ms (medians, an L2 flush before each); \"rest\" is the JSON's "
@@ -430,7 +430,21 @@ def render_torch_linear(T):
 
 
 PARTS = ["quantize_128x128(W)", "quantize_1x128_dual(x)", "quantize_1x128_dual(dY)",
-         "transpose W blocks", "dW float32 -> bf16"]
+         "transpose W blocks"]
+PART_HEADERS = {"quantize_128x128(W)": "quantise W", "quantize_1x128_dual(x)": "dual x",
+                "quantize_1x128_dual(dY)": "dual dY", "transpose W blocks": "transpose W (ours)",
+                "dW float32 -> bf16": "dW f32 -> bf16"}
+
+
+def wgrad_part(p):
+    """The layer's weight-gradient GEMM among the parts: bf16 dW from the kernel since session 9;
+    before it, float32 dW (then cast: the part "dW float32 -> bf16")."""
+    return "gemm wgrad (bf16 dW)" if "gemm wgrad (bf16 dW)" in p else "gemm wgrad (float32 dW)"
+
+
+def layer_parts(p):
+    """The step's memory-bound parts the layer runs (the cast only while dW came as float32)."""
+    return PARTS + (["dW float32 -> bf16"] if "dW float32 -> bf16" in p else [])
 
 
 def render_torch_parts(T):
@@ -438,29 +452,31 @@ def render_torch_parts(T):
     gemm4096 = {g["shape"]: g["impls"] for g in T["gemm"]}
     for r in T["linear"]:
         p, j = r["parts"], r["json"]
-        s = sum(j["fp8_parts_ms"][k] for k in PARTS)
+        pnames = layer_parts(j["fp8_parts_ms"])
+        s = sum(j["fp8_parts_ms"][k] for k in pnames)
         g = gemm4096[f"4096x{r['N']}x{r['K']}"]
-        body.append([f"{r['N']} x {r['K']}"] + [p[k] for k in PARTS] +
+        body.append([f"{r['N']} x {r['K']}"] + [p[k] for k in pnames] +
                      ["%.3f" % s, "%.3f" % (j["fp8_non_gemm_ms"] - s),
                       p["transpose W codes, torch copy (reference)"],
                       g["fp8gemm.ops.gemm_block_scaled"], g["torch.matmul bf16"],
                       "%.0f" % (2 * j["M"] * r["N"] * r["K"] /
-                                (j["fp8_parts_ms"]["gemm wgrad (float32 dW)"] * 1e-3) / 1e12),
+                                (j["fp8_parts_ms"][wgrad_part(j["fp8_parts_ms"])] * 1e-3) / 1e12),
                       "%s (`%s`)" % max(((tf, n) for n, tf in r["wgrad"]),
                                         key=lambda x: float(x[0]))])
     names = [n for n, _ in T["linear"][0]["wgrad"]]
     out = [f"Source: [`{T['blog']}`](../../{T['blog']}) (commit {T['commit']}); ms unless "
            "TFLOPS. \"Sum\" and \"rest - sum\" computed from the JSON's parts (each timed alone, "
            "L2 flushed); TFLOPS from the log's `gemm 4096x...` lines (fp8gemm's forward GEMM, "
-           "bf16 `torch.matmul`); \"wgrad, the layer's\" from the part `gemm wgrad (float32 dW)` "
+           f"bf16 `torch.matmul`); \"wgrad, the layer's\" from the part `{wgrad_part(p)}` "
            "(the plan's default kernel for the shape), \"wgrad, fastest compiled\" the best of "
            f"the log's `wgrad kernels` line ({len(names)} kernels timed on the step's dW, one "
            "after the other).", ""]
-    out += md_table(["N x K", "quantise W", "dual x", "dual dY", "transpose W (ours)",
-                     "dW f32 -> bf16", "sum", "rest - sum", "torch's W copy (reference)",
+    heads = [PART_HEADERS[k] for k in layer_parts(p)]
+    out += md_table(["N x K"] + heads +
+                    ["sum", "rest - sum", "torch's W copy (reference)",
                      "FP8 GEMM TFLOPS", "bf16 TFLOPS", "wgrad, the layer's TFLOPS",
                      "wgrad, fastest compiled TFLOPS"], body,
-                    ["---"] + ["---:"] * 12)
+                    ["---"] + ["---:"] * (len(heads) + 7))
     return out
 
 

@@ -578,7 +578,8 @@ std::int64_t wgrad_kernel_index(const char* op, const std::string& name) {
   fail(op, "kernel '" + name + "' is not a weight-gradient kernel; compiled: " + names);
 }
 
-/// dB_g (+)= dD_g^T . A_g for every group, k-grouped over the tokens, into out [G, N, K] float32.
+/// dB_g (+)= dD_g^T . A_g for every group, k-grouped over the tokens, into out [G, N, K] float32
+/// (accumulate allowed) or bfloat16 (rounded once from the FP32 sums; no accumulate).
 /// kernel: a name of ch08::wgrad_kernels() ("" = the plan's default; the benchmark's sweep).
 void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                       const at::Tensor& a_t, const at::Tensor& scale_a_t, const at::Tensor& offsets,
@@ -598,7 +599,13 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
   const std::int64_t ld_a = row_major_ld(op, "a_t", a_t, 0);
   const GroupScales sd = group_scales(op, "scale_dd_t", scale_dd_t, N, cap, "N", "T_cap", dev);
   const GroupScales sa = group_scales(op, "scale_a_t", scale_a_t, K, cap, "K", "T_cap", dev);
-  check_tensor(op, "out", out, at::kFloat, 3, "[G, N, K]", dev);
+  if (!out.defined()) fail(op, "out is an undefined tensor");
+  const bool bf16_out = out.scalar_type() == at::kBFloat16;
+  check_tensor(op, "out", out, bf16_out ? at::kBFloat16 : at::kFloat, 3,
+               "[G, N, K] (float32, or bfloat16 without accumulate)", dev);
+  if (bf16_out && accumulate)
+    fail(op, "accumulate=True needs a float32 out: a bfloat16 dB would be rounded at every "
+             "accumulation (accumulate into float32, or write bfloat16 with accumulate=False)");
   check_size(op, "out", out, 0, G, "G = offsets.numel() - 1");
   check_size(op, "out", out, 1, N, "N, the rows of dd_t");
   check_size(op, "out", out, 2, K, "K, the rows of a_t");
@@ -623,12 +630,15 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
                            .ld_A_t = ld_a,
                            .scale_A_t = f32_ptr(sa.t),
                            .scale_A_t_layout = sa.layout,
-                           .dB = f32_ptr(out),
+                           .dB = out.data_ptr(),
                            .lddb = lddb,
+                           .output = bf16_out ? ch08::WeightGradOutput::bf16
+                                              : ch08::WeightGradOutput::f32,
                            .accumulate = accumulate};
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kWgrad).add(dev.index()).add(G).add(N).add(K).add(cap).add(ld_dd).add(sd.layout.ld);
     key.add(ld_a).add(sa.layout.ld).add(lddb).add(std::int64_t(accumulate)).add(kernel_index);
+    key.add(std::int64_t(bf16_out));
     key.add(std::int64_t(aligned(g.dB, 16)));  // the default kernel stores dB by TMA where it can
     PlanKey buffers;
     buffers.add(g.offsets).add(g.dD_t).add(g.scale_dD_t).add(g.A_t).add(g.scale_A_t).add(g.dB);
@@ -645,31 +655,41 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
 }
 
 /// gemm_weight_grad with a chosen kernel ("" = the default): gemm_weight_grad itself and the
-/// benchmark's sweep of the compiled weight-gradient kernels (_gemm_weight_grad_kernel).
+/// benchmark's sweep of the compiled weight-gradient kernels (_gemm_weight_grad_kernel), into a
+/// new [G, N, K] tensor of `dtype` (float32 or bfloat16).
 at::Tensor weight_grad_new(const char* op, const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                            const at::Tensor& a_t, const at::Tensor& scale_a_t,
-                           const at::Tensor& offsets, const std::string& kernel) {
+                           const at::Tensor& offsets, const std::string& kernel,
+                           at::ScalarType dtype) {
   const at::Device dev = call_device(op, "dd_t", dd_t);
   check_tensor(op, "dd_t", dd_t, at::kFloat8_e4m3fn, 2, "[N, T_cap]", dev);
   check_tensor(op, "a_t", a_t, at::kFloat8_e4m3fn, 2, "[K, T_cap]", dev);
   check_index_vector(op, "offsets", offsets, dev, "[G + 1]");
+  if (dtype != at::kFloat && dtype != at::kBFloat16)
+    fail(op, std::string("out_dtype must be torch.float32 or torch.bfloat16; got ") +
+                 torch_name(dtype));
   const std::int64_t G = std::max<std::int64_t>(offsets.size(0) - 1, 0);
-  at::Tensor out = at::empty({G, dd_t.size(0), a_t.size(0)}, dd_t.options().dtype(at::kFloat));
+  at::Tensor out = at::empty({G, dd_t.size(0), a_t.size(0)}, dd_t.options().dtype(dtype));
   weight_grad_into(op, dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, false, kernel);
   return out;
 }
 
 at::Tensor gemm_weight_grad(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                             const at::Tensor& a_t, const at::Tensor& scale_a_t,
-                            const at::Tensor& offsets) {
-  return weight_grad_new("gemm_weight_grad", dd_t, scale_dd_t, a_t, scale_a_t, offsets, "");
+                            const at::Tensor& offsets, std::optional<at::ScalarType> out_dtype) {
+  return weight_grad_new("gemm_weight_grad", dd_t, scale_dd_t, a_t, scale_a_t, offsets, "",
+                         out_dtype.value_or(at::kFloat));
 }
 
+/// A named kernel writes the dB type it was compiled for (FP32: _f32 in its name; else bf16).
 at::Tensor gemm_weight_grad_kernel(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                                    const at::Tensor& a_t, const at::Tensor& scale_a_t,
                                    const at::Tensor& offsets, const std::string& kernel) {
-  return weight_grad_new("_gemm_weight_grad_kernel", dd_t, scale_dd_t, a_t, scale_a_t, offsets,
-                         kernel);
+  constexpr const char* op = "_gemm_weight_grad_kernel";
+  const std::int64_t index = wgrad_kernel_index(op, kernel);
+  const bool f32 = index < 0 || engine::writes_f32(ch08::wgrad_kernels()[std::size_t(index)].epilogue);
+  return weight_grad_new(op, dd_t, scale_dd_t, a_t, scale_a_t, offsets, kernel,
+                         f32 ? at::kFloat : at::kBFloat16);
 }
 
 /// The compiled weight-gradient kernels' names, comma-separated (the first is the plan's
@@ -809,7 +829,7 @@ TORCH_LIBRARY(fp8gemm, m) {
       tags);
   m.def(
       "gemm_weight_grad(Tensor dd_t, Tensor scale_dd_t, Tensor a_t, Tensor scale_a_t, "
-      "Tensor offsets) -> Tensor",
+      "Tensor offsets, ScalarType? out_dtype=None) -> Tensor",
       tags);
   m.def(
       "gemm_weight_grad_out(Tensor dd_t, Tensor scale_dd_t, Tensor a_t, Tensor scale_a_t, "

@@ -197,8 +197,11 @@ class _Fp8LinearFunction(torch.autograd.Function):
                                                                      pow2_scales=ctx.pow2)
                 q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(dyb, offsets,
                                                                        pow2_scales=ctx.pow2)
-            dw32 = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets)[0]
-            dw = dw32 if weight.dtype == torch.float32 else dw32.to(weight.dtype)
+            # dW in the weight's dtype: bf16 straight from the kernel (rounded once from its FP32
+            # sums, as .to() would round them), float32 as computed; others converted.
+            wdt = weight.dtype if weight.dtype in (torch.float32, torch.bfloat16) else torch.float32
+            dw = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out_dtype=wdt)[0]
+            dw = dw if dw.dtype == weight.dtype else dw.to(weight.dtype)
         if need_db:
             db = dyb.sum(0, dtype=torch.float32).to(ctx.bias_dtype)
         return dx, dw, db, None, None
@@ -304,8 +307,9 @@ class _Fp8GroupedFunction(torch.autograd.Function):
             q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(dyb, offsets,
                                                                    pow2_scales=ctx.pow2)
             q_xt, s_xt, _ = ops.quantize_tokens_transposed_1x128(xb, offsets, pow2_scales=ctx.pow2)
-            dw32 = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets)
-            dw = dw32 if weight.dtype == torch.float32 else dw32.to(weight.dtype)
+            wdt = weight.dtype if weight.dtype in (torch.float32, torch.bfloat16) else torch.float32
+            dw = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out_dtype=wdt)
+            dw = dw if dw.dtype == weight.dtype else dw.to(weight.dtype)
         return dx, None, dw, None, None
 
 

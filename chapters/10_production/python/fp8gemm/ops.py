@@ -204,18 +204,24 @@ def gemm_grouped_masked(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
 
 def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: Tensor,
                      offsets: Tensor, *, out: Optional[Tensor] = None,
-                     accumulate: bool = False) -> Tensor:
-    """Weight gradients dB [G, N, K] float32, dB[g] = dD_g^T . A_g over group g's tokens
-    (k-grouped). dd_t [N, T_cap] and a_t [K, T_cap] with their scales as
-    quantize_tokens_transposed_1x128 returns them; offsets [G + 1] int32, the real token offsets.
-    A group without tokens gets zeros (or, with accumulate, is left as it is).
-    out: a float32 [G, N, K] tensor (row-major, any row stride) to write (accumulate=False) or to
-    add to (accumulate=True)."""
+                     accumulate: bool = False,
+                     out_dtype: Optional[torch.dtype] = None) -> Tensor:
+    """Weight gradients dB [G, N, K], dB[g] = dD_g^T . A_g over group g's tokens (k-grouped),
+    float32, or bfloat16 (out_dtype=torch.bfloat16 or a bfloat16 out=): each element rounded once
+    from its FP32 sum, half the bytes written and no float32 dB to convert. dd_t [N, T_cap] and
+    a_t [K, T_cap] with their scales as quantize_tokens_transposed_1x128 returns them; offsets
+    [G + 1] int32, the real token offsets. A group without tokens gets zeros (or, with
+    accumulate, is left as it is).
+    out: a float32 or bfloat16 [G, N, K] tensor (row-major, any row stride) to write
+    (accumulate=False), or a float32 one to add to (accumulate=True)."""
     if out is None:
         if accumulate:
             raise ValueError("fp8gemm.gemm_weight_grad: accumulate=True needs out= (a float32 dB to "
                              "add to)")
-        return _ops().gemm_weight_grad(dd_t, scale_dd_t, a_t, scale_a_t, offsets)
+        return _ops().gemm_weight_grad(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out_dtype)
+    if out_dtype is not None and out_dtype != out.dtype:
+        raise ValueError(f"fp8gemm.gemm_weight_grad: out_dtype={out_dtype} but out is {out.dtype}: "
+                         "give one of them")
     _ops().gemm_weight_grad_out(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, accumulate)
     return out
 
@@ -316,9 +322,9 @@ if available():
         return a.new_empty((a.shape[0], a.shape[1], b.shape[1]), dtype=torch.bfloat16)
 
     @torch.library.register_fake("fp8gemm::gemm_weight_grad")
-    def _gemm_weight_grad_fake(dd_t, scale_dd_t, a_t, scale_a_t, offsets):
+    def _gemm_weight_grad_fake(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out_dtype=None):
         return dd_t.new_empty((offsets.shape[0] - 1, dd_t.shape[0], a_t.shape[0]),
-                              dtype=torch.float32)
+                              dtype=out_dtype if out_dtype is not None else torch.float32)
 
     @torch.library.register_fake("fp8gemm::gemm_weight_grad_out")
     def _gemm_weight_grad_out_fake(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out,

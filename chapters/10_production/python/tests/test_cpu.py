@@ -141,6 +141,9 @@ def test_fake_shapes():
     db = ops.gemm_weight_grad(_meta((384, 1024), e4), _meta((384, 8), f32), _meta((256, 1024), e4),
                               _meta((256, 8), f32), _meta((3,), i32))
     assert db.shape == (2, 384, 256) and db.dtype == torch.float32
+    db = ops.gemm_weight_grad(_meta((384, 1024), e4), _meta((384, 8), f32), _meta((256, 1024), e4),
+                              _meta((256, 8), f32), _meta((3,), i32), out_dtype=torch.bfloat16)
+    assert db.shape == (2, 384, 256) and db.dtype == torch.bfloat16
     d = ops.gemm_per_tensor(_meta((33, 64), e4), _meta((48, 64), e4), _meta((1,), f32),
                             _meta((1,), f32))
     assert d.shape == (33, 48)

@@ -321,6 +321,18 @@ def test_gemm_weight_grad(G, T, N, K):
     for g in range(G):
         expect = db[g] + 1 if off[g + 1] > off[g] else torch.ones_like(db[g])
         assert rel_error(acc[g], expect) <= 1e-6
+    # bfloat16 dB: the same FP32 sums rounded once (round to nearest even, as .to() rounds), so
+    # bit for bit the float32 result converted; by out_dtype and by a given bfloat16 out.
+    db16 = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out_dtype=torch.bfloat16)
+    assert db16.dtype == torch.bfloat16 and db16.shape == (G, N, K)
+    assert torch.equal(db16, db.to(torch.bfloat16))
+    out16 = torch.full((G, N, K), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out=out16)
+    assert torch.equal(out16, db16)
+    with raises(ValueError, match="accumulate=True needs a float32 out"):
+        ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out=out16, accumulate=True)
+    with raises(ValueError, match="out_dtype must be torch.float32 or torch.bfloat16"):
+        ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out_dtype=torch.float16)
 
 
 def test_weight_grad_from_dual_quantiser():
