@@ -79,7 +79,8 @@ const std::vector<engine::KernelInfo>& wgrad_kernels();
 /// area of the tiles covering it) x tiles / (full waves x sms), the tiles being those of all G
 /// groups (the host does not read the token counts). Otherwise the registers-epilogue 128 x 192. Session 7's
 /// measurements (chapter 8's README, "The weight gradient in session 7") picked the faster of the
-/// two at each of the six Fp8Linear shapes this way (FP32 dB); bf16 dB takes the same tiles.
+/// two at each of the six Fp8Linear shapes this way (FP32 dB). bf16 dB: the same two tiles as
+/// bf16 kernels, without the 2% premium (session 9's measurements: wgrad.cpp).
 const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, int groups, int sms,
                                                bool tma_ok,
                                                WeightGradOutput output = WeightGradOutput::f32);
