@@ -17,7 +17,8 @@
 //                              launch, block-scaled, contiguous rows with device offsets or
 //                              masked, any rows per expert, capturable in a CUDA graph (chapter 8)
 //   fp8gemm::WeightGradPlan    the experts' weight gradients dB_g = dD_g^T . A_g, k-grouped over
-//                              each expert's tokens, FP32 with optional accumulate (chapter 8)
+//                              each expert's tokens, FP32 with optional accumulate, or bf16
+//                              (WeightGradOutput::bf16; chapter 8)
 //   fp8gemm::MxPlan            MXFP8 (e4m3, a UE8M0 scale per 1 x 32): chapter 9's sm_100a kernel
 //                              on compute capability 10.0, its Hopper kernels on 9.0
 //   quantize_1x128, quantize_128x128, quantize_1x128_dual, quantize_tokens_transposed_1x128,
@@ -163,6 +164,7 @@ using GroupedLayout = ch08::Layout;
 using GroupedOptions = ch08::Options;
 using WeightGradGemm = ch08::WeightGradGemm;
 using WeightGradOptions = ch08::WeightGradOptions;
+using WeightGradOutput = ch08::WeightGradOutput;  ///< dB float (default) or bf16
 
 /// Chapter 8's grouped plan behind the library's architecture check. Its kernel is chapter 8's
 /// default (128 x 128) or Options::kernel; no per-shape table yet.
