@@ -207,11 +207,10 @@ bool check_db(const WgradCase& c, const std::vector<float>& before, const std::v
   return ok;
 }
 
-/// The dB type a named kernel writes (FP32: _f32 in its name; else bf16); "" (the default): FP32.
+/// The dB type a named kernel writes; "" (the default): FP32.
 ch08::WeightGradOutput output_of(const std::string& kernel) {
   if (kernel.empty()) return ch08::WeightGradOutput::f32;
-  const auto& k = engine::find_kernel(ch08::wgrad_kernels(), kernel, "test");
-  return engine::writes_f32(k.epilogue) ? ch08::WeightGradOutput::f32 : ch08::WeightGradOutput::bf16;
+  return ch08::wgrad_output_of(engine::find_kernel(ch08::wgrad_kernels(), kernel, "test"));
 }
 
 /// One plan over case c (the kernel's dB type, or `output` for the default), run once and

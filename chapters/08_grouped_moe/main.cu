@@ -280,11 +280,10 @@ int main(int argc, char** argv) {
       ch08::WeightGradOptions o;
       o.kernel = name;
       const std::string impl = name.empty() ? "ch08_wgrad" : "ch08_wgrad:" + name;
-      // A named kernel writes the dB type it was compiled for (FP32: _f32 in its name; else bf16).
+      // A named kernel writes the dB type it was compiled for; the default FP32.
       const ch08::WeightGradOutput output =
-          name.empty() || engine::writes_f32(engine::find_kernel(ch08::wgrad_kernels(), name, "ch08").epilogue)
-              ? ch08::WeightGradOutput::f32
-              : ch08::WeightGradOutput::bf16;
+          name.empty() ? ch08::WeightGradOutput::f32
+                       : ch08::wgrad_output_of(engine::find_kernel(ch08::wgrad_kernels(), name, "ch08"));
       wgrad_plans.push_back(std::make_unique<ch08::WeightGradPlan>(ops.gemm(false, output), o));
       const ch08::WeightGradPlan* p = wgrad_plans.back().get();
       const auto launch = [p](cudaStream_t st) { p->run(st); };

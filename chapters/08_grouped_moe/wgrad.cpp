@@ -90,10 +90,6 @@ bool tma_compatible(const WeightGradGemm& g) {
   return engine::tma_store_compatible(engine_args(g));
 }
 
-bool is_tma(engine::EpilogueKind e) {
-  return e == engine::EpilogueKind::tma_store_f32 || e == engine::EpilogueKind::tma_store;
-}
-
 /// dB's 3-D map (K, N, G innermost first), the box of the kernel's staging unit: 64 rows x 32
 /// floats (tma_store_f32) or 64 rows x epi_cols bf16 (tma_store), with its swizzle
 /// (kgrouped.cuh).
@@ -160,10 +156,10 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
                                               tma_ok, g.output)
                        : engine::find_kernel(wgrad_kernels(), o.kernel, kWho);
   const bool f32 = g.output == WeightGradOutput::f32;
-  if (engine::writes_f32(k.epilogue) != f32)
+  if (wgrad_output_of(k) != g.output)
     fail("kernel " + k.name + " writes " + (f32 ? "bf16" : "FP32") + " dB, the call's output is " +
          (f32 ? "f32" : "bf16") + " (kernels writing FP32 have _f32 in their names)");
-  const bool tma_d = is_tma(k.epilogue);
+  const bool tma_d = engine::stores_by_tma(k.epilogue);
   if (tma_d && !tma_ok)
     fail("kernel " + k.name + " stores dB with TMA, which needs dB 16-byte aligned and its rows a "
          "multiple of 16 bytes apart (lddb a multiple of " + std::to_string(16 / d_bytes(g)) +
@@ -228,7 +224,7 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   if (g.offsets != was.offsets)
     require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
   engine::KGroupedParams& p = I.plan->policy_params();
-  const bool tma_d = is_tma(I.plan->kernel().epilogue);
+  const bool tma_d = engine::stores_by_tma(I.plan->kernel().epilogue);
   if (tma_d && g.dB != was.dB && !tma_compatible(g))
     fail("rebind: dB must be 16-byte aligned for this plan's kernel " + I.plan->kernel().name +
          " (it stores dB with TMA); its address % 16 = " +

@@ -72,6 +72,11 @@ struct WeightGradOptions {
 /// Every compiled weight-gradient kernel.
 const std::vector<engine::KernelInfo>& wgrad_kernels();
 
+/// The dB type a weight-gradient kernel writes (FP32: _f32 in its name; else bf16).
+inline WeightGradOutput wgrad_output_of(const engine::KernelInfo& k) {
+  return engine::writes_f32(k.epilogue) ? WeightGradOutput::f32 : WeightGradOutput::bf16;
+}
+
 /// The plan's default kernel for dB_g of N x K, G groups, on a GPU of `sms` SMs, writing
 /// `output`: with a dB that TMA can store (`tma_ok`), 128 x 256 or 128 x 192 (TMA epilogue),
 /// whichever covers the G x N x K tiles with the higher efficiency, counting 128 x 256 2% cheaper

@@ -109,8 +109,7 @@ struct KernelConfig {
   /// or fewer, reused in a ring (then each reuse waits for the store that last read it).
   static constexpr int kEpiBuffers = EpiBuffers == 0 ? kEpiUnitsPerWG : EpiBuffers;
   static constexpr std::uint32_t kEpiBytes =
-      Epilogue == EpilogueKind::tma_store || kEpiF32
-          ? std::uint32_t(kConsumerWGs * kEpiBuffers) * kEpiUnitBytes
+      stores_by_tma(Epilogue) ? std::uint32_t(kConsumerWGs * kEpiBuffers) * kEpiUnitBytes
           : 0u;
   static constexpr std::size_t kSmemBytes =
       1024 + std::size_t(kStages) * kStageBytes + kEpiBytes;  // + slack to align to 1024

@@ -229,37 +229,26 @@ __device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
 /// The TMA-store epilogue of one consumer warpgroup (EpilogueKind::tma_store) for its kWavesM
 /// slabs of 64 rows (`acc[w]`), rows `row0` + 64 w of D, columns `col0` ...: each unit (64 rows x
 /// kEpiCols bf16) stmatrix'd into its staging buffer, swizzled as D's tensor map expects, and
-/// stored by TMA (for_each_staged_unit).
-template <class Cfg, class Scale>
+/// stored by TMA (for_each_staged_unit). With kPlanes, D's map is 3-D (innermost first: columns,
+/// rows, planes) and the units go to plane `plane`, a box clipped at the plane's last row:
+/// chapter 8's weight gradient with bf16 dB (kgrouped.cuh), whose tiles may run past a group's
+/// N rows.
+template <class Cfg, bool kPlanes = false, class Scale>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                const Scale& scale,
                                                const CUtensorMap* map_d, std::uint32_t staging,
-                                               int row0, int col0, std::uint32_t barrier_id) {
+                                               int row0, int col0, std::uint32_t barrier_id,
+                                               int plane = 0) {
   for_each_staged_unit<Cfg, Cfg::kBlockN / Cfg::kEpiCols>(
       staging, barrier_id,
       [&](auto w, auto c, std::uint32_t unit) {
         stage_unit<Cfg, decltype(c)::value, Scale>(acc[w], scale, unit);
       },
       [&](auto w, auto c, std::uint32_t unit) {
-        ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
-      });
-}
-
-/// The same bf16 units stored into plane `plane` of a 3-D map of D (innermost first: columns,
-/// rows, planes), whose box is clipped at the plane's last row: chapter 8's weight gradient with
-/// bf16 dB (kgrouped.cuh), where a tile's rows may run past its group's N rows.
-template <class Cfg, class Scale>
-__device__ __forceinline__ void store_tile_tma_3d(
-    const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Scale& scale,
-    const CUtensorMap* map_d, std::uint32_t staging, int row0, int col0, int plane,
-    std::uint32_t barrier_id) {
-  for_each_staged_unit<Cfg, Cfg::kBlockN / Cfg::kEpiCols>(
-      staging, barrier_id,
-      [&](auto w, auto c, std::uint32_t unit) {
-        stage_unit<Cfg, decltype(c)::value, Scale>(acc[w], scale, unit);
-      },
-      [&](auto w, auto c, std::uint32_t unit) {
-        ptx::tma_store_3d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w, plane);
+        if constexpr (kPlanes)
+          ptx::tma_store_3d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w, plane);
+        else
+          ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
       });
 }
 

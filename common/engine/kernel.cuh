@@ -626,8 +626,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
       });
     }
-    if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store ||
-                  Cfg::kEpilogue == EpilogueKind::tma_store_f32) {
+    if constexpr (stores_by_tma(Cfg::kEpilogue)) {
       // The staging buffers must stay valid until the last stores have read them, and D must be
       // written before the grid counts as finished.
       if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();

@@ -107,8 +107,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
   static_assert(Cfg::kAccumulation == Accumulation::promoted,
                 "the scales change every 128 tokens: the weight gradient promotes every K block");
   static_assert(Cfg::kClusterN == 1 &&
-                    (Cfg::kClusterSize == 1 || Cfg::kEpilogue == EpilogueKind::tma_store_f32 ||
-                     Cfg::kEpilogue == EpilogueKind::tma_store),
+                    (Cfg::kClusterSize == 1 || stores_by_tma(Cfg::kEpilogue)),
                 "k-grouped kernels: 2 x 1 clusters only (the pair shares the second operand), and "
                 "only with a TMA epilogue (it clips a partner tile past N; registers would not)");
   static_assert(kgrouped_loop_fits<Cfg, kLoop>(),
@@ -178,9 +177,9 @@ struct KGroupedMath : PerTensorMath<Cfg> {
   __device__ __forceinline__ static void store_tile_bf16(
       const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Params& p, const KGroupedTile& t,
       std::uint32_t staging, int slot, std::uint32_t barrier_id) {
-    store_tile_tma_3d<Cfg>(acc, IdentityOutputScale{}, &p.map_d, staging,
-                           t.m_block * Cfg::kBlockM + slot * Cfg::kRowsPerWG,
-                           t.n_block * Cfg::kBlockN, t.group, barrier_id);
+    store_tile_tma<Cfg, true>(acc, IdentityOutputScale{}, &p.map_d, staging,
+                              t.m_block * Cfg::kBlockM + slot * Cfg::kRowsPerWG,
+                              t.n_block * Cfg::kBlockN, barrier_id, t.group);
   }
 
   /// The scales were applied in the main loop.

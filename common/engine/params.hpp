@@ -49,6 +49,12 @@ inline constexpr bool writes_f32(EpilogueKind e) {
   return e == EpilogueKind::registers_f32 || e == EpilogueKind::tma_store_f32;
 }
 
+/// Whether an epilogue stores D by TMA through shared memory (tma_store, tma_store_f32): D must
+/// then be 16-byte aligned with rows 16 bytes apart, and the kernel holds staging buffers.
+inline constexpr bool stores_by_tma(EpilogueKind e) {
+  return e == EpilogueKind::tma_store || e == EpilogueKind::tma_store_f32;
+}
+
 /// How the consumer warpgroups share the tiles (config.cuh).
 enum class ConsumerOrder : int {
   /// Both consumer warpgroups work on one tile, each on its own rows, reading the same ring

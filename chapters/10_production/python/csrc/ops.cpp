@@ -687,7 +687,8 @@ at::Tensor gemm_weight_grad_kernel(const at::Tensor& dd_t, const at::Tensor& sca
                                    const at::Tensor& offsets, const std::string& kernel) {
   constexpr const char* op = "_gemm_weight_grad_kernel";
   const std::int64_t index = wgrad_kernel_index(op, kernel);
-  const bool f32 = index < 0 || engine::writes_f32(ch08::wgrad_kernels()[std::size_t(index)].epilogue);
+  const bool f32 = index < 0 || ch08::wgrad_output_of(ch08::wgrad_kernels()[std::size_t(index)]) ==
+                                    ch08::WeightGradOutput::f32;
   return weight_grad_new(op, dd_t, scale_dd_t, a_t, scale_a_t, offsets, kernel,
                          f32 ? at::kFloat : at::kBFloat16);
 }
