@@ -167,6 +167,12 @@ void add_kernels_splitk(std::vector<KernelInfo>& out) {
   out.push_back(splitk<SplitCfg<64, 64, 12>>());
   out.push_back(splitk<SplitCfg<128, 32, 10>>());
   out.push_back(splitk<SplitCfg<128, 64, 8>>());
+  // Wide tiles for the weight-streaming shapes (N >= 7168, K >= 16384): fewer A bytes per B byte
+  // reach each SM, and S = 2 or 4 still gives 112 units (README, "Small M (decode)").
+  out.push_back(splitk<SplitCfg<64, 128, 8>>());
+  out.push_back(splitk<SplitCfg<64, 256, 5>>());
+  out.push_back(splitk<SplitCfg<128, 128, 6>>());
+  out.push_back(splitk<SplitCfg<128, 256, 4>>());
 }
 
 SplitKReduceLaunch make_splitk_reduce(const float* workspace, int splits, std::int64_t M,
