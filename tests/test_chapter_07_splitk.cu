@@ -4,7 +4,9 @@
 // multiple of the tile, odd N; K % 128 != 0; S = 2, 3, k_blocks) with every split-K kernel;
 // FP32 output with accumulate; a bf16 D with odd ldd; bitwise determinism over runs; S = 1 bit
 // for bit equal to the unsplit kernel with the same tile and loop; S >= 2 within the tolerance
-// of the table's kernel; rebind. Written without a GPU: NOT yet run.
+// of the table's kernel; rebind; the in-kernel sum by each tile's last unit: its counters back at
+// zero after every launch (launches back to back, no sync between them) and D written only once
+// the last partial is in (outputs poisoned before every run, so an unwritten D fails).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -15,13 +17,13 @@
 
 #include "bs_gemm.hpp"
 #include "catch.hpp"
+#include "ch07_calls.hpp"
 #include "common/check.hpp"
 #include "common/cuda.hpp"
 #include "common/fp8.hpp"
 #include "common/quantize.hpp"
 #include "common/reference.hpp"
 #include "splitk.hpp"
-#include "ch07_calls.hpp"
 
 using namespace fp8gemm;
 using namespace fp8gemm::test_ch07;
@@ -89,7 +91,7 @@ TEST_CASE("ch07 split-K: the small-M DeepSeek shapes, S = 2, 3, k_blocks", "[ch0
 
 TEST_CASE("ch07 split-K: every split-K kernel at odd shapes, all of D", "[ch07][split_k][gpu]") {
   std::uint64_t seed = 5000;
-  // M = 1, 65, 127; N not a multiple of the tile (and odd: the reduce's scalar path); K % 128 != 0.
+  // M = 1, 65, 127; N not a multiple of the tile (and odd: element stores, no pairs); K % 128 != 0.
   const std::vector<Shape> shapes = {{1, 8, 16},       {1, 77, 656},     {65, 264, 656},
                                      {127, 100, 1040}, {65, 2112, 1936}, {127, 41, 400},
                                      {64, 32, 128},    {128, 4096, 272}};
@@ -113,7 +115,7 @@ TEST_CASE("ch07 split-K: every split-K kernel at odd shapes, all of D", "[ch07][
 TEST_CASE("ch07 split-K: S = 1 equals the unsplit kernel of the same tile bit for bit",
           "[ch07][split_k][gpu]") {
   // The same tile, stages and promoted loop; only the epilogue differs (FP32 to the workspace,
-  // then the reduce's cvt.rn against the TMA store's cvt.rn): the same bits.
+  // then the last unit's cvt.rn from registers against the TMA store's cvt.rn): the same bits.
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {"64x32_s14_c1x1_promoted_tma_b1", "64x32_s14_c1x1_promoted_f32_splitk"},
       {"64x64_s12_c1x1_promoted_tma_b1", "64x64_s12_c1x1_promoted_f32_splitk"},
@@ -180,7 +182,45 @@ TEST_CASE("ch07 split-K: bitwise deterministic over 10 runs", "[ch07][split_k][g
     DeviceCall dc(h);
     const ch07::Plan plan(dc.g, split_options(3));
     const auto outputs = repeated_outputs(plan, dc, 10);
+    // Written (the poison is NaN, 0xFFFF: ten unwritten outputs would also be equal).
+    const std::vector<std::int64_t> rows = {0, s.M - 1};
+    CHECK(
+        compare_bf16_rows(outputs.front().data(), s.N, rows, h.reference(rows).data()).non_finite ==
+        0);
     for (const auto& d : outputs) CHECK(d == outputs.front());
+  }
+}
+
+TEST_CASE("ch07 split-K: the last unit's sum, launches back to back", "[ch07][split_k][gpu]") {
+  // Many tiles and both warpgroups' counters (128-row kernels), an odd shape with partial tiles;
+  // S = 2 and 4 and the wide kernels. If a counter were not back at zero after a launch, the next
+  // launch's tiles would never count to S - 1 and D would keep its poison.
+  std::uint64_t seed = 8500;
+  for (const Shape& s : {Shape{128, 7168, 2048}, Shape{65, 1000, 1040}}) {
+    const HostCall h(s, seed++);
+    const std::vector<std::int64_t> rows =
+        s.M <= 65 ? all_rows(s.M) : std::vector<std::int64_t>{0, 1, 63, 64, 100, 127};
+    const std::vector<double> ref = h.reference(rows);
+    DeviceCall dc(h);
+    for (const char* kernel :
+         {"64x128_s8_c1x1_promoted_f32_splitk", "128x128_s6_c1x1_promoted_f32_splitk",
+          "128x64_s8_c1x1_promoted_f32_splitk"}) {
+      for (int S : {2, 4}) {
+        const ch07::Plan plan(dc.g, split_options(S, kernel));
+        poison_bf16(dc.d16.data(), dc.d16.size());
+        plan.run(nullptr);
+        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<std::uint16_t> first = dc.d_packed();
+        CHECK(check(h, first, rows, ref, std::string(kernel) + " S = " + std::to_string(S),
+                    plan.describe()));
+        poison_bf16(dc.d16.data(), dc.d16.size());
+        for (int i = 0; i < 5; ++i) plan.run(nullptr);  // no sync between them
+        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<std::uint16_t> fifth = dc.d_packed();
+        std::printf("  5 launches back to back: %s\n", fifth == first ? "equal" : "DIFFERENT");
+        CHECK(fifth == first);
+      }
+    }
   }
 }
 

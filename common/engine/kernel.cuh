@@ -466,6 +466,11 @@ __device__ __forceinline__ int tile_d_row(const typename Math::Params& p, const 
 template <class Math>
 concept StoresBf16Tile = requires { Math::kStoresBf16Tile; };
 
+/// A math policy with its own epilogue (chapter 7's split-K: partial tiles, a counter per tile,
+/// the last unit sums): the kernel hands it the warpgroup's accumulators.
+template <class Math>
+concept StoresOwnTile = requires { Math::kStoresOwnTile; };
+
 /// Dynamic shared memory of gemm_kernel<Cfg, Math>: the ring and staging of the configuration,
 /// plus the math policy's side ring and the slack that re-aligns the staging buffers after it.
 template <class Cfg, class Math>
@@ -592,7 +597,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const int col0 = Math::d_col(t);
       const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)
       with_output_scale(scale, [&](const auto& sc) {
-        if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store && StoresBf16Tile<Math>) {
+        if constexpr (StoresOwnTile<Math>) {
+          Math::store_tile(acc, sc, p, t, slot, wg);
+        } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store && StoresBf16Tile<Math>) {
           // bf16 D by TMA through the policy's own map of D (chapter 8's weight gradient: 3-D).
           Math::store_tile_bf16(acc, p, t, my_staging, slot, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store &&
