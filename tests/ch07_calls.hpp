@@ -16,6 +16,7 @@
 #include "common/check.hpp"
 #include "common/cuda.hpp"
 #include "common/fp8.hpp"
+#include "common/quantize.hpp"  // random_e4m3
 #include "common/reference.hpp"
 
 namespace fp8gemm::test_ch07 {

@@ -43,24 +43,18 @@ __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
 }
 
 /// Visits this thread's accumulators of one 64-row slab of kN columns whose first element is
-/// D[row0][col0] (the wgmma m64nNk32 accumulator layout), as pairs of neighbouring columns:
-/// f(r, c, i, both) where acc[i] and acc[i + 1] hold D[r][c] and D[r][c + 1], `both` false when
-/// c + 1 is past N (then only acc[i] belongs to D). Elements outside M x N are skipped; the
-/// interior path (the whole slab inside D) drops the bounds checks.
-/// This thread's first row and column of a 64-row slab that starts at (row0, col0): it holds
-/// rows r and r + 8 and columns c, c + 1 of every 8-column group (acc[4 j + 2 h + e] is
-/// D[r + 8 h][c + 8 j + e]).
-__device__ __forceinline__ int slab_thread_row(int row0) {
-  return row0 + 16 * (int(threadIdx.x / 32) % 4) + int(threadIdx.x % 32) / 4;
-}
-__device__ __forceinline__ int slab_thread_col(int col0) {
-  return col0 + 2 * (int(threadIdx.x % 32) % 4);
-}
-
-template <int kN, class F>
-__device__ __forceinline__ void for_each_slab_index(int row0, int col0, int M, int N, F&& f) {
-  const int row = slab_thread_row(row0);
-  const int col = slab_thread_col(col0);
+/// D[row0][col0], as pairs of neighbouring columns: store(r, c, v0, v1, both) with the scaled
+/// values of D[r][c] and D[r][c + 1], `both` false when c + 1 is past N (then only v0 belongs to
+/// D). Elements outside M x N are skipped; the interior path (the whole slab inside D) drops the
+/// bounds checks.
+template <int kN, class Scale, class Store>
+__device__ __forceinline__ void for_each_slab_pair(const float (&acc)[kN / 2], const Scale& scale,
+                                                   int row0, int col0, int M, int N,
+                                                   Store&& store) {
+  const int warp = int(threadIdx.x / 32) % 4;
+  const int lane = int(threadIdx.x % 32);
+  const int row = row0 + 16 * warp + lane / 4;
+  const int col = col0 + 2 * (lane % 4);
   const bool interior = row0 + 64 <= M && col0 + kN <= N;
 #pragma unroll
   for (int j = 0; j < kN / 8; ++j) {
@@ -69,20 +63,10 @@ __device__ __forceinline__ void for_each_slab_index(int row0, int col0, int M, i
       const int r = row + 8 * h;
       const int c = col + 8 * j;
       if (!interior && (r >= M || c >= N)) continue;
-      f(r, c, 4 * j + 2 * h, interior || c + 1 < N);
+      store(r, c, scale.apply(acc[4 * j + 2 * h]), scale.apply(acc[4 * j + 2 * h + 1]),
+            interior || c + 1 < N);
     }
   }
-}
-
-/// for_each_slab_index with the values: store(r, c, v0, v1, both) with the scaled values of
-/// D[r][c] and D[r][c + 1].
-template <int kN, class Scale, class Store>
-__device__ __forceinline__ void for_each_slab_pair(const float (&acc)[kN / 2], const Scale& scale,
-                                                   int row0, int col0, int M, int N,
-                                                   Store&& store) {
-  for_each_slab_index<kN>(row0, col0, M, N, [&](int r, int c, int i, bool both) {
-    store(r, c, scale.apply(acc[i]), scale.apply(acc[i + 1]), both);
-  });
 }
 
 /// Direct bf16 stores from registers (EpilogueKind::registers). `pairs_ok` (D 4-byte aligned and
