@@ -29,12 +29,6 @@ void add_kernels_splitk(std::vector<KernelInfo>& out) {
   out.push_back(splitk<SplitCfg<64, 64, 12>>());
   out.push_back(splitk<SplitCfg<128, 32, 10>>());
   out.push_back(splitk<SplitCfg<128, 64, 8>>());
-  // Wide tiles for the weight-streaming shapes (N >= 7168, K >= 16384): fewer A bytes per B byte
-  // reach each SM, and S = 2 still gives 112 units (README, "Small M (decode)"). 256 columns
-  // (64 x 256, 128 x 256) spill in the main loop with this epilogue (ptxas: 128-160 bytes of
-  // stack), so they are not built.
-  out.push_back(splitk<SplitCfg<64, 128, 8>>());
-  out.push_back(splitk<SplitCfg<128, 128, 6>>());
 }
 
 }  // namespace fp8gemm::ch07

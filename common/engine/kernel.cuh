@@ -466,6 +466,11 @@ __device__ __forceinline__ int tile_d_row(const typename Math::Params& p, const 
 template <class Math>
 concept StoresBf16Tile = requires { Math::kStoresBf16Tile; };
 
+/// A math policy whose producer issues its K blocks in batches of Math::kLoadBatch (LoadBatch
+/// below): it waits until that many ring stages are free, then loads them back to back.
+template <class Math>
+concept BatchesLoads = requires { Math::kLoadBatch; };
+
 /// A math policy with its own epilogue (chapter 7's split-K: partial tiles, a counter per tile,
 /// the last unit sums): the kernel hands it the warpgroup's accumulators.
 template <class Math>
@@ -539,6 +544,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // condition, as p.k_blocks always was: hoisted into a register, the bound lets the
         // compiler unroll this loop 4 times (+370 instructions per kernel, no gain measured).
         for (int kb = Math::k_first(p, t); kb < Math::k_end(p, t); ++kb) {
+          if constexpr (BatchesLoads<Math>) {
+            // First of a batch: wait for the batch's other stages too, so that its loads leave
+            // together (each B row's next kLoadBatch x 128 bytes requested at once).
+            if ((kb - Math::k_first(p, t)) % Math::kLoadBatch == 0) {
+              PipelineState<Cfg::kStages> ahead = st;
+              for (int g = 1; g < Math::kLoadBatch && kb + g < Math::k_end(p, t); ++g) {
+                ahead.advance();
+                ptx::mbarrier_wait(ptx::smem_u32(&empty[ahead.stage]), ahead.phase ^ 1u);
+              }
+            }
+          }
           ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
           const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
           const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Math::kStageStride;

@@ -124,43 +124,54 @@ struct SplitKBlockScaledMath : BlockScaledMath<Cfg, kPromotedLoop> {
   /// tile's columns col0 .. (below N): D = ((p_0 + p_1) + p_2) + ... from the workspace, every
   /// partial (its own too) read from L2 (ld.global.cg: an L1 line of this SM could be stale).
   /// Not in the accumulators' layout: the 128 threads walk the rows in 4-column chunks (a warp
-  /// reads 512 contiguous bytes of a 128-wide tile), one running sum live at a time; summing in
-  /// the registers' layout kept a column bound per register across the epilogue and spilled.
+  /// reads 512 contiguous bytes of a 128-wide tile); summing in the registers' layout kept a
+  /// column bound per register across the epilogue and spilled. One pass per partial, each
+  /// thread's kIters loads of a pass in flight together: a loop of dependent loads per chunk
+  /// (the first version) made the sum several L2 round trips long per unit.
   __device__ __forceinline__ static void sum_partials(const Params& p, int m0, int col0) {
     constexpr int kChunks = Cfg::kBlockN / 4;  // 4-column chunks per row (BlockN % 8 == 0)
+    constexpr int kIters = (Cfg::kRowsPerWG * kChunks + 127) / 128;
     const int M = p.M, N = p.N, S = p.split.splits;
-    const std::int64_t split_stride = std::int64_t(M) * N;
+    const int tid = int(threadIdx.x % 128);
     // float4 loads: rows of N floats from a 256-aligned workspace, chunks at multiples of 4.
     const bool quads = N % 4 == 0;
-    for (int e = int(threadIdx.x % 128); e < Cfg::kRowsPerWG * kChunks; e += 128) {
+    float v[kIters][4];
+    for (int s = 0; s < S; ++s) {
+      const float* split_base = p.D_f32 + std::int64_t(s) * M * N;
+#pragma unroll
+      for (int it = 0; it < kIters; ++it) {
+        const int e = tid + 128 * it;
+        const int row = m0 + e / kChunks;
+        const int c = col0 + 4 * (e % kChunks);
+        if (e >= Cfg::kRowsPerWG * kChunks || row >= M || c >= N) continue;
+        const float* part = split_base + std::int64_t(row) * N + c;
+        float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (quads) {
+          const float4 q = __ldcg(reinterpret_cast<const float4*>(part));
+          x[0] = q.x, x[1] = q.y, x[2] = q.z, x[3] = q.w;
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (c + j < N) x[j] = __ldcg(part + j);
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) v[it][j] = s == 0 ? x[j] : v[it][j] + x[j];
+      }
+    }
+#pragma unroll
+    for (int it = 0; it < kIters; ++it) {
+      const int e = tid + 128 * it;
       const int row = m0 + e / kChunks;
       const int c = col0 + 4 * (e % kChunks);
-      if (row >= M || c >= N) continue;
+      if (e >= Cfg::kRowsPerWG * kChunks || row >= M || c >= N) continue;
       const int cols = N - c < 4 ? N - c : 4;
-      const float* part = p.D_f32 + std::int64_t(row) * N + c;
-      float v[4];
-      if (quads) {
-        float4 x = __ldcg(reinterpret_cast<const float4*>(part));
-        v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
-        for (int s = 1; s < S; ++s) {
-          x = __ldcg(reinterpret_cast<const float4*>(part + s * split_stride));
-          v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
-        }
-      } else {
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          if (j >= cols) continue;
-          v[j] = __ldcg(part + j);
-          for (int s = 1; s < S; ++s) v[j] += __ldcg(part + s * split_stride + j);
-        }
-      }
       const std::int64_t at = std::int64_t(row) * p.out_ld + c;
       if (p.out_f32 != nullptr) {
         float* d = p.out_f32 + at;
 #pragma unroll
         for (int j = 0; j < 4; j += 2) {
           if (p.out_pairs_ok != 0 && j + 1 < cols) {
-            float2 x = make_float2(v[j], v[j + 1]);
+            float2 x = make_float2(v[it][j], v[it][j + 1]);
             if (p.out_accumulate != 0) {
               const float2 old = *reinterpret_cast<const float2*>(d + j);
               x.x += old.x;
@@ -168,8 +179,9 @@ struct SplitKBlockScaledMath : BlockScaledMath<Cfg, kPromotedLoop> {
             }
             *reinterpret_cast<float2*>(d + j) = x;
           } else {
-            if (j < cols) d[j] = p.out_accumulate != 0 ? v[j] + d[j] : v[j];
-            if (j + 1 < cols) d[j + 1] = p.out_accumulate != 0 ? v[j + 1] + d[j + 1] : v[j + 1];
+            if (j < cols) d[j] = p.out_accumulate != 0 ? v[it][j] + d[j] : v[it][j];
+            if (j + 1 < cols)
+              d[j + 1] = p.out_accumulate != 0 ? v[it][j + 1] + d[j + 1] : v[it][j + 1];
           }
         }
       } else {
@@ -177,10 +189,10 @@ struct SplitKBlockScaledMath : BlockScaledMath<Cfg, kPromotedLoop> {
 #pragma unroll
         for (int j = 0; j < 4; j += 2) {
           if (p.out_pairs_ok != 0 && j + 1 < cols) {
-            *reinterpret_cast<std::uint32_t*>(d + j) = pack_bf16x2(v[j], v[j + 1]);
+            *reinterpret_cast<std::uint32_t*>(d + j) = pack_bf16x2(v[it][j], v[it][j + 1]);
           } else {
-            if (j < cols) d[j] = __bfloat16_as_ushort(__float2bfloat16_rn(v[j]));
-            if (j + 1 < cols) d[j + 1] = __bfloat16_as_ushort(__float2bfloat16_rn(v[j + 1]));
+            if (j < cols) d[j] = __bfloat16_as_ushort(__float2bfloat16_rn(v[it][j]));
+            if (j + 1 < cols) d[j + 1] = __bfloat16_as_ushort(__float2bfloat16_rn(v[it][j + 1]));
           }
         }
       }
