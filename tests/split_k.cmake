@@ -1,5 +1,5 @@
 # Chapter 7's opt-in split-K (common/engine/split_k.hpp / .cuh, chapters/07_block_scaling/
-# splitk.*, kernels_splitk.cu). NOT yet run on a GPU.
+# splitk.*, kernels_splitk.cu), run on the H200 (chapter 7's README, "Small M (decode)").
 # CPU: the schedule covers every (tile, K block) once; bad splits refused before any CUDA call.
 # GPU: split-K against the float64 reference at the small-M DeepSeek shapes and odd shapes,
 # bitwise determinism, S = 1 equal to the unsplit kernel.

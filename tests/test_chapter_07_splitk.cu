@@ -4,9 +4,9 @@
 // multiple of the tile, odd N; K % 128 != 0; S = 2, 3, k_blocks) with every split-K kernel;
 // FP32 output with accumulate; a bf16 D with odd ldd; bitwise determinism over runs; S = 1 bit
 // for bit equal to the unsplit kernel with the same tile and loop; S >= 2 within the tolerance
-// of the table's kernel; rebind; the in-kernel sum by each tile's last unit: its counters back at
-// zero after every launch (launches back to back, no sync between them) and D written only once
-// the last partial is in (outputs poisoned before every run, so an unwritten D fails).
+// of the table's kernel; rebind; launches back to back without a sync between them (the next
+// GEMM overwrites the workspace the previous reduce reads: stream order must keep them apart).
+// Outputs are poisoned before every run, so an unwritten D fails.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -91,7 +91,7 @@ TEST_CASE("ch07 split-K: the small-M DeepSeek shapes, S = 2, 3, k_blocks", "[ch0
 
 TEST_CASE("ch07 split-K: every split-K kernel at odd shapes, all of D", "[ch07][split_k][gpu]") {
   std::uint64_t seed = 5000;
-  // M = 1, 65, 127; N not a multiple of the tile (and odd: element stores, no pairs); K % 128 != 0.
+  // M = 1, 65, 127; N not a multiple of the tile (and odd: the reduce's scalar path); K % 128 != 0.
   const std::vector<Shape> shapes = {{1, 8, 16},       {1, 77, 656},     {65, 264, 656},
                                      {127, 100, 1040}, {65, 2112, 1936}, {127, 41, 400},
                                      {64, 32, 128},    {128, 4096, 272}};
@@ -115,7 +115,7 @@ TEST_CASE("ch07 split-K: every split-K kernel at odd shapes, all of D", "[ch07][
 TEST_CASE("ch07 split-K: S = 1 equals the unsplit kernel of the same tile bit for bit",
           "[ch07][split_k][gpu]") {
   // The same tile, stages and promoted loop; only the epilogue differs (FP32 to the workspace,
-  // then the last unit's cvt.rn from registers against the TMA store's cvt.rn): the same bits.
+  // then the reduce's cvt.rn against the TMA store's cvt.rn): the same bits.
   const std::vector<std::pair<std::string, std::string>> pairs = {
       {"64x32_s14_c1x1_promoted_tma_b1", "64x32_s14_c1x1_promoted_f32_splitk"},
       {"64x64_s12_c1x1_promoted_tma_b1", "64x64_s12_c1x1_promoted_f32_splitk"},
@@ -191,10 +191,10 @@ TEST_CASE("ch07 split-K: bitwise deterministic over 10 runs", "[ch07][split_k][g
   }
 }
 
-TEST_CASE("ch07 split-K: the last unit's sum, launches back to back", "[ch07][split_k][gpu]") {
-  // Many tiles and both warpgroups' counters (128-row kernels), an odd shape with partial tiles;
-  // S = 2 and 4. If a counter were not back at zero after a launch, the next
-  // launch's tiles would never count to S - 1 and D would keep its poison.
+TEST_CASE("ch07 split-K: launches back to back", "[ch07][split_k][gpu]") {
+  // Many tiles (a 128-row and a 64-row kernel), an odd shape with partial tiles; S = 2 and 4.
+  // Five launches without a sync: each GEMM rewrites the workspace while the previous launch's
+  // reduce may still be queued; stream order must give the same D as one launch.
   std::uint64_t seed = 8500;
   for (const Shape& s : {Shape{128, 7168, 2048}, Shape{65, 1000, 1040}}) {
     const HostCall h(s, seed++);

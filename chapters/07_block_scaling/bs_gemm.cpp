@@ -154,7 +154,7 @@ struct Plan::Impl {
   DeviceBuffer<float> sfa_workspace;  // empty unless converting
   GroupScaleLayout sfa_layout;        // what the kernel reads
   bool convert_a = false;
-  /// Split-K (Options::splits >= 1): partial tiles in a workspace, summed by each tile's last unit; `plan` is empty.
+  /// Split-K (Options::splits >= 1): the GEMM into a workspace, then the reduce; `plan` is empty.
   std::unique_ptr<SplitKPart> split;
   engine::BlockScaledParams& params() { return split ? split->params() : plan->policy_params(); }
 };
@@ -184,7 +184,7 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
 
   const bool tma_store_ok = g.output == Output::bf16 && engine::tma_store_compatible(args);
   if (o.splits != 0) {
-    // Split-K (splitk.hpp): its own kernels, FP32 partials in a workspace, summed in-kernel.
+    // Split-K (splitk.hpp): its own kernels, FP32 partials in a workspace, then the reduce.
     const engine::KernelInfo& k =
         o.kernel.empty() ? choose_splitk_kernel(g.M, g.N) : splitk_kernel_named(o.kernel);
     I.split = std::make_unique<SplitKPart>(k, args, req, o.splits, o.max_sms,
@@ -217,7 +217,7 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
   p.sfb = g.scale_b;
   p.sfb_ld = g.scale_b_layout.ld;
   p.sfb_rows = int(n_blocks);
-  p.accumulate = g.accumulate && !I.split ? 1 : 0;  // split-K: its last unit per tile accumulates
+  p.accumulate = g.accumulate && !I.split ? 1 : 0;  // split-K: the reduce accumulates
 }
 
 Plan::~Plan() = default;
@@ -258,7 +258,7 @@ void Plan::rebind(const BlockScaledGemm& in) {
   if (!I.convert_a && g.scale_a != was.scale_a && g.scale_a != nullptr)
     replace_tensor_map_address(map_sfa, g.scale_a);
   if (I.split)
-    I.split->rebind(engine_args(g));  // the same, and the kernel's D
+    I.split->rebind(engine_args(g));  // the same, and the reduce's D
   else
     I.plan->rebind(engine_args(g));  // shape rules, pointer checks, A / B / D maps; or throws
   p.map_sfa = map_sfa;

@@ -65,14 +65,13 @@ struct Options {
   /// Split-K, opt-in (for small M, where M x N has fewer output tiles than SMs): 0 = off (the
   /// per-shape table's kernel; the default). S >= 1: the ceil(K / 128) K blocks of every output
   /// tile are divided into S contiguous ranges, one work unit each; each unit writes its FP32
-  /// partial tile to a workspace [S][M][N] that the plan allocates (S x M x N floats, plus a
-  /// counter per tile and warpgroup), and the tile's last unit to finish sums the S partials in
-  /// the order 0 .. S - 1 (deterministic whatever order the units finish in) into D, in the same
-  /// launch. `kernel` then names a split-K kernel (names ending in "_splitk"; "": splitk.hpp's
-  /// choose_splitk_kernel). S = 1 is the same path with one split (for tests); S must be
-  /// <= ceil(K / 128). The workspace and counters are the plan's: two runs of one split-K plan
-  /// on different streams at once would share them (give each stream its own plan). Measured:
-  /// chapter 7's README, "Small M (decode)".
+  /// partial tile to a workspace [S][M][N] that the plan allocates (S x M x N floats), and a
+  /// second kernel sums the S partials in a fixed order (deterministic) into D. `kernel` then
+  /// names a split-K kernel (names ending in "_splitk"; "": splitk.hpp's choose_splitk_kernel,
+  /// 64 or 128 rows x 32 or 64 columns). S = 1 is the same path with one split (for tests);
+  /// S must be <= ceil(K / 128). run() launches two kernels, and the workspace is the plan's:
+  /// two runs of one split-K plan on different streams at once would share it (give each stream
+  /// its own plan). Measured: chapter 7's README, "Small M (decode)".
   int splits = 0;
 };
 
@@ -101,10 +100,10 @@ class Plan {
   Plan& operator=(Plan&&) noexcept;
 
   /// Launches on `stream`: the A-scale conversion (if the layout needs it), then the GEMM (with
-  /// Options::splits, one launch whose last unit per tile sums the partials).
-  /// No validation, no allocation, no host sync. Plans own a scale workspace when they convert,
-  /// and a split-K workspace with its counters: two runs of one such plan on different streams
-  /// at once would share them; give each stream its own plan then.
+  /// Options::splits, then the split-K reduce).
+  /// No validation, no allocation, no host sync. Plans own a scale workspace when they convert:
+  /// two runs of one such plan on different streams at once would share it; give each stream
+  /// its own plan then.
   void run(cudaStream_t stream) const;
 
   /// Re-points the plan at the buffers of `gemm`: the call the plan was built for in everything

@@ -14,18 +14,6 @@ static KernelInfo bs() {
   return kernel_info<Cfg, BlockScaledMath<Cfg>>();
 }
 
-/// The same math with the producer issuing kBatch K blocks back to back (kernel.cuh,
-/// BatchesLoads): each B row's next kBatch x 128 bytes are requested together, for DRAM page
-/// locality on the weight-streaming shapes (README, "Small M (decode)").
-template <class Cfg, int kBatch>
-struct BatchedLoadsMath : BlockScaledMath<Cfg> {
-  static constexpr int kLoadBatch = kBatch;
-};
-template <class Cfg, int kBatch>
-static KernelInfo bs_batched() {
-  return kernel_info<Cfg, BatchedLoadsMath<Cfg, kBatch>>();
-}
-
 void add_kernels_small(std::vector<KernelInfo>& out) {
   out.push_back(bs<SmallCfg<64, 16, 16>>());
   out.push_back(bs<SmallCfg<64, 32, 14>>());
@@ -36,11 +24,6 @@ void add_kernels_small(std::vector<KernelInfo>& out) {
   // N = 7168 = 128 x 56 = 64 x 112: 128 tiles, one wave on 132 SMs (DeepGEMM picks 64 x 112).
   out.push_back(bs<SmallCfg<128, 56, 8>>());
   out.push_back(bs<SmallCfg<64, 112, 9>>());
-  // The table's decode tiles with batched loads (2 and 4 K blocks at once).
-  out.push_back(bs_batched<SmallCfg<64, 64, 12>, 2>());
-  out.push_back(bs_batched<SmallCfg<64, 64, 12>, 4>());
-  out.push_back(bs_batched<SmallCfg<128, 64, 8>, 2>());
-  out.push_back(bs_batched<SmallCfg<128, 64, 8>, 4>());
 }
 
 }  // namespace fp8gemm::ch07

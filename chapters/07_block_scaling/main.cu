@@ -11,7 +11,7 @@
 //                 three kinds of data, K up to 65536, as JSON
 // --splits=S,...  also time split-K (Options::splits = S, the default split-K kernel for the
 //                 shape) beside the table's kernel (or --kernels), validated first; impl
-//                 "ch07_splitk_s<S>". Opt-in, not yet measured (README, "Small M (decode)")
+//                 "ch07_splitk_s<S>". Opt-in; measured in the README, "Small M (decode)"
 // --splitk-kernels=a,b   with --splits: these split-K kernels (ch07::splitk_kernels() names, or
 //                 "all") instead of the default one; impl "ch07_splitk_s<S>:<kernel>"
 // For M <= 128 shapes (memory-bound) a "device_copy/<shape>" benchmark copies N x K bytes in the

@@ -1,6 +1,5 @@
 #include "splitk.hpp"
 
-#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -67,18 +66,6 @@ GemmArgs SplitKPart::workspace_args(const GemmArgs& user) const {
   return a;
 }
 
-void SplitKPart::set_output(const GemmArgs& user) {
-  engine::SplitKParams& p = plan_->policy_params();
-  const auto addr = reinterpret_cast<std::uintptr_t>(user.D);
-  p.out = f32_ ? nullptr : static_cast<std::uint16_t*>(const_cast<void*>(user.D));
-  p.out_f32 = f32_ ? static_cast<float*>(const_cast<void*>(user.D)) : nullptr;
-  p.out_ld = user.ldd;
-  // bf16x2 / float2 stores where D's start and ldd keep every pair aligned (the engine's rule).
-  p.out_pairs_ok = (addr % (f32_ ? 8 : 4) == 0 && user.ldd % 2 == 0) ? 1 : 0;
-  p.out_accumulate = accumulate_ ? 1 : 0;
-  p.accumulate = 0;  // the workspace is written, never added to
-}
-
 SplitKPart::SplitKPart(const engine::KernelInfo& kernel, const GemmArgs& user,
                        const GemmRequirements& req, int splits, int max_sms, bool f32,
                        bool accumulate)
@@ -88,45 +75,46 @@ SplitKPart::SplitKPart(const engine::KernelInfo& kernel, const GemmArgs& user,
     throw std::invalid_argument(std::string(req.who) +
                                 ": split-K plan with splits = " + std::to_string(splits));
   // The caller's pointers (the engine plan below checks A, B and the scales again, and the
-  // workspace as its D; the caller's D is written by the kernel's last unit per tile).
+  // workspace as its D; the caller's D is the reduce's).
   check_gemm_pointers(user, req);
   workspace_ = DeviceBuffer<float>(std::size_t(splits) * std::size_t(user.M) * std::size_t(user.N));
-  const std::int64_t tiles_m = ceil_div(user.M, kernel.block_m);
-  const std::int64_t tiles_n = ceil_div(user.N, kernel.block_n);
-  const std::int64_t tiles = tiles_m * tiles_n;
-  // One counter per (tile, consumer warpgroup): 64-row warpgroups, BlockM / 64 of them.
-  counters_ = DeviceBuffer<std::uint32_t>(std::size_t(tiles) * std::size_t(kernel.block_m / 64));
-  // Zero before any launch, on whatever stream the plan will run: done before this returns.
-  FP8GEMM_CUDA_CHECK(cudaMemsetAsync(counters_.data(), 0, counters_.bytes(), cudaStreamLegacy));
-  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  const std::int64_t tiles = ceil_div(user.M, kernel.block_m) * ceil_div(user.N, kernel.block_n);
   plan_ = std::make_unique<engine::PolicyPlan<engine::SplitKParams>>(
       kernel, workspace_args(user), req, max_sms, engine::RasterOptions{}, true, tiles * splits);
   engine::SplitKParams& p = plan_->policy_params();
-  p.split.tiles_m = int(tiles_m);
-  p.split.tiles_n = int(tiles_n);
+  p.split.tiles_m = int(ceil_div(user.M, kernel.block_m));
+  p.split.tiles_n = int(ceil_div(user.N, kernel.block_n));
   p.split.splits = splits;
   p.split.k_blocks = int(ceil_div(user.K, 128));
   p.split.num_units = int(tiles * splits);
-  p.counters = counters_.data();
-  set_output(user);
+  p.accumulate = 0;  // the workspace is written, never added to
+  reduce_ = make_splitk_reduce(workspace_.data(), splits, user.M, user.N, const_cast<void*>(user.D),
+                               user.ldd, f32, accumulate);
 }
 
-void SplitKPart::run(cudaStream_t stream) const { plan_->run(stream); }
+void SplitKPart::run(cudaStream_t stream) const {
+  plan_->run(stream);
+  launch_splitk_reduce(reduce_, stream);
+}
 
 void SplitKPart::rebind(const GemmArgs& next) {
   const char* who = req_.who;
   engine::require_same_call_but_pointers(user_, next, who);
   validate_gemm(next, req_);  // D: non-null, aligned, overlapping no input
   if (next.D != user_.D) require_device_accessible(next.D, gemm_extents(next).d, who, "D");
+  const SplitKReduceLaunch reduce =
+      make_splitk_reduce(workspace_.data(), splits_, next.M, next.N, const_cast<void*>(next.D),
+                         next.ldd, f32_, accumulate_);
   plan_->rebind(workspace_args(next));  // A, B, scales (the workspace stays); or throws
-  set_output(next);
+  plan_->policy_params().accumulate = 0;
+  reduce_ = reduce;
   user_ = next;
 }
 
 std::string SplitKPart::describe() const {
   return plan_->describe() + ", split-K S = " + std::to_string(splits_) + " (" +
          std::to_string(plan_->policy_params().split.num_units) + " units), FP32 workspace " +
-         std::to_string(workspace_.bytes() >> 10) + " KiB, summed by each tile's last unit";
+         std::to_string(workspace_.bytes() >> 10) + " KiB + reduce";
 }
 
 }  // namespace fp8gemm::ch07

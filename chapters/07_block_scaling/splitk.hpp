@@ -1,7 +1,7 @@
 // Chapter 7's split-K path (Options::splits >= 1; bs_gemm.hpp), internal to the chapter's plan:
-// one launch whose units write FP32 partial tiles to a workspace [S][M][N] owned by the plan, and
-// whose last unit per tile sums the S partials in a fixed order into D (common/engine/split_k.cuh
-// and split_k.hpp: the counters, the order, why nothing waits).
+// the GEMM into an FP32 workspace [S][M][N] owned by the plan (common/engine/split_k.cuh), then
+// a reduce kernel that sums the S partials in a fixed order into D (kernels_splitk.cu).
+// Measured on the H200 and tested there (README, "Small M (decode)"; test_chapter_07_splitk).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,23 +36,39 @@ void add_kernels_splitk(std::vector<engine::KernelInfo>& out);
 void validate_splits(int splits, std::int64_t M, std::int64_t N, std::int64_t K, int block_m,
                      int block_n, const char* who);
 
-/// The split-K part of a chapter-7 plan: workspace, counters, engine plan of the split-K kernel.
-/// One plan's run() must not overlap itself (two streams): its launches share the workspace and
-/// the counters.
+/// The reduce launch, decided at plan time (the instance for D's type and alignment).
+struct SplitKReduceLaunch {
+  const void* kernel = nullptr;
+  int blocks_x = 0, blocks_y = 0;  ///< a row's column chunks, rows
+  const float* workspace = nullptr;
+  int splits = 0, M = 0, N = 0;
+  std::int64_t split_stride = 0;  ///< M x N floats
+  void* D = nullptr;
+  std::int64_t ldd = 0;
+  int accumulate = 0;
+};
+/// Picks the instance (float4 loads where N % 4 == 0; stores as wide as D's alignment and ldd
+/// allow) and prepares it on this device. Host work, no launch.
+SplitKReduceLaunch make_splitk_reduce(const float* workspace, int splits, std::int64_t M,
+                                      std::int64_t N, void* D, std::int64_t ldd, bool f32,
+                                      bool accumulate);
+/// Launch only (and its check).
+void launch_splitk_reduce(const SplitKReduceLaunch& l, cudaStream_t stream);
+
+/// The split-K part of a chapter-7 plan: workspace, engine plan of the split-K kernel, reduce.
 class SplitKPart {
  public:
   /// `user`: the caller's call (validated by validate_gemm already); `f32`: Output::f32.
-  /// Checks the caller's pointers (check_gemm_pointers), allocates the workspace and the zeroed
-  /// counters, builds the engine plan with D = the workspace (ldd = N, FP32) and a grid sized for
-  /// tiles x splits, and points the kernel's output at the caller's D.
+  /// Checks the caller's pointers (check_gemm_pointers), allocates the workspace, builds the
+  /// engine plan with D = the workspace (ldd = N, FP32) and a grid sized for tiles x splits.
   SplitKPart(const engine::KernelInfo& kernel, const GemmArgs& user, const GemmRequirements& req,
              int splits, int max_sms, bool f32, bool accumulate);
   /// The block-scaled part of the kernel's parameters, for the chapter's plan to fill (scales).
   engine::BlockScaledParams& params() { return plan_->policy_params(); }
-  /// One launch on `stream`.
+  /// The GEMM, then the reduce, on `stream`: launches only.
   void run(cudaStream_t stream) const;
-  /// Re-points at the buffers of `user` (same call but pointers; D's checks and its store width
-  /// redone). If it throws, nothing changed.
+  /// Re-points at the buffers of `user` (same call but pointers; D's checks and the reduce's
+  /// store width redone). If it throws, nothing changed.
   void rebind(const GemmArgs& user);
   const engine::KernelInfo& kernel() const { return plan_->kernel(); }
   int splits() const { return splits_; }
@@ -60,14 +76,13 @@ class SplitKPart {
 
  private:
   GemmArgs workspace_args(const GemmArgs& user) const;
-  void set_output(const GemmArgs& user);
   int splits_ = 0;
   bool f32_ = false, accumulate_ = false;
   GemmArgs user_{};
   GemmRequirements req_{};
   DeviceBuffer<float> workspace_;
-  DeviceBuffer<std::uint32_t> counters_;
   std::unique_ptr<engine::PolicyPlan<engine::SplitKParams>> plan_;
+  SplitKReduceLaunch reduce_;
 };
 
 }  // namespace fp8gemm::ch07

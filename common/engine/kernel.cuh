@@ -466,16 +466,6 @@ __device__ __forceinline__ int tile_d_row(const typename Math::Params& p, const 
 template <class Math>
 concept StoresBf16Tile = requires { Math::kStoresBf16Tile; };
 
-/// A math policy whose producer issues its K blocks in batches of Math::kLoadBatch (LoadBatch
-/// below): it waits until that many ring stages are free, then loads them back to back.
-template <class Math>
-concept BatchesLoads = requires { Math::kLoadBatch; };
-
-/// A math policy with its own epilogue (chapter 7's split-K: partial tiles, a counter per tile,
-/// the last unit sums): the kernel hands it the warpgroup's accumulators.
-template <class Math>
-concept StoresOwnTile = requires { Math::kStoresOwnTile; };
-
 /// Dynamic shared memory of gemm_kernel<Cfg, Math>: the ring and staging of the configuration,
 /// plus the math policy's side ring and the slack that re-aligns the staging buffers after it.
 template <class Cfg, class Math>
@@ -544,17 +534,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // condition, as p.k_blocks always was: hoisted into a register, the bound lets the
         // compiler unroll this loop 4 times (+370 instructions per kernel, no gain measured).
         for (int kb = Math::k_first(p, t); kb < Math::k_end(p, t); ++kb) {
-          if constexpr (BatchesLoads<Math>) {
-            // First of a batch: wait for the batch's other stages too, so that its loads leave
-            // together (each B row's next kLoadBatch x 128 bytes requested at once).
-            if ((kb - Math::k_first(p, t)) % Math::kLoadBatch == 0) {
-              PipelineState<Cfg::kStages> ahead = st;
-              for (int g = 1; g < Math::kLoadBatch && kb + g < Math::k_end(p, t); ++g) {
-                ahead.advance();
-                ptx::mbarrier_wait(ptx::smem_u32(&empty[ahead.stage]), ahead.phase ^ 1u);
-              }
-            }
-          }
           ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
           const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
           const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Math::kStageStride;
@@ -613,9 +592,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const int col0 = Math::d_col(t);
       const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)
       with_output_scale(scale, [&](const auto& sc) {
-        if constexpr (StoresOwnTile<Math>) {
-          Math::store_tile(acc, sc, p, t, slot, wg);
-        } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store && StoresBf16Tile<Math>) {
+        if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store && StoresBf16Tile<Math>) {
           // bf16 D by TMA through the policy's own map of D (chapter 8's weight gradient: 3-D).
           Math::store_tile_bf16(acc, p, t, my_staging, slot, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store &&

@@ -35,8 +35,6 @@ KernelInfo kernel_info() {
                     : "_loop" + std::to_string(Math::kPromotedLoopVersion);
       k.comparison_only = true;
     }
-  // A producer that issues its loads in batches (BatchesLoads) carries the batch in its name.
-  if constexpr (BatchesLoads<Math>) k.name += "_lb" + std::to_string(Math::kLoadBatch);
   k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);
   k.block_m = Cfg::kBlockM;
   k.block_n = Cfg::kBlockN;

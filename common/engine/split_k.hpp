@@ -6,11 +6,8 @@
 // every output tile into S contiguous ranges; each (tile, split) pair is one work unit of the
 // persistent grid, which writes its FP32 partial tile (the block scales already applied: the
 // promotion happens per 128 K inside the main loop, so partial sums of different K ranges simply
-// add) to a workspace [S][M][N], then counts itself on the tile's counter. The unit that counts
-// last (whichever split it is) sums the S partials in the order s = 0 .. S - 1 and writes D:
-// the same bits whatever order the units finish in, no second kernel, and no unit ever waits
-// for another (so no deadlock whatever runs beside the grid; a unit that spun on a flag for its
-// predecessor could wait forever for a CTA that is not resident).
+// add) to a workspace [S][M][N]; a second kernel sums the S partials in the order s = 0 .. S - 1
+// (deterministic: no atomics) and writes D.
 //
 // Split s of a tile covers K blocks [s k_blocks / S, (s + 1) k_blocks / S) (integer division):
 // every range holds floor or ceil(k_blocks / S) blocks, none is empty while S <= k_blocks, and
@@ -62,20 +59,11 @@ FP8GEMM_HD inline void split_k_unit(const SplitKSchedule& s, int unit, SplitKTil
   t.kb_end = split_k_first(t.split + 1, s.splits, s.k_blocks);
 }
 
-/// The split-K kernel's parameters: chapter 7's block-scaled ones plus the unit space, the
-/// counters and the caller's D. Of the base, D_f32 is the workspace [S][M][N] (ldd = N,
-/// accumulate = 0, d_pairs_ok for it): split s's partial tile of rows m goes to rows s M + m.
+/// The split-K kernel's parameters: chapter 7's block-scaled ones plus the unit space. Of the
+/// base, D_f32 is the workspace [S][M][N] (ldd = N, accumulate = 0): split s's partial tile of
+/// rows m goes to rows s M + m.
 struct SplitKParams : BlockScaledParams {
   SplitKSchedule split;
-  /// tiles_m x tiles_n x (consumer warpgroups) counters, zero between launches: each warpgroup
-  /// of a unit adds 1 to its tile's after storing its partial rows; the one that reads S - 1
-  /// sums and writes D, then sets it back to 0.
-  std::uint32_t* counters = nullptr;
-  std::uint16_t* out = nullptr;  ///< the caller's bf16 D (out_f32 == nullptr) ...
-  float* out_f32 = nullptr;      ///< ... or FP32 D (D = sum + D with out_accumulate)
-  std::int64_t out_ld = 0;       ///< elements per row of D
-  int out_pairs_ok = 0;          ///< D and out_ld allow bf16x2 / float2 stores
-  int out_accumulate = 0;
 };
 
 }  // namespace fp8gemm::engine

@@ -38,19 +38,4 @@ __device__ __forceinline__ void named_barrier_arrive(std::uint32_t id, std::uint
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-/// bar.red.or.pred id, threads, pred: bar.sync that also ORs `pred` over the `threads` threads
-/// (§9.7.13.1, "bar.red"): every one of them gets true if any passed true. One thread's decision
-/// reaches its warpgroup without shared memory.
-__device__ __forceinline__ bool named_barrier_or(std::uint32_t id, std::uint32_t threads,
-                                                 bool pred) {
-  std::uint32_t out;
-  asm volatile(
-      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %3, 0;\nbar.red.or.pred q, %1, %2, p;\n"
-      "selp.u32 %0, 1, 0, q;\n}\n"
-      : "=r"(out)
-      : "r"(id), "r"(threads), "r"(std::uint32_t(pred))
-      : "memory");
-  return out != 0;
-}
-
 }  // namespace fp8gemm::ptx
