@@ -133,11 +133,19 @@ class EventTimer {
 class L2Flush {
  public:
   L2Flush();
+  /// cudaMemsetAsync over the buffer: L2 is left full of the buffer's dirty lines, which the next
+  /// kernel's misses write back to DRAM as they evict them (~L2 size of extra DRAM writes inside
+  /// a memory-bound kernel's timed region: docs/measuring.md, "The flush's dirty lines").
   void flush(cudaStream_t stream = nullptr);
+  /// flush(), then a read of a second buffer of twice the L2 size: the dirty lines are written
+  /// back here, outside the timed region, and L2 is left holding clean lines that the next kernel
+  /// evicts for free. Cold L2 either way.
+  void flush_clean(cudaStream_t stream = nullptr);
   std::size_t bytes() const { return buffer_.bytes(); }
 
  private:
   DeviceBuffer<std::uint8_t> buffer_;
+  DeviceBuffer<std::uint8_t> clean_;  ///< read by flush_clean (zeros)
 };
 
 }  // namespace fp8gemm

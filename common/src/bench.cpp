@@ -17,7 +17,10 @@ namespace fp8gemm {
 
 namespace {
 // Measurement method, set from the command line by run_benchmarks() (recorded in the JSON):
-//   --l2_flush=1 (default) | 0        flush L2 before every timed launch, or not
+//   --l2_flush=1 (default) | 0 | clean   flush L2 before every timed launch (a memset over twice
+//       the L2 size, which leaves L2 full of dirty lines), or not, or flush it clean (the memset,
+//       then a read of another such buffer: cold L2 without the memset's lines to write back
+//       inside the timed launch; docs/measuring.md, "The flush's dirty lines")
 //   --timing=interleaved (default) | per_launch | back_to_back
 //       interleaved: for benchmarks registered with add_gpu_benchmark(), all those of one shape
 //       are timed together: rounds of one launch each (flush, delay, events around the launch),
@@ -40,6 +43,7 @@ namespace {
 //       power-capped one is not timed while the SM clock is still coming back up
 enum class Timing { interleaved, per_launch, back_to_back };
 bool g_l2_flush = true;
+bool g_l2_clean = false;  // --l2_flush=clean
 Timing g_timing = Timing::interleaved;
 double g_delay_us = 0;
 double g_settle_ms = 0;
@@ -49,7 +53,7 @@ bool g_selecting = false;
 }  // namespace
 
 void add_benchmark_context() {
-  benchmark::AddCustomContext("l2_flush", g_l2_flush ? "1" : "0");
+  benchmark::AddCustomContext("l2_flush", !g_l2_flush ? "0" : g_l2_clean ? "clean" : "1");
   benchmark::AddCustomContext("timing", g_timing == Timing::back_to_back ? "back_to_back"
                                        : g_timing == Timing::interleaved  ? "interleaved"
                                                                           : "per_launch");
@@ -143,7 +147,8 @@ std::vector<std::vector<double>> sample(const std::vector<const Launch*>& launch
   const std::size_t n = launches.size();
   std::vector<EventTimer> timers(n);
   auto before = [&] {  // outside the timed region
-    if (g_l2_flush) l2_flush().flush(stream);
+    if (g_l2_flush && g_l2_clean) l2_flush().flush_clean(stream);
+    else if (g_l2_flush) l2_flush().flush(stream);
     gpu_delay(g_delay_us, stream);
   };
   double estimate_sum_ms = 0;
@@ -301,8 +306,13 @@ std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string
   std::vector<std::string> storage;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--l2_flush=0") g_l2_flush = false;
-    else if (a == "--l2_flush=1") g_l2_flush = true;
+    if (a == "--l2_flush=0") g_l2_flush = false, g_l2_clean = false;
+    else if (a == "--l2_flush=1") g_l2_flush = true, g_l2_clean = false;
+    else if (a == "--l2_flush=clean") g_l2_flush = true, g_l2_clean = true;
+    else if (a.rfind("--l2_flush=", 0) == 0) {
+      std::fprintf(stderr, "unknown %s: --l2_flush= takes 1, 0 or clean\n", a.c_str());
+      std::exit(2);
+    }
     else if (a == "--timing=back_to_back") g_timing = Timing::back_to_back;
     else if (a == "--timing=per_launch") g_timing = Timing::per_launch;
     else if (a == "--timing=interleaved") g_timing = Timing::interleaved;
