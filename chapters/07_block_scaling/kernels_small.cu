@@ -24,13 +24,6 @@ void add_kernels_small(std::vector<KernelInfo>& out) {
   // N = 7168 = 128 x 56 = 64 x 112: 128 tiles, one wave on 132 SMs (DeepGEMM picks 64 x 112).
   out.push_back(bs<SmallCfg<128, 56, 8>>());
   out.push_back(bs<SmallCfg<64, 112, 9>>());
-  // The decode tiles in 1 x 2 clusters: A (all of a 64- or 128-row tile, re-read from L2 by every
-  // CTA) multicast to the two CTAs of a cluster, so L2 serves it once per two B tiles (README,
-  // "Session 10").
-  out.push_back(
-      bs<KernelConfig<64, 64, 12, 1, 2, Accumulation::promoted, EpilogueKind::tma_store, 1>>());
-  out.push_back(
-      bs<KernelConfig<128, 64, 8, 1, 2, Accumulation::promoted, EpilogueKind::tma_store, 1>>());
 }
 
 }  // namespace fp8gemm::ch07
