@@ -1459,8 +1459,8 @@ def hopper_table(bf: BenchFile, data_label: str) -> str | None:
     older = [v for v in shown if v != cur]
     ctx = bf.context
     timing = []
-    if ctx_str(ctx, "l2_flush") == "1":
-        timing.append("an L2 flush")
+    if ctx_str(ctx, "l2_flush") in ("1", "clean"):
+        timing.append("an L2 flush" + (" (clean: memset, then a read pass)" if ctx_str(ctx, "l2_flush") == "clean" else ""))
     delay = _num(ctx_str(ctx, "gpu_delay_us"))
     if delay:
         timing.append(f"a {delay:g} µs GPU-side delay (`--gpu_delay_us`)")
@@ -1834,8 +1834,9 @@ def loops_file_table(bf: BenchFile, data_label: str) -> str | None:
                 + ["—", "—"]) + " |")
         out.append("")
     timing = []
-    if ctx_str(bf.context, "l2_flush") == "1":
-        timing.append("L2 flushed before each launch")
+    if ctx_str(bf.context, "l2_flush") in ("1", "clean"):
+        timing.append("L2 flushed" + (" clean" if ctx_str(bf.context, "l2_flush") == "clean" else "")
+                      + " before each launch")
     delay = _num(ctx_str(bf.context, "gpu_delay_us"))
     timing.append(f"a {delay:g} µs GPU-side delay before each timed launch" if delay
                   else "no GPU-side delay")
@@ -2470,7 +2471,7 @@ def plot_ch09_hopper(bf: BenchFile) -> bytes | None:
     ax.set_axisbelow(True)
     ax.legend(loc="upper left", ncol=3, framealpha=0.95, fontsize=9)
     delay = _num(ctx_str(bf.context, "gpu_delay_us"))
-    method = ("L2 flushed" if ctx_str(bf.context, "l2_flush") == "1" else "L2 not flushed") + (
+    method = ({"1": "L2 flushed", "clean": "L2 flushed clean"}.get(ctx_str(bf.context, "l2_flush"), "L2 not flushed")) + (
         f", {delay:g} µs GPU delay" if delay else "") + ", median"
     fig.suptitle(f"Chapter 9's Hopper MXFP8 GEMM (a promotion per 32 K) against chapter 7 on "
                  f"{gpu_name([bf])}\n({method}; commit "
