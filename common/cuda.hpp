@@ -146,6 +146,7 @@ class L2Flush {
  private:
   DeviceBuffer<std::uint8_t> buffer_;
   DeviceBuffer<std::uint8_t> clean_;  ///< read by flush_clean (zeros)
+  unsigned read_blocks_ = 0;          ///< flush_clean's grid: 4 blocks per SM
 };
 
 }  // namespace fp8gemm

@@ -42,8 +42,8 @@ namespace {
 //       (flush, delay, launch) for about X ms of GPU time, so that a benchmark that follows a
 //       power-capped one is not timed while the SM clock is still coming back up
 enum class Timing { interleaved, per_launch, back_to_back };
-bool g_l2_flush = true;
-bool g_l2_clean = false;  // --l2_flush=clean
+enum class Flush { off, memset, clean };  // --l2_flush=0 | 1 | clean
+Flush g_l2_flush = Flush::memset;
 Timing g_timing = Timing::interleaved;
 double g_delay_us = 0;
 double g_settle_ms = 0;
@@ -53,7 +53,9 @@ bool g_selecting = false;
 }  // namespace
 
 void add_benchmark_context() {
-  benchmark::AddCustomContext("l2_flush", !g_l2_flush ? "0" : g_l2_clean ? "clean" : "1");
+  benchmark::AddCustomContext("l2_flush", g_l2_flush == Flush::off     ? "0"
+                                          : g_l2_flush == Flush::clean ? "clean"
+                                                                       : "1");
   benchmark::AddCustomContext("timing", g_timing == Timing::back_to_back ? "back_to_back"
                                        : g_timing == Timing::interleaved  ? "interleaved"
                                                                           : "per_launch");
@@ -147,8 +149,8 @@ std::vector<std::vector<double>> sample(const std::vector<const Launch*>& launch
   const std::size_t n = launches.size();
   std::vector<EventTimer> timers(n);
   auto before = [&] {  // outside the timed region
-    if (g_l2_flush && g_l2_clean) l2_flush().flush_clean(stream);
-    else if (g_l2_flush) l2_flush().flush(stream);
+    if (g_l2_flush == Flush::clean) l2_flush().flush_clean(stream);
+    else if (g_l2_flush == Flush::memset) l2_flush().flush(stream);
     gpu_delay(g_delay_us, stream);
   };
   double estimate_sum_ms = 0;
@@ -306,9 +308,9 @@ std::vector<BenchResult> run_benchmarks(int argc, char** argv, const std::string
   std::vector<std::string> storage;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--l2_flush=0") g_l2_flush = false, g_l2_clean = false;
-    else if (a == "--l2_flush=1") g_l2_flush = true, g_l2_clean = false;
-    else if (a == "--l2_flush=clean") g_l2_flush = true, g_l2_clean = true;
+    if (a == "--l2_flush=0") g_l2_flush = Flush::off;
+    else if (a == "--l2_flush=1") g_l2_flush = Flush::memset;
+    else if (a == "--l2_flush=clean") g_l2_flush = Flush::clean;
     else if (a.rfind("--l2_flush=", 0) == 0) {
       std::fprintf(stderr, "unknown %s: --l2_flush= takes 1, 0 or clean\n", a.c_str());
       std::exit(2);

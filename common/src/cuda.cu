@@ -185,16 +185,14 @@ L2Flush::L2Flush() {
   clean_ = DeviceBuffer<std::uint8_t>(std::size_t(l2) * 2);
   FP8GEMM_CUDA_CHECK(cudaMemset(clean_.data(), 0, clean_.bytes()));
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  read_blocks_ = unsigned(current_device_sm_count()) * 4;
 }
 void L2Flush::flush(cudaStream_t stream) {
   FP8GEMM_CUDA_CHECK(cudaMemsetAsync(buffer_.data(), 0, buffer_.bytes(), stream));
 }
 void L2Flush::flush_clean(cudaStream_t stream) {
   flush(stream);
-  int device = 0, sms = 0;
-  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
-  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  read_through_kernel<<<unsigned(sms) * 4, 512, 0, stream>>>(
+  read_through_kernel<<<read_blocks_, 512, 0, stream>>>(
       reinterpret_cast<const uint4*>(clean_.data()), clean_.bytes() / 16,
       reinterpret_cast<unsigned*>(buffer_.data()));
   FP8GEMM_CUDA_CHECK(cudaGetLastError());
