@@ -121,6 +121,13 @@ MxQuantized quantize_mx(const std::uint16_t* x_bf16, std::int64_t rows, std::int
 /// float64 values: e4m3 value times 2^(code - 127) (NaN for a NaN code or scale). Exact.
 std::vector<double> dequantize_mx(const MxQuantized& q);
 
+/// bf16 bits of e4m3 value times 2^(code - 127), computed as dequantize_mx_1x32_bf16 on the GPU
+/// does (quantize_gpu.hpp: float product, one round to nearest even; NaN gives 0x7FC0): the CPU
+/// ground truth of chapter 9's bf16 path.
+std::uint16_t mx_dequantize_bf16(std::uint8_t e4m3, std::uint8_t code);
+/// The whole operand, rows x cols bf16 bits, row-major.
+std::vector<std::uint16_t> dequantize_mx_bf16(const MxQuantized& q);
+
 // ============================ The block-scaled MMA, modelled on the CPU ===========================
 // D[m][n] = sum over K-blocks j of  S_j * 2^(ea + eb - 254),  S_j = sum_{k in block j} a_k b_k,
 // A: M x K e4m3 row-major, B: N x K e4m3 row-major, scale_a / scale_b: UE8M0 codes in the

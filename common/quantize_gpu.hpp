@@ -175,6 +175,38 @@ void quantize_mx_1x32_dual(const std::uint16_t* x, std::int64_t M, std::int64_t 
                            std::uint8_t* scales_t, MxExponentRule rule,
                            cudaStream_t stream = nullptr);
 
+/// One MXFP8 operand to dequantise: q rows x K e4m3 (row-major, ldq >= K), its scales in the
+/// swizzled layout above (mx_1x32_scale_bytes(rows, K) bytes), into y rows x K bf16 (ldy >= K).
+struct MxDequantOperand {
+  const std::uint8_t* q = nullptr;
+  std::int64_t rows = 0, K = 0, ldq = 0;
+  const std::uint8_t* scales = nullptr;
+  std::uint16_t* y = nullptr;
+  std::int64_t ldy = 0;
+};
+
+/// MXFP8 -> bf16 (chapter 9's second Hopper path: dequantise, then a bf16 GEMM whose tensor cores
+/// apply the scales): y[r][k] = bf16(e4m3(q[r][k]) * 2^(code(r, k / 32) - 127)). Exact for every
+/// element with |v| = 0 or 2^-130 <= |v| < 2^128: e4m3's 4 significant bits fit bf16's 8 and a
+/// power of two changes only the exponent, whose range bf16 shares with FP32. Below 2^-130
+/// (possible only with codes < 6) the last bits may fall under bf16's subnormal grid (2^-133)
+/// and are rounded to it; at 2^128 or above (codes > 246 with large elements) the value is
+/// +-Inf; a NaN element or code 0xFF
+/// gives NaN (0x7FC0, as float_to_bf16). Bit for bit dequantize_mx_bf16 (common/mx.hpp).
+/// `b`, when given, is a second operand done in the same launch. K a positive multiple of 32;
+/// y must overlap no input or other output. 16-byte loads and stores when q and y are 16-byte
+/// aligned with ldq % 16 == 0 and ldy % 8 == 0 (for both operands), one element per thread
+/// otherwise. Checks as the quantisers (std::invalid_argument before any CUDA call).
+void dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOperand* b = nullptr,
+                             cudaStream_t stream = nullptr);
+/// The two halves of dequantize_mx_1x32_bf16, for a plan that checks once and launches many
+/// times (chapter 9's HopperPlan): every check (std::invalid_argument; cudaPointerGetAttributes
+/// on each buffer), and the launch alone (no check but the launch's own).
+void validate_dequantize_mx_1x32_bf16(const MxDequantOperand& a,
+                                      const MxDequantOperand* b = nullptr);
+void launch_dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOperand* b,
+                                    cudaStream_t stream);
+
 namespace mx_tuning {
 /// Not API: the kernel variants behind quantize_mx_1x32 / quantize_mx_1x32_dual, for
 /// bench/quantize_bench.cu (which times them side by side) and tests/test_mx_gpu.cu (which checks

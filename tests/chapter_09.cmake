@@ -49,4 +49,5 @@ if(TARGET fp8gemm_ch09_hopper)
                LIBS fp8gemm_ch09_hopper)
 endif()
 fp8gemm_ptxas_test(ptxas_chapter_09_hopper DIR ${PROJECT_SOURCE_DIR}/chapters/09_blackwell_mxfp8
-                   SOURCES ${PROJECT_SOURCE_DIR}/chapters/09_blackwell_mxfp8/kernels_hopper.cu)
+                   SOURCES ${PROJECT_SOURCE_DIR}/chapters/09_blackwell_mxfp8/kernels_hopper.cu
+                           ${PROJECT_SOURCE_DIR}/chapters/09_blackwell_mxfp8/kernels_hopper_bf16.cu)

@@ -4,12 +4,18 @@
 // store and registers), a D row stride that only the registers kernel takes, wide exponent
 // spreads, a NaN scale (its row of D, and only that row, NaN), determinism. Operands from
 // mx_emulate.hpp (random e4m3 codes and UE8M0 exponents, the Mx1x32 layout with zero padding).
+// The same for the dequantize_bf16 path (HopperPath), plus: its dequantiser bit for bit against the
+// CPU's (common/mx.hpp), its accuracy at K = 65536 on all-positive data (the case that shows
+// whether the tensor cores' bf16 sums need promotion), and rebind().
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "catch.hpp"
+#include "common/mx.hpp"
+#include "common/quantize_gpu.hpp"
 #include "hopper_mx.hpp"
 #include "mx_emulate.hpp"
 #include "mx_run.hpp"
@@ -22,10 +28,27 @@ struct Shape {
   std::int64_t M, N, K, pad;
 };
 std::vector<double> run_hopper(const MxOperands& o, const std::string& kernel,
-                               std::int64_t pad = 0) {
+                               std::int64_t pad = 0,
+                               HopperPath path = HopperPath::promote_per_block) {
   HopperOptions opt;
   opt.kernel = kernel;
+  opt.path = path;
   return test::run_mx<HopperPlan>(o, pad, opt);
+}
+std::vector<double> run_bf16(const MxOperands& o, const std::string& kernel = "",
+                             std::int64_t pad = 0) {
+  return run_hopper(o, kernel, pad, HopperPath::dequantize_bf16);
+}
+/// Row 17 of D is NaN and no other element is, after a NaN scale (UE8M0 0xFF) for row 17.
+void check_nan_row_only(const std::vector<double>& got, std::int64_t M, std::int64_t N) {
+  std::int64_t nan_in_row = 0, nan_elsewhere = 0;
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t c = 0; c < N; ++c) {
+      const bool isnan = std::isnan(got[std::size_t(m * N + c)]);
+      (m == 17 ? nan_in_row : nan_elsewhere) += isnan ? 1 : 0;
+    }
+  CHECK(nan_in_row == N);
+  CHECK(nan_elsewhere == 0);
 }
 }  // namespace
 
@@ -67,18 +90,116 @@ TEST_CASE("ch09 Hopper MXFP8: wide exponents, an odd D stride, a NaN scale",
   MxOperands n = random_operands(64, 72, 256, 7);
   const Mx1x32 la(n.M, n.K);
   n.sa[std::size_t(la.block_index(17, 2))] = 0xFF;
-  const auto got = run_hopper(n, "");
-  std::int64_t nan_in_row = 0, nan_elsewhere = 0;
-  for (std::int64_t m = 0; m < n.M; ++m)
-    for (std::int64_t c = 0; c < n.N; ++c) {
-      const bool isnan = std::isnan(got[std::size_t(m * n.N + c)]);
-      (m == 17 ? nan_in_row : nan_elsewhere) += isnan ? 1 : 0;
-    }
-  CHECK(nan_in_row == n.N);
-  CHECK(nan_elsewhere == 0);
+  check_nan_row_only(run_hopper(n, ""), n.M, n.N);
 }
 
 TEST_CASE("ch09 Hopper MXFP8 GEMM is deterministic", "[ch09][hopper][gpu]") {
   const MxOperands o = random_operands(512, 512, 2048, 42);
   CHECK(run_hopper(o, "") == run_hopper(o, ""));
+}
+
+// ------------------------------------------ dequantize_bf16 ------------------------------------
+
+TEST_CASE("ch09 Hopper dequantize_bf16: the dequantiser is bit for bit the CPU's",
+          "[ch09][hopper][gpu]") {
+  // Every e4m3 code against every scale code from 0 to 255 somewhere (codes past 246 overflow
+  // to Inf for the larger elements, codes below 6 can round on bf16's subnormal grid, 0xFF is NaN),
+  // rows not a multiple of 128, K not of 128; the 16-byte kernel and, with ldy = K + 3, the
+  // element-wise one.
+  const std::int64_t rows = 200, K = 544;
+  MxQuantized q;
+  q.rows = rows;
+  q.cols = K;
+  q.values.resize(std::size_t(rows * K));
+  q.scales.assign(std::size_t(mx_scale_bytes(rows, K / 32)), 0);
+  std::mt19937_64 rng(77);
+  for (auto& v : q.values) v = std::uint8_t(rng());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < K / 32; ++j)
+      q.scales[std::size_t(mx_scale_offset(r, j, rows, K / 32))] =
+          std::uint8_t((r * (K / 32) + j) % 256);
+  const std::vector<std::uint16_t> want = dequantize_mx_bf16(q);
+  for (const std::int64_t ldy : {K, K + 3}) {
+    DeviceBuffer<std::uint8_t> dq(q.values), ds(q.scales);
+    DeviceBuffer<std::uint16_t> dy(std::size_t(rows * ldy));
+    poison_bf16(dy.data(), dy.size());
+    dequantize_mx_1x32_bf16({dq.data(), rows, K, K, ds.data(), dy.data(), ldy});
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<std::uint16_t> got = dy.download();
+    std::int64_t differ = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t k = 0; k < K; ++k)
+        differ += got[std::size_t(r * ldy + k)] != want[std::size_t(r * K + k)];
+    INFO("ldy = " << ldy);
+    CHECK(differ == 0);
+  }
+}
+
+TEST_CASE("ch09 Hopper dequantize_bf16 matches the float64 definition, every kernel",
+          "[ch09][hopper][gpu]") {
+  for (const auto& k : hopper_bf16_kernels()) {
+    for (const Shape s : {Shape{128, 128, 128, 0}, Shape{1, 8, 32, 0}, Shape{200, 136, 160, 0},
+                          Shape{130, 130, 352, 0}, Shape{257, 392, 672, 0},
+                          Shape{777, 520, 2080, 0}, Shape{2048, 2048, 4096, 0}}) {
+      const MxOperands o = random_operands(s.M, s.N, s.K, 13 + std::uint64_t(s.M + s.N + s.K));
+      INFO(k.name << ": " << s.M << " x " << s.N << " x " << s.K);
+      const auto ref = reference_f64(o);
+      const auto got = run_bf16(o, k.name);
+      bool finite = true;
+      for (double x : got) finite = finite && std::isfinite(x);
+      REQUIRE(finite);
+      CHECK(relative_frobenius(got, ref) < 4e-3);
+    }
+  }
+  // Wide exponents; ldd = N + 3 (the registers kernel); a NaN scale.
+  const MxOperands wide = random_operands(300, 264, 544, 5, 40);
+  CHECK(relative_frobenius(run_bf16(wide), reference_f64(wide)) < 4e-3);
+  const MxOperands o = random_operands(190, 200, 256, 6);
+  CHECK(relative_frobenius(run_bf16(o, "", 3), reference_f64(o)) < 4e-3);
+  MxOperands n = random_operands(64, 72, 256, 7);
+  n.sa[std::size_t(Mx1x32(n.M, n.K).block_index(17, 2))] = 0xFF;
+  check_nan_row_only(run_bf16(n), n.M, n.N);
+}
+
+TEST_CASE("ch09 Hopper: both paths at K = 65536 on all-positive data", "[ch09][hopper][gpu]") {
+  // Elements in [0.5, 0.94] (e4m3 exponent field 6, any mantissa), scales 1: the sum grows with
+  // K and a tensor-core accumulator that keeps too few bits loses it (chapter 6: FP8 fast
+  // accumulation 7.7e-1 here). The promote_per_block path adds every 32 K into FP32; the bf16
+  // path leaves the whole K to the tensor cores' FP32 sums, and must stay as accurate.
+  MxOperands o = random_operands(64, 128, 65536, 21, 0);
+  for (auto* v : {&o.A, &o.B})
+    for (auto& b : *v) b = std::uint8_t(0x30 | (b & 0x07));
+  const auto ref = reference_f64(o);
+  const double promoted = relative_frobenius(run_hopper(o, ""), ref);
+  const double bf16 = relative_frobenius(run_bf16(o), ref);
+  INFO("promote_per_block " << promoted << ", dequantize_bf16 " << bf16);
+  CHECK(promoted < 2e-3);
+  CHECK(bf16 < 2e-3);
+}
+
+TEST_CASE("ch09 Hopper dequantize_bf16: deterministic, and rebind", "[ch09][hopper][gpu]") {
+  const MxOperands o = random_operands(512, 512, 2048, 42);
+  CHECK(run_bf16(o) == run_bf16(o));
+  // A plan re-pointed at other operands and another D gives their product.
+  const MxOperands p = random_operands(o.M, o.N, o.K, 43);
+  DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
+  DeviceBuffer<std::uint8_t> a2(p.A), b2(p.B), sa2(p.sa), sb2(p.sb);
+  DeviceBuffer<std::uint16_t> d(std::size_t(o.M * o.N)), d2(std::size_t(o.M * o.N));
+  HopperOptions opt;
+  opt.path = HopperPath::dequantize_bf16;
+  HopperPlan plan(mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data()), opt);
+  CHECK(plan.workspace_bytes() >= std::size_t((o.M + o.N) * o.K * 2));
+  plan.rebind(mx_call(p, a2.data(), b2.data(), sa2.data(), sb2.data(), d2.data()));
+  poison_bf16(d2.data(), d2.size());
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<std::uint16_t> host = d2.download();
+  std::vector<double> got(host.size());
+  for (std::size_t i = 0; i < host.size(); ++i) got[i] = test::bf16_to_double(host[i]);
+  CHECK(relative_frobenius(got, reference_f64(p)) < 4e-3);
+  // Another shape is refused, naming the field.
+  MxOperands small = random_operands(256, 512, 2048, 44);
+  CHECK_THROWS_AS(plan.rebind(mx_call(small, a2.data(), b2.data(), sa2.data(), sb2.data(),
+                                      d2.data())),
+                  std::invalid_argument);
 }

@@ -47,6 +47,32 @@ TEST_CASE("ch09 Hopper: bad calls are refused before any CUDA call", "[ch09][hop
   HopperOptions o;
   o.kernel = "no_such_kernel";
   CHECK(has(refusal(good(), o), "no_such_kernel"));
+  // The dequantize_bf16 path refuses the same calls the same way (before its workspace exists),
+  // and takes only its own kernels by name.
+  HopperOptions d;
+  d.path = HopperPath::dequantize_bf16;
+  g = good();
+  g.K = 48;
+  CHECK(has(refusal(g, d), "K = 48 must be a multiple of 32"));
+  g = good();
+  g.scale_b = nullptr;
+  CHECK(has(refusal(g, d), "scale_b is a null pointer"));
+  d.kernel = hopper_kernels().front().name;  // an MXFP8 kernel is not a bf16 one
+  CHECK(has(refusal(good(), d), hopper_kernels().front().name));
+  CHECK(has(refusal(good(), d), hopper_bf16_kernels().front().name));  // the list it offers
+}
+
+TEST_CASE("ch09 Hopper: the dequantize_bf16 path's kernels", "[ch09][hopper][cpu]") {
+  int tma = 0, reg = 0;
+  for (const auto& k : hopper_bf16_kernels()) {
+    CHECK(k.name.ends_with("_bf16"));
+    CHECK(k.accumulation == engine::Accumulation::fast);  // the tensor cores' FP32 sums
+    tma += k.epilogue == engine::EpilogueKind::tma_store;
+    reg += k.epilogue == engine::EpilogueKind::registers;
+    for (const auto& c : hopper_kernels()) CHECK(c.name != k.name);
+  }
+  CHECK(tma >= 1);
+  CHECK(reg >= 1);
 }
 
 TEST_CASE("ch09 Hopper: the compiled kernels", "[ch09][hopper][cpu]") {

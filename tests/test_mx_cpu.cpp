@@ -803,3 +803,48 @@ TEST_CASE("The model against the float64 reference: within the derived bound", "
 }
 
 }  // namespace
+
+TEST_CASE("mx_dequantize_bf16: exact wherever bf16 holds the value, every element and code",
+          "[mx]") {
+  // All 256 x 256 pairs: the value e4m3 x 2^(code - 127) in float64 (exact), against the bf16.
+  std::int64_t exact = 0, rounded_small = 0, infinite = 0;
+  for (int e = 0; e < 256; ++e)
+    for (int c = 0; c < 256; ++c) {
+      const std::uint16_t got = mx_dequantize_bf16(std::uint8_t(e), std::uint8_t(c));
+      const double v = double(e4m3_decode(std::uint8_t(e))) * std::ldexp(1.0, c - 127);
+      INFO("e4m3 0x" << std::hex << e << ", code " << std::dec << c);
+      if (std::isnan(v) || c == 0xFF) {
+        CHECK(got == 0x7FC0);
+      } else if (v == 0.0 || (std::fabs(v) >= std::ldexp(1.0, -130) &&
+                              std::fabs(v) < std::ldexp(1.0, 128))) {
+        // 4 significant bits from 2^-130 up: the lowest at 2^-133 or above, on bf16's grid.
+        CHECK(double(bf16_to_float(got)) == v);
+        ++exact;
+      } else if (std::fabs(v) >= std::ldexp(1.0, 128)) {
+        CHECK(std::isinf(bf16_to_float(got)));
+        CHECK(std::signbit(bf16_to_float(got)) == std::signbit(v));
+        ++infinite;
+      } else {
+        // Below 2^-130 a value's last bits may fall under bf16's grid there (2^-133 apart, its
+        // subnormals): the nearest point of it.
+        CHECK(std::fabs(double(bf16_to_float(got)) - v) <= std::ldexp(1.0, -134));
+        ++rounded_small;
+      }
+    }
+  CHECK(exact > 50000);  // nearly all of the 65280 non-NaN pairs
+  CHECK(rounded_small > 0);
+  CHECK(infinite > 0);
+  // The operand form applies the block's code to each element (a random operand, codes 100..154).
+  std::mt19937_64 rng(next_seed());
+  MxQuantized q;
+  q.rows = 3;
+  q.cols = 96;
+  q.values.resize(std::size_t(q.rows * q.cols));
+  for (auto& v : q.values) v = std::uint8_t(rng() & 0x7E);  // no NaN code
+  std::vector<std::uint8_t> plain(std::size_t(q.rows * 3));
+  for (auto& s : plain) s = std::uint8_t(100 + rng() % 55);
+  q.scales = mx_swizzle_scales(plain.data(), q.rows, 3);
+  const std::vector<std::uint16_t> y = dequantize_mx_bf16(q);
+  const std::vector<double> ref = dequantize_mx(q);
+  for (std::size_t i = 0; i < y.size(); ++i) CHECK(double(bf16_to_float(y[i])) == ref[i]);
+}

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda.hpp"
 #include "common/engine/params.hpp"
+#include "common/quantize_gpu.hpp"
 
 namespace fp8gemm::ch09 {
 
@@ -36,11 +38,34 @@ const engine::KernelInfo& find_hopper_kernel(const std::string& name) {
   }();
   return engine::find_kernel(all, name, kWho);
 }
+
+/// The dequantize_bf16 path's bf16 GEMM: the first of hopper_bf16_kernels() with the TMA-store
+/// epilogue when D allows it, else the first with the registers epilogue; or one by name.
+const engine::KernelInfo& bf16_kernel(const std::string& name, bool tma_store_ok) {
+  if (!name.empty()) return engine::find_kernel(hopper_bf16_kernels(), name, kWho);
+  for (const auto& k : hopper_bf16_kernels())
+    if ((k.epilogue == engine::EpilogueKind::tma_store) == tma_store_ok) return k;
+  return hopper_bf16_kernels().front();
+}
+
+/// The bf16 GEMM as the engine sees it: A and B as byte matrices of 2 K columns (a bf16 row is
+/// 2 K bytes; bf16_operands.cuh), packed in the workspace; D the caller's; per-tensor scales 1.
+GemmArgs bf16_args(const MxGemm& g, const std::uint16_t* a16, const std::uint16_t* b16,
+                   const float* ones) {
+  return GemmArgs{.M = g.M, .N = g.N, .K = 2 * g.K, .A = a16, .lda = 2 * g.K, .B = b16,
+                  .ldb = 2 * g.K, .D = g.D, .ldd = g.ldd, .scale_a = ones, .scale_b = ones + 1};
+}
 }  // namespace
 
 struct HopperPlan::Impl {
   using Engine = engine::PolicyPlan<engine::MxParams>;
-  std::unique_ptr<Engine> plan;
+  std::unique_ptr<Engine> plan;  // the default path
+  // The dequantize_bf16 path: the workspace (A then B, bf16, packed; then two floats 1), the two
+  // dequantisations and the bf16 GEMM.
+  DeviceBuffer<std::uint16_t> workspace;
+  MxDequantOperand deq_a, deq_b;
+  std::unique_ptr<engine::EnginePlan> bf16;
+  MxGemm call;  // as built or last re-bound (the bf16 path's rebind compares against it)
 };
 
 HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::make_unique<Impl>()) {
@@ -48,6 +73,25 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
   const GemmArgs args = gemm_args(g);
   const GemmRequirements req = hopper_requirements();
   validate_gemm(args, req);
+  impl_->call = g;
+  if (o.path == HopperPath::dequantize_bf16) {
+    Impl& I = *impl_;
+    const engine::KernelInfo& k = bf16_kernel(o.kernel, engine::tma_store_compatible(args));
+    // (M + N) K bf16, then 16 bytes for the two per-tensor scales (1.0f): 16-byte aligned, since
+    // K is a multiple of 32.
+    I.workspace = DeviceBuffer<std::uint16_t>(std::size_t((g.M + g.N) * g.K + 8));
+    std::uint16_t* a16 = I.workspace.data();
+    std::uint16_t* b16 = a16 + g.M * g.K;
+    float* ones = reinterpret_cast<float*>(b16 + g.N * g.K);
+    const float one[2] = {1.0f, 1.0f};
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(ones, one, sizeof one, cudaMemcpyHostToDevice));
+    I.deq_a = {g.A, g.M, g.K, g.lda, g.scale_a, a16, g.K};
+    I.deq_b = {g.B, g.N, g.K, g.ldb, g.scale_b, b16, g.K};
+    validate_dequantize_mx_1x32_bf16(I.deq_a, &I.deq_b);
+    I.bf16 = std::make_unique<engine::EnginePlan>(k, bf16_args(g, a16, b16, ones),
+                                                  engine::engine_requirements(kWho));
+    return;
+  }
   const engine::KernelInfo& k = o.kernel.empty()
                                     ? default_kernel(engine::tma_store_compatible(args))
                                     : find_hopper_kernel(o.kernel);
@@ -61,19 +105,56 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
 
 HopperPlan::~HopperPlan() = default;
 
-void HopperPlan::run(cudaStream_t stream) const { impl_->plan->run(stream); }
+void HopperPlan::run(cudaStream_t stream) const {
+  if (impl_->bf16) {
+    launch_dequantize_mx_1x32_bf16(impl_->deq_a, &impl_->deq_b, stream);
+    impl_->bf16->run(stream);
+    return;
+  }
+  impl_->plan->run(stream);
+}
 
 void HopperPlan::rebind(const MxGemm& in) {
   const MxGemm g = with_defaults(in);
+  if (impl_->bf16) {
+    Impl& I = *impl_;
+    // The same call but its pointers, as EnginePlan::rebind's rule; then the new pointers checked
+    // as the constructor checks them, before anything changes.
+    engine::require_same_call_but_pointers(gemm_args(I.call), gemm_args(g), kWho);
+    validate_gemm(gemm_args(g), hopper_requirements());
+    MxDequantOperand a = I.deq_a, b = I.deq_b;
+    a.q = g.A;
+    a.scales = g.scale_a;
+    b.q = g.B;
+    b.scales = g.scale_b;
+    validate_dequantize_mx_1x32_bf16(a, &b);
+    GemmArgs next = I.bf16->args();
+    next.D = g.D;
+    I.bf16->rebind(next);  // D checked and its map re-pointed; or throws, nothing changed
+    I.deq_a = a;
+    I.deq_b = b;
+    I.call = g;
+    return;
+  }
   Impl::Engine& plan = *impl_->plan;
   plan.rebind(gemm_args(g));  // same call, checked pointers, A / B / D maps; or throws
   engine::MxParams& p = plan.policy_params();
   p.sfa = g.scale_a;  // read by bulk copies from the plain pointers
   p.sfb = g.scale_b;
+  impl_->call = g;
 }
 
-const engine::EnginePlan& HopperPlan::engine() const { return *impl_->plan; }
+const engine::EnginePlan& HopperPlan::engine() const {
+  return impl_->bf16 ? *impl_->bf16 : static_cast<const engine::EnginePlan&>(*impl_->plan);
+}
 
-std::string HopperPlan::describe() const { return impl_->plan->describe(); }
+std::size_t HopperPlan::workspace_bytes() const { return impl_->workspace.bytes(); }
+
+std::string HopperPlan::describe() const {
+  if (impl_->bf16)
+    return "dequantize to bf16 (" + std::to_string(workspace_bytes()) + " bytes of workspace), " +
+           impl_->bf16->describe();
+  return impl_->plan->describe();
+}
 
 }  // namespace fp8gemm::ch09

@@ -3,7 +3,8 @@
 // FP32 with the product of the block scales). The same call as the Blackwell kernel (MxGemm,
 // mx_gemm.hpp: A [M, K] and B [N, K] e4m3, UE8M0 scales in the Mx1x32 layout, K a multiple of
 // 32, bf16 D), so a model quantised for Blackwell runs here unchanged.
-// Runs on the H200: correct, ~0.35x chapter 7 (README, "The Hopper half", says why).
+// Runs on the H200: correct, ~0.3x chapter 7 (README, "The Hopper half", says why); the opt-in
+// dequantize_bf16 path (HopperPath) trades a workspace for bf16 tensor cores that apply the scales.
 //
 //   fp8gemm::ch09::HopperPlan plan(gemm);   // validate, prepare the kernel, tensor maps: once
 //   plan.run(stream);                       // launch only
@@ -11,6 +12,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,10 +22,24 @@
 
 namespace fp8gemm::ch09 {
 
+/// Which of the two Hopper recipes a plan runs (README, "The Hopper half").
+enum class HopperPath {
+  /// The default: FP8 wgmma per 32-K MX block, each partial sum promoted into FP32 with the
+  /// product of its row's and its column's scales (common/engine/mx_scaled.cuh). No workspace.
+  promote_per_block,
+  /// A and B dequantised to bf16 (exact for every value bf16 holds: quantize_gpu.hpp's
+  /// dequantize_mx_1x32_bf16) into a workspace the plan owns, (M + N) x K x 2 bytes, then a bf16
+  /// GEMM on the engine (common/engine/bf16_operands.cuh): the tensor cores apply the scales, at
+  /// bf16's rate (half of FP8's). Two launches per run().
+  dequantize_bf16,
+};
+
 struct HopperOptions {
-  /// By name (hopper_kernels(), or hopper_earlier_kernels() for the chapter's comparison);
-  /// "" = the first TMA-store kernel where D allows it.
+  /// By name: of hopper_kernels() (or hopper_earlier_kernels(), for the chapter's comparison) on
+  /// the default path, of hopper_bf16_kernels() on the dequantize_bf16 path; "" = the path's
+  /// first TMA-store kernel where D allows it.
   std::string kernel;
+  HopperPath path = HopperPath::promote_per_block;
 };
 
 /// The Hopper MXFP8 kernels of the current version (MxScaledMath version 3): what plans choose
@@ -32,6 +48,8 @@ const std::vector<engine::KernelInfo>& hopper_kernels();
 /// The earlier versions (kernel names ending "_v1", "_v2"), compiled only so that the chapter's
 /// executable and tests can compare them with the current one; slower by construction.
 const std::vector<engine::KernelInfo>& hopper_earlier_kernels();
+/// The bf16 GEMM kernels of the dequantize_bf16 path (names end in "_bf16").
+const std::vector<engine::KernelInfo>& hopper_bf16_kernels();
 
 class HopperPlan {
  public:
@@ -49,8 +67,12 @@ class HopperPlan {
   /// work only). If it throws, the plan is unchanged. Not concurrently with run() of this plan on
   /// another thread.
   void rebind(const MxGemm& gemm);
-  /// The engine plan run() launches (its run() is this plan's run()).
+  /// The engine plan run() launches: the MXFP8 kernel, or on the dequantize_bf16 path the bf16
+  /// GEMM (its run() is then the GEMM alone, without the dequantisation before it).
   const engine::EnginePlan& engine() const;
+  /// Bytes of device memory the plan owns for the dequantize_bf16 path's bf16 operands (0 on
+  /// the default path).
+  std::size_t workspace_bytes() const;
   std::string describe() const;
 
  private:

@@ -4,12 +4,16 @@
 // block-scaled on the same shapes, in one process, by common/bench.hpp's method
 // (the summary's baseline: chapter 7). Issue 11's target: >= 0.7x chapter 7 at
 // 8192^3 and over the M = 4096 DeepSeek shapes (the promotion work is 4x
-// chapter 7's).
+// chapter 7's). Both Hopper paths (hopper_mx.hpp, HopperPath): the default
+// (ch09_hopper_mx) and dequantize_bf16 (ch09_hopper_mx_bf16), and the latter's
+// bf16 GEMM alone (ch09_bf16_gemm_alone: its plan's engine(), on the operands
+// its last run dequantised).
 //
 //   ch09_hopper_mxfp8 [--no-bench] [--sizes=...] [--shapes=MxNxK,...]
 //   [--json=PATH] [--accuracy=PATH]   (the MXFP8 rows of chapter 7's accuracy study)
 //                     [--kernels=a,b|all]   (time these Hopper kernels too,
-//                     each validated first) [Google Benchmark flags]
+//                     each validated first; a name ending in _bf16 is one of
+//                     the dequantize_bf16 path's) [Google Benchmark flags]
 // Default shapes: 8192^3 and the M = 4096 DeepSeek-V3 shapes (K a multiple of
 // 32 in all). MXFP8 operands: random e4m3 codes and UE8M0 exponents 127 +- 6
 // (mx_emulate.hpp), the same kind of data chapter 7's operands are (random
@@ -37,14 +41,20 @@ using namespace fp8gemm;
 
 namespace {
 
+/// One plan to time: a kernel by name ("" the path's default) on one path.
+struct Variant {
+  std::string kernel;
+  ch09::HopperPath path = ch09::HopperPath::promote_per_block;
+};
+
 /// The MXFP8 operands of one shape on the device, and a plan over them per
-/// kernel asked for ("" is the plan's default).
+/// variant asked for.
 struct MxCall {
   ch09::MxOperands host;
   DeviceBuffer<std::uint8_t> A, B, sa, sb;
   DeviceBuffer<std::uint16_t> D;
   std::vector<std::unique_ptr<ch09::HopperPlan>> plans;
-  MxCall(const Shape& s, std::uint64_t seed, const std::vector<std::string>& kernels)
+  MxCall(const Shape& s, std::uint64_t seed, const std::vector<Variant>& variants)
       : host(ch09::random_operands(s.M, s.N, s.K, seed)),
         A(host.A),
         B(host.B),
@@ -52,8 +62,8 @@ struct MxCall {
         sb(host.sb),
         D(std::size_t(s.M * s.N)) {
     const ch09::MxGemm g = ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D.data());
-    for (const auto& k : kernels)
-      plans.push_back(std::make_unique<ch09::HopperPlan>(g, ch09::HopperOptions{k}));
+    for (const auto& v : variants)
+      plans.push_back(std::make_unique<ch09::HopperPlan>(g, ch09::HopperOptions{v.kernel, v.path}));
   }
   /// D poisoned, one run of plan i, `rows` sampled rows (first and last among
   /// them) against the float64 definition: the relative Frobenius error over
@@ -78,9 +88,12 @@ struct MxCall {
 };
 
 /// The name a plan is timed under: the default plan is "ch09_hopper_mx", a
-/// chosen kernel "ch09_hopper_mx:<kernel>".
-std::string impl_name(const std::string& kernel) {
-  return kernel.empty() ? "ch09_hopper_mx" : "ch09_hopper_mx:" + kernel;
+/// chosen kernel "ch09_hopper_mx:<kernel>"; on the dequantize_bf16 path
+/// "ch09_hopper_mx_bf16" and "ch09_hopper_mx_bf16:<kernel>".
+std::string impl_name(const Variant& v) {
+  const std::string stem =
+      v.path == ch09::HopperPath::dequantize_bf16 ? "ch09_hopper_mx_bf16" : "ch09_hopper_mx";
+  return v.kernel.empty() ? stem : stem + ":" + v.kernel;
 }
 
 }  // namespace
@@ -108,15 +121,17 @@ int main(int argc, char** argv) {
   for (const auto& s : args.shapes())  // the squares and the M = 4096 DeepSeek shapes
     if (args.sizes_given || !args.custom.empty() || s.M == s.N || s.M == 4096) shapes.push_back(s);
 
-  // --kernels=a,b (or all): these Hopper kernels besides the plan's default.
-  std::vector<std::string> kernels{""};
+  // Both paths' defaults; --kernels=a,b (or all): these Hopper kernels too.
+  constexpr auto kBf16 = ch09::HopperPath::dequantize_bf16;
+  std::vector<Variant> kernels{{"", ch09::HopperPath::promote_per_block}, {"", kBf16}};
   for (const auto& k : args.kernels) {
     if (k != "all") {
-      kernels.push_back(k);
+      kernels.push_back({k, k.ends_with("_bf16") ? kBf16 : ch09::HopperPath::promote_per_block});
       continue;
     }
     for (const auto* list : {&ch09::hopper_kernels(), &ch09::hopper_earlier_kernels()})
-      for (const auto& info : *list) kernels.push_back(info.name);
+      for (const auto& info : *list) kernels.push_back({info.name});
+    for (const auto& info : ch09::hopper_bf16_kernels()) kernels.push_back({info.name, kBf16});
   }
   std::map<std::string, std::string> errors;
   std::vector<std::unique_ptr<MxCall>> mx;
@@ -169,6 +184,12 @@ int main(int argc, char** argv) {
           impl_name(kernels[j]), s, [p](cudaStream_t st) { p->run(st); },
           double(mx[i]->host.sa.size() + mx[i]->host.sb.size()));
     }
+    // The dequantize_bf16 path's GEMM alone (kernels[1]: that path's default plan); its bytes
+    // are the bf16 operands it reads, so its GB/s is the GEMM's.
+    const engine::EnginePlan* gemm_alone = &mx[i]->plans[1]->engine();
+    add(
+        "ch09_bf16_gemm_alone", s, [gemm_alone](cudaStream_t st) { gemm_alone->run(st); },
+        double(s.M + s.N) * double(s.K));
     const ch07::Plan* q = bs_plans[i].get();
     const double bs_scale_bytes =
         4.0 * double(ceil_div(s.K, 128)) * double(s.M + ceil_div(s.N, 128));

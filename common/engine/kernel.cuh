@@ -190,34 +190,8 @@ struct PerTensorMath {
                                                   const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg,
                                                   std::uint32_t rank) {
-    const int k_blocks = p.k_blocks;
-    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;  // 4 wgmma k32 steps per stage
     if constexpr (Cfg::kAccumulation == Accumulation::fast) {
-      // The tensor cores accumulate the whole K in `acc`. One commit group per K block; waiting
-      // for all but the newest group means the previous block's stage has been read.
-      int previous = -1;
-      for (int kb = 0; kb < k_blocks; ++kb) {
-        ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
-        const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
-        ptx::wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < kSteps; ++ks) {
-#pragma unroll
-          for (int w = 0; w < Cfg::kWavesM; ++w)
-            ptx::wgmma_m64nNk32_e4m3<Cfg::kBlockN>(acc[w], desc_a(base, wg, w, ks),
-                                                   desc_b(base, 0, ks),
-                                                   (kb > 0 || ks > 0) ? 1u : 0u);
-        }
-        ptx::wgmma_commit_group();
-        ptx::wgmma_wait_group<1>();
-        if (previous >= 0) release(ptx::smem_u32(&empty[previous]), rank);
-        previous = st.stage;
-        st.advance();
-      }
-      ptx::wgmma_wait_group<0>();
-#pragma unroll
-      for (int w = 0; w < Cfg::kWavesM; ++w) ptx::wgmma_fence_operands(acc[w]);
-      if (previous >= 0) release(ptx::smem_u32(&empty[previous]), rank);
+      fast_loop<ptx::E4m3Mma>(acc, st, p, ring, full, empty, wg, rank);
     } else if constexpr (kPromotedLoop == 0) {
       mainloop_promoted_v0(acc, st, p, ring, full, empty, wg, rank);
     } else if constexpr (kPromotedLoop == kTwoDeepLoop) {
@@ -227,6 +201,42 @@ struct PerTensorMath {
       UnitPromotion promotion;
       promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
     }
+  }
+
+  /// The fast loop: the tensor cores accumulate the whole K in `acc`. One commit group per K
+  /// block; waiting for all but the newest group means the previous block's stage has been read.
+  /// Mma is the instruction (ptx::E4m3Mma: m64nNk32 e4m3; ptx::Bf16Mma: m64nNk16 bf16, chapter
+  /// 9's dequantised operands, bf16_operands.cuh): one per 32-byte step of a stage either way.
+  template <class Mma>
+  __device__ __forceinline__ static void fast_loop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                   State& st, const GemmParams& p,
+                                                   std::uint32_t ring, const std::uint64_t* full,
+                                                   const std::uint64_t* empty, int wg,
+                                                   std::uint32_t rank) {
+    const int k_blocks = p.k_blocks;
+    constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;  // 4 wgmma steps of 32 bytes per stage
+    int previous = -1;
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+      const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < kSteps; ++ks) {
+#pragma unroll
+        for (int w = 0; w < Cfg::kWavesM; ++w)
+          Mma::template mma<Cfg::kBlockN>(acc[w], desc_a(base, wg, w, ks), desc_b(base, 0, ks),
+                                          (kb > 0 || ks > 0) ? 1u : 0u);
+      }
+      ptx::wgmma_commit_group();
+      ptx::wgmma_wait_group<1>();
+      if (previous >= 0) release(ptx::smem_u32(&empty[previous]), rank);
+      previous = st.stage;
+      st.advance();
+    }
+    ptx::wgmma_wait_group<0>();
+#pragma unroll
+    for (int w = 0; w < Cfg::kWavesM; ++w) ptx::wgmma_fence_operands(acc[w]);
+    if (previous >= 0) release(ptx::smem_u32(&empty[previous]), rank);
   }
 
   /// The first promoted loop (kPromotedLoop = 0; per-tensor tiles where two partial sums do not

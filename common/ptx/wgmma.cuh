@@ -126,4 +126,41 @@ __device__ __forceinline__ void wgmma_m64nNk32_e4m3(float (&d)[N / 2], std::uint
   WgmmaE4m3<N>::mma(d, desc_a, desc_b, scale_d);
 }
 
+// ---------------------------------------------------------------------------------------------
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 d, desc-a, desc-b, scale-d, 1, 1, 0, 0
+// (chapter 9's MXFP8 operands dequantised to bf16). The same descriptors as e4m3: a k16 step of
+// bf16 is 32 bytes of a 128-byte swizzle row, as a k32 step of e4m3 is, so a ring stage of 128
+// bytes along K holds 64 bf16 and the same four steps; the accumulator layout is the same. The
+// two last immediates say that A and B are K-major (not transposed).
+// ---------------------------------------------------------------------------------------------
+
+template <int N>
+struct WgmmaBf16;
+
+#include "common/ptx/wgmma_bf16_shapes.inc"
+
+/// D (64 x N, f32) = A . B^T (+ D when scale_d != 0), A 64 x 16 and B N x 16 bf16, both K-major
+/// in shared memory, given by descriptors.
+template <int N>
+__device__ __forceinline__ void wgmma_m64nNk16_bf16(float (&d)[N / 2], std::uint64_t desc_a,
+                                                    std::uint64_t desc_b, std::uint32_t scale_d) {
+  WgmmaBf16<N>::mma(d, desc_a, desc_b, scale_d);
+}
+
+/// The two instructions as types, for loops written once for both (engine/kernel.cuh's fast loop).
+struct E4m3Mma {
+  template <int N>
+  __device__ __forceinline__ static void mma(float (&d)[N / 2], std::uint64_t desc_a,
+                                             std::uint64_t desc_b, std::uint32_t scale_d) {
+    WgmmaE4m3<N>::mma(d, desc_a, desc_b, scale_d);
+  }
+};
+struct Bf16Mma {
+  template <int N>
+  __device__ __forceinline__ static void mma(float (&d)[N / 2], std::uint64_t desc_a,
+                                             std::uint64_t desc_b, std::uint32_t scale_d) {
+    WgmmaBf16<N>::mma(d, desc_a, desc_b, scale_d);
+  }
+};
+
 }  // namespace fp8gemm::ptx

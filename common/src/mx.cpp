@@ -201,6 +201,25 @@ std::vector<double> dequantize_mx(const MxQuantized& q) {
   return out;
 }
 
+std::uint16_t mx_dequantize_bf16(std::uint8_t e4m3, std::uint8_t code) {
+  const float v = e4m3_table()[e4m3] * ue8m0_decode(code);  // one float product
+  if (std::isnan(v)) return 0x7FC0;
+  std::uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  u += 0x7FFFu + ((u >> 16) & 1u);  // round to nearest even (Inf stays Inf)
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
+std::vector<std::uint16_t> dequantize_mx_bf16(const MxQuantized& q) {
+  std::vector<std::uint16_t> out(q.values.size());
+  for (std::int64_t r = 0; r < q.rows; ++r)
+    for (std::int64_t c = 0; c < q.cols; ++c) {
+      const std::size_t i = static_cast<std::size_t>(r * q.cols + c);
+      out[i] = mx_dequantize_bf16(q.values[i], q.scale(r, c / kMxBlock));
+    }
+  return out;
+}
+
 double mx_block_dot_exact(const std::uint8_t* a, const std::uint8_t* b) {
   const auto& t = e4m3_table();
   double s = 0.0;  // every partial sum is exact (mx.hpp), so the order does not matter

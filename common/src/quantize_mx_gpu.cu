@@ -60,6 +60,9 @@
 //
 // Conversion: cvt.rn.satfinite.e4m3x2.f32 (fp8.hpp's encoder with Saturation::finite on finite
 // input); v1 divides with ExactDivider (Markstein's sequence, __fdiv_rn outside its range).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -763,6 +766,144 @@ void quantize_mx_1x32_dual(int variant, int max_ctas, const std::uint16_t* x, st
 }
 
 }  // namespace mx_tuning
+
+// ====================================== MXFP8 -> bf16 =============================================
+// dequantize_mx_1x32_bf16 (quantize_gpu.hpp): y = bf16(e4m3(q) * 2^(code - 127)). One thread per
+// 16 consecutive elements of a row (16 | 32, so all in one MX block, one scale byte): one 16-byte
+// load, the hardware's e4m3x2 -> f16x2 conversion (exact), f16 -> float (exact), one FMUL by the
+// block's scale as a float (exact wherever the product is at least 2^-149 and below 2^128), one
+// round to bf16 (exact from 2^-130 up: 4 significant bits, the lowest on bf16's 2^-133 grid);
+// NaN (an e4m3 NaN or code 0xFF) is written 0x7FC0, as float_to_bf16. Two 16-byte stores. The
+// scalar kernel does the same one element per thread where the 16-byte path's alignment is
+// missing. Up to two operands per launch (the GEMM's A and B).
+namespace {
+
+struct DequantJob {
+  const std::uint8_t* q;
+  std::int64_t rows, K, ldq;
+  const std::uint8_t* scales;
+  std::uint16_t* y;
+  std::int64_t ldy;
+  std::int64_t units;  // 16-element chunks (vector kernel) or elements (scalar kernel)
+};
+
+__device__ __forceinline__ float mx_scale_as_float(std::uint8_t code) {
+  // 2^(code - 127): code 0 is the subnormal 2^-127, 0xFF NaN.
+  const std::uint32_t bits =
+      code == 0 ? 0x00400000u : code == 0xFFu ? 0x7FC00000u : std::uint32_t(code) << 23;
+  return __uint_as_float(bits);
+}
+__device__ __forceinline__ std::uint16_t bf16_rn_canonical(float v) {
+  return v != v ? std::uint16_t(0x7FC0) : __bfloat16_as_ushort(__float2bfloat16_rn(v));
+}
+__device__ __forceinline__ std::uint8_t mx_code_of(const DequantJob& j, std::int64_t r,
+                                                   std::int64_t k) {
+  return j.scales[mx_scale_offset(r, k / kMxBlock, j.rows, j.K / kMxBlock)];
+}
+
+template <bool kVector>
+__global__ void dequantize_mx_kernel(DequantJob j0, DequantJob j1) {
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+       u < j0.units + j1.units; u += stride) {
+    const bool second = u >= j0.units;
+    const DequantJob& j = second ? j1 : j0;
+    const std::int64_t i = second ? u - j0.units : u;
+    if constexpr (kVector) {
+      const std::int64_t per_row = j.K / 16;
+      const std::int64_t r = i / per_row, k = (i % per_row) * 16;
+      const float s = mx_scale_as_float(mx_code_of(j, r, k));
+      const uint4 in = *reinterpret_cast<const uint4*>(j.q + r * j.ldq + k);
+      const std::uint32_t words[4] = {in.x, in.y, in.z, in.w};
+      std::uint32_t out[8];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const __half2_raw pair =
+              __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(words[w] >> (16 * h)), __NV_E4M3);
+          const float2 f = __half22float2(__half2(pair));
+          out[2 * w + h] = std::uint32_t(bf16_rn_canonical(f.x * s)) |
+                           (std::uint32_t(bf16_rn_canonical(f.y * s)) << 16);
+        }
+      }
+      uint4* dst = reinterpret_cast<uint4*>(j.y + r * j.ldy + k);
+      dst[0] = make_uint4(out[0], out[1], out[2], out[3]);
+      dst[1] = make_uint4(out[4], out[5], out[6], out[7]);
+    } else {
+      const std::int64_t r = i / j.K, k = i % j.K;
+      const __half_raw h = __nv_cvt_fp8_to_halfraw(j.q[r * j.ldq + k], __NV_E4M3);
+      j.y[r * j.ldy + k] = bf16_rn_canonical(__half2float(__half(h)) * mx_scale_as_float(mx_code_of(j, r, k)));
+    }
+  }
+}
+
+void check_dequant_job(const char* who, const MxDequantOperand& o, const char* q_name,
+                       const char* y_name) {
+  require_pointer(who, q_name, o.q, 1, "e4m3");
+  require_pointer(who, "scales", o.scales, 1, "UE8M0");
+  require_pointer(who, y_name, o.y, 2, "bf16");
+  require_positive(who, "rows", o.rows);
+  require_mx_multiple(who, "K", o.K, "MXFP8 has one UE8M0 scale per 1 x 32 block along K");
+  require_ld(who, "ldq", o.ldq, "K", o.K);
+  require_ld(who, "ldy", o.ldy, "K", o.K);
+  const Range rq = range(q_name, o.q, extent_bytes(who, q_name, o.rows, o.ldq, o.K, 1));
+  const Range rs = range("scales", o.scales, std::uint64_t(mx_1x32_scale_bytes(o.rows, o.K)));
+  const Range ry = range(y_name, o.y, extent_bytes(who, y_name, o.rows, o.ldy, o.K, 2));
+  require_disjoint(who, {ry}, {rq, rs, ry});
+  require_device_accessible(o.q, rq.bytes, who, q_name);
+  require_device_accessible(o.scales, rs.bytes, who, "scales");
+  require_device_accessible(o.y, ry.bytes, who, y_name);
+}
+
+bool dequant_vector_ok(const MxDequantOperand& o) {
+  return aligned(o.q, 16) && o.ldq % 16 == 0 && aligned(o.y, 16) && o.ldy % 8 == 0;
+}
+
+}  // namespace
+
+void validate_dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOperand* b) {
+  const char* who = "fp8gemm::dequantize_mx_1x32_bf16";
+  check_dequant_job(who, a, "q", "y");
+  if (b == nullptr) return;
+  check_dequant_job(who, *b, "second q", "second y");
+  const Range y0 = range("y", a.y, extent_bytes(who, "y", a.rows, a.ldy, a.K, 2));
+  const Range q0 = range("q", a.q, extent_bytes(who, "q", a.rows, a.ldq, a.K, 1));
+  const Range s0 = range("scales", a.scales, std::uint64_t(mx_1x32_scale_bytes(a.rows, a.K)));
+  const Range y1 = range("second y", b->y, extent_bytes(who, "second y", b->rows, b->ldy, b->K, 2));
+  const Range q1 = range("second q", b->q, extent_bytes(who, "second q", b->rows, b->ldq, b->K, 1));
+  const Range s1 =
+      range("second scales", b->scales, std::uint64_t(mx_1x32_scale_bytes(b->rows, b->K)));
+  require_disjoint(who, {y0, y1}, {y0, y1, q0, s0, q1, s1});
+}
+
+void launch_dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOperand* b,
+                                    cudaStream_t stream) {
+  const char* who = "fp8gemm::dequantize_mx_1x32_bf16";
+  const bool vec = dequant_vector_ok(a) && (b == nullptr || dequant_vector_ok(*b));
+  auto job = [&](const MxDequantOperand& o) {
+    return DequantJob{o.q, o.rows, o.K, o.ldq, o.scales, o.y, o.ldy,
+                      vec ? o.rows * (o.K / 16) : o.rows * o.K};
+  };
+  const DequantJob j0 = job(a);
+  const DequantJob j1 = b != nullptr ? job(*b) : DequantJob{};
+  // Enough resident threads to keep the copy going (8 CTAs of 256 per SM), each looping.
+  const std::int64_t blocks_needed = (j0.units + j1.units + 255) / 256;
+  const int grid = int(std::min<std::int64_t>(
+      blocks_needed, std::int64_t(current_device_sm_count()) * 8));
+  if (vec)
+    dequantize_mx_kernel<true><<<grid, 256, 0, stream>>>(j0, j1);
+  else
+    dequantize_mx_kernel<false><<<grid, 256, 0, stream>>>(j0, j1);
+  check_launch(who);
+}
+
+void dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOperand* b,
+                             cudaStream_t stream) {
+  validate_dequantize_mx_1x32_bf16(a, b);
+  launch_dequantize_mx_1x32_bf16(a, b, stream);
+}
+
 
 void quantize_mx_1x32(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
                       std::uint8_t* q, std::int64_t ldq, std::uint8_t* scales, MxExponentRule rule,

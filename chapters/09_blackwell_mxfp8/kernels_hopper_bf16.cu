@@ -1,0 +1,36 @@
+// The dequantize_bf16 path's GEMM kernels (hopper_mx.hpp, HopperPath): bf16 operands on the
+// engine (common/engine/bf16_operands.cuh), the tensor cores' FP32 sums over the whole K. The
+// tiles are chapter 6's fast table's for the same shapes (its ws_gemm.cpp: 128 x 192 and
+// 128 x 176 ping-pong, 128 x 256 and 128 x 128 with a 2 x 1 cluster), because a bf16 stage costs
+// the tensor cores what an e4m3 stage does; a registers epilogue for any D.
+#include "common/engine/bf16_operands.cuh"
+#include "common/engine/kernel_info.cuh"
+#include "hopper_mx.hpp"
+
+namespace fp8gemm::ch09 {
+using namespace engine;
+
+template <class Cfg>
+static KernelInfo bf16() {
+  KernelInfo k = kernel_info<Cfg, Bf16Math<Cfg>>();
+  k.name += "_bf16";
+  return k;
+}
+
+constexpr auto kFast = Accumulation::fast;
+constexpr auto kTma = EpilogueKind::tma_store;
+constexpr auto kPP = ConsumerOrder::pingpong;
+
+const std::vector<KernelInfo>& hopper_bf16_kernels() {
+  static const std::vector<KernelInfo> all = {
+      bf16<KernelConfig<128, 192, 4, 2, 1, kFast, kTma, 2, kPP>>(),
+      bf16<KernelConfig<128, 256, 4, 1, 1, kFast, EpilogueKind::registers>>(),
+      // Variants for the sweep (ch09_hopper_mxfp8 --kernels=all).
+      bf16<KernelConfig<128, 256, 4, 2, 1, kFast, kTma, 2>>(),
+      bf16<KernelConfig<128, 176, 4, 2, 1, kFast, kTma, 11, kPP>>(),
+      bf16<KernelConfig<128, 128, 6, 2, 1, kFast, kTma, 2, kPP>>(),
+  };
+  return all;
+}
+
+}  // namespace fp8gemm::ch09
