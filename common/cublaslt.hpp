@@ -1,4 +1,5 @@
-// The cuBLASLt baseline: FP8 e4m3 x e4m3 -> bf16, D = A . B^T with our row-major layouts
+// The cuBLASLt baseline: FP8 e4m3 x e4m3 -> bf16, D = A . B^T with our row-major layouts (and bf16
+// x bf16 for chapter 9)
 // (A M x K, B N x K, D M x N), either with per-tensor scales or with the DeepSeek-V3 block scales
 // (A 1x128 as VEC128_32F, B 128x128 as BLK128x128_32F; layouts in scaling.hpp).
 //
@@ -55,6 +56,12 @@ class CublasLtGemm {
                     const std::uint8_t* B, std::uint16_t* D, const float* scale_a,
                     const float* scale_b, cudaStream_t stream);
 
+  /// bf16 A (M x K) and B (N x K), row-major, D (bf16, M x N) = A . B^T with FP32 accumulation
+  /// (CUBLAS_COMPUTE_32F): the peer of chapter 9's bf16 GEMM (its dequantize_bf16 path). Same
+  /// rules as per_tensor on N and K.
+  void bf16(std::int64_t M, std::int64_t N, std::int64_t K, const std::uint16_t* A,
+            const std::uint16_t* B, std::uint16_t* D, cudaStream_t stream);
+
   /// cuBLASLt's version number, e.g. 130100.
   static std::size_t version();
 
@@ -64,7 +71,7 @@ class CublasLtGemm {
   static int algo_index();
 
  private:
-  enum class Mode { per_tensor, per_tensor_fast, block_scaled };
+  enum class Mode { per_tensor, per_tensor_fast, block_scaled, bf16 };
   void run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K, const std::uint8_t* A,
            const std::uint8_t* B, std::uint16_t* D, const float* scale_a, const float* scale_b,
            cudaStream_t stream);

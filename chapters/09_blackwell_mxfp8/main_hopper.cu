@@ -7,7 +7,8 @@
 // chapter 7's). Both Hopper paths (hopper_mx.hpp, HopperPath): the default
 // (ch09_hopper_mx) and dequantize_bf16 (ch09_hopper_mx_bf16), and the latter's
 // bf16 GEMM alone (ch09_bf16_gemm_alone: its plan's engine(), on the operands
-// its last run dequantised).
+// its last run dequantised), beside cuBLASLt's bf16 GEMM on the same operands
+// (cublaslt_bf16).
 //
 //   ch09_hopper_mxfp8 [--no-bench] [--sizes=...] [--shapes=MxNxK,...]
 //   [--json=PATH] [--accuracy=PATH]   (the MXFP8 rows of chapter 7's accuracy study)
@@ -69,8 +70,13 @@ struct MxCall {
   /// them) against the float64 definition: the relative Frobenius error over
   /// them, every entry finite.
   std::string check(std::size_t i, std::int64_t rows, std::uint64_t seed, bool& ok) {
+    return check_run([&] { plans[i]->run(nullptr); }, rows, seed, ok);
+  }
+  /// The same for any call that writes D.
+  std::string check_run(const std::function<void()>& run, std::int64_t rows, std::uint64_t seed,
+                        bool& ok) {
     poison_bf16(D.data(), D.size());
-    plans[i]->run(nullptr);
+    run();
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
     const auto picked = sample_rows(host.M, std::min(rows, host.M), seed);
     const auto ref = ch09::reference_f64_rows(host, picked);
@@ -139,6 +145,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<ch07::Plan>> bs_plans;
   bool ok = true;
   std::uint64_t seed = 9100;
+  CublasLtGemm cublas;
   std::printf(
       "\nvalidation against float64 (8 sampled rows; tolerance 2^-8 + "
       "2.5e-7 K):\n");
@@ -156,6 +163,22 @@ int main(int argc, char** argv) {
                   mx_ok ? "ok  " : "FAIL", d.c_str(), mx.back()->plans[i]->describe().c_str());
       ok &= mx_ok;
     }
+    if (s.N % 8 == 0) {
+      // cuBLASLt's bf16 GEMM on the dequantize_bf16 path's operands (plans[1], which ran above).
+      const ch09::HopperPlan& p = *mx.back()->plans[1];
+      bool cb_ok = false;
+      const std::string d = mx.back()->check_run(
+          [&] {
+            cublas.bf16(s.M, s.N, s.K, static_cast<const std::uint16_t*>(p.engine().args().A),
+                        static_cast<const std::uint16_t*>(p.engine().args().B),
+                        mx.back()->D.data(), nullptr);
+          },
+          8, seed++, cb_ok);
+      errors["cublaslt_bf16/" + s.name()] = d;
+      std::printf("  %-20s cublaslt_bf16  %s  %s\n", s.name().c_str(), cb_ok ? "ok  " : "FAIL",
+                  d.c_str());
+      ok &= cb_ok;
+    }
     bs_ops.push_back(std::make_unique<ch07::DeviceOperands>(s.M, s.N, s.K, seed++));
     bs_plans.push_back(std::make_unique<ch07::Plan>(bs_ops.back()->gemm()));
     const auto r = ch07::sampled_check(*bs_ops.back(), *bs_plans.back(), 8, seed++);
@@ -170,7 +193,6 @@ int main(int argc, char** argv) {
   }
   if (!args.bench) return 0;
 
-  CublasLtGemm cublas;
   auto add = [&](const std::string& impl, const Shape& s, std::function<void(cudaStream_t)> f,
                  double scale_bytes) {
     const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
@@ -190,6 +212,15 @@ int main(int argc, char** argv) {
     add(
         "ch09_bf16_gemm_alone", s, [gemm_alone](cudaStream_t st) { gemm_alone->run(st); },
         double(s.M + s.N) * double(s.K));
+    if (s.N % 8 == 0) {
+      const auto* a16 = static_cast<const std::uint16_t*>(gemm_alone->args().A);
+      const auto* b16 = static_cast<const std::uint16_t*>(gemm_alone->args().B);
+      std::uint16_t* d = mx[i]->D.data();
+      add(
+          "cublaslt_bf16", s,
+          [s, a16, b16, d, &cublas](cudaStream_t st) { cublas.bf16(s.M, s.N, s.K, a16, b16, d, st); },
+          double(s.M + s.N) * double(s.K));
+    }
     const ch07::Plan* q = bs_plans[i].get();
     const double bs_scale_bytes =
         4.0 * double(ceil_div(s.K, 128)) * double(s.M + ceil_div(s.N, 128));

@@ -104,6 +104,12 @@ void CublasLtGemm::block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
   run(Mode::block_scaled, M, N, K, A, B, D, scale_a, scale_b, stream);
 }
 
+void CublasLtGemm::bf16(std::int64_t M, std::int64_t N, std::int64_t K, const std::uint16_t* A,
+                        const std::uint16_t* B, std::uint16_t* D, cudaStream_t stream) {
+  run(Mode::bf16, M, N, K, reinterpret_cast<const std::uint8_t*>(A),
+      reinterpret_cast<const std::uint8_t*>(B), D, nullptr, nullptr, stream);
+}
+
 void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K,
                        const std::uint8_t* A, const std::uint8_t* B, std::uint16_t* D,
                        const float* scale_a, const float* scale_b, cudaStream_t stream) {
@@ -115,7 +121,9 @@ void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K
         " must be a multiple of 8 (cuBLASLt FP8 with bf16 D needs 16-byte aligned rows of D)");
   if (K % 16 != 0)
     bad("K = " + std::to_string(K) + " must be a multiple of 16 (FP8 operands need 16-byte rows)");
-  if (!A || !B || !D || !scale_a || !scale_b) bad("null pointer among A, B, D, scale_a, scale_b");
+  const bool scaled = mode != Mode::bf16;  // bf16: no scale pointers at all
+  if (!A || !B || !D || (scaled && (!scale_a || !scale_b)))
+    bad("null pointer among A, B, D, scale_a, scale_b");
 
   // The same launch path as the chapters (launch.hpp): an earlier error is reported as such,
   // and a failed launch names cuBLASLt.
@@ -123,8 +131,8 @@ void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K
   // cuBLASLt reads the scales through pointers in the matmul descriptor and refuses
   // (CUBLAS_STATUS_NOT_SUPPORTED) ones that are not 16-byte aligned: seen on the H200 with
   // scale_b one float after scale_a. Say so instead.
-  if (reinterpret_cast<std::uintptr_t>(scale_a) % 16 != 0 ||
-      reinterpret_cast<std::uintptr_t>(scale_b) % 16 != 0)
+  if (scaled && (reinterpret_cast<std::uintptr_t>(scale_a) % 16 != 0 ||
+                 reinterpret_cast<std::uintptr_t>(scale_b) % 16 != 0))
     bad("scale_a and scale_b must be 16-byte aligned (cuBLASLt's scale pointers)");
   // A worker thread may call us first: make the runtime's context current before cuBLASLt
   // launches anything (CUBLAS_STATUS_EXECUTION_FAILED was seen from fresh threads otherwise).
@@ -157,16 +165,19 @@ void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K
           plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &vec, sizeof vec));
     }
     // Column-major views: cuBLAS A = K x N (ld K), B = K x M (ld K), D = N x M (ld N).
-    FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, CUDA_R_8F_E4M3, K, N, K));
-    FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, CUDA_R_8F_E4M3, K, M, K));
+    const cudaDataType_t in = scaled ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->a, in, K, N, K));
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->b, in, K, M, K));
     FP8GEMM_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan->d, CUDA_R_16BF, N, M, N));
 
     // The scale pointers take part in the heuristic's choice only through their mode; set
     // them once here, again on every call below.
-    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-        plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b, sizeof scale_b));
-    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-        plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a, sizeof scale_a));
+    if (scaled) {
+      FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b, sizeof scale_b));
+      FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+          plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a, sizeof scale_a));
+    }
 
     cublasLtMatmulPreference_t pref = nullptr;
     FP8GEMM_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -185,7 +196,10 @@ void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K
     if (st != CUBLAS_STATUS_SUCCESS || found <= index) {
       std::ostringstream s;
       s << "fp8gemm::CublasLtGemm: cuBLASLt has no algorithm for "
-        << (mode == Mode::block_scaled ? "block-scaled" : "per-tensor") << " FP8 " << M << " x "
+        << (mode == Mode::block_scaled ? "block-scaled FP8"
+            : mode == Mode::bf16       ? "bf16"
+                                       : "per-tensor FP8")
+        << " " << M << " x "
         << N << " x " << K << " (" << cublasLtGetStatusName(st) << ", " << found
         << " candidates, asked for number " << index << ")";
       throw std::runtime_error(s.str());
@@ -194,10 +208,12 @@ void CublasLtGemm::run(Mode mode, std::int64_t M, std::int64_t N, std::int64_t K
     it = cache.emplace(key, std::move(plan)).first;
   }
   Plan& plan = *it->second;
-  FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-      plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b, sizeof scale_b));
-  FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
-      plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a, sizeof scale_a));
+  if (scaled) {
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b, sizeof scale_b));
+    FP8GEMM_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+        plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a, sizeof scale_a));
+  }
   const float alpha = 1.0f, beta = 0.0f;
   FP8GEMM_CUBLAS_CHECK(cublasLtMatmul(handle_, plan.desc, &alpha, B, plan.a, A, plan.b, &beta, D,
                                       plan.d, D, plan.d, &plan.algo, workspace_, workspace_bytes_,
