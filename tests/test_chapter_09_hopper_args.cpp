@@ -73,6 +73,13 @@ TEST_CASE("ch09 Hopper: the dequantize_bf16 path's kernels", "[ch09][hopper][cpu
   }
   CHECK(tma >= 1);
   CHECK(reg >= 1);
+  // The three that the path's rule names (hopper_mx.cpp) exist.
+  for (const char* rule : {"128x256_s4_c2x1_fast_tma_b2_bf16", "128x192_s4_c2x1_fast_tma_b2_pp_bf16",
+                           "128x256_s4_c1x1_fast_reg_bf16"}) {
+    bool found = false;
+    for (const auto& k : hopper_bf16_kernels()) found = found || k.name == rule;
+    CHECK(found);
+  }
 }
 
 TEST_CASE("ch09 Hopper: the compiled kernels", "[ch09][hopper][cpu]") {

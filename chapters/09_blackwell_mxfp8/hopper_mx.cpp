@@ -12,6 +12,10 @@ namespace fp8gemm::ch09 {
 
 namespace {
 constexpr const char* kWho = "fp8gemm::ch09_hopper_mxfp8";
+// The dequantize_bf16 path's kernels that its rule picks (kernels_hopper_bf16.cu).
+constexpr const char* kBf16Cooperative = "128x256_s4_c2x1_fast_tma_b2_bf16";
+constexpr const char* kBf16PingPong = "128x192_s4_c2x1_fast_tma_b2_pp_bf16";
+constexpr const char* kBf16Registers = "128x256_s4_c1x1_fast_reg_bf16";
 
 GemmRequirements hopper_requirements() {
   GemmRequirements r = requirements();  // the MXFP8 call's rules (mx_gemm.hpp)
@@ -39,13 +43,21 @@ const engine::KernelInfo& find_hopper_kernel(const std::string& name) {
   return engine::find_kernel(all, name, kWho);
 }
 
-/// The dequantize_bf16 path's bf16 GEMM: the first of hopper_bf16_kernels() with the TMA-store
-/// epilogue when D allows it, else the first with the registers epilogue; or one by name.
-const engine::KernelInfo& bf16_kernel(const std::string& name, bool tma_store_ok) {
-  if (!name.empty()) return engine::find_kernel(hopper_bf16_kernels(), name, kWho);
-  for (const auto& k : hopper_bf16_kernels())
-    if ((k.epilogue == engine::EpilogueKind::tma_store) == tma_store_ok) return k;
-  return hopper_bf16_kernels().front();
+/// The dequantize_bf16 path's bf16 GEMM, by name, or the rule: where D allows a TMA store, the
+/// cooperative 128 x 256 tile with a 2 x 1 cluster when K >= 4096 and N is a multiple of 256
+/// (a long K amortises its epilogue, and its tiles fill N), else the 128 x 192 ping-pong tile
+/// (which overlaps one tile's epilogue with the other's main loop: chapter 6's reason); the
+/// registers kernel for any other D. From the sweep of every bf16 kernel at 8192^3 and the
+/// M = 4096 DeepSeek-V3 shapes (plots/data/h200/ch09/bf16_sweep_138cfbc.json): the rule's kernel
+/// is the fastest at five of the seven and within 5% of it at 4096 x 2112 x 7168 and
+/// 4096 x 7168 x 2048 (128 x 176 ping-pong there); the first default, 128 x 192 ping-pong
+/// everywhere, was 7% and 10% slower at 4096 x 7168 x 16384 and 4096 x 4096 x 7168.
+const engine::KernelInfo& bf16_kernel(const std::string& name, const GemmArgs& args) {
+  const auto& all = hopper_bf16_kernels();
+  if (!name.empty()) return engine::find_kernel(all, name, kWho);
+  if (!engine::tma_store_compatible(args)) return engine::find_kernel(all, kBf16Registers, kWho);
+  const bool cooperative = args.K >= 4096 && args.N % 256 == 0;
+  return engine::find_kernel(all, cooperative ? kBf16Cooperative : kBf16PingPong, kWho);
 }
 
 /// The bf16 GEMM as the engine sees it: A and B as byte matrices of 2 K columns (a bf16 row is
@@ -76,7 +88,7 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
   impl_->call = g;
   if (o.path == HopperPath::dequantize_bf16) {
     Impl& I = *impl_;
-    const engine::KernelInfo& k = bf16_kernel(o.kernel, engine::tma_store_compatible(args));
+    const engine::KernelInfo& k = bf16_kernel(o.kernel, args);
     // (M + N) K bf16, then 16 bytes for the two per-tensor scales (1.0f): 16-byte aligned, since
     // K is a multiple of 32.
     I.workspace = DeviceBuffer<std::uint16_t>(std::size_t((g.M + g.N) * g.K + 8));
