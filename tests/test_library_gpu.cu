@@ -140,6 +140,18 @@ TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "
     const auto a = output_of(D, [&] { lib.run(nullptr); });
     CHECK(all_written(a));
     CHECK(a == output_of(D2, [&] { chapter.run(nullptr); }));
+    // The opt-in dequantize_bf16 path: chapter 9's plan on that path, bit for bit, run() doing
+    // both of its launches (the dequantisation too: the chapter's plan has its own workspace).
+    MxOptions o;
+    o.hopper_dequantize_bf16 = true;
+    const MxPlan lib16(ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D.data()), o);
+    CHECK(lib16.choice().kernel.ends_with("_bf16"));
+    const ch09::HopperPlan chapter16(
+        ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D2.data()),
+        ch09::HopperOptions{"", ch09::HopperPath::dequantize_bf16});
+    const auto b = output_of(D, [&] { lib16.run(nullptr); });
+    CHECK(all_written(b));
+    CHECK(b == output_of(D2, [&] { chapter16.run(nullptr); }));
   }
 }
 

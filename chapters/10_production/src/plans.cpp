@@ -111,6 +111,10 @@ MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) {
   if (a.device < 0) ch09::validate(in);
   arch_ = mx_kernel_arch(a, ch09::compiled_for_sm100());
   if (arch_ == MxKernelArch::blackwell_sm100a) {
+    if (o.hopper_dequantize_bf16)
+      throw std::invalid_argument(
+          "fp8gemm::MxPlan: MxOptions::hopper_dequantize_bf16 is a Hopper path; compute "
+          "capability 10.0 runs chapter 9's sm_100a kernel, which scales in the tensor cores");
     if (!o.kernel.empty())
       throw std::invalid_argument("fp8gemm::MxPlan: MxOptions::kernel = '" + o.kernel +
                                   "' names a Hopper kernel; on compute capability 10.0 there is "
@@ -122,6 +126,16 @@ MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) {
     return;
   }
   const MxGemm g = ch09::with_defaults(in);
+  if (o.hopper_dequantize_bf16) {
+    // Chapter 9's rule picks the bf16 kernel (or MxOptions::kernel names one); no table yet.
+    hopper_ = std::make_unique<ch09::HopperPlan>(
+        in, ch09::HopperOptions{o.kernel, ch09::HopperPath::dequantize_bf16});
+    choice_ = {hopper_->engine().kernel().name,
+               o.kernel.empty() ? DispatchRule::chapter : DispatchRule::option,
+               "MxOptions::hopper_dequantize_bf16: chapter 9's dequantize_bf16 path"};
+    gemm_ = g;
+    return;  // engine_ stays null: run() is the plan's (the dequantisation, then the GEMM)
+  }
   choice_ = choose_mx_hopper(g.M, g.N, g.K, tma_storable(g.D, g.ldd), o.kernel,
                              env_of(DispatchFamily::mxfp8_hopper));
   hopper_ = std::make_unique<ch09::HopperPlan>(in, ch09::HopperOptions{choice_.kernel});
@@ -136,6 +150,8 @@ void MxPlan::run(cudaStream_t stream) const {
   // run() ends in): nothing between the caller and the launch but that.
   if (engine_)
     engine_->run(stream);
+  else if (hopper_)
+    hopper_->run(stream);  // the dequantize_bf16 path: two launches
   else
     blackwell_->run(stream);
 }

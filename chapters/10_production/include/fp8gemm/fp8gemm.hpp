@@ -209,9 +209,17 @@ class WeightGradPlan {
 using MxGemm = ch09::MxGemm;
 
 struct MxOptions {
-  /// A Hopper kernel by name (ch09::hopper_kernels()), overriding the dispatch. Blackwell has one
-  /// kernel: a name there is refused (std::invalid_argument).
+  /// A Hopper kernel by name (ch09::hopper_kernels(), or with hopper_dequantize_bf16 one of
+  /// ch09::hopper_bf16_kernels()), overriding the dispatch. Blackwell has one kernel: a name there
+  /// is refused (std::invalid_argument).
   std::string kernel;
+  /// Hopper only, opt-in: chapter 9's dequantize_bf16 path (ch09::HopperPath) instead of the
+  /// dispatched MXFP8 kernel: A and B dequantised to bf16 (exact for every value bf16 holds)
+  /// into a workspace the plan owns, (M + N) K 2 bytes, then a bf16 GEMM; 1.5-1.9x the default
+  /// kernel on the H200 at M = 4096 and 8192^3 (chapter 9's README, "The Hopper half"), at the
+  /// cost of that memory and a second launch per run(). Refused on Blackwell (its kernel scales
+  /// in the tensor cores already).
+  bool hopper_dequantize_bf16 = false;
 };
 
 /// The architecture dispatch of MXFP8: on compute capability 10.0 chapter 9's sm_100a kernel
@@ -245,6 +253,7 @@ class MxPlan {
   std::unique_ptr<ch09::HopperPlan> hopper_;
   std::unique_ptr<ch09::Plan> blackwell_;
   const engine::EnginePlan* engine_ = nullptr;  // hopper_'s engine plan: what run() launches
+                                                // (null on the dequantize_bf16 path: hopper_)
   MxGemm gemm_;                                 // the call bound now (defaults filled in)
 };
 
