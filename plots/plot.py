@@ -49,11 +49,14 @@ and, from the chapter-9 subfolder <data>/ch09/:
 
 and, from chapter 9's Hopper file <data>/ch09_hopper_mxfp8.json (one of the *.json above, written
 by `ch09_hopper_mxfp8 --kernels=all`: the default kernel "ch09_hopper_mx", every kernel as
-"ch09_hopper_mx:<kernel>", earlier versions suffixed _v2, _v1, chapter 7's "ch07_block_scaled" and
-cuBLASLt block-scaled, in one process):
+"ch09_hopper_mx:<kernel>", earlier versions suffixed _v2, _v1, the dequantize_bf16 path as
+"ch09_hopper_mx_bf16" (its rule) and "ch09_hopper_mx_bf16:<kernel>", its bf16 GEMM alone
+"ch09_bf16_gemm_alone" and cuBLASLt's "cublaslt_bf16" on the same operands, chapter 7's
+"ch07_block_scaled" and cuBLASLt block-scaled, in one process):
 
   <out>/ch09_hopper.png  grouped bars per shape: the earlier versions' fastest kernels, the
-                     default (current version), chapter 7, cuBLASLt block-scaled, and issue 11's
+                     default (current version), the dequantize_bf16 path, chapter 7, cuBLASLt
+                     block-scaled, and issue 11's
                      target (0.7x chapter 7) as a dashed line per shape
   chapter 9's README the table between <!-- hopper:begin --> / <!-- hopper:end -->: TFLOPS and the
                      ratio to chapter 7 per shape, and issue 11's target (>= 0.7x chapter 7 at
@@ -1034,6 +1037,11 @@ CH09_HOPPER_FILE = "ch09_hopper_mxfp8.json"
 # The plan's default kernel; each kernel is timed as "ch09_hopper_mx:<kernel>".
 CH09_HOPPER_IMPL = "ch09_hopper_mx"
 CH09_HOPPER_CH07 = "ch07_block_scaled"  # chapter 7's plan, the baseline of the ratios
+# The dequantize_bf16 path (HopperPath): its rule's kernel, each kernel as "<impl>:<kernel>", its
+# bf16 GEMM alone and cuBLASLt's bf16 GEMM on the same operands.
+CH09_BF16_IMPL = "ch09_hopper_mx_bf16"
+CH09_BF16_GEMM = "ch09_bf16_gemm_alone"
+CH09_CUBLASLT_BF16 = "cublaslt_bf16"
 # The version of the kernels named without a _vN suffix (kernels_hopper.cu: kVersion's default);
 # earlier versions are "<kernel>_vN". Raise it when a new version becomes the default.
 CH09_HOPPER_VERSION = 3
@@ -1355,6 +1363,10 @@ class HopperRow:
     fastest: dict[int, Row | None]  # version -> its fastest kernel at the shape
     ch07: Row | None
     cublaslt: Row | None
+    bf16: Row | None = None  # the dequantize_bf16 path, its rule's kernel
+    bf16_fastest: Row | None = None  # its fastest kernel
+    bf16_gemm: Row | None = None  # its bf16 GEMM alone
+    cublaslt_bf16: Row | None = None
 
     def vs_ch07(self, r: Row | None) -> float | None:
         return ratio(r, self.ch07)
@@ -1378,8 +1390,13 @@ def hopper_rows(bf: BenchFile) -> tuple[list[int], list[HopperRow]]:
         for v in versions:
             rs = [r for r in (bf.find(i, s) for i in kernels.get(v, [])) if r is not None]
             fastest[v] = max(rs, key=lambda r: r.tflops) if rs else None  # ties: file order
+        b16 = [r for r in (bf.find(i, s) for i in uniq(
+            x.impl for x in bf.rows if x.impl.startswith(CH09_BF16_IMPL + ":"))) if r is not None]
         rows.append(HopperRow(s, bf.find(CH09_HOPPER_IMPL, s), fastest,
-                              bf.find(CH09_HOPPER_CH07, s), bf.find(CH07_PEER, s)))
+                              bf.find(CH09_HOPPER_CH07, s), bf.find(CH07_PEER, s),
+                              bf.find(CH09_BF16_IMPL, s),
+                              max(b16, key=lambda r: r.tflops) if b16 else None,
+                              bf.find(CH09_BF16_GEMM, s), bf.find(CH09_CUBLASLT_BF16, s)))
     return versions, rows
 
 
@@ -1415,8 +1432,11 @@ def hopper_table(bf: BenchFile, data_label: str) -> str | None:
         return None
     cur = CH09_HOPPER_VERSION
     shown = [v for v in versions if any(r.fastest[v] for r in rows)]
+    has_bf16 = any(r.bf16 for r in rows)
+    bf16_head = ([f"dequantize_bf16, its rule (`{CH09_BF16_IMPL}`)", "dequantize_bf16, fastest kernel",
+                  "its bf16 GEMM alone", "cuBLASLt bf16, same operands"] if has_bf16 else [])
     head = (["shape (M×N×K)", f"v{cur}, the default (`{CH09_HOPPER_IMPL}`)"]
-            + [f"v{v}, fastest kernel" for v in shown]
+            + [f"v{v}, fastest kernel" for v in shown] + bf16_head
             + [f"chapter 7 (`{CH09_HOPPER_CH07}`)", "cuBLASLt block-scaled"])
     out = ["| " + " | ".join(head) + " |",
            "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
@@ -1431,6 +1451,8 @@ def hopper_table(bf: BenchFile, data_label: str) -> str | None:
         out.append("| " + " | ".join(
             [shape_label(r.shape).replace("x", "×"), cell(r, r.default)]
             + [cell(r, r.fastest[v], named=True) for v in shown]
+            + ([cell(r, r.bf16), cell(r, r.bf16_fastest, named=True), cell(r, r.bf16_gemm),
+                cell(r, r.cublaslt_bf16)] if has_bf16 else [])
             + [fmt_tf(r.ch07.tflops if r.ch07 else None), cell(r, r.cublaslt)]) + " |")
 
     t = hopper_target(rows)
@@ -1447,6 +1469,21 @@ def hopper_table(bf: BenchFile, data_label: str) -> str | None:
         gm = f"no M = {CH09_TARGET_M} DeepSeek-V3 shape measured beside chapter 7"
     out.append(f"- Issue 11's target, the default kernel at >= {CH09_TARGET:g}x chapter 7: "
                f"{sq}; {gm}.")
+    if has_bf16:
+        b = hopper_target(rows, lambda r: r.bf16)
+        parts = []
+        if b.square is not None:
+            parts.append(f"{shape_label(CH09_TARGET_SQUARE)} **{fmt_x_trunc(b.square)}**, "
+                         f"{_verdict(b.square_met)}")
+        if b.geomean is not None:
+            parts.append(f"geomean over the {len(b.group)} M = {CH09_TARGET_M} DeepSeek-V3 shapes "
+                         f"**{fmt_x_trunc(b.geomean)}** ({min(b.group):.2f}-{max(b.group):.2f} "
+                         f"per shape), {_verdict(b.geomean_met)}")
+        g = hopper_target(rows, lambda r: r.bf16_gemm)
+        gq = (f"; its bf16 GEMM alone {fmt_x_trunc(g.square)} at {shape_label(CH09_TARGET_SQUARE)}"
+              f" and {fmt_x_trunc(g.geomean)} over the same shapes" if g.geomean else "")
+        out.append(f"- The same target for the opt-in dequantize_bf16 path (`{CH09_BF16_IMPL}`): "
+                   f"{'; '.join(parts)}{gq}.")
     if n_group:
         parts = []
         for v in shown:
@@ -1473,7 +1510,12 @@ def hopper_table(bf: BenchFile, data_label: str) -> str | None:
         + (f"; {', '.join(f'v{v}' for v in older)}: its earlier versions, kernels named `_v"
            f"{older[0]}`" + "".join(f", `_v{v}`" for v in older[1:]) if older else "")
         + ". A version's column is its fastest kernel at the shape (of those "
-        "`--kernels=all` times), named without the version suffix. Chapter 7: its block-scaled "
+        "`--kernels=all` times), named without the version suffix."
+        + (" dequantize_bf16: `ch09::HopperPath::dequantize_bf16`, A and B dequantised to bf16 "
+           "into the plan's workspace, then a bf16 GEMM on the engine (both launches timed); its "
+           "bf16 GEMM alone and cuBLASLt's bf16 GEMM read the operands it dequantised."
+           if has_bf16 else "")
+        + " Chapter 7: its block-scaled "
         "plan (1 x 128 / 128 x 128 scales, a promotion per 128 K), and cuBLASLt block-scaled on "
         "chapter 7's operands: the same shape and kind of data as chapter 9's, not the same "
         "data. All timed in the same process"
@@ -2430,8 +2472,10 @@ def plot_ch09_hopper(bf: BenchFile) -> bytes | None:
     # (label, colour, the row's measurement, annotate the ratio to chapter 7 above the bar)
     series = [(f"v{v} (fastest kernel)", old_colors[k % len(old_colors)],
                lambda r, v=v: r.fastest[v], False) for k, v in enumerate(older)]
-    series += [(f"v{cur}, the default ({CH09_HOPPER_IMPL})", "#DD8452", lambda r: r.default, True),
-               (f"chapter 7 ({CH09_HOPPER_CH07})", "#55A868", lambda r: r.ch07, False),
+    series += [(f"v{cur}, the default ({CH09_HOPPER_IMPL})", "#DD8452", lambda r: r.default, True)]
+    if any(r.bf16 for r in rows):
+        series += [(f"dequantize_bf16 path ({CH09_BF16_IMPL})", "#8C8C8C", lambda r: r.bf16, True)]
+    series += [(f"chapter 7 ({CH09_HOPPER_CH07})", "#55A868", lambda r: r.ch07, False),
                ("cuBLASLt block-scaled", "#4C72B0", lambda r: r.cublaslt, False)]
     rows = [r for r in rows if any(get(r) for _, _, get, _ in series)]
     if not rows:
@@ -2473,7 +2517,7 @@ def plot_ch09_hopper(bf: BenchFile) -> bytes | None:
     delay = _num(ctx_str(bf.context, "gpu_delay_us"))
     method = ({"1": "L2 flushed", "clean": "L2 flushed clean"}.get(ctx_str(bf.context, "l2_flush"), "L2 not flushed")) + (
         f", {delay:g} µs GPU delay" if delay else "") + ", median"
-    fig.suptitle(f"Chapter 9's Hopper MXFP8 GEMM (a promotion per 32 K) against chapter 7 on "
+    fig.suptitle(f"Chapter 9's Hopper MXFP8 GEMMs (a promotion per 32 K; dequantised to bf16) against chapter 7 on "
                  f"{gpu_name([bf])}\n({method}; commit "
                  f"{short_commit(ctx_str(bf.context, 'git_commit'))})", fontsize=12)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
