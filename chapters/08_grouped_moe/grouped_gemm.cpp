@@ -166,10 +166,12 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
                                std::uint64_t(g.K), std::uint64_t(g.ldb), std::uint32_t(k.block_n),
                                128, CU_TENSOR_MAP_SWIZZLE_128B);
   // A box of BlockM + 4 scales, loaded from row m0 & ~3: a TMA box must start 16-byte aligned
-  // along the rows (common/engine/block_scaled.cuh, kSkewedRows).
+  // along the rows (common/engine/block_scaled.cuh, kSkewedRows); for BlockM = 256 two boxes of
+  // 160 (a box dimension holds at most 256 elements; kSkewedBoxRows there).
+  const int sfa_box = k.block_m + 4 <= 256 ? k.block_m + 4 : 160;
   p.map_sfa = make_tensor_map_2d(g.scale_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
                                  std::uint64_t(ceil_div(g.K, 128)), std::uint64_t(all_rows),
-                                 std::uint64_t(g.scale_a_layout.ld), 1, std::uint32_t(k.block_m + 4),
+                                 std::uint64_t(g.scale_a_layout.ld), 1, std::uint32_t(sfa_box),
                                  CU_TENSOR_MAP_SWIZZLE_NONE);
   p.sfb = g.scale_b;
   p.sfb_ld = g.scale_b_layout.ld;

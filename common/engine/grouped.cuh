@@ -87,11 +87,16 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   static constexpr std::uint32_t kExtraStageBytes =
       BlockScaledMath<Cfg>::template side_stage_bytes<GroupedTile>();
   /// The stage's A scales: rows (m0 & ~3) .. (m0 & ~3) + BlockM + 3 of the scale tensor over all
-  /// rows (the map's box is BlockM + 4 wide; rows past the tensor are zero-filled).
+  /// rows (the map's box is BlockM + 4 wide, or two boxes of 160 for BlockM = 256; rows past the
+  /// tensor are zero-filled).
   __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
                                                        std::uint32_t bar, const GroupedTile& t,
                                                        int kb) {
-    ptx::tma_load_2d(extra, &p.map_sfa, bar, t.m0 & ~3, kb);
+    using BS = BlockScaledMath<Cfg>;
+#pragma unroll
+    for (int i = 0; i < BS::kSkewedBoxes; ++i)
+      ptx::tma_load_2d(extra + std::uint32_t(i * BS::kSkewedBoxRows) * 4u, &p.map_sfa, bar,
+                       (t.m0 & ~3) + i * BS::kSkewedBoxRows, kb);
   }
 };
 
