@@ -768,19 +768,19 @@ void quantize_mx_1x32_dual(int variant, int max_ctas, const std::uint16_t* x, st
 }  // namespace mx_tuning
 
 // ====================================== MXFP8 -> bf16 =============================================
-// dequantize_mx_1x32_bf16 (quantize_gpu.hpp): y = bf16(e4m3(q) * 2^(code - 127)). A warp per
-// row; each lane takes 16 consecutive elements at a time (16 | 32: one MX block, one scale byte),
-// two such chunks' loads in flight: a 16-byte load, the hardware's e4m3x2 -> f16x2 conversion
-// (exact), f16 -> float (exact), one FMUL by the block's scale as a float (exact wherever the
-// product is at least 2^-149 and below 2^128), one round to bf16 (exact from 2^-130 up: 4
-// significant bits, the lowest on bf16's 2^-133 grid); NaN (an e4m3 NaN or code 0xFF) is written
-// 0x7FC0, as float_to_bf16. Two 16-byte stores. The scalar kernel does the same one element per
-// lane where the 16-byte path's alignment is missing. Up to two operands per launch (the GEMM's
-// A and B).
-// The first version (session 11 call 1, 138cfbc) gave each thread one 16-element chunk of a
-// flat index, found its row and column by 64-bit division and its scale byte through
-// mx_scale_offset: ncu at 8192^3 (A and B, 384 MB) 132.7 us, 69% of DRAM peak, issue slots 46%
-// busy. This one (a warp per row, no division, two loads in flight) is expected at 80-85%.
+// dequantize_mx_1x32_bf16 (quantize_gpu.hpp): y = bf16(e4m3(q) * 2^(code - 127)). One thread per
+// 16 consecutive elements of a row (16 | 32, so all in one MX block, one scale byte): one 16-byte
+// load, the hardware's e4m3x2 -> f16x2 conversion (exact), f16 -> float (exact), one FMUL by the
+// block's scale as a float (exact wherever the product is at least 2^-149 and below 2^128), one
+// round to bf16 (exact from 2^-130 up: 4 significant bits, the lowest on bf16's 2^-133 grid);
+// NaN (an e4m3 NaN or code 0xFF) is written 0x7FC0, as float_to_bf16. Two 16-byte stores. The
+// scalar kernel does the same one element per thread where the 16-byte path's alignment is
+// missing. Up to two operands per launch (the GEMM's A and B).
+// Measured (ncu, 8192^3, A and B: 384 MB): 132.7 us, 69% of DRAM peak (session 11, 138cfbc). A
+// warp-per-row version without the 64-bit division, two loads in flight per lane, was predicted
+// at 80-85% and measured 181.0 us, 46% (6e9c77a): its 8448 warps each walk their own row, so the
+// bytes in flight are scattered over thousands of DRAM pages instead of one contiguous window
+// (L2 throughput 80% against DRAM 46%); reverted.
 namespace {
 
 struct DequantJob {
@@ -789,6 +789,7 @@ struct DequantJob {
   const std::uint8_t* scales;
   std::uint16_t* y;
   std::int64_t ldy;
+  std::int64_t units;  // 16-element chunks (vector kernel) or elements (scalar kernel)
 };
 
 __device__ __forceinline__ float mx_scale_as_float(std::uint8_t code) {
@@ -800,65 +801,44 @@ __device__ __forceinline__ float mx_scale_as_float(std::uint8_t code) {
 __device__ __forceinline__ std::uint16_t bf16_rn_canonical(float v) {
   return v != v ? std::uint16_t(0x7FC0) : __bfloat16_as_ushort(__float2bfloat16_rn(v));
 }
+__device__ __forceinline__ std::uint8_t mx_code_of(const DequantJob& j, std::int64_t r,
+                                                   std::int64_t k) {
+  return j.scales[mx_scale_offset(r, k / kMxBlock, j.rows, j.K / kMxBlock)];
+}
 
-/// One warp per row, its lanes along the row: no division per element, the row's scale bytes
-/// found from its tile row once (the Mx1x32 layout: tile (r / 128, block / 4) of 512 bytes, byte
-/// (r % 32) 16 + (r % 128 / 32) 4 + block % 4 inside it).
 template <bool kVector>
 __global__ void dequantize_mx_kernel(DequantJob j0, DequantJob j1) {
-  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
-  const int lane = int(threadIdx.x % 32);
-  for (std::int64_t rr = std::int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-       rr < j0.rows + j1.rows; rr += warps) {
-    const bool second = rr >= j0.rows;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+       u < j0.units + j1.units; u += stride) {
+    const bool second = u >= j0.units;
     const DequantJob& j = second ? j1 : j0;
-    const std::int64_t r = second ? rr - j0.rows : rr;
-    const std::int64_t tiles_k = (j.K / kMxBlock + 3) / 4;
-    const std::uint8_t* srow = j.scales + (r / 128) * tiles_k * 512 + (r % 32) * 16 + (r % 128 / 32) * 4;
-    const std::uint8_t* qrow = j.q + r * j.ldq;
-    std::uint16_t* yrow = j.y + r * j.ldy;
-    auto code = [&](int block) { return srow[(block / 4) * 512 + block % 4]; };
+    const std::int64_t i = second ? u - j0.units : u;
     if constexpr (kVector) {
-      // 16 elements per lane and step (half an MX block), two steps' loads issued together.
-      const int chunks = int(j.K / 16);
-      for (int c0 = lane; c0 < chunks; c0 += 64) {
-        uint4 in[2];
-        float sc[2];
+      const std::int64_t per_row = j.K / 16;
+      const std::int64_t r = i / per_row, k = (i % per_row) * 16;
+      const float s = mx_scale_as_float(mx_code_of(j, r, k));
+      const uint4 in = *reinterpret_cast<const uint4*>(j.q + r * j.ldq + k);
+      const std::uint32_t words[4] = {in.x, in.y, in.z, in.w};
+      std::uint32_t out[8];
 #pragma unroll
-        for (int u = 0; u < 2; ++u) {
-          const int c = c0 + 32 * u;
-          if (c < chunks) {
-            in[u] = *reinterpret_cast<const uint4*>(qrow + 16 * c);
-            sc[u] = mx_scale_as_float(code(c / 2));
-          }
-        }
+      for (int w = 0; w < 4; ++w) {
 #pragma unroll
-        for (int u = 0; u < 2; ++u) {
-          const int c = c0 + 32 * u;
-          if (c >= chunks) break;
-          const std::uint32_t words[4] = {in[u].x, in[u].y, in[u].z, in[u].w};
-          std::uint32_t out[8];
-#pragma unroll
-          for (int w = 0; w < 4; ++w) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const __half2_raw pair = __nv_cvt_fp8x2_to_halfraw2(
-                  __nv_fp8x2_storage_t(words[w] >> (16 * h)), __NV_E4M3);
-              const float2 f = __half22float2(__half2(pair));
-              out[2 * w + h] = std::uint32_t(bf16_rn_canonical(f.x * sc[u])) |
-                               (std::uint32_t(bf16_rn_canonical(f.y * sc[u])) << 16);
-            }
-          }
-          uint4* dst = reinterpret_cast<uint4*>(yrow + 16 * c);
-          dst[0] = make_uint4(out[0], out[1], out[2], out[3]);
-          dst[1] = make_uint4(out[4], out[5], out[6], out[7]);
+        for (int h = 0; h < 2; ++h) {
+          const __half2_raw pair =
+              __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(words[w] >> (16 * h)), __NV_E4M3);
+          const float2 f = __half22float2(__half2(pair));
+          out[2 * w + h] = std::uint32_t(bf16_rn_canonical(f.x * s)) |
+                           (std::uint32_t(bf16_rn_canonical(f.y * s)) << 16);
         }
       }
+      uint4* dst = reinterpret_cast<uint4*>(j.y + r * j.ldy + k);
+      dst[0] = make_uint4(out[0], out[1], out[2], out[3]);
+      dst[1] = make_uint4(out[4], out[5], out[6], out[7]);
     } else {
-      for (std::int64_t k = lane; k < j.K; k += 32) {
-        const __half_raw h = __nv_cvt_fp8_to_halfraw(qrow[k], __NV_E4M3);
-        yrow[k] = bf16_rn_canonical(__half2float(__half(h)) * mx_scale_as_float(code(int(k / 32))));
-      }
+      const std::int64_t r = i / j.K, k = i % j.K;
+      const __half_raw h = __nv_cvt_fp8_to_halfraw(j.q[r * j.ldq + k], __NV_E4M3);
+      j.y[r * j.ldy + k] = bf16_rn_canonical(__half2float(__half(h)) * mx_scale_as_float(mx_code_of(j, r, k)));
     }
   }
 }
@@ -906,13 +886,14 @@ void launch_dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOp
                                     cudaStream_t stream) {
   const char* who = "fp8gemm::dequantize_mx_1x32_bf16";
   const bool vec = dequant_vector_ok(a) && (b == nullptr || dequant_vector_ok(*b));
-  auto job = [](const MxDequantOperand& o) {
-    return DequantJob{o.q, o.rows, o.K, o.ldq, o.scales, o.y, o.ldy};
+  auto job = [&](const MxDequantOperand& o) {
+    return DequantJob{o.q, o.rows, o.K, o.ldq, o.scales, o.y, o.ldy,
+                      vec ? o.rows * (o.K / 16) : o.rows * o.K};
   };
   const DequantJob j0 = job(a);
   const DequantJob j1 = b != nullptr ? job(*b) : DequantJob{};
-  // A warp per row; 8 CTAs of 8 warps per SM resident, each warp looping over rows.
-  const std::int64_t blocks_needed = (j0.rows + j1.rows + 7) / 8;
+  // Enough resident threads to keep the copy going (8 CTAs of 256 per SM), each looping.
+  const std::int64_t blocks_needed = (j0.units + j1.units + 255) / 256;
   const int grid = int(std::min<std::int64_t>(
       blocks_needed, std::int64_t(current_device_sm_count()) * 8));
   if (vec)
