@@ -292,8 +292,9 @@ PlanCache<PerTensorPlan>& g_per_tensor = *new PlanCache<PerTensorPlan>(g_stats);
 PlanCache<BlockScaledPlan>& g_block_scaled = *new PlanCache<BlockScaledPlan>(g_stats);
 PlanCache<GroupedPlan>& g_grouped = *new PlanCache<GroupedPlan>(g_stats);
 PlanCache<WeightGradPlan>& g_wgrad = *new PlanCache<WeightGradPlan>(g_stats);
+PlanCache<MxPlan>& g_mx = *new PlanCache<MxPlan>(g_stats);
 
-enum PlanKind : std::int64_t { kPerTensor = 1, kBlockScaled = 2, kGrouped = 3, kWgrad = 4 };
+enum PlanKind : std::int64_t { kPerTensor = 1, kBlockScaled = 2, kGrouped = 3, kWgrad = 4, kMx = 5 };
 
 // ===================================== quantisers ================================================
 
@@ -409,6 +410,103 @@ at::Tensor transpose_e4m3(const at::Tensor& q) {
   if (err != cudaSuccess)
     C10_THROW_ERROR(Error, std::string("fp8gemm.transpose_e4m3: launch failed: ") +
                                cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+  return out;
+}
+
+// ===================================== MXFP8 =====================================================
+// Chapter 9's recipe: e4m3 in blocks of 1 x 32 along K, one UE8M0 code per block, the codes as a
+// flat torch.uint8 tensor in the swizzled 128 x 4 tile layout that tcgen05 and cuBLAS read
+// (quantize_gpu.hpp, "MXFP8": mx_1x32_scale_bytes(rows, K) bytes, padding 0).
+
+MxExponentRule mx_rule(const char* op, const std::string& rule) {
+  if (rule == "floor_ocp") return MxExponentRule::floor_ocp;
+  if (rule == "rceil") return MxExponentRule::rceil;
+  fail(op, "rule = '" + rule + "' must be 'floor_ocp' (OCP MX v1.0) or 'rceil' (cuBLAS, torchao)");
+}
+
+std::tuple<at::Tensor, at::Tensor> quantize_mx_1x32(const at::Tensor& x, std::string rule) {
+  constexpr const char* op = "quantize_mx_1x32";
+  const Bf16Matrix in = bf16_matrix(op, "x", x, "[M, K]");
+  const std::int64_t M = in.rows, K = in.cols;
+  const MxExponentRule r = mx_rule(op, rule);
+  if (K % 32 != 0)
+    fail(op, "x has shape " + shape_str(x.sizes()) + ": K = " + std::to_string(K) +
+                 " must be a multiple of 32 (one UE8M0 scale per 1 x 32 block)");
+  at::Tensor q = at::empty({M, K}, x.options().dtype(at::kFloat8_e4m3fn));
+  at::Tensor s = at::empty({M == 0 || K == 0 ? 0 : mx_1x32_scale_bytes(M, K)},
+                           x.options().dtype(at::kByte));
+  if (M == 0 || K == 0) return {q, s};
+  c10::cuda::CUDAGuard guard(in.device);
+  library_call(op, [&] {
+    fp8gemm::quantize_mx_1x32(bf16_ptr(x), M, K, in.ld, e4m3_ptr(q), K, e4m3_ptr(s), r,
+                              current_stream(in.device));
+  });
+  return {q, s};
+}
+
+/// An operand's MX scale codes: a contiguous 1-D torch.uint8 tensor on the call's device with at
+/// least mx_1x32_scale_bytes(rows, K) bytes.
+void check_mx_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t rows,
+                     std::int64_t K, const char* rows_name, const at::Device& dev) {
+  check_tensor(op, name, s, at::kByte, 1,
+               "(the UE8M0 codes in the swizzled 128 x 4 tile layout, as quantize_mx_1x32 "
+               "returns them)",
+               dev);
+  const std::int64_t need = mx_1x32_scale_bytes(rows, K);
+  if (s.numel() < need)
+    fail(op, std::string(name) + " has " + std::to_string(s.numel()) + " bytes; " + rows_name +
+                 " = " + std::to_string(rows) + ", K = " + std::to_string(K) + " need " +
+                 std::to_string(need) + " (round_up(" + rows_name +
+                 ", 128) x round_up(K / 32, 4))");
+  if (s.numel() > 1 && s.stride(0) != 1)
+    fail(op, std::string(name) + " must be contiguous; got stride " + std::to_string(s.stride(0)));
+}
+
+at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
+                   const at::Tensor& scale_b, bool dequantize_bf16) {
+  constexpr const char* op = "gemm_mx";
+  const GemmOperands ab = gemm_operands(op, a, b);
+  const at::Device dev = ab.device;
+  const std::int64_t M = ab.M, N = ab.N, K = ab.K;
+  const std::int64_t lda = row_major_ld(op, "a", a, 0), ldb = row_major_ld(op, "b", b, 0);
+  if (K % 32 != 0)
+    fail(op, "K = " + std::to_string(K) +
+                 " must be a multiple of 32 (one UE8M0 scale per 1 x 32 block)");
+  check_mx_scales(op, "scale_a", scale_a, M, K, "M", dev);
+  check_mx_scales(op, "scale_b", scale_b, N, K, "N", dev);
+  at::Tensor out = at::empty({M, N}, a.options().dtype(at::kBFloat16));
+  if (M == 0 || N == 0) return out;
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    MxGemm g;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.A = e4m3_ptr(a);
+    g.lda = lda;
+    g.B = e4m3_ptr(b);
+    g.ldb = ldb;
+    g.scale_a = e4m3_ptr(scale_a);
+    g.scale_a_bytes = scale_a.numel();
+    g.scale_b = e4m3_ptr(scale_b);
+    g.scale_b_bytes = scale_b.numel();
+    g.D = out.data_ptr();
+    g.ldd = N;
+    PlanKey key;  // everything but the buffers (plan_cache.hpp)
+    key.add(kMx).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb);
+    key.add(std::int64_t(dequantize_bf16)).add(std::int64_t(aligned(g.D, 16)));
+    PlanKey buffers;
+    buffers.add(g.A).add(g.B).add(g.scale_a).add(g.scale_b).add(g.D);
+    const cudaStream_t stream = current_stream(dev);
+    g_mx.run(
+        key, buffers,
+        [&] {
+          MxOptions o;
+          o.hopper_dequantize_bf16 = dequantize_bf16;
+          return std::make_unique<MxPlan>(g, o);
+        },
+        [&](MxPlan& p) { p.rebind(g); }, [&](MxPlan& p) { p.run(stream); });
+  });
   return out;
 }
 
@@ -765,8 +863,8 @@ at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::T
 // ---- test and benchmark helpers -----------------------------------------------------------------
 
 std::vector<std::int64_t> plan_cache_stats() {
-  const std::size_t size =
-      g_per_tensor.size() + g_block_scaled.size() + g_grouped.size() + g_wgrad.size();
+  const std::size_t size = g_per_tensor.size() + g_block_scaled.size() + g_grouped.size() +
+                           g_wgrad.size() + g_mx.size();
   return {g_stats.hits.load(), g_stats.misses.load(), std::int64_t(size),
           std::int64_t(g_block_scaled.capacity()), g_stats.rebinds.load()};
 }
@@ -776,6 +874,7 @@ void plan_cache_clear() {
   g_block_scaled.clear();
   g_grouped.clear();
   g_wgrad.clear();
+  g_mx.clear();
   g_stats.hits = 0;
   g_stats.misses = 0;
   g_stats.rebinds = 0;
@@ -787,6 +886,7 @@ void plan_cache_set_capacity(std::int64_t capacity) {
   g_block_scaled.set_capacity(std::size_t(capacity));
   g_grouped.set_capacity(std::size_t(capacity));
   g_wgrad.set_capacity(std::size_t(capacity));
+  g_mx.set_capacity(std::size_t(capacity));
 }
 
 std::string library_version() { return fp8gemm::version(); }
@@ -841,6 +941,11 @@ TORCH_LIBRARY(fp8gemm, m) {
       "bool fast_accum=False) -> Tensor",
       tags);
   m.def("transpose_e4m3(Tensor q) -> Tensor", tags);
+  m.def("quantize_mx_1x32(Tensor x, str rule=\"floor_ocp\") -> (Tensor, Tensor)", tags);
+  m.def(
+      "gemm_mx(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, bool dequantize_bf16=False) "
+      "-> Tensor",
+      tags);
   // Test and benchmark helpers (not part of the API).
   m.def(
       "_gemm_block_scaled_loop(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
@@ -871,6 +976,8 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("gemm_weight_grad_out", &fp8gemm::torch_ops::gemm_weight_grad_out);       \
   m.impl("gemm_per_tensor", &fp8gemm::torch_ops::gemm_per_tensor);                 \
   m.impl("transpose_e4m3", &fp8gemm::torch_ops::transpose_e4m3);                   \
+  m.impl("quantize_mx_1x32", &fp8gemm::torch_ops::quantize_mx_1x32);               \
+  m.impl("gemm_mx", &fp8gemm::torch_ops::gemm_mx);                                 \
   m.impl("_gemm_block_scaled_loop", &fp8gemm::torch_ops::gemm_block_scaled_loop);   \
   m.impl("_gemm_weight_grad_kernel", &fp8gemm::torch_ops::gemm_weight_grad_kernel);
 

@@ -66,7 +66,8 @@ def test_ops_registered():
     names = ["quantize_1x128", "quantize_128x128", "quantize_1x128_dual",
              "quantize_tokens_transposed_1x128", "gemm_block_scaled", "gemm_block_scaled_out",
              "gemm_grouped_contiguous", "gemm_grouped_masked", "gemm_weight_grad",
-             "gemm_weight_grad_out", "gemm_per_tensor", "transpose_e4m3"]
+             "gemm_weight_grad_out", "gemm_per_tensor", "transpose_e4m3", "quantize_mx_1x32",
+             "gemm_mx"]
     for n in names:
         op = getattr(torch.ops.fp8gemm, n).default
         assert torch.Tag.needs_exact_strides in op.tags, n
@@ -149,6 +150,12 @@ def test_fake_shapes():
     assert d.shape == (33, 48)
     assert ops.transpose_e4m3(_meta((300, 1040), e4)).shape == (1040, 300)
     assert ops.transpose_e4m3(_meta((3, 272, 1040), e4)).shape == (3, 1040, 272)
+    q, sc = ops.quantize_mx_1x32(_meta((300, 1056), torch.bfloat16))
+    assert q.shape == (300, 1056) and q.dtype == e4
+    assert sc.shape == (384 * 36,) and sc.dtype == torch.uint8  # round_up(300, 128) x round_up(33, 4)
+    d = ops.gemm_mx(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8), _meta((72, 1056), e4),
+                    _meta((128 * 36,), torch.uint8), dequantize_bf16=True)
+    assert d.shape == (300, 72) and d.dtype == torch.bfloat16
 
 
 def test_fake_tracing():

@@ -235,6 +235,9 @@ def test_opcheck():
     qm, sm = ops.quantize_1x128(xm)
     pa, psa = ops.quantize_per_tensor(x)
     pb, psb = ops.quantize_per_tensor(w)
+    xm32, wm32 = make_bf16((333, 1024), gen), make_bf16((264, 1024), gen)
+    mqa, msa = ops.quantize_mx_1x32(xm32)
+    mqb, msb = ops.quantize_mx_1x32(wm32, rule="rceil")
     cases = [
         (f.quantize_1x128.default, (x,), {}),
         (f.quantize_1x128.default, (x,), {"pow2_scales": True}),
@@ -255,6 +258,10 @@ def test_opcheck():
         (f.gemm_per_tensor.default, (pa, pb, psa, psb), {}),
         (f.transpose_e4m3.default, (qb,), {}),
         (f.transpose_e4m3.default, (qg,), {}),
+        (f.quantize_mx_1x32.default, (xm32,), {}),
+        (f.quantize_mx_1x32.default, (wm32,), {"rule": "rceil"}),
+        (f.gemm_mx.default, (mqa, msa, mqb, msb), {}),
+        (f.gemm_mx.default, (mqa, msa, mqb, msb), {"dequantize_bf16": True}),
     ]
     # (masked_m = M_max everywhere: rows past masked_m are left unwritten, and opcheck compares
     # whole outputs.)

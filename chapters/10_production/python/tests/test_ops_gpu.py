@@ -559,6 +559,86 @@ def test_streams():
 
 # ============================================== misuse ============================================
 
+# ============================================== MXFP8 =============================================
+
+def _ref_mx_codes(x, rule):
+    """UE8M0 codes [M, K / 32] of bf16 x by the recipe (common/mx.hpp): amax = m 2^e (frexp,
+    m in [0.5, 1)), floor_ocp: floor(log2 amax) - 8 + 127 = e + 118; rceil adds 1 when amax's
+    significand 2m exceeds 1.75 (exactly ceil(log2(amax / 448)) for bf16 amax); clamped at 0; an
+    all-zero block 127."""
+    M, K = x.shape
+    amax = x.float().view(M, K // 32, 32).abs().amax(-1)
+    m, e = torch.frexp(amax)
+    code = e.long() + 118 + ((m > 0.875).long() if rule == "rceil" else 0)
+    code = code.clamp(min=0)
+    return torch.where(amax == 0, torch.full_like(code, 127), code)
+
+
+@parametrize("M,K,rule", [(1, 32, "floor_ocp"), (200, 1056, "floor_ocp"), (300, 512, "rceil"),
+                          (129, 7168, "rceil")])
+def test_quantize_mx_1x32_bitwise(M, K, rule):
+    require_gpu()
+    x = make_bf16((M, K), _gen(M + K))
+    q, s = ops.quantize_mx_1x32(x, rule=rule)
+    assert q.shape == (M, K) and q.dtype == E4
+    assert s.shape == (_ceil(M, 128) * 128 * _ceil(K // 32, 4) * 4,) and s.dtype == torch.uint8
+    codes = _ref_mx_codes(x, rule)
+    idx = ops.mx_scale_index(M, K, x.device)
+    assert torch.equal(s.long()[idx], codes)
+    pad = torch.ones(s.numel(), dtype=torch.bool, device=s.device)
+    pad[idx.flatten()] = False
+    assert int(s[pad].long().sum()) == 0  # the padding is written 0
+    scale = torch.exp2(codes.double() - 127).repeat_interleave(32, dim=1)
+    q_ref = (x.double() / scale).clamp(-448, 448).float().to(E4)
+    assert torch.equal(bits(q), bits(q_ref))
+
+
+# Not multiples of the tiles; K multiples of 32, one not of 128.
+MX_SHAPES = [(7, 40, 64), (200, 264, 640), (333, 1000, 1056), (129, 2112, 7168), (1000, 260, 4096)]
+
+
+@parametrize("M,N,K", MX_SHAPES)
+def test_gemm_mx_vs_float64(M, N, K):
+    """Both Hopper paths against float64 on the dequantised operands, then again on other operands
+    of the same shape (the cached plans re-bound)."""
+    require_gpu()
+    for seed in (M + N + K, M + N + K + 1):
+        gen = _gen(seed)
+        qa, sa = ops.quantize_mx_1x32(make_bf16((M, K), gen))
+        qb, sb = ops.quantize_mx_1x32(make_bf16((N, K), gen), rule="rceil")
+        ref = ops.dequantize_mx_1x32(qa, sa).double() @ ops.dequantize_mx_1x32(qb, sb).double().t()
+        for path in (False, True):
+            d = ops.gemm_mx(qa, sa, qb, sb, dequantize_bf16=path)
+            assert d.shape == (M, N) and d.dtype == torch.bfloat16
+            assert torch.isfinite(d).all()
+            assert rel_error(d, ref) <= tolerance(K), (path, rel_error(d, ref), tolerance(K))
+
+
+def test_gemm_mx_misuse():
+    require_gpu()
+    M, N, K = 256, 384, 1024
+    gen = _gen(91)
+    x, w = make_bf16((M, K), gen), make_bf16((N, K), gen)
+    qa, sa = ops.quantize_mx_1x32(x)
+    qb, sb = ops.quantize_mx_1x32(w)
+    cases = [
+        (lambda: ops.quantize_mx_1x32(x[:, :1000]), r"K = 1000 must be a multiple of 32"),
+        (lambda: ops.quantize_mx_1x32(x, rule="round"), r"rule = 'round' must be 'floor_ocp'"),
+        (lambda: ops.quantize_mx_1x32(x.float()), r"x must be torch.bfloat16"),
+        (lambda: ops.gemm_mx(qa, sa[:100], qb, sb), r"scale_a has 100 bytes; M = 256, K = 1024 need"),
+        (lambda: ops.gemm_mx(qa, sa.float(), qb, sb), r"scale_a must be torch.uint8"),
+        (lambda: ops.gemm_mx(qa, sa, qb, sb.cpu()), r"scale_b must be a CUDA tensor"),
+        (lambda: ops.gemm_mx(qa[:, :1000], sa, qb[:, :1000], sb), r"K = 1000 must be a multiple of 32"),
+        (lambda: ops.gemm_mx(qa, sa, qb[:, :512], sb), r"b has shape \[384, 512\]: dimension 1 must be 1024"),
+    ]
+    for call, msg in cases:
+        with raises(ValueError, match=msg):
+            call()
+    d = ops.gemm_mx(qa, sa, qb, sb)  # nothing launched, no CUDA error left behind
+    torch.cuda.synchronize()
+    assert torch.isfinite(d).all()
+
+
 def test_misuse_messages():
     require_gpu()
     M, N, K = 256, 384, 1024
