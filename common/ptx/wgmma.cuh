@@ -139,15 +139,9 @@ struct WgmmaBf16;
 
 #include "common/ptx/wgmma_bf16_shapes.inc"
 
-/// D (64 x N, f32) = A . B^T (+ D when scale_d != 0), A 64 x 16 and B N x 16 bf16, both K-major
-/// in shared memory, given by descriptors.
-template <int N>
-__device__ __forceinline__ void wgmma_m64nNk16_bf16(float (&d)[N / 2], std::uint64_t desc_a,
-                                                    std::uint64_t desc_b, std::uint32_t scale_d) {
-  WgmmaBf16<N>::mma(d, desc_a, desc_b, scale_d);
-}
-
-/// The two instructions as types, for loops written once for both (engine/kernel.cuh's fast loop).
+/// The two instructions as types, for loops written once for both (engine/kernel.cuh's fast loop):
+/// D (64 x N, f32) = A . B^T (+ D when scale_d != 0), A 64 x 32 and B N x 32 e4m3 (E4m3Mma) or
+/// A 64 x 16 and B N x 16 bf16 (Bf16Mma), both K-major in shared memory, given by descriptors.
 struct E4m3Mma {
   template <int N>
   __device__ __forceinline__ static void mma(float (&d)[N / 2], std::uint64_t desc_a,
