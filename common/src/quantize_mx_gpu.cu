@@ -780,9 +780,11 @@ void quantize_mx_1x32_dual(int variant, int max_ctas, const std::uint16_t* x, st
 // warp-per-row version without the 64-bit division, two loads in flight per lane, was predicted
 // at 80-85% and measured 181.0 us, 46% (6e9c77a): its 8448 warps each walk their own row, so the
 // bytes in flight are scattered over thousands of DRAM pages instead of one contiguous window
-// (L2 throughput 80% against DRAM 46%); reverted. This version keeps the flat order and takes
-// two chunks per thread and step, loads first, with 32-bit division where the indices fit
-// (predicted: 75-80% of DRAM peak; session 11 call 7 measures it).
+// (L2 throughput 80% against DRAM 46%); reverted. A second one kept the flat order but took two
+// chunks per thread and step (units u and u + grid stride, both loads first) with 32-bit index
+// division, predicted at 75-80%: 158.2 us, 51% (session 11 call 7, 26a4cd9; each thread's two
+// chunks lie a grid stride, 4 MB, apart); reverted too. Neither more loads in flight nor fewer
+// instructions per chunk made it faster; what limits the first version is not established.
 namespace {
 
 struct DequantJob {
@@ -808,77 +810,39 @@ __device__ __forceinline__ std::uint8_t mx_code_of(const DequantJob& j, std::int
   return j.scales[mx_scale_offset(r, k / kMxBlock, j.rows, j.K / kMxBlock)];
 }
 
-/// One 16-element chunk's row and first column (vector kernel): 32-bit division where every
-/// index fits (kNarrow, the host's choice), 64-bit otherwise.
-template <bool kNarrow>
-__device__ __forceinline__ void chunk_position(const DequantJob& j, std::int64_t i,
-                                               std::int64_t& r, std::int64_t& k) {
-  if constexpr (kNarrow) {
-    const std::uint32_t per_row = std::uint32_t(j.K / 16), ii = std::uint32_t(i);
-    r = ii / per_row;
-    k = std::int64_t(ii % per_row) * 16;
-  } else {
-    const std::int64_t per_row = j.K / 16;
-    r = i / per_row;
-    k = (i % per_row) * 16;
-  }
-}
-
-template <bool kVector, bool kNarrow>
+template <bool kVector>
 __global__ void dequantize_mx_kernel(DequantJob j0, DequantJob j1) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  const std::int64_t total = j0.units + j1.units;
-  if constexpr (kVector) {
-    // Two chunks per thread and step (units u and u + stride: the grid still walks one
-    // contiguous window of memory), both loads issued before either is converted.
-    for (std::int64_t u0 = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u0 < total;
-         u0 += 2 * stride) {
-      uint4 in[2];
-      float sc[2];
-      std::uint16_t* dst[2] = {nullptr, nullptr};
+  for (std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+       u < j0.units + j1.units; u += stride) {
+    const bool second = u >= j0.units;
+    const DequantJob& j = second ? j1 : j0;
+    const std::int64_t i = second ? u - j0.units : u;
+    if constexpr (kVector) {
+      const std::int64_t per_row = j.K / 16;
+      const std::int64_t r = i / per_row, k = (i % per_row) * 16;
+      const float s = mx_scale_as_float(mx_code_of(j, r, k));
+      const uint4 in = *reinterpret_cast<const uint4*>(j.q + r * j.ldq + k);
+      const std::uint32_t words[4] = {in.x, in.y, in.z, in.w};
+      std::uint32_t out[8];
 #pragma unroll
-      for (int t = 0; t < 2; ++t) {
-        const std::int64_t u = u0 + t * stride;
-        if (u >= total) break;
-        const bool second = u >= j0.units;
-        const DequantJob& j = second ? j1 : j0;
-        std::int64_t r, k;
-        chunk_position<kNarrow>(j, second ? u - j0.units : u, r, k);
-        sc[t] = mx_scale_as_float(mx_code_of(j, r, k));
-        in[t] = *reinterpret_cast<const uint4*>(j.q + r * j.ldq + k);
-        dst[t] = j.y + r * j.ldy + k;
-      }
+      for (int w = 0; w < 4; ++w) {
 #pragma unroll
-      for (int t = 0; t < 2; ++t) {
-        if (dst[t] == nullptr) break;
-        const std::uint32_t words[4] = {in[t].x, in[t].y, in[t].z, in[t].w};
-        std::uint32_t out[8];
-#pragma unroll
-        for (int w = 0; w < 4; ++w) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const __half2_raw pair =
-                __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(words[w] >> (16 * h)), __NV_E4M3);
-            const float2 f = __half22float2(__half2(pair));
-            out[2 * w + h] = std::uint32_t(bf16_rn_canonical(f.x * sc[t])) |
-                             (std::uint32_t(bf16_rn_canonical(f.y * sc[t])) << 16);
-          }
+        for (int h = 0; h < 2; ++h) {
+          const __half2_raw pair =
+              __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(words[w] >> (16 * h)), __NV_E4M3);
+          const float2 f = __half22float2(__half2(pair));
+          out[2 * w + h] = std::uint32_t(bf16_rn_canonical(f.x * s)) |
+                           (std::uint32_t(bf16_rn_canonical(f.y * s)) << 16);
         }
-        uint4* d = reinterpret_cast<uint4*>(dst[t]);
-        d[0] = make_uint4(out[0], out[1], out[2], out[3]);
-        d[1] = make_uint4(out[4], out[5], out[6], out[7]);
       }
-    }
-  } else {
-    for (std::int64_t u = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < total;
-         u += stride) {
-      const bool second = u >= j0.units;
-      const DequantJob& j = second ? j1 : j0;
-      const std::int64_t i = second ? u - j0.units : u;
+      uint4* dst = reinterpret_cast<uint4*>(j.y + r * j.ldy + k);
+      dst[0] = make_uint4(out[0], out[1], out[2], out[3]);
+      dst[1] = make_uint4(out[4], out[5], out[6], out[7]);
+    } else {
       const std::int64_t r = i / j.K, k = i % j.K;
       const __half_raw h = __nv_cvt_fp8_to_halfraw(j.q[r * j.ldq + k], __NV_E4M3);
-      j.y[r * j.ldy + k] =
-          bf16_rn_canonical(__half2float(__half(h)) * mx_scale_as_float(mx_code_of(j, r, k)));
+      j.y[r * j.ldy + k] = bf16_rn_canonical(__half2float(__half(h)) * mx_scale_as_float(mx_code_of(j, r, k)));
     }
   }
 }
@@ -936,14 +900,10 @@ void launch_dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOp
   const std::int64_t blocks_needed = (j0.units + j1.units + 255) / 256;
   const int grid = int(std::min<std::int64_t>(
       blocks_needed, std::int64_t(current_device_sm_count()) * 8));
-  // 32-bit index arithmetic where every chunk index fits (any operand under 2^36 elements).
-  const bool narrow = j0.units <= 0xFFFFFFFFll && j1.units <= 0xFFFFFFFFll;
-  if (vec && narrow)
-    dequantize_mx_kernel<true, true><<<grid, 256, 0, stream>>>(j0, j1);
-  else if (vec)
-    dequantize_mx_kernel<true, false><<<grid, 256, 0, stream>>>(j0, j1);
+  if (vec)
+    dequantize_mx_kernel<true><<<grid, 256, 0, stream>>>(j0, j1);
   else
-    dequantize_mx_kernel<false, false><<<grid, 256, 0, stream>>>(j0, j1);
+    dequantize_mx_kernel<false><<<grid, 256, 0, stream>>>(j0, j1);
   check_launch(who);
 }
 
