@@ -131,6 +131,12 @@ FP8GEMM_HD inline std::uint8_t e5m2_encode(float x, Saturation s = Saturation::f
   return fp8_encode(x, Fp8Format::e5m2, s);
 }
 
+/// The bits of the float 2^(code - 127) for a UE8M0 code, without libm (the GPU kernels' decode):
+/// code 0 is the float subnormal 2^-127, 0xFF the quiet NaN 0x7FC00000; ue8m0_decode's value.
+FP8GEMM_HD constexpr std::uint32_t ue8m0_float_bits(std::uint32_t code) {
+  return code == 0u ? 0x00400000u : code == 0xFFu ? 0x7FC00000u : code << 23;
+}
+
 /// UE8M0 decode: 2^(bits - 127); 0xFF is NaN.
 FP8GEMM_HD inline float ue8m0_decode(std::uint8_t bits) {
   return bits == 0xFF ? NAN : std::ldexp(1.0f, static_cast<int>(bits) - 127);

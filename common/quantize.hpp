@@ -165,6 +165,16 @@ FP8GEMM_HD inline float scale_from_amax(float amax, bool pow2_scales) {
   return scale;
 }
 
+/// float -> bf16 bits, round to nearest even; NaN gives the quiet NaN 0x7FC0, Inf stays Inf. The
+/// host's rounding (reference.hpp's float_to_bf16 and mx.hpp's mx_dequantize_bf16 call it).
+inline std::uint16_t float_to_bf16_bits(float x) {
+  if (std::isnan(x)) return 0x7FC0;
+  std::uint32_t u;
+  __builtin_memcpy(&u, &x, sizeof u);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+
 /// bf16 bits -> float (exact).
 FP8GEMM_HD inline float bf16_bits_to_float(std::uint16_t bits) {
 #if defined(__CUDA_ARCH__)

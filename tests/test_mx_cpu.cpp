@@ -848,3 +848,37 @@ TEST_CASE("mx_dequantize_bf16: exact wherever bf16 holds the value, every elemen
   const std::vector<double> ref = dequantize_mx(q);
   for (std::size_t i = 0; i < y.size(); ++i) CHECK(double(bf16_to_float(y[i])) == ref[i]);
 }
+
+TEST_CASE("dequantize_mx_1x32_bf16 refuses bad arguments before any CUDA call", "[mx][gpu_args]") {
+  // Fake device addresses: every refusal below comes from the pure checks, which run before the
+  // first CUDA call (the pointer attribute queries).
+  const MxDequantOperand good{fake<std::uint8_t>(0x100000000000), 256, 512, 512,
+                              fake<std::uint8_t>(0x200000000000),
+                              fake<std::uint16_t>(0x300000000000), 512};
+  auto refuse = [](MxDequantOperand a, const MxDequantOperand* b = nullptr) {
+    return test::refusal_of([&] { dequantize_mx_1x32_bf16(a, b); });
+  };
+  MxDequantOperand o = good;
+  o.K = 48;
+  CHECK(test::has(refuse(o), "fp8gemm::dequantize_mx_1x32_bf16: "));
+  CHECK(test::has(refuse(o), "K = 48 must be a multiple of 32"));
+  o = good;
+  o.y = nullptr;
+  CHECK(test::has(refuse(o), "y"));
+  o = good;
+  o.ldy = 100;
+  CHECK(test::has(refuse(o), "ldy"));
+  o = good;  // y over q
+  o.y = reinterpret_cast<std::uint16_t*>(const_cast<std::uint8_t*>(good.q) + 64);
+  CHECK(test::has(refuse(o), "y overlaps q"));
+  // The second operand: its own checks, named, and its y may overlap nothing of the first's.
+  MxDequantOperand b = good;
+  b.q = fake<std::uint8_t>(0x400000000000);
+  b.scales = fake<std::uint8_t>(0x500000000000);
+  b.y = fake<std::uint16_t>(0x600000000000);
+  b.K = 40;
+  CHECK(test::has(refuse(good, &b), "K = 40"));
+  b.K = 512;
+  b.y = good.y;
+  CHECK(test::has(refuse(good, &b), "second y"));
+}

@@ -165,10 +165,9 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   p.map_b = make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N * g.groups),
                                std::uint64_t(g.K), std::uint64_t(g.ldb), std::uint32_t(k.block_n),
                                128, CU_TENSOR_MAP_SWIZZLE_128B);
-  // A box of BlockM + 4 scales, loaded from row m0 & ~3: a TMA box must start 16-byte aligned
-  // along the rows (common/engine/block_scaled.cuh, kSkewedRows); for BlockM = 256 two boxes of
-  // 160 (a box dimension holds at most 256 elements; kSkewedBoxRows there).
-  const int sfa_box = k.block_m + 4 <= 256 ? k.block_m + 4 : 160;
+  // The stage's BlockM + 4 scales from row m0 & ~3, in boxes of skewed_scale_box_rows
+  // (common/engine/params.hpp: a TMA box starts 16-byte aligned and holds at most 256).
+  const int sfa_box = engine::skewed_scale_box_rows(k.block_m);
   p.map_sfa = make_tensor_map_2d(g.scale_a, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
                                  std::uint64_t(ceil_div(g.K, 128)), std::uint64_t(all_rows),
                                  std::uint64_t(g.scale_a_layout.ld), 1, std::uint32_t(sfa_box),

@@ -77,7 +77,8 @@ struct HopperPlan::Impl {
   DeviceBuffer<std::uint16_t> workspace;
   MxDequantOperand deq_a, deq_b;
   std::unique_ptr<engine::EnginePlan> bf16;
-  MxGemm call;  // as built or last re-bound (the bf16 path's rebind compares against it)
+  MxGemm call;  // the bf16 path's call as built or last re-bound (its rebind compares against it;
+                // the default path's engine plan keeps its own)
 };
 
 HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::make_unique<Impl>()) {
@@ -85,9 +86,9 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
   const GemmArgs args = gemm_args(g);
   const GemmRequirements req = hopper_requirements();
   validate_gemm(args, req);
-  impl_->call = g;
   if (o.path == HopperPath::dequantize_bf16) {
     Impl& I = *impl_;
+    I.call = g;
     const engine::KernelInfo& k = bf16_kernel(o.kernel, args);
     // (M + N) K bf16, then 16 bytes for the two per-tensor scales (1.0f): 16-byte aligned, since
     // K is a multiple of 32.
@@ -153,7 +154,6 @@ void HopperPlan::rebind(const MxGemm& in) {
   engine::MxParams& p = plan.policy_params();
   p.sfa = g.scale_a;  // read by bulk copies from the plain pointers
   p.sfb = g.scale_b;
-  impl_->call = g;
 }
 
 const engine::EnginePlan& HopperPlan::engine() const {

@@ -84,11 +84,9 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   /// scales are loaded from row m0 & ~3, four more of them, and read `m0 & 3` further on.
   template <class TileT>
   static constexpr bool kSkewedRows = requires(const TileT& t) { t.m0; };
-  /// Those BlockM + 4 scales in one TMA box, or, past TMA's 256 elements per box dimension
-  /// (BlockM = 256), in two boxes of 160 (640 bytes: the second box's shared-memory address stays
-  /// 128-byte aligned, as TMA wants), back to back in the stage.
-  static constexpr int kSkewedBoxRows = Cfg::kBlockM + 4 <= 256 ? Cfg::kBlockM + 4 : 160;
-  static constexpr int kSkewedBoxes = Cfg::kBlockM + 4 <= 256 ? 1 : 2;
+  /// Those BlockM + 4 scales in one TMA box or two, back to back in the stage (params.hpp).
+  static constexpr int kSkewedBoxRows = skewed_scale_box_rows(Cfg::kBlockM);
+  static constexpr int kSkewedBoxes = skewed_scale_boxes(Cfg::kBlockM);
   static_assert(kSkewedBoxes * kSkewedBoxRows >= Cfg::kBlockM + 4, "the boxes cover the rows");
   static constexpr std::uint32_t kSkewedSfaBytes =
       std::uint32_t(kSkewedBoxes * kSkewedBoxRows) * 4u;  // BlockM <= 128: kSfaBytes + 16

@@ -39,9 +39,7 @@ __device__ __forceinline__ std::uint32_t ld_shared_u32(std::uint32_t addr) {
 }
 /// A UE8M0 code as the float 2^(code - 127): code 0 is 2^-127 (a subnormal float), 255 is NaN.
 __device__ __forceinline__ float ue8m0_to_float(std::uint32_t code) {
-  return code == 0u     ? __int_as_float(0x00400000)
-         : code == 255u ? __int_as_float(0x7fc00000)
-                        : __int_as_float(int(code << 23));
+  return __uint_as_float(ue8m0_float_bits(code));
 }
 /// Byte b of `word` as the float 2^(code - 127) (ue8m0_to_float), without branches.
 __device__ __forceinline__ float ue8m0_byte_to_float(std::uint32_t word, int b) {

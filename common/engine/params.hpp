@@ -10,6 +10,14 @@
 
 namespace fp8gemm::engine {
 
+/// Chapter 8's grouped tiles start at any row, so a stage's A scales are loaded from row
+/// m0 & ~3 (a TMA box must start 16-byte aligned), BlockM + 4 of them: in one box, or, past TMA's
+/// 256 elements per box dimension (BlockM = 256), in two boxes of 160 (640 bytes: the second box
+/// lands 128-byte aligned in shared memory, as TMA wants). The producer (block_scaled.cuh,
+/// grouped.cuh) and the plan's tensor map (chapters/08_grouped_moe/grouped_gemm.cpp) both use it.
+constexpr int skewed_scale_box_rows(int block_m) { return block_m + 4 <= 256 ? block_m + 4 : 160; }
+constexpr int skewed_scale_boxes(int block_m) { return block_m + 4 <= 256 ? 1 : 2; }
+
 /// How the FP8 products are summed (docs/fp8_numerics.md, "Accumulation").
 enum class Accumulation : int {
   /// Tensor-core accumulation only, across all of K (like cuBLASLt's FAST_ACCUM). Hopper's FP8

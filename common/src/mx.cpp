@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/quantize.hpp"
+
 namespace fp8gemm {
 
 namespace {
@@ -202,12 +204,7 @@ std::vector<double> dequantize_mx(const MxQuantized& q) {
 }
 
 std::uint16_t mx_dequantize_bf16(std::uint8_t e4m3, std::uint8_t code) {
-  const float v = e4m3_table()[e4m3] * ue8m0_decode(code);  // one float product
-  if (std::isnan(v)) return 0x7FC0;
-  std::uint32_t u;
-  std::memcpy(&u, &v, sizeof u);
-  u += 0x7FFFu + ((u >> 16) & 1u);  // round to nearest even (Inf stays Inf)
-  return static_cast<std::uint16_t>(u >> 16);
+  return float_to_bf16_bits(e4m3_table()[e4m3] * ue8m0_decode(code));  // one float product
 }
 
 std::vector<std::uint16_t> dequantize_mx_bf16(const MxQuantized& q) {

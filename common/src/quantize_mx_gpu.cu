@@ -797,10 +797,7 @@ struct DequantJob {
 };
 
 __device__ __forceinline__ float mx_scale_as_float(std::uint8_t code) {
-  // 2^(code - 127): code 0 is the subnormal 2^-127, 0xFF NaN.
-  const std::uint32_t bits =
-      code == 0 ? 0x00400000u : code == 0xFFu ? 0x7FC00000u : std::uint32_t(code) << 23;
-  return __uint_as_float(bits);
+  return __uint_as_float(ue8m0_float_bits(code));  // 2^(code - 127) (fp8.hpp)
 }
 __device__ __forceinline__ std::uint16_t bf16_rn_canonical(float v) {
   return v != v ? std::uint16_t(0x7FC0) : __bfloat16_as_ushort(__float2bfloat16_rn(v));
@@ -847,22 +844,32 @@ __global__ void dequantize_mx_kernel(DequantJob j0, DequantJob j1) {
   }
 }
 
-void check_dequant_job(const char* who, const MxDequantOperand& o, const char* q_name,
-                       const char* y_name) {
+/// One operand's pure checks (no CUDA call); its byte ranges (q, scales, y) for the checks across
+/// operands and for require_dequant_memory.
+struct DequantRanges {
+  Range q, s, y;
+};
+DequantRanges check_dequant_job(const char* who, const MxDequantOperand& o, const char* q_name,
+                                const char* s_name, const char* y_name) {
   require_pointer(who, q_name, o.q, 1, "e4m3");
-  require_pointer(who, "scales", o.scales, 1, "UE8M0");
+  require_pointer(who, s_name, o.scales, 1, "UE8M0");
   require_pointer(who, y_name, o.y, 2, "bf16");
   require_positive(who, "rows", o.rows);
   require_mx_multiple(who, "K", o.K, "MXFP8 has one UE8M0 scale per 1 x 32 block along K");
   require_ld(who, "ldq", o.ldq, "K", o.K);
   require_ld(who, "ldy", o.ldy, "K", o.K);
-  const Range rq = range(q_name, o.q, extent_bytes(who, q_name, o.rows, o.ldq, o.K, 1));
-  const Range rs = range("scales", o.scales, std::uint64_t(mx_1x32_scale_bytes(o.rows, o.K)));
-  const Range ry = range(y_name, o.y, extent_bytes(who, y_name, o.rows, o.ldy, o.K, 2));
-  require_disjoint(who, {ry}, {rq, rs, ry});
-  require_device_accessible(o.q, rq.bytes, who, q_name);
-  require_device_accessible(o.scales, rs.bytes, who, "scales");
-  require_device_accessible(o.y, ry.bytes, who, y_name);
+  const DequantRanges r{
+      range(q_name, o.q, extent_bytes(who, q_name, o.rows, o.ldq, o.K, 1)),
+      range(s_name, o.scales, std::uint64_t(mx_1x32_scale_bytes(o.rows, o.K))),
+      range(y_name, o.y, extent_bytes(who, y_name, o.rows, o.ldy, o.K, 2))};
+  require_disjoint(who, {r.y}, {r.q, r.s, r.y});
+  return r;
+}
+/// The CUDA half of the checks (cudaPointerGetAttributes on each buffer), after every pure one.
+void require_dequant_memory(const char* who, const MxDequantOperand& o, const DequantRanges& r) {
+  require_device_accessible(o.q, r.q.bytes, who, r.q.name);
+  require_device_accessible(o.scales, r.s.bytes, who, r.s.name);
+  require_device_accessible(o.y, r.y.bytes, who, r.y.name);
 }
 
 bool dequant_vector_ok(const MxDequantOperand& o) {
@@ -873,17 +880,16 @@ bool dequant_vector_ok(const MxDequantOperand& o) {
 
 void validate_dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOperand* b) {
   const char* who = "fp8gemm::dequantize_mx_1x32_bf16";
-  check_dequant_job(who, a, "q", "y");
-  if (b == nullptr) return;
-  check_dequant_job(who, *b, "second q", "second y");
-  const Range y0 = range("y", a.y, extent_bytes(who, "y", a.rows, a.ldy, a.K, 2));
-  const Range q0 = range("q", a.q, extent_bytes(who, "q", a.rows, a.ldq, a.K, 1));
-  const Range s0 = range("scales", a.scales, std::uint64_t(mx_1x32_scale_bytes(a.rows, a.K)));
-  const Range y1 = range("second y", b->y, extent_bytes(who, "second y", b->rows, b->ldy, b->K, 2));
-  const Range q1 = range("second q", b->q, extent_bytes(who, "second q", b->rows, b->ldq, b->K, 1));
-  const Range s1 =
-      range("second scales", b->scales, std::uint64_t(mx_1x32_scale_bytes(b->rows, b->K)));
-  require_disjoint(who, {y0, y1}, {y0, y1, q0, s0, q1, s1});
+  // Every pure check of both operands first, so a bad call is refused before any CUDA call.
+  const DequantRanges r0 = check_dequant_job(who, a, "q", "scales", "y");
+  if (b != nullptr) {
+    const DequantRanges r1 = check_dequant_job(who, *b, "second q", "second scales", "second y");
+    require_disjoint(who, {r0.y, r1.y}, {r0.y, r1.y, r0.q, r0.s, r1.q, r1.s});
+    require_dequant_memory(who, a, r0);
+    require_dequant_memory(who, *b, r1);
+    return;
+  }
+  require_dequant_memory(who, a, r0);
 }
 
 void launch_dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOperand* b,
@@ -912,7 +918,6 @@ void dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOperand* 
   validate_dequantize_mx_1x32_bf16(a, b);
   launch_dequantize_mx_1x32_bf16(a, b, stream);
 }
-
 
 void quantize_mx_1x32(const std::uint16_t* x, std::int64_t M, std::int64_t K, std::int64_t ldx,
                       std::uint8_t* q, std::int64_t ldq, std::uint8_t* scales, MxExponentRule rule,

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <numeric>
 
+#include "common/quantize.hpp"
+
 namespace fp8gemm {
 
 static void reference_row(std::int64_t N, std::int64_t K, const double* a_row, const double* B,
@@ -44,13 +46,7 @@ float bf16_to_float(std::uint16_t bits) {
   return f;
 }
 
-std::uint16_t float_to_bf16(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  if (std::isnan(x)) return 0x7FC0;
-  u += 0x7FFF + ((u >> 16) & 1);  // round to nearest even
-  return static_cast<std::uint16_t>(u >> 16);
-}
+std::uint16_t float_to_bf16(float x) { return float_to_bf16_bits(x); }
 
 namespace {
 struct Accum {
