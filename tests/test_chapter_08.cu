@@ -121,6 +121,8 @@ TEST_CASE("ch08: contiguous groups of 0, 1, 127, 128, 129 rows, every kernel", "
     ch08::Options o;
     o.kernel = k.name;
     CHECK(run_case(contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656), 10, o));
+    // One 256-column tile: a 1 x 2 cluster's second CTA has no column tile of its own.
+    CHECK(run_case(contiguous({0, 1, 127, 128, 129, 0, 300}, 136, 656), 14, o));
   }
   CHECK(run_case(contiguous({1000}, 512, 1024), 11));        // G = 1
   CHECK(run_case(contiguous({0, 0, 777, 0}, 384, 512), 12));  // one non-empty group

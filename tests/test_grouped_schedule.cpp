@@ -144,6 +144,58 @@ TEST_CASE("grouped schedule: offsets outside [0, rows] are clamped, never a tile
   check_schedule(L, {0, 100, 600, 400}, {100, 600, 600, 600}, 128, 2, 3);
 }
 
+// 1 x 2 clusters (grouped_cluster_tile): the two CTAs of a cluster walk the same units, take the
+// same row tile of the same group and neighbouring column tiles; every real tile is computed
+// exactly once; a CTA past the last column tile (odd n_tiles) appears only beside its partner's
+// last real tile.
+TEST_CASE("grouped schedule: 1 x 2 clusters pair column tiles of one row tile", "[grouped][cpu]") {
+  const std::vector<int> rows = {0, 1, 127, 128, 129, 0, 300, 5};
+  const std::vector<int> off = offsets_of(rows);
+  GroupedLayout L;
+  L.groups = int(rows.size());
+  L.offsets = off.data();
+  L.rows = off.back();
+  for (int block_m : {128, 256})
+    for (int n_tiles : {1, 2, 3, 16, 57})
+      for (int clusters : {1, 3, 66}) {
+        CAPTURE(block_m, n_tiles, clusters);
+        std::set<std::tuple<int, int, int>> seen;
+        std::int64_t phantoms = 0;
+        for (int c = 0; c < clusters; ++c) {
+          fp8gemm::engine::GroupedCursor c0, c1;
+          GroupedTile t0, t1;
+          for (std::int64_t u = c;; u += clusters) {
+            const bool ok0 =
+                fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 0, u, c0, t0);
+            const bool ok1 =
+                fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 1, u, c1, t1);
+            REQUIRE(ok0 == ok1);  // both CTAs run the same number of units
+            if (!ok0) break;
+            REQUIRE(t0.group == t1.group);  // one group, one row tile: A multicast is valid
+            REQUIRE(t0.m0 == t1.m0);
+            REQUIRE(t0.row_end == t1.row_end);
+            REQUIRE(t0.n_block % 2 == 0);
+            REQUIRE(t1.n_block == t0.n_block + 1);
+            REQUIRE(t0.n_block < n_tiles);  // rank 0 always has a real tile
+            for (const GroupedTile& t : {t0, t1}) {
+              if (t.n_block >= n_tiles) {
+                REQUIRE(n_tiles % 2 == 1);
+                REQUIRE(t.n_block == n_tiles);
+                ++phantoms;
+                continue;
+              }
+              REQUIRE(seen.insert({t.group, t.m0, t.n_block}).second);
+            }
+          }
+        }
+        std::int64_t expected = 0, row_tiles = 0;
+        for (int r : rows) row_tiles += (r + block_m - 1) / block_m;
+        expected = row_tiles * n_tiles;
+        REQUIRE(std::int64_t(seen.size()) == expected);
+        REQUIRE(phantoms == (n_tiles % 2 == 1 ? row_tiles : 0));
+      }
+}
+
 // The k-grouped schedule of the weight gradient: every (group, m tile, n tile) exactly once over
 // any grid of persistent CTAs, each with its group's padded token blocks.
 TEST_CASE("k-grouped schedule: every tile once, each group's padded K blocks", "[grouped][cpu]") {

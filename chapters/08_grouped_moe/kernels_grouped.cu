@@ -14,6 +14,12 @@ template <int BM, int BN, int S, int Buffers>
 using GroupedTmaCfg =
     KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::tma_store, Buffers>;
 
+/// The TMA-store epilogue in 1 x 2 clusters: the two CTAs take neighbouring column tiles of one row
+/// tile and multicast A (grouped.cuh).
+template <int BM, int BN, int S, int Buffers>
+using GroupedTmaPairCfg =
+    KernelConfig<BM, BN, S, 1, 2, Accumulation::promoted, EpilogueKind::tma_store, Buffers>;
+
 template <class Cfg, int kLoop = grouped_block_scaled_loop<Cfg>()>
 static KernelInfo grouped() {
   return kernel_info<Cfg, GroupedBlockScaledMath<Cfg, kLoop>>();
@@ -34,6 +40,11 @@ const std::vector<KernelInfo>& kernels() {
       // boxes), with the grouped default loop (the first). Chapter 7's 8x-unrolled lean loop on
       // it spills here (ptxas: 248 bytes of stack), as on 128 x 256.
       grouped<GroupedTmaCfg<256, 128, 4, 1>>(),
+      // Session 12: both tiles in 1 x 2 clusters (A multicast; grouped.cuh). Chapter 7's
+      // 8x-unrolled loop spills here too, in and beside a cluster (ptxas: 464-592 bytes, inside
+      // the K loop; 2x: 52, 4x: 268), so they run the first loop.
+      grouped<GroupedTmaPairCfg<128, 256, 4, 1>>(),
+      grouped<GroupedTmaPairCfg<256, 128, 4, 1>>(),
   };
   return all;
 }

@@ -13,8 +13,9 @@
 // epilogue stops at the group's last row. A tile's A rows past its group belong to the next
 // group (or to a masked group's padding): they are loaded and multiplied like any rows, and their
 // results are never stored. The TMA-store epilogue writes the warpgroups whose rows are all in
-// the group and falls back to register stores for the one a group's end cuts. Not yet: clusters
-// (a cluster's two tiles would have to share a group); see chapters/08_grouped_moe/README.md.
+// the group and falls back to register stores for the one a group's end cuts. Clusters: 1 x 2
+// only (two CTAs side by side along N, the same row tile and group, A multicast); a 2 x 1 cluster's
+// two row tiles could fall in two groups, so the schedule would have to pair a group's row tiles.
 #pragma once
 
 #include <cstdint>
@@ -24,22 +25,31 @@
 
 namespace fp8gemm::engine {
 
-/// The persistent grouped scheduler: CTA c takes tiles c, c + grid, ... of the grouped schedule
-/// (no clusters). Every thread that needs tiles builds its own; all see the same sequence.
-template <int kBlockM>
+/// The persistent grouped scheduler: cluster c of the grid takes units c, c + clusters, ... of the
+/// grouped schedule (grouped_cluster_tile; with kClusterN = 1 a unit is one tile and a cluster one
+/// CTA). Every thread that needs tiles builds its own; all threads of both CTAs of a cluster see
+/// the same sequence of units.
+template <int kBlockM, int kClusterN = 1>
 struct GroupedTileScheduler {
   GroupedLayout layout;
   int n_tiles;
-  std::int64_t next_tile;
+  std::int64_t next_unit;
   int stride;
+  int rank_n;
   GroupedCursor cursor;
 
-  __device__ __forceinline__ GroupedTileScheduler(const GroupedLayout& l, int tiles_n)
-      : layout(l), n_tiles(tiles_n), next_tile(blockIdx.x), stride(int(gridDim.x)) {}
+  __device__ __forceinline__ GroupedTileScheduler(const GroupedLayout& l, int tiles_n,
+                                                  std::uint32_t rank)
+      : layout(l),
+        n_tiles(tiles_n),
+        next_unit(blockIdx.x / kClusterN),
+        stride(int(gridDim.x) / kClusterN),
+        rank_n(kClusterN > 1 ? int(rank) : 0) {}
 
   __device__ __forceinline__ bool next(GroupedTile& t) {
-    if (!grouped_tile(layout, kBlockM, n_tiles, next_tile, cursor, t)) return false;
-    next_tile += stride;
+    if (!grouped_cluster_tile(layout, kBlockM, n_tiles, kClusterN, rank_n, next_unit, cursor, t))
+      return false;
+    next_unit += stride;
     return true;
   }
 };
@@ -58,18 +68,19 @@ constexpr int grouped_block_scaled_loop() {
 /// default only for chapter 8's same-run loop comparison (kernels_grouped.cu).
 template <class Cfg, int kLoop = grouped_block_scaled_loop<Cfg>()>
 struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
-  static_assert(Cfg::kClusterSize == 1, "grouped kernels: no clusters yet");
+  static_assert(Cfg::kClusterM == 1,
+                "grouped kernels: clusters along N only (two row tiles could be in two groups)");
   /// A tile's rows may end inside it (a group's last tile): with the TMA-store epilogue, a
   /// warpgroup whose rows all belong to the group stores them by TMA, the others from registers
   /// (kernel.cuh's epilogue).
   static constexpr bool kRowsEndInTiles = true;
   static constexpr int kDefaultLoop = grouped_block_scaled_loop<Cfg>();  // kernel_info's names
   using Params = GroupedParams;
-  using Scheduler = GroupedTileScheduler<Cfg::kBlockM>;
+  using Scheduler = GroupedTileScheduler<Cfg::kBlockM, Cfg::kClusterN>;
   using TileT = GroupedTile;
 
-  __device__ __forceinline__ static Scheduler make_scheduler(const Params& p, std::uint32_t) {
-    return Scheduler(p.layout, p.n_tiles);
+  __device__ __forceinline__ static Scheduler make_scheduler(const Params& p, std::uint32_t rank) {
+    return Scheduler(p.layout, p.n_tiles, rank);
   }
   __device__ __forceinline__ static int a_row(const GroupedTile& t) { return t.m0; }
   __device__ __forceinline__ static int b_row(const GemmParams& p, const GroupedTile& t) {

@@ -99,6 +99,21 @@ FP8GEMM_HD inline bool grouped_tile(const GroupedLayout& L, int block_m, int n_t
   return false;
 }
 
+/// Unit `unit` of the grouped schedule for clusters of `cluster_n` CTAs side by side along N
+/// (chapter 8's 1 x 2 clusters, A multicast): a unit is one row tile and `cluster_n` neighbouring
+/// column tiles of one group, so the cluster's CTAs share their A rows (same group, same m0) and
+/// never their group; the CTA of rank `rank_n` takes column tile unit_n x cluster_n + rank_n. When
+/// cluster_n does not divide n_tiles, the last unit of each row tile has CTAs past the last column
+/// tile (n_block >= n_tiles): they load and multiply with the others (the multicast needs both
+/// halves of A) and store nothing (D's columns end at N). cluster_n = 1 is grouped_tile itself.
+FP8GEMM_HD inline bool grouped_cluster_tile(const GroupedLayout& L, int block_m, int n_tiles,
+                                            int cluster_n, int rank_n, std::int64_t unit,
+                                            GroupedCursor& c, GroupedTile& out) {
+  if (!grouped_tile(L, block_m, (n_tiles + cluster_n - 1) / cluster_n, unit, c, out)) return false;
+  out.n_block = out.n_block * cluster_n + rank_n;
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The k-grouped schedule of chapter 8's weight gradient: for every group g, dB_g [N, K] (FP32) =
 // dD_g^T . A_g, the reduction running over the group's tokens. The operands are the transposed,
