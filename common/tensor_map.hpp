@@ -38,6 +38,16 @@ CUtensorMap make_tensor_map_3d(const void* base, CUtensorMapDataType dtype,
                                std::uint64_t plane_stride_elements, std::uint32_t box_rows,
                                std::uint32_t box_cols, CUtensorMapSwizzle swizzle);
 
+/// The ragged-rows view of the 2-D matrix of make_tensor_map_2d (common/ragged_rows.hpp): a 4-D
+/// map whose stores take, with each box, a row bound past which its rows are not written
+/// (ptx::tma_store_4d at ragged_row_coords(row, row_end)). The same rules and errors as
+/// make_tensor_map_2d, plus: rows <= 2^30, the row stride < 2^34 bytes.
+CUtensorMap make_tensor_map_ragged_rows(const void* base, CUtensorMapDataType dtype,
+                                        std::size_t element_bytes, std::uint64_t rows,
+                                        std::uint64_t cols, std::uint64_t row_stride_elements,
+                                        std::uint32_t box_rows, std::uint32_t box_cols,
+                                        CUtensorMapSwizzle swizzle);
+
 /// The swizzle mode of a span of `bytes` (0: none; 32, 64, 128; anything else: 128B), e.g. a
 /// kernel's epilogue staging unit (KernelInfo::epi_swizzle_bytes).
 CUtensorMapSwizzle swizzle_of_span(int bytes);

@@ -26,5 +26,6 @@ fp8gemm_sass_test(NAME common_sass_fill_random_e4m3 TARGET common_test_gpu
                   ABSENT LDL STL)
 # The grouped tile schedule of chapter 8 (host/device code, checked on the CPU).
 fp8gemm_test(common_test_grouped_schedule LABEL cpu SOURCES test_grouped_schedule.cpp)
+fp8gemm_test(common_test_ragged_rows LABEL cpu SOURCES test_ragged_rows.cpp)
 # The engine chapters' shared command line (common/chapter_args.hpp).
 fp8gemm_test(common_test_chapter_cli LABEL cpu SOURCES test_chapter_cli.cpp)

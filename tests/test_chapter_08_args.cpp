@@ -58,6 +58,18 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   g = good();
   g.rows = 0;
   CHECK(has(refusal(g), "M = 0"));
+  // A TMA-store kernel writes D through its ragged-rows view, 2^30 rows at most: named for more,
+  // it is refused before any CUDA call (the default then takes a registers-epilogue kernel).
+  g = good();
+  g.rows = (std::int64_t(1) << 30) + 1;
+  g.A = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(1) << 44);  // 2^30 rows apart
+  g.D = reinterpret_cast<std::uint16_t*>(std::uintptr_t(2) << 44);
+  g.scale_a = reinterpret_cast<const float*>(std::uintptr_t(3) << 44);
+  ch08::Options o;
+  o.kernel = ch08::kernels().front().name;
+  REQUIRE(ch08::kernels().front().epilogue == engine::EpilogueKind::tma_store);
+  CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }),
+            "stores D by TMA, through a view of at most 2^30 rows (1073741825 given"));
 }
 
 TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {

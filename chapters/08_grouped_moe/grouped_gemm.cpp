@@ -11,6 +11,7 @@
 #include "common/cuda.hpp"
 #include "common/engine/params.hpp"
 #include "common/launch.hpp"
+#include "common/ragged_rows.hpp"
 #include "common/tensor_map.hpp"
 
 namespace fp8gemm::ch08 {
@@ -25,7 +26,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 namespace {
 /// The default: the first kernel of kernels() with the TMA-store epilogue when D allows it (16-byte
-/// aligned, rows 16 bytes apart), else the first with the registers epilogue.
+/// aligned, rows 16 bytes apart, at most 2^30 rows), else the first with the registers epilogue.
 const engine::KernelInfo& default_kernel(bool tma_store_ok) {
   for (const auto& k : kernels())
     if ((k.epilogue == engine::EpilogueKind::tma_store) == tma_store_ok) return k;
@@ -152,9 +153,15 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   if (g.N * g.groups > req.max_dim)
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of B exceed " +
          std::to_string(req.max_dim));
+  // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows.
+  const bool rows_fit_tma = all_rows <= kRaggedMaxRows;
   const engine::KernelInfo& k =
-      o.kernel.empty() ? default_kernel(engine::tma_store_compatible(args))
+      o.kernel.empty() ? default_kernel(engine::tma_store_compatible(args) && rows_fit_tma)
                        : engine::find_kernel(kernels(), o.kernel, kWho);
+  if (k.epilogue == engine::EpilogueKind::tma_store && !rows_fit_tma)
+    fail("kernel " + k.name + " stores D by TMA, through a view of at most 2^30 rows (" +
+         std::to_string(all_rows) + " given; common/ragged_rows.hpp): choose a registers-epilogue "
+         "kernel, or leave Options::kernel empty");
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
   // B holds all groups: its extent and its map cover G N rows (the plan checked N rows).
   require_device_accessible(g.B, std::size_t((g.N * g.groups - 1) * g.ldb + g.K), kWho, "B");
@@ -162,6 +169,14 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
                             g.layout == Layout::contiguous ? "offsets" : "masked_m");
 
   engine::GroupedParams& p = impl_->plan->policy_params();
+  // D through its ragged-rows view (common/ragged_rows.hpp): each TMA-store box is clipped at its
+  // group's end, given with the store, so a tile's rows past its group are never written.
+  if (k.epilogue == engine::EpilogueKind::tma_store) {
+    p.map_d = make_tensor_map_ragged_rows(g.D, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+                                          std::uint64_t(all_rows), std::uint64_t(g.N),
+                                          std::uint64_t(g.ldd), 64, std::uint32_t(k.epi_cols),
+                                          swizzle_of_span(k.epi_swizzle_bytes));
+  }
   p.map_b = make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N * g.groups),
                                std::uint64_t(g.K), std::uint64_t(g.ldb), std::uint32_t(k.block_n),
                                128, CU_TENSOR_MAP_SWIZZLE_128B);

@@ -33,18 +33,19 @@ const std::vector<KernelInfo>& kernels() {
       grouped<GroupedCfg<128, 256, 4>>(),
       grouped<GroupedCfg<128, 128, 6>>(),
       grouped<GroupedCfg<64, 128, 8>>(),
-      // Same-run comparison only (README, "The promoted loop"): the default tile with the rolled
-      // lean loop (_loop1).
-      grouped<GroupedTmaCfg<128, 256, 4, 1>, 1>(),
-      // Session 11: chapter 7's 256 x 128 tile (its stage's BlockM + 4 = 260 A scales in two TMA
-      // boxes), with the grouped default loop (the first). Chapter 7's 8x-unrolled lean loop on
-      // it spills here (ptxas: 248 bytes of stack), as on 128 x 256.
+      // Chapter 7's 256 x 128 tile (its stage's BlockM + 4 = 260 A scales in two TMA boxes).
       grouped<GroupedTmaCfg<256, 128, 4, 1>>(),
-      // Session 12: both tiles in 1 x 2 clusters (A multicast; grouped.cuh). Chapter 7's
-      // 8x-unrolled loop spills here too, in and beside a cluster (ptxas: 464-592 bytes, inside
-      // the K loop; 2x: 52, 4x: 268), so they run the first loop.
+      // 1 x 2 clusters (A multicast; grouped.cuh), both tiles, and chapter 7's table tile
+      // 256 x 128 with 3 stages and a staging buffer per unit.
       grouped<GroupedTmaPairCfg<128, 256, 4, 1>>(),
       grouped<GroupedTmaPairCfg<256, 128, 4, 1>>(),
+      grouped<GroupedTmaPairCfg<256, 128, 3, 0>>(),
+      // Same-run comparison only (README, "The promoted loop"): the first loop (_loop0), the
+      // default until session 12, and the lean loop rolled (_loop1).
+      grouped<GroupedTmaCfg<128, 256, 4, 1>, 0>(),
+      grouped<GroupedTmaCfg<128, 256, 4, 1>, 1>(),
+      grouped<GroupedTmaCfg<256, 128, 4, 1>, 0>(),
+      grouped<GroupedTmaPairCfg<256, 128, 4, 1>, 0>(),
   };
   return all;
 }

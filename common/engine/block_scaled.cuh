@@ -90,9 +90,12 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   static_assert(kSkewedBoxes * kSkewedBoxRows >= Cfg::kBlockM + 4, "the boxes cover the rows");
   static constexpr std::uint32_t kSkewedSfaBytes =
       std::uint32_t(kSkewedBoxes * kSkewedBoxRows) * 4u;  // BlockM <= 128: kSfaBytes + 16
+  /// A stage's side bytes: the A scales, and for a tile that may start at any row (chapter 8's
+  /// grouped forward) 16 more after them, where its producer hands each tile to the consumers
+  /// (grouped.cuh, kTilesThroughRing).
   template <class TileT>
   static constexpr std::uint32_t side_stage_bytes() {
-    return kSkewedRows<TileT> ? (kSkewedSfaBytes + 127u) & ~127u : kExtraStageBytes;
+    return kSkewedRows<TileT> ? (kSkewedSfaBytes + 16u + 127u) & ~127u : kExtraStageBytes;
   }
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
   /// n0 % 128 takes the values 0, kOffsetStep, 2 kOffsetStep, ... (kOffsets of them).

@@ -15,6 +15,7 @@
 
 #include "common/engine/config.cuh"
 #include "common/output_scale.cuh"
+#include "common/ragged_rows.hpp"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/stmatrix.cuh"
 #include "common/ptx/tma.cuh"
@@ -226,29 +227,41 @@ __device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
   });
 }
 
+/// Which map store_tile_tma writes through, and what its last argument `bound` is.
+enum class StoreMap {
+  rows,         ///< D's 2-D map (columns, rows); `bound` unused
+  planes,       ///< a 3-D map (columns, rows, planes): the units go to plane `bound`, a box
+                ///< clipped at the plane's last row (chapter 8's weight gradient with bf16 dB,
+                ///< kgrouped.cuh, whose tiles may run past a group's N rows)
+  ragged_rows,  ///< D's ragged-rows view (common/ragged_rows.hpp): rows at or past `bound` are
+                ///< not written (chapter 8's grouped forward: a tile's rows past its expert's)
+};
+
 /// The TMA-store epilogue of one consumer warpgroup (EpilogueKind::tma_store) for its kWavesM
 /// slabs of 64 rows (`acc[w]`), rows `row0` + 64 w of D, columns `col0` ...: each unit (64 rows x
 /// kEpiCols bf16) stmatrix'd into its staging buffer, swizzled as D's tensor map expects, and
-/// stored by TMA (for_each_staged_unit). With kPlanes, D's map is 3-D (innermost first: columns,
-/// rows, planes) and the units go to plane `plane`, a box clipped at the plane's last row:
-/// chapter 8's weight gradient with bf16 dB (kgrouped.cuh), whose tiles may run past a group's
-/// N rows.
-template <class Cfg, bool kPlanes = false, class Scale>
+/// stored by TMA (for_each_staged_unit) through the map kMap says.
+template <class Cfg, StoreMap kMap = StoreMap::rows, class Scale>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                const Scale& scale,
                                                const CUtensorMap* map_d, std::uint32_t staging,
                                                int row0, int col0, std::uint32_t barrier_id,
-                                               int plane = 0) {
+                                               int bound = 0) {
   for_each_staged_unit<Cfg, Cfg::kBlockN / Cfg::kEpiCols>(
       staging, barrier_id,
       [&](auto w, auto c, std::uint32_t unit) {
         stage_unit<Cfg, decltype(c)::value, Scale>(acc[w], scale, unit);
       },
       [&](auto w, auto c, std::uint32_t unit) {
-        if constexpr (kPlanes)
-          ptx::tma_store_3d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w, plane);
-        else
-          ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
+        const int col = col0 + c * Cfg::kEpiCols, row = row0 + 64 * w;
+        if constexpr (kMap == StoreMap::planes) {
+          ptx::tma_store_3d(map_d, unit, col, row, bound);
+        } else if constexpr (kMap == StoreMap::ragged_rows) {
+          const RaggedRowCoords r = ragged_row_coords(row, bound);
+          ptx::tma_store_4d(map_d, unit, col, r.rel_row, r.bound, r.wrap);
+        } else {
+          ptx::tma_store_2d(map_d, unit, col, row);
+        }
       });
 }
 

@@ -12,8 +12,9 @@
 // A at the tile's first row and B at g N + n0; the consumers read the group's B scales; the
 // epilogue stops at the group's last row. A tile's A rows past its group belong to the next
 // group (or to a masked group's padding): they are loaded and multiplied like any rows, and their
-// results are never stored. The TMA-store epilogue writes the warpgroups whose rows are all in
-// the group and falls back to register stores for the one a group's end cuts. Clusters: 1 x 2
+// results are never stored: the TMA-store epilogue writes through a view of D whose stores are
+// clipped at a row bound given with each box (common/ragged_rows.hpp), the registers epilogue
+// stops at the group's end itself. Clusters: 1 x 2
 // only (two CTAs side by side along N, the same row tile and group, A multicast); a 2 x 1 cluster's
 // two row tiles could fall in two groups, so the schedule would have to pair a group's row tiles.
 #pragma once
@@ -54,14 +55,14 @@ struct GroupedTileScheduler {
   }
 };
 
-/// The grouped kernels' promoted loop: two-deep where it fits, else the first loop. Measured on the
-/// H200, the default 128 x 256 tile on the eight balanced and masked cases, each run with both
-/// loops (plots/data/h200/ch08/loops_4777cb9.json, loops_a33ed69.json): the first loop 1.024-1.132x
-/// (geomean 1.052x), then 0.985-1.035x (geomean 1.017x) the rolled lean loop; the lean loop
-/// unrolled spills there (32 bytes at 2x, 248-280 at 4x).
+/// The grouped kernels' promoted loop: chapter 7's default (two-deep where it fits, else the lean
+/// loop unrolled 8x on two 64-row slabs per warpgroup, 4x elsewhere). Until session 12 the grouped
+/// kernels ran the first loop (kPromotedLoop 0): the unrolled one spilled in them (ptxas: 248-592
+/// bytes inside the K loop) while every consumer thread walked the groups itself; with the tiles
+/// handed over through the ring (kTilesThroughRing below) it does not.
 template <class Cfg>
 constexpr int grouped_block_scaled_loop() {
-  return two_deep_fits<Cfg>() ? kTwoDeepLoop : 0;
+  return default_block_scaled_loop<Cfg>();
 }
 
 /// The block-scaled math of chapter 7 with the grouped schedule and geometry; kLoop other than the
@@ -70,14 +71,49 @@ template <class Cfg, int kLoop = grouped_block_scaled_loop<Cfg>()>
 struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   static_assert(Cfg::kClusterM == 1,
                 "grouped kernels: clusters along N only (two row tiles could be in two groups)");
-  /// A tile's rows may end inside it (a group's last tile): with the TMA-store epilogue, a
-  /// warpgroup whose rows all belong to the group stores them by TMA, the others from registers
-  /// (kernel.cuh's epilogue).
-  static constexpr bool kRowsEndInTiles = true;
+  /// The consumers take their tiles from the producer through the ring (kernel.cuh,
+  /// TilesThroughRing): the producer, the only thread that walks the groups, writes each tile into
+  /// 16 bytes after the A scales of the tile's first stage before it arms that stage's full
+  /// barrier, and after its last tile an end mark into the next stage, armed by a plain arrive.
+  /// Why: with every consumer thread walking the groups itself (the cursor, its loop over the
+  /// offsets), chapter 7's 8x-unrolled loop spilled inside the K loop of the grouped 256 x 128
+  /// kernels (ptxas: 464-592 bytes); the dense scheduler's state, which ptxas re-reads from the
+  /// parameter block, does not cost that.
+  static constexpr bool kTilesThroughRing = true;
+  static constexpr std::uint32_t kTileInfoOffset = BlockScaledMath<Cfg>::kSkewedSfaBytes;
+  static_assert(kTileInfoOffset % 16 == 0, "the tile's 16 bytes are one 16-byte store");
+  __device__ __forceinline__ static void post_tile(std::uint32_t addr, const GroupedTile& t) {
+    asm volatile("st.shared.v4.s32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(t.group), "r"(t.m0),
+                 "r"(t.row_end), "r"(t.n_block)
+                 : "memory");
+  }
+  __device__ __forceinline__ static void post_end(std::uint32_t addr) {
+    asm volatile("st.shared.v4.s32 [%0], {%1, %1, %1, %1};" ::"r"(addr), "r"(-1) : "memory");
+  }
+  /// The tile at `addr` into t; false at the end mark.
+  __device__ __forceinline__ static bool take_tile(std::uint32_t addr, GroupedTile& t) {
+    asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(t.group), "=r"(t.m0), "=r"(t.row_end), "=r"(t.n_block)
+                 : "r"(addr)
+                 : "memory");
+    return t.group >= 0;
+  }
   static constexpr int kDefaultLoop = grouped_block_scaled_loop<Cfg>();  // kernel_info's names
   using Params = GroupedParams;
   using Scheduler = GroupedTileScheduler<Cfg::kBlockM, Cfg::kClusterN>;
   using TileT = GroupedTile;
+
+  /// A tile's rows may end inside it (a group's last tile). The TMA-store epilogue writes through
+  /// D's ragged-rows view (common/ragged_rows.hpp; the plan makes p.map_d so), each box clipped at
+  /// the group's end t.row_end; the registers epilogue stops there itself (row_end below).
+  static constexpr bool kStoresBf16Tile = true;
+  __device__ __forceinline__ static void store_tile_bf16(
+      const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Params& p, const GroupedTile& t,
+      std::uint32_t staging, int slot, std::uint32_t barrier_id) {
+    store_tile_tma<Cfg, StoreMap::ragged_rows>(acc, IdentityOutputScale{}, &p.map_d, staging,
+                                               t.m0 + slot * Cfg::kRowsPerWG,
+                                               t.n_block * Cfg::kBlockN, barrier_id, t.row_end);
+  }
 
   __device__ __forceinline__ static Scheduler make_scheduler(const Params& p, std::uint32_t rank) {
     return Scheduler(p.layout, p.n_tiles, rank);
@@ -97,6 +133,7 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   static constexpr std::uint32_t kExtraTxBytes = BlockScaledMath<Cfg>::kSkewedSfaBytes;
   static constexpr std::uint32_t kExtraStageBytes =
       BlockScaledMath<Cfg>::template side_stage_bytes<GroupedTile>();
+  static_assert(kTileInfoOffset + 16 <= kExtraStageBytes, "the tile fits after the A scales");
   /// The stage's A scales: rows (m0 & ~3) .. (m0 & ~3) + BlockM + 3 of the scale tensor over all
   /// rows (the map's box is BlockM + 4 wide, or two boxes of 160 for BlockM = 256; rows past the
   /// tensor are zero-filled).

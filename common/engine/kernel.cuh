@@ -471,13 +471,34 @@ __device__ __forceinline__ int tile_d_row(const typename Math::Params& p, const 
 }
 
 /// A math policy that stores bf16 tiles itself (chapter 8's weight gradient, into its 3-D map of
-/// D). A concept, not an inline requires-expression: in the epilogue's generic lambda nvcc
+/// D; its grouped forward, through D's ragged-rows view). A concept, not an inline requires-expression: in the epilogue's generic lambda nvcc
 /// instantiates the discarded branch of `if constexpr (requires {...})` and fails on the call.
 template <class Math>
 concept StoresBf16Tile = requires { Math::kStoresBf16Tile; };
 
 /// Dynamic shared memory of gemm_kernel<Cfg, Math>: the ring and staging of the configuration,
 /// plus the math policy's side ring and the slack that re-aligns the staging buffers after it.
+/// A math policy whose consumers take their tiles from the producer through the ring (chapter
+/// 8's grouped forward): Math::post_tile / post_end / take_tile at kTileInfoOffset of the stage's
+/// side bytes (grouped.cuh says why).
+template <class Math>
+concept TilesThroughRing = requires { Math::kTilesThroughRing; };
+
+/// The consumers' tile source of a TilesThroughRing policy: the next tile is in the side bytes of
+/// the ring's current stage, readable once its full barrier completes (the main loop then waits
+/// on that barrier again and passes at once); false at the producer's end mark.
+template <class Math, class State>
+struct RingTileSource {
+  const State* st;
+  std::uint32_t full0;  ///< the full barriers' shared address
+  std::uint32_t side;   ///< the side ring's
+  __device__ __forceinline__ bool next(typename Math::TileT& t) const {
+    ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st->stage), st->phase);
+    return Math::take_tile(
+        side + std::uint32_t(st->stage) * Math::kExtraStageBytes + Math::kTileInfoOffset, t);
+  }
+};
+
 template <class Cfg, class Math>
 constexpr std::size_t smem_bytes() {
   return Cfg::kSmemBytes +
@@ -546,6 +567,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         for (int kb = Math::k_first(p, t); kb < Math::k_end(p, t); ++kb) {
           ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
           const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
+          if constexpr (TilesThroughRing<Math>) {  // the tile, for the consumers, before the arm
+            if (kb == Math::k_first(p, t))
+              Math::post_tile(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
+                                  Math::kTileInfoOffset,
+                              t);
+          }
           const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Math::kStageStride;
           const std::uint32_t tile_b = tile_a + Cfg::kTileABytes;
           const int k0 = kb * Cfg::kBlockK;
@@ -560,13 +587,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           st.advance();
         }
       }
+      if constexpr (TilesThroughRing<Math>) {  // the end mark, in the next stage
+        ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
+        Math::post_end(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
+                       Math::kTileInfoOffset);
+        ptx::mbarrier_arrive(ptx::smem_u32(&full[st.stage]));
+      }
     }
   } else {
     // ------------------------------ consumer warpgroups ------------------------------
     ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
     const auto scale = Math::output_scale(p);
-    auto scheduler = Math::make_scheduler(p, rank);
     typename Math::State st;
+    auto scheduler = [&] {
+      if constexpr (TilesThroughRing<Math>) {
+        static_assert(!Cfg::kPingPong, "ping-pong consumers peek at the scheduler's next tile");
+        return RingTileSource<Math, typename Math::State>{&st, ptx::smem_u32(full), side};
+      } else {
+        return Math::make_scheduler(p, rank);
+      }
+    }();
     typename Math::TileT t;
     float acc[Cfg::kWavesM][Cfg::kBlockN / 2];
     const std::uint32_t my_staging = staging + std::uint32_t(wg * Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
@@ -603,21 +643,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)
       with_output_scale(scale, [&](const auto& sc) {
         if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store && StoresBf16Tile<Math>) {
-          // bf16 D by TMA through the policy's own map of D (chapter 8's weight gradient: 3-D).
+          // bf16 D by TMA through the policy's own map of D (chapter 8: the weight gradient's 3-D
+          // one, the grouped forward's ragged-rows view).
           Math::store_tile_bf16(acc, p, t, my_staging, slot, std::uint32_t(1 + wg));
-        } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store &&
-                             requires { Math::kRowsEndInTiles; }) {
-          // A policy whose tiles can end inside a group (chapter 8): a warpgroup whose rows are
-          // all valid stores them by TMA; one that a group's end cuts stores from registers (a
-          // TMA box would write the next group's rows).
-          if (row0 + Cfg::kRowsPerWG <= rows) {
-            store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
-          } else {
-#pragma unroll
-            for (int w = 0; w < Cfg::kWavesM; ++w)
-              store_slab_registers<Cfg::kBlockN>(acc[w], sc, row0 + 64 * w, col0, rows, p.N, p.D,
-                                                 p.ldd, p.d_pairs_ok != 0);
-          }
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
           store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store_f32) {

@@ -177,9 +177,9 @@ struct KGroupedMath : PerTensorMath<Cfg> {
   __device__ __forceinline__ static void store_tile_bf16(
       const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Params& p, const KGroupedTile& t,
       std::uint32_t staging, int slot, std::uint32_t barrier_id) {
-    store_tile_tma<Cfg, true>(acc, IdentityOutputScale{}, &p.map_d, staging,
-                              t.m_block * Cfg::kBlockM + slot * Cfg::kRowsPerWG,
-                              t.n_block * Cfg::kBlockN, barrier_id, t.group);
+    store_tile_tma<Cfg, StoreMap::planes>(acc, IdentityOutputScale{}, &p.map_d, staging,
+                                          t.m_block * Cfg::kBlockM + slot * Cfg::kRowsPerWG,
+                                          t.n_block * Cfg::kBlockN, barrier_id, t.group);
   }
 
   /// The scales were applied in the main loop.

@@ -88,6 +88,19 @@ __device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, std::uint32
       : "memory");
 }
 
+/// The 4-D form of tma_store_2d (same section): the box at (inner, c1, c2, c3) of a 4-D map
+/// (chapter 8's grouped kernels: D's "ragged rows" view, common/ragged_rows.hpp, in which a box is
+/// clipped at a row bound given in its coordinates).
+__device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, std::uint32_t smem_src,
+                                             std::int32_t inner_coord, std::int32_t c1,
+                                             std::int32_t c2, std::int32_t c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(map)),
+      "r"(smem_src), "r"(inner_coord), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
 /// cp.reduce.async.bulk.tensor .add (PTX ISA 9.0, §9.7.9.25.5.2 "cp.reduce.async.bulk.tensor"):
 /// as tma_store_3d, but each element of the box is added to global memory (D += box) by the TMA
 /// unit, in the map's element type (FP32 here: one round-to-nearest add per element).

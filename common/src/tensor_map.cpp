@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/launch.hpp"
+#include "common/ragged_rows.hpp"
 
 namespace fp8gemm {
 
@@ -69,8 +70,9 @@ int swizzle_span_bytes(CUtensorMapSwizzle swizzle) {
   }
 }
 
-/// make_tensor_map_2d / _3d: `planes` = 1 and rank 2, or rank 3 with planes
-/// `plane_stride_elements` apart.
+/// make_tensor_map_2d / _3d / _ragged_rows: `planes` = 1 and rank 2, rank 3 with planes
+/// `plane_stride_elements` apart, or rank 4: the ragged-rows view of the 2-D matrix
+/// (common/ragged_rows.hpp).
 CUtensorMap make_tensor_map(const char* who, int rank, const void* base, CUtensorMapDataType dtype,
                             std::size_t element_bytes, std::uint64_t planes, std::uint64_t rows,
                             std::uint64_t cols, std::uint64_t row_stride_elements,
@@ -105,6 +107,13 @@ CUtensorMap make_tensor_map(const char* who, int rank, const void* base, CUtenso
   if (stride_bytes >= (std::uint64_t(1) << 40))
     bad("row stride = " + std::to_string(stride_bytes) + " bytes must be < 2^40");
   const std::uint64_t plane_bytes = plane_stride_elements * element_bytes;
+  if (rank == 4) {
+    if (rows > std::uint64_t(kRaggedMaxRows))
+      bad("rows = " + std::to_string(rows) + " exceeds the 2^30 rows of the ragged-rows view");
+    if (stride_bytes >= (std::uint64_t(1) << 34))
+      bad("row stride = " + std::to_string(stride_bytes) +
+          " bytes must be < 2^34 in the ragged-rows view");
+  }
   if (rank == 3) {
     if (plane_stride_elements < rows * row_stride_elements)
       bad("plane_stride_elements = " + std::to_string(plane_stride_elements) +
@@ -138,10 +147,17 @@ CUtensorMap make_tensor_map(const char* who, int rank, const void* base, CUtenso
   ensure_context_current();
 
   CUtensorMap map{};
-  const cuuint64_t global_dim[3] = {cols, rows, planes};          // innermost first
-  const cuuint64_t global_stride[2] = {stride_bytes, plane_bytes};  // bytes, dimensions 1.. only
-  const cuuint32_t box_dim[3] = {box_cols, box_rows, 1};
-  const cuuint32_t element_stride[3] = {1, 1, 1};                 // dense boxes
+  cuuint64_t global_dim[4] = {cols, rows, planes, 1};              // innermost first
+  cuuint64_t global_stride[3] = {stride_bytes, plane_bytes, 0};    // bytes, dimensions 1.. only
+  const cuuint32_t box_dim[4] = {box_cols, box_rows, 1, 1};
+  const cuuint32_t element_stride[4] = {1, 1, 1, 1};               // dense boxes
+  if (rank == 4) {
+    const RaggedRowsLayout L = ragged_rows_layout(stride_bytes);
+    for (int i = 0; i < 3; ++i) {
+      global_dim[i + 1] = L.dim[i];
+      global_stride[i] = L.stride_bytes[i];
+    }
+  }
   const CUresult r = encode(&map, dtype, cuuint32_t(rank), const_cast<void*>(base), global_dim,
                             global_stride, box_dim, element_stride, CU_TENSOR_MAP_INTERLEAVE_NONE,
                             swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -173,6 +189,15 @@ CUtensorMap make_tensor_map_3d(const void* base, CUtensorMapDataType dtype,
                                std::uint32_t box_cols, CUtensorMapSwizzle swizzle) {
   return make_tensor_map("make_tensor_map_3d", 3, base, dtype, element_bytes, planes, rows, cols,
                          row_stride_elements, plane_stride_elements, box_rows, box_cols, swizzle);
+}
+
+CUtensorMap make_tensor_map_ragged_rows(const void* base, CUtensorMapDataType dtype,
+                                        std::size_t element_bytes, std::uint64_t rows,
+                                        std::uint64_t cols, std::uint64_t row_stride_elements,
+                                        std::uint32_t box_rows, std::uint32_t box_cols,
+                                        CUtensorMapSwizzle swizzle) {
+  return make_tensor_map("make_tensor_map_ragged_rows", 4, base, dtype, element_bytes, 1, rows,
+                         cols, row_stride_elements, 0, box_rows, box_cols, swizzle);
 }
 
 void replace_tensor_map_address(CUtensorMap& map, const void* base) {
