@@ -253,14 +253,13 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][
         stage_unit<Cfg, decltype(c)::value, Scale>(acc[w], scale, unit);
       },
       [&](auto w, auto c, std::uint32_t unit) {
-        const int col = col0 + c * Cfg::kEpiCols, row = row0 + 64 * w;
         if constexpr (kMap == StoreMap::planes) {
-          ptx::tma_store_3d(map_d, unit, col, row, bound);
+          ptx::tma_store_3d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w, bound);
         } else if constexpr (kMap == StoreMap::ragged_rows) {
-          const RaggedRowCoords r = ragged_row_coords(row, bound);
-          ptx::tma_store_4d(map_d, unit, col, r.rel_row, r.bound, r.wrap);
+          const RaggedRowCoords r = ragged_row_coords(row0 + 64 * w, bound);
+          ptx::tma_store_4d(map_d, unit, col0 + c * Cfg::kEpiCols, r.rel_row, r.bound, r.wrap);
         } else {
-          ptx::tma_store_2d(map_d, unit, col, row);
+          ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
         }
       });
 }

@@ -485,19 +485,38 @@ template <class Math>
 concept TilesThroughRing = requires { Math::kTilesThroughRing; };
 
 /// The consumers' tile source of a TilesThroughRing policy: the next tile is in the side bytes of
-/// the ring's current stage, readable once its full barrier completes (the main loop then waits
-/// on that barrier again and passes at once); false at the producer's end mark.
-template <class Math, class State>
+/// the ring's current stage `st`, readable once its full barrier completes (the main loop then
+/// waits on that barrier again and passes at once); false at the producer's end mark.
+template <class Math>
 struct RingTileSource {
-  const State* st;
   std::uint32_t full0;  ///< the full barriers' shared address
   std::uint32_t side;   ///< the side ring's
-  __device__ __forceinline__ bool next(typename Math::TileT& t) const {
-    ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st->stage), st->phase);
+  template <class State>
+  __device__ __forceinline__ bool next(typename Math::TileT& t, const State& st) const {
+    ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st.stage), st.phase);
     return Math::take_tile(
-        side + std::uint32_t(st->stage) * Math::kExtraStageBytes + Math::kTileInfoOffset, t);
+        side + std::uint32_t(st.stage) * Math::kExtraStageBytes + Math::kTileInfoOffset, t);
   }
 };
+
+/// The consumers' tiles: the policy's scheduler, or for a TilesThroughRing policy the ring.
+template <class Cfg, class Math>
+__device__ __forceinline__ auto consumer_tiles(const typename Math::Params& p, std::uint32_t rank,
+                                               std::uint32_t full0, std::uint32_t side) {
+  if constexpr (TilesThroughRing<Math>) {
+    static_assert(!Cfg::kPingPong, "ping-pong consumers peek at the scheduler's next tile");
+    return RingTileSource<Math>{full0, side};
+  } else {
+    return Math::make_scheduler(p, rank);
+  }
+}
+template <class Source, class TileT, class State>
+__device__ __forceinline__ bool next_consumer_tile(Source& tiles, TileT& t, const State& st) {
+  if constexpr (requires { tiles.next(t, st); })
+    return tiles.next(t, st);
+  else
+    return tiles.next(t);
+}
 
 template <class Cfg, class Math>
 constexpr std::size_t smem_bytes() {
@@ -598,15 +617,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // ------------------------------ consumer warpgroups ------------------------------
     ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
     const auto scale = Math::output_scale(p);
+    auto scheduler = consumer_tiles<Cfg, Math>(p, rank, ptx::smem_u32(full), side);
     typename Math::State st;
-    auto scheduler = [&] {
-      if constexpr (TilesThroughRing<Math>) {
-        static_assert(!Cfg::kPingPong, "ping-pong consumers peek at the scheduler's next tile");
-        return RingTileSource<Math, typename Math::State>{&st, ptx::smem_u32(full), side};
-      } else {
-        return Math::make_scheduler(p, rank);
-      }
-    }();
     typename Math::TileT t;
     float acc[Cfg::kWavesM][Cfg::kBlockN / 2];
     const std::uint32_t my_staging = staging + std::uint32_t(wg * Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
@@ -614,7 +626,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // (ping-pong, slot 0).
     const int slot = Cfg::kPingPong ? 0 : wg;
     int tile_index = 0;
-    while (scheduler.next(t)) {
+    while (next_consumer_tile(scheduler, t, st)) {
       bool hand_over = false;  // ping-pong: the other warpgroup has a tile after this one
       if constexpr (Cfg::kPingPong) {
         // Ping-pong: this CTA's tiles alternate between the two warpgroups. The producer loads
