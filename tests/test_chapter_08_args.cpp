@@ -89,6 +89,20 @@ TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {
   CHECK(reg >= 1);
 }
 
+TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][cpu]") {
+  auto g = good();  // contiguous, 4 groups
+  g.rows = 4 * 1024;
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s3_c1x2_promoted_tma_b4");
+  g.rows = 4 * 1024 - 1;
+  CHECK(ch08::default_kernel(g, true).name == "128x256_s4_c1x1_promoted_tma_b1");
+  g.layout = ch08::Layout::masked;
+  g.rows = 256;  // M_max
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1");
+  g.rows = 255;
+  CHECK(ch08::default_kernel(g, true).name == "128x256_s4_c1x1_promoted_tma_b1");
+  CHECK(ch08::default_kernel(g, false).epilogue == engine::EpilogueKind::registers);
+}
+
 TEST_CASE("ch08: a plan in checking mode refuses the same bad calls", "[ch08][cpu]") {
   ch08::Options o;
   o.check_offsets = true;

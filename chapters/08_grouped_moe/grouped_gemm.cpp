@@ -24,15 +24,30 @@ constexpr const char* kWho = "fp8gemm::ch08_grouped_moe";
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-namespace {
-/// The default: the first kernel of kernels() with the TMA-store epilogue when D allows it (16-byte
-/// aligned, rows 16 bytes apart, at most 2^30 rows), else the first with the registers epilogue.
-const engine::KernelInfo& default_kernel(bool tma_store_ok) {
-  for (const auto& k : kernels())
-    if ((k.epilogue == engine::EpilogueKind::tma_store) == tma_store_ok) return k;
-  return kernels().front();
+/// The default kernel. Without a TMA-compatible D (16-byte aligned, rows 16 bytes apart, at most
+/// 2^30 rows) the first registers-epilogue kernel of kernels(). Otherwise the rule measured on the
+/// H200 in session 12 (README, "The unrolled loop"; both kernel orders, 12 cases): what the plan
+/// knows of the group sizes is their mean (the sizes themselves are device data): a contiguous
+/// call with at least 1024 rows per group on average, chapter 7's table tile 256 x 128 in 1 x 2
+/// clusters (balanced 4 x 8192 and 8 x 4096 rows, skewed 65536 tokens over 32 experts: 1039-1169
+/// TFLOPS, 1.02-1.10x 128 x 256); fewer (skewed 8192 tokens over 32, 256 on average), 128 x 256,
+/// whose 128-row tiles waste less at each expert's end (867-899 against 722-744); masked with
+/// M_max >= 256, 256 x 128 without a cluster (the fastest at all six masked cases, 1.02-1.09x
+/// 128 x 256), below that 128 x 256 (not measured).
+const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok) {
+  if (!tma_store_ok) {
+    for (const auto& k : kernels())
+      if (k.epilogue == engine::EpilogueKind::registers) return k;
+    return kernels().front();
+  }
+  const char* name = "128x256_s4_c1x1_promoted_tma_b1";
+  if (g.layout == Layout::masked) {
+    if (g.rows >= 256) name = "256x128_s4_c1x1_promoted_tma_b1";
+  } else if (g.rows >= std::int64_t(1024) * g.groups) {
+    name = "256x128_s3_c1x2_promoted_tma_b4";
+  }
+  return engine::find_kernel(kernels(), name, kWho);
 }
-}  // namespace
 
 GemmRequirements requirements() {
   GemmRequirements r = engine::engine_requirements(kWho);
@@ -156,7 +171,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows.
   const bool rows_fit_tma = all_rows <= kRaggedMaxRows;
   const engine::KernelInfo& k =
-      o.kernel.empty() ? default_kernel(engine::tma_store_compatible(args) && rows_fit_tma)
+      o.kernel.empty() ? default_kernel(g, engine::tma_store_compatible(args) && rows_fit_tma)
                        : engine::find_kernel(kernels(), o.kernel, kWho);
   if (k.epilogue == engine::EpilogueKind::tma_store && !rows_fit_tma)
     fail("kernel " + k.name + " stores D by TMA, through a view of at most 2^30 rows (" +

@@ -63,7 +63,7 @@ struct GroupedGemm {
 };
 
 struct Options {
-  std::string kernel;  ///< by name (kernels()); "" = 128x128
+  std::string kernel;  ///< by name (kernels()); "" = default_kernel()'s choice
   /// Validate the device group description before every run() (see the top of this file): a
   /// round trip to the host per call, not capturable in a CUDA graph.
   bool check_offsets = false;
@@ -71,6 +71,11 @@ struct Options {
 
 /// Every compiled grouped kernel.
 const std::vector<engine::KernelInfo>& kernels();
+
+/// The kernel a Plan without Options::kernel runs for `gemm` (layout, G, rows filled in):
+/// `tma_store_ok` says whether D can be written by TMA (16-byte aligned, rows 16 bytes apart, at
+/// most 2^30 rows); grouped_gemm.cpp gives the rule and the measurements behind it. Pure C++.
+const engine::KernelInfo& default_kernel(const GroupedGemm& gemm, bool tma_store_ok);
 
 GemmRequirements requirements();
 

@@ -26,8 +26,10 @@ static KernelInfo grouped() {
 }
 
 const std::vector<KernelInfo>& kernels() {
-  // The first of each epilogue is the plan's default (grouped_gemm.cpp): 128 x 256 was the
-  // fastest on every case of the tuning run (plots/data/h200/ch08/sweep_acdaf11.json).
+  // The plan's default is chosen by default_kernel() (grouped_gemm.cpp: by layout and mean rows
+  // per group, from session 12's measurements); without a TMA-compatible D, the first registers
+  // kernel (128 x 256 was the fastest on every case of the first tuning run,
+  // plots/data/h200/ch08/sweep_acdaf11.json).
   static const std::vector<KernelInfo> all = {
       grouped<GroupedTmaCfg<128, 256, 4, 1>>(),
       grouped<GroupedCfg<128, 256, 4>>(),

@@ -606,11 +606,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           st.advance();
         }
       }
-      if constexpr (TilesThroughRing<Math>) {  // the end mark, in the next stage
+      if constexpr (TilesThroughRing<Math>) {
+        // The end mark, in the next stage, armed as a tile's first stage is: by its side copy
+        // (the last tile's scales again, which nobody reads) rather than by a plain arrive. Both
+        // order the mark before the consumers' read (arrive is a release); compute-sanitizer's
+        // racecheck reported the plain arrive as a race between post_end and take_tile (session
+        // 12, call 3) and accepts this form, the one every tile's stage uses.
         ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
-        Math::post_end(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
-                       Math::kTileInfoOffset);
-        ptx::mbarrier_arrive(ptx::smem_u32(&full[st.stage]));
+        const std::uint32_t extra = side + std::uint32_t(st.stage) * Math::kExtraStageBytes;
+        const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
+        Math::post_end(extra + Math::kTileInfoOffset);
+        ptx::mbarrier_arrive_expect_tx(bar, Math::kExtraTxBytes);
+        Math::produce_extra(p, extra, bar, t, Math::k_first(p, t));
       }
     }
   } else {
