@@ -606,18 +606,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           st.advance();
         }
       }
-      if constexpr (TilesThroughRing<Math>) {
-        // The end mark, in the next stage, armed as a tile's first stage is: by its side copy
-        // (the last tile's scales again, which nobody reads) rather than by a plain arrive. Both
-        // order the mark before the consumers' read (arrive is a release); compute-sanitizer's
-        // racecheck reported the plain arrive as a race between post_end and take_tile (session
-        // 12, call 3) and accepts this form, the one every tile's stage uses.
+      if constexpr (TilesThroughRing<Math>) {  // the end mark, in the next stage
         ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
-        const std::uint32_t extra = side + std::uint32_t(st.stage) * Math::kExtraStageBytes;
-        const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
-        Math::post_end(extra + Math::kTileInfoOffset);
-        ptx::mbarrier_arrive_expect_tx(bar, Math::kExtraTxBytes);
-        Math::produce_extra(p, extra, bar, t, Math::k_first(p, t));
+        Math::post_end(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
+                       Math::kTileInfoOffset);
+        ptx::mbarrier_arrive(ptx::smem_u32(&full[st.stage]));
       }
     }
   } else {
@@ -654,6 +647,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         typename Math::TileT later;
         hand_over = peek.next(later);
       }
+      // A ring policy's lanes all read the tile (RingTileSource), and only lane 0 of each warp
+      // arrives on a stage's empty barrier (release()): this orders every lane's read before its
+      // warp's first arrive, after which the producer may write the stage again. Without it only
+      // the wgmma's execution barrier stood between them, not a memory-ordering one, and
+      // compute-sanitizer's racecheck reported take_tile against post_end (session 12, calls 3
+      // and 4). Here, not in RingTileSource::next: there it made ptxas spill (16-480 bytes).
+      if constexpr (TilesThroughRing<Math>) __syncwarp();
       Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
       // Our main loop is done: the other warpgroup's may start while we store this tile.
       if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
