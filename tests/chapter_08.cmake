@@ -23,3 +23,11 @@ if(TARGET ch08_grouped_moe AND Python3_Interpreter_FOUND)
                    $<TARGET_FILE:ch08_grouped_moe> ${CMAKE_CURRENT_BINARY_DIR}/ch08_step)
   set_tests_properties(chapter_08_cases_match_peers PROPERTIES LABELS cpu)
 endif()
+# Session 12's tables in chapter 8's README are printed from their JSON (no number by hand).
+if(Python3_Interpreter_FOUND)
+  add_test(NAME chapter_08_session12_tables
+           COMMAND ${Python3_EXECUTABLE}
+                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/unrolled_session12/summarise.py
+                   --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
+  set_tests_properties(chapter_08_session12_tables PROPERTIES LABELS cpu)
+endif()
