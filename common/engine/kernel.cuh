@@ -471,13 +471,12 @@ __device__ __forceinline__ int tile_d_row(const typename Math::Params& p, const 
 }
 
 /// A math policy that stores bf16 tiles itself (chapter 8's weight gradient, into its 3-D map of
-/// D; its grouped forward, through D's ragged-rows view). A concept, not an inline requires-expression: in the epilogue's generic lambda nvcc
-/// instantiates the discarded branch of `if constexpr (requires {...})` and fails on the call.
+/// D; its grouped forward, through D's ragged-rows view). A concept, not an inline
+/// requires-expression: in the epilogue's generic lambda nvcc instantiates the discarded branch
+/// of `if constexpr (requires {...})` and fails on the call.
 template <class Math>
 concept StoresBf16Tile = requires { Math::kStoresBf16Tile; };
 
-/// Dynamic shared memory of gemm_kernel<Cfg, Math>: the ring and staging of the configuration,
-/// plus the math policy's side ring and the slack that re-aligns the staging buffers after it.
 /// A math policy whose consumers take their tiles from the producer through the ring (chapter
 /// 8's grouped forward): Math::post_tile / post_end / take_tile at kTileInfoOffset of the stage's
 /// side bytes (grouped.cuh says why).
@@ -518,6 +517,8 @@ __device__ __forceinline__ bool next_consumer_tile(Source& tiles, TileT& t, cons
     return tiles.next(t);
 }
 
+/// Dynamic shared memory of gemm_kernel<Cfg, Math>: the ring and staging of the configuration,
+/// plus the math policy's side ring and the slack that re-aligns the staging buffers after it.
 template <class Cfg, class Math>
 constexpr std::size_t smem_bytes() {
   return Cfg::kSmemBytes +
