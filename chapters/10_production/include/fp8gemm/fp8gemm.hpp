@@ -167,7 +167,8 @@ using WeightGradOptions = ch08::WeightGradOptions;
 using WeightGradOutput = ch08::WeightGradOutput;  ///< dB float (default) or bf16
 
 /// Chapter 8's grouped plan behind the library's architecture check. Its kernel is chapter 8's
-/// default (128 x 128) or Options::kernel; no per-shape table yet.
+/// default (ch08::default_kernel: by layout and mean rows per group) or Options::kernel; no
+/// per-shape table yet.
 class GroupedPlan {
  public:
   explicit GroupedPlan(const GroupedGemm& gemm, const GroupedOptions& options = {});
