@@ -20,7 +20,7 @@ template <int BM, int BN, int S, int Buffers>
 using GroupedTmaPairCfg =
     KernelConfig<BM, BN, S, 1, 2, Accumulation::promoted, EpilogueKind::tma_store, Buffers>;
 
-template <class Cfg, int kLoop = grouped_block_scaled_loop<Cfg>()>
+template <class Cfg, int kLoop = default_block_scaled_loop<Cfg>()>
 static KernelInfo grouped() {
   return kernel_info<Cfg, GroupedBlockScaledMath<Cfg, kLoop>>();
 }

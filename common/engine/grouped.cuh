@@ -55,19 +55,13 @@ struct GroupedTileScheduler {
   }
 };
 
-/// The grouped kernels' promoted loop: chapter 7's default (two-deep where it fits, else the lean
-/// loop unrolled 8x on two 64-row slabs per warpgroup, 4x elsewhere). Until session 12 the grouped
-/// kernels ran the first loop (kPromotedLoop 0): the unrolled one spilled in them (ptxas: 248-592
-/// bytes inside the K loop) while every consumer thread walked the groups itself; with the tiles
-/// handed over through the ring (kTilesThroughRing below) it does not.
-template <class Cfg>
-constexpr int grouped_block_scaled_loop() {
-  return default_block_scaled_loop<Cfg>();
-}
-
-/// The block-scaled math of chapter 7 with the grouped schedule and geometry; kLoop other than the
-/// default only for chapter 8's same-run loop comparison (kernels_grouped.cu).
-template <class Cfg, int kLoop = grouped_block_scaled_loop<Cfg>()>
+/// The block-scaled math of chapter 7 with the grouped schedule and geometry, and chapter 7's
+/// default promoted loop (default_block_scaled_loop); kLoop other than that only for chapter 8's
+/// same-run loop comparison (kernels_grouped.cu). Until session 12 the grouped kernels ran the
+/// first loop (kPromotedLoop 0): the unrolled one spilled in them (ptxas: 248-592 bytes inside the
+/// K loop) while every consumer thread walked the groups itself; with the tiles handed over
+/// through the ring (kTilesThroughRing below) it does not.
+template <class Cfg, int kLoop = default_block_scaled_loop<Cfg>()>
 struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   static_assert(Cfg::kClusterM == 1,
                 "grouped kernels: clusters along N only (two row tiles could be in two groups)");
@@ -98,7 +92,6 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
                  : "memory");
     return t.group >= 0;
   }
-  static constexpr int kDefaultLoop = grouped_block_scaled_loop<Cfg>();  // kernel_info's names
   using Params = GroupedParams;
   using Scheduler = GroupedTileScheduler<Cfg::kBlockM, Cfg::kClusterN>;
   using TileT = GroupedTile;
