@@ -201,6 +201,8 @@ TEST_CASE("ch08: group rows, real rows and non-empty groups", "[ch08][cpu]") {
   CHECK(m.non_empty_groups() == 2);
   CHECK(ch08::small_cases(256)[0].name == "edge_g7_n256_k256");
   CHECK(ch08::small_cases(256)[1].device_description() == std::vector<int>{0, 129, 256});
+  CHECK(ch08::small_cases(256)[2].name == "ring_g3_n256_k256");
+  CHECK(ch08::small_cases(256)[2].real_rows() == 67584);
 }
 
 TEST_CASE("ch08: --case=NAME:COUNTS:N:K", "[ch08][cpu]") {

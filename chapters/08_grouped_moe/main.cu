@@ -19,7 +19,8 @@
 //                 validated on each case first; named "ch08:<kernel>" (default: "ch08_grouped")
 // --only=REGEX    only the cases whose name matches
 // --sizes=S,...   small validation cases of side S instead of the standard ones (groups of 0, 1,
-//                 127, 128, 129 and S rows; masked_m 0, S/2 + 1, S): the sanitizer step's call
+//                 127, 128, 129 and S rows; masked_m 0, S/2 + 1, S; 33793, 0 and 33791 rows, so
+//                 that every CTA has several tiles): the sanitizer step's call
 // --list-cases    print the cases and exit (no GPU needed)
 // Validation: 2 rows of every non-empty group (its first and last), all N columns, against
 // float64 on the dequantised operands (per group: relative and worst-tile error within

@@ -99,14 +99,21 @@ inline std::vector<GroupedShape> standard_cases() {
 }
 
 /// Small validation cases of side S (the executable's --sizes=S, which the sanitizer step of
-/// scripts/gpu_loop.sh passes): contiguous groups of 0, 1, 127, 128, 129, 0 and S rows, and masked
-/// groups with masked_m 0, S / 2 + 1 and S of M_max = S; N = K = S.
+/// scripts/gpu_loop.sh passes): contiguous groups of 0, 1, 127, 128, 129, 0 and S rows, masked
+/// groups with masked_m 0, S / 2 + 1 and S of M_max = S, and contiguous groups of 33793, 0 and
+/// 33791 rows (many tiles per CTA); N = K = S.
 inline std::vector<GroupedShape> small_cases(std::int64_t S) {
   const int s = int(S);
   return {{"edge_g7_n" + std::to_string(S) + "_k" + std::to_string(S), Layout::contiguous,
            {0, 1, 127, 128, 129, 0, s}, 0, S, S},
           {"edge_masked_g3x" + std::to_string(S) + "_n" + std::to_string(S) + "_k" + std::to_string(S),
-           Layout::masked, {0, s / 2 + 1, s}, s, S, S}};
+           Layout::masked, {0, s / 2 + 1, s}, s, S, S},
+          // Many tiles per CTA: at S = 256 every grouped kernel gives each CTA of a 132-SM grid at
+          // least 3 tiles (528 tiles of 128 x 256, 264 pairs of 256 x 128 tiles in 1 x 2 clusters),
+          // so the ring's tile records are rewritten and the end mark lands on a stage whose
+          // record was read (compute-sanitizer's racecheck, the sanitize step, sees both).
+          {"ring_g3_n" + std::to_string(S) + "_k" + std::to_string(S), Layout::contiguous,
+           {33793, 0, 33791}, 0, S, S}};
 }
 
 /// "--case" syntax: NAME:COUNTS:N:K, COUNTS the rows of each expert, comma-separated (a

@@ -84,12 +84,34 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   __device__ __forceinline__ static void post_end(std::uint32_t addr) {
     asm volatile("st.shared.v4.s32 [%0], {%1, %1, %1, %1};" ::"r"(addr), "r"(-1) : "memory");
   }
-  /// The tile at `addr` into t; false at the end mark.
+  /// The tile at `addr` into t; false at the end mark. Lane 0 of the warp alone reads the record
+  /// and hands it to its lanes by shuffles, so the thread that reads a stage's record is the one
+  /// that later releases the stage (release(): lane 0's arrive on empty[s]), and the producer's
+  /// next write into that stage (a later record or the end mark) is ordered after the read by
+  /// that thread's own arrive. FP8GEMM_RING_TILE_ALL_LANES=1 makes every lane read it (session
+  /// 12's version, kept for the racecheck comparison: there the read of lanes 1-31 reaches lane
+  /// 0's arrive only through a __syncwarp, and racecheck reported it against post_end).
   __device__ __forceinline__ static bool take_tile(std::uint32_t addr, GroupedTile& t) {
+#if FP8GEMM_RING_TILE_ALL_LANES
     asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(t.group), "=r"(t.m0), "=r"(t.row_end), "=r"(t.n_block)
                  : "r"(addr)
                  : "memory");
+#else
+    // One asm block: lane 0's predicated load and the four shuffles from lane 0.
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t.reg .b32 g, m, r, n;\n\t"
+        "mov.b32 g, 0;\n\tmov.b32 m, 0;\n\tmov.b32 r, 0;\n\tmov.b32 n, 0;\n\t"
+        "setp.eq.u32 p, %4, 0;\n\t"
+        "@p ld.shared.v4.s32 {g, m, r, n}, [%5];\n\t"
+        "shfl.sync.idx.b32 %0, g, 0, 31, -1;\n\t"
+        "shfl.sync.idx.b32 %1, m, 0, 31, -1;\n\t"
+        "shfl.sync.idx.b32 %2, r, 0, 31, -1;\n\t"
+        "shfl.sync.idx.b32 %3, n, 0, 31, -1;\n\t}"
+        : "=r"(t.group), "=r"(t.m0), "=r"(t.row_end), "=r"(t.n_block)
+        : "r"(threadIdx.x % 32u), "r"(addr)
+        : "memory");
+#endif
     return t.group >= 0;
   }
   using Params = GroupedParams;

@@ -648,13 +648,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         typename Math::TileT later;
         hand_over = peek.next(later);
       }
-      // A ring policy's lanes all read the tile (RingTileSource), and only lane 0 of each warp
-      // arrives on a stage's empty barrier (release()): this orders every lane's read before its
-      // warp's first arrive, after which the producer may write the stage again. Without it only
-      // the wgmma's execution barrier stood between them, not a memory-ordering one, and
-      // compute-sanitizer's racecheck reported take_tile against post_end (session 12, calls 3
-      // and 4). Here, not in RingTileSource::next: there it made ptxas spill (16-480 bytes).
+#if FP8GEMM_RING_TILE_ALL_LANES
+      // Session 12's version of the tile hand-over (grouped.cuh, take_tile), kept for one
+      // racecheck comparison: every lane read the tile, and only lane 0 of each warp arrives on
+      // a stage's empty barrier (release()), so this ordered every lane's read before its warp's
+      // arrive.
       if constexpr (TilesThroughRing<Math>) __syncwarp();
+#endif
       Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
       // Our main loop is done: the other warpgroup's may start while we store this tile.
       if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
