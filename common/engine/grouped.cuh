@@ -86,19 +86,15 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   }
   /// The tile at `addr` into t; false at the end mark. Lane 0 of the warp alone reads the record
   /// and hands it to its lanes by shuffles, so the thread that reads a stage's record is the one
-  /// that later releases the stage (release(): lane 0's arrive on empty[s]), and the producer's
-  /// next write into that stage (a later record or the end mark) is ordered after the read by
-  /// that thread's own arrive. FP8GEMM_RING_TILE_ALL_LANES=1 makes every lane read it (session
-  /// 12's version, kept for the racecheck comparison: there the read of lanes 1-31 reaches lane
-  /// 0's arrive only through a __syncwarp, and racecheck reported it against post_end).
+  /// whose arrive later releases the stage (release(): lane 0's arrive on empty[s]), and the
+  /// producer's next write into that stage (a later record, or the end mark) is ordered after the
+  /// read by that thread's own arrive. Until session 13 every lane read the record and a
+  /// __syncwarp before the main loop ordered the reads before lane 0's arrive: valid, but
+  /// compute-sanitizer's racecheck did not follow that chain and reported the reads against
+  /// post_tile and post_end (session 13, call 1: 4 hazards on the many-tiles case ring_g3 with
+  /// that version, 0 with this one; chapter 8's README). One asm block: written as a C++ branch
+  /// and __shfl_sync calls, ptxas spilled 16-316 bytes in four grouped kernels.
   __device__ __forceinline__ static bool take_tile(std::uint32_t addr, GroupedTile& t) {
-#if FP8GEMM_RING_TILE_ALL_LANES
-    asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(t.group), "=r"(t.m0), "=r"(t.row_end), "=r"(t.n_block)
-                 : "r"(addr)
-                 : "memory");
-#else
-    // One asm block: lane 0's predicated load and the four shuffles from lane 0.
     asm volatile(
         "{\n\t.reg .pred p;\n\t.reg .b32 g, m, r, n;\n\t"
         "mov.b32 g, 0;\n\tmov.b32 m, 0;\n\tmov.b32 r, 0;\n\tmov.b32 n, 0;\n\t"
@@ -111,7 +107,6 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
         : "=r"(t.group), "=r"(t.m0), "=r"(t.row_end), "=r"(t.n_block)
         : "r"(threadIdx.x % 32u), "r"(addr)
         : "memory");
-#endif
     return t.group >= 0;
   }
   using Params = GroupedParams;

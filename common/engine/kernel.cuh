@@ -648,13 +648,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         typename Math::TileT later;
         hand_over = peek.next(later);
       }
-#if FP8GEMM_RING_TILE_ALL_LANES
-      // Session 12's version of the tile hand-over (grouped.cuh, take_tile), kept for one
-      // racecheck comparison: every lane read the tile, and only lane 0 of each warp arrives on
-      // a stage's empty barrier (release()), so this ordered every lane's read before its warp's
-      // arrive.
-      if constexpr (TilesThroughRing<Math>) __syncwarp();
-#endif
       Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
       // Our main loop is done: the other warpgroup's may start while we store this tile.
       if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
