@@ -350,7 +350,15 @@ def load_fops():
         lib = fops.library_version()
     except Exception as e:  # noqa: BLE001 - informational
         lib = f"unknown ({type(e).__name__}: {e})"
-    return fops, f"fp8gemm {getattr(fp8gemm, '__version__', '?')} (library {lib}) from {where}"
+    # The commit the staged package was built from (stage.sh writes it): the run's git_commit says which
+    # checkout ran this script, which on a machine that only received a copy of the tree can differ.
+    try:
+        with open(os.path.join(where, "commit.txt"), encoding="utf-8") as f:
+            pkg_commit = f.read().strip() or "unknown"
+    except OSError:
+        pkg_commit = "unknown"
+    return fops, (f"fp8gemm {getattr(fp8gemm, '__version__', '?')} (library {lib}, commit {pkg_commit}) "
+                  f"from {where}")
 
 
 class PadStep:

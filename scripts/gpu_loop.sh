@@ -266,6 +266,11 @@ build_deepgemm() {
   fi
 }
 
+# The commit the Python peers record: the binaries' (build/bin/commit.txt travels with them), not the
+# checkout's HEAD, which on a machine that received a copy of the tree can be stale.
+PEER_COMMIT=()
+[ -s "$BIN/commit.txt" ] && PEER_COMMIT=(--commit "$(cat "$BIN/commit.txt")")
+
 if [[ " $STEPS " == *" peers "* ]]; then
   build_deepgemm
   PEER_TIMEOUT=${PEER_TIMEOUT:-540}
@@ -273,7 +278,7 @@ if [[ " $STEPS " == *" peers "* ]]; then
   TIMEOUT=$PEER_TIMEOUT run "peers (bench/peers.py)" bash -c 'log=$1; shift; python3 "$@" 2>&1 | tee "$log"; exit "${PIPESTATUS[0]}"' \
     _ "$OUTDIR/peers.log" bench/peers.py --out "$OUTDIR/json/peers_ch07.json" \
     --time-limit "$((PEER_TIMEOUT > 120 ? PEER_TIMEOUT - 60 : PEER_TIMEOUT / 2))" \
-    ${PEER_SHAPES:+--shapes "$PEER_SHAPES"} ${PEER_ARGS:-}
+    ${PEER_SHAPES:+--shapes "$PEER_SHAPES"} "${PEER_COMMIT[@]}" ${PEER_ARGS:-}
 fi
 
 if [[ " $STEPS " == *" peers_moe "* ]]; then
@@ -284,7 +289,7 @@ if [[ " $STEPS " == *" peers_moe "* ]]; then
   TIMEOUT=$PEER_TIMEOUT run "peers_moe (bench/peers_moe.py)" bash -c 'log=$1; shift; python3 "$@" 2>&1 | tee "$log"; exit "${PIPESTATUS[0]}"' \
     _ "$OUTDIR/peers_moe.log" bench/peers_moe.py --out "$OUTDIR/json/peers_ch08.json" \
     --groups-out "$OUTDIR/json/moe_groups.json" --dg-jobs 8 \
-    --time-limit "$((PEER_TIMEOUT > 120 ? PEER_TIMEOUT - 60 : PEER_TIMEOUT / 2))" ${PEER_ARGS:-}
+    --time-limit "$((PEER_TIMEOUT > 120 ? PEER_TIMEOUT - 60 : PEER_TIMEOUT / 2))" "${PEER_COMMIT[@]}" ${PEER_ARGS:-}
 fi
 
 if [[ " $STEPS " == *" ch07 "* ]]; then
