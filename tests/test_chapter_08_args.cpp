@@ -70,12 +70,6 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   REQUIRE(ch08::kernels().front().epilogue == engine::EpilogueKind::tma_store);
   CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }),
             "stores D by TMA, through a view of at most 2^30 rows (1073741825 given"));
-  // The raster band: -1 (the default), 0 (one band per group) or a row count.
-  ch08::Options band;
-  band.band_rows = -2;
-  CHECK(has(test::refusal_of([&] { ch08::Plan p(good(), band); }),
-            "Options::band_rows = -2 must be -1 (the default), 0 (one band per group) or a row "
-            "count >= 1"));
 }
 
 TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {

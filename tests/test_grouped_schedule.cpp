@@ -95,48 +95,13 @@ TEST_CASE("grouped schedule: contiguous groups of MoE-like sizes", "[grouped][cp
     L.offsets = off.data();
     L.rows = off.back();
     const std::vector<int> begin(off.begin(), off.end() - 1), end(off.begin() + 1, off.end());
-    for (int band_rows : {0, 1, 200, 2048})  // raster bands (GroupedLayout::band_rows)
-      for (int block_m : {64, 128, 256})
-        for (int n_tiles : {1, 3, 56})
-          for (int grid : {1, 7, 132}) {
-            L.band_rows = band_rows;
-            CAPTURE(rows.size(), band_rows, block_m, n_tiles, grid);
-            check_schedule(L, begin, end, block_m, n_tiles, grid);
-          }
+    for (int block_m : {64, 128, 256})
+      for (int n_tiles : {1, 3, 56})
+        for (int grid : {1, 7, 132}) {
+          CAPTURE(rows.size(), block_m, n_tiles, grid);
+          check_schedule(L, begin, end, block_m, n_tiles, grid);
+        }
   }
-}
-
-// The raster inside a group (GroupedLayout::band_rows): bands of band_rows / BlockM row tiles,
-// every column tile of a band before the next band, the row tile fastest; the last band shorter;
-// 0 (and any band of at least the group's row tiles) the column-major order of session 12.
-TEST_CASE("grouped schedule: raster bands walk a group band by band", "[grouped][cpu]") {
-  const std::vector<int> off = {0, 5 * 128 - 7};  // 5 row tiles of 128, the last partial
-  GroupedLayout L;
-  L.groups = 1;
-  L.offsets = off.data();
-  L.rows = off.back();
-  auto order = [&](int band_rows) {
-    L.band_rows = band_rows;
-    std::vector<std::pair<int, int>> v;  // (row tile, column tile)
-    GroupedCursor c;
-    GroupedTile t;
-    for (std::int64_t i = 0; grouped_tile(L, 128, 2, i, c, t); ++i)
-      v.push_back({t.m0 / 128, t.n_block});
-    return v;
-  };
-  const std::vector<std::pair<int, int>> banded = {{0, 0}, {1, 0}, {0, 1}, {1, 1}, {2, 0},
-                                                   {3, 0}, {2, 1}, {3, 1}, {4, 0}, {4, 1}};
-  CHECK(order(256) == banded);  // 2 row tiles per band
-  CHECK(order(300) == banded);  // 300 / 128 = 2
-  const std::vector<std::pair<int, int>> whole = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0},
-                                                  {0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}};
-  CHECK(order(0) == whole);
-  CHECK(order(5 * 128) == whole);
-  CHECK(order(1 << 20) == whole);
-  const std::vector<std::pair<int, int>> rows = {{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0},
-                                                 {2, 1}, {3, 0}, {3, 1}, {4, 0}, {4, 1}};
-  CHECK(order(1) == rows);  // under one tile: one row tile per band
-  CHECK(order(128) == rows);
 }
 
 TEST_CASE("grouped schedule: masked groups, masked_m from 0 to M_max and beyond", "[grouped][cpu]") {
@@ -190,47 +155,45 @@ TEST_CASE("grouped schedule: 1 x 2 clusters pair column tiles of one row tile", 
   L.groups = int(rows.size());
   L.offsets = off.data();
   L.rows = off.back();
-  for (int band_rows : {0, 256, 2048})
-    for (int block_m : {128, 256})
-      for (int n_tiles : {1, 2, 3, 16, 57})
-        for (int clusters : {1, 3, 66}) {
-          L.band_rows = band_rows;
-          CAPTURE(band_rows, block_m, n_tiles, clusters);
-          std::set<std::tuple<int, int, int>> seen;
-          std::int64_t phantoms = 0;
-          for (int c = 0; c < clusters; ++c) {
-            fp8gemm::engine::GroupedCursor c0, c1;
-            GroupedTile t0, t1;
-            for (std::int64_t u = c;; u += clusters) {
-              const bool ok0 =
-                  fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 0, u, c0, t0);
-              const bool ok1 =
-                  fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 1, u, c1, t1);
-              REQUIRE(ok0 == ok1);  // both CTAs run the same number of units
-              if (!ok0) break;
-              REQUIRE(t0.group == t1.group);  // one group, one row tile: A multicast is valid
-              REQUIRE(t0.m0 == t1.m0);
-              REQUIRE(t0.row_end == t1.row_end);
-              REQUIRE(t0.n_block % 2 == 0);
-              REQUIRE(t1.n_block == t0.n_block + 1);
-              REQUIRE(t0.n_block < n_tiles);  // rank 0 always has a real tile
-              for (const GroupedTile& t : {t0, t1}) {
-                if (t.n_block >= n_tiles) {
-                  REQUIRE(n_tiles % 2 == 1);
-                  REQUIRE(t.n_block == n_tiles);
-                  ++phantoms;
-                  continue;
-                }
-                REQUIRE(seen.insert({t.group, t.m0, t.n_block}).second);
+  for (int block_m : {128, 256})
+    for (int n_tiles : {1, 2, 3, 16, 57})
+      for (int clusters : {1, 3, 66}) {
+        CAPTURE(block_m, n_tiles, clusters);
+        std::set<std::tuple<int, int, int>> seen;
+        std::int64_t phantoms = 0;
+        for (int c = 0; c < clusters; ++c) {
+          fp8gemm::engine::GroupedCursor c0, c1;
+          GroupedTile t0, t1;
+          for (std::int64_t u = c;; u += clusters) {
+            const bool ok0 =
+                fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 0, u, c0, t0);
+            const bool ok1 =
+                fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 1, u, c1, t1);
+            REQUIRE(ok0 == ok1);  // both CTAs run the same number of units
+            if (!ok0) break;
+            REQUIRE(t0.group == t1.group);  // one group, one row tile: A multicast is valid
+            REQUIRE(t0.m0 == t1.m0);
+            REQUIRE(t0.row_end == t1.row_end);
+            REQUIRE(t0.n_block % 2 == 0);
+            REQUIRE(t1.n_block == t0.n_block + 1);
+            REQUIRE(t0.n_block < n_tiles);  // rank 0 always has a real tile
+            for (const GroupedTile& t : {t0, t1}) {
+              if (t.n_block >= n_tiles) {
+                REQUIRE(n_tiles % 2 == 1);
+                REQUIRE(t.n_block == n_tiles);
+                ++phantoms;
+                continue;
               }
+              REQUIRE(seen.insert({t.group, t.m0, t.n_block}).second);
             }
           }
-          std::int64_t expected = 0, row_tiles = 0;
-          for (int r : rows) row_tiles += (r + block_m - 1) / block_m;
-          expected = row_tiles * n_tiles;
-          REQUIRE(std::int64_t(seen.size()) == expected);
-          REQUIRE(phantoms == (n_tiles % 2 == 1 ? row_tiles : 0));
         }
+        std::int64_t expected = 0, row_tiles = 0;
+        for (int r : rows) row_tiles += (r + block_m - 1) / block_m;
+        expected = row_tiles * n_tiles;
+        REQUIRE(std::int64_t(seen.size()) == expected);
+        REQUIRE(phantoms == (n_tiles % 2 == 1 ? row_tiles : 0));
+      }
 }
 
 // The k-grouped schedule of the weight gradient: every (group, m tile, n tile) exactly once over

@@ -151,9 +151,6 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   const GroupedGemm g = checked_with_defaults(in);
   impl_->gemm = g;
   const std::int64_t all_rows = all_rows_of(g);
-  if (o.band_rows < -1)
-    fail("Options::band_rows = " + std::to_string(o.band_rows) +
-         " must be -1 (the default), 0 (one band per group) or a row count >= 1");
   if (g.scale_a_layout.major != ScaleMajor::mn || g.scale_a_layout.ld % 4 != 0)
     fail("scale_a must be mn-major with ld a multiple of 4 (" + fp8gemm::describe(g.scale_a_layout) +
          " given; chapter 7's plan converts other layouts, this one does not yet)");
@@ -217,7 +214,6 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   p.layout.m_max = int(g.layout == Layout::masked ? g.rows : 0);
   p.layout.rows = int(g.layout == Layout::contiguous ? g.rows : 0);
   p.n_tiles = int(ceil_div(g.N, k.block_n));
-  p.layout.band_rows = o.band_rows == -1 ? kDefaultBandRows : o.band_rows;
 
   if (o.check_offsets) {
     Impl& i = *impl_;
@@ -273,10 +269,7 @@ void Plan::run(cudaStream_t stream) const {
 }
 
 std::string Plan::describe() const {
-  const int band = impl_->plan->policy_params().layout.band_rows;
-  return impl_->plan->describe() +
-         (band > 0 ? ", bands of " + std::to_string(band) + " rows" : ", one band per group") +
-         (impl_->check ? ", checking offsets" : "");
+  return impl_->plan->describe() + (impl_->check ? ", checking offsets" : "");
 }
 
 }  // namespace fp8gemm::ch08

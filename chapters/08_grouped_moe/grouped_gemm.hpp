@@ -62,15 +62,8 @@ struct GroupedGemm {
   std::int64_t ldd = 0;
 };
 
-/// The grouped schedule's raster band (engine::GroupedLayout::band_rows) a Plan uses unless
-/// Options::band_rows says otherwise; grouped_gemm.cpp gives the measurement behind it.
-inline constexpr int kDefaultBandRows = 2048;
-
 struct Options {
   std::string kernel;  ///< by name (kernels()); "" = default_kernel()'s choice
-  /// Rows per raster band of the grouped schedule (engine::GroupedLayout::band_rows): -1 = the
-  /// default (kDefaultBandRows), 0 = one band per group; otherwise >= 1. An expert's knob.
-  int band_rows = -1;
   /// Validate the device group description before every run() (see the top of this file): a
   /// round trip to the host per call, not capturable in a CUDA graph.
   bool check_offsets = false;

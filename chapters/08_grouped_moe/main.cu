@@ -16,9 +16,7 @@
 // scripts/gpu_loop.sh's step ch08 passes bench/peers_moe.py's seeded skewed groups as
 // skew_g32_t<T>_n<N>_k<K>), and the masked ones (masked_g<G>x<rows>_n<N>_k<K>, masked_m = rows).
 // --kernels=a,b   time these ch08::kernels() (or "all") instead of the plan's default, each
-//                 validated on each case first; named "ch08:<kernel>" (default: "ch08_grouped");
-//                 "<kernel>@b<rows>" runs it with raster bands of that many rows (Options::band_rows;
-//                 @b0: one band per group)
+//                 validated on each case first; named "ch08:<kernel>" (default: "ch08_grouped")
 // --only=REGEX    only the cases whose name matches
 // --sizes=S,...   small validation cases of side S instead of the standard ones (groups of 0, 1,
 //                 127, 128, 129 and S rows; masked_m 0, S/2 + 1, S; 33793, 0 and 33791 rows, so
@@ -247,25 +245,6 @@ int main(int argc, char** argv) {
     for (const auto& name : kernels) {
       ch08::Options o;
       o.kernel = name;
-      // "<kernel>@b<rows>": the kernel with that raster band (Options::band_rows; @b0 one band
-      // per group), so that bands can be compared in one interleaved run.
-      if (const auto at = name.find("@b"); at != std::string::npos) {
-        o.kernel = name.substr(0, at);
-        const std::string rows = name.substr(at + 2);
-        std::size_t used = 0;
-        int v = -1;
-        try {
-          v = std::stoi(rows, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != rows.size() || v < 0) {
-          std::fprintf(stderr, "ch08_grouped_moe: --kernels entry '%s': after '@b' a row count >= 0 "
-                               "is needed (0: one band per group)\n", name.c_str());
-          return 2;
-        }
-        o.band_rows = v;
-      }
       const std::string impl = name.empty() ? "ch08_grouped" : "ch08:" + name;
       try {
         plans.push_back(std::make_unique<ch08::Plan>(ops.gemm(), o));

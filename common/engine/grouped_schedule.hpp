@@ -40,13 +40,6 @@ struct GroupedLayout {
   const int* masked_m = nullptr;   ///< masked: G row counts
   int m_max = 0;                   ///< masked: rows reserved per group
   int rows = 0;                    ///< contiguous: the rows of A and D (offsets are clamped to it)
-  /// The raster inside a group: its tiles are walked in bands of band_rows rows (band_rows /
-  /// BlockM row tiles, at least one), every column tile of a band before the next band, the row
-  /// tile fastest inside a band; 0: one band per group (every row tile of a column tile, then the
-  /// next column tile: the order until session 13). Why: the tiles running at once then share a
-  /// band of A rows and a few column tiles of B_g, which stay in L2, instead of all of the
-  /// group's A rows (a group of 8192 rows by K = 7168 is 59 MB, the H200's L2 60 MB).
-  int band_rows = 0;
 };
 
 /// The rows [begin, end) of group g.
@@ -93,17 +86,10 @@ FP8GEMM_HD inline bool grouped_tile(const GroupedLayout& L, int block_m, int n_t
     if (t < c.first_tile + c.tiles) {
       const std::int64_t in_group = t - c.first_tile;
       const std::int64_t m_tiles = c.tiles / n_tiles;
-      // The band of row tiles that tile `in_group` is in (L.band_rows), and its place there.
-      std::int64_t band = L.band_rows > 0 ? L.band_rows / block_m : m_tiles;
-      if (band < 1) band = 1;
-      const std::int64_t band_index = in_group / (band * n_tiles);
-      const std::int64_t first_m = band_index * band;
-      const std::int64_t band_m = m_tiles - first_m < band ? m_tiles - first_m : band;
-      const std::int64_t in_band = in_group - band_index * band * n_tiles;
       out.group = c.group;
-      out.m0 = c.begin + int(first_m + in_band % band_m) * block_m;
+      out.m0 = c.begin + int(in_group % m_tiles) * block_m;
       out.row_end = c.end;
-      out.n_block = int(in_band / band_m);
+      out.n_block = int(in_group / m_tiles);
       return true;
     }
     c.first_tile += c.tiles;
