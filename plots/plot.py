@@ -2257,8 +2257,25 @@ def load_ch08(data_dir: str) -> BenchFile | None:
     return load_file(path) if os.path.isfile(path) else None
 
 
-def ch08_cases(ds: Dataset) -> tuple[BenchFile | None, list[tuple[str, str, Row]]]:
-    """Chapter 8's own file and its (kind, case, row) of the implementation each kind is timed by."""
+# The library's own calls in the peers' file (bench/peers_moe.py --interleave: chapter 8's default
+# kernels through fp8gemm.ops, timed in the peers' process, interleaved with them), per kind.
+CH08_LIBRARY = {"bal": "fp8gemm_grouped_contiguous", "skew": "fp8gemm_grouped_contiguous",
+                "masked": "fp8gemm_grouped_masked", "wgrad": "fp8gemm_weight_grad"}
+
+
+def ch08_cases(ds: Dataset, peers: BenchFile | None = None
+               ) -> tuple[BenchFile | None, list[tuple[str, str, Row]]]:
+    """The file ours come from and its (kind, case, row) of the implementation each kind is timed
+    by: the library's rows of the peers' file when it has them for every case (the same process and
+    method as the peers), else chapter 8's own file (ch08_grouped_moe.json)."""
+    if peers is not None:
+        own = [(r.shape.split("_")[0], r.shape, r) for r in peers.rows
+               if CH08_LIBRARY.get(r.shape.split("_")[0]) == r.impl and r.tflops > 0]
+        kinds_cases = {(r.shape.split("_")[0], r.shape) for r in peers.rows
+                       if r.shape.split("_")[0] in CH08_LIBRARY}
+        if own and len(own) == len(kinds_cases):
+            own.sort(key=lambda x: (CH08_KINDS.index(x[0]), x[1]))
+            return peers, own
     bf = ds.source.get("ch08_grouped") or ds.source.get("ch08_wgrad")
     if bf is None:
         return None, []
@@ -2272,7 +2289,7 @@ def ch08_cases(ds: Dataset) -> tuple[BenchFile | None, list[tuple[str, str, Row]
 
 
 def ch08_peers_table(ds: Dataset, peers: BenchFile, data_label: str, ch08_label: str) -> str | None:
-    bf, cases = ch08_cases(ds)
+    bf, cases = ch08_cases(ds, peers)
     if not cases:
         return None
     out = ["| case | ours TFLOPS | peer | peer TFLOPS | ours / peer | issue 10's target |",
@@ -2329,8 +2346,12 @@ def ch08_peers_table(ds: Dataset, peers: BenchFile, data_label: str, ch08_label:
                f"time (the weight gradient: 2 x N x K x real tokens); padding rows and empty "
                f"experts count nothing. Both sides timed alike: an L2 flush outside the timed "
                f"region, a {_num(ctx_str(peers.context, 'delay_us')) or 0:g} µs GPU-side delay before "
-               f"the start event, CUDA events around one call, the median. Ours from "
-               f"`{data_label}/{bf.name}`; the peers"
+               f"the start event, CUDA events around one call, the median"
+               f"{'; the implementations of a case interleaved, one call each per round' if ctx_str(peers.context, 'timing') == 'interleaved' else ''}. "
+               + (f"Ours: chapter 8's default kernels through the library's PyTorch ops "
+                  f"({', '.join(sorted(set(CH08_LIBRARY.values())))}), in the peers' process, from "
+                  f"`{ch08_label}/{peers.name}`; the peers" if bf is peers else
+                  f"Ours from `{data_label}/{bf.name}`; the peers") +
                f"{' (' + ', '.join(vers) + ')' if vers else ''} from `{ch08_label}/{peers.name}` "
                f"(`bench/peers_moe.py`, its context's `method`), in the same GPU session. "
                f"Measured on {describe_env([bf, peers])}.")
@@ -2340,7 +2361,7 @@ def ch08_peers_table(ds: Dataset, peers: BenchFile, data_label: str, ch08_label:
 
 
 def plot_ch08_peers(ds: Dataset, peers: BenchFile) -> bytes | None:
-    bf, cases = ch08_cases(ds)
+    bf, cases = ch08_cases(ds, peers)
     if not cases:
         return None
     series = [("ours", "chapter 8 (grouped / k-grouped, no padding)", "#DD8452"),

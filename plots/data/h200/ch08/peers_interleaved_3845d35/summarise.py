@@ -3,8 +3,9 @@
 --interleave at 3845d35: our library's grouped ops, DeepGEMM 2.6.1 and torch timed in one group per
 case). Run 1: 50 us GPU-side delay (the host work of 23 of 68 calls not covered); run 2: 150 us
 (all covered). Ratios are of TFLOPS (same counted FLOPs per case, so time ratios inverted).
-Usage: python3 summarise.py [RUN1.json RUN2.json] (default: this folder's two runs; two other
-runs, e.g. ../peers_interleaved_session7/*.json, by path)."""
+Usage: python3 summarise.py [RUN1.json RUN2.json ...] (default: this folder's two runs; two or more
+other runs, e.g. ../peers_interleaved_session7/*.json or ../session13/peers_interleaved_*.json, by
+path)."""
 import json
 import math
 import os
@@ -45,15 +46,16 @@ for c in ["wgrad_g32_t8192_n4096_k7168", "wgrad_g32_t8192_n7168_k2048", "wgrad_g
 def main():
     import sys
     files = sys.argv[1:] or RUNS
-    if len(files) != 2:
-        sys.exit("summarise.py: two runs, or none for this folder's")
+    if len(files) < 2:
+        sys.exit("summarise.py: two or more runs, or none for this folder's")
     runs = [load(f) for f in files]
     for ctx, _ in runs:
         print(f"# {ctx['git_commit'][:7]} {ctx['gpu']} timing={ctx.get('timing')} delay_us={ctx.get('delay_us')} "
               f"deep_gemm {ctx.get('deep_gemm_version')} torch {ctx.get('torch_version')}")
-    print("| case | ours | peer | ours TFLOPS (run 1, run 2) | peer TFLOPS | ratio (run 1, run 2) | target |")
+    names = ", ".join(f"run {i + 1}" for i in range(len(runs)))
+    print(f"| case | ours | peer | ours TFLOPS ({names}) | peer TFLOPS | ratio ({names}) | target |")
     print("|---|---|---|---:|---:|---:|---|")
-    met = [0, 0]
+    met = [0] * len(runs)
     total = 0
     for case, ours, peer, target in ROWS:
         o = [t.get((ours, case)) for _, t in runs]
@@ -65,10 +67,12 @@ def main():
             ok = [x >= target for x in r]
             for i, x in enumerate(ok):
                 met[i] += x
-            verdict = f">= {target}: " + ("met" if all(ok) else "**missed**" if not any(ok) else "met in one run")
-        print(f"| `{case}` | `{ours}` | `{peer}` | {o[0]:.1f}, {o[1]:.1f} | {p[0]:.1f}, {p[1]:.1f} | "
-              f"{r[0]:.3f}, {r[1]:.3f} | {verdict} |")
-    print(f"\ntargets met: run 1 {met[0]} of {total}, run 2 {met[1]} of {total}")
+            verdict = f">= {target}: " + ("met" if all(ok) else "**missed**" if not any(ok) else
+                                          "met in one run" if len(ok) == 2 else
+                                          f"met in {sum(ok)} of {len(ok)} runs")
+        print(f"| `{case}` | `{ours}` | `{peer}` | {', '.join(f'{x:.1f}' for x in o)} | "
+              f"{', '.join(f'{x:.1f}' for x in p)} | {', '.join(f'{x:.3f}' for x in r)} | {verdict} |")
+    print("\ntargets met: " + ", ".join(f"run {i + 1} {m} of {total}" for i, m in enumerate(met)))
 
 
 if __name__ == "__main__":
