@@ -82,8 +82,8 @@ def report():
                 "against the first loop (_loop0, the default until this session)")
 
     # The new default (call 4) beside DeepGEMM as measured in session 8 (bbb8615, plots/data/h200/
-    # ch08/peers.json): NOT a same-run ratio.
-    peers = load(os.path.join("..", "peers.json"))
+    # ch08/peers_bbb8615.json, which was ch08/peers.json until session 13): NOT a same-run ratio.
+    peers = load(os.path.join("..", "peers_bbb8615.json"))
     new = load("call4_default_7b0cfc0.json")
     print("### Call 4 (7b0cfc0): the default kernel of each case, beside DeepGEMM 2.6.1 from session 8's "
           "peer run (bbb8615) -- a cross-session ratio, not a same-run one\n")
@@ -125,7 +125,7 @@ def readme_loops():
 
 
 def readme_default():
-    peers = load(os.path.join("..", "peers.json"))
+    peers = load(os.path.join("..", "peers_bbb8615.json"))
     new = load("call4_default_7b0cfc0.json")
     out = ["| case | ours (default, call 4) | chapter-7 loop (call 4) | DeepGEMM, session 8 | "
            "ours / DeepGEMM (cross-session) |", "|---|---:|---:|---:|---:|"]
