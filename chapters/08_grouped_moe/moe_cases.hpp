@@ -109,7 +109,7 @@ inline std::vector<GroupedShape> small_cases(std::int64_t S) {
           {"edge_masked_g3x" + std::to_string(S) + "_n" + std::to_string(S) + "_k" + std::to_string(S),
            Layout::masked, {0, s / 2 + 1, s}, s, S, S},
           // Many tiles per CTA: at S = 256 every grouped kernel gives each CTA of a 132-SM grid at
-          // least 3 tiles (528 tiles of 128 x 256, 264 pairs of 256 x 128 tiles in 1 x 2 clusters),
+          // least 4 tiles (529 tiles of 128 x 256, 265 pairs of 256 x 128 tiles in 1 x 2 clusters),
           // so the ring's tile records are rewritten and the end mark lands on a stage whose
           // record was read (compute-sanitizer's racecheck, the sanitize step, sees both).
           {"ring_g3_n" + std::to_string(S) + "_k" + std::to_string(S), Layout::contiguous,
