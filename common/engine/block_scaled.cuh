@@ -29,22 +29,12 @@
 #include "common/engine/config.cuh"
 #include "common/engine/kernel.cuh"
 #include "common/engine/params.hpp"
+#include "common/ptx/smem.cuh"
 
 namespace fp8gemm::engine {
 
 namespace detail {
 constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
-
-__device__ __forceinline__ float ld_shared_f32(std::uint32_t addr) {
-  float v;
-  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
-  return v;
-}
-__device__ __forceinline__ float2 ld_shared_v2(std::uint32_t addr) {
-  float2 v;
-  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
-  return v;
-}
 
 /// Calls f(std::integral_constant<int, O * kStep>) for the O with O * kStep == value.
 template <int kStep, class F, int... Os>
@@ -237,7 +227,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     __device__ __forceinline__ Slab slab(int stage, int w) const {
       const std::uint32_t addr =
           sa_base + std::uint32_t(stage) * side_stage_bytes + std::uint32_t(64 * w) * 4u;
-      return {detail::ld_shared_f32(addr), detail::ld_shared_f32(addr + 32u)};
+      return {ptx::ld_shared_f32(addr), ptx::ld_shared_f32(addr + 32u)};
     }
     template <int kWaveN>
     __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
@@ -339,8 +329,8 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {
         const std::uint32_t sa_addr = extra + std::uint32_t(row_in_tile + 64 * w) * 4u;
-        const float sa0 = detail::ld_shared_f32(sa_addr);
-        const float sa1 = detail::ld_shared_f32(sa_addr + 32u);
+        const float sa0 = ptx::ld_shared_f32(sa_addr);
+        const float sa1 = ptx::ld_shared_f32(sa_addr + 32u);
 #pragma unroll
         for (int wn = 0; wn < kWavesN; ++wn) {
           Base::template partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);

@@ -77,36 +77,26 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   static constexpr std::uint32_t kTileInfoOffset = BlockScaledMath<Cfg>::kSkewedSfaBytes;
   static_assert(kTileInfoOffset % 16 == 0, "the tile's 16 bytes are one 16-byte store");
   __device__ __forceinline__ static void post_tile(std::uint32_t addr, const GroupedTile& t) {
-    asm volatile("st.shared.v4.s32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(t.group), "r"(t.m0),
-                 "r"(t.row_end), "r"(t.n_block)
-                 : "memory");
+    ptx::st_shared_v4_s32(addr, t.group, t.m0, t.row_end, t.n_block);
   }
   __device__ __forceinline__ static void post_end(std::uint32_t addr) {
-    asm volatile("st.shared.v4.s32 [%0], {%1, %1, %1, %1};" ::"r"(addr), "r"(-1) : "memory");
+    ptx::st_shared_v4_s32(addr, -1, -1, -1, -1);
   }
   /// The tile at `addr` into t; false at the end mark. Lane 0 of the warp alone reads the record
-  /// and hands it to its lanes by shuffles, so the thread that reads a stage's record is the one
-  /// whose arrive later releases the stage (release(): lane 0's arrive on empty[s]), and the
-  /// producer's next write into that stage (a later record, or the end mark) is ordered after the
-  /// read by that thread's own arrive. Until session 13 every lane read the record and a
-  /// __syncwarp before the main loop ordered the reads before lane 0's arrive: valid, but
-  /// compute-sanitizer's racecheck did not follow that chain and reported the reads against
-  /// post_tile and post_end (session 13, call 1: 4 hazards on the many-tiles case ring_g3 with
-  /// that version, 0 with this one; chapter 8's README). One asm block: written as a C++ branch
-  /// and __shfl_sync calls, ptxas spilled 16-316 bytes in four grouped kernels.
+  /// and hands it to its lanes (ptx::ld_shared_v4_s32_lane0), so the thread that reads a stage's
+  /// record is the one whose arrive later releases the stage (release(): lane 0's arrive on
+  /// empty[s]), and the producer's next write into that stage (a later record, or the end mark)
+  /// is ordered after the read by that thread's own arrive. Until session 13 every lane read the
+  /// record and a __syncwarp before the main loop ordered the reads before lane 0's arrive:
+  /// valid, but compute-sanitizer's racecheck did not follow that chain and reported the reads
+  /// against post_tile and post_end (session 13, call 1: 4 hazards on the many-tiles case ring_g3
+  /// with that version, 0 with this one; chapter 8's README).
   __device__ __forceinline__ static bool take_tile(std::uint32_t addr, GroupedTile& t) {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\t.reg .b32 g, m, r, n;\n\t"
-        "mov.b32 g, 0;\n\tmov.b32 m, 0;\n\tmov.b32 r, 0;\n\tmov.b32 n, 0;\n\t"
-        "setp.eq.u32 p, %4, 0;\n\t"
-        "@p ld.shared.v4.s32 {g, m, r, n}, [%5];\n\t"
-        "shfl.sync.idx.b32 %0, g, 0, 31, -1;\n\t"
-        "shfl.sync.idx.b32 %1, m, 0, 31, -1;\n\t"
-        "shfl.sync.idx.b32 %2, r, 0, 31, -1;\n\t"
-        "shfl.sync.idx.b32 %3, n, 0, 31, -1;\n\t}"
-        : "=r"(t.group), "=r"(t.m0), "=r"(t.row_end), "=r"(t.n_block)
-        : "r"(threadIdx.x % 32u), "r"(addr)
-        : "memory");
+    const int4 v = ptx::ld_shared_v4_s32_lane0(addr);
+    t.group = v.x;
+    t.m0 = v.y;
+    t.row_end = v.z;
+    t.n_block = v.w;
     return t.group >= 0;
   }
   using Params = GroupedParams;

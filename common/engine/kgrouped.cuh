@@ -26,7 +26,7 @@
 
 #include <cstdint>
 
-#include "common/engine/block_scaled.cuh"  // detail::ld_shared_f32, ld_shared_v2
+#include "common/engine/block_scaled.cuh"
 #include "common/engine/grouped_schedule.hpp"
 #include "common/engine/kernel.cuh"
 #include "common/engine/params.hpp"
@@ -225,8 +225,8 @@ struct KGroupedMath : PerTensorMath<Cfg> {
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {
         const std::uint32_t sa_addr = extra + std::uint32_t(row_in_tile + 64 * w) * 4u;
-        const float sa0 = detail::ld_shared_f32(sa_addr);
-        const float sa1 = detail::ld_shared_f32(sa_addr + 32u);
+        const float sa0 = ptx::ld_shared_f32(sa_addr);
+        const float sa1 = ptx::ld_shared_f32(sa_addr + 32u);
 #pragma unroll
         for (int wn = 0; wn < kWavesN; ++wn) {
           constexpr int kPre = kLoop > kPrefetchScalesLoop ? kLoop - kPrefetchScalesLoop : 0;
@@ -245,7 +245,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
             ptx::wgmma_commit_group();
 #pragma unroll
             for (int gi = 0; gi < kPre; ++gi)
-              pre[gi] = detail::ld_shared_v2(sb_base + std::uint32_t(8 * gi) * 4u);
+              pre[gi] = ptx::ld_shared_v2_f32(sb_base + std::uint32_t(8 * gi) * 4u);
             ptx::wgmma_wait_group<0>();
             ptx::wgmma_fence_operands(part);
           }
@@ -258,8 +258,8 @@ struct KGroupedMath : PerTensorMath<Cfg> {
               sb0 = pre[gi < kPre ? gi : 0].x;
               sb1 = pre[gi < kPre ? gi : 0].y;
             } else {
-              sb0 = detail::ld_shared_f32(sb_addr);
-              sb1 = detail::ld_shared_f32(sb_addr + 4u);
+              sb0 = ptx::ld_shared_f32(sb_addr);
+              sb1 = ptx::ld_shared_f32(sb_addr + 4u);
             }
             float* a = &acc[w][wn * (kWaveN / 2) + 4 * gi];
             a[0] = __fmaf_rn(sa0 * sb0, part[4 * gi + 0], a[0]);
@@ -300,8 +300,8 @@ struct KGroupedMath : PerTensorMath<Cfg> {
       ptx::mbarrier_wait(s.full0 + 8u * std::uint32_t(st.stage), st.phase);
       s.descs = Base::stage_descs(s.desc0, st.stage, s.wg);
       const std::uint32_t sa_addr = s.side + std::uint32_t(st.stage) * kExtraStageBytes + s.sa_offset;
-      s.sa0 = detail::ld_shared_f32(sa_addr);
-      s.sa1 = detail::ld_shared_f32(sa_addr + 32u);
+      s.sa0 = ptx::ld_shared_f32(sa_addr);
+      s.sa1 = ptx::ld_shared_f32(sa_addr + 32u);
     }
     ptx::wgmma_wait_group<0>();  // the pending piece: src is final
     ptx::wgmma_fence();
@@ -395,7 +395,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
                                                  float sa0, float sa1) {
 #pragma unroll
     for (int gi = 0; gi < kW / 8; ++gi) {
-      const float2 sb = detail::ld_shared_v2(sb_addr + std::uint32_t(kCol0 + 8 * gi) * 4u);
+      const float2 sb = ptx::ld_shared_v2_f32(sb_addr + std::uint32_t(kCol0 + 8 * gi) * 4u);
       float* a = &acc[kCol0 / 2 + 4 * gi];
       a[0] = __fmaf_rn(sa0 * sb.x, part[4 * gi + 0], a[0]);
       a[1] = __fmaf_rn(sa0 * sb.y, part[4 * gi + 1], a[1]);

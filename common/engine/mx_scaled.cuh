@@ -24,7 +24,7 @@
 
 #include <cstdint>
 
-#include "common/engine/block_scaled.cuh"  // detail::ld_shared_v2
+#include "common/engine/block_scaled.cuh"
 #include "common/engine/config.cuh"
 #include "common/engine/kernel.cuh"
 #include "common/engine/params.hpp"
@@ -32,11 +32,6 @@
 namespace fp8gemm::engine {
 
 namespace detail {
-__device__ __forceinline__ std::uint32_t ld_shared_u32(std::uint32_t addr) {
-  std::uint32_t v;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
-  return v;
-}
 /// A UE8M0 code as the float 2^(code - 127): code 0 is 2^-127 (a subnormal float), 255 is NaN.
 __device__ __forceinline__ float ue8m0_to_float(std::uint32_t code) {
   return __uint_as_float(ue8m0_float_bits(code));
@@ -48,23 +43,6 @@ __device__ __forceinline__ float ue8m0_byte_to_float(std::uint32_t word, int b) 
   bits = code == 0u ? 0x00400000u : bits;
   bits = code == 255u ? 0x7fc00000u : bits;
   return __uint_as_float(bits);
-}
-__device__ __forceinline__ void st_shared_f32(std::uint32_t addr, float a) {
-  asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(a) : "memory");
-}
-__device__ __forceinline__ void st_shared_v4(std::uint32_t addr, float a, float b, float c,
-                                             float d) {
-  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(a), "f"(b), "f"(c),
-               "f"(d)
-               : "memory");
-}
-__device__ __forceinline__ float4 ld_shared_v4(std::uint32_t addr) {
-  float4 v;
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(addr)
-               : "memory");
-  return v;
 }
 /// Offset of (row, block 0) inside a 512-byte Mx1x32 scale tile; blocks 1..3 follow it.
 __device__ __forceinline__ std::uint32_t mx_tile_row_offset(int row_in_tile) {
@@ -147,7 +125,7 @@ struct MxScaledMath : PerTensorMath<Cfg> {
 #pragma unroll
     for (int gi = 0; gi < Cfg::kBlockN / 8; ++gi) {
       const int c = 8 * gi + col_in_group;
-      const float2 sb = detail::ld_shared_v2(decoded + 4u * std::uint32_t(ks * Cfg::kBlockN + c));
+      const float2 sb = ptx::ld_shared_v2_f32(decoded + 4u * std::uint32_t(ks * Cfg::kBlockN + c));
       float* a = &acc[4 * gi];
       a[0] = __fmaf_rn(sa0 * sb.x, part[4 * gi + 0], a[0]);
       a[1] = __fmaf_rn(sa0 * sb.y, part[4 * gi + 1], a[1]);
@@ -192,16 +170,16 @@ struct MxScaledMath : PerTensorMath<Cfg> {
       for (int c = tid; c < Cfg::kBlockN; c += 128) {
         const int cb = b_col0 + c;
         const std::uint32_t word =
-            detail::ld_shared_u32(extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
+            ptx::ld_shared_u32(extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
                                   detail::mx_tile_row_offset(cb % 128));
 #pragma unroll
         for (int ks = 0; ks < kBlocksPerStage; ++ks)
-          detail::st_shared_f32(decoded + 4u * std::uint32_t(ks * Cfg::kBlockN + c),
+          ptx::st_shared_f32(decoded + 4u * std::uint32_t(ks * Cfg::kBlockN + c),
                                 detail::ue8m0_byte_to_float(word, ks));
       }
       ptx::named_barrier_sync(4u + std::uint32_t(wg), 128);
-      const std::uint32_t ca0 = detail::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
-      const std::uint32_t ca1 = detail::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
+      const std::uint32_t ca0 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
+      const std::uint32_t ca1 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
       float sa0[kBlocksPerStage], sa1[kBlocksPerStage];
 #pragma unroll
       for (int ks = 0; ks < kBlocksPerStage; ++ks) {
@@ -289,9 +267,9 @@ struct MxScaledMath : PerTensorMath<Cfg> {
           for (int c = tid; c < Cfg::kBlockN; c += 128) {
             const int cb = b_col0 + c;
             const std::uint32_t word =
-                detail::ld_shared_u32(extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
+                ptx::ld_shared_u32(extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
                                       detail::mx_tile_row_offset(cb % 128));
-            detail::st_shared_v4(
+            ptx::st_shared_v4_f32(
                 decoded + 16u * std::uint32_t(c), detail::ue8m0_byte_to_float(word, 0),
                 detail::ue8m0_byte_to_float(word, 1), detail::ue8m0_byte_to_float(word, 2),
                 detail::ue8m0_byte_to_float(word, 3));
@@ -302,9 +280,9 @@ struct MxScaledMath : PerTensorMath<Cfg> {
         for (int w = 0; w < Cfg::kWavesM; ++w) {
           // The four block codes of rows r and r + 8, one 32-bit load each.
           const int r = a_row0 + row_in_tile + 64 * w;
-          const std::uint32_t ca0 = detail::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
+          const std::uint32_t ca0 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
           const std::uint32_t ca1 =
-              detail::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
+              ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
           float sa0[kBlocksPerStage], sa1[kBlocksPerStage];
 #pragma unroll
           for (int ks = 0; ks < kBlocksPerStage; ++ks) {
@@ -333,8 +311,8 @@ struct MxScaledMath : PerTensorMath<Cfg> {
               for (int gi = 0; gi < kWaveN / 8; ++gi) {
                 // The float4 of this group's two columns (their four MX blocks' scales).
                 const int c = wn * kWaveN + 8 * gi + col_in_group;
-                const float4 sb0 = detail::ld_shared_v4(decoded + 16u * std::uint32_t(c));
-                const float4 sb1 = detail::ld_shared_v4(decoded + 16u * std::uint32_t(c + 1));
+                const float4 sb0 = ptx::ld_shared_v4_f32(decoded + 16u * std::uint32_t(c));
+                const float4 sb1 = ptx::ld_shared_v4_f32(decoded + 16u * std::uint32_t(c + 1));
                 const float b0[4] = {sb0.x, sb0.y, sb0.z, sb0.w};
                 const float b1[4] = {sb1.x, sb1.y, sb1.z, sb1.w};
                 float* a = &acc[w][wn * (kWaveN / 2) + 4 * gi];
@@ -353,9 +331,9 @@ struct MxScaledMath : PerTensorMath<Cfg> {
                 const int c = b_col0 + wn * kWaveN + 8 * gi + col_in_group;
                 const std::uint32_t tile_b = extra + kScaleTileBytes * std::uint32_t(1 + c / 128);
                 const std::uint32_t cb0 =
-                    detail::ld_shared_u32(tile_b + detail::mx_tile_row_offset(c % 128));
+                    ptx::ld_shared_u32(tile_b + detail::mx_tile_row_offset(c % 128));
                 const std::uint32_t cb1 =
-                    detail::ld_shared_u32(tile_b + detail::mx_tile_row_offset((c + 1) % 128));
+                    ptx::ld_shared_u32(tile_b + detail::mx_tile_row_offset((c + 1) % 128));
                 float* a = &acc[w][wn * (kWaveN / 2) + 4 * gi];
 #pragma unroll
                 for (int ks = 0; ks < kBlocksPerStage; ++ks) {
