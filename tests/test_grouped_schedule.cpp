@@ -166,9 +166,9 @@ TEST_CASE("grouped schedule: 1 x 2 clusters pair column tiles of one row tile", 
           GroupedTile t0, t1;
           for (std::int64_t u = c;; u += clusters) {
             const bool ok0 =
-                fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 0, u, c0, t0);
+                fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 1, 2, 0, 0, u, c0, t0);
             const bool ok1 =
-                fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 1, u, c1, t1);
+                fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 1, 2, 0, 1, u, c1, t1);
             REQUIRE(ok0 == ok1);  // both CTAs run the same number of units
             if (!ok0) break;
             REQUIRE(t0.group == t1.group);  // one group, one row tile: A multicast is valid
@@ -194,6 +194,70 @@ TEST_CASE("grouped schedule: 1 x 2 clusters pair column tiles of one row tile", 
         REQUIRE(std::int64_t(seen.size()) == expected);
         REQUIRE(phantoms == (n_tiles % 2 == 1 ? row_tiles : 0));
       }
+}
+
+// 2 x 1 clusters (grouped_cluster_tile, B multicast): the two CTAs of a cluster walk the same
+// units, take the same column tile of the same group and the row tiles m0 and m0 + block_m; every
+// real tile is computed exactly once; a CTA whose tile starts at or past its group's end appears
+// once per group with an odd number of row tiles, beside its partner's last real tile. Contiguous
+// and masked layouts (a masked phantom's rows are the group's padding or the next group's).
+TEST_CASE("grouped schedule: 2 x 1 clusters pair row tiles of one group", "[grouped][cpu]") {
+  const std::vector<int> rows = {0, 1, 127, 128, 129, 0, 300, 5, 256, 257};
+  const std::vector<int> off = offsets_of(rows);
+  const int m_max = 300;
+  for (GroupedKind kind : {GroupedKind::contiguous, GroupedKind::masked}) {
+    GroupedLayout L;
+    L.kind = kind;
+    L.groups = int(rows.size());
+    L.offsets = off.data();
+    L.rows = off.back();
+    L.masked_m = rows.data();
+    L.m_max = m_max;
+    for (int block_m : {64, 128})
+      for (int n_tiles : {1, 2, 3, 57})
+        for (int clusters : {1, 3, 66}) {
+          CAPTURE(int(kind), block_m, n_tiles, clusters);
+          std::set<std::tuple<int, int, int>> seen;
+          std::int64_t phantoms = 0;
+          for (int c = 0; c < clusters; ++c) {
+            fp8gemm::engine::GroupedCursor c0, c1;
+            GroupedTile t0, t1;
+            for (std::int64_t u = c;; u += clusters) {
+              const bool ok0 =
+                  fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 1, 0, 0, u, c0, t0);
+              const bool ok1 =
+                  fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 1, 1, 0, u, c1, t1);
+              REQUIRE(ok0 == ok1);  // both CTAs run the same number of units
+              if (!ok0) break;
+              REQUIRE(t0.group == t1.group);  // one group, one column tile: B multicast is valid
+              REQUIRE(t0.n_block == t1.n_block);
+              REQUIRE(t0.n_block < n_tiles);
+              REQUIRE(t0.row_end == t1.row_end);
+              REQUIRE(t1.m0 == t0.m0 + block_m);
+              REQUIRE(t0.m0 < t0.row_end);  // rank 0 always has a real tile
+              const int begin = kind == GroupedKind::contiguous ? off[std::size_t(t0.group)]
+                                                                : t0.group * m_max;
+              REQUIRE((t0.m0 - begin) % (2 * block_m) == 0);
+              REQUIRE(t0.row_end == begin + rows[std::size_t(t0.group)]);
+              for (const GroupedTile& t : {t0, t1}) {
+                if (t.m0 >= t.row_end) {
+                  ++phantoms;
+                  continue;
+                }
+                REQUIRE(seen.insert({t.group, t.m0, t.n_block}).second);
+              }
+            }
+          }
+          std::int64_t row_tiles = 0, odd_groups = 0;
+          for (int r : rows) {
+            const int tiles = (r + block_m - 1) / block_m;
+            row_tiles += tiles;
+            odd_groups += tiles % 2;
+          }
+          REQUIRE(std::int64_t(seen.size()) == row_tiles * n_tiles);
+          REQUIRE(phantoms == odd_groups * n_tiles);
+        }
+  }
 }
 
 // The k-grouped schedule of the weight gradient: every (group, m tile, n tile) exactly once over

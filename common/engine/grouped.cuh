@@ -14,9 +14,10 @@
 // group (or to a masked group's padding): they are loaded and multiplied like any rows, and their
 // results are never stored: the TMA-store epilogue writes through a view of D whose stores are
 // clipped at a row bound given with each box (common/ragged_rows.hpp), the registers epilogue
-// stops at the group's end itself. Clusters: 1 x 2
-// only (two CTAs side by side along N, the same row tile and group, A multicast); a 2 x 1 cluster's
-// two row tiles could fall in two groups, so the schedule would have to pair a group's row tiles.
+// stops at the group's end itself. Clusters: 1 x 2 (two CTAs side by side along N, the same row
+// tile and group, A multicast) or 2 x 1 (two row tiles of one group, one above the other, the
+// same column tile, B multicast): the schedule pairs a group's tiles so that a cluster never
+// spans two groups (grouped_cluster_tile; a group with an odd count leaves a phantom CTA).
 #pragma once
 
 #include <cstdint>
@@ -27,28 +28,32 @@
 namespace fp8gemm::engine {
 
 /// The persistent grouped scheduler: cluster c of the grid takes units c, c + clusters, ... of the
-/// grouped schedule (grouped_cluster_tile; with kClusterN = 1 a unit is one tile and a cluster one
+/// grouped schedule (grouped_cluster_tile; without a cluster a unit is one tile and a cluster one
 /// CTA). Every thread that needs tiles builds its own; all threads of both CTAs of a cluster see
-/// the same sequence of units.
-template <int kBlockM, int kClusterN = 1>
+/// the same sequence of units. The CTA's place in its cluster: rank_m = rank % kClusterM,
+/// rank_n = rank / kClusterM, as the producer's multicast loads take it (kernel.cuh).
+template <int kBlockM, int kClusterM = 1, int kClusterN = 1>
 struct GroupedTileScheduler {
+  static constexpr int kClusterSize = kClusterM * kClusterN;
   GroupedLayout layout;
   int n_tiles;
   std::int64_t next_unit;
   int stride;
-  int rank_n;
+  int rank_m, rank_n;
   GroupedCursor cursor;
 
   __device__ __forceinline__ GroupedTileScheduler(const GroupedLayout& l, int tiles_n,
                                                   std::uint32_t rank)
       : layout(l),
         n_tiles(tiles_n),
-        next_unit(blockIdx.x / kClusterN),
-        stride(int(gridDim.x) / kClusterN),
-        rank_n(kClusterN > 1 ? int(rank) : 0) {}
+        next_unit(blockIdx.x / kClusterSize),
+        stride(int(gridDim.x) / kClusterSize),
+        rank_m(kClusterM > 1 ? int(rank) % kClusterM : 0),
+        rank_n(kClusterN > 1 ? int(rank) / kClusterM : 0) {}
 
   __device__ __forceinline__ bool next(GroupedTile& t) {
-    if (!grouped_cluster_tile(layout, kBlockM, n_tiles, kClusterN, rank_n, next_unit, cursor, t))
+    if (!grouped_cluster_tile(layout, kBlockM, n_tiles, kClusterM, kClusterN, rank_m, rank_n,
+                              next_unit, cursor, t))
       return false;
     next_unit += stride;
     return true;
@@ -63,8 +68,6 @@ struct GroupedTileScheduler {
 /// through the ring (kTilesThroughRing below) it does not.
 template <class Cfg, int kLoop = default_block_scaled_loop<Cfg>()>
 struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
-  static_assert(Cfg::kClusterM == 1,
-                "grouped kernels: clusters along N only (two row tiles could be in two groups)");
   /// The consumers take their tiles from the producer through the ring (kernel.cuh,
   /// TilesThroughRing): the producer, the only thread that walks the groups, writes each tile into
   /// 16 bytes after the A scales of the tile's first stage before it arms that stage's full
@@ -100,7 +103,7 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
     return t.group >= 0;
   }
   using Params = GroupedParams;
-  using Scheduler = GroupedTileScheduler<Cfg::kBlockM, Cfg::kClusterN>;
+  using Scheduler = GroupedTileScheduler<Cfg::kBlockM, Cfg::kClusterM, Cfg::kClusterN>;
   using TileT = GroupedTile;
 
   /// A tile's rows may end inside it (a group's last tile). The TMA-store epilogue writes through

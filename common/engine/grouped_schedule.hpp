@@ -99,17 +99,24 @@ FP8GEMM_HD inline bool grouped_tile(const GroupedLayout& L, int block_m, int n_t
   return false;
 }
 
-/// Unit `unit` of the grouped schedule for clusters of `cluster_n` CTAs side by side along N
-/// (chapter 8's 1 x 2 clusters, A multicast): a unit is one row tile and `cluster_n` neighbouring
-/// column tiles of one group, so the cluster's CTAs share their A rows (same group, same m0) and
-/// never their group; the CTA of rank `rank_n` takes column tile unit_n x cluster_n + rank_n. When
-/// cluster_n does not divide n_tiles, the last unit of each row tile has CTAs past the last column
-/// tile (n_block >= n_tiles): they load and multiply with the others (the multicast needs both
-/// halves of A) and store nothing (D's columns end at N). cluster_n = 1 is grouped_tile itself.
+/// Unit `unit` of the grouped schedule for clusters of cluster_m x cluster_n CTAs (at most 2 in
+/// all, config.cuh). A unit is `cluster_m` neighbouring row tiles of one group times `cluster_n`
+/// neighbouring column tiles, so the cluster's CTAs never span two groups:
+///   1 x 2 (A multicast): one row tile, two column tiles; the CTA of rank `rank_n` takes column
+///     tile unit_n x 2 + rank_n. When n_tiles is odd, the last unit of each row tile has a CTA
+///     past the last column tile (n_block >= n_tiles).
+///   2 x 1 (B multicast): one column tile, two row tiles of the group, rows m0 and m0 + block_m;
+///     the CTA of rank `rank_m` takes the second. When the group's row tiles are odd, its last
+///     unit has a CTA whose tile starts at or past the group's end (m0 >= row_end).
+/// Such a phantom CTA loads and multiplies with its partner (the multicast needs both halves of
+/// the shared operand) and stores nothing (D's columns end at N; the epilogue writes no row at or
+/// past row_end). cluster_m = cluster_n = 1 is grouped_tile itself.
 FP8GEMM_HD inline bool grouped_cluster_tile(const GroupedLayout& L, int block_m, int n_tiles,
-                                            int cluster_n, int rank_n, std::int64_t unit,
-                                            GroupedCursor& c, GroupedTile& out) {
-  if (!grouped_tile(L, block_m, (n_tiles + cluster_n - 1) / cluster_n, unit, c, out)) return false;
+                                            int cluster_m, int cluster_n, int rank_m, int rank_n,
+                                            std::int64_t unit, GroupedCursor& c, GroupedTile& out) {
+  if (!grouped_tile(L, block_m * cluster_m, (n_tiles + cluster_n - 1) / cluster_n, unit, c, out))
+    return false;
+  out.m0 += rank_m * block_m;
   out.n_block = out.n_block * cluster_n + rank_n;
   return true;
 }
