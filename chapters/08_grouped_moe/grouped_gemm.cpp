@@ -192,9 +192,14 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
                                           std::uint64_t(g.ldd), 64, std::uint32_t(k.epi_cols),
                                           swizzle_of_span(k.epi_swizzle_bytes));
   }
+  // B's box is the CTA's share of the tile's BlockN rows: half of them in a 2 x 1 cluster, whose
+  // two CTAs each load one half and multicast it to both (kernel.cuh, load_tile), as the engine's
+  // own map of B (engine_plan.cpp). A whole tile per CTA there would bring each full barrier twice
+  // the bytes it expects (session 14's first run of the 2 x 1 kernels hung on that).
   p.map_b = make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N * g.groups),
-                               std::uint64_t(g.K), std::uint64_t(g.ldb), std::uint32_t(k.block_n),
-                               128, CU_TENSOR_MAP_SWIZZLE_128B);
+                               std::uint64_t(g.K), std::uint64_t(g.ldb),
+                               std::uint32_t(k.block_n / k.cluster_m), 128,
+                               CU_TENSOR_MAP_SWIZZLE_128B);
   // The stage's BlockM + 4 scales from row m0 & ~3, in boxes of skewed_scale_box_rows
   // (common/engine/params.hpp: a TMA box starts 16-byte aligned and holds at most 256).
   const int sfa_box = engine::skewed_scale_box_rows(k.block_m);
