@@ -652,7 +652,7 @@ class Runner:
                         fields={"first_call_s": first_s, "output_poisoned": 1.0 if poisoned else 0.0})
         self.guarded(impl, case, body)
 
-    def fp8gemm_contiguous(self, case, a_q, sfa, b_q, sfb, refs, bytes_) -> None:
+    def fp8gemm_contiguous(self, case, a_q, sfa, b_q, sfb, refs, bytes_, kernel="") -> None:
         """fp8gemm_grouped_contiguous on the unpadded tokens: a_q [T, K] e4m3 row-major (the pad step's
         input), sfa [T, L] fp32 as quant_1x128 returns it (K-major, contiguous), b_q [G, N, K] e4m3 and
         sfb [G, N/128, L] contiguous (DeepGEMM's tensors); refs: per expert, rows case.starts[e] on."""
@@ -664,16 +664,20 @@ class Runner:
         offsets = torch.tensor([0] + case.ends, dtype=torch.int32, device="cuda")  # [G + 1] real rows
 
         def call(fops, a=a_q, sa=sfa_mn, b=b_q, sb=sfb, off=offsets):
+            if kernel:  # --grouped-kernels: the package's benchmark op, the kernel by name
+                return torch.ops.fp8gemm._gemm_grouped_kernel(a, sa, b, sb, off, False, kernel)
             return fops.gemm_grouped_contiguous(a, sa, b, sb, off)  # D [T, N] bf16, new each call
         label = (f"fp8gemm.ops.gemm_grouped_contiguous (the library; chapter 8's kernels) on the unpadded rows, "
+                 + (f"kernel {kernel} by name (torch.ops.fp8gemm._gemm_grouped_kernel), " if kernel else "") +
                  f"no padding step: A {tuple(a_q.shape)} e4m3, sfa {tuple(sfa_mn.shape)} strides {sfa_mn.stride()} "
                  f"(MN-major, read in place; DeepGEMM's covers the padded rows), B {tuple(b_q.shape)} and sfb "
                  f"{tuple(sfb.shape)} strides {sfb.stride()} (DeepGEMM's), offsets int32 [{case.G + 1}] (real rows), "
                  f"D [{case.total}, {case.N}] bf16 allocated by the op")
-        self.fp8gemm(FP8_CONTIG, case, call, lambda d: self.check_rows(case, d, refs, lambda e: case.starts[e]),
+        self.fp8gemm(f"{FP8_CONTIG}:{kernel}" if kernel else FP8_CONTIG, case, call,
+                     lambda d: self.check_rows(case, d, refs, lambda e: case.starts[e]),
                      label, bytes_, alloc_shape=(case.total, case.N))
 
-    def fp8gemm_masked(self, case, a_q, sfa2, b_q, sfb, masked_m, refs, bytes_) -> None:
+    def fp8gemm_masked(self, case, a_q, sfa2, b_q, sfb, masked_m, refs, bytes_, kernel="") -> None:
         """fp8gemm_grouped_masked: a_q [G, M, K] e4m3, sfa2 [G * M, L] fp32 K-major (quant_1x128 of
         A.view(G * M, K)), b_q, sfb, masked_m int32 [G] (DeepGEMM's); refs: expert e's rows e * M on."""
         G, M, N = case.G, case.rows_max, case.N
@@ -682,12 +686,16 @@ class Runner:
         sfa_mn = mn_major_aligned(self.torch, sfa2)
 
         def call(fops, a=a_q, sa=sfa_mn, b=b_q, sb=sfb, mm=masked_m):
+            if kernel:  # --grouped-kernels: the package's benchmark op, the kernel by name
+                return self.torch.ops.fp8gemm._gemm_grouped_kernel(a, sa, b, sb, mm, True, kernel)
             return fops.gemm_grouped_masked(a, sa, b, sb, mm)  # D [G, M, N] bf16, new each call
-        label = (f"fp8gemm.ops.gemm_grouped_masked (the library; chapter 8's kernels), A {tuple(a_q.shape)} e4m3, "
+        label = (f"fp8gemm.ops.gemm_grouped_masked (the library; chapter 8's kernels), "
+                 + (f"kernel {kernel} by name (torch.ops.fp8gemm._gemm_grouped_kernel), " if kernel else "") +
+                 f"A {tuple(a_q.shape)} e4m3, "
                  f"sfa {tuple(sfa_mn.shape)} strides {sfa_mn.stride()} (MN-major over G x rows, read in place), "
                  f"B {tuple(b_q.shape)} and sfb {tuple(sfb.shape)} strides {sfb.stride()} (DeepGEMM's), masked_m "
                  f"{case.counts} (device int32), D [{G}, {M}, {N}] bf16 allocated by the op")
-        self.fp8gemm(FP8_MASKED, case, call,
+        self.fp8gemm(f"{FP8_MASKED}:{kernel}" if kernel else FP8_MASKED, case, call,
                      lambda d: self.check_rows(case, d.view(G * M, N), refs, lambda e: e * M),
                      label, bytes_, alloc_shape=(G, M, N))
 
@@ -804,6 +812,10 @@ class Runner:
                     pad(a_q, sfa)  # restore (DG_CONTIG_PAD may follow)
                 elif impl == FP8_CONTIG:
                     self.fp8gemm_contiguous(case, a_q, sfa, b_q, sfb, refs, data_bytes)
+                    # --grouped-kernels: more of the library's compiled grouped kernels, by name, in
+                    # the same group (the default's choice made from the same comparison).
+                    for name in args.grouped_kernels:
+                        self.fp8gemm_contiguous(case, a_q, sfa, b_q, sfb, refs, data_bytes, kernel=name)
             del refs
             if not args.interleave:  # with it the calls kept for the case's group still read these
                 # (closures see these names, not copies), so they live until run_case has timed them
@@ -867,6 +879,8 @@ class Runner:
         for impl in impls:
             if impl == FP8_MASKED:
                 self.fp8gemm_masked(case, a_q, sfa2, b_q, sfb, masked_m, refs, data_bytes)
+                for name in args.grouped_kernels:
+                    self.fp8gemm_masked(case, a_q, sfa2, b_q, sfb, masked_m, refs, data_bytes, kernel=name)
                 continue
             d = torch.full((G, M, N), float("nan"), dtype=torch.bfloat16, device="cuda")
             em = masked_expected_m(case, impl, args.masked_expected_factor)
@@ -1344,6 +1358,10 @@ def main(argv=None) -> int:
     ap.add_argument("--wgrad-kernels", type=lambda v: [k for k in v.split(",") if k], default=[],
                     help="comma-separated names of the library's compiled weight-gradient kernels to time "
                          "beside fp8gemm_weight_grad (its default), as fp8gemm_weight_grad:<name>")
+    ap.add_argument("--grouped-kernels", type=lambda v: [k for k in v.split(",") if k], default=[],
+                    help="comma-separated names of the library's compiled grouped forward kernels to time beside "
+                         "fp8gemm_grouped_contiguous and fp8gemm_grouped_masked (their defaults), as "
+                         "<implementation>:<name>")
     ap.add_argument("--commit", default=None, help="git commit to record (default: build/bin/commit.txt)")
     ap.add_argument("--time-limit", type=float, default=0.0,
                     help="seconds after which no new case is started (0: none); the JSON keeps what ran")

@@ -591,9 +591,26 @@ void gemm_block_scaled_loop(const at::Tensor& a, const at::Tensor& scale_a, cons
   block_scaled_into("_gemm_block_scaled_loop", a, scale_a, b, scale_b, out, false, iters);
 }
 
-/// The grouped forward: contiguous (offsets) or masked (masked_m).
+/// The index of the grouped forward kernel `name` in ch08::kernels() (-1 for "": the plan's
+/// default), or a refusal listing the compiled ones.
+std::int64_t grouped_kernel_index(const char* op, const std::string& name) {
+  if (name.empty()) return -1;
+  const auto& all = ch08::kernels();
+  std::string names;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].name == name) return std::int64_t(i);
+    names += (i ? ", " : "") + all[i].name;
+  }
+  fail(op, "kernel '" + name + "' is not a grouped forward kernel; compiled: " + names);
+}
+
+/// The grouped forward: contiguous (offsets) or masked (masked_m). kernel: a name of
+/// ch08::kernels() ("" = the plan's default; the benchmark's same-run comparison of kernels,
+/// _gemm_grouped_kernel).
 at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::Tensor& scale_a,
-                   const at::Tensor& b, const at::Tensor& scale_b, const at::Tensor& groups) {
+                   const at::Tensor& b, const at::Tensor& scale_b, const at::Tensor& groups,
+                   const std::string& kernel = "") {
+  const std::int64_t kernel_index = grouped_kernel_index(op, kernel);
   const at::Device dev = call_device(op, "a", a);
   check_tensor(op, "a", a, at::kFloat8_e4m3fn, masked ? 3 : 2,
                masked ? "[G, M_max, K]" : "[rows, K] (rows sorted by group)", dev);
@@ -640,13 +657,18 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
                   .ldd = N};
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kGrouped).add(dev.index()).add(std::int64_t(masked)).add(G).add(rows).add(N).add(K);
-    key.add(lda).add(ldb).add(sa.layout.ld).add(sb.layout.ld);
+    key.add(lda).add(ldb).add(sa.layout.ld).add(sb.layout.ld).add(kernel_index);
     key.add(std::int64_t(aligned(g.D, 16)));
     PlanKey buffers;
     buffers.add(groups.data_ptr()).add(g.A).add(g.B).add(g.scale_a).add(g.scale_b).add(g.D);
     const cudaStream_t stream = current_stream(dev);
     g_grouped.run(
-        key, buffers, [&] { return std::make_unique<GroupedPlan>(g); },
+        key, buffers,
+        [&] {
+          GroupedOptions o;
+          o.kernel = kernel;
+          return std::make_unique<GroupedPlan>(g, o);
+        },
         [&](GroupedPlan& p) { p.rebind(g); }, [&](GroupedPlan& p) { p.run(stream); });
   });
   return out;
@@ -661,6 +683,14 @@ at::Tensor gemm_grouped_contiguous(const at::Tensor& a, const at::Tensor& scale_
 at::Tensor gemm_grouped_masked(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
                                const at::Tensor& scale_b, const at::Tensor& masked_m) {
   return grouped("gemm_grouped_masked", true, a, scale_a, b, scale_b, masked_m);
+}
+
+/// The grouped forward with a chosen kernel (a name of ch08::kernels()), contiguous or masked as
+/// `masked` says: the benchmark's same-run comparison of the compiled kernels.
+at::Tensor gemm_grouped_kernel(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
+                               const at::Tensor& scale_b, const at::Tensor& groups, bool masked,
+                               const std::string& kernel) {
+  return grouped("_gemm_grouped_kernel", masked, a, scale_a, b, scale_b, groups, kernel);
 }
 
 /// Index of the weight-gradient kernel `name` in ch08::wgrad_kernels() ("" = the plan's default:
@@ -953,6 +983,9 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.def(
       "_gemm_weight_grad_kernel(Tensor dd_t, Tensor scale_dd_t, Tensor a_t, Tensor scale_a_t, "
       "Tensor offsets, str kernel) -> Tensor");
+  m.def(
+      "_gemm_grouped_kernel(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, Tensor groups, "
+      "bool masked, str kernel) -> Tensor");
   m.def("_wgrad_kernel_names() -> str", &wgrad_kernel_names);
   m.def("_plan_cache_stats() -> int[]", &plan_cache_stats);
   m.def("_plan_cache_clear() -> ()", &plan_cache_clear);
@@ -979,7 +1012,8 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("quantize_mx_1x32", &fp8gemm::torch_ops::quantize_mx_1x32);               \
   m.impl("gemm_mx", &fp8gemm::torch_ops::gemm_mx);                                 \
   m.impl("_gemm_block_scaled_loop", &fp8gemm::torch_ops::gemm_block_scaled_loop);   \
-  m.impl("_gemm_weight_grad_kernel", &fp8gemm::torch_ops::gemm_weight_grad_kernel);
+  m.impl("_gemm_weight_grad_kernel", &fp8gemm::torch_ops::gemm_weight_grad_kernel);   \
+  m.impl("_gemm_grouped_kernel", &fp8gemm::torch_ops::gemm_grouped_kernel);
 
 TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m){FP8GEMM_IMPLS(m)} TORCH_LIBRARY_IMPL(fp8gemm, CPU, m) {
   FP8GEMM_IMPLS(m)
