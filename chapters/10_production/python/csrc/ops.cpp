@@ -821,6 +821,14 @@ at::Tensor gemm_weight_grad_kernel(const at::Tensor& dd_t, const at::Tensor& sca
                          f32 ? at::kFloat : at::kBFloat16);
 }
 
+/// The compiled grouped forward kernels' names, comma-separated (ch08::kernels(); the plan's
+/// default is chosen by layout and mean rows per group, not the first).
+std::string grouped_kernel_names() {
+  std::string r;
+  for (const auto& k : ch08::kernels()) r += (r.empty() ? "" : ",") + k.name;
+  return r;
+}
+
 /// The compiled weight-gradient kernels' names, comma-separated (the first is the plan's
 /// default; one string keeps the schema to the simplest return type).
 std::string wgrad_kernel_names() {
@@ -986,6 +994,7 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.def(
       "_gemm_grouped_kernel(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, Tensor groups, "
       "bool masked, str kernel) -> Tensor");
+  m.def("_grouped_kernel_names() -> str", &grouped_kernel_names);
   m.def("_wgrad_kernel_names() -> str", &wgrad_kernel_names);
   m.def("_plan_cache_stats() -> int[]", &plan_cache_stats);
   m.def("_plan_cache_clear() -> ()", &plan_cache_clear);

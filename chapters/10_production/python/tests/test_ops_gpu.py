@@ -3,6 +3,8 @@ recipe in torch; the GEMMs against a float64 GEMM of the dequantised operands), 
 not multiples of the tiles, fresh random data per test (never zeros), misuse refused with clear
 messages (and no CUDA error left behind), determinism, the plan cache. Skipped without one."""
 
+import re
+
 import torch
 
 import fp8gemm
@@ -292,6 +294,45 @@ def test_gemm_grouped_masked():
             continue
         ref = A[g, :m] @ ops.dequantize_128x128(qb[g], sb[g]).double().t()
         assert rel_error(d[g, :m], ref) <= tolerance(K), g
+
+
+def test_gemm_grouped_every_kernel():
+    """Every compiled grouped forward kernel by name (_gemm_grouped_kernel: the benchmark's
+    same-run comparison), contiguous and masked, on groups whose row tiles are odd and even in
+    number (a 2 x 1 cluster's phantom CTA), N not a multiple of any tile width: each group against
+    float64; an unknown name refused with the list of compiled kernels."""
+    require_gpu()
+    names = torch.ops.fp8gemm._grouped_kernel_names().split(",")
+    assert len(names) >= 2 and any("_c2x1_" in n for n in names)
+    G, N, K = 4, 200, 256
+    gen = _gen(41)
+    qb, sb = _grouped_weights(G, N, K, gen)
+    counts = [1, 129, 0, 300]  # row tiles of 128: 1, 2, 0, 3
+    T = sum(counts)
+    x = make_bf16((T, K), gen)
+    qa, sa = ops.quantize_1x128(x)
+    ends = [sum(counts[:g + 1]) for g in range(G)]
+    offsets = torch.tensor([0] + ends, dtype=torch.int32, device="cuda")
+    A = ops.dequantize_1x128(qa, sa).double()
+    Bd = [ops.dequantize_128x128(qb[g], sb[g]).double() for g in range(G)]
+    M_max = 300
+    xm = make_bf16((G * M_max, K), gen)
+    qam, sam = ops.quantize_1x128(xm)
+    Am = ops.dequantize_1x128(qam, sam).double().view(G, M_max, K)
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    for name in names:
+        d = torch.ops.fp8gemm._gemm_grouped_kernel(qa, sa, qb, sb, offsets, False, name)
+        for g in range(G):
+            b, e = sum(counts[:g]), sum(counts[:g + 1])
+            if e > b:
+                assert rel_error(d[b:e], A[b:e] @ Bd[g].t()) <= tolerance(K), (name, g)
+        dm = torch.ops.fp8gemm._gemm_grouped_kernel(qam.view(G, M_max, K), sam, qb, sb, masked_m, True,
+                                                     name)
+        for g, m in enumerate(counts):
+            if m:
+                assert rel_error(dm[g, :m], Am[g, :m] @ Bd[g].t()) <= tolerance(K), (name, g)
+    with raises(ValueError, match="not a grouped forward kernel; compiled: " + re.escape(names[0])):
+        torch.ops.fp8gemm._gemm_grouped_kernel(qa, sa, qb, sb, offsets, False, "no_such_kernel")
 
 
 @parametrize("G,T,N,K", [(1, 300, 264, 1040), (1, 512, 384, 256), (4, 1000, 256, 384)])
