@@ -17,6 +17,7 @@
 #include "common/output_scale.cuh"
 #include "common/ragged_rows.hpp"
 #include "common/ptx/mbarrier.cuh"
+#include "common/ptx/smem.cuh"
 #include "common/ptx/stmatrix.cuh"
 #include "common/ptx/tma.cuh"
 #include "common/ptx/warpgroup.cuh"
@@ -291,9 +292,7 @@ __device__ __forceinline__ void store_tile_tma_f32(
             const std::uint32_t o =
                 row_bytes + std::uint32_t(8 * h) * 128u + std::uint32_t(g) * 32u + col_bytes;
             const float v0 = acc[w][4 * j + 2 * h], v1 = acc[w][4 * j + 2 * h + 1];
-            asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(unit + swizzle_offset<128>(o)),
-                         "f"(v0), "f"(v1)
-                         : "memory");
+            ptx::st_shared_v2_f32(unit + swizzle_offset<128>(o), v0, v1);
           }
         }
       },

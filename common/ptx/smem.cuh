@@ -16,7 +16,7 @@ __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
-/// ld.shared.f32 / .v2.f32 / .v4.f32 / .u32 at a .shared address.
+/// ld.shared.f32 / .v2.f32 / .v4.f32 / .u32 / .v4.u32 at a .shared address.
 __device__ __forceinline__ float ld_shared_f32(std::uint32_t addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
@@ -40,10 +40,21 @@ __device__ __forceinline__ std::uint32_t ld_shared_u32(std::uint32_t addr) {
   asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
   return v;
 }
+__device__ __forceinline__ uint4 ld_shared_v4_u32(std::uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
 
-/// st.shared.f32 / .v4.f32 / .v4.s32 at a .shared address.
+/// st.shared.f32 / .v2.f32 / .v4.f32 / .v4.s32 at a .shared address.
 __device__ __forceinline__ void st_shared_f32(std::uint32_t addr, float a) {
   asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(a) : "memory");
+}
+__device__ __forceinline__ void st_shared_v2_f32(std::uint32_t addr, float a, float b) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(a), "f"(b) : "memory");
 }
 __device__ __forceinline__ void st_shared_v4_f32(std::uint32_t addr, float a, float b, float c,
                                                  float d) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/launch.hpp"
+#include "common/ptx/smem.cuh"
 #include "common/quantize_gpu.hpp"
 #include "common/scale_layout.hpp"
 
@@ -442,12 +443,7 @@ __device__ __forceinline__ void lean_scale_pair(unsigned ma, unsigned mb, bool p
 /// (v4_occ4 reads its own bytes back to free those registers in between); the memory clobber keeps
 /// the stores before it.
 __device__ __forceinline__ uint4 lds128(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(p)))
-               : "memory");
-  return v;
+  return ptx::ld_shared_v4_u32(ptx::smem_u32(p));
 }
 
 /// The codes of the bf16 pair in word w (element 0 in the low byte).
