@@ -144,6 +144,29 @@ TEST_CASE("grouped schedule: offsets outside [0, rows] are clamped, never a tile
   check_schedule(L, {0, 100, 600, 400}, {100, 600, 600, 600}, 128, 2, 3);
 }
 
+/// Walks the units of `clusters` persistent clusters of two CTAs (cluster_m x cluster_n = 2 x 1 or
+/// 1 x 2), as the kernel's GroupedTileScheduler does: cluster c takes units c, c + clusters, ...;
+/// both CTAs must run out of units together. Calls unit(t0, t1) with the two CTAs' tiles.
+template <class Unit>
+void walk_pairs(const GroupedLayout& L, int block_m, int n_tiles, int cluster_m, int clusters,
+                Unit&& unit) {
+  const int cluster_n = 2 / cluster_m;
+  for (int c = 0; c < clusters; ++c) {
+    fp8gemm::engine::GroupedCursor c0, c1;
+    GroupedTile t0, t1;
+    for (std::int64_t u = c;; u += clusters) {
+      const bool ok0 = fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, cluster_m,
+                                                             cluster_n, 0, 0, u, c0, t0);
+      const bool ok1 = fp8gemm::engine::grouped_cluster_tile(
+          L, block_m, n_tiles, cluster_m, cluster_n, cluster_m == 2 ? 1 : 0,
+          cluster_n == 2 ? 1 : 0, u, c1, t1);
+      REQUIRE(ok0 == ok1);  // both CTAs run the same number of units
+      if (!ok0) break;
+      unit(t0, t1);
+    }
+  }
+}
+
 // 1 x 2 clusters (grouped_cluster_tile): the two CTAs of a cluster walk the same units, take the
 // same row tile of the same group and neighbouring column tiles; every real tile is computed
 // exactly once; a CTA past the last column tile (odd n_tiles) appears only beside its partner's
@@ -161,33 +184,24 @@ TEST_CASE("grouped schedule: 1 x 2 clusters pair column tiles of one row tile", 
         CAPTURE(block_m, n_tiles, clusters);
         std::set<std::tuple<int, int, int>> seen;
         std::int64_t phantoms = 0;
-        for (int c = 0; c < clusters; ++c) {
-          fp8gemm::engine::GroupedCursor c0, c1;
-          GroupedTile t0, t1;
-          for (std::int64_t u = c;; u += clusters) {
-            const bool ok0 =
-                fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 1, 2, 0, 0, u, c0, t0);
-            const bool ok1 =
-                fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 1, 2, 0, 1, u, c1, t1);
-            REQUIRE(ok0 == ok1);  // both CTAs run the same number of units
-            if (!ok0) break;
-            REQUIRE(t0.group == t1.group);  // one group, one row tile: A multicast is valid
-            REQUIRE(t0.m0 == t1.m0);
-            REQUIRE(t0.row_end == t1.row_end);
-            REQUIRE(t0.n_block % 2 == 0);
-            REQUIRE(t1.n_block == t0.n_block + 1);
-            REQUIRE(t0.n_block < n_tiles);  // rank 0 always has a real tile
-            for (const GroupedTile& t : {t0, t1}) {
-              if (t.n_block >= n_tiles) {
-                REQUIRE(n_tiles % 2 == 1);
-                REQUIRE(t.n_block == n_tiles);
-                ++phantoms;
-                continue;
-              }
-              REQUIRE(seen.insert({t.group, t.m0, t.n_block}).second);
+        walk_pairs(L, block_m, n_tiles, 1, clusters,
+                   [&](const GroupedTile& t0, const GroupedTile& t1) {
+          REQUIRE(t0.group == t1.group);  // one group, one row tile: A multicast is valid
+          REQUIRE(t0.m0 == t1.m0);
+          REQUIRE(t0.row_end == t1.row_end);
+          REQUIRE(t0.n_block % 2 == 0);
+          REQUIRE(t1.n_block == t0.n_block + 1);
+          REQUIRE(t0.n_block < n_tiles);  // rank 0 always has a real tile
+          for (const GroupedTile& t : {t0, t1}) {
+            if (t.n_block >= n_tiles) {
+              REQUIRE(n_tiles % 2 == 1);
+              REQUIRE(t.n_block == n_tiles);
+              ++phantoms;
+              continue;
             }
+            REQUIRE(seen.insert({t.group, t.m0, t.n_block}).second);
           }
-        }
+        });
         std::int64_t expected = 0, row_tiles = 0;
         for (int r : rows) row_tiles += (r + block_m - 1) / block_m;
         expected = row_tiles * n_tiles;
@@ -219,35 +233,26 @@ TEST_CASE("grouped schedule: 2 x 1 clusters pair row tiles of one group", "[grou
           CAPTURE(int(kind), block_m, n_tiles, clusters);
           std::set<std::tuple<int, int, int>> seen;
           std::int64_t phantoms = 0;
-          for (int c = 0; c < clusters; ++c) {
-            fp8gemm::engine::GroupedCursor c0, c1;
-            GroupedTile t0, t1;
-            for (std::int64_t u = c;; u += clusters) {
-              const bool ok0 =
-                  fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 1, 0, 0, u, c0, t0);
-              const bool ok1 =
-                  fp8gemm::engine::grouped_cluster_tile(L, block_m, n_tiles, 2, 1, 1, 0, u, c1, t1);
-              REQUIRE(ok0 == ok1);  // both CTAs run the same number of units
-              if (!ok0) break;
-              REQUIRE(t0.group == t1.group);  // one group, one column tile: B multicast is valid
-              REQUIRE(t0.n_block == t1.n_block);
-              REQUIRE(t0.n_block < n_tiles);
-              REQUIRE(t0.row_end == t1.row_end);
-              REQUIRE(t1.m0 == t0.m0 + block_m);
-              REQUIRE(t0.m0 < t0.row_end);  // rank 0 always has a real tile
-              const int begin = kind == GroupedKind::contiguous ? off[std::size_t(t0.group)]
-                                                                : t0.group * m_max;
-              REQUIRE((t0.m0 - begin) % (2 * block_m) == 0);
-              REQUIRE(t0.row_end == begin + rows[std::size_t(t0.group)]);
-              for (const GroupedTile& t : {t0, t1}) {
-                if (t.m0 >= t.row_end) {
-                  ++phantoms;
-                  continue;
-                }
-                REQUIRE(seen.insert({t.group, t.m0, t.n_block}).second);
+          walk_pairs(L, block_m, n_tiles, 2, clusters,
+                     [&](const GroupedTile& t0, const GroupedTile& t1) {
+            REQUIRE(t0.group == t1.group);  // one group, one column tile: B multicast is valid
+            REQUIRE(t0.n_block == t1.n_block);
+            REQUIRE(t0.n_block < n_tiles);
+            REQUIRE(t0.row_end == t1.row_end);
+            REQUIRE(t1.m0 == t0.m0 + block_m);
+            REQUIRE(t0.m0 < t0.row_end);  // rank 0 always has a real tile
+            const int begin = kind == GroupedKind::contiguous ? off[std::size_t(t0.group)]
+                                                              : t0.group * m_max;
+            REQUIRE((t0.m0 - begin) % (2 * block_m) == 0);
+            REQUIRE(t0.row_end == begin + rows[std::size_t(t0.group)]);
+            for (const GroupedTile& t : {t0, t1}) {
+              if (t.m0 >= t.row_end) {
+                ++phantoms;
+                continue;
               }
+              REQUIRE(seen.insert({t.group, t.m0, t.n_block}).second);
             }
-          }
+          });
           std::int64_t row_tiles = 0, odd_groups = 0;
           for (int r : rows) {
             const int tiles = (r + block_m - 1) / block_m;

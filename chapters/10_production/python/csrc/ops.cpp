@@ -591,17 +591,22 @@ void gemm_block_scaled_loop(const at::Tensor& a, const at::Tensor& scale_a, cons
   block_scaled_into("_gemm_block_scaled_loop", a, scale_a, b, scale_b, out, false, iters);
 }
 
-/// The index of the grouped forward kernel `name` in ch08::kernels() (-1 for "": the plan's
-/// default), or a refusal listing the compiled ones.
-std::int64_t grouped_kernel_index(const char* op, const std::string& name) {
+/// The index of kernel `name` in `all` (-1 for "": the plan's default), or a refusal that says it
+/// is not `what` and lists the compiled ones.
+std::int64_t find_kernel_index(const char* op, const std::string& name,
+                               const std::vector<engine::KernelInfo>& all, const char* what) {
   if (name.empty()) return -1;
-  const auto& all = ch08::kernels();
   std::string names;
   for (std::size_t i = 0; i < all.size(); ++i) {
     if (all[i].name == name) return std::int64_t(i);
     names += (i ? ", " : "") + all[i].name;
   }
-  fail(op, "kernel '" + name + "' is not a grouped forward kernel; compiled: " + names);
+  fail(op, "kernel '" + name + "' is not " + what + "; compiled: " + names);
+}
+
+/// A grouped forward kernel by name (ch08::kernels()).
+std::int64_t grouped_kernel_index(const char* op, const std::string& name) {
+  return find_kernel_index(op, name, ch08::kernels(), "a grouped forward kernel");
 }
 
 /// The grouped forward: contiguous (offsets) or masked (masked_m). kernel: a name of
@@ -696,14 +701,7 @@ at::Tensor gemm_grouped_kernel(const at::Tensor& a, const at::Tensor& scale_a, c
 /// Index of the weight-gradient kernel `name` in ch08::wgrad_kernels() ("" = the plan's default:
 /// -1), for the plan key; an unknown name is refused here, before any GPU work.
 std::int64_t wgrad_kernel_index(const char* op, const std::string& name) {
-  if (name.empty()) return -1;
-  const auto& all = ch08::wgrad_kernels();
-  std::string names;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (all[i].name == name) return std::int64_t(i);
-    names += (i ? ", " : "") + all[i].name;
-  }
-  fail(op, "kernel '" + name + "' is not a weight-gradient kernel; compiled: " + names);
+  return find_kernel_index(op, name, ch08::wgrad_kernels(), "a weight-gradient kernel");
 }
 
 /// dB_g (+)= dD_g^T . A_g for every group, k-grouped over the tokens, into out [G, N, K] float32
