@@ -31,3 +31,11 @@ if(Python3_Interpreter_FOUND)
                    --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
   set_tests_properties(chapter_08_session12_tables PROPERTIES LABELS cpu)
 endif()
+# Session 14's table (the 2 x 1 kernels against DeepGEMM), likewise.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME chapter_08_session14_table
+           COMMAND ${Python3_EXECUTABLE}
+                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session14/summarise.py
+                   --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
+  set_tests_properties(chapter_08_session14_table PROPERTIES LABELS cpu)
+endif()

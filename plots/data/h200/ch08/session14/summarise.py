@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Session 14's table from peers_interleaved_6904f92_call3.json: per case, DeepGEMM's time over each
+fp8gemm grouped kernel's (>1: ours faster; the plain fp8gemm_* row is the plan's default) and each
+Prints Markdown; with --check README, exits 1 unless README's block between
+<!-- session14-table:begin --> and <!-- session14-table:end --> is exactly that output.
+
+    python3 plots/data/h200/ch08/session14/summarise.py [JSON] [--check chapters/08_grouped_moe/README.md]
+"""
+import json
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+args = sys.argv[1:]
+check = None
+if "--check" in args:
+    i = args.index("--check")
+    check = args[i + 1]
+    del args[i:i + 2]
+path = args[0] if args else os.path.join(here, "peers_interleaved_6904f92_call3.json")
+lines = []
+print = lines.append  # noqa: A001  (collected, then printed or compared)
+d = json.load(open(path))
+by = {}
+for r in d["benchmarks"]:
+    impl, case = r["name"].split("/", 1)
+    by.setdefault(case.split("/")[0], {})[impl] = r["real_time"]
+kernels = []
+for v in by.values():
+    for impl in v:
+        if ":" in impl and impl.split(":", 1)[1] not in kernels:
+            kernels.append(impl.split(":", 1)[1])
+ctx = d["context"]
+print(f"Source: `{os.path.basename(path)}` (commit {ctx['git_commit'][:7]}, {ctx['gpu']}, "
+      f"DeepGEMM {ctx.get('deep_gemm_version', '?')}, torch {ctx.get('torch_version', '?')}, CUDA runtime "
+      f"{ctx.get('cuda_runtime_version', '?')}, driver {ctx.get('nvidia_driver', '?')}; timing {ctx['timing']}, "
+      f"{ctx['delay']}, L2 flushed).\n")
+print("DeepGEMM's time / ours (>= 1.05 is issue 10's target), the default and each kernel by name:\n")
+short = [k.replace("_promoted_tma", "") for k in kernels]
+print("| case | default | " + " | ".join(f"`{s}`" for s in short) + " |")
+print("|---|---:|" + "---:|" * len(kernels))
+for case, v in by.items():
+    masked = "fp8gemm_grouped_masked" in v
+    ours = "fp8gemm_grouped_masked" if masked else "fp8gemm_grouped_contiguous"
+    dg = v["deepgemm_masked" if masked else "deepgemm_contiguous"]
+    cells = [f"{dg / v[ours]:.3f}"] + [f"{dg / v[ours + ':' + k]:.3f}" if ours + ":" + k in v else "-" for k in kernels]
+    print(f"| `{case}` | " + " | ".join(cells) + " |")
+
+text = "\n".join(lines)
+if check is None:
+    sys.stdout.write(text + "\n")
+else:
+    readme = open(check).read()
+    begin, end = "<!-- session14-table:begin -->\n", "\n<!-- session14-table:end -->"
+    block = readme[readme.index(begin) + len(begin):readme.index(end)]
+    if block.strip() != text.strip():
+        sys.stderr.write(f"summarise.py: {check}'s session-14 table differs from {os.path.basename(path)}\n")
+        sys.exit(1)
+    sys.stdout.write(f"summarise.py: {check}'s session-14 table matches {os.path.basename(path)}\n")
