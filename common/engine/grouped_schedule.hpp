@@ -106,7 +106,7 @@ FP8GEMM_HD inline bool grouped_tile(const GroupedLayout& L, int block_m, int n_t
 ///     tile unit_n x 2 + rank_n. When n_tiles is odd, the last unit of each row tile has a CTA
 ///     past the last column tile (n_block >= n_tiles).
 ///   2 x 1 (B multicast): one column tile, two row tiles of the group, rows m0 and m0 + block_m;
-///     the CTA of rank `rank_m` takes the second. When the group's row tiles are odd, its last
+///     the CTA with rank_m = 1 takes the second. When the group's row tiles are odd, its last
 ///     unit has a CTA whose tile starts at or past the group's end (m0 >= row_end).
 /// Such a phantom CTA loads and multiplies with its partner (the multicast needs both halves of
 /// the shared operand) and stores nothing (D's columns end at N; the epilogue writes no row at or
