@@ -171,11 +171,11 @@ struct MxScaledMath : PerTensorMath<Cfg> {
         const int cb = b_col0 + c;
         const std::uint32_t word =
             ptx::ld_shared_u32(extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
-                                  detail::mx_tile_row_offset(cb % 128));
+                               detail::mx_tile_row_offset(cb % 128));
 #pragma unroll
         for (int ks = 0; ks < kBlocksPerStage; ++ks)
           ptx::st_shared_f32(decoded + 4u * std::uint32_t(ks * Cfg::kBlockN + c),
-                                detail::ue8m0_byte_to_float(word, ks));
+                             detail::ue8m0_byte_to_float(word, ks));
       }
       ptx::named_barrier_sync(4u + std::uint32_t(wg), 128);
       const std::uint32_t ca0 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
@@ -268,7 +268,7 @@ struct MxScaledMath : PerTensorMath<Cfg> {
             const int cb = b_col0 + c;
             const std::uint32_t word =
                 ptx::ld_shared_u32(extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
-                                      detail::mx_tile_row_offset(cb % 128));
+                                   detail::mx_tile_row_offset(cb % 128));
             ptx::st_shared_v4_f32(
                 decoded + 16u * std::uint32_t(c), detail::ue8m0_byte_to_float(word, 0),
                 detail::ue8m0_byte_to_float(word, 1), detail::ue8m0_byte_to_float(word, 2),
@@ -281,8 +281,7 @@ struct MxScaledMath : PerTensorMath<Cfg> {
           // The four block codes of rows r and r + 8, one 32-bit load each.
           const int r = a_row0 + row_in_tile + 64 * w;
           const std::uint32_t ca0 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
-          const std::uint32_t ca1 =
-              ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
+          const std::uint32_t ca1 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
           float sa0[kBlocksPerStage], sa1[kBlocksPerStage];
 #pragma unroll
           for (int ks = 0; ks < kBlocksPerStage; ++ks) {

@@ -819,21 +819,20 @@ at::Tensor gemm_weight_grad_kernel(const at::Tensor& dd_t, const at::Tensor& sca
                          f32 ? at::kFloat : at::kBFloat16);
 }
 
-/// The compiled grouped forward kernels' names, comma-separated (ch08::kernels(); the plan's
-/// default is chosen by layout and mean rows per group, not the first).
-std::string grouped_kernel_names() {
+/// The names of `all`, comma-separated (one string keeps the ops' schema to the simplest return
+/// type).
+std::string kernel_names(const std::vector<engine::KernelInfo>& all) {
   std::string r;
-  for (const auto& k : ch08::kernels()) r += (r.empty() ? "" : ",") + k.name;
+  for (const auto& k : all) r += (r.empty() ? "" : ",") + k.name;
   return r;
 }
 
-/// The compiled weight-gradient kernels' names, comma-separated (the first is the plan's
-/// default; one string keeps the schema to the simplest return type).
-std::string wgrad_kernel_names() {
-  std::string r;
-  for (const auto& k : ch08::wgrad_kernels()) r += (r.empty() ? "" : ",") + k.name;
-  return r;
-}
+/// The compiled grouped forward kernels' names (ch08::kernels(); the plan's default is chosen by
+/// layout and mean rows per group, not the first).
+std::string grouped_kernel_names() { return kernel_names(ch08::kernels()); }
+
+/// The compiled weight-gradient kernels' names (the first is the plan's default).
+std::string wgrad_kernel_names() { return kernel_names(ch08::wgrad_kernels()); }
 
 void gemm_weight_grad_out(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                           const at::Tensor& a_t, const at::Tensor& scale_a_t,
