@@ -23,8 +23,18 @@ struct GemmArgs {
   std::int64_t lda = 0;
   const void* B = nullptr;
   std::int64_t ldb = 0;
+  /// Rows of B the kernel may read, from B: -1 means N (every chapter but one). Chapter 8's
+  /// grouped forward reads the G experts' weights stacked, [G, N, K] = G N rows, and one tensor
+  /// map over all of them; saying so here makes the extent checks (64-bit offsets, D overlapping
+  /// B, the memory behind B) and the engine's map of B cover every group, not the first.
+  std::int64_t b_rows = -1;
   const void* D = nullptr;
   std::int64_t ldd = 0;
+  /// Rows of D the kernel may write, from D: -1 means M. Chapter 8's weight gradient writes G
+  /// matrices dB_g of N rows one after another (M = N, one group, in the engine's terms): G N
+  /// rows. The extent checks (64-bit offsets, D overlapping an input, the memory behind D) then
+  /// cover every group's rows.
+  std::int64_t d_rows = -1;
   const void* scale_a = nullptr;
   const void* scale_b = nullptr;
   ScaleRecipe recipe_a = ScaleRecipe::per_tensor;
@@ -40,6 +50,11 @@ struct GemmArgs {
   /// output with accumulate).
   std::int64_t d_element_bytes = 2;
 };
+
+/// The rows of B a call reads: args.b_rows, or N when it is -1.
+inline std::int64_t b_rows_of(const GemmArgs& args) { return args.b_rows >= 0 ? args.b_rows : args.N; }
+/// The rows of D a call writes: args.d_rows, or M when it is -1.
+inline std::int64_t d_rows_of(const GemmArgs& args) { return args.d_rows >= 0 ? args.d_rows : args.M; }
 
 /// Packed (lda = ldb = K, ldd = N) per-tensor arguments, the form every chapter takes.
 GemmArgs packed_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K, const void* A,
@@ -97,8 +112,14 @@ struct GemmRequirements {
 /// job, launch.hpp).
 void validate_gemm(const GemmArgs& args, const GemmRequirements& req);
 
+/// Checks that D's bytes (gemm_extents(args).d from args.D) share none with [p, p + bytes), a
+/// further input the kernel reads while it writes D (chapter 8's group offsets or masked_m),
+/// named `name` in the message; throws std::invalid_argument as validate_gemm() does. Pure C++.
+void validate_disjoint_from_d(const GemmArgs& args, const void* p, std::size_t bytes,
+                              const char* name, const GemmRequirements& req);
+
 /// How many bytes each operand of a call spans from its pointer: A (M - 1) lda + K,
-/// B (N - 1) ldb + K, D ((M - 1) ldd + N) * 2, each scale scale_count(recipe, rows, K) * 4.
+/// B (b_rows_of(args) - 1) ldb + K, D ((d_rows_of(args) - 1) ldd + N) * d_element_bytes, each scale scale_count(recipe, rows, K) * 4.
 /// Meaningful (no overflow) once validate_gemm() has accepted the call.
 struct GemmExtents {
   std::size_t a = 0, b = 0, d = 0, scale_a = 0, scale_b = 0;

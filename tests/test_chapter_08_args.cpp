@@ -58,6 +58,19 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   g = good();
   g.rows = 0;
   CHECK(has(refusal(g), "M = 0"));
+  // D over the third expert's weights (B is [G, N, K] = 4 x 512 x 1024 bytes): refused by the
+  // engine's own rule, which counts G N rows of B (validate.hpp, b_rows), before any CUDA call.
+  g = good();
+  g.D = reinterpret_cast<std::uint16_t*>(std::uintptr_t(0x20000000) + 2 * 512 * 1024);
+  CHECK(has(refusal(g), "overlaps B (bytes [0x20000000, 0x20200000)"));
+  // D over the group offsets (read by every CTA while D is written) or masked_m: refused too.
+  g = good();
+  g.offsets = reinterpret_cast<const int*>(std::uintptr_t(0x50000000) + 1000);
+  CHECK(has(refusal(g), "overlaps offsets (bytes [0x500003e8, 0x500003fc)"));
+  g.layout = ch08::Layout::masked;
+  g.rows = 250;  // M_max: D is 4 x 250 rows
+  g.masked_m = g.offsets;
+  CHECK(has(refusal(g), "overlaps masked_m"));
   // A TMA-store kernel writes D through its ragged-rows view, 2^30 rows at most: named for more,
   // it is refused before any CUDA call (the default then takes a registers-epilogue kernel).
   g = good();

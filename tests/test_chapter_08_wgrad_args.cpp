@@ -59,6 +59,16 @@ TEST_CASE("ch08 wgrad: bad calls are refused before any CUDA call", "[ch08][wgra
   g = good();
   g.dB = nullptr;
   CHECK(has(refusal(g), "D is a null pointer"));
+  // dB of the last group over A_t (dB: 8 groups of 512 x 384 floats = 0x600000 bytes): refused by
+  // the engine's rule, which counts G N rows of dB (validate.hpp, d_rows), before any CUDA call.
+  g = good();
+  g.dB = reinterpret_cast<float*>(std::uintptr_t(0x20000000) - 7 * 512 * 384 * 4);
+  const std::string over_b = refusal(g);
+  INFO(over_b);
+  CHECK(has(over_b, "D (bytes [0x1fac0000, 0x200c0000)) overlaps B (bytes [0x20000000"));
+  g = good();
+  g.offsets = reinterpret_cast<const int*>(std::uintptr_t(0x50000000) + 7 * 512 * 384 * 4);
+  CHECK(has(refusal(g), "overlaps offsets"));
   g = good();
   g.ld_A_t = 100;
   CHECK(has(refusal(g), "ldb"));

@@ -206,6 +206,59 @@ TEST_CASE("validate_gemm: D must not overlap A, B or a scale in part either; adj
   CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
 }
 
+TEST_CASE("validate_gemm: b_rows, the rows of B the kernel reads (chapter 8's stacked experts)",
+          "[validate]") {
+  // valid_args(): N = 384 rows of B of 512 bytes from 0x200000. Read as 3 experts' weights
+  // stacked, B spans 1152 rows, to 0x290000: every extent rule covers all of them.
+  const GemmRequirements req;
+  GemmArgs a = valid_args();
+  CHECK(fp8gemm::b_rows_of(a) == 384);
+  a.b_rows = 3 * 384;
+  CHECK(fp8gemm::b_rows_of(a) == 1152);
+  CHECK(fp8gemm::gemm_extents(a).b == std::size_t(1151 * 512 + 512));
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+  // D inside the third expert's weights: accepted if only N rows were counted, refused now.
+  a.D = address(0x200000 + 2 * 384 * 512);
+  require_rejected(a, req, {"overlaps B"});
+  a.D = address(0x200000 + 3 * 384 * 512);  // right after the last expert
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+  a = valid_args();
+  a.b_rows = 383;
+  require_rejected(a, req, {"b_rows = 383 must be -1 (N rows of B) or >= N = 384"});
+  a.b_rows = std::int64_t(1) << 31;
+  require_rejected(a, req, {"b_rows (the rows of B the kernel reads) = 2147483648",
+                            "must be <= 2147483647"});
+  // The 64-bit offset rule counts b_rows - 1 strides of ldb.
+  a.b_rows = std::int64_t(1) << 30;
+  a.ldb = std::int64_t(1) << 34;  // (2^30 - 1) x 2^34 bytes > 2^63
+  require_rejected(a, req, {"ldb = 17179869184 is too large: (b_rows - 1) * ldb"});
+}
+
+TEST_CASE("validate_gemm: d_rows, the rows of D the kernel writes (chapter 8's dB_g)",
+          "[validate]") {
+  // valid_args(): D is M = 256 rows of 384 bf16 from 0x300000. Written as 4 groups' matrices one
+  // after another, it spans 1024 rows, to 0x3C0000: the extent rules cover all of them.
+  const GemmRequirements req;
+  GemmArgs a = valid_args();
+  CHECK(fp8gemm::d_rows_of(a) == 256);
+  a.d_rows = 1024;
+  CHECK(fp8gemm::gemm_extents(a).d == std::size_t((1023 * 384 + 384) * 2));
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+  // A inside the last group's rows of D: accepted if only M rows were counted, refused now.
+  a.A = address(0x300000 + 3 * 256 * 384 * 2);
+  require_rejected(a, req, {"D (bytes [0x300000, 0x3c0000)", "overlaps A"});
+  a.A = address(0x300000 + 4 * 256 * 384 * 2);  // right after D's last row
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+  a = valid_args();
+  a.d_rows = 255;
+  require_rejected(a, req, {"d_rows = 255 must be -1 (M rows of D) or >= M = 256"});
+  a.d_rows = std::int64_t(1) << 31;
+  require_rejected(a, req, {"d_rows (the rows of D the kernel writes) = 2147483648"});
+  a.d_rows = std::int64_t(1) << 30;
+  a.ldd = std::int64_t(1) << 33;
+  require_rejected(a, req, {"ldd = 8589934592 is too large: (d_rows - 1) * ldd"});
+}
+
 TEST_CASE("validate_gemm: D is 2-byte aligned whatever the requirements ask", "[validate]") {
   GemmRequirements req;
   req.output_alignment = 1;  // a kernel that forgot: bf16 still needs 2

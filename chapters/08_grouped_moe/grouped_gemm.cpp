@@ -135,7 +135,11 @@ GroupedGemm checked_with_defaults(const GroupedGemm& in) {
 GemmArgs engine_args(const GroupedGemm& g) {
   // B's G N rows: G ceil(N/128) block rows of ld floats, the last one read up to ceil(K/128) only
   // (what quantize_128x128 writes for the G N rows of B quantised in one call).
-  return block_scaled_args(g, all_rows_of(g), g.groups * ceil_div(g.N, 128) * 128);
+  GemmArgs args = block_scaled_args(g, all_rows_of(g), g.groups * ceil_div(g.N, 128) * 128);
+  // B is the G experts' weights stacked, G N rows: the engine checks their extent and memory, D
+  // against all of them, and builds its map of B over all of them (validate.hpp, b_rows).
+  args.b_rows = g.N * g.groups;
+  return args;
 }
 
 /// The group description the kernel reads (offsets or masked_m) and its size in bytes.
@@ -164,10 +168,12 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   const GemmArgs args = engine_args(g);
   const std::int64_t sfb_group_stride = ceil_div(g.N, 128) * g.scale_b_layout.ld;
   const GemmRequirements req = requirements();
-  validate_gemm(args, req);
-  if (g.N * g.groups > req.max_dim)
+  if (g.N * g.groups > req.max_dim)  // before validate_gemm, whose message names b_rows
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of B exceed " +
          std::to_string(req.max_dim));
+  validate_gemm(args, req);
+  validate_disjoint_from_d(args, description_of(g), description_bytes(g),
+                           g.layout == Layout::contiguous ? "offsets" : "masked_m", req);
   // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows.
   const bool rows_fit_tma = all_rows <= kRaggedMaxRows;
   const engine::KernelInfo& k =
@@ -178,8 +184,6 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
          std::to_string(all_rows) + " given; common/ragged_rows.hpp): choose a registers-epilogue "
          "kernel, or leave Options::kernel empty");
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
-  // B holds all groups: its extent and its map cover G N rows (the plan checked N rows).
-  require_device_accessible(g.B, std::size_t((g.N * g.groups - 1) * g.ldb + g.K), kWho, "B");
   require_device_accessible(description_of(g), description_bytes(g), kWho,
                             g.layout == Layout::contiguous ? "offsets" : "masked_m");
 
@@ -192,14 +196,6 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
                                           std::uint64_t(g.ldd), 64, std::uint32_t(k.epi_cols),
                                           swizzle_of_span(k.epi_swizzle_bytes));
   }
-  // B's box is the CTA's share of the tile's BlockN rows: half of them in a 2 x 1 cluster, whose
-  // two CTAs each load one half and multicast it to both (kernel.cuh, load_tile), as the engine's
-  // own map of B (engine_plan.cpp). A whole tile per CTA there would bring each full barrier twice
-  // the bytes it expects (session 14's first run of the 2 x 1 kernels hung on that).
-  p.map_b = make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N * g.groups),
-                               std::uint64_t(g.K), std::uint64_t(g.ldb),
-                               std::uint32_t(k.block_n / k.cluster_m), 128,
-                               CU_TENSOR_MAP_SWIZZLE_128B);
   // The stage's BlockM + 4 scales from row m0 & ~3, in boxes of skewed_scale_box_rows
   // (common/engine/params.hpp: a TMA box starts 16-byte aligned and holds at most 256).
   const int sfa_box = engine::skewed_scale_box_rows(k.block_m);
@@ -247,19 +243,19 @@ void Plan::rebind(const GroupedGemm& in) {
   const GemmArgs args = engine_args(g);
   engine::require_same_call_but_pointers(I.plan->args(), args, kWho);
   validate_gemm(args, requirements());  // non-null and aligned before any CUDA query
+  validate_disjoint_from_d(args, description_of(g), description_bytes(g),
+                           g.layout == Layout::contiguous ? "offsets" : "masked_m", requirements());
   if (const auto off = reinterpret_cast<std::uintptr_t>(g.scale_a) % 16; off != 0)
     fail("rebind: scale_a must be 16-byte aligned (read by TMA); address % 16 = " +
          std::to_string(off));
-  // What the engine does not check: B's G N rows, the description.
-  if (g.B != was.B)
-    require_device_accessible(g.B, std::size_t((g.N * g.groups - 1) * g.ldb + g.K), kWho, "B");
+  // What the engine does not check: the description.
   if (description_of(g) != description_of(was))
     require_device_accessible(description_of(g), description_bytes(g), kWho,
                               g.layout == Layout::contiguous ? "offsets" : "masked_m");
   engine::GroupedParams& p = I.plan->policy_params();
   CUtensorMap map_sfa = p.map_sfa;
   if (g.scale_a != was.scale_a) replace_tensor_map_address(map_sfa, g.scale_a);
-  I.plan->rebind(args);  // A, D, scale pointers checked; A, B (all G N rows), D maps re-pointed
+  I.plan->rebind(args);  // A, B (all G N rows), D, scale pointers checked; their maps re-pointed
   p.map_sfa = map_sfa;
   p.sfb = g.scale_b;
   p.layout.offsets = g.offsets;

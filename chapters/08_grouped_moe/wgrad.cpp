@@ -69,6 +69,9 @@ GemmArgs engine_args(const WeightGradGemm& g) {
                 .scale_b = g.scale_A_t, .recipe_a = ScaleRecipe::group_1x128,
                 .recipe_b = ScaleRecipe::group_1x128};
   args.d_element_bytes = d_bytes(g);
+  // dB is G matrices of N rows, lddb apart, one after another: the engine checks their extent
+  // and memory, and D against the inputs over all of them (validate.hpp, d_rows).
+  args.d_rows = g.N * g.groups;
   if (g.N >= 1 && g.K >= 1) {
     args.scale_a_extent = g.scale_dD_t_layout.required_elements(g.N, g.token_capacity);
     args.scale_b_extent = g.scale_A_t_layout.required_elements(g.K, g.token_capacity);
@@ -102,10 +105,6 @@ CUtensorMap db_map(const WeightGradGemm& g, const engine::KernelInfo& k) {
       swizzle_of_span(k.epi_swizzle_bytes));
 }
 
-/// Bytes of dB the kernel writes: G matrices of N rows, lddb apart.
-std::size_t db_bytes(const WeightGradGemm& g) {
-  return std::size_t(((g.N * g.groups - 1) * g.lddb + g.K) * d_bytes(g));
-}
 }  // namespace
 
 struct WeightGradPlan::Impl {
@@ -146,10 +145,11 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   impl_->gemm = g;
   const GemmArgs args = engine_args(g);
   const GemmRequirements req = wgrad_requirements();
-  validate_gemm(args, req);
-  if (g.N * g.groups > req.max_dim)
+  if (g.N * g.groups > req.max_dim)  // before validate_gemm, whose message names d_rows
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of dB exceed " +
          std::to_string(req.max_dim));
+  validate_gemm(args, req);
+  validate_disjoint_from_d(args, g.offsets, std::size_t(g.groups + 1) * 4, "offsets", req);
   const bool tma_ok = tma_compatible(g);
   const engine::KernelInfo& k =
       o.kernel.empty() ? default_wgrad_kernel(g.N, g.K, g.groups, current_device_sm_count(),
@@ -175,8 +175,6 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
          " tiles, more than 2^30 (the scheduler's arithmetic)");
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true,
                                                work_tiles);
-  // dB holds every group's matrix (the plan checked the first group's rows).
-  require_device_accessible(g.dB, db_bytes(g), kWho, "dB");
   require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
 
   engine::KGroupedParams& p = impl_->plan->policy_params();
@@ -213,14 +211,15 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   const GemmArgs args = engine_args(g);
   engine::require_same_call_but_pointers(I.plan->args(), args, kWho);
   validate_gemm(args, wgrad_requirements());  // non-null and aligned before any CUDA query
+  validate_disjoint_from_d(args, g.offsets, std::size_t(g.groups + 1) * 4, "offsets",
+                           wgrad_requirements());
   for (const auto& [name, ptr] : {std::pair<const char*, const float*>{"scale_dD_t", g.scale_dD_t},
                                   {"scale_A_t", g.scale_A_t}})
     if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
       fail(std::string("rebind: ") + name +
            " must be 16-byte aligned (the kernel reads it by TMA); its address % 16 = " +
            std::to_string(reinterpret_cast<std::uintptr_t>(ptr) % 16));
-  // What the engine does not check: dB's G matrices, the offsets.
-  if (g.dB != was.dB) require_device_accessible(g.dB, db_bytes(g), kWho, "dB");
+  // What the engine does not check: the offsets.
   if (g.offsets != was.offsets)
     require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
   engine::KGroupedParams& p = I.plan->policy_params();
@@ -234,7 +233,7 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   if (tma_d && g.dB != was.dB) replace_tensor_map_address(map_d, g.dB);
   if (g.scale_dD_t != was.scale_dD_t) replace_tensor_map_address(map_sfa, g.scale_dD_t);
   if (g.scale_A_t != was.scale_A_t) replace_tensor_map_address(map_sfb, g.scale_A_t);
-  I.plan->rebind(args);  // dD_t, A_t, dB and the scale pointers checked, dD_t and A_t re-pointed
+  I.plan->rebind(args);  // dD_t, A_t, dB (all G matrices), scale pointers checked; dD_t, A_t re-pointed
   p.map_sfa = map_sfa;
   p.map_sfb = map_sfb;
   p.map_d = map_d;

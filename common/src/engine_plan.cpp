@@ -55,7 +55,9 @@ void require_same_call_but_pointers(const GemmArgs& built, const GemmArgs& next,
   differs("K", built.K, next.K);
   differs("lda", built.lda, next.lda);
   differs("ldb", built.ldb, next.ldb);
+  differs("b_rows", built.b_rows, next.b_rows);
   differs("ldd", built.ldd, next.ldd);
+  differs("d_rows", built.d_rows, next.d_rows);
   differs("d_element_bytes", built.d_element_bytes, next.d_element_bytes);
   differs("recipe_a", std::int64_t(built.recipe_a), std::int64_t(next.recipe_a));
   differs("recipe_b", std::int64_t(built.recipe_b), std::int64_t(next.recipe_b));
@@ -192,8 +194,13 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
                                      std::uint64_t(args.lda),
                                      std::uint32_t(kernel.block_m / kernel.cluster_n), 128,
                                      CU_TENSOR_MAP_SWIZZLE_128B);
+  // B's map spans every row the kernel reads (b_rows_of: N, or chapter 8's G N stacked experts);
+  // its box is the CTA's share of the tile's BlockN rows, half in a 2 x 1 cluster, whose two CTAs
+  // each load one half and multicast it to both (kernel.cuh, load_tile). A whole tile per CTA
+  // would bring each full barrier twice the bytes it expects: session 14's first run of chapter
+  // 8's 2 x 1 kernels hung on that, when chapter 8 still built a map of B of its own.
   params_.map_b = make_tensor_map_2d(args.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1,
-                                     std::uint64_t(args.N), std::uint64_t(args.K),
+                                     std::uint64_t(b_rows_of(args)), std::uint64_t(args.K),
                                      std::uint64_t(args.ldb),
                                      std::uint32_t(kernel.block_n / kernel.cluster_m), 128,
                                      CU_TENSOR_MAP_SWIZZLE_128B);

@@ -96,6 +96,18 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
   dim(a.M, "M");
   dim(a.N, "N");
   dim(a.K, "K");
+  if (a.b_rows != -1) {
+    if (a.b_rows < a.N)
+      fail(req, "b_rows = " + std::to_string(a.b_rows) + " must be -1 (N rows of B) or >= N = " +
+                    std::to_string(a.N));
+    dim(a.b_rows, "b_rows (the rows of B the kernel reads)");
+  }
+  if (a.d_rows != -1) {
+    if (a.d_rows < a.M)
+      fail(req, "d_rows = " + std::to_string(a.d_rows) + " must be -1 (M rows of D) or >= M = " +
+                    std::to_string(a.M));
+    dim(a.d_rows, "d_rows (the rows of D the kernel writes)");
+  }
   if (req.k_multiple > 1 && a.K % req.k_multiple != 0)
     fail(req, "K = " + std::to_string(a.K) + " must be a multiple of " +
                   std::to_string(req.k_multiple) + " (" + req.k_reason + ")");
@@ -141,8 +153,10 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
                     std::to_string(alignment) + " bytes so every row stays aligned");
   };
   ld(a.lda, "lda", a.K, "K", 1, req.operand_alignment, a.M, "M");
-  ld(a.ldb, "ldb", a.K, "K", 1, req.operand_alignment, a.N, "N");
-  ld(a.ldd, "ldd", a.N, "N", std::size_t(a.d_element_bytes), d_alignment, a.M, "M");
+  ld(a.ldb, "ldb", a.K, "K", 1, req.operand_alignment, b_rows_of(a),
+     a.b_rows >= 0 ? "b_rows" : "N");
+  ld(a.ldd, "ldd", a.N, "N", std::size_t(a.d_element_bytes), d_alignment, d_rows_of(a),
+     a.d_rows >= 0 ? "d_rows" : "M");
 
   check_scales(req, a.scale_a, "scale_a", a.recipe_a, req.recipe_a, a.scale_a_count, a.M, a.K,
                "M");
@@ -159,11 +173,16 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
   check_disjoint(req, d, "D", ByteRange{a.scale_b, e.scale_b}, "scale_b");
 }
 
+void validate_disjoint_from_d(const GemmArgs& a, const void* p, std::size_t bytes,
+                              const char* name, const GemmRequirements& req) {
+  check_disjoint(req, ByteRange{a.D, gemm_extents(a).d}, "D", ByteRange{p, bytes}, name);
+}
+
 GemmExtents gemm_extents(const GemmArgs& a) {
   GemmExtents e;
   e.a = std::size_t((a.M - 1) * a.lda + a.K);
-  e.b = std::size_t((a.N - 1) * a.ldb + a.K);
-  e.d = std::size_t((a.M - 1) * a.ldd + a.N) * std::size_t(a.d_element_bytes);
+  e.b = std::size_t((b_rows_of(a) - 1) * a.ldb + a.K);
+  e.d = std::size_t((d_rows_of(a) - 1) * a.ldd + a.N) * std::size_t(a.d_element_bytes);
   e.scale_a = std::size_t(a.scale_a_extent >= 0 ? a.scale_a_extent
                                                 : scale_count(a.recipe_a, a.M, a.K)) * 4;
   e.scale_b = std::size_t(a.scale_b_extent >= 0 ? a.scale_b_extent
