@@ -83,6 +83,15 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   REQUIRE(ch08::kernels().front().epilogue == engine::EpilogueKind::tma_store);
   CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }),
             "stores D by TMA, through a view of at most 2^30 rows (1073741825 given"));
+  // The staged loop's kernels (whole rounds of their stages) refuse other K.
+  for (const auto& k : ch08::kernels()) {
+    if (!k.name.ends_with("_loop12")) continue;
+    o.kernel = k.name;
+    g = good();
+    g.K = 1152;  // nine K blocks: two rounds of 4 and one block more
+    CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }),
+              "runs the K blocks in whole rounds of 4: K = 1152 must be a multiple of 512"));
+  }
 }
 
 TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {

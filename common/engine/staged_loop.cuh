@@ -1,0 +1,103 @@
+// An experimental promoted main loop for the same-run comparison of session 15 (chapter 8's
+// README): the lean loop of kernel.cuh (promoted_loop) with every K block's ring stage a
+// compile-time constant, where that is possible without knowing the stage at compile time: when
+// a tile starts at ring stage 0 and its K-block count is a multiple of kStages, its K blocks go
+// in rounds of kStages whose block r is always in stage r, with the round's phase. With
+// kStages = 4, every tile of a shape with K a multiple of 512 is such a tile (each has the same
+// K-block count, a multiple of 4, so every tile starts where the last one ended: at stage 0).
+// Only such shapes may run it (the plan checks K; the kernel traps otherwise): a fallback to
+// the lean loop in the same kernel made ptxas spill (276-372 bytes) and move the descriptors
+// through R2UR.
+//
+// Why: ncu's source view of the lean loop counts 40 more instructions per warp and K block than
+// DeepGEMM's, whose K count and stage count are compile-time constants; in the static SASS the
+// lean loop (unrolled 8x) has 79 instructions per K block beside its QGMMA and FFMA, this loop
+// 66 (stage, phase and address arithmetic gone).
+//
+// StagedMath<Cfg, Base> wraps a block-scaled math policy (BlockScaledMath or chapter 8's
+// GroupedBlockScaledMath) and replaces only its main loop; the kernel's name gets "_loop12".
+#pragma once
+
+#include <cstdint>
+
+#include "common/engine/block_scaled.cuh"
+
+namespace fp8gemm::engine {
+
+inline constexpr int kStagedLoop = 12;
+
+template <class Cfg, class Base>
+struct StagedMath : Base {
+  using typename Base::Params;
+  using typename Base::State;
+  static constexpr int kPromotedLoopVersion = kStagedLoop;
+  using Lean = PerTensorMath<Cfg, Base::kPromotedLoopVersion>;
+
+  template <class TileT>
+  __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                  State& st, const Params& p, const TileT& t,
+                                                  std::uint32_t ring, std::uint32_t side,
+                                                  const std::uint64_t* full,
+                                                  const std::uint64_t* empty, int wg_index,
+                                                  std::uint32_t rank) {
+    // The promotion's set-up as BlockScaledMath::mainloop_range makes it (an experiment's copy;
+    // were this loop kept, the two would share one function there).
+    const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
+    const int warp = int(threadIdx.x / 32) % 4;
+    const int lane = int(threadIdx.x % 32);
+    int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
+    if constexpr (Base::template kSkewedRows<TileT>) row_in_tile += t.m0 & 3;
+    typename Base::template Promotion<TileT> promotion{typename Base::BScaleStream(p, t)};
+    promotion.sa_base = side + std::uint32_t(row_in_tile) * 4u;
+    promotion.side_stage_bytes = Base::template side_stage_bytes<TileT>();
+    promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
+    constexpr int kS = Cfg::kStages;
+    const int k_blocks = p.k_blocks;
+    // Every tile starts at ring stage 0 (the plan allows this kernel only where K is a multiple
+    // of 128 kStages, so every tile has whole rounds).
+    Lean::zero(acc);
+    const typename Lean::StageDescs d0 = Lean::stage_descs(ptx::make_desc_k_major_sw128(ring), 0, wg);
+    const std::uint32_t full0 = ptx::smem_u32(full);
+    const std::uint32_t empty0 = ptx::smem_u32(empty);
+    std::uint32_t phase = st.phase;
+    int kb = 0;
+#pragma unroll 1
+    for (; kb + kS <= k_blocks; kb += kS) {
+      round<0>(acc, kb, phase, d0, full0, empty0, rank, promotion);
+      phase ^= 1u;
+    }
+    st.skip(k_blocks);
+  }
+
+  /// Blocks kR .. kStages - 1 of the round starting at K block kb: block r in ring stage r.
+  template <int kR, class Promotion>
+  __device__ __forceinline__ static void round(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                               int kb, std::uint32_t phase,
+                                               const typename Lean::StageDescs& d0,
+                                               std::uint32_t full0, std::uint32_t empty0,
+                                               std::uint32_t rank, Promotion& promotion) {
+    if constexpr (kR < Cfg::kStages) {
+      constexpr int kWaveN = Cfg::kPromotedWaveN;
+      constexpr int kWavesN = Cfg::kBlockN / kWaveN;
+      float part[kWaveN / 2];
+      const auto blk = promotion.block(kb + kR);
+      ptx::mbarrier_wait(full0 + 8u * kR, phase);
+      constexpr std::uint32_t kOffset = std::uint32_t(kR) * Cfg::kStageBytes;
+      const std::uint64_t desc_a = ptx::advance_desc(d0.a, kOffset);
+      const std::uint64_t desc_b = ptx::advance_desc(d0.b, kOffset);
+#pragma unroll
+      for (int w = 0; w < Cfg::kWavesM; ++w) {
+        const auto slab = promotion.slab(kR, w);
+#pragma unroll
+        for (int wn = 0; wn < kWavesN; ++wn) {
+          Lean::template partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
+          if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1) Lean::release(empty0 + 8u * kR, rank);
+          promotion.template promote<kWaveN>(acc[w], part, wn, slab, blk);
+        }
+      }
+      round<kR + 1>(acc, kb, phase, d0, full0, empty0, rank, promotion);
+    }
+  }
+};
+
+}  // namespace fp8gemm::engine
