@@ -11,7 +11,6 @@
 // CTA beside every group with an odd number of row tiles). Kept: DeepGEMM's tile and cluster, the
 // same tile without the cluster (the tile's share of the loss), and the default's tile and stages
 // with B multicast instead of A.
-#include "common/engine/staged_loop.cuh"
 #include "grouped_configs.cuh"
 
 namespace fp8gemm::ch08 {
@@ -21,15 +20,6 @@ std::vector<KernelInfo> kernels_2x1() {
       grouped<GroupedTmaRowPairCfg<128, 192, 4, 3>>(),
       grouped<GroupedTmaCfg<128, 192, 4, 3>>(),
       grouped<GroupedTmaRowPairCfg<256, 128, 3, 0>>(),
-      // Session 15, same-run comparison: the staged loop (common/engine/staged_loop.cuh: every
-      // K block's ring stage a compile-time constant; K a multiple of 512 only) on the 4-stage
-      // 256 x 128 tiles, beside the same tiles with the lean loop (kernels_grouped.cu).
-      kernel_info<GroupedTmaCfg<256, 128, 4, 1>,
-                  StagedMath<GroupedTmaCfg<256, 128, 4, 1>,
-                             GroupedBlockScaledMath<GroupedTmaCfg<256, 128, 4, 1>>>>(),
-      kernel_info<GroupedTmaPairCfg<256, 128, 4, 1>,
-                  StagedMath<GroupedTmaPairCfg<256, 128, 4, 1>,
-                             GroupedBlockScaledMath<GroupedTmaPairCfg<256, 128, 4, 1>>>>(),
   };
 }
 
