@@ -39,4 +39,14 @@ if(Python3_Interpreter_FOUND)
                    ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session14/summarise.py
                    --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
   set_tests_properties(chapter_08_session14_table PROPERTIES LABELS cpu)
+  # Session 15's (the staged loop against its lean twins), from its JSON by the same script.
+  add_test(NAME chapter_08_session15_table
+           COMMAND ${Python3_EXECUTABLE}
+                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session14/summarise.py
+                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session15/peers_interleaved_40f51ed_call3.json
+                   --marker session15-table
+                   --ratio 256x128_s4_c1x1_promoted_tma_b1_loop12,256x128_s4_c1x1_promoted_tma_b1
+                   --ratio 256x128_s4_c1x2_promoted_tma_b1_loop12,256x128_s4_c1x2_promoted_tma_b1
+                   --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
+  set_tests_properties(chapter_08_session15_table PROPERTIES LABELS cpu)
 endif()

@@ -10,12 +10,17 @@
 // through R2UR.
 //
 // Why: ncu's source view of the lean loop counts 40 more instructions per warp and K block than
-// DeepGEMM's, whose K count and stage count are compile-time constants; in the static SASS the
-// lean loop (unrolled 8x) has 79 instructions per K block beside its QGMMA and FFMA, this loop
-// 66 (stage, phase and address arithmetic gone).
+// DeepGEMM's, whose K count and stage count are compile-time constants. In the static SASS of the
+// 4-stage 256 x 128 tiles this loop has 68-71 instructions per K block beside its QGMMA and FFMA
+// against the lean loop's 77-79, but spills a little inside the loop. Measured on the H200
+// (chapter 8's README, "Session 15"): 4.2% fewer instructions executed and 1.3-5.0% slower than
+// the lean loop on every case (5.4% more cycles on bal_g4, the tensor pipe 80% busy against 84%).
+// Not a default; kept for the comparison.
 //
 // StagedMath<Cfg, Base> wraps a block-scaled math policy (BlockScaledMath or chapter 8's
-// GroupedBlockScaledMath) and replaces only its main loop; the kernel's name gets "_loop12".
+// GroupedBlockScaledMath) and replaces only its main loop; the kernel's name gets "_loop12". Its
+// promotion set-up repeats BlockScaledMath::mainloop_range's (ten lines): were the loop kept,
+// the two would share one function there.
 #pragma once
 
 #include <cstdint>

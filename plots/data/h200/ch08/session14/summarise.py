@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Session 14's table from peers_interleaved_6904f92_call3.json: per case, DeepGEMM's time over each
-fp8gemm grouped kernel's (>1: ours faster; the plain fp8gemm_* row is the plan's default) and each
+"""Session 14's table from peers_interleaved_6904f92_call3.json (and session 15's from its JSON, with
+--marker session15-table): per case, DeepGEMM's time over each fp8gemm grouped kernel's (>1: ours
+faster; the plain fp8gemm_* row is the plan's default). --ratio A,B adds a column of kernel B's time
+over kernel A's per case (>1: A faster), for each such pair given.
 Prints Markdown; with --check README, exits 1 unless README's block between
-<!-- session14-table:begin --> and <!-- session14-table:end --> is exactly that output.
+<!-- MARKER:begin --> and <!-- MARKER:end --> (MARKER: session14-table unless --marker) is exactly
+that output.
 
-    python3 plots/data/h200/ch08/session14/summarise.py [JSON] [--check chapters/08_grouped_moe/README.md]
+    python3 plots/data/h200/ch08/session14/summarise.py [JSON] [--marker M] [--ratio A,B]...
+        [--check chapters/08_grouped_moe/README.md]
 """
 import json
 import os
@@ -16,6 +20,16 @@ check = None
 if "--check" in args:
     i = args.index("--check")
     check = args[i + 1]
+    del args[i:i + 2]
+marker = "session14-table"
+if "--marker" in args:
+    i = args.index("--marker")
+    marker = args[i + 1]
+    del args[i:i + 2]
+ratios = []
+while "--ratio" in args:
+    i = args.index("--ratio")
+    ratios.append(tuple(args[i + 1].split(",")))
     del args[i:i + 2]
 path = args[0] if args else os.path.join(here, "peers_interleaved_6904f92_call3.json")
 lines = []
@@ -37,13 +51,16 @@ print(f"Source: `{os.path.basename(path)}` (commit {ctx['git_commit'][:7]}, {ctx
       f"{ctx['delay']}, L2 flushed).\n")
 print("DeepGEMM's time / ours (>= 1.05 is issue 10's target), the default and each kernel by name:\n")
 short = [k.replace("_promoted_tma", "") for k in kernels]
-print("| case | default | " + " | ".join(f"`{s}`" for s in short) + " |")
-print("|---|---:|" + "---:|" * len(kernels))
+rshort = [f"`{b.replace('_promoted_tma', '')}` / `{a.replace('_promoted_tma', '')}`" for a, b in ratios]
+print("| case | default | " + " | ".join(f"`{s}`" for s in short + []) +
+      "".join(f" | time of {r}" for r in rshort) + " |")
+print("|---|---:|" + "---:|" * (len(kernels) + len(ratios)))
 for case, v in by.items():
     masked = "fp8gemm_grouped_masked" in v
     ours = "fp8gemm_grouped_masked" if masked else "fp8gemm_grouped_contiguous"
     dg = v["deepgemm_masked" if masked else "deepgemm_contiguous"]
     cells = [f"{dg / v[ours]:.3f}"] + [f"{dg / v[ours + ':' + k]:.3f}" if ours + ":" + k in v else "-" for k in kernels]
+    cells += [f"{v[ours + ':' + b] / v[ours + ':' + a]:.3f}" for a, b in ratios]
     print(f"| `{case}` | " + " | ".join(cells) + " |")
 
 text = "\n".join(lines)
@@ -51,9 +68,9 @@ if check is None:
     sys.stdout.write(text + "\n")
 else:
     readme = open(check).read()
-    begin, end = "<!-- session14-table:begin -->\n", "\n<!-- session14-table:end -->"
+    begin, end = f"<!-- {marker}:begin -->\n", f"\n<!-- {marker}:end -->"
     block = readme[readme.index(begin) + len(begin):readme.index(end)]
     if block.strip() != text.strip():
-        sys.stderr.write(f"summarise.py: {check}'s session-14 table differs from {os.path.basename(path)}\n")
+        sys.stderr.write(f"summarise.py: {check}'s {marker} block differs from {os.path.basename(path)}\n")
         sys.exit(1)
-    sys.stdout.write(f"summarise.py: {check}'s session-14 table matches {os.path.basename(path)}\n")
+    sys.stdout.write(f"summarise.py: {check}'s {marker} block matches {os.path.basename(path)}\n")
