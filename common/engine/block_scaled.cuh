@@ -258,6 +258,24 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       mainloop_range(acc, st, p, t, 0, p.k_blocks, ring, side, full, empty, wg_index, rank);
   }
 
+  /// The promotion of tile t for warpgroup wg (the same in every lane): its B-scale stream from
+  /// the tile's first K block, this thread's A-scale rows in the side ring, n0 % 128.
+  template <class TileT>
+  __device__ __forceinline__ static Promotion<TileT> make_promotion(const Params& p,
+                                                                    const TileT& t,
+                                                                    std::uint32_t side, int wg) {
+    const int warp = int(threadIdx.x / 32) % 4;
+    const int lane = int(threadIdx.x % 32);
+    // This thread's accumulator rows inside the tile: r and r + 8 of every 64-row slab.
+    int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
+    if constexpr (kSkewedRows<TileT>) row_in_tile += t.m0 & 3;  // the scales start at m0 & ~3
+    Promotion<TileT> promotion{BScaleStream(p, t)};
+    promotion.sa_base = side + std::uint32_t(row_in_tile) * 4u;
+    promotion.side_stage_bytes = side_stage_bytes<TileT>();
+    promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
+    return promotion;
+  }
+
   /// The lean loop over K blocks kb_begin .. kb_end - 1 of tile t (a policy that splits K calls
   /// this with its range).
   template <class TileT>
@@ -269,15 +287,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // lane, so the descriptors derived from it live in uniform registers (one UIADD each)
     // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
     const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
-    const int warp = int(threadIdx.x / 32) % 4;
-    const int lane = int(threadIdx.x % 32);
-    // This thread's accumulator rows inside the tile: r and r + 8 of every 64-row slab.
-    int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
-    if constexpr (kSkewedRows<TileT>) row_in_tile += t.m0 & 3;  // the scales start at m0 & ~3
-    Promotion<TileT> promotion{BScaleStream(p, t)};  // from K block kb_begin
-    promotion.sa_base = side + std::uint32_t(row_in_tile) * 4u;
-    promotion.side_stage_bytes = side_stage_bytes<TileT>();
-    promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
+    Promotion<TileT> promotion = make_promotion(p, t, side, wg);  // from K block kb_begin
     if constexpr (kPromotedLoop == kTwoDeepLoop)
       Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
                                    promotion);

@@ -18,9 +18,8 @@
 // Not a default; kept for the comparison.
 //
 // StagedMath<Cfg, Base> wraps a block-scaled math policy (BlockScaledMath or chapter 8's
-// GroupedBlockScaledMath) and replaces only its main loop; the kernel's name gets "_loop12". Its
-// promotion set-up repeats BlockScaledMath::mainloop_range's (ten lines): were the loop kept,
-// the two would share one function there.
+// GroupedBlockScaledMath) and replaces only its main loop (the promotion is the policy's own,
+// make_promotion); the kernel's name gets "_loop12".
 #pragma once
 
 #include <cstdint>
@@ -45,17 +44,8 @@ struct StagedMath : Base {
                                                   const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
-    // The promotion's set-up as BlockScaledMath::mainloop_range makes it (an experiment's copy;
-    // were this loop kept, the two would share one function there).
     const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
-    const int warp = int(threadIdx.x / 32) % 4;
-    const int lane = int(threadIdx.x % 32);
-    int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
-    if constexpr (Base::template kSkewedRows<TileT>) row_in_tile += t.m0 & 3;
-    typename Base::template Promotion<TileT> promotion{typename Base::BScaleStream(p, t)};
-    promotion.sa_base = side + std::uint32_t(row_in_tile) * 4u;
-    promotion.side_stage_bytes = Base::template side_stage_bytes<TileT>();
-    promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
+    auto promotion = Base::make_promotion(p, t, side, wg);
     constexpr int kS = Cfg::kStages;
     const int k_blocks = p.k_blocks;
     // Every tile starts at ring stage 0 (the plan allows this kernel only where K is a multiple
