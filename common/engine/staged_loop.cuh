@@ -5,9 +5,10 @@
 // in rounds of kStages whose block r is always in stage r, with the round's phase. With
 // kStages = 4, every tile of a shape with K a multiple of 512 is such a tile (each has the same
 // K-block count, a multiple of 4, so every tile starts where the last one ended: at stage 0).
-// Only such shapes may run it (the plan checks K; the kernel traps otherwise): a fallback to
-// the lean loop in the same kernel made ptxas spill (276-372 bytes) and move the descriptors
-// through R2UR.
+// Only such shapes may run it: chapter 8's plan refuses other K for these kernels (the loop
+// would skip a tile's last blocks and fall out of step with the producer). Neither a fallback to
+// the lean loop nor a trap is compiled in: in the same kernel, the fallback made ptxas spill
+// 276-372 bytes and move the descriptors through R2UR, and the trap alone 1,048 bytes.
 //
 // Why: ncu's source view of the lean loop counts 40 more instructions per warp and K block than
 // DeepGEMM's, whose K count and stage count are compile-time constants. In the static SASS of the
