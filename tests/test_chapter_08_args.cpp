@@ -88,9 +88,11 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
     if (!k.name.ends_with("_loop12")) continue;
     o.kernel = k.name;
     g = good();
-    g.K = 1152;  // nine K blocks: two rounds of 4 and one block more
+    g.K = 128 * (2 * k.stages + 1);  // two rounds and one K block more
     CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }),
-              "runs the K blocks in whole rounds of 4: K = 1152 must be a multiple of 512"));
+              "runs the K blocks in whole rounds of " + std::to_string(k.stages) + ": K = " +
+                  std::to_string(g.K) + " must be a multiple of " +
+                  std::to_string(128 * k.stages)));
   }
 }
 

@@ -304,7 +304,8 @@ def test_gemm_grouped_every_kernel():
     require_gpu()
     names = torch.ops.fp8gemm._grouped_kernel_names().split(",")
     assert len(names) >= 2 and any("_c2x1_" in n for n in names)
-    G, N, K = 4, 200, 512  # K = 512: the staged-loop kernels (_loop12) take whole rounds of 4 x 128
+    # K = 1536: the staged-loop kernels (_loop12) take whole rounds of 3 x 128 or 4 x 128 K
+    G, N, K = 4, 200, 1536
     gen = _gen(41)
     qb, sb = _grouped_weights(G, N, K, gen)
     counts = [1, 129, 0, 300]  # row tiles of 128: 1, 2, 0, 3
