@@ -49,4 +49,9 @@ if(Python3_Interpreter_FOUND)
                    --ratio 256x128_s4_c1x2_promoted_tma_b1_loop12,256x128_s4_c1x2_promoted_tma_b1
                    --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
   set_tests_properties(chapter_08_session15_table PROPERTIES LABELS cpu)
+  add_test(NAME chapter_08_session15_staged_s3
+           COMMAND ${Python3_EXECUTABLE}
+                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session15/staged_s3.py
+                   --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
+  set_tests_properties(chapter_08_session15_staged_s3 PROPERTIES LABELS cpu)
 endif()

@@ -16,7 +16,9 @@
 // against the lean loop's 77-79, but spills a little inside the loop. Measured on the H200
 // (chapter 8's README, "Session 15"): 4.2% fewer instructions executed and 1.3-5.0% slower than
 // the lean loop on every case (5.4% more cycles on bal_g4, the tensor pipe 80% busy against 84%).
-// Not a default; kept for the comparison.
+// On the 3-stage default tile, where it does not spill (59 instructions per K block against 79),
+// it was 0.4-0.5% faster at K = 6144 and 1.9-2.1% at K = 1536, in two runs: the spills, not the
+// loop, made the 4-stage ones slow. Not a default; kept for the comparison.
 //
 // StagedMath<Cfg, Base> wraps a block-scaled math policy (BlockScaledMath or chapter 8's
 // GroupedBlockScaledMath) and replaces only its main loop (the promotion is the policy's own,
