@@ -83,9 +83,12 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   REQUIRE(ch08::kernels().front().epilogue == engine::EpilogueKind::tma_store);
   CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }),
             "stores D by TMA, through a view of at most 2^30 rows (1073741825 given"));
-  // The staged loop's kernels (whole rounds of their stages) refuse other K.
+  // The staged loop's kernels (whole rounds of their stages) refuse other K, by the engine's plan.
+  int staged_kernels = 0;
   for (const auto& k : ch08::kernels()) {
-    if (!k.name.ends_with("_loop12")) continue;
+    if (k.k_round == 1) continue;
+    ++staged_kernels;
+    CHECK(k.k_round == k.stages);  // StagedMath: whole rounds of the ring
     o.kernel = k.name;
     g = good();
     g.K = 128 * (2 * k.stages + 1);  // two rounds and one K block more
@@ -94,6 +97,7 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
                   std::to_string(g.K) + " must be a multiple of " +
                   std::to_string(128 * k.stages)));
   }
+  CHECK(staged_kernels == 3);  // kernels_grouped_staged.cu
 }
 
 TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {

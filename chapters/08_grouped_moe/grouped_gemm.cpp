@@ -179,12 +179,6 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   const engine::KernelInfo& k =
       o.kernel.empty() ? default_kernel(g, engine::tma_store_compatible(args) && rows_fit_tma)
                        : engine::find_kernel(kernels(), o.kernel, kWho);
-  // The staged loop's kernels (session 15's comparison; common/engine/staged_loop.cuh) run whole
-  // rounds of `stages` K blocks from ring stage 0 in every tile.
-  if (k.name.ends_with("_loop12") && g.K % (128 * k.stages) != 0)
-    fail("kernel " + k.name + " runs the K blocks in whole rounds of " + std::to_string(k.stages) +
-         ": K = " + std::to_string(g.K) + " must be a multiple of " +
-         std::to_string(128 * k.stages));
   if (k.epilogue == engine::EpilogueKind::tma_store && !rows_fit_tma)
     fail("kernel " + k.name + " stores D by TMA, through a view of at most 2^30 rows (" +
          std::to_string(all_rows) + " given; common/ragged_rows.hpp): choose a registers-epilogue "

@@ -35,6 +35,7 @@ KernelInfo kernel_info() {
                     : "_loop" + std::to_string(Math::kPromotedLoopVersion);
       k.comparison_only = true;
     }
+  if constexpr (requires { Math::kKRound; }) k.k_round = Math::kKRound;
   k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);
   k.block_m = Cfg::kBlockM;
   k.block_n = Cfg::kBlockN;

@@ -35,6 +35,10 @@ struct KernelInfo {
   /// A promoted kernel whose loop is not its math policy's default (named _loopN / _2deep): kept
   /// for the same-run loop comparisons only; no dispatch table or rule may choose it.
   bool comparison_only = false;
+  /// K blocks the kernel's loop takes at a time, every tile from ring stage 0 (StagedMath,
+  /// staged_loop.cuh: its kStages); the plan refuses K that is not a multiple of 128 k_round.
+  /// 1: any K.
+  int k_round = 1;
   int cluster_size() const { return cluster_m * cluster_n; }
 };
 

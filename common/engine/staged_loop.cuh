@@ -5,8 +5,9 @@
 // in rounds of kStages whose block r is always in stage r, with the round's phase. With
 // kStages = 4, every tile of a shape with K a multiple of 512 is such a tile (each has the same
 // K-block count, a multiple of 4, so every tile starts where the last one ended: at stage 0).
-// Only such shapes may run it: chapter 8's plan refuses other K for these kernels (the loop
-// would skip a tile's last blocks and fall out of step with the producer). Neither a fallback to
+// Only such shapes may run it: the engine's plan refuses other K for these kernels (kKRound,
+// KernelInfo::k_round; the loop would skip a tile's last blocks and fall out of step with the
+// producer). Neither a fallback to
 // the lean loop nor a trap is compiled in: in the same kernel, the fallback made ptxas spill
 // 276-372 bytes and move the descriptors through R2UR, and the trap alone 1,048 bytes.
 //
@@ -38,7 +39,9 @@ struct StagedMath : Base {
   using typename Base::Params;
   using typename Base::State;
   static constexpr int kPromotedLoopVersion = kStagedLoop;
-  using Lean = PerTensorMath<Cfg, Base::kPromotedLoopVersion>;
+  /// Whole rounds of kStages K blocks (KernelInfo::k_round: the plan refuses other K).
+  static constexpr int kKRound = Cfg::kStages;
+  using Lean = typename Base::Base;  // the lean loop's policy (PerTensorMath)
 
   template <class TileT>
   __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],

@@ -114,6 +114,12 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
     throw std::invalid_argument(who_ + ": kernel " + kernel.name + " writes " +
                                 (f32_kernel ? "float" : "bf16") + " D, the call passes " +
                                 (args.d_element_bytes == 4 ? "float" : "bf16") + " D");
+  // A loop that takes the K blocks in whole rounds from ring stage 0 (staged_loop.cuh).
+  if (kernel.k_round > 1 && args.K % (128 * kernel.k_round) != 0)
+    throw std::invalid_argument(who_ + ": kernel " + kernel.name + " runs the K blocks in whole "
+                                "rounds of " + std::to_string(kernel.k_round) + ": K = " +
+                                std::to_string(args.K) + " must be a multiple of " +
+                                std::to_string(128 * kernel.k_round));
   if (max_sms < 0)
     throw std::invalid_argument(who_ + ": max_sms = " + std::to_string(max_sms) +
                                 " must be >= 0 (0: all SMs)");
