@@ -12,7 +12,8 @@
 // FP32) runs on the groups of every skewed case (wgrad_g32_t<T>_n<N>_k<K>, bench/peers_moe.py's
 // names), validated on 2 rows of every dB_g against float64 first.
 // Cases (moe_cases.hpp): the balanced contiguous ones (bal_g4x8192_n4096_k7168,
-// bal_g8x4096_n7168_k2048), every --case (contiguous, COUNTS = rows per expert, comma-separated;
+// bal_g8x4096_n7168_k2048), every --case (contiguous, COUNTS = rows per expert, comma-separated,
+// or masked, COUNTS = masked=GxM_MAX;
 // scripts/gpu_loop.sh's step ch08 passes bench/peers_moe.py's seeded skewed groups as
 // skew_g32_t<T>_n<N>_k<K>), and the masked ones (masked_g<G>x<rows>_n<N>_k<K>, masked_m = rows).
 // --kernels=a,b   time these ch08::kernels() (or "all") instead of the plan's default, each

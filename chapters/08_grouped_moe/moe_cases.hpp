@@ -117,11 +117,12 @@ inline std::vector<GroupedShape> small_cases(std::int64_t S) {
 }
 
 /// "--case" syntax: NAME:COUNTS:N:K, COUNTS the rows of each expert, comma-separated (a
-/// contiguous case). Throws std::invalid_argument naming the text and the rule.
+/// contiguous case), or masked=GxM_MAX (a masked case of G groups with masked_m = M_MAX each, as
+/// masked_case). Throws std::invalid_argument naming the text and the rule.
 inline GroupedShape parse_case(const std::string& text) {
   auto bad = [&](const std::string& why) {
     return std::invalid_argument("bad case '" + text + "' (want NAME:COUNTS:N:K, COUNTS the rows "
-                                 "of each expert, comma-separated): " + why);
+                                 "of each expert, comma-separated, or masked=GxM_MAX): " + why);
   };
   std::vector<std::string> part;
   std::stringstream ss(text);
@@ -142,8 +143,19 @@ inline GroupedShape parse_case(const std::string& text) {
     if (used == 0 || used != s.size()) throw bad(std::string(what) + " '" + s + "' is not an integer");
     return v;
   };
-  std::stringstream cs(part[1]);
-  long long total = 0;
+  if (part[1].rfind("masked=", 0) == 0) {
+    const std::string gm = part[1].substr(7);
+    const std::size_t x = gm.find('x');
+    if (x == std::string::npos) throw bad("masked= wants GxM_MAX, e.g. masked=8x128");
+    const long long G = number(gm.substr(0, x), "G"), m = number(gm.substr(x + 1), "M_MAX");
+    if (G < 1 || m < 1) throw bad("G and M_MAX must be >= 1");
+    if (G * m > 0x7FFFFC00ll) throw bad("G x M_MAX is more than 2^31 - 1024 rows");
+    c.layout = Layout::masked;
+    c.m_max = int(m);
+    c.rows.assign(std::size_t(G), int(m));
+  }
+  std::stringstream cs(c.layout == Layout::masked ? std::string() : part[1]);
+  long long total = c.layout == Layout::masked ? 1 : 0;
   for (std::string t; std::getline(cs, t, ',');) {
     const long long n = number(t, "count");
     if (n < 0) throw bad("count " + t + " is negative");
