@@ -91,6 +91,9 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   /// n0 % 128 takes the values 0, kOffsetStep, 2 kOffsetStep, ... (kOffsets of them).
   static constexpr int kOffsetStep = detail::gcd(Cfg::kBlockN, 128);
   static constexpr int kOffsets = 128 / kOffsetStep;
+  /// Whether a tile's columns can fall in B-scale blocks that depend on n0 % 128: not when
+  /// BlockN divides 128 (a tile never crosses a block boundary) or is a multiple of it.
+  static constexpr bool kStraddles = Cfg::kBlockN % 128 != 0 && 128 % Cfg::kBlockN != 0;
 
   /// The B scales of K block kb for the tile's block rows nb0 .. nb0 + kSfbRows - 1 (0 past N),
   /// from the scale tensor at `sfb` (the tile's group's, in chapter 8): the first loop's loads,
@@ -243,6 +246,20 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     }
   };
 
+  /// The same promotion with n0 % 128 a compile-time constant: the main loop of a tile is
+  /// compiled once per value (mainloop_range), so the loop holds one promotion per partial sum
+  /// instead of kOffsets of them behind a compare chain.
+  template <class TileT, int kOffset>
+  struct FixedPromotion : Promotion<TileT> {
+    template <int kWaveN>
+    __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
+                                            const float (&part)[kWaveN / 2], int wn,
+                                            const typename Promotion<TileT>::Slab& s,
+                                            const typename Promotion<TileT>::Block& b) const {
+      BlockScaledMath::promote<kOffset, kWaveN>(acc, part, wn, s.sa0, s.sa1, b.sb);
+    }
+  };
+
   /// The consumer warpgroup's main loop over tile t's K blocks (all of K): the lean loop, or the
   /// first one (kPromotedLoop = 0, mainloop_v0) for the same-run comparison.
   template <class TileT>
@@ -288,11 +305,36 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
     const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
     Promotion<TileT> promotion = make_promotion(p, t, side, wg);  // from K block kb_begin
+    if constexpr (!kStraddles) {
+      run_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, promotion);
+    } else {
+      // A tile that straddles B-scale blocks: one copy of the loop per n0 % 128, chosen once
+      // per tile. With the choice inside the loop instead (once per partial sum), a 256 x 112
+      // kernel had 11,200 instructions, 8 promotions behind a compare chain at each of the 16
+      // partial sums of its unrolled body, and ran 4x slower than 256 x 128 on the H200
+      // (chapter 8's README, "Session 16"); this way the loop a tile runs is as long as an
+      // unstraddled tile's.
+      detail::dispatch_offset<kOffsetStep>(
+          promotion.offset,
+          [&](auto off) {
+            FixedPromotion<TileT, decltype(off)::value> fixed{promotion};
+            run_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, fixed);
+          },
+          std::make_integer_sequence<int, kOffsets>{});
+    }
+  }
+
+  /// The promoted loop of the policy's version with the promotion `pr`.
+  template <class Pr>
+  __device__ __forceinline__ static void run_loop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                  State& st, int kb_begin, int kb_end,
+                                                  std::uint32_t ring, const std::uint64_t* full,
+                                                  const std::uint64_t* empty, int wg,
+                                                  std::uint32_t rank, Pr& pr) {
     if constexpr (kPromotedLoop == kTwoDeepLoop)
-      Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
-                                   promotion);
+      Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
     else
-      Base::promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, promotion);
+      Base::promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
   }
 
   /// The first block-scaled loop (kPromotedLoop = 0), the default until 0e55dd5; kept for the
