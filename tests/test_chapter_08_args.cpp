@@ -146,7 +146,7 @@ TEST_CASE("ch08: masked calls take the narrower tile where it needs no more roun
     g.rows = rows;
     CHECK(ch08::masked_rounds(g, 256, 128, 132) == 2);
     CHECK(ch08::masked_rounds(g, 256, 112, 132) == 2);
-    CHECK(ch08::default_kernel(g, true, 132).name == "256x112_s4_c1x1_promoted_tma_b7");
+    CHECK(ch08::default_kernel(g, true, 132).name == "256x112_s4_c1x1_promoted_tma_b7_loop1");
   }
   // On a GPU with 112 SMs the 256 tiles of 256 x 112 take 3 rounds, the 224 of 256 x 128 2.
   CHECK(ch08::masked_rounds(g, 256, 112, 112) == 3);
@@ -154,7 +154,7 @@ TEST_CASE("ch08: masked calls take the narrower tile where it needs no more roun
   // M_max < 256: 128 x 224 against 128 x 256 (8 x 28 = 224 tiles against 8 x 32 = 256).
   g.groups = 8;
   g.rows = 128;
-  CHECK(ch08::default_kernel(g, true, 132).name == "128x224_s4_c1x1_promoted_tma_b3");
+  CHECK(ch08::default_kernel(g, true, 132).name == "128x224_s4_c1x1_promoted_tma_b3_loop1");
   g.N = 4096;  // 8 x 16 = 128 tiles of 128 x 256 (one round), 8 x 19 = 152 of 128 x 224 (two)
   CHECK(ch08::default_kernel(g, true, 132).name == "128x256_s4_c1x1_promoted_tma_b1");
   // Contiguous calls keep the mean-rows rule (the plan cannot bound their tiles as tightly).

@@ -55,7 +55,7 @@ const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok
     // Work per SM: rounds x tile area; the narrower tile only where that is smaller.
     if (sms >= 1 && masked_rounds(g, bm_narrow, bn_narrow, sms) * bn_narrow * bm_narrow <
                         masked_rounds(g, bm, bn, sms) * bn * bm)
-      name = tall ? "256x112_s4_c1x1_promoted_tma_b7" : "128x224_s4_c1x1_promoted_tma_b3";
+      name = tall ? "256x112_s4_c1x1_promoted_tma_b7_loop1" : "128x224_s4_c1x1_promoted_tma_b3_loop1";
   } else if (g.rows >= std::int64_t(1024) * g.groups) {
     name = "256x128_s3_c1x2_promoted_tma_b4";
   }
