@@ -55,4 +55,10 @@ if(Python3_Interpreter_FOUND)
                    ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session15/staged_s3.py
                    --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
   set_tests_properties(chapter_08_session15_staged_s3 PROPERTIES LABELS cpu)
+  # Session 16's (the narrow tiles against the tiles they cut, calls 1-4).
+  add_test(NAME chapter_08_session16_narrow
+           COMMAND ${Python3_EXECUTABLE}
+                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session16/narrow.py
+                   --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
+  set_tests_properties(chapter_08_session16_narrow PROPERTIES LABELS cpu)
 endif()

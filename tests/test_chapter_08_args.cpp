@@ -122,47 +122,15 @@ TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {
 TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][cpu]") {
   auto g = good();  // contiguous, 4 groups
   g.rows = 4 * 1024;
-  CHECK(ch08::default_kernel(g, true, 132).name == "256x128_s3_c1x2_promoted_tma_b4");
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s3_c1x2_promoted_tma_b4");
   g.rows = 4 * 1024 - 1;
-  CHECK(ch08::default_kernel(g, true, 132).name == "128x256_s4_c1x1_promoted_tma_b1");
+  CHECK(ch08::default_kernel(g, true).name == "128x256_s4_c1x1_promoted_tma_b1");
   g.layout = ch08::Layout::masked;
-  g.N = 4096;     // 4 x 32 tiles of 256 x 128 are one round; 4 x 37 of 256 x 112 two
-  g.rows = 256;   // M_max
-  CHECK(ch08::default_kernel(g, true, 132).name == "256x128_s4_c1x1_promoted_tma_b1");
-  g.rows = 255;   // 4 x 2 x 16 tiles of 128 x 256 are one round; 4 x 2 x 19 of 128 x 224 two
-  CHECK(ch08::default_kernel(g, true, 132).name == "128x256_s4_c1x1_promoted_tma_b1");
-  CHECK(ch08::default_kernel(g, false, 132).epilogue == engine::EpilogueKind::registers);
-}
-
-TEST_CASE("ch08: masked calls take the narrower tile where it needs no more rounds",
-          "[ch08][cpu]") {
-  auto g = good();
-  g.layout = ch08::Layout::masked;
-  g.N = 7168;
-  // (G, M_max) = (1, 1024), (2, 512), (4, 256): 224 tiles of 256 x 128 (2 rounds on 132 SMs),
-  // 256 of 256 x 112 (2 rounds, 7/8 of the area).
-  for (const auto& [G, rows] : {std::pair{1, 1024}, std::pair{2, 512}, std::pair{4, 256}}) {
-    g.groups = G;
-    g.rows = rows;
-    CHECK(ch08::masked_rounds(g, 256, 128, 132) == 2);
-    CHECK(ch08::masked_rounds(g, 256, 112, 132) == 2);
-    CHECK(ch08::default_kernel(g, true, 132).name == "256x112_s4_c1x1_promoted_tma_b7_loop1");
-  }
-  // On a GPU with 112 SMs the 256 tiles of 256 x 112 take 3 rounds, the 224 of 256 x 128 2.
-  CHECK(ch08::masked_rounds(g, 256, 112, 112) == 3);
-  CHECK(ch08::default_kernel(g, true, 112).name == "256x128_s4_c1x1_promoted_tma_b1");
-  // M_max < 256: 128 x 224 against 128 x 256 (8 x 28 = 224 tiles against 8 x 32 = 256).
-  g.groups = 8;
-  g.rows = 128;
-  CHECK(ch08::default_kernel(g, true, 132).name == "128x224_s4_c1x1_promoted_tma_b3_loop1");
-  g.N = 4096;  // 8 x 16 = 128 tiles of 128 x 256 (one round), 8 x 19 = 152 of 128 x 224 (two)
-  CHECK(ch08::default_kernel(g, true, 132).name == "128x256_s4_c1x1_promoted_tma_b1");
-  // Contiguous calls keep the mean-rows rule (the plan cannot bound their tiles as tightly).
-  g.layout = ch08::Layout::contiguous;
-  g.N = 7168;
-  g.rows = 1024;
-  g.groups = 1;
-  CHECK(ch08::default_kernel(g, true, 132).name == "256x128_s3_c1x2_promoted_tma_b4");
+  g.rows = 256;  // M_max
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1");
+  g.rows = 255;
+  CHECK(ch08::default_kernel(g, true).name == "128x256_s4_c1x1_promoted_tma_b1");
+  CHECK(ch08::default_kernel(g, false).epilogue == engine::EpilogueKind::registers);
 }
 
 TEST_CASE("ch08: a plan in checking mode refuses the same bad calls", "[ch08][cpu]") {

@@ -2,7 +2,6 @@
 
 #include <cuda.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
@@ -35,12 +34,10 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 /// whose 128-row tiles waste less at each expert's end (867-899 against 722-744); masked with
 /// M_max >= 256, 256 x 128 without a cluster (the fastest at all six masked cases, 1.02-1.09x
 /// 128 x 256), below that 128 x 256 (not measured).
-/// Masked calls then count rounds (session 16, README "Session 16"): a masked call's tiles are
-/// bounded by M_max, which the plan knows, so where the same tile cut 7/8 as wide along N
-/// (256 x 112 for 256 x 128, 128 x 224 for 128 x 256) needs no more rounds of the grid, the
-/// narrower tile does 7/8 of the work per round: at N = 7168 and G M_max = 1024, 224 tiles of
-/// 256 x 128 take two rounds on 132 SMs, and so do 256 tiles of 256 x 112.
-const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok, int sms) {
+/// Session 16 measured tiles cut to 7/8 of the width for masked calls whose last round leaves
+/// SMs idle (256 x 112 and 128 x 224 at N = 7168, kernels_grouped_narrow.cu): no faster than
+/// these (README, "Session 16"), so the rule is unchanged.
+const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok) {
   if (!tma_store_ok) {
     for (const auto& k : kernels())
       if (k.epilogue == engine::EpilogueKind::registers) return k;
@@ -48,24 +45,11 @@ const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok
   }
   const char* name = "128x256_s4_c1x1_promoted_tma_b1";
   if (g.layout == Layout::masked) {
-    const bool tall = g.rows >= 256;
-    name = tall ? "256x128_s4_c1x1_promoted_tma_b1" : "128x256_s4_c1x1_promoted_tma_b1";
-    const int bm = tall ? 256 : 128, bn = tall ? 128 : 256;
-    const int bm_narrow = tall ? 256 : 128, bn_narrow = tall ? 112 : 224;
-    // Work per SM: rounds x tile area; the narrower tile only where that is smaller.
-    if (sms >= 1 && masked_rounds(g, bm_narrow, bn_narrow, sms) * bn_narrow * bm_narrow <
-                        masked_rounds(g, bm, bn, sms) * bn * bm)
-      name = tall ? "256x112_s4_c1x1_promoted_tma_b7_loop1" : "128x224_s4_c1x1_promoted_tma_b3_loop1";
+    if (g.rows >= 256) name = "256x128_s4_c1x1_promoted_tma_b1";
   } else if (g.rows >= std::int64_t(1024) * g.groups) {
     name = "256x128_s3_c1x2_promoted_tma_b4";
   }
   return engine::find_kernel(kernels(), name, kWho);
-}
-
-std::int64_t masked_rounds(const GroupedGemm& g, int block_m, int block_n, int sms) {
-  const std::int64_t tiles =
-      std::int64_t(g.groups) * ceil_div(g.rows, block_m) * ceil_div(g.N, block_n);
-  return ceil_div(tiles, std::max(sms, 1));
 }
 
 GemmRequirements requirements() {
@@ -196,8 +180,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows.
   const bool rows_fit_tma = all_rows <= kRaggedMaxRows;
   const engine::KernelInfo& k =
-      o.kernel.empty() ? default_kernel(g, engine::tma_store_compatible(args) && rows_fit_tma,
-                                        current_device_sm_count())
+      o.kernel.empty() ? default_kernel(g, engine::tma_store_compatible(args) && rows_fit_tma)
                        : engine::find_kernel(kernels(), o.kernel, kWho);
   if (k.epilogue == engine::EpilogueKind::tma_store && !rows_fit_tma)
     fail("kernel " + k.name + " stores D by TMA, through a view of at most 2^30 rows (" +

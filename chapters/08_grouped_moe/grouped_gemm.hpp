@@ -74,14 +74,8 @@ const std::vector<engine::KernelInfo>& kernels();
 
 /// The kernel a Plan without Options::kernel runs for `gemm` (layout, G, rows filled in):
 /// `tma_store_ok` says whether D can be written by TMA (16-byte aligned, rows 16 bytes apart, at
-/// most 2^30 rows); `sms` is the persistent grid's SM count (the masked rule counts rounds of
-/// tiles over them); grouped_gemm.cpp gives the rule and the measurements behind it. Pure C++.
-const engine::KernelInfo& default_kernel(const GroupedGemm& gemm, bool tma_store_ok, int sms);
-
-/// Rounds of tiles a persistent grid of `sms` SMs takes for a masked call of `gemm` with a kernel
-/// of tile block_m x block_n, counting M_max rows per group (the most masked_m allows):
-/// ceil(G ceil(M_max / block_m) ceil(N / block_n) / sms). Pure C++.
-std::int64_t masked_rounds(const GroupedGemm& gemm, int block_m, int block_n, int sms);
+/// most 2^30 rows); grouped_gemm.cpp gives the rule and the measurements behind it. Pure C++.
+const engine::KernelInfo& default_kernel(const GroupedGemm& gemm, bool tma_store_ok);
 
 GemmRequirements requirements();
 
