@@ -266,6 +266,7 @@ TEST_CASE("ch08: --case=NAME:COUNTS:N:K", "[ch08][cpu]") {
   CHECK(m.N == 7168);
   CHECK(has(refused("a:masked=8:4096:7168"), "GxM_MAX"));
   CHECK(has(refused("a:masked=0x128:4096:7168"), "must be >= 1"));
+  CHECK(has(refused("a:masked=100000x1:4096:7168"), "G must be <= 65536"));
   CHECK(has(refused("a:masked=8xq:4096:7168"), "M_MAX 'q' is not an integer"));
   CHECK(has(refused("a:1:40x:7168"), "N '40x' is not an integer"));
   CHECK(has(refused("a:1:4096:0"), "N and K must be >= 1"));

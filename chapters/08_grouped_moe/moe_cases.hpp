@@ -149,6 +149,7 @@ inline GroupedShape parse_case(const std::string& text) {
     if (x == std::string::npos) throw bad("masked= wants GxM_MAX, e.g. masked=8x128");
     const long long G = number(gm.substr(0, x), "G"), m = number(gm.substr(x + 1), "M_MAX");
     if (G < 1 || m < 1) throw bad("G and M_MAX must be >= 1");
+    if (G > 65536) throw bad("G must be <= 65536");
     if (G * m > 0x7FFFFC00ll) throw bad("G x M_MAX is more than 2^31 - 1024 rows");
     c.layout = Layout::masked;
     c.m_max = int(m);

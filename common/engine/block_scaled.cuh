@@ -20,7 +20,8 @@
 // A tile BlockN wide that starts at n0 covers columns of up to kSfbRows B-scale blocks: which
 // block each 8-column group of the accumulator falls in depends on n0 % 128, which takes only
 // 128 / gcd(BlockN, 128) values; the promotion is compiled once per value (kOffsets), so every
-// scale select is resolved at compile time.
+// scale select is resolved at compile time, and where a tile can straddle two blocks the whole
+// loop is compiled once per value and chosen once per tile (mainloop_range).
 #pragma once
 
 #include <cstdint>
@@ -311,9 +312,9 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       // A tile that straddles B-scale blocks: one copy of the loop per n0 % 128, chosen once
       // per tile. With the choice inside the loop instead (once per partial sum), a 256 x 112
       // kernel had 11,200 instructions, 8 promotions behind a compare chain at each of the 16
-      // partial sums of its unrolled body, and ran 4x slower than 256 x 128 on the H200
-      // (chapter 8's README, "Session 16"); this way the loop a tile runs is as long as an
-      // unstraddled tile's.
+      // partial sums of its unrolled body, and took 3.6-4.0x the time of 256 x 128 on the H200
+      // (chapter 8's README, "Session 16"; 1.6x this way, where each tile's loop is as long as
+      // an unstraddled tile's: what remains is fetching 8 copies of an 8x loop, 1.04x rolled).
       detail::dispatch_offset<kOffsetStep>(
           promotion.offset,
           [&](auto off) {
