@@ -25,40 +25,25 @@ if(TARGET ch08_grouped_moe AND Python3_Interpreter_FOUND)
                    $<TARGET_FILE:ch08_grouped_moe> ${CMAKE_CURRENT_BINARY_DIR}/ch08_step)
   set_tests_properties(chapter_08_cases_match_peers PROPERTIES LABELS cpu)
 endif()
-# Session 12's tables in chapter 8's README are printed from their JSON (no number by hand).
+# The README's session tables are printed from their committed JSON (no number by hand): each
+# script run with --check fails if its block in chapter 8's README differs from its output.
 if(Python3_Interpreter_FOUND)
-  add_test(NAME chapter_08_session12_tables
-           COMMAND ${Python3_EXECUTABLE}
-                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/unrolled_session12/summarise.py
-                   --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
-  set_tests_properties(chapter_08_session12_tables PROPERTIES LABELS cpu)
-endif()
-# Session 14's table (the 2 x 1 kernels against DeepGEMM), likewise.
-if(Python3_Interpreter_FOUND)
-  add_test(NAME chapter_08_session14_table
-           COMMAND ${Python3_EXECUTABLE}
-                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session14/summarise.py
-                   --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
-  set_tests_properties(chapter_08_session14_table PROPERTIES LABELS cpu)
+  function(ch08_readme_table_test NAME SCRIPT)
+    add_test(NAME ${NAME}
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/${SCRIPT}
+                     ${ARGN} --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
+    set_tests_properties(${NAME} PROPERTIES LABELS cpu)
+  endfunction()
+  ch08_readme_table_test(chapter_08_session12_tables unrolled_session12/summarise.py)
+  # Session 14's table (the 2 x 1 kernels against DeepGEMM).
+  ch08_readme_table_test(chapter_08_session14_table session14/summarise.py)
   # Session 15's (the staged loop against its lean twins), from its JSON by the same script.
-  add_test(NAME chapter_08_session15_table
-           COMMAND ${Python3_EXECUTABLE}
-                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session14/summarise.py
-                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session15/peers_interleaved_40f51ed_call3.json
-                   --marker session15-table
-                   --ratio 256x128_s4_c1x1_promoted_tma_b1_loop12,256x128_s4_c1x1_promoted_tma_b1
-                   --ratio 256x128_s4_c1x2_promoted_tma_b1_loop12,256x128_s4_c1x2_promoted_tma_b1
-                   --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
-  set_tests_properties(chapter_08_session15_table PROPERTIES LABELS cpu)
-  add_test(NAME chapter_08_session15_staged_s3
-           COMMAND ${Python3_EXECUTABLE}
-                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session15/staged_s3.py
-                   --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
-  set_tests_properties(chapter_08_session15_staged_s3 PROPERTIES LABELS cpu)
+  ch08_readme_table_test(chapter_08_session15_table session14/summarise.py
+      ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session15/peers_interleaved_40f51ed_call3.json
+      --marker session15-table
+      --ratio 256x128_s4_c1x1_promoted_tma_b1_loop12,256x128_s4_c1x1_promoted_tma_b1
+      --ratio 256x128_s4_c1x2_promoted_tma_b1_loop12,256x128_s4_c1x2_promoted_tma_b1)
+  ch08_readme_table_test(chapter_08_session15_staged_s3 session15/staged_s3.py)
   # Session 16's (the narrow tiles against the tiles they cut, calls 1-4).
-  add_test(NAME chapter_08_session16_narrow
-           COMMAND ${Python3_EXECUTABLE}
-                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session16/narrow.py
-                   --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
-  set_tests_properties(chapter_08_session16_narrow PROPERTIES LABELS cpu)
+  ch08_readme_table_test(chapter_08_session16_narrow session16/narrow.py)
 endif()

@@ -14,6 +14,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import readme_block  # noqa: E402  (plots/data/h200/ch08/readme_block.py)
+
 here = os.path.dirname(os.path.abspath(__file__))
 args = sys.argv[1:]
 check = None
@@ -67,10 +70,4 @@ text = "\n".join(lines)
 if check is None:
     sys.stdout.write(text + "\n")
 else:
-    readme = open(check).read()
-    begin, end = f"<!-- {marker}:begin -->\n", f"\n<!-- {marker}:end -->"
-    block = readme[readme.index(begin) + len(begin):readme.index(end)]
-    if block.strip() != text.strip():
-        sys.stderr.write(f"summarise.py: {check}'s {marker} block differs from {os.path.basename(path)}\n")
-        sys.exit(1)
-    sys.stdout.write(f"summarise.py: {check}'s {marker} block matches {os.path.basename(path)}\n")
+    readme_block.check(check, marker, text, "summarise.py", os.path.basename(path))

@@ -11,6 +11,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import readme_block  # noqa: E402  (plots/data/h200/ch08/readme_block.py)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNS = [("lean first", "staged_s3_lean_first_44ecee1_call6.json"),
         ("staged first", "staged_s3_staged_first_44ecee1_call6.json")]
@@ -40,12 +43,7 @@ for case in data[0][3]:
 text = "\n".join(lines)
 args = sys.argv[1:]
 if "--check" in args:
-    readme = open(args[args.index("--check") + 1]).read()
-    begin, end = "<!-- session15-s3:begin -->\n", "\n<!-- session15-s3:end -->"
-    block = readme[readme.index(begin) + len(begin):readme.index(end)]
-    if block.strip() != text.strip():
-        sys.stderr.write("staged_s3.py: the README's session15-s3 block differs from the JSON\n")
-        sys.exit(1)
-    print("staged_s3.py: the README's session15-s3 block matches the JSON")
+    readme_block.check(args[args.index("--check") + 1], "session15-s3", text, "staged_s3.py",
+                       "the JSON")
 else:
     print(text)

@@ -12,6 +12,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import readme_block  # noqa: E402  (plots/data/h200/ch08/readme_block.py)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CALLS = [("11fd3af", 1), ("29b55d1", 2), ("57017c8", 3), ("35e7540", 4)]
 P = "ch08:{}_promoted_tma_{}"
@@ -63,12 +66,7 @@ for case in CASES:
 text = "\n".join(lines)
 args = sys.argv[1:]
 if "--check" in args:
-    readme = open(args[args.index("--check") + 1]).read()
-    begin, end = "<!-- session16-narrow:begin -->\n", "\n<!-- session16-narrow:end -->"
-    block = readme[readme.index(begin) + len(begin):readme.index(end)]
-    if block.strip() != text.strip():
-        sys.stderr.write("narrow.py: the README's session16-narrow block differs from the JSON\n")
-        sys.exit(1)
-    print("narrow.py: the README's session16-narrow block matches the JSON")
+    readme_block.check(args[args.index("--check") + 1], "session16-narrow", text, "narrow.py",
+                       "the JSON")
 else:
     print(text)

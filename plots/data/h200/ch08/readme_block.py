@@ -1,0 +1,15 @@
+"""The README check shared by chapter 8's session summaries (session14/summarise.py,
+session15/staged_s3.py, session16/narrow.py): a table printed from committed JSON must be exactly
+the README's block between <!-- MARKER:begin --> and <!-- MARKER:end -->."""
+import sys
+
+
+def check(readme_path: str, marker: str, text: str, who: str, source: str) -> None:
+    """Exits 1 (naming `who`, the block and `source`) unless the block equals `text`."""
+    readme = open(readme_path).read()
+    begin, end = f"<!-- {marker}:begin -->\n", f"\n<!-- {marker}:end -->"
+    block = readme[readme.index(begin) + len(begin):readme.index(end)]
+    if block.strip() != text.strip():
+        sys.stderr.write(f"{who}: {readme_path}'s {marker} block differs from {source}\n")
+        sys.exit(1)
+    sys.stdout.write(f"{who}: {readme_path}'s {marker} block matches {source}\n")
