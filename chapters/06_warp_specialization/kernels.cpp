@@ -13,6 +13,7 @@ const std::vector<engine::KernelInfo>& kernels() {
     add_kernels_three(v);
     add_kernels_ablation(v);
     add_kernels_pingpong(v);
+    add_kernels_wait(v);
     return v;
   }();
   return all;

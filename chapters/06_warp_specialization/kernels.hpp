@@ -25,5 +25,6 @@ void add_kernels_loops(std::vector<engine::KernelInfo>& out);
 void add_kernels_three(std::vector<engine::KernelInfo>& out);
 void add_kernels_ablation(std::vector<engine::KernelInfo>& out);
 void add_kernels_pingpong(std::vector<engine::KernelInfo>& out);
+void add_kernels_wait(std::vector<engine::KernelInfo>& out);
 
 }  // namespace fp8gemm::ch06

@@ -9,6 +9,7 @@ const std::vector<engine::KernelInfo>& kernels() {
     add_kernels_narrow(v);
     add_kernels_small(v);
     add_kernels_loops(v);
+    add_kernels_wait(v);
     return v;
   }();
   return all;

@@ -21,5 +21,6 @@ void add_kernels_large(std::vector<engine::KernelInfo>& out);
 void add_kernels_narrow(std::vector<engine::KernelInfo>& out);
 void add_kernels_small(std::vector<engine::KernelInfo>& out);
 void add_kernels_loops(std::vector<engine::KernelInfo>& out);
+void add_kernels_wait(std::vector<engine::KernelInfo>& out);
 
 }  // namespace fp8gemm::ch07

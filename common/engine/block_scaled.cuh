@@ -376,7 +376,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
 #pragma unroll
       for (int r = 0; r < kSfbRows; ++r) sb[r] = sb_next[r];
       if (kb + 1 < p.k_blocks) load_sfb(sb_next, p, sfb, nb0, kb + 1);
-      ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+      wait_barrier<Cfg>(ptx::smem_u32(&full[st.stage]), st.phase);
       const auto [desc_a, desc_b] = Base::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * side_stage_bytes<TileT>();
 #pragma unroll

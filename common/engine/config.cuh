@@ -34,7 +34,7 @@ inline constexpr std::size_t kMaxSmemBytes = 232448;
 template <int BlockM, int BlockN, int Stages, int ClusterM = 1, int ClusterN = 1,
           Accumulation Acc = Accumulation::promoted,
           EpilogueKind Epilogue = EpilogueKind::tma_store, int EpiBuffers = 0,
-          ConsumerOrder Order = ConsumerOrder::cooperative>
+          ConsumerOrder Order = ConsumerOrder::cooperative, BarrierWait Wait = BarrierWait::sleep>
 struct KernelConfig {
   // ---- tile and pipeline ----
   static constexpr int kBlockM = BlockM;
@@ -48,6 +48,7 @@ struct KernelConfig {
   static constexpr Accumulation kAccumulation = Acc;
   static constexpr EpilogueKind kEpilogue = Epilogue;
   static constexpr bool kPingPong = Order == ConsumerOrder::pingpong;
+  static constexpr BarrierWait kBarrierWait = Wait;  ///< how its threads wait on ring barriers
 
   // ---- warpgroups and registers ----
   /// Cooperative: 64 -> 1, 128 -> 2, 192 -> 3 warpgroups of 64 rows; 256 -> 2 of 128 rows (two

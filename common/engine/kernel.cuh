@@ -217,7 +217,7 @@ struct PerTensorMath {
     constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;  // 4 wgmma steps of 32 bytes per stage
     int previous = -1;
     for (int kb = 0; kb < k_blocks; ++kb) {
-      ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+      wait_barrier<Cfg>(ptx::smem_u32(&full[st.stage]), st.phase);
       const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
       ptx::wgmma_fence();
 #pragma unroll
@@ -254,7 +254,7 @@ struct PerTensorMath {
     zero(acc);
     float part[kWaveN / 2];
     for (int kb = 0; kb < k_blocks; ++kb) {
-      ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+      wait_barrier<Cfg>(ptx::smem_u32(&full[st.stage]), st.phase);
       const std::uint32_t base = ring + std::uint32_t(st.stage) * kStageStride;
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {
@@ -347,7 +347,7 @@ struct PerTensorMath {
 #pragma unroll kPromotedLoop
     for (int kb = kb_begin; kb < kb_end; ++kb) {
       const auto block = promotion.block(kb);
-      ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st.stage), st.phase);
+      wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
       const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
 #pragma unroll
       for (int w = 0; w < Cfg::kWavesM; ++w) {
@@ -393,7 +393,7 @@ struct PerTensorMath {
     // One K block into `dst`, then the promotion of the pending one from `src`.
     auto step = [&](int kb, float(&dst)[kN / 2], float(&src)[kN / 2]) {
       const auto block = promotion.block(kb);
-      ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st.stage), st.phase);
+      wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
       const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
       const auto slab = promotion.slab(st.stage, 0);
       ptx::wgmma_wait_group<0>();  // the pending block's group: its stage is read, src is final
@@ -486,13 +486,13 @@ concept TilesThroughRing = requires { Math::kTilesThroughRing; };
 /// The consumers' tile source of a TilesThroughRing policy: the next tile is in the side bytes of
 /// the ring's current stage `st`, readable once its full barrier completes (the main loop then
 /// waits on that barrier again and passes at once); false at the producer's end mark.
-template <class Math>
+template <class Cfg, class Math>
 struct RingTileSource {
   std::uint32_t full0;  ///< the full barriers' shared address
   std::uint32_t side;   ///< the side ring's
   template <class State>
   __device__ __forceinline__ bool next(typename Math::TileT& t, const State& st) const {
-    ptx::mbarrier_wait(full0 + 8u * std::uint32_t(st.stage), st.phase);
+    wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
     return Math::take_tile(
         side + std::uint32_t(st.stage) * Math::kExtraStageBytes + Math::kTileInfoOffset, t);
   }
@@ -504,7 +504,7 @@ __device__ __forceinline__ auto consumer_tiles(const typename Math::Params& p, s
                                                std::uint32_t full0, std::uint32_t side) {
   if constexpr (TilesThroughRing<Math>) {
     static_assert(!Cfg::kPingPong, "ping-pong consumers peek at the scheduler's next tile");
-    return RingTileSource<Math>{full0, side};
+    return RingTileSource<Cfg, Math>{full0, side};
   } else {
     return Math::make_scheduler(p, rank);
   }
@@ -585,7 +585,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // condition, as p.k_blocks always was: hoisted into a register, the bound lets the
         // compiler unroll this loop 4 times (+370 instructions per kernel, no gain measured).
         for (int kb = Math::k_first(p, t); kb < Math::k_end(p, t); ++kb) {
-          ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
+          wait_barrier<Cfg>(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
           const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
           if constexpr (TilesThroughRing<Math>) {  // the tile, for the consumers, before the arm
             if (kb == Math::k_first(p, t))
@@ -608,7 +608,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
       }
       if constexpr (TilesThroughRing<Math>) {  // the end mark, in the next stage
-        ptx::mbarrier_wait(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
+        wait_barrier<Cfg>(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
         Math::post_end(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
                        Math::kTileInfoOffset);
         ptx::mbarrier_arrive(ptx::smem_u32(&full[st.stage]));

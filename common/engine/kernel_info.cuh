@@ -35,6 +35,12 @@ KernelInfo kernel_info() {
                     : "_loop" + std::to_string(Math::kPromotedLoopVersion);
       k.comparison_only = true;
     }
+  // A kernel whose threads wait on the ring's barriers by re-trying instead of sleeping (the
+  // engine's wait until session 17, BarrierWait::spin) likewise.
+  if (Cfg::kBarrierWait == BarrierWait::spin) {
+    k.name += "_spin";
+    k.comparison_only = true;
+  }
   if constexpr (requires { Math::kKRound; }) k.k_round = Math::kKRound;
   k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);
   k.block_m = Cfg::kBlockM;

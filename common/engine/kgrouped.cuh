@@ -219,7 +219,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
     float part[kWaveN / 2];
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
     for (int i = 0; i < t.kb_count; ++i) {
-      ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+      wait_barrier<Cfg>(ptx::smem_u32(&full[st.stage]), st.phase);
       const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
 #pragma unroll
@@ -297,7 +297,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
     constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
     constexpr int kPendH = kUnits == 2 ? 1 - h : 0;  // the pending piece's half
     if constexpr (h == 0) {
-      ptx::mbarrier_wait(s.full0 + 8u * std::uint32_t(st.stage), st.phase);
+      wait_barrier<Cfg>(s.full0 + 8u * std::uint32_t(st.stage), st.phase);
       s.descs = Base::stage_descs(s.desc0, st.stage, s.wg);
       const std::uint32_t sa_addr = s.side + std::uint32_t(st.stage) * kExtraStageBytes + s.sa_offset;
       s.sa0 = ptx::ld_shared_f32(sa_addr);

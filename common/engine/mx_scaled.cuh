@@ -158,7 +158,7 @@ struct MxScaledMath : PerTensorMath<Cfg> {
     int pend_stage = -1;
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
     for (int kb = 0; kb < p.k_blocks; ++kb) {
-      ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+      wait_barrier<Cfg>(ptx::smem_u32(&full[st.stage]), st.phase);
       const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
       const std::uint32_t decoded = extra + kExtraTxBytes + std::uint32_t(wg) * kDecodedBytes;
@@ -253,7 +253,7 @@ struct MxScaledMath : PerTensorMath<Cfg> {
       float part[kBlocksPerStage][kWaveN / 2];
       const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
       for (int kb = 0; kb < p.k_blocks; ++kb) {
-        ptx::mbarrier_wait(ptx::smem_u32(&full[st.stage]), st.phase);
+        wait_barrier<Cfg>(ptx::smem_u32(&full[st.stage]), st.phase);
         const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
         const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
         const std::uint32_t decoded = extra + kExtraTxBytes + std::uint32_t(wg) * kDecodedBytes;

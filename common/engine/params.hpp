@@ -79,6 +79,17 @@ enum class ConsumerOrder : int {
   pingpong = 1,
 };
 
+/// How the engine's threads wait on a ring barrier (full or empty) whose phase is not complete yet.
+enum class BarrierWait : int {
+  /// mbarrier.try_wait with a 10 ms suspend-time hint (ptx::mbarrier_wait_sleep): the thread
+  /// sleeps until the phase completes, as in CUTLASS and DeepGEMM. The default.
+  sleep = 0,
+  /// mbarrier.try_wait without the hint (ptx::mbarrier_wait): after a system-dependent time the
+  /// thread wakes and issues the try_wait again. The engine's wait until session 17; kernels that
+  /// keep it carry "_spin" in their names, for the same-run comparison only.
+  spin = 1,
+};
+
 inline constexpr const char* to_string(Accumulation a) {
   return a == Accumulation::fast ? "fast" : "promoted";
 }

@@ -17,7 +17,21 @@
 
 #include <cstdint>
 
+#include "common/engine/params.hpp"
+#include "common/ptx/mbarrier.cuh"
+
 namespace fp8gemm::engine {
+
+/// Waits until the phase with parity `parity` of the ring barrier at shared address `bar` has
+/// completed, as the configuration says (Cfg::kBarrierWait, params.hpp): asleep (the default) or
+/// re-trying.
+template <class Cfg>
+__device__ __forceinline__ void wait_barrier(std::uint32_t bar, std::uint32_t parity) {
+  if constexpr (Cfg::kBarrierWait == BarrierWait::sleep)
+    ptx::mbarrier_wait_sleep(bar, parity);
+  else
+    ptx::mbarrier_wait(bar, parity);
+}
 
 template <int kStages>
 struct PipelineState {

@@ -82,7 +82,7 @@ struct StagedMath : Base {
       constexpr int kWavesN = Cfg::kBlockN / kWaveN;
       float part[kWaveN / 2];
       const auto blk = promotion.block(kb + kR);
-      ptx::mbarrier_wait(full0 + 8u * kR, phase);
+      wait_barrier<Cfg>(full0 + 8u * kR, phase);
       constexpr std::uint32_t kOffset = std::uint32_t(kR) * Cfg::kStageBytes;
       const std::uint64_t desc_a = ptx::advance_desc(d0.a, kOffset);
       const std::uint64_t desc_b = ptx::advance_desc(d0.b, kOffset);

@@ -83,6 +83,27 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t p
       : "memory");
 }
 
+/// The same wait with try_wait's suspendTimeHint operand (§9.7.13.15.16: "the time limit, in
+/// nanoseconds, that may be used for the time limit instead of the system-dependent limit"), set
+/// to 10 ms as CUTLASS's ClusterBarrier::wait and DeepGEMM's waits set it (0x989680). A waiting
+/// thread then sleeps until the phase completes (ptxas: TRYWAIT, then NANOSLEEP.SYNCS 0x989680 and
+/// a re-check on the slow path) instead of re-issuing TRYWAIT in a loop whenever the
+/// system-dependent limit runs out (mbarrier_wait: TRYWAIT and a branch back, nothing else). The
+/// engine's waits take this form by default (engine::BarrierWait, chapter 6's README: "Waits that
+/// sleep").
+__device__ __forceinline__ void mbarrier_wait_sleep(std::uint32_t bar,
+                                                    std::uint32_t phase_parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
+      "@!done bra WAIT_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(phase_parity), "r"(0x989680u)
+      : "memory");
+}
+
 /// fence.mbarrier_init.release.cluster: makes preceding mbarrier.init visible to the async proxy
 /// (TMA) and to other CTAs of the cluster. Follow it with __syncthreads() (or a cluster barrier).
 __device__ __forceinline__ void fence_barrier_init() {

@@ -71,7 +71,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 INC = "chapters/10_production/src/dispatch_table.inc"
 MD = "chapters/10_production/dispatch_table.md"
 # Names of the promoted loop's comparison instances (engine/kernel_info.cuh): not for the table.
-COMPARISON_ONLY = re.compile(r"_(loop\d+|2deep)$")
+COMPARISON_ONLY = re.compile(r"_(loop\d+|2deep|spin)$")
 SOURCES = [
     # Block scaling alone, re-swept at c47176c after its kernels changed (the B-scale stream):
     # first, so its pairs take precedence over the full sweep's older block-scaled rows.
