@@ -233,17 +233,26 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
           sa_base + std::uint32_t(stage) * side_stage_bytes + std::uint32_t(64 * w) * 4u;
       return {ptx::ld_shared_f32(addr), ptx::ld_shared_f32(addr + 32u)};
     }
+    /// A tile that does not straddle B-scale blocks has the same promotion at every n0 % 128
+    /// (every column group is in the tile's first block row): offset 0, no choice at run time.
+    /// Straddling tiles run FixedPromotion (mainloop_range); the choice per partial sum below is
+    /// left for a loop that calls this directly on a straddling tile (none is compiled: the staged
+    /// loop's instances are 128 and 256 wide).
     template <int kWaveN>
     __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
                                             const float (&part)[kWaveN / 2], int wn,
                                             const Slab& s, const Block& b) const {
-      detail::dispatch_offset<kOffsetStep>(
-          offset,
-          [&](auto off) {
-            BlockScaledMath::promote<decltype(off)::value, kWaveN>(acc, part, wn, s.sa0, s.sa1,
-                                                                   b.sb);
-          },
-          std::make_integer_sequence<int, kOffsets>{});
+      if constexpr (!kStraddles) {
+        BlockScaledMath::promote<0, kWaveN>(acc, part, wn, s.sa0, s.sa1, b.sb);
+      } else {
+        detail::dispatch_offset<kOffsetStep>(
+            offset,
+            [&](auto off) {
+              BlockScaledMath::promote<decltype(off)::value, kWaveN>(acc, part, wn, s.sa0, s.sa1,
+                                                                     b.sb);
+            },
+            std::make_integer_sequence<int, kOffsets>{});
+      }
     }
   };
 
