@@ -50,8 +50,18 @@ __device__ __forceinline__ void dispatch_offset(int value, F&& f,
 /// lean loop over seven shapes, b105591) and 4x elsewhere (128 x 256, 192 x 128: 0.997-1.008x,
 /// neutral). No spills in any of chapter 7's kernels (ptxas_chapter_07); the measurements are in
 /// plots/data/h200/engine_loops/.
+/// Except on a tile that straddles B-scale blocks at four or more values of n0 % 128: such a
+/// kernel holds one copy of its loop per value (BlockScaledMath::mainloop_range), and there the
+/// rolled lean loop is the default. Measured on the H200 in session 17 (chapter 7's README,
+/// "Straddling tiles with a rolled loop"; same run, both orders): rolled, 128 x 176 (eight copies)
+/// took 0.94-0.99x the time of its 4x loop, 128 x 56 0.76-0.95x and 64 x 112 0.84-1.03x that of
+/// their two-deep loop; 128 x 192 (two copies) 1.02x that of its 4x loop, so it keeps it. Chapter
+/// 8's 256 x 112 (session 16): 1.6x 256 x 128's time with its 8x loop, 1.04x rolled.
 template <class Cfg>
 constexpr int default_block_scaled_loop() {
+  constexpr int kLoopCopies = 128 / detail::gcd(Cfg::kBlockN, 128);
+  constexpr bool kStraddles = Cfg::kBlockN % 128 != 0 && 128 % Cfg::kBlockN != 0;
+  if (kStraddles && kLoopCopies >= 4) return 1;
   return two_deep_fits<Cfg>() ? kTwoDeepLoop : Cfg::kWavesM >= 2 ? 8 : 4;
 }
 
