@@ -19,12 +19,22 @@ if(TARGET fp8gemm_ch06)
   # the cluster barrier at the exit;
   # a `.release.cluster` arrive put one in every K block and cost 15% on the H200).
   fp8gemm_sass_test(NAME sass_chapter_06_multicast TARGET fp8gemm_ch06
-                    KERNEL "KernelConfigILi128ELi256ELi4ELi2ELi1ELNS0_12AccumulationE0ELNS0_12EpilogueKindE1ELi2E"
+                    KERNEL "KernelConfigILi128ELi256ELi4ELi2ELi1ELNS0_12AccumulationE0ELNS0_12EpilogueKindE1ELi2ELNS0_13ConsumerOrderE0ELNS0_11BarrierWaitE0E"
                     ARCH sm_90a
                     CONTAINS QGMMA.64x256x32.F32.E4M3.E4M3 UTMALDG.2D.MULTICAST UTMASTG.2D STSM
                              USETMAXREG.DEALLOC USETMAXREG.TRY_ALLOC
                     AT_MOST MEMBAR.ALL.GPU=2
                     ABSENT LDL STL)
+  # The ring-barrier waits (BarrierWait, session 17): the default kernels sleep on the slow path
+  # (try_wait with a suspend-time hint: NANOSLEEP.SYNCS), the _spin twins re-issue try_wait and
+  # never sleep.
+  fp8gemm_sass_test(NAME sass_chapter_06_sleeping_waits TARGET fp8gemm_ch06
+                    KERNEL "BarrierWaitE0E" ARCH sm_90a EACH
+                    CONTAINS SYNCS.PHASECHK.TRANS64.TRYWAIT NANOSLEEP.SYNCS)
+  fp8gemm_sass_test(NAME sass_chapter_06_spinning_waits TARGET fp8gemm_ch06
+                    KERNEL "BarrierWaitE1E" ARCH sm_90a EACH
+                    CONTAINS SYNCS.PHASECHK.TRANS64.TRYWAIT
+                    ABSENT NANOSLEEP)
   # Promoted accumulation: partial sums of 128 columns (two per 256-wide tile) added with FADD;
   # the three-consumer 192 x 128 kernel (64 rows per warpgroup) likewise.
   fp8gemm_sass_test(NAME sass_chapter_06_promoted TARGET fp8gemm_ch06

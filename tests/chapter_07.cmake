@@ -14,6 +14,10 @@ if(TARGET fp8gemm_ch07)
                     EACH
                     CONTAINS QGMMA UTMALDG.2D USETMAXREG SYNCS.PHASECHK FFMA
                     ABSENT LDL STL HMMA)
+  # Block scaling's main loops wait on the ring asleep too (BarrierWait::sleep, session 17).
+  fp8gemm_sass_test(NAME sass_chapter_07_sleeping_waits TARGET fp8gemm_ch07
+                    KERNEL "BarrierWaitE0EEENS0_15BlockScaledMath" ARCH sm_90a EACH
+                    CONTAINS NANOSLEEP.SYNCS)
   # DeepGEMM's tile: 256 x 128, A shared by a 1 x 2 cluster (multicast), TMA-store epilogue.
   fp8gemm_sass_test(NAME sass_chapter_07_256x128 TARGET fp8gemm_ch07
                     KERNEL "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"
