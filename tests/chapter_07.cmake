@@ -29,3 +29,14 @@ endif()
 file(GLOB _ch07_instances ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/kernels_*.cu)
 fp8gemm_ptxas_test(ptxas_chapter_07 DIR ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling
                    SOURCES ${_ch07_instances})
+
+# The README's table of session 17's straddling tiles (default loop against the rolled one) is
+# printed from its committed JSON (plots/data/h200/ch07/straddle_session17/summarise.py --check).
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME chapter_07_straddle_session17
+           COMMAND ${Python3_EXECUTABLE}
+                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch07/straddle_session17/summarise.py
+                   --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
+  set_tests_properties(chapter_07_straddle_session17 PROPERTIES LABELS cpu)
+endif()

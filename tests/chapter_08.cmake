@@ -46,4 +46,7 @@ if(Python3_Interpreter_FOUND)
   ch08_readme_table_test(chapter_08_session15_staged_s3 session15/staged_s3.py)
   # Session 16's (the narrow tiles against the tiles they cut, calls 1-4).
   ch08_readme_table_test(chapter_08_session16_narrow session16/narrow.py)
+  # Session 17's: the peers in one process with the sleeping barrier wait (chapter 7's ratio to
+  # DeepGEMM; chapter 8's defaults against DeepGEMM, torch and their _spin twins).
+  ch08_readme_table_test(chapter_08_session17_peers ../engine_wait/peers.py)
 endif()

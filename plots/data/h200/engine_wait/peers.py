@@ -80,6 +80,6 @@ if __name__ == "__main__":
     text = ch07() + "\n\n" + ch08()
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
-        from readme_block import check_block  # noqa: E402
-        sys.exit(check_block(sys.argv[2], "engine-wait-peers", text))
+        from readme_block import check  # noqa: E402  (chapter 8's shared README-block check)
+        check(sys.argv[2], "engine-wait-peers", text, "plots/data/h200/engine_wait/peers.py", "the JSON beside it")
     print(text)

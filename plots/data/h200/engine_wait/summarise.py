@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Session 17: the engine's sleeping barrier wait against the old re-trying one (kernels named
 *_spin), from the chapters' benchmark JSON in this folder (pairs of runs in reversed kernel
-order: *_sleep_first.json and *_spin_first.json). Prints, per kernel and shape, the default's
-median time over its _spin twin's in each run and their mean (< 1: the sleeping wait is faster),
-and the geomean per kernel over its shapes.
+order: *_sleep_first.json and *_spin_first.json). Per kernel and shape, the default's median time
+over its _spin twin's, the mean of the two runs (< 1: the sleeping wait is faster); printed per
+kernel: the geomean over its shapes and the lowest and highest shape.
 
     python3 plots/data/h200/engine_wait/summarise.py [--check README.md]
 """
@@ -30,6 +30,7 @@ def medians(path):
 
 
 def table():
+    """Per kernel: the mean of the two runs' time ratios at each shape, their geomean and extremes."""
     rows = []
     for first in sorted(glob.glob(os.path.join(HERE, "*_sleep_first.json"))):
         stem = os.path.basename(first)[: -len("_sleep_first.json")]
@@ -37,31 +38,27 @@ def table():
         runs = [medians(first), medians(second)]
         kernels = sorted({k for k, _ in runs[0] if not k.endswith("_spin")})
         for k in kernels:
-            ratios_k = []
-            for (kk, shape) in sorted(runs[0], key=lambda x: [int(v) for v in x[1].split("x")]):
+            per_shape = {}
+            for (kk, shape) in runs[0]:
                 if kk != k:
                     continue
                 r = [run[(k, shape)] / run[(k + "_spin", shape)] for run in runs
                      if (k, shape) in run and (k + "_spin", shape) in run]
-                if len(r) != 2:
-                    continue
-                mean = (r[0] + r[1]) / 2
-                ratios_k.append(mean)
-                rows.append((stem, k, shape, r[0], r[1], mean))
-            if ratios_k:
-                g = math.exp(sum(math.log(x) for x in ratios_k) / len(ratios_k))
-                rows.append((stem, k, "geomean", None, None, g))
+                if len(r) == 2:
+                    per_shape[shape] = (r[0] + r[1]) / 2
+            if per_shape:
+                g = math.exp(sum(math.log(x) for x in per_shape.values()) / len(per_shape))
+                lo = min(per_shape, key=per_shape.get)
+                hi = max(per_shape, key=per_shape.get)
+                rows.append((stem, k, len(per_shape), g, lo, per_shape[lo], hi, per_shape[hi]))
     return rows
 
 
 def render(rows):
-    lines = ["| runs | kernel | shape | sleep / spin, run 1 | run 2 | mean |",
-             "|---|---|---|---:|---:|---:|"]
-    for stem, k, shape, a, b, m in rows:
-        if a is None:
-            lines.append(f"| {stem} | `{k}` | **geomean** | | | **{m:.3f}** |")
-        else:
-            lines.append(f"| {stem} | `{k}` | {shape} | {a:.3f} | {b:.3f} | {m:.3f} |")
+    lines = ["| runs | kernel | shapes | sleep / spin, geomean | lowest | highest |",
+             "|---|---|---:|---:|---|---|"]
+    for stem, k, n, g, lo, vlo, hi, vhi in rows:
+        lines.append(f"| {stem} | `{k}` | {n} | **{g:.3f}** | {vlo:.3f} ({lo}) | {vhi:.3f} ({hi}) |")
     return "\n".join(lines)
 
 
@@ -69,6 +66,6 @@ if __name__ == "__main__":
     text = render(table())
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
-        from readme_block import check_block  # noqa: E402
-        sys.exit(check_block(sys.argv[2], "engine-wait", text))
+        from readme_block import check  # noqa: E402  (chapter 8's shared README-block check)
+        check(sys.argv[2], "engine-wait", text, "plots/data/h200/engine_wait/summarise.py", "the JSON beside it")
     print(text)

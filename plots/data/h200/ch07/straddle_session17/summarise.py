@@ -46,6 +46,6 @@ if __name__ == "__main__":
     text = rows()
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         sys.path.insert(0, os.path.join(HERE, "..", "..", "ch08"))
-        from readme_block import check_block  # noqa: E402
-        sys.exit(check_block(sys.argv[2], "straddle-session17", text))
+        from readme_block import check  # noqa: E402  (chapter 8's shared README-block check)
+        check(sys.argv[2], "straddle-session17", text, "plots/data/h200/ch07/straddle_session17/summarise.py", "the JSON beside it")
     print(text)
