@@ -49,4 +49,6 @@ if(Python3_Interpreter_FOUND)
   # Session 17's: the peers in one process with the sleeping barrier wait (chapter 7's ratio to
   # DeepGEMM; chapter 8's defaults against DeepGEMM, torch and their _spin twins).
   ch08_readme_table_test(chapter_08_session17_peers ../engine_wait/peers.py)
+  # ... and the masked calls with 256 x 128, 3 stages, a staging buffer per unit (call 8).
+  ch08_readme_table_test(chapter_08_session17_masked session17/masked_s3b4.py)
 endif()
