@@ -6,21 +6,13 @@ call 1's two runs. Different GPU sessions: a hint, not a same-run comparison.
 
     python3 plots/data/h200/ch07/straddle_session17/decode_cross.py
 """
-import json
 import os
-import re
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CALL1 = os.path.join(HERE, "..", "..", "engine_wait")
-
-
-def medians(path):
-    out = {}
-    for b in json.load(open(path))["benchmarks"]:
-        m = re.match(r"ch07:([^/]+)/(\d+x\d+x\d+)/", b["name"])
-        if m:
-            out[(m.group(1), m.group(2))] = b["median_us"]
-    return out
+sys.path.insert(0, HERE)
+from summarise import medians  # noqa: E402  (chapter 7's executable's JSON: {(kernel, shape): median_us})
 
 
 new = medians(os.path.join(HERE, "decode_81c7fc5.json"))
