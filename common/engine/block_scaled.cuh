@@ -56,7 +56,9 @@ __device__ __forceinline__ void dispatch_offset(int value, F&& f,
 /// "Straddling tiles with a rolled loop"; same run, both orders): rolled, 128 x 176 (eight copies)
 /// took 0.94-0.99x the time of its 4x loop, 128 x 56 0.76-0.95x and 64 x 112 0.84-1.03x that of
 /// their two-deep loop; 128 x 192 (two copies) 1.02x that of its 4x loop, so it keeps it. Chapter
-/// 8's 256 x 112 (session 16): 1.6x 256 x 128's time with its 8x loop, 1.04x rolled.
+/// 8's 256 x 112 (eight copies, session 16): 1.6x 256 x 128's time with its 8x loop, 1.04x
+/// rolled; its 128 x 224 (four copies, the threshold; session 16, two calls apart): 1.04-1.24x
+/// 128 x 256's time with its 4x loop, 0.96-0.99x rolled.
 template <class Cfg>
 constexpr int default_block_scaled_loop() {
   constexpr int kLoopCopies = 128 / detail::gcd(Cfg::kBlockN, 128);
