@@ -37,6 +37,15 @@ namespace fp8gemm::engine {
 namespace detail {
 constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 
+/// Tiles `block_n` wide start at multiples of block_n, so n0 % 128 takes 128 / gcd(block_n, 128)
+/// values; where block_n neither divides 128 nor is a multiple of it, which 128-column B-scale
+/// block a column group falls in depends on that value (the tile "straddles"), and a block-scaled
+/// kernel holds one copy of its loop per value (BlockScaledMath::mainloop_range).
+constexpr int b_scale_offsets(int block_n) { return 128 / gcd(block_n, 128); }
+constexpr bool straddles_b_scale_blocks(int block_n) {
+  return block_n % 128 != 0 && 128 % block_n != 0;
+}
+
 /// Calls f(std::integral_constant<int, O * kStep>) for the O with O * kStep == value.
 template <int kStep, class F, int... Os>
 __device__ __forceinline__ void dispatch_offset(int value, F&& f,
@@ -61,9 +70,8 @@ __device__ __forceinline__ void dispatch_offset(int value, F&& f,
 /// 128 x 256's time with its 4x loop, 0.96-0.99x rolled.
 template <class Cfg>
 constexpr int default_block_scaled_loop() {
-  constexpr int kLoopCopies = 128 / detail::gcd(Cfg::kBlockN, 128);
-  constexpr bool kStraddles = Cfg::kBlockN % 128 != 0 && 128 % Cfg::kBlockN != 0;
-  if (kStraddles && kLoopCopies >= 4) return 1;
+  constexpr int kN = Cfg::kBlockN;
+  if (detail::straddles_b_scale_blocks(kN) && detail::b_scale_offsets(kN) >= 4) return 1;
   return two_deep_fits<Cfg>() ? kTwoDeepLoop : Cfg::kWavesM >= 2 ? 8 : 4;
 }
 
@@ -103,10 +111,10 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
   /// n0 % 128 takes the values 0, kOffsetStep, 2 kOffsetStep, ... (kOffsets of them).
   static constexpr int kOffsetStep = detail::gcd(Cfg::kBlockN, 128);
-  static constexpr int kOffsets = 128 / kOffsetStep;
+  static constexpr int kOffsets = detail::b_scale_offsets(Cfg::kBlockN);
   /// Whether a tile's columns can fall in B-scale blocks that depend on n0 % 128: not when
   /// BlockN divides 128 (a tile never crosses a block boundary) or is a multiple of it.
-  static constexpr bool kStraddles = Cfg::kBlockN % 128 != 0 && 128 % Cfg::kBlockN != 0;
+  static constexpr bool kStraddles = detail::straddles_b_scale_blocks(Cfg::kBlockN);
 
   /// The B scales of K block kb for the tile's block rows nb0 .. nb0 + kSfbRows - 1 (0 past N),
   /// from the scale tensor at `sfb` (the tile's group's, in chapter 8): the first loop's loads,
@@ -247,24 +255,14 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     }
     /// A tile that does not straddle B-scale blocks has the same promotion at every n0 % 128
     /// (every column group is in the tile's first block row): offset 0, no choice at run time.
-    /// Straddling tiles run FixedPromotion (mainloop_range); the choice per partial sum below is
-    /// left for a loop that calls this directly on a straddling tile (none is compiled: the staged
-    /// loop's instances are 128 and 256 wide).
+    /// A straddling tile promotes through FixedPromotion, its n0 % 128 fixed per tile
+    /// (mainloop_range); a loop that would call this on one does not compile.
     template <int kWaveN>
     __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
                                             const float (&part)[kWaveN / 2], int wn,
                                             const Slab& s, const Block& b) const {
-      if constexpr (!kStraddles) {
-        BlockScaledMath::promote<0, kWaveN>(acc, part, wn, s.sa0, s.sa1, b.sb);
-      } else {
-        detail::dispatch_offset<kOffsetStep>(
-            offset,
-            [&](auto off) {
-              BlockScaledMath::promote<decltype(off)::value, kWaveN>(acc, part, wn, s.sa0, s.sa1,
-                                                                     b.sb);
-            },
-            std::make_integer_sequence<int, kOffsets>{});
-      }
+      static_assert(!kStraddles, "a straddling tile promotes through FixedPromotion");
+      BlockScaledMath::promote<0, kWaveN>(acc, part, wn, s.sa0, s.sa1, b.sb);
     }
   };
 
