@@ -9,3 +9,5 @@ if(TARGET fp8gemm_ch07)
                LIBS fp8gemm_ch07)
   fp8gemm_test(test_chapter_07_splitk LABEL gpu SOURCES test_chapter_07_splitk.cu LIBS fp8gemm_ch07)
 endif()
+# Chapter 8's stream-K division (common/engine/stream_k.hpp): CPU.
+fp8gemm_test(common_test_stream_k_schedule LABEL cpu SOURCES test_stream_k_schedule.cpp)

@@ -14,6 +14,7 @@
 
 #include "catch.hpp"
 #include "common/cuda.hpp"
+#include "common/engine/stream_k.hpp"
 #include "grouped_check.hpp"
 #include "grouped_gemm.hpp"
 #include "moe_cases.hpp"
@@ -67,9 +68,9 @@ struct Stream {
 /// rows, N and K as `first`, other group sizes): copies its description into the same device
 /// buffer, poisons D, replays the graph and checks D against that shape's own reference.
 void graph_replays(const GroupedShape& first, const std::vector<GroupedShape>& replays,
-                   std::uint64_t seed) {
+                   std::uint64_t seed, const ch08::Options& o = {}) {
   ch08::GroupedOperands ops(first, seed);
-  const ch08::Plan plan(ops.gemm());
+  const ch08::Plan plan(ops.gemm(), o);
   Stream stream;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -161,6 +162,66 @@ TEST_CASE("ch08: a CUDA graph replayed with other group sizes", "[ch08][gpu]") {
                 {masked({192, 5, 0}, 192, 264, 656), masked({0, 0, 0}, 192, 264, 656),
                  masked({191, 192, 1}, 192, 264, 656), masked({64, 129, 192}, 192, 264, 656)},
                 31);
+}
+
+namespace {
+/// The tiles of `s` in the kernel's schedule (every group's row tiles x the column tiles).
+int tiles_of(const GroupedShape& s, const engine::KernelInfo& k) {
+  std::int64_t tiles = 0;
+  for (int g = 0; g < s.groups(); ++g) {
+    const auto [begin, end] = s.group_rows(g);
+    tiles += (end - begin + k.block_m - 1) / k.block_m * ((s.N + k.block_n - 1) / k.block_n);
+  }
+  return int(tiles);
+}
+/// Whether the stream-K division splits tiles of `s` on the plan's grid (stream_k.hpp's rule).
+bool splits_tiles(const GroupedShape& s, const engine::KernelInfo& k, const ch08::Plan& plan) {
+  return engine::stream_k_split(tiles_of(s, k), plan.grid_ctas(), int((s.K + 127) / 128)).units > 0;
+}
+}  // namespace
+
+TEST_CASE("ch08: stream-K kernels, tiles split over many CTAs", "[ch08][gpu]") {
+  // Three calls whose last round the division splits (each checked below, so a case that stopped
+  // exercising stream-K fails rather than passing on data-parallel tiles only):
+  //   A: 1 row tile x 9 or 5 column tiles, K = 2096 (17 K blocks, the last partial): no full
+  //      round, every tile cut over ~15 CTAs, each writing one or two K blocks;
+  //   B: 176 tiles, K = 656: a data-parallel round, then 44 tiles of 6 K blocks over 132 CTAs;
+  //   C: contiguous groups of 0, 1, 127, 128, 129, 0, 300 rows, N = 7168.
+  const std::vector<GroupedShape> cases = {masked({200, 0, 0, 0}, 1024, 1032, 2096),
+                                           masked({1024, 1000}, 1024, 2712, 656),
+                                           contiguous({0, 1, 127, 128, 129, 0, 300}, 7168, 656)};
+  int kernels = 0;
+  for (const auto& k : ch08::kernels()) {
+    if (!k.stream_k) continue;
+    ++kernels;
+    ch08::Options o;
+    o.kernel = k.name;
+    std::uint64_t seed = 70;
+    for (const GroupedShape& s : cases) {
+      const ch08::GroupedOperands ops(s, ++seed);
+      const ch08::Plan plan(ops.gemm(), o);
+      INFO(k.name << " on " << s.all_rows() << " rows, N = " << s.N << ", K = " << s.K);
+      CHECK(splits_tiles(s, k, plan));
+      // Twice on the same plan: the flags the first run leaves must serve the second, and the
+      // fixed order of the partials' sums must give the same bytes.
+      std::vector<std::uint16_t> first;
+      for (int run = 0; run < 2; ++run) {
+        const auto r = ch08::run_and_check(ops, s, [&](cudaStream_t st) { plan.run(st); }, 0, seed);
+        report(s, r, plan, run == 0 ? "stream-K" : "stream-K, second run");
+        CHECK(r.ok);
+        CHECK(complete(s, r));
+        if (run == 0) first = ops.D.download();
+        else CHECK(ops.D.download() == first);
+      }
+    }
+    // Captured once, replayed with other group sizes: 88 tiles (no full round), 132 (one full
+    // round: nothing split), 176 and 88 again.
+    graph_replays(masked({1024, 1000}, 1024, 2712, 656),
+                  {masked({0, 1024}, 1024, 2712, 656), masked({1024, 512}, 1024, 2712, 656),
+                   masked({1024, 1024}, 1024, 2712, 656), masked({600, 7}, 1024, 2712, 656)},
+                  80, o);
+  }
+  CHECK(kernels == 2);
 }
 
 TEST_CASE("ch08: two runs give byte-identical D", "[ch08][gpu]") {

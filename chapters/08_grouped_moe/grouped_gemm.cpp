@@ -63,6 +63,12 @@ struct Plan::Impl {
   using Engine = engine::PolicyPlan<engine::GroupedParams>;
   std::unique_ptr<Engine> plan;
   GroupedGemm gemm;  ///< the call the plan is bound to (defaults filled in)
+  /// A stream-K kernel's workspace (common/engine/stream_k.cuh): a partial tile per CTA of the
+  /// grid and a flag per CTA and consumer warpgroup, the flags zeroed here once (each launch
+  /// leaves them zero). Shared by every run() of the plan: two at once on different streams
+  /// would mix their partials (give each stream its own plan).
+  DeviceBuffer<float> sk_partials;
+  DeviceBuffer<int> sk_flags;
 
   // Checking mode: the description and its rule bound (total rows or M_max), and the device
   // record the check kernel writes its verdict to.
@@ -218,6 +224,26 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   p.layout.m_max = int(g.layout == Layout::masked ? g.rows : 0);
   p.layout.rows = int(g.layout == Layout::contiguous ? g.rows : 0);
   p.n_tiles = int(ceil_div(g.N, k.block_n));
+  if (k.stream_k) {
+    // The division runs in int (common/engine/stream_k.hpp): every tile count and unit below 2^31.
+    const std::int64_t most_tiles =
+        (g.layout == Layout::masked ? g.groups * ceil_div(g.rows, k.block_m)
+                                    : ceil_div(g.rows, k.block_m) + g.groups) *
+        ceil_div(g.N, k.block_n);
+    const std::int64_t most_units = std::int64_t(impl_->plan->grid_ctas()) * ceil_div(g.K, 128);
+    if (most_tiles >= (std::int64_t(1) << 31) || most_units >= (std::int64_t(1) << 31))
+      fail("kernel " + k.name + " (stream-K) counts tiles and K blocks in 32 bits: up to " +
+           std::to_string(most_tiles) + " tiles and " + std::to_string(most_units) +
+           " units here; choose a kernel without _sk");
+    const std::size_t ctas = std::size_t(impl_->plan->grid_ctas());
+    const std::size_t consumer_wgs = std::size_t(k.threads / 128 - 1);
+    impl_->sk_partials = DeviceBuffer<float>(ctas * std::size_t(k.block_m) * std::size_t(k.block_n));
+    impl_->sk_flags = DeviceBuffer<int>(ctas * consumer_wgs);
+    FP8GEMM_CUDA_CHECK(cudaMemset(impl_->sk_flags.data(), 0, impl_->sk_flags.bytes()));
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(nullptr));  // zero before any run() on any stream
+    p.sk_partials = impl_->sk_partials.data();
+    p.sk_flags = impl_->sk_flags.data();
+  }
 
   if (o.check_offsets) {
     Impl& i = *impl_;
@@ -271,6 +297,8 @@ void Plan::run(cudaStream_t stream) const {
   if (impl_->check) impl_->check_groups(stream);
   impl_->plan->run(stream);
 }
+
+int Plan::grid_ctas() const { return impl_->plan->grid_ctas(); }
 
 std::string Plan::describe() const {
   return impl_->plan->describe() + (impl_->check ? ", checking offsets" : "");

@@ -99,6 +99,8 @@ class Plan {
   /// another thread.
   void rebind(const GroupedGemm& gemm);
   std::string describe() const;
+  /// CTAs of the persistent grid (what a stream-K kernel's division runs on).
+  int grid_ctas() const;
 
  private:
   struct Impl;

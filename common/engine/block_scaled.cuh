@@ -102,11 +102,12 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   static constexpr std::uint32_t kSkewedSfaBytes =
       std::uint32_t(kSkewedBoxes * kSkewedBoxRows) * 4u;  // BlockM <= 128: kSfaBytes + 16
   /// A stage's side bytes: the A scales, and for a tile that may start at any row (chapter 8's
-  /// grouped forward) 16 more after them, where its producer hands each tile to the consumers
-  /// (grouped.cuh, kTilesThroughRing).
+  /// grouped forward) 32 more after them, where its producer hands each tile to the consumers
+  /// (grouped.cuh, kTilesThroughRing: 16 bytes; stream_k.cuh: 32). Rounded to 128 bytes, the
+  /// 32 take no more than 16 did at BlockM = 64, 128, 192 and 256.
   template <class TileT>
   static constexpr std::uint32_t side_stage_bytes() {
-    return kSkewedRows<TileT> ? (kSkewedSfaBytes + 16u + 127u) & ~127u : kExtraStageBytes;
+    return kSkewedRows<TileT> ? (kSkewedSfaBytes + 32u + 127u) & ~127u : kExtraStageBytes;
   }
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
   /// n0 % 128 takes the values 0, kOffsetStep, 2 kOffsetStep, ... (kOffsets of them).

@@ -483,6 +483,12 @@ concept StoresBf16Tile = requires { Math::kStoresBf16Tile; };
 template <class Math>
 concept TilesThroughRing = requires { Math::kTilesThroughRing; };
 
+/// A math policy whose tiles may be K ranges of a tile computed by several CTAs (stream_k.cuh):
+/// after the main loop, Math::fixup(acc, p, t, slot) hands a partial tile over (false: nothing
+/// to store) or adds the other CTAs' partials (true: store the tile).
+template <class Math>
+concept StreamKFixup = requires { Math::kStreamK; };
+
 /// The consumers' tile source of a TilesThroughRing policy: the next tile is in the side bytes of
 /// the ring's current stage `st`, readable once its full barrier completes (the main loop then
 /// waits on that barrier again and passes at once); false at the producer's end mark.
@@ -651,6 +657,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
       // Our main loop is done: the other warpgroup's may start while we store this tile.
       if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
+      if constexpr (StreamKFixup<Math>) {
+        if (!Math::fixup(acc, p, t, slot)) continue;  // a partial, handed to the tile's owner
+      }
       const int row0 = tile_d_row<Math>(p, t) + slot * Cfg::kRowsPerWG;
       const int col0 = Math::d_col(t);
       const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)

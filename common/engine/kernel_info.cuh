@@ -41,6 +41,10 @@ KernelInfo kernel_info() {
     k.name += "_spin";
     k.comparison_only = true;
   }
+  if constexpr (requires { Math::kStreamK; }) {
+    k.name += "_sk";
+    k.stream_k = true;
+  }
   if constexpr (requires { Math::kKRound; }) k.k_round = Math::kKRound;
   k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);
   k.block_m = Cfg::kBlockM;

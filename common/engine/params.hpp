@@ -169,6 +169,11 @@ struct BlockScaledParams : GemmParams {
 struct GroupedParams : BlockScaledParams {
   GroupedLayout layout;  ///< device offsets (contiguous) or counts (masked)
   int n_tiles = 0;       ///< ceil(N / BlockN)
+  /// Stream-K kernels only (common/engine/stream_k.cuh; null otherwise): one slot of
+  /// BlockM x BlockN floats per CTA of the grid for a partial tile, and one int flag per CTA and
+  /// consumer warpgroup, zero before the launch (each launch leaves them zero).
+  float* sk_partials = nullptr;
+  int* sk_flags = nullptr;
 };
 
 /// Chapter 8's weight gradient (common/engine/kgrouped.cuh), dB_g = dD_g^T . A_g for every group,
