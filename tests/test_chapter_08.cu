@@ -183,12 +183,13 @@ bool splits_tiles(const GroupedShape& s, const engine::KernelInfo& k, const ch08
 TEST_CASE("ch08: stream-K kernels, tiles split over many CTAs", "[ch08][gpu]") {
   // Three calls whose last round the division splits (each checked below, so a case that stopped
   // exercising stream-K fails rather than passing on data-parallel tiles only):
-  //   A: 1 row tile x 9 or 5 column tiles, K = 2096 (17 K blocks, the last partial): no full
-  //      round, every tile cut over ~15 CTAs, each writing one or two K blocks;
-  //   B: 176 tiles, K = 656: a data-parallel round, then 44 tiles of 6 K blocks over 132 CTAs;
-  //   C: contiguous groups of 0, 1, 127, 128, 129, 0, 300 rows, N = 7168.
-  const std::vector<GroupedShape> cases = {masked({200, 0, 0, 0}, 1024, 1032, 2096),
-                                           masked({1024, 1000}, 1024, 2712, 656),
+  //   A: 88 tiles, K = 2096 (17 K blocks, the last one partial): no full round, every tile cut
+  //      between two or three CTAs;
+  //   B: 200 or 208 tiles, K = 656: a data-parallel round, then 68 or 76 tiles of 6 K blocks
+  //      over 132 CTAs;
+  //   C: contiguous groups of 0, 1, 127, 128, 129, 0, 300 rows, N = 7168 (224 or 336 tiles).
+  const std::vector<GroupedShape> cases = {masked({1000, 0, 0, 0}, 1024, 2712, 2096),
+                                           masked({1024, 1000}, 1024, 3144, 656),
                                            contiguous({0, 1, 127, 128, 129, 0, 300}, 7168, 656)};
   int kernels = 0;
   for (const auto& k : ch08::kernels()) {
@@ -214,11 +215,11 @@ TEST_CASE("ch08: stream-K kernels, tiles split over many CTAs", "[ch08][gpu]") {
         else CHECK(ops.D.download() == first);
       }
     }
-    // Captured once, replayed with other group sizes: 88 tiles (no full round), 132 (one full
-    // round: nothing split), 176 and 88 again.
-    graph_replays(masked({1024, 1000}, 1024, 2712, 656),
-                  {masked({0, 1024}, 1024, 2712, 656), masked({1024, 512}, 1024, 2712, 656),
-                   masked({1024, 1024}, 1024, 2712, 656), masked({600, 7}, 1024, 2712, 656)},
+    // Captured once, replayed with other group sizes: 100 or 104 tiles (no full round, split),
+    // 150 or 156 (a last round too small to split), 200 or 208 (split), 100 or 78 (split).
+    graph_replays(masked({1024, 1000}, 1024, 3144, 656),
+                  {masked({0, 1024}, 1024, 3144, 656), masked({1024, 512}, 1024, 3144, 656),
+                   masked({1024, 1024}, 1024, 3144, 656), masked({600, 7}, 1024, 3144, 656)},
                   80, o);
   }
   CHECK(kernels == 2);

@@ -27,9 +27,13 @@
 // most one CTA per SM; a writer never waits, and an owner's segment is the last of its CTA, so the
 // writers it waits for have nothing before their writing segment but data-parallel tiles).
 //
-// When stream-K pays (stream_k_split): the last round must leave at least 1/8 of the CTAs idle
-// (r <= 7 P / 8) and give every CTA at least one unit (U >= P); otherwise every tile is
-// data-parallel, as without stream-K.
+// When stream-K is used (stream_k_split): the last round holds between half and 7/8 of the grid's
+// tiles (P / 2 <= r <= 7 P / 8) and gives every CTA at least one unit (U >= P); otherwise every
+// tile is data-parallel, as without stream-K. The lower bound keeps each CTA's share at half a
+// tile or more, so a tile has at most two writers: an owner adds its partners' partials one
+// after the other, and with a last round of 4 tiles over 132 CTAs (chapter 8's balanced
+// 4 x 8192-row call, session 18's first rule) each owner added 32 of them, which took longer than
+// the round it saved.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +58,7 @@ FP8GEMM_HD inline StreamKSplit stream_k_split(int tiles, int ctas, int k_blocks)
   s.ctas = ctas;
   s.dp_tiles = tiles;
   const int last = tiles % ctas;  // r: the last round's tiles
-  if (last > 0 && std::int64_t(last) * 8 <= std::int64_t(ctas) * 7 &&
+  if (std::int64_t(last) * 2 >= ctas && std::int64_t(last) * 8 <= std::int64_t(ctas) * 7 &&
       std::int64_t(last) * k_blocks >= ctas) {
     s.dp_tiles = tiles - last;
     s.units = last * k_blocks;
