@@ -117,6 +117,20 @@ TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {
   CHECK(tma >= 1);
   CHECK(reg >= 1);
   CHECK(row_pairs >= 1);
+  // Stream-K (session 18): exactly the kernels named _sk / _skr, no cluster, and kept for the
+  // comparison only (slower than their data-parallel twins wherever measured).
+  int stream_k = 0;
+  for (const auto& k : ch08::kernels()) {
+    INFO(k.name);
+    const bool named = k.name.ends_with("_sk") || k.name.ends_with("_skr");
+    CHECK(k.stream_k == named);
+    if (k.stream_k) {
+      CHECK(k.comparison_only);
+      CHECK(k.cluster_m * k.cluster_n == 1);
+      ++stream_k;
+    }
+  }
+  CHECK(stream_k == 3);
 }
 
 TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][cpu]") {
@@ -131,6 +145,14 @@ TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][
   g.rows = 255;
   CHECK(ch08::default_kernel(g, true).name == "128x256_s4_c1x1_promoted_tma_b1");
   CHECK(ch08::default_kernel(g, false).epilogue == engine::EpilogueKind::registers);
+  // The rule never takes a comparison kernel (a loop version, the spinning wait, stream-K).
+  for (auto layout : {ch08::Layout::contiguous, ch08::Layout::masked})
+    for (std::int64_t rows : {1, 128, 255, 256, 1024, 4096, 65536})
+      for (bool tma : {true, false}) {
+        g.layout = layout;
+        g.rows = rows;
+        CHECK_FALSE(ch08::default_kernel(g, tma).comparison_only);
+      }
 }
 
 TEST_CASE("ch08: a plan in checking mode refuses the same bad calls", "[ch08][cpu]") {

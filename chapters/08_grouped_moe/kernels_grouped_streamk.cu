@@ -7,15 +7,17 @@
 
 namespace fp8gemm::ch08 {
 
-template <class Cfg>
+template <class Cfg, StreamKReads kReads = StreamKReads::staged>
 KernelInfo stream_k() {
-  return kernel_info<Cfg, StreamKGroupedMath<Cfg>>();
+  return kernel_info<Cfg, StreamKGroupedMath<Cfg, default_block_scaled_loop<Cfg>(), kReads>>();
 }
 
 std::vector<KernelInfo> kernels_streamk() {
   return {
       stream_k<GroupedTmaCfg<256, 128, 4, 1>>(),
       stream_k<GroupedTmaCfg<128, 256, 4, 1>>(),
+      // The owner's first reads, straight into registers ("_skr"; session 18's first runs).
+      stream_k<GroupedTmaCfg<256, 128, 4, 1>, StreamKReads::registers>(),
   };
 }
 

@@ -484,8 +484,8 @@ template <class Math>
 concept TilesThroughRing = requires { Math::kTilesThroughRing; };
 
 /// A math policy whose tiles may be K ranges of a tile computed by several CTAs (stream_k.cuh):
-/// after the main loop, Math::fixup(acc, p, t, slot) hands a partial tile over (false: nothing
-/// to store) or adds the other CTAs' partials (true: store the tile).
+/// after the main loop, Math::fixup(acc, p, t, slot, ring) hands a partial tile over (false:
+/// nothing to store) or adds the other CTAs' partials (true: store the tile).
 template <class Math>
 concept StreamKFixup = requires { Math::kStreamK; };
 
@@ -658,7 +658,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       // Our main loop is done: the other warpgroup's may start while we store this tile.
       if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
       if constexpr (StreamKFixup<Math>) {
-        if (!Math::fixup(acc, p, t, slot)) continue;  // a partial, handed to the tile's owner
+        if (!Math::fixup(acc, p, t, slot, ring)) continue;  // a partial, handed to its owner
       }
       const int row0 = tile_d_row<Math>(p, t) + slot * Cfg::kRowsPerWG;
       const int col0 = Math::d_col(t);

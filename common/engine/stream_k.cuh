@@ -25,7 +25,9 @@
 
 #include "common/engine/grouped.cuh"
 #include "common/engine/stream_k.hpp"
+#include "common/ptx/cp_async.cuh"
 #include "common/ptx/memory.cuh"
+#include "common/ptx/smem.cuh"
 #include "common/ptx/warpgroup.cuh"
 
 namespace fp8gemm::engine {
@@ -100,7 +102,23 @@ struct StreamKGroupedScheduler {
   }
 };
 
-template <class Cfg, int kLoop = default_block_scaled_loop<Cfg>()>
+/// How an owner reads its partners' partials (fixup()).
+enum class StreamKReads : int {
+  /// Straight into registers, 16 bytes per load (the first version): the accumulators hold 128
+  /// registers, so only a few loads are in flight at once and the read is a chain of L2 round trips.
+  registers = 0,
+  /// Through the operand ring, free once both consumer warpgroups have finished the owner's K
+  /// blocks (its last segment): each thread copies its 16-byte pieces with cp.async, all in flight
+  /// at once, and adds them from shared memory.
+  staged = 1,
+};
+
+/// Named barrier 3: both consumer warpgroups of an owner are done with the ring (1 and 2 are the
+/// epilogue's, 4 and 5 chapter 9's, 6 and 7 the ping-pong order's).
+inline constexpr std::uint32_t kStreamKRingBarrier = 3;
+
+template <class Cfg, int kLoop = default_block_scaled_loop<Cfg>(),
+          StreamKReads kReads = StreamKReads::staged>
 struct StreamKGroupedMath : GroupedBlockScaledMath<Cfg, kLoop> {
   static_assert(Cfg::kClusterSize == 1, "stream-K kernels: no clusters");
   static_assert(!Cfg::kPingPong, "stream-K kernels: cooperative consumers");
@@ -113,6 +131,8 @@ struct StreamKGroupedMath : GroupedBlockScaledMath<Cfg, kLoop> {
   using Scheduler = StreamKGroupedScheduler<Cfg::kBlockM>;
   /// kernel.cuh: the consumers call fixup() after the main loop (StreamKFixup).
   static constexpr bool kStreamK = true;
+  static constexpr StreamKReads kStreamKReads = kReads;
+  static constexpr bool kStreamKRegisterReads = kReads == StreamKReads::registers;  // "_skr"
 
   __device__ __forceinline__ static Scheduler make_scheduler(const Params& p, std::uint32_t) {
     return Scheduler(p.layout, p.n_tiles, p.k_blocks);
@@ -157,13 +177,17 @@ struct StreamKGroupedMath : GroupedBlockScaledMath<Cfg, kLoop> {
   static constexpr int kFloats = Cfg::kWavesM * Cfg::kBlockN / 2;
   static_assert(kFloats % 4 == 0, "16-byte accesses");
   static constexpr std::int64_t kSlotFloatsPerWG = std::int64_t(kFloats) * 128;
+  static_assert(kReads != StreamKReads::staged ||
+                    std::int64_t(Cfg::kConsumerWGs) * kSlotFloatsPerWG * 4 <=
+                        std::int64_t(Cfg::kStages) * Cfg::kStageBytes,
+                "a staged fixup holds each warpgroup's partial in the operand ring");
 
   /// After the main loop, before the epilogue, for warpgroup `wg`: false if the segment was a
   /// writer's (its partial is in the workspace; nothing to store), true if the tile is to be
   /// stored (whole, or an owner's with its partners' partials added).
   __device__ __forceinline__ static bool fixup(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                const Params& p, const StreamKGroupedTile& t,
-                                               int wg) {
+                                               int wg, std::uint32_t ring) {
     const int cta = int(blockIdx.x);
     const int tid = int(threadIdx.x % 128);
     // The warpgroup's own barrier (the epilogue's id for the same 128 threads).
@@ -180,6 +204,14 @@ struct StreamKGroupedMath : GroupedBlockScaledMath<Cfg, kLoop> {
       if (tid == 0) ptx::st_release_gpu(p.sk_flags + cta * Cfg::kConsumerWGs + wg, 1);  // ... then
       return false;
     }
+    if (t.partner_end == cta + 1) return true;  // a whole tile
+    // This warpgroup's 64 KiB of the ring (staged reads), usable once both warpgroups have
+    // finished the owner's K blocks: the owner's segment is the CTA's last, so the producer
+    // loads nothing more into the ring.
+    const std::uint32_t stage_area =
+        ring + std::uint32_t(wg) * std::uint32_t(kSlotFloatsPerWG * 4);
+    if constexpr (kReads == StreamKReads::staged)
+      ptx::named_barrier_sync(kStreamKRingBarrier, Cfg::kConsumerThreads);
     for (int c = cta + 1; c < t.partner_end; ++c) {
       int* flag = p.sk_flags + c * Cfg::kConsumerWGs + wg;
       if (tid == 0)
@@ -187,13 +219,32 @@ struct StreamKGroupedMath : GroupedBlockScaledMath<Cfg, kLoop> {
       ptx::named_barrier_sync(bar, 128);  // the partial is visible to the whole warpgroup
       const float* slot =
           p.sk_partials + (std::int64_t(c) * Cfg::kConsumerWGs + wg) * kSlotFloatsPerWG;
+      if constexpr (kReads == StreamKReads::staged) {
+        // Every piece in flight at once; each thread reads back only the pieces it copied, so
+        // no barrier between the copy and the adds (nor before the next partner's copy).
 #pragma unroll
-      for (int j = 0; j < kFloats / 4; ++j) {
-        const float4 v = ptx::ld_global_cg_v4(slot + (std::int64_t(j) * 128 + tid) * 4);
-        reg(4 * j) += v.x;
-        reg(4 * j + 1) += v.y;
-        reg(4 * j + 2) += v.z;
-        reg(4 * j + 3) += v.w;
+        for (int j = 0; j < kFloats / 4; ++j)
+          ptx::cp_async_16(stage_area + std::uint32_t(j * 128 + tid) * 16u,
+                           slot + (std::int64_t(j) * 128 + tid) * 4, 16);
+        ptx::cp_async_commit();
+        ptx::cp_async_wait<0>();
+#pragma unroll
+        for (int j = 0; j < kFloats / 4; ++j) {
+          const float4 v = ptx::ld_shared_v4_f32(stage_area + std::uint32_t(j * 128 + tid) * 16u);
+          reg(4 * j) += v.x;
+          reg(4 * j + 1) += v.y;
+          reg(4 * j + 2) += v.z;
+          reg(4 * j + 3) += v.w;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kFloats / 4; ++j) {
+          const float4 v = ptx::ld_global_cg_v4(slot + (std::int64_t(j) * 128 + tid) * 4);
+          reg(4 * j) += v.x;
+          reg(4 * j + 1) += v.y;
+          reg(4 * j + 2) += v.z;
+          reg(4 * j + 3) += v.w;
+        }
       }
       if (tid == 0) ptx::st_relaxed_gpu(flag, 0);  // zero for the next launch
     }
