@@ -52,4 +52,6 @@ if(Python3_Interpreter_FOUND)
   ch08_readme_table_test(chapter_08_session17_peers ../engine_wait/peers.py)
   # ... and the masked calls with 256 x 128, 3 stages, a staging buffer per unit (call 8).
   ch08_readme_table_test(chapter_08_session17_masked session17/masked_s3b4.py)
+  # Session 18's: the stream-K kernels against their data-parallel twins (calls 1, 3 and 4).
+  ch08_readme_table_test(chapter_08_session18_streamk session18/streamk.py)
 endif()

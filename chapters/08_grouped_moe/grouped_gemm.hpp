@@ -63,7 +63,11 @@ struct GroupedGemm {
 };
 
 struct Options {
-  std::string kernel;  ///< by name (kernels()); "" = default_kernel()'s choice
+  /// By name (kernels()); "" = default_kernel()'s choice. A stream-K kernel (_sk, _skr; session
+  /// 18, comparison-only) makes the plan own a workspace that every run() writes: run such a plan
+  /// on one stream at a time (two runs at once may mix partial tiles, or leave one waiting for a
+  /// flag the other consumed).
+  std::string kernel;
   /// Validate the device group description before every run() (see the top of this file): a
   /// round trip to the host per call, not capturable in a CUDA graph.
   bool check_offsets = false;

@@ -39,8 +39,8 @@ struct KernelInfo {
   /// staged_loop.cuh: its kStages); the plan refuses K that is not a multiple of 128 k_round.
   /// 1: any K.
   int k_round = 1;
-  /// A stream-K kernel (common/engine/stream_k.cuh, name ending in _sk): its plan allocates the
-  /// workspace of partial tiles and flags (GroupedParams::sk_partials, sk_flags).
+  /// A stream-K kernel (common/engine/stream_k.cuh, name ending in _sk or _skr): its plan
+  /// allocates the workspace of partial tiles and flags (GroupedParams::sk_partials, sk_flags).
   bool stream_k = false;
   int cluster_size() const { return cluster_m * cluster_n; }
 };

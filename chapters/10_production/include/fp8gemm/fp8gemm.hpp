@@ -37,9 +37,12 @@
 //     enqueued). Such runs all write the plan's D, so concurrent computations need their own
 //     outputs: a plan each, or rebind() between launches (below). Exception: a BlockScaledPlan
 //     that converts scale_a (converts_scale_a()) owns a scale workspace that every run writes:
-//     one stream at a time for such a plan (the PyTorch ops never build one). A GroupedPlan in
-//     checking mode (Options::check_offsets) may be run from several threads; its checks take
-//     turns (each synchronises its stream anyway).
+//     one stream at a time for such a plan (the PyTorch ops never build one). So does a
+//     GroupedPlan given one of chapter 8's stream-K comparison kernels by name (_sk, _skr): its
+//     workspace of partial tiles and flags is the plan's, and two runs at once may mix partials
+//     or leave an owner waiting for a flag the other run consumed (no rule or dispatch picks
+//     these kernels). A GroupedPlan in checking mode (Options::check_offsets) may be run from
+//     several threads; its checks take turns (each synchronises its stream anyway).
 //   - rebind(gemm) re-points a plan at other buffers of the same call (same shape, leading
 //     dimensions, layouts, options): the new pointers are checked as the constructor checks them
 //     (non-null, aligned, device memory of the current device, large enough), the tensor maps'
