@@ -1,7 +1,21 @@
 """The README check shared by chapter 8's session summaries (session14/summarise.py,
-session15/staged_s3.py, session16/narrow.py): a table printed from committed JSON must be exactly
-the README's block between <!-- MARKER:begin --> and <!-- MARKER:end -->."""
+session15/staged_s3.py, session16/narrow.py, session17/masked_s3b4.py, session18/streamk.py): a
+table printed from committed JSON must be exactly the README's block between
+<!-- MARKER:begin --> and <!-- MARKER:end -->; and the reader of the executable's JSON that the
+last two share."""
+import json
+import re
 import sys
+
+
+def executable_medians(path: str) -> dict:
+    """{(kernel, case): median us} of a chapter-8 executable's JSON (names "ch08:KERNEL/CASE/...")."""
+    out = {}
+    for b in json.load(open(path))["benchmarks"]:
+        m = re.match(r"ch08:([^/]+)/([^/]+)/", b["name"])
+        if m and "median_us" in b:
+            out[(m.group(1), m.group(2))] = b["median_us"]
+    return out
 
 
 def check(readme_path: str, marker: str, text: str, who: str, source: str) -> None:

@@ -11,20 +11,16 @@ default 256x128_s4_c1x1_promoted_tma_b1. Two views, both interleaved with L2 flu
 """
 import json
 import os
-import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from readme_block import executable_medians  # noqa: E402
 NEW, DEF = "256x128_s3_c1x1_promoted_tma_b4", "256x128_s4_c1x1_promoted_tma_b1"
 
 
 def exe(path):
-    out = {}
-    for b in json.load(open(os.path.join(HERE, path)))["benchmarks"]:
-        m = re.match(r"ch08:([^/]+)/([^/]+)/", b["name"])
-        if m and "median_us" in b:
-            out[(m.group(1), m.group(2))] = b["median_us"]
-    return out
+    return executable_medians(os.path.join(HERE, path))
 
 
 def table():

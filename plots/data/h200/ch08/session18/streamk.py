@@ -12,22 +12,18 @@ kernel's time over its twin's in the same run, the mean of the two runs (> 1: sl
 
     python3 plots/data/h200/ch08/session18/streamk.py [--check README]
 """
-import json
 import os
 import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from readme_block import executable_medians  # noqa: E402
 WIDE, TALL = "256x128_s4_c1x1_promoted_tma_b1", "128x256_s4_c1x1_promoted_tma_b1"
 
 
 def medians(path):
-    out = {}
-    for b in json.load(open(os.path.join(HERE, path)))["benchmarks"]:
-        m = re.match(r"ch08:([^/]+)/([^/]+)/", b["name"])
-        if m and "median_us" in b:
-            out[(m.group(1), m.group(2))] = b["median_us"]
-    return out
+    return executable_medians(os.path.join(HERE, path))
 
 
 def ratio(runs, kernel, twin, case):
