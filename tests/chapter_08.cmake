@@ -7,7 +7,8 @@
 # with masked_m from 0 to M_max (all 0, all M_max), a CUDA graph replayed with other offsets /
 # masked_m, determinism, the checking mode (good descriptions pass; decreasing, first != 0,
 # last != rows, negative or > M_max refused by std::runtime_error naming the index, D untouched;
-# std::invalid_argument under stream capture, the capture left valid).
+# std::invalid_argument under stream capture, the capture left valid); the stream-K kernels on
+# calls the division splits (session 18: checked to split, rerun bit-identical, graph replay).
 if(TARGET fp8gemm_ch08_checks)
   fp8gemm_test(test_chapter_08_args LABEL cpu SOURCES test_chapter_08_args.cpp LIBS fp8gemm_ch08)
   fp8gemm_test(test_chapter_08 LABEL gpu SOURCES test_chapter_08.cu LIBS fp8gemm_ch08_checks)
