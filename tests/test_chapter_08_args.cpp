@@ -58,6 +58,25 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   g = good();
   g.rows = 0;
   CHECK(has(refusal(g), "M = 0"));
+  // A stream-K kernel counts the tiles of all groups in 32 bits: 2^18 row tiles x 2^13 column
+  // tiles is refused by name, and the same call with the data-parallel twin gets past that rule.
+  g = good();
+  g.layout = ch08::Layout::masked;
+  g.masked_m = g.offsets;
+  g.groups = 1;
+  g.rows = std::int64_t(1) << 26;
+  g.N = std::int64_t(1) << 20;
+  g.D = reinterpret_cast<std::uint16_t*>(std::uintptr_t(1) << 48);  // clear of the inputs
+  const std::string sk = test::refusal_of([&] {
+    ch08::Plan p(g, ch08::Options{.kernel = "256x128_s4_c1x1_promoted_tma_b1_sk"});
+  });
+  INFO(sk);
+  CHECK(has(sk, "counts tiles in 32 bits"));
+  CHECK(has(sk, "2147483648"));
+  const std::string twin = test::refusal_of([&] {
+    ch08::Plan p(g, ch08::Options{.kernel = "256x128_s4_c1x1_promoted_tma_b1"});
+  });
+  CHECK_FALSE(has(twin, "32 bits"));
   // D over the third expert's weights (B is [G, N, K] = 4 x 512 x 1024 bytes): refused by the
   // engine's own rule, which counts G N rows of B (validate.hpp, b_rows), before any CUDA call.
   g = good();

@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
@@ -192,6 +193,15 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
     fail("kernel " + k.name + " stores D by TMA, through a view of at most 2^30 rows (" +
          std::to_string(all_rows) + " given; common/ragged_rows.hpp): choose a registers-epilogue "
          "kernel, or leave Options::kernel empty");
+  // A stream-K kernel's division counts the tiles of all groups in int (at most this many).
+  constexpr std::int64_t kStreamKLimit = std::int64_t(1) << 31;
+  const std::int64_t most_tiles =
+      (g.layout == Layout::masked ? g.groups * ceil_div(g.rows, k.block_m)
+                                  : ceil_div(g.rows, k.block_m) + g.groups) *
+      ceil_div(g.N, k.block_n);
+  if (k.stream_k && most_tiles >= kStreamKLimit)
+    fail("kernel " + k.name + " (stream-K) counts tiles in 32 bits: up to " +
+         std::to_string(most_tiles) + " here; choose a kernel without _sk");
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
   require_device_accessible(description_of(g), description_bytes(g), kWho,
                             g.layout == Layout::contiguous ? "offsets" : "masked_m");
@@ -225,16 +235,13 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   p.layout.rows = int(g.layout == Layout::contiguous ? g.rows : 0);
   p.n_tiles = int(ceil_div(g.N, k.block_n));
   if (k.stream_k) {
-    // The division runs in int (common/engine/stream_k.hpp): every tile count and unit below 2^31.
-    const std::int64_t most_tiles =
-        (g.layout == Layout::masked ? g.groups * ceil_div(g.rows, k.block_m)
-                                    : ceil_div(g.rows, k.block_m) + g.groups) *
-        ceil_div(g.N, k.block_n);
-    const std::int64_t most_units = std::int64_t(impl_->plan->grid_ctas()) * ceil_div(g.K, 128);
-    if (most_tiles >= (std::int64_t(1) << 31) || most_units >= (std::int64_t(1) << 31))
-      fail("kernel " + k.name + " (stream-K) counts tiles and K blocks in 32 bits: up to " +
-           std::to_string(most_tiles) + " tiles and " + std::to_string(most_units) +
-           " units here; choose a kernel without _sk");
+    // The division runs in int (common/engine/stream_k.hpp): its units (fewer than the grid's
+    // CTAs, and than the tiles, times the K blocks) below 2^31 too.
+    const std::int64_t most_units =
+        std::min(most_tiles, std::int64_t(impl_->plan->grid_ctas())) * ceil_div(g.K, 128);
+    if (most_units >= kStreamKLimit)
+      fail("kernel " + k.name + " (stream-K) counts K blocks in 32 bits: up to " +
+           std::to_string(most_units) + " here; choose a kernel without _sk");
     const std::size_t ctas = std::size_t(impl_->plan->grid_ctas());
     const std::size_t consumer_wgs = std::size_t(k.threads / 128 - 1);
     impl_->sk_partials = DeviceBuffer<float>(ctas * std::size_t(k.block_m) * std::size_t(k.block_n));

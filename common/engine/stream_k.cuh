@@ -131,7 +131,6 @@ struct StreamKGroupedMath : GroupedBlockScaledMath<Cfg, kLoop> {
   using Scheduler = StreamKGroupedScheduler<Cfg::kBlockM>;
   /// kernel.cuh: the consumers call fixup() after the main loop (StreamKFixup).
   static constexpr bool kStreamK = true;
-  static constexpr StreamKReads kStreamKReads = kReads;
   static constexpr bool kStreamKRegisterReads = kReads == StreamKReads::registers;  // "_skr"
 
   __device__ __forceinline__ static Scheduler make_scheduler(const Params& p, std::uint32_t) {
