@@ -10,6 +10,7 @@ const std::vector<engine::KernelInfo>& kernels() {
     add_kernels_small(v);
     add_kernels_loops(v);
     add_kernels_wait(v);
+    add_kernels_timeline(v);
     return v;
   }();
   return all;

@@ -1,0 +1,36 @@
+// The table's large tiles with clock64 stamps at the consumers' steps (common/engine/timeline.cuh):
+// a diagnostic for ch07_timeline (timeline.cu), never chosen by the table. Names end in
+// "_timeline". With no buffer set they compute exactly what their twins compute (test_chapter_07
+// validates them with every kernel) and store no stamps.
+#include "common/cuda.hpp"
+#include "common/engine/kernel_info.cuh"
+#include "common/engine/timeline.cuh"
+#include "kernels.hpp"
+
+namespace fp8gemm::ch07 {
+using namespace engine;
+
+template <int BM, int BN, int S, int CM, int CN, int Buffers>
+using TimelineCfg = KernelConfig<BM, BN, S, CM, CN, Accumulation::promoted,
+                                 EpilogueKind::tma_store, Buffers>;
+
+template <class Cfg>
+static KernelInfo timeline_kernel() {
+  KernelInfo k = kernel_info<Cfg, TimelineMath<Cfg>>();
+  k.name += "_timeline";
+  k.comparison_only = true;
+  return k;
+}
+
+void add_kernels_timeline(std::vector<KernelInfo>& out) {
+  out.push_back(timeline_kernel<TimelineCfg<256, 128, 3, 1, 2, 0>>());  // 8192^3's, DeepGEMM's tile
+  out.push_back(timeline_kernel<TimelineCfg<256, 128, 4, 2, 1, 1>>());  // 4096 x 4096 x 7168's
+  out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>>());  // 4096 x 32768 x 512's
+}
+
+void set_timeline_buffer(unsigned long long* data, int events_per_tile) {
+  const timeline::Buffer b{data, events_per_tile};
+  FP8GEMM_CUDA_CHECK(cudaMemcpyToSymbol(g_timeline, &b, sizeof b));
+}
+
+}  // namespace fp8gemm::ch07

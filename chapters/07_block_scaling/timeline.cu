@@ -1,0 +1,158 @@
+// ch07_timeline: where a block-scaled kernel's cycles go, from clock64 stamps taken inside it
+// (common/engine/timeline.cuh; the README's "A timeline of the kernel" reads them with
+// plots/data/h200/ch07/timeline/analyse.py).
+//
+//   ch07_timeline [--shapes=MxNxK,...] [--kernels=NAME_timeline,...] [--reps=N] [--json=PATH]
+//
+// For each shape and kernel: validate the "_timeline" kernel (sampled float64 check, as the
+// chapter's executable does), time it with no stamp buffer beside its twin without hooks
+// (interleaved, L2 flushed before each launch, median of --reps: what the hooks cost), then run
+// it once with the buffer set and write every stamp of CTAs 0-3 to the JSON. Without a GPU it
+// says so and exits 2, as the chapters do.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bs_check.hpp"
+#include "bs_gemm.hpp"
+#include "common/bench.hpp"
+#include "common/chapter_args.hpp"
+#include "common/cuda.hpp"
+#include "common/engine/timeline.cuh"
+#include "kernels.hpp"
+
+using namespace fp8gemm;
+
+namespace {
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string arg_value(int argc, char** argv, const std::string& name, const std::string& fallback) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind(name + "=", 0) == 0) return a.substr(name.size() + 1);
+  }
+  return fallback;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::printf("ch07_timeline: clock64 stamps inside chapter 7's block-scaled kernels\n");
+  if (cuda_device_count() == 0) {
+    std::printf("No CUDA GPU found: ch07_timeline was built, but running it needs an NVIDIA "
+                "Hopper GPU (sm_90a).\n");
+    return 2;
+  }
+  std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
+  const std::vector<std::string> shape_args =
+      split_list(arg_value(argc, argv, "--shapes", "8192x8192x8192"));
+  const std::vector<std::string> kernels =
+      split_list(arg_value(argc, argv, "--kernels", "256x128_s3_c1x2_promoted_tma_b4_timeline"));
+  const int reps = std::stoi(arg_value(argc, argv, "--reps", "21"));
+  const std::string json = arg_value(argc, argv, "--json", "ch07_timeline.json");
+  const std::string suffix = "_timeline";
+
+  std::ofstream out(json);
+  if (!out) {
+    std::fprintf(stderr, "cannot write %s\n", json.c_str());
+    return 1;
+  }
+  out << "{\"gpu\": \"" << describe_device() << "\", \"commit\": \"" << git_commit()
+      << "\", \"record_ctas\": " << engine::timeline::kRecordCtas
+      << ", \"max_tiles\": " << engine::timeline::kMaxTiles << ", \"events\": {\"tile_start\": "
+      << engine::timeline::kTileStart << ", \"kblock_start\": " << engine::timeline::kKBlockStart
+      << ", \"issue\": " << engine::timeline::kIssue << ", \"done\": " << engine::timeline::kDone
+      << ", \"tile_end\": " << engine::timeline::kTileEnd << "}, \"runs\": [\n";
+  bool first_run = true;
+  int failures = 0;
+  L2Flush flush;
+  EventTimer timer;
+  for (const std::string& sa : shape_args) {
+    const Shape s = parse_shape(sa);
+    ch07::DeviceOperands ops(s.M, s.N, s.K, 7000 + std::uint64_t(s.M + s.N + s.K));
+    for (const std::string& name : kernels) {
+      if (name.size() <= suffix.size() || !name.ends_with(suffix)) {
+        std::fprintf(stderr, "%s: not a timeline kernel (its name ends in %s)\n", name.c_str(),
+                     suffix.c_str());
+        return 1;
+      }
+      const std::string twin = name.substr(0, name.size() - suffix.size());
+      ch07::Options o_tl, o_twin;
+      o_tl.kernel = name;
+      o_twin.kernel = twin;
+      const ch07::Plan tl(ops.gemm(), o_tl), base(ops.gemm(), o_twin);
+      ch07::set_timeline_buffer(nullptr, 0);
+      const auto check = ch07::sampled_check(ops, tl, 8, 77);
+      std::printf("%s %s: %s %s\n", sa.c_str(), name.c_str(), check.ok ? "valid" : "WRONG",
+                  check.describe.c_str());
+      if (!check.ok) {
+        ++failures;
+        continue;
+      }
+      // What the hooks cost without stores: interleaved, L2 flushed before each launch.
+      std::vector<float> t_tl, t_base;
+      for (int r = 0; r < reps + 2; ++r) {
+        for (int which = 0; which < 2; ++which) {
+          const ch07::Plan& p = (r + which) % 2 == 0 ? tl : base;
+          flush.flush();
+          timer.start();
+          p.run(nullptr);
+          timer.stop();
+          const float ms = timer.elapsed_ms();
+          if (r >= 2) (&p == &tl ? t_tl : t_base).push_back(ms);
+        }
+      }
+      // The stamps: one launch with the buffer set.
+      const int k_blocks = int((s.K + 127) / 128);
+      const int events_per_tile = 2 + k_blocks * 9;  // tile start/end; per K block a start and
+                                                     // an issue and a completion per wave (<= 4)
+      const std::size_t words = std::size_t(engine::timeline::kRecordCtas) * 2 *
+                                engine::timeline::kMaxTiles * std::size_t(events_per_tile);
+      DeviceBuffer<unsigned long long> buf(words);
+      FP8GEMM_CUDA_CHECK(cudaMemset(buf.data(), 0, buf.bytes()));
+      ch07::set_timeline_buffer(buf.data(), events_per_tile);
+      flush.flush();
+      tl.run(nullptr);
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      ch07::set_timeline_buffer(nullptr, 0);
+      const std::vector<unsigned long long> stamps = buf.download();
+      const float ms_tl = median(t_tl), ms_base = median(t_base);
+      const double tflops = 2.0 * double(s.M) * double(s.N) * double(s.K) / (ms_base * 1e-3) / 1e12;
+      std::printf("  twin %.1f us (%.1f TFLOPS), with hooks and no buffer %.1f us (%.4fx), %d reps\n",
+                  ms_base * 1e3, tflops, ms_tl * 1e3, ms_tl / ms_base, reps);
+      out << (first_run ? "" : ",\n") << "  {\"shape\": [" << s.M << ", " << s.N << ", " << s.K
+          << "], \"kernel\": \"" << name << "\", \"twin\": \"" << twin
+          << "\", \"k_blocks\": " << k_blocks << ", \"events_per_tile\": " << events_per_tile
+          << ", \"twin_us\": " << ms_base * 1e3 << ", \"hooks_us\": " << ms_tl * 1e3
+          << ", \"check\": \"" << check.describe << "\", \"stamps\": [";
+      first_run = false;
+      // Per CTA, warpgroup and tile: the list of [event, clock] until the first empty word.
+      bool first_list = true;
+      for (int cta = 0; cta < engine::timeline::kRecordCtas; ++cta)
+        for (int wg = 0; wg < 2; ++wg)
+          for (int tile = 0; tile < engine::timeline::kMaxTiles; ++tile) {
+            const std::size_t base_i =
+                ((std::size_t(cta) * 2 + wg) * engine::timeline::kMaxTiles + tile) * events_per_tile;
+            if (stamps[base_i] == 0) continue;
+            out << (first_list ? "" : ",") << "\n    {\"cta\": " << cta << ", \"wg\": " << wg
+                << ", \"tile\": " << tile << ", \"ev\": [";
+            first_list = false;
+            for (int e = 0; e < events_per_tile && stamps[base_i + e] != 0; ++e) {
+              const unsigned long long w = stamps[base_i + e];
+              out << (e ? "," : "") << "[" << (w >> 56) << "," << (w & ((1ull << 56) - 1)) << "]";
+            }
+            out << "]}";
+          }
+      out << "]}";
+    }
+  }
+  out << "\n]}\n";
+  std::printf("wrote %s\n", json.c_str());
+  return failures == 0 ? 0 : 1;
+}
