@@ -24,8 +24,9 @@ void add_kernels_loops(std::vector<engine::KernelInfo>& out);
 void add_kernels_wait(std::vector<engine::KernelInfo>& out);
 void add_kernels_timeline(std::vector<engine::KernelInfo>& out);
 
-/// The "_timeline" kernels' stamp buffer (common/engine/timeline.cuh; null: no stamps), set for
-/// every such kernel at once; ch07_timeline (timeline.cu) uses it. Not for concurrent runs.
-void set_timeline_buffer(unsigned long long* data, int events_per_tile);
+/// The "_timeline" kernels' stamp buffer (common/engine/timeline.cuh; null: no stamps), `capacity`
+/// words per CTA and observer, set for every such kernel at once; ch07_timeline (timeline.cu)
+/// uses it. Not for concurrent runs.
+void set_timeline_buffer(unsigned long long* data, int capacity);
 
 }  // namespace fp8gemm::ch07

@@ -1,7 +1,8 @@
-// The table's large tiles with clock64 stamps at the consumers' steps (common/engine/timeline.cuh):
-// a diagnostic for ch07_timeline (timeline.cu), never chosen by the table. Names end in
-// "_timeline". With no buffer set they compute exactly what their twins compute (test_chapter_07
-// validates them with every kernel) and store no stamps.
+// The table's large tiles with their ring observed (common/engine/timeline.cuh): the producer
+// warpgroup's idle warps stamp each stage's full and empty barriers. A diagnostic for
+// ch07_timeline (timeline.cu), never chosen by the table; names end in "_timeline". The consumers
+// run their twins' code and compute what their twins compute (test_chapter_07 validates these with
+// every kernel); with no buffer set nothing is stored.
 #include "common/cuda.hpp"
 #include "common/engine/kernel_info.cuh"
 #include "common/engine/timeline.cuh"
@@ -28,9 +29,9 @@ void add_kernels_timeline(std::vector<KernelInfo>& out) {
   out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>>());  // 4096 x 32768 x 512's
 }
 
-void set_timeline_buffer(unsigned long long* data, int events_per_tile) {
-  const timeline::Buffer b{data, events_per_tile};
-  FP8GEMM_CUDA_CHECK(cudaMemcpyToSymbol(g_timeline, &b, sizeof b));
+void set_timeline_buffer(unsigned long long* data, int capacity) {
+  const timeline::Buffer b{data, capacity};
+  FP8GEMM_CUDA_CHECK(cudaMemcpyToSymbol(c_timeline, &b, sizeof b));
 }
 
 }  // namespace fp8gemm::ch07

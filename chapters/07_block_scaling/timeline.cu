@@ -1,14 +1,14 @@
-// ch07_timeline: where a block-scaled kernel's cycles go, from clock64 stamps taken inside it
-// (common/engine/timeline.cuh; the README's "A timeline of the kernel" reads them with
-// plots/data/h200/ch07/timeline/analyse.py).
+// ch07_timeline: where a block-scaled kernel's cycles go, from clock64 stamps of its ring's
+// barriers taken by the producer warpgroup's idle warps (common/engine/timeline.cuh; the README's
+// "A timeline of the kernel" reads them with plots/data/h200/ch07/timeline/analyse.py).
 //
 //   ch07_timeline [--shapes=MxNxK,...] [--kernels=NAME_timeline,...] [--reps=N] [--json=PATH]
 //
 // For each shape and kernel: validate the "_timeline" kernel (sampled float64 check, as the
-// chapter's executable does), time it with no stamp buffer beside its twin without hooks
-// (interleaved, L2 flushed before each launch, median of --reps: what the hooks cost), then run
-// it once with the buffer set and write every stamp of CTAs 0-3 to the JSON. Without a GPU it
-// says so and exits 2, as the chapters do.
+// chapter's executable does), time it with the stamp buffer set beside its twin (interleaved, L2
+// flushed before each launch, median of --reps: what observing costs), then write the stamps of
+// its last launch (CTAs 0-3) to the JSON. Without a GPU it says so and exits 2, as the chapters
+// do.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -64,11 +64,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   out << "{\"gpu\": \"" << describe_device() << "\", \"commit\": \"" << git_commit()
-      << "\", \"record_ctas\": " << engine::timeline::kRecordCtas
-      << ", \"max_tiles\": " << engine::timeline::kMaxTiles << ", \"events\": {\"tile_start\": "
-      << engine::timeline::kTileStart << ", \"kblock_start\": " << engine::timeline::kKBlockStart
-      << ", \"issue\": " << engine::timeline::kIssue << ", \"done\": " << engine::timeline::kDone
-      << ", \"tile_end\": " << engine::timeline::kTileEnd << "}, \"runs\": [\n";
+      << "\", \"record_ctas\": " << engine::timeline::kRecordCtas << ", \"runs\": [\n";
   bool first_run = true;
   int failures = 0;
   L2Flush flush;
@@ -95,7 +91,15 @@ int main(int argc, char** argv) {
         ++failures;
         continue;
       }
-      // What the hooks cost without stores: interleaved, L2 flushed before each launch.
+      // The buffer: every K block of CTAs 0-3 (at most ceil(tiles / 66) tiles each, counting
+      // 128 x 128 tiles, the smallest here).
+      const int k_blocks = int((s.K + 127) / 128);
+      const std::int64_t tiles = ((s.M + 127) / 128) * ((s.N + 127) / 128);
+      const int capacity = int((tiles + 65) / 66 + 1) * k_blocks;
+      DeviceBuffer<unsigned long long> buf(std::size_t(engine::timeline::kRecordCtas) * 2 * capacity);
+      FP8GEMM_CUDA_CHECK(cudaMemset(buf.data(), 0, buf.bytes()));
+      ch07::set_timeline_buffer(buf.data(), capacity);
+      // The kernel observed against its twin: interleaved, L2 flushed before each launch.
       std::vector<float> t_tl, t_base;
       for (int r = 0; r < reps + 2; ++r) {
         for (int which = 0; which < 2; ++which) {
@@ -108,47 +112,33 @@ int main(int argc, char** argv) {
           if (r >= 2) (&p == &tl ? t_tl : t_base).push_back(ms);
         }
       }
-      // The stamps: one launch with the buffer set.
-      const int k_blocks = int((s.K + 127) / 128);
-      const int events_per_tile = 2 + k_blocks * 9;  // tile start/end; per K block a start and
-                                                     // an issue and a completion per wave (<= 4)
-      const std::size_t words = std::size_t(engine::timeline::kRecordCtas) * 2 *
-                                engine::timeline::kMaxTiles * std::size_t(events_per_tile);
-      DeviceBuffer<unsigned long long> buf(words);
-      FP8GEMM_CUDA_CHECK(cudaMemset(buf.data(), 0, buf.bytes()));
-      ch07::set_timeline_buffer(buf.data(), events_per_tile);
-      flush.flush();
-      tl.run(nullptr);
       FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
       ch07::set_timeline_buffer(nullptr, 0);
-      const std::vector<unsigned long long> stamps = buf.download();
+      const std::vector<unsigned long long> stamps = buf.download();  // the last launch's
       const float ms_tl = median(t_tl), ms_base = median(t_base);
       const double tflops = 2.0 * double(s.M) * double(s.N) * double(s.K) / (ms_base * 1e-3) / 1e12;
-      std::printf("  twin %.1f us (%.1f TFLOPS), with hooks and no buffer %.1f us (%.4fx), %d reps\n",
+      std::printf("  twin %.1f us (%.1f TFLOPS), observed %.1f us (%.4fx), %d reps\n",
                   ms_base * 1e3, tflops, ms_tl * 1e3, ms_tl / ms_base, reps);
       out << (first_run ? "" : ",\n") << "  {\"shape\": [" << s.M << ", " << s.N << ", " << s.K
           << "], \"kernel\": \"" << name << "\", \"twin\": \"" << twin
-          << "\", \"k_blocks\": " << k_blocks << ", \"events_per_tile\": " << events_per_tile
-          << ", \"twin_us\": " << ms_base * 1e3 << ", \"hooks_us\": " << ms_tl * 1e3
-          << ", \"check\": \"" << check.describe << "\", \"stamps\": [";
+          << "\", \"block_m\": " << tl.kernel().block_m << ", \"block_n\": " << tl.kernel().block_n
+          << ", \"k_blocks\": " << k_blocks << ", \"twin_us\": " << ms_base * 1e3
+          << ", \"observed_us\": " << ms_tl * 1e3 << ", \"reps\": " << reps
+          << ", \"check\": \"" << check.describe << "\", \"ctas\": [";
       first_run = false;
-      // Per CTA, warpgroup and tile: the list of [event, clock] until the first empty word.
-      bool first_list = true;
-      for (int cta = 0; cta < engine::timeline::kRecordCtas; ++cta)
-        for (int wg = 0; wg < 2; ++wg)
-          for (int tile = 0; tile < engine::timeline::kMaxTiles; ++tile) {
-            const std::size_t base_i =
-                ((std::size_t(cta) * 2 + wg) * engine::timeline::kMaxTiles + tile) * events_per_tile;
-            if (stamps[base_i] == 0) continue;
-            out << (first_list ? "" : ",") << "\n    {\"cta\": " << cta << ", \"wg\": " << wg
-                << ", \"tile\": " << tile << ", \"ev\": [";
-            first_list = false;
-            for (int e = 0; e < events_per_tile && stamps[base_i + e] != 0; ++e) {
-              const unsigned long long w = stamps[base_i + e];
-              out << (e ? "," : "") << "[" << (w >> 56) << "," << (w & ((1ull << 56) - 1)) << "]";
-            }
-            out << "]}";
+      // Per CTA: [first-of-tile, clock] of each K block, full barriers then empty barriers.
+      for (int cta = 0; cta < engine::timeline::kRecordCtas; ++cta) {
+        out << (cta ? "," : "") << "\n    {\"cta\": " << cta;
+        for (int o = 0; o < 2; ++o) {
+          out << (o == 0 ? ", \"full\": [" : "], \"empty\": [");
+          const std::size_t base_i = (std::size_t(cta) * 2 + o) * capacity;
+          for (int j = 0; j < capacity && stamps[base_i + j] != 0; ++j) {
+            const unsigned long long w = stamps[base_i + j];
+            out << (j ? "," : "") << "[" << ((w >> 55) & 1) << "," << (w & ((1ull << 55) - 1)) << "]";
           }
+        }
+        out << "]}";
+      }
       out << "]}";
     }
   }

@@ -620,6 +620,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         ptx::mbarrier_arrive(ptx::smem_u32(&full[st.stage]));
       }
     }
+    if constexpr (requires { Math::kObserveRing; }) {
+      // A diagnostic policy only (timeline.cuh): warps 1 and 2 of this warpgroup, otherwise idle,
+      // write down when each stage's full and empty barriers complete.
+      const int warp = int(threadIdx.x - Cfg::kConsumerThreads) / 32;
+      if (warp == 1 || warp == 2) Math::observe_ring(p, rank, full, empty, warp == 1);
+    }
   } else {
     // ------------------------------ consumer warpgroups ------------------------------
     ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
