@@ -24,9 +24,11 @@ void add_kernels_loops(std::vector<engine::KernelInfo>& out);
 void add_kernels_wait(std::vector<engine::KernelInfo>& out);
 void add_kernels_timeline(std::vector<engine::KernelInfo>& out);
 
-/// The "_timeline" kernels' stamp buffer (common/engine/timeline.cuh; null: no stamps), `capacity`
-/// words per CTA and observer, set for every such kernel at once; ch07_timeline (timeline.cu)
-/// uses it. Not for concurrent runs.
-void set_timeline_buffer(unsigned long long* data, int capacity);
+/// The "_timeline" kernels' stamp buffers (common/engine/timeline.cuh; null: no stamps): the ring's,
+/// `capacity` words per CTA and observer, and the consumers' per tile (3 per tile and warpgroup,
+/// `tiles_n` tiles along N), set for every such kernel at once; ch07_timeline (timeline.cu) uses
+/// them. Not for concurrent runs.
+void set_timeline_buffer(unsigned long long* data, int capacity, unsigned long long* tiles = nullptr,
+                         int tiles_n = 0);
 
 }  // namespace fp8gemm::ch07

@@ -29,8 +29,9 @@ void add_kernels_timeline(std::vector<KernelInfo>& out) {
   out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>>());  // 4096 x 32768 x 512's
 }
 
-void set_timeline_buffer(unsigned long long* data, int capacity) {
-  const timeline::Buffer b{data, capacity};
+void set_timeline_buffer(unsigned long long* data, int capacity, unsigned long long* tiles,
+                         int tiles_n) {
+  const timeline::Buffer b{data, capacity, tiles, tiles_n};
   FP8GEMM_CUDA_CHECK(cudaMemcpyToSymbol(c_timeline, &b, sizeof b));
 }
 

@@ -98,7 +98,11 @@ int main(int argc, char** argv) {
       const int capacity = int((tiles + 65) / 66 + 1) * k_blocks;
       DeviceBuffer<unsigned long long> buf(std::size_t(engine::timeline::kRecordCtas) * 2 * capacity);
       FP8GEMM_CUDA_CHECK(cudaMemset(buf.data(), 0, buf.bytes()));
-      ch07::set_timeline_buffer(buf.data(), capacity);
+      const int block_m = tl.kernel().block_m, block_n = tl.kernel().block_n;
+      const int tiles_m = int((s.M + block_m - 1) / block_m), tiles_n = int((s.N + block_n - 1) / block_n);
+      DeviceBuffer<unsigned long long> tile_buf(std::size_t(tiles_m) * tiles_n * 2 * 3);
+      FP8GEMM_CUDA_CHECK(cudaMemset(tile_buf.data(), 0, tile_buf.bytes()));
+      ch07::set_timeline_buffer(buf.data(), capacity, tile_buf.data(), tiles_n);
       // The kernel observed against its twin: interleaved, L2 flushed before each launch.
       std::vector<float> t_tl, t_base;
       for (int r = 0; r < reps + 2; ++r) {
@@ -115,6 +119,7 @@ int main(int argc, char** argv) {
       FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
       ch07::set_timeline_buffer(nullptr, 0);
       const std::vector<unsigned long long> stamps = buf.download();  // the last launch's
+      const std::vector<unsigned long long> tile_stamps = tile_buf.download();
       const float ms_tl = median(t_tl), ms_base = median(t_base);
       const double tflops = 2.0 * double(s.M) * double(s.N) * double(s.K) / (ms_base * 1e-3) / 1e12;
       std::printf("  twin %.1f us (%.1f TFLOPS), observed %.1f us (%.4fx), %d reps\n",
@@ -137,6 +142,20 @@ int main(int argc, char** argv) {
             out << (j ? "," : "") << "[" << ((w >> 55) & 1) << "," << (w & ((1ull << 55) - 1)) << "]";
           }
         }
+        out << "]";
+        // This CTA's tiles: [m_block, n_block, warpgroup, loop start, loop end, epilogue end].
+        out << ", \"tiles\": [";
+        bool first_tile = true;
+        for (int tm = 0; tm < tiles_m; ++tm)
+          for (int tn = 0; tn < tiles_n; ++tn)
+            for (int w = 0; w < 2; ++w) {
+              const std::size_t i = ((std::size_t(tm) * tiles_n + tn) * 2 + w) * 3;
+              if (tile_stamps[i] == 0 || int(tile_stamps[i] >> 56) != cta) continue;
+              out << (first_tile ? "" : ",") << "[" << tm << "," << tn << "," << w;
+              for (int e = 0; e < 3; ++e) out << "," << (tile_stamps[i + e] & ((1ull << 56) - 1));
+              out << "]";
+              first_tile = false;
+            }
         out << "]}";
       }
       out << "]}";

@@ -622,7 +622,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
     if constexpr (requires { Math::kObserveRing; }) {
       // A diagnostic policy only (timeline.cuh): warps 1 and 2 of this warpgroup, otherwise idle,
-      // write down when each stage's full and empty barriers complete.
+      // write down when each stage's full and empty barriers complete (and the consumers, through
+      // observe_consumer, when each tile's main loop starts and ends and its epilogue ends).
       const int warp = int(threadIdx.x - Cfg::kConsumerThreads) / 32;
       if (warp == 1 || warp == 2) Math::observe_ring(p, rank, full, empty, warp == 1);
     }
@@ -660,7 +661,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         typename Math::TileT later;
         hand_over = peek.next(later);
       }
+      if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 0);
       Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
+      if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 1);
       // Our main loop is done: the other warpgroup's may start while we store this tile.
       if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
       if constexpr (StreamKFixup<Math>) {
@@ -691,6 +694,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                                          p.ldd, p.accumulate != 0, p.d_pairs_ok != 0);
         }
       });
+      if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 2);
     }
     if constexpr (stores_by_tma(Cfg::kEpilogue)) {
       // The staging buffers must stay valid until the last stores have read them, and D must be

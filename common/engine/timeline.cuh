@@ -22,6 +22,10 @@
 // tiles' K blocks in order, as the producer loads them),
 //   data[(c x 2 + o) x capacity + j] = event << 56 | first << 55 | clock64 (55 bits),
 // event kFull or kEmpty, first = 1 at a tile's first K block; capacity words per (c, o).
+// And from the consumers, outside their main loop (three stamps a tile, by thread 0 of each
+// consumer warpgroup; the loop's code is untouched), for tile (m_block, n_block) of warpgroup w:
+//   tiles[((m_block x tiles_n + n_block) x 2 + w) x 3 + e] = cta << 56 | clock64,
+// e = 0 the main loop's start, 1 its end, 2 the epilogue's end (every tile, recorded CTAs only).
 #pragma once
 
 #include <cstdint>
@@ -36,10 +40,13 @@ enum Event : unsigned {
   kEmpty = 2,  ///< its empty barrier completed: every reader released it
 };
 constexpr int kRecordCtas = 4;
-/// Where the stamps go (null: nowhere) and how many per (CTA, observer).
+/// Where the stamps go (null: nowhere) and how many per (CTA, observer); the consumers' tile
+/// stamps (null: none) and the call's tiles along N.
 struct Buffer {
   unsigned long long* data;
   int capacity;
+  unsigned long long* tiles;
+  int tiles_n;
 };
 }  // namespace timeline
 
@@ -83,6 +90,21 @@ struct TimelineMath : BlockScaledMath<Cfg> {
         st.advance();
       }
     }
+  }
+
+  /// Thread 0 of consumer warpgroup wg stamps tile t's main-loop start (e = 0), end (1) and
+  /// epilogue end (2), in recording CTAs with a tile buffer set. Called outside the main loop.
+  template <class TileT>
+  __device__ __forceinline__ static void observe_consumer(const Params&, const TileT& t, int wg,
+                                                          int e) {
+    long long clock;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(clock));
+    const timeline::Buffer b = c_timeline;
+    if (threadIdx.x % 128 != 0 || blockIdx.x >= unsigned(timeline::kRecordCtas) || b.tiles == nullptr)
+      return;
+    const std::int64_t tile = std::int64_t(t.m_block) * b.tiles_n + t.n_block;
+    b.tiles[(tile * 2 + wg) * 3 + e] =
+        (std::uint64_t(blockIdx.x) << 56) | (std::uint64_t(clock) & ((1ull << 56) - 1));
   }
 };
 
