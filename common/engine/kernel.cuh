@@ -640,27 +640,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // (ping-pong, slot 0).
     const int slot = Cfg::kPingPong ? 0 : wg;
     int tile_index = 0;
-    // Where the policy's scheduler is the consumers' own (not tile records in the ring), the next
-    // tile is taken right after the main loop, before the epilogue, so that the scheduler's
-    // integer arithmetic (a dependent chain of a few hundred cycles for the banded raster) runs
-    // under the epilogue's stores instead of after them. Measured with chapter 7's timeline
-    // (ch07_timeline, session 19): ~500 cycles from one tile's epilogue end to the next tile's
-    // main-loop start before. Not for ping-pong (the warpgroups take turns over the tiles), stream-K
-    // (a tile may end in a hand-over) or tiles through the ring (taking one waits for the ring:
-    // chapter 8's grouped forward was 1-5% slower with it, c47176c).
-    constexpr bool kTakeNextEarly =
-        !Cfg::kPingPong && !TilesThroughRing<Math> && !StreamKFixup<Math>;
-    typename Math::TileT next_t;
-    bool next_ok = false;
-    auto advance = [&]() {
-      if constexpr (kTakeNextEarly) {
-        t = next_t;
-        return next_ok;
-      } else {
-        return next_consumer_tile(scheduler, t, st);
-      }
-    };
-    for (bool more = next_consumer_tile(scheduler, t, st); more; more = advance()) {
+    while (next_consumer_tile(scheduler, t, st)) {
       bool hand_over = false;  // ping-pong: the other warpgroup has a tile after this one
       if constexpr (Cfg::kPingPong) {
         // Ping-pong: this CTA's tiles alternate between the two warpgroups. The producer loads
@@ -684,7 +664,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 0);
       Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
       if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 1);
-      if constexpr (kTakeNextEarly) next_ok = next_consumer_tile(scheduler, next_t, st);
       // Our main loop is done: the other warpgroup's may start while we store this tile.
       if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
       if constexpr (StreamKFixup<Math>) {
