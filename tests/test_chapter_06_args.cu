@@ -112,6 +112,7 @@ TEST_CASE("engine scheduler: the banded raster visits every unit exactly once", 
           s.num_units = units_m * units_n;
           s.along_n = along_n;
           s.group = std::min(group, along_n == 0 ? units_m : units_n);
+          fp8gemm::engine::set_divisors(s);
           std::vector<int> seen(std::size_t(s.num_units), 0);
           bool in_range = true, banded = true;
           for (int u = 0; u < s.num_units; ++u) {
@@ -134,4 +135,34 @@ TEST_CASE("engine scheduler: the banded raster visits every unit exactly once", 
           ++cases;
         }
   CHECK(cases == 6 * 5 * 2 * 7);
+}
+
+TEST_CASE("engine scheduler: FastDiv divides exactly", "[ch06][cpu]") {
+  // Every divisor the scheduler can get is below 2^30 and every dividend below 2^31; check small
+  // and large divisors (powers of two and their neighbours included) against integer division
+  // at dividends near 0, near multiples of d and near 2^31.
+  std::vector<int> divisors;
+  for (int d = 1; d <= 1000; ++d) divisors.push_back(d);
+  for (int e = 10; e < 31; ++e)
+    for (int delta : {-1, 0, 1}) divisors.push_back((1 << e) + delta);
+  divisors.push_back(1000003);
+  divisors.push_back((1 << 30) - 3);
+  long long checks = 0, wrong = 0;
+  for (int d : divisors) {
+    const auto f = fp8gemm::engine::FastDiv::make(d);
+    std::vector<long long> ns;
+    for (long long n = 0; n < 300; ++n) ns.push_back(n);
+    for (long long k : {1LL, 2LL, 3LL, 7LL, 1000LL, 123457LL})
+      for (long long delta : {-1LL, 0LL, 1LL}) ns.push_back(k * d + delta);
+    for (long long n = (1LL << 31) - 300; n < (1LL << 31); ++n) ns.push_back(n);
+    for (long long n : ns) {
+      if (n < 0 || n >= (1LL << 31)) continue;
+      ++checks;
+      if (f.div(int(n)) != int(n / d)) {
+        if (++wrong < 5) FAIL_CHECK("n " << n << " / d " << d << ": " << f.div(int(n)));
+      }
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(checks > 500000);
 }

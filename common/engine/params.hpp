@@ -100,6 +100,37 @@ inline constexpr const char* to_string(EpilogueKind e) {
                                              : "tma_store_f32";
 }
 
+/// n / d for 0 <= n < 2^31 and 1 <= d < 2^31 by a multiply-high and a shift instead of a
+/// division: m = ceil(2^p / d) with p = 31 + ceil(log2 d), n / d = (n m) >> p (the round-up
+/// method; CUTLASS's FastDivmod is the same arithmetic). Why: the dense scheduler's two divisions
+/// per tile were a dependent chain of ~450 cycles at every tile change (chapter 7's timeline,
+/// session 19), with the tensor cores idle behind it. Host and device; made on the host.
+struct FastDiv {
+  unsigned d = 1;
+  unsigned m = 0;      ///< ceil(2^p / d), < 2^32 (unused for d = 1)
+  unsigned shift = 0;  ///< p - 32
+  static FastDiv make(int divisor) {
+    FastDiv f;
+    f.d = unsigned(divisor);
+    if (divisor > 1) {
+      int log2_up = 0;
+      while ((1u << log2_up) < f.d) ++log2_up;
+      const unsigned p = 31u + unsigned(log2_up);
+      f.m = unsigned(((std::uint64_t(1) << p) + f.d - 1) / f.d);
+      f.shift = p - 32u;
+    }
+    return f;
+  }
+  FP8GEMM_HD inline int div(int n) const {
+    if (d == 1) return n;
+#ifdef __CUDA_ARCH__
+    return int(__umulhi(unsigned(n), m) >> shift);
+#else
+    return int(((std::uint64_t(unsigned(n)) * m) >> 32) >> shift);
+#endif
+  }
+};
+
 /// Host-computed description of the dense tile space. The plan keeps every count below 2^30, so
 /// no int arithmetic in the scheduler can overflow.
 struct DenseSchedule {
@@ -109,7 +140,21 @@ struct DenseSchedule {
   int group = 1;      ///< raster band width in units (1: plain row-major order)
   int along_n = 0;    ///< 0: bands of `group` unit-rows, walked down M inside a band;
                       ///< 1: bands of `group` unit-columns, walked along N inside a band
+  // The scheduler's divisors (set_divisors(), from the fields above): units per band, the band
+  // width, and the last band's width (narrower when `group` does not divide the units).
+  FastDiv per_band, width, last_width;
 };
+
+/// Fills s's divisors from its counts; the plan calls it after choosing the raster (and so must
+/// anything else that builds a DenseSchedule for banded_unit).
+inline void set_divisors(DenseSchedule& s) {
+  const int across = s.along_n == 0 ? s.units_n : s.units_m;  // units along a band
+  const int inner = s.along_n == 0 ? s.units_m : s.units_n;   // units the bands cut
+  s.per_band = FastDiv::make(s.group * across);
+  s.width = FastDiv::make(s.group);
+  const int last = inner % s.group;
+  s.last_width = FastDiv::make(last == 0 ? s.group : last);
+}
 
 /// Everything the kernel receives (one __grid_constant__ parameter: TMA wants its tensor maps in
 /// parameter, constant or global memory, and a kernel parameter is the cheapest).

@@ -180,6 +180,7 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
     s.group = std::max(1, int(std::lround(std::sqrt(in_flight * ratio))));
   }
   s.group = std::max(1, std::min(s.group, s.along_n == 0 ? s.units_m : s.units_n));
+  set_divisors(s);
 
   params_.M = int(args.M);
   params_.N = int(args.N);
