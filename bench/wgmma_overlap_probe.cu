@@ -27,6 +27,9 @@
 //   6  as 0, strict alternation: a warpgroup issues a wave only once the other's last wave is done
 //   7  as 5, and after each re-synchronisation warpgroup 1 waits for warpgroup 0's first wave
 //   8  as 6 with FMUL + FFMA per element
+//   9-18 (added after the first runs; kModes below names each): the promotion alone, no wgmma
+//      (9, 10); one wave per K block (128 x 128) one-deep and two-deep (11-15); three warpgroups
+//      (16-18)
 // and it records, for CTA 0, when each warpgroup's first 16 waves were issued and completed.
 //
 // Prediction, written before the first run (session 19): the wgmma of two warpgroups are shared,
@@ -36,6 +39,10 @@
 // If mode 0 is already within 5% of mode 2, the tensor cores run wgmma in issue order and the
 // idle tensor pipe that ncu shows in the engine's promoted kernels (71-84%, DeepGEMM 85-92%) has
 // another cause.
+// Measured (plots/data/h200/probe/, docs/engine.md): mode 2 exactly 1024 cycles per K block, mode
+// 0 1.034x, mode 1 1.00-1.03x: the prediction was wrong, the loop overlaps by itself; mode 5
+// (re-synchronised) 1.32x, mode 3 (two instructions per element) 1.40x. Chapter 7's timeline
+// (ch07_timeline) then looked for the rest inside the real kernel.
 //
 // Build: part of bench/ (CMake target wgmma_overlap_probe, sm_90a). Run: wgmma_overlap_probe
 // [--kblocks=N] [--reps=N] [--json=FILE]; needs an sm_90 GPU (it says so and exits 0 without one).
