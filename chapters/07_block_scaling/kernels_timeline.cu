@@ -1,8 +1,9 @@
 // The table's large tiles with their ring observed (common/engine/timeline.cuh): the producer
 // warpgroup's idle warps stamp each stage's full and empty barriers. A diagnostic for
 // ch07_timeline (timeline.cu), never chosen by the table; names end in "_timeline". The consumers
-// run their twins' code and compute what their twins compute (test_chapter_07 validates these with
-// every kernel); with no buffer set nothing is stored.
+// run their twins' code plus three stamps per tile outside the main loop and compute what their
+// twins compute (test_chapter_07 validates these with every kernel); with no buffer set nothing
+// is stored.
 #include "common/cuda.hpp"
 #include "common/engine/kernel_info.cuh"
 #include "common/engine/timeline.cuh"
