@@ -56,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda.hpp"
 #include "common/ptx/wgmma.cuh"
 
 namespace {
@@ -67,16 +68,6 @@ constexpr int kMaxWGs = 3;
 constexpr std::uint32_t kABytes = 256 * 128;  // A: up to 256 rows x 128 e4m3 (K-major, 128B swizzle)
 constexpr std::uint32_t kBBytes = 128 * 128;  // B: 128 rows x 128 e4m3
 constexpr std::uint32_t kSmemBytes = kABytes + kBBytes + 1024;  // + alignment slack
-
-#define CHECK_CUDA(call)                                                                     \
-  do {                                                                                       \
-    cudaError_t err_ = (call);                                                               \
-    if (err_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                     \
-                   cudaGetErrorString(err_));                                                \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
 
 __device__ __forceinline__ long long clock_now() {
   long long t;
@@ -292,7 +283,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   cudaDeviceProp prop{};
-  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+  FP8GEMM_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   if (prop.major != 9) {
     std::printf("wgmma_overlap_probe: needs sm_90 (wgmma); this GPU is sm_%d%d.\n", prop.major,
                 prop.minor);
@@ -305,11 +296,11 @@ int main(int argc, char** argv) {
 
   long long *d_cycles, *d_stamps;
   float* d_sink;
-  CHECK_CUDA(cudaMalloc(&d_cycles, sizeof(long long) * ctas * kMaxWGs));
-  CHECK_CUDA(cudaMalloc(&d_stamps, sizeof(long long) * kMaxWGs * kStamps * 2));
-  CHECK_CUDA(cudaMalloc(&d_sink, sizeof(float) * ctas * 128 * kMaxWGs));
+  FP8GEMM_CUDA_CHECK(cudaMalloc(&d_cycles, sizeof(long long) * ctas * kMaxWGs));
+  FP8GEMM_CUDA_CHECK(cudaMalloc(&d_stamps, sizeof(long long) * kMaxWGs * kStamps * 2));
+  FP8GEMM_CUDA_CHECK(cudaMalloc(&d_sink, sizeof(float) * ctas * 128 * kMaxWGs));
   for (const Mode& m : kModes)
-    CHECK_CUDA(cudaFuncSetAttribute(m.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    FP8GEMM_CUDA_CHECK(cudaFuncSetAttribute(m.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     int(kSmemBytes)));
 
   std::FILE* out = json.empty() ? nullptr : std::fopen(json.c_str(), "w");
@@ -318,7 +309,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   int clock_khz = 0;
-  CHECK_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   if (out)
     std::fprintf(out, "{\"gpu\": \"%s\", \"sms\": %d, \"max_sm_clock_khz\": %d, \"kblocks\": %d, "
                  "\"reps\": %d, \"cuda_runtime\": %d, \"modes\": [\n",
@@ -331,22 +322,22 @@ int main(int argc, char** argv) {
   std::vector<std::vector<long long>> first_stamps(std::size(kModes));
   std::vector<float> host_ms(std::size(kModes), 0.0f);
   cudaEvent_t e0, e1;
-  CHECK_CUDA(cudaEventCreate(&e0));
-  CHECK_CUDA(cudaEventCreate(&e1));
+  FP8GEMM_CUDA_CHECK(cudaEventCreate(&e0));
+  FP8GEMM_CUDA_CHECK(cudaEventCreate(&e1));
   for (int r = 0; r < reps + 1; ++r) {
     for (std::size_t mi = 0; mi < std::size(kModes); ++mi) {
       const Mode& m = kModes[mi];
-      CHECK_CUDA(cudaMemset(d_stamps, 0, sizeof(long long) * kMaxWGs * kStamps * 2));
-      CHECK_CUDA(cudaMemset(d_cycles, 0, sizeof(long long) * ctas * kMaxWGs));
-      CHECK_CUDA(cudaEventRecord(e0));
+      FP8GEMM_CUDA_CHECK(cudaMemset(d_stamps, 0, sizeof(long long) * kMaxWGs * kStamps * 2));
+      FP8GEMM_CUDA_CHECK(cudaMemset(d_cycles, 0, sizeof(long long) * ctas * kMaxWGs));
+      FP8GEMM_CUDA_CHECK(cudaEventRecord(e0));
       m.kernel<<<ctas, 128 * m.wgs, kSmemBytes>>>(kblocks, 1.0f, 0.5f, d_cycles, d_stamps, d_sink);
-      CHECK_CUDA(cudaGetLastError());
-      CHECK_CUDA(cudaEventRecord(e1));
-      CHECK_CUDA(cudaEventSynchronize(e1));
+      FP8GEMM_CUDA_CHECK(cudaGetLastError());
+      FP8GEMM_CUDA_CHECK(cudaEventRecord(e1));
+      FP8GEMM_CUDA_CHECK(cudaEventSynchronize(e1));
       float ms = 0;
-      CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+      FP8GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
       std::vector<long long> cyc(ctas * kMaxWGs);
-      CHECK_CUDA(cudaMemcpy(cyc.data(), d_cycles, sizeof(long long) * cyc.size(),
+      FP8GEMM_CUDA_CHECK(cudaMemcpy(cyc.data(), d_cycles, sizeof(long long) * cyc.size(),
                             cudaMemcpyDeviceToHost));
       if (r == 0) continue;  // warm-up
       std::vector<long long> per_cta(ctas);
@@ -365,7 +356,7 @@ int main(int argc, char** argv) {
       host_ms[mi] += ms / reps;
       if (r == 1) {
         first_stamps[mi].resize(kMaxWGs * kStamps * 2);
-        CHECK_CUDA(cudaMemcpy(first_stamps[mi].data(), d_stamps,
+        FP8GEMM_CUDA_CHECK(cudaMemcpy(first_stamps[mi].data(), d_stamps,
                               sizeof(long long) * first_stamps[mi].size(), cudaMemcpyDeviceToHost));
       }
     }
@@ -409,8 +400,8 @@ int main(int argc, char** argv) {
     std::fprintf(out, "]}\n");
     std::fclose(out);
   }
-  CHECK_CUDA(cudaFree(d_cycles));
-  CHECK_CUDA(cudaFree(d_stamps));
-  CHECK_CUDA(cudaFree(d_sink));
+  FP8GEMM_CUDA_CHECK(cudaFree(d_cycles));
+  FP8GEMM_CUDA_CHECK(cudaFree(d_stamps));
+  FP8GEMM_CUDA_CHECK(cudaFree(d_sink));
   return 0;
 }

@@ -32,32 +32,40 @@ float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
-std::string arg_value(int argc, char** argv, const std::string& name, const std::string& fallback) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind(name + "=", 0) == 0) return a.substr(name.size() + 1);
-  }
-  return fallback;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   std::printf("ch07_timeline: clock64 stamps inside chapter 7's block-scaled kernels\n");
+  int reps = 21;
+  const ChapterArgs args = parse_chapter_args(argc, argv, {8192}, "ch07_timeline.json",
+                                              [&](const std::string& a) {
+                                                if (a.rfind("--reps=", 0) != 0) return false;
+                                                reps = std::stoi(a.substr(7));
+                                                return true;
+                                              });
+  if (args.rest.size() > 1) {
+    std::fprintf(stderr, "unknown argument %s\n", args.rest[1]);
+    return 1;
+  }
+  const std::vector<Shape> shapes =
+      args.custom.empty() ? std::vector<Shape>{parse_shape("8192x8192x8192")} : args.custom;
+  const std::vector<std::string> kernels =
+      args.kernels.empty() ? std::vector<std::string>{"256x128_s3_c1x2_promoted_tma_b4_timeline"}
+                           : args.kernels;
+  const std::string& json = args.json;
+  const std::string suffix = "_timeline";
+  for (const std::string& name : kernels)
+    if (name.size() <= suffix.size() || !name.ends_with(suffix)) {
+      std::fprintf(stderr, "%s: not a timeline kernel (its name ends in %s)\n", name.c_str(),
+                   suffix.c_str());
+      return 1;
+    }
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: ch07_timeline was built, but running it needs an NVIDIA "
                 "Hopper GPU (sm_90a).\n");
     return 2;
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
-  const std::vector<std::string> shape_args =
-      split_list(arg_value(argc, argv, "--shapes", "8192x8192x8192"));
-  const std::vector<std::string> kernels =
-      split_list(arg_value(argc, argv, "--kernels", "256x128_s3_c1x2_promoted_tma_b4_timeline"));
-  const int reps = std::stoi(arg_value(argc, argv, "--reps", "21"));
-  const std::string json = arg_value(argc, argv, "--json", "ch07_timeline.json");
-  const std::string suffix = "_timeline";
-
   std::ofstream out(json);
   if (!out) {
     std::fprintf(stderr, "cannot write %s\n", json.c_str());
@@ -69,15 +77,11 @@ int main(int argc, char** argv) {
   int failures = 0;
   L2Flush flush;
   EventTimer timer;
-  for (const std::string& sa : shape_args) {
-    const Shape s = parse_shape(sa);
+  for (const Shape& s : shapes) {
+    const std::string sa =
+        std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
     ch07::DeviceOperands ops(s.M, s.N, s.K, 7000 + std::uint64_t(s.M + s.N + s.K));
     for (const std::string& name : kernels) {
-      if (name.size() <= suffix.size() || !name.ends_with(suffix)) {
-        std::fprintf(stderr, "%s: not a timeline kernel (its name ends in %s)\n", name.c_str(),
-                     suffix.c_str());
-        return 1;
-      }
       const std::string twin = name.substr(0, name.size() - suffix.size());
       ch07::Options o_tl, o_twin;
       o_tl.kernel = name;
