@@ -10,18 +10,13 @@
 // the product of its two scales. So the tensor cores' reduced-precision accumulation never runs
 // longer than 128 K (docs/fp8_numerics.md), and the scales may change every 128 K.
 //
-// Per ring stage the producer loads, besides the A and B tiles, the stage's scales into the side
-// ring, where the consumers read them after the stage's full barrier:
-//   - the A scales scale_a[m0 .. m0 + BlockM, kb] (TMA, a 1 x BlockM box of the mn-major scale
-//     tensor; rows past M read as 0), expected on the full barrier with the tiles;
-//   - the B scales of the K block, one float per 128 x 128 block, the (at most kSfbRows) that the
-//     tile's columns touch: four-byte cp.async copies by the producer thread, tracked by the same
-//     full barrier (produce_thread_copies). Until session 20 every consumer thread read them from
-//     global memory itself (BScaleStream: 32 K blocks per load, spread over a warp's lanes); the
-//     timeline (plots/data/h200/ch07/timeline/) showed what that cost: each tile's first K block
-//     waited for a global load (~1300 cycles beyond its 1100), and every 32 blocks a select that
-//     read the next 32 blocks' load while it was in flight waited for it (+300-400). The first
-//     loop (mainloop_v0) still reads them itself, one K block ahead.
+// Per ring stage the producer loads, besides the A and B tiles, the stage's A scales into the
+// side ring: scale_a[m0 .. m0 + BlockM, kb] (TMA, a 1 x BlockM box of the mn-major scale tensor;
+// rows past M read as 0), expected on the stage's full barrier with the tiles. The B scales are
+// one float per 128 x 128 block: each consumer thread reads the (at most kSfbRows) that its tile
+// touches straight from global memory (L1/L2-resident), 32 K blocks per load, spread over the
+// warp's lanes and read out by a shuffle (BScaleStream; the first loop, mainloop_v0, one K block
+// ahead instead).
 // A tile BlockN wide that starts at n0 covers columns of up to kSfbRows B-scale blocks: which
 // block each 8-column group of the accumulator falls in depends on n0 % 128, which takes only
 // 128 / gcd(BlockN, 128) values; the promotion is compiled once per value (kOffsets), so every
@@ -35,7 +30,6 @@
 #include "common/engine/config.cuh"
 #include "common/engine/kernel.cuh"
 #include "common/engine/params.hpp"
-#include "common/ptx/cp_async.cuh"
 #include "common/ptx/smem.cuh"
 
 namespace fp8gemm::engine {
@@ -92,15 +86,9 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   static constexpr int kDefaultLoop = default_block_scaled_loop<Cfg>();
 
   static constexpr int kSfbRows = sfb_rows_for(Cfg::kBlockN);
-  static_assert(kSfbRows <= 4, "a stage's B scales are read with one 16-byte load");
-  /// The B scales the producer copies per stage: kSfbRows, and a zero after three (one v4 read).
-  static constexpr int kSfbCopies = kSfbRows == 3 ? 4 : kSfbRows;
-  static constexpr std::uint32_t kSfbBytes = 16u;  // their place in the stage, 16-byte aligned
   static constexpr std::uint32_t kSfaBytes = std::uint32_t(Cfg::kBlockM) * 4u;
-  /// What the stage's TMA copies deliver (the B scales come by cp.async, counted as an arrival).
   static constexpr std::uint32_t kExtraTxBytes = kSfaBytes;
-  /// A stage's side bytes of a dense tile: the A scales, then the B scales (TMA: 128-aligned).
-  static constexpr std::uint32_t kExtraStageBytes = (kSfaBytes + kSfbBytes + 127u) & ~127u;
+  static constexpr std::uint32_t kExtraStageBytes = (kSfaBytes + 127u) & ~127u;  // TMA: 128-aligned
   /// A tile that may start at any row (chapter 8's groups: its TileT has m0): TMA faults with an
   /// illegal instruction when the box's first element along the innermost dimension is not
   /// 16-byte aligned (measured on the H200: a grouped tile starting at row 1), so such a tile's A
@@ -113,18 +101,13 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   static_assert(kSkewedBoxes * kSkewedBoxRows >= Cfg::kBlockM + 4, "the boxes cover the rows");
   static constexpr std::uint32_t kSkewedSfaBytes =
       std::uint32_t(kSkewedBoxes * kSkewedBoxRows) * 4u;  // BlockM <= 128: kSfaBytes + 16
-  /// A stage's side bytes: the A scales, for a tile that may start at any row (chapter 8's
+  /// A stage's side bytes: the A scales, and for a tile that may start at any row (chapter 8's
   /// grouped forward) 32 more after them, where its producer hands each tile to the consumers
-  /// (grouped.cuh, kTilesThroughRing: 16 bytes; stream_k.cuh: 32), then the B scales (sfb_offset).
-  /// Rounded to 128 bytes.
-  template <class TileT>
-  static constexpr std::uint32_t sfb_offset() {
-    return kSkewedRows<TileT> ? kSkewedSfaBytes + 32u : kSfaBytes;
-  }
+  /// (grouped.cuh, kTilesThroughRing: 16 bytes; stream_k.cuh: 32). Rounded to 128 bytes, the
+  /// 32 take no more than 16 did at BlockM = 64, 128, 192 and 256.
   template <class TileT>
   static constexpr std::uint32_t side_stage_bytes() {
-    return kSkewedRows<TileT> ? (sfb_offset<TileT>() + kSfbBytes + 127u) & ~127u
-                              : kExtraStageBytes;
+    return kSkewedRows<TileT> ? (kSkewedSfaBytes + 32u + 127u) & ~127u : kExtraStageBytes;
   }
   static constexpr std::uint32_t kStageStride = Cfg::kStageBytes;
   /// n0 % 128 takes the values 0, kOffsetStep, 2 kOffsetStep, ... (kOffsets of them).
@@ -136,9 +119,8 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
 
   /// The B scales of K block kb for the tile's block rows nb0 .. nb0 + kSfbRows - 1 (0 past N),
   /// from the scale tensor at `sfb` (the tile's group's, in chapter 8): the first loop's loads,
-  /// one K block ahead (its SASS keeps them per thread, no R2UR after them: a load whose value
-  /// ptxas moves to a uniform register at once, as it did in the lean loop up to 3204fe1, makes
-  /// every load synchronous).
+  /// one K block ahead (its SASS keeps them per thread, no R2UR after them: BScaleStream says
+  /// why that matters).
   __device__ __forceinline__ static void load_sfb(float (&sb)[kSfbRows], const Params& p,
                                                   const float* sfb, int nb0, int kb) {
 #pragma unroll
@@ -156,32 +138,66 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       return p.sfb;
   }
 
-  /// The producer's B-scale copies for K block kb of tile t: the tile's kSfbRows block rows
-  /// from nb0 = n0 / 128 (rows past N's last block, and the pad after three, zero-filled) into the
-  /// stage's side bytes at sfb_offset, then cp.async.mbarrier.arrive on the stage's full barrier
-  /// `bar` (kernel.cuh calls this before arming it): the consumers' wait on the barrier covers
-  /// them as it covers the TMA copies. 4-byte copies through L1: a CTA reads the same rows for
-  /// every K block of its tile's column block.
-  static constexpr bool kThreadCopies = true;
-  template <class TileT>
-  __device__ __forceinline__ static void produce_thread_copies(const Params& p,
-                                                               std::uint32_t extra,
-                                                               std::uint32_t bar, const TileT& t,
-                                                               int kb) {
-    // One 64-bit address (row nb0's), the other rows 32-bit offsets from it: the producer runs
-    // with kProducerRegs (40) registers, and the grouped schedulers' state already needs most of
-    // them (a 64-bit address per row spilled in chapter 8's stream-K kernels). A row past N's
-    // last block is not read (zero-filled), its address that of row nb0.
-    const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
-    const float* row0 = sfb_of(p, t) + (std::int64_t(nb0) * p.sfb_ld + kb);
-    const std::uint32_t dst = extra + sfb_offset<TileT>();
+  /// The B scales of a tile's K blocks as the consumers read them (a "scale stream"): lane l of
+  /// every warp holds, for each of the tile's kSfbRows B-scale rows, K block base + l's in `cur`;
+  /// K block kb's is a shuffle from lane kb - base. At block base + 16 the next 32 blocks' are
+  /// requested into `next`, which becomes `cur` at base + 32: one load per lane and row per 32 K
+  /// blocks, 16 blocks (a few thousand cycles) before its first use. Why not one load per K block,
+  /// one block ahead (the loop up to 3204fe1): that value is the same in every lane, so ptxas kept
+  /// it in a uniform register and moved it there (R2UR) right after the load, which made every
+  /// load synchronous: one L1/L2 round trip per K block between the last promotion and the next
+  /// full-barrier wait, in the SASS of every block-scaled kernel.
+  struct BScaleStream {
+    const float* sfb_row[kSfbRows];  ///< B-scale rows nb0 + r of the tile (read where ok[r])
+    bool ok[kSfbRows];               ///< nb0 + r < sfb_rows: rows past N's last block read as 0
+    int kb_end;                      ///< the tile's K blocks end here (none read past it)
+    int base;                        ///< K block held by lane 0 in cur
+    float cur[kSfbRows];
+    float next[kSfbRows];
+
+    /// The stream of tile t, its first 32 K blocks' requested.
+    template <class TileT>
+    __device__ __forceinline__ BScaleStream(const Params& p, const TileT& t) {
+      const int nb0 = (t.n_block * Cfg::kBlockN) / 128;
+      const float* sfb = sfb_of(p, t);
 #pragma unroll
-    for (int r = 0; r < kSfbCopies; ++r) {
-      const bool ok = r < kSfbRows && nb0 + r < p.sfb_rows;
-      ptx::cp_async_4(dst + 4u * std::uint32_t(r), row0 + (ok ? r * p.sfb_ld : 0), ok ? 4u : 0u);
+      for (int r = 0; r < kSfbRows; ++r) {
+        ok[r] = nb0 + r < p.sfb_rows;
+        sfb_row[r] = sfb + std::int64_t(nb0 + r) * p.sfb_ld;
+      }
+      base = 0;
+      kb_end = p.k_blocks;
+      if constexpr (requires { t.kb_begin; }) {  // a split-K unit: its K blocks only
+        base = t.kb_begin;
+        kb_end = t.kb_end;
+      }
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) {
+        cur[r] = 0.0f;
+        next[r] = 0.0f;  // requested at block base + 16
+      }
+      load(cur, base);
     }
-    ptx::cp_async_mbarrier_arrive(bar);
-  }
+    /// Lane l: K block kb0 + l's scales of every row (0 past kb_end or N).
+    __device__ __forceinline__ void load(float (&v)[kSfbRows], int kb0) const {
+      const int kb = kb0 + int(threadIdx.x % 32);
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) v[r] = ok[r] && kb < kb_end ? __ldg(sfb_row[r] + kb) : 0.0f;
+    }
+    /// K block kb's B scales (kb = base, base + 1, ... in order; every lane of the warp calls it).
+    __device__ __forceinline__ void get(int kb, float (&sb)[kSfbRows]) {
+      int i = kb - base;
+      if (i == 32) {  // into the next 32 blocks
+#pragma unroll
+        for (int r = 0; r < kSfbRows; ++r) cur[r] = next[r];
+        base += 32;
+        i = 0;
+      }
+      if (i == 16) load(next, base + 32);
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) sb[r] = __shfl_sync(0xffffffffu, cur[r], i);
+    }
+  };
   __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
                                                        std::uint32_t bar, const Tile& t, int kb) {
     ptx::tma_load_2d(extra, &p.map_sfa, bar, t.m_block * Cfg::kBlockM, kb);
@@ -211,42 +227,32 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     }
   }
 
-  /// The block-scaled promotion of the lean loop (PerTensorMath::promoted_loop): per 64-row slab
-  /// the stage's two A scales of this thread's rows and its B scales (from the side ring, after
-  /// the stage's full barrier), per partial sum acc += (scale_a x scale_b) x part (promote).
+  /// The block-scaled promotion of the lean loop (PerTensorMath::promoted_loop): per K block the
+  /// tile's B scales (from its BScaleStream), per 64-row slab the stage's two
+  /// A scales of this thread's rows (from the side ring, after the stage's full barrier), per
+  /// partial sum acc += (scale_a x scale_b) x part (promote).
   template <class TileT>
   struct Promotion {
+    BScaleStream bs;                     ///< the tile's B scales
     std::uint32_t sa_base = 0;           ///< side ring + this thread's first A-scale row x 4
-    std::uint32_t sb_base = 0;           ///< side ring + the B scales' offset in a stage
     std::uint32_t side_stage_bytes = 0;  ///< side-ring bytes per stage
     int offset = 0;  ///< n0 % 128 (which B-scale block each column group is in)
-    struct Block {};  ///< nothing from global memory: the B scales are in the stage
+    struct Block {
+      float sb[kSfbRows];  ///< the K block's B scales
+    };
     struct Slab {
-      float sa0, sa1;      ///< the A scales of rows r and r + 8 of the slab
-      float sb[kSfbRows];  ///< the K block's B scales (the same in every lane: a broadcast)
+      float sa0, sa1;  ///< the A scales of rows r and r + 8 of the slab
     };
 
-    __device__ __forceinline__ Block block(int /*kb*/) { return {}; }
+    __device__ __forceinline__ Block block(int kb) {
+      Block b;
+      bs.get(kb, b.sb);
+      return b;
+    }
     __device__ __forceinline__ Slab slab(int stage, int w) const {
-      const std::uint32_t stage_off = std::uint32_t(stage) * side_stage_bytes;
-      const std::uint32_t addr = sa_base + stage_off + std::uint32_t(64 * w) * 4u;
-      Slab s;
-      s.sa0 = ptx::ld_shared_f32(addr);
-      s.sa1 = ptx::ld_shared_f32(addr + 32u);
-      const std::uint32_t sb_addr = sb_base + stage_off;
-      if constexpr (kSfbRows == 1) {
-        s.sb[0] = ptx::ld_shared_f32(sb_addr);
-      } else if constexpr (kSfbRows == 2) {
-        const float2 v = ptx::ld_shared_v2_f32(sb_addr);
-        s.sb[0] = v.x;
-        s.sb[1] = v.y;
-      } else {
-        const float4 v = ptx::ld_shared_v4_f32(sb_addr);
-        const float all[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int r = 0; r < kSfbRows; ++r) s.sb[r] = all[r];
-      }
-      return s;
+      const std::uint32_t addr =
+          sa_base + std::uint32_t(stage) * side_stage_bytes + std::uint32_t(64 * w) * 4u;
+      return {ptx::ld_shared_f32(addr), ptx::ld_shared_f32(addr + 32u)};
     }
     /// A tile that does not straddle B-scale blocks has the same promotion at every n0 % 128
     /// (every column group is in the tile's first block row): offset 0, no choice at run time.
@@ -257,7 +263,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
                                             const float (&part)[kWaveN / 2], int wn,
                                             const Slab& s, const Block& b) const {
       static_assert(!kStraddles, "a straddling tile promotes through FixedPromotion");
-      BlockScaledMath::promote<0, kWaveN>(acc, part, wn, s.sa0, s.sa1, s.sb);
+      BlockScaledMath::promote<0, kWaveN>(acc, part, wn, s.sa0, s.sa1, b.sb);
     }
   };
 
@@ -271,7 +277,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
                                             const float (&part)[kWaveN / 2], int wn,
                                             const typename Promotion<TileT>::Slab& s,
                                             const typename Promotion<TileT>::Block& b) const {
-      BlockScaledMath::promote<kOffset, kWaveN>(acc, part, wn, s.sa0, s.sa1, s.sb);
+      BlockScaledMath::promote<kOffset, kWaveN>(acc, part, wn, s.sa0, s.sa1, b.sb);
     }
   };
 
@@ -290,10 +296,10 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       mainloop_range(acc, st, p, t, 0, p.k_blocks, ring, side, full, empty, wg_index, rank);
   }
 
-  /// The promotion of tile t for warpgroup wg (the same in every lane): this thread's A-scale
-  /// rows and the B scales in the side ring, n0 % 128.
+  /// The promotion of tile t for warpgroup wg (the same in every lane): its B-scale stream from
+  /// the tile's first K block, this thread's A-scale rows in the side ring, n0 % 128.
   template <class TileT>
-  __device__ __forceinline__ static Promotion<TileT> make_promotion(const Params&,
+  __device__ __forceinline__ static Promotion<TileT> make_promotion(const Params& p,
                                                                     const TileT& t,
                                                                     std::uint32_t side, int wg) {
     const int warp = int(threadIdx.x / 32) % 4;
@@ -301,9 +307,8 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // This thread's accumulator rows inside the tile: r and r + 8 of every 64-row slab.
     int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
     if constexpr (kSkewedRows<TileT>) row_in_tile += t.m0 & 3;  // the scales start at m0 & ~3
-    Promotion<TileT> promotion;
+    Promotion<TileT> promotion{BScaleStream(p, t)};
     promotion.sa_base = side + std::uint32_t(row_in_tile) * 4u;
-    promotion.sb_base = side + sfb_offset<TileT>();
     promotion.side_stage_bytes = side_stage_bytes<TileT>();
     promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
     return promotion;
@@ -320,7 +325,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // lane, so the descriptors derived from it live in uniform registers (one UIADD each)
     // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
     const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
-    Promotion<TileT> promotion = make_promotion(p, t, side, wg);
+    Promotion<TileT> promotion = make_promotion(p, t, side, wg);  // from K block kb_begin
     if constexpr (!kStraddles) {
       run_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, promotion);
     } else {

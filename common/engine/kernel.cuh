@@ -46,9 +46,6 @@ namespace fp8gemm::engine {
 ///   kExtraTxBytes             of those, the bytes the producer's extra copies deliver per stage,
 ///                             expected on the stage's full barrier with the A and B tiles
 ///   produce_extra(p, extra, bar, tile, kb)   the producer's extra copies for a K block
-///   produce_thread_copies(p, extra, bar, tile, kb)   optional (ThreadCopies): copies the
-///                             producer thread makes itself (cp.async) into the stage's side
-///                             bytes, tracked by the full barrier; called before it is armed
 ///   output_scale(p)           what the epilogue multiplies the FP32 sums by (an OutputScale, or
 ///                             IdentityOutputScale when the main loop applied the scales)
 ///   mainloop(acc, st, p, tile, ring, side, full, empty, wg, rank)   a consumer warpgroup's K loop
@@ -331,8 +328,7 @@ struct PerTensorMath {
   /// its last wgmma has completed, before the last promotion (the scales it needs are in
   /// registers by then).
   ///   Promotion: block(kb) at the top of K block kb, before its wait: what the block needs
-  ///                from global memory (none of today's policies: block scaling's B scales
-  ///                came from here until session 20, and are now in the side ring);
+  ///                from global memory (block scaling: its B scales, from BScaleStream);
   ///              slab(stage, w) after the wait: what slab w needs from the stage's side ring;
   ///              promote<kWaveN>(acc[w], part, wn, slab, block) after each partial sum.
   template <class Promotion>
@@ -487,14 +483,6 @@ concept StoresBf16Tile = requires { Math::kStoresBf16Tile; };
 template <class Math>
 concept TilesThroughRing = requires { Math::kTilesThroughRing; };
 
-/// A math policy whose producer thread also copies some of a stage's side bytes itself
-/// (Math::produce_thread_copies: cp.async, tracked by the stage's full barrier through
-/// cp.async.mbarrier.arrive; block scaling's B scales, block_scaled.cuh). Called before the
-/// barrier is armed: the tracking raises the barrier's pending count, which must happen while the
-/// producer's own arrival still holds the phase open.
-template <class Math>
-concept ThreadCopies = requires { Math::kThreadCopies; };
-
 /// A math policy whose tiles may be K ranges of a tile computed by several CTAs (stream_k.cuh):
 /// after the main loop, Math::fixup(acc, p, t, slot, ring) hands a partial tile over (false:
 /// nothing to store) or adds the other CTAs' partials (true: store the tile).
@@ -602,10 +590,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // The tile's K blocks (0 .. p.k_blocks - 1 for a dense GEMM). k_end is evaluated in the
         // condition, as p.k_blocks always was: hoisted into a register, the bound lets the
         // compiler unroll this loop 4 times (+370 instructions per kernel, no gain measured).
-        // Never unrolled: where the bound is the tile's own (split-K, stream-K), ptxas did unroll
-        // it 4 times, and with block scaling's B-scale copies each copy's addresses held at once
-        // made the stream-K producers (40 registers) spill 20-28 bytes.
-#pragma unroll 1
         for (int kb = Math::k_first(p, t); kb < Math::k_end(p, t); ++kb) {
           wait_barrier<Cfg>(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
           const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
@@ -618,9 +602,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Math::kStageStride;
           const std::uint32_t tile_b = tile_a + Cfg::kTileABytes;
           const int k0 = kb * Cfg::kBlockK;
-          if constexpr (ThreadCopies<Math>)
-            Math::produce_thread_copies(
-                p, side + std::uint32_t(st.stage) * Math::kExtraStageBytes, bar, t, kb);
           // The stage's bytes, zero-filled ones too.
           ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes + Math::kExtraTxBytes);
           load_tile<Cfg::kClusterN == 2, Cfg::kBlockM, Cfg::kBlockK>(tile_a, &p.map_a, bar, k0, m0,
