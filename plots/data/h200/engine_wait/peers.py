@@ -25,17 +25,18 @@ def geomean(v):
     return math.exp(sum(math.log(x) for x in v) / len(v))
 
 
-def medians(name):
+def medians(name, folder=HERE):
     m = {}
-    for b in json.load(open(os.path.join(HERE, name)))["benchmarks"]:
+    for b in json.load(open(os.path.join(folder, name)))["benchmarks"]:
         impl, case = b["name"].split("/")[:2]
         assert b.get("interleaved") == 1.0, b["name"]
         m[(impl, case)] = b["median_us"]
     return m
 
 
-def ch07():
-    m = medians("peers_ch07_4f77b7d.json")
+def ch07(name="peers_ch07_4f77b7d.json", folder=HERE):
+    """The chapter-7 table of an interleaved peers.py run (also session 20's, ../peers_session20/)."""
+    m = medians(name, folder)
     shapes = [s for (i, s) in m if i == "deepgemm"]
     r = {s: m[("deepgemm", s)] / m[("fp8gemm_block_scaled", s)] for s in shapes}
     small = [s for s in shapes if s not in LARGE]

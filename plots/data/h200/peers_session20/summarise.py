@@ -6,7 +6,8 @@ for chapter 8, before each timed call; rounds of one call each, the order rotati
 session 17 (../engine_wait/). Prints, as time ratios inverted (> 1: ours faster):
 
   chapter 7 (peers_ch07_<commit>.json): ours (the library's op, chapter 7's table kernels) over
-      DeepGEMM per shape, and the geomeans issue 9's targets use;
+      DeepGEMM at 8192^3 and the M = 4096 shapes, and the geomeans issue 9's targets use
+      (session 17's table, ../engine_wait/peers.py);
   chapter 8 (peers_ch08_<commit>.json): our grouped defaults over DeepGEMM (contiguous: its GEMM
       alone and with its padding step; masked; the k-grouped weight gradient) and over torch's
       grouped scaled_mm.
@@ -14,46 +15,25 @@ session 17 (../engine_wait/). Prints, as time ratios inverted (> 1: ours faster)
     python3 plots/data/h200/peers_session20/summarise.py
 """
 import glob
-import json
-import math
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LARGE = ["8192x8192x8192", "4096x2112x7168", "4096x24576x1536", "4096x32768x512",
-         "4096x7168x16384", "4096x4096x7168", "4096x7168x2048"]
+sys.path.insert(0, os.path.join(HERE, "..", "engine_wait"))
+import peers as session17  # noqa: E402  (its chapter-7 table and JSON reader)
 
 
-def geomean(v):
-    return math.exp(sum(math.log(x) for x in v) / len(v))
-
-
-def medians(pattern):
+def one(pattern):
     (path,) = glob.glob(os.path.join(HERE, pattern))
-    m = {}
-    for b in json.load(open(path))["benchmarks"]:
-        impl, case = b["name"].split("/")[:2]
-        assert b.get("interleaved") == 1.0, b["name"]
-        m[(impl, case)] = b["median_us"]
-    return m
+    return os.path.basename(path)
 
 
 def ch07():
-    m = medians("peers_ch07_*.json")
-    shapes = [s for (i, s) in m if i == "deepgemm"]
-    r = {s: m[("deepgemm", s)] / m[("fp8gemm_block_scaled", s)] for s in shapes}
-    small = [s for s in shapes if s not in LARGE]
-    lines = ["| chapter 7, ours / DeepGEMM (time ratio inverted: > 1 = ours faster) | |",
-             "|---|---:|"]
-    lines += [f"| {s} | {r[s]:.3f} |" for s in LARGE]
-    lines.append(f"| **geomean, 8192^3 and M = 4096 (target 1.05)** | **{geomean([r[s] for s in LARGE]):.3f}** |")
-    lines += [f"| {s} | {r[s]:.3f} |" for s in small]
-    lines.append(f"| **geomean, M <= 128, {len(small)} shapes (target 1.10)** | "
-                 f"**{geomean([r[s] for s in small]):.3f}** |")
-    return "\n".join(lines)
+    return session17.ch07(one("peers_ch07_*.json"), HERE)
 
 
 def ch08():
-    m = medians("peers_ch08_*.json")
+    m = session17.medians(one("peers_ch08_*.json"), HERE)
     cases = sorted({c for (_, c) in m}, key=lambda c: (["bal", "skew", "masked", "wgrad"].index(c.split("_")[0]), c))
     lines = ["| case | ours / DeepGEMM | ours / DeepGEMM with its padding step | ours / torch grouped |",
              "|---|---:|---:|---:|"]
