@@ -30,7 +30,6 @@
 #include "common/engine/config.cuh"
 #include "common/engine/kernel.cuh"
 #include "common/engine/params.hpp"
-#include "common/ptx/memory.cuh"
 #include "common/ptx/smem.cuh"
 
 namespace fp8gemm::engine {
@@ -141,12 +140,9 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
 
   /// The B scales of a tile's K blocks as the consumers read them (a "scale stream"): lane l of
   /// every warp holds, for each of the tile's kSfbRows B-scale rows, K block base + l's in `cur`;
-  /// K block kb's is a shuffle from lane kb - base. At block base + 16 the next 32 blocks' lines
-  /// are prefetched into L1, and at base + 32 they are loaded into `cur`, an L1 hit: one load per
-  /// lane and row per 32 K blocks. Until session 20 the block-16 request loaded them into a second
-  /// register, `next`, copied into `cur` at base + 32; ptxas made that copy a select executed in
-  /// every K block, and the first select after the load waited for it, one L2 round trip every 32
-  /// blocks (+300-400 cycles at position 16, chapter 7's timeline). Why not one load per K block,
+  /// K block kb's is a shuffle from lane kb - base. At block base + 16 the next 32 blocks' are
+  /// requested into `next`, which becomes `cur` at base + 32: one load per lane and row per 32 K
+  /// blocks, 16 blocks (a few thousand cycles) before its first use. Why not one load per K block,
   /// one block ahead (the loop up to 3204fe1): that value is the same in every lane, so ptxas kept
   /// it in a uniform register and moved it there (R2UR) right after the load, which made every
   /// load synchronous: one L1/L2 round trip per K block between the last promotion and the next
@@ -157,6 +153,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     int kb_end;                      ///< the tile's K blocks end here (none read past it)
     int base;                        ///< K block held by lane 0 in cur
     float cur[kSfbRows];
+    float next[kSfbRows];
 
     /// The stream of tile t, its first 32 K blocks' requested.
     template <class TileT>
@@ -174,6 +171,11 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
         base = t.kb_begin;
         kb_end = t.kb_end;
       }
+#pragma unroll
+      for (int r = 0; r < kSfbRows; ++r) {
+        cur[r] = 0.0f;
+        next[r] = 0.0f;  // requested at block base + 16
+      }
       load(cur, base);
     }
     /// Lane l: K block kb0 + l's scales of every row (0 past kb_end or N).
@@ -182,22 +184,16 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
 #pragma unroll
       for (int r = 0; r < kSfbRows; ++r) v[r] = ok[r] && kb < kb_end ? __ldg(sfb_row[r] + kb) : 0.0f;
     }
-    /// Lane l: the L1 lines of K block kb0 + l's scales (where they exist).
-    __device__ __forceinline__ void prefetch(int kb0) const {
-      const int kb = kb0 + int(threadIdx.x % 32);
-#pragma unroll
-      for (int r = 0; r < kSfbRows; ++r)
-        if (ok[r] && kb < kb_end) ptx::prefetch_global_l1(sfb_row[r] + kb);
-    }
     /// K block kb's B scales (kb = base, base + 1, ... in order; every lane of the warp calls it).
     __device__ __forceinline__ void get(int kb, float (&sb)[kSfbRows]) {
       int i = kb - base;
-      if (i == 32) {  // into the next 32 blocks, prefetched at i == 16
+      if (i == 32) {  // into the next 32 blocks
+#pragma unroll
+        for (int r = 0; r < kSfbRows; ++r) cur[r] = next[r];
         base += 32;
         i = 0;
-        load(cur, base);
       }
-      if (i == 16) prefetch(base + 32);
+      if (i == 16) load(next, base + 32);
 #pragma unroll
       for (int r = 0; r < kSfbRows; ++r) sb[r] = __shfl_sync(0xffffffffu, cur[r], i);
     }

@@ -5,8 +5,6 @@
 // writer did before the release (made cumulative over its CTA by a barrier first) before
 // everything the reader does after the acquire. The partial tiles themselves move with .cg (cache
 // in L2 only): the SM that reads a partial never had its lines in its L1.
-// Also prefetch.global.L1 (§9.7.9.15 "prefetch, prefetchu"), for block scaling's B-scale stream
-// (common/engine/block_scaled.cuh).
 #pragma once
 
 #include <cstdint>
@@ -46,12 +44,6 @@ __device__ __forceinline__ float4 ld_global_cg_v4(const float* p) {
                : "l"(p)
                : "memory");
   return v;
-}
-
-/// prefetch.global.L1: asks for the line holding `p` in this SM's L1 and writes no register, so
-/// nothing waits for it (a hint; callers pass addresses inside their tensors only).
-__device__ __forceinline__ void prefetch_global_l1(const void* p) {
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
 }
 
 }  // namespace fp8gemm::ptx
