@@ -4,12 +4,13 @@
 old, new, new, old in one GPU call (call1_c9a1097.log). Reads ab_c9a1097.txz; prints one markdown
 table per chapter: each side's times (us, the JSON's real_time) and new / old, beside the same
 ratio of the peer timed in the same runs (cuBLASLt block-scaled for chapter 7; chapter 7's loop
-per group, ch07_loop, for chapter 8). Usage: compare.py"""
-import io, json, os, re, tarfile
+per group, ch07_loop, for chapter 8). Usage: compare.py [ARCHIVE] (default: ab_c9a1097.txz here;
+session 20's call 4 too: compare.py ../stream_prefetch_899aedf/ab_899aedf.txz)."""
+import io, json, os, re, sys, tarfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 runs = {}
-with tarfile.open(os.path.join(here, "ab_c9a1097.txz")) as tar:
+with tarfile.open(sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "ab_c9a1097.txz")) as tar:
     for m in tar.getmembers():
         g = re.search(r"(ch0[78])_(\d)_(old|new)\.json$", m.name)
         if not g:
