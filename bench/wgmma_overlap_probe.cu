@@ -61,12 +61,13 @@
 
 namespace {
 
-constexpr int kN = 128;                // columns of a wave (one wgmma m64n128k32 chain)
-constexpr int kSteps = 4;              // wgmma k32 steps per 128-deep K block
-constexpr int kStamps = 16;            // waves recorded per warpgroup (CTA 0)
+constexpr int kN = 128;      // columns of a wave (one wgmma m64n128k32 chain)
+constexpr int kSteps = 4;    // wgmma k32 steps per 128-deep K block
+constexpr int kStamps = 16;  // waves recorded per warpgroup (CTA 0)
 constexpr int kMaxWGs = 3;
-constexpr std::uint32_t kABytes = 256 * 128;  // A: up to 256 rows x 128 e4m3 (K-major, 128B swizzle)
-constexpr std::uint32_t kBBytes = 128 * 128;  // B: 128 rows x 128 e4m3
+// A: up to 256 rows x 128 e4m3 (K-major, 128B swizzle); B: 128 rows x 128 e4m3.
+constexpr std::uint32_t kABytes = 256 * 128;
+constexpr std::uint32_t kBBytes = 128 * 128;
 constexpr std::uint32_t kSmemBytes = kABytes + kBBytes + 1024;  // + alignment slack
 
 __device__ __forceinline__ long long clock_now() {
@@ -78,9 +79,13 @@ __device__ __forceinline__ long long clock_now() {
 /// Named barriers over all consumer threads (PTX ISA §9.7.13.1 bar.sync / bar.arrive): barrier
 /// 1 re-synchronises everyone; 2 and 3 pass a token from one warpgroup to the other.
 template <int kId, int kThreads>
-__device__ __forceinline__ void bar_sync() { asm volatile("bar.sync %0, %1;" ::"n"(kId), "n"(kThreads) : "memory"); }
+__device__ __forceinline__ void bar_sync() {
+  asm volatile("bar.sync %0, %1;" ::"n"(kId), "n"(kThreads) : "memory");
+}
 template <int kId, int kThreads>
-__device__ __forceinline__ void bar_arrive() { asm volatile("bar.arrive %0, %1;" ::"n"(kId), "n"(kThreads) : "memory"); }
+__device__ __forceinline__ void bar_arrive() {
+  asm volatile("bar.arrive %0, %1;" ::"n"(kId), "n"(kThreads) : "memory");
+}
 
 /// How the warpgroups are ordered against each other.
 enum Sync : int {
@@ -119,7 +124,8 @@ __global__ void __launch_bounds__(128 * kWGs, 1)
   std::uint64_t desc_a[kWaves];
 #pragma unroll
   for (int w = 0; w < kWaves; ++w)
-    desc_a[w] = fp8gemm::ptx::make_desc_k_major_sw128(base + std::uint32_t(64 * (kWGs * w + wg)) * 128u);
+    desc_a[w] =
+        fp8gemm::ptx::make_desc_k_major_sw128(base + std::uint32_t(64 * (kWGs * w + wg)) * 128u);
 
   float acc[kWaves][kN / 2];
   float part[kN / 2], part2[kTwoDeep ? kN / 2 : 1];
@@ -196,8 +202,10 @@ __global__ void __launch_bounds__(128 * kWGs, 1)
 #pragma unroll
       for (int w = 0; w < kWaves; ++w, ++wave) {
         if (kSync == kAlternate) {
-          if (wg == 1) bar_sync<2, kThreads>();             // warpgroup 0's wave is done
-          else if (wave > 0) bar_sync<3, kThreads>();       // warpgroup 1's last wave is done
+          if (wg == 1)
+            bar_sync<2, kThreads>();  // warpgroup 0's wave is done
+          else if (wave > 0)
+            bar_sync<3, kThreads>();  // warpgroup 1's last wave is done
         }
         const long long t_issue = clock_now();
         if constexpr (kMma) {
@@ -206,12 +214,13 @@ __global__ void __launch_bounds__(128 * kWGs, 1)
         }
         fp8gemm::ptx::wgmma_fence_operands(part);
         stamp(wave, t_issue, t0);
-        if (wg == 0 && w == 0 &&
-            ((kSync == kStaggerOnce && wave == 0) || kSync == kResyncWg0))
+        if (wg == 0 && w == 0 && ((kSync == kStaggerOnce && wave == 0) || kSync == kResyncWg0))
           bar_arrive<2, kThreads>();
         if (kSync == kAlternate) {
-          if (wg == 0) bar_arrive<2, kThreads>();
-          else bar_arrive<3, kThreads>();
+          if (wg == 0)
+            bar_arrive<2, kThreads>();
+          else
+            bar_arrive<3, kThreads>();
         }
         promote(part, w, s);
       }
@@ -241,16 +250,26 @@ struct Mode {
 };
 const Mode kModes[] = {
     {0, 2, 2, true, "256x128, FFMA, free (the engine's loop)", probe<2, 2, 1, kFree, false, true>},
-    {1, 2, 2, true, "256x128, FFMA, warpgroup 1 one wave late at the start", probe<2, 2, 1, kStaggerOnce, false, true>},
-    {2, 2, 2, true, "256x128, no promotion (the tensor cores alone)", probe<2, 2, 0, kFree, false, true>},
-    {3, 2, 2, true, "256x128, FMUL + FFMA, free (the weight gradient's promotion)", probe<2, 2, 2, kFree, false, true>},
-    {4, 2, 2, true, "256x128, FMUL + FFMA, one wave late at the start", probe<2, 2, 2, kStaggerOnce, false, true>},
-    {5, 2, 2, true, "256x128, FFMA, re-synchronised every K block", probe<2, 2, 1, kResync, false, true>},
-    {6, 2, 2, true, "256x128, FFMA, strict alternation (a token every wave)", probe<2, 2, 1, kAlternate, false, true>},
-    {7, 2, 2, true, "256x128, FFMA, re-synchronised every K block, then warpgroup 0 first", probe<2, 2, 1, kResyncWg0, false, true>},
-    {8, 2, 2, true, "256x128, FMUL + FFMA, strict alternation", probe<2, 2, 2, kAlternate, false, true>},
-    {9, 2, 2, false, "256x128, FFMA promotion alone (no wgmma)", probe<2, 2, 1, kFree, false, false>},
-    {10, 2, 2, false, "256x128, FMUL + FFMA promotion alone (no wgmma)", probe<2, 2, 2, kFree, false, false>},
+    {1, 2, 2, true, "256x128, FFMA, warpgroup 1 one wave late at the start",
+     probe<2, 2, 1, kStaggerOnce, false, true>},
+    {2, 2, 2, true, "256x128, no promotion (the tensor cores alone)",
+     probe<2, 2, 0, kFree, false, true>},
+    {3, 2, 2, true, "256x128, FMUL + FFMA, free (the weight gradient's promotion)",
+     probe<2, 2, 2, kFree, false, true>},
+    {4, 2, 2, true, "256x128, FMUL + FFMA, one wave late at the start",
+     probe<2, 2, 2, kStaggerOnce, false, true>},
+    {5, 2, 2, true, "256x128, FFMA, re-synchronised every K block",
+     probe<2, 2, 1, kResync, false, true>},
+    {6, 2, 2, true, "256x128, FFMA, strict alternation (a token every wave)",
+     probe<2, 2, 1, kAlternate, false, true>},
+    {7, 2, 2, true, "256x128, FFMA, re-synchronised every K block, then warpgroup 0 first",
+     probe<2, 2, 1, kResyncWg0, false, true>},
+    {8, 2, 2, true, "256x128, FMUL + FFMA, strict alternation",
+     probe<2, 2, 2, kAlternate, false, true>},
+    {9, 2, 2, false, "256x128, FFMA promotion alone (no wgmma)",
+     probe<2, 2, 1, kFree, false, false>},
+    {10, 2, 2, false, "256x128, FMUL + FFMA promotion alone (no wgmma)",
+     probe<2, 2, 2, kFree, false, false>},
     {11, 2, 1, true, "128x128, no promotion", probe<2, 1, 0, kFree, false, true>},
     {12, 2, 1, true, "128x128, FFMA, free", probe<2, 1, 1, kFree, false, true>},
     {13, 2, 1, true, "128x128, FFMA, two-deep", probe<2, 1, 1, kFree, true, true>},
@@ -258,7 +277,8 @@ const Mode kModes[] = {
     {15, 2, 1, true, "128x128, FMUL + FFMA, two-deep", probe<2, 1, 2, kFree, true, true>},
     {16, 3, 1, true, "192x128 (3 warpgroups), no promotion", probe<3, 1, 0, kFree, false, true>},
     {17, 3, 1, true, "192x128 (3 warpgroups), FFMA, free", probe<3, 1, 1, kFree, false, true>},
-    {18, 3, 1, true, "192x128 (3 warpgroups), FMUL + FFMA, free", probe<3, 1, 2, kFree, false, true>},
+    {18, 3, 1, true, "192x128 (3 warpgroups), FMUL + FFMA, free",
+     probe<3, 1, 2, kFree, false, true>},
 };
 
 int arg_int(int argc, char** argv, const char* name, int fallback) {
@@ -301,7 +321,7 @@ int main(int argc, char** argv) {
   FP8GEMM_CUDA_CHECK(cudaMalloc(&d_sink, sizeof(float) * ctas * 128 * kMaxWGs));
   for (const Mode& m : kModes)
     FP8GEMM_CUDA_CHECK(cudaFuncSetAttribute(m.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(kSmemBytes)));
+                                            int(kSmemBytes)));
 
   std::FILE* out = json.empty() ? nullptr : std::fopen(json.c_str(), "w");
   if (json.size() && !out) {
@@ -311,13 +331,15 @@ int main(int argc, char** argv) {
   int clock_khz = 0;
   FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   if (out)
-    std::fprintf(out, "{\"gpu\": \"%s\", \"sms\": %d, \"max_sm_clock_khz\": %d, \"kblocks\": %d, "
+    std::fprintf(out,
+                 "{\"gpu\": \"%s\", \"sms\": %d, \"max_sm_clock_khz\": %d, \"kblocks\": %d, "
                  "\"reps\": %d, \"cuda_runtime\": %d, \"modes\": [\n",
                  prop.name, ctas, clock_khz, kblocks, reps, CUDART_VERSION);
-  std::printf("%s, %d SMs, one CTA per SM; %d K blocks per CTA; %d reps (the modes interleaved "
-              "rep by rep); per rep the median over CTAs of the slowest warpgroup's cycles; the "
-              "median over reps. 'x tensor': over the tensor cores' own cycles (256 per wave)\n",
-              prop.name, ctas, kblocks, reps);
+  std::printf(
+      "%s, %d SMs, one CTA per SM; %d K blocks per CTA; %d reps (the modes interleaved "
+      "rep by rep); per rep the median over CTAs of the slowest warpgroup's cycles; the "
+      "median over reps. 'x tensor': over the tensor cores' own cycles (256 per wave)\n",
+      prop.name, ctas, kblocks, reps);
   std::vector<std::vector<double>> per_mode(std::size(kModes));
   std::vector<std::vector<long long>> first_stamps(std::size(kModes));
   std::vector<float> host_ms(std::size(kModes), 0.0f);
@@ -337,8 +359,8 @@ int main(int argc, char** argv) {
       float ms = 0;
       FP8GEMM_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
       std::vector<long long> cyc(ctas * kMaxWGs);
-      FP8GEMM_CUDA_CHECK(cudaMemcpy(cyc.data(), d_cycles, sizeof(long long) * cyc.size(),
-                            cudaMemcpyDeviceToHost));
+      FP8GEMM_CUDA_CHECK(
+          cudaMemcpy(cyc.data(), d_cycles, sizeof(long long) * cyc.size(), cudaMemcpyDeviceToHost));
       if (r == 0) continue;  // warm-up
       std::vector<long long> per_cta(ctas);
       for (int c = 0; c < ctas; ++c) {
@@ -357,7 +379,8 @@ int main(int argc, char** argv) {
       if (r == 1) {
         first_stamps[mi].resize(kMaxWGs * kStamps * 2);
         FP8GEMM_CUDA_CHECK(cudaMemcpy(first_stamps[mi].data(), d_stamps,
-                              sizeof(long long) * first_stamps[mi].size(), cudaMemcpyDeviceToHost));
+                                      sizeof(long long) * first_stamps[mi].size(),
+                                      cudaMemcpyDeviceToHost));
       }
     }
   }
@@ -384,7 +407,8 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
     if (out) {
-      std::fprintf(out, "  {\"mode\": %d, \"name\": \"%s\", \"warpgroups\": %d, \"waves\": %d, "
+      std::fprintf(out,
+                   "  {\"mode\": %d, \"name\": \"%s\", \"warpgroups\": %d, \"waves\": %d, "
                    "\"tensor_cycles_per_kblock\": %.1f, \"cycles_per_kblock\": %.2f, \"ms\": %.4f, "
                    "\"reps_cycles\": [",
                    m.id, m.name, m.wgs, m.waves, t, c, host_ms[mi]);

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "common/chapter_args.hpp"
 #include "common/cuda.hpp"
 #include "common/engine/timeline.cuh"
+#include "common/scaling.hpp"
 #include "kernels.hpp"
 
 using namespace fp8gemm;
@@ -36,33 +38,47 @@ float median(std::vector<float> v) {
 
 int main(int argc, char** argv) {
   std::printf("ch07_timeline: clock64 stamps inside chapter 7's block-scaled kernels\n");
+  // Every argument is checked here, before any GPU work: a bad shape or count, an unknown
+  // argument, or a kernel that is not one of chapter 7's _timeline kernels is refused.
   int reps = 21;
-  const ChapterArgs args = parse_chapter_args(argc, argv, {8192}, "ch07_timeline.json",
-                                              [&](const std::string& a) {
-                                                if (a.rfind("--reps=", 0) != 0) return false;
-                                                reps = std::stoi(a.substr(7));
-                                                return true;
-                                              });
+  ChapterArgs args;
+  try {
+    args = parse_chapter_args(argc, argv, {8192}, "ch07_timeline.json", [&](const std::string& a) {
+      if (a.rfind("--reps=", 0) != 0) return false;
+      std::size_t used = 0;
+      const std::string v = a.substr(7);
+      reps = std::stoi(v, &used);
+      if (used != v.size() || reps < 1) throw std::invalid_argument("bad " + a + " (want >= 1)");
+      return true;
+    });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ch07_timeline: %s\n", e.what());
+    return 1;
+  }
   if (args.rest.size() > 1) {
     std::fprintf(stderr, "unknown argument %s\n", args.rest[1]);
     return 1;
   }
   const std::vector<Shape> shapes =
-      args.custom.empty() ? std::vector<Shape>{parse_shape("8192x8192x8192")} : args.custom;
+      args.custom.empty() ? std::vector<Shape>{{8192, 8192, 8192}} : args.custom;
   const std::vector<std::string> kernels =
       args.kernels.empty() ? std::vector<std::string>{"256x128_s3_c1x2_promoted_tma_b4_timeline"}
                            : args.kernels;
   const std::string& json = args.json;
   const std::string suffix = "_timeline";
-  for (const std::string& name : kernels)
-    if (name.size() <= suffix.size() || !name.ends_with(suffix)) {
-      std::fprintf(stderr, "%s: not a timeline kernel (its name ends in %s)\n", name.c_str(),
-                   suffix.c_str());
+  for (const std::string& name : kernels) {
+    const bool known = std::any_of(ch07::kernels().begin(), ch07::kernels().end(),
+                                   [&](const engine::KernelInfo& k) { return k.name == name; });
+    if (!known || name.size() <= suffix.size() || !name.ends_with(suffix)) {
+      std::fprintf(stderr, "%s: not one of chapter 7's timeline kernels (names ending in %s)\n",
+                   name.c_str(), suffix.c_str());
       return 1;
     }
+  }
   if (cuda_device_count() == 0) {
-    std::printf("No CUDA GPU found: ch07_timeline was built, but running it needs an NVIDIA "
-                "Hopper GPU (sm_90a).\n");
+    std::printf(
+        "No CUDA GPU found: ch07_timeline was built, but running it needs an NVIDIA "
+        "Hopper GPU (sm_90a).\n");
     return 2;
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
@@ -78,8 +94,7 @@ int main(int argc, char** argv) {
   L2Flush flush;
   EventTimer timer;
   for (const Shape& s : shapes) {
-    const std::string sa =
-        std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+    const std::string sa = s.name();
     ch07::DeviceOperands ops(s.M, s.N, s.K, 7000 + std::uint64_t(s.M + s.N + s.K));
     for (const std::string& name : kernels) {
       const std::string twin = name.substr(0, name.size() - suffix.size());
@@ -97,13 +112,14 @@ int main(int argc, char** argv) {
       }
       // The buffer: every K block of CTAs 0-3 (at most ceil(tiles / 66) tiles each, counting
       // 128 x 128 tiles, the smallest here).
-      const int k_blocks = int((s.K + 127) / 128);
-      const std::int64_t tiles = ((s.M + 127) / 128) * ((s.N + 127) / 128);
+      const int k_blocks = int(ceil_div(s.K, 128));
+      const std::int64_t tiles = ceil_div(s.M, 128) * ceil_div(s.N, 128);
       const int capacity = int((tiles + 65) / 66 + 1) * k_blocks;
-      DeviceBuffer<unsigned long long> buf(std::size_t(engine::timeline::kRecordCtas) * 2 * capacity);
+      DeviceBuffer<unsigned long long> buf(std::size_t(engine::timeline::kRecordCtas) * 2 *
+                                           capacity);
       FP8GEMM_CUDA_CHECK(cudaMemset(buf.data(), 0, buf.bytes()));
       const int block_m = tl.kernel().block_m, block_n = tl.kernel().block_n;
-      const int tiles_m = int((s.M + block_m - 1) / block_m), tiles_n = int((s.N + block_n - 1) / block_n);
+      const int tiles_m = int(ceil_div(s.M, block_m)), tiles_n = int(ceil_div(s.N, block_n));
       DeviceBuffer<unsigned long long> tile_buf(std::size_t(tiles_m) * tiles_n * 2 * 3);
       FP8GEMM_CUDA_CHECK(cudaMemset(tile_buf.data(), 0, tile_buf.bytes()));
       ch07::set_timeline_buffer(buf.data(), capacity, tile_buf.data(), tiles_n);
@@ -132,8 +148,8 @@ int main(int argc, char** argv) {
           << "], \"kernel\": \"" << name << "\", \"twin\": \"" << twin
           << "\", \"block_m\": " << tl.kernel().block_m << ", \"block_n\": " << tl.kernel().block_n
           << ", \"k_blocks\": " << k_blocks << ", \"twin_us\": " << ms_base * 1e3
-          << ", \"observed_us\": " << ms_tl * 1e3 << ", \"reps\": " << reps
-          << ", \"check\": \"" << check.describe << "\", \"ctas\": [";
+          << ", \"observed_us\": " << ms_tl * 1e3 << ", \"reps\": " << reps << ", \"check\": \""
+          << check.describe << "\", \"ctas\": [";
       first_run = false;
       // Per CTA: [first-of-tile, clock] of each K block, full barriers then empty barriers.
       for (int cta = 0; cta < engine::timeline::kRecordCtas; ++cta) {
@@ -143,7 +159,8 @@ int main(int argc, char** argv) {
           const std::size_t base_i = (std::size_t(cta) * 2 + o) * capacity;
           for (int j = 0; j < capacity && stamps[base_i + j] != 0; ++j) {
             const unsigned long long w = stamps[base_i + j];
-            out << (j ? "," : "") << "[" << ((w >> 55) & 1) << "," << (w & ((1ull << 55) - 1)) << "]";
+            out << (j ? "," : "") << "[" << ((w >> 55) & 1) << "," << (w & ((1ull << 55) - 1))
+                << "]";
           }
         }
         out << "]";

@@ -4,9 +4,10 @@
 // it). The consumers' code is BlockScaledMath's plus three stamps per tile outside the main loop
 // (ptxas schedules the loop a little differently around them: 83-99% of its opcodes in the same
 // order, cuobjdump), and the kernel runs at 0.997-1.015x its twin's time (ch07_timeline times
-// both, interleaved, in every run); the timeline says, per K block, whether the data was there before the consumers wanted it, how long
-// the consumers took for it, and what a tile change costs. (docs/engine.md, "Where a promoted
-// kernel's cycles go"; bench/wgmma_overlap_probe.cu times the consumers' loop with no loads.)
+// both, interleaved, in every run); the timeline says, per K block, whether the data was there
+// before the consumers wanted it, how long the consumers took for it, and what a tile change
+// costs. (docs/engine.md, "Where a promoted kernel's cycles go"; bench/wgmma_overlap_probe.cu
+// times the consumers' loop with no loads.)
 //
 // Why the producer's warps and not the consumers': stamps taken by the consumers themselves
 // perturbed what they measured. A first version (one lane of each consumer warpgroup storing

@@ -8,6 +8,9 @@ the period of the tile's second K block; how far apart the two warpgroups' epilo
 previous tile ended. Usage: first_block.py [JSON]"""
 import json, os, statistics as st, sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "timeline"))
+from analyse import cta_tiles  # noqa: E402  (the timeline's per-CTA series)
+
 path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "timeline_c9a1097.json")
 d = json.load(open(path))
 for r in d["runs"]:
@@ -15,11 +18,7 @@ for r in d["runs"]:
     for c in r["ctas"]:
         if not c.get("tiles"):
             continue
-        E = [x[1] for x in c["empty"]]
-        F = [x[1] for x in c["full"]]
-        first = [x[0] for x in c["empty"]]
-        starts = [j for j in range(len(E)) if first[j]]
-        tl = {wg: sorted((t for t in c["tiles"] if t[2] == wg), key=lambda t: t[3]) for wg in (0, 1)}
+        E, F, first, starts, tl = cta_tiles(c)
         n = min(len(tl[0]), len(tl[1]), len(starts))
         for i in range(1, n):
             s0, s1 = tl[0][i][3], tl[1][i][3]

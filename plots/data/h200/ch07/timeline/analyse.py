@@ -86,17 +86,27 @@ def table(path):
     return "\n".join(lines)
 
 
+def cta_tiles(c):
+    """A recorded CTA's series: E and F (empty and full barrier completions per K block), which
+    K blocks start a tile (first), their indices in order (starts), and each consumer
+    warpgroup's tile stamps ordered by main-loop start."""
+    E = [x[1] for x in c["empty"]]
+    F = [x[1] for x in c["full"]]
+    first = [x[0] for x in c["empty"]]
+    starts = [j for j in range(len(E)) if first[j]]  # each tile's first K block, in order
+    tiles = {wg: sorted((t for t in c["tiles"] if t[2] == wg), key=lambda t: t[3]) for wg in (0, 1)}
+    return E, F, first, starts, tiles
+
+
 def tile_changes(r):
     parts = {"last promotion": [], "epilogue": [], "to next tile": [], "first K block": [],
              "whole change": []}
     for c in r["ctas"]:
         if not c.get("tiles"):
             continue
-        E = [x[1] for x in c["empty"]]
-        first = [x[0] for x in c["empty"]]
-        starts = [j for j in range(len(E)) if first[j]]  # each tile's first K block, in order
+        E, _, first, starts, by_wg = cta_tiles(c)
         for wg in (0, 1):
-            tiles = sorted((t for t in c["tiles"] if t[2] == wg), key=lambda t: t[3])
+            tiles = by_wg[wg]
             for i in range(len(tiles) - 1):
                 if i + 1 >= len(starts):
                     break
