@@ -53,9 +53,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "common/chapter_args.hpp"
 #include "common/cuda.hpp"
 #include "common/ptx/wgmma.cuh"
 
@@ -281,22 +283,40 @@ const Mode kModes[] = {
      probe<3, 1, 2, kFree, false, true>},
 };
 
-int arg_int(int argc, char** argv, const char* name, int fallback) {
-  const std::size_t n = std::strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') return std::atoi(argv[i] + n + 1);
-  return fallback;
-}
-std::string arg_str(int argc, char** argv, const char* name) {
-  const std::size_t n = std::strlen(name);
-  for (int i = 1; i < argc; ++i)
-    if (std::strncmp(argv[i], name, n) == 0 && argv[i][n] == '=') return argv[i] + n + 1;
-  return {};
+/// The probe's arguments, all checked before any GPU work: --kblocks=N (>= 1), --reps=N (>= 1),
+/// --json=PATH; anything else is refused.
+struct ProbeArgs {
+  int kblocks = 2048;
+  int reps = 7;
+  std::string json;
+};
+ProbeArgs parse_probe_args(int argc, char** argv) {
+  ProbeArgs r;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--kblocks=", 0) == 0)
+      r.kblocks = int(fp8gemm::parse_count(a, "--kblocks=", 1));
+    else if (a.rfind("--reps=", 0) == 0)
+      r.reps = int(fp8gemm::parse_count(a, "--reps=", 1));
+    else if (a.rfind("--json=", 0) == 0 && a.size() > 7)
+      r.json = a.substr(7);
+    else
+      throw std::invalid_argument("unknown argument " + a +
+                                  " (want --kblocks=N, --reps=N, --json=PATH)");
+  }
+  return r;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  ProbeArgs args;
+  try {
+    args = parse_probe_args(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wgmma_overlap_probe: %s\n", e.what());
+    return 1;
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("wgmma_overlap_probe: no CUDA GPU here; nothing measured.\n");
@@ -309,9 +329,9 @@ int main(int argc, char** argv) {
                 prop.minor);
     return 0;
   }
-  const int kblocks = arg_int(argc, argv, "--kblocks", 2048);
-  const int reps = arg_int(argc, argv, "--reps", 7);
-  const std::string json = arg_str(argc, argv, "--json");
+  const int kblocks = args.kblocks;
+  const int reps = args.reps;
+  const std::string& json = args.json;
   const int ctas = prop.multiProcessorCount;
 
   long long *d_cycles, *d_stamps;

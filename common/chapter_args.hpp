@@ -52,6 +52,19 @@ inline std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+/// The number in a numeric argument: parse_count("--reps=7", "--reps=", 1) -> 7. The whole text
+/// after `prefix` must be a decimal integer >= `min` (no sign, no trailing characters: std::stoll
+/// alone would read "12abc" as 12); throws std::invalid_argument naming the argument otherwise.
+inline long long parse_count(const std::string& arg, const std::string& prefix, long long min) {
+  const std::string v = arg.substr(prefix.size());
+  bool ok = !v.empty() && v.size() <= 18;
+  for (char c : v) ok = ok && c >= '0' && c <= '9';
+  const long long n = ok ? std::stoll(v) : 0;
+  if (!ok || n < min)
+    throw std::invalid_argument("bad " + arg + " (want an integer >= " + std::to_string(min) + ")");
+  return n;
+}
+
 /// "4096x7168x16384" -> {4096, 7168, 16384}; throws std::invalid_argument otherwise.
 inline Shape parse_shape(const std::string& s) {
   Shape r{};
@@ -67,11 +80,11 @@ inline Shape parse_shape(const std::string& s) {
 struct ChapterArgs {
   std::vector<std::int64_t> sizes;
   bool sizes_given = false;
-  std::vector<Shape> custom;         ///< --shapes
+  std::vector<Shape> custom;  ///< --shapes
   bool bench = true;
   std::vector<std::string> kernels;  ///< --kernels
   std::string json, accuracy_json;
-  std::vector<char*> rest;           ///< for Google Benchmark, argv[0] first
+  std::vector<char*> rest;  ///< for Google Benchmark, argv[0] first
 
   /// --shapes if given, else the squares (plus the DeepSeek set unless --sizes was given).
   std::vector<Shape> shapes() const {
@@ -91,7 +104,8 @@ inline ChapterArgs parse_chapter_args(int argc, char** argv, std::vector<std::in
     if (a.rfind("--sizes=", 0) == 0) {
       r.sizes.clear();
       r.sizes_given = true;
-      for (const auto& t : split_list(a.substr(8))) r.sizes.push_back(std::stoll(t));
+      for (const auto& t : split_list(a.substr(8)))
+        r.sizes.push_back(parse_count("--sizes=" + t, "--sizes=", 1));
     } else if (a.rfind("--shapes=", 0) == 0) {
       for (const auto& t : split_list(a.substr(9))) r.custom.push_back(parse_shape(t));
     } else if (a == "--no-bench") {

@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
-#include <vector>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "catch.hpp"
 #include "common/engine/scheduler.cuh"
@@ -106,13 +107,8 @@ TEST_CASE("engine scheduler: the banded raster visits every unit exactly once", 
     for (int units_n : {1, 2, 5, 8, 31})
       for (int along_n : {0, 1})
         for (int group : {1, 2, 3, 4, 8, 16, 40}) {
-          fp8gemm::engine::DenseSchedule s;
-          s.units_m = units_m;
-          s.units_n = units_n;
-          s.num_units = units_m * units_n;
-          s.along_n = along_n;
-          s.group = std::min(group, along_n == 0 ? units_m : units_n);
-          fp8gemm::engine::set_divisors(s);
+          const fp8gemm::engine::DenseSchedule s = fp8gemm::engine::make_dense_schedule(
+              units_m, units_n, std::min(group, along_n == 0 ? units_m : units_n), along_n);
           std::vector<int> seen(std::size_t(s.num_units), 0);
           bool in_range = true, banded = true;
           for (int u = 0; u < s.num_units; ++u) {
@@ -135,6 +131,27 @@ TEST_CASE("engine scheduler: the banded raster visits every unit exactly once", 
           ++cases;
         }
   CHECK(cases == 6 * 5 * 2 * 7);
+}
+
+TEST_CASE("engine scheduler: a schedule with bad counts is refused", "[ch06][cpu]") {
+  using fp8gemm::engine::make_dense_schedule;
+  CHECK_NOTHROW(make_dense_schedule(1, 1, 1, 0));
+  CHECK_NOTHROW(make_dense_schedule(1 << 15, 1 << 15, 1 << 15, 0));  // 2^30 units: the limit
+  CHECK_THROWS_AS(make_dense_schedule(0, 4, 1, 0), std::invalid_argument);
+  CHECK_THROWS_AS(make_dense_schedule(4, 0, 1, 1), std::invalid_argument);
+  CHECK_THROWS_AS(make_dense_schedule((1 << 15) + 1, 1 << 15, 1, 0), std::invalid_argument);
+  CHECK_THROWS_AS(make_dense_schedule(4, 8, 0, 0), std::invalid_argument);
+  CHECK_THROWS_AS(make_dense_schedule(4, 8, 5, 0), std::invalid_argument);  // group > units_m
+  CHECK_NOTHROW(make_dense_schedule(4, 8, 8, 1));                           // along N: <= units_n
+  CHECK_THROWS_AS(make_dense_schedule(4, 8, 9, 1), std::invalid_argument);
+  CHECK_THROWS_AS(make_dense_schedule(4, 8, 1, 2), std::invalid_argument);
+  CHECK_THROWS_AS(fp8gemm::engine::FastDiv::make(0), std::invalid_argument);
+  CHECK_THROWS_AS(fp8gemm::engine::FastDiv::make(-3), std::invalid_argument);
+  const auto s = make_dense_schedule(7, 5, 3, 0);  // the divisors are the counts'
+  CHECK(s.num_units == 35);
+  CHECK(s.per_band.d == 15u);
+  CHECK(s.width.d == 3u);
+  CHECK(s.last_width.d == 1u);  // 7 = 3 + 3 + 1
 }
 
 TEST_CASE("engine scheduler: FastDiv divides exactly", "[ch06][cpu]") {

@@ -59,6 +59,25 @@ TEST_CASE("chapter command line: shapes, options, pass-through", "[cli][cpu]") {
   CHECK_THROWS_AS(parse({"--shapes=12x34"}), std::invalid_argument);
   CHECK_THROWS_AS(parse({"--shapes=0x1x16"}), std::invalid_argument);
   CHECK_THROWS_AS(parse({"--shapes=1x2x16junk"}), std::invalid_argument);
+  CHECK_THROWS_AS(parse({"--sizes=12abc"}), std::invalid_argument);  // was read as 12
+  CHECK_THROWS_AS(parse({"--sizes=0"}), std::invalid_argument);
+  CHECK_THROWS_AS(parse({"--sizes=-256"}), std::invalid_argument);
+}
+
+TEST_CASE("chapter command line: numeric arguments", "[cli][cpu]") {
+  using fp8gemm::parse_count;
+  CHECK(parse_count("--reps=7", "--reps=", 1) == 7);
+  CHECK(parse_count("--kblocks=2048", "--kblocks=", 1) == 2048);
+  CHECK(parse_count("--n=0", "--n=", 0) == 0);
+  for (const char* bad : {"--reps=", "--reps=0", "--reps=-3", "--reps=+3", "--reps=7x", "--reps= 7",
+                          "--reps=0x10", "--reps=99999999999999999999"})
+    CHECK_THROWS_AS(parse_count(bad, "--reps=", 1), std::invalid_argument);
+  try {
+    parse_count("--reps=abc", "--reps=", 1);
+    FAIL("not refused");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()) == "bad --reps=abc (want an integer >= 1)");
+  }
 }
 
 TEST_CASE("chapter command line: comma-separated lists", "[cli][cpu]") {

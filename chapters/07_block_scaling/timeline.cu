@@ -45,10 +45,7 @@ int main(int argc, char** argv) {
   try {
     args = parse_chapter_args(argc, argv, {8192}, "ch07_timeline.json", [&](const std::string& a) {
       if (a.rfind("--reps=", 0) != 0) return false;
-      std::size_t used = 0;
-      const std::string v = a.substr(7);
-      reps = std::stoi(v, &used);
-      if (used != v.size() || reps < 1) throw std::invalid_argument("bad " + a + " (want >= 1)");
+      reps = int(parse_count(a, "--reps=", 1));
       return true;
     });
   } catch (const std::exception& e) {

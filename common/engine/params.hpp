@@ -5,6 +5,8 @@
 #include <cuda.h>  // CUtensorMap (a type only)
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "common/engine/grouped_schedule.hpp"
 
@@ -109,7 +111,11 @@ struct FastDiv {
   unsigned d = 1;
   unsigned m = 0;      ///< ceil(2^p / d), < 2^32 (unused for d = 1)
   unsigned shift = 0;  ///< p - 32
+  /// Host only; refuses a divisor < 1 (the default FastDiv divides by 1, so a divisor never set
+  /// would otherwise pass unnoticed as "divide by 1").
   static FastDiv make(int divisor) {
+    if (divisor < 1)
+      throw std::invalid_argument("FastDiv: divisor " + std::to_string(divisor) + " (want >= 1)");
     FastDiv f;
     f.d = unsigned(divisor);
     if (divisor > 1) {
@@ -140,20 +146,40 @@ struct DenseSchedule {
   int group = 1;      ///< raster band width in units (1: plain row-major order)
   int along_n = 0;    ///< 0: bands of `group` unit-rows, walked down M inside a band;
                       ///< 1: bands of `group` unit-columns, walked along N inside a band
-  // The scheduler's divisors (set_divisors(), from the fields above): units per band, the band
-  // width, and the last band's width (narrower when `group` does not divide the units).
+  // The scheduler's divisors (make_dense_schedule(), from the fields above): units per band, the
+  // band width, and the last band's width (narrower when `group` does not divide the units).
   FastDiv per_band, width, last_width;
 };
 
-/// Fills s's divisors from its counts; the plan calls it after choosing the raster (and so must
-/// anything else that builds a DenseSchedule for banded_unit).
-inline void set_divisors(DenseSchedule& s) {
-  const int across = s.along_n == 0 ? s.units_n : s.units_m;  // units along a band
-  const int inner = s.along_n == 0 ? s.units_m : s.units_n;   // units the bands cut
-  s.per_band = FastDiv::make(s.group * across);
-  s.width = FastDiv::make(s.group);
-  const int last = inner % s.group;
-  s.last_width = FastDiv::make(last == 0 ? s.group : last);
+/// The one way to build a DenseSchedule: the counts checked and the scheduler's divisors filled
+/// from them (a schedule whose divisors were left at their default would map units to the wrong
+/// tiles without any error). units_m, units_n >= 1 with at most 2^30 units in all; 1 <= group
+/// <= the units the bands cut (units_m for bands of rows, along_n = 0; units_n for bands of
+/// columns, along_n = 1). Throws std::invalid_argument otherwise.
+inline DenseSchedule make_dense_schedule(int units_m, int units_n, int group, int along_n) {
+  const auto refuse = [&](const char* what) {
+    throw std::invalid_argument(std::string("dense schedule: ") + what + " (units " +
+                                std::to_string(units_m) + " x " + std::to_string(units_n) +
+                                ", group " + std::to_string(group) + ", along_n " +
+                                std::to_string(along_n) + ")");
+  };
+  if (units_m < 1 || units_n < 1) refuse("no units");
+  if (std::int64_t(units_m) * units_n > (std::int64_t(1) << 30)) refuse("more than 2^30 units");
+  if (along_n != 0 && along_n != 1) refuse("along_n is not 0 or 1");
+  const int across = along_n == 0 ? units_n : units_m;  // units along a band
+  const int inner = along_n == 0 ? units_m : units_n;   // units the bands cut
+  if (group < 1 || group > inner) refuse("group outside 1 .. the units the bands cut");
+  DenseSchedule s;
+  s.units_m = units_m;
+  s.units_n = units_n;
+  s.num_units = units_m * units_n;
+  s.group = group;
+  s.along_n = along_n;
+  s.per_band = FastDiv::make(group * across);
+  s.width = FastDiv::make(group);
+  const int last = inner % group;
+  s.last_width = FastDiv::make(last == 0 ? group : last);
+  return s;
 }
 
 /// Everything the kernel receives (one __grid_constant__ parameter: TMA wants its tensor maps in

@@ -25,8 +25,8 @@ struct Tile {
 /// bands of `group` unit-rows (along_n = 0; bands of unit-columns for along_n = 1), each band walked
 /// down its short side first, then across; the last band may be narrower. Host and device code,
 /// so the CPU tests can check that it visits every unit exactly once. The divisions are FastDiv's
-/// (set_divisors()): a multiply-high and a shift each, where two integer divisions were a chain of
-/// ~450 cycles at every tile change.
+/// (make_dense_schedule()): a multiply-high and a shift each, where two integer divisions were a
+/// chain of ~450 cycles at every tile change.
 __host__ __device__ __forceinline__ void banded_unit(const DenseSchedule& s, int unit, int& um,
                                                      int& un) {
   const int across = s.along_n == 0 ? s.units_n : s.units_m;

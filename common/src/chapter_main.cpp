@@ -8,17 +8,12 @@
 #include <string>
 
 #include "common/bench.hpp"
+#include "common/chapter_args.hpp"  // Shape::name
 #include "common/check.hpp"
 #include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
 
 namespace fp8gemm {
-
-namespace {
-std::string shape_name(std::int64_t M, std::int64_t N, std::int64_t K) {
-  return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
-}
-}  // namespace
 
 int chapter_main(int argc, char** argv, const ChapterInfo& chapter) {
   std::printf("%s\n", chapter.title);
@@ -64,8 +59,8 @@ int chapter_main(int argc, char** argv, const ChapterInfo& chapter) {
     const CheckResult r = check_per_tensor(chapter.kernel, s[0], s[1], s[2], opt);
     const bool ok = r.ok();
     all_ok &= ok;
-    errors[shape_name(s[0], s[1], s[2])] = r.describe();
-    std::printf("  %-20s %s  %s\n", shape_name(s[0], s[1], s[2]).c_str(), ok ? "ok  " : "FAIL",
+    errors[Shape{s[0], s[1], s[2]}.name()] = r.describe();
+    std::printf("  %-20s %s  %s\n", Shape{s[0], s[1], s[2]}.name().c_str(), ok ? "ok  " : "FAIL",
                 r.describe().c_str());
   }
   if (!all_ok) {
@@ -97,7 +92,7 @@ int chapter_main(int argc, char** argv, const ChapterInfo& chapter) {
     Buffers* b = &buffers.at(s);
     const PerTensorGemm g{s, s, s, b->A.data(), b->B.data(), b->D.data(), b->sa.data(), b->sb.data()};
     const GemmCost cost = fp8_gemm_cost(s, s, s);
-    const std::string shape = shape_name(s, s, s);
+    const std::string shape = Shape{s, s, s}.name();
     add_gpu_benchmark(chapter.name, shape, [g, &chapter](cudaStream_t str) { chapter.kernel(g, str); },
                       cost);
     add_gpu_benchmark("cublaslt_per_tensor", shape, [g, &cublas](cudaStream_t str) {

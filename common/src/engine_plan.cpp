@@ -161,14 +161,12 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   grid_ctas_ = int(grid_units * kernel.cluster_size());
 
   // The tile order.
-  DenseSchedule& s = params_.schedule;
-  s.units_m = int(units_m);
-  s.units_n = int(units_n);
-  s.num_units = int(units);
-  s.along_n = raster.along_n >= 0 ? raster.along_n : 0;
-  if (raster.group > 0) {
-    s.group = raster.group;
-  } else {
+  if (raster.along_n < -1 || raster.along_n > 1)
+    throw std::invalid_argument(who_ + ": raster.along_n = " + std::to_string(raster.along_n) +
+                                " (want -1: choose, 0: bands of rows, 1: bands of columns)");
+  const int along_n = raster.along_n >= 0 ? raster.along_n : 0;
+  int group = raster.group;
+  if (group <= 0) {
     // The units in flight at once (the co-resident clusters, also when the grid is larger),
     // arranged as g x (in_flight / g): A panels of g x BlockM x ClusterM rows, B panels of
     // (in_flight / g) x BlockN x ClusterN rows; equal when g = sqrt(in_flight x BlockN_c /
@@ -176,11 +174,11 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
     const double in_flight = double(std::min(grid_units, clusters));
     const double bm = double(kernel.block_m * kernel.cluster_m);
     const double bn = double(kernel.block_n * kernel.cluster_n);
-    const double ratio = s.along_n == 0 ? bn / bm : bm / bn;
-    s.group = std::max(1, int(std::lround(std::sqrt(in_flight * ratio))));
+    const double ratio = along_n == 0 ? bn / bm : bm / bn;
+    group = std::max(1, int(std::lround(std::sqrt(in_flight * ratio))));
   }
-  s.group = std::max(1, std::min(s.group, s.along_n == 0 ? s.units_m : s.units_n));
-  set_divisors(s);
+  group = std::max(1, std::min(group, int(along_n == 0 ? units_m : units_n)));
+  params_.schedule = make_dense_schedule(int(units_m), int(units_n), group, along_n);
 
   params_.M = int(args.M);
   params_.N = int(args.N);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bs_gemm.hpp"              // ch07::kernels, ch07::choose_kernel
-#include "common/chapter_args.hpp"  // parse_shape
+#include "common/chapter_args.hpp"  // parse_shape, Shape::name
 #include "hopper_mx.hpp"            // ch09::hopper_kernels
 #include "ws_gemm.hpp"              // ch06::kernels, ch06::choose_kernel
 
@@ -23,10 +23,6 @@ namespace detail {
 }  // namespace detail
 
 namespace {
-
-std::string shape_name(std::int64_t M, std::int64_t N, std::int64_t K) {
-  return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
-}
 
 std::string us(double v) {
   char b[32];
@@ -98,7 +94,7 @@ bool choose_named(const Family& f, std::int64_t M, std::int64_t N, std::int64_t 
   if (table_serves) {
     if (const DispatchEntry* e = dispatch_table_entry(f.family, M, N, K)) {
       const DispatchSource& s = dispatch_sources()[std::size_t(e->source)];
-      std::string why = std::string("dispatch table: ") + shape_name(M, N, K) + " ran " +
+      std::string why = std::string("dispatch table: ") + Shape{M, N, K}.name() + " ran " +
                         us(e->us) + " in " + s.path;
       if (*e->runner_up)
         why += " (runner-up " + std::string(e->runner_up) + " " + us(e->runner_up_us) + ", " +
@@ -228,7 +224,7 @@ KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
   c.kernel = ch07::choose_kernel(M, N, K, out, tma_store_ok).name;
   if (serves) {
     c.rule = DispatchRule::chapter;
-    c.why = "no table entry for " + shape_name(M, N, K) +
+    c.why = "no table entry for " + Shape{M, N, K}.name() +
             ": chapter 7's choose_kernel (its hand table, else wave efficiency)";
   } else {
     c.rule = DispatchRule::epilogue;
@@ -261,7 +257,7 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
   if (choose_named(f, M, N, K, tma_store_ok, option, env, fits, c)) return c;
   c.kernel = ch06::choose_kernel(M, N, K, accumulation, tma_store_ok).name;
   c.rule = tma_store_ok ? DispatchRule::chapter : DispatchRule::epilogue;
-  c.why = tma_store_ok ? "no table entry for " + shape_name(M, N, K) +
+  c.why = tma_store_ok ? "no table entry for " + Shape{M, N, K}.name() +
                              ": chapter 6's choose_kernel (its hand table, else wave efficiency)"
                        : std::string(
                              "D is not TMA-storable (16-byte aligned, N % 8 == 0): "
@@ -286,7 +282,8 @@ KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bo
   if (c.kernel.empty()) c.kernel = ch09::hopper_kernels().front().name;
   c.rule = tma_store_ok ? DispatchRule::chapter : DispatchRule::epilogue;
   c.why = tma_store_ok
-              ? "no table entry for " + shape_name(M, N, K) + ": chapter 9's default Hopper kernel"
+              ? "no table entry for " + Shape{M, N, K}.name() +
+                    ": chapter 9's default Hopper kernel"
               : std::string(
                     "D is not TMA-storable (16-byte aligned, ldd % 8 == 0): "
                     "chapter 9's registers-epilogue kernel");
