@@ -187,13 +187,14 @@ __device__ __forceinline__ void stage_unit(const float (&acc)[Cfg::kBlockN / 2],
 /// are visible to the TMA unit, the warpgroup's first thread calls store(w, c, unit) and commits
 /// one bulk group. A buffer is waited for only before it is written again, so the stores drain
 /// under the next tile's main loop. One buffer per unit: the previous tile's stores must have
-/// finished reading them (issued a whole main loop ago: normally free). Fewer, a ring: the store
+/// finished reading them (issued a whole main loop ago: normally free), and then every unit is
+/// staged first, with one fence and one barrier for all of them, and stored as one bulk group
+/// (session 21; before, each unit had its own fence and barrier). Fewer, a ring: the store
 /// that last read this buffer (kEpiBuffers stores ago, counting across tiles) must be done
 /// reading it; each tile starts the ring at buffer 0, so where a tile's units are not a whole
 /// number of rings the previous tile's last store may have used buffer 0, and the tile's first
 /// unit waits for all of them (without it, a 128 x 160 FP32 kernel wrote stale data for empty
-/// experts, whose tiles have no main loop between two epilogues). The barrier between units also
-/// keeps the compiler from converting every unit's accumulators at once (64 more registers).
+/// experts, whose tiles have no main loop between two epilogues).
 /// `barrier_id` is the warpgroup's named barrier (1 + warpgroup index).
 template <class Cfg, int kChunks, class Stage, class Store>
 __device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
@@ -201,22 +202,40 @@ __device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
                                                      Store&& store) {
   constexpr int kUnits = Cfg::kEpiUnitsPerWG;
   constexpr bool kBufferPerUnit = Cfg::kEpiBuffers >= kUnits;
+  static_assert(kUnits == Cfg::kWavesM * kChunks, "the config's unit count is the epilogue's");
   const bool leader = threadIdx.x % 128 == 0;
   if constexpr (kBufferPerUnit) {
+    // Every unit has its own buffer: all of them are written, made visible to the TMA unit and
+    // stored behind one fence and one barrier (a fence and a barrier per unit cost ~100-200
+    // cycles each with both consumer warpgroups' tensor work stopped).
     if (leader) ptx::tma_store_wait_read<0>();
     ptx::named_barrier_sync(barrier_id, 128);
+    static_for<Cfg::kWavesM>([&](auto w) {
+      static_for<kChunks>([&](auto c) {
+        stage(w, c, staging + std::uint32_t(w * kChunks + c) * Cfg::kEpiUnitBytes);
+      });
+    });
+    ptx::fence_proxy_async_shared();  // st.shared / stmatrix writes -> visible to the TMA unit
+    ptx::named_barrier_sync(barrier_id, 128);
+    if (leader) {
+      static_for<Cfg::kWavesM>([&](auto w) {
+        static_for<kChunks>([&](auto c) {
+          store(w, c, staging + std::uint32_t(w * kChunks + c) * Cfg::kEpiUnitBytes);
+        });
+      });
+      ptx::tma_store_commit();
+    }
+    return;
   }
   static_for<Cfg::kWavesM>([&](auto w) {
     static_for<kChunks>([&](auto c) {
       constexpr int u = w * kChunks + c;
       const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
-      if constexpr (!kBufferPerUnit) {
-        if (leader) {
-          if constexpr (kUnits % Cfg::kEpiBuffers != 0 && u == 0) ptx::tma_store_wait_read<0>();
-          else ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
-        }
-        ptx::named_barrier_sync(barrier_id, 128);
+      if (leader) {
+        if constexpr (kUnits % Cfg::kEpiBuffers != 0 && u == 0) ptx::tma_store_wait_read<0>();
+        else ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
       }
+      ptx::named_barrier_sync(barrier_id, 128);
       stage(w, c, unit);
       ptx::fence_proxy_async_shared();  // st.shared / stmatrix writes -> visible to the TMA unit
       ptx::named_barrier_sync(barrier_id, 128);
