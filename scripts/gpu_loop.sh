@@ -14,7 +14,9 @@
 #                Needs no build/bin: STEPS=peers (or ONLY=peers with STEPS unset) runs it alone.
 #                Send .peer along (carry it) for DeepGEMM.
 #     peers_moe  chapter 8's Python peers (bench/peers_moe.py; json/peers_ch08.json and the seeded
-#                group sizes json/moe_groups.json); builds DeepGEMM like peers
+#                group sizes json/moe_groups.json); builds DeepGEMM like peers; times ours through
+#                the PyTorch package (chapters/10_production/python/stage.sh), so without it on
+#                PYTHONPATH the step fails at once, unless PEER_ARGS has --only (the peers alone)
 #     ch07       chapter 7's table on its 19 shapes with --gpu_delay_us=50 (the peers' method;
 #                json/ch07_block_scaling.json) and its accuracy study (json/ch07_accuracy.json)
 #     ch08       chapter 8's forward pass (ch08_grouped_moe) with --gpu_delay_us=50 on the peers'
@@ -281,15 +283,37 @@ if [[ " $STEPS " == *" peers "* ]]; then
     ${PEER_SHAPES:+--shapes "$PEER_SHAPES"} "${PEER_COMMIT[@]}" ${PEER_ARGS:-}
 fi
 
+# Succeeds when this repository's PyTorch package imports with its compiled ops (peers_moe times ours
+# through it); otherwise fails and prints why not.
+fp8gemm_package_check() {
+  python3 -c 'import sys
+try:
+    import fp8gemm
+except Exception as e:
+    sys.exit(f"fp8gemm not importable ({type(e).__name__}: {e})")
+if not fp8gemm.available():
+    sys.exit(f"fp8gemm has no compiled ops: {fp8gemm.unavailable_reason()}")' 2>&1 >/dev/null
+}
+
 if [[ " $STEPS " == *" peers_moe "* ]]; then
-  # Chapter 8's peers (bench/peers_moe.py): DeepGEMM grouped / masked / k-grouped, torch grouped.
-  build_deepgemm
-  PEER_TIMEOUT=${PEER_TIMEOUT:-540}
-  # shellcheck disable=SC2086
-  TIMEOUT=$PEER_TIMEOUT run "peers_moe (bench/peers_moe.py)" bash -c 'log=$1; shift; python3 "$@" 2>&1 | tee "$log"; exit "${PIPESTATUS[0]}"' \
-    _ "$OUTDIR/peers_moe.log" bench/peers_moe.py --out "$OUTDIR/json/peers_ch08.json" \
-    --groups-out "$OUTDIR/json/moe_groups.json" --dg-jobs 8 \
-    --time-limit "$((PEER_TIMEOUT > 120 ? PEER_TIMEOUT - 60 : PEER_TIMEOUT / 2))" "${PEER_COMMIT[@]}" ${PEER_ARGS:-}
+  # Chapter 8's peers (bench/peers_moe.py): DeepGEMM grouped / masked / k-grouped, torch grouped,
+  # and ours through the PyTorch package. Without the package (and without --only in PEER_ARGS to
+  # time the others alone) the step is refused at once, before DeepGEMM's build and minutes of
+  # timing whose every entry of ours would be an error.
+  if [[ " ${PEER_ARGS:-} " != *" --only"* ]] && ! why=$(fp8gemm_package_check); then
+    failed=$((failed + 1))
+    say "FAIL  peers_moe: not run: ${why:-the PyTorch package is missing}. Stage it with" \
+      "bash chapters/10_production/python/stage.sh build DEST and put DEST on PYTHONPATH" \
+      "(or PEER_ARGS=\"--only=deepgemm*,torch*\" for the peers alone)"
+  else
+    build_deepgemm
+    PEER_TIMEOUT=${PEER_TIMEOUT:-540}
+    # shellcheck disable=SC2086
+    TIMEOUT=$PEER_TIMEOUT run "peers_moe (bench/peers_moe.py)" bash -c 'log=$1; shift; python3 "$@" 2>&1 | tee "$log"; exit "${PIPESTATUS[0]}"' \
+      _ "$OUTDIR/peers_moe.log" bench/peers_moe.py --out "$OUTDIR/json/peers_ch08.json" \
+      --groups-out "$OUTDIR/json/moe_groups.json" --dg-jobs 8 \
+      --time-limit "$((PEER_TIMEOUT > 120 ? PEER_TIMEOUT - 60 : PEER_TIMEOUT / 2))" "${PEER_COMMIT[@]}" ${PEER_ARGS:-}
+  fi
 fi
 
 if [[ " $STEPS " == *" ch07 "* ]]; then
