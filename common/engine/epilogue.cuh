@@ -187,14 +187,13 @@ __device__ __forceinline__ void stage_unit(const float (&acc)[Cfg::kBlockN / 2],
 /// are visible to the TMA unit, the warpgroup's first thread calls store(w, c, unit) and commits
 /// one bulk group. A buffer is waited for only before it is written again, so the stores drain
 /// under the next tile's main loop. One buffer per unit: the previous tile's stores must have
-/// finished reading them (issued a whole main loop ago: normally free), and then every unit is
-/// staged first, with one fence and one barrier for all of them, and stored as one bulk group
-/// (session 21; before, each unit had its own fence and barrier). Fewer, a ring: the store
+/// finished reading them (issued a whole main loop ago: normally free). Fewer, a ring: the store
 /// that last read this buffer (kEpiBuffers stores ago, counting across tiles) must be done
 /// reading it; each tile starts the ring at buffer 0, so where a tile's units are not a whole
 /// number of rings the previous tile's last store may have used buffer 0, and the tile's first
 /// unit waits for all of them (without it, a 128 x 160 FP32 kernel wrote stale data for empty
-/// experts, whose tiles have no main loop between two epilogues).
+/// experts, whose tiles have no main loop between two epilogues). The barrier between units also
+/// keeps the compiler from converting every unit's accumulators at once (64 more registers).
 /// `barrier_id` is the warpgroup's named barrier (1 + warpgroup index).
 template <class Cfg, int kChunks, class Stage, class Store>
 __device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
@@ -202,40 +201,22 @@ __device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
                                                      Store&& store) {
   constexpr int kUnits = Cfg::kEpiUnitsPerWG;
   constexpr bool kBufferPerUnit = Cfg::kEpiBuffers >= kUnits;
-  static_assert(kUnits == Cfg::kWavesM * kChunks, "the config's unit count is the epilogue's");
   const bool leader = threadIdx.x % 128 == 0;
   if constexpr (kBufferPerUnit) {
-    // Every unit has its own buffer: all of them are written, made visible to the TMA unit and
-    // stored behind one fence and one barrier (a fence and a barrier per unit cost ~100-200
-    // cycles each with both consumer warpgroups' tensor work stopped).
     if (leader) ptx::tma_store_wait_read<0>();
     ptx::named_barrier_sync(barrier_id, 128);
-    static_for<Cfg::kWavesM>([&](auto w) {
-      static_for<kChunks>([&](auto c) {
-        stage(w, c, staging + std::uint32_t(w * kChunks + c) * Cfg::kEpiUnitBytes);
-      });
-    });
-    ptx::fence_proxy_async_shared();  // st.shared / stmatrix writes -> visible to the TMA unit
-    ptx::named_barrier_sync(barrier_id, 128);
-    if (leader) {
-      static_for<Cfg::kWavesM>([&](auto w) {
-        static_for<kChunks>([&](auto c) {
-          store(w, c, staging + std::uint32_t(w * kChunks + c) * Cfg::kEpiUnitBytes);
-        });
-      });
-      ptx::tma_store_commit();
-    }
-    return;
   }
   static_for<Cfg::kWavesM>([&](auto w) {
     static_for<kChunks>([&](auto c) {
       constexpr int u = w * kChunks + c;
       const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
-      if (leader) {
-        if constexpr (kUnits % Cfg::kEpiBuffers != 0 && u == 0) ptx::tma_store_wait_read<0>();
-        else ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
+      if constexpr (!kBufferPerUnit) {
+        if (leader) {
+          if constexpr (kUnits % Cfg::kEpiBuffers != 0 && u == 0) ptx::tma_store_wait_read<0>();
+          else ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
+        }
+        ptx::named_barrier_sync(barrier_id, 128);
       }
-      ptx::named_barrier_sync(barrier_id, 128);
       stage(w, c, unit);
       ptx::fence_proxy_async_shared();  // st.shared / stmatrix writes -> visible to the TMA unit
       ptx::named_barrier_sync(barrier_id, 128);
@@ -249,7 +230,8 @@ __device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
 
 /// Which map store_tile_tma writes through, and what its last argument `bound` is.
 enum class StoreMap {
-  rows,         ///< D's 2-D map (columns, rows); `bound` unused
+  rows,         ///< D's 2-D map (columns, rows), boxes of 16 rows: one store per warp
+                ///< (store_tile_tma_warps); `bound` unused
   planes,       ///< a 3-D map (columns, rows, planes): the units go to plane `bound`, a box
                 ///< clipped at the plane's last row (chapter 8's weight gradient with bf16 dB,
                 ///< kgrouped.cuh, whose tiles may run past a group's N rows)
@@ -261,12 +243,13 @@ enum class StoreMap {
 /// slabs of 64 rows (`acc[w]`), rows `row0` + 64 w of D, columns `col0` ...: each unit (64 rows x
 /// kEpiCols bf16) stmatrix'd into its staging buffer, swizzled as D's tensor map expects, and
 /// stored by TMA (for_each_staged_unit) through the map kMap says.
-template <class Cfg, StoreMap kMap = StoreMap::rows, class Scale>
+template <class Cfg, StoreMap kMap, class Scale>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                const Scale& scale,
                                                const CUtensorMap* map_d, std::uint32_t staging,
                                                int row0, int col0, std::uint32_t barrier_id,
                                                int bound = 0) {
+  static_assert(kMap != StoreMap::rows, "D's 2-D map: store_tile_tma_warps");
   for_each_staged_unit<Cfg, Cfg::kBlockN / Cfg::kEpiCols>(
       staging, barrier_id,
       [&](auto w, auto c, std::uint32_t unit) {
@@ -275,13 +258,62 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][
       [&](auto w, auto c, std::uint32_t unit) {
         if constexpr (kMap == StoreMap::planes) {
           ptx::tma_store_3d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w, bound);
-        } else if constexpr (kMap == StoreMap::ragged_rows) {
+        } else {
           const RaggedRowCoords r = ragged_row_coords(row0 + 64 * w, bound);
           ptx::tma_store_4d(map_d, unit, col0 + c * Cfg::kEpiCols, r.rel_row, r.bound, r.wrap);
-        } else {
-          ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
         }
       });
+}
+
+/// The TMA-store epilogue of one consumer warpgroup into D's 2-D map (the dense kernels), for its
+/// kWavesM slabs of 64 rows (`acc[w]`), rows `row0` + 64 w of D, columns `col0` ...: the map's
+/// boxes are 16 rows x kEpiCols, one warp's strip of a unit (stage_unit writes rows 16 warp ..
+/// 16 warp + 15 of it), so each warp stores its own strips: per unit it stages its strip, fences
+/// (its own st.shared / stmatrix writes -> visible to the TMA unit), meets its own lanes
+/// (__syncwarp) and its lane 0 stores the strip and commits one bulk group. No barrier across the
+/// warpgroup: a warp that is done goes on, and its stores read the staging buffer while the others
+/// still stage theirs, under the idle tensor cores of the tile change rather than the next tile's
+/// first K blocks. Bulk groups are per thread, so each lane 0 waits for its own: with a buffer per
+/// unit, once per tile for all of them (the previous tile's, issued a main loop ago); with fewer,
+/// before each reuse, as in for_each_staged_unit. (Session 21; until then the dense kernels used
+/// for_each_staged_unit: per unit a fence, a warpgroup barrier and one thread's 64-row store.)
+template <class Cfg, class Scale>
+__device__ __forceinline__ void store_tile_tma_warps(
+    const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Scale& scale,
+    const CUtensorMap* map_d, std::uint32_t staging, int row0, int col0) {
+  constexpr int kChunks = Cfg::kBlockN / Cfg::kEpiCols;
+  constexpr int kUnits = Cfg::kEpiUnitsPerWG;
+  constexpr bool kBufferPerUnit = Cfg::kEpiBuffers >= kUnits;
+  // A warp's strip: 16 unit rows; a whole number of swizzle atoms (8 rows) from the unit's start.
+  constexpr std::uint32_t kStripBytes = 16u * std::uint32_t(Cfg::kEpiCols) * 2u;
+  static_assert(kUnits == Cfg::kWavesM * kChunks && !Cfg::kEpiF32);
+  const int warp = int(threadIdx.x / 32) % 4;
+  const bool lane0 = threadIdx.x % 32 == 0;
+  if constexpr (kBufferPerUnit) {
+    if (lane0) ptx::tma_store_wait_read<0>();
+    __syncwarp();
+  }
+  static_for<Cfg::kWavesM>([&](auto w) {
+    static_for<kChunks>([&](auto c) {
+      constexpr int u = w * kChunks + c;
+      const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
+      if constexpr (!kBufferPerUnit) {
+        if (lane0) {
+          if constexpr (kUnits % Cfg::kEpiBuffers != 0 && u == 0) ptx::tma_store_wait_read<0>();
+          else ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
+        }
+        __syncwarp();
+      }
+      stage_unit<Cfg, decltype(c)::value, Scale>(acc[w], scale, unit);
+      ptx::fence_proxy_async_shared();
+      __syncwarp();
+      if (lane0) {
+        ptx::tma_store_2d(map_d, unit + std::uint32_t(warp) * kStripBytes,
+                          col0 + c * Cfg::kEpiCols, row0 + 64 * w + 16 * warp);
+        ptx::tma_store_commit();
+      }
+    });
+  });
 }
 
 /// The FP32 TMA epilogue of one consumer warpgroup (EpilogueKind::tma_store_f32) for its kWavesM
