@@ -230,8 +230,7 @@ __device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
 
 /// Which map store_tile_tma writes through, and what its last argument `bound` is.
 enum class StoreMap {
-  rows,         ///< D's 2-D map (columns, rows), boxes of 16 rows: one store per warp
-                ///< (store_tile_tma_warps); `bound` unused
+  rows,         ///< D's 2-D map (columns, rows); `bound` unused
   planes,       ///< a 3-D map (columns, rows, planes): the units go to plane `bound`, a box
                 ///< clipped at the plane's last row (chapter 8's weight gradient with bf16 dB,
                 ///< kgrouped.cuh, whose tiles may run past a group's N rows)
@@ -243,13 +242,12 @@ enum class StoreMap {
 /// slabs of 64 rows (`acc[w]`), rows `row0` + 64 w of D, columns `col0` ...: each unit (64 rows x
 /// kEpiCols bf16) stmatrix'd into its staging buffer, swizzled as D's tensor map expects, and
 /// stored by TMA (for_each_staged_unit) through the map kMap says.
-template <class Cfg, StoreMap kMap, class Scale>
+template <class Cfg, StoreMap kMap = StoreMap::rows, class Scale>
 __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                const Scale& scale,
                                                const CUtensorMap* map_d, std::uint32_t staging,
                                                int row0, int col0, std::uint32_t barrier_id,
                                                int bound = 0) {
-  static_assert(kMap != StoreMap::rows, "D's 2-D map: store_tile_tma_warps");
   for_each_staged_unit<Cfg, Cfg::kBlockN / Cfg::kEpiCols>(
       staging, barrier_id,
       [&](auto w, auto c, std::uint32_t unit) {
@@ -258,62 +256,13 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][
       [&](auto w, auto c, std::uint32_t unit) {
         if constexpr (kMap == StoreMap::planes) {
           ptx::tma_store_3d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w, bound);
-        } else {
+        } else if constexpr (kMap == StoreMap::ragged_rows) {
           const RaggedRowCoords r = ragged_row_coords(row0 + 64 * w, bound);
           ptx::tma_store_4d(map_d, unit, col0 + c * Cfg::kEpiCols, r.rel_row, r.bound, r.wrap);
+        } else {
+          ptx::tma_store_2d(map_d, unit, col0 + c * Cfg::kEpiCols, row0 + 64 * w);
         }
       });
-}
-
-/// The TMA-store epilogue of one consumer warpgroup into D's 2-D map (the dense kernels), for its
-/// kWavesM slabs of 64 rows (`acc[w]`), rows `row0` + 64 w of D, columns `col0` ...: the map's
-/// boxes are 16 rows x kEpiCols, one warp's strip of a unit (stage_unit writes rows 16 warp ..
-/// 16 warp + 15 of it), so each warp stores its own strips: per unit it stages its strip, fences
-/// (its own st.shared / stmatrix writes -> visible to the TMA unit), meets its own lanes
-/// (__syncwarp) and its lane 0 stores the strip and commits one bulk group. No barrier across the
-/// warpgroup: a warp that is done goes on, and its stores read the staging buffer while the others
-/// still stage theirs, under the idle tensor cores of the tile change rather than the next tile's
-/// first K blocks. Bulk groups are per thread, so each lane 0 waits for its own: with a buffer per
-/// unit, once per tile for all of them (the previous tile's, issued a main loop ago); with fewer,
-/// before each reuse, as in for_each_staged_unit. (Session 21; until then the dense kernels used
-/// for_each_staged_unit: per unit a fence, a warpgroup barrier and one thread's 64-row store.)
-template <class Cfg, class Scale>
-__device__ __forceinline__ void store_tile_tma_warps(
-    const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Scale& scale,
-    const CUtensorMap* map_d, std::uint32_t staging, int row0, int col0) {
-  constexpr int kChunks = Cfg::kBlockN / Cfg::kEpiCols;
-  constexpr int kUnits = Cfg::kEpiUnitsPerWG;
-  constexpr bool kBufferPerUnit = Cfg::kEpiBuffers >= kUnits;
-  // A warp's strip: 16 unit rows; a whole number of swizzle atoms (8 rows) from the unit's start.
-  constexpr std::uint32_t kStripBytes = 16u * std::uint32_t(Cfg::kEpiCols) * 2u;
-  static_assert(kUnits == Cfg::kWavesM * kChunks && !Cfg::kEpiF32);
-  const int warp = int(threadIdx.x / 32) % 4;
-  const bool lane0 = threadIdx.x % 32 == 0;
-  if constexpr (kBufferPerUnit) {
-    if (lane0) ptx::tma_store_wait_read<0>();
-    __syncwarp();
-  }
-  static_for<Cfg::kWavesM>([&](auto w) {
-    static_for<kChunks>([&](auto c) {
-      constexpr int u = w * kChunks + c;
-      const std::uint32_t unit = staging + std::uint32_t(u % Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
-      if constexpr (!kBufferPerUnit) {
-        if (lane0) {
-          if constexpr (kUnits % Cfg::kEpiBuffers != 0 && u == 0) ptx::tma_store_wait_read<0>();
-          else ptx::tma_store_wait_read<Cfg::kEpiBuffers - 1>();
-        }
-        __syncwarp();
-      }
-      stage_unit<Cfg, decltype(c)::value, Scale>(acc[w], scale, unit);
-      ptx::fence_proxy_async_shared();
-      __syncwarp();
-      if (lane0) {
-        ptx::tma_store_2d(map_d, unit + std::uint32_t(warp) * kStripBytes,
-                          col0 + c * Cfg::kEpiCols, row0 + 64 * w + 16 * warp);
-        ptx::tma_store_commit();
-      }
-    });
-  });
 }
 
 /// The FP32 TMA epilogue of one consumer warpgroup (EpilogueKind::tma_store_f32) for its kWavesM

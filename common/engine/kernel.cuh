@@ -678,7 +678,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           // one, the grouped forward's ragged-rows view).
           Math::store_tile_bf16(acc, p, t, my_staging, slot, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
-          store_tile_tma_warps<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0);
+          store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store_f32) {
           // FP32 D by TMA: the policy knows D's 3-D map and where the tile is in it.
           Math::store_tile_f32(acc, p, t, my_staging, slot, std::uint32_t(1 + wg));
@@ -699,8 +699,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if constexpr (stores_by_tma(Cfg::kEpilogue)) {
       // The staging buffers must stay valid until the last stores have read them, and D must be
       // written before the grid counts as finished.
-      // (Every warp's lane 0: the dense epilogue's stores are per warp, store_tile_tma_warps.)
-      if (threadIdx.x % 32 == 0) ptx::tma_store_wait_all<0>();
+      if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();
     }
   }
   // No CTA of a cluster may exit while the other can still arrive on its barriers or multicast

@@ -209,11 +209,10 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
                                      std::uint64_t(args.ldb),
                                      std::uint32_t(kernel.block_n / kernel.cluster_m), 128,
                                      CU_TENSOR_MAP_SWIZZLE_128B);
-  // D: boxes of 16 rows, one warp's strip of a staged unit (store_tile_tma_warps, epilogue.cuh).
   if (kernel.epilogue == EpilogueKind::tma_store)
     params_.map_d = make_tensor_map_2d(args.D, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
                                        std::uint64_t(args.M), std::uint64_t(args.N),
-                                       std::uint64_t(args.ldd), 16, std::uint32_t(kernel.epi_cols),
+                                       std::uint64_t(args.ldd), 64, std::uint32_t(kernel.epi_cols),
                                        swizzle_of_span(kernel.epi_swizzle_bytes));
 }
 
