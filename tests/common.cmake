@@ -29,3 +29,20 @@ fp8gemm_test(common_test_grouped_schedule LABEL cpu SOURCES test_grouped_schedul
 fp8gemm_test(common_test_ragged_rows LABEL cpu SOURCES test_ragged_rows.cpp)
 # The engine chapters' shared command line (common/chapter_args.hpp).
 fp8gemm_test(common_test_chapter_cli LABEL cpu SOURCES test_chapter_cli.cpp)
+
+# The executables read their arguments before anything else and refuse a malformed one with a
+# message naming it (exit 1), with or without a GPU: a malformed count was read as its leading
+# digits ("12abc" as 12) or, in the engine chapters, ended in an uncaught exception.
+function(fp8gemm_cli_refusal_test name exe arg expect)
+  if(TARGET ${exe})
+    add_test(NAME ${name} COMMAND ${exe} ${arg})
+    set_tests_properties(${name} PROPERTIES LABELS cpu PASS_REGULAR_EXPRESSION "${expect}")
+  endif()
+endfunction()
+fp8gemm_cli_refusal_test(cli_refuses_ch01 ch01_naive --sizes=12abc "bad --sizes=12abc")
+fp8gemm_cli_refusal_test(cli_refuses_ch06 ch06_warp_specialization --sustained=abc
+                         "bad --sustained=abc")
+fp8gemm_cli_refusal_test(cli_refuses_ch07 ch07_block_scaling --splits=0 "bad --splits=0")
+fp8gemm_cli_refusal_test(cli_refuses_ch09 ch09_hopper_mxfp8 --shapes=64x64 "bad shape '64x64'")
+fp8gemm_cli_refusal_test(cli_refuses_ch07_timeline ch07_timeline --reps=0 "bad --reps=0")
+fp8gemm_cli_refusal_test(cli_refuses_probe wgmma_overlap_probe --kblocks=x "bad --kblocks=x")

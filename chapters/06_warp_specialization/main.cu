@@ -7,10 +7,11 @@
 //                            [Google Benchmark flags]
 // --ablation      the ablation steps (chapter 5 -> ... -> per-shape tiles -> ping-pong) at 8192^3 and
 //                 4096x7168x16384, fast accumulation, beside cuBLASLt fast accumulation
-// --sustained=S   every implementation at 8192^3 launched back to back for S seconds (what a
-//                 long training step sees: the GPU at its power cap); prints one line per
-//                 implementation: "SUSTAINED <name> <TFLOPS> TFLOPS <start> <end>" (Unix ms),
-//                 so that clock samples taken beside it (scripts/gpu_loop.sh) can be matched;
+// --sustained=S   every implementation at 8192^3 launched back to back for S seconds (a whole
+//                 number >= 1; what a long training step sees: the GPU at its power cap); prints
+//                 one line per implementation: "SUSTAINED <name> <TFLOPS> TFLOPS <start> <end>"
+//                 (Unix ms), so that clock samples taken beside it (scripts/gpu_loop.sh) can be
+//                 matched;
 //                 with --kernels, cuBLASLt (both modes) and then those kernels instead of the
 //                 table's (e.g. the ablation's steps, each at its own power-capped clock)
 // --sizes=...     square sizes only (default: 1024..8192 and the DeepSeek-V3 shapes)
@@ -116,6 +117,24 @@ double sustained_tflops(const std::function<void(cudaStream_t)>& launch, const S
 int main(int argc, char** argv) {
   std::printf("Chapter 6: persistent warp-specialised FP8 GEMM (the engine): producer/consumer "
               "warpgroups, TMA-store epilogue, 2-CTA multicast, per-shape tiles, ping-pong\n");
+
+  // The arguments first, so that a bad one is refused with a message, GPU or not.
+  bool ablation = false;
+  double sustained = 0;
+  ChapterArgs args;
+  try {
+    args = parse_chapter_args(
+        argc, argv, {1024, 2048, 4096, 8192}, "ch06_warp_specialization.json",
+        [&](const std::string& a) {
+          if (a == "--ablation") return ablation = true;
+          if (a.rfind("--sustained=", 0) == 0)
+            return (sustained = double(parse_count(a, "--sustained=", 1))), true;
+          return false;
+        });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ch06_warp_specialization: %s\n", e.what());
+    return 1;
+  }
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: ch06_warp_specialization was built, but running it needs an "
                 "NVIDIA Hopper GPU (sm_90a).\nOn a machine with one, run this binary again; see "
@@ -123,16 +142,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
-
-  bool ablation = false;
-  double sustained = 0;
-  const ChapterArgs args = parse_chapter_args(
-      argc, argv, {1024, 2048, 4096, 8192}, "ch06_warp_specialization.json",
-      [&](const std::string& a) {
-        if (a == "--ablation") return ablation = true;
-        if (a.rfind("--sustained=", 0) == 0) return (sustained = std::stod(a.substr(12))), true;
-        return false;
-      });
   const std::vector<Shape> shapes = args.shapes();
   const std::vector<std::string>& kernels = args.kernels;
   for (const auto& name : kernels) {  // an unknown kernel or a bad suffix: say so, before any work

@@ -37,6 +37,35 @@ using namespace fp8gemm;
 int main(int argc, char** argv) {
   std::printf("Chapter 7: DeepSeek-V3 block scaling (A 1x128, B 128x128, FP32 promotion every "
               "128 K) on the engine\n");
+
+  // The arguments first, so that a bad one is refused with a message, GPU or not.
+  std::vector<int> splits;                 // --splits
+  std::vector<std::string> splitk_kernels;  // --splitk-kernels
+  ChapterArgs args;
+  try {
+    args = parse_chapter_args(
+        argc, argv, {2048, 4096, 8192}, "ch07_block_scaling.json", [&](const std::string& a) {
+          if (a.rfind("--splits=", 0) == 0) {
+            for (const auto& t : split_list(a.substr(9)))
+              splits.push_back(int(parse_count("--splits=" + t, "--splits=", 1)));
+            return true;
+          }
+          if (a.rfind("--splitk-kernels=", 0) == 0) {
+            for (const auto& t : split_list(a.substr(17))) {
+              if (t != "all") {
+                splitk_kernels.push_back(t);
+                continue;
+              }
+              for (const auto& info : ch07::splitk_kernels()) splitk_kernels.push_back(info.name);
+            }
+            return true;
+          }
+          return false;
+        });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ch07_block_scaling: %s\n", e.what());
+    return 1;
+  }
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: ch07_block_scaling was built, but running it needs an NVIDIA "
                 "Hopper GPU (sm_90a).\nOn a machine with one, run this binary again; see "
@@ -44,27 +73,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
-
-  std::vector<int> splits;                 // --splits
-  std::vector<std::string> splitk_kernels;  // --splitk-kernels
-  const ChapterArgs args = parse_chapter_args(
-      argc, argv, {2048, 4096, 8192}, "ch07_block_scaling.json", [&](const std::string& a) {
-        if (a.rfind("--splits=", 0) == 0) {
-          for (const auto& t : split_list(a.substr(9))) splits.push_back(std::stoi(t));
-          return true;
-        }
-        if (a.rfind("--splitk-kernels=", 0) == 0) {
-          for (const auto& t : split_list(a.substr(17))) {
-            if (t != "all") {
-              splitk_kernels.push_back(t);
-              continue;
-            }
-            for (const auto& info : ch07::splitk_kernels()) splitk_kernels.push_back(info.name);
-          }
-          return true;
-        }
-        return false;
-      });
   const std::vector<Shape> shapes = args.shapes();
   std::vector<std::string> kernels;
   for (const auto& k : args.kernels) {

@@ -109,6 +109,14 @@ int main(int argc, char** argv) {
       "Chapter 9, Hopper half: MXFP8 (e4m3, UE8M0 scale per 1 x 32) on "
       "the engine, a "
       "promotion per 32 K\n");
+  // The arguments first, so that a bad one is refused with a message, GPU or not.
+  ChapterArgs args;
+  try {
+    args = parse_chapter_args(argc, argv, {8192}, "ch09_hopper_mxfp8.json");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ch09_hopper_mxfp8: %s\n", e.what());
+    return 1;
+  }
   if (cuda_device_count() == 0) {
     std::printf(
         "No CUDA GPU found: ch09_hopper_mxfp8 was built, but running "
@@ -117,7 +125,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
-  const ChapterArgs args = parse_chapter_args(argc, argv, {8192}, "ch09_hopper_mxfp8.json");
   // --accuracy=PATH: the MXFP8 rows of chapter 7's accuracy study (accuracy_study.hpp), as JSON.
   if (!args.accuracy_json.empty()) {
     if (!ch09::run_accuracy_study(args.accuracy_json, git_commit())) return 1;

@@ -17,6 +17,30 @@ namespace fp8gemm {
 
 int chapter_main(int argc, char** argv, const ChapterInfo& chapter) {
   std::printf("%s\n", chapter.title);
+  // The arguments first, so that a bad one is refused with a message, GPU or not.
+  std::vector<std::int64_t> sizes = {1024, 2048, 4096, 8192};
+  bool bench = true;
+  std::string json = std::string(chapter.name) + ".json";
+  std::vector<char*> rest = {argv[0]};  // what Google Benchmark sees
+  try {
+    for (int i = 1; i < argc; ++i) {
+      if (std::strncmp(argv[i], "--sizes=", 8) == 0) {
+        sizes.clear();
+        std::stringstream ss(argv[i] + 8);
+        for (std::string t; std::getline(ss, t, ',');)
+          sizes.push_back(parse_count("--sizes=" + t, "--sizes=", 1));
+      } else if (std::strcmp(argv[i], "--no-bench") == 0) {
+        bench = false;
+      } else if (std::strncmp(argv[i], "--json=", 7) == 0) {
+        json = argv[i] + 7;
+      } else {
+        rest.push_back(argv[i]);
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", chapter.name, e.what());
+    return 1;
+  }
   if (cuda_device_count() == 0) {
     std::printf(
         "No CUDA GPU found: %s was built, but running it needs an NVIDIA Hopper GPU (sm_90a).\n"
@@ -25,24 +49,6 @@ int chapter_main(int argc, char** argv, const ChapterInfo& chapter) {
     return 2;
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
-
-  std::vector<std::int64_t> sizes = {1024, 2048, 4096, 8192};
-  bool bench = true;
-  std::string json = std::string(chapter.name) + ".json";
-  std::vector<char*> rest = {argv[0]};  // what Google Benchmark sees
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--sizes=", 8) == 0) {
-      sizes.clear();
-      std::stringstream ss(argv[i] + 8);
-      for (std::string t; std::getline(ss, t, ',');) sizes.push_back(std::stoll(t));
-    } else if (std::strcmp(argv[i], "--no-bench") == 0) {
-      bench = false;
-    } else if (std::strncmp(argv[i], "--json=", 7) == 0) {
-      json = argv[i] + 7;
-    } else {
-      rest.push_back(argv[i]);
-    }
-  }
 
   // 1. Correctness: edge shapes (tails in every dimension), then every benchmark shape.
   const std::int64_t k = chapter.k_multiple;
