@@ -67,6 +67,18 @@ TEST_CASE("ch06 refuses bad calls before any CUDA call", "[ch06][cpu]") {
   fp8gemm::ch06::Options o;
   o.kernel = "no_such_kernel";
   CHECK_THROWS_AS(fp8gemm::ch06::Plan(valid_call(), o), std::invalid_argument);
+  // A raster direction other than -1 (choose), 0 or 1 (was: any nonzero value taken as along N).
+  for (int along_n : {2, -2}) {
+    fp8gemm::ch06::Options r;
+    r.raster.along_n = along_n;
+    try {
+      fp8gemm::ch06::Plan(valid_call(), r);
+      FAIL("raster.along_n = " << along_n << " not refused");
+    } catch (const std::invalid_argument& e) {
+      CHECK(std::string(e.what()).find("raster.along_n = " + std::to_string(along_n)) !=
+            std::string::npos);
+    }
+  }
 }
 
 TEST_CASE("ch06 kernels: unique names, configurations a Hopper SM can run", "[ch06][cpu]") {

@@ -123,6 +123,9 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   if (max_sms < 0)
     throw std::invalid_argument(who_ + ": max_sms = " + std::to_string(max_sms) +
                                 " must be >= 0 (0: all SMs)");
+  if (raster.along_n < -1 || raster.along_n > 1)
+    throw std::invalid_argument(who_ + ": raster.along_n = " + std::to_string(raster.along_n) +
+                                " (want -1: choose, 0: bands of rows, 1: bands of columns)");
 
   // The tile space, in 64 bits, then refused if the kernel's int arithmetic could overflow.
   const std::int64_t tiles_m = ceil_div(args.M, kernel.block_m);
@@ -161,9 +164,6 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   grid_ctas_ = int(grid_units * kernel.cluster_size());
 
   // The tile order.
-  if (raster.along_n < -1 || raster.along_n > 1)
-    throw std::invalid_argument(who_ + ": raster.along_n = " + std::to_string(raster.along_n) +
-                                " (want -1: choose, 0: bands of rows, 1: bands of columns)");
   const int along_n = raster.along_n >= 0 ? raster.along_n : 0;
   int group = raster.group;
   if (group <= 0) {
