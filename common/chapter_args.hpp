@@ -80,11 +80,11 @@ inline Shape parse_shape(const std::string& s) {
 struct ChapterArgs {
   std::vector<std::int64_t> sizes;
   bool sizes_given = false;
-  std::vector<Shape> custom;  ///< --shapes
+  std::vector<Shape> custom;         ///< --shapes
   bool bench = true;
   std::vector<std::string> kernels;  ///< --kernels
   std::string json, accuracy_json;
-  std::vector<char*> rest;  ///< for Google Benchmark, argv[0] first
+  std::vector<char*> rest;           ///< for Google Benchmark, argv[0] first
 
   /// --shapes if given, else the squares (plus the DeepSeek set unless --sizes was given).
   std::vector<Shape> shapes() const {
