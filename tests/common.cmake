@@ -30,9 +30,10 @@ fp8gemm_test(common_test_ragged_rows LABEL cpu SOURCES test_ragged_rows.cpp)
 # The engine chapters' shared command line (common/chapter_args.hpp).
 fp8gemm_test(common_test_chapter_cli LABEL cpu SOURCES test_chapter_cli.cpp)
 
-# The executables read their arguments before anything else and refuse a malformed one with a
-# message naming it (exit 1), with or without a GPU: a malformed count was read as its leading
-# digits ("12abc" as 12) or, in the engine chapters, ended in an uncaught exception.
+# The executables and tuning tools read their arguments before anything else and refuse a
+# malformed one with a message naming it (exit 1), with or without a GPU: a malformed count was
+# read as its leading digits ("12abc" as 12), ended in an uncaught exception, or (ch06_sweep) an
+# unknown argument was ignored.
 function(fp8gemm_cli_refusal_test name exe arg expect)
   if(TARGET ${exe})
     add_test(NAME ${name} COMMAND ${exe} ${arg})
@@ -46,3 +47,7 @@ fp8gemm_cli_refusal_test(cli_refuses_ch07 ch07_block_scaling --splits=0 "bad --s
 fp8gemm_cli_refusal_test(cli_refuses_ch09 ch09_hopper_mxfp8 --shapes=64x64 "bad shape '64x64'")
 fp8gemm_cli_refusal_test(cli_refuses_ch07_timeline ch07_timeline --reps=0 "bad --reps=0")
 fp8gemm_cli_refusal_test(cli_refuses_probe wgmma_overlap_probe --kblocks=x "bad --kblocks=x")
+fp8gemm_cli_refusal_test(cli_refuses_ch06_sweep ch06_sweep --repz=5 "unknown argument --repz=5")
+fp8gemm_cli_refusal_test(cli_refuses_dispatch_sweep fp8gemm_dispatch_sweep --reps=0 "bad --reps=0")
+fp8gemm_cli_refusal_test(cli_refuses_library_bench fp8gemm_library_bench --host_calls=2x
+                         "bad --host_calls=2x")

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,21 +45,31 @@ double median_ms(const std::function<void(cudaStream_t)>& launch, int reps, L2Fl
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (cuda_device_count() == 0) {
-    std::printf("No CUDA GPU found: ch06_sweep needs an NVIDIA Hopper GPU (sm_90a).\n");
-    return 2;
-  }
+  // The arguments first, so that a bad or unknown one is refused with a message, GPU or not.
   std::string json = "ch06_sweep.json", filter;
   int reps = 20;
   std::vector<Shape> shapes;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--json=", 0) == 0) json = a.substr(7);
-    else if (a.rfind("--reps=", 0) == 0) reps = std::stoi(a.substr(7));
-    else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
-    else if (a.rfind("--shapes=", 0) == 0) {
-      for (const auto& t : split_list(a.substr(9))) shapes.push_back(parse_shape(t));
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a.rfind("--json=", 0) == 0) json = a.substr(7);
+      else if (a.rfind("--reps=", 0) == 0) reps = int(parse_count(a, "--reps=", 1));
+      else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
+      else if (a.rfind("--shapes=", 0) == 0) {
+        for (const auto& t : split_list(a.substr(9))) shapes.push_back(parse_shape(t));
+      } else {
+        throw std::invalid_argument(
+            "unknown argument " + a +
+            " (want --json=PATH, --reps=N, --filter=S, --shapes=MxNxK,...)");
+      }
     }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ch06_sweep: %s\n", e.what());
+    return 1;
+  }
+  if (cuda_device_count() == 0) {
+    std::printf("No CUDA GPU found: ch06_sweep needs an NVIDIA Hopper GPU (sm_90a).\n");
+    return 2;
   }
   if (shapes.empty()) shapes = standard_shapes({2048, 4096, 8192}, true);
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());

@@ -256,38 +256,44 @@ struct MxOperandsOnDevice {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (cuda_device_count() == 0) {
-    std::printf("No CUDA GPU found: fp8gemm_dispatch_sweep needs an NVIDIA Hopper GPU (sm_90a).\n");
-    return 2;
-  }
+  // The arguments first, so that a bad or unknown one is refused with a message, GPU or not.
   std::string json = "dispatch_sweep.json", filter, families = "block_scaled,per_tensor,mxfp8";
   int reps = 30, confirm_top = 4;
   double budget_ms = 40;
   std::vector<Shape> shapes;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--json=", 0) == 0)
-      json = a.substr(7);
-    else if (a.rfind("--reps=", 0) == 0)
-      reps = std::stoi(a.substr(7));
-    else if (a.rfind("--budget_ms=", 0) == 0)
-      budget_ms = std::stod(a.substr(12));
-    else if (a.rfind("--filter=", 0) == 0)
-      filter = a.substr(9);
-    else if (a.rfind("--confirm=", 0) == 0)
-      confirm_top = std::stoi(a.substr(10));
-    else if (a.rfind("--families=", 0) == 0)
-      families = a.substr(11);
-    else if (a.rfind("--shapes=", 0) == 0) {
-      for (const auto& t : split_list(a.substr(9))) shapes.push_back(parse_shape(t));
-    } else {
-      std::printf(
-          "unknown argument '%s'\nusage: fp8gemm_dispatch_sweep [--json=PATH] [--reps=N] "
-          "[--budget_ms=X] [--shapes=MxNxK,...] [--families=block_scaled,per_tensor,"
-          "mxfp8] [--filter=SUBSTRING] [--confirm=N]\n",
-          a.c_str());
-      return 2;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a.rfind("--json=", 0) == 0)
+        json = a.substr(7);
+      else if (a.rfind("--reps=", 0) == 0)
+        reps = int(parse_count(a, "--reps=", 1));
+      else if (a.rfind("--budget_ms=", 0) == 0)
+        budget_ms = std::stod(a.substr(12));
+      else if (a.rfind("--filter=", 0) == 0)
+        filter = a.substr(9);
+      else if (a.rfind("--confirm=", 0) == 0)
+        confirm_top = int(parse_count(a, "--confirm=", 0));
+      else if (a.rfind("--families=", 0) == 0)
+        families = a.substr(11);
+      else if (a.rfind("--shapes=", 0) == 0) {
+        for (const auto& t : split_list(a.substr(9))) shapes.push_back(parse_shape(t));
+      } else {
+        std::printf(
+            "unknown argument '%s'\nusage: fp8gemm_dispatch_sweep [--json=PATH] [--reps=N] "
+            "[--budget_ms=X] [--shapes=MxNxK,...] [--families=block_scaled,per_tensor,"
+            "mxfp8] [--filter=SUBSTRING] [--confirm=N]\n",
+            a.c_str());
+        return 2;
+      }
     }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fp8gemm_dispatch_sweep: %s\n", e.what());
+    return 1;
+  }
+  if (cuda_device_count() == 0) {
+    std::printf("No CUDA GPU found: fp8gemm_dispatch_sweep needs an NVIDIA Hopper GPU (sm_90a).\n");
+    return 2;
   }
   if (shapes.empty()) shapes = standard_shapes({8192}, true);
   const bool do_bs = families.find("block_scaled") != std::string::npos;

@@ -416,39 +416,46 @@ std::vector<HostSide> host_sides(const std::vector<const Launch*>& sides, cudaSt
 
 int main(int argc, char** argv) {
   std::printf("fp8gemm %s: the library's plans against the chapter plans they wrap\n", version());
+  // The arguments first, so that a bad one is refused with a message, GPU or not.
+  int host_calls = 200, host_repeats = 5;
+  bool grouped = true, rule = true;
+  Method method;
+  ChapterArgs args;
+  try {
+    args = parse_chapter_args(
+        argc, argv, {8192}, "fp8gemm_library_bench.json", [&](const std::string& a) {
+          auto value = [&](const char* key) -> const char* {
+            const std::size_t n = std::strlen(key);
+            return a.compare(0, n, key) == 0 ? a.c_str() + n : nullptr;
+          };
+          if (const char* v = value("--host_calls=")) {
+            host_calls = int(parse_count(a, "--host_calls=", 1));
+          } else if (const char* v = value("--host_repeats=")) {
+            host_repeats = int(parse_count(a, "--host_repeats=", 1));
+          } else if (const char* v = value("--pair_budget_ms=")) {
+            method.pair_budget_ms = std::stod(v);
+          } else if (const char* v = value("--min_rounds=")) {
+            method.min_rounds = int(parse_count(a, "--min_rounds=", 1));
+          } else if (const char* v = value("--max_rounds=")) {
+            method.max_rounds = int(parse_count(a, "--max_rounds=", 1));
+          } else if (a == "--no-grouped") {
+            grouped = false;
+          } else if (a == "--no-rule") {
+            rule = false;
+          } else {
+            return false;
+          }
+          return true;
+        });
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fp8gemm_library_bench: %s\n", e.what());
+    return 1;
+  }
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: fp8gemm_library_bench needs an NVIDIA Hopper GPU (sm_90a).\n");
     return 2;
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
-  int host_calls = 200, host_repeats = 5;
-  bool grouped = true, rule = true;
-  Method method;
-  const ChapterArgs args = parse_chapter_args(
-      argc, argv, {8192}, "fp8gemm_library_bench.json", [&](const std::string& a) {
-        auto value = [&](const char* key) -> const char* {
-          const std::size_t n = std::strlen(key);
-          return a.compare(0, n, key) == 0 ? a.c_str() + n : nullptr;
-        };
-        if (const char* v = value("--host_calls=")) {
-          host_calls = std::stoi(v);
-        } else if (const char* v = value("--host_repeats=")) {
-          host_repeats = std::max(1, std::stoi(v));
-        } else if (const char* v = value("--pair_budget_ms=")) {
-          method.pair_budget_ms = std::stod(v);
-        } else if (const char* v = value("--min_rounds=")) {
-          method.min_rounds = std::stoi(v);
-        } else if (const char* v = value("--max_rounds=")) {
-          method.max_rounds = std::stoi(v);
-        } else if (a == "--no-grouped") {
-          grouped = false;
-        } else if (a == "--no-rule") {
-          rule = false;
-        } else {
-          return false;
-        }
-        return true;
-      });
   const std::vector<Shape> shapes = args.shapes();
 
   // ---- the pairs, each compared once before anything is timed ----
