@@ -51,8 +51,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -311,12 +309,10 @@ ProbeArgs parse_probe_args(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   ProbeArgs args;
-  try {
+  const bool args_ok = fp8gemm::parse_arguments("wgmma_overlap_probe", [&] {
     args = parse_probe_args(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "wgmma_overlap_probe: %s\n", e.what());
-    return 1;
-  }
+  });
+  if (!args_ok) return 1;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("wgmma_overlap_probe: no CUDA GPU here; nothing measured.\n");

@@ -65,6 +65,20 @@ inline long long parse_count(const std::string& arg, const std::string& prefix, 
   return n;
 }
 
+/// How a main reads its arguments, before any GPU work: runs `parse` (which may throw, e.g.
+/// parse_count or parse_shape); if it throws, prints "<tool>: <what>" to stderr and returns false,
+/// and the main returns 1.
+template <class Parse>
+bool parse_arguments(const char* tool, Parse&& parse) {
+  try {
+    parse();
+    return true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", tool, e.what());
+    return false;
+  }
+}
+
 /// "4096x7168x16384" -> {4096, 7168, 16384}; throws std::invalid_argument otherwise.
 inline Shape parse_shape(const std::string& s) {
   Shape r{};

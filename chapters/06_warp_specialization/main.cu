@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
   bool ablation = false;
   double sustained = 0;
   ChapterArgs args;
-  try {
+  const bool args_ok = parse_arguments("ch06_warp_specialization", [&] {
     args = parse_chapter_args(
         argc, argv, {1024, 2048, 4096, 8192}, "ch06_warp_specialization.json",
         [&](const std::string& a) {
@@ -131,10 +131,8 @@ int main(int argc, char** argv) {
             return (sustained = double(parse_count(a, "--sustained=", 1))), true;
           return false;
         });
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ch06_warp_specialization: %s\n", e.what());
-    return 1;
-  }
+  });
+  if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: ch06_warp_specialization was built, but running it needs an "
                 "NVIDIA Hopper GPU (sm_90a).\nOn a machine with one, run this binary again; see "

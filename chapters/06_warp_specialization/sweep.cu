@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   std::string json = "ch06_sweep.json", filter;
   int reps = 20;
   std::vector<Shape> shapes;
-  try {
+  const bool args_ok = parse_arguments("ch06_sweep", [&] {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a.rfind("--json=", 0) == 0) json = a.substr(7);
@@ -63,10 +63,8 @@ int main(int argc, char** argv) {
             " (want --json=PATH, --reps=N, --filter=S, --shapes=MxNxK,...)");
       }
     }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ch06_sweep: %s\n", e.what());
-    return 1;
-  }
+  });
+  if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: ch06_sweep needs an NVIDIA Hopper GPU (sm_90a).\n");
     return 2;

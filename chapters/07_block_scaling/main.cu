@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   std::vector<int> splits;                 // --splits
   std::vector<std::string> splitk_kernels;  // --splitk-kernels
   ChapterArgs args;
-  try {
+  const bool args_ok = parse_arguments("ch07_block_scaling", [&] {
     args = parse_chapter_args(
         argc, argv, {2048, 4096, 8192}, "ch07_block_scaling.json", [&](const std::string& a) {
           if (a.rfind("--splits=", 0) == 0) {
@@ -62,10 +62,8 @@ int main(int argc, char** argv) {
           }
           return false;
         });
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ch07_block_scaling: %s\n", e.what());
-    return 1;
-  }
+  });
+  if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: ch07_block_scaling was built, but running it needs an NVIDIA "
                 "Hopper GPU (sm_90a).\nOn a machine with one, run this binary again; see "

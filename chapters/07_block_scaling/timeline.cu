@@ -42,16 +42,14 @@ int main(int argc, char** argv) {
   // argument, or a kernel that is not one of chapter 7's _timeline kernels is refused.
   int reps = 21;
   ChapterArgs args;
-  try {
+  const bool args_ok = parse_arguments("ch07_timeline", [&] {
     args = parse_chapter_args(argc, argv, {8192}, "ch07_timeline.json", [&](const std::string& a) {
       if (a.rfind("--reps=", 0) != 0) return false;
       reps = int(parse_count(a, "--reps=", 1));
       return true;
     });
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ch07_timeline: %s\n", e.what());
-    return 1;
-  }
+  });
+  if (!args_ok) return 1;
   if (args.rest.size() > 1) {
     std::fprintf(stderr, "unknown argument %s\n", args.rest[1]);
     return 1;

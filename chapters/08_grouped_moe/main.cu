@@ -183,12 +183,7 @@ int main(int argc, char** argv) {
   std::printf("Chapter 8: grouped block-scaled FP8 GEMM for mixture-of-experts (forward pass, "
               "contiguous and masked layouts) on the engine\n");
   Ch08Args args;
-  try {
-    args = parse_args(argc, argv);
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "ch08_grouped_moe: %s\n", e.what());
-    return 2;
-  }
+  if (!parse_arguments("ch08_grouped_moe", [&] { args = parse_args(argc, argv); })) return 1;
   if (args.list) {
     for (const auto& c : args.cases)
       std::printf("%s %s G=%d rows=%lld N=%lld K=%lld\n", c.name.c_str(),

@@ -111,12 +111,10 @@ int main(int argc, char** argv) {
       "promotion per 32 K\n");
   // The arguments first, so that a bad one is refused with a message, GPU or not.
   ChapterArgs args;
-  try {
+  const bool args_ok = parse_arguments("ch09_hopper_mxfp8", [&] {
     args = parse_chapter_args(argc, argv, {8192}, "ch09_hopper_mxfp8.json");
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ch09_hopper_mxfp8: %s\n", e.what());
-    return 1;
-  }
+  });
+  if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
     std::printf(
         "No CUDA GPU found: ch09_hopper_mxfp8 was built, but running "

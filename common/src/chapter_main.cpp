@@ -22,7 +22,7 @@ int chapter_main(int argc, char** argv, const ChapterInfo& chapter) {
   bool bench = true;
   std::string json = std::string(chapter.name) + ".json";
   std::vector<char*> rest = {argv[0]};  // what Google Benchmark sees
-  try {
+  const bool args_ok = parse_arguments(chapter.name, [&] {
     for (int i = 1; i < argc; ++i) {
       if (std::strncmp(argv[i], "--sizes=", 8) == 0) {
         sizes.clear();
@@ -37,10 +37,8 @@ int chapter_main(int argc, char** argv, const ChapterInfo& chapter) {
         rest.push_back(argv[i]);
       }
     }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: %s\n", chapter.name, e.what());
-    return 1;
-  }
+  });
+  if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
     std::printf(
         "No CUDA GPU found: %s was built, but running it needs an NVIDIA Hopper GPU (sm_90a).\n"

@@ -36,6 +36,7 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -261,7 +262,7 @@ int main(int argc, char** argv) {
   int reps = 30, confirm_top = 4;
   double budget_ms = 40;
   std::vector<Shape> shapes;
-  try {
+  const bool args_ok = parse_arguments("fp8gemm_dispatch_sweep", [&] {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a.rfind("--json=", 0) == 0)
@@ -279,18 +280,15 @@ int main(int argc, char** argv) {
       else if (a.rfind("--shapes=", 0) == 0) {
         for (const auto& t : split_list(a.substr(9))) shapes.push_back(parse_shape(t));
       } else {
-        std::printf(
-            "unknown argument '%s'\nusage: fp8gemm_dispatch_sweep [--json=PATH] [--reps=N] "
-            "[--budget_ms=X] [--shapes=MxNxK,...] [--families=block_scaled,per_tensor,"
-            "mxfp8] [--filter=SUBSTRING] [--confirm=N]\n",
-            a.c_str());
-        return 2;
+        throw std::invalid_argument(
+            "unknown argument '" + a +
+            "'\nusage: fp8gemm_dispatch_sweep [--json=PATH] [--reps=N] [--budget_ms=X] "
+            "[--shapes=MxNxK,...] [--families=block_scaled,per_tensor,mxfp8] "
+            "[--filter=SUBSTRING] [--confirm=N]");
       }
     }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fp8gemm_dispatch_sweep: %s\n", e.what());
-    return 1;
-  }
+  });
+  if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: fp8gemm_dispatch_sweep needs an NVIDIA Hopper GPU (sm_90a).\n");
     return 2;

@@ -421,7 +421,7 @@ int main(int argc, char** argv) {
   bool grouped = true, rule = true;
   Method method;
   ChapterArgs args;
-  try {
+  const bool args_ok = parse_arguments("fp8gemm_library_bench", [&] {
     args = parse_chapter_args(
         argc, argv, {8192}, "fp8gemm_library_bench.json", [&](const std::string& a) {
           auto value = [&](const char* key) -> const char* {
@@ -447,10 +447,8 @@ int main(int argc, char** argv) {
           }
           return true;
         });
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fp8gemm_library_bench: %s\n", e.what());
-    return 1;
-  }
+  });
+  if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: fp8gemm_library_bench needs an NVIDIA Hopper GPU (sm_90a).\n");
     return 2;
