@@ -78,6 +78,15 @@ TEST_CASE("ch07: every kernel at the scheduler's edges, K % 128 != 0", "[ch07][g
       o.kernel = k.name;
       CHECK(check(HostCall(s, tma_a(s.M), padded_b(s.K), seed++), o, k.name));
     }
+    // One CTA (or cluster) computes 4-6 tiles whose K is more than twice the ring: the ring
+    // position runs on across tiles, and the early-wave kernels (_ew) issue each tile's first
+    // partial sum before the tile before is stored.
+    const Shape long_k{2 * bm + 5, bn + 8, 128 * (2 * k.stages + 3) + 48};
+    ch07::Options one;
+    one.kernel = k.name;
+    one.max_sms = k.cluster_m * k.cluster_n;
+    CHECK(check(HostCall(long_k, tma_a(long_k.M), padded_b(long_k.K), seed++), one,
+                k.name + " on one CTA"));
   }
 }
 

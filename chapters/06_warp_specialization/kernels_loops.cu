@@ -42,6 +42,10 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(loop<Cfg<128, 32, 10, 1, 1, 0>, 1>());
   out.push_back(loop<Cfg<64, 32, 14, 1, 1, 0>, 1>());
   out.push_back(loop<Cfg<64, 16, 16, 1, 1, 0>, 1>());
+  // The promoted table's 256 x 128 tiles with each tile's first partial sum issued before the
+  // epilogue of the tile before (kEarlyWaveLoop + 8: the lean loop unrolled 8x; session 22).
+  out.push_back(loop<Cfg<256, 128, 3, 1, 2, 0>, kEarlyWaveLoop + 8>());
+  out.push_back(loop<Cfg<256, 128, 4, 2, 1, 2>, kEarlyWaveLoop + 8>());
   // 128 x 128 with A multicast, default loop.
   out.push_back(kernel_info<Cfg<128, 128, 6, 1, 2, 0>, PerTensorMath<Cfg<128, 128, 6, 1, 2, 0>>>());
 }

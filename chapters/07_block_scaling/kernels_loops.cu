@@ -62,6 +62,12 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   // 128 x 128 with A multicast, default loop.
   out.push_back(
       kernel_info<Cfg<128, 128, 6, 1, 2, 1>, BlockScaledMath<Cfg<128, 128, 6, 1, 2, 1>>>());
+  // The table's large tiles with each tile's first partial sum issued before the epilogue of the
+  // tile before (kEarlyWaveLoop + their unroll factor; session 22).
+  out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, kEarlyWaveLoop + 8>());
+  out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, kEarlyWaveLoop + 8>());
+  out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, kEarlyWaveLoop + 4>());
+  out.push_back(bs<Cfg<192, 128, 4, 2, 1, 2>, kEarlyWaveLoop + 4>());
 }
 
 }  // namespace fp8gemm::ch07

@@ -68,6 +68,12 @@ inline constexpr int kTwoDeepLoop = 10;
 /// Chapter 8's weight gradient only (KGroupedMath): two-deep over the two column halves of a K
 /// block, so the totals plus two half-width partial sums fit where two full-width ones do not.
 inline constexpr int kTwoDeepHalvesLoop = 11;
+/// kEarlyWaveLoop + u (u = 1, 2, 4, 8): the lean loop unrolled u times, with each tile's first
+/// partial sum (its first K block's first slab and column group) issued before the previous
+/// tile's epilogue (gemm_kernel's EarlyWaveConsumers path), so that its tensor-core work and
+/// latency run under that epilogue instead of after it (session 22; chapter 7's README, "The
+/// next tile's first wave under the epilogue"). Cooperative consumers, dense tiles only.
+inline constexpr int kEarlyWaveLoop = 200;
 /// Chapter 8's weight gradient only: its first loop with the first N pairs of column scales read
 /// from shared memory before the wait for the partial sum (kPrefetchScalesLoop + N), so that their
 /// latency hides behind the tensor cores instead of stalling the promotion.
@@ -111,6 +117,10 @@ struct PerTensorMath {
   static constexpr int kPromotedLoopVersion = kPromotedLoop;
   static constexpr int kDefaultLoop = default_per_tensor_loop<Cfg>();
   static constexpr bool kTwoDeepFits = two_deep_fits<Cfg>();
+  /// The lean loop's unroll factor, and whether each tile's first partial sum is issued before
+  /// the previous tile's epilogue (kEarlyWaveLoop + u).
+  static constexpr bool kEarlyWave = kPromotedLoop > kEarlyWaveLoop;
+  static constexpr int kLeanUnroll = kEarlyWave ? kPromotedLoop - kEarlyWaveLoop : kPromotedLoop;
 
   __device__ __forceinline__ static Scheduler make_scheduler(const GemmParams& p,
                                                             std::uint32_t rank) {
@@ -300,6 +310,15 @@ struct PerTensorMath {
   __device__ __forceinline__ static void partial_sum(float (&part)[kWaveN / 2],
                                                      std::uint64_t desc_a, std::uint64_t desc_b,
                                                      int w, int wn) {
+    issue_partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
+    ptx::wgmma_wait_group<0>();
+    ptx::wgmma_fence_operands(part);
+  }
+  /// partial_sum() without the wait: the 4 wgmma issued and committed as one group.
+  template <int kWaveN>
+  __device__ __forceinline__ static void issue_partial_sum(float (&part)[kWaveN / 2],
+                                                           std::uint64_t desc_a,
+                                                           std::uint64_t desc_b, int w, int wn) {
     constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
     ptx::wgmma_fence();
 #pragma unroll
@@ -309,8 +328,6 @@ struct PerTensorMath {
           ptx::advance_desc(desc_b, std::uint32_t(wn * kWaveN * Cfg::kBlockK + ks * Cfg::kWgmmaK)),
           ks > 0 ? 1u : 0u);
     ptx::wgmma_commit_group();
-    ptx::wgmma_wait_group<0>();
-    ptx::wgmma_fence_operands(part);
   }
 
   /// The lean promoted loop (chapters 6 and 7; kPromotedLoop >= 1) over K blocks
@@ -337,31 +354,87 @@ struct PerTensorMath {
       std::uint32_t ring, const std::uint64_t* full, const std::uint64_t* empty, int wg,
       std::uint32_t rank, Promotion& promotion) {
     static_assert(kPromotedLoop >= 1, "the lean loop's unroll factor");
-    constexpr int kWaveN = Cfg::kPromotedWaveN;
-    constexpr int kWavesN = Cfg::kBlockN / kWaveN;
     zero(acc);
-    float part[kWaveN / 2];
+    float part[Cfg::kPromotedWaveN / 2];
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
     const std::uint32_t full0 = ptx::smem_u32(full);
     const std::uint32_t empty0 = ptx::smem_u32(empty);
-#pragma unroll kPromotedLoop
-    for (int kb = kb_begin; kb < kb_end; ++kb) {
-      const auto block = promotion.block(kb);
-      wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
-      const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
+#pragma unroll kLeanUnroll
+    for (int kb = kb_begin; kb < kb_end; ++kb)
+      lean_block<false>(acc, part, st, kb, desc0, full0, empty0, wg, rank, promotion);
+  }
+
+  /// One K block of the lean loop: per slab w and column group wn a partial sum, waited for, then
+  /// promoted; the stage released after its last wgmma. kFirstIssued: the block's first partial
+  /// sum (w = 0, wn = 0) was issued by issue_first_wave(), after its full barrier's wait, and is
+  /// only waited for here.
+  template <bool kFirstIssued, class Promotion>
+  __device__ __forceinline__ static void lean_block(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                    float (&part)[Cfg::kPromotedWaveN / 2],
+                                                    State& st, int kb, std::uint64_t desc0,
+                                                    std::uint32_t full0, std::uint32_t empty0,
+                                                    int wg, std::uint32_t rank,
+                                                    Promotion& promotion) {
+    constexpr int kWaveN = Cfg::kPromotedWaveN;
+    constexpr int kWavesN = Cfg::kBlockN / kWaveN;
+    const auto block = promotion.block(kb);
+    if constexpr (!kFirstIssued) wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
+    const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
 #pragma unroll
-      for (int w = 0; w < Cfg::kWavesM; ++w) {
-        const auto slab = promotion.slab(st.stage, w);
+    for (int w = 0; w < Cfg::kWavesM; ++w) {
+      const auto slab = promotion.slab(st.stage, w);
 #pragma unroll
-        for (int wn = 0; wn < kWavesN; ++wn) {
+      for (int wn = 0; wn < kWavesN; ++wn) {
+        if (kFirstIssued && w == 0 && wn == 0) {
+          ptx::wgmma_wait_group<0>();
+          ptx::wgmma_fence_operands(part);
+        } else {
           partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
-          if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
-            release(empty0 + 8u * std::uint32_t(st.stage), rank);
-          promotion.template promote<kWaveN>(acc[w], part, wn, slab, block);
         }
+        if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
+          release(empty0 + 8u * std::uint32_t(st.stage), rank);
+        promotion.template promote<kWaveN>(acc[w], part, wn, slab, block);
       }
-      st.advance();
     }
+    st.advance();
+  }
+
+  /// The early first wave (kEarlyWave): waits for the stage of the ring's next K block (a tile's
+  /// first) and issues its first partial sum (slab 0, column group 0) into `part` without waiting
+  /// for it. gemm_kernel calls it before the epilogue of the tile before, and
+  /// promoted_loop_after_first_wave() then waits for it.
+  __device__ __forceinline__ static void issue_first_wave(float (&part)[Cfg::kPromotedWaveN / 2],
+                                                          const State& st, std::uint32_t ring,
+                                                          const std::uint64_t* full, int wg) {
+    wait_barrier<Cfg>(ptx::smem_u32(full) + 8u * std::uint32_t(st.stage), st.phase);
+    const auto [desc_a, desc_b] = stage_descs(ptx::make_desc_k_major_sw128(ring), st.stage, wg);
+    issue_partial_sum<Cfg::kPromotedWaveN>(part, desc_a, desc_b, 0, 0);
+  }
+
+  /// The lean loop over K blocks kb_begin .. kb_end - 1 (kb_begin < kb_end) whose first partial
+  /// sum is in flight in `part` (issue_first_wave).
+  template <class Promotion>
+  __device__ __forceinline__ static void promoted_loop_after_first_wave(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], float (&part)[Cfg::kPromotedWaveN / 2],
+      State& st, int kb_begin, int kb_end, std::uint32_t ring, const std::uint64_t* full,
+      const std::uint64_t* empty, int wg, std::uint32_t rank, Promotion& promotion) {
+    static_assert(kEarlyWave, "the early first wave's loop");
+    zero(acc);
+    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
+    const std::uint32_t full0 = ptx::smem_u32(full);
+    const std::uint32_t empty0 = ptx::smem_u32(empty);
+    lean_block<true>(acc, part, st, kb_begin, desc0, full0, empty0, wg, rank, promotion);
+#pragma unroll kLeanUnroll
+    for (int kb = kb_begin + 1; kb < kb_end; ++kb)
+      lean_block<false>(acc, part, st, kb, desc0, full0, empty0, wg, rank, promotion);
+  }
+
+  /// The promotion state of a tile's lean loop (block scaling: its B scales; BlockScaledMath has
+  /// its own): nothing for per-tensor scales.
+  template <class TileT>
+  __device__ __forceinline__ static UnitPromotion make_promotion(const Params&, const TileT&,
+                                                                 std::uint32_t, int) {
+    return {};
   }
 
   /// The two-deep promoted loop (kPromotedLoop = kTwoDeepLoop): for tiles where a warpgroup's
@@ -523,6 +596,11 @@ __device__ __forceinline__ bool next_consumer_tile(Source& tiles, TileT& t, cons
     return tiles.next(t);
 }
 
+/// A math policy whose lean loop takes each tile's first partial sum from before the previous
+/// tile's epilogue (kEarlyWaveLoop + u): gemm_kernel's consumers then run that order.
+template <class Math>
+concept EarlyWaveConsumers = requires { Math::kEarlyWave; } && Math::kEarlyWave;
+
 /// Dynamic shared memory of gemm_kernel<Cfg, Math>: the ring and staging of the configuration,
 /// plus the math policy's side ring and the slack that re-aligns the staging buffers after it.
 template <class Cfg, class Math>
@@ -639,49 +717,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // Which rows of a tile this warpgroup computes: its own share (cooperative), or all of them
     // (ping-pong, slot 0).
     const int slot = Cfg::kPingPong ? 0 : wg;
-    int tile_index = 0;
-    while (next_consumer_tile(scheduler, t, st)) {
-      bool hand_over = false;  // ping-pong: the other warpgroup has a tile after this one
-      if constexpr (Cfg::kPingPong) {
-        // Ping-pong: this CTA's tiles alternate between the two warpgroups. The producer loads
-        // them in the scheduler's order, so the other warpgroup's tile occupies the next K
-        // blocks of the ring: pass over them.
-        const int index = tile_index++;
-        if ((index & 1) != wg) {
-          st.skip(Math::k_end(p, t) - Math::k_first(p, t));
-          continue;
-        }
-        // The main loops take turns (kOrderBarrier): ours starts when the other warpgroup's has
-        // waited for all of its K blocks. Needed for correctness, not only for order: a full
-        // barrier's parity wait tells phases r and r + 2 apart only if phase r - 1 is complete,
-        // and after skipping a whole tile our first K block is kStages or more blocks ahead of
-        // what the producer may have loaded yet.
-        if (index > 0) ptx::named_barrier_sync(kOrderBarrier + std::uint32_t(wg ^ 1), 256);
-        auto peek = scheduler;
-        typename Math::TileT later;
-        hand_over = peek.next(later);
-      }
-      if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 0);
-      Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
-      if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 1);
-      // Our main loop is done: the other warpgroup's may start while we store this tile.
-      if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
-      if constexpr (StreamKFixup<Math>) {
-        if (!Math::fixup(acc, p, t, slot, ring)) continue;  // a partial, handed to its owner
-      }
-      const int row0 = tile_d_row<Math>(p, t) + slot * Cfg::kRowsPerWG;
-      const int col0 = Math::d_col(t);
-      const int rows = Math::row_end(p, t);  // D's rows stop here (M; a group's end in chapter 8)
+    // The epilogue of tile tt: acc -> D (epilogue.cuh, or the policy's own store).
+    auto store_tile = [&](const typename Math::TileT& tt) {
+      const int row0 = tile_d_row<Math>(p, tt) + slot * Cfg::kRowsPerWG;
+      const int col0 = Math::d_col(tt);
+      const int rows = Math::row_end(p, tt);  // D's rows stop here (M; a group's end in chapter 8)
       with_output_scale(scale, [&](const auto& sc) {
         if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store && StoresBf16Tile<Math>) {
           // bf16 D by TMA through the policy's own map of D (chapter 8: the weight gradient's 3-D
           // one, the grouped forward's ragged-rows view).
-          Math::store_tile_bf16(acc, p, t, my_staging, slot, std::uint32_t(1 + wg));
+          Math::store_tile_bf16(acc, p, tt, my_staging, slot, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
           store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store_f32) {
           // FP32 D by TMA: the policy knows D's 3-D map and where the tile is in it.
-          Math::store_tile_f32(acc, p, t, my_staging, slot, std::uint32_t(1 + wg));
+          Math::store_tile_f32(acc, p, tt, my_staging, slot, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::registers) {
 #pragma unroll
           for (int w = 0; w < Cfg::kWavesM; ++w)
@@ -694,7 +744,72 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                                          p.ldd, p.accumulate != 0, p.d_pairs_ok != 0);
         }
       });
-      if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 2);
+    };
+    if constexpr (EarlyWaveConsumers<Math>) {
+      // Each tile's first partial sum is issued before the epilogue of the tile before it
+      // (kEarlyWaveLoop), so that the tensor cores work while this warpgroup stores.
+      static_assert(!Cfg::kPingPong && !TilesThroughRing<Math> && !StreamKFixup<Math>,
+                    "the early first wave: cooperative consumers on a scheduler's tiles");
+      const int wg_u = __shfl_sync(0xffffffffu, wg, 0);
+      float part[Cfg::kPromotedWaveN / 2];
+      if (scheduler.next(t)) {
+        auto promotion = Math::make_promotion(p, t, side, wg_u);
+        Math::issue_first_wave(part, st, ring, full, wg_u);
+        for (;;) {
+          if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 0);
+          Math::promoted_loop_after_first_wave(acc, part, st, Math::k_first(p, t),
+                                               Math::k_end(p, t), ring, full, empty, wg_u, rank,
+                                               promotion);
+          if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 1);
+          typename Math::TileT next;
+          if (!scheduler.next(next)) {
+            store_tile(t);
+            if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 2);
+            break;
+          }
+          // The epilogue in each branch: a path on which the wgmma may or may not be in flight
+          // would make ptxas wait for it where the two paths meet (C7517).
+          promotion = Math::make_promotion(p, next, side, wg_u);
+          Math::issue_first_wave(part, st, ring, full, wg_u);
+          store_tile(t);
+          if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 2);
+          t = next;
+        }
+      }
+    } else {
+      int tile_index = 0;
+      while (next_consumer_tile(scheduler, t, st)) {
+        bool hand_over = false;  // ping-pong: the other warpgroup has a tile after this one
+        if constexpr (Cfg::kPingPong) {
+          // Ping-pong: this CTA's tiles alternate between the two warpgroups. The producer loads
+          // them in the scheduler's order, so the other warpgroup's tile occupies the next K
+          // blocks of the ring: pass over them.
+          const int index = tile_index++;
+          if ((index & 1) != wg) {
+            st.skip(Math::k_end(p, t) - Math::k_first(p, t));
+            continue;
+          }
+          // The main loops take turns (kOrderBarrier): ours starts when the other warpgroup's has
+          // waited for all of its K blocks. Needed for correctness, not only for order: a full
+          // barrier's parity wait tells phases r and r + 2 apart only if phase r - 1 is complete,
+          // and after skipping a whole tile our first K block is kStages or more blocks ahead of
+          // what the producer may have loaded yet.
+          if (index > 0) ptx::named_barrier_sync(kOrderBarrier + std::uint32_t(wg ^ 1), 256);
+          auto peek = scheduler;
+          typename Math::TileT later;
+          hand_over = peek.next(later);
+        }
+        if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 0);
+        Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
+        if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 1);
+        // Our main loop is done: the other warpgroup's may start while we store this tile.
+        if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
+        if constexpr (StreamKFixup<Math>) {
+          if (!Math::fixup(acc, p, t, slot, ring)) continue;  // a partial, handed to its owner
+        }
+        store_tile(t);
+        if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 2);
+      }
     }
     if constexpr (stores_by_tma(Cfg::kEpilogue)) {
       // The staging buffers must stay valid until the last stores have read them, and D must be

@@ -30,6 +30,8 @@ KernelInfo kernel_info() {
         Math::kPromotedLoopVersion != Math::kDefaultLoop) {
       k.name += Math::kPromotedLoopVersion == kTwoDeepLoop ? std::string("_2deep")
                 : Math::kPromotedLoopVersion == kTwoDeepHalvesLoop ? std::string("_2deeph")
+                : Math::kPromotedLoopVersion > kEarlyWaveLoop
+                    ? "_ew" + std::to_string(Math::kPromotedLoopVersion - kEarlyWaveLoop)
                 : Math::kPromotedLoopVersion > kPrefetchScalesLoop
                     ? "_pf" + std::to_string(Math::kPromotedLoopVersion - kPrefetchScalesLoop)
                     : "_loop" + std::to_string(Math::kPromotedLoopVersion);

@@ -55,9 +55,9 @@ struct Buffer {
 /// One per translation unit: the unit that instantiates TimelineMath kernels sets it.
 static __constant__ timeline::Buffer c_timeline;
 
-template <class Cfg>
-struct TimelineMath : BlockScaledMath<Cfg> {
-  using Base = BlockScaledMath<Cfg>;
+template <class Cfg, int kLoop = default_block_scaled_loop<Cfg>()>
+struct TimelineMath : BlockScaledMath<Cfg, kLoop> {
+  using Base = BlockScaledMath<Cfg, kLoop>;
   using typename Base::Params;
   /// gemm_kernel calls observe_ring() from the producer warpgroup's idle warps 1 and 2.
   static constexpr bool kObserveRing = true;
