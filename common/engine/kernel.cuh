@@ -748,34 +748,38 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if constexpr (EarlyWaveConsumers<Math>) {
       // Each tile's first partial sum is issued before the epilogue of the tile before it
       // (kEarlyWaveLoop), so that the tensor cores work while this warpgroup stores.
+      // The order of the loop matters to ptxas: written as "main loop, next tile, issue, store,
+      // back" (4b4aa54), the K loop re-read the CTA id (S2UR) for every release and each K block
+      // took ~150 cycles longer (the timeline); as "next tile, issue, store the one before, main
+      // loop, back" the K loop compiles as the default one does.
       static_assert(!Cfg::kPingPong && !TilesThroughRing<Math> && !StreamKFixup<Math>,
                     "the early first wave: cooperative consumers on a scheduler's tiles");
-      const int wg_u = __shfl_sync(0xffffffffu, wg, 0);
       float part[Cfg::kPromotedWaveN / 2];
-      if (scheduler.next(t)) {
-        auto promotion = Math::make_promotion(p, t, side, wg_u);
-        Math::issue_first_wave(part, st, ring, full, wg_u);
-        for (;;) {
-          if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 0);
-          Math::promoted_loop_after_first_wave(acc, part, st, Math::k_first(p, t),
-                                               Math::k_end(p, t), ring, full, empty, wg_u, rank,
-                                               promotion);
-          if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 1);
-          typename Math::TileT next;
-          if (!scheduler.next(next)) {
-            store_tile(t);
-            if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 2);
-            break;
-          }
-          // The epilogue in each branch: a path on which the wgmma may or may not be in flight
-          // would make ptxas wait for it where the two paths meet (C7517).
-          promotion = Math::make_promotion(p, next, side, wg_u);
-          Math::issue_first_wave(part, st, ring, full, wg_u);
-          store_tile(t);
-          if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 2);
-          t = next;
-        }
+      // The tile's main loop, its first partial sum already issued.
+      auto main_loop = [&](const typename Math::TileT& tt) {
+        if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, tt, wg, 0);
+        const int wg_u = __shfl_sync(0xffffffffu, wg, 0);  // uniform, as mainloop() has it
+        auto promotion = Math::make_promotion(p, tt, side, wg_u);
+        Math::promoted_loop_after_first_wave(acc, part, st, Math::k_first(p, tt),
+                                             Math::k_end(p, tt), ring, full, empty, wg_u, rank,
+                                             promotion);
+        if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, tt, wg, 1);
+      };
+      auto epilogue = [&](const typename Math::TileT& tt) {
+        store_tile(tt);
+        if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, tt, wg, 2);
+      };
+      typename Math::TileT done;
+      bool stored = true;  // no tile waits for its epilogue yet
+      while (scheduler.next(t)) {
+        // The tile's first partial sum runs while this warpgroup stores the tile before.
+        Math::issue_first_wave(part, st, ring, full, __shfl_sync(0xffffffffu, wg, 0));
+        if (!stored) epilogue(done);
+        main_loop(t);
+        done = t;
+        stored = false;
       }
+      if (!stored) epilogue(done);
     } else {
       int tile_index = 0;
       while (next_consumer_tile(scheduler, t, st)) {
