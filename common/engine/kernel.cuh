@@ -89,11 +89,17 @@ constexpr bool two_deep_fits() {
 }
 /// Per-tensor scaling: two-deep where it fits; the lean loop unrolled 8x on two 64-row slabs per
 /// warpgroup (256 x 128: +1-24% over the first loop on six of seven shapes in three same-run
-/// comparisons, 377d953, 172780d and 80c55ad; -7% to +4% at K = 512); the first loop elsewhere
-/// (192 x 128 unrolled 8x: -1% to +6% geomean, flat with a 2 x 1 cluster; 128 x 256: spills).
+/// comparisons, 377d953, 172780d and 80c55ad; -7% to +4% at K = 512), since session 22 with the
+/// early first wave (kEarlyWaveLoop + 8: 0.963-0.982x the time geomean over six shapes against
+/// the plain 8x loop, same run, 9fff4e9); the first loop elsewhere (192 x 128 unrolled 8x: -1% to
+/// +6% geomean, flat with a 2 x 1 cluster; 128 x 256: spills).
 template <class Cfg>
 constexpr int default_per_tensor_loop() {
-  return two_deep_fits<Cfg>() ? kTwoDeepLoop : Cfg::kWavesM >= 2 ? 8 : 0;
+  if (two_deep_fits<Cfg>()) return kTwoDeepLoop;
+  if (Cfg::kWavesM < 2) return 0;
+  // Ping-pong warpgroups (a 128-row tile each) keep the plain 8x loop: the early first wave is a
+  // cooperative order.
+  return Cfg::kPingPong ? 8 : kEarlyWaveLoop + 8;
 }
 
 template <class Cfg, int kPromotedLoop = default_per_tensor_loop<Cfg>()>
@@ -119,8 +125,11 @@ struct PerTensorMath {
   static constexpr bool kTwoDeepFits = two_deep_fits<Cfg>();
   /// The lean loop's unroll factor, and whether each tile's first partial sum is issued before
   /// the previous tile's epilogue (kEarlyWaveLoop + u).
-  static constexpr bool kEarlyWave = kPromotedLoop > kEarlyWaveLoop;
-  static constexpr int kLeanUnroll = kEarlyWave ? kPromotedLoop - kEarlyWaveLoop : kPromotedLoop;
+  static constexpr bool kEarlyWave = kPromotedLoop > kEarlyWaveLoop &&
+                                     Cfg::kAccumulation == Accumulation::promoted &&
+                                     !Cfg::kPingPong;
+  static constexpr int kLeanUnroll =
+      kPromotedLoop > kEarlyWaveLoop ? kPromotedLoop - kEarlyWaveLoop : kPromotedLoop;
 
   __device__ __forceinline__ static Scheduler make_scheduler(const GemmParams& p,
                                                             std::uint32_t rank) {

@@ -19,12 +19,20 @@ tile changes of CTAs 0-3 and both warpgroups:
   to next tile     next loop start - epilogue end (the scheduler, the next tile's set-up);
   first K block    E of the next tile's first K block - its loop start (its B scales' first
                    load, the wait, the waves).
-Usage: analyse.py [JSON ...] (default: every *.json here); prints markdown tables per file.
+Usage: analyse.py [JSON ...] (default: every *.json here; .json.xz read as well); prints markdown
+tables per file.
 """
 import glob
 import json
+import lzma
 import statistics
 import sys
+
+
+def load(path):
+    """A timeline JSON, or one compressed with xz (path ending in .xz)."""
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
+        return json.load(f)
 
 
 def pct(v, q):
@@ -60,7 +68,7 @@ def analyse_cta(c, tensor):
 
 
 def table(path):
-    d = json.load(open(path))
+    d = load(path)
     lines = [f"Source: `{path.split('/')[-1]}` (commit {d['commit'][:7]}, {d['gpu']})", ""]
     lines.append("| shape | kernel | observed / twin | tensor cycles per K block | K blocks, tiles (CTA 0) "
                  "| cycles per K block mid-tile: median, mean, p90 | at a tile change: median "
@@ -122,7 +130,7 @@ def tile_changes(r):
 
 
 def change_table(path):
-    d = json.load(open(path))
+    d = load(path)
     rows = [(r, tile_changes(r)) for r in d["runs"]]
     rows = [(r, t) for r, t in rows if t]
     if not rows:
@@ -140,7 +148,7 @@ def change_table(path):
 
 def positions(path):
     """Mean cycles per K block by its position in the tile (the first 40), CTAs 0 and 1."""
-    d = json.load(open(path))
+    d = load(path)
     out = []
     for r in d["runs"]:
         for c in r["ctas"][:2]:
