@@ -49,6 +49,17 @@ if(TARGET fp8gemm_ch06)
                     KERNEL "ConsumerOrderE1E" ARCH sm_90a EACH
                     CONTAINS QGMMA BAR.ARV BAR.SYNC UTMASTG.2D STSM USETMAXREG.TRY_ALLOC
                     ABSENT LDL STL)
+  # The early first wave (kEarlyWaveLoop + 8, the promoted 256 x 128 default since session 22):
+  # with the consumers' tile loop in the order "main loop, next tile, issue, store" ptxas re-read
+  # the CTA id (S2UR SR_CgaCtaId) for the release in every K block of the 8x loop (15 S2UR in
+  # chapter 7's kernel at 4b4aa54, ~150 cycles more per K block on the H200); in the engine's
+  # order the kernel has 9, as many as the setup needs (7 without the early wave).
+  fp8gemm_sass_test(NAME sass_chapter_06_early_wave TARGET fp8gemm_ch06
+                    KERNEL "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0ELNS0_13ConsumerOrderE0ELNS0_11BarrierWaitE0EEENS0_13PerTensorMathIS7_Li208E"
+                    ARCH sm_90a
+                    CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 FADD UTMASTG.2D STSM
+                    AT_MOST S2UR=11
+                    ABSENT LDL STL)
   fp8gemm_sass_test(NAME sass_chapter_06_promoted_three_consumers TARGET fp8gemm_ch06
                     KERNEL "KernelConfigILi192ELi128ELi4ELi2ELi1ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"
                     ARCH sm_90a
