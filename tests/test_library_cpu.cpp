@@ -240,17 +240,22 @@ TEST_CASE("library: every table row names a kernel of its family that the table 
 
 TEST_CASE("library: the chapters' own rules never choose a loop comparison's kernel",
           "[library][dispatch]") {
-  // The flag marks exactly the kernels whose name carries a loop suffix, "_spin" (the
-  // re-trying barrier wait) or "_timeline" (clock stamps, common/engine/timeline.cuh), and
-  // chapters 6 and 7 have such kernels (else the checks below could not fail).
+  // The flag marks exactly the kernels whose name carries a loop suffix ("_loopN", "_2deep",
+  // "_ewN": the early first wave where it is not the default), "_spin" (the re-trying barrier
+  // wait) or "_timeline" (clock stamps, common/engine/timeline.cuh), and chapters 6 and 7 have
+  // such kernels (else the checks below could not fail).
   int flagged = 0;
+  const auto numbered = [](const std::string& name, const char* tag) {
+    const auto p = name.rfind(tag);
+    const std::size_t n = std::char_traits<char>::length(tag);
+    return p != std::string::npos && p + n < name.size() &&
+           name.find_first_not_of("0123456789", p + n) == std::string::npos;
+  };
   for (const auto* list : {&ch06::kernels(), &ch07::kernels()})
     for (const auto& k : *list) {
-      const auto p = k.name.rfind("_loop");
       const bool suffix = (k.name.size() > 6 && k.name.ends_with("_2deep")) ||
                           k.name.ends_with("_spin") || k.name.ends_with("_timeline") ||
-                          (p != std::string::npos && p + 5 < k.name.size() &&
-                           k.name.find_first_not_of("0123456789", p + 5) == std::string::npos);
+                          numbered(k.name, "_loop") || numbered(k.name, "_ew");
       INFO(k.name);
       CHECK(k.comparison_only == suffix);
       flagged += k.comparison_only;
