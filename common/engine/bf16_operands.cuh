@@ -31,8 +31,6 @@ struct Bf16Math : PerTensorMath<Cfg> {
   static_assert(Cfg::kAccumulation == Accumulation::fast,
                 "bf16 operands: the tensor cores' FP32 sums over the whole K (no promotion loop)");
   using Base = PerTensorMath<Cfg>;
-  /// Its own main loop: not the per-tensor lean loop's early first wave (kernel.cuh).
-  static constexpr bool kEarlyWave = false;
   using State = PipelineState<Cfg::kStages>;
 
   /// Chapter 6's fast loop with the bf16 instruction: per ring stage (64 bf16 of K) four wgmma

@@ -84,6 +84,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
   using State = PipelineState<Cfg::kStages>;
   using Params = BlockScaledParams;
   static constexpr int kDefaultLoop = default_block_scaled_loop<Cfg>();
+  using EarlyWavePolicy = BlockScaledMath;  // kernel.cuh, EarlyWaveConsumers
 
   static constexpr int kSfbRows = sfb_rows_for(Cfg::kBlockN);
   static constexpr std::uint32_t kSfaBytes = std::uint32_t(Cfg::kBlockM) * 4u;

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/engine/config.cuh"
 #include "common/engine/epilogue.cuh"
@@ -130,6 +131,10 @@ struct PerTensorMath {
                                      !Cfg::kPingPong;
   static constexpr int kLeanUnroll =
       kPromotedLoop > kEarlyWaveLoop ? kPromotedLoop - kEarlyWaveLoop : kPromotedLoop;
+  /// The policy whose main loop the early first wave replaces (EarlyWaveConsumers): a policy
+  /// that derives from this one and brings its own main loop does not match it, so it keeps its
+  /// loop whatever kPromotedLoop it inherits.
+  using EarlyWavePolicy = PerTensorMath;
 
   __device__ __forceinline__ static Scheduler make_scheduler(const GemmParams& p,
                                                             std::uint32_t rank) {
@@ -348,7 +353,7 @@ struct PerTensorMath {
   /// it was built to test; chapter 6's README has what it measured): barrier addresses and the K
   /// bound in registers once per tile, descriptors by addition (stage_descs), the promotion's
   /// per-block global loads issued one block ahead (Promotion::block), and the loop unrolled
-  /// kPromotedLoop times so that ptxas can move the next block's full-barrier wait and
+  /// kLeanUnroll times so that ptxas can move the next block's full-barrier wait and
   /// descriptor arithmetic in between the current block's FFMAs (DeepGEMM unrolls its loop the
   /// same way). The stage is released after
   /// its last wgmma has completed, before the last promotion (the scales it needs are in
@@ -606,9 +611,13 @@ __device__ __forceinline__ bool next_consumer_tile(Source& tiles, TileT& t, cons
 }
 
 /// A math policy whose lean loop takes each tile's first partial sum from before the previous
-/// tile's epilogue (kEarlyWaveLoop + u): gemm_kernel's consumers then run that order.
+/// tile's epilogue (kEarlyWaveLoop + u): gemm_kernel's consumers then run that order. Opt-in by
+/// type: the policy names itself as its EarlyWavePolicy (PerTensorMath, BlockScaledMath and the
+/// timeline's observed twin do), so a derived policy with a loop of its own never takes it.
 template <class Math>
-concept EarlyWaveConsumers = requires { Math::kEarlyWave; } && Math::kEarlyWave;
+concept EarlyWaveConsumers = requires { typename Math::EarlyWavePolicy; } &&
+                             std::is_same_v<typename Math::EarlyWavePolicy, Math> &&
+                             Math::kEarlyWave;
 
 /// Dynamic shared memory of gemm_kernel<Cfg, Math>: the ring and staging of the configuration,
 /// plus the math policy's side ring and the slack that re-aligns the staging buffers after it.

@@ -113,8 +113,6 @@ struct KGroupedMath : PerTensorMath<Cfg> {
   static_assert(kgrouped_loop_fits<Cfg, kLoop>(),
                 "this loop's partial sums do not fit beside the totals on this tile");
   using Base = PerTensorMath<Cfg>;
-  /// Its own main loop: not the per-tensor lean loop's early first wave (kernel.cuh).
-  static constexpr bool kEarlyWave = false;
   using State = PipelineState<Cfg::kStages>;
   using Params = KGroupedParams;
   using Scheduler = KGroupedTileScheduler<Cfg::kClusterM>;

@@ -70,8 +70,6 @@ struct MxScaledMath : PerTensorMath<Cfg> {
   static_assert(Cfg::kBlockN % 128 == 0 || 128 % Cfg::kBlockN == 0,
                 "a tile's columns must cover whole 128-row scale tiles of B, or lie in one");
   using Base = PerTensorMath<Cfg>;
-  /// Its own main loop: not the per-tensor lean loop's early first wave (kernel.cuh).
-  static constexpr bool kEarlyWave = false;
   using State = PipelineState<Cfg::kStages>;
   using Params = MxParams;
 

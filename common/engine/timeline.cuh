@@ -61,6 +61,8 @@ struct TimelineMath : BlockScaledMath<Cfg, kLoop> {
   using typename Base::Params;
   /// gemm_kernel calls observe_ring() from the producer warpgroup's idle warps 1 and 2.
   static constexpr bool kObserveRing = true;
+  /// The same main loop as its twin, the early first wave included (kernel.cuh).
+  using EarlyWavePolicy = TimelineMath;
 
   /// Lane 0 of the calling warp follows the ring as the producer fills it (the same scheduler,
   /// the same K blocks, the same stage and phase sequence) and stamps each K block's full
