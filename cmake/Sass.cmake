@@ -3,12 +3,14 @@
 #
 #   fp8gemm_sass_test(NAME <test> TARGET <exe or lib target> [KERNEL <regex>]
 #                     [ARCH sm_90a] [EACH] CONTAINS <opcode>... [ABSENT <opcode>...]
-#                     [AT_MOST <opcode>=<count>...])
+#                     [AT_MOST <opcode>=<count>...] [ORDER <first><<last>...] [EXPECT_FAILURE])
 #
 # registers a CPU-labelled CTest that disassembles the target's binary with tools/sass_check.py
 # and fails unless every CONTAINS opcode appears (and no ABSENT opcode does) in the kernels whose
 # mangled or demangled name matches KERNEL (EACH: every CONTAINS opcode in every matching kernel,
-# not just in one of them).
+# not just in one of them; ORDER A<B: the first A before the last B in every matching kernel;
+# EXPECT_FAILURE: the checks must fail on this kernel, to show that they can; a missing kernel
+# still fails the test).
 find_program(FP8GEMM_CUOBJDUMP cuobjdump
   HINTS ${CUDAToolkit_BIN_DIR}
   PATHS ENV PATH)
@@ -29,7 +31,8 @@ endif()
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
 function(fp8gemm_sass_test)
-  cmake_parse_arguments(ARG "EACH" "NAME;TARGET;KERNEL;ARCH" "CONTAINS;ABSENT;AT_MOST" ${ARGN})
+  cmake_parse_arguments(ARG "EACH;EXPECT_FAILURE" "NAME;TARGET;KERNEL;ARCH"
+                        "CONTAINS;ABSENT;AT_MOST;ORDER" ${ARGN})
   if(NOT ARG_ARCH)
     set(ARG_ARCH sm_90a)
   endif()
@@ -50,6 +53,12 @@ function(fp8gemm_sass_test)
   foreach(op ${ARG_ABSENT})
     list(APPEND args --absent ${op})
   endforeach()
+  foreach(spec ${ARG_ORDER})
+    list(APPEND args --order ${spec})
+  endforeach()
+  if(ARG_EXPECT_FAILURE)
+    list(APPEND args --expect-failure)
+  endif()
   add_test(NAME ${ARG_NAME} COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tools/sass_check.py ${args})
   set_tests_properties(${ARG_NAME} PROPERTIES LABELS "cpu;sass")
 endfunction()

@@ -60,6 +60,22 @@ if(TARGET fp8gemm_ch06)
                     CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 FADD UTMASTG.2D STSM
                     AT_MOST S2UR=11
                     ABSENT LDL STL)
+  # Ping-pong hands the tensor cores to the other warpgroup once its last wgmma are issued
+  # (session 23): the bar.arrive on the order barrier comes before the main loop's last
+  # wgmma.wait_group 0, in the fast table's 8192^3 kernel. Its _lho twin (the order before) must
+  # fail the same check, so the check can fail.
+  set(_ch06_pp_8192 "KernelConfigILi128ELi192ELi4ELi2ELi1ELNS0_12AccumulationE0ELNS0_12EpilogueKindE1ELi2ELNS0_13ConsumerOrderE1ELNS0_11BarrierWaitE0EEE")
+  fp8gemm_sass_test(NAME sass_chapter_06_pingpong_hand_over TARGET fp8gemm_ch06
+                    KERNEL "${_ch06_pp_8192}NS0_13PerTensorMathIS7_Li8E"
+                    ARCH sm_90a
+                    CONTAINS QGMMA.64x192x32.F32.E4M3.E4M3 BAR.ARV UTMASTG.2D
+                    ORDER "BAR.ARV<WARPGROUP.DEPBAR"
+                    ABSENT LDL STL)
+  fp8gemm_sass_test(NAME sass_chapter_06_pingpong_hand_over_late_fails TARGET fp8gemm_ch06
+                    KERNEL "${_ch06_pp_8192}NS0_16LateHandOverMathIS7_E"
+                    ARCH sm_90a
+                    ORDER "BAR.ARV<WARPGROUP.DEPBAR"
+                    EXPECT_FAILURE)
   fp8gemm_sass_test(NAME sass_chapter_06_promoted_three_consumers TARGET fp8gemm_ch06
                     KERNEL "KernelConfigILi192ELi128ELi4ELi2ELi1ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"
                     ARCH sm_90a

@@ -9,10 +9,13 @@ whose mnemonic starts with it (QGMMA matches QGMMA.64x128x32.F32.E4M3.E4M3). Exi
 test can fail, never pass vacuously.
 
   sass_check.py --cuobjdump PATH --binary FILE [--arch sm_90a] [--kernel REGEX] [--each]
-                [--at-most OP=N]...
+                [--at-most OP=N]... [--order A<B]...
                 [--contains OP]... [--absent OP]... [--list]
 --each: every --contains opcode must appear in every matching function (default: in their union).
 --at-most OP=N: OP appears at most N times in the matching functions together.
+--order A<B: in every matching function, the first A comes before the last B (both present).
+--expect-failure: the checks must fail (exit 0 if they do, 1 if they pass; a missing tool or
+kernel still exits 2), to show on a known-bad kernel that a check can fail.
 """
 import argparse
 import collections
@@ -59,6 +62,10 @@ def main():
     ap.add_argument("--list", action="store_true", help="print the matched kernels' opcodes")
     ap.add_argument("--at-most", action="append", default=[], metavar="OP=N",
                     help="OP may appear at most N times in the matching functions together")
+    ap.add_argument("--order", action="append", default=[], metavar="A<B",
+                    help="in each matching function the first A precedes the last B")
+    ap.add_argument("--expect-failure", action="store_true",
+                    help="exit 0 only if a check fails (a missing kernel is still an error)")
     ap.add_argument("--each", action="store_true",
                     help="require every --contains opcode in each matching function")
     args = ap.parse_args()
@@ -114,9 +121,26 @@ def main():
         print(f"  {op} (at most {limit}): {n}")
         if n > int(limit):
             failures.append(f"{op} may appear at most {limit} times but appears {n} times")
+    def matches(o, wanted):
+        return o == wanted or o.startswith(wanted + ".") or o.split(".")[0] == wanted
+
+    for spec in args.order:
+        first, _, last = spec.partition("<")
+        for fname, ops in chosen.items():
+            a = next((i for i, o in enumerate(ops) if matches(o, first)), None)
+            b = next((i for i in range(len(ops) - 1, -1, -1) if matches(ops[i], last)), None)
+            print(f"  {first} (first, at {a}) before {last} (last, at {b}) in {fname[:60]}...")
+            if a is None or b is None or a >= b:
+                failures.append(f"expected the first {first} before the last {last} in {fname}")
     if args.list or failures:
         print("functions: " + ", ".join(chosen))
         print("opcodes: " + ", ".join(f"{op} x{n}" for op, n in base.most_common()))
+    if args.expect_failure:
+        if failures:
+            print("sass_check ok: the checks failed, as expected: " + "; ".join(failures))
+            return 0
+        print("sass_check FAILED: the checks were expected to fail and passed", file=sys.stderr)
+        return 1
     if failures:
         print("sass_check FAILED: " + "; ".join(failures), file=sys.stderr)
         return 1

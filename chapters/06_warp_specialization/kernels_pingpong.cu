@@ -25,6 +25,11 @@ static void add_pingpong(std::vector<KernelInfo>& out) {
   out.push_back(kernel_info<KernelConfig<64, 256, 4, 2, 1, A, kStore, 2, kPP>>());
 }
 
+template <class C>
+static void add_late_hand_over(std::vector<KernelInfo>& out) {
+  out.push_back(kernel_info<C, LateHandOverMath<C>>());
+}
+
 void add_kernels_pingpong(std::vector<KernelInfo>& out) {
   add_pingpong<Accumulation::fast>(out);
   // Fast accumulation only: 192 accumulators per thread, the widest tile a warpgroup can hold
@@ -44,6 +49,13 @@ void add_kernels_pingpong(std::vector<KernelInfo>& out) {
   out.push_back(kernel_info<KernelConfig<128, 176, 5, 2, 1, kFast, kStore, 4, kPP>>());
   out.push_back(kernel_info<KernelConfig<128, 192, 4, 1, 2, kFast, kStore, 2, kPP>>());
   add_pingpong<Accumulation::promoted>(out);
+  // The fast table's ping-pong kernels handing over only after their last wgmma completed (the
+  // engine's order until session 23; LateHandOverMath): the same-run comparison, by name only.
+  add_late_hand_over<KernelConfig<128, 192, 4, 2, 1, kFast, kStore, 2, kPP>>(out);
+  add_late_hand_over<KernelConfig<128, 192, 4, 1, 1, kFast, kStore, 2, kPP>>(out);
+  add_late_hand_over<KernelConfig<128, 176, 4, 2, 1, kFast, kStore, 11, kPP>>(out);
+  add_late_hand_over<KernelConfig<128, 128, 6, 2, 1, kFast, kStore, 2, kPP>>(out);
+  add_late_hand_over<KernelConfig<128, 128, 6, 1, 1, kFast, kStore, 2, kPP>>(out);
 }
 
 }  // namespace fp8gemm::ch06

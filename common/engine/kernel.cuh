@@ -103,6 +103,11 @@ constexpr int default_per_tensor_loop() {
   return Cfg::kPingPong ? 8 : kEarlyWaveLoop + 8;
 }
 
+/// A main loop's hook that does nothing (PerTensorMath::mainloop's after_issue).
+struct NoHook {
+  __device__ __forceinline__ void operator()() const {}
+};
+
 template <class Cfg, int kPromotedLoop = default_per_tensor_loop<Cfg>()>
 struct PerTensorMath {
   using State = PipelineState<Cfg::kStages>;
@@ -209,21 +214,39 @@ struct PerTensorMath {
   /// The consumer warpgroup `wg`'s main loop over tile t's K blocks: acc receives the tile's FP32
   /// sums (before the epilogue's scale).
   __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                  State& st, const Params& p, const Tile& t,
+                                                  std::uint32_t ring, std::uint32_t side,
+                                                  const std::uint64_t* full,
+                                                  const std::uint64_t* empty, int wg,
+                                                  std::uint32_t rank) {
+    mainloop(acc, st, p, t, ring, side, full, empty, wg, rank, NoHook{});
+  }
+  /// The same, calling after_issue() once every wgmma of the tile has been issued and all but
+  /// the last K block's have completed (the fast loop; the promoted loops: when they return).
+  /// Ping-pong consumers hand the tensor cores to the other warpgroup there (gemm_kernel): its
+  /// first wgmma then queue behind this warpgroup's last ones instead of starting after they
+  /// drained. A policy that brings its own mainloop hides this overload, so the kernel hands over
+  /// after such a policy's main loop returns, as before.
+  template <class AfterIssue>
+  __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                   State& st, const Params& p, const Tile& /*t*/,
                                                   std::uint32_t ring, std::uint32_t /*side*/,
                                                   const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg,
-                                                  std::uint32_t rank) {
+                                                  std::uint32_t rank, AfterIssue&& after_issue) {
     if constexpr (Cfg::kAccumulation == Accumulation::fast) {
-      fast_loop<ptx::E4m3Mma>(acc, st, p, ring, full, empty, wg, rank);
-    } else if constexpr (kPromotedLoop == 0) {
-      mainloop_promoted_v0(acc, st, p, ring, full, empty, wg, rank);
-    } else if constexpr (kPromotedLoop == kTwoDeepLoop) {
-      UnitPromotion promotion;
-      promoted_loop_two_deep(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
+      fast_loop<ptx::E4m3Mma>(acc, st, p, ring, full, empty, wg, rank, after_issue);
     } else {
-      UnitPromotion promotion;
-      promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
+      if constexpr (kPromotedLoop == 0) {
+        mainloop_promoted_v0(acc, st, p, ring, full, empty, wg, rank);
+      } else if constexpr (kPromotedLoop == kTwoDeepLoop) {
+        UnitPromotion promotion;
+        promoted_loop_two_deep(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
+      } else {
+        UnitPromotion promotion;
+        promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
+      }
+      after_issue();
     }
   }
 
@@ -231,12 +254,15 @@ struct PerTensorMath {
   /// block; waiting for all but the newest group means the previous block's stage has been read.
   /// Mma is the instruction (ptx::E4m3Mma: m64nNk32 e4m3; ptx::Bf16Mma: m64nNk16 bf16, chapter
   /// 9's dequantised operands, bf16_operands.cuh): one per 32-byte step of a stage either way.
-  template <class Mma>
+  /// after_issue() runs once the tile's last commit group is issued and the one before it has
+  /// completed (mainloop's hand-over point).
+  template <class Mma, class AfterIssue = NoHook>
   __device__ __forceinline__ static void fast_loop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                    State& st, const GemmParams& p,
                                                    std::uint32_t ring, const std::uint64_t* full,
                                                    const std::uint64_t* empty, int wg,
-                                                   std::uint32_t rank) {
+                                                   std::uint32_t rank,
+                                                   AfterIssue&& after_issue = {}) {
     const int k_blocks = p.k_blocks;
     constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;  // 4 wgmma steps of 32 bytes per stage
     int previous = -1;
@@ -257,6 +283,7 @@ struct PerTensorMath {
       previous = st.stage;
       st.advance();
     }
+    after_issue();
     ptx::wgmma_wait_group<0>();
 #pragma unroll
     for (int w = 0; w < Cfg::kWavesM; ++w) ptx::wgmma_fence_operands(acc[w]);
@@ -527,6 +554,24 @@ struct PerTensorMath {
     for (int w = 0; w < Cfg::kWavesM; ++w)
 #pragma unroll
       for (int i = 0; i < Cfg::kBlockN / 2; ++i) acc[w][i] = 0.0f;
+  }
+};
+
+/// Ping-pong consumers that hand the tensor cores to the other warpgroup only when their main
+/// loop has returned, its last wgmma completed: the engine's order until session 23, kept as a
+/// same-run comparison twin (kernel names end in _lho, "late hand-over"; comparison-only).
+template <class Cfg>
+struct LateHandOverMath : PerTensorMath<Cfg> {
+  using Base = PerTensorMath<Cfg>;
+  static constexpr bool kLateHandOver = true;
+  /// Hides PerTensorMath's main loop with the hook, so the kernel hands over after this returns.
+  __device__ __forceinline__ static void mainloop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                  typename Base::State& st, const GemmParams& p,
+                                                  const Tile& t, std::uint32_t ring,
+                                                  std::uint32_t side, const std::uint64_t* full,
+                                                  const std::uint64_t* empty, int wg,
+                                                  std::uint32_t rank) {
+    Base::mainloop(acc, st, p, t, ring, side, full, empty, wg, rank);
   }
 };
 
@@ -812,20 +857,37 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             continue;
           }
           // The main loops take turns (kOrderBarrier): ours starts when the other warpgroup's has
-          // waited for all of its K blocks. Needed for correctness, not only for order: a full
-          // barrier's parity wait tells phases r and r + 2 apart only if phase r - 1 is complete,
-          // and after skipping a whole tile our first K block is kStages or more blocks ahead of
-          // what the producer may have loaded yet.
+          // waited on the full barriers of all of its K blocks (its last wgmma may still run).
+          // Needed for correctness, not only for order: a full barrier's parity wait tells phases
+          // r and r + 2 apart only if phase r - 1 is complete, and after skipping a whole tile our
+          // first K block is kStages or more blocks ahead of what the producer may have loaded
+          // yet; once the other warpgroup has passed its last K block's full barrier, the block
+          // kStages before our first has landed.
           if (index > 0) ptx::named_barrier_sync(kOrderBarrier + std::uint32_t(wg ^ 1), 256);
           auto peek = scheduler;
           typename Math::TileT later;
           hand_over = peek.next(later);
         }
         if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 0);
-        Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
-        if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 1);
-        // Our main loop is done: the other warpgroup's may start while we store this tile.
-        if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
+        // Ping-pong: the other warpgroup's main loop may start while we finish and store this
+        // tile.
+        auto hand_over_now = [&] {
+          if (hand_over) ptx::named_barrier_arrive(kOrderBarrier + std::uint32_t(wg), 256);
+        };
+        if constexpr (Cfg::kPingPong && requires {
+                        Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank,
+                                       hand_over_now);
+                      }) {
+          // As soon as our last wgmma are issued (PerTensorMath::mainloop's after_issue): the
+          // other warpgroup's first ones queue behind them, the tensor cores never drain.
+          Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank, hand_over_now);
+          if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 1);
+        } else {
+          // When our main loop has returned (a policy with its own main loop; the _lho twins).
+          Math::mainloop(acc, st, p, t, ring, side, full, empty, slot, rank);
+          if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 1);
+          hand_over_now();
+        }
         if constexpr (StreamKFixup<Math>) {
           if (!Math::fixup(acc, p, t, slot, ring)) continue;  // a partial, handed to its owner
         }

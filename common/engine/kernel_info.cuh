@@ -23,6 +23,12 @@ KernelInfo kernel_info() {
                 : std::string("_f32"));
   // Ping-pong consumers (ConsumerOrder::pingpong) carry it in the name.
   if (Cfg::kPingPong) k.name += "_pp";
+  // Ping-pong consumers handing over after their last wgmma completed (the order until session
+  // 23): a comparison twin.
+  if constexpr (requires { Math::kLateHandOver; }) {
+    k.name += "_lho";
+    k.comparison_only = true;
+  }
   // A promoted kernel with a loop other than the default (the same-run comparison of loop
   // versions, PerTensorMath's kPromotedLoop) carries it in its name.
   if constexpr (requires { Math::kPromotedLoopVersion; })
