@@ -818,14 +818,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       static_assert(!Cfg::kPingPong && !TilesThroughRing<Math> && !StreamKFixup<Math>,
                     "the early first wave: cooperative consumers on a scheduler's tiles");
       float part[Cfg::kPromotedWaveN / 2];
-      // The tile's main loop, its first partial sum already issued.
-      auto main_loop = [&](const typename Math::TileT& tt) {
+      // The tile's main loop, its first partial sum already issued and its promotion made.
+      using PromotionT = decltype(Math::make_promotion(p, t, side, 0));
+      auto main_loop = [&](const typename Math::TileT& tt, PromotionT& promotion) {
         if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, tt, wg, 0);
-        const int wg_u = __shfl_sync(0xffffffffu, wg, 0);  // uniform, as mainloop() has it
-        auto promotion = Math::make_promotion(p, tt, side, wg_u);
         Math::promoted_loop_after_first_wave(acc, part, st, Math::k_first(p, tt),
-                                             Math::k_end(p, tt), ring, full, empty, wg_u, rank,
-                                             promotion);
+                                             Math::k_end(p, tt), ring, full, empty,
+                                             __shfl_sync(0xffffffffu, wg, 0), rank, promotion);
         if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, tt, wg, 1);
       };
       auto epilogue = [&](const typename Math::TileT& tt) {
@@ -835,10 +834,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       typename Math::TileT done;
       bool stored = true;  // no tile waits for its epilogue yet
       while (scheduler.next(t)) {
+        const int wg_u = __shfl_sync(0xffffffffu, wg, 0);  // uniform, as mainloop() has it
         // The tile's first partial sum runs while this warpgroup stores the tile before.
-        Math::issue_first_wave(part, st, ring, full, __shfl_sync(0xffffffffu, wg, 0));
+        Math::issue_first_wave(part, st, ring, full, wg_u);
+        // So do the promotion's loads (chapter 7: the tile's first 32 B scales, from L2): made
+        // after the epilogue, their latency fell between the finished first wave and its
+        // promotion at every tile change.
+        auto promotion = Math::make_promotion(p, t, side, wg_u);
         if (!stored) epilogue(done);
-        main_loop(t);
+        main_loop(t, promotion);
         done = t;
         stored = false;
       }
