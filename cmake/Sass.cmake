@@ -3,12 +3,14 @@
 #
 #   fp8gemm_sass_test(NAME <test> TARGET <exe or lib target> [KERNEL <regex>]
 #                     [ARCH sm_90a] [EACH] CONTAINS <opcode>... [ABSENT <opcode>...]
-#                     [AT_MOST <opcode>=<count>...] [ORDER <first><<last>...] [EXPECT_FAILURE])
+#                     [AT_MOST <opcode>=<count>...] [ORDER <first><<last>...]
+#                     [FIRST_BEFORE <a><<b>...] [EXPECT_FAILURE])
 #
 # registers a CPU-labelled CTest that disassembles the target's binary with tools/sass_check.py
 # and fails unless every CONTAINS opcode appears (and no ABSENT opcode does) in the kernels whose
 # mangled or demangled name matches KERNEL (EACH: every CONTAINS opcode in every matching kernel,
 # not just in one of them; ORDER A<B: the first A before the last B in every matching kernel;
+# FIRST_BEFORE A<B: the first A before the first B;
 # EXPECT_FAILURE: the checks must fail on this kernel, to show that they can; a missing kernel
 # still fails the test).
 find_program(FP8GEMM_CUOBJDUMP cuobjdump
@@ -32,7 +34,7 @@ find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
 function(fp8gemm_sass_test)
   cmake_parse_arguments(ARG "EACH;EXPECT_FAILURE" "NAME;TARGET;KERNEL;ARCH"
-                        "CONTAINS;ABSENT;AT_MOST;ORDER" ${ARGN})
+                        "CONTAINS;ABSENT;AT_MOST;ORDER;FIRST_BEFORE" ${ARGN})
   if(NOT ARG_ARCH)
     set(ARG_ARCH sm_90a)
   endif()
@@ -55,6 +57,9 @@ function(fp8gemm_sass_test)
   endforeach()
   foreach(spec ${ARG_ORDER})
     list(APPEND args --order ${spec})
+  endforeach()
+  foreach(spec ${ARG_FIRST_BEFORE})
+    list(APPEND args --first-before ${spec})
   endforeach()
   if(ARG_EXPECT_FAILURE)
     list(APPEND args --expect-failure)

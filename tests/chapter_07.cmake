@@ -19,14 +19,17 @@ if(TARGET fp8gemm_ch07)
                     KERNEL "BarrierWaitE0EEENS0_15BlockScaledMath" ARCH sm_90a EACH
                     CONTAINS NANOSLEEP.SYNCS)
   # DeepGEMM's tile: 256 x 128, A shared by a 1 x 2 cluster (multicast), TMA-store epilogue.
-  # The early first wave's twin of the 8192^3 kernel (_ew8, session 22): at most as many S2UR as
-  # the setup needs (8 here); 15 at 4b4aa54, whose K loop re-read the CTA id in every K block
-  # (chapter 6's sass_chapter_06_early_wave says more).
+  # The 8192^3 kernel with the early first wave (its default since session 23; a twin since
+  # session 22): at most as many S2UR as the setup needs (8 here); 15 at 4b4aa54, whose K loop
+  # re-read the CTA id in every K block (chapter 6's sass_chapter_06_early_wave says more). And
+  # the tile's first B-scale load (LDG) comes before the epilogue's first TMA store: made after
+  # the epilogue (until 1a34e2b) its L2 latency fell between the first wave and its promotion.
   fp8gemm_sass_test(NAME sass_chapter_07_early_wave TARGET fp8gemm_ch07
                     KERNEL "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0ELNS0_13ConsumerOrderE0ELNS0_11BarrierWaitE0EEENS0_15BlockScaledMathIS7_Li208E"
                     ARCH sm_90a
                     CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 FFMA UTMASTG.2D STSM
                     AT_MOST S2UR=11
+                    FIRST_BEFORE "LDG<UTMASTG"
                     ABSENT LDL STL)
   fp8gemm_sass_test(NAME sass_chapter_07_256x128 TARGET fp8gemm_ch07
                     KERNEL "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"

@@ -9,11 +9,12 @@ whose mnemonic starts with it (QGMMA matches QGMMA.64x128x32.F32.E4M3.E4M3). Exi
 test can fail, never pass vacuously.
 
   sass_check.py --cuobjdump PATH --binary FILE [--arch sm_90a] [--kernel REGEX] [--each]
-                [--at-most OP=N]... [--order A<B]...
+                [--at-most OP=N]... [--order A<B]... [--first-before A<B]...
                 [--contains OP]... [--absent OP]... [--list]
 --each: every --contains opcode must appear in every matching function (default: in their union).
 --at-most OP=N: OP appears at most N times in the matching functions together.
 --order A<B: in every matching function, the first A comes before the last B (both present).
+--first-before A<B: in every matching function, the first A comes before the first B.
 --expect-failure: the checks must fail (exit 0 if they do, 1 if they pass; a missing tool or
 kernel still exits 2), to show on a known-bad kernel that a check can fail.
 """
@@ -64,6 +65,8 @@ def main():
                     help="OP may appear at most N times in the matching functions together")
     ap.add_argument("--order", action="append", default=[], metavar="A<B",
                     help="in each matching function the first A precedes the last B")
+    ap.add_argument("--first-before", action="append", default=[], metavar="A<B",
+                    help="in each matching function the first A precedes the first B")
     ap.add_argument("--expect-failure", action="store_true",
                     help="exit 0 only if a check fails (a missing kernel is still an error)")
     ap.add_argument("--each", action="store_true",
@@ -132,6 +135,14 @@ def main():
             print(f"  {first} (first, at {a}) before {last} (last, at {b}) in {fname[:60]}...")
             if a is None or b is None or a >= b:
                 failures.append(f"expected the first {first} before the last {last} in {fname}")
+    for spec in args.first_before:
+        first, _, second = spec.partition("<")
+        for fname, ops in chosen.items():
+            a = next((i for i, o in enumerate(ops) if matches(o, first)), None)
+            b = next((i for i, o in enumerate(ops) if matches(o, second)), None)
+            print(f"  {first} (first, at {a}) before {second} (first, at {b}) in {fname[:60]}...")
+            if a is None or b is None or a >= b:
+                failures.append(f"expected the first {first} before the first {second} in {fname}")
     if args.list or failures:
         print("functions: " + ", ".join(chosen))
         print("opcodes: " + ", ".join(f"{op} x{n}" for op, n in base.most_common()))

@@ -22,7 +22,8 @@ static KernelInfo bs() {
 
 void add_kernels_loops(std::vector<KernelInfo>& out) {
   // Two-slab and three-warpgroup tiles (default: the lean loop unrolled 8x on 256 x 128, 4x on
-  // 128 x 256 and 192 x 128): the first loop, the lean one rolled, and the other unroll factors.
+  // 128 x 256 and 192 x 128, with the early first wave since session 23): the first loop, the
+  // lean one rolled, and the other unroll factors (all without the early wave).
   out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, 0>());
   out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, 1>());
   out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, 2>());
@@ -62,12 +63,12 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   // 128 x 128 with A multicast, default loop.
   out.push_back(
       kernel_info<Cfg<128, 128, 6, 1, 2, 1>, BlockScaledMath<Cfg<128, 128, 6, 1, 2, 1>>>());
-  // The table's large tiles with each tile's first partial sum issued before the epilogue of the
-  // tile before (kEarlyWaveLoop + their unroll factor; session 22).
-  out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, kEarlyWaveLoop + 8>());
-  out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, kEarlyWaveLoop + 8>());
-  out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, kEarlyWaveLoop + 4>());
-  out.push_back(bs<Cfg<192, 128, 4, 2, 1, 2>, kEarlyWaveLoop + 4>());
+  // The table's large tiles with the lean loop but without the early first wave (their default
+  // until session 23, now kEarlyWaveLoop + the same unroll factor): _loop8 / _loop4.
+  out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, 8>());
+  out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, 8>());
+  out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, 4>());
+  out.push_back(bs<Cfg<192, 128, 4, 2, 1, 2>, 4>());
 }
 
 }  // namespace fp8gemm::ch07

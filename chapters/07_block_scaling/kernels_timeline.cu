@@ -28,9 +28,9 @@ void add_kernels_timeline(std::vector<KernelInfo>& out) {
   out.push_back(timeline_kernel<TimelineCfg<256, 128, 3, 1, 2, 0>>());  // 8192^3's, DeepGEMM's tile
   out.push_back(timeline_kernel<TimelineCfg<256, 128, 4, 2, 1, 1>>());  // 4096 x 4096 x 7168's
   out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>>());  // 4096 x 32768 x 512's
-  // The same with each tile's first partial sum issued before the epilogue before it (session 22).
-  out.push_back(timeline_kernel<TimelineCfg<256, 128, 3, 1, 2, 0>, kEarlyWaveLoop + 8>());
-  out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>, kEarlyWaveLoop + 4>());
+  // The same without the early first wave (their default until session 23): _loop8 / _loop4.
+  out.push_back(timeline_kernel<TimelineCfg<256, 128, 3, 1, 2, 0>, 8>());
+  out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>, 4>());
 }
 
 void set_timeline_buffer(unsigned long long* data, int capacity, unsigned long long* tiles,

@@ -2,8 +2,10 @@
 """Session 22: the early-first-wave kernels (_ew8 / _ew4, and in chapter 6 the plain 8x loop
 _loop8) against their twins, from one call's archive of chapter 6 and 7 runs (two runs each,
 every kernel timed interleaved with the others at each shape).
-Usage: compare.py ab_<commit>.txz  -> per shape: both runs' medians (us) and the time ratio,
-then the geomean time ratio per kernel."""
+Usage: compare.py ab_<commit>.txz [--pairs=NEW:OLD,...]  -> per shape: both runs' medians (us)
+and the time ratio, then the geomean time ratio per kernel. --pairs names the twins by their
+suffixes (default: _ew8:,_ew4:,:_loop8; session 23's ping-pong hand-over: :_lho, the new kernel
+without a suffix, its twin with _lho)."""
 import collections
 import json
 import math
@@ -13,7 +15,7 @@ import tarfile
 PAIRS = (("_ew8", ""), ("_ew4", ""), ("", "_loop8"))  # (new suffix, old suffix)
 
 
-def main(path):
+def main(path, pairs=PAIRS):
     runs = collections.defaultdict(dict)  # chapter -> {(impl, shape): [us, ...]}
     with tarfile.open(path) as tar:
         for m in sorted(tar.getmembers(), key=lambda m: m.name):
@@ -31,7 +33,7 @@ def main(path):
         shapes = sorted({s for _, s in t}, key=lambda s: [int(x) for x in s.split("x")])
         for s in shapes:
             for impl in sorted({i for i, _ in t}):
-                for new, old in PAIRS:
+                for new, old in pairs:
                     if not new and not old:
                         continue
                     if new and not impl.endswith(new):
@@ -54,4 +56,6 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    args = [a for a in sys.argv[1:] if not a.startswith("--pairs=")]
+    spec = [a[len("--pairs="):] for a in sys.argv[1:] if a.startswith("--pairs=")]
+    main(args[0], tuple(tuple(p.split(":")) for p in spec[0].split(",")) if spec else PAIRS)
