@@ -77,6 +77,11 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   /// kernels (ptxas: 464-592 bytes); the dense scheduler's state, which ptxas re-reads from the
   /// parameter block, does not cost that.
   static constexpr bool kTilesThroughRing = true;
+  /// Its lean loop issues each tile's first partial sum before the previous tile's epilogue, as
+  /// chapter 7's does (kernel.cuh, EarlyWaveConsumers; session 23): the consumers read the next
+  /// tile from the ring first. Policies derived from this one (stream-K, the staged loop) bring
+  /// their own loops and keep the default order.
+  using EarlyWavePolicy = GroupedBlockScaledMath;
   static constexpr std::uint32_t kTileInfoOffset = BlockScaledMath<Cfg>::kSkewedSfaBytes;
   static_assert(kTileInfoOffset % 16 == 0, "the tile's 16 bytes are one 16-byte store");
   __device__ __forceinline__ static void post_tile(std::uint32_t addr, const GroupedTile& t) {

@@ -73,7 +73,8 @@ inline constexpr int kTwoDeepHalvesLoop = 11;
 /// partial sum (its first K block's first slab and column group) issued before the previous
 /// tile's epilogue (gemm_kernel's EarlyWaveConsumers path), so that its tensor-core work and
 /// latency run under that epilogue instead of after it (session 22; chapter 7's README, "The
-/// next tile's first wave under the epilogue"). Cooperative consumers, dense tiles only.
+/// next tile's first wave under the epilogue"). Cooperative consumers; dense tiles, and since
+/// session 23 the grouped tiles chapter 8 hands over through the ring.
 inline constexpr int kEarlyWaveLoop = 200;
 /// Chapter 8's weight gradient only: its first loop with the first N pairs of column scales read
 /// from shared memory before the wait for the partial sum (kPrefetchScalesLoop + N), so that their
@@ -815,8 +816,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       // back" (4b4aa54), the K loop re-read the CTA id (S2UR) for every release and each K block
       // took ~150 cycles longer (the timeline); as "next tile, issue, store the one before, main
       // loop, back" the K loop compiles as the default one does.
-      static_assert(!Cfg::kPingPong && !TilesThroughRing<Math> && !StreamKFixup<Math>,
-                    "the early first wave: cooperative consumers on a scheduler's tiles");
+      static_assert(!Cfg::kPingPong && !StreamKFixup<Math>,
+                    "the early first wave: cooperative consumers, whole tiles");
       float part[Cfg::kPromotedWaveN / 2];
       // The tile's main loop, its first partial sum already issued and its promotion made.
       using PromotionT = decltype(Math::make_promotion(p, t, side, 0));
@@ -833,7 +834,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       };
       typename Math::TileT done;
       bool stored = true;  // no tile waits for its epilogue yet
-      while (scheduler.next(t)) {
+      // The next tile from the scheduler, or from the ring (chapter 8's grouped tiles: read from
+      // its first stage's side bytes after that stage's full barrier, by the lanes whose arrive
+      // releases the stage in the main loop, as in the default order).
+      while (next_consumer_tile(scheduler, t, st)) {
         const int wg_u = __shfl_sync(0xffffffffu, wg, 0);  // uniform, as mainloop() has it
         // The tile's first partial sum runs while this warpgroup stores the tile before.
         Math::issue_first_wave(part, st, ring, full, wg_u);
