@@ -160,6 +160,9 @@ TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][
   CHECK(ch08::default_kernel(g, true).name == "128x256_s4_c1x1_promoted_tma_b1");
   g.layout = ch08::Layout::masked;
   g.rows = 256;  // M_max
+  g.K = 2048;    // short K: without the early first wave (session 23)
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1_noew");
+  g.K = 2049;
   CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1");
   g.rows = 255;
   CHECK(ch08::default_kernel(g, true).name == "128x256_s4_c1x1_promoted_tma_b1");

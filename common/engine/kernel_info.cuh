@@ -43,6 +43,9 @@ KernelInfo kernel_info() {
                     : "_loop" + std::to_string(Math::kPromotedLoopVersion);
       k.comparison_only = true;
     }
+  // A kernel whose policy would run the early first wave, built without it (chapter 8's masked
+  // calls with short K; grouped.cuh, GroupedNoEarlyWaveMath): a kernel of its own, not a twin.
+  if constexpr (requires { Math::kWithoutEarlyWave; }) k.name += "_noew";
   // A kernel whose threads wait on the ring's barriers by re-trying instead of sleeping (the
   // engine's wait until session 17, BarrierWait::spin) likewise.
   if (Cfg::kBarrierWait == BarrierWait::spin) {

@@ -22,7 +22,7 @@ def main(path, pairs=PAIRS):
             if not m.name.endswith(".json"):
                 continue
             ch = m.name.split("/")[-1].split("_")[0]
-            for b in json.load(tar.extractfile(m))["benchmarks"]:
+            for b in json.load(tar.extractfile(m)).get("benchmarks", []):  # a failed run: none
                 if b.get("run_type") == "aggregate":
                     continue
                 impl, shape = b["name"].split("/")[:2]
@@ -30,7 +30,10 @@ def main(path, pairs=PAIRS):
     for ch, t in sorted(runs.items()):
         print(ch)
         ratios = collections.defaultdict(list)
-        shapes = sorted({s for _, s in t}, key=lambda s: [int(x) for x in s.split("x")])
+        def order(s):  # shapes MxNxK by size; chapter 8's case names by name
+            return (0, [int(x) for x in s.split("x")], "") if s.replace("x", "").isdigit() \
+                else (1, [], s)
+        shapes = sorted({s for _, s in t}, key=order)
         for s in shapes:
             for impl in sorted({i for i, _ in t}):
                 for new, old in pairs:
