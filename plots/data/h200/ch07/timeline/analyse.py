@@ -20,7 +20,8 @@ tile changes of CTAs 0-3 and both warpgroups:
   first K block    E of the next tile's first K block - its loop start (its B scales' first
                    load, the wait, the waves).
 Usage: analyse.py [JSON ...] (default: every *.json here; .json.xz read as well); prints markdown
-tables per file.
+tables per file. analyse.py --positions JSON...: cycles per K block by position in the tile;
+analyse.py --unroll JSON...: by position modulo the lean loop's unroll factor (session 23).
 """
 import glob
 import json
@@ -166,7 +167,48 @@ def positions(path):
     return "\n".join(out)
 
 
+def unroll_of(kernel):
+    """The lean loop's unroll factor of a chapter-7 kernel, from its tile (default_block_scaled_loop:
+    8 where a warpgroup has two 64-row slabs, 256 x 128; else 4) or its _loopN suffix."""
+    for part in kernel.split("_"):
+        if part.startswith("loop") and part[4:].isdigit():
+            return int(part[4:])
+    return 8 if kernel.startswith("256x") else 4
+
+
+def unroll_table(path):
+    """Mean cycles per K block (mid-tile) by the block's position in the tile modulo the loop's
+    unroll factor u, every recorded CTA: a loop whose unrolled body costs extra once per
+    iteration shows it at one residue (session 23)."""
+    d = load(path)
+    lines = ["| shape | kernel | u | mean cycles per K block at position mod u = 0, 1, ... | "
+             "spike over the others' median |", "|---|---|---:|---|---:|"]
+    for r in d["runs"]:
+        u = unroll_of(r["kernel"])
+        by = {}
+        for c in r["ctas"]:
+            E = [x[1] for x in c["empty"]]
+            first = [x[0] for x in c["empty"]]
+            p = 0
+            for j in range(len(E)):
+                p = 0 if first[j] else p + 1
+                if p > 0 and j > 0:
+                    by.setdefault(p % u, []).append(E[j] - E[j - 1])
+        means = [statistics.mean(by[k]) for k in range(u) if k in by]
+        top = max(means)
+        rest = sorted(m for m in means if m != top)
+        spike = top - (statistics.median(rest) if rest else top)
+        shape = "x".join(str(v) for v in r["shape"])
+        lines.append(f"| {shape} | `{r['kernel']}` | {u} | " + ", ".join(f"{m:.0f}" for m in means)
+                     + f" | {spike:.0f} |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--unroll":
+        for p in sys.argv[2:]:
+            print(unroll_table(p))
+        sys.exit(0)
     if len(sys.argv) > 2 and sys.argv[1] == "--positions":
         for p in sys.argv[2:]:
             print(positions(p))
