@@ -25,6 +25,18 @@ import subprocess
 import sys
 
 
+def matches(op, wanted):
+    """An instruction's mnemonic matches an opcode it equals, extends ("QGMMA.64x...") or whose
+    base name is the opcode."""
+    return op == wanted or op.startswith(wanted + ".") or op.split(".")[0] == wanted
+
+
+def position(ops, wanted, last=False):
+    """Index of the first (or last) instruction matching `wanted` in ops, None if none does."""
+    order = range(len(ops) - 1, -1, -1) if last else range(len(ops))
+    return next((i for i in order if matches(ops[i], wanted)), None)
+
+
 def parse_sass(text, arch):
     """Returns {function name: [mnemonics]} for the ELF sections of the given arch."""
     functions = collections.OrderedDict()
@@ -100,8 +112,7 @@ def main():
         base[op.split(".")[0]] += n
 
     def present(wanted):
-        return sum(n for op, n in opcodes.items() if op == wanted or op.startswith(wanted + ".")
-                   or op.split(".")[0] == wanted)
+        return sum(n for op, n in opcodes.items() if matches(op, wanted))
 
     failures = []
     for op in args.contains:
@@ -111,7 +122,7 @@ def main():
             failures.append(f"expected {op} but it is absent")
         if args.each:
             for fname, ops in chosen.items():
-                if not any(o == op or o.startswith(op + ".") or o.split(".")[0] == op for o in ops):
+                if not any(matches(o, op) for o in ops):
                     failures.append(f"expected {op} in {fname} but it is absent there")
     for op in args.absent:
         n = present(op)
@@ -124,25 +135,16 @@ def main():
         print(f"  {op} (at most {limit}): {n}")
         if n > int(limit):
             failures.append(f"{op} may appear at most {limit} times but appears {n} times")
-    def matches(o, wanted):
-        return o == wanted or o.startswith(wanted + ".") or o.split(".")[0] == wanted
-
-    for spec in args.order:
-        first, _, last = spec.partition("<")
-        for fname, ops in chosen.items():
-            a = next((i for i, o in enumerate(ops) if matches(o, first)), None)
-            b = next((i for i in range(len(ops) - 1, -1, -1) if matches(ops[i], last)), None)
-            print(f"  {first} (first, at {a}) before {last} (last, at {b}) in {fname[:60]}...")
-            if a is None or b is None or a >= b:
-                failures.append(f"expected the first {first} before the last {last} in {fname}")
-    for spec in args.first_before:
+    # --order A<B: the first A before the last B; --first-before A<B: before the first B.
+    for spec, b_last in [(s, True) for s in args.order] + [(s, False) for s in args.first_before]:
         first, _, second = spec.partition("<")
+        which = "last" if b_last else "first"
         for fname, ops in chosen.items():
-            a = next((i for i, o in enumerate(ops) if matches(o, first)), None)
-            b = next((i for i, o in enumerate(ops) if matches(o, second)), None)
-            print(f"  {first} (first, at {a}) before {second} (first, at {b}) in {fname[:60]}...")
+            a, b = position(ops, first), position(ops, second, last=b_last)
+            print(f"  {first} (first, at {a}) before {second} ({which}, at {b}) in {fname[:60]}...")
             if a is None or b is None or a >= b:
-                failures.append(f"expected the first {first} before the first {second} in {fname}")
+                failures.append(
+                    f"expected the first {first} before the {which} {second} in {fname}")
     if args.list or failures:
         print("functions: " + ", ".join(chosen))
         print("opcodes: " + ", ".join(f"{op} x{n}" for op, n in base.most_common()))
