@@ -69,6 +69,10 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, 8>());
   out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, 4>());
   out.push_back(bs<Cfg<192, 128, 4, 2, 1, 2>, 4>());
+  // Three of them with their default loop's addresses pinned (kPinnedLoop, session 24): _pin.
+  out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, kPinnedLoop + kEarlyWaveLoop + 8>());
+  out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, kPinnedLoop + kEarlyWaveLoop + 8>());
+  out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, kPinnedLoop + kEarlyWaveLoop + 4>());
 }
 
 }  // namespace fp8gemm::ch07

@@ -76,6 +76,12 @@ inline constexpr int kTwoDeepHalvesLoop = 11;
 /// next tile's first wave under the epilogue"). Cooperative consumers; dense tiles, and since
 /// session 23 the grouped tiles chapter 8 hands over through the ring.
 inline constexpr int kEarlyWaveLoop = 200;
+/// kPinnedLoop + v (v a lean loop version: u or kEarlyWaveLoop + u): that loop with the ring's and
+/// the barriers' shared addresses passed through __shfl_sync before it, which ptxas cannot see
+/// through, so that it keeps them in registers instead of re-deriving them from the CTA id
+/// (S2UR SR_CgaCtaId) at the head of every unrolled body (session 24; chapter 7's README, "The
+/// loop head").
+inline constexpr int kPinnedLoop = 1000;
 /// Chapter 8's weight gradient only: its first loop with the first N pairs of column scales read
 /// from shared memory before the wait for the partial sum (kPrefetchScalesLoop + N), so that their
 /// latency hides behind the tensor cores instead of stalling the promotion.
@@ -132,11 +138,14 @@ struct PerTensorMath {
   static constexpr bool kTwoDeepFits = two_deep_fits<Cfg>();
   /// The lean loop's unroll factor, and whether each tile's first partial sum is issued before
   /// the previous tile's epilogue (kEarlyWaveLoop + u).
-  static constexpr bool kEarlyWave = kPromotedLoop > kEarlyWaveLoop &&
+  /// kPinnedLoop + v: whether the lean loop's addresses are pinned, and v.
+  static constexpr bool kPinAddresses = kPromotedLoop >= kPinnedLoop;
+  static constexpr int kLoopBase = kPinAddresses ? kPromotedLoop - kPinnedLoop : kPromotedLoop;
+  static constexpr bool kEarlyWave = kLoopBase > kEarlyWaveLoop &&
                                      Cfg::kAccumulation == Accumulation::promoted &&
                                      !Cfg::kPingPong;
   static constexpr int kLeanUnroll =
-      kPromotedLoop > kEarlyWaveLoop ? kPromotedLoop - kEarlyWaveLoop : kPromotedLoop;
+      kLoopBase > kEarlyWaveLoop ? kLoopBase - kEarlyWaveLoop : kLoopBase;
   /// The policy whose main loop the early first wave replaces (EarlyWaveConsumers): a policy
   /// that derives from this one and brings its own main loop does not match it, so it keeps its
   /// loop whatever kPromotedLoop it inherits.
@@ -395,15 +404,22 @@ struct PerTensorMath {
       float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, int kb_begin, int kb_end,
       std::uint32_t ring, const std::uint64_t* full, const std::uint64_t* empty, int wg,
       std::uint32_t rank, Promotion& promotion) {
-    static_assert(kPromotedLoop >= 1, "the lean loop's unroll factor");
+    static_assert(kLeanUnroll >= 1, "the lean loop's unroll factor");
     zero(acc);
     float part[Cfg::kPromotedWaveN / 2];
-    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
-    const std::uint32_t full0 = ptx::smem_u32(full);
-    const std::uint32_t empty0 = ptx::smem_u32(empty);
+    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(pinned(ring));
+    const std::uint32_t full0 = pinned(ptx::smem_u32(full));
+    const std::uint32_t empty0 = pinned(ptx::smem_u32(empty));
 #pragma unroll kLeanUnroll
     for (int kb = kb_begin; kb < kb_end; ++kb)
       lean_block<false>(acc, part, st, kb, desc0, full0, empty0, wg, rank, promotion);
+  }
+
+  /// A shared address the lean loop keeps (kPinAddresses: through a warp shuffle, whose result
+  /// ptxas cannot rematerialise, so it stays in a register; the value is the same in every lane).
+  __device__ __forceinline__ static std::uint32_t pinned(std::uint32_t address) {
+    if constexpr (kPinAddresses) return __shfl_sync(0xffffffffu, address, 0);
+    return address;
   }
 
   /// One K block of the lean loop: per slab w and column group wn a partial sum, waited for, then
@@ -462,9 +478,9 @@ struct PerTensorMath {
       const std::uint64_t* empty, int wg, std::uint32_t rank, Promotion& promotion) {
     static_assert(kEarlyWave, "the early first wave's loop");
     zero(acc);
-    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
-    const std::uint32_t full0 = ptx::smem_u32(full);
-    const std::uint32_t empty0 = ptx::smem_u32(empty);
+    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(pinned(ring));
+    const std::uint32_t full0 = pinned(ptx::smem_u32(full));
+    const std::uint32_t empty0 = pinned(ptx::smem_u32(empty));
     lean_block<true>(acc, part, st, kb_begin, desc0, full0, empty0, wg, rank, promotion);
 #pragma unroll kLeanUnroll
     for (int kb = kb_begin + 1; kb < kb_end; ++kb)

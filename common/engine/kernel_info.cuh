@@ -34,13 +34,15 @@ KernelInfo kernel_info() {
   if constexpr (requires { Math::kPromotedLoopVersion; })
     if (Cfg::kAccumulation == Accumulation::promoted &&
         Math::kPromotedLoopVersion != Math::kDefaultLoop) {
-      k.name += Math::kPromotedLoopVersion == kTwoDeepLoop ? std::string("_2deep")
-                : Math::kPromotedLoopVersion == kTwoDeepHalvesLoop ? std::string("_2deeph")
-                : Math::kPromotedLoopVersion > kEarlyWaveLoop
-                    ? "_ew" + std::to_string(Math::kPromotedLoopVersion - kEarlyWaveLoop)
-                : Math::kPromotedLoopVersion > kPrefetchScalesLoop
-                    ? "_pf" + std::to_string(Math::kPromotedLoopVersion - kPrefetchScalesLoop)
-                    : "_loop" + std::to_string(Math::kPromotedLoopVersion);
+      const bool pinned = Math::kPromotedLoopVersion >= kPinnedLoop;
+      const int v = pinned ? Math::kPromotedLoopVersion - kPinnedLoop : Math::kPromotedLoopVersion;
+      if (pinned) k.name += "_pin";
+      if (!pinned || v != Math::kDefaultLoop)
+        k.name += v == kTwoDeepLoop         ? std::string("_2deep")
+                  : v == kTwoDeepHalvesLoop ? std::string("_2deeph")
+                  : v > kEarlyWaveLoop      ? "_ew" + std::to_string(v - kEarlyWaveLoop)
+                  : v > kPrefetchScalesLoop ? "_pf" + std::to_string(v - kPrefetchScalesLoop)
+                                            : "_loop" + std::to_string(v);
       k.comparison_only = true;
     }
   // A kernel whose policy would run the early first wave, built without it (chapter 8's masked
