@@ -53,13 +53,21 @@ if(TARGET fp8gemm_ch06)
   # with the consumers' tile loop in the order "main loop, next tile, issue, store" ptxas re-read
   # the CTA id (S2UR SR_CgaCtaId) for the release in every K block of the 8x loop (15 S2UR in
   # chapter 7's kernel at 4b4aa54, ~150 cycles more per K block on the H200); in the engine's
-  # order the kernel has 9, as many as the setup needs (7 without the early wave).
+  # order the kernel had 9. With the loop's addresses pinned (kPinnedLoop + kEarlyWaveLoop + 8,
+  # the default since session 24) the K loop re-derives none of them: 7, as many as the setup
+  # needs. The unpinned twin (_ew8) must fail the same check, so the check can fail.
+  set(_ch06_ew_8192 "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0ELNS0_13ConsumerOrderE0ELNS0_11BarrierWaitE0EEENS0_13PerTensorMathIS7_")
   fp8gemm_sass_test(NAME sass_chapter_06_early_wave TARGET fp8gemm_ch06
-                    KERNEL "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0ELNS0_13ConsumerOrderE0ELNS0_11BarrierWaitE0EEENS0_13PerTensorMathIS7_Li208E"
+                    KERNEL "${_ch06_ew_8192}Li1208E"
                     ARCH sm_90a
                     CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 FADD UTMASTG.2D STSM
-                    AT_MOST S2UR=11
+                    AT_MOST S2UR=7
                     ABSENT LDL STL)
+  fp8gemm_sass_test(NAME sass_chapter_06_early_wave_unpinned_fails TARGET fp8gemm_ch06
+                    KERNEL "${_ch06_ew_8192}Li208E"
+                    ARCH sm_90a
+                    AT_MOST S2UR=7
+                    EXPECT_FAILURE)
   # Ping-pong hands the tensor cores to the other warpgroup once its last wgmma are issued
   # (session 23): the bar.arrive on the order barrier comes before the main loop's last
   # wgmma.wait_group 0, in the fast table's 8192^3 kernel. Its _lho twin (the order before) must

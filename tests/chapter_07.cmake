@@ -20,17 +20,25 @@ if(TARGET fp8gemm_ch07)
                     CONTAINS NANOSLEEP.SYNCS)
   # DeepGEMM's tile: 256 x 128, A shared by a 1 x 2 cluster (multicast), TMA-store epilogue.
   # The 8192^3 kernel with the early first wave (its default since session 23; a twin since
-  # session 22): at most as many S2UR as the setup needs (8 here); 15 at 4b4aa54, whose K loop
+  # session 22): at most as many S2UR as the setup needs (8 then); 15 at 4b4aa54, whose K loop
   # re-read the CTA id in every K block (chapter 6's sass_chapter_06_early_wave says more). And
   # the tile's first B-scale load (LDG) comes before the epilogue's first TMA store: made after
   # the epilogue (until 1a34e2b) its L2 latency fell between the first wave and its promotion.
+  # Pinned (kPinnedLoop, the default since session 24): 6 S2UR, the setup's; the unpinned twin
+  # (_ew8, 8) must fail that count.
+  set(_ch07_ew_8192 "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0ELNS0_13ConsumerOrderE0ELNS0_11BarrierWaitE0EEENS0_15BlockScaledMathIS7_")
   fp8gemm_sass_test(NAME sass_chapter_07_early_wave TARGET fp8gemm_ch07
-                    KERNEL "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0ELNS0_13ConsumerOrderE0ELNS0_11BarrierWaitE0EEENS0_15BlockScaledMathIS7_Li208E"
+                    KERNEL "${_ch07_ew_8192}Li1208E"
                     ARCH sm_90a
                     CONTAINS QGMMA.64x128x32.F32.E4M3.E4M3 FFMA UTMASTG.2D STSM
-                    AT_MOST S2UR=11
+                    AT_MOST S2UR=6
                     FIRST_BEFORE "LDG<UTMASTG"
                     ABSENT LDL STL)
+  fp8gemm_sass_test(NAME sass_chapter_07_early_wave_unpinned_fails TARGET fp8gemm_ch07
+                    KERNEL "${_ch07_ew_8192}Li208E"
+                    ARCH sm_90a
+                    AT_MOST S2UR=6
+                    EXPECT_FAILURE)
   fp8gemm_sass_test(NAME sass_chapter_07_256x128 TARGET fp8gemm_ch07
                     KERNEL "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"
                     ARCH sm_90a

@@ -46,8 +46,9 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   // wave (their default from 172780d to session 22, now kEarlyWaveLoop + 8).
   out.push_back(loop<Cfg<256, 128, 3, 1, 2, 0>, 8>());
   out.push_back(loop<Cfg<256, 128, 4, 2, 1, 2>, 8>());
-  // 8192^3's tile with its default loop's addresses pinned (kPinnedLoop, session 24): _pin.
-  out.push_back(loop<Cfg<256, 128, 3, 1, 2, 0>, kPinnedLoop + kEarlyWaveLoop + 8>());
+  // 8192^3's tile with the early-wave loop without pinned addresses (its default in sessions 22
+  // and 23, now kPinnedLoop + kEarlyWaveLoop + 8): _ew8.
+  out.push_back(loop<Cfg<256, 128, 3, 1, 2, 0>, kEarlyWaveLoop + 8>());
   // 128 x 128 with A multicast, default loop.
   out.push_back(kernel_info<Cfg<128, 128, 6, 1, 2, 0>, PerTensorMath<Cfg<128, 128, 6, 1, 2, 0>>>());
 }

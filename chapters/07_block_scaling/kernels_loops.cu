@@ -69,10 +69,11 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, 8>());
   out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, 4>());
   out.push_back(bs<Cfg<192, 128, 4, 2, 1, 2>, 4>());
-  // Three of them with their default loop's addresses pinned (kPinnedLoop, session 24): _pin.
-  out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, kPinnedLoop + kEarlyWaveLoop + 8>());
-  out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, kPinnedLoop + kEarlyWaveLoop + 8>());
-  out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, kPinnedLoop + kEarlyWaveLoop + 4>());
+  // Three of them with the early-wave loop without pinned addresses (their default in session 23,
+  // now kPinnedLoop + kEarlyWaveLoop + u): _ew8 / _ew4.
+  out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, kEarlyWaveLoop + 8>());
+  out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, kEarlyWaveLoop + 8>());
+  out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, kEarlyWaveLoop + 4>());
 }
 
 }  // namespace fp8gemm::ch07

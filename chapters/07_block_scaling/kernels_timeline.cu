@@ -31,11 +31,9 @@ void add_kernels_timeline(std::vector<KernelInfo>& out) {
   // The same without the early first wave (their default until session 23): _loop8 / _loop4.
   out.push_back(timeline_kernel<TimelineCfg<256, 128, 3, 1, 2, 0>, 8>());
   out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>, 4>());
-  // The default loop with its addresses pinned (kPinnedLoop, session 24): _pin.
-  out.push_back(timeline_kernel<TimelineCfg<256, 128, 3, 1, 2, 0>,
-                                kPinnedLoop + kEarlyWaveLoop + 8>());
-  out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>,
-                                kPinnedLoop + kEarlyWaveLoop + 4>());
+  // The early-wave loop without pinned addresses (their default in session 23): _ew8 / _ew4.
+  out.push_back(timeline_kernel<TimelineCfg<256, 128, 3, 1, 2, 0>, kEarlyWaveLoop + 8>());
+  out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>, kEarlyWaveLoop + 4>());
 }
 
 void set_timeline_buffer(unsigned long long* data, int capacity, unsigned long long* tiles,

@@ -72,7 +72,8 @@ __device__ __forceinline__ void dispatch_offset(int value, F&& f,
 /// blocks, each tile's first partial sum is issued before the epilogue of the tile before
 /// (kEarlyWaveLoop + the unroll factor; session 23, chapter 7's README "The early wave's B scales
 /// before the epilogue": the table's four large tiles took 0.95-1.01x the time of the plain loop,
-/// geomean 0.987x on 256 x 128 and 0.969x on 128 x 256 over seven shapes, same run).
+/// geomean 0.987x on 256 x 128 and 0.969x on 128 x 256 over seven shapes, same run), and since
+/// session 24 with its addresses pinned (kPinnedLoop).
 template <class Cfg>
 constexpr int default_block_scaled_loop() {
   constexpr int kN = Cfg::kBlockN;
@@ -81,8 +82,10 @@ constexpr int default_block_scaled_loop() {
   const int unroll = Cfg::kWavesM >= 2 ? 8 : 4;
   // The early first wave promotes through Promotion, which needs a tile whose columns are in
   // one B-scale block row (not straddling), and it is a cooperative order.
-  return !Cfg::kPingPong && !detail::straddles_b_scale_blocks(kN) ? kEarlyWaveLoop + unroll
-                                                                  : unroll;
+  // Its addresses pinned (kPinnedLoop; session 24).
+  return !Cfg::kPingPong && !detail::straddles_b_scale_blocks(kN)
+             ? kPinnedLoop + kEarlyWaveLoop + unroll
+             : unroll;
 }
 
 template <class Cfg, int kPromotedLoop = default_block_scaled_loop<Cfg>()>

@@ -79,8 +79,9 @@ inline constexpr int kEarlyWaveLoop = 200;
 /// kPinnedLoop + v (v a lean loop version: u or kEarlyWaveLoop + u): that loop with the ring's and
 /// the barriers' shared addresses passed through __shfl_sync before it, which ptxas cannot see
 /// through, so that it keeps them in registers instead of re-deriving them from the CTA id
-/// (S2UR SR_CgaCtaId) at the head of every unrolled body (session 24; chapter 7's README, "The
-/// loop head").
+/// (S2UR SR_CgaCtaId) at the head of every unrolled body. The early-wave defaults are pinned since
+/// session 24 (chapter 7's README, "The loop head": 0.989x the time of the unpinned loop on
+/// chapter 6's 256 x 128, 0.995x on chapter 7's, 1.000x on 128 x 256, same run).
 inline constexpr int kPinnedLoop = 1000;
 /// Chapter 8's weight gradient only: its first loop with the first N pairs of column scales read
 /// from shared memory before the wait for the partial sum (kPrefetchScalesLoop + N), so that their
@@ -107,7 +108,7 @@ constexpr int default_per_tensor_loop() {
   if (Cfg::kWavesM < 2) return 0;
   // Ping-pong warpgroups (a 128-row tile each) keep the plain 8x loop: the early first wave is a
   // cooperative order.
-  return Cfg::kPingPong ? 8 : kEarlyWaveLoop + 8;
+  return Cfg::kPingPong ? 8 : kPinnedLoop + kEarlyWaveLoop + 8;
 }
 
 /// A main loop's hook that does nothing (PerTensorMath::mainloop's after_issue).
