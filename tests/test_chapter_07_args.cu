@@ -2,6 +2,7 @@
 // naming the argument, before any CUDA call (this machine may have no GPU); the per-shape
 // table names only compiled kernels.
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <utility>
 #include <string>
@@ -80,6 +81,33 @@ TEST_CASE("ch07: the table and the fallback rule name compiled kernels", "[ch07]
       CHECK_NOTHROW(ch07::choose_kernel(M, N, K, ch07::Output::bf16, true));
   CHECK(ch07::choose_kernel(8192, 8192, 8192, ch07::Output::bf16, true).name ==
         "256x128_s3_c1x2_promoted_tma_b4");
+}
+
+TEST_CASE("ch07 kernels: unique names; loop twins are comparison-only and never picked",
+          "[ch07][cpu]") {
+  // The loop versions' twins (kPromotedLoop other than the tile's default: _loopN, _ew8 / _ew4
+  // without pinned addresses, _2deep, ...) carry their version in the name and are there for the
+  // same-run comparisons only; a default kernel carries none. Two kernels with one name would
+  // make --kernels= and kernel_named() time or run the wrong one.
+  std::set<std::string> names;
+  for (const auto& k : ch07::kernels()) {
+    INFO(k.name);
+    CHECK(names.insert(k.name).second);
+    CHECK(&ch07::kernel_named(k.name) == &k);
+    const bool twin_name = k.name.find("_loop") != std::string::npos ||
+                           k.name.find("_ew") != std::string::npos ||
+                           k.name.find("_2deep") != std::string::npos ||
+                           k.name.find("_pin") != std::string::npos;
+    if (twin_name) CHECK(k.comparison_only);
+  }
+  CHECK(names.count("256x128_s3_c1x2_promoted_tma_b4_ew8") == 1);  // the unpinned twin
+  CHECK_FALSE(ch07::kernel_named("256x128_s3_c1x2_promoted_tma_b4").comparison_only);
+  for (std::int64_t M : {64, 128, 129, 1000, 4096, 8192})
+    for (std::int64_t N : {77, 2112, 4096, 7168, 24576, 32768})
+      for (std::int64_t K : {512, 1536, 7168, 16384}) {
+        INFO(M << " x " << N << " x " << K);
+        CHECK_FALSE(ch07::choose_kernel(M, N, K, ch07::Output::bf16, true).comparison_only);
+      }
 }
 
 TEST_CASE("ch07: B-scale rows a tile can touch", "[ch07][cpu]") {
