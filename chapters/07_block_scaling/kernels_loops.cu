@@ -74,10 +74,6 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, kEarlyWaveLoop + 8>());
   out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, kEarlyWaveLoop + 8>());
   out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, kEarlyWaveLoop + 4>());
-  // Two of them with each K block's head hoisted before the block's last promotion
-  // (kHoistedLoop on their default loop, session 24): _hoist.
-  out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, kHoistedLoop + kPinnedLoop + kEarlyWaveLoop + 8>());
-  out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, kHoistedLoop + kPinnedLoop + kEarlyWaveLoop + 4>());
 }
 
 }  // namespace fp8gemm::ch07

@@ -83,11 +83,6 @@ inline constexpr int kEarlyWaveLoop = 200;
 /// session 24 (chapter 7's README, "The loop head": 0.989x the time of the unpinned loop on
 /// chapter 6's 256 x 128, 0.995x on chapter 7's, 1.000x on 128 x 256, same run).
 inline constexpr int kPinnedLoop = 1000;
-/// kHoistedLoop + v (v a version as above, pinned or not): that lean loop with each K block's head
-/// (the next block's B scales and its full-barrier wait) moved before the block's last promotion,
-/// so that the head of an unrolled body is not left alone after the back-edge (session 24, a
-/// comparison twin; chapter 7's README, "The loop head").
-inline constexpr int kHoistedLoop = 2000;
 /// Chapter 8's weight gradient only: its first loop with the first N pairs of column scales read
 /// from shared memory before the wait for the partial sum (kPrefetchScalesLoop + N), so that their
 /// latency hides behind the tensor cores instead of stalling the promotion.
@@ -144,12 +139,9 @@ struct PerTensorMath {
   static constexpr bool kTwoDeepFits = two_deep_fits<Cfg>();
   /// The lean loop's unroll factor, and whether each tile's first partial sum is issued before
   /// the previous tile's epilogue (kEarlyWaveLoop + u).
-  /// kHoistedLoop + kPinnedLoop + v: whether each K block's head is hoisted, whether the lean
-  /// loop's addresses are pinned, and v.
-  static constexpr bool kHoistHead = kPromotedLoop >= kHoistedLoop;
-  static constexpr int kUnhoisted = kHoistHead ? kPromotedLoop - kHoistedLoop : kPromotedLoop;
-  static constexpr bool kPinAddresses = kUnhoisted >= kPinnedLoop;
-  static constexpr int kLoopBase = kPinAddresses ? kUnhoisted - kPinnedLoop : kUnhoisted;
+  /// kPinnedLoop + v: whether the lean loop's addresses are pinned, and v.
+  static constexpr bool kPinAddresses = kPromotedLoop >= kPinnedLoop;
+  static constexpr int kLoopBase = kPinAddresses ? kPromotedLoop - kPinnedLoop : kPromotedLoop;
   static constexpr bool kEarlyWave = kLoopBase > kEarlyWaveLoop &&
                                      Cfg::kAccumulation == Accumulation::promoted &&
                                      !Cfg::kPingPong;
@@ -419,27 +411,9 @@ struct PerTensorMath {
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(pinned(ring));
     const std::uint32_t full0 = pinned(ptx::smem_u32(full));
     const std::uint32_t empty0 = pinned(ptx::smem_u32(empty));
-    // kHoistHead: the first block's head here, each next block's in the block before.
-    decltype(promotion.block(0)) block{};
-    if constexpr (kHoistHead) {
-      block = promotion.block(kb_begin);
-      wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
-    }
-    if constexpr (kHoistHead) {
-      // Every block but the last does the next one's head (no guard inside the unrolled body:
-      // a branch there would keep ptxas from moving the head in between the promotion's FFMAs).
 #pragma unroll kLeanUnroll
-      for (int kb = kb_begin; kb < kb_end - 1; ++kb)
-        lean_block<false, true>(acc, part, st, kb, desc0, full0, empty0, wg, rank, promotion,
-                                block);
-      lean_block<false, false>(acc, part, st, kb_end - 1, desc0, full0, empty0, wg, rank,
-                               promotion, block);
-    } else {
-#pragma unroll kLeanUnroll
-      for (int kb = kb_begin; kb < kb_end; ++kb)
-        lean_block<false, false>(acc, part, st, kb, desc0, full0, empty0, wg, rank, promotion,
-                                 block);
-    }
+    for (int kb = kb_begin; kb < kb_end; ++kb)
+      lean_block<false>(acc, part, st, kb, desc0, full0, empty0, wg, rank, promotion);
   }
 
   /// A shared address the lean loop keeps (kPinAddresses: through a warp shuffle, whose result
@@ -453,24 +427,17 @@ struct PerTensorMath {
   /// promoted; the stage released after its last wgmma. kFirstIssued: the block's first partial
   /// sum (w = 0, wn = 0) was issued by issue_first_wave(), after its full barrier's wait, and is
   /// only waited for here.
-  /// kHoistHead: `next` holds K block kb's promotion block (its B scales) on entry, its full
-  /// barrier waited for; with kNextHead the block reads kb + 1's into `next` and waits for its
-  /// full barrier before its own last promotion. Otherwise `next` is unused: the block reads its
-  /// own and waits at its top.
-  template <bool kFirstIssued, bool kNextHead, class Promotion, class BlockT>
+  template <bool kFirstIssued, class Promotion>
   __device__ __forceinline__ static void lean_block(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
                                                     float (&part)[Cfg::kPromotedWaveN / 2],
                                                     State& st, int kb, std::uint64_t desc0,
                                                     std::uint32_t full0, std::uint32_t empty0,
                                                     int wg, std::uint32_t rank,
-                                                    Promotion& promotion, BlockT& next) {
-    static_assert(kHoistHead || !kNextHead, "the next block's head: the hoisted loop only");
+                                                    Promotion& promotion) {
     constexpr int kWaveN = Cfg::kPromotedWaveN;
     constexpr int kWavesN = Cfg::kBlockN / kWaveN;
-    BlockT block = next;
-    if constexpr (!kHoistHead) block = promotion.block(kb);
-    if constexpr (!kFirstIssued && !kHoistHead)
-      wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
+    const auto block = promotion.block(kb);
+    if constexpr (!kFirstIssued) wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
     const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
 #pragma unroll
     for (int w = 0; w < Cfg::kWavesM; ++w) {
@@ -483,15 +450,8 @@ struct PerTensorMath {
         } else {
           partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
         }
-        if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1) {
+        if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
           release(empty0 + 8u * std::uint32_t(st.stage), rank);
-          if constexpr (kNextHead) {  // the next block's head, before this block's last promotion
-            next = promotion.block(kb + 1);
-            State after = st;
-            after.advance();
-            wait_barrier<Cfg>(full0 + 8u * std::uint32_t(after.stage), after.phase);
-          }
-        }
         promotion.template promote<kWaveN>(acc[w], part, wn, slab, block);
       }
     }
@@ -522,31 +482,10 @@ struct PerTensorMath {
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(pinned(ring));
     const std::uint32_t full0 = pinned(ptx::smem_u32(full));
     const std::uint32_t empty0 = pinned(ptx::smem_u32(empty));
-    // kHoistHead: the first block's B scales here (its wait was issue_first_wave's).
-    decltype(promotion.block(0)) block{};
-    if constexpr (kHoistHead) block = promotion.block(kb_begin);
-    if constexpr (kHoistHead) {
-      if (kb_begin + 1 == kb_end) {  // one K block: no next head
-        lean_block<true, false>(acc, part, st, kb_begin, desc0, full0, empty0, wg, rank, promotion,
-                                block);
-        return;
-      }
-      lean_block<true, true>(acc, part, st, kb_begin, desc0, full0, empty0, wg, rank, promotion,
-                             block);
+    lean_block<true>(acc, part, st, kb_begin, desc0, full0, empty0, wg, rank, promotion);
 #pragma unroll kLeanUnroll
-      for (int kb = kb_begin + 1; kb < kb_end - 1; ++kb)
-        lean_block<false, true>(acc, part, st, kb, desc0, full0, empty0, wg, rank, promotion,
-                                block);
-      lean_block<false, false>(acc, part, st, kb_end - 1, desc0, full0, empty0, wg, rank,
-                               promotion, block);
-    } else {
-      lean_block<true, false>(acc, part, st, kb_begin, desc0, full0, empty0, wg, rank, promotion,
-                              block);
-#pragma unroll kLeanUnroll
-      for (int kb = kb_begin + 1; kb < kb_end; ++kb)
-        lean_block<false, false>(acc, part, st, kb, desc0, full0, empty0, wg, rank, promotion,
-                                 block);
-    }
+    for (int kb = kb_begin + 1; kb < kb_end; ++kb)
+      lean_block<false>(acc, part, st, kb, desc0, full0, empty0, wg, rank, promotion);
   }
 
   /// The promotion state of a tile's lean loop (block scaling: its B scales; BlockScaledMath has
