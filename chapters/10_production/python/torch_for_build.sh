@@ -20,4 +20,10 @@ python3 -m venv "$dest"
   nvidia-cufile
 # torch's CMake package reads these at configure time (typing_extensions: torch/__init__ imports it).
 "$dest/bin/pip" install -q typing_extensions
+# torch's pure-Python dependencies (not its CUDA wheels, triton or NCCL): with them the CPU CTest
+# torch_ops_cpu, registered once cmake is given this Python, can run here (it traces the ops
+# with torch.compile, which imports sympy and networkx); without them it fails at that import
+# (session 24: "import torch._dynamo" -> ModuleNotFoundError).
+"$dest/bin/pip" install -q filelock "sympy>=1.13.3" "networkx>=2.5.1" jinja2 "fsspec>=0.8.5" numpy \
+  "setuptools<82"
 "$dest/bin/python" -c "import torch; print('torch', torch.__version__, 'for building, in', '$dest')"
