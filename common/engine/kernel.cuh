@@ -137,11 +137,11 @@ struct PerTensorMath {
   static constexpr int kPromotedLoopVersion = kPromotedLoop;
   static constexpr int kDefaultLoop = default_per_tensor_loop<Cfg>();
   static constexpr bool kTwoDeepFits = two_deep_fits<Cfg>();
-  /// The lean loop's unroll factor, and whether each tile's first partial sum is issued before
-  /// the previous tile's epilogue (kEarlyWaveLoop + u).
   /// kPinnedLoop + v: whether the lean loop's addresses are pinned, and v.
   static constexpr bool kPinAddresses = kPromotedLoop >= kPinnedLoop;
   static constexpr int kLoopBase = kPinAddresses ? kPromotedLoop - kPinnedLoop : kPromotedLoop;
+  /// The lean loop's unroll factor, and whether each tile's first partial sum is issued before
+  /// the previous tile's epilogue (kEarlyWaveLoop + u).
   static constexpr bool kEarlyWave = kLoopBase > kEarlyWaveLoop &&
                                      Cfg::kAccumulation == Accumulation::promoted &&
                                      !Cfg::kPingPong;

@@ -34,6 +34,8 @@ KernelInfo kernel_info() {
   if constexpr (requires { Math::kPromotedLoopVersion; })
     if (Cfg::kAccumulation == Accumulation::promoted &&
         Math::kPromotedLoopVersion != Math::kDefaultLoop) {
+      // kPinnedLoop + v: "_pin", then v's name unless v is the default (a tile whose default is
+      // not pinned: "_pin" alone is its default loop pinned).
       const bool pinned = Math::kPromotedLoopVersion >= kPinnedLoop;
       const int v = pinned ? Math::kPromotedLoopVersion - kPinnedLoop : Math::kPromotedLoopVersion;
       if (pinned) k.name += "_pin";
