@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The common start of a one-off GPU call's script (the maintainers' calls on a lent GPU machine:
+# one script per call, built binaries sent along, archived with the call's data under
+# plots/data/h200/sessionNN/callN_<commit>/). Source it, do not run it:
+#
+#   source scripts/gpu_call.sh .gpu/bins.txz [.gpu/py.txz] || exit 1
+#   say "chapter 7 twins"
+#   timeout 80 "$B/ch07_block_scaling" --gpu_delay_us=50 ... --json="$OUT/ab/x.json"; echo "rc=$?" >> "$L"
+#   LEFT=$(seconds_left 570)   # of a 570 s plan
+#
+# The binaries' archive (tar of build/bin/..., xz) is unpacked into /tmp/b, the staged PyTorch
+# package's (chapters/10_production/python/stage.sh) into /tmp. Sets B (the binaries), C (their
+# commit, bin/commit.txt), L ($OUT/call.log), T0 and LD_LIBRARY_PATH; logs the GPU, its clocks,
+# power limit and driver, and the binaries' and package's commits; defines say (a line with the
+# time and the seconds since the start, into the log and stdout) and seconds_left. $OUT is the
+# folder whose files come back from the GPU machine.
+[ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
+T0=$(date +%s)
+L=$OUT/call.log
+B=/tmp/b/bin
+mkdir -p /tmp/b
+tar xJf "$1" -C /tmp/b || { echo "gpu_call.sh: cannot unpack $1" | tee -a "$L" >&2; return 1; }
+[ -n "${2:-}" ] && { tar xJf "$2" -C /tmp || echo "gpu_call.sh: cannot unpack $2" | tee -a "$L" >&2; }
+export LD_LIBRARY_PATH=$B:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+C=$(cat "$B/commit.txt" 2>/dev/null || echo unknown)
+say() { echo "== $(date +%T) +$(($(date +%s) - T0))s $*" | tee -a "$L"; }
+seconds_left() { echo $(($1 - ($(date +%s) - T0))); }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,driver_version --format=csv >> "$L" 2>&1
+echo "bin: $C  package: $(cat /tmp/py/fp8gemm/commit.txt 2>/dev/null || echo none)" >> "$L"
