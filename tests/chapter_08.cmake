@@ -55,4 +55,6 @@ if(Python3_Interpreter_FOUND)
   ch08_readme_table_test(chapter_08_session17_masked session17/masked_s3b4.py)
   # Session 18's: the stream-K kernels against their data-parallel twins (calls 1, 3 and 4).
   ch08_readme_table_test(chapter_08_session18_streamk session18/streamk.py)
+  # Session 24's: chapter 8 against its peers in one process at 6e6f2fc (pinned loop addresses).
+  ch08_readme_table_test(chapter_08_session24_peers ../session24/summarise.py)
 endif()
