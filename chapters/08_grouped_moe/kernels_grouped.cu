@@ -44,7 +44,8 @@ const std::vector<KernelInfo>& kernels() {
         grouped<GroupedTmaCfg<128, 256, 4, 1>, 4>(),
         grouped<GroupedTmaPairCfg<256, 128, 3, 0>, 8>(),
         // The masked default's tile without the early first wave, the masked calls' kernel at
-        // K <= 2048 (session 23; the same code as its _loop8 twin of 6804537, cuobjdump).
+        // K <= 2048 (session 23; at c9b063e the same code as the _loop8 twin, cuobjdump; since
+        // 6e6f2fc its lean loop's addresses are pinned, as the default loop's are).
         kernel_info<GroupedTmaCfg<256, 128, 4, 1>,
                     GroupedNoEarlyWaveMath<GroupedTmaCfg<256, 128, 4, 1>>>(),
     };

@@ -338,7 +338,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // The warpgroup index through a shuffle: the compiler then knows it is the same in every
     // lane, so the descriptors derived from it live in uniform registers (one UIADD each)
     // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
-    const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
+    const int wg = warp_uniform(wg_index);
     Promotion<TileT> promotion = make_promotion(p, t, side, wg);  // from K block kb_begin
     if constexpr (!kStraddles) {
       run_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, promotion);
@@ -384,7 +384,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     // The warpgroup index through a shuffle: the compiler then knows it is the same in every
     // lane, so the descriptors derived from it live in uniform registers (one UIADD each)
     // instead of being built per thread and moved over with R2UR (DeepGEMM does the same).
-    const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
+    const int wg = warp_uniform(wg_index);
     constexpr int kWaveN = Cfg::kPromotedWaveN;
     constexpr int kWavesN = Cfg::kBlockN / kWaveN;
     const int offset = (t.n_block * Cfg::kBlockN) % 128;

@@ -161,7 +161,8 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
 /// (EarlyWaveConsumers), so its consumers store each tile before reading the next. Chapter 8's
 /// masked calls with K <= 2048 take it (default_kernel): there the early wave measured 1.9-3.5%
 /// more time in three runs, against 1.1% less at K = 7168 and 0.5-1.2% less on every contiguous
-/// case (chapter 8's README, "Session 23").
+/// case (chapter 8's README, "Session 23"). It keeps the default loop's other parts: unrolled 8x,
+/// addresses pinned since session 24 (kPinnedLoop).
 template <class Cfg>
 struct GroupedNoEarlyWaveMath : GroupedBlockScaledMath<Cfg> {
   static constexpr bool kWithoutEarlyWave = true;

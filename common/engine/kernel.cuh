@@ -416,10 +416,10 @@ struct PerTensorMath {
       lean_block<false>(acc, part, st, kb, desc0, full0, empty0, wg, rank, promotion);
   }
 
-  /// A shared address the lean loop keeps (kPinAddresses: through a warp shuffle, whose result
-  /// ptxas cannot rematerialise, so it stays in a register; the value is the same in every lane).
+  /// A shared address the lean loop keeps (kPinAddresses: through warp_uniform(), whose result
+  /// ptxas cannot rematerialise, so it stays in a register).
   __device__ __forceinline__ static std::uint32_t pinned(std::uint32_t address) {
-    if constexpr (kPinAddresses) return __shfl_sync(0xffffffffu, address, 0);
+    if constexpr (kPinAddresses) return warp_uniform(address);
     return address;
   }
 
@@ -842,7 +842,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, tt, wg, 0);
         Math::promoted_loop_after_first_wave(acc, part, st, Math::k_first(p, tt),
                                              Math::k_end(p, tt), ring, full, empty,
-                                             __shfl_sync(0xffffffffu, wg, 0), rank, promotion);
+                                             warp_uniform(wg), rank, promotion);
         if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, tt, wg, 1);
       };
       auto epilogue = [&](const typename Math::TileT& tt) {
@@ -855,7 +855,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       // its first stage's side bytes after that stage's full barrier, by the lanes whose arrive
       // releases the stage in the main loop, as in the default order).
       while (next_consumer_tile(scheduler, t, st)) {
-        const int wg_u = __shfl_sync(0xffffffffu, wg, 0);  // uniform, as mainloop() has it
+        const int wg_u = warp_uniform(wg);  // uniform, as mainloop() has it
         // The tile's first partial sum runs while this warpgroup stores the tile before.
         Math::issue_first_wave(part, st, ring, full, wg_u);
         // So do the promotion's loads (chapter 7: the tile's first 32 B scales, from L2): made

@@ -206,7 +206,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
       float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const Params& p,
       const KGroupedTile& t, std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
       const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
-    const int wg = __shfl_sync(0xffffffffu, wg_index, 0);  // uniform: see BlockScaledMath
+    const int wg = warp_uniform(wg_index);  // uniform: see BlockScaledMath
     constexpr int kWaveN = Cfg::kPromotedWaveN;
     constexpr int kWavesN = Cfg::kBlockN / kWaveN;
     const int warp = int(threadIdx.x / 32) % 4;
@@ -340,7 +340,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
       std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
       const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
     TwoDeep s{};
-    s.wg = __shfl_sync(0xffffffffu, wg_index, 0);  // uniform: see BlockScaledMath
+    s.wg = warp_uniform(wg_index);  // uniform: see BlockScaledMath
     const int warp = int(threadIdx.x / 32) % 4;
     const int lane = int(threadIdx.x % 32);
     // This thread's accumulator rows (r and r + 8 of the warpgroup's 64-row slab) and columns

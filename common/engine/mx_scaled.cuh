@@ -235,10 +235,10 @@ struct MxScaledMath : PerTensorMath<Cfg> {
     if constexpr (kVersion == 3) {
       static_assert(Cfg::kWavesM == 1 && 3 * (Cfg::kBlockN / 2) <= Cfg::kConsumerRegs - 40,
                     "version 3: one 64-row slab per warpgroup, two partial sums beside the totals");
-      mainloop_v3(acc[0], st, p, t, ring, side, full, empty, __shfl_sync(0xffffffffu, wg_index, 0),
+      mainloop_v3(acc[0], st, p, t, ring, side, full, empty, warp_uniform(wg_index),
                   rank);
     } else {
-      const int wg = __shfl_sync(0xffffffffu, wg_index, 0);  // uniform (block_scaled.cuh)
+      const int wg = warp_uniform(wg_index);  // uniform (block_scaled.cuh)
       const int warp = int(threadIdx.x / 32) % 4;
       const int lane = int(threadIdx.x % 32);
       // This thread's rows r and r + 8 of every 64-row slab, and its columns 8 j + 2 (lane % 4) and

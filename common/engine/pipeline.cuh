@@ -33,6 +33,17 @@ __device__ __forceinline__ void wait_barrier(std::uint32_t bar, std::uint32_t pa
     ptx::mbarrier_wait(bar, parity);
 }
 
+/// x of the warp's lane 0, in every lane (__shfl_sync). The engine passes values that are the same
+/// in every lane through it (the warpgroup index, the lean loop's ring and barrier addresses):
+/// ptxas then treats them as warp-uniform (the consumers' wgmma descriptors and their address
+/// arithmetic stay in uniform registers) and cannot rematerialise them from what they were
+/// computed from (session 24: the barrier addresses re-derived from the CTA id, S2UR, at the head
+/// of every unrolled K-loop body; kernel.cuh, kPinnedLoop).
+template <class T>
+__device__ __forceinline__ T warp_uniform(T x) {
+  return __shfl_sync(0xffffffffu, x, 0);
+}
+
 template <int kStages>
 struct PipelineState {
   int stage = 0;

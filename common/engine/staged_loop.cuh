@@ -50,7 +50,7 @@ struct StagedMath : Base {
                                                   const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
-    const int wg = __shfl_sync(0xffffffffu, wg_index, 0);
+    const int wg = warp_uniform(wg_index);
     auto promotion = Base::make_promotion(p, t, side, wg);
     constexpr int kS = Cfg::kStages;
     const int k_blocks = p.k_blocks;
