@@ -74,10 +74,6 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, kEarlyWaveLoop + 8>());
   out.push_back(bs<Cfg<256, 128, 4, 2, 1, 1>, kEarlyWaveLoop + 8>());
   out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, kEarlyWaveLoop + 4>());
-  // Two of them with the promotion's inputs read after the first issue (kDeferredLoop on their
-  // default loop): _defer.
-  out.push_back(bs<Cfg<256, 128, 3, 1, 2, 0>, kDeferredLoop + kPinnedLoop + kEarlyWaveLoop + 8>());
-  out.push_back(bs<Cfg<128, 256, 3, 1, 2, 0>, kDeferredLoop + kPinnedLoop + kEarlyWaveLoop + 4>());
 }
 
 }  // namespace fp8gemm::ch07

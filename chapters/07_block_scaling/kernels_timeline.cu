@@ -34,11 +34,6 @@ void add_kernels_timeline(std::vector<KernelInfo>& out) {
   // The early-wave loop without pinned addresses (their default in session 23): _ew8 / _ew4.
   out.push_back(timeline_kernel<TimelineCfg<256, 128, 3, 1, 2, 0>, kEarlyWaveLoop + 8>());
   out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>, kEarlyWaveLoop + 4>());
-  // The default loop with the promotion's inputs read after the first issue: _defer.
-  out.push_back(timeline_kernel<TimelineCfg<256, 128, 3, 1, 2, 0>,
-                                kDeferredLoop + kPinnedLoop + kEarlyWaveLoop + 8>());
-  out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>,
-                                kDeferredLoop + kPinnedLoop + kEarlyWaveLoop + 4>());
 }
 
 void set_timeline_buffer(unsigned long long* data, int capacity, unsigned long long* tiles,

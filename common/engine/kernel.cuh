@@ -83,9 +83,6 @@ inline constexpr int kEarlyWaveLoop = 200;
 /// session 24 (chapter 7's README, "The loop head": 0.989x the time of the unpinned loop on
 /// chapter 6's 256 x 128, 0.995x on chapter 7's, 1.000x on 128 x 256, same run).
 inline constexpr int kPinnedLoop = 1000;
-/// kDeferredLoop + v: that lean loop with the promotion's inputs (the block's B scales, the
-/// slab's A scales) read after the first partial sum that needs them is issued.
-inline constexpr int kDeferredLoop = 2000;
 /// Chapter 8's weight gradient only: its first loop with the first N pairs of column scales read
 /// from shared memory before the wait for the partial sum (kPrefetchScalesLoop + N), so that their
 /// latency hides behind the tensor cores instead of stalling the promotion.
@@ -141,10 +138,8 @@ struct PerTensorMath {
   static constexpr int kDefaultLoop = default_per_tensor_loop<Cfg>();
   static constexpr bool kTwoDeepFits = two_deep_fits<Cfg>();
   /// kPinnedLoop + v: whether the lean loop's addresses are pinned, and v.
-  static constexpr bool kDeferInputs = kPromotedLoop >= kDeferredLoop;
-  static constexpr int kUndeferred = kDeferInputs ? kPromotedLoop - kDeferredLoop : kPromotedLoop;
-  static constexpr bool kPinAddresses = kUndeferred >= kPinnedLoop;
-  static constexpr int kLoopBase = kPinAddresses ? kUndeferred - kPinnedLoop : kUndeferred;
+  static constexpr bool kPinAddresses = kPromotedLoop >= kPinnedLoop;
+  static constexpr int kLoopBase = kPinAddresses ? kPromotedLoop - kPinnedLoop : kPromotedLoop;
   /// The lean loop's unroll factor, and whether each tile's first partial sum is issued before
   /// the previous tile's epilogue (kEarlyWaveLoop + u).
   static constexpr bool kEarlyWave = kLoopBase > kEarlyWaveLoop &&
@@ -441,47 +436,23 @@ struct PerTensorMath {
                                                     Promotion& promotion) {
     constexpr int kWaveN = Cfg::kPromotedWaveN;
     constexpr int kWavesN = Cfg::kBlockN / kWaveN;
-    if constexpr (kDeferInputs) {
-      // The promotion's inputs after the first issue: off the path from the wait to the wgmma.
-      if constexpr (!kFirstIssued)
-        wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
-      const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
-      decltype(promotion.block(kb)) block;
+    const auto block = promotion.block(kb);
+    if constexpr (!kFirstIssued) wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
+    const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
 #pragma unroll
-      for (int w = 0; w < Cfg::kWavesM; ++w) {
-        decltype(promotion.slab(0, 0)) slab;
+    for (int w = 0; w < Cfg::kWavesM; ++w) {
+      const auto slab = promotion.slab(st.stage, w);
 #pragma unroll
-        for (int wn = 0; wn < kWavesN; ++wn) {
-          if (!(kFirstIssued && w == 0 && wn == 0))
-            issue_partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
-          if (w == 0 && wn == 0) block = promotion.block(kb);
-          if (wn == 0) slab = promotion.slab(st.stage, w);
+      for (int wn = 0; wn < kWavesN; ++wn) {
+        if (kFirstIssued && w == 0 && wn == 0) {
           ptx::wgmma_wait_group<0>();
           ptx::wgmma_fence_operands(part);
-          if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
-            release(empty0 + 8u * std::uint32_t(st.stage), rank);
-          promotion.template promote<kWaveN>(acc[w], part, wn, slab, block);
+        } else {
+          partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
         }
-      }
-    } else {
-      const auto block = promotion.block(kb);
-      if constexpr (!kFirstIssued) wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
-      const auto [desc_a, desc_b] = stage_descs(desc0, st.stage, wg);
-  #pragma unroll
-      for (int w = 0; w < Cfg::kWavesM; ++w) {
-        const auto slab = promotion.slab(st.stage, w);
-  #pragma unroll
-        for (int wn = 0; wn < kWavesN; ++wn) {
-          if (kFirstIssued && w == 0 && wn == 0) {
-            ptx::wgmma_wait_group<0>();
-            ptx::wgmma_fence_operands(part);
-          } else {
-            partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
-          }
-          if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
-            release(empty0 + 8u * std::uint32_t(st.stage), rank);
-          promotion.template promote<kWaveN>(acc[w], part, wn, slab, block);
-        }
+        if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
+          release(empty0 + 8u * std::uint32_t(st.stage), rank);
+        promotion.template promote<kWaveN>(acc[w], part, wn, slab, block);
       }
     }
     st.advance();

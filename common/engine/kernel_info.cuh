@@ -34,24 +34,17 @@ KernelInfo kernel_info() {
   if constexpr (requires { Math::kPromotedLoopVersion; })
     if (Cfg::kAccumulation == Accumulation::promoted &&
         Math::kPromotedLoopVersion != Math::kDefaultLoop) {
-      // kDeferredLoop and kPinnedLoop are offsets on a base version: "_defer" for the first,
-      // then what differs from the default, "_pin" and the base version's name.
-      int u = Math::kPromotedLoopVersion;
-      if (u >= kDeferredLoop) {
-        k.name += "_defer";
-        u -= kDeferredLoop;
-      }
-      if (u != Math::kDefaultLoop) {
-        if (u >= kPinnedLoop) {
-          k.name += "_pin";
-          u -= kPinnedLoop;
-        }
-        k.name += u == kTwoDeepLoop         ? std::string("_2deep")
-                  : u == kTwoDeepHalvesLoop ? std::string("_2deeph")
-                  : u > kEarlyWaveLoop      ? "_ew" + std::to_string(u - kEarlyWaveLoop)
-                  : u > kPrefetchScalesLoop ? "_pf" + std::to_string(u - kPrefetchScalesLoop)
-                                            : "_loop" + std::to_string(u);
-      }
+      // kPinnedLoop + v: "_pin", then v's name unless v is the default (a tile whose default is
+      // not pinned: "_pin" alone is its default loop pinned).
+      const bool pinned = Math::kPromotedLoopVersion >= kPinnedLoop;
+      const int v = pinned ? Math::kPromotedLoopVersion - kPinnedLoop : Math::kPromotedLoopVersion;
+      if (pinned) k.name += "_pin";
+      if (!pinned || v != Math::kDefaultLoop)
+        k.name += v == kTwoDeepLoop         ? std::string("_2deep")
+                  : v == kTwoDeepHalvesLoop ? std::string("_2deeph")
+                  : v > kEarlyWaveLoop      ? "_ew" + std::to_string(v - kEarlyWaveLoop)
+                  : v > kPrefetchScalesLoop ? "_pf" + std::to_string(v - kPrefetchScalesLoop)
+                                            : "_loop" + std::to_string(v);
       k.comparison_only = true;
     }
   // A kernel whose policy would run the early first wave, built without it (chapter 8's masked
