@@ -5,6 +5,7 @@
 // Bytes counted (the minimum any implementation must move through device memory):
 //   quantize_1x128      M K (2 read + 1 written) + 4 M ceil(K/128) scales
 //   quantize_128x128    N K (2 + 1)              + 4 ceil(N/128) ceil(K/128)
+//   quantize_128x128_dual N K (2 + 1 + 1)        + 8 ceil(N/128) ceil(K/128)  (W and W^T)
 //   quantize_1x128_dual M K (2 + 1 + 1)          + 4 (M ceil(K/128) + K ceil(M/128))
 //   quantize_tokens_transposed_1x128 (chapter 8, T tokens x C channels in G = 32 experts, skewed)
 //                       2 T C read + C cap written + 4 C ceil(cap/128) scales, cap =
@@ -102,13 +103,14 @@ __global__ void fill_bf16_kernel(std::uint16_t* x, std::uint64_t n, std::uint64_
   }
 }
 
-enum class Op { q1x128, q1x128_kmajor, q1x128_pow2, q128x128, dual, tokens, mx, mx_dual };
+enum class Op { q1x128, q1x128_kmajor, q1x128_pow2, q128x128, q128x128_dual, dual, tokens, mx, mx_dual };
 const char* op_name(Op op) {
   switch (op) {
     case Op::q1x128: return "quantize_1x128";
     case Op::q1x128_kmajor: return "quantize_1x128_kmajor";
     case Op::q1x128_pow2: return "quantize_1x128_pow2";
     case Op::q128x128: return "quantize_128x128";
+    case Op::q128x128_dual: return "quantize_128x128_dual";
     case Op::dual: return "quantize_1x128_dual";
     case Op::tokens: return "quantize_tokens_transposed_1x128";
     case Op::mx: return "quantize_mx_1x32";
@@ -125,6 +127,7 @@ double op_bytes(Op op, std::int64_t R, std::int64_t K) {
   switch (op) {
     case Op::tokens: return 2 * e + double(K) * double(cap) + 4.0 * double(K * ceil_div(cap, 128));
     case Op::q128x128: return 3 * e + 4.0 * double(ceil_div(R, 128) * ceil_div(K, 128));
+    case Op::q128x128_dual: return 4 * e + 8.0 * double(ceil_div(R, 128) * ceil_div(K, 128));
     case Op::dual: return 4 * e + 4.0 * double(R * ceil_div(K, 128) + K * ceil_div(R, 128));
     case Op::mx: return 3 * e + double(mx_1x32_scale_bytes(R, K));
     case Op::mx_dual: return 4 * e + double(mx_1x32_scale_bytes(R, K) + mx_1x32_scale_bytes(K, R));
@@ -220,6 +223,15 @@ void bench_op(benchmark::State& state, Op op, int variant, std::int64_t R, std::
       s = DeviceBuffer<float>(std::size_t(L.required_elements(R, K)));
       launch = [&, L](cudaStream_t st_) {
         quantize_128x128(x.data(), R, K, K, q.data(), K, s.data(), L, opt, st_);
+      };
+    } else if (op == Op::q128x128_dual) {  // W and W^T, packed grids (what Fp8Linear asks for)
+      const auto L = BlockScaleLayout::packed(K), Lt = BlockScaleLayout::packed(R);
+      s = DeviceBuffer<float>(std::size_t(L.required_elements(R, K)));
+      st = DeviceBuffer<float>(std::size_t(Lt.required_elements(K, R)));
+      qt = DeviceBuffer<std::uint8_t>(std::size_t(R * K));
+      launch = [&, L, Lt](cudaStream_t st_) {
+        quantize_128x128_dual(x.data(), R, K, K, q.data(), K, s.data(), L, qt.data(), R, st.data(),
+                              Lt, opt, st_);
       };
     } else if (op == Op::tokens) {
       // R = T tokens of K = C channels in kTokenExperts experts (skewed), transposed and padded.
@@ -323,6 +335,7 @@ int main(int argc, char** argv) {
   std::vector<Item> items = {
       {Op::q1x128, 8192, 7168},      {Op::q1x128, 4096, 16384},   {Op::q1x128_kmajor, 8192, 7168},
       {Op::q1x128_pow2, 8192, 7168}, {Op::q128x128, 7168, 16384}, {Op::q128x128, 16384, 7168},
+      {Op::q128x128_dual, 7168, 16384}, {Op::q128x128_dual, 16384, 7168},
       {Op::dual, 8192, 7168},        {Op::dual, 4096, 16384},     {Op::tokens, 65536, 7168},
       {Op::tokens, 65536, 4096},  // 940 MB and 537 MB of bf16
       {Op::mx, 8192, 7168},          {Op::mx, 4096, 16384},       {Op::mx_dual, 8192, 7168},

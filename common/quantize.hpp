@@ -261,6 +261,26 @@ inline void quantize_128x128_cpu(const std::uint16_t* w, std::int64_t N, std::in
     }
 }
 
+/// CPU 128 x 128 dual quantiser (a layer's weight for its forward and input-gradient GEMMs):
+/// q / scales exactly as quantize_128x128_cpu, plus q_t = q^T (K x N e4m3, row-major, ldq_t >= N)
+/// and the scale grid transposed, block (j, i) = (k / 128, n / 128) at layout_t.offset(j, i)
+/// (layout_t.ld >= ceil(N / 128); layout_t.required_elements(K, N) floats). Exact: W^T's 128 x 128
+/// blocks are W's blocks transposed, so quantising W^T gives the same codes and scales.
+inline void quantize_128x128_dual_cpu(const std::uint16_t* w, std::int64_t N, std::int64_t K,
+                                      std::int64_t ldw, std::uint8_t* q, std::int64_t ldq,
+                                      float* scales, const BlockScaleLayout& layout,
+                                      std::uint8_t* q_t, std::int64_t ldq_t, float* scales_t,
+                                      const BlockScaleLayout& layout_t,
+                                      const QuantizeOptions& opt = {}) {
+  quantize_128x128_cpu(w, N, K, ldw, q, ldq, scales, layout, opt);
+  detail::zero_block_padding_cpu(scales_t, layout_t, K, N);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t k = 0; k < K; ++k) q_t[k * ldq_t + n] = q[n * ldq + k];
+  for (std::int64_t i = 0; i < ceil_div(N, 128); ++i)
+    for (std::int64_t j = 0; j < ceil_div(K, 128); ++j)
+      scales_t[layout_t.offset(j, i)] = scales[layout.offset(i, j)];
+}
+
 /// CPU dual quantiser (backward passes): q / scales exactly as quantize_1x128_cpu, plus
 /// q_t = x^T (K x M e4m3, row-major, ldq_t) quantised in 1 x 128 groups along its rows (128
 /// consecutive m of one column k of x), scale of (k, m / 128) at layout_t.offset(k, m / 128)

@@ -61,6 +61,20 @@ void quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K, st
                       std::uint8_t* q, std::int64_t ldq, float* scales, BlockScaleLayout layout,
                       QuantizeOptions opt = {}, cudaStream_t stream = nullptr);
 
+/// Weights for a layer's forward and input-gradient GEMMs, 128 x 128 blocks, one read of w:
+///   q, scales     exactly as quantize_128x128;
+///   q_t, scales_t W^T quantised, which is q transposed (K x N e4m3, row-major, ldq_t >= N) and
+///                 the scale grid transposed: block (k / 128, n / 128) at layout_t.offset(j, i);
+///                 layout_t.ld >= ceil(N / 128), a buffer of layout_t.required_elements(K, N)
+///                 floats, padding columns inside it written 0.
+/// Equal, bit for bit, to quantize_128x128 followed by a transpose of the codes and of the grid
+/// (W^T's 128 x 128 blocks are W's blocks transposed), with one kernel and one read of w.
+void quantize_128x128_dual(const std::uint16_t* w, std::int64_t N, std::int64_t K,
+                           std::int64_t ldw, std::uint8_t* q, std::int64_t ldq, float* scales,
+                           BlockScaleLayout layout, std::uint8_t* q_t, std::int64_t ldq_t,
+                           float* scales_t, BlockScaleLayout layout_t, QuantizeOptions opt = {},
+                           cudaStream_t stream = nullptr);
+
 /// Fused quantiser for backward passes: one read of x writes
 ///   q, scales     exactly as quantize_1x128 (groups of 128 consecutive k of a row m), and
 ///   q_t, scales_t the transpose x^T (K x M e4m3, row-major, ldq_t >= M) in 1 x 128 groups along
@@ -362,6 +376,11 @@ void validate_quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::i
                                   const float* scales, GroupScaleLayout layout,
                                   const std::uint8_t* q_t, std::int64_t ldq_t,
                                   const float* scales_t, GroupScaleLayout layout_t);
+void validate_quantize_128x128_dual(const std::uint16_t* w, std::int64_t N, std::int64_t K,
+                                    std::int64_t ldw, const std::uint8_t* q, std::int64_t ldq,
+                                    const float* scales, BlockScaleLayout layout,
+                                    const std::uint8_t* q_t, std::int64_t ldq_t,
+                                    const float* scales_t, BlockScaleLayout layout_t);
 void validate_quantize_tokens_transposed_1x128(const std::uint16_t* x, std::int64_t T,
                                                std::int64_t C, std::int64_t ldx, const int* offsets,
                                                int G, const std::uint8_t* q_t, std::int64_t ldq_t,

@@ -659,6 +659,32 @@ TEST_CASE("quantize_128x128 refuses bad arguments before any GPU work", "[quanti
                  {"overlaps", "scales"});
 }
 
+TEST_CASE("quantize_128x128_dual refuses bad arguments before any GPU work", "[quantize][args]") {
+  const std::int64_t N = 300, K = 640;
+  const auto L = BlockScaleLayout::packed(K), Lt = BlockScaleLayout::packed(N);
+  CHECK_NOTHROW(validate_quantize_128x128_dual(X, N, K, K, Q, K, S, L, QT, N, ST, Lt));
+  expect_refusal([&] { quantize_128x128_dual(nullptr, N, K, K, Q, K, S, L, QT, N, ST, Lt); },
+                 {"quantize_128x128_dual", "w", "null"});
+  expect_refusal([&] { quantize_128x128_dual(X, N, K, K, Q, K, S, L, nullptr, N, ST, Lt); },
+                 {"quantize_128x128_dual", "q_t", "null"});
+  expect_refusal([&] { quantize_128x128_dual(X, N, K, K, Q, K, S, L, QT, N, nullptr, Lt); },
+                 {"quantize_128x128_dual", "scales_t", "null"});
+  expect_refusal([&] { quantize_128x128_dual(X, N, K, K, Q, K, S, L, QT, N - 1, ST, Lt); },
+                 {"ldq_t = 299", "N = 300"});
+  expect_refusal([&] { quantize_128x128_dual(X, N, K, K, Q, K, S, {4}, QT, N, ST, Lt); },
+                 {"layout.ld = 4", "ceil(K / 128) = 5"});
+  expect_refusal([&] { quantize_128x128_dual(X, N, K, K, Q, K, S, L, QT, N, ST, {2}); },
+                 {"layout_t.ld = 2", "ceil(N / 128) = 3"});
+  expect_refusal([&] { quantize_128x128_dual(X, N, K, K, Q, K, S, L, Q + 7, N, ST, Lt); },
+                 {"overlaps"});
+  expect_refusal([&] { quantize_128x128_dual(X, N, K, K, Q, K, S, L, QT, N, S, Lt); },
+                 {"overlaps"});
+  expect_refusal([&] {
+    quantize_128x128_dual(X, N, K, K, Q, K, S, L,
+                          reinterpret_cast<std::uint8_t*>(const_cast<std::uint16_t*>(X)) + 64, N, ST, Lt);
+  }, {"overlaps"});
+}
+
 TEST_CASE("quantize_1x128_dual refuses bad arguments before any GPU work", "[quantize][args]") {
   const std::int64_t M = 200, K = 640;
   const auto L = GroupScaleLayout::mn_major_tma_aligned(M);

@@ -289,6 +289,85 @@ TEST_CASE("quantize_128x128 equals the CPU quantiser byte for byte", "[quantize_
   require_same_bytes(ds.download(), s, "scales (7168 x 2112)");
 }
 
+TEST_CASE("quantize_128x128_dual equals the CPU for q and q_t", "[quantize_gpu]") {
+  // Every row and column count of kRows / kCols (partial blocks both ways), both scale layouts
+  // and an over-padded one, each leading dimension case (vector and scalar paths of q and of
+  // q_t: ldq_t a multiple of 16 or not), pow2, and an Inf.
+  for (std::int64_t N : kRows)
+    for (std::int64_t K : kCols) {
+      int variant = 0;
+      for (const auto& L : {BlockScaleLayout::padded(K), BlockScaleLayout::packed(K),
+                            BlockScaleLayout{ceil_div(K, 128) + 5}}) {
+        const std::int64_t ldw = variant == 0 ? K : variant == 1 ? K + 8 : K + 1;
+        const std::int64_t ldq = variant == 2 ? K + 5 : K;
+        const std::int64_t ldq_t = variant == 0 ? N : variant == 1 ? round_up(N, 16) + 16 : N + 3;
+        const BlockScaleLayout Lt = variant == 0   ? BlockScaleLayout::packed(N)
+                                    : variant == 1 ? BlockScaleLayout::padded(N)
+                                                   : BlockScaleLayout{ceil_div(N, 128) + 3};
+        const bool pow2 = variant == 1;
+        CAPTURE(N, K, ldw, ldq, ldq_t, L.ld, Lt.ld, pow2);
+        auto w = random_bf16(N, K, ldw);
+        if (variant == 2 && N > 100)
+          w[100 * ldw + K - 1] = float_to_bf16(std::numeric_limits<float>::infinity());
+        const std::size_t q_count = static_cast<std::size_t>((N - 1) * ldq + K) + 16;
+        const std::size_t s_count = static_cast<std::size_t>(L.required_elements(N, K)) + 8;
+        const std::size_t qt_count = static_cast<std::size_t>((K - 1) * ldq_t + N) + 16;
+        const std::size_t st_count = static_cast<std::size_t>(Lt.required_elements(K, N)) + 8;
+        DeviceBuffer<std::uint16_t> dw(w);
+        auto dq = poisoned<std::uint8_t>(q_count);
+        auto ds = poisoned<float>(s_count);
+        auto dqt = poisoned<std::uint8_t>(qt_count);
+        auto dst = poisoned<float>(st_count);
+        quantize_128x128_dual(dw.data(), N, K, ldw, dq.data(), ldq, ds.data(), L, dqt.data(), ldq_t,
+                              dst.data(), Lt, {pow2});
+        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+        auto q = poisoned_host<std::uint8_t>(q_count);
+        auto s = poisoned_host<float>(s_count);
+        auto qt = poisoned_host<std::uint8_t>(qt_count);
+        auto st = poisoned_host<float>(st_count);
+        quantize_128x128_dual_cpu(w.data(), N, K, ldw, q.data(), ldq, s.data(), L, qt.data(), ldq_t,
+                                  st.data(), Lt, {pow2});
+        require_same_bytes(dq.download(), q, "q");
+        require_same_bytes(ds.download(), s, "scales");
+        require_same_bytes(dqt.download(), qt, "q_t");
+        require_same_bytes(dst.download(), st, "scales_t");
+        ++variant;
+      }
+    }
+}
+
+TEST_CASE("quantize_128x128_dual at a layer's shape equals quantize_128x128 and its transpose",
+          "[quantize_gpu]") {
+  // 7168 x 2112 (a partial block column) and 2112 x 7168, as Fp8Linear calls it: packed grids,
+  // contiguous codes. Against the CPU (the dual's definition) and against quantize_128x128's own
+  // q and scales from the same w (the forward pass must not change).
+  for (auto [N, K] : {std::pair<std::int64_t, std::int64_t>{7168, 2112}, {2112, 7168}}) {
+    CAPTURE(N, K);
+    const auto w = random_bf16(N, K, K);
+    DeviceBuffer<std::uint16_t> dw(w);
+    const auto L = BlockScaleLayout::packed(K), Lt = BlockScaleLayout::packed(N);
+    auto dq = poisoned<std::uint8_t>(N * K), dqt = poisoned<std::uint8_t>(N * K);
+    auto dq1 = poisoned<std::uint8_t>(N * K);
+    auto ds = poisoned<float>(L.required_elements(N, K)), ds1 = poisoned<float>(L.required_elements(N, K));
+    auto dst = poisoned<float>(Lt.required_elements(K, N));
+    quantize_128x128_dual(dw.data(), N, K, K, dq.data(), K, ds.data(), L, dqt.data(), N, dst.data(), Lt);
+    quantize_128x128(dw.data(), N, K, K, dq1.data(), K, ds1.data(), L);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    auto q = poisoned_host<std::uint8_t>(N * K), qt = poisoned_host<std::uint8_t>(N * K);
+    auto s = poisoned_host<float>(L.required_elements(N, K));
+    auto st = poisoned_host<float>(Lt.required_elements(K, N));
+    quantize_128x128_dual_cpu(w.data(), N, K, K, q.data(), K, s.data(), L, qt.data(), N, st.data(), Lt);
+    const auto gq = dq.download();
+    const auto gs = ds.download();
+    require_same_bytes(gq, q, "q");
+    require_same_bytes(gs, s, "scales");
+    require_same_bytes(dqt.download(), qt, "q_t");
+    require_same_bytes(dst.download(), st, "scales_t");
+    require_same_bytes(gq, dq1.download(), "q against quantize_128x128");
+    require_same_bytes(gs, ds1.download(), "scales against quantize_128x128");
+  }
+}
+
 TEST_CASE("quantize_1x128_dual equals the CPU for q and q_t", "[quantize_gpu]") {
   struct Dual {
     std::int64_t M, K, ldx, ldq, ldq_t;

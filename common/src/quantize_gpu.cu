@@ -47,10 +47,10 @@ using namespace quantize_detail;
 namespace {
 
 void require_block_layout(const char* who, const char* name, const BlockScaleLayout& L,
-                          std::int64_t K) {
+                          std::int64_t K, const char* K_name = "K") {
   if (L.ld < ceil_div(K, 128))
-    fail(who, std::string(name) + ".ld = " + std::to_string(L.ld) + " must be >= ceil(K / 128) = " +
-                  std::to_string(ceil_div(K, 128)));
+    fail(who, std::string(name) + ".ld = " + std::to_string(L.ld) + " must be >= ceil(" + K_name +
+                  " / 128) = " + std::to_string(ceil_div(K, 128)));
 }
 
 // The extents of each argument, computed once validation has passed.
@@ -89,10 +89,15 @@ void validate_quantize_1x128(const std::uint16_t* x, std::int64_t M, std::int64_
   require_disjoint(who, {rq, rs}, {rx, rq, rs});
 }
 
-void validate_quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K,
-                               std::int64_t ldw, const std::uint8_t* q, std::int64_t ldq,
-                               const float* scales, BlockScaleLayout layout) {
-  const char* who = "quantize_128x128";
+namespace {
+// The checks quantize_128x128 and its dual share; returns the ranges of w, q and scales.
+struct Ranges128x128 {
+  Range w, q, s;
+};
+Ranges128x128 check_128x128_common(const char* who, const std::uint16_t* w, std::int64_t N,
+                                   std::int64_t K, std::int64_t ldw, const std::uint8_t* q,
+                                   std::int64_t ldq, const float* scales,
+                                   const BlockScaleLayout& layout) {
   require_pointer(who, "w", w, 2, "bf16");
   require_pointer(who, "q", q, 1, "e4m3");
   require_pointer(who, "scales", scales, 4, "float");
@@ -101,12 +106,37 @@ void validate_quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int6
   require_ld(who, "ldw", ldw, "K", K);
   require_ld(who, "ldq", ldq, "K", K);
   require_block_layout(who, "layout", layout, K);
-  const Range rw = range("w", w, extent_bytes(who, "w", N, ldw, K, 2));
-  const Range rq = range("q", q, extent_bytes(who, "q", N, ldq, K, 1));
-  const Range rs =
-      range("scales", scales, extent_bytes(who, "scales", ceil_div(N, 128), layout.ld,
-                                           ceil_div(K, 128), 4));
-  require_disjoint(who, {rq, rs}, {rw, rq, rs});
+  return {range("w", w, extent_bytes(who, "w", N, ldw, K, 2)),
+          range("q", q, extent_bytes(who, "q", N, ldq, K, 1)),
+          range("scales", scales,
+                extent_bytes(who, "scales", ceil_div(N, 128), layout.ld, ceil_div(K, 128), 4))};
+}
+}  // namespace
+
+void validate_quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K,
+                               std::int64_t ldw, const std::uint8_t* q, std::int64_t ldq,
+                               const float* scales, BlockScaleLayout layout) {
+  const char* who = "quantize_128x128";
+  const auto r = check_128x128_common(who, w, N, K, ldw, q, ldq, scales, layout);
+  require_disjoint(who, {r.q, r.s}, {r.w, r.q, r.s});
+}
+
+void validate_quantize_128x128_dual(const std::uint16_t* w, std::int64_t N, std::int64_t K,
+                                    std::int64_t ldw, const std::uint8_t* q, std::int64_t ldq,
+                                    const float* scales, BlockScaleLayout layout,
+                                    const std::uint8_t* q_t, std::int64_t ldq_t,
+                                    const float* scales_t, BlockScaleLayout layout_t) {
+  const char* who = "quantize_128x128_dual";
+  const auto r = check_128x128_common(who, w, N, K, ldw, q, ldq, scales, layout);
+  require_pointer(who, "q_t", q_t, 1, "e4m3");
+  require_pointer(who, "scales_t", scales_t, 4, "float");
+  require_ld(who, "ldq_t", ldq_t, "N", N);
+  require_block_layout(who, "layout_t", layout_t, N, "N");
+  const Range rqt = range("q_t", q_t, extent_bytes(who, "q_t", K, ldq_t, N, 1));
+  const Range rst = range("scales_t", scales_t,
+                          extent_bytes(who, "scales_t", ceil_div(K, 128), layout_t.ld,
+                                       ceil_div(N, 128), 4));
+  require_disjoint(who, {r.q, r.s, rqt, rst}, {r.w, r.q, r.s, rqt, rst});
 }
 
 void validate_quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
@@ -267,6 +297,103 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
     if (j == kb - 1 && i < nb - 1)  // padding columns of this block row (inside required_elements)
       for (std::int64_t p = kb + t; p < layout.ld; p += kThreadsBlock) scales[i * layout.ld + p] = 0.0f;
     __syncthreads();  // warp_max is reused by the next block
+  }
+}
+
+// ---------------------------------------------------------------------------- 128 x 128 dual ----
+// quantize_128x128_kernel plus W^T for the input gradient (Fp8Linear's dX = dY . W needs W as the
+// K-major B operand of a GEMM with N and K swapped: W^T's codes, K x N row-major). FP8 wgmma takes
+// only K-major operands, so W^T must exist in memory; quantising W and transposing its codes
+// afterwards reads the N x K codes a second time and launches a second kernel. Here the block's
+// codes, still in registers, also go into a 16 KB shared-memory tile (128 rows x 32 words), and
+// the CTA writes them out transposed:
+//   row pass   thread (rr, cc) stores its 8 codes of row rr + 16 it at word column
+//              2 cc ^ 4 it (an XOR swizzle by the row's 16-row band, it = row / 16): the 16 lanes
+//              of a half-warp cover the row's 32 words, so the 8-byte stores are conflict-free;
+//   column pass lane (m = lane % 8, q = lane / 8) of warp w reads word column p = 4 w + q (block
+//              columns 4p .. 4p + 3) of rows 16 m .. 16 m + 15 (16 words, word p ^ 4 m of each):
+//              bank (p ^ 4 m) % 32 differs for the 32 lanes, so the reads are conflict-free;
+//              byte permutes turn the 16 x 4 bytes into 4 runs of 16 codes (q_t rows 4p + i,
+//              columns 16 m ..), and for each i the 8 lanes of one q write one 128-byte line of
+//              a q_t row: every warp store writes 4 whole lines.
+// Bytes moved per element: 2 read, 2 written (quantize_128x128 then the transpose: 2 + 1, then
+// 1 + 1, in two launches).
+// 3 CTAs per SM (85 registers), not quantize_128x128's 4: with 64 registers ptxas spilled 14
+// words a block (the 8 chunks' addresses across the loads), kept in the hot path.
+template <bool Vec, bool VecT>
+__global__ void __launch_bounds__(kThreadsBlock, 3)
+    quantize_128x128_dual_kernel(const std::uint16_t* __restrict__ w, std::int64_t N,
+                                 std::int64_t K, std::int64_t ldw, std::uint8_t* __restrict__ q,
+                                 std::int64_t ldq, float* __restrict__ scales,
+                                 BlockScaleLayout layout, std::uint8_t* __restrict__ q_t,
+                                 std::int64_t ldq_t, float* __restrict__ scales_t,
+                                 BlockScaleLayout layout_t, bool pow2) {
+  __shared__ unsigned warp_max[kThreadsBlock / 32];
+  __shared__ __align__(16) unsigned codes[128 * 32];  // 128 rows x 128 codes, swizzled (above)
+  const std::int64_t kb = ceil_div(K, 128), nb = ceil_div(N, 128);
+  const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
+  const int lane = t & 31, m = lane & 7, p = (t >> 5) * 4 + (lane >> 3);
+  for (std::int64_t b = blockIdx.x; b < nb * kb; b += gridDim.x) {
+    const std::int64_t i = b / kb, j = b - (b / kb) * kb;
+    const std::int64_t c = j * 128 + cc * 8;
+    uint4 v[8];
+    unsigned m2 = 0;
+    load_tile_rows<Vec>(w, ldw, K, i * 128, N, rr, c, v);
+#pragma unroll
+    for (int it = 0; it < 8; ++it) m2 = __vmaxu2(m2, max_abs2(v[it]));
+    unsigned mx = fold2(m2);
+#pragma unroll
+    for (int o = 16; o >= 1; o >>= 1) mx = max(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
+    if (lane == 0) warp_max[t >> 5] = mx;
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kThreadsBlock / 32; ++k) mx = max(mx, warp_max[k]);
+    const float scale = scale_from_bits(mx, pow2);
+    const ExactDivider d(scale);
+    const bool nonfinite = mx >= kNonFinite;
+    // ---- row pass: q, and the codes into the tile (rows past N and columns past K hold the
+    // codes of the zeros load_tile_rows read there; the column pass does not store them)
+#pragma unroll
+    for (int it = 0; it < 8; ++it) {
+      const uint2 c8 = quant8(v[it], d, nonfinite);
+      const std::int64_t r = i * 128 + rr + 16 * it;
+      if (r < N) store8<Vec>(q + r * ldq, c, K, c8);
+      *reinterpret_cast<uint2*>(&codes[(rr + 16 * it) * 32 + ((2 * cc) ^ (4 * it))]) = c8;
+    }
+    if (t == 0) {
+      scales[layout.offset(i, j)] = scale;
+      scales_t[layout_t.offset(j, i)] = scale;
+    }
+    if (j == kb - 1 && i < nb - 1)  // padding columns of this block row (inside required_elements)
+      for (std::int64_t pp = kb + t; pp < layout.ld; pp += kThreadsBlock) scales[i * layout.ld + pp] = 0.0f;
+    if (i == nb - 1 && j < kb - 1)  // the same for W^T's grid, whose rows are W's block columns
+      for (std::int64_t pp = nb + t; pp < layout_t.ld; pp += kThreadsBlock)
+        scales_t[j * layout_t.ld + pp] = 0.0f;
+    __syncthreads();
+    // ---- column pass: q_t rows k = 128 j + 4 p + e, columns n = 128 i + 16 m .. + 15
+    unsigned wv[16];
+#pragma unroll
+    for (int r = 0; r < 16; ++r) wv[r] = codes[(16 * m + r) * 32 + (p ^ (4 * m))];
+    unsigned out[4][4];  // out[e][g]: codes of column 4 p + e, rows 16 m + 4 g .. + 3
+#pragma unroll
+    for (int g = 0; g < 4; ++g) {
+      // 4 x 4 byte transpose: rows a, b, c, d (bytes = columns) -> columns (bytes = rows).
+      const unsigned t0 = __byte_perm(wv[4 * g], wv[4 * g + 1], 0x5140);      // a0 b0 a1 b1
+      const unsigned t1 = __byte_perm(wv[4 * g], wv[4 * g + 1], 0x7362);      // a2 b2 a3 b3
+      const unsigned t2 = __byte_perm(wv[4 * g + 2], wv[4 * g + 3], 0x5140);  // c0 d0 c1 d1
+      const unsigned t3 = __byte_perm(wv[4 * g + 2], wv[4 * g + 3], 0x7362);  // c2 d2 c3 d3
+      out[0][g] = __byte_perm(t0, t2, 0x5410);                                // a0 b0 c0 d0
+      out[1][g] = __byte_perm(t0, t2, 0x7632);                                // a1 b1 c1 d1
+      out[2][g] = __byte_perm(t1, t3, 0x5410);
+      out[3][g] = __byte_perm(t1, t3, 0x7632);
+    }
+    const std::int64_t n0 = i * 128 + 16 * m;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const std::int64_t k = j * 128 + 4 * p + e;
+      if (k < K) store16<VecT>(q_t + k * ldq_t + n0, n0, N, out[e]);
+    }
+    __syncthreads();  // warp_max and codes are reused by the next block
   }
 }
 
@@ -689,6 +816,35 @@ void quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K, st
   else
     quantize_128x128_kernel<false><<<grid, kThreadsBlock, 0, stream>>>(w, N, K, ldw, q, ldq, scales,
                                                                       layout, opt.pow2_scales);
+  check_launch(who);
+}
+
+void quantize_128x128_dual(const std::uint16_t* w, std::int64_t N, std::int64_t K,
+                           std::int64_t ldw, std::uint8_t* q, std::int64_t ldq, float* scales,
+                           BlockScaleLayout layout, std::uint8_t* q_t, std::int64_t ldq_t,
+                           float* scales_t, BlockScaleLayout layout_t, QuantizeOptions opt,
+                           cudaStream_t stream) {
+  const char* who = "fp8gemm::quantize_128x128_dual";
+  validate_quantize_128x128_dual(w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t, scales_t,
+                                 layout_t);
+  require_device_accessible(w, extent_bytes(who, "w", N, ldw, K, 2), who, "w");
+  require_device_accessible(q, extent_bytes(who, "q", N, ldq, K, 1), who, "q");
+  require_device_accessible(scales, std::size_t(layout.required_elements(N, K)) * 4, who, "scales");
+  require_device_accessible(q_t, extent_bytes(who, "q_t", K, ldq_t, N, 1), who, "q_t");
+  require_device_accessible(scales_t, std::size_t(layout_t.required_elements(K, N)) * 4, who,
+                            "scales_t");
+  const bool vec = aligned(w, 16) && ldw % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
+  const bool vec_t = aligned(q_t, 16) && ldq_t % 16 == 0;
+  const unsigned grid = grid_for(ceil_div(N, 128) * ceil_div(K, 128), 1);
+  auto launch = [&](auto kernel) {
+    prepare(reinterpret_cast<const void*>(kernel), "quantize_128x128_dual_kernel", who);
+    kernel<<<grid, kThreadsBlock, 0, stream>>>(w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t,
+                                               scales_t, layout_t, opt.pow2_scales);
+  };
+  if (vec && vec_t) launch(&quantize_128x128_dual_kernel<true, true>);
+  else if (vec) launch(&quantize_128x128_dual_kernel<true, false>);
+  else if (vec_t) launch(&quantize_128x128_dual_kernel<false, true>);
+  else launch(&quantize_128x128_dual_kernel<false, false>);
   check_launch(who);
 }
 

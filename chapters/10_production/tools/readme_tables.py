@@ -431,9 +431,13 @@ def render_torch_linear(T):
 
 PARTS = ["quantize_128x128(W)", "quantize_1x128_dual(x)", "quantize_1x128_dual(dY)",
          "transpose W blocks"]
+# Since session 26 the layer makes W and W^T's operand in one launch; the two calls it replaced
+# are still timed (references).
+PARTS_DUAL_W = ["quantize_128x128_dual(W)", "quantize_1x128_dual(x)", "quantize_1x128_dual(dY)"]
 PART_HEADERS = {"quantize_128x128(W)": "quantise W", "quantize_1x128_dual(x)": "dual x",
                 "quantize_1x128_dual(dY)": "dual dY", "transpose W blocks": "transpose W (ours)",
-                "dW float32 -> bf16": "dW f32 -> bf16"}
+                "dW float32 -> bf16": "dW f32 -> bf16",
+                "quantize_128x128_dual(W)": "W and W^T (dual)"}
 
 
 def wgrad_part(p):
@@ -444,7 +448,18 @@ def wgrad_part(p):
 
 def layer_parts(p):
     """The step's memory-bound parts the layer runs (the cast only while dW came as float32)."""
+    if "quantize_128x128_dual(W)" in p:
+        return PARTS_DUAL_W
     return PARTS + (["dW float32 -> bf16"] if "dW float32 -> bf16" in p else [])
+
+
+def two_launch_w(p, j):
+    """The earlier path's W parts, quantise W + transpose W, as a reference column (None before
+    the dual existed: those parts are the layer's own columns then)."""
+    if "quantize_128x128_dual(W)" not in j:
+        return None
+    return "%s + %s = %.3f" % (p["quantize_128x128(W)"], p["transpose W blocks"],
+                               j["quantize_128x128(W)"] + j["transpose W blocks"])
 
 
 def render_torch_parts(T):
@@ -455,8 +470,10 @@ def render_torch_parts(T):
         pnames = layer_parts(j["fp8_parts_ms"])
         s = sum(j["fp8_parts_ms"][k] for k in pnames)
         g = gemm4096[f"4096x{r['N']}x{r['K']}"]
+        ref = two_launch_w(p, j["fp8_parts_ms"])
         body.append([f"{r['N']} x {r['K']}"] + [p[k] for k in pnames] +
-                     ["%.3f" % s, "%.3f" % (j["fp8_non_gemm_ms"] - s),
+                     ["%.3f" % s, "%.3f" % (j["fp8_non_gemm_ms"] - s)] +
+                     ([ref] if ref is not None else []) + [
                       p["transpose W codes, torch copy (reference)"],
                       g["fp8gemm.ops.gemm_block_scaled"], g["torch.matmul bf16"],
                       "%.0f" % (2 * j["M"] * r["N"] * r["K"] /
@@ -472,11 +489,13 @@ def render_torch_parts(T):
            f"the log's `wgrad kernels` line ({len(names)} kernels timed on the step's dW, one "
            "after the other).", ""]
     heads = [PART_HEADERS[k] for k in layer_parts(p)]
+    refs = (["quantise W + transpose W, two launches (reference)"]
+            if "quantize_128x128_dual(W)" in p else [])
     out += md_table(["N x K"] + heads +
-                    ["sum", "rest - sum", "torch's W copy (reference)",
+                    ["sum", "rest - sum"] + refs + ["torch's W copy (reference)",
                      "FP8 GEMM TFLOPS", "bf16 TFLOPS", "wgrad, the layer's TFLOPS",
                      "wgrad, fastest compiled TFLOPS"], body,
-                    ["---"] + ["---:"] * (len(heads) + 7))
+                    ["---"] + ["---:"] * (len(heads) + len(refs) + 7))
     return out
 
 

@@ -330,6 +330,31 @@ std::tuple<at::Tensor, at::Tensor> quantize_128x128(const at::Tensor& w, bool po
   return {q, s};
 }
 
+/// w [N, K] -> (q [N, K], s [nb, kg], q_t [K, N], s_t [kg, nb]), all contiguous: W quantised
+/// 128 x 128 and W^T (q and the grid transposed) from one read of w, one launch (Fp8Linear's
+/// forward and input-gradient operands).
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> quantize_128x128_dual(const at::Tensor& w,
+                                                                                 bool pow2_scales) {
+  constexpr const char* op = "quantize_128x128_dual";
+  const Bf16Matrix in = bf16_matrix(op, "w", w, "[N, K]");
+  const std::int64_t N = in.rows, K = in.cols;
+  const std::int64_t nb = ceil_div(N, 128), kg = ceil_div(K, 128);
+  const auto o = w.options();
+  at::Tensor q = at::empty({N, K}, o.dtype(at::kFloat8_e4m3fn));
+  at::Tensor s = at::empty({nb, kg}, o.dtype(at::kFloat));
+  at::Tensor q_t = at::empty({K, N}, o.dtype(at::kFloat8_e4m3fn));
+  at::Tensor s_t = at::empty({kg, nb}, o.dtype(at::kFloat));
+  if (N == 0 || K == 0) return {q, s, q_t, s_t};
+  c10::cuda::CUDAGuard guard(in.device);
+  library_call(op, [&] {
+    fp8gemm::quantize_128x128_dual(bf16_ptr(w), N, K, in.ld, e4m3_ptr(q), K, f32_ptr(s),
+                                   BlockScaleLayout{kg}, e4m3_ptr(q_t), N, f32_ptr(s_t),
+                                   BlockScaleLayout{nb}, QuantizeOptions{pow2_scales},
+                                   current_stream(in.device));
+  });
+  return {q, s, q_t, s_t};
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> quantize_1x128_dual(const at::Tensor& x,
                                                                                bool pow2_scales) {
   constexpr const char* op = "quantize_1x128_dual";
@@ -944,6 +969,9 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.def("quantize_1x128_dual(Tensor x, bool pow2_scales=False) -> (Tensor, Tensor, Tensor, Tensor)",
         tags);
   m.def(
+      "quantize_128x128_dual(Tensor w, bool pow2_scales=False) -> (Tensor, Tensor, Tensor, Tensor)",
+      tags);
+  m.def(
       "quantize_tokens_transposed_1x128(Tensor x, Tensor offsets, int? t_pad_capacity=None, "
       "bool pow2_scales=False) -> (Tensor, Tensor, Tensor)",
       tags);
@@ -1005,6 +1033,7 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("quantize_1x128", &fp8gemm::torch_ops::quantize_1x128);                   \
   m.impl("quantize_128x128", &fp8gemm::torch_ops::quantize_128x128);               \
   m.impl("quantize_1x128_dual", &fp8gemm::torch_ops::quantize_1x128_dual);         \
+  m.impl("quantize_128x128_dual", &fp8gemm::torch_ops::quantize_128x128_dual);     \
   m.impl("quantize_tokens_transposed_1x128",                                       \
          &fp8gemm::torch_ops::quantize_tokens_transposed_1x128);                   \
   m.impl("gemm_block_scaled", &fp8gemm::torch_ops::gemm_block_scaled);             \

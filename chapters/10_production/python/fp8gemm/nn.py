@@ -9,7 +9,7 @@ Forward  y = x . W^T (+ b): x quantised 1 x 128 along the features (quantize_1x1
          (quantize_128x128); bf16 y.
 Backward dX = dY . W: dY quantised 1 x 128 along N; W^T's 128 x 128 blocks are W's blocks
          transposed, so W^T is the e4m3 codes and the scale grid of the forward pass transposed
-         (exact; no second quantisation of W).
+         (exact; written by the forward pass's quantiser, no second quantisation of W).
          dW = dY^T . X: both operands quantised 1 x 128 ALONG THE TOKENS (the reduction dimension
          of this product), as DeepSeek-V3 does, by the k-grouped weight-gradient GEMM (one group
          for Fp8Linear); FP32 result, returned in the weight's dtype.
@@ -22,10 +22,14 @@ out_features of the input gradient's). x of another float dtype is cast to bf16 
 input gradient is returned in x's dtype; weights may be bf16 or float32 (cast to bf16 before
 quantising; float32 master weights then get their float32 gradient without a rounding to bf16).
 
+W^T's operand is made with W's, by one kernel (quantize_128x128_dual: one read of W), in every
+forward pass where x needs a gradient, and kept for the backward pass (with cache_weight=False
+that holds N x K bytes of codes per layer from the forward to the backward pass).
+
 Weight-quantisation cache (cache_weight=True, the default): W's e4m3 codes and scales (and W^T's,
-made in the first backward pass) are kept while the weight is unchanged: keyed on the weight's
-storage address, shape, dtype and version counter, which every in-place update (an optimizer
-step, ``with torch.no_grad(): w.copy_(...)``) increments. Several forward passes between optimizer
+made with them, or in the first backward pass after a no_grad forward) are kept while the weight
+is unchanged: keyed on the weight's storage address, shape, dtype and version counter, which every
+in-place update (an optimizer step, ``with torch.no_grad(): w.copy_(...)``) increments. Several forward passes between optimizer
 steps (gradient accumulation, evaluation) then quantise W once. The cache is bypassed while
 torch.compile traces and while a CUDA graph is being captured (a captured graph must quantise the
 weight it replays with); ``invalidate_weight_cache()`` drops it by hand (e.g. after replacing
@@ -72,19 +76,26 @@ class _WeightCache:
         self.q = self.s = self.q_t = self.s_t = None
 
 
-def _forward_operand(cache: Optional[_WeightCache], w: Tensor, pow2: bool):
-    """(q, s) of W quantised 128 x 128 ([N, K] or stacked [G, N, K]), from the cache when W has
-    not changed since it was filled (cache None: no caching)."""
+def _forward_operand(cache: Optional[_WeightCache], w: Tensor, pow2: bool,
+                     want_t: bool = False):
+    """(q, s, q_t, s_t): W quantised 128 x 128 ([N, K] or stacked [G, N, K]) and, for a 2-D W
+    with want_t (the input gradient will be needed), W^T's operand from the same launch
+    (quantize_128x128_dual: one read of W instead of a quantisation and a transpose); q_t, s_t
+    None otherwise. From the cache when W has not changed since it was filled (cache None: no
+    caching; a cache filled without W^T gets it in the backward pass, _transposed_operand)."""
     if cache is not None and cache.key == cache._key(w):
-        return cache.q, cache.s
-    if w.dim() == 2:
+        return cache.q, cache.s, cache.q_t, cache.s_t
+    q_t = s_t = None
+    if w.dim() == 2 and want_t:
+        q, s, q_t, s_t = ops.quantize_128x128_dual(_bf16(w), pow2_scales=pow2)
+    elif w.dim() == 2:
         q, s = ops.quantize_128x128(_bf16(w), pow2_scales=pow2)
     else:
         q, s = _quantize_stacked_128x128(w, pow2)
     if cache is not None:
         cache.key = cache._key(w)
-        cache.q, cache.s, cache.q_t, cache.s_t = q, s, None, None
-    return q, s
+        cache.q, cache.s, cache.q_t, cache.s_t = q, s, q_t, s_t
+    return q, s, q_t, s_t
 
 
 def _transposed_operand(cache: Optional[_WeightCache], w: Tensor, q: Tensor, s: Tensor):
@@ -145,8 +156,10 @@ class _Fp8LinearFunction(torch.autograd.Function):
                 cache: Optional[_WeightCache], pow2: bool):
         M, K = x.shape
         xb = _bf16(x).contiguous()
-        q_w, s_w = _forward_operand(cache, weight, pow2)
-        want_wgrad = ctx.needs_input_grad[1]
+        want_dgrad, want_wgrad = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        # W^T is made here, with W, when dX will be needed: kept for the backward pass (by the
+        # cache too, when it is on, so that costs no extra memory then).
+        q_w, s_w, q_wt, s_wt = _forward_operand(cache, weight, pow2, want_t=want_dgrad)
         # The weight gradient reduces over the tokens: it wants x^T in 1 x 128 groups along them.
         # With M % 128 == 0 the fused quantiser writes x and x^T from one read (and x^T is then
         # exactly the one-group token layout); otherwise bf16 x is kept and quantised later.
@@ -163,12 +176,12 @@ class _Fp8LinearFunction(torch.autograd.Function):
         ctx.x_dtype, ctx.has_bias = x.dtype, bias is not None
         ctx.bias_dtype = bias.dtype if bias is not None else None
         saved_x = (q_xt, s_xt) if dual else ((xb, None) if want_wgrad else (None, None))
-        ctx.save_for_backward(weight, q_w, s_w, *saved_x)
+        ctx.save_for_backward(weight, q_w, s_w, q_wt, s_wt, *saved_x)
         return y
 
     @staticmethod
     def backward(ctx, dy: Tensor):
-        weight, q_w, s_w, x0, x1 = ctx.saved_tensors
+        weight, q_w, s_w, q_wt, s_wt, x0, x1 = ctx.saved_tensors
         M, N = dy.shape
         dyb = _bf16(dy).contiguous()
         need_dx, need_dw = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
@@ -180,7 +193,8 @@ class _Fp8LinearFunction(torch.autograd.Function):
                 q_dy, s_dy, q_dyt, s_dyt = ops.quantize_1x128_dual(dyb, pow2_scales=ctx.pow2)
             else:
                 q_dy, s_dy = ops.quantize_1x128(dyb, pow2_scales=ctx.pow2)
-            q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w)
+            if q_wt is None:  # the cache was filled by a pass that did not need dX (no_grad)
+                q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w)
             dx = ops.gemm_block_scaled(q_dy, s_dy, q_wt, s_wt).to(ctx.x_dtype)
         if need_dw:
             offsets = _dense_offsets(M, dyb)
@@ -287,7 +301,7 @@ class _Fp8GroupedFunction(torch.autograd.Function):
     def forward(ctx, x: Tensor, offsets: Tensor, weight: Tensor, cache: Optional[_WeightCache],
                 pow2: bool):
         xb = _bf16(x).contiguous()
-        q_w, s_w = _forward_operand(cache, weight, pow2)
+        q_w, s_w = _forward_operand(cache, weight, pow2)[:2]
         q_x, s_x = ops.quantize_1x128(xb, pow2_scales=pow2)
         y = ops.gemm_grouped_contiguous(q_x, s_x, q_w, s_w, offsets)
         ctx.pow2, ctx.cache, ctx.x_dtype = pow2, cache, x.dtype

@@ -103,6 +103,15 @@ def quantize_128x128(w: Tensor, *, pow2_scales: bool = False) -> Tuple[Tensor, T
     return _ops().quantize_128x128(w, pow2_scales)
 
 
+def quantize_128x128_dual(w: Tensor, *, pow2_scales: bool = False
+                          ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+    """One read of w [N, K] bf16 gives (q, scale) exactly as quantize_128x128(w), and W^T's
+    operand (q_t [K, N] e4m3, scale_t [kg, nb] float32, both contiguous): equal to
+    transpose_block_scaled(q, scale) (W^T's 128 x 128 blocks are W's blocks transposed), in one
+    launch instead of three."""
+    return _ops().quantize_128x128_dual(w, pow2_scales)
+
+
 def quantize_1x128_dual(x: Tensor, *, pow2_scales: bool = False
                         ) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     """One read of x [M, K] bf16 gives (q, scale) exactly as quantize_1x128(x), and
@@ -328,6 +337,13 @@ if available():
         return (w.new_empty((N, K), dtype=E4M3),
                 w.new_empty((_ceil_div(N, 128), _ceil_div(K, 128)), dtype=torch.float32))
 
+    @torch.library.register_fake("fp8gemm::quantize_128x128_dual")
+    def _quantize_128x128_dual_fake(w, pow2_scales=False):
+        N, K = w.shape
+        nb, kg = _ceil_div(N, 128), _ceil_div(K, 128)
+        return (w.new_empty((N, K), dtype=E4M3), w.new_empty((nb, kg), dtype=torch.float32),
+                w.new_empty((K, N), dtype=E4M3), w.new_empty((kg, nb), dtype=torch.float32))
+
     @torch.library.register_fake("fp8gemm::quantize_1x128_dual")
     def _quantize_1x128_dual_fake(x, pow2_scales=False):
         M, K = x.shape
@@ -401,7 +417,8 @@ if available():
 
 
 __all__ = [
-    "quantize_1x128", "quantize_128x128", "quantize_1x128_dual", "quantize_tokens_transposed_1x128",
+    "quantize_1x128", "quantize_128x128", "quantize_128x128_dual", "quantize_1x128_dual",
+    "quantize_tokens_transposed_1x128",
     "quantize_per_tensor", "transpose_block_scaled", "transpose_e4m3", "dense_offsets", "max_padded_tokens",
     "dequantize_1x128", "dequantize_128x128", "gemm_block_scaled", "gemm_grouped_contiguous",
     "gemm_grouped_masked", "gemm_weight_grad", "gemm_per_tensor", "quantize_mx_1x32",

@@ -63,7 +63,7 @@ def test_import_without_compiled_ops():
 
 def test_ops_registered():
     require_ops()
-    names = ["quantize_1x128", "quantize_128x128", "quantize_1x128_dual",
+    names = ["quantize_1x128", "quantize_128x128", "quantize_128x128_dual", "quantize_1x128_dual",
              "quantize_tokens_transposed_1x128", "gemm_block_scaled", "gemm_block_scaled_out",
              "gemm_grouped_contiguous", "gemm_grouped_masked", "gemm_weight_grad",
              "gemm_weight_grad_out", "gemm_per_tensor", "transpose_e4m3", "quantize_mx_1x32",
@@ -121,6 +121,9 @@ def test_fake_shapes():
     e4, f32, i32 = torch.float8_e4m3fn, torch.float32, torch.int32
     q, s = ops.quantize_128x128(_meta((300, 1040)))
     assert q.shape == (300, 1040) and s.shape == (3, 9) and s.is_contiguous()
+    q, s, qt, st = ops.quantize_128x128_dual(_meta((300, 1040)))
+    assert q.shape == (300, 1040) and s.shape == (3, 9) and qt.shape == (1040, 300)
+    assert st.shape == (9, 3) and s.is_contiguous() and st.is_contiguous() and qt.is_contiguous()
     q, s, qt, st = ops.quantize_1x128_dual(_meta((200, 1040)))
     assert qt.shape == (1040, 200) and st.shape == (1040, 2) and st.stride() == (1, 1040)
     qt, st, po = ops.quantize_tokens_transposed_1x128(_meta((1000, 70)), _meta((5,), i32))

@@ -242,6 +242,7 @@ def test_opcheck():
         (f.quantize_1x128.default, (x,), {}),
         (f.quantize_1x128.default, (x,), {"pow2_scales": True}),
         (f.quantize_128x128.default, (w,), {}),
+        (f.quantize_128x128_dual.default, (w,), {}),
         (f.quantize_1x128_dual.default, (x,), {}),
         (f.quantize_tokens_transposed_1x128.default, (x, off), {}),
         (f.gemm_block_scaled.default, (qa, sa, qb, sb), {}),

@@ -174,6 +174,34 @@ def test_fp8linear_weight_cache():
     assert torch.equal(f8(x), fnn.Fp8Linear.from_linear(f8, cache_weight=False)(x))
 
 
+def test_fp8linear_transposed_weight_paths_agree():
+    """W^T's operand made three ways gives the same dX bit for bit: by the forward pass's
+    quantize_128x128_dual (x needs a gradient), by the transpose in the backward pass (the cache
+    filled by a no_grad forward, without W^T), and with the cache off (the dual, saved in ctx)."""
+    require_gpu()
+    gen = _gen(11)
+    _, f8 = _pair(1024, 512, False, seed=11)
+    x = _randn((256, 1024), gen)
+    dy = _randn((256, 512), gen)
+
+    def dx_of(layer, warm_no_grad):
+        layer.invalidate_weight_cache()
+        if warm_no_grad:
+            with torch.no_grad():
+                layer(x)
+            assert layer._cache.q is not None and layer._cache.q_t is None
+        xi = x.clone().requires_grad_()
+        layer(xi).backward(dy)
+        return xi.grad
+
+    a = dx_of(f8, False)
+    assert f8._cache.q_t is not None, "the forward pass with x.requires_grad made W^T"
+    b = dx_of(f8, True)
+    assert f8._cache.q_t is not None, "the backward pass filled the cache's W^T"
+    c = dx_of(fnn.Fp8Linear.from_linear(f8, cache_weight=False), False)
+    assert torch.equal(a, b) and torch.equal(a, c)
+
+
 def _moe_case(G, T, K, N, counts, seed):
     gen = _gen(seed)
     torch.manual_seed(seed)

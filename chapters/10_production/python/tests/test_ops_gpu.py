@@ -89,6 +89,31 @@ def test_quantize_128x128_bitwise(N, K):
     assert torch.equal(bits(q), bits(q_ref))
 
 
+@parametrize("N,K", [(1, 16), (130, 300), (264, 1040), (2112, 7168), (7168, 2112)])
+def test_quantize_128x128_dual(N, K):
+    """W and W^T from one read: (q, s) equal quantize_128x128's, (q_t, s_t) equal
+    transpose_block_scaled's, bit for bit (partial blocks both ways; a strided w takes the
+    scalar path, pow2 scales)."""
+    require_gpu()
+    w = make_bf16((N, K), _gen(3 * N + K))
+    for src, pow2 in ((w, False), (w, True)):
+        q, s, qt, st = ops.quantize_128x128_dual(src, pow2_scales=pow2)
+        q1, s1 = ops.quantize_128x128(src, pow2_scales=pow2)
+        qt1, st1 = ops.transpose_block_scaled(q1, s1)
+        assert qt.shape == (K, N) and st.shape == (_ceil(K, 128), _ceil(N, 128))
+        assert qt.is_contiguous() and st.is_contiguous()
+        assert torch.equal(bits(q), bits(q1)) and torch.equal(bits(s), bits(s1))
+        assert torch.equal(bits(qt), bits(qt1)) and torch.equal(bits(st), bits(st1))
+    if K > 16:
+        big = make_bf16((N, K + 6), _gen(N + 7))
+        ws = big[:, 3:K + 3]  # row stride K + 6, an odd offset: the scalar paths
+        q, s, qt, st = ops.quantize_128x128_dual(ws)
+        q_ref, s_ref = _ref_128x128(ws.contiguous())
+        assert torch.equal(bits(q), bits(q_ref)) and torch.equal(bits(s), bits(s_ref))
+        assert torch.equal(bits(qt), bits(q_ref.t().contiguous()))
+        assert torch.equal(bits(st), bits(s_ref.t().contiguous()))
+
+
 @parametrize("M,K", [(200, 1040), (384, 256)])
 def test_quantize_dual(M, K):
     require_gpu()
