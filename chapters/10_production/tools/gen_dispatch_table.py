@@ -20,10 +20,9 @@ never mixed across runs (where the dispatch sweep confirmed its fastest kernels 
 "confirm_median_us", those medians alone rank the (family, shape)):
   plots/data/h200/ch10/dispatch_sweep_block_scaled.json   fp8gemm_dispatch_sweep
                                              --families=block_scaled (re-swept after a change to
-                                             those kernels alone)
+                                             those kernels alone; absent since session 26)
   plots/data/h200/ch10/dispatch_sweep_per_tensor.json    fp8gemm_dispatch_sweep
-                                             --families=per_tensor (re-swept with chapter 6's
-                                             ping-pong kernels)
+                                             --families=per_tensor (likewise; absent)
   plots/data/h200/ch10/dispatch_sweep.json   fp8gemm_dispatch_sweep (every kernel, every family)
   plots/data/h200/ch06/squares_d433170/squares_1.json   ch06_warp_specialization --kernels=...
                                              (Google Benchmark, interleaved; 2048^3 and 4096^3, fast)
@@ -73,11 +72,12 @@ MD = "chapters/10_production/dispatch_table.md"
 # Names of the promoted loop's comparison instances (engine/kernel_info.cuh): not for the table.
 COMPARISON_ONLY = re.compile(r"_(loop\d+|2deep|spin)$")
 SOURCES = [
-    # Block scaling alone, re-swept at c47176c after its kernels changed (the B-scale stream):
-    # first, so its pairs take precedence over the full sweep's older block-scaled rows.
+    # A family re-swept alone after its kernels changed (fp8gemm_dispatch_sweep --families=...)
+    # goes first, so its pairs take precedence over the full sweep's older rows. None today: the
+    # full sweep of 945b0eb (session 26) timed every family's current kernels, and the per-family
+    # sweeps it replaced (block-scaled c47176c, per-tensor fe11ef0) and the full sweep of 80c55ad
+    # are kept under plots/data/h200/ch10/history/.
     ("plots/data/h200/ch10/dispatch_sweep_block_scaled.json", "dispatch"),
-    # Per-tensor alone, re-swept at fe11ef0 with chapter 6's ping-pong kernels (which the full
-    # sweep predates): first too, for the same reason.
     ("plots/data/h200/ch10/dispatch_sweep_per_tensor.json", "dispatch"),
     ("plots/data/h200/ch10/dispatch_sweep.json", "dispatch"),
     # 2048^3 and 4096^3, fast: every large fast kernel of chapter 6 (cooperative and ping-pong)
