@@ -80,7 +80,7 @@ TEST_CASE("ch07: the table and the fallback rule name compiled kernels", "[ch07]
                         {7168, 16384}, {4096, 7168}, {7168, 2048}})
       CHECK_NOTHROW(ch07::choose_kernel(M, N, K, ch07::Output::bf16, true));
   CHECK(ch07::choose_kernel(8192, 8192, 8192, ch07::Output::bf16, true).name ==
-        "256x128_s3_c1x2_promoted_tma_b4");
+        "192x128_s4_c1x1_promoted_tma_b2");
 }
 
 TEST_CASE("ch07 kernels: unique names; loop twins are comparison-only and never picked",

@@ -29,11 +29,13 @@ std::string with_mode(const std::string& stem, Accumulation a) {
 
 /// The per-shape table, from sweeps on the H200: the fastest correct kernel per shape and mode. A
 /// stem's % is the accumulation mode. 8192^3 and the DeepSeek-V3 shapes (M = 64, 128, 4096): the
-/// library's per-tensor dispatch sweep at fe11ef0 (plots/data/h200/ch10/
-/// dispatch_sweep_per_tensor.json: every TMA-store kernel of this chapter, ping-pong ones (_pp)
-/// included, then the four fastest and this rule's kernel re-timed interleaved; a copy of the
-/// library's table's picks, not derived, so dispatch_table.md's "chapter's rule = fastest" column
-/// shows whether the two still agree after a new sweep); 2048^3 and 4096^3: in fast mode every
+/// library's dispatch sweep at 945b0eb (session 26; plots/data/h200/ch10/dispatch_sweep.json:
+/// every TMA-store kernel of this chapter, ping-pong ones (_pp) included, then the four fastest
+/// and this rule's kernel re-timed interleaved; before it the per-tensor sweep at fe11ef0, now in
+/// plots/data/h200/ch10/history/). A copy of the library's table's picks, not derived, so
+/// dispatch_table.md's "chapter's rule = fastest" column shows whether the two still agree after
+/// a new sweep; rows whose two best kernels are within ~1% may change kernel between sweeps
+/// without changing time; 2048^3 and 4096^3: in fast mode every
 /// large fast kernel timed interleaved with cuBLASLt by this chapter's --kernels mode
 /// (plots/data/h200/ch06/squares_d433170/, twice, in opposite orders: the same winners), in
 /// promoted mode chapter 6's own sweep (plots/data/h200/ch06/sweep.json). Ping-pong kernels (_pp)
@@ -50,24 +52,24 @@ constexpr TableEntry kTable[] = {
     {2048, 2048, 2048, "128x128_s6_c1x1_%_tma_b2_pp", "128x256_s4_c1x1_%_tma_b2"},
     {4096, 4096, 4096, "128x256_s4_c2x1_%_tma_b2", "128x256_s4_c1x1_%_tma_b2"},
     {8192, 8192, 8192, "128x192_s4_c2x1_%_tma_b2_pp", "256x128_s3_c1x2_%_tma_b4"},
-    {4096, 2112, 7168, "128x176_s4_c2x1_%_tma_b11_pp", "128x176_s4_c1x1_%_tma_b11"},
-    {4096, 24576, 1536, "128x192_s4_c2x1_%_tma_b2_pp", "256x128_s3_c1x2_%_tma_b4"},
-    {4096, 32768, 512, "128x192_s4_c1x1_%_tma_b2_pp", "192x128_s4_c2x1_%_tma_b2"},
-    {4096, 7168, 16384, "128x176_s4_c2x1_%_tma_b11_pp", "256x128_s3_c1x2_%_tma_b4"},
-    {4096, 4096, 7168, "128x128_s6_c2x1_%_tma_b2_pp", "256x128_s4_c2x1_%_tma_b2"},
-    {4096, 7168, 2048, "128x176_s4_c2x1_%_tma_b11_pp", "256x128_s3_c1x2_%_tma_b4"},
+    {4096, 2112, 7168, "128x176_s5_c2x1_%_tma_b4_pp", "128x176_s4_c1x1_%_tma_b11"},
+    {4096, 24576, 1536, "128x192_s4_c1x1_%_tma_b2_pp", "256x128_s3_c1x2_%_tma_b4"},
+    {4096, 32768, 512, "128x192_s4_c1x1_%_tma_b2_pp", "256x128_s3_c1x2_%_tma_b4"},
+    {4096, 7168, 16384, "128x176_s4_c2x1_%_tma_b11_pp", "256x128_s4_c1x1_%_tma_b2"},
+    {4096, 4096, 7168, "128x128_s6_c2x1_%_tma_b2_pp", "256x128_s4_c1x2_%_tma_b2"},
+    {4096, 7168, 2048, "128x176_s5_c2x1_%_tma_b4_pp", "256x128_s3_c1x2_%_tma_b4"},
     {128, 2112, 7168, "64x32_s14_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"},
-    {128, 24576, 1536, "128x192_s4_c1x1_%_tma_b3", "128x192_s4_c1x1_%_tma_b3"},
+    {128, 24576, 1536, "128x64_s8_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"},
     {128, 32768, 512, "128x128_s6_c1x1_%_tma_b2_pp", "128x128_s6_c1x1_%_tma_b2"},
-    {128, 7168, 16384, "128x64_s8_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"},
+    {128, 7168, 16384, "128x64_s8_c1x1_%_tma_b1", "128x56_s8_c1x1_%_tma_b1"},
     {128, 4096, 7168, "128x32_s10_c1x1_%_tma_b1", "128x32_s10_c1x1_%_tma_b1"},
     {128, 7168, 2048, "128x64_s8_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"},
-    {64, 2112, 7168, "64x16_s16_c1x1_%_tma_b1", "64x16_s16_c1x1_%_tma_b1"},
+    {64, 2112, 7168, "64x32_s14_c1x1_%_tma_b1", "64x16_s16_c1x1_%_tma_b1"},
     {64, 24576, 1536, "64x64_s12_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"},
     {64, 32768, 512, "64x128_s8_c1x1_%_tma_b2", "64x128_s8_c1x1_%_tma_b2"},
-    {64, 7168, 16384, "64x64_s12_c1x1_%_tma_b1", "64x128_s8_c1x1_%_tma_b2"},
+    {64, 7168, 16384, "64x64_s12_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"},
     {64, 4096, 7168, "64x32_s14_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"},
-    {64, 7168, 2048, "64x128_s8_c1x1_%_tma_b2", "64x64_s12_c1x1_%_tma_b1"},
+    {64, 7168, 2048, "64x64_s12_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"},
 };
 }  // namespace
 
