@@ -317,7 +317,10 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
 //              columns 16 m ..), and for each i the 8 lanes of one q write one 128-byte line of
 //              a q_t row: every warp store writes 4 whole lines.
 // Bytes moved per element: 2 read, 2 written (quantize_128x128 then the transpose: 2 + 1, then
-// 1 + 1, in two launches).
+// 1 + 1, in two launches). H200, quantize_bench at 7404262 (plots/data/h200/ch07/
+// quantize_bench_128x128_7404262.json): 73.4-74.2 % of the copy (predicted 80-87 %, as
+// quantize_128x128's 87.5-87.7 % in the same run), 0.66-0.79x the time of the two launches it
+// replaces in Fp8Linear (chapter 10's bench_torch parts).
 // 3 CTAs per SM (85 registers), not quantize_128x128's 4: with 64 registers ptxas spilled 14
 // words a block (the 8 chunks' addresses across the loads), kept in the hot path.
 template <bool Vec, bool VecT>
