@@ -262,6 +262,37 @@ __global__ void __launch_bounds__(kThreads1x128)
 // i < 8: each warp reads two full 256-byte row segments.
 constexpr int kThreadsBlock = 256;
 
+/// Loads block row i's chunk c (thread (rr, cc)'s 8 chunks, load_tile_rows' map) and returns the
+/// block's amax bits in every thread: a warp maximum by shuffles, then the 8 warps' through
+/// warp_max after one barrier (the caller's next barrier must come before it is written again).
+template <bool Vec>
+__device__ __forceinline__ unsigned load_block_amax(const std::uint16_t* __restrict__ w,
+                                                    std::int64_t ldw, std::int64_t K,
+                                                    std::int64_t N, std::int64_t i, std::int64_t c,
+                                                    int rr, uint4 (&v)[8],
+                                                    unsigned (&warp_max)[kThreadsBlock / 32]) {
+  unsigned m2 = 0;
+  load_tile_rows<Vec>(w, ldw, K, i * 128, N, rr, c, v);
+#pragma unroll
+  for (int it = 0; it < 8; ++it) m2 = __vmaxu2(m2, max_abs2(v[it]));
+  unsigned m = fold2(m2);
+#pragma unroll
+  for (int o = 16; o >= 1; o >>= 1) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
+  if ((threadIdx.x & 31) == 0) warp_max[threadIdx.x >> 5] = m;
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < kThreadsBlock / 32; ++k) m = max(m, warp_max[k]);
+  return m;
+}
+
+/// Writes 0 to the padding columns [blocks, L.ld) of row `row` of a block-scale grid (inside
+/// required_elements() for every row but the last), spread over the CTA's threads.
+__device__ __forceinline__ void zero_block_row_padding(float* __restrict__ s,
+                                                       const BlockScaleLayout& L, std::int64_t row,
+                                                       std::int64_t blocks) {
+  for (std::int64_t p = blocks + threadIdx.x; p < L.ld; p += kThreadsBlock) s[row * L.ld + p] = 0.0f;
+}
+
 template <bool Vec>
 __global__ void __launch_bounds__(kThreadsBlock, 4)
     quantize_128x128_kernel(const std::uint16_t* __restrict__ w, std::int64_t N, std::int64_t K,
@@ -274,17 +305,7 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
     const std::int64_t i = b / kb, j = b - (b / kb) * kb;
     const std::int64_t c = j * 128 + cc * 8;
     uint4 v[8];
-    unsigned m2 = 0;
-    load_tile_rows<Vec>(w, ldw, K, i * 128, N, rr, c, v);
-#pragma unroll
-    for (int it = 0; it < 8; ++it) m2 = __vmaxu2(m2, max_abs2(v[it]));
-    unsigned m = fold2(m2);
-#pragma unroll
-    for (int o = 16; o >= 1; o >>= 1) m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, o));
-    if ((t & 31) == 0) warp_max[t >> 5] = m;
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < kThreadsBlock / 32; ++k) m = max(m, warp_max[k]);
+    const unsigned m = load_block_amax<Vec>(w, ldw, K, N, i, c, rr, v, warp_max);
     const float scale = scale_from_bits(m, pow2);
     const ExactDivider d(scale);
     const bool nonfinite = m >= kNonFinite;
@@ -294,8 +315,7 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
       if (r < N) store8<Vec>(q + r * ldq, c, K, quant8(v[it], d, nonfinite));
     }
     if (t == 0) scales[layout.offset(i, j)] = scale;
-    if (j == kb - 1 && i < nb - 1)  // padding columns of this block row (inside required_elements)
-      for (std::int64_t p = kb + t; p < layout.ld; p += kThreadsBlock) scales[i * layout.ld + p] = 0.0f;
+    if (j == kb - 1 && i < nb - 1) zero_block_row_padding(scales, layout, i, kb);
     __syncthreads();  // warp_max is reused by the next block
   }
 }
@@ -340,17 +360,7 @@ __global__ void __launch_bounds__(kThreadsBlock, 3)
     const std::int64_t i = b / kb, j = b - (b / kb) * kb;
     const std::int64_t c = j * 128 + cc * 8;
     uint4 v[8];
-    unsigned m2 = 0;
-    load_tile_rows<Vec>(w, ldw, K, i * 128, N, rr, c, v);
-#pragma unroll
-    for (int it = 0; it < 8; ++it) m2 = __vmaxu2(m2, max_abs2(v[it]));
-    unsigned mx = fold2(m2);
-#pragma unroll
-    for (int o = 16; o >= 1; o >>= 1) mx = max(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o));
-    if (lane == 0) warp_max[t >> 5] = mx;
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < kThreadsBlock / 32; ++k) mx = max(mx, warp_max[k]);
+    const unsigned mx = load_block_amax<Vec>(w, ldw, K, N, i, c, rr, v, warp_max);
     const float scale = scale_from_bits(mx, pow2);
     const ExactDivider d(scale);
     const bool nonfinite = mx >= kNonFinite;
@@ -367,11 +377,9 @@ __global__ void __launch_bounds__(kThreadsBlock, 3)
       scales[layout.offset(i, j)] = scale;
       scales_t[layout_t.offset(j, i)] = scale;
     }
-    if (j == kb - 1 && i < nb - 1)  // padding columns of this block row (inside required_elements)
-      for (std::int64_t pp = kb + t; pp < layout.ld; pp += kThreadsBlock) scales[i * layout.ld + pp] = 0.0f;
-    if (i == nb - 1 && j < kb - 1)  // the same for W^T's grid, whose rows are W's block columns
-      for (std::int64_t pp = nb + t; pp < layout_t.ld; pp += kThreadsBlock)
-        scales_t[j * layout_t.ld + pp] = 0.0f;
+    if (j == kb - 1 && i < nb - 1) zero_block_row_padding(scales, layout, i, kb);
+    // The same for W^T's grid, whose rows are W's block columns.
+    if (i == nb - 1 && j < kb - 1) zero_block_row_padding(scales_t, layout_t, j, nb);
     __syncthreads();
     // ---- column pass: q_t rows k = 128 j + 4 p + e, columns n = 128 i + 16 m .. + 15
     unsigned wv[16];
