@@ -176,7 +176,8 @@ std::string item_name(Op op, int variant) {
   if (variant >= 0)
     n += std::string("_") + (op == Op::mx || op == Op::mx_dual
                                  ? mx_tuning::variant_name(variant, op == Op::mx_dual)
-                                 : tuning_1x128::variant_name(variant));
+                             : op == Op::q128x128_dual ? tuning_128x128::variant_name(variant)
+                                                       : tuning_1x128::variant_name(variant));
   return n;
 }
 
@@ -229,9 +230,13 @@ void bench_op(benchmark::State& state, Op op, int variant, std::int64_t R, std::
       s = DeviceBuffer<float>(std::size_t(L.required_elements(R, K)));
       st = DeviceBuffer<float>(std::size_t(Lt.required_elements(K, R)));
       qt = DeviceBuffer<std::uint8_t>(std::size_t(R * K));
-      launch = [&, L, Lt](cudaStream_t st_) {
-        quantize_128x128_dual(x.data(), R, K, K, q.data(), K, s.data(), L, qt.data(), R, st.data(),
-                              Lt, opt, st_);
+      launch = [&, L, Lt, variant](cudaStream_t st_) {
+        if (variant < 0)
+          quantize_128x128_dual(x.data(), R, K, K, q.data(), K, s.data(), L, qt.data(), R,
+                                st.data(), Lt, opt, st_);
+        else
+          tuning_128x128::quantize_128x128_dual(variant, x.data(), R, K, K, q.data(), K, s.data(),
+                                                L, qt.data(), R, st.data(), Lt, opt, st_);
       };
     } else if (op == Op::tokens) {
       // R = T tokens of K = C channels in kTokenExperts experts (skewed), transposed and padded.
@@ -341,6 +346,11 @@ int main(int argc, char** argv) {
       {Op::mx, 8192, 7168},          {Op::mx, 4096, 16384},       {Op::mx_dual, 8192, 7168},
       {Op::mx_dual, 4096, 16384},
   };
+  // quantize_128x128_dual at 3 and at 4 CTAs per SM (tuning_128x128; the public entry runs occ3).
+  for (int v = 0; v < tuning_128x128::kVariants; ++v) {
+    items.push_back({Op::q128x128_dual, 7168, 16384, v});
+    items.push_back({Op::q128x128_dual, 16384, 7168, v});
+  }
   // Every MX kernel variant side by side (the public entries above run the default one).
   for (const Op op : {Op::mx, Op::mx_dual})
     for (int v = 0; v < mx_tuning::kVariants; ++v) {

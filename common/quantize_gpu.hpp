@@ -362,6 +362,20 @@ FP8GEMM_HD inline float lean_div(float x, float s, float y) {
 }
 }  // namespace tuning_1x128
 
+namespace tuning_128x128 {
+/// Not API: quantize_128x128_dual's kernel at 3 CTAs per SM (variant 0, "occ3", 80 registers: what
+/// the public function runs) or at 4 (variant 1, "occ4", 64 registers, more spilled), for
+/// bench/quantize_bench.cu (side by side) and tests/test_quantize_gpu.cu (both byte for byte
+/// against the CPU). Same arguments, checks, contract and bytes as quantize_128x128_dual.
+inline constexpr int kVariants = 2;
+const char* variant_name(int v);
+void quantize_128x128_dual(int variant, const std::uint16_t* w, std::int64_t N, std::int64_t K,
+                           std::int64_t ldw, std::uint8_t* q, std::int64_t ldq, float* scales,
+                           BlockScaleLayout layout, std::uint8_t* q_t, std::int64_t ldq_t,
+                           float* scales_t, BlockScaleLayout layout_t, QuantizeOptions opt = {},
+                           cudaStream_t stream = nullptr);
+}  // namespace tuning_128x128
+
 /// The host-side argument checks of the functions above, alone (pure C++, no CUDA call): throw
 /// std::invalid_argument exactly as the functions do. For tests and for callers that want to
 /// validate early (a plan).

@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -333,6 +334,37 @@ TEST_CASE("quantize_128x128_dual equals the CPU for q and q_t", "[quantize_gpu]"
         require_same_bytes(dst.download(), st, "scales_t");
         ++variant;
       }
+    }
+}
+
+TEST_CASE("quantize_128x128_dual: every kernel variant equals the CPU", "[quantize_gpu]") {
+  // tuning_128x128's variants (3 and 4 CTAs per SM) on a partial-block shape, both vector paths
+  // and the scalar ones.
+  for (int v = 0; v < tuning_128x128::kVariants; ++v)
+    for (auto [N, K, ldw, ldq_t] : {std::array<std::int64_t, 4>{300, 7168 + 16, 7168 + 16, 304},
+                                    {257, 1040, 1041, 259}}) {
+      CAPTURE(v, N, K, ldw, ldq_t);
+      const auto L = BlockScaleLayout::packed(K), Lt = BlockScaleLayout::padded(N);
+      auto w = random_bf16(N, K, ldw);
+      const std::size_t qt_count = static_cast<std::size_t>((K - 1) * ldq_t + N);
+      DeviceBuffer<std::uint16_t> dw(w);
+      auto dq = poisoned<std::uint8_t>(N * K);
+      auto ds = poisoned<float>(L.required_elements(N, K));
+      auto dqt = poisoned<std::uint8_t>(qt_count);
+      auto dst = poisoned<float>(Lt.required_elements(K, N));
+      tuning_128x128::quantize_128x128_dual(v, dw.data(), N, K, ldw, dq.data(), K, ds.data(), L,
+                                            dqt.data(), ldq_t, dst.data(), Lt);
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      auto q = poisoned_host<std::uint8_t>(N * K);
+      auto s = poisoned_host<float>(L.required_elements(N, K));
+      auto qt = poisoned_host<std::uint8_t>(qt_count);
+      auto st = poisoned_host<float>(Lt.required_elements(K, N));
+      quantize_128x128_dual_cpu(w.data(), N, K, ldw, q.data(), K, s.data(), L, qt.data(), ldq_t,
+                                st.data(), Lt);
+      require_same_bytes(dq.download(), q, "q");
+      require_same_bytes(ds.download(), s, "scales");
+      require_same_bytes(dqt.download(), qt, "q_t");
+      require_same_bytes(dst.download(), st, "scales_t");
     }
 }
 

@@ -33,6 +33,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
@@ -341,10 +342,11 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
 // quantize_bench_128x128_7404262.json): 73.4-74.2 % of the copy (predicted 80-87 %, as
 // quantize_128x128's 87.5-87.7 % in the same run), 0.66-0.79x the time of the two launches it
 // replaces in Fp8Linear (chapter 10's bench_torch parts).
-// 3 CTAs per SM (85 registers), not quantize_128x128's 4: with 64 registers ptxas spilled 14
-// words a block (the 8 chunks' addresses across the loads), kept in the hot path.
-template <bool Vec, bool VecT>
-__global__ void __launch_bounds__(kThreadsBlock, 3)
+// MinBlocks CTAs per SM: 3 by default (80 registers), not quantize_128x128's 4: with 64 registers
+// ptxas spilled 14 words a block (the 8 chunks' addresses across the loads), kept in the hot path
+// (tuning_128x128 variant 1 runs it at 4 anyway, for the comparison).
+template <bool Vec, bool VecT, int MinBlocks>
+__global__ void __launch_bounds__(kThreadsBlock, MinBlocks)
     quantize_128x128_dual_kernel(const std::uint16_t* __restrict__ w, std::int64_t N,
                                  std::int64_t K, std::int64_t ldw, std::uint8_t* __restrict__ q,
                                  std::int64_t ldq, float* __restrict__ scales,
@@ -835,7 +837,25 @@ void quantize_128x128_dual(const std::uint16_t* w, std::int64_t N, std::int64_t 
                            BlockScaleLayout layout, std::uint8_t* q_t, std::int64_t ldq_t,
                            float* scales_t, BlockScaleLayout layout_t, QuantizeOptions opt,
                            cudaStream_t stream) {
+  tuning_128x128::quantize_128x128_dual(0, w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t,
+                                        scales_t, layout_t, opt, stream);
+}
+
+const char* tuning_128x128::variant_name(int v) {
+  return v == 0 ? "occ3" : v == 1 ? "occ4" : "?";
+}
+
+void tuning_128x128::quantize_128x128_dual(int variant, const std::uint16_t* w, std::int64_t N,
+                                           std::int64_t K, std::int64_t ldw, std::uint8_t* q,
+                                           std::int64_t ldq, float* scales,
+                                           BlockScaleLayout layout, std::uint8_t* q_t,
+                                           std::int64_t ldq_t, float* scales_t,
+                                           BlockScaleLayout layout_t, QuantizeOptions opt,
+                                           cudaStream_t stream) {
   const char* who = "fp8gemm::quantize_128x128_dual";
+  if (variant < 0 || variant >= kVariants)
+    fail(who, "variant = " + std::to_string(variant) + " must be in [0, " +
+                  std::to_string(kVariants) + ")");
   validate_quantize_128x128_dual(w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t, scales_t,
                                  layout_t);
   require_device_accessible(w, extent_bytes(who, "w", N, ldw, K, 2), who, "w");
@@ -852,10 +872,15 @@ void quantize_128x128_dual(const std::uint16_t* w, std::int64_t N, std::int64_t 
     kernel<<<grid, kThreadsBlock, 0, stream>>>(w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t,
                                                scales_t, layout_t, opt.pow2_scales);
   };
-  if (vec && vec_t) launch(&quantize_128x128_dual_kernel<true, true>);
-  else if (vec) launch(&quantize_128x128_dual_kernel<true, false>);
-  else if (vec_t) launch(&quantize_128x128_dual_kernel<false, true>);
-  else launch(&quantize_128x128_dual_kernel<false, false>);
+  auto by_occupancy = [&](auto min_blocks) {
+    constexpr int B = decltype(min_blocks)::value;
+    if (vec && vec_t) launch(&quantize_128x128_dual_kernel<true, true, B>);
+    else if (vec) launch(&quantize_128x128_dual_kernel<true, false, B>);
+    else if (vec_t) launch(&quantize_128x128_dual_kernel<false, true, B>);
+    else launch(&quantize_128x128_dual_kernel<false, false, B>);
+  };
+  if (variant == 0) by_occupancy(std::integral_constant<int, 3>{});
+  else by_occupancy(std::integral_constant<int, 4>{});
   check_launch(who);
 }
 
