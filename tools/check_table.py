@@ -4,8 +4,18 @@
 For every shape of the table that the sweep measured, the table's kernel must be within
 --tolerance (default 3%) of the fastest correct kernel of that shape in the sweep (issue
 "Chapter 10": the dispatcher never picks a configuration more than 3% slower than the best one in
-the committed sweep). Exits 1 and names the shapes otherwise.
+the committed sweep). Exits 1 and names the shapes otherwise. Two sweep formats:
 
+  --sweep A.json ...   Google Benchmark JSON (a chapter's --kernels tuning sweep), entries
+                       "<prefix><kernel>/<MxNxK>/..." with a TFLOPS counter;
+  --dispatch-sweep D.json --family F
+                       fp8gemm_dispatch_sweep's JSON (chapter 10), the family's correct results;
+                       where a shape has interleaved confirmations (confirm_median_us) those alone
+                       rank it, as tools/gen_dispatch_table.py ranks it, and a table kernel that
+                       was not confirmed there is an error.
+
+  tools/check_table.py --table chapters/07_block_scaling/bs_gemm.cpp \
+      --dispatch-sweep plots/data/h200/ch10/dispatch_sweep.json --family block_scaled
   tools/check_table.py --table chapters/07_block_scaling/bs_gemm.cpp \
       --sweep plots/data/h200/ch07/sweep_large.json plots/data/h200/ch07/sweep_small.json \
       --prefix ch07:
@@ -38,15 +48,37 @@ def sweep_results(paths, prefix):
     return out
 
 
+def dispatch_sweep_results(path, family):
+    """{shape: {kernel: TFLOPS}} from fp8gemm_dispatch_sweep's JSON: the family's correct results,
+    by their confirmed medians where the shape has any (then only the confirmed kernels), else by
+    their block medians."""
+    rows = [r for r in json.load(open(path, encoding="utf-8"))["results"]
+            if r.get("family") == family and r.get("ok") and not r.get("peer")]
+    out = {}
+    for shape in {r["shape"] for r in rows}:
+        m, n, k = (int(x) for x in shape.split("x"))
+        mine = [r for r in rows if r["shape"] == shape]
+        confirmed = [r for r in mine if r.get("confirm_median_us")]
+        key = "confirm_median_us" if confirmed else "median_us"
+        out[(m, n, k)] = {r["kernel"]: 2.0 * m * n * k / (r[key] * 1e-6) / 1e12
+                          for r in (confirmed or mine)}
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--table", required=True)
-    ap.add_argument("--sweep", nargs="+", required=True)
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--sweep", nargs="+")
+    src.add_argument("--dispatch-sweep")
+    ap.add_argument("--family", default="block_scaled",
+                    help="with --dispatch-sweep: the family whose results rank the table")
     ap.add_argument("--prefix", default="")
     ap.add_argument("--tolerance", type=float, default=0.03)
     a = ap.parse_args(argv)
     table = table_entries(a.table)
-    sweep = sweep_results(a.sweep, a.prefix)
+    sweep = (dispatch_sweep_results(a.dispatch_sweep, a.family) if a.dispatch_sweep
+             else sweep_results(a.sweep, a.prefix))
     if not table:
         print(f"check_table: no table rows found in {a.table}")
         return 1
@@ -60,7 +92,8 @@ def main(argv=None):
         mine = got.get(kernel)
         name = "x".join(map(str, shape))
         if mine is None:
-            bad.append(f"{name}: table kernel {kernel} is not in the sweep (fastest: {best_kernel})")
+            bad.append(f"{name}: table kernel {kernel} is not in the sweep's ranking of the shape "
+                       f"(fastest: {best_kernel})")
         elif mine < (1 - a.tolerance) * got[best_kernel]:
             bad.append(f"{name}: table kernel {kernel} {mine:.1f} TFLOPS is more than "
                        f"{a.tolerance:.0%} below the sweep's fastest {best_kernel} {got[best_kernel]:.1f}")
