@@ -340,11 +340,12 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
 // Bytes moved per element: 2 read, 2 written (quantize_128x128 then the transpose: 2 + 1, then
 // 1 + 1, in two launches). H200, quantize_bench at 7404262 (plots/data/h200/ch07/
 // quantize_bench_128x128_7404262.json): 73.4-74.2 % of the copy (predicted 80-87 %, as
-// quantize_128x128's 87.5-87.7 % in the same run), 0.66-0.79x the time of the two launches it
-// replaces in Fp8Linear (chapter 10's bench_torch parts).
+// quantize_128x128's 87.5-87.7 % in the same run), 0.66-0.79x the time of the quantisation and
+// the two transposes it replaces in Fp8Linear (chapter 10's bench_torch parts).
 // MinBlocks CTAs per SM: 3 by default (80 registers), not quantize_128x128's 4: with 64 registers
-// ptxas spilled 14 words a block (the 8 chunks' addresses across the loads), kept in the hot path
-// (tuning_128x128 variant 1 runs it at 4 anyway, for the comparison).
+// ptxas spilled 14 words a block (the 8 chunks' addresses across the loads), kept in the hot path.
+// tuning_128x128 variant 1 runs it at 4 for the comparison: at c8abf19 71.4-72.3 % of the copy
+// against 3 CTAs' 73.7-74.6 % in the same run (predicted 76-80 %): slower, not adopted.
 template <bool Vec, bool VecT, int MinBlocks>
 __global__ void __launch_bounds__(kThreadsBlock, MinBlocks)
     quantize_128x128_dual_kernel(const std::uint16_t* __restrict__ w, std::int64_t N,
