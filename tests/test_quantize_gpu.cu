@@ -290,6 +290,42 @@ TEST_CASE("quantize_128x128 equals the CPU quantiser byte for byte", "[quantize_
   require_same_bytes(ds.download(), s, "scales (7168 x 2112)");
 }
 
+/// Runs quantize_128x128_dual (variant < 0: the public function; else that tuning_128x128 kernel)
+/// on w with every output poisoned first, and requires q, scales, q_t and scales_t, slack past
+/// their extents included, byte for byte equal to the CPU ground truth's.
+void require_dual_128x128_matches_cpu(int variant, const std::vector<std::uint16_t>& w,
+                                      std::int64_t N, std::int64_t K, std::int64_t ldw,
+                                      std::int64_t ldq, std::int64_t ldq_t,
+                                      const BlockScaleLayout& L, const BlockScaleLayout& Lt,
+                                      bool pow2) {
+  const std::size_t q_count = static_cast<std::size_t>((N - 1) * ldq + K) + 16;
+  const std::size_t s_count = static_cast<std::size_t>(L.required_elements(N, K)) + 8;
+  const std::size_t qt_count = static_cast<std::size_t>((K - 1) * ldq_t + N) + 16;
+  const std::size_t st_count = static_cast<std::size_t>(Lt.required_elements(K, N)) + 8;
+  DeviceBuffer<std::uint16_t> dw(w);
+  auto dq = poisoned<std::uint8_t>(q_count);
+  auto ds = poisoned<float>(s_count);
+  auto dqt = poisoned<std::uint8_t>(qt_count);
+  auto dst = poisoned<float>(st_count);
+  if (variant < 0)
+    quantize_128x128_dual(dw.data(), N, K, ldw, dq.data(), ldq, ds.data(), L, dqt.data(), ldq_t,
+                          dst.data(), Lt, {pow2});
+  else
+    tuning_128x128::quantize_128x128_dual(variant, dw.data(), N, K, ldw, dq.data(), ldq, ds.data(),
+                                          L, dqt.data(), ldq_t, dst.data(), Lt, {pow2});
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  auto q = poisoned_host<std::uint8_t>(q_count);
+  auto s = poisoned_host<float>(s_count);
+  auto qt = poisoned_host<std::uint8_t>(qt_count);
+  auto st = poisoned_host<float>(st_count);
+  quantize_128x128_dual_cpu(w.data(), N, K, ldw, q.data(), ldq, s.data(), L, qt.data(), ldq_t,
+                            st.data(), Lt, {pow2});
+  require_same_bytes(dq.download(), q, "q");
+  require_same_bytes(ds.download(), s, "scales");
+  require_same_bytes(dqt.download(), qt, "q_t");
+  require_same_bytes(dst.download(), st, "scales_t");
+}
+
 TEST_CASE("quantize_128x128_dual equals the CPU for q and q_t", "[quantize_gpu]") {
   // Every row and column count of kRows / kCols (partial blocks both ways), both scale layouts
   // and an over-padded one, each leading dimension case (vector and scalar paths of q and of
@@ -310,28 +346,7 @@ TEST_CASE("quantize_128x128_dual equals the CPU for q and q_t", "[quantize_gpu]"
         auto w = random_bf16(N, K, ldw);
         if (variant == 2 && N > 100)
           w[100 * ldw + K - 1] = float_to_bf16(std::numeric_limits<float>::infinity());
-        const std::size_t q_count = static_cast<std::size_t>((N - 1) * ldq + K) + 16;
-        const std::size_t s_count = static_cast<std::size_t>(L.required_elements(N, K)) + 8;
-        const std::size_t qt_count = static_cast<std::size_t>((K - 1) * ldq_t + N) + 16;
-        const std::size_t st_count = static_cast<std::size_t>(Lt.required_elements(K, N)) + 8;
-        DeviceBuffer<std::uint16_t> dw(w);
-        auto dq = poisoned<std::uint8_t>(q_count);
-        auto ds = poisoned<float>(s_count);
-        auto dqt = poisoned<std::uint8_t>(qt_count);
-        auto dst = poisoned<float>(st_count);
-        quantize_128x128_dual(dw.data(), N, K, ldw, dq.data(), ldq, ds.data(), L, dqt.data(), ldq_t,
-                              dst.data(), Lt, {pow2});
-        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-        auto q = poisoned_host<std::uint8_t>(q_count);
-        auto s = poisoned_host<float>(s_count);
-        auto qt = poisoned_host<std::uint8_t>(qt_count);
-        auto st = poisoned_host<float>(st_count);
-        quantize_128x128_dual_cpu(w.data(), N, K, ldw, q.data(), ldq, s.data(), L, qt.data(), ldq_t,
-                                  st.data(), Lt, {pow2});
-        require_same_bytes(dq.download(), q, "q");
-        require_same_bytes(ds.download(), s, "scales");
-        require_same_bytes(dqt.download(), qt, "q_t");
-        require_same_bytes(dst.download(), st, "scales_t");
+        require_dual_128x128_matches_cpu(-1, w, N, K, ldw, ldq, ldq_t, L, Lt, pow2);
         ++variant;
       }
     }
@@ -344,27 +359,9 @@ TEST_CASE("quantize_128x128_dual: every kernel variant equals the CPU", "[quanti
     for (auto [N, K, ldw, ldq_t] : {std::array<std::int64_t, 4>{300, 7168 + 16, 7168 + 16, 304},
                                     {257, 1040, 1041, 259}}) {
       CAPTURE(v, N, K, ldw, ldq_t);
-      const auto L = BlockScaleLayout::packed(K), Lt = BlockScaleLayout::padded(N);
-      auto w = random_bf16(N, K, ldw);
-      const std::size_t qt_count = static_cast<std::size_t>((K - 1) * ldq_t + N);
-      DeviceBuffer<std::uint16_t> dw(w);
-      auto dq = poisoned<std::uint8_t>(N * K);
-      auto ds = poisoned<float>(L.required_elements(N, K));
-      auto dqt = poisoned<std::uint8_t>(qt_count);
-      auto dst = poisoned<float>(Lt.required_elements(K, N));
-      tuning_128x128::quantize_128x128_dual(v, dw.data(), N, K, ldw, dq.data(), K, ds.data(), L,
-                                            dqt.data(), ldq_t, dst.data(), Lt);
-      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-      auto q = poisoned_host<std::uint8_t>(N * K);
-      auto s = poisoned_host<float>(L.required_elements(N, K));
-      auto qt = poisoned_host<std::uint8_t>(qt_count);
-      auto st = poisoned_host<float>(Lt.required_elements(K, N));
-      quantize_128x128_dual_cpu(w.data(), N, K, ldw, q.data(), K, s.data(), L, qt.data(), ldq_t,
-                                st.data(), Lt);
-      require_same_bytes(dq.download(), q, "q");
-      require_same_bytes(ds.download(), s, "scales");
-      require_same_bytes(dqt.download(), qt, "q_t");
-      require_same_bytes(dst.download(), st, "scales_t");
+      require_dual_128x128_matches_cpu(v, random_bf16(N, K, ldw), N, K, ldw, K, ldq_t,
+                                       BlockScaleLayout::packed(K), BlockScaleLayout::padded(N),
+                                       false);
     }
 }
 

@@ -811,14 +811,24 @@ void quantize_1x128_dual(const std::uint16_t* x, std::int64_t M, std::int64_t K,
                                     layout_t, opt, stream);
 }
 
+namespace {
+// The device-memory checks of quantize_128x128's arguments, which its dual shares.
+void require_128x128_accessible(const char* who, const std::uint16_t* w, std::int64_t N,
+                                std::int64_t K, std::int64_t ldw, const std::uint8_t* q,
+                                std::int64_t ldq, const float* scales,
+                                const BlockScaleLayout& layout) {
+  require_device_accessible(w, extent_bytes(who, "w", N, ldw, K, 2), who, "w");
+  require_device_accessible(q, extent_bytes(who, "q", N, ldq, K, 1), who, "q");
+  require_device_accessible(scales, std::size_t(layout.required_elements(N, K)) * 4, who, "scales");
+}
+}  // namespace
+
 void quantize_128x128(const std::uint16_t* w, std::int64_t N, std::int64_t K, std::int64_t ldw,
                       std::uint8_t* q, std::int64_t ldq, float* scales, BlockScaleLayout layout,
                       QuantizeOptions opt, cudaStream_t stream) {
   const char* who = "fp8gemm::quantize_128x128";
   validate_quantize_128x128(w, N, K, ldw, q, ldq, scales, layout);
-  require_device_accessible(w, extent_bytes(who, "w", N, ldw, K, 2), who, "w");
-  require_device_accessible(q, extent_bytes(who, "q", N, ldq, K, 1), who, "q");
-  require_device_accessible(scales, std::size_t(layout.required_elements(N, K)) * 4, who, "scales");
+  require_128x128_accessible(who, w, N, K, ldw, q, ldq, scales, layout);
   const bool vec = aligned(w, 16) && ldw % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
   const void* kernel = vec ? reinterpret_cast<const void*>(&quantize_128x128_kernel<true>)
                            : reinterpret_cast<const void*>(&quantize_128x128_kernel<false>);
@@ -859,9 +869,7 @@ void tuning_128x128::quantize_128x128_dual(int variant, const std::uint16_t* w, 
                   std::to_string(kVariants) + ")");
   validate_quantize_128x128_dual(w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t, scales_t,
                                  layout_t);
-  require_device_accessible(w, extent_bytes(who, "w", N, ldw, K, 2), who, "w");
-  require_device_accessible(q, extent_bytes(who, "q", N, ldq, K, 1), who, "q");
-  require_device_accessible(scales, std::size_t(layout.required_elements(N, K)) * 4, who, "scales");
+  require_128x128_accessible(who, w, N, K, ldw, q, ldq, scales, layout);
   require_device_accessible(q_t, extent_bytes(who, "q_t", K, ldq_t, N, 1), who, "q_t");
   require_device_accessible(scales_t, std::size_t(layout_t.required_elements(K, N)) * 4, who,
                             "scales_t");
