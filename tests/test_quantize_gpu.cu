@@ -353,16 +353,27 @@ TEST_CASE("quantize_128x128_dual equals the CPU for q and q_t", "[quantize_gpu]"
 }
 
 TEST_CASE("quantize_128x128_dual: every kernel variant equals the CPU", "[quantize_gpu]") {
-  // tuning_128x128's variants (3 and 4 CTAs per SM) on a partial-block shape, both vector paths
-  // and the scalar ones.
+  // tuning_128x128's variants (exact and lean arithmetic, 3 and 4 CTAs per SM, cp.async prefetch)
+  // on partial-block shapes with vector loads and K % 8 == 0 (the prefetching kernels run; in the
+  // second, ldw > K and adversarial_bf16 fills the gaps with NaN, which a read past K would carry
+  // into the codes) and one with scalar loads (they fall back to the lean kernel): random data,
+  // and adversarial data (every amax range, tiny blocks: the lean prescaled path, signed zeros)
+  // with a NaN and an Inf, under both scale rules.
   for (int v = 0; v < tuning_128x128::kVariants; ++v)
     for (auto [N, K, ldw, ldq_t] : {std::array<std::int64_t, 4>{300, 7168 + 16, 7168 + 16, 304},
-                                    {257, 1040, 1041, 259}}) {
-      CAPTURE(v, N, K, ldw, ldq_t);
-      require_dual_128x128_matches_cpu(v, random_bf16(N, K, ldw), N, K, ldw, K, ldq_t,
-                                       BlockScaleLayout::packed(K), BlockScaleLayout::padded(N),
-                                       false);
-    }
+                                    {200, 1024 + 16, 1024 + 24, 208},
+                                    {257, 1040, 1041, 259}})
+      for (int data = 0; data < 3; ++data) {
+        const bool adversarial = data > 0, pow2 = data == 2;
+        CAPTURE(v, tuning_128x128::variant_name(v), N, K, ldw, ldq_t, adversarial, pow2);
+        auto w = adversarial ? adversarial_bf16(N, K, ldw) : random_bf16(N, K, ldw);
+        if (adversarial) {
+          w[130 * ldw + 5] = float_to_bf16(std::numeric_limits<float>::quiet_NaN());
+          w[3 * ldw + K - 1] = float_to_bf16(-std::numeric_limits<float>::infinity());
+        }
+        require_dual_128x128_matches_cpu(v, w, N, K, ldw, K, ldq_t, BlockScaleLayout::packed(K),
+                                         BlockScaleLayout::padded(N), pow2);
+      }
 }
 
 TEST_CASE("quantize_128x128_dual at a layer's shape equals quantize_128x128 and its transpose",

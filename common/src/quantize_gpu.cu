@@ -37,6 +37,7 @@
 
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
+#include "common/ptx/cp_async.cuh"
 #include "common/src/quantize_kernels.cuh"
 
 namespace fp8gemm {
@@ -263,17 +264,11 @@ __global__ void __launch_bounds__(kThreads1x128)
 // i < 8: each warp reads two full 256-byte row segments.
 constexpr int kThreadsBlock = 256;
 
-/// Loads block row i's chunk c (thread (rr, cc)'s 8 chunks, load_tile_rows' map) and returns the
-/// block's amax bits in every thread: a warp maximum by shuffles, then the 8 warps' through
-/// warp_max after one barrier (the caller's next barrier must come before it is written again).
-template <bool Vec>
-__device__ __forceinline__ unsigned load_block_amax(const std::uint16_t* __restrict__ w,
-                                                    std::int64_t ldw, std::int64_t K,
-                                                    std::int64_t N, std::int64_t i, std::int64_t c,
-                                                    int rr, uint4 (&v)[8],
-                                                    unsigned (&warp_max)[kThreadsBlock / 32]) {
+/// The block's amax bits from the thread's 8 chunks v, in every thread: a warp maximum by shuffles,
+/// then the 8 warps' through warp_max after one barrier (the caller's next barrier must come
+/// before it is written again).
+__device__ __forceinline__ unsigned block_amax(const uint4 (&v)[8], unsigned* warp_max) {
   unsigned m2 = 0;
-  load_tile_rows<Vec>(w, ldw, K, i * 128, N, rr, c, v);
 #pragma unroll
   for (int it = 0; it < 8; ++it) m2 = __vmaxu2(m2, max_abs2(v[it]));
   unsigned m = fold2(m2);
@@ -284,6 +279,17 @@ __device__ __forceinline__ unsigned load_block_amax(const std::uint16_t* __restr
 #pragma unroll
   for (int k = 0; k < kThreadsBlock / 32; ++k) m = max(m, warp_max[k]);
   return m;
+}
+
+/// Loads block row i's chunk c (thread (rr, cc)'s 8 chunks, load_tile_rows' map) and returns the
+/// block's amax bits (block_amax).
+template <bool Vec>
+__device__ __forceinline__ unsigned load_block_amax(const std::uint16_t* __restrict__ w,
+                                                    std::int64_t ldw, std::int64_t K,
+                                                    std::int64_t N, std::int64_t i, std::int64_t c,
+                                                    int rr, uint4 (&v)[8], unsigned* warp_max) {
+  load_tile_rows<Vec>(w, ldw, K, i * 128, N, rr, c, v);
+  return block_amax(v, warp_max);
 }
 
 /// Writes 0 to the padding columns [blocks, L.ld) of row `row` of a block-scale grid (inside
@@ -342,11 +348,30 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
 // quantize_bench_128x128_7404262.json): 73.4-74.2 % of the copy (predicted 80-87 %, as
 // quantize_128x128's 87.5-87.7 % in the same run), 0.66-0.79x the time of the quantisation and
 // the two transposes it replaces in Fp8Linear (chapter 10's bench_torch parts).
-// MinBlocks CTAs per SM: 3 by default (80 registers), not quantize_128x128's 4: with 64 registers
-// ptxas spilled 14 words a block (the 8 chunks' addresses across the loads), kept in the hot path.
+// MinBlocks CTAs per SM: 3 by default (80 registers, 32 bytes spilled: ptxas -v), not
+// quantize_128x128's 4: with 64 registers ptxas spilled 14 words a block (the 8 chunks' addresses
+// across the loads), kept in the hot path.
 // tuning_128x128 variant 1 runs it at 4 for the comparison: at c8abf19 71.4-72.3 % of the copy
 // against 3 CTAs' 73.7-74.6 % in the same run (predicted 76-80 %): slower, not adopted.
-template <bool Vec, bool VecT, int MinBlocks>
+// Variants 2-4 (tuning_128x128 "lean", "lean_occ4", "lean_prefetch"; session 27, not yet measured
+// when written): what the 1 x 128 dual's v2_lean changed (49 -> 85 % of the copy: the same tile,
+// shared-memory transpose and whole-line q_t stores as this kernel) that this kernel lacks:
+//  - Lean: the 1 x 128 lean quantisers' arithmetic (lean_scale once per thread and block, then
+//    FMUL + 2 FFMA per element: lean_quant8) instead of ExactDivider's FMUL + 4 FFMA + copysign
+//    and the two __fdiv_rn of its setup; the same codes and scales bit for bit (both equal the
+//    CPU's; the GPU tests check every variant byte for byte);
+//  - Prefetch: the block is loaded by cp.async into a 32 KB shared-memory stage, and the next
+//    block's cp.async is issued as soon as every thread has read the current one (after the amax
+//    barrier), so a CTA keeps 32 KB of loads in flight through its conversion, stores and column
+//    pass instead of none. Only when the loads are all-in or all-out 16-byte chunks (Vec and
+//    K % 8 == 0; the launcher falls back to Lean otherwise). 48 KB of dynamic shared memory.
+// Predicted (H200, quantize_bench, % of the copy in the same run): Lean ~80-84 (the 1 x 128 dual's
+// arithmetic gain, on a kernel whose column pass has no arithmetic), lean_occ4 level with Lean
+// or worse (as occ4 was), lean_prefetch 85-88 (quantize_128x128's 87.5 % with 3 bytes/element).
+/// Dynamic shared memory of the prefetching dual: codes tile 16 KB, stage 32 KB, warp_max.
+constexpr int kDual128PrefetchSmem = (128 * 32 + 128 * 64 + kThreadsBlock / 32) * 4;
+
+template <bool Vec, bool VecT, int MinBlocks, bool Lean, bool Prefetch>
 __global__ void __launch_bounds__(kThreadsBlock, MinBlocks)
     quantize_128x128_dual_kernel(const std::uint16_t* __restrict__ w, std::int64_t N,
                                  std::int64_t K, std::int64_t ldw, std::uint8_t* __restrict__ q,
@@ -354,27 +379,70 @@ __global__ void __launch_bounds__(kThreadsBlock, MinBlocks)
                                  BlockScaleLayout layout, std::uint8_t* __restrict__ q_t,
                                  std::int64_t ldq_t, float* __restrict__ scales_t,
                                  BlockScaleLayout layout_t, bool pow2) {
-  __shared__ unsigned warp_max[kThreadsBlock / 32];
-  __shared__ __align__(16) unsigned codes[128 * 32];  // 128 rows x 128 codes, swizzled (above)
+  static_assert(!Prefetch || (Vec && Lean), "the prefetching kernel is the lean vector one");
+  // Shared memory: static without Prefetch; with it, all dynamic (kDual128PrefetchSmem): the
+  // codes tile, the stage (128 rows x 16 chunks of 8 bf16, [row][chunk]) and warp_max.
+  __shared__ unsigned warp_max_s[Prefetch ? 1 : kThreadsBlock / 32];
+  __shared__ __align__(16) unsigned codes_s[Prefetch ? 4 : 128 * 32];
+  extern __shared__ __align__(16) unsigned dynamic_smem[];
+  unsigned* const codes = Prefetch ? dynamic_smem : codes_s;  // 128 rows x 128 codes, swizzled
+  uint4* const stage = reinterpret_cast<uint4*>(dynamic_smem + 128 * 32);
+  unsigned* const warp_max = Prefetch ? dynamic_smem + 128 * 32 + 128 * 64 : warp_max_s;
   const std::int64_t kb = ceil_div(K, 128), nb = ceil_div(N, 128);
   const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
   const int lane = t & 31, m = lane & 7, p = (t >> 5) * 4 + (lane >> 3);
+  // Prefetch: block b's chunks into the stage (zero-filled past N and K: with K % 8 == 0 a chunk
+  // is all in or all out), one cp.async group per block.
+  const auto issue = [&](std::int64_t b) {
+    if constexpr (Prefetch) {
+      const std::int64_t i = b / kb, c = (b - i * kb) * 128 + cc * 8;
+#pragma unroll
+      for (int it = 0; it < 8; ++it) {
+        const std::int64_t r = i * 128 + rr + 16 * it;
+        const bool in = r < N && c < K;
+        ptx::cp_async_16(ptx::smem_u32(&stage[(rr + 16 * it) * 16 + cc]), in ? w + r * ldw + c : w,
+                         in ? 16u : 0u);
+      }
+      ptx::cp_async_commit();
+    }
+  };
+  if (Prefetch && blockIdx.x < nb * kb) issue(blockIdx.x);
   for (std::int64_t b = blockIdx.x; b < nb * kb; b += gridDim.x) {
     const std::int64_t i = b / kb, j = b - (b / kb) * kb;
     const std::int64_t c = j * 128 + cc * 8;
     uint4 v[8];
-    const unsigned mx = load_block_amax<Vec>(w, ldw, K, N, i, c, rr, v, warp_max);
-    const float scale = scale_from_bits(mx, pow2);
-    const ExactDivider d(scale);
-    const bool nonfinite = mx >= kNonFinite;
-    // ---- row pass: q, and the codes into the tile (rows past N and columns past K hold the
-    // codes of the zeros load_tile_rows read there; the column pass does not store them)
+    unsigned mx;
+    if constexpr (Prefetch) {
+      ptx::cp_async_wait<0>();  // this thread's own chunks (it reads nothing else): no barrier
 #pragma unroll
-    for (int it = 0; it < 8; ++it) {
-      const uint2 c8 = quant8(v[it], d, nonfinite);
-      const std::int64_t r = i * 128 + rr + 16 * it;
-      if (r < N) store8<Vec>(q + r * ldq, c, K, c8);
-      *reinterpret_cast<uint2*>(&codes[(rr + 16 * it) * 32 + ((2 * cc) ^ (4 * it))]) = c8;
+      for (int it = 0; it < 8; ++it) v[it] = lds128(&stage[(rr + 16 * it) * 16 + cc]);
+      mx = block_amax(v, warp_max);  // its barrier: every thread has read the stage
+      if (b + gridDim.x < nb * kb) issue(b + gridDim.x);
+    } else {
+      mx = load_block_amax<Vec>(w, ldw, K, N, i, c, rr, v, warp_max);
+    }
+    // ---- row pass: q, and the codes into the tile (rows past N and columns past K hold the
+    // codes of the zeros read there; the column pass does not store them)
+    const auto row_pass = [&](auto quant) {
+#pragma unroll
+      for (int it = 0; it < 8; ++it) {
+        const uint2 c8 = quant(v[it]);
+        const std::int64_t r = i * 128 + rr + 16 * it;
+        if (r < N) store8<Vec>(q + r * ldq, c, K, c8);
+        *reinterpret_cast<uint2*>(&codes[(rr + 16 * it) * 32 + ((2 * cc) ^ (4 * it))]) = c8;
+      }
+    };
+    float scale;
+    if constexpr (Lean) {
+      const LeanScale g = lean_scale(mx, pow2);
+      scale = g.scale;
+      if (!g.tiny) row_pass([&](const uint4& x) { return lean_quant8<false>(x, g); });
+      else row_pass([&](const uint4& x) { return lean_quant8<true>(x, g); });
+    } else {
+      scale = scale_from_bits(mx, pow2);
+      const ExactDivider d(scale);
+      const bool nonfinite = mx >= kNonFinite;
+      row_pass([&](const uint4& x) { return quant8(x, d, nonfinite); });
     }
     if (t == 0) {
       scales[layout.offset(i, j)] = scale;
@@ -853,7 +921,9 @@ void quantize_128x128_dual(const std::uint16_t* w, std::int64_t N, std::int64_t 
 }
 
 const char* tuning_128x128::variant_name(int v) {
-  return v == 0 ? "occ3" : v == 1 ? "occ4" : "?";
+  static const char* const names[kVariants] = {"occ3",      "occ4",          "lean",
+                                               "lean_occ4", "lean_prefetch", "lean_prefetch_occ4"};
+  return v >= 0 && v < kVariants ? names[v] : "?";
 }
 
 void tuning_128x128::quantize_128x128_dual(int variant, const std::uint16_t* w, std::int64_t N,
@@ -876,20 +946,42 @@ void tuning_128x128::quantize_128x128_dual(int variant, const std::uint16_t* w, 
   const bool vec = aligned(w, 16) && ldw % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
   const bool vec_t = aligned(q_t, 16) && ldq_t % 16 == 0;
   const unsigned grid = grid_for(ceil_div(N, 128) * ceil_div(K, 128), 1);
-  auto launch = [&](auto kernel) {
-    prepare(reinterpret_cast<const void*>(kernel), "quantize_128x128_dual_kernel", who);
-    kernel<<<grid, kThreadsBlock, 0, stream>>>(w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t,
-                                               scales_t, layout_t, opt.pow2_scales);
+  auto launch = [&](auto kernel, int smem) {
+    prepare_kernel(reinterpret_cast<const void*>(kernel), "quantize_128x128_dual_kernel", "sm_90a",
+                   smem);
+    require_no_pending_error(who);
+    kernel<<<grid, kThreadsBlock, smem, stream>>>(w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t,
+                                                  scales_t, layout_t, opt.pow2_scales);
   };
-  auto by_occupancy = [&](auto min_blocks) {
+  // MinBlocks (CTAs per SM), Lean arithmetic, Prefetch by cp.async (vector loads with K % 8 == 0
+  // only; lean_prefetch runs the lean kernel otherwise).
+  auto by_vectors = [&](auto min_blocks, auto lean, auto prefetch) {
     constexpr int B = decltype(min_blocks)::value;
-    if (vec && vec_t) launch(&quantize_128x128_dual_kernel<true, true, B>);
-    else if (vec) launch(&quantize_128x128_dual_kernel<true, false, B>);
-    else if (vec_t) launch(&quantize_128x128_dual_kernel<false, true, B>);
-    else launch(&quantize_128x128_dual_kernel<false, false, B>);
+    constexpr bool L = decltype(lean)::value, P = decltype(prefetch)::value;
+    if constexpr (P) {
+      if (vec && K % 8 == 0) {
+        if (vec_t) launch(&quantize_128x128_dual_kernel<true, true, B, L, P>, kDual128PrefetchSmem);
+        else launch(&quantize_128x128_dual_kernel<true, false, B, L, P>, kDual128PrefetchSmem);
+        return;
+      }
+    }
+    if (vec && vec_t) launch(&quantize_128x128_dual_kernel<true, true, B, L, false>, 0);
+    else if (vec) launch(&quantize_128x128_dual_kernel<true, false, B, L, false>, 0);
+    else if (vec_t) launch(&quantize_128x128_dual_kernel<false, true, B, L, false>, 0);
+    else launch(&quantize_128x128_dual_kernel<false, false, B, L, false>, 0);
   };
-  if (variant == 0) by_occupancy(std::integral_constant<int, 3>{});
-  else by_occupancy(std::integral_constant<int, 4>{});
+  using Yes = std::true_type;
+  using No = std::false_type;
+  using Occ3 = std::integral_constant<int, 3>;
+  using Occ4 = std::integral_constant<int, 4>;
+  switch (variant) {
+    case 0: by_vectors(Occ3{}, No{}, No{}); break;
+    case 1: by_vectors(Occ4{}, No{}, No{}); break;
+    case 2: by_vectors(Occ3{}, Yes{}, No{}); break;
+    case 3: by_vectors(Occ4{}, Yes{}, No{}); break;
+    case 4: by_vectors(Occ3{}, Yes{}, Yes{}); break;
+    default: by_vectors(Occ4{}, Yes{}, Yes{}); break;
+  }
   check_launch(who);
 }
 
