@@ -346,7 +346,8 @@ int main(int argc, char** argv) {
       {Op::mx, 8192, 7168},          {Op::mx, 4096, 16384},       {Op::mx_dual, 8192, 7168},
       {Op::mx_dual, 4096, 16384},
   };
-  // Every quantize_128x128_dual kernel variant (tuning_128x128; the public entry runs occ3).
+  // Every quantize_128x128_dual kernel variant (tuning_128x128; the public entry runs
+  // kDefaultVariant, lean_prefetch).
   for (int v = 0; v < tuning_128x128::kVariants; ++v) {
     items.push_back({Op::q128x128_dual, 7168, 16384, v});
     items.push_back({Op::q128x128_dual, 16384, 7168, v});

@@ -365,12 +365,15 @@ FP8GEMM_HD inline float lean_div(float x, float s, float y) {
 namespace tuning_128x128 {
 /// Not API: quantize_128x128_dual's kernels, for bench/quantize_bench.cu (side by side) and
 /// tests/test_quantize_gpu.cu (each byte for byte against the CPU): variant 0 "occ3" (3 CTAs per
-/// SM, 80 registers: what the public function runs), 1 "occ4" (4 CTAs, 64 registers, more
-/// spilled), 2 "lean" (occ3 with the 1 x 128 lean quantisers' arithmetic), 3 "lean_occ4", 4
-/// "lean_prefetch" (lean, the next block's loads by cp.async during this one's work; runs "lean"
-/// unless w and q take vector accesses and K % 8 == 0), 5 "lean_prefetch_occ4". Same arguments,
+/// SM, 80 registers: session 26's kernel), 1 "occ4" (4 CTAs, 64 registers, more spilled), 2 "lean"
+/// (occ3 with the 1 x 128 lean quantisers' arithmetic), 3 "lean_occ4", 4 "lean_prefetch" (lean,
+/// the next block's loads by cp.async during this one's work; runs "lean" unless w and q take
+/// vector accesses and K % 8 == 0: what the public function runs, kDefaultVariant), 5
+/// "lean_prefetch_occ4". H200, % of the copy at 7168 x 16384 and 16384 x 7168 (session 27,
+/// quantize_bench at 65fb63d): 73.7, 71.9, 79.6, 65.9, 91.6-92.0, 82.6-83.1. Same arguments,
 /// checks, contract and bytes as quantize_128x128_dual.
 inline constexpr int kVariants = 6;
+inline constexpr int kDefaultVariant = 4;
 const char* variant_name(int v);
 void quantize_128x128_dual(int variant, const std::uint16_t* w, std::int64_t N, std::int64_t K,
                            std::int64_t ldw, std::uint8_t* q, std::int64_t ldq, float* scales,

@@ -353,9 +353,9 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
 // across the loads), kept in the hot path.
 // tuning_128x128 variant 1 runs it at 4 for the comparison: at c8abf19 71.4-72.3 % of the copy
 // against 3 CTAs' 73.7-74.6 % in the same run (predicted 76-80 %): slower, not adopted.
-// Variants 2-4 (tuning_128x128 "lean", "lean_occ4", "lean_prefetch"; session 27, not yet measured
-// when written): what the 1 x 128 dual's v2_lean changed (49 -> 85 % of the copy: the same tile,
-// shared-memory transpose and whole-line q_t stores as this kernel) that this kernel lacks:
+// Variants 2-5 (tuning_128x128 "lean", "lean_occ4", "lean_prefetch", "lean_prefetch_occ4";
+// session 27): what the 1 x 128 dual's v2_lean changed (49 -> 85 % of the copy: the same tile,
+// shared-memory transpose and whole-line q_t stores as this kernel) that this kernel lacked:
 //  - Lean: the 1 x 128 lean quantisers' arithmetic (lean_scale once per thread and block, then
 //    FMUL + 2 FFMA per element: lean_quant8) instead of ExactDivider's FMUL + 4 FFMA + copysign
 //    and the two __fdiv_rn of its setup; the same codes and scales bit for bit (both equal the
@@ -365,9 +365,14 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
 //    barrier), so a CTA keeps 32 KB of loads in flight through its conversion, stores and column
 //    pass instead of none. Only when the loads are all-in or all-out 16-byte chunks (Vec and
 //    K % 8 == 0; the launcher falls back to Lean otherwise). 48 KB of dynamic shared memory.
-// Predicted (H200, quantize_bench, % of the copy in the same run): Lean ~80-84 (the 1 x 128 dual's
-// arithmetic gain, on a kernel whose column pass has no arithmetic), lean_occ4 level with Lean
-// or worse (as occ4 was), lean_prefetch 85-88 (quantize_128x128's 87.5 % with 3 bytes/element).
+// Predicted (% of the copy in the same run): Lean 80-84, lean_occ4 <= Lean, lean_prefetch 85-88.
+// Measured (H200, quantize_bench at 65fb63d, two runs, 7168 x 16384 and 16384 x 7168; plots/data/
+// h200/session27/call1_65fb63d): occ3 73.6-74.7, Lean 79.5-79.8, lean_occ4 65.8-66.6 (104 bytes
+// spilled at 64 registers), lean_prefetch **91.6-92.0** (the default since), lean_prefetch_occ4
+// 82.6-83.1 (44 bytes spilled). ncu at 7168 x 16384: DRAM throughput 63.0 % of peak (occ3),
+// 66.9 % (Lean), 77.5 % (lean_prefetch); 150.9, 141.8 and 119.7 us; the same 3 CTAs per SM
+// (registers) and ~36 % achieved occupancy in all three: the gain is the bytes in flight, not
+// more warps.
 /// Dynamic shared memory of the prefetching dual: codes tile 16 KB, stage 32 KB, warp_max.
 constexpr int kDual128PrefetchSmem = (128 * 32 + 128 * 64 + kThreadsBlock / 32) * 4;
 
@@ -916,8 +921,9 @@ void quantize_128x128_dual(const std::uint16_t* w, std::int64_t N, std::int64_t 
                            BlockScaleLayout layout, std::uint8_t* q_t, std::int64_t ldq_t,
                            float* scales_t, BlockScaleLayout layout_t, QuantizeOptions opt,
                            cudaStream_t stream) {
-  tuning_128x128::quantize_128x128_dual(0, w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t,
-                                        scales_t, layout_t, opt, stream);
+  tuning_128x128::quantize_128x128_dual(tuning_128x128::kDefaultVariant, w, N, K, ldw, q, ldq,
+                                        scales, layout, q_t, ldq_t, scales_t, layout_t, opt,
+                                        stream);
 }
 
 const char* tuning_128x128::variant_name(int v) {
