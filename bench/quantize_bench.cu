@@ -235,7 +235,7 @@ void bench_op(benchmark::State& state, Op op, int variant, std::int64_t R, std::
           quantize_128x128_dual(x.data(), R, K, K, q.data(), K, s.data(), L, qt.data(), R,
                                 st.data(), Lt, opt, st_);
         else
-          tuning_128x128::quantize_128x128_dual(variant, x.data(), R, K, K, q.data(), K, s.data(),
+          tuning_128x128::quantize_128x128_dual(variant, 0, x.data(), R, K, K, q.data(), K, s.data(),
                                                 L, qt.data(), R, st.data(), Lt, opt, st_);
       };
     } else if (op == Op::tokens) {
@@ -347,7 +347,7 @@ int main(int argc, char** argv) {
       {Op::mx_dual, 4096, 16384},
   };
   // Every quantize_128x128_dual kernel variant (tuning_128x128; the public entry runs
-  // kDefaultVariant, lean_prefetch).
+  // kDefaultVariant, lean_async).
   for (int v = 0; v < tuning_128x128::kVariants; ++v) {
     items.push_back({Op::q128x128_dual, 7168, 16384, v});
     items.push_back({Op::q128x128_dual, 16384, 7168, v});

@@ -261,14 +261,16 @@ namespace tuning_1x128 {
 /// quantize_grouped_gpu.cu describe each. variant in [0, kVariants): 0 "v1_first" (the first
 /// kernels), 1 "v2_lean" (what the public functions run: default_variant), 2 "v3_shared" (v2 with
 /// each group's scale computed once and shared by shuffles), 3 "v4_occ4" (v3 with the dual and the
-/// token kernel at 4 CTAs per SM; the single kernel's v4 is its v3); v3 and v4 not yet measured.
-/// max_ctas > 0 caps the grid of a kernel that strides over its work (tests use it to make every
-/// CTA walk several tiles), 0 keeps the kernel's own grid.
-inline constexpr int kVariants = 4;
+/// token kernel at 4 CTAs per SM; the single kernel's v4 is its v3), 4 "v5_async" (v3 with the
+/// dual's tiles loaded by cp.async into two shared-memory stages, the next tile of a CTA's walk
+/// in flight during this one; when x and q take vector accesses, else, and for the single and
+/// token kernels, v3). max_ctas > 0 caps the grid of a kernel that strides over its work (tests
+/// use it to make every CTA walk several tiles), 0 keeps the kernel's own grid.
+inline constexpr int kVariants = 5;
 enum class Kind { single, dual, tokens };
 /// The variant the public function of `kind` runs.
 int default_variant(Kind kind);
-/// A short name ("v1_first", "v2_lean", "v3_shared", "v4_occ4") of variant v.
+/// A short name ("v1_first", "v2_lean", "v3_shared", "v4_occ4", "v5_async") of variant v.
 const char* variant_name(int v);
 void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
                     std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,
@@ -366,20 +368,23 @@ namespace tuning_128x128 {
 /// Not API: quantize_128x128_dual's kernels, for bench/quantize_bench.cu (side by side) and
 /// tests/test_quantize_gpu.cu (each byte for byte against the CPU): variant 0 "occ3" (3 CTAs per
 /// SM, 80 registers: session 26's kernel), 1 "occ4" (4 CTAs, 64 registers, more spilled), 2 "lean"
-/// (occ3 with the 1 x 128 lean quantisers' arithmetic), 3 "lean_occ4", 4 "lean_prefetch" (lean,
-/// the next block's loads by cp.async during this one's work; runs "lean" unless w and q take
-/// vector accesses and K % 8 == 0: what the public function runs, kDefaultVariant), 5
-/// "lean_prefetch_occ4". H200, % of the copy at 7168 x 16384 and 16384 x 7168 (session 27,
+/// (occ3 with the 1 x 128 lean quantisers' arithmetic), 3 "lean_occ4", 4 "lean_async" (lean, the
+/// block loaded by cp.async into shared memory; runs "lean" unless w and q take vector accesses
+/// and K % 8 == 0: what the public function runs, kDefaultVariant), 5 "lean_async_occ4", 6
+/// "lean_async_persistent" (lean_async on a grid of 3 CTAs per SM, each walking blocks with the
+/// next block's copies in flight during this one's work). max_ctas > 0 caps the grid (the CTAs
+/// then walk several blocks: tests use it), 0 keeps the variant's own grid (one CTA per block
+/// but for variant 6). H200, % of the copy at 7168 x 16384 and 16384 x 7168 (session 27,
 /// quantize_bench at 65fb63d): 73.7, 71.9, 79.6, 65.9, 91.6-92.0, 82.6-83.1. Same arguments,
 /// checks, contract and bytes as quantize_128x128_dual.
-inline constexpr int kVariants = 6;
+inline constexpr int kVariants = 7;
 inline constexpr int kDefaultVariant = 4;
 const char* variant_name(int v);
-void quantize_128x128_dual(int variant, const std::uint16_t* w, std::int64_t N, std::int64_t K,
-                           std::int64_t ldw, std::uint8_t* q, std::int64_t ldq, float* scales,
-                           BlockScaleLayout layout, std::uint8_t* q_t, std::int64_t ldq_t,
-                           float* scales_t, BlockScaleLayout layout_t, QuantizeOptions opt = {},
-                           cudaStream_t stream = nullptr);
+void quantize_128x128_dual(int variant, int max_ctas, const std::uint16_t* w, std::int64_t N,
+                           std::int64_t K, std::int64_t ldw, std::uint8_t* q, std::int64_t ldq,
+                           float* scales, BlockScaleLayout layout, std::uint8_t* q_t,
+                           std::int64_t ldq_t, float* scales_t, BlockScaleLayout layout_t,
+                           QuantizeOptions opt = {}, cudaStream_t stream = nullptr);
 }  // namespace tuning_128x128
 
 /// The host-side argument checks of the functions above, alone (pure C++, no CUDA call): throw

@@ -290,10 +290,11 @@ TEST_CASE("quantize_128x128 equals the CPU quantiser byte for byte", "[quantize_
   require_same_bytes(ds.download(), s, "scales (7168 x 2112)");
 }
 
-/// Runs quantize_128x128_dual (variant < 0: the public function; else that tuning_128x128 kernel)
-/// on w with every output poisoned first, and requires q, scales, q_t and scales_t, slack past
-/// their extents included, byte for byte equal to the CPU ground truth's.
-void require_dual_128x128_matches_cpu(int variant, const std::vector<std::uint16_t>& w,
+/// Runs quantize_128x128_dual (variant < 0: the public function; else that tuning_128x128 kernel,
+/// its grid capped at max_ctas when > 0) on w with every output poisoned first, and requires q,
+/// scales, q_t and scales_t, slack past their extents included, byte for byte equal to the CPU
+/// ground truth's.
+void require_dual_128x128_matches_cpu(int variant, int max_ctas, const std::vector<std::uint16_t>& w,
                                       std::int64_t N, std::int64_t K, std::int64_t ldw,
                                       std::int64_t ldq, std::int64_t ldq_t,
                                       const BlockScaleLayout& L, const BlockScaleLayout& Lt,
@@ -311,8 +312,8 @@ void require_dual_128x128_matches_cpu(int variant, const std::vector<std::uint16
     quantize_128x128_dual(dw.data(), N, K, ldw, dq.data(), ldq, ds.data(), L, dqt.data(), ldq_t,
                           dst.data(), Lt, {pow2});
   else
-    tuning_128x128::quantize_128x128_dual(variant, dw.data(), N, K, ldw, dq.data(), ldq, ds.data(),
-                                          L, dqt.data(), ldq_t, dst.data(), Lt, {pow2});
+    tuning_128x128::quantize_128x128_dual(variant, max_ctas, dw.data(), N, K, ldw, dq.data(), ldq,
+                                          ds.data(), L, dqt.data(), ldq_t, dst.data(), Lt, {pow2});
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   auto q = poisoned_host<std::uint8_t>(q_count);
   auto s = poisoned_host<float>(s_count);
@@ -346,34 +347,38 @@ TEST_CASE("quantize_128x128_dual equals the CPU for q and q_t", "[quantize_gpu]"
         auto w = random_bf16(N, K, ldw);
         if (variant == 2 && N > 100)
           w[100 * ldw + K - 1] = float_to_bf16(std::numeric_limits<float>::infinity());
-        require_dual_128x128_matches_cpu(-1, w, N, K, ldw, ldq, ldq_t, L, Lt, pow2);
+        require_dual_128x128_matches_cpu(-1, 0, w, N, K, ldw, ldq, ldq_t, L, Lt, pow2);
         ++variant;
       }
     }
 }
 
 TEST_CASE("quantize_128x128_dual: every kernel variant equals the CPU", "[quantize_gpu]") {
-  // tuning_128x128's variants (exact and lean arithmetic, 3 and 4 CTAs per SM, cp.async prefetch)
-  // on partial-block shapes with vector loads and K % 8 == 0 (the prefetching kernels run; in the
-  // second, ldw > K and adversarial_bf16 fills the gaps with NaN, which a read past K would carry
-  // into the codes) and one with scalar loads (they fall back to the lean kernel): random data,
-  // and adversarial data (every amax range, tiny blocks: the lean prescaled path, signed zeros)
-  // with a NaN and an Inf, under both scale rules.
+  // tuning_128x128's variants (exact and lean arithmetic, 3 and 4 CTAs per SM, cp.async loads,
+  // persistent), each with its own grid and with at most 3 CTAs (every CTA then walks several
+  // blocks: the cp.async kernels' next-block copies), on partial-block shapes with vector loads
+  // and K % 8 == 0 (the cp.async kernels run; in the second, ldw > K and adversarial_bf16 fills
+  // the gaps with NaN, which a read past K would carry into the codes) and one with scalar loads
+  // (they fall back to the lean kernel): random data, and adversarial data (every amax range,
+  // tiny blocks: the lean prescaled path, signed zeros) with a NaN and an Inf, under both rules.
   for (int v = 0; v < tuning_128x128::kVariants; ++v)
-    for (auto [N, K, ldw, ldq_t] : {std::array<std::int64_t, 4>{300, 7168 + 16, 7168 + 16, 304},
-                                    {200, 1024 + 16, 1024 + 24, 208},
-                                    {257, 1040, 1041, 259}})
-      for (int data = 0; data < 3; ++data) {
-        const bool adversarial = data > 0, pow2 = data == 2;
-        CAPTURE(v, tuning_128x128::variant_name(v), N, K, ldw, ldq_t, adversarial, pow2);
-        auto w = adversarial ? adversarial_bf16(N, K, ldw) : random_bf16(N, K, ldw);
-        if (adversarial) {
-          w[130 * ldw + 5] = float_to_bf16(std::numeric_limits<float>::quiet_NaN());
-          w[3 * ldw + K - 1] = float_to_bf16(-std::numeric_limits<float>::infinity());
+    for (int max_ctas : {0, 3})
+      for (auto [N, K, ldw, ldq_t] :
+           {std::array<std::int64_t, 4>{300, 7168 + 16, 7168 + 16, 304},
+            {200, 1024 + 16, 1024 + 24, 208},
+            {257, 1040, 1041, 259}})
+        for (int data = 0; data < 3; ++data) {
+          const bool adversarial = data > 0, pow2 = data == 2;
+          CAPTURE(v, tuning_128x128::variant_name(v), max_ctas, N, K, ldw, ldq_t, adversarial, pow2);
+          auto w = adversarial ? adversarial_bf16(N, K, ldw) : random_bf16(N, K, ldw);
+          if (adversarial) {
+            w[130 * ldw + 5] = float_to_bf16(std::numeric_limits<float>::quiet_NaN());
+            w[3 * ldw + K - 1] = float_to_bf16(-std::numeric_limits<float>::infinity());
+          }
+          require_dual_128x128_matches_cpu(v, max_ctas, w, N, K, ldw, K, ldq_t,
+                                           BlockScaleLayout::packed(K), BlockScaleLayout::padded(N),
+                                           pow2);
         }
-        require_dual_128x128_matches_cpu(v, w, N, K, ldw, K, ldq_t, BlockScaleLayout::packed(K),
-                                         BlockScaleLayout::padded(N), pow2);
-      }
 }
 
 TEST_CASE("quantize_128x128_dual at a layer's shape equals quantize_128x128 and its transpose",

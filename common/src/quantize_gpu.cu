@@ -353,30 +353,37 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
 // across the loads), kept in the hot path.
 // tuning_128x128 variant 1 runs it at 4 for the comparison: at c8abf19 71.4-72.3 % of the copy
 // against 3 CTAs' 73.7-74.6 % in the same run (predicted 76-80 %): slower, not adopted.
-// Variants 2-5 (tuning_128x128 "lean", "lean_occ4", "lean_prefetch", "lean_prefetch_occ4";
-// session 27): what the 1 x 128 dual's v2_lean changed (49 -> 85 % of the copy: the same tile,
-// shared-memory transpose and whole-line q_t stores as this kernel) that this kernel lacked:
+// Variants 2-6 (tuning_128x128 "lean", "lean_occ4", "lean_async", "lean_async_occ4",
+// "lean_async_persistent"; session 27): what the 1 x 128 dual's v2_lean changed (49 -> 85 % of the
+// copy: the same tile, shared-memory transpose and whole-line q_t stores as this kernel) that this
+// kernel lacked, and how the block is loaded:
 //  - Lean: the 1 x 128 lean quantisers' arithmetic (lean_scale once per thread and block, then
 //    FMUL + 2 FFMA per element: lean_quant8) instead of ExactDivider's FMUL + 4 FFMA + copysign
 //    and the two __fdiv_rn of its setup; the same codes and scales bit for bit (both equal the
 //    CPU's; the GPU tests check every variant byte for byte);
-//  - Prefetch: the block is loaded by cp.async into a 32 KB shared-memory stage, and the next
-//    block's cp.async is issued as soon as every thread has read the current one (after the amax
-//    barrier), so a CTA keeps 32 KB of loads in flight through its conversion, stores and column
-//    pass instead of none. Only when the loads are all-in or all-out 16-byte chunks (Vec and
-//    K % 8 == 0; the launcher falls back to Lean otherwise). 48 KB of dynamic shared memory.
-// Predicted (% of the copy in the same run): Lean 80-84, lean_occ4 <= Lean, lean_prefetch 85-88.
+//  - Async (the template parameter Async): the block is loaded by cp.async (LDGSTS, L1
+//    bypassed) into a 32 KB shared-memory stage instead of by LDG into registers, and when a CTA
+//    walks several blocks the next block's copies are issued right after the amax barrier (every
+//    thread has read the stage), so they are in flight during this block's conversion, stores and
+//    column pass. Only when the loads are all-in or all-out 16-byte chunks (Vec and K % 8 == 0;
+//    the launcher falls back to Lean otherwise). 48 KB of dynamic shared memory.
+// The grid is one CTA per block (variants 0-5; the blocks of a real weight are far fewer than
+// 2^31), so there a CTA loads one block and exits: the next-block copies run only on a capped
+// grid (variant 6, 3 CTAs per SM; the tests' max_ctas).
+// Predicted (% of the copy in the same run): Lean 80-84, lean_occ4 <= Lean, the cp.async variant
+// 85-88 (predicted as a prefetch, before noticing the grid gives each CTA one block).
 // Measured (H200, quantize_bench at 65fb63d, two runs, 7168 x 16384 and 16384 x 7168; plots/data/
-// h200/session27/call1_65fb63d): occ3 73.6-74.7, Lean 79.5-79.8, lean_occ4 65.8-66.6 (104 bytes
-// spilled at 64 registers), lean_prefetch **91.6-92.0** (the default since), lean_prefetch_occ4
-// 82.6-83.1 (44 bytes spilled). ncu at 7168 x 16384: DRAM throughput 63.0 % of peak (occ3),
-// 66.9 % (Lean), 77.5 % (lean_prefetch); 150.9, 141.8 and 119.7 us; the same 3 CTAs per SM
-// (registers) and ~36 % achieved occupancy in all three: the gain is the bytes in flight, not
-// more warps.
-/// Dynamic shared memory of the prefetching dual: codes tile 16 KB, stage 32 KB, warp_max.
-constexpr int kDual128PrefetchSmem = (128 * 32 + 128 * 64 + kThreadsBlock / 32) * 4;
+// h200/session27/call1_65fb63d, where variants 4 and 5 were named lean_prefetch and
+// lean_prefetch_occ4): occ3 73.6-74.7, Lean 79.5-79.8, lean_occ4 65.8-66.6 (104 bytes spilled at
+// 64 registers), lean_async **91.6-92.0** (the default since), lean_async_occ4 82.6-83.1 (44 bytes
+// spilled). ncu at 7168 x 16384: DRAM throughput 63.0 % of peak (occ3), 66.9 % (Lean), 77.5 %
+// (lean_async); 150.9, 141.8 and 119.7 us; the same 3 CTAs per SM (registers) and ~36 % achieved
+// occupancy in all three. So the gain of lean_async over Lean is the load path itself (LDGSTS
+// into shared memory against LDG into registers, same bytes, same CTAs), not a prefetch.
+/// Dynamic shared memory of the cp.async dual (Async): codes tile 16 KB, stage 32 KB, warp_max.
+constexpr int kDual128AsyncSmem = (128 * 32 + 128 * 64 + kThreadsBlock / 32) * 4;
 
-template <bool Vec, bool VecT, int MinBlocks, bool Lean, bool Prefetch>
+template <bool Vec, bool VecT, int MinBlocks, bool Lean, bool Async>
 __global__ void __launch_bounds__(kThreadsBlock, MinBlocks)
     quantize_128x128_dual_kernel(const std::uint16_t* __restrict__ w, std::int64_t N,
                                  std::int64_t K, std::int64_t ldw, std::uint8_t* __restrict__ q,
@@ -384,22 +391,22 @@ __global__ void __launch_bounds__(kThreadsBlock, MinBlocks)
                                  BlockScaleLayout layout, std::uint8_t* __restrict__ q_t,
                                  std::int64_t ldq_t, float* __restrict__ scales_t,
                                  BlockScaleLayout layout_t, bool pow2) {
-  static_assert(!Prefetch || (Vec && Lean), "the prefetching kernel is the lean vector one");
-  // Shared memory: static without Prefetch; with it, all dynamic (kDual128PrefetchSmem): the
+  static_assert(!Async || (Vec && Lean), "the cp.async kernel is the lean vector one");
+  // Shared memory: static without Async; with it, all dynamic (kDual128AsyncSmem): the
   // codes tile, the stage (128 rows x 16 chunks of 8 bf16, [row][chunk]) and warp_max.
-  __shared__ unsigned warp_max_s[Prefetch ? 1 : kThreadsBlock / 32];
-  __shared__ __align__(16) unsigned codes_s[Prefetch ? 4 : 128 * 32];
+  __shared__ unsigned warp_max_s[Async ? 1 : kThreadsBlock / 32];
+  __shared__ __align__(16) unsigned codes_s[Async ? 4 : 128 * 32];
   extern __shared__ __align__(16) unsigned dynamic_smem[];
-  unsigned* const codes = Prefetch ? dynamic_smem : codes_s;  // 128 rows x 128 codes, swizzled
+  unsigned* const codes = Async ? dynamic_smem : codes_s;  // 128 rows x 128 codes, swizzled
   uint4* const stage = reinterpret_cast<uint4*>(dynamic_smem + 128 * 32);
-  unsigned* const warp_max = Prefetch ? dynamic_smem + 128 * 32 + 128 * 64 : warp_max_s;
+  unsigned* const warp_max = Async ? dynamic_smem + 128 * 32 + 128 * 64 : warp_max_s;
   const std::int64_t kb = ceil_div(K, 128), nb = ceil_div(N, 128);
   const int t = threadIdx.x, cc = t & 15, rr = t >> 4;
   const int lane = t & 31, m = lane & 7, p = (t >> 5) * 4 + (lane >> 3);
-  // Prefetch: block b's chunks into the stage (zero-filled past N and K: with K % 8 == 0 a chunk
+  // Async: block b's chunks into the stage (zero-filled past N and K: with K % 8 == 0 a chunk
   // is all in or all out), one cp.async group per block.
   const auto issue = [&](std::int64_t b) {
-    if constexpr (Prefetch) {
+    if constexpr (Async) {
       const std::int64_t i = b / kb, c = (b - i * kb) * 128 + cc * 8;
 #pragma unroll
       for (int it = 0; it < 8; ++it) {
@@ -411,13 +418,13 @@ __global__ void __launch_bounds__(kThreadsBlock, MinBlocks)
       ptx::cp_async_commit();
     }
   };
-  if (Prefetch && blockIdx.x < nb * kb) issue(blockIdx.x);
+  if (Async && blockIdx.x < nb * kb) issue(blockIdx.x);
   for (std::int64_t b = blockIdx.x; b < nb * kb; b += gridDim.x) {
     const std::int64_t i = b / kb, j = b - (b / kb) * kb;
     const std::int64_t c = j * 128 + cc * 8;
     uint4 v[8];
     unsigned mx;
-    if constexpr (Prefetch) {
+    if constexpr (Async) {
       ptx::cp_async_wait<0>();  // this thread's own chunks (it reads nothing else): no barrier
 #pragma unroll
       for (int it = 0; it < 8; ++it) v[it] = lds128(&stage[(rr + 16 * it) * 16 + cc]);
@@ -609,18 +616,47 @@ struct Lean1x128Args {
 constexpr int kThreadsLean = 256;
 
 /// CTAs per SM of the lean kernels (their __launch_bounds__): single 4; dual 3 (80 registers),
-/// v4_occ4's dual 4 (64 registers, no spill: its row pass converts from shared memory).
-constexpr int lean_ctas(bool dual, int version) { return !dual || version >= 4 ? 4 : 3; }
+/// v4_occ4's dual 4 (64 registers, no spill: its row pass converts from shared memory), v5's 3
+/// (its two 32 KB stages).
+constexpr int lean_ctas(bool dual, int version) { return !dual || version == 4 ? 4 : 3; }
 
-/// Version: 2 (v2_lean), 3 (v3_shared: Share), 4 (v4_occ4, dual only: FromSmem, 4 CTAs per SM).
+/// Dynamic shared memory of v5_async's dual: two stages of a 128 x 128 bf16 tile (swz1).
+constexpr int kLeanAsyncSmem = 2 * 128 * 16 * 16;
+
+/// Version: 2 (v2_lean), 3 (v3_shared: Share), 4 (v4_occ4, dual only: FromSmem, 4 CTAs per SM),
+/// 5 (v5_async, dual only: v3 with the tile loaded by cp.async into one of two shared-memory
+/// stages, the CTA's next tile into the other; Vec only).
 template <bool Vec, bool Dual, bool VecT, int Version>
 __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
     quantize_1x128_lean_kernel(const Lean1x128Args a) {
-  constexpr bool Share = Version >= 3, FromSmem = Dual && Version >= 4;
-  __shared__ __align__(16) uint4 tile[Dual ? 128 * 16 : 1];
+  constexpr bool Share = Version >= 3, FromSmem = Dual && Version == 4;
+  constexpr bool Async = Dual && Version == 5;
+  static_assert(!Async || Vec, "v5_async loads whole 16-byte chunks (Vec: K % 8 == 0)");
+  __shared__ __align__(16) uint4 tile_s[Dual && !Async ? 128 * 16 : 1];
+  extern __shared__ __align__(16) uint4 stages[];  // Async: 2 x 128 rows x 16 chunks (swz1)
+  const uint4* tile = tile_s;
+  int stage = 0;
   const std::int64_t M = a.M, K = a.K, mt = ceil_div(M, 128), kt = ceil_div(K, 128);
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, qd = lane >> 2, l4 = lane & 3;
   const int r0 = 16 * w + qd;  // slot s: tile row r0 + 8 s
+  // Async: tile (tm, tk)'s chunks of this thread (the same map as the loads below) into stage st
+  // at their swz1 places, zero-filled past M and K; one cp.async group per tile.
+  const auto issue = [&](std::int64_t tm, std::int64_t tk, int st) {
+    if constexpr (Async) {
+      const int rows = int(std::min<std::int64_t>(M - tm * 128, 128));
+#pragma unroll
+      for (int sl = 0; sl < 2; ++sl)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const std::int64_t c = tk * 128 + 8 * l4 + 32 * j;
+          const bool in = r0 + 8 * sl < rows && c < K;
+          ptx::cp_async_16(ptx::smem_u32(&stages[st * 2048 + swz1(r0 + 8 * sl, 4 * j + l4)]),
+                           in ? a.x + (tm * 128 + r0 + 8 * sl) * a.ldx + c : a.x, in ? 16u : 0u);
+        }
+      ptx::cp_async_commit();
+    }
+  };
+  if (Async && blockIdx.y < mt && blockIdx.x < kt) issue(blockIdx.y, blockIdx.x, 0);
   for (std::int64_t tm = blockIdx.y; tm < mt; tm += gridDim.y)
     for (std::int64_t tk = blockIdx.x; tk < kt; tk += gridDim.x) {
       const int rows = int(std::min<std::int64_t>(M - tm * 128, 128));  // rows of the tile in x
@@ -628,13 +664,26 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
       const std::int64_t r_first = tm * 128 + r0;
       const bool pads = tile_has_padding(a.layout, tm, mt, tk, kt);
       uint4 v[2][4];
+      if constexpr (Async) {
+        // This tile's copies have landed (each thread waits for its own, the barrier makes all
+        // of them visible to the column pass), and every thread is past the previous tile's
+        // column pass: the other stage is free for the CTA's next tile (the walk's order).
+        ptx::cp_async_wait<0>();
+        __syncthreads();
+        std::int64_t ntm = tm, ntk = tk + gridDim.x;
+        if (ntk >= kt) ntk = blockIdx.x, ntm = tm + gridDim.y;
+        if (ntm < mt) issue(ntm, ntk, stage ^ 1);
+        tile = stages + stage * 2048;
+      }
 #pragma unroll
       for (int sl = 0; sl < 2; ++sl) {
         const std::uint16_t* xr = a.x + (r_first + 8 * sl) * a.ldx;
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const std::int64_t c = c0 + 32 * j;
-          if constexpr (Vec)  // K % 8 == 0: a chunk is all in or all out
+          if constexpr (Async)  // own chunks, already zero-filled past M and K
+            v[sl][j] = lds128(&tile[swz1(r0 + 8 * sl, 4 * j + l4)]);
+          else if constexpr (Vec)  // K % 8 == 0: a chunk is all in or all out
             v[sl][j] = r0 + 8 * sl < rows && c < K ? __ldg(reinterpret_cast<const uint4*>(xr + c))
                                                    : make_uint4(0, 0, 0, 0);
           else
@@ -656,7 +705,7 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
 #pragma unroll
         for (int sl = 0; sl < 2; ++sl)
 #pragma unroll
-          for (int j = 0; j < 4; ++j) tile[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
+          for (int j = 0; j < 4; ++j) tile_s[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
         lean_scale_pair<4>(m0, m1, a.pow2, shared[0], shared[1]);
       } else if constexpr (Share) {
         lean_scale_pair<4>(row_amax(0), row_amax(1), a.pow2, shared[0], shared[1]);
@@ -688,12 +737,16 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
           if (l4 == 0) a.scales[a.layout.offset(r, tk)] = g.scale;
           if (pads) zero_group_padding(a.scales, a.layout, M, kt, r, tk, l4, 4);
         }
-        if constexpr (Dual && !FromSmem) {
+        if constexpr (Dual && !FromSmem && !Async) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) tile[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
+          for (int j = 0; j < 4; ++j) tile_s[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
         }
       }
-      if constexpr (Dual) {
+      if constexpr (Async) {  // the tile is in its stage since the barrier above
+        lean_columns<VecT, false, Share>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t, a.scales_t,
+                                         a.layout_t, a.pow2);
+        stage ^= 1;  // the next iteration's barrier comes before its stage is rewritten
+      } else if constexpr (Dual) {
         __syncthreads();
         lean_columns<VecT, false, Share>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t, a.scales_t,
                                          a.layout_t, a.pow2);
@@ -744,23 +797,30 @@ template <bool Vec, bool Dual, bool VecT, int Version>
 void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas,
                         cudaStream_t stream) {
   const auto kernel = &quantize_1x128_lean_kernel<Vec, Dual, VecT, Version>;
-  prepare(reinterpret_cast<const void*>(kernel), "quantize_1x128_lean_kernel", who);
+  const int smem = Dual && Version == 5 ? kLeanAsyncSmem : 0;
+  prepare_kernel(reinterpret_cast<const void*>(kernel), "quantize_1x128_lean_kernel", "sm_90a",
+                 smem);
+  require_no_pending_error(who);
   const std::int64_t cap = max_ctas > 0 ? max_ctas : std::int64_t(1) << 62;
   const std::int64_t gx = std::min({ceil_div(a.K, 128), cap, std::int64_t(0x7FFFFFFF)});
   const std::int64_t gy =
       std::min({ceil_div(a.M, 128), std::max<std::int64_t>(1, cap / gx), std::int64_t(65535)});
-  kernel<<<dim3(unsigned(gx), unsigned(gy), 1u), kThreadsLean, 0, stream>>>(a);
+  kernel<<<dim3(unsigned(gx), unsigned(gy), 1u), kThreadsLean, smem, stream>>>(a);
   check_launch(who);
 }
 
-/// variant 1 (v2_lean), 2 (v3_shared: the scales shared by shuffles) or 3 (v4_occ4: the dual at 4
-/// CTAs per SM; the single kernel runs 4 already, so its v4 is its v3).
+/// variant 1 (v2_lean), 2 (v3_shared: the scales shared by shuffles), 3 (v4_occ4: the dual at 4
+/// CTAs per SM; the single kernel runs 4 already, so its v4 is its v3) or 4 (v5_async: the dual's
+/// tiles by cp.async when Vec; otherwise, and for the single kernel, v3).
 template <bool Vec, bool Dual, bool VecT>
 void launch_lean(int variant, const char* who, const Lean1x128Args& a, int max_ctas,
                  cudaStream_t stream) {
   if (variant == 1) return launch_lean_kernel<Vec, Dual, VecT, 2>(who, a, max_ctas, stream);
-  if constexpr (Dual)
+  if constexpr (Dual) {
     if (variant == 3) return launch_lean_kernel<Vec, Dual, VecT, 4>(who, a, max_ctas, stream);
+    if constexpr (Vec)
+      if (variant == 4) return launch_lean_kernel<Vec, Dual, VecT, 5>(who, a, max_ctas, stream);
+  }
   launch_lean_kernel<Vec, Dual, VecT, 3>(who, a, max_ctas, stream);
 }
 
@@ -773,7 +833,12 @@ namespace tuning_1x128 {
 int default_variant(Kind) { return 1; }
 
 const char* variant_name(int v) {
-  return v == 0 ? "v1_first" : v == 1 ? "v2_lean" : v == 2 ? "v3_shared" : v == 3 ? "v4_occ4" : "?";
+  return v == 0   ? "v1_first"
+         : v == 1 ? "v2_lean"
+         : v == 2 ? "v3_shared"
+         : v == 3 ? "v4_occ4"
+         : v == 4 ? "v5_async"
+                  : "?";
 }
 
 void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
@@ -921,20 +986,20 @@ void quantize_128x128_dual(const std::uint16_t* w, std::int64_t N, std::int64_t 
                            BlockScaleLayout layout, std::uint8_t* q_t, std::int64_t ldq_t,
                            float* scales_t, BlockScaleLayout layout_t, QuantizeOptions opt,
                            cudaStream_t stream) {
-  tuning_128x128::quantize_128x128_dual(tuning_128x128::kDefaultVariant, w, N, K, ldw, q, ldq,
+  tuning_128x128::quantize_128x128_dual(tuning_128x128::kDefaultVariant, 0, w, N, K, ldw, q, ldq,
                                         scales, layout, q_t, ldq_t, scales_t, layout_t, opt,
                                         stream);
 }
 
 const char* tuning_128x128::variant_name(int v) {
-  static const char* const names[kVariants] = {"occ3",      "occ4",          "lean",
-                                               "lean_occ4", "lean_prefetch", "lean_prefetch_occ4"};
+  static const char* const names[kVariants] = {
+      "occ3", "occ4", "lean", "lean_occ4", "lean_async", "lean_async_occ4", "lean_async_persistent"};
   return v >= 0 && v < kVariants ? names[v] : "?";
 }
 
-void tuning_128x128::quantize_128x128_dual(int variant, const std::uint16_t* w, std::int64_t N,
-                                           std::int64_t K, std::int64_t ldw, std::uint8_t* q,
-                                           std::int64_t ldq, float* scales,
+void tuning_128x128::quantize_128x128_dual(int variant, int max_ctas, const std::uint16_t* w,
+                                           std::int64_t N, std::int64_t K, std::int64_t ldw,
+                                           std::uint8_t* q, std::int64_t ldq, float* scales,
                                            BlockScaleLayout layout, std::uint8_t* q_t,
                                            std::int64_t ldq_t, float* scales_t,
                                            BlockScaleLayout layout_t, QuantizeOptions opt,
@@ -943,6 +1008,7 @@ void tuning_128x128::quantize_128x128_dual(int variant, const std::uint16_t* w, 
   if (variant < 0 || variant >= kVariants)
     fail(who, "variant = " + std::to_string(variant) + " must be in [0, " +
                   std::to_string(kVariants) + ")");
+  if (max_ctas < 0) fail(who, "max_ctas = " + std::to_string(max_ctas) + " must be >= 0");
   validate_quantize_128x128_dual(w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t, scales_t,
                                  layout_t);
   require_128x128_accessible(who, w, N, K, ldw, q, ldq, scales, layout);
@@ -951,7 +1017,11 @@ void tuning_128x128::quantize_128x128_dual(int variant, const std::uint16_t* w, 
                             "scales_t");
   const bool vec = aligned(w, 16) && ldw % 8 == 0 && aligned(q, 8) && ldq % 8 == 0;
   const bool vec_t = aligned(q_t, 16) && ldq_t % 16 == 0;
-  const unsigned grid = grid_for(ceil_div(N, 128) * ceil_div(K, 128), 1);
+  // One CTA per block, or (variant 6) 3 CTAs per SM walking the blocks; max_ctas caps either.
+  std::int64_t ctas = ceil_div(N, 128) * ceil_div(K, 128);
+  if (variant == 6) ctas = std::min<std::int64_t>(ctas, 3 * std::int64_t(current_device_sm_count()));
+  if (max_ctas > 0) ctas = std::min<std::int64_t>(ctas, max_ctas);
+  const unsigned grid = grid_for(ctas, 1);
   auto launch = [&](auto kernel, int smem) {
     prepare_kernel(reinterpret_cast<const void*>(kernel), "quantize_128x128_dual_kernel", "sm_90a",
                    smem);
@@ -959,15 +1029,15 @@ void tuning_128x128::quantize_128x128_dual(int variant, const std::uint16_t* w, 
     kernel<<<grid, kThreadsBlock, smem, stream>>>(w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t,
                                                   scales_t, layout_t, opt.pow2_scales);
   };
-  // MinBlocks (CTAs per SM), Lean arithmetic, Prefetch by cp.async (vector loads with K % 8 == 0
-  // only; lean_prefetch runs the lean kernel otherwise).
-  auto by_vectors = [&](auto min_blocks, auto lean, auto prefetch) {
+  // MinBlocks (CTAs per SM), Lean arithmetic, Async (cp.async loads: vector loads with K % 8 == 0
+  // only; the lean kernel otherwise).
+  auto by_vectors = [&](auto min_blocks, auto lean, auto async) {
     constexpr int B = decltype(min_blocks)::value;
-    constexpr bool L = decltype(lean)::value, P = decltype(prefetch)::value;
+    constexpr bool L = decltype(lean)::value, P = decltype(async)::value;
     if constexpr (P) {
       if (vec && K % 8 == 0) {
-        if (vec_t) launch(&quantize_128x128_dual_kernel<true, true, B, L, P>, kDual128PrefetchSmem);
-        else launch(&quantize_128x128_dual_kernel<true, false, B, L, P>, kDual128PrefetchSmem);
+        if (vec_t) launch(&quantize_128x128_dual_kernel<true, true, B, L, P>, kDual128AsyncSmem);
+        else launch(&quantize_128x128_dual_kernel<true, false, B, L, P>, kDual128AsyncSmem);
         return;
       }
     }
@@ -985,8 +1055,8 @@ void tuning_128x128::quantize_128x128_dual(int variant, const std::uint16_t* w, 
     case 1: by_vectors(Occ4{}, No{}, No{}); break;
     case 2: by_vectors(Occ3{}, Yes{}, No{}); break;
     case 3: by_vectors(Occ4{}, Yes{}, No{}); break;
-    case 4: by_vectors(Occ3{}, Yes{}, Yes{}); break;
-    default: by_vectors(Occ4{}, Yes{}, Yes{}); break;
+    case 5: by_vectors(Occ4{}, Yes{}, Yes{}); break;
+    default: by_vectors(Occ3{}, Yes{}, Yes{}); break;  // 4 and 6 (its grid above)
   }
   check_launch(who);
 }
