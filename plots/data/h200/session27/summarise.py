@@ -36,7 +36,7 @@ def geomean(xs):
 
 
 for call in sorted(glob.glob(os.path.join(HERE, "call*"))):
-    qs = sorted(glob.glob(os.path.join(call, "q", "quantize_bench_128x128_*.json")))
+    qs = sorted(glob.glob(os.path.join(call, "q", "quantize_bench_*.json")))
     if qs:
         print(f"## {os.path.basename(call)}: quantize_bench, % of the copy in the same run")
         runs = [quantize(q) for q in qs]
