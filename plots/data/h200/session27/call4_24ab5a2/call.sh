@@ -14,7 +14,7 @@ cp "$OUT/gl/summary.txt" "$OUT/gpu_tests_$C7.txt" 2>/dev/null
 tail -4 "$OUT/gl/summary.txt" >> "$L" 2>/dev/null
 say "PyTorch: tests, bench, train"
 timeout 240 bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/torch" tests bench train \
-  > "$OUT/torch/../gpu_run.log" 2>&1; echo "gpu_run rc=$?" >> "$L"
+  > "$OUT/gpu_run.log" 2>&1; echo "gpu_run rc=$?" >> "$L"
 tail -3 "$OUT/torch/tests.log" >> "$L" 2>/dev/null
 grep -E "^linear" "$OUT/torch/bench_torch.log" >> "$L" 2>/dev/null
 say "quantize_bench, public quantisers"
