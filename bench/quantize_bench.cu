@@ -235,8 +235,9 @@ void bench_op(benchmark::State& state, Op op, int variant, std::int64_t R, std::
           quantize_128x128_dual(x.data(), R, K, K, q.data(), K, s.data(), L, qt.data(), R,
                                 st.data(), Lt, opt, st_);
         else
-          tuning_128x128::quantize_128x128_dual(variant, 0, x.data(), R, K, K, q.data(), K, s.data(),
-                                                L, qt.data(), R, st.data(), Lt, opt, st_);
+          tuning_128x128::quantize_128x128_dual(variant, 0, x.data(), R, K, K, q.data(), K,
+                                                s.data(), L, qt.data(), R, st.data(), Lt, opt,
+                                                st_);
       };
     } else if (op == Op::tokens) {
       // R = T tokens of K = C channels in kTokenExperts experts (skewed), transposed and padded.

@@ -294,7 +294,8 @@ TEST_CASE("quantize_128x128 equals the CPU quantiser byte for byte", "[quantize_
 /// its grid capped at max_ctas when > 0) on w with every output poisoned first, and requires q,
 /// scales, q_t and scales_t, slack past their extents included, byte for byte equal to the CPU
 /// ground truth's.
-void require_dual_128x128_matches_cpu(int variant, int max_ctas, const std::vector<std::uint16_t>& w,
+void require_dual_128x128_matches_cpu(int variant, int max_ctas,
+                                      const std::vector<std::uint16_t>& w,
                                       std::int64_t N, std::int64_t K, std::int64_t ldw,
                                       std::int64_t ldq, std::int64_t ldq_t,
                                       const BlockScaleLayout& L, const BlockScaleLayout& Lt,
@@ -369,7 +370,8 @@ TEST_CASE("quantize_128x128_dual: every kernel variant equals the CPU", "[quanti
             {257, 1040, 1041, 259}})
         for (int data = 0; data < 3; ++data) {
           const bool adversarial = data > 0, pow2 = data == 2;
-          CAPTURE(v, tuning_128x128::variant_name(v), max_ctas, N, K, ldw, ldq_t, adversarial, pow2);
+          CAPTURE(v, tuning_128x128::variant_name(v), max_ctas, N, K, ldw, ldq_t, adversarial,
+                  pow2);
           auto w = adversarial ? adversarial_bf16(N, K, ldw) : random_bf16(N, K, ldw);
           if (adversarial) {
             w[130 * ldw + 5] = float_to_bf16(std::numeric_limits<float>::quiet_NaN());

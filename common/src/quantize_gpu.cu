@@ -992,8 +992,10 @@ void quantize_128x128_dual(const std::uint16_t* w, std::int64_t N, std::int64_t 
 }
 
 const char* tuning_128x128::variant_name(int v) {
-  static const char* const names[kVariants] = {
-      "occ3", "occ4", "lean", "lean_occ4", "lean_async", "lean_async_occ4", "lean_async_persistent"};
+  static const char* const names[kVariants] = {"occ3",       "occ4",
+                                               "lean",       "lean_occ4",
+                                               "lean_async", "lean_async_occ4",
+                                               "lean_async_persistent"};
   return v >= 0 && v < kVariants ? names[v] : "?";
 }
 
@@ -1019,7 +1021,8 @@ void tuning_128x128::quantize_128x128_dual(int variant, int max_ctas, const std:
   const bool vec_t = aligned(q_t, 16) && ldq_t % 16 == 0;
   // One CTA per block, or (variant 6) 3 CTAs per SM walking the blocks; max_ctas caps either.
   std::int64_t ctas = ceil_div(N, 128) * ceil_div(K, 128);
-  if (variant == 6) ctas = std::min<std::int64_t>(ctas, 3 * std::int64_t(current_device_sm_count()));
+  if (variant == 6)
+    ctas = std::min<std::int64_t>(ctas, 3 * std::int64_t(current_device_sm_count()));
   if (max_ctas > 0) ctas = std::min<std::int64_t>(ctas, max_ctas);
   const unsigned grid = grid_for(ctas, 1);
   auto launch = [&](auto kernel, int smem) {
