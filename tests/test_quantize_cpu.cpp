@@ -704,6 +704,53 @@ TEST_CASE("quantize_1x128_dual refuses bad arguments before any GPU work", "[qua
                  {"overlaps"});
 }
 
+TEST_CASE("The tuning hooks refuse a variant or CTA cap they do not have, before any GPU work",
+          "[quantize][args]") {
+  // Valid arguments otherwise (the fake addresses are never touched): the variant and max_ctas
+  // checks come before the device-memory checks, so a refusal here names them, not a pointer.
+  const std::int64_t M = 200, K = 640;
+  const auto L = GroupScaleLayout::mn_major_tma_aligned(M);
+  const auto Lt = GroupScaleLayout::mn_major_tma_aligned(K);
+  for (const int v : {-1, tuning_1x128::kVariants}) {
+    const std::string named = "variant = " + std::to_string(v);
+    const std::string range = "must be in [0, " + std::to_string(tuning_1x128::kVariants) + ")";
+    expect_refusal([&] { tuning_1x128::quantize_1x128(v, 0, X, M, K, K, Q, K, S, L); },
+                   {"quantize_1x128", named.c_str(), range.c_str()});
+    expect_refusal(
+        [&] { tuning_1x128::quantize_1x128_dual(v, 0, X, M, K, K, Q, K, S, L, QT, M, ST, Lt); },
+        {"quantize_1x128_dual", named.c_str()});
+  }
+  expect_refusal([&] { tuning_1x128::quantize_1x128(1, -2, X, M, K, K, Q, K, S, L); },
+                 {"max_ctas = -2", "must be >= 0"});
+  expect_refusal(
+      [&] { tuning_1x128::quantize_1x128_dual(1, -1, X, M, K, K, Q, K, S, L, QT, M, ST, Lt); },
+      {"max_ctas = -1", "must be >= 0"});
+  const std::int64_t N = 300;
+  const auto B = BlockScaleLayout::packed(K), Bt = BlockScaleLayout::packed(N);
+  for (const int v : {-1, tuning_128x128::kVariants}) {
+    const std::string named = "variant = " + std::to_string(v);
+    const std::string range = "must be in [0, " + std::to_string(tuning_128x128::kVariants) + ")";
+    expect_refusal(
+        [&] {
+          tuning_128x128::quantize_128x128_dual(v, 0, X, N, K, K, Q, K, S, B, QT, N, ST, Bt);
+        },
+        {"quantize_128x128_dual", named.c_str(), range.c_str()});
+  }
+  expect_refusal(
+      [&] {
+        tuning_128x128::quantize_128x128_dual(tuning_128x128::kDefaultVariant, -3, X, N, K, K, Q,
+                                              K, S, B, QT, N, ST, Bt);
+      },
+      {"quantize_128x128_dual", "max_ctas = -3", "must be >= 0"});
+  CHECK(tuning_128x128::kDefaultVariant >= 0);
+  CHECK(tuning_128x128::kDefaultVariant < tuning_128x128::kVariants);
+  for (const auto kind :
+       {tuning_1x128::Kind::single, tuning_1x128::Kind::dual, tuning_1x128::Kind::tokens}) {
+    CHECK(tuning_1x128::default_variant(kind) >= 0);
+    CHECK(tuning_1x128::default_variant(kind) < tuning_1x128::kVariants);
+  }
+}
+
 TEST_CASE("Scale converters refuse bad arguments before any GPU work", "[quantize][args]") {
   const auto a = GroupScaleLayout::k_major_packed(640), b = GroupScaleLayout::mn_major_tma_aligned(10);
   CHECK_NOTHROW(validate_convert_group_scales(S, a, ST, b, 10, 640));

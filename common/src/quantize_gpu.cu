@@ -798,9 +798,7 @@ void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas,
                         cudaStream_t stream) {
   const auto kernel = &quantize_1x128_lean_kernel<Vec, Dual, VecT, Version>;
   const int smem = Dual && Version == 5 ? kLeanAsyncSmem : 0;
-  prepare_kernel(reinterpret_cast<const void*>(kernel), "quantize_1x128_lean_kernel", "sm_90a",
-                 smem);
-  require_no_pending_error(who);
+  prepare(reinterpret_cast<const void*>(kernel), "quantize_1x128_lean_kernel", who, smem);
   const std::int64_t cap = max_ctas > 0 ? max_ctas : std::int64_t(1) << 62;
   const std::int64_t gx = std::min({ceil_div(a.K, 128), cap, std::int64_t(0x7FFFFFFF)});
   const std::int64_t gy =
@@ -1026,9 +1024,7 @@ void tuning_128x128::quantize_128x128_dual(int variant, int max_ctas, const std:
   if (max_ctas > 0) ctas = std::min<std::int64_t>(ctas, max_ctas);
   const unsigned grid = grid_for(ctas, 1);
   auto launch = [&](auto kernel, int smem) {
-    prepare_kernel(reinterpret_cast<const void*>(kernel), "quantize_128x128_dual_kernel", "sm_90a",
-                   smem);
-    require_no_pending_error(who);
+    prepare(reinterpret_cast<const void*>(kernel), "quantize_128x128_dual_kernel", who, smem);
     kernel<<<grid, kThreadsBlock, smem, stream>>>(w, N, K, ldw, q, ldq, scales, layout, q_t, ldq_t,
                                                   scales_t, layout_t, opt.pow2_scales);
   };

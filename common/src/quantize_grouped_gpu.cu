@@ -319,10 +319,9 @@ void quantize_tokens_transposed_1x128(int variant, int max_ctas, const std::uint
                 : (vt ? &quantize_tokens_kernel<false, true>
                       : &quantize_tokens_kernel<false, false>));
   // Opt in once to the largest G's shared memory (prepare_kernel prepares a kernel once).
-  prepare_kernel(reinterpret_cast<const void*>(kernel),
-                 variant >= 1 ? "quantize_tokens_lean_kernel" : "quantize_tokens_kernel", "sm_90a",
-                 group_smem_bytes(kMaxTokenGroups));
-  require_no_pending_error(who);
+  prepare(reinterpret_cast<const void*>(kernel),
+          variant >= 1 ? "quantize_tokens_lean_kernel" : "quantize_tokens_kernel", who,
+          group_smem_bytes(kMaxTokenGroups));
   const int smem = group_smem_bytes(G);
   const int sms = current_device_sm_count();
   int per_sm = 0;

@@ -113,8 +113,10 @@ inline unsigned grid_for(std::int64_t work, std::int64_t per_block) {
   return unsigned(std::min<std::int64_t>(ceil_div(work, per_block), 0x7FFFFFFF));
 }
 
-inline void prepare(const void* kernel, const char* name, const char* who) {
-  prepare_kernel(kernel, name, "sm_90a", 0);
+/// Steps 3-4 of common/launch.hpp's launch path for a quantiser kernel: the sm_90a image and the
+/// dynamic shared-memory opt-in (smem bytes, once per kernel), then no earlier error pending.
+inline void prepare(const void* kernel, const char* name, const char* who, int smem = 0) {
+  prepare_kernel(kernel, name, "sm_90a", smem);
   require_no_pending_error(who);
 }
 

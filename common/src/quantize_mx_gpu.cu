@@ -610,8 +610,7 @@ template <class Kernel>
 void launch_kernel(const char* who, Kernel* kernel, const char* name, const MxKernelArgs& a,
                    std::int64_t work, Grid kind, int smem, int max_ctas, cudaStream_t stream) {
   const void* k = reinterpret_cast<const void*>(kernel);
-  prepare_kernel(k, name, "sm_90a", smem);
-  require_no_pending_error(who);
+  prepare(k, name, who, smem);
   const std::int64_t cap = max_ctas > 0 ? max_ctas : std::int64_t(1) << 62;
   dim3 grid;
   if (kind == Grid::tiles_2d) {
