@@ -264,13 +264,17 @@ namespace tuning_1x128 {
 /// token kernel at 4 CTAs per SM; the single kernel's v4 is its v3), 4 "v5_async" (v3 with the
 /// dual's tiles loaded by cp.async into two shared-memory stages, the next tile of a CTA's walk
 /// in flight during this one; when x and q take vector accesses, else, and for the single and
-/// token kernels, v3). max_ctas > 0 caps the grid of a kernel that strides over its work (tests
-/// use it to make every CTA walk several tiles), 0 keeps the kernel's own grid.
-inline constexpr int kVariants = 5;
+/// token kernels, v3), 5 "v6_interior" (v2 with a second copy of a tile's code for the tiles that
+/// are whole and have no scale padding, without any bound test; v2 when x and q do not take
+/// vector accesses, and for the token kernel). max_ctas > 0 caps the grid of a kernel that
+/// strides over its work (tests use it to make every CTA walk several tiles), 0 keeps the
+/// kernel's own grid.
+inline constexpr int kVariants = 6;
 enum class Kind { single, dual, tokens };
 /// The variant the public function of `kind` runs.
 int default_variant(Kind kind);
-/// A short name ("v1_first", "v2_lean", "v3_shared", "v4_occ4", "v5_async") of variant v.
+/// A short name ("v1_first", "v2_lean", "v3_shared", "v4_occ4", "v5_async", "v6_interior") of
+/// variant v.
 const char* variant_name(int v);
 void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
                     std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,

@@ -625,12 +625,14 @@ constexpr int kLeanAsyncSmem = 2 * 128 * 16 * 16;
 
 /// Version: 2 (v2_lean), 3 (v3_shared: Share), 4 (v4_occ4, dual only: FromSmem, 4 CTAs per SM),
 /// 5 (v5_async, dual only: v3 with the tile loaded by cp.async into one of two shared-memory
-/// stages, the CTA's next tile into the other; Vec only).
+/// stages, the CTA's next tile into the other; Vec only), 6 (v6_interior: v2, and when Vec a
+/// second copy of the tile's work for whole tiles without scale padding, Interior, that tests no
+/// bound: the loads, the q and q_t stores and the scale offsets of such a tile are unconditional).
 template <bool Vec, bool Dual, bool VecT, int Version>
 __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
     quantize_1x128_lean_kernel(const Lean1x128Args a) {
-  constexpr bool Share = Version >= 3, FromSmem = Dual && Version == 4;
-  constexpr bool Async = Dual && Version == 5;
+  constexpr bool Share = Version >= 3 && Version <= 5, FromSmem = Dual && Version == 4;
+  constexpr bool Async = Dual && Version == 5, Interior = Version == 6 && Vec;
   static_assert(!Async || Vec, "v5_async loads whole 16-byte chunks (Vec: K % 8 == 0)");
   __shared__ __align__(16) uint4 tile_s[Dual && !Async ? 128 * 16 : 1];
   extern __shared__ __align__(16) uint4 stages[];  // Async: 2 x 128 rows x 16 chunks (swz1)
@@ -657,101 +659,136 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
     }
   };
   if (Async && blockIdx.y < mt && blockIdx.x < kt) issue(blockIdx.y, blockIdx.x, 0);
+  // Interior: 32-bit offsets inside a tile need 128 rows (or columns) of every tensor and scale
+  // array below 2^31 bytes from the tile's corner.
+  constexpr std::int64_t kSmallLd = std::int64_t(1) << 23;
+  const bool small_ld = a.ldx < kSmallLd && a.ldq < kSmallLd && a.layout.ld < kSmallLd &&
+                        (!Dual || (a.ldq_t < kSmallLd && a.layout_t.ld < kSmallLd));
   for (std::int64_t tm = blockIdx.y; tm < mt; tm += gridDim.y)
     for (std::int64_t tk = blockIdx.x; tk < kt; tk += gridDim.x) {
       const int rows = int(std::min<std::int64_t>(M - tm * 128, 128));  // rows of the tile in x
       const std::int64_t c0 = tk * 128 + 8 * l4;                        // chunk j at c0 + 32 j
       const std::int64_t r_first = tm * 128 + r0;
       const bool pads = tile_has_padding(a.layout, tm, mt, tk, kt);
-      uint4 v[2][4];
-      if constexpr (Async) {
-        // This tile's copies have landed (each thread waits for its own, the barrier makes all
-        // of them visible to the column pass), and every thread is past the previous tile's
-        // column pass: the other stage is free for the CTA's next tile (the walk's order).
-        ptx::cp_async_wait<0>();
-        __syncthreads();
-        std::int64_t ntm = tm, ntk = tk + gridDim.x;
-        if (ntk >= kt) ntk = blockIdx.x, ntm = tm + gridDim.y;
-        if (ntm < mt) issue(ntm, ntk, stage ^ 1);
-        tile = stages + stage * 2048;
-      }
-#pragma unroll
-      for (int sl = 0; sl < 2; ++sl) {
-        const std::uint16_t* xr = a.x + (r_first + 8 * sl) * a.ldx;
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const std::int64_t c = c0 + 32 * j;
-          if constexpr (Async)  // own chunks, already zero-filled past M and K
-            v[sl][j] = lds128(&tile[swz1(r0 + 8 * sl, 4 * j + l4)]);
-          else if constexpr (Vec)  // K % 8 == 0: a chunk is all in or all out
-            v[sl][j] = r0 + 8 * sl < rows && c < K ? __ldg(reinterpret_cast<const uint4*>(xr + c))
-                                                   : make_uint4(0, 0, 0, 0);
-          else
-            v[sl][j] = r0 + 8 * sl < rows ? load8<false>(xr, c, K) : make_uint4(0, 0, 0, 0);
+      // The tile's work; In (v6_interior): the tile is whole and has no scale padding, so no
+      // bound or padding test runs (a second copy of the code, taken by the interior tiles).
+      const auto work = [&](auto in_c) {
+        constexpr bool In = decltype(in_c)::value;
+        uint4 v[2][4];
+        if constexpr (Async) {
+          // This tile's copies have landed (each thread waits for its own, the barrier makes all
+          // of them visible to the column pass), and every thread is past the previous tile's
+          // column pass: the other stage is free for the CTA's next tile (the walk's order).
+          ptx::cp_async_wait<0>();
+          __syncthreads();
+          std::int64_t ntm = tm, ntk = tk + gridDim.x;
+          if (ntk >= kt) ntk = blockIdx.x, ntm = tm + gridDim.y;
+          if (ntm < mt) issue(ntm, ntk, stage ^ 1);
+          tile = stages + stage * 2048;
         }
-      }
-      const auto row_amax = [&](int sl) {  // the amax bits of slot sl's row (its 4 lanes)
-        const unsigned m2 = __vmaxu2(__vmaxu2(max_abs2(v[sl][0]), max_abs2(v[sl][1])),
-                                     __vmaxu2(max_abs2(v[sl][2]), max_abs2(v[sl][3])));
-        unsigned m = fold2(m2);
-        m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
-        return max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
-      };
-      LeanScale shared[2];  // Share: both rows' scales, lanes l4 = 0, 2 the first, 1, 3 the second
-      if constexpr (FromSmem) {
-        // v4: both amax, then the tile goes to shared memory at once and v is dead; each slot is
-        // read back (own bytes: no barrier) to be converted, 16 registers at a time instead of 32.
-        const unsigned m0 = row_amax(0), m1 = row_amax(1);
+        // In: 32-bit offsets from the tile's corner (every leading dimension < 2^24, checked with
+        // the tile's test), one 64-bit product per tensor and tile instead of one per row.
+        const std::uint16_t* const x_tile = a.x + tm * 128 * a.ldx + tk * 128;
+        std::uint8_t* const q_tile = a.q + tm * 128 * a.ldq + tk * 128;
 #pragma unroll
-        for (int sl = 0; sl < 2; ++sl)
-#pragma unroll
-          for (int j = 0; j < 4; ++j) tile_s[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
-        lean_scale_pair<4>(m0, m1, a.pow2, shared[0], shared[1]);
-      } else if constexpr (Share) {
-        lean_scale_pair<4>(row_amax(0), row_amax(1), a.pow2, shared[0], shared[1]);
-      }
-#pragma unroll
-      for (int sl = 0; sl < 2; ++sl) {
-        const LeanScale g = Share ? shared[sl] : lean_scale(row_amax(sl), a.pow2);
-        const std::int64_t r = r_first + 8 * sl;
-        if (r0 + 8 * sl < rows) {
-          uint2 codes[4];
-          if constexpr (FromSmem) {
-            uint4 vs[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) vs[j] = lds128(&tile[swz1(r0 + 8 * sl, 4 * j + l4)]);
-            lean_quant_chunks<4>(vs, g, codes);
-          } else {
-            lean_quant_chunks<4>(v[sl], g, codes);
-          }
-          std::uint8_t* qr = a.q + r * a.ldq;
+        for (int sl = 0; sl < 2; ++sl) {
+          const std::uint16_t* xr = a.x + (r_first + 8 * sl) * a.ldx;
+          const std::uint16_t* xi = x_tile + (unsigned(r0 + 8 * sl) * unsigned(a.ldx) + 8 * l4);
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
             const std::int64_t c = c0 + 32 * j;
-            if constexpr (Vec) {
-              if (c < K) *reinterpret_cast<uint2*>(qr + c) = codes[j];
+            if constexpr (Async)  // own chunks, already zero-filled past M and K
+              v[sl][j] = lds128(&tile[swz1(r0 + 8 * sl, 4 * j + l4)]);
+            else if constexpr (In)
+              v[sl][j] = __ldg(reinterpret_cast<const uint4*>(xi + 32 * j));
+            else if constexpr (Vec)  // K % 8 == 0: a chunk is all in or all out
+              v[sl][j] = r0 + 8 * sl < rows && c < K ? __ldg(reinterpret_cast<const uint4*>(xr + c))
+                                                     : make_uint4(0, 0, 0, 0);
+            else
+              v[sl][j] = r0 + 8 * sl < rows ? load8<false>(xr, c, K) : make_uint4(0, 0, 0, 0);
+          }
+        }
+        const auto row_amax = [&](int sl) {  // the amax bits of slot sl's row (its 4 lanes)
+          const unsigned m2 = __vmaxu2(__vmaxu2(max_abs2(v[sl][0]), max_abs2(v[sl][1])),
+                                       __vmaxu2(max_abs2(v[sl][2]), max_abs2(v[sl][3])));
+          unsigned m = fold2(m2);
+          m = max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 1));
+          return max(m, __shfl_xor_sync(0xFFFFFFFFu, m, 2));
+        };
+        LeanScale shared[2];  // Share: both rows' scales (lanes l4 = 0, 2: the 1st; 1, 3: the 2nd)
+        if constexpr (FromSmem) {
+          // v4: both amax, then the tile goes to shared memory at once and v is dead; each slot is
+          // read back (own bytes: no barrier) to be converted, 16 registers at a time, not 32.
+          const unsigned m0 = row_amax(0), m1 = row_amax(1);
+#pragma unroll
+          for (int sl = 0; sl < 2; ++sl)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) tile_s[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
+          lean_scale_pair<4>(m0, m1, a.pow2, shared[0], shared[1]);
+        } else if constexpr (Share) {
+          lean_scale_pair<4>(row_amax(0), row_amax(1), a.pow2, shared[0], shared[1]);
+        }
+#pragma unroll
+        for (int sl = 0; sl < 2; ++sl) {
+          const LeanScale g = Share ? shared[sl] : lean_scale(row_amax(sl), a.pow2);
+          const std::int64_t r = r_first + 8 * sl;
+          if (In || r0 + 8 * sl < rows) {
+            uint2 codes[4];
+            if constexpr (FromSmem) {
+              uint4 vs[4];
+#pragma unroll
+              for (int j = 0; j < 4; ++j) vs[j] = lds128(&tile[swz1(r0 + 8 * sl, 4 * j + l4)]);
+              lean_quant_chunks<4>(vs, g, codes);
             } else {
-              store8<false>(qr, c, K, codes[j]);
+              lean_quant_chunks<4>(v[sl], g, codes);
+            }
+            if constexpr (In) {
+              std::uint8_t* qr = q_tile + (unsigned(r0 + 8 * sl) * unsigned(a.ldq) + 8 * l4);
+#pragma unroll
+              for (int j = 0; j < 4; ++j) *reinterpret_cast<uint2*>(qr + 32 * j) = codes[j];
+              // offset(r, tk) = offset(tm 128, tk) + (r0 + 8 sl) rstep
+              const unsigned rstep = a.layout.major == ScaleMajor::mn ? 1u : unsigned(a.layout.ld);
+              if (l4 == 0)
+                a.scales[a.layout.offset(tm * 128, tk) + unsigned(r0 + 8 * sl) * rstep] = g.scale;
+            } else {
+              std::uint8_t* qr = a.q + r * a.ldq;
+#pragma unroll
+              for (int j = 0; j < 4; ++j) {
+                const std::int64_t c = c0 + 32 * j;
+                if constexpr (Vec) {
+                  if (c < K) *reinterpret_cast<uint2*>(qr + c) = codes[j];
+                } else {
+                  store8<false>(qr, c, K, codes[j]);
+                }
+              }
+              if (l4 == 0) a.scales[a.layout.offset(r, tk)] = g.scale;
+              if (pads) zero_group_padding(a.scales, a.layout, M, kt, r, tk, l4, 4);
             }
           }
-          if (l4 == 0) a.scales[a.layout.offset(r, tk)] = g.scale;
-          if (pads) zero_group_padding(a.scales, a.layout, M, kt, r, tk, l4, 4);
-        }
-        if constexpr (Dual && !FromSmem && !Async) {
+          if constexpr (Dual && !FromSmem && !Async) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) tile_s[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
+            for (int j = 0; j < 4; ++j) tile_s[swz1(r0 + 8 * sl, 4 * j + l4)] = v[sl][j];
+          }
+        }
+        if constexpr (Async) {  // the tile is in its stage since the barrier above
+          lean_columns<VecT, false, Share>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t, a.scales_t,
+                                           a.layout_t, a.pow2);
+          stage ^= 1;  // the next iteration's barrier comes before its stage is rewritten
+        } else if constexpr (Dual) {
+          __syncthreads();
+          lean_columns<VecT, false, Share, In>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t,
+                                               a.scales_t, a.layout_t, a.pow2);
+          __syncthreads();  // the tile is rewritten by the next iteration
+        }
+      };
+      if constexpr (Interior) {
+        if (small_ld && rows == 128 && (tk + 1) * 128 <= K && !pads &&
+            !(Dual && tile_has_padding(a.layout_t, tk, kt, tm, mt))) {
+          work(std::true_type{});
+          continue;
         }
       }
-      if constexpr (Async) {  // the tile is in its stage since the barrier above
-        lean_columns<VecT, false, Share>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t, a.scales_t,
-                                         a.layout_t, a.pow2);
-        stage ^= 1;  // the next iteration's barrier comes before its stage is rewritten
-      } else if constexpr (Dual) {
-        __syncthreads();
-        lean_columns<VecT, false, Share>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t, a.scales_t,
-                                         a.layout_t, a.pow2);
-        __syncthreads();  // the tile is rewritten by the next iteration
-      }
+      work(std::false_type{});
     }
 }
 
@@ -808,12 +845,14 @@ void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas,
 }
 
 /// variant 1 (v2_lean), 2 (v3_shared: the scales shared by shuffles), 3 (v4_occ4: the dual at 4
-/// CTAs per SM; the single kernel runs 4 already, so its v4 is its v3) or 4 (v5_async: the dual's
-/// tiles by cp.async when Vec; otherwise, and for the single kernel, v3).
+/// CTAs per SM; the single kernel runs 4 already, so its v4 is its v3), 4 (v5_async: the dual's
+/// tiles by cp.async when Vec; otherwise, and for the single kernel, v3) or 5 (v6_interior: v2
+/// with a copy of the tile's code for whole tiles, without bound tests; v2 when not Vec).
 template <bool Vec, bool Dual, bool VecT>
 void launch_lean(int variant, const char* who, const Lean1x128Args& a, int max_ctas,
                  cudaStream_t stream) {
   if (variant == 1) return launch_lean_kernel<Vec, Dual, VecT, 2>(who, a, max_ctas, stream);
+  if (variant == 5) return launch_lean_kernel<Vec, Dual, VecT, 6>(who, a, max_ctas, stream);
   if constexpr (Dual) {
     if (variant == 3) return launch_lean_kernel<Vec, Dual, VecT, 4>(who, a, max_ctas, stream);
     if constexpr (Vec)
@@ -836,6 +875,7 @@ const char* variant_name(int v) {
          : v == 2 ? "v3_shared"
          : v == 3 ? "v4_occ4"
          : v == 4 ? "v5_async"
+         : v == 5 ? "v6_interior"
                   : "?";
 }
 

@@ -496,17 +496,18 @@ __device__ __forceinline__ void lean_column16(const unsigned (&wv)[16], int half
 }
 
 /// Stores 16 codes (4 to a word) at dst[0 .. 16), only those whose column m0 + i is below M; one
-/// 16-byte store when Vec (dst 16-byte aligned) and all 16 are inside.
-template <bool Vec>
+/// 16-byte store when Vec (dst 16-byte aligned) and all 16 are inside. Inside: the caller knows
+/// that all 16 are (m0 + 16 <= M), so nothing is tested.
+template <bool Vec, bool Inside = false>
 __device__ __forceinline__ void store16(std::uint8_t* dst, std::int64_t m0, std::int64_t M,
                                         const unsigned (&out)[4]) {
-  if (Vec && m0 + 16 <= M) {
+  if (Vec && (Inside || m0 + 16 <= M)) {
     *reinterpret_cast<uint4*>(dst) = make_uint4(out[0], out[1], out[2], out[3]);
     return;
   }
 #pragma unroll
   for (int i = 0; i < 16; ++i)
-    if (m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
+    if (Inside || m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
 }
 
 /// The place of 16-byte chunk c of row r of a 128 x 128 bf16 tile in shared memory (16 chunks a
@@ -532,7 +533,11 @@ __device__ __forceinline__ int swz1(int r, int c) {
 /// Share (tuning_1x128 "v3_shared"): the 8 lanes of a column pair no longer each compute both
 /// columns' scales (8 times the same ~25 instructions): the even lanes compute column 2p's, the
 /// odd ones 2p + 1's, and the lanes fetch both by shuffles (lean_scale_pair); same values.
-template <bool VecT, bool Tokens, bool Share = false>
+/// Interior (tuning_1x128 "v6_interior"; not with Tokens): the caller knows that the tile is whole
+/// (128 rows of x, 128 columns inside K) and that its groups have no scale padding to zero, so the
+/// per-column bounds tests go, q_t's 16 codes are stored without one, and each scale's offset is a
+/// step from the tile's first (a multiply and a select per column in the general path).
+template <bool VecT, bool Tokens, bool Share = false, bool Interior = false>
 __device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm, std::int64_t tk,
                                              std::int64_t K, std::int64_t M, std::int64_t mt,
                                              int valid_rows, std::uint8_t* __restrict__ q_t,
@@ -542,7 +547,15 @@ __device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm,
   const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, j = lane & 7;
   const std::int64_t m0 = tm * 128 + 16 * j;
   // (Tokens: the per-column test alone; the tile test's registers made the token kernel spill.)
-  const bool pads = Tokens || tile_has_padding(layout_t, tk, ceil_div(K, 128), tm, mt);
+  static_assert(!(Interior && Tokens), "the token kernel's tiles are not known to be whole");
+  const bool pads =
+      !Interior && (Tokens || tile_has_padding(layout_t, tk, ceil_div(K, 128), tm, mt));
+  // Interior: the scale of column k = tk 128 + c sits at offset(tk 128, tm) + c kstep, its codes
+  // at q_t + (tk 128) ldq_t + tm 128 + c ldq_t (the caller has checked that ldq_t and the
+  // layout's ld are below 2^23, so 32-bit offsets).
+  float* const scale0 = Interior ? scales_t + layout_t.offset(tk * 128, tm) : scales_t;
+  const unsigned kstep = layout_t.major == ScaleMajor::mn ? 1u : unsigned(layout_t.ld);
+  std::uint8_t* const qt0 = Interior ? q_t + tk * 128 * ldq_t + tm * 128 : q_t;
 #pragma unroll
   for (int it2 = 0; it2 < 2; ++it2) {
     const int p = 8 * w + 4 * it2 + (lane >> 3);
@@ -560,7 +573,7 @@ __device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm,
 #pragma unroll
     for (int half = 0; half < 2; ++half) {  // column 2p (low halves), then 2p + 1 (high halves)
       const std::int64_t k = tk * 128 + 2 * p + half;
-      if (k >= K) continue;  // the same for the 8 lanes of the group
+      if (!Interior && k >= K) continue;  // the same for the 8 lanes of the group
       const LeanScale g =
           Share ? shared[half] : lean_scale(half == 0 ? m2 & 0xFFFFu : m2 >> 16, pow2);
       unsigned out[4];
@@ -575,9 +588,14 @@ __device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm,
           out[q] = n >= 4 ? 0x7F7F7F7Fu : n <= 0 ? 0u : 0x7F7F7F7Fu & ((1u << (8 * n)) - 1u);
         }
       }
-      store16<VecT>(q_t + k * ldq_t + m0, m0, M, out);
-      if (j == 0) scales_t[layout_t.offset(k, tm)] = Tokens && valid_rows == 0 ? 0.0f : g.scale;
-      if (pads) zero_group_padding(scales_t, layout_t, K, mt, k, tm, j, 8);
+      if constexpr (Interior) {
+        store16<VecT, true>(qt0 + (unsigned(2 * p + half) * unsigned(ldq_t) + 16 * j), m0, M, out);
+        if (j == 0) scale0[unsigned(2 * p + half) * kstep] = g.scale;
+      } else {
+        store16<VecT>(q_t + k * ldq_t + m0, m0, M, out);
+        if (j == 0) scales_t[layout_t.offset(k, tm)] = Tokens && valid_rows == 0 ? 0.0f : g.scale;
+        if (pads) zero_group_padding(scales_t, layout_t, K, mt, k, tm, j, 8);
+      }
     }
   }
 }
