@@ -688,24 +688,30 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
         }
         // In: 32-bit offsets from the tile's corner (every leading dimension < 2^24, checked with
         // the tile's test), one 64-bit product per tensor and tile instead of one per row.
-        const std::uint16_t* const x_tile = a.x + tm * 128 * a.ldx + tk * 128;
-        std::uint8_t* const q_tile = a.q + tm * 128 * a.ldq + tk * 128;
+        [[maybe_unused]] const std::uint16_t* const x_tile = a.x + tm * 128 * a.ldx + tk * 128;
+        [[maybe_unused]] std::uint8_t* const q_tile = a.q + tm * 128 * a.ldq + tk * 128;
 #pragma unroll
         for (int sl = 0; sl < 2; ++sl) {
-          const std::uint16_t* xr = a.x + (r_first + 8 * sl) * a.ldx;
-          const std::uint16_t* xi = x_tile + (unsigned(r0 + 8 * sl) * unsigned(a.ldx) + 8 * l4);
+          if constexpr (Async) {  // own chunks, already zero-filled past M and K
 #pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const std::int64_t c = c0 + 32 * j;
-            if constexpr (Async)  // own chunks, already zero-filled past M and K
-              v[sl][j] = lds128(&tile[swz1(r0 + 8 * sl, 4 * j + l4)]);
-            else if constexpr (In)
+            for (int j = 0; j < 4; ++j) v[sl][j] = lds128(&tile[swz1(r0 + 8 * sl, 4 * j + l4)]);
+          } else if constexpr (In) {
+            const std::uint16_t* xi = x_tile + (unsigned(r0 + 8 * sl) * unsigned(a.ldx) + 8 * l4);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
               v[sl][j] = __ldg(reinterpret_cast<const uint4*>(xi + 32 * j));
-            else if constexpr (Vec)  // K % 8 == 0: a chunk is all in or all out
-              v[sl][j] = r0 + 8 * sl < rows && c < K ? __ldg(reinterpret_cast<const uint4*>(xr + c))
-                                                     : make_uint4(0, 0, 0, 0);
-            else
-              v[sl][j] = r0 + 8 * sl < rows ? load8<false>(xr, c, K) : make_uint4(0, 0, 0, 0);
+          } else {
+            const std::uint16_t* xr = a.x + (r_first + 8 * sl) * a.ldx;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+              const std::int64_t c = c0 + 32 * j;
+              if constexpr (Vec)  // K % 8 == 0: a chunk is all in or all out
+                v[sl][j] = r0 + 8 * sl < rows && c < K
+                               ? __ldg(reinterpret_cast<const uint4*>(xr + c))
+                               : make_uint4(0, 0, 0, 0);
+              else
+                v[sl][j] = r0 + 8 * sl < rows ? load8<false>(xr, c, K) : make_uint4(0, 0, 0, 0);
+            }
           }
         }
         const auto row_amax = [&](int sl) {  // the amax bits of slot sl's row (its 4 lanes)

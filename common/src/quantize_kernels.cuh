@@ -501,13 +501,17 @@ __device__ __forceinline__ void lean_column16(const unsigned (&wv)[16], int half
 template <bool Vec, bool Inside = false>
 __device__ __forceinline__ void store16(std::uint8_t* dst, std::int64_t m0, std::int64_t M,
                                         const unsigned (&out)[4]) {
-  if (Vec && (Inside || m0 + 16 <= M)) {
+  if constexpr (Vec && Inside) {
     *reinterpret_cast<uint4*>(dst) = make_uint4(out[0], out[1], out[2], out[3]);
-    return;
-  }
+  } else {
+    if (Vec && m0 + 16 <= M) {
+      *reinterpret_cast<uint4*>(dst) = make_uint4(out[0], out[1], out[2], out[3]);
+      return;
+    }
 #pragma unroll
-  for (int i = 0; i < 16; ++i)
-    if (Inside || m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
+    for (int i = 0; i < 16; ++i)
+      if (Inside || m0 + i < M) dst[i] = std::uint8_t(out[i / 4] >> (8 * (i % 4)));
+  }
 }
 
 /// The place of 16-byte chunk c of row r of a 128 x 128 bf16 tile in shared memory (16 chunks a
