@@ -259,16 +259,16 @@ namespace tuning_1x128 {
 /// and tests/test_quantize_gpu.cu (which checks every one byte for byte against the CPU). Same
 /// arguments, checks, contract and bytes as the public functions; common/src/quantize_gpu.cu and
 /// quantize_grouped_gpu.cu describe each. variant in [0, kVariants): 0 "v1_first" (the first
-/// kernels), 1 "v2_lean" (what the public functions run: default_variant), 2 "v3_shared" (v2 with
-/// each group's scale computed once and shared by shuffles), 3 "v4_occ4" (v3 with the dual and the
-/// token kernel at 4 CTAs per SM; the single kernel's v4 is its v3), 4 "v5_async" (v3 with the
-/// dual's tiles loaded by cp.async into two shared-memory stages, the next tile of a CTA's walk
-/// in flight during this one; when x and q take vector accesses, else, and for the single and
-/// token kernels, v3), 5 "v6_interior" (v2 with a second copy of a tile's code for the tiles that
-/// are whole and have no scale padding, without any bound test; v2 when x and q do not take
-/// vector accesses, and for the token kernel). max_ctas > 0 caps the grid of a kernel that
-/// strides over its work (tests use it to make every CTA walk several tiles), 0 keeps the
-/// kernel's own grid.
+/// kernels), 1 "v2_lean" (what quantize_1x128 and the token quantiser run: default_variant),
+/// 2 "v3_shared" (v2 with each group's scale computed once and shared by shuffles), 3 "v4_occ4"
+/// (v3 with the dual and the token kernel at 4 CTAs per SM; the single kernel's v4 is its v3),
+/// 4 "v5_async" (v3 with the dual's tiles loaded by cp.async into two shared-memory stages, the
+/// next tile of a CTA's walk in flight during this one; when x and q take vector accesses, else,
+/// and for the single and token kernels, v3), 5 "v6_interior" (v2 with a second copy of a tile's
+/// code for the tiles that are whole and have no scale padding, without any bound test; v2 when
+/// x and q do not take vector accesses, and for the token kernel; what quantize_1x128_dual runs
+/// since session 28). max_ctas > 0 caps the grid of a kernel that strides over its work (tests
+/// use it to make every CTA walk several tiles), 0 keeps the kernel's own grid.
 inline constexpr int kVariants = 6;
 enum class Kind { single, dual, tokens };
 /// The variant the public function of `kind` runs.

@@ -18,11 +18,12 @@
 // Tried and removed: a 1 x 128 tile variant ("v2_tiles", one CTA per 128 x 128 tile, 6a60e82) ran at
 // 56.4-56.8 % of the copy against this row kernel's 75.6-79.3 % (H200, quantize_bench at 82a9d6a).
 // Kernel variants (tuning_1x128 in quantize_gpu.hpp, not API; the public functions run
-// tuning_1x128::default_variant, v2_lean): v1_first, the kernels described above; v2_lean, the MX
-// v2 structure with a 3-operation division and a division-free scale (see "v2_lean" below and
-// quantize_kernels.cuh). H200, quantize_bench at 3e2acd2 (plots/data/h200/ch07/
-// quantize_bench_1x128_3e2acd2.json), % of the copy: quantize_1x128 v2_lean 92.7-93.4 (v1_first
-// 75.6-78.0), k-major 86.8 (80.3), pow2 93.6 (75.2); dual 85.4-85.5 (47.8-49.5).
+// tuning_1x128::default_variant: v2_lean, the dual v6_interior): v1_first, the kernels described
+// above; v2_lean, the MX v2 structure with a 3-operation division and a division-free scale (see
+// "v2_lean" below and quantize_kernels.cuh). H200, quantize_bench at 3e2acd2 (plots/data/h200/
+// ch07/quantize_bench_1x128_3e2acd2.json), % of the copy: quantize_1x128 v2_lean 92.7-93.4
+// (v1_first 75.6-78.0), k-major 86.8 (80.3), pow2 93.6 (75.2); dual 85.4-85.5 (47.8-49.5).
+// v6_interior (session 28, "v6_interior" below): the dual at 85.5-86.1 % (v2_lean 83.6-83.7 %).
 #include "common/quantize_gpu.hpp"
 
 #include <cuda_runtime.h>
@@ -599,6 +600,21 @@ __global__ void __launch_bounds__(kThreadsDual, 3)
 // slot's 4 chunks back (lds128: own bytes, no barrier) to convert them: 64 registers, no spill,
 // for 8 more LDS.128 per thread and tile. The column pass is v3's. The single kernel's v4 is its
 // v3 (4 CTAs already).
+// v6_interior (tuning_1x128 variant 5, Version 6; session 28; the dual's default since): v2 with
+// a second copy of a tile's work for whole tiles (128 rows of x, 128 columns inside K) whose
+// groups have no scale padding to zero, taken when every leading dimension is below 2^23: no
+// bound, padding or row test, and the loads, the q and q_t stores and the scale stores addressed
+// by 32-bit offsets from the tile's corner (one 64-bit product per tensor and tile, not one per
+// row). Why: ncu's source view of v2's dual (session 28, call 1) counted 1584 SASS instructions
+// per warp and tile, every one executed once (straight-line code), the issue slots 69 % busy and
+// 72 % of the warps' stall samples on issued instructions (22 % on the loads): the instruction
+// stream, not the loads, set the pace, and ~40 % of it was addressing and tests. v6: 1392 per
+// warp and tile (ncu), 3420 instead of 3340 GB/s at 8192 x 7168 (+2.4 %, the same process; the
+// predicted range was +2-4 %); the single kernel level with v2 (memory-bound at 93 %). Measured
+// and not taken: v6 with two tiles per CTA (its ~170-instruction set-up paid once) -2 %; v5_async
+// with capped grids (2, 4, 9-10 tiles per CTA, the next one in flight) +1 to -6 %; and the
+// partial last wave (8192 x 7168 is 9.05 waves of 396 CTAs) is not what holds the dual back: v2 at
+// M = 7936, 8448, 8704 (8.8, 9.3, 9.6 waves) ran 3320-3394 GB/s, no step at 9.05 waves.
 struct Lean1x128Args {
   const std::uint16_t* x;
   std::int64_t M, K, ldx;
@@ -873,7 +889,11 @@ namespace tuning_1x128 {
 
 // v2_lean: measured beside v1 on the H200 (quantize_bench at 3e2acd2): 1 x 128 92.7-93.6 % of the
 // copy against 75.2-80.3, dual 85.4-85.5 against 47.8-49.5, tokens 73.1-74.7 against 61.9-64.1.
-int default_variant(Kind) { return 1; }
+// The dual's v6_interior (session 28, quantize_bench at cf929d5, two runs, same process): 3420-3421
+// GB/s at 8192 x 7168 and 3462-3465 at 4096 x 16384 against v2_lean's 3334-3343 and 3393-3405
+// (+2.4 %, +1.9 %); ncu: 1392 instead of 1584 instructions per warp and tile. The single
+// kernel's v6 is level with its v2 (93 % of the copy, memory-bound): it stays on v2.
+int default_variant(Kind kind) { return kind == Kind::dual ? 5 : 1; }
 
 const char* variant_name(int v) {
   return v == 0   ? "v1_first"
