@@ -607,8 +607,8 @@ __global__ void __launch_bounds__(kThreadsDual, 3)
 // by 32-bit offsets from the tile's corner (one 64-bit product per tensor and tile, not one per
 // row). Why: ncu's source view of v2's dual (session 28, call 1) counted 1584 SASS instructions
 // per warp and tile, every one executed once (straight-line code), the issue slots 69 % busy and
-// 72 % of the warps' stall samples on issued instructions (22 % on the loads): the instruction
-// stream, not the loads, set the pace, and ~40 % of it was addressing and tests. v6: 1392 per
+// 21 % of the warps' stall samples waiting for the loads: the instruction stream set the pace,
+// and ~40 % of it was addressing and tests. v6: 1392 per
 // warp and tile (ncu), 3420 instead of 3340 GB/s at 8192 x 7168 (+2.4 %, the same process; the
 // predicted range was +2-4 %); the single kernel level with v2 (memory-bound at 93 %). Measured
 // and not taken: v6 with two tiles per CTA (its ~170-instruction set-up paid once) -2 %; v5_async
