@@ -7,6 +7,7 @@
 # per accumulator and 128 tokens) and cuBLASLt's kernel 1.17x fewer cycles; session 8 named the
 # source view the next measurement and no session has taken it. The PyTorch package of the
 # commit in bin/commit.txt (.gpu/py.txz; the wgrad kernels unchanged since session 15).
+# NOT RUN in session 28: five starts refused (11:13, 11:27, 11:39, 11:51, 12:03); ready for the next.
 set -u
 source scripts/gpu_call.sh .gpu/c.txz .gpu/py.txz || exit 1
 export PYTHONPATH=/tmp/py
