@@ -702,7 +702,7 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
           if (ntm < mt) issue(ntm, ntk, stage ^ 1);
           tile = stages + stage * 2048;
         }
-        // In: 32-bit offsets from the tile's corner (every leading dimension < 2^24, checked with
+        // In: 32-bit offsets from the tile's corner (every leading dimension < 2^23, checked with
         // the tile's test), one 64-bit product per tensor and tile instead of one per row.
         [[maybe_unused]] const std::uint16_t* const x_tile = a.x + tm * 128 * a.ldx + tk * 128;
         [[maybe_unused]] std::uint8_t* const q_tile = a.q + tm * 128 * a.ldq + tk * 128;
