@@ -608,9 +608,9 @@ __global__ void __launch_bounds__(kThreadsDual, 3)
 // row). Why: ncu's source view of v2's dual (session 28, call 1) counted 1584 SASS instructions
 // per warp and tile, every one executed once (straight-line code), the issue slots 69 % busy and
 // 21 % of the warps' stall samples waiting for the loads: the instruction stream set the pace,
-// and ~40 % of it was addressing and tests. v6: 1392 per
-// warp and tile (ncu), 3420 instead of 3340 GB/s at 8192 x 7168 (+2.4 %, the same process; the
-// predicted range was +2-4 %); the single kernel level with v2 (memory-bound at 93 %). Measured
+// and ~40 % of it was addressing and tests. v6: 1392 per warp and tile (ncu), 3420-3421 against
+// 3334-3343 GB/s at 8192 x 7168 (+2.4 %, the same process; the predicted range was +2-4 %); the
+// single kernel level with v2 (memory-bound at 93 %). Measured
 // and not taken: v6 with two tiles per CTA (its ~170-instruction set-up paid once) -2 %; v5_async
 // with capped grids (2, 4, 9-10 tiles per CTA, the next one in flight) +1 to -6 %; and the
 // partial last wave (8192 x 7168 is 9.05 waves of 396 CTAs) is not what holds the dual back: v2 at
