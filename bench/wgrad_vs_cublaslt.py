@@ -6,7 +6,10 @@ against each other, then timed (L2 flushed, CUDA events, median), so that ncu ca
 launch of each (run it under ncu with --kernel-name for the side wanted).
 
     PYTHONPATH=<staged fp8gemm> python3 bench/wgrad_vs_cublaslt.py [--n 4096 --k 7168 --t 2048]
-        [--only ours|cublaslt] [--reps 20]
+        [--kernels NAME,...] [--only ours|cublaslt|ours:NAME] [--reps 20]
+
+--kernels adds sides "ours:NAME": the named compiled weight-gradient kernels (FP32 dW ones, names
+with _f32) on the same operands, beside the plan's default ("ours").
 """
 import argparse
 import statistics
@@ -21,7 +24,9 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--k", type=int, default=7168)
     ap.add_argument("--t", type=int, default=2048, help="tokens (a multiple of 128)")
-    ap.add_argument("--only", choices=["ours", "cublaslt"], default=None)
+    ap.add_argument("--kernels", default="",
+                    help="comma-separated compiled kernels (FP32 dW) to time beside the default")
+    ap.add_argument("--only", default=None, help="one side: ours, cublaslt or ours:NAME")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--list-kernels", action="store_true",
                     help="print the names of the kernels each side launches (torch.profiler)")
@@ -46,6 +51,14 @@ def main() -> int:
         torch._scaled_mm(q_dyt, q_xt.t(), scale_a=s_dyt, scale_b=s_xt.t(),
                          out_dtype=torch.float32, out=cub_out)
 
+    sides = [("ours", ours)]
+    for kname in filter(None, a.kernels.split(",")):
+        sides.append((f"ours:{kname}", lambda n=kname: torch.ops.fp8gemm._gemm_weight_grad_kernel(
+            q_dyt, s_dyt, q_xt, s_xt, off, n)))
+    sides.append(("cublaslt", cublaslt))
+    if a.only and a.only not in dict(sides):
+        print(f"--only {a.only}: no such side ({', '.join(n for n, _ in sides)})")
+        return 2
     ours()
     cublaslt()
     torch.cuda.synchronize()
@@ -54,8 +67,16 @@ def main() -> int:
     if not diff <= 1e-5:
         print("the two results differ: not timed")
         return 1
+    for name, fn in sides[1:-1]:
+        got = fn()
+        torch.cuda.synchronize()
+        d = ((got.reshape(N, K).float() - cub_out).norm() / cub_out.norm()).item()
+        print(f"{name} vs cuBLASLt relative difference {d:.2e}")
+        if not d <= 1e-5:
+            print("the two results differ: not timed")
+            return 1
     if a.list_kernels:
-        for name, fn in (("ours", ours), ("cublaslt", cublaslt)):
+        for name, fn in sides:
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
                 fn()
                 torch.cuda.synchronize()
@@ -63,7 +84,7 @@ def main() -> int:
                             if ev.device_type == torch.autograd.DeviceType.CUDA})
             print(f"{name} launches: " + " | ".join(names))
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    for name, fn in (("ours", ours), ("cublaslt", cublaslt)):
+    for name, fn in sides:
         if a.only and name != a.only:
             continue
         ts = []

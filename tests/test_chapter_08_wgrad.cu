@@ -355,6 +355,38 @@ TEST_CASE("ch08 wgrad: back-to-back epilogues (mostly empty experts), every kern
   for (const auto& k : ch08::wgrad_kernels()) CHECK(run_wgrad(c, false, 171, k.name));
 }
 
+TEST_CASE("ch08 wgrad: the staggered loop computes its twin's sums bit for bit",
+          "[ch08][wgrad][gpu]") {
+  // The staggered loop (kgrouped.cuh, kStaggeredLoop) changes only when each warpgroup issues its
+  // wgmma, not what they compute or the order of the promotion's FMAs: every element must equal
+  // the unstaggered twin's bit for bit. Empty experts and ragged token counts included (a
+  // warpgroup that hands the other a turn no piece takes would hang or race here).
+  const WgradCase c({0, 1, 300, 129, 0, 1000, 0, 0, 257}, 392, 328, 190);
+  for (const auto& twin : {"128x192_s5_c1x1_promoted_f32_tma_b1", "128x256_s4_c1x1_promoted_f32_tma_b1",
+                           "128x192_s5_c1x1_promoted_tma_b1", "128x256_s4_c1x1_promoted_tma_b1"}) {
+    const std::string base = twin, stag = base + "_stag";
+    const auto output = ch08::wgrad_output_of(engine::find_kernel(ch08::wgrad_kernels(), base, "test"));
+    WgradDevice a(c, false, output), b(c, false, output);
+    ch08::WeightGradOptions oa, ob;
+    oa.kernel = base;
+    ob.kernel = stag;
+    a.upload_db(initial_db(c, false, 0));  // NaN: every element must be written
+    b.upload_db(initial_db(c, false, 0));
+    ch08::WeightGradPlan pa(a.gemm, oa), pb(b.gemm, ob);
+    pa.run(nullptr);
+    pb.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto da = a.download_db(), db = b.download_db();
+    REQUIRE(da.size() == db.size());
+    std::int64_t differ = 0;
+    for (std::size_t i = 0; i < da.size(); ++i)
+      differ += std::memcmp(&da[i], &db[i], sizeof(float)) != 0;
+    INFO(stag << ": " << differ << " of " << da.size() << " elements differ from " << base);
+    CHECK(differ == 0);
+    CHECK(check_db(c, initial_db(c, false, 0), db, false, stag.c_str()));
+  }
+}
+
 TEST_CASE("ch08 wgrad: bf16 dB is the FP32 dB rounded once, the default picks a bf16 kernel",
           "[ch08][wgrad][gpu]") {
   // The bf16 kernels run the FP32 kernels' main loops: the same sums, rounded to nearest even once

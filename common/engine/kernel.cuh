@@ -87,6 +87,11 @@ inline constexpr int kPinnedLoop = 1000;
 /// from shared memory before the wait for the partial sum (kPrefetchScalesLoop + N), so that their
 /// latency hides behind the tensor cores instead of stalling the promotion.
 inline constexpr int kPrefetchScalesLoop = 100;
+/// Chapter 8's weight gradient only: its first loop with the two consumer warpgroups taking turns
+/// at the tensor cores (KGroupedMath, "staggered"): a warpgroup issues a K block's wgmma only after
+/// the other one has issued its previous piece, so that one warpgroup's promotion runs while the
+/// other's wgmma are in the tensor cores, instead of both promoting at once.
+inline constexpr int kStaggeredLoop = 12;
 
 /// Two partial sums fit beside the totals: one 64-row slab per consumer warpgroup, its K block
 /// one partial sum (kPromotedWaveN = BlockN), and totals plus two partial sums within the
@@ -694,6 +699,9 @@ constexpr std::size_t smem_bytes() {
 /// is done and the other has a tile next, which bar.syncs on it before its main loop (1 and 2 are
 /// the epilogue's, 4 and 5 chapter 9's).
 inline constexpr std::uint32_t kOrderBarrier = 6;
+/// Named barriers 8 and 9: the staggered weight-gradient loop's turns (kgrouped.cuh): warpgroup w
+/// bar.syncs on kStaggerBarrier + w before it issues a piece, the other arrives there after issuing.
+inline constexpr std::uint32_t kStaggerBarrier = 8;
 
 template <class Cfg, class Math = PerTensorMath<Cfg>>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -919,6 +927,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         store_tile(t);
         if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 2);
       }
+      // A policy whose warpgroups hand each other turns settles the last hand-over here.
+      if constexpr (requires { Math::consumers_done(st, wg); }) Math::consumers_done(st, wg);
     }
     if constexpr (stores_by_tma(Cfg::kEpilogue)) {
       // The staging buffers must stay valid until the last stores have read them, and D must be

@@ -42,6 +42,7 @@ KernelInfo kernel_info() {
       if (!pinned || v != Math::kDefaultLoop)
         k.name += v == kTwoDeepLoop         ? std::string("_2deep")
                   : v == kTwoDeepHalvesLoop ? std::string("_2deeph")
+                  : v == kStaggeredLoop     ? std::string("_stag")
                   : v > kEarlyWaveLoop      ? "_ew" + std::to_string(v - kEarlyWaveLoop)
                   : v > kPrefetchScalesLoop ? "_pf" + std::to_string(v - kPrefetchScalesLoop)
                                             : "_loop" + std::to_string(v);

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/engine/block_scaled.cuh"
 #include "common/engine/grouped_schedule.hpp"
@@ -78,6 +79,14 @@ struct KGroupedTileScheduler {
 ///                       read from the stage before the wait for the partial sum (one wave per K
 ///                       block only), so that their shared-memory latency hides behind the
 ///                       tensor cores.
+///   kStaggeredLoop      the first loop with the two consumer warpgroups taking turns: a
+///                       warpgroup issues each piece (a K block's wave of columns) only after the
+///                       other has issued its previous one (named barriers kStaggerBarrier + w),
+///                       so the pieces reach the tensor cores alternately, WG 0's, WG 1's, WG 0's
+///                       next, ..., and each warpgroup's promotion runs while the other's wgmma
+///                       are in the tensor cores. Without the turns both warpgroups wait on the
+///                       same stage, issue together, finish together and promote together, the
+///                       tensor cores idle during the promotion (session 29).
 /// With the one-buffer first loop a warpgroup's tensor-core work and its promotion alternate, and
 /// only the other warpgroup's wgmma can fill the gap; the promotion here is twice chapter 7's (a
 /// multiply and an FMA per element), which is why the others were built. None was faster than
@@ -89,7 +98,9 @@ constexpr int default_kgrouped_loop() {
 template <class Cfg, int kLoop>
 constexpr bool kgrouped_loop_fits() {
   constexpr int kRegs = Cfg::kConsumerRegs - Cfg::kRegMargin;
-  if constexpr (kLoop == kTwoDeepLoop)
+  if constexpr (kLoop == kStaggeredLoop)
+    return Cfg::kWavesM == 1 && Cfg::kConsumerWGs == 2 && !Cfg::kPingPong;
+  else if constexpr (kLoop == kTwoDeepLoop)
     return Cfg::kWavesM == 1 && Cfg::kAccumulators + Cfg::kBlockN <= kRegs;
   else if constexpr (kLoop == kTwoDeepHalvesLoop)
     return Cfg::kWavesM == 1 && (Cfg::kBlockN / 2) % 8 == 0 &&
@@ -113,7 +124,12 @@ struct KGroupedMath : PerTensorMath<Cfg> {
   static_assert(kgrouped_loop_fits<Cfg, kLoop>(),
                 "this loop's partial sums do not fit beside the totals on this tile");
   using Base = PerTensorMath<Cfg>;
-  using State = PipelineState<Cfg::kStages>;
+  /// The staggered loop's ring position also remembers whether this warpgroup has issued a
+  /// piece yet (warpgroup 0's first piece waits for no turn).
+  struct StaggeredState : PipelineState<Cfg::kStages> {
+    bool issued = false;
+  };
+  using State = std::conditional_t<kLoop == kStaggeredLoop, StaggeredState, PipelineState<Cfg::kStages>>;
   using Params = KGroupedParams;
   using Scheduler = KGroupedTileScheduler<Cfg::kClusterM>;
   using TileT = KGroupedTile;
@@ -191,7 +207,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
                                                   std::uint32_t side, const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
-    if constexpr (kLoop == 0 || kLoop > kPrefetchScalesLoop)
+    if constexpr (kLoop == 0 || kLoop > kPrefetchScalesLoop || kLoop == kStaggeredLoop)
       mainloop_first(acc, st, p, t, ring, side, full, empty, wg_index, rank);
     else
       mainloop_two_deep(acc, st, t, ring, side, full, empty, wg_index, rank);
@@ -232,7 +248,24 @@ struct KGroupedMath : PerTensorMath<Cfg> {
           constexpr int kPre = kLoop > kPrefetchScalesLoop ? kLoop - kPrefetchScalesLoop : 0;
           const std::uint32_t sb_base = extra + kSfaStride + std::uint32_t(wn * kWaveN) * 4u + col_bytes;
           float2 pre[kPre > 0 ? kPre : 1];
-          if constexpr (kPre == 0) {
+          if constexpr (kLoop == kStaggeredLoop) {
+            // Our turn: warpgroup 1 after warpgroup 0 has issued this piece, warpgroup 0 after
+            // warpgroup 1 has issued the previous one (every piece but the kernel's first).
+            if (wg == 1 || st.issued) ptx::named_barrier_sync(kStaggerBarrier + std::uint32_t(wg), 256);
+            constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
+            ptx::wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < kSteps; ++ks)
+              ptx::wgmma_m64nNk32_e4m3<kWaveN>(
+                  part, ptx::advance_desc(desc_a, std::uint32_t(ks * Cfg::kWgmmaK)),
+                  ptx::advance_desc(desc_b, std::uint32_t(ks * Cfg::kWgmmaK)), ks > 0 ? 1u : 0u);
+            ptx::wgmma_commit_group();
+            // Its turn: its wgmma queue behind ours while we wait for ours and promote.
+            ptx::named_barrier_arrive(kStaggerBarrier + std::uint32_t(wg ^ 1), 256);
+            st.issued = true;
+            ptx::wgmma_wait_group<0>();
+            ptx::wgmma_fence_operands(part);
+          } else if constexpr (kPre == 0) {
             BlockScaledMath<Cfg>::template partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
           } else {
             constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
@@ -271,6 +304,15 @@ struct KGroupedMath : PerTensorMath<Cfg> {
       }
       Base::release(ptx::smem_u32(&empty[st.stage]), rank);  // after the promotion read the scales
       st.advance();
+    }
+  }
+
+  /// After the consumers' last tile (gemm_kernel): with the staggered loop, warpgroup 1 handed
+  /// warpgroup 0 a turn after its last piece that no piece took; warpgroup 0 takes it, so that no
+  /// barrier is left half-arrived when the CTA exits.
+  __device__ __forceinline__ static void consumers_done(const State& st, int wg_index) {
+    if constexpr (kLoop == kStaggeredLoop) {
+      if (warp_uniform(wg_index) == 0 && st.issued) ptx::named_barrier_sync(kStaggerBarrier, 256);
     }
   }
 
