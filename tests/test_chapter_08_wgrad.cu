@@ -357,14 +357,16 @@ TEST_CASE("ch08 wgrad: back-to-back epilogues (mostly empty experts), every kern
 
 TEST_CASE("ch08 wgrad: the staggered loop computes its twin's sums bit for bit",
           "[ch08][wgrad][gpu]") {
-  // The staggered loop (kgrouped.cuh, kStaggeredLoop) changes only when each warpgroup issues its
-  // wgmma, not what they compute or the order of the promotion's FMAs: every element must equal
-  // the unstaggered twin's bit for bit. Empty experts and ragged token counts included (a
-  // warpgroup that hands the other a turn no piece takes would hang or race here).
+  // The staggered loop (kgrouped.cuh, kStaggeredLoop: the default of two-warpgroup tiles) changes
+  // only when each warpgroup issues its wgmma, not what they compute or the order of the
+  // promotion's FMAs: every element must equal the first loop's (the _loop0 twin) bit for bit.
+  // Empty experts and ragged token counts included (a warpgroup that hands the other a turn no
+  // piece takes would hang or race here).
   const WgradCase c({0, 1, 300, 129, 0, 1000, 0, 0, 257}, 392, 328, 190);
-  for (const auto& twin : {"128x192_s5_c1x1_promoted_f32_tma_b1", "128x256_s4_c1x1_promoted_f32_tma_b1",
-                           "128x192_s5_c1x1_promoted_tma_b1", "128x256_s4_c1x1_promoted_tma_b1"}) {
-    const std::string base = twin, stag = base + "_stag";
+  for (const auto& name : {"128x192_s5_c1x1_promoted_f32_tma_b1", "128x256_s4_c1x1_promoted_f32_tma_b1",
+                           "128x192_s5_c1x1_promoted_tma_b1", "128x256_s4_c1x1_promoted_tma_b1",
+                           "128x128_s6_c1x1_promoted_f32_tma_b1"}) {
+    const std::string stag = name, base = stag + "_loop0";
     const auto output = ch08::wgrad_output_of(engine::find_kernel(ch08::wgrad_kernels(), base, "test"));
     WgradDevice a(c, false, output), b(c, false, output);
     ch08::WeightGradOptions oa, ob;

@@ -69,7 +69,8 @@ struct KGroupedTileScheduler {
 /// The weight gradient's promoted loops (KGroupedMath's kLoop; measured side by side in chapter
 /// 8's README, "The weight gradient in session 7"):
 ///   0                   the first loop (mainloop_first): per K block one partial sum of the
-///                       whole tile width, wait, promote, release: the default;
+///                       whole tile width, wait, promote, release (the default until session
+///                       29; "_loop0" in a kernel's name where the staggered loop is the default);
 ///   kTwoDeepLoop        two full-width partial sums: K block kb + 1 is issued before kb is
 ///                       promoted (tiles where totals plus two partial sums fit: BlockN <= 128);
 ///   kTwoDeepHalvesLoop  the same over the two column halves of each K block: half h + 1 (or the
@@ -86,15 +87,13 @@ struct KGroupedTileScheduler {
 ///                       next, ..., and each warpgroup's promotion runs while the other's wgmma
 ///                       are in the tensor cores. Without the turns both warpgroups wait on the
 ///                       same stage, issue together, finish together and promote together, the
-///                       tensor cores idle during the promotion (session 29).
+///                       tensor cores idle during the promotion (session 29). The default of
+///                       every tile with two consumer warpgroups (default_kgrouped_loop).
 /// With the one-buffer first loop a warpgroup's tensor-core work and its promotion alternate, and
 /// only the other warpgroup's wgmma can fill the gap; the promotion here is twice chapter 7's (a
 /// multiply and an FMA per element), which is why the others were built. None was faster than
-/// the first loop by more than the run-to-run spread on the H200 (session 7).
-template <class Cfg>
-constexpr int default_kgrouped_loop() {
-  return 0;
-}
+/// the first loop by more than the run-to-run spread on the H200 (session 7); the staggered loop
+/// keeps one buffer and lets the other warpgroup fill the gap by construction.
 template <class Cfg, int kLoop>
 constexpr bool kgrouped_loop_fits() {
   constexpr int kRegs = Cfg::kConsumerRegs - Cfg::kRegMargin;
@@ -111,6 +110,13 @@ constexpr bool kgrouped_loop_fits() {
            Cfg::kAccumulators + Cfg::kBlockN / 2 + 2 * (kLoop - kPrefetchScalesLoop) <= Cfg::kConsumerRegs;
   else
     return kLoop == 0;
+}
+
+/// The default: the staggered loop wherever it applies (two cooperative consumer warpgroups of
+/// one 64-row slab each), else the first loop.
+template <class Cfg>
+constexpr int default_kgrouped_loop() {
+  return kgrouped_loop_fits<Cfg, kStaggeredLoop>() ? kStaggeredLoop : 0;
 }
 
 template <class Cfg, int kLoop = default_kgrouped_loop<Cfg>()>
@@ -133,7 +139,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
   using Params = KGroupedParams;
   using Scheduler = KGroupedTileScheduler<Cfg::kClusterM>;
   using TileT = KGroupedTile;
-  /// The loop's version and the default (kernel_info names the others: _2deep, _2deeph, _pf<N>).
+  /// The loop's version and the default (kernel_info names the others: _loop0, _2deep, _2deeph, _pf<N>).
   static constexpr int kPromotedLoopVersion = kLoop;
   static constexpr int kDefaultLoop = default_kgrouped_loop<Cfg>();
 
