@@ -258,14 +258,7 @@ struct KGroupedMath : PerTensorMath<Cfg> {
             // Our turn: warpgroup 1 after warpgroup 0 has issued this piece, warpgroup 0 after
             // warpgroup 1 has issued the previous one (every piece but the kernel's first).
             if (wg == 1 || st.issued) ptx::named_barrier_sync(kStaggerBarrier + std::uint32_t(wg), 256);
-            constexpr int kSteps = Cfg::kBlockK / Cfg::kWgmmaK;
-            ptx::wgmma_fence();
-#pragma unroll
-            for (int ks = 0; ks < kSteps; ++ks)
-              ptx::wgmma_m64nNk32_e4m3<kWaveN>(
-                  part, ptx::advance_desc(desc_a, std::uint32_t(ks * Cfg::kWgmmaK)),
-                  ptx::advance_desc(desc_b, std::uint32_t(ks * Cfg::kWgmmaK)), ks > 0 ? 1u : 0u);
-            ptx::wgmma_commit_group();
+            BlockScaledMath<Cfg>::template issue_partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
             // Its turn: its wgmma queue behind ours while we wait for ours and promote.
             ptx::named_barrier_arrive(kStaggerBarrier + std::uint32_t(wg ^ 1), 256);
             st.issued = true;
