@@ -355,23 +355,29 @@ TEST_CASE("ch08 wgrad: back-to-back epilogues (mostly empty experts), every kern
   for (const auto& k : ch08::wgrad_kernels()) CHECK(run_wgrad(c, false, 171, k.name));
 }
 
-TEST_CASE("ch08 wgrad: the staggered loop computes its twin's sums bit for bit",
+TEST_CASE("ch08 wgrad: the staggered and lean loops compute the first loop's sums bit for bit",
           "[ch08][wgrad][gpu]") {
-  // The staggered loop (kgrouped.cuh, kStaggeredLoop: the default of two-warpgroup tiles) changes
-  // only when each warpgroup issues its wgmma, not what they compute or the order of the
-  // promotion's FMAs: every element must equal the first loop's (the _loop0 twin) bit for bit.
+  // The staggered loop (kgrouped.cuh, kStaggeredLoop) changes only when each warpgroup issues its
+  // wgmma, the lean loops (kPinnedLoop + u) only how the descriptors and addresses are computed
+  // and where the stage is released, not what the wgmma compute or the order of the promotion's
+  // FMAs: every element must equal the first loop's (the default kernel of the tile) bit for bit.
   // Empty experts and ragged token counts included (a warpgroup that hands the other a turn no
   // piece takes would hang or race here).
   const WgradCase c({0, 1, 300, 129, 0, 1000, 0, 0, 257}, 392, 328, 190);
-  for (const auto& name : {"128x192_s5_c1x1_promoted_f32_tma_b1", "128x256_s4_c1x1_promoted_f32_tma_b1",
-                           "128x192_s5_c1x1_promoted_tma_b1", "128x256_s4_c1x1_promoted_tma_b1",
-                           "128x128_s6_c1x1_promoted_f32_tma_b1"}) {
-    const std::string stag = name, base = stag + "_loop0";
+  for (const auto& [first, other] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"128x192_s5_c1x1_promoted_f32_tma_b1", "_stag"}, {"128x256_s4_c1x1_promoted_f32_tma_b1", "_stag"},
+           {"128x192_s5_c1x1_promoted_tma_b1", "_stag"}, {"128x256_s4_c1x1_promoted_tma_b1", "_stag"},
+           {"128x128_s6_c1x1_promoted_f32_tma_b1", "_stag"},
+           {"128x192_s5_c1x1_promoted_f32_tma_b1", "_pin_loop1"}, {"128x192_s5_c1x1_promoted_f32_tma_b1", "_pin_loop4"},
+           {"128x256_s4_c1x1_promoted_f32_tma_b1", "_pin_loop1"},
+           {"128x192_s5_c1x1_promoted_tma_b1", "_pin_loop1"}, {"128x192_s5_c1x1_promoted_tma_b1", "_pin_loop4"},
+           {"128x256_s4_c1x1_promoted_tma_b1", "_pin_loop1"}}) {
+    const std::string base = first, twin = base + other;
     const auto output = ch08::wgrad_output_of(engine::find_kernel(ch08::wgrad_kernels(), base, "test"));
     WgradDevice a(c, false, output), b(c, false, output);
     ch08::WeightGradOptions oa, ob;
     oa.kernel = base;
-    ob.kernel = stag;
+    ob.kernel = twin;
     a.upload_db(initial_db(c, false, 0));  // NaN: every element must be written
     b.upload_db(initial_db(c, false, 0));
     ch08::WeightGradPlan pa(a.gemm, oa), pb(b.gemm, ob);
@@ -383,9 +389,9 @@ TEST_CASE("ch08 wgrad: the staggered loop computes its twin's sums bit for bit",
     std::int64_t differ = 0;
     for (std::size_t i = 0; i < da.size(); ++i)
       differ += std::memcmp(&da[i], &db[i], sizeof(float)) != 0;
-    INFO(stag << ": " << differ << " of " << da.size() << " elements differ from " << base);
+    INFO(twin << ": " << differ << " of " << da.size() << " elements differ from " << base);
     CHECK(differ == 0);
-    CHECK(check_db(c, initial_db(c, false, 0), db, false, stag.c_str()));
+    CHECK(check_db(c, initial_db(c, false, 0), db, false, twin.c_str()));
   }
 }
 

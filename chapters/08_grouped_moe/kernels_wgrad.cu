@@ -78,16 +78,24 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       wgrad<WgradTmaPairCfg<128, 256, 4, 1>>(),
       wgrad<WgradTmaPairCfg<128, 192, 5, 1>>(),
       wgrad<WgradTmaPairCfg<128, 128, 5, 2>, kTwoDeepLoop>(),
-      // Every kernel above with two consumer warpgroups runs the staggered loop (session 29: the
-      // warpgroups take turns at the tensor cores, one promotes while the other's wgmma run); the
-      // first loop without turns (_loop0, the default until then) on the defaults' tiles (bf16
-      // and FP32 dB) and on cuBLASLt's 128 x 128, for the same-run comparison.
-      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, 0>(),
-      wgrad<WgradBf16TmaCfg<128, 256, 4, 1>, 0>(),
-      wgrad<WgradTmaCfg<128, 192, 5, 1>, 0>(),
-      wgrad<WgradTmaCfg<128, 256, 4, 1>, 0>(),
+      // The staggered first loop (session 29): the two consumer warpgroups take turns at the
+      // tensor cores, so that one promotes while the other's wgmma run. On the defaults' tiles
+      // (bf16 and FP32 dB) and on cuBLASLt's 128 x 128 (with its first-loop twin).
+      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, kStaggeredLoop>(),
+      wgrad<WgradBf16TmaCfg<128, 256, 4, 1>, kStaggeredLoop>(),
+      wgrad<WgradTmaCfg<128, 192, 5, 1>, kStaggeredLoop>(),
+      wgrad<WgradTmaCfg<128, 256, 4, 1>, kStaggeredLoop>(),
       wgrad<WgradTmaCfg<128, 128, 6, 1>>(),
-      wgrad<WgradTmaCfg<128, 128, 6, 1>, 0>(),
+      wgrad<WgradTmaCfg<128, 128, 6, 1>, kStaggeredLoop>(),
+      // Chapters 6 and 7's lean loop with this promotion (session 29: descriptors by addition,
+      // addresses pinned, the K loop unrolled 1 or 4 times), on the defaults' tiles; 128 x 256
+      // unrolled only once (ptxas: 48 bytes spilled at 2, 172 at 4).
+      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, kPinnedLoop + 1>(),
+      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, kPinnedLoop + 4>(),
+      wgrad<WgradBf16TmaCfg<128, 256, 4, 1>, kPinnedLoop + 1>(),
+      wgrad<WgradTmaCfg<128, 192, 5, 1>, kPinnedLoop + 1>(),
+      wgrad<WgradTmaCfg<128, 192, 5, 1>, kPinnedLoop + 4>(),
+      wgrad<WgradTmaCfg<128, 256, 4, 1>, kPinnedLoop + 1>(),
   };
   return all;
 }

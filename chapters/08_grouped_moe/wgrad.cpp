@@ -135,8 +135,6 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
   // bf16 epilogue gained 128 x 192 5-10% over its FP32 twin and 128 x 256 3-4% (session 9, two
   // runs of bench_torch.py's wgrad sweep, plots/data/h200/ch10/torch*/bench_torch_eb5ee4a*.log),
   // so that at 7168 x 16384 128 x 192 became the faster (905 / 878 against 873 / 867 TFLOPS).
-  // Since session 29 both run the staggered loop (kgrouped.cuh, kStaggeredLoop; the first loop
-  // without turns is their _loop0 twin).
   const double wide_premium = f32 ? 1.02 : 1.0;
   return efficiency(wide) * wide_premium >= efficiency(narrow) ? wide : narrow;
 }

@@ -455,9 +455,14 @@ struct PerTensorMath {
         } else {
           partial_sum<kWaveN>(part, desc_a, desc_b, w, wn);
         }
-        if (w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
+        // A promotion that reads the stage itself (chapter 8's weight gradient: its column
+        // scales, kReadsStage) releases it after its last promotion instead.
+        constexpr bool kReleaseAfter = requires { Promotion::kReadsStage; };
+        if (!kReleaseAfter && w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
           release(empty0 + 8u * std::uint32_t(st.stage), rank);
         promotion.template promote<kWaveN>(acc[w], part, wn, slab, block);
+        if (kReleaseAfter && w == Cfg::kWavesM - 1 && wn == kWavesN - 1)
+          release(empty0 + 8u * std::uint32_t(st.stage), rank);
       }
     }
     st.advance();

@@ -104,6 +104,8 @@ constexpr bool kgrouped_loop_fits() {
   else if constexpr (kLoop == kTwoDeepHalvesLoop)
     return Cfg::kWavesM == 1 && (Cfg::kBlockN / 2) % 8 == 0 &&
            Cfg::kAccumulators + Cfg::kBlockN / 2 <= kRegs;
+  else if constexpr (kLoop >= kPinnedLoop)
+    return kLoop - kPinnedLoop >= 1 && kLoop - kPinnedLoop <= 8 && !Cfg::kPingPong;
   else if constexpr (kLoop > kPrefetchScalesLoop)
     return Cfg::kWavesM == 1 && Cfg::kPromotedWaveN == Cfg::kBlockN &&
            kLoop - kPrefetchScalesLoop <= Cfg::kBlockN / 8 &&
@@ -112,11 +114,10 @@ constexpr bool kgrouped_loop_fits() {
     return kLoop == 0;
 }
 
-/// The default: the staggered loop wherever it applies (two cooperative consumer warpgroups of
-/// one 64-row slab each), else the first loop.
+/// The default: the first loop (the staggered loop measured no faster, session 29).
 template <class Cfg>
 constexpr int default_kgrouped_loop() {
-  return kgrouped_loop_fits<Cfg, kStaggeredLoop>() ? kStaggeredLoop : 0;
+  return 0;
 }
 
 template <class Cfg, int kLoop = default_kgrouped_loop<Cfg>()>
@@ -213,7 +214,9 @@ struct KGroupedMath : PerTensorMath<Cfg> {
                                                   std::uint32_t side, const std::uint64_t* full,
                                                   const std::uint64_t* empty, int wg_index,
                                                   std::uint32_t rank) {
-    if constexpr (kLoop == 0 || kLoop > kPrefetchScalesLoop || kLoop == kStaggeredLoop)
+    if constexpr (kLoop >= kPinnedLoop)
+      mainloop_lean(acc, st, t, ring, side, full, empty, wg_index, rank);
+    else if constexpr (kLoop == 0 || kLoop > kPrefetchScalesLoop || kLoop == kStaggeredLoop)
       mainloop_first(acc, st, p, t, ring, side, full, empty, wg_index, rank);
     else
       mainloop_two_deep(acc, st, t, ring, side, full, empty, wg_index, rank);
@@ -313,6 +316,59 @@ struct KGroupedMath : PerTensorMath<Cfg> {
     if constexpr (kLoop == kStaggeredLoop) {
       if (warp_uniform(wg_index) == 0 && st.issued) ptx::named_barrier_sync(kStaggerBarrier, 256);
     }
+  }
+
+  /// The lean loop's promotion (kLoop = kPinnedLoop + u): chapters 6 and 7's lean loop
+  /// (PerTensorMath::promoted_loop: descriptors by addition, ring and barrier addresses pinned in
+  /// registers, the K loop unrolled u times) with this recipe's promotion, acc += (sa[row] x
+  /// sb[col]) x part, the scales read from the stage's side ring. Since the promotion reads the
+  /// stage, the loop releases it after the promotion (kReadsStage), not before the last one.
+  struct LeanPromotion {
+    static constexpr bool kReadsStage = true;
+    std::uint32_t side;       ///< the side ring
+    std::uint32_t sa_offset;  ///< this thread's first row's A scale, from a stage's side bytes
+    std::uint32_t sb_offset;  ///< this thread's first column's B scale, likewise
+    struct Block {};
+    struct Slab {
+      float sa0, sa1;   ///< the scales of this thread's rows r and r + 8 of slab w
+      std::uint32_t sb; ///< the stage's B scale of this thread's first column
+    };
+    __device__ __forceinline__ Block block(int /*kb*/) { return {}; }
+    __device__ __forceinline__ Slab slab(int stage, int w) const {
+      const std::uint32_t extra = side + std::uint32_t(stage) * kExtraStageBytes;
+      const std::uint32_t a = extra + sa_offset + std::uint32_t(64 * w) * 4u;
+      return {ptx::ld_shared_f32(a), ptx::ld_shared_f32(a + 32u), extra + sb_offset};
+    }
+    template <int kWaveN>
+    __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
+                                            const float (&part)[kWaveN / 2], int wn,
+                                            const Slab& s, const Block&) const {
+#pragma unroll
+      for (int gi = 0; gi < kWaveN / 8; ++gi) {
+        const float2 sb = ptx::ld_shared_v2_f32(s.sb + std::uint32_t(wn * kWaveN + 8 * gi) * 4u);
+        float* a = &acc[wn * (kWaveN / 2) + 4 * gi];
+        a[0] = __fmaf_rn(s.sa0 * sb.x, part[4 * gi + 0], a[0]);
+        a[1] = __fmaf_rn(s.sa0 * sb.y, part[4 * gi + 1], a[1]);
+        a[2] = __fmaf_rn(s.sa1 * sb.x, part[4 * gi + 2], a[2]);
+        a[3] = __fmaf_rn(s.sa1 * sb.y, part[4 * gi + 3], a[3]);
+      }
+    }
+  };
+
+  /// The lean loop (kLoop = kPinnedLoop + u) over the tile's K blocks.
+  __device__ __forceinline__ static void mainloop_lean(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const KGroupedTile& t,
+      std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
+      const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
+    const int wg = warp_uniform(wg_index);  // uniform: see BlockScaledMath
+    const int warp = int(threadIdx.x / 32) % 4;
+    const int lane = int(threadIdx.x % 32);
+    // The wgmma D fragment: rows r and r + 8 of each 64-row slab, columns 8 j + 2 (lane % 4) + {0, 1}.
+    LeanPromotion promotion{
+        side, std::uint32_t(wg * Cfg::kRowsPerWG + 16 * warp + lane / 4) * 4u,
+        kSfaStride + std::uint32_t(2 * (lane % 4)) * 4u};
+    PerTensorMath<Cfg, kLoop>::promoted_loop(acc, st, t.kb_first, t.kb_first + t.kb_count, ring,
+                                              full, empty, wg, rank, promotion);
   }
 
   /// The two-deep loops' state across pieces.
