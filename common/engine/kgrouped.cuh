@@ -339,19 +339,12 @@ struct KGroupedMath : PerTensorMath<Cfg> {
       const std::uint32_t a = extra + sa_offset + std::uint32_t(64 * w) * 4u;
       return {ptx::ld_shared_f32(a), ptx::ld_shared_f32(a + 32u), extra + sb_offset};
     }
+    /// wn: the column group, a constant once lean_block's loop over it is unrolled.
     template <int kWaveN>
     __device__ __forceinline__ void promote(float (&acc)[Cfg::kBlockN / 2],
                                             const float (&part)[kWaveN / 2], int wn,
                                             const Slab& s, const Block&) const {
-#pragma unroll
-      for (int gi = 0; gi < kWaveN / 8; ++gi) {
-        const float2 sb = ptx::ld_shared_v2_f32(s.sb + std::uint32_t(wn * kWaveN + 8 * gi) * 4u);
-        float* a = &acc[wn * (kWaveN / 2) + 4 * gi];
-        a[0] = __fmaf_rn(s.sa0 * sb.x, part[4 * gi + 0], a[0]);
-        a[1] = __fmaf_rn(s.sa0 * sb.y, part[4 * gi + 1], a[1]);
-        a[2] = __fmaf_rn(s.sa1 * sb.x, part[4 * gi + 2], a[2]);
-        a[3] = __fmaf_rn(s.sa1 * sb.y, part[4 * gi + 3], a[3]);
-      }
+      KGroupedMath::promote<kWaveN>(acc, part, s.sb, s.sa0, s.sa1, wn * kWaveN);
     }
   };
 
@@ -411,9 +404,8 @@ struct KGroupedMath : PerTensorMath<Cfg> {
     ptx::wgmma_commit_group();
     if (s.pend_stage >= 0) {
       ptx::wgmma_fence_operands(src);
-      promote<kPendH * kPieceN>(acc, src,
-                                s.side + std::uint32_t(s.pend_stage) * kExtraStageBytes + s.sb_offset,
-                                s.pend_sa0, s.pend_sa1);
+      promote(acc, src, s.side + std::uint32_t(s.pend_stage) * kExtraStageBytes + s.sb_offset,
+              s.pend_sa0, s.pend_sa1, kPendH * kPieceN);
       // The pending piece was its block's last: its stage (operands and scales) is read.
       if constexpr (kPendH == kUnits - 1) Base::release(s.empty0 + 8u * std::uint32_t(s.pend_stage), s.rank);
     }
@@ -475,25 +467,26 @@ struct KGroupedMath : PerTensorMath<Cfg> {
       constexpr int kLastCol = (kUnits - 1) * kPieceN;
       if (last_in_p1) {
         ptx::wgmma_fence_operands(P1);
-        promote<kLastCol>(acc[0], P1, sb_addr, s.pend_sa0, s.pend_sa1);
+        promote(acc[0], P1, sb_addr, s.pend_sa0, s.pend_sa1, kLastCol);
       } else {
         ptx::wgmma_fence_operands(P0);
-        promote<kLastCol>(acc[0], P0, sb_addr, s.pend_sa0, s.pend_sa1);
+        promote(acc[0], P0, sb_addr, s.pend_sa0, s.pend_sa1, kLastCol);
       }
       Base::release(s.empty0 + 8u * std::uint32_t(s.pend_stage), rank);
     }
   }
 
   /// acc[col0 + ...] += (sa[row] x sb[col]) x part for the kW columns from col0 of this thread's
-  /// rows; sb_addr: the stage's side ring at this thread's first column's scale.
-  template <int kCol0, int kW = kPieceN>
+  /// rows; sb_addr: the stage's side ring at this thread's first column's scale. col0 must be a
+  /// compile-time constant after inlining and unrolling (it indexes the register array acc).
+  template <int kW = kPieceN>
   __device__ __forceinline__ static void promote(float (&acc)[Cfg::kBlockN / 2],
                                                  const float (&part)[kW / 2], std::uint32_t sb_addr,
-                                                 float sa0, float sa1) {
+                                                 float sa0, float sa1, int col0) {
 #pragma unroll
     for (int gi = 0; gi < kW / 8; ++gi) {
-      const float2 sb = ptx::ld_shared_v2_f32(sb_addr + std::uint32_t(kCol0 + 8 * gi) * 4u);
-      float* a = &acc[kCol0 / 2 + 4 * gi];
+      const float2 sb = ptx::ld_shared_v2_f32(sb_addr + std::uint32_t(col0 + 8 * gi) * 4u);
+      float* a = &acc[col0 / 2 + 4 * gi];
       a[0] = __fmaf_rn(sa0 * sb.x, part[4 * gi + 0], a[0]);
       a[1] = __fmaf_rn(sa0 * sb.y, part[4 * gi + 1], a[1]);
       a[2] = __fmaf_rn(sa1 * sb.x, part[4 * gi + 2], a[2]);
