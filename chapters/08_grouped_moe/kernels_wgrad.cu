@@ -36,7 +36,8 @@ static KernelInfo wgrad() {
 
 const std::vector<KernelInfo>& wgrad_kernels() {
   static const std::vector<KernelInfo> all = {
-      // The plan's defaults (default_wgrad_kernel, wgrad.cpp): 128 x 192 with 5 stages and one
+      // The plan's defaults (default_wgrad_kernel, wgrad.cpp; the lean loop since session 29,
+      // default_kgrouped_loop): 128 x 192 with 5 stages and one
       // FP32 staging unit per warpgroup, or 128 x 256 (below) where its tiles cover dB as
       // efficiently, when TMA can store dB (session 7's sweeps, plots/data/h200/ch08/
       // wgrad_session7/: 1.050-1.059x and 1.076-1.077x the registers epilogue's geomean over ten
@@ -78,24 +79,23 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       wgrad<WgradTmaPairCfg<128, 256, 4, 1>>(),
       wgrad<WgradTmaPairCfg<128, 192, 5, 1>>(),
       wgrad<WgradTmaPairCfg<128, 128, 5, 2>, kTwoDeepLoop>(),
-      // The staggered first loop (session 29): the two consumer warpgroups take turns at the
-      // tensor cores, so that one promotes while the other's wgmma run. On the defaults' tiles
-      // (bf16 and FP32 dB) and on cuBLASLt's 128 x 128 (with its first-loop twin).
+      // Session 29. The default of the two-warpgroup TMA tiles is the lean loop (kgrouped.cuh,
+      // default_kgrouped_loop); the first loop stays on the defaults' tiles as _loop0 twins, the
+      // lean loop unrolled once on 128 x 192 as _pin_loop1, and the staggered first loop (the
+      // two warpgroups take turns at the tensor cores; measured no faster) as _stag, on the
+      // defaults' tiles and on cuBLASLt's 128 x 128.
+      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, 0>(),
+      wgrad<WgradBf16TmaCfg<128, 256, 4, 1>, 0>(),
+      wgrad<WgradTmaCfg<128, 192, 5, 1>, 0>(),
+      wgrad<WgradTmaCfg<128, 256, 4, 1>, 0>(),
+      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, kPinnedLoop + 1>(),
+      wgrad<WgradTmaCfg<128, 192, 5, 1>, kPinnedLoop + 1>(),
       wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, kStaggeredLoop>(),
       wgrad<WgradBf16TmaCfg<128, 256, 4, 1>, kStaggeredLoop>(),
       wgrad<WgradTmaCfg<128, 192, 5, 1>, kStaggeredLoop>(),
       wgrad<WgradTmaCfg<128, 256, 4, 1>, kStaggeredLoop>(),
-      wgrad<WgradTmaCfg<128, 128, 6, 1>>(),
+      wgrad<WgradTmaCfg<128, 128, 6, 1>, 0>(),
       wgrad<WgradTmaCfg<128, 128, 6, 1>, kStaggeredLoop>(),
-      // Chapters 6 and 7's lean loop with this promotion (session 29: descriptors by addition,
-      // addresses pinned, the K loop unrolled 1 or 4 times), on the defaults' tiles; 128 x 256
-      // unrolled only once (ptxas: 48 bytes spilled at 2, 172 at 4).
-      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, kPinnedLoop + 1>(),
-      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, kPinnedLoop + 4>(),
-      wgrad<WgradBf16TmaCfg<128, 256, 4, 1>, kPinnedLoop + 1>(),
-      wgrad<WgradTmaCfg<128, 192, 5, 1>, kPinnedLoop + 1>(),
-      wgrad<WgradTmaCfg<128, 192, 5, 1>, kPinnedLoop + 4>(),
-      wgrad<WgradTmaCfg<128, 256, 4, 1>, kPinnedLoop + 1>(),
   };
   return all;
 }

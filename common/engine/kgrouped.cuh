@@ -69,8 +69,8 @@ struct KGroupedTileScheduler {
 /// The weight gradient's promoted loops (KGroupedMath's kLoop; measured side by side in chapter
 /// 8's README, "The weight gradient in session 7"):
 ///   0                   the first loop (mainloop_first): per K block one partial sum of the
-///                       whole tile width, wait, promote, release (the default until session
-///                       29; "_loop0" in a kernel's name where the staggered loop is the default);
+///                       whole tile width, wait, promote, release (the default until session 29;
+///                       "_loop0" in a kernel's name where the lean loop is the default);
 ///   kTwoDeepLoop        two full-width partial sums: K block kb + 1 is issued before kb is
 ///                       promoted (tiles where totals plus two partial sums fit: BlockN <= 128);
 ///   kTwoDeepHalvesLoop  the same over the two column halves of each K block: half h + 1 (or the
@@ -87,8 +87,9 @@ struct KGroupedTileScheduler {
 ///                       next, ..., and each warpgroup's promotion runs while the other's wgmma
 ///                       are in the tensor cores. Without the turns both warpgroups wait on the
 ///                       same stage, issue together, finish together and promote together, the
-///                       tensor cores idle during the promotion (session 29). The default of
-///                       every tile with two consumer warpgroups (default_kgrouped_loop).
+///                       tensor cores idle during the promotion. Measured no faster (session 29).
+///   kPinnedLoop + u     chapters 6 and 7's lean loop with this promotion (mainloop_lean): the
+///                       default of the two-warpgroup TMA tiles since session 29.
 /// With the one-buffer first loop a warpgroup's tensor-core work and its promotion alternate, and
 /// only the other warpgroup's wgmma can fill the gap; the promotion here is twice chapter 7's (a
 /// multiply and an FMA per element), which is why the others were built. None was faster than
@@ -114,10 +115,18 @@ constexpr bool kgrouped_loop_fits() {
     return kLoop == 0;
 }
 
-/// The default: the first loop (the staggered loop measured no faster, session 29).
+/// The default (session 29): the lean loop on tiles of two cooperative warpgroups with one 64-row
+/// slab each that store dB by TMA, without a cluster: unrolled 4 times up to 192 columns, once
+/// above (128 x 256 spills at 2: 48 bytes); the first loop elsewhere. Measured against the first
+/// loop on the same tiles in session 29 (chapter 8's README, "Session 29"): 1.03-1.08x geomean
+/// over eight cases in two runs. (The staggered loop measured no faster and is not a default.)
 template <class Cfg>
 constexpr int default_kgrouped_loop() {
-  return 0;
+  if constexpr (Cfg::kConsumerWGs == 2 && Cfg::kWavesM == 1 && !Cfg::kPingPong &&
+                Cfg::kClusterSize == 1 && stores_by_tma(Cfg::kEpilogue))
+    return kPinnedLoop + (Cfg::kBlockN <= 192 ? 4 : 1);
+  else
+    return 0;
 }
 
 template <class Cfg, int kLoop = default_kgrouped_loop<Cfg>()>
