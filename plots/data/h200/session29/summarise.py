@@ -24,6 +24,9 @@ import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TWINS = ("_stag", "_pin_loop1", "_pin_loop4", "_loop0")
+# What the plain names of the defaults' tiles ran at each call's commit (their _loop0 twins are
+# the first loop): the staggered loop at 951cd2a (call 1), the lean loop from d875aa1 (calls 3-5).
+DEFAULT_LOOP = {"951cd2a": "staggered", "d875aa1": "lean", "61a96f7": "lean"}
 
 
 def base_of(name):
@@ -37,8 +40,9 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
-def ratio_table(rows, title):
+def ratio_table(rows, title, commit="?"):
     """rows: {case: {kernel: TFLOPS}} -> prints kernel-vs-base ratios per case and geomean."""
+    plain = DEFAULT_LOOP.get(commit[:7], "?")
     print(f"\n## {title}\n")
     per = collections.defaultdict(list)
     for case in sorted(rows):
@@ -50,8 +54,8 @@ def ratio_table(rows, title):
                 if v is None:
                     continue
                 v, bv = v, row[base]
-                per[(k, "staggered (default) / _loop0")].append(v / bv)
-                print(f"{case:30s} {k:44s} {v:7.1f} / {bv:7.1f} = {v / bv:.3f}  (staggered / _loop0)")
+                per[(k, f"{plain} (default) / _loop0")].append(v / bv)
+                print(f"{case:30s} {k:44s} {v:7.1f} / {bv:7.1f} = {v / bv:.3f}  ({plain} / _loop0)")
                 continue
             if base is None or base not in row:
                 continue
@@ -102,7 +106,7 @@ def main():
         name = os.path.basename(call)
         for js in sorted(glob.glob(os.path.join(call, "sweep_*.json"))):
             rows, commit = sweep_json(js)
-            ratio_table(rows, f"{name}: {os.path.basename(js)} (ch08_grouped_moe, binaries {commit})")
+            ratio_table(rows, f"{name}: {os.path.basename(js)} (ch08_grouped_moe, binaries {commit})", commit)
         m = members(call)
         bt = m.get("torch/bench_torch.json")
         if bt:
@@ -117,7 +121,9 @@ def main():
                 steps.append((shape, r["times"]["bf16_fwd_bwd"]["median_ms"], r["times"]["fp8_fwd_bwd"]["median_ms"],
                               r["speedup_fwd_bwd"], p["gemm wgrad (bf16 dW)"]))
             if rows:
-                ratio_table(rows, f"{name}: bench_torch's sweep of the weight-gradient kernels on each step's dW")
+                commit = d.get("context", {}).get("git_commit", "?")
+                ratio_table(rows, f"{name}: bench_torch's sweep of the weight-gradient kernels on each step's dW "
+                                  f"(package {commit[:7]})", commit)
                 print("\nFp8Linear (M = 4096): N x K, bf16 step ms, FP8 step ms, speed-up, the layer's wgrad ms")
                 for s in steps:
                     print(f"  {s[0]:12s} {s[1]:.3f} {s[2]:.3f} {s[3]:.4f} {s[4]:.3f}")
