@@ -136,7 +136,7 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
   // runs of bench_torch.py's wgrad sweep, plots/data/h200/ch10/torch*/bench_torch_eb5ee4a*.log),
   // so that at 7168 x 16384 128 x 192 became the faster (905 / 878 against 873 / 867 TFLOPS).
   // Since session 29 both run the lean loop (kgrouped.cuh, default_kgrouped_loop: 128 x 192
-  // unrolled 4 times, 128 x 256 once; 1.03-1.08x the first loop, which their _loop0 twins keep).
+  // unrolled 4 times, 128 x 256 once; 1.00-1.08x the first loop, which their _loop0 twins keep).
   const double wide_premium = f32 ? 1.02 : 1.0;
   return efficiency(wide) * wide_premium >= efficiency(narrow) ? wide : narrow;
 }

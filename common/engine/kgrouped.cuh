@@ -118,8 +118,8 @@ constexpr bool kgrouped_loop_fits() {
 /// The default (session 29): the lean loop on tiles of two cooperative warpgroups with one 64-row
 /// slab each that store dB by TMA, without a cluster: unrolled 4 times up to 192 columns, once
 /// above (128 x 256 spills at 2: 48 bytes); the first loop elsewhere. Measured against the first
-/// loop on the same tiles in session 29 (chapter 8's README, "Session 29"): 1.03-1.08x geomean
-/// over eight cases in two runs. (The staggered loop measured no faster and is not a default.)
+/// loop on the same tiles in session 29 (chapter 8's README, "Session 29"): 1.00-1.08x geomean
+/// over eight cases in two runs (1.03-1.06x for the bf16 dW of Fp8Linear). (The staggered loop measured no faster and is not a default.)
 template <class Cfg>
 constexpr int default_kgrouped_loop() {
   if constexpr (Cfg::kConsumerWGs == 2 && Cfg::kWavesM == 1 && !Cfg::kPingPong &&
@@ -327,6 +327,19 @@ struct KGroupedMath : PerTensorMath<Cfg> {
     }
   }
 
+  /// This thread's scales in a stage's side bytes, from its wgmma D fragment: the A scale of its
+  /// first row (rows r and r + 8 of the warpgroup's 64-row slab, r = 16 warp + lane / 4) and the
+  /// B scale of its first column (columns 8 j + 2 (lane % 4) + {0, 1}), byte offsets.
+  struct FragmentOffsets {
+    std::uint32_t sa, sb;
+  };
+  __device__ __forceinline__ static FragmentOffsets fragment_offsets(int wg) {
+    const int warp = int(threadIdx.x / 32) % 4;
+    const int lane = int(threadIdx.x % 32);
+    return {std::uint32_t(wg * Cfg::kRowsPerWG + 16 * warp + lane / 4) * 4u,
+            kSfaStride + std::uint32_t(2 * (lane % 4)) * 4u};
+  }
+
   /// The lean loop's promotion (kLoop = kPinnedLoop + u): chapters 6 and 7's lean loop
   /// (PerTensorMath::promoted_loop: descriptors by addition, ring and barrier addresses pinned in
   /// registers, the K loop unrolled u times) with this recipe's promotion, acc += (sa[row] x
@@ -363,12 +376,8 @@ struct KGroupedMath : PerTensorMath<Cfg> {
       std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
       const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
     const int wg = warp_uniform(wg_index);  // uniform: see BlockScaledMath
-    const int warp = int(threadIdx.x / 32) % 4;
-    const int lane = int(threadIdx.x % 32);
-    // The wgmma D fragment: rows r and r + 8 of each 64-row slab, columns 8 j + 2 (lane % 4) + {0, 1}.
-    LeanPromotion promotion{
-        side, std::uint32_t(wg * Cfg::kRowsPerWG + 16 * warp + lane / 4) * 4u,
-        kSfaStride + std::uint32_t(2 * (lane % 4)) * 4u};
+    const FragmentOffsets off = fragment_offsets(wg);
+    LeanPromotion promotion{side, off.sa, off.sb};
     PerTensorMath<Cfg, kLoop>::promoted_loop(acc, st, t.kb_first, t.kb_first + t.kb_count, ring,
                                               full, empty, wg, rank, promotion);
   }
@@ -439,12 +448,9 @@ struct KGroupedMath : PerTensorMath<Cfg> {
       const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
     TwoDeep s{};
     s.wg = warp_uniform(wg_index);  // uniform: see BlockScaledMath
-    const int warp = int(threadIdx.x / 32) % 4;
-    const int lane = int(threadIdx.x % 32);
-    // This thread's accumulator rows (r and r + 8 of the warpgroup's 64-row slab) and columns
-    // (8 j + c and 8 j + c + 1 of every 8-column group j, c = 2 (lane % 4)).
-    s.sa_offset = std::uint32_t(s.wg * Cfg::kRowsPerWG + 16 * warp + lane / 4) * 4u;
-    s.sb_offset = kSfaStride + std::uint32_t(2 * (lane % 4)) * 4u;
+    const FragmentOffsets off = fragment_offsets(s.wg);
+    s.sa_offset = off.sa;
+    s.sb_offset = off.sb;
     s.desc0 = ptx::make_desc_k_major_sw128(ring);
     s.full0 = ptx::smem_u32(full);
     s.empty0 = ptx::smem_u32(empty);
