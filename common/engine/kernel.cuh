@@ -871,7 +871,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       while (next_consumer_tile(scheduler, t, st)) {
         const int wg_u = warp_uniform(wg);  // uniform, as mainloop() has it
         // The tile's first partial sum runs while this warpgroup stores the tile before.
-        Math::issue_first_wave(part, st, ring, full, wg_u);
+        // (A policy whose tiles may have no K block, chapter 8's weight gradient, takes the tile
+        // and issues nothing for such a one.)
+        if constexpr (requires { Math::issue_first_wave(part, st, ring, full, wg_u, t); })
+          Math::issue_first_wave(part, st, ring, full, wg_u, t);
+        else
+          Math::issue_first_wave(part, st, ring, full, wg_u);
         // So do the promotion's loads (chapter 7: the tile's first 32 B scales, from L2): made
         // after the epilogue, their latency fell between the finished first wave and its
         // promotion at every tile change.

@@ -90,6 +90,12 @@ struct KGroupedTileScheduler {
 ///                       tensor cores idle during the promotion. Measured no faster (session 29).
 ///   kPinnedLoop + u     chapters 6 and 7's lean loop with this promotion (mainloop_lean): the
 ///                       default of the two-warpgroup TMA tiles since session 29.
+///   kPinnedLoop + kEarlyWaveLoop + u  the same with each tile's first partial sum issued before
+///                       the previous tile's epilogue (gemm_kernel's EarlyWaveConsumers path, as
+///                       chapters 6 and 7 have it; session 30): a weight-gradient tile has few K
+///                       blocks (a group's tokens / 128: 16 on average at 65536 tokens and 32
+///                       experts) and a large epilogue (FP32 dB: 128 KB per 128 x 256 tile), so
+///                       the tensor cores idle through a larger share of its time than chapter 7's.
 /// With the one-buffer first loop a warpgroup's tensor-core work and its promotion alternate, and
 /// only the other warpgroup's wgmma can fill the gap; the promotion here is twice chapter 7's (a
 /// multiply and an FMA per element), which is why the others were built. None was faster than
@@ -105,8 +111,12 @@ constexpr bool kgrouped_loop_fits() {
   else if constexpr (kLoop == kTwoDeepHalvesLoop)
     return Cfg::kWavesM == 1 && (Cfg::kBlockN / 2) % 8 == 0 &&
            Cfg::kAccumulators + Cfg::kBlockN / 2 <= kRegs;
-  else if constexpr (kLoop >= kPinnedLoop)
-    return kLoop - kPinnedLoop >= 1 && kLoop - kPinnedLoop <= 8 && !Cfg::kPingPong;
+  else if constexpr (kLoop >= kPinnedLoop) {
+    // u, or kEarlyWaveLoop + u (the early first wave: cooperative consumers only).
+    constexpr int v = kLoop - kPinnedLoop;
+    constexpr int u = v > kEarlyWaveLoop ? v - kEarlyWaveLoop : v;
+    return u >= 1 && u <= 8 && !Cfg::kPingPong;
+  }
   else if constexpr (kLoop > kPrefetchScalesLoop)
     return Cfg::kWavesM == 1 && Cfg::kPromotedWaveN == Cfg::kBlockN &&
            kLoop - kPrefetchScalesLoop <= Cfg::kBlockN / 8 &&
@@ -380,6 +390,39 @@ struct KGroupedMath : PerTensorMath<Cfg> {
     LeanPromotion promotion{side, off.sa, off.sb};
     PerTensorMath<Cfg, kLoop>::promoted_loop(acc, st, t.kb_first, t.kb_first + t.kb_count, ring,
                                               full, empty, wg, rank, promotion);
+  }
+
+  /// The early first wave (kLoop = kPinnedLoop + kEarlyWaveLoop + u): gemm_kernel's
+  /// EarlyWaveConsumers path issues each tile's first partial sum before the previous tile's
+  /// epilogue, through these four, with the lean loop's promotion. A tile of an empty group
+  /// (kb_count 0, scheduled when dB is written rather than accumulated) has no K block: nothing
+  /// is issued for it and its totals are zeros, as the lean loop leaves them.
+  static constexpr bool kEarlyWave =
+      kLoop >= kPinnedLoop && kLoop - kPinnedLoop > kEarlyWaveLoop;
+  using EarlyWavePolicy = KGroupedMath;
+  using LeanMath = PerTensorMath<Cfg, (kEarlyWave ? kLoop : kPinnedLoop + 1)>;
+  __device__ __forceinline__ static LeanPromotion make_promotion(const Params&,
+                                                                 const KGroupedTile&,
+                                                                 std::uint32_t side, int wg) {
+    const FragmentOffsets off = fragment_offsets(wg);
+    return LeanPromotion{side, off.sa, off.sb};
+  }
+  __device__ __forceinline__ static void issue_first_wave(float (&part)[Cfg::kPromotedWaveN / 2],
+                                                          const State& st, std::uint32_t ring,
+                                                          const std::uint64_t* full, int wg,
+                                                          const KGroupedTile& t) {
+    if (t.kb_count > 0) LeanMath::issue_first_wave(part, st, ring, full, wg);
+  }
+  __device__ __forceinline__ static void promoted_loop_after_first_wave(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], float (&part)[Cfg::kPromotedWaveN / 2],
+      State& st, int kb_begin, int kb_end, std::uint32_t ring, const std::uint64_t* full,
+      const std::uint64_t* empty, int wg, std::uint32_t rank, LeanPromotion& promotion) {
+    if (kb_begin == kb_end) {
+      Base::zero(acc);
+      return;
+    }
+    LeanMath::promoted_loop_after_first_wave(acc, part, st, kb_begin, kb_end, ring, full, empty,
+                                             wg, rank, promotion);
   }
 
   /// The two-deep loops' state across pieces.
