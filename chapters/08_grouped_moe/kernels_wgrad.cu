@@ -97,11 +97,13 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       wgrad<WgradTmaCfg<128, 128, 6, 1>, 0>(),
       wgrad<WgradTmaCfg<128, 128, 6, 1>, kStaggeredLoop>(),
       // Session 30: the lean loop with each tile's first partial sum issued before the previous
-      // tile's epilogue (kgrouped.cuh, kPinnedLoop + kEarlyWaveLoop + u), on the defaults' tiles:
-      // _pin_ew4 (128 x 192, bf16 dB), _pin_ew2 and _pin_ew1 (128 x 192, FP32 dB: unrolled 4x it
-      // spills, 28 bytes; _pin_ew1 is _pin_loop1 with the early wave), _pin_ew1 (128 x 256).
-      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, kPinnedLoop + kEarlyWaveLoop + 4>(),
-      wgrad<WgradBf16TmaCfg<128, 256, 4, 1>, kPinnedLoop + kEarlyWaveLoop + 1>(),
+      // tile's epilogue (kgrouped.cuh, kPinnedLoop + kEarlyWaveLoop + u): the default of the bf16
+      // dB tiles (plain names; their lean loop without it stays as _pin_loop4 / _pin_loop1), and
+      // on the FP32 ones, where it was not faster, the comparison twins _pin_ew2 and _pin_ew1
+      // (128 x 192: unrolled 4x it spills, 28 bytes; _pin_ew1 is _pin_loop1 with the early wave)
+      // and _pin_ew1 (128 x 256).
+      wgrad<WgradBf16TmaCfg<128, 192, 5, 1>, kPinnedLoop + 4>(),
+      wgrad<WgradBf16TmaCfg<128, 256, 4, 1>, kPinnedLoop + 1>(),
       wgrad<WgradTmaCfg<128, 192, 5, 1>, kPinnedLoop + kEarlyWaveLoop + 2>(),
       wgrad<WgradTmaCfg<128, 192, 5, 1>, kPinnedLoop + kEarlyWaveLoop + 1>(),
       wgrad<WgradTmaCfg<128, 256, 4, 1>, kPinnedLoop + kEarlyWaveLoop + 1>(),

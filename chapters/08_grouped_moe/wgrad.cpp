@@ -137,7 +137,12 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
   // so that at 7168 x 16384 128 x 192 became the faster (905 / 878 against 873 / 867 TFLOPS).
   // Since session 29 both run the lean loop (kgrouped.cuh, default_kgrouped_loop: 128 x 192
   // unrolled 4 times, 128 x 256 once; 1.00-1.08x the first loop, which their _loop0 twins keep).
-  const double wide_premium = f32 ? 1.02 : 1.0;
+  // Since session 30 the bf16 kernels take each tile's first partial sum before the previous
+  // tile's epilogue, which gained 128 x 192 6 % and 128 x 256 3 %: per element of covered dB,
+  // 128 x 192 then ran 1.04-1.07x 128 x 256 in both runs of the six Fp8Linear shapes
+  // (plots/data/h200/session30/call1_594c9a4/), so bf16 dB counts 128 x 192 4 % cheaper. (At
+  // 4096 x 7168, 0.905 against 0.970 covered, the two measured level: 128 x 256 stays.)
+  const double wide_premium = f32 ? 1.02 : 1.0 / 1.04;
   return efficiency(wide) * wide_premium >= efficiency(narrow) ? wide : narrow;
 }
 
