@@ -107,6 +107,11 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       wgrad<WgradTmaCfg<128, 192, 5, 1>, kPinnedLoop + kEarlyWaveLoop + 2>(),
       wgrad<WgradTmaCfg<128, 192, 5, 1>, kPinnedLoop + kEarlyWaveLoop + 1>(),
       wgrad<WgradTmaCfg<128, 256, 4, 1>, kPinnedLoop + kEarlyWaveLoop + 1>(),
+      // Session 30: FP32 dB with two staging units per warpgroup (a unit's store need not have
+      // read its buffer before the next unit is written), with and without the early wave.
+      wgrad<WgradTmaCfg<128, 192, 4, 2>, kPinnedLoop + kEarlyWaveLoop + 2>(),
+      wgrad<WgradTmaCfg<128, 256, 3, 2>>(),
+      wgrad<WgradTmaCfg<128, 256, 3, 2>, kPinnedLoop + kEarlyWaveLoop + 1>(),
   };
   return all;
 }
