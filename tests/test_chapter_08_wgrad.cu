@@ -358,11 +358,12 @@ TEST_CASE("ch08 wgrad: back-to-back epilogues (mostly empty experts), every kern
 TEST_CASE("ch08 wgrad: the lean and staggered loops compute the first loop's sums bit for bit",
           "[ch08][wgrad][gpu]") {
   // The lean loops (kgrouped.cuh, kPinnedLoop + u: the defaults of the two-warpgroup FP32 TMA
-  // tiles since session 29, plain names; _pin_loop1, _pin_loop4) change only how the descriptors
-  // and addresses are computed and where the stage is released, the staggered loop (_stag) only
-  // when each warpgroup issues its wgmma, the early first wave (the bf16 TMA tiles' default since
-  // session 30, plain names; _pin_ew2, _pin_ew1) only when a tile's first partial sum is issued
-  // (before the tile before it is stored): not what the wgmma compute or the order of the
+  // tiles with one staging unit since session 29, plain names; _pin_loop1, _pin_loop2,
+  // _pin_loop4) change only how the descriptors and addresses are computed and where the stage is
+  // released, the staggered loop (_stag) only when each warpgroup issues its wgmma, the early
+  // first wave (the default of the bf16 TMA tiles and of the FP32 ones with two staging units
+  // since session 30, plain names; _pin_ew2, _pin_ew1) only when a tile's first partial sum is
+  // issued (before the tile before it is stored): not what the wgmma compute or the order of the
   // promotion's FMAs.
   // So every element must equal the first loop's (the _loop0 twin) bit for bit. Empty experts
   // and ragged token counts included (a warpgroup that hands the other a turn no piece takes
@@ -377,7 +378,8 @@ TEST_CASE("ch08 wgrad: the lean and staggered loops compute the first loop's sum
            {"128x128_s6_c1x1_promoted_f32_tma_b1", "_stag"},
            {"128x192_s5_c1x1_promoted_f32_tma_b1", "_pin_ew2"},
            {"128x192_s5_c1x1_promoted_f32_tma_b1", "_pin_ew1"}, {"128x256_s4_c1x1_promoted_f32_tma_b1", "_pin_ew1"},
-           {"128x192_s5_c1x1_promoted_tma_b1", "_pin_loop4"}, {"128x256_s4_c1x1_promoted_tma_b1", "_pin_loop1"}}) {
+           {"128x192_s5_c1x1_promoted_tma_b1", "_pin_loop4"}, {"128x256_s4_c1x1_promoted_tma_b1", "_pin_loop1"},
+           {"128x192_s4_c1x1_promoted_f32_tma_b2", ""}, {"128x192_s4_c1x1_promoted_f32_tma_b2", "_pin_loop2"}}) {
     const std::string base = std::string(first) + "_loop0", twin = std::string(first) + other;
     const auto output = ch08::wgrad_output_of(engine::find_kernel(ch08::wgrad_kernels(), base, "test"));
     WgradDevice a(c, false, output), b(c, false, output);

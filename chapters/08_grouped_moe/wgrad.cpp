@@ -122,8 +122,15 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
   if (!tma_ok) return named(f32 ? "128x192_s5_c1x1_promoted_f32" : "128x192_s5_c1x1_promoted_reg");
   const engine::KernelInfo& wide =
       named(f32 ? "128x256_s4_c1x1_promoted_f32_tma_b1" : "128x256_s4_c1x1_promoted_tma_b1");
+  // FP32 dB of several groups (a mixture of experts' weight gradients): 128 x 192 with 4 stages
+  // and two staging units, whose default is the early wave (session 30: 1.03-1.12x the one-unit
+  // 128 x 256 at 65536 tokens and 32 groups in five measurements, level at 8192; calls 3 and 4 in
+  // plots/data/h200/session30/). One group (not measured with it) keeps 5 stages and one unit.
+  const bool grouped_f32 = f32 && groups > 1;
   const engine::KernelInfo& narrow =
-      named(f32 ? "128x192_s5_c1x1_promoted_f32_tma_b1" : "128x192_s5_c1x1_promoted_tma_b1");
+      named(grouped_f32 ? "128x192_s4_c1x1_promoted_f32_tma_b2"
+            : f32       ? "128x192_s5_c1x1_promoted_f32_tma_b1"
+                        : "128x192_s5_c1x1_promoted_tma_b1");
   const auto efficiency = [&](const engine::KernelInfo& k) {
     const std::int64_t tm = ceil_div(N, k.block_m), tn = ceil_div(K, k.block_n);
     const double covered = double(N * K) / double(tm * k.block_m * tn * k.block_n);
@@ -142,7 +149,11 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
   // 128 x 192 then ran 1.04-1.07x 128 x 256 in both runs of the six Fp8Linear shapes
   // (plots/data/h200/session30/call1_594c9a4/), so bf16 dB counts 128 x 192 4 % cheaper. (At
   // 4096 x 7168, 0.905 against 0.970 covered, the two measured level: 128 x 256 stays.)
-  const double wide_premium = f32 ? 1.02 : 1.0 / 1.04;
+  // The grouped FP32 pick likewise counts 128 x 192 4 % cheaper: per covered element it ran
+  // 1.12-1.16x the one-unit 128 x 256 and 1.05-1.08x a two-unit one in call 4's interleaved run
+  // (775 and 798 TFLOPS against 703 / 751 and 711 / 766, at 0.982 and 0.965 of dB covered against
+  // 0.996).
+  const double wide_premium = f32 && !grouped_f32 ? 1.02 : 1.0 / 1.04;
   return efficiency(wide) * wide_premium >= efficiency(narrow) ? wide : narrow;
 }
 

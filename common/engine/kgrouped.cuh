@@ -133,14 +133,23 @@ constexpr bool kgrouped_loop_fits() {
 /// measured no faster and is not a default.) Since session 30 the bf16 dB tiles (tma_store) take
 /// each tile's first partial sum before the previous tile's epilogue (kEarlyWaveLoop): 1.063x
 /// (128 x 192) and 1.026x (128 x 256) the lean loop's TFLOPS, geomean over eight cases in two
-/// runs; with FP32 dB (tma_store_f32) it was not faster (1.001x and 1.017x, 0.984x at 65536
-/// tokens), so those keep the lean loop.
+/// runs. With FP32 dB (tma_store_f32; 128 x 192 unrolled twice: 4x spills with the early wave)
+/// it was not faster (1.001x and 1.017x, 0.984x at 65536
+/// tokens; 0.89-0.92x at 8192 tokens, 2 K blocks per tile) with one staging unit per warpgroup,
+/// so those keep the lean loop; with two staging units (a unit's store need not have read its
+/// buffer before the next unit is written) it was: 128 x 192 s4 b2 unrolled twice 1.03-1.12x the
+/// one-unit 128 x 256 default at 65536 tokens in five measurements (three sweeps, one
+/// interleaved peers run), level at 8192 (session 30, calls 3 and 4).
 template <class Cfg>
 constexpr int default_kgrouped_loop() {
   if constexpr (Cfg::kConsumerWGs == 2 && Cfg::kWavesM == 1 && !Cfg::kPingPong &&
                 Cfg::kClusterSize == 1 && stores_by_tma(Cfg::kEpilogue))
-    return kPinnedLoop + (Cfg::kEpilogue == EpilogueKind::tma_store ? kEarlyWaveLoop : 0) +
-           (Cfg::kBlockN <= 192 ? 4 : 1);
+  {
+    constexpr bool kBf16 = Cfg::kEpilogue == EpilogueKind::tma_store;
+    constexpr bool kEarly = kBf16 || Cfg::kEpiBuffers >= 2;
+    constexpr int kUnroll = Cfg::kBlockN > 192 ? 1 : kEarly && !kBf16 ? 2 : 4;
+    return kPinnedLoop + (kEarly ? kEarlyWaveLoop : 0) + kUnroll;
+  }
   else
     return 0;
 }
