@@ -123,8 +123,8 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
   const engine::KernelInfo& wide =
       named(f32 ? "128x256_s4_c1x1_promoted_f32_tma_b1" : "128x256_s4_c1x1_promoted_tma_b1");
   // FP32 dB of several groups (a mixture of experts' weight gradients): 128 x 192 with 4 stages
-  // and two staging units, whose default is the early wave (session 30: 1.03-1.12x the one-unit
-  // 128 x 256 at 65536 tokens and 32 groups in five measurements, level at 8192; calls 3 and 4 in
+  // and two staging units, whose default is the early wave (session 30: 0.995-1.12x the one-unit
+  // 128 x 256 at 65536 tokens and 32 groups in eight measurements, level at 8192; calls 3 and 4 in
   // plots/data/h200/session30/). One group (not measured with it) keeps 5 stages and one unit.
   const bool grouped_f32 = f32 && groups > 1;
   const engine::KernelInfo& narrow =

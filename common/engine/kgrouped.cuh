@@ -137,9 +137,10 @@ constexpr bool kgrouped_loop_fits() {
 /// it was not faster (1.001x and 1.017x, 0.984x at 65536
 /// tokens; 0.89-0.92x at 8192 tokens, 2 K blocks per tile) with one staging unit per warpgroup,
 /// so those keep the lean loop; with two staging units (a unit's store need not have read its
-/// buffer before the next unit is written) it was: 128 x 192 s4 b2 unrolled twice 1.03-1.12x the
-/// one-unit 128 x 256 default at 65536 tokens in five measurements (three sweeps, one
-/// interleaved peers run), level at 8192 (session 30, calls 3 and 4).
+/// buffer before the next unit is written) it was: 128 x 192 s4 b2 unrolled twice 0.995-1.12x
+/// the one-unit 128 x 256 default at 65536 tokens, 1.02-1.12x in seven of eight measurements
+/// (two cases, three sweeps and one interleaved peers run), level at 8192 (session 30, calls 3
+/// and 4).
 template <class Cfg>
 constexpr int default_kgrouped_loop() {
   if constexpr (Cfg::kConsumerWGs == 2 && Cfg::kWavesM == 1 && !Cfg::kPingPong &&

@@ -6,9 +6,14 @@ from the committed files of each call:
       _pin_ew2 / _pin_ew1): the chapter-8 sweep, two runs in opposite kernel orders (the six
       Fp8Linear shapes as one group of 4096 tokens, the two 65536-token cases), as TFLOPS ratios
       twin / base on the same tile; and chapter 8 against DeepGEMM and torch in one process,
-      interleaved (bench/peers_moe.py --interleave --delay-us 150 --cupti-launches 0), ratios of
-      the peer's time to ours (> 1 = ours faster), session 24's in brackets: the table between
-      <!-- session30-peers:begin/end --> in chapter 8's README.
+      interleaved (bench/peers_moe.py --interleave --delay-us 150 --cupti-launches 0);
+  calls 3 and 4 (bcf0c18: FP32 dB with two staging units, with and without the early wave):
+      three sweeps of the 32-expert weight-gradient cases (TFLOPS over the one-unit 128 x 256
+      default of the time) and one interleaved peers run of the weight gradient alone (--only
+      wgrad), as DeepGEMM's time over each kernel's;
+  call 5 (the final defaults; when present): the peers' table, ratios of the peer's time to ours
+      (> 1 = ours faster), session 24's in brackets: the table between
+      <!-- session30-peers:begin/end --> in chapter 8's README (call 1's until call 5 ran).
 
     python3 plots/data/h200/session30/summarise.py
     python3 plots/data/h200/session30/summarise.py --check chapters/08_grouped_moe/README.md
@@ -27,6 +32,10 @@ import peers as session17  # noqa: E402  (the JSON reader)
 import readme_block  # noqa: E402  (the README check)
 
 CALL1 = os.path.join(HERE, "call1_594c9a4")
+CALL3 = os.path.join(HERE, "call3_bcf0c18")
+CALL4 = os.path.join(HERE, "call4_bcf0c18")
+FINAL = (sorted(glob.glob(os.path.join(HERE, "call5_*"))) or [CALL1])[-1]
+DEFAULT_F32 = "128x256_s4_c1x1_promoted_f32_tma_b1"
 KINDS = ["bal", "skew", "masked", "wgrad"]
 OURS = {"masked": "fp8gemm_grouped_masked", "wgrad": "fp8gemm_weight_grad"}
 DG = {"masked": "deepgemm_masked", "wgrad": "deepgemm_kgrouped_wgrad"}
@@ -60,13 +69,44 @@ def sweep():
     return "\n".join(lines)
 
 
-def medians(folder):
-    (path,) = glob.glob(os.path.join(folder, "peers_ch08_*.json"))
+def fp32_units():
+    """Calls 3-4: each FP32 kernel's TFLOPS over the one-unit 128 x 256 default's, per sweep."""
+    lines = ["| case | kernel | sweep 1 | sweep 2 | sweep 3 |", "|---|---|---:|---:|---:|"]
+    runs = [os.path.join(CALL3, "sweep_bcf0c18_1.json"), os.path.join(CALL3, "sweep_bcf0c18_2.json"),
+            os.path.join(CALL4, "sweep_bcf0c18_3.json")]
+    tables = []
+    for path in runs:
+        table = collections.defaultdict(dict)
+        for b in json.load(open(path))["benchmarks"]:
+            impl, case = b["name"].split("/")[:2]
+            if impl.startswith("ch08_wgrad:"):
+                table[case][impl[len("ch08_wgrad:"):]] = b["TFLOPS"]
+        tables.append(table)
+    for case in sorted(tables[0]):
+        for name in sorted(tables[0][case]):
+            if name == DEFAULT_F32:
+                continue
+            cells = [f"{t[case][name] / t[case][DEFAULT_F32]:.3f}" if name in t.get(case, {}) else "-" for t in tables]
+            lines.append(f"| {case} | `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def wgrad_peers_call4():
+    m = medians(CALL4, "peers_ch08_wgrad_*.json")
+    lines = ["| case | implementation | DeepGEMM's time / its time |", "|---|---|---:|"]
+    for (impl, case) in sorted(m):
+        if impl.startswith("fp8gemm_weight_grad"):
+            lines.append(f"| {case} | `{impl}` | {m[('deepgemm_kgrouped_wgrad', case)] / m[(impl, case)]:.3f} |")
+    return "\n".join(lines)
+
+
+def medians(folder, pattern="peers_ch08_*.json"):
+    (path,) = glob.glob(os.path.join(folder, pattern))
     return session17.medians(os.path.basename(path), folder)
 
 
 def peers():
-    now = medians(CALL1)
+    now = medians(FINAL)
     before = medians(os.path.join(HERE, "..", "session24", "call3_6e6f2fc"))
     cases = sorted({c for (_, c) in now}, key=lambda c: (KINDS.index(c.split("_")[0]), c))
     lines = ["| case | / DeepGEMM | / DeepGEMM with its padding step | / torch grouped | early-wave twins / DeepGEMM |",
@@ -90,6 +130,6 @@ def peers():
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         readme_block.check(sys.argv[2], "session30-peers", peers(), "session30/summarise.py",
-                           "plots/data/h200/session30/call1_594c9a4/peers_ch08_*.json")
+                           os.path.relpath(FINAL, os.path.join(HERE, "..", "..", "..", "..")) + "/peers_ch08_*.json")
     else:
-        print(sweep() + "\n\n" + peers())
+        print(sweep() + "\n\n" + fp32_units() + "\n\n" + wgrad_peers_call4() + "\n\n" + peers())
