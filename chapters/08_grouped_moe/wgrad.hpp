@@ -84,8 +84,10 @@ inline WeightGradOutput wgrad_output_of(const engine::KernelInfo& k) {
 /// area of the tiles covering it) x tiles / (full waves x sms), the tiles being those of all G
 /// groups (the host does not read the token counts). Otherwise the registers-epilogue 128 x 192. Session 7's
 /// measurements (chapter 8's README, "The weight gradient in session 7") picked the faster of the
-/// two at each of the six Fp8Linear shapes this way (FP32 dB). bf16 dB: the same two tiles as
-/// bf16 kernels, without the 2% premium (session 9's measurements: wgrad.cpp).
+/// two at each of the six Fp8Linear shapes this way (FP32 dB). FP32 dB of several groups (since
+/// session 30): the 128 x 192 candidate has 4 stages and two staging units and runs the early
+/// first wave, counted 4% cheaper instead. bf16 dB: the same two tiles as bf16 kernels, 128 x 192
+/// counted 4% cheaper (session 30; wgrad.cpp has the measurements).
 const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, int groups, int sms,
                                                bool tma_ok,
                                                WeightGradOutput output = WeightGradOutput::f32);
