@@ -57,4 +57,13 @@ if(Python3_Interpreter_FOUND)
   ch08_readme_table_test(chapter_08_session18_streamk session18/streamk.py)
   # Session 24's: chapter 8 against its peers in one process at 6e6f2fc (pinned loop addresses).
   ch08_readme_table_test(chapter_08_session24_peers ../session24/summarise.py)
+  # Session 30's: chapter 8 against its peers at ca5bdb1 (the weight gradient's early wave).
+  ch08_readme_table_test(chapter_08_session30_peers ../session30/summarise.py)
+endif()
+# A --only that selects no case is refused before any GPU work, naming the cases (the arguments
+# are parsed before the GPU check; without the refusal the executable reports no GPU instead).
+if(TARGET ch08_grouped_moe)
+  add_test(NAME cli_ch08_only_matches_nothing COMMAND ch08_grouped_moe --only=no_such_case)
+  set_tests_properties(cli_ch08_only_matches_nothing PROPERTIES LABELS cpu
+                       PASS_REGULAR_EXPRESSION "--only='no_such_case' matches no case[.] The cases: bal_")
 endif()

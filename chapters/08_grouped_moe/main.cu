@@ -99,8 +99,18 @@ Ch08Args parse_args(int argc, char** argv) {
   all.insert(all.end(), extra.begin(), extra.end());
   for (const auto& c : base)
     if (c.layout == ch08::Layout::masked) all.push_back(c);
+  std::string names;  // for the error below
+  for (const auto& c : all) names += (names.empty() ? "" : ", ") + c.name;
   for (auto& c : all)
     if (std::regex_search(c.name, re)) r.cases.push_back(std::move(c));
+  // A filter that selects nothing would run nothing and exit 0 (session 30: a profile of
+  // --only=skew_... without the skewed cases' --case found no kernel to profile).
+  if (r.cases.empty())
+    throw std::invalid_argument(
+        "--only='" + only + "' matches no case. The cases: " + names +
+        ". The skewed workload's cases are not built in: give them with --case=NAME:COUNTS:N:K "
+        "(bench/peers_moe.py --dry-run --groups-out writes their counts; scripts/gpu_loop.sh's "
+        "ch08 step passes them)");
   return r;
 }
 
