@@ -472,10 +472,14 @@ struct PerTensorMath {
   /// The early first wave (kEarlyWave): waits for the stage of the ring's next K block (a tile's
   /// first) and issues its first partial sum (slab 0, column group 0) into `part` without waiting
   /// for it. gemm_kernel calls it before the epilogue of the tile before, and
-  /// promoted_loop_after_first_wave() then waits for it.
+  /// promoted_loop_after_first_wave() then waits for it. The tile is for a policy whose tiles may
+  /// have no K block (chapter 8's weight gradient issues nothing for those); every tile of this
+  /// policy's schedulers has one.
+  template <class TileT>
   __device__ __forceinline__ static void issue_first_wave(float (&part)[Cfg::kPromotedWaveN / 2],
                                                           const State& st, std::uint32_t ring,
-                                                          const std::uint64_t* full, int wg) {
+                                                          const std::uint64_t* full, int wg,
+                                                          const TileT& /*tile*/) {
     wait_barrier<Cfg>(ptx::smem_u32(full) + 8u * std::uint32_t(st.stage), st.phase);
     const auto [desc_a, desc_b] = stage_descs(ptx::make_desc_k_major_sw128(ring), st.stage, wg);
     issue_partial_sum<Cfg::kPromotedWaveN>(part, desc_a, desc_b, 0, 0);
@@ -871,12 +875,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       while (next_consumer_tile(scheduler, t, st)) {
         const int wg_u = warp_uniform(wg);  // uniform, as mainloop() has it
         // The tile's first partial sum runs while this warpgroup stores the tile before.
-        // (A policy whose tiles may have no K block, chapter 8's weight gradient, takes the tile
-        // and issues nothing for such a one.)
-        if constexpr (requires { Math::issue_first_wave(part, st, ring, full, wg_u, t); })
-          Math::issue_first_wave(part, st, ring, full, wg_u, t);
-        else
-          Math::issue_first_wave(part, st, ring, full, wg_u);
+        Math::issue_first_wave(part, st, ring, full, wg_u, t);
         // So do the promotion's loads (chapter 7: the tile's first 32 B scales, from L2): made
         // after the epilogue, their latency fell between the finished first wave and its
         // promotion at every tile change.

@@ -396,14 +396,19 @@ struct KGroupedMath : PerTensorMath<Cfg> {
     }
   };
 
+  /// This warpgroup's lean-loop promotion over the side ring `side`.
+  __device__ __forceinline__ static LeanPromotion lean_promotion(std::uint32_t side, int wg) {
+    const FragmentOffsets off = fragment_offsets(wg);
+    return LeanPromotion{side, off.sa, off.sb};
+  }
+
   /// The lean loop (kLoop = kPinnedLoop + u) over the tile's K blocks.
   __device__ __forceinline__ static void mainloop_lean(
       float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const KGroupedTile& t,
       std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
       const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
     const int wg = warp_uniform(wg_index);  // uniform: see BlockScaledMath
-    const FragmentOffsets off = fragment_offsets(wg);
-    LeanPromotion promotion{side, off.sa, off.sb};
+    LeanPromotion promotion = lean_promotion(side, wg);
     PerTensorMath<Cfg, kLoop>::promoted_loop(acc, st, t.kb_first, t.kb_first + t.kb_count, ring,
                                               full, empty, wg, rank, promotion);
   }
@@ -420,14 +425,13 @@ struct KGroupedMath : PerTensorMath<Cfg> {
   __device__ __forceinline__ static LeanPromotion make_promotion(const Params&,
                                                                  const KGroupedTile&,
                                                                  std::uint32_t side, int wg) {
-    const FragmentOffsets off = fragment_offsets(wg);
-    return LeanPromotion{side, off.sa, off.sb};
+    return lean_promotion(side, wg);
   }
   __device__ __forceinline__ static void issue_first_wave(float (&part)[Cfg::kPromotedWaveN / 2],
                                                           const State& st, std::uint32_t ring,
                                                           const std::uint64_t* full, int wg,
                                                           const KGroupedTile& t) {
-    if (t.kb_count > 0) LeanMath::issue_first_wave(part, st, ring, full, wg);
+    if (t.kb_count > 0) LeanMath::issue_first_wave(part, st, ring, full, wg, t);
   }
   __device__ __forceinline__ static void promoted_loop_after_first_wave(
       float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], float (&part)[Cfg::kPromotedWaveN / 2],
