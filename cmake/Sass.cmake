@@ -4,13 +4,15 @@
 #   fp8gemm_sass_test(NAME <test> TARGET <exe or lib target> [KERNEL <regex>]
 #                     [ARCH sm_90a] [EACH] CONTAINS <opcode>... [ABSENT <opcode>...]
 #                     [AT_MOST <opcode>=<count>...] [ORDER <first><<last>...]
-#                     [FIRST_BEFORE <a><<b>...] [EXPECT_FAILURE])
+#                     [FIRST_BEFORE <a><<b>...] [INTERLEAVED_FFMA <fraction>] [EXPECT_FAILURE])
 #
 # registers a CPU-labelled CTest that disassembles the target's binary with tools/sass_check.py
 # and fails unless every CONTAINS opcode appears (and no ABSENT opcode does) in the kernels whose
 # mangled or demangled name matches KERNEL (EACH: every CONTAINS opcode in every matching kernel,
 # not just in one of them; ORDER A<B: the first A before the last B in every matching kernel;
-# FIRST_BEFORE A<B: the first A before the first B;
+# FIRST_BEFORE A<B: the first A before the first B; INTERLEAVED_FFMA F: in every matching kernel at
+# least the fraction F of the FFMAs in runs of 16 or more have the yield bit of their control word
+# clear, i.e. ptxas lets the scheduler switch warps inside a promotion's FFMA run;
 # EXPECT_FAILURE: the checks must fail on this kernel, to show that they can; a missing kernel
 # still fails the test).
 find_program(FP8GEMM_CUOBJDUMP cuobjdump
@@ -33,7 +35,7 @@ endif()
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 
 function(fp8gemm_sass_test)
-  cmake_parse_arguments(ARG "EACH;EXPECT_FAILURE" "NAME;TARGET;KERNEL;ARCH"
+  cmake_parse_arguments(ARG "EACH;EXPECT_FAILURE" "NAME;TARGET;KERNEL;ARCH;INTERLEAVED_FFMA"
                         "CONTAINS;ABSENT;AT_MOST;ORDER;FIRST_BEFORE" ${ARGN})
   if(NOT ARG_ARCH)
     set(ARG_ARCH sm_90a)
@@ -61,6 +63,9 @@ function(fp8gemm_sass_test)
   foreach(spec ${ARG_FIRST_BEFORE})
     list(APPEND args --first-before ${spec})
   endforeach()
+  if(ARG_INTERLEAVED_FFMA)
+    list(APPEND args --interleaved-ffma ${ARG_INTERLEAVED_FFMA})
+  endif()
   if(ARG_EXPECT_FAILURE)
     list(APPEND args --expect-failure)
   endif()

@@ -39,6 +39,19 @@ if(TARGET fp8gemm_ch07)
                     ARCH sm_90a
                     AT_MOST S2UR=6
                     EXPECT_FAILURE)
+  # The promotion's FFMAs interleaved with the other consumer warpgroup's work: ptxas (CUDA 13.0)
+  # clears the yield bit of about every other FFMA (0.47-0.54 of them) in every kernel with two
+  # consumer warpgroups (BLOCK_M 128, 192, 256), which is what DeepGEMM's interleave_ffma.py
+  # post-pass patched into its cubins by hand before CUDA 12.9 (../shared/notes/
+  # hopper_fp8_gemm_techniques.md, section 2). With one consumer warpgroup (BLOCK_M 64, the decode
+  # tiles) no other math warp shares a scheduler and ptxas clears none (0-10%): the second test
+  # shows on such a kernel that the check fails; chapter 2's plain FFMA loop clears 9 of 2048.
+  fp8gemm_sass_test(NAME sass_chapter_07_interleaved_ffma TARGET fp8gemm_ch07
+                    KERNEL "KernelConfigILi(128|192|256)E.*BlockScaledMath" ARCH sm_90a
+                    INTERLEAVED_FFMA 0.4)
+  fp8gemm_sass_test(NAME sass_chapter_07_interleaved_ffma_one_warpgroup_fails TARGET fp8gemm_ch07
+                    KERNEL "KernelConfigILi64ELi64ELi12E.*BlockScaledMath" ARCH sm_90a
+                    INTERLEAVED_FFMA 0.4 EXPECT_FAILURE)
   fp8gemm_sass_test(NAME sass_chapter_07_256x128 TARGET fp8gemm_ch07
                     KERNEL "KernelConfigILi256ELi128ELi3ELi1ELi2ELNS0_12AccumulationE1ELNS0_12EpilogueKindE1ELi0E"
                     ARCH sm_90a

@@ -10,11 +10,15 @@ test can fail, never pass vacuously.
 
   sass_check.py --cuobjdump PATH --binary FILE [--arch sm_90a] [--kernel REGEX] [--each]
                 [--at-most OP=N]... [--order A<B]... [--first-before A<B]...
-                [--contains OP]... [--absent OP]... [--list]
+                [--contains OP]... [--absent OP]... [--interleaved-ffma F] [--list]
 --each: every --contains opcode must appear in every matching function (default: in their union).
 --at-most OP=N: OP appears at most N times in the matching functions together.
 --order A<B: in every matching function, the first A comes before the last B (both present).
 --first-before A<B: in every matching function, the first A comes before the first B.
+--interleaved-ffma F: in every matching function at least the fraction F of the FFMAs have the
+yield bit of their control word clear (bit 45 of the instruction's second 64-bit word: the bit
+DeepGEMM's interleave_ffma.py post-pass toggled in runs of promotion FFMAs so that the warp
+scheduler may switch warps inside a run; ptxas has done it itself since CUDA 12.9).
 --expect-failure: the checks must fail (exit 0 if they do, 1 if they pass; a missing tool or
 kernel still exits 2), to show on a known-bad kernel that a check can fail.
 """
@@ -37,9 +41,20 @@ def position(ops, wanted, last=False):
     return next((i for i in order if matches(ops[i], wanted)), None)
 
 
-def parse_sass(text, arch):
-    """Returns {function name: [mnemonics]} for the ELF sections of the given arch."""
+YIELD_BIT = 1 << 45  # in the second (high) 64-bit word of a 128-bit sm_90 / sm_100 instruction
+
+
+def yield_clear(controls, opcode="FFMA"):
+    """(count of opcode, count of them with the yield bit clear) in one function's controls."""
+    highs = [high for op, high in controls if op.split(".")[0] == opcode]
+    return len(highs), sum(1 for h in highs if not h & YIELD_BIT)
+
+
+def parse_sass(text, arch, controls=None):
+    """Returns {function name: [mnemonics]} for the ELF sections of the given arch; fills
+    controls (if given) with {function name: [(mnemonic, second 64-bit word)]}."""
     functions = collections.OrderedDict()
+    pending = None
     current_arch_ok = False
     current = None
     arch_num = arch.replace("sm_", "").rstrip("a").rstrip("f")
@@ -61,6 +76,13 @@ def parse_sass(text, arch):
         m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", line)
         if m:
             functions[current].append(m.group(2))
+            pending = m.group(2)
+            continue
+        # The instruction's second 64-bit word is alone on the next line: "/* 0x000fe2... */".
+        m = re.match(r"\s*/\* (0x[0-9a-f]{16}) \*/\s*$", line)
+        if m and pending is not None and controls is not None:
+            controls.setdefault(current, []).append((pending, int(m.group(1), 16)))
+        pending = None
     return functions
 
 
@@ -79,6 +101,9 @@ def main():
                     help="in each matching function the first A precedes the last B")
     ap.add_argument("--first-before", action="append", default=[], metavar="A<B",
                     help="in each matching function the first A precedes the first B")
+    ap.add_argument("--interleaved-ffma", type=float, default=None, metavar="F",
+                    help="in each matching function at least the fraction F of the FFMAs have "
+                         "the yield bit clear")
     ap.add_argument("--expect-failure", action="store_true",
                     help="exit 0 only if a check fails (a missing kernel is still an error)")
     ap.add_argument("--each", action="store_true",
@@ -99,7 +124,8 @@ def main():
         print(f"sass_check: cannot run {args.cuobjdump} on {args.binary}: {e} {detail}",
               file=sys.stderr)
         return 2
-    functions = parse_sass(out, args.arch)
+    controls = {}
+    functions = parse_sass(out, args.arch, controls)
     pattern = re.compile(args.kernel)
     chosen = {name: ops for name, ops in functions.items() if pattern.search(name)}
     if not chosen:
@@ -145,6 +171,14 @@ def main():
             if a is None or b is None or a >= b:
                 failures.append(
                     f"expected the first {first} before the {which} {second} in {fname}")
+    if args.interleaved_ffma is not None:
+        for fname in chosen:
+            total, clear = yield_clear(controls.get(fname, []))
+            share = clear / total if total else 0.0
+            print(f"  FFMA: {total}, yield bit clear on {clear} ({share:.2f}) in {fname[:60]}...")
+            if total == 0 or share < args.interleaved_ffma:
+                failures.append(f"expected at least {args.interleaved_ffma:.2f} of the FFMAs with the "
+                                f"yield bit clear in {fname}; found {clear} of {total}")
     if args.list or failures:
         print("functions: " + ", ".join(chosen))
         print("opcodes: " + ", ".join(f"{op} x{n}" for op, n in base.most_common()))
