@@ -66,4 +66,10 @@ if(TARGET ch08_grouped_moe)
   add_test(NAME cli_ch08_only_matches_nothing COMMAND ch08_grouped_moe --only=no_such_case)
   set_tests_properties(cli_ch08_only_matches_nothing PROPERTIES LABELS cpu
                        PASS_REGULAR_EXPRESSION "--only='no_such_case' matches no case[.] The cases: bal_")
+  # Weight-gradient kernels named for cases without a weight gradient would time nothing.
+  add_test(NAME cli_ch08_wgrad_kernels_without_wgrad_case
+           COMMAND ch08_grouped_moe --kernels=128x192_s4_c1x1_promoted_f32_tma_b2
+                   --case=lin_t4096:4096:2112:7168 --only=lin_)
+  set_tests_properties(cli_ch08_wgrad_kernels_without_wgrad_case PROPERTIES LABELS cpu
+                       PASS_REGULAR_EXPRESSION "names weight-gradient kernels, but no selected case has a weight gradient")
 endif()

@@ -36,12 +36,13 @@ static KernelInfo wgrad() {
 
 const std::vector<KernelInfo>& wgrad_kernels() {
   static const std::vector<KernelInfo> all = {
-      // The plan's defaults (default_wgrad_kernel, wgrad.cpp; the lean loop since session 29,
-      // default_kgrouped_loop): 128 x 192 with 5 stages and one
-      // FP32 staging unit per warpgroup, or 128 x 256 (below) where its tiles cover dB as
-      // efficiently, when TMA can store dB (session 7's sweeps, plots/data/h200/ch08/
-      // wgrad_session7/: 1.050-1.059x and 1.076-1.077x the registers epilogue's geomean over ten
-      // cases); else the registers epilogue's 128 x 192 (the fastest at 65536 tokens in
+      // The plan's FP32 defaults until session 31 (default_wgrad_kernel, wgrad.cpp; the lean loop
+      // since session 29, default_kgrouped_loop): 128 x 192 with 5 stages and one FP32 staging
+      // unit per warpgroup, or 128 x 256 (below) where its tiles cover dB as efficiently, when TMA
+      // can store dB (session 7's sweeps, plots/data/h200/ch08/wgrad_session7/: 1.050-1.059x and
+      // 1.076-1.077x the registers epilogue's geomean over ten cases; since session 31 the plan
+      // takes the two-staging-unit kernels of session 30, below); else, still, the registers
+      // epilogue's 128 x 192 (the fastest at 65536 tokens in
       // plots/data/h200/ch08/wgrad_sweep.json: 618 / 612 TFLOPS against 571 / 567 for 128 x 128).
       wgrad<WgradTmaCfg<128, 192, 5, 1>>(),
       wgrad<WgradCfg<128, 192, 5>>(),

@@ -58,6 +58,8 @@ struct Ch08Args {
   bool list = false;
 };
 
+bool has_wgrad(const GroupedShape& s, bool small);
+
 /// The command line: common/chapter_args.hpp's options plus --case, --only and --list-cases.
 /// Throws std::invalid_argument for a bad --case or --only, or an option chapter 8 does not have.
 Ch08Args parse_args(int argc, char** argv) {
@@ -111,6 +113,19 @@ Ch08Args parse_args(int argc, char** argv) {
         ". The skewed workload's cases are not built in: give them with --case=NAME:COUNTS:N:K "
         "(bench/peers_moe.py --dry-run --groups-out writes their counts; scripts/gpu_loop.sh's "
         "ch08 step passes them)");
+  // Weight-gradient kernels named by --kernels run only on the cases that have a weight gradient
+  // (has_wgrad below); named for cases that have none they would run nothing and the run would
+  // exit 0 (session 31: --case=lin_...:4096:N:K without the skew_ prefix timed no wgrad kernel).
+  bool names_wgrad = false;
+  for (const auto& k : r.common.kernels)
+    for (const auto& info : ch08::wgrad_kernels()) names_wgrad |= k == info.name;
+  bool any_wgrad = false;
+  for (const auto& c : r.cases) any_wgrad |= has_wgrad(c, r.common.sizes_given);
+  if (names_wgrad && !any_wgrad)
+    throw std::invalid_argument(
+        "--kernels names weight-gradient kernels, but no selected case has a weight gradient: "
+        "they run on the skewed cases (names starting with skew_, e.g. "
+        "--case=skew_NAME:COUNTS:N:K) and, with --sizes, on the small contiguous ones");
   return r;
 }
 

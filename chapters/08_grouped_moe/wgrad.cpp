@@ -120,17 +120,16 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
   };
   const bool f32 = output == WeightGradOutput::f32;
   if (!tma_ok) return named(f32 ? "128x192_s5_c1x1_promoted_f32" : "128x192_s5_c1x1_promoted_reg");
+  // FP32 dB: the two-staging-unit kernels, whose default is the early wave (session 30), for one
+  // group as for several since session 31: with one group of 4096 tokens (Fp8Linear's FP32 dW,
+  // i.e. FP32 weights) 128 x 192 s4 b2 took 0.961-0.964x the time of the one-unit 128 x 192 s5
+  // b1 and 128 x 256 s3 b2 0.940-0.944x that of 128 x 256 s4 b1 at 4096 x 7168, 7168 x 2048 and
+  // 2112 x 7168 (plots/data/h200/session31/call1_d00cfce/, bench/wgrad_vs_cublaslt.py); with 32
+  // groups, 128 x 192 s4 b2 1.00-1.07x the one-unit 128 x 256 (session 30, calls 3 and 4).
   const engine::KernelInfo& wide =
-      named(f32 ? "128x256_s4_c1x1_promoted_f32_tma_b1" : "128x256_s4_c1x1_promoted_tma_b1");
-  // FP32 dB of several groups (a mixture of experts' weight gradients): 128 x 192 with 4 stages
-  // and two staging units, whose default is the early wave (session 30: 0.995-1.12x the one-unit
-  // 128 x 256 at 65536 tokens and 32 groups in eight measurements, level at 8192; calls 3 and 4 in
-  // plots/data/h200/session30/). One group (not measured with it) keeps 5 stages and one unit.
-  const bool grouped_f32 = f32 && groups > 1;
+      named(f32 ? "128x256_s3_c1x1_promoted_f32_tma_b2" : "128x256_s4_c1x1_promoted_tma_b1");
   const engine::KernelInfo& narrow =
-      named(grouped_f32 ? "128x192_s4_c1x1_promoted_f32_tma_b2"
-            : f32       ? "128x192_s5_c1x1_promoted_f32_tma_b1"
-                        : "128x192_s5_c1x1_promoted_tma_b1");
+      named(f32 ? "128x192_s4_c1x1_promoted_f32_tma_b2" : "128x192_s5_c1x1_promoted_tma_b1");
   const auto efficiency = [&](const engine::KernelInfo& k) {
     const std::int64_t tm = ceil_div(N, k.block_m), tn = ceil_div(K, k.block_n);
     const double covered = double(N * K) / double(tm * k.block_m * tn * k.block_n);
@@ -138,22 +137,18 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
     const std::int64_t slots = ceil_div(tiles, std::max(sms, 1)) * std::max(sms, 1);
     return covered * double(tiles) / double(slots);
   };
-  // FP32 dB: 128 x 256 counted 2% cheaper per element (session 7). bf16 dB: no premium; the
-  // bf16 epilogue gained 128 x 192 5-10% over its FP32 twin and 128 x 256 3-4% (session 9, two
-  // runs of bench_torch.py's wgrad sweep, plots/data/h200/ch10/torch*/bench_torch_eb5ee4a*.log),
-  // so that at 7168 x 16384 128 x 192 became the faster (905 / 878 against 873 / 867 TFLOPS).
-  // Since session 29 both run the lean loop (kgrouped.cuh, default_kgrouped_loop: 128 x 192
-  // unrolled 4 times, 128 x 256 once; 1.00-1.08x the first loop, which their _loop0 twins keep).
-  // Since session 30 the bf16 kernels take each tile's first partial sum before the previous
-  // tile's epilogue, which gained 128 x 192 6 % and 128 x 256 3 %: per element of covered dB,
-  // 128 x 192 then ran 1.04-1.07x 128 x 256 in both runs of the six Fp8Linear shapes
-  // (plots/data/h200/session30/call1_594c9a4/), so bf16 dB counts 128 x 192 4 % cheaper. (At
-  // 4096 x 7168, 0.905 against 0.970 covered, the two measured level: 128 x 256 stays.)
-  // The grouped FP32 pick likewise counts 128 x 192 4 % cheaper: per covered element it ran
-  // 1.12-1.16x the one-unit 128 x 256 and 1.05-1.08x a two-unit one in call 4's interleaved run
-  // (775 and 798 TFLOPS against 703 / 751 and 711 / 766, at 0.982 and 0.965 of dB covered against
-  // 0.996).
-  const double wide_premium = f32 && !grouped_f32 ? 1.02 : 1.0 / 1.04;
+  // The premium: bf16 dB counts 128 x 192 4 % cheaper per covered element since session 30 (the
+  // early wave gained 128 x 192 6 % and 128 x 256 3 %: per element of covered dB 128 x 192 then
+  // ran 1.04-1.07x 128 x 256 in both runs of the six Fp8Linear shapes,
+  // plots/data/h200/session30/call1_594c9a4/; before, session 9's bf16 epilogue had made the two
+  // level, plots/data/h200/ch10/torch*/bench_torch_eb5ee4a*.log). FP32 dB likewise: of several
+  // groups since session 30 (per covered element 128 x 192 s4 b2 ran 1.12-1.16x the one-unit
+  // 128 x 256 and 1.05-1.08x a two-unit one in call 4's interleaved run: 775 and 798 TFLOPS
+  // against 703 / 751 and 711 / 766, at 0.982 and 0.965 of dB covered against 0.996), of one
+  // group since session 31 (at 4096 x 7168, 0.905 against 0.970 covered, the two-unit kernels
+  // measured level, 266.6 against 264.4 us: about 6 % per covered element for 128 x 192). Until
+  // then one group of FP32 dB counted 128 x 256 2 % cheaper (session 7, the one-unit kernels).
+  const double wide_premium = 1.0 / 1.04;
   return efficiency(wide) * wide_premium >= efficiency(narrow) ? wide : narrow;
 }
 

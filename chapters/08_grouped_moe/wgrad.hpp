@@ -79,15 +79,15 @@ inline WeightGradOutput wgrad_output_of(const engine::KernelInfo& k) {
 
 /// The plan's default kernel for dB_g of N x K, G groups, on a GPU of `sms` SMs, writing
 /// `output`: with a dB that TMA can store (`tma_ok`), 128 x 256 or 128 x 192 (TMA epilogue),
-/// whichever covers the G x N x K tiles with the higher efficiency, counting 128 x 256 2% cheaper
+/// whichever covers the G x N x K tiles with the higher efficiency, counting 128 x 192 4% cheaper
 /// per element (its measured advantage where neither wastes anything): efficiency = (N x K) / (the
 /// area of the tiles covering it) x tiles / (full waves x sms), the tiles being those of all G
-/// groups (the host does not read the token counts). Otherwise the registers-epilogue 128 x 192. Session 7's
-/// measurements (chapter 8's README, "The weight gradient in session 7") picked the faster of the
-/// two at each of the six Fp8Linear shapes this way (FP32 dB). FP32 dB of several groups (since
-/// session 30): the 128 x 192 candidate has 4 stages and two staging units and runs the early
-/// first wave, counted 4% cheaper instead. bf16 dB: the same two tiles as bf16 kernels, 128 x 192
-/// counted 4% cheaper (session 30; wgrad.cpp has the measurements).
+/// groups (the host does not read the token counts). Otherwise the registers-epilogue 128 x 192.
+/// FP32 dB: the kernels with two staging units per warpgroup and the early first wave (128 x 192
+/// with 4 stages, 128 x 256 with 3; several groups since session 30, one group since session 31);
+/// bf16 dB: the one-unit bf16 kernels (128 x 192 with 5 stages, 128 x 256 with 4), whose default
+/// is the early wave too. wgrad.cpp has the measurements behind each choice (chapter 8's README,
+/// "The weight gradient in session 7" and "Session 30", for the history).
 const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, int groups, int sms,
                                                bool tma_ok,
                                                WeightGradOutput output = WeightGradOutput::f32);
