@@ -413,6 +413,8 @@ TEST_CASE("ch08 wgrad: bf16 dB is the FP32 dB rounded once, the default picks a 
        {std::pair<std::string, std::string>{"128x192_s5_c1x1_promoted_f32_tma_b1",
                                             "128x192_s5_c1x1_promoted_tma_b1"},
         {"128x256_s4_c1x1_promoted_f32_tma_b1", "128x256_s4_c1x1_promoted_tma_b1"},
+        {"128x192_s4_c1x1_promoted_f32_tma_b2", "128x192_s4_c1x1_promoted_tma_b2"},
+        {"128x256_s3_c1x1_promoted_f32_tma_b2", "128x256_s3_c1x1_promoted_tma_b2"},
         {"128x192_s5_c1x1_promoted_f32", "128x192_s5_c1x1_promoted_reg"}}) {
     WgradDevice f(c, false), b(c, false, ch08::WeightGradOutput::bf16);
     f.upload_db(initial_db(c, false, 181));
@@ -432,12 +434,13 @@ TEST_CASE("ch08 wgrad: bf16 dB is the FP32 dB rounded once, the default picks a 
     CHECK(differ == 0);
     CHECK(check_db(c, initial_db(c, false, 0), b.download_db(), false, bf16_kernel.c_str()));
   }
-  // The default bf16 plan: a bf16 TMA kernel on a packed dB; the registers one where TMA cannot
-  // store dB (lddb = K + 1: rows 2 (K + 1) bytes apart).
+  // The default bf16 plan: a bf16 TMA kernel (no _f32 in its name) on a packed dB; the registers
+  // one where TMA cannot store dB (lddb = K + 1: rows 2 (K + 1) bytes apart).
   WgradDevice dev(c, false, ch08::WeightGradOutput::bf16);
   ch08::WeightGradPlan plan(dev.gemm);
   INFO(plan.describe());
-  CHECK(plan.describe().find("_promoted_tma_b1") != std::string::npos);
+  CHECK(plan.describe().find("_promoted_tma_b") != std::string::npos);
+  CHECK(plan.describe().find("_f32") == std::string::npos);
   CHECK(run_wgrad(c, false, 182, "", ch08::WeightGradOutput::bf16));
   const std::int64_t G = std::int64_t(c.counts.size()), lddb = c.K + 1, rows = G * c.N;
   DeviceBuffer<std::uint16_t> db(std::size_t(rows * lddb));

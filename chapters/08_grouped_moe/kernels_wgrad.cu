@@ -116,6 +116,12 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       wgrad<WgradTmaCfg<128, 192, 4, 2>, 0>(),
       wgrad<WgradTmaCfg<128, 256, 3, 2>>(),
       wgrad<WgradTmaCfg<128, 256, 3, 2>, kPinnedLoop + 1>(),
+      // Session 31: bf16 dB with two staging units per warpgroup (a 64 x 64 bf16 unit is 8 KB, as
+      // a 64 x 32 FP32 one; 128 x 192 keeps 4 stages, 128 x 256 3), the early wave by default as
+      // the one-unit bf16 kernels: does the bf16 epilogue's shorter chain of unit stores (3 or 4
+      // per warpgroup and tile instead of 6 or 8) still gain from the second unit?
+      wgrad<WgradBf16TmaCfg<128, 192, 4, 2>>(),
+      wgrad<WgradBf16TmaCfg<128, 256, 3, 2>>(),
   };
   return all;
 }

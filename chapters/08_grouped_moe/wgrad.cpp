@@ -126,10 +126,12 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
   // b1 and 128 x 256 s3 b2 0.940-0.944x that of 128 x 256 s4 b1 at 4096 x 7168, 7168 x 2048 and
   // 2112 x 7168 (plots/data/h200/session31/call1_d00cfce/, bench/wgrad_vs_cublaslt.py); with 32
   // groups, 128 x 192 s4 b2 1.00-1.07x the one-unit 128 x 256 (session 30, calls 3 and 4).
+  // bf16 dB likewise since session 31 (PROVISIONAL: call 3 measures it against the one-unit
+  // bf16 kernels, 128 x 192 s5 b1 and 128 x 256 s4 b1, the defaults until then).
   const engine::KernelInfo& wide =
-      named(f32 ? "128x256_s3_c1x1_promoted_f32_tma_b2" : "128x256_s4_c1x1_promoted_tma_b1");
+      named(f32 ? "128x256_s3_c1x1_promoted_f32_tma_b2" : "128x256_s3_c1x1_promoted_tma_b2");
   const engine::KernelInfo& narrow =
-      named(f32 ? "128x192_s4_c1x1_promoted_f32_tma_b2" : "128x192_s5_c1x1_promoted_tma_b1");
+      named(f32 ? "128x192_s4_c1x1_promoted_f32_tma_b2" : "128x192_s4_c1x1_promoted_tma_b2");
   const auto efficiency = [&](const engine::KernelInfo& k) {
     const std::int64_t tm = ceil_div(N, k.block_m), tn = ceil_div(K, k.block_n);
     const double covered = double(N * K) / double(tm * k.block_m * tn * k.block_n);
