@@ -59,6 +59,8 @@ if(Python3_Interpreter_FOUND)
   ch08_readme_table_test(chapter_08_session24_peers ../session24/summarise.py)
   # Session 30's: chapter 8 against its peers at ca5bdb1 (the weight gradient's early wave).
   ch08_readme_table_test(chapter_08_session30_peers ../session30/summarise.py)
+  # Session 31's: the one-group FP32 and bf16 sweeps, cuBLASLt, and the peers at 945a6e2.
+  ch08_readme_table_test(chapter_08_session31_tables ../session31/summarise.py)
 endif()
 # A --only that selects no case is refused before any GPU work, naming the cases (the arguments
 # are parsed before the GPU check; without the refusal the executable reports no GPU instead).

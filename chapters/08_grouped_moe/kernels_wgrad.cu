@@ -46,8 +46,9 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       // plots/data/h200/ch08/wgrad_sweep.json: 618 / 612 TFLOPS against 571 / 567 for 128 x 128).
       wgrad<WgradTmaCfg<128, 192, 5, 1>>(),
       wgrad<WgradCfg<128, 192, 5>>(),
-      // bf16 dB (WeightGradOutput::bf16), the same three choices (default_wgrad_kernel): the
-      // FP32 kernels' tiles and stages, a bf16 staging unit of 64 x 64 in place of 64 x 32 floats.
+      // bf16 dB (WeightGradOutput::bf16), the same three choices (default_wgrad_kernel; the two TMA
+      // ones the plan's until session 31, the registers one still): the FP32 kernels' tiles and
+      // stages, a bf16 staging unit of 64 x 64 in place of 64 x 32 floats.
       wgrad<WgradBf16TmaCfg<128, 192, 5, 1>>(),
       wgrad<WgradBf16TmaCfg<128, 256, 4, 1>>(),
       wgrad<WgradBf16Cfg<128, 192, 5>>(),
@@ -118,8 +119,9 @@ const std::vector<KernelInfo>& wgrad_kernels() {
       wgrad<WgradTmaCfg<128, 256, 3, 2>, kPinnedLoop + 1>(),
       // Session 31: bf16 dB with two staging units per warpgroup (a 64 x 64 bf16 unit is 8 KB, as
       // a 64 x 32 FP32 one; 128 x 192 keeps 4 stages, 128 x 256 3), the early wave by default as
-      // the one-unit bf16 kernels: does the bf16 epilogue's shorter chain of unit stores (3 or 4
-      // per warpgroup and tile instead of 6 or 8) still gain from the second unit?
+      // the one-unit bf16 kernels; the plan's bf16 pair since then (default_wgrad_kernel): the
+      // bf16 epilogue's shorter chain of unit stores (3 or 4 per warpgroup and tile instead of 6
+      // or 8) still gained ~2 % from the second unit on 128 x 192, nothing measurable on 128 x 256.
       wgrad<WgradBf16TmaCfg<128, 192, 4, 2>>(),
       wgrad<WgradBf16TmaCfg<128, 256, 3, 2>>(),
   };
