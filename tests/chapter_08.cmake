@@ -74,4 +74,8 @@ if(TARGET ch08_grouped_moe)
                    --case=lin_t4096:4096:2112:7168 --only=lin_)
   set_tests_properties(cli_ch08_wgrad_kernels_without_wgrad_case PROPERTIES LABELS cpu
                        PASS_REGULAR_EXPRESSION "names weight-gradient kernels, but no selected case has a weight gradient")
+  # A name that is no compiled kernel would be skipped at every case and time nothing.
+  add_test(NAME cli_ch08_unknown_kernel COMMAND ch08_grouped_moe --kernels=256x128_s4_no_such_kernel)
+  set_tests_properties(cli_ch08_unknown_kernel PROPERTIES LABELS cpu
+                       PASS_REGULAR_EXPRESSION "'256x128_s4_no_such_kernel' is no compiled kernel of chapter 8")
 endif()

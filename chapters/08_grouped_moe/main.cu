@@ -113,12 +113,24 @@ Ch08Args parse_args(int argc, char** argv) {
         ". The skewed workload's cases are not built in: give them with --case=NAME:COUNTS:N:K "
         "(bench/peers_moe.py --dry-run --groups-out writes their counts; scripts/gpu_loop.sh's "
         "ch08 step passes them)");
-  // Weight-gradient kernels named by --kernels run only on the cases that have a weight gradient
-  // (has_wgrad below); named for cases that have none they would run nothing and the run would
-  // exit 0 (session 31: --case=lin_...:4096:N:K without the skew_ prefix timed no wgrad kernel).
+  // A --kernels name that is no compiled kernel would be skipped at every case, and one of the
+  // weight gradient's runs only on the cases that have a weight gradient (has_wgrad below): either
+  // way the run would time nothing of it and exit 0 (session 31: --case=lin_...:4096:N:K without
+  // the skew_ prefix timed no weight-gradient kernel). Both are refused here, before any GPU work.
+  const auto named = [](const std::vector<engine::KernelInfo>& list, const std::string& k) {
+    for (const auto& info : list)
+      if (info.name == k) return true;
+    return false;
+  };
   bool names_wgrad = false;
-  for (const auto& k : r.common.kernels)
-    for (const auto& info : ch08::wgrad_kernels()) names_wgrad |= k == info.name;
+  for (const auto& k : r.common.kernels) {
+    const bool wgrad = named(ch08::wgrad_kernels(), k);
+    if (k != "all" && !wgrad && !named(ch08::kernels(), k))
+      throw std::invalid_argument("--kernels: '" + k + "' is no compiled kernel of chapter 8 "
+                                  "(forward: ch08::kernels(), weight gradient: "
+                                  "ch08::wgrad_kernels(); names as in the README's tables)");
+    names_wgrad |= wgrad;
+  }
   bool any_wgrad = false;
   for (const auto& c : r.cases) any_wgrad |= has_wgrad(c, r.common.sizes_given);
   if (names_wgrad && !any_wgrad)
