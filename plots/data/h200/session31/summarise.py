@@ -116,10 +116,12 @@ def cublaslt(folder):
 
 
 def cublaslt_table():
-    # Call 1's log names no shape per block: its three runs were 4096 x 7168, 7168 x 2048, 2112 x 7168.
-    c1, shape, i = {}, None, 0
+    # Call 1's log names no shape per block: after its "wgrad_vs_cublaslt" line, the three runs'
+    # "rc=" lines come in its loop's order, 4096 x 7168, 7168 x 2048, 2112 x 7168.
+    c1, shape, i, started = {}, None, 0, False
     for line in open(os.path.join(CALL1, "call.log")):
-        if line.startswith("rc=0") and i < 3:
+        started |= "wgrad_vs_cublaslt" in line
+        if started and line.startswith("rc=") and i < 3:
             shape = ["4096 x 7168", "7168 x 2048", "2112 x 7168"][i]
             i += 1
         m = re.match(r"(ours(?::\S+)?|cublaslt): median ([\d.]+) us", line.strip())
