@@ -11,8 +11,8 @@
 # mangled or demangled name matches KERNEL (EACH: every CONTAINS opcode in every matching kernel,
 # not just in one of them; ORDER A<B: the first A before the last B in every matching kernel;
 # FIRST_BEFORE A<B: the first A before the first B; INTERLEAVED_FFMA F: in every matching kernel at
-# least the fraction F of the FFMAs in runs of 16 or more have the yield bit of their control word
-# clear, i.e. ptxas lets the scheduler switch warps inside a promotion's FFMA run;
+# least the fraction F of its FFMAs have the yield bit of their control word clear, i.e. ptxas lets
+# the scheduler switch warps inside a promotion's run of FFMAs;
 # EXPECT_FAILURE: the checks must fail on this kernel, to show that they can; a missing kernel
 # still fails the test).
 find_program(FP8GEMM_CUOBJDUMP cuobjdump

@@ -137,15 +137,16 @@ def cublaslt_table():
     return "\n".join(lines)
 
 
-def medians(folder, pattern="peers_ch08_*.json"):
-    (path,) = [p for p in glob.glob(os.path.join(folder, pattern)) if "wgrad" not in os.path.basename(p)] \
-        if "wgrad" not in pattern else glob.glob(os.path.join(folder, pattern))
+def medians(folder, wgrad_only=False):
+    """The medians of the folder's peers JSON: the full run's, or the --only wgrad run's."""
+    (path,) = [p for p in glob.glob(os.path.join(folder, "peers_ch08_*.json"))
+               if ("_wgrad_" in os.path.basename(p)) == wgrad_only]
     return session17.medians(os.path.basename(path), folder)
 
 
 def peers():
     now, before = medians(CALL3), medians(S30)
-    wg = medians(CALL2, "peers_ch08_wgrad_*.json")
+    wg = medians(CALL2, wgrad_only=True)
     cases = sorted({c for (_, c) in now}, key=lambda c: (KINDS.index(c.split("_")[0]), c))
     lines = ["| case | / DeepGEMM (session 30) | / DeepGEMM with its padding step | / torch grouped (session 30) |",
              "|---|---:|---:|---:|"]
