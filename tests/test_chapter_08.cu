@@ -127,6 +127,10 @@ TEST_CASE("ch08: contiguous groups of 0, 1, 127, 128, 129 rows, every kernel", "
     CHECK(run_case(contiguous({0, 1, 127, 128, 129, 0, 300}, 264, K), 10, o));
     // One 256-column tile: a 1 x 2 cluster's second CTA has no column tile of its own.
     CHECK(run_case(contiguous({0, 1, 127, 128, 129, 0, 300}, 136, K), 14, o));
+    // Group ends on both sides of a warpgroup's rows (64 of 128 x 256, 128 of 256 x 128): a
+    // warpgroup whose rows of a tile all lie past its group computes nothing for it (kernel.cuh,
+    // SkipsIdleRows); the one beside it must still see every stage.
+    CHECK(run_case(contiguous({64, 65, 63, 192, 193, 191, 257}, 264, K), 15, o));
   }
   CHECK(run_case(contiguous({1000}, 512, 1024), 11));        // G = 1
   CHECK(run_case(contiguous({0, 0, 777, 0}, 384, 512), 12));  // one non-empty group

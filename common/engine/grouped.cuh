@@ -82,6 +82,10 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   /// tile from the ring first. Policies derived from this one (stream-K, the staged loop) bring
   /// their own loops and keep the default order.
   using EarlyWavePolicy = GroupedBlockScaledMath;
+  /// A consumer warpgroup whose rows of a tile all lie past the tile's group (a group's last tile:
+  /// 64 rows of 128 x 256, 128 of 256 x 128) computes and stores nothing for it (kernel.cuh,
+  /// SkipsIdleRows; session 32). Its stages are still waited for and released.
+  static constexpr bool kSkipsIdleRows = true;
   static constexpr std::uint32_t kTileInfoOffset = BlockScaledMath<Cfg>::kSkewedSfaBytes;
   static_assert(kTileInfoOffset % 16 == 0, "the tile's 16 bytes are one 16-byte store");
   __device__ __forceinline__ static void post_tile(std::uint32_t addr, const GroupedTile& t) {

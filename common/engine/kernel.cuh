@@ -654,6 +654,31 @@ concept TilesThroughRing = requires { Math::kTilesThroughRing; };
 template <class Math>
 concept StreamKFixup = requires { Math::kStreamK; };
 
+/// A math policy whose tiles may have rows that no result needs (chapter 8's grouped forward: a
+/// group's last tile runs past the group's end, Math::row_end). A consumer warpgroup whose rows of
+/// a tile all lie at or past that end computes nothing for the tile and stores nothing
+/// (pass_stages): DeepGEMM's grouped kernels skip such a warpgroup's 64 rows the same way. Not for
+/// stream-K policies (their partial-tile hand-over counts every warpgroup).
+template <class Math>
+concept SkipsIdleRows = requires { Math::kSkipsIdleRows; } && Math::kSkipsIdleRows &&
+                        !StreamKFixup<Math>;
+
+/// `blocks` K blocks of a tile whose rows this warpgroup does not compute (SkipsIdleRows): each
+/// stage waited for and released, as the main loop would. The wait is needed: a stage is free
+/// once every consumer warp has arrived on its empty barrier, and an arrival made before the
+/// stage's data landed could count towards the stage's previous round, freeing it while the
+/// other warpgroup still reads it. Lane 0's arrive also comes after its read of the tile's record
+/// (RingTileSource), in program order, as in the main loop.
+template <class Cfg, class Math, class State>
+__device__ __forceinline__ void pass_stages(State& st, int blocks, std::uint32_t full0,
+                                            std::uint32_t empty0, std::uint32_t rank) {
+  for (int i = 0; i < blocks; ++i) {
+    wait_barrier<Cfg>(full0 + 8u * std::uint32_t(st.stage), st.phase);
+    Math::release(empty0 + 8u * std::uint32_t(st.stage), rank);
+    st.advance();
+  }
+}
+
 /// The consumers' tile source of a TilesThroughRing policy: the next tile is in the side bytes of
 /// the ring's current stage `st`, readable once its full barrier completes (the main loop then
 /// waits on that barrier again and passes at once); false at the producer's end mark.
@@ -844,6 +869,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         }
       });
     };
+    // Whether this warpgroup's rows of tile tt all lie at or past the tile's row end
+    // (SkipsIdleRows; the same in every thread of the warpgroup): then it passes the tile's
+    // stages (pass_stages) instead of its main loop and epilogue.
+    auto rows_idle = [&](const typename Math::TileT& tt) {
+      static_assert(!(SkipsIdleRows<Math> && Cfg::kPingPong), "idle rows: cooperative consumers");
+      if constexpr (SkipsIdleRows<Math>)
+        return warp_uniform(tile_d_row<Math>(p, tt) + slot * Cfg::kRowsPerWG) >=
+               warp_uniform(Math::row_end(p, tt));
+      else
+        return false;
+    };
+    auto pass_tile = [&](const typename Math::TileT& tt) {
+      pass_stages<Cfg, Math>(st, Math::k_end(p, tt) - Math::k_first(p, tt),
+                             ptx::smem_u32(full), ptx::smem_u32(empty), rank);
+    };
     if constexpr (EarlyWaveConsumers<Math>) {
       // Each tile's first partial sum is issued before the epilogue of the tile before it
       // (kEarlyWaveLoop), so that the tensor cores work while this warpgroup stores.
@@ -873,6 +913,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       // its first stage's side bytes after that stage's full barrier, by the lanes whose arrive
       // releases the stage in the main loop, as in the default order).
       while (next_consumer_tile(scheduler, t, st)) {
+        if (rows_idle(t)) {  // nothing to compute: store the tile before, pass this one's stages
+          if (!stored) epilogue(done);
+          stored = true;
+          pass_tile(t);
+          continue;
+        }
         const int wg_u = warp_uniform(wg);  // uniform, as mainloop() has it
         // The tile's first partial sum runs while this warpgroup stores the tile before.
         Math::issue_first_wave(part, st, ring, full, wg_u, t);
@@ -910,6 +956,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           auto peek = scheduler;
           typename Math::TileT later;
           hand_over = peek.next(later);
+        }
+        if (rows_idle(t)) {  // nothing to compute or store (never with ping-pong: see above)
+          pass_tile(t);
+          continue;
         }
         if constexpr (requires { Math::kObserveRing; }) Math::observe_consumer(p, t, wg, 0);
         // Ping-pong: the other warpgroup's main loop may start while we finish and store this
