@@ -76,6 +76,10 @@ struct Plan::Impl {
   /// would mix their partials (give each stream its own plan).
   DeviceBuffer<float> sk_partials;
   DeviceBuffer<int> sk_flags;
+  /// A dynamically scheduled kernel's tile counter (common/engine/grouped.cuh,
+  /// GroupedDynamicScheduler), zeroed here once (each launch leaves it zero). Shared by every
+  /// run() of the plan, as the stream-K workspace is: one stream per plan.
+  DeviceBuffer<int> tile_counter;
 
   // Checking mode: the description and its rule bound (total rows or M_max), and the device
   // record the check kernel writes its verdict to.
@@ -208,6 +212,11 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   if (k.stream_k && most_tiles >= kStreamKLimit)
     fail("kernel " + k.name + " (stream-K) counts tiles in 32 bits: up to " +
          std::to_string(most_tiles) + " here; choose a kernel without _sk");
+  // A dynamically scheduled kernel's counter draws every tile number and one more per CTA, in
+  // int (common/engine/grouped.cuh, GroupedDynamicScheduler).
+  if (k.dynamic_schedule && most_tiles + 65536 >= kStreamKLimit)
+    fail("kernel " + k.name + " (dynamic schedule) counts tiles in 32 bits: up to " +
+         std::to_string(most_tiles) + " here; choose a kernel without _dyn");
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
   require_device_accessible(description_of(g), description_bytes(g), kWho,
                             g.layout == Layout::contiguous ? "offsets" : "masked_m");
@@ -256,6 +265,13 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(nullptr));  // zero before any run() on any stream
     p.sk_partials = impl_->sk_partials.data();
     p.sk_flags = impl_->sk_flags.data();
+  }
+
+  if (k.dynamic_schedule) {
+    impl_->tile_counter = DeviceBuffer<int>(2);
+    FP8GEMM_CUDA_CHECK(cudaMemset(impl_->tile_counter.data(), 0, impl_->tile_counter.bytes()));
+    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(nullptr));  // zero before any run() on any stream
+    p.tile_counter = impl_->tile_counter.data();
   }
 
   if (o.check_offsets) {

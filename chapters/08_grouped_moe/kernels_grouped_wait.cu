@@ -15,6 +15,9 @@ std::vector<KernelInfo> kernels_wait() {
       grouped<SpinCfg<256, 128, 3, 2, 0>>(),  // contiguous, >= 1024 rows per group on average
       grouped<SpinCfg<256, 128, 4, 1, 1>>(),  // masked, M_max >= 256
       grouped<SpinCfg<128, 256, 4, 1, 1>>(),  // contiguous, fewer rows per group
+      // The last one with its tiles from a device counter (grouped.cuh, GroupedDynamicMath;
+      // session 32: the fixed stride gives each CTA the same number of tiles however cheap).
+      kernel_info<GroupedTmaCfg<128, 256, 4, 1>, GroupedDynamicMath<GroupedTmaCfg<128, 256, 4, 1>>>(),
   };
 }
 

@@ -160,6 +160,51 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   }
 };
 
+/// The grouped schedule handed out by a device counter (GroupedDynamicMath): each next() takes
+/// the next unclaimed tile number, so a CTA whose tiles were cheap (a group's last row tile, whose
+/// second warpgroup has no rows: SkipsIdleRows) takes more of them, where the fixed stride
+/// (c, c + grid, ...) gives every CTA the same count whatever they cost. The numbers a CTA takes
+/// increase, as the cursor needs. Only the producer thread calls it (the consumers take their
+/// tiles through the ring). One atomic per tile, in the producer's loop, several stages ahead of
+/// the consumers. The counter resets itself: a CTA that draws a number past the last tile counts
+/// itself out in [1]; the last of the grid to do so zeroes both, after every CTA's last draw.
+/// No clusters (both CTAs of one would need the same unit).
+template <int kBlockM>
+struct GroupedDynamicScheduler {
+  GroupedLayout layout;
+  int n_tiles;
+  int* counter;
+  GroupedCursor cursor;
+
+  __device__ __forceinline__ GroupedDynamicScheduler(const GroupedLayout& l, int tiles_n,
+                                                     int* c)
+      : layout(l), n_tiles(tiles_n), counter(c) {}
+
+  __device__ __forceinline__ bool next(GroupedTile& t) {
+    const int unit = atomicAdd(counter, 1);
+    if (grouped_tile(layout, kBlockM, n_tiles, unit, cursor, t)) return true;
+    if (atomicAdd(counter + 1, 1) == int(gridDim.x) - 1) {  // the grid's last draw is done
+      counter[0] = 0;
+      counter[1] = 0;
+    }
+    return false;
+  }
+};
+
+/// GroupedBlockScaledMath with its tiles from a device counter (GroupedDynamicScheduler; names
+/// ending in _dyn, session 32): the same kernel otherwise, early first wave included.
+template <class Cfg>
+struct GroupedDynamicMath : GroupedBlockScaledMath<Cfg> {
+  static_assert(Cfg::kClusterSize == 1, "the dynamic schedule: no clusters");
+  static constexpr bool kDynamicSchedule = true;
+  using EarlyWavePolicy = GroupedDynamicMath;
+  using Scheduler = GroupedDynamicScheduler<Cfg::kBlockM>;
+  __device__ __forceinline__ static Scheduler make_scheduler(const GroupedParams& p,
+                                                             std::uint32_t) {
+    return Scheduler(p.layout, p.n_tiles, p.tile_counter);
+  }
+};
+
 /// The same kernel with the early first wave left out (the order before session 23; kernel
 /// names end in "_noew"): a policy derived from GroupedBlockScaledMath does not opt in
 /// (EarlyWaveConsumers), so its consumers store each tile before reading the next. Chapter 8's

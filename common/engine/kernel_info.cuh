@@ -64,6 +64,13 @@ KernelInfo kernel_info() {
     k.stream_k = true;
     k.comparison_only = true;
   }
+  if constexpr (requires { Math::kDynamicSchedule; }) {
+    // Tiles from a device counter instead of a fixed stride (grouped.cuh, GroupedDynamicMath):
+    // a comparison twin until measured ahead (chapter 8's README, "Session 32").
+    k.name += "_dyn";
+    k.dynamic_schedule = true;
+    k.comparison_only = true;
+  }
   if constexpr (requires { Math::kKRound; }) k.k_round = Math::kKRound;
   k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);
   k.block_m = Cfg::kBlockM;

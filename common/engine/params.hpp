@@ -245,6 +245,10 @@ struct GroupedParams : BlockScaledParams {
   /// consumer warpgroup, zero before the launch (each launch leaves them zero).
   float* sk_partials = nullptr;
   int* sk_flags = nullptr;
+  /// Dynamically scheduled kernels only (grouped.cuh, GroupedDynamicMath; null otherwise): [0]
+  /// the next tile to hand out, [1] the CTAs that have run out of tiles; zero before the launch,
+  /// and the last CTA to run out zeroes both again.
+  int* tile_counter = nullptr;
 };
 
 /// Chapter 8's weight gradient (common/engine/kgrouped.cuh), dB_g = dD_g^T . A_g for every group,

@@ -42,6 +42,10 @@ struct KernelInfo {
   /// A stream-K kernel (common/engine/stream_k.cuh, name ending in _sk or _skr): its plan
   /// allocates the workspace of partial tiles and flags (GroupedParams::sk_partials, sk_flags).
   bool stream_k = false;
+  /// A kernel whose CTAs take their tiles from a device counter (common/engine/grouped.cuh,
+  /// GroupedDynamicMath; name ending in _dyn): its plan allocates the counter (two ints, zero
+  /// before the first launch; each launch leaves them zero).
+  bool dynamic_schedule = false;
   int cluster_size() const { return cluster_m * cluster_n; }
 };
 
