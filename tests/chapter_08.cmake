@@ -61,6 +61,8 @@ if(Python3_Interpreter_FOUND)
   ch08_readme_table_test(chapter_08_session30_peers ../session30/summarise.py)
   # Session 31's: the one-group FP32 and bf16 sweeps, cuBLASLt, and the peers at 945a6e2.
   ch08_readme_table_test(chapter_08_session31_tables ../session31/summarise.py)
+  # Session 32's: the idle-warpgroup skip against the binary before it, and the peers at 622dbc7.
+  ch08_readme_table_test(chapter_08_session32_tables ../session32/summarise.py)
 endif()
 # A --only that selects no case is refused before any GPU work, naming the cases (the arguments
 # are parsed before the GPU check; without the refusal the executable reports no GPU instead).

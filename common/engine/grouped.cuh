@@ -183,7 +183,11 @@ struct GroupedDynamicScheduler {
   __device__ __forceinline__ bool next(GroupedTile& t) {
     const int unit = atomicAdd(counter, 1);
     if (grouped_tile(layout, kBlockM, n_tiles, unit, cursor, t)) return true;
-    if (atomicAdd(counter + 1, 1) == int(gridDim.x) - 1) {  // the grid's last draw is done
+    // This CTA's last draw, ordered before its count-out (atomicAdd is relaxed: without the
+    // fences the reset below could, in the memory model, land before another CTA's last draw).
+    __threadfence();
+    if (atomicAdd(counter + 1, 1) == int(gridDim.x) - 1) {  // every CTA has drawn its last
+      __threadfence();
       counter[0] = 0;
       counter[1] = 0;
     }

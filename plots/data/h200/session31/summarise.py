@@ -145,10 +145,16 @@ def medians(folder, wgrad_only=False):
 
 
 def peers():
-    now, before = medians(CALL3), medians(S30)
-    wg = medians(CALL2, wgrad_only=True)
+    return peers_table(medians(CALL3), medians(S30), "session 30", "call 3",
+                       wgrad=medians(CALL2, wgrad_only=True))
+
+
+def peers_table(now, before, before_label, call_label, wgrad=None):
+    """Issue 10's ratios (peer's time / ours) of one peers run `now`, another run's in brackets;
+    `wgrad`: a --only wgrad run's, beside the weight-gradient rows (session 32 imports this)."""
+    wg = wgrad or {}
     cases = sorted({c for (_, c) in now}, key=lambda c: (KINDS.index(c.split("_")[0]), c))
-    lines = ["| case | / DeepGEMM (session 30) | / DeepGEMM with its padding step | / torch grouped (session 30) |",
+    lines = [f"| case | / DeepGEMM ({before_label}) | / DeepGEMM with its padding step | / torch grouped ({before_label}) |",
              "|---|---:|---:|---:|"]
     met = total = 0
     for c in cases:
@@ -165,11 +171,11 @@ def peers():
         if kind == "skew":
             total += 1
             met += rt >= TORCH_TARGET
-        extra = f"; --only wgrad, call 2: {f(ratio(wg, dg))}" if kind == "wgrad" else ""
+        extra = f"; --only wgrad, call 2: {f(ratio(wg, dg))}" if kind == "wgrad" and wg else ""
         lines.append(f"| {c} | {f(r)} ({f(ratio(before, dg))}{extra}) | {f(ratio(now, 'deepgemm_contiguous_with_pad'))} | "
                      f"{f(rt)} ({f(ratio(before, 'torch_scaled_grouped_mm'))}) |" if rt else
                      f"| {c} | {f(r)} ({f(ratio(before, dg))}{extra}) | - | - |")
-    lines.append(f"\nIssue 10's target ratios met in call 3: **{met} of {total}**.")
+    lines.append(f"\nIssue 10's target ratios met in {call_label}: **{met} of {total}**.")
     return "\n".join(lines)
 
 
