@@ -80,4 +80,9 @@ if(TARGET ch08_grouped_moe)
   add_test(NAME cli_ch08_unknown_kernel COMMAND ch08_grouped_moe --kernels=256x128_s4_no_such_kernel)
   set_tests_properties(cli_ch08_unknown_kernel PROPERTIES LABELS cpu
                        PASS_REGULAR_EXPRESSION "'256x128_s4_no_such_kernel' is no compiled kernel of chapter 8")
+  # --forward-only with --kernels naming only weight-gradient kernels would time nothing.
+  add_test(NAME cli_ch08_forward_only_without_forward_kernel
+           COMMAND ch08_grouped_moe --forward-only --kernels=128x192_s4_c1x1_promoted_f32_tma_b2)
+  set_tests_properties(cli_ch08_forward_only_without_forward_kernel PROPERTIES LABELS cpu
+                       PASS_REGULAR_EXPRESSION "--forward-only: --kernels names weight-gradient kernels only")
 endif()

@@ -7,7 +7,8 @@
 // "<implementation>/<case>".
 //
 //   ch08_grouped_moe [--no-bench] [--json=PATH] [--kernels=a,b|all] [--case=NAME:COUNTS:N:K]...
-//                    [--only=REGEX] [--sizes=S,...] [--list-cases] [Google Benchmark flags]
+//                    [--only=REGEX] [--sizes=S,...] [--list-cases] [--forward-only]
+//                    [Google Benchmark flags]
 // The weight gradient (ch08_wgrad, k-grouped: dB_g = dD_g^T . A_g over each expert's tokens,
 // FP32) runs on the groups of every skewed case (wgrad_g32_t<T>_n<N>_k<K>, bench/peers_moe.py's
 // names), validated on 2 rows of every dB_g against float64 first.
@@ -23,6 +24,8 @@
 //                 127, 128, 129 and S rows; masked_m 0, S/2 + 1, S; 33793, 0 and 33791 rows, so
 //                 that every CTA has several tiles): the sanitizer step's call
 // --list-cases    print the cases and exit (no GPU needed)
+// --forward-only  no weight gradient (a --kernels name can be a forward and a weight-gradient
+//                 kernel's: 128x256_s4_c1x1_promoted_tma_b1 is both)
 // Validation: 2 rows of every non-empty group (its first and last), all N columns, against
 // float64 on the dequantised operands (per group: relative and worst-tile error within
 // per_tensor_tolerance(K)); nothing that fails is timed. TFLOPS count real rows only
@@ -57,6 +60,7 @@ struct Ch08Args {
   ChapterArgs common;
   std::vector<GroupedShape> cases;
   bool list = false;
+  bool forward_only = false;  ///< --forward-only: no weight gradient validated or timed
 };
 
 bool has_wgrad(const GroupedShape& s, bool small);
@@ -66,7 +70,8 @@ bool compiled(const std::vector<engine::KernelInfo>& list, const std::string& na
   return std::any_of(list.begin(), list.end(), [&](const auto& k) { return k.name == name; });
 }
 
-/// The command line: common/chapter_args.hpp's options plus --case, --only and --list-cases.
+/// The command line: common/chapter_args.hpp's options plus --case, --only, --list-cases and
+/// --forward-only.
 /// Throws std::invalid_argument for a bad --case or --only, or an option chapter 8 does not have.
 Ch08Args parse_args(int argc, char** argv) {
   Ch08Args r;
@@ -79,6 +84,8 @@ Ch08Args parse_args(int argc, char** argv) {
       only = a.substr(7);
     } else if (a == "--list-cases") {
       r.list = true;
+    } else if (a == "--forward-only") {
+      r.forward_only = true;
     } else {
       return false;
     }
@@ -123,15 +130,25 @@ Ch08Args parse_args(int argc, char** argv) {
   // weight gradient's runs only on the cases that have a weight gradient (has_wgrad below): either
   // way the run would time nothing of it and exit 0 (session 31: --case=lin_...:4096:N:K without
   // the skew_ prefix timed no weight-gradient kernel). Both are refused here, before any GPU work.
-  bool names_wgrad = false;
+  bool names_wgrad = false, names_forward = false;
   for (const auto& k : r.common.kernels) {
     const bool wgrad = compiled(ch08::wgrad_kernels(), k);
-    if (k != "all" && !wgrad && !compiled(ch08::kernels(), k))
+    const bool forward = k == "all" || compiled(ch08::kernels(), k);
+    if (!wgrad && !forward)
       throw std::invalid_argument("--kernels: '" + k + "' is no compiled kernel of chapter 8 "
                                   "(forward: ch08::kernels(), weight gradient: "
                                   "ch08::wgrad_kernels(); names as in the README's tables)");
     names_wgrad |= wgrad;
+    names_forward |= forward;
   }
+  // --forward-only (session 32: a name such as 128x256_s4_c1x1_promoted_tma_b1 is a forward and a
+  // weight-gradient kernel's, and a comparison of forward kernels by name ran out of time in the
+  // weight gradients' validation): with only weight-gradient kernels named it would time nothing.
+  if (r.forward_only && !r.common.kernels.empty() && !names_forward)
+    throw std::invalid_argument("--forward-only: --kernels names weight-gradient kernels only, so "
+                                "nothing would run; name forward kernels (ch08::kernels()) or "
+                                "leave --forward-only out");
+  if (r.forward_only) names_wgrad = false;
   bool any_wgrad = false;
   for (const auto& c : r.cases) any_wgrad |= has_wgrad(c, r.common.sizes_given);
   if (names_wgrad && !any_wgrad)
@@ -309,7 +326,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<ch08::WgradOperands>> wgrad_operands;
   std::vector<std::unique_ptr<ch08::WeightGradPlan>> wgrad_plans;
   for (const auto& s : args.cases) {
-    if (!has_wgrad(s, args.common.sizes_given)) continue;
+    if (args.forward_only || !has_wgrad(s, args.common.sizes_given)) continue;
     const ch08::WgradShape ws = wgrad_shape(s);
     wgrad_operands.push_back(std::make_unique<ch08::WgradOperands>(ws, 8500 + std::uint64_t(wgrad_operands.size())));
     ch08::WgradOperands& ops = *wgrad_operands.back();
