@@ -66,7 +66,9 @@ struct Options {
   /// By name (kernels()); "" = default_kernel()'s choice. A stream-K kernel (_sk, _skr; session
   /// 18, comparison-only) makes the plan own a workspace that every run() writes: run such a plan
   /// on one stream at a time (two runs at once may mix partial tiles, or leave one waiting for a
-  /// flag the other consumed).
+  /// flag the other consumed). So does a kernel that draws its tiles from a counter (_dyn;
+  /// session 32, comparison-only): two runs at once would share its counter, each computing only
+  /// the tiles it drew.
   std::string kernel;
   /// Validate the device group description before every run() (see the top of this file): a
   /// round trip to the host per call, not capturable in a CUDA graph.
