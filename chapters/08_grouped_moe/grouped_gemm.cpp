@@ -204,6 +204,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
          std::to_string(all_rows) + " given; common/ragged_rows.hpp): choose a registers-epilogue "
          "kernel, or leave Options::kernel empty");
   // A stream-K kernel's division counts the tiles of all groups in int (at most this many).
+  // (A dynamically scheduled kernel's counter too: GroupedDynamicScheduler, below.)
   constexpr std::int64_t kStreamKLimit = std::int64_t(1) << 31;
   const std::int64_t most_tiles =
       (g.layout == Layout::masked ? g.groups * ceil_div(g.rows, k.block_m)
@@ -212,12 +213,12 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   if (k.stream_k && most_tiles >= kStreamKLimit)
     fail("kernel " + k.name + " (stream-K) counts tiles in 32 bits: up to " +
          std::to_string(most_tiles) + " here; choose a kernel without _sk");
+  impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
   // A dynamically scheduled kernel's counter draws every tile number and one more per CTA, in
   // int (common/engine/grouped.cuh, GroupedDynamicScheduler).
-  if (k.dynamic_schedule && most_tiles + 65536 >= kStreamKLimit)
+  if (k.dynamic_schedule && most_tiles + impl_->plan->grid_ctas() >= kStreamKLimit)
     fail("kernel " + k.name + " (dynamic schedule) counts tiles in 32 bits: up to " +
          std::to_string(most_tiles) + " here; choose a kernel without _dyn");
-  impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
   require_device_accessible(description_of(g), description_bytes(g), kWho,
                             g.layout == Layout::contiguous ? "offsets" : "masked_m");
 

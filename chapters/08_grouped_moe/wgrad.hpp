@@ -83,11 +83,10 @@ inline WeightGradOutput wgrad_output_of(const engine::KernelInfo& k) {
 /// per element (its measured advantage where neither wastes anything): efficiency = (N x K) / (the
 /// area of the tiles covering it) x tiles / (full waves x sms), the tiles being those of all G
 /// groups (the host does not read the token counts). Otherwise the registers-epilogue 128 x 192.
-/// FP32 dB: the kernels with two staging units per warpgroup and the early first wave (128 x 192
-/// with 4 stages, 128 x 256 with 3; several groups since session 30, one group since session 31);
-/// bf16 dB: the one-unit bf16 kernels (128 x 192 with 5 stages, 128 x 256 with 4), whose default
-/// is the early wave too. wgrad.cpp has the measurements behind each choice (chapter 8's README,
-/// "The weight gradient in session 7" and "Session 30", for the history).
+/// Both dB types take the kernels with two staging units per warpgroup and the early first wave
+/// (128 x 192 with 4 stages, 128 x 256 with 3): FP32 dB of several groups since session 30, of one
+/// group and bf16 dB since session 31. wgrad.cpp has the measurements behind each choice (chapter
+/// 8's README, "The weight gradient in session 7", "Session 30" and "Session 31", for the history).
 const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, int groups, int sms,
                                                bool tma_ok,
                                                WeightGradOutput output = WeightGradOutput::f32);
