@@ -63,6 +63,9 @@ if(Python3_Interpreter_FOUND)
   ch08_readme_table_test(chapter_08_session31_tables ../session31/summarise.py)
   # Session 32's: the idle-warpgroup skip against the binary before it, and the peers at 622dbc7.
   ch08_readme_table_test(chapter_08_session32_tables ../session32/summarise.py)
+  # Session 33's: the _dyn kernel against the static one, and the slabs each side of issue 10's
+  # skewed comparison computes.
+  ch08_readme_table_test(chapter_08_session33_tables ../session33/summarise.py)
 endif()
 # A --only that selects no case is refused before any GPU work, naming the cases (the arguments
 # are parsed before the GPU check; without the refusal the executable reports no GPU instead).

@@ -41,8 +41,11 @@
 //     one stream at a time for such a plan (the PyTorch ops never build one). So does a
 //     GroupedPlan given one of chapter 8's stream-K comparison kernels by name (_sk, _skr): its
 //     workspace of partial tiles and flags is the plan's, and two runs at once may mix partials
-//     or leave an owner waiting for a flag the other run consumed (no rule or dispatch picks
-//     these kernels). A GroupedPlan in checking mode (Options::check_offsets) may be run from
+//     or leave an owner waiting for a flag the other run consumed; and one given a counter
+//     kernel (_dyn): its tile counter is the plan's, and two runs at once would share out the
+//     tiles between them, each leaving the tiles the other drew unwritten. No rule or dispatch
+//     picks these kernels; the PyTorch op that takes a kernel by name (_gemm_grouped_kernel,
+//     a benchmark's) keeps one plan of such a kernel per stream. A GroupedPlan in checking mode (Options::check_offsets) may be run from
 //     several threads; its checks take turns (each synchronises its stream anyway).
 //   - rebind(gemm) re-points a plan at other buffers of the same call (same shape, leading
 //     dimensions, layouts, options): the new pointers are checked as the constructor checks them

@@ -19,9 +19,15 @@
 // run() (a launch copies the parameters when it is enqueued: once run() returns, the plan may be
 // re-pointed for the next call while that launch is still pending or being captured). Calls with
 // different keys do not wait for each other; calls of one key from several threads take turns
-// for the few microseconds of the launch. Plans never own device memory here (the ops always hand
-// chapter 7 a TMA-readable scale_a layout, so its plan allocates no conversion workspace), so a
-// plan dropped from the cache while a launch of it is pending is harmless.
+// for the few microseconds of the launch. The plans the public ops build own no device memory
+// (the ops always hand chapter 7 a TMA-readable scale_a layout, so its plan allocates no
+// conversion workspace), so a plan dropped from the cache while a launch of it is pending is
+// harmless. The one exception is the private _gemm_grouped_kernel given a stream-K (_sk, _skr)
+// or counter (_dyn) comparison kernel by name: its plan owns a workspace, so that op keys such a
+// plan by the stream too (one plan per stream: two streams never share the workspace). Dropping
+// such a plan while a launch of it is pending relies on cudaFree waiting for the device's
+// pending work, which the runtime does in practice but does not promise: a benchmark's op, not
+// the public API's.
 #pragma once
 
 #include <array>

@@ -361,6 +361,44 @@ def test_gemm_grouped_every_kernel():
         torch.ops.fp8gemm._gemm_grouped_kernel(qa, sa, qb, sb, offsets, False, "no_such_kernel")
 
 
+def test_grouped_workspace_kernel_plan_per_stream():
+    """A comparison kernel whose plan owns a workspace (_dyn: a tile counter; _sk, _skr: partial
+    tiles and flags) gets one cached plan per stream (two streams never share a workspace); every
+    other kernel's plan serves all streams. Both streams' results, launched without waiting for
+    each other, against float64."""
+    require_gpu()
+    names = torch.ops.fp8gemm._grouped_kernel_names().split(",")
+    own = [n for n in names if n.endswith("_dyn")] + [n for n in names if n.endswith(("_sk", "_skr"))]
+    plain = [n for n in names if not n.endswith(("_dyn", "_sk", "_skr"))]
+    assert own and plain
+    G, N, K = 4, 264, 1024
+    gen = _gen(43)
+    qb, sb = _grouped_weights(G, N, K, gen)
+    counts = [300, 0, 129, 517]
+    T = sum(counts)
+    qa, sa = ops.quantize_1x128(make_bf16((T, K), gen))
+    offsets = torch.tensor([0] + [sum(counts[:g + 1]) for g in range(G)], dtype=torch.int32,
+                           device="cuda")
+    A = ops.dequantize_1x128(qa, sa).double()
+    Bd = [ops.dequantize_128x128(qb[g], sb[g]).double() for g in range(G)]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    for name, plans_per_stream in ((own[0], 2), (plain[0], 1)):
+        ops.plan_cache_clear()
+        main = torch.ops.fp8gemm._gemm_grouped_kernel(qa, sa, qb, sb, offsets, False, name)
+        with torch.cuda.stream(side):
+            other = torch.ops.fp8gemm._gemm_grouped_kernel(qa, sa, qb, sb, offsets, False, name)
+        again = torch.ops.fp8gemm._gemm_grouped_kernel(qa, sa, qb, sb, offsets, False, name)
+        st = ops.plan_cache_stats()
+        assert st["misses"] == plans_per_stream and st["hits"] == 3 - plans_per_stream, (name, st)
+        torch.cuda.synchronize()
+        for d in (main, other, again):
+            for g in range(G):
+                b, e = sum(counts[:g]), sum(counts[:g + 1])
+                if e > b:
+                    assert rel_error(d[b:e], A[b:e] @ Bd[g].t()) <= tolerance(K), (name, g)
+
+
 @parametrize("G,T,N,K", [(1, 300, 264, 1040), (1, 512, 384, 256), (4, 1000, 256, 384)])
 def test_gemm_weight_grad(G, T, N, K):
     require_gpu()

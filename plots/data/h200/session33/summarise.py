@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Session 33, from the committed files:
+
+  call 2 (03880fe): chapter 8's executable on the skewed 8192-token cases (the ones whose plan
+      picks the static 128 x 256 kernel), forward only, the static kernel and its _dyn twin (tiles
+      drawn from a counter) in one process, four runs in alternating order (call2_03880fe/dyn_*.json):
+      _dyn / static time per case;
+  tile_work.py: the tensor-core work of each side of issue 10's skewed comparison in 64-row slabs.
+
+    python3 plots/data/h200/session33/summarise.py
+    python3 plots/data/h200/session33/summarise.py --check chapters/08_grouped_moe/README.md
+"""
+import collections
+import contextlib
+import glob
+import io
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
+import readme_block  # noqa: E402  (the README check)
+import tile_work  # noqa: E402
+
+CALL2 = os.path.join(HERE, "call2_03880fe")
+
+
+def dyn_static():
+    t = collections.defaultdict(lambda: collections.defaultdict(list))
+    for f in sorted(glob.glob(os.path.join(CALL2, "dyn_*.json"))):
+        for b in json.load(open(f))["benchmarks"]:
+            impl, case = b["name"].split("/")[:2]
+            if impl.startswith("ch08:"):
+                t[case]["dyn" if impl.endswith("_dyn") else "static"].append(b["real_time"])
+    lines = ["| case | static 128 x 256, us (runs 1-4) | _dyn, us (runs 1-4) | _dyn / static (means) |",
+             "|---|---:|---:|---:|"]
+    for case in sorted(t):
+        s, d = t[case]["static"], t[case]["dyn"]
+        lines.append(f"| {case} | {', '.join(f'{x:.1f}' for x in s)} | {', '.join(f'{x:.1f}' for x in d)} | "
+                     f"**{sum(d) / len(d) / (sum(s) / len(s)):.3f}** |")
+    return "\n".join(lines)
+
+
+def work():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        tile_work.main()
+    return out.getvalue().strip()
+
+
+def blocks():
+    return {"session33-dyn": dyn_static(), "session33-work": work()}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--check":
+        for marker, text in blocks().items():
+            readme_block.check(sys.argv[2], marker, text, "session33/summarise.py",
+                               "plots/data/h200/session33/")
+    else:
+        for marker, text in blocks().items():
+            print(f"<!-- {marker}:begin -->\n{text}\n<!-- {marker}:end -->\n")
