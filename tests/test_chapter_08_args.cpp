@@ -150,6 +150,15 @@ TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {
     }
   }
   CHECK(stream_k == 3);
+  // The counter kernel (session 32) and its static twin, which Options::counter_schedule swaps
+  // for it (grouped_gemm.cpp): same tile, no cluster; not a comparison kernel since session 33.
+  const auto& dyn = engine::find_kernel(ch08::kernels(), "128x256_s4_c1x1_promoted_tma_b1_dyn", "");
+  CHECK(dyn.dynamic_schedule);
+  CHECK_FALSE(dyn.comparison_only);
+  CHECK(dyn.cluster_m * dyn.cluster_n == 1);
+  int dynamic = 0;
+  for (const auto& k : ch08::kernels()) dynamic += k.dynamic_schedule;
+  CHECK(dynamic == 1);
 }
 
 TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][cpu]") {
@@ -167,14 +176,30 @@ TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][
   g.rows = 255;
   CHECK(ch08::default_kernel(g, true).name == "128x256_s4_c1x1_promoted_tma_b1");
   CHECK(ch08::default_kernel(g, false).epilogue == engine::EpilogueKind::registers);
-  // The rule never takes a comparison kernel (a loop version, the spinning wait, stream-K).
+  // The rule never takes a comparison kernel (a loop version, the spinning wait, stream-K),
+  // nor the counter kernel (its plan would own the counter: one stream at a time).
   for (auto layout : {ch08::Layout::contiguous, ch08::Layout::masked})
     for (std::int64_t rows : {1, 128, 255, 256, 1024, 4096, 65536})
       for (bool tma : {true, false}) {
         g.layout = layout;
         g.rows = rows;
         CHECK_FALSE(ch08::default_kernel(g, tma).comparison_only);
+        CHECK_FALSE(ch08::default_kernel(g, tma).dynamic_schedule);
       }
+}
+
+TEST_CASE("ch08: the counter schedule picks the kernel itself", "[ch08][cpu]") {
+  ch08::Options o;
+  o.counter_schedule = true;
+  o.kernel = "128x256_s4_c1x1_promoted_tma_b1";
+  CHECK(has(test::refusal_of([&] { ch08::Plan p(good(), o); }),
+            "Options::counter_schedule picks the kernel itself; leave Options::kernel empty "
+            "('128x256_s4_c1x1_promoted_tma_b1' given)"));
+  // And a bad call is still refused before any CUDA call with the option set.
+  o.kernel.clear();
+  auto g = good();
+  g.offsets = nullptr;
+  CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }), "offsets is a null pointer"));
 }
 
 TEST_CASE("ch08: a plan in checking mode refuses the same bad calls", "[ch08][cpu]") {

@@ -80,6 +80,9 @@ struct Plan::Impl {
   /// GroupedDynamicScheduler), zeroed here once (each launch leaves it zero). Shared by every
   /// run() of the plan, as the stream-K workspace is: one stream per plan.
   DeviceBuffer<int> tile_counter;
+  /// Options::counter_schedule took a _dyn kernel: no counter here, run(stream, tile_counter)
+  /// brings one per run.
+  bool caller_counter = false;
 
   // Checking mode: the description and its rule bound (total rows or M_max), and the device
   // record the check kernel writes its verdict to.
@@ -172,6 +175,9 @@ std::size_t description_bytes(const GroupedGemm& g) {
 }  // namespace
 
 Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
+  if (o.counter_schedule && !o.kernel.empty())
+    fail("Options::counter_schedule picks the kernel itself; leave Options::kernel empty ('" +
+         o.kernel + "' given)");
   const GroupedGemm g = checked_with_defaults(in);
   impl_->gemm = g;
   const std::int64_t all_rows = all_rows_of(g);
@@ -196,9 +202,17 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
                            g.layout == Layout::contiguous ? "offsets" : "masked_m", req);
   // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows.
   const bool rows_fit_tma = all_rows <= kRaggedMaxRows;
-  const engine::KernelInfo& k =
-      o.kernel.empty() ? default_kernel(g, engine::tma_store_compatible(args) && rows_fit_tma)
-                       : engine::find_kernel(kernels(), o.kernel, kWho);
+  const engine::KernelInfo* chosen =
+      o.kernel.empty() ? &default_kernel(g, engine::tma_store_compatible(args) && rows_fit_tma)
+                       : &engine::find_kernel(kernels(), o.kernel, kWho);
+  // The counter schedule (Options::counter_schedule): the static 128 x 256 kernel's _dyn twin,
+  // measured on contiguous calls only (README, "Session 33").
+  if (o.counter_schedule && g.layout == Layout::contiguous &&
+      chosen->name == "128x256_s4_c1x1_promoted_tma_b1") {
+    chosen = &engine::find_kernel(kernels(), chosen->name + "_dyn", kWho);
+    impl_->caller_counter = true;
+  }
+  const engine::KernelInfo& k = *chosen;
   if (k.epilogue == engine::EpilogueKind::tma_store && !rows_fit_tma)
     fail("kernel " + k.name + " stores D by TMA, through a view of at most 2^30 rows (" +
          std::to_string(all_rows) + " given; common/ragged_rows.hpp): choose a registers-epilogue "
@@ -268,7 +282,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
     p.sk_flags = impl_->sk_flags.data();
   }
 
-  if (k.dynamic_schedule) {
+  if (k.dynamic_schedule && !impl_->caller_counter) {
     impl_->tile_counter = DeviceBuffer<int>(2);
     FP8GEMM_CUDA_CHECK(cudaMemset(impl_->tile_counter.data(), 0, impl_->tile_counter.bytes()));
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(nullptr));  // zero before any run() on any stream
@@ -324,9 +338,26 @@ void Plan::rebind(const GroupedGemm& in) {
 }
 
 void Plan::run(cudaStream_t stream) const {
+  if (impl_->caller_counter)
+    fail("run: this plan draws its tiles from the caller's counter (Options::counter_schedule): "
+         "call run(stream, tile_counter)");
   if (impl_->check) impl_->check_groups(stream);
   impl_->plan->run(stream);
 }
+
+void Plan::run(cudaStream_t stream, int* tile_counter) const {
+  if (!impl_->caller_counter) return run(stream);
+  if (tile_counter == nullptr || reinterpret_cast<std::uintptr_t>(tile_counter) % 4 != 0)
+    fail("run: this plan draws its tiles from the caller's counter (Options::counter_schedule): "
+         "tile_counter must be two ints of device memory, 4-byte aligned (" +
+         std::string(tile_counter == nullptr ? "null" : "misaligned") + " given)");
+  if (impl_->check) impl_->check_groups(stream);
+  engine::GroupedParams p = impl_->plan->policy_params();
+  p.tile_counter = tile_counter;
+  impl_->plan->run_with(p, stream);
+}
+
+bool Plan::takes_tile_counter() const { return impl_->caller_counter; }
 
 int Plan::grid_ctas() const { return impl_->plan->grid_ctas(); }
 

@@ -73,6 +73,16 @@ struct Options {
   /// Validate the device group description before every run() (see the top of this file): a
   /// round trip to the host per call, not capturable in a CUDA graph.
   bool check_offsets = false;
+  /// Opt in to the counter schedule (session 33), for a caller that gives every run its own
+  /// tile counter: run(stream, tile_counter). Where default_kernel() picks
+  /// 128x256_s4_c1x1_promoted_tma_b1 for a contiguous call (fewer than 1024 rows per group on
+  /// average), the plan takes its twin 128x256_s4_c1x1_promoted_tma_b1_dyn instead, whose CTAs
+  /// draw their tiles from that counter, so that a CTA whose tiles were cheap (a group's last,
+  /// partly idle row tile) takes more of them: 0.952x and 0.980x the static kernel's time on the
+  /// skewed 8192-token cases (README, "Session 33"). Elsewhere the plan is the default one and
+  /// ignores the counter (takes_tile_counter() says which). Not with `kernel` (this option picks
+  /// the kernel). The PyTorch ops opt in.
+  bool counter_schedule = false;
 };
 
 /// Every compiled grouped kernel.
@@ -96,7 +106,21 @@ class Plan {
   /// mode: first the device check, a copy of its verdict and a stream synchronisation; throws
   /// std::runtime_error for a bad description (nothing launched after the check) and
   /// std::invalid_argument when `stream` is capturing.
+  /// A plan that takes a tile counter (takes_tile_counter()) refuses this one
+  /// (std::invalid_argument): it has no counter of its own.
   void run(cudaStream_t stream) const;
+  /// Launches on `stream` as run(stream) does; a plan that takes a tile counter
+  /// (Options::counter_schedule) draws its tiles from `tile_counter`: two ints of device memory,
+  /// 4-byte aligned, zero before the first run that uses them; every run leaves them zero again,
+  /// so one counter serves any number of runs that are ordered (one stream), but never two runs
+  /// at once (they would share out the tiles and each leave the other's unwritten): one counter
+  /// per stream, and a CUDA graph its own (zeroed inside the graph, or used by that graph only).
+  /// A plan that takes none ignores `tile_counter` (null is fine). Throws std::invalid_argument
+  /// for a null or misaligned counter when one is needed (a pointer that is not device memory is
+  /// not detected: the kernel faults).
+  void run(cudaStream_t stream, int* tile_counter) const;
+  /// Whether run() needs a tile counter (Options::counter_schedule took a _dyn kernel).
+  bool takes_tile_counter() const;
   /// Re-points the plan at the buffers of `gemm`: the call the plan was built for in everything
   /// but its pointers (offsets or masked_m, A, B, scale_a, scale_b, D); anything else that differs
   /// is refused (std::invalid_argument naming it). The new pointers are checked as the

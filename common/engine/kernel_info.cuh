@@ -66,10 +66,11 @@ KernelInfo kernel_info() {
   }
   if constexpr (requires { Math::kDynamicSchedule; }) {
     // Tiles from a device counter instead of a fixed stride (grouped.cuh, GroupedDynamicMath):
-    // a comparison twin until measured ahead (chapter 8's README, "Session 32").
+    // measured ahead of its static twin in session 33 (chapter 8's README), and served by
+    // chapter 8's counter schedule (Options::counter_schedule: the caller's counter), never by
+    // default_kernel() (a plan's own counter makes it single-stream).
     k.name += "_dyn";
     k.dynamic_schedule = true;
-    k.comparison_only = true;
   }
   if constexpr (requires { Math::kKRound; }) k.k_round = Math::kKRound;
   k.kernel = reinterpret_cast<const void*>(&gemm_kernel<Cfg, Math>);

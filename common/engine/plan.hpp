@@ -43,8 +43,9 @@ struct KernelInfo {
   /// allocates the workspace of partial tiles and flags (GroupedParams::sk_partials, sk_flags).
   bool stream_k = false;
   /// A kernel whose CTAs take their tiles from a device counter (common/engine/grouped.cuh,
-  /// GroupedDynamicMath; name ending in _dyn): its plan allocates the counter (two ints, zero
-  /// before the first launch; each launch leaves them zero).
+  /// GroupedDynamicMath; name ending in _dyn): two ints, zero before the first launch, each
+  /// launch leaves them zero; the plan's own when the kernel is chosen by name, the caller's
+  /// per run under chapter 8's Options::counter_schedule.
   bool dynamic_schedule = false;
   int cluster_size() const { return cluster_m * cluster_n; }
 };
@@ -161,6 +162,10 @@ class PolicyPlan : public EnginePlan {
   P& policy_params() { return policy_params_; }
   const P& policy_params() const { return policy_params_; }
   void run(cudaStream_t stream) const override { launch(&policy_params_, stream); }
+  /// Launches with `params` in place of the plan's block: a copy of policy_params() with a
+  /// per-run field changed (chapter 8's caller-owned tile counter, GroupedParams::tile_counter).
+  /// The launch copies the block, so `params` may go out of scope once this returns.
+  void run_with(const P& params, cudaStream_t stream) const { launch(&params, stream); }
 
  protected:
   GemmParams* policy_gemm_params() override { return &policy_params_; }

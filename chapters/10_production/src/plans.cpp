@@ -88,6 +88,10 @@ GroupedPlan::~GroupedPlan() = default;
 GroupedPlan::GroupedPlan(GroupedPlan&&) noexcept = default;
 GroupedPlan& GroupedPlan::operator=(GroupedPlan&&) noexcept = default;
 void GroupedPlan::run(cudaStream_t stream) const { plan_->run(stream); }
+void GroupedPlan::run(cudaStream_t stream, int* tile_counter) const {
+  plan_->run(stream, tile_counter);
+}
+bool GroupedPlan::takes_tile_counter() const { return plan_->takes_tile_counter(); }
 void GroupedPlan::rebind(const GroupedGemm& gemm) { plan_->rebind(gemm); }
 std::string GroupedPlan::describe() const { return plan_->describe(); }
 

@@ -44,8 +44,12 @@
 //     or leave an owner waiting for a flag the other run consumed; and one given a counter
 //     kernel (_dyn): its tile counter is the plan's, and two runs at once would share out the
 //     tiles between them, each leaving the tiles the other drew unwritten. No rule or dispatch
-//     picks these kernels; the PyTorch op that takes a kernel by name (_gemm_grouped_kernel,
-//     a benchmark's) keeps one plan of such a kernel per stream. A GroupedPlan in checking mode (Options::check_offsets) may be run from
+//     picks these kernels by name; the PyTorch op that takes a kernel by name
+//     (_gemm_grouped_kernel, a benchmark's) keeps one plan of such a kernel per stream. The
+//     counter schedule (GroupedOptions::counter_schedule, which the PyTorch grouped ops choose)
+//     runs the counter kernel without that restriction: its counter is the caller's, given to
+//     each run (run(stream, tile_counter)), one per stream, so such a plan is as thread-safe as
+//     the others. A GroupedPlan in checking mode (Options::check_offsets) may be run from
 //     several threads; its checks take turns (each synchronises its stream anyway).
 //   - rebind(gemm) re-points a plan at other buffers of the same call (same shape, leading
 //     dimensions, layouts, options): the new pointers are checked as the constructor checks them
@@ -182,8 +186,18 @@ class GroupedPlan {
   ~GroupedPlan();
   GroupedPlan(GroupedPlan&&) noexcept;
   GroupedPlan& operator=(GroupedPlan&&) noexcept;
-  /// Thread-safe (the header's "Threads, streams and devices").
+  /// Thread-safe (the header's "Threads, streams and devices"). A plan built with
+  /// GroupedOptions::counter_schedule that took the counter kernel (takes_tile_counter()) refuses
+  /// it: give such a plan run(stream, tile_counter).
   void run(cudaStream_t stream) const;
+  /// The same launch, the tiles drawn from `tile_counter` where the plan takes a counter
+  /// (GroupedOptions::counter_schedule, ch08::Plan::run(stream, tile_counter)): two ints of
+  /// device memory, zero before their first run, left zero by every run; one per stream (runs
+  /// on one stream are ordered and may share it; two runs at once must not), a CUDA graph's
+  /// own. Ignored (may be null) by a plan that takes none.
+  void run(cudaStream_t stream, int* tile_counter) const;
+  /// Whether run() needs a tile counter.
+  bool takes_tile_counter() const;
   /// Re-points the plan at the buffers of `gemm` (offsets or masked_m, A, B, scale_a, scale_b,
   /// D), the same call otherwise; as PerTensorPlan::rebind.
   void rebind(const GroupedGemm& gemm);

@@ -31,6 +31,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -295,6 +297,32 @@ PlanCache<WeightGradPlan>& g_wgrad = *new PlanCache<WeightGradPlan>(g_stats);
 PlanCache<MxPlan>& g_mx = *new PlanCache<MxPlan>(g_stats);
 
 enum PlanKind : std::int64_t { kPerTensor = 1, kBlockScaled = 2, kGrouped = 3, kWgrad = 4, kMx = 5 };
+
+/// The tile counter for a grouped plan that takes one (GroupedOptions::counter_schedule: the
+/// counter kernel's CTAs draw their tiles from it; every run leaves it zero again). A counter
+/// serves the runs that are ordered and must never serve two at once, so: eagerly, one per
+/// (device, stream), made (zeroed on that stream) at its first use and kept; while `stream` is
+/// capturing a CUDA graph, a fresh one for that call, zeroed inside the graph (`keep` holds it
+/// until the launch is enqueued; the caching allocator keeps its memory for the graph), so that
+/// graphs captured on one stream and replayed at once on others never share one.
+int* tile_counter_for(const at::Device& dev, cudaStream_t stream, at::Tensor& keep) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  const cudaError_t e = cudaStreamIsCapturing(stream, &capture);
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("fp8gemm: cudaStreamIsCapturing: ") + cudaGetErrorString(e));
+  const auto options = at::TensorOptions().dtype(at::kInt).device(dev);
+  if (capture != cudaStreamCaptureStatusNone) {
+    keep = at::zeros({2}, options);
+    return i32_ptr(keep);
+  }
+  // Never destroyed, as the plan caches: a few bytes per stream used.
+  static std::mutex& mutex = *new std::mutex;
+  static auto& counters = *new std::map<std::pair<int, std::uintptr_t>, at::Tensor>;
+  const std::lock_guard<std::mutex> lock(mutex);
+  at::Tensor& c = counters[{int(dev.index()), reinterpret_cast<std::uintptr_t>(stream)}];
+  if (!c.defined()) c = at::zeros({2}, options);  // zeroed on the current stream, `stream`
+  return i32_ptr(c);
+}
 
 // ===================================== quantisers ================================================
 
@@ -708,9 +736,16 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
         [&] {
           GroupedOptions o;
           o.kernel = kernel;
+          // The default of a contiguous call: the counter schedule where it is faster (the
+          // counter kernel for the 128 x 256 calls; README of chapter 8, "Session 33").
+          o.counter_schedule = kernel.empty() && !masked;
           return std::make_unique<GroupedPlan>(g, o);
         },
-        [&](GroupedPlan& p) { p.rebind(g); }, [&](GroupedPlan& p) { p.run(stream); });
+        [&](GroupedPlan& p) { p.rebind(g); },
+        [&](GroupedPlan& p) {
+          at::Tensor keep;
+          p.run(stream, p.takes_tile_counter() ? tile_counter_for(dev, stream, keep) : nullptr);
+        });
   });
   return out;
 }

@@ -361,6 +361,42 @@ def test_gemm_grouped_every_kernel():
         torch.ops.fp8gemm._gemm_grouped_kernel(qa, sa, qb, sb, offsets, False, "no_such_kernel")
 
 
+def test_gemm_grouped_counter_schedule():
+    """A contiguous call with fewer than 1024 rows per group on average runs the counter kernel
+    (GroupedOptions::counter_schedule; the counter is the op's, one per stream): each tile is
+    computed as the static 128 x 256 kernel computes it, so the result is that kernel's bit for
+    bit, on two streams at once and on repeated calls (a shared or left-over counter would leave
+    rows of torch.empty's memory)."""
+    require_gpu()
+    G, N, K = 16, 512, 1024
+    gen = _gen(44)
+    qb, sb = _grouped_weights(G, N, K, gen)
+    counts = [int(c) for c in torch.randint(0, 600, (G,), generator=gen, device="cuda").tolist()]
+    counts[3] = 0
+    T = sum(counts)
+    qa, sa = ops.quantize_1x128(make_bf16((T, K), gen))
+    offsets = torch.tensor([0] + [sum(counts[:g + 1]) for g in range(G)], dtype=torch.int32,
+                           device="cuda")
+    static = torch.ops.fp8gemm._gemm_grouped_kernel(qa, sa, qb, sb, offsets, False,
+                                                    "128x256_s4_c1x1_promoted_tma_b1")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    outs = []
+    for _ in range(3):
+        outs.append(ops.gemm_grouped_contiguous(qa, sa, qb, sb, offsets))
+        with torch.cuda.stream(side):
+            outs.append(ops.gemm_grouped_contiguous(qa, sa, qb, sb, offsets))
+    torch.cuda.synchronize()
+    for d in outs:
+        assert torch.equal(d.view(torch.int16), static.view(torch.int16))
+    A = ops.dequantize_1x128(qa, sa).double()
+    for g in range(G):
+        b, e = sum(counts[:g]), sum(counts[:g + 1])
+        if e > b:
+            ref = A[b:e] @ ops.dequantize_128x128(qb[g], sb[g]).double().t()
+            assert rel_error(outs[-1][b:e], ref) <= tolerance(K), g
+
+
 def test_grouped_workspace_kernel_plan_per_stream():
     """A comparison kernel whose plan owns a workspace (_dyn: a tile counter; _sk, _skr: partial
     tiles and flags) gets one cached plan per stream (two streams never share a workspace); every
