@@ -67,8 +67,8 @@ struct Options {
   /// 18, comparison-only) makes the plan own a workspace that every run() writes: run such a plan
   /// on one stream at a time (two runs at once may mix partial tiles, or leave one waiting for a
   /// flag the other consumed). So does a kernel that draws its tiles from a counter (_dyn;
-  /// session 32, comparison-only): two runs at once would share its counter, each computing only
-  /// the tiles it drew.
+  /// session 32) chosen by name: its counter is then the plan's, and two runs at once would share
+  /// it, each computing only the tiles it drew (counter_schedule below gives it the caller's).
   std::string kernel;
   /// Validate the device group description before every run() (see the top of this file): a
   /// round trip to the host per call, not capturable in a CUDA graph.

@@ -5,7 +5,10 @@
       picks the static 128 x 256 kernel), forward only, the static kernel and its _dyn twin (tiles
       drawn from a counter) in one process, four runs in alternating order (call2_03880fe/dyn_*.json):
       _dyn / static time per case;
-  tile_work.py: the tensor-core work of each side of issue 10's skewed comparison in 64-row slabs.
+  tile_work.py: the tensor-core work of each side of issue 10's skewed comparison in 64-row slabs;
+  call 4 (15e58a2): issue 10's peers in one process, interleaved (bench/peers_moe.py --interleave
+      --delay-us 150 --cupti-launches 0), the PyTorch grouped op on the counter schedule, beside
+      session 32's call 2.
 
     python3 plots/data/h200/session33/summarise.py
     python3 plots/data/h200/session33/summarise.py --check chapters/08_grouped_moe/README.md
@@ -21,10 +24,14 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
+sys.path.insert(0, os.path.join(HERE, "..", "session31"))
 import readme_block  # noqa: E402  (the README check)
+import summarise as session31  # noqa: E402  (the peers' table)
 import tile_work  # noqa: E402
 
 CALL2 = os.path.join(HERE, "call2_03880fe")
+CALL4 = os.path.join(HERE, "call4_15e58a2")
+S32 = os.path.join(HERE, "..", "session32", "call2_622dbc7")
 
 
 def dyn_static():
@@ -50,8 +57,13 @@ def work():
     return out.getvalue().strip()
 
 
+def peers():
+    return session31.peers_table(session31.medians(CALL4), session31.medians(S32), "session 32",
+                                 "call 4")
+
+
 def blocks():
-    return {"session33-dyn": dyn_static(), "session33-work": work()}
+    return {"session33-dyn": dyn_static(), "session33-work": work(), "session33-peers": peers()}
 
 
 if __name__ == "__main__":
