@@ -25,9 +25,11 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -234,6 +236,47 @@ struct GroupedKind {
   }
 };
 
+/// A GroupedPlan with the counter schedule (GroupedOptions::counter_schedule) run the way the
+/// PyTorch op runs it: each stream its own tile counter (zeroed once, left zero by every run).
+class CounterGroupedPlan {
+ public:
+  explicit CounterGroupedPlan(const GroupedGemm& g) : plan_(g, options()) {
+    // The call picks the counter kernel (128 x 256). Thrown, not REQUIREd: plans are also built
+    // on the worker threads, where Catch2's assertions are not safe (on_threads reports it).
+    if (!plan_.takes_tile_counter())
+      throw std::logic_error("CounterGroupedPlan: the plan took no counter: " + plan_.describe());
+  }
+  void run(cudaStream_t stream) const { plan_.run(stream, counter_for(stream)); }
+  void rebind(const GroupedGemm& g) { plan_.rebind(g); }
+  std::string describe() const { return plan_.describe(); }
+
+ private:
+  static GroupedOptions options() {
+    GroupedOptions o;
+    o.counter_schedule = true;
+    return o;
+  }
+  int* counter_for(cudaStream_t stream) const {
+    const std::lock_guard<std::mutex> hold(lock_);
+    DeviceBuffer<int>& c = counters_[stream];
+    if (c.size() == 0) {
+      c = DeviceBuffer<int>(2);
+      FP8GEMM_CUDA_CHECK(cudaMemset(c.data(), 0, c.bytes()));
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());  // zero before any stream uses it
+    }
+    return c.data();
+  }
+  GroupedPlan plan_;
+  mutable std::mutex lock_;
+  mutable std::map<cudaStream_t, DeviceBuffer<int>> counters_;
+};
+
+/// Grouped contiguous on the counter schedule: GroupedKind's call and check, CounterGroupedPlan.
+struct GroupedCounterKind : GroupedKind {
+  using Plan = CounterGroupedPlan;
+  static constexpr const char* kName = "GroupedPlan (counter schedule)";
+};
+
 /// MXFP8 on Hopper (chapter 9's call): random e4m3 codes and UE8M0 exponents, the definition in
 /// float64 on sampled rows, chapter 9's criterion (relative Frobenius error < 4e-3).
 struct MxKind {
@@ -371,6 +414,14 @@ TEST_CASE("library threads: PerTensorPlan across 4 threads and 2 streams", "[lib
 TEST_CASE("library threads: GroupedPlan (contiguous) across 4 threads and 2 streams",
           "[library][gpu]") {
   GroupedKind kind;
+  threads_and_streams(kind);
+}
+
+TEST_CASE("library threads: GroupedPlan on the counter schedule across 4 threads and 2 streams",
+          "[library][gpu]") {
+  // One plan run from 4 threads at once, each stream with its own counter: the counter kernel's
+  // tiles drawn per run, every output the single-threaded one bit for bit.
+  GroupedCounterKind kind;
   threads_and_streams(kind);
 }
 
