@@ -31,7 +31,7 @@
 // row-major; leading dimensions in elements.
 //
 // Threads, streams and devices (tests/test_library_threads_gpu.cu runs the per-tensor,
-// block-scaled, grouped and MXFP8 plans this way; python/tests/test_ops_gpu.py rebinds all four
+// block-scaled, grouped (also on the counter schedule) and MXFP8 plans this way; python/tests/test_ops_gpu.py rebinds all four
 // PyTorch GEMMs, the weight gradient included):
 //   - run() is const and changes nothing: any number of host threads may call run() of one plan
 //     at once, each on its own stream (a launch copies the plan's parameter block when it is
