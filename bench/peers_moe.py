@@ -91,6 +91,7 @@ worst 128 x 128 tile of any expert); a wrong result is an error entry, without a
 only: 2 x sum(rows) x N x K. GB/s count the real data once (A rows, the weights of non-empty experts, D rows, scales).
 
     python3 bench/peers_moe.py --dry-run --groups-out /tmp/groups.json   # plan and group sizes; no torch
+    python3 bench/peers_moe.py --ch08-case-args   # the skewed cases as ch08_grouped_moe's --case arguments
     python3 bench/peers_moe.py --out gpu_results/json/peers_ch08.json --groups-out gpu_results/json/moe_groups.json
     python3 bench/peers_moe.py --only deepgemm_masked,masked --out /tmp/m.json   # filters: implementations,
                                                                                    # kinds, case names (globs)
@@ -247,6 +248,13 @@ class Case:
 
 def workload_seed(seed: int, G: int, total: int) -> int:
     return seed * 1_000_003 + G * 10_007 + total
+
+
+def ch08_case_args(groups: dict) -> list[str]:
+    """The skewed cases as ch08_grouped_moe's --case arguments (skew_g<G>_t<T>_n<N>_k<K>, the
+    names this script gives them), one per GEMM of each workload."""
+    return [f"--case={w['name']}_n{n}_k{k}:{','.join(map(str, w['counts']))}:{n}:{k}"
+            for w in groups["skewed"] for n, k in w["gemms_nk"]]
 
 
 def build_plan(args) -> tuple[list[Case], dict]:
@@ -1372,6 +1380,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dg-warm-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--warm-items", default="", help=argparse.SUPPRESS)
     ap.add_argument("--dry-run", action="store_true", help="print the plan and method; no torch, no GPU")
+    ap.add_argument("--ch08-case-args", action="store_true",
+                    help="print the skewed cases as chapter 8's executable takes them, one "
+                         "--case=NAME:COUNTS:N:K per line, and exit (no torch, no GPU)")
     args = ap.parse_args(argv)
     if args.delay_us < 0 or args.long_delay_us < 0 or args.min_reps < 1 or args.max_reps < args.min_reps \
             or args.warmup < 0:
@@ -1387,6 +1398,10 @@ def main(argv=None) -> int:
         ap.error(str(e))
     if args.groups_out:
         write_groups(args.groups_out, groups)
+    if args.ch08_case_args:
+        for line in ch08_case_args(groups):
+            print(line)
+        return 0
 
     if args.dry_run:
         n = sum(len(i) for _, i in selected)

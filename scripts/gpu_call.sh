@@ -12,8 +12,9 @@
 # package's (chapters/10_production/python/stage.sh) into /tmp. Sets B (the binaries), C (their
 # commit, bin/commit.txt), L ($OUT/call.log), T0 and LD_LIBRARY_PATH; logs the GPU, its clocks,
 # power limit and driver, and the binaries' and package's commits; defines say (a line with the
-# time and the seconds since the start, into the log and stdout) and seconds_left. $OUT is the
-# folder whose files come back from the GPU machine.
+# time and the seconds since the start, into the log and stdout), seconds_left, and for chapter 8's
+# calls ch08_skewed_cases and peers_moe_step (below). $OUT is the folder whose files come back
+# from the GPU machine.
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
 T0=$(date +%s)
 L=$OUT/call.log
@@ -25,5 +26,21 @@ export LD_LIBRARY_PATH=$B:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_P
 C=$(cat "$B/commit.txt" 2>/dev/null || echo unknown)
 say() { echo "== $(date +%T) +$(($(date +%s) - T0))s $*" | tee -a "$L"; }
 seconds_left() { echo $(($1 - ($(date +%s) - T0))); }
+# Issue 10's skewed cases as chapter 8's executable takes them (bench/peers_moe.py's seeded groups,
+# its names): mapfile -t CASES < <(ch08_skewed_cases)
+ch08_skewed_cases() { python3 bench/peers_moe.py --ch08-case-args; }
+# Issue 10's peers in one process, interleaved, the way sessions 31-33 ran them (DeepGEMM built from
+# .peer first; carry .peer): peers_moe_step SECONDS. Leaves $OUT/peers_ch08_$C.json and
+# $OUT/moe_groups_$C.json, the summary's last lines and the peers' result lines in the log, the
+# step's folder in $OUT/p.
+peers_moe_step() {
+  PYTHONPATH=/tmp/py BIN=$B STEPS=peers_moe PEER_TIMEOUT=$(($1 - 30)) TIMEOUT=$(($1 - 30)) \
+    PEER_ARGS="--interleave --delay-us 150 --cupti-launches 0" \
+    timeout $(($1 - 20)) bash scripts/gpu_loop.sh "$OUT/p" > /dev/null 2>&1; echo "peers rc=$?" >> "$L"
+  tail -3 "$OUT/p/summary.txt" >> "$L" 2>/dev/null
+  cp "$OUT/p/json/peers_ch08.json" "$OUT/peers_ch08_$C.json" 2>/dev/null
+  cp "$OUT/p/json/moe_groups.json" "$OUT/moe_groups_$C.json" 2>/dev/null
+  grep -E "^(deepgemm|fp8gemm|torch)" "$OUT/p/peers_moe.log" | tail -40 >> "$L" 2>/dev/null
+}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,driver_version --format=csv >> "$L" 2>&1
 echo "bin: $C  package: $(cat /tmp/py/fp8gemm/commit.txt 2>/dev/null || echo none)" >> "$L"

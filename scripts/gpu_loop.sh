@@ -332,14 +332,14 @@ if [[ " $STEPS " == *" ch08 "* ]]; then
   # by "<implementation>/<case>": the skewed groups become --case=NAME:COUNTS:N:K, one per GEMM of
   # the expert layer (gemms_nk).
   CH08_GROUPS="$OUTDIR/json/moe_groups_ch08.json"
-  if python3 bench/peers_moe.py --dry-run --groups-out "$CH08_GROUPS" >>"$LOG" 2>&1; then
-    mapfile -t CH08_CASES < <(python3 -c 'import json, sys; [print("--case=%s_n%d_k%d:%s:%d:%d" % (w["name"], n, k, ",".join(map(str, w["counts"])), n, k)) for w in json.load(open(sys.argv[1]))["skewed"] for n, k in w["gemms_nk"]]' "$CH08_GROUPS")
+  if python3 bench/peers_moe.py --ch08-case-args --groups-out "$CH08_GROUPS" > "$OUTDIR/ch08_cases.txt" 2>>"$LOG"; then
+    mapfile -t CH08_CASES < "$OUTDIR/ch08_cases.txt"
     # shellcheck disable=SC2086
     run "ch08 grouped (delay 50 us)" "$BIN/ch08_grouped_moe" --json="$OUTDIR/json/ch08_grouped_moe.json" \
       --gpu_delay_us=50 --timing=per_launch "${CH08_CASES[@]}" ${CH08_ARGS:-}
   else
     failed=$((failed + 1))
-    say "FAIL  ch08: bench/peers_moe.py --dry-run --groups-out failed (gpu_loop.log)"
+    say "FAIL  ch08: bench/peers_moe.py --ch08-case-args --groups-out failed (gpu_loop.log)"
   fi
 fi
 
