@@ -18,7 +18,7 @@ D=256x128_s3_c1x2_promoted_tma_b4
 Y=128x256_s4_c1x1_promoted_tma_b1_dyn
 for i in 1 2; do
   o=$([ $i = 1 ] && echo "$D,$Y" || echo "$Y,$D")
-  LEFT=$(seconds_left 330)
+  LEFT=$(seconds_left 290)
   [ "$LEFT" -lt 100 ] && break
   say "run $i ($o), $LEFT s left"
   timeout $((LEFT - 10)) stdbuf -oL "$B/ch08_grouped_moe" --gpu_delay_us=50 --timing=per_launch --forward-only "${CASES[@]}" \
