@@ -8,7 +8,10 @@
   tile_work.py: the tensor-core work of each side of issue 10's skewed comparison in 64-row slabs;
   call 4 (15e58a2): issue 10's peers in one process, interleaved (bench/peers_moe.py --interleave
       --delay-us 150 --cupti-launches 0), the PyTorch grouped op on the counter schedule, beside
-      session 32's call 2.
+      session 32's call 2;
+  call 6 (454b1a9): the counter kernel against the plan's 256 x 128 1 x 2 default on the skewed
+      32768- and 65536-token groups (1024 and 2048 rows per expert on average), forward only, two
+      runs in opposite orders (call6_454b1a9/thr_*.json).
 
     python3 plots/data/h200/session33/summarise.py
     python3 plots/data/h200/session33/summarise.py --check chapters/08_grouped_moe/README.md
@@ -31,6 +34,7 @@ import tile_work  # noqa: E402
 
 CALL2 = os.path.join(HERE, "call2_03880fe")
 CALL4 = os.path.join(HERE, "call4_15e58a2")
+CALL6 = os.path.join(HERE, "call6_454b1a9")
 S32 = os.path.join(HERE, "..", "session32", "call2_622dbc7")
 
 
@@ -50,6 +54,24 @@ def dyn_static():
     return "\n".join(lines)
 
 
+def threshold():
+    t = collections.defaultdict(lambda: collections.defaultdict(list))
+    for f in sorted(glob.glob(os.path.join(CALL6, "thr_*.json"))):
+        for b in json.load(open(f))["benchmarks"]:
+            impl, case = b["name"].split("/")[:2]
+            if impl.startswith("ch08:"):
+                t[case]["dyn" if impl.endswith("_dyn") else "default"].append(b["real_time"])
+    lines = ["| case (rows per expert on average) | 256 x 128, 1 x 2 (the default), us (runs 1, 2) | "
+             "128 x 256 _dyn, us (runs 1, 2) | _dyn / default (means) |",
+             "|---|---:|---:|---:|"]
+    for case in sorted(t, key=lambda c: (int(c.split("_t")[1].split("_")[0]), c)):
+        s, d = t[case]["default"], t[case]["dyn"]
+        mean = int(case.split("_t")[1].split("_")[0]) // 32
+        lines.append(f"| {case} ({mean}) | {', '.join(f'{x:.1f}' for x in s)} | {', '.join(f'{x:.1f}' for x in d)} | "
+                     f"**{sum(d) / len(d) / (sum(s) / len(s)):.3f}** |")
+    return "\n".join(lines)
+
+
 def work():
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -63,7 +85,8 @@ def peers():
 
 
 def blocks():
-    return {"session33-dyn": dyn_static(), "session33-work": work(), "session33-peers": peers()}
+    return {"session33-dyn": dyn_static(), "session33-work": work(), "session33-peers": peers(),
+            "session33-threshold": threshold()}
 
 
 if __name__ == "__main__":
