@@ -38,13 +38,20 @@ CALL6 = os.path.join(HERE, "call6_454b1a9")
 S32 = os.path.join(HERE, "..", "session32", "call2_622dbc7")
 
 
-def dyn_static():
+def times(pattern, other):
+    """{case: {"dyn": [us per run], other: [...]}} of chapter 8's JSON files matching `pattern`:
+    the _dyn kernel's times and the other kernel's, run by run."""
     t = collections.defaultdict(lambda: collections.defaultdict(list))
-    for f in sorted(glob.glob(os.path.join(CALL2, "dyn_*.json"))):
+    for f in sorted(glob.glob(pattern)):
         for b in json.load(open(f))["benchmarks"]:
             impl, case = b["name"].split("/")[:2]
             if impl.startswith("ch08:"):
-                t[case]["dyn" if impl.endswith("_dyn") else "static"].append(b["real_time"])
+                t[case]["dyn" if impl.endswith("_dyn") else other].append(b["real_time"])
+    return t
+
+
+def dyn_static():
+    t = times(os.path.join(CALL2, "dyn_*.json"), "static")
     lines = ["| case | static 128 x 256, us (runs 1-4) | _dyn, us (runs 1-4) | _dyn / static (means) |",
              "|---|---:|---:|---:|"]
     for case in sorted(t):
@@ -55,12 +62,7 @@ def dyn_static():
 
 
 def threshold():
-    t = collections.defaultdict(lambda: collections.defaultdict(list))
-    for f in sorted(glob.glob(os.path.join(CALL6, "thr_*.json"))):
-        for b in json.load(open(f))["benchmarks"]:
-            impl, case = b["name"].split("/")[:2]
-            if impl.startswith("ch08:"):
-                t[case]["dyn" if impl.endswith("_dyn") else "default"].append(b["real_time"])
+    t = times(os.path.join(CALL6, "thr_*.json"), "default")
     lines = ["| case (rows per expert on average) | 256 x 128, 1 x 2 (the default), us (runs 1, 2) | "
              "128 x 256 _dyn, us (runs 1, 2) | _dyn / default (means) |",
              "|---|---:|---:|---:|"]
