@@ -720,9 +720,9 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
     const cudaStream_t stream = current_stream(dev);
     // A kernel named here whose plan owns a workspace (stream-K's partial tiles and flags, the
     // _dyn kernel's own tile counter when chosen by name: fp8gemm.hpp, "Threads, streams and
-    // devices") is run one stream at a time, so
-    // each stream gets its own plan of it: two streams running one plan at once would share the
-    // workspace (mixed partials; tiles drawn by one launch missing from the other). Launches on
+    // devices") is run one stream at a time, so each stream gets its own plan of it: two streams
+    // running one plan at once would share the workspace (mixed partials; tiles drawn by one
+    // launch missing from the other). Launches on
     // one stream are ordered, so they may share one. The plans of the default (the counter
     // schedule's counter is given per run, below) and of every other kernel own nothing and serve
     // every stream.
