@@ -74,9 +74,7 @@ void graph_replays(const GroupedShape& first, const std::vector<GroupedShape>& r
   ch08::GroupedOperands ops(first, seed);
   const ch08::Plan plan(ops.gemm(), o);
   Stream stream;
-  DeviceBuffer<int> counter(2);
-  FP8GEMM_CUDA_CHECK(cudaMemset(counter.data(), 0, counter.bytes()));
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const DeviceBuffer<int> counter = ch08::make_tile_counter();
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream.s, cudaStreamCaptureModeThreadLocal));
@@ -197,10 +195,7 @@ TEST_CASE("ch08: the counter schedule with the caller's counters on two streams 
   CHECK_THROWS_AS(plan.run(nullptr), std::invalid_argument);
   CHECK_THROWS_AS(plan.run(nullptr, nullptr), std::invalid_argument);
   Stream s1, s2;
-  DeviceBuffer<int> c1(2), c2(2);
-  FP8GEMM_CUDA_CHECK(cudaMemset(c1.data(), 0, c1.bytes()));
-  FP8GEMM_CUDA_CHECK(cudaMemset(c2.data(), 0, c2.bytes()));
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const DeviceBuffer<int> c1 = ch08::make_tile_counter(), c2 = ch08::make_tile_counter();
   for (int i = 0; i < 3; ++i) {
     poison_bf16(ops1.D.data(), ops1.D.size(), s1.s);
     poison_bf16(ops2.D.data(), ops2.D.size(), s2.s);
@@ -249,18 +244,16 @@ TEST_CASE("ch08: masked groups, masked_m from 0 to M_max", "[ch08][gpu]") {
 }
 
 TEST_CASE("ch08: a CUDA graph replayed with other group sizes", "[ch08][gpu]") {
-  // Contiguous: 357 rows in all, redistributed between replays.
-  graph_replays(contiguous({100, 0, 200, 57}, 264, 656),
-                {contiguous({100, 0, 200, 57}, 264, 656), contiguous({0, 357, 0, 0}, 264, 656),
-                 contiguous({1, 128, 128, 100}, 264, 656), contiguous({0, 0, 0, 357}, 264, 656)},
-                30);
-  // The same with the counter schedule (the counter kernel, the graph's own counter).
-  ch08::Options counter;
-  counter.counter_schedule = true;
-  graph_replays(contiguous({100, 0, 200, 57}, 264, 656),
-                {contiguous({100, 0, 200, 57}, 264, 656), contiguous({0, 357, 0, 0}, 264, 656),
-                 contiguous({1, 128, 128, 100}, 264, 656), contiguous({0, 0, 0, 357}, 264, 656)},
-                31, counter);
+  // Contiguous: 357 rows in all, redistributed between replays; the plan's default, then the
+  // counter schedule (the counter kernel, the graph's own counter).
+  for (const bool counter_schedule : {false, true}) {
+    ch08::Options o;
+    o.counter_schedule = counter_schedule;
+    graph_replays(contiguous({100, 0, 200, 57}, 264, 656),
+                  {contiguous({100, 0, 200, 57}, 264, 656), contiguous({0, 357, 0, 0}, 264, 656),
+                   contiguous({1, 128, 128, 100}, 264, 656), contiguous({0, 0, 0, 357}, 264, 656)},
+                  counter_schedule ? 31 : 30, o);
+  }
   // Masked: M_max 192; a replay after a larger one must leave the rows it no longer owns alone.
   graph_replays(masked({192, 5, 0}, 192, 264, 656),
                 {masked({192, 5, 0}, 192, 264, 656), masked({0, 0, 0}, 192, 264, 656),

@@ -259,11 +259,7 @@ class CounterGroupedPlan {
   int* counter_for(cudaStream_t stream) const {
     const std::lock_guard<std::mutex> hold(lock_);
     DeviceBuffer<int>& c = counters_[stream];
-    if (c.size() == 0) {
-      c = DeviceBuffer<int>(2);
-      FP8GEMM_CUDA_CHECK(cudaMemset(c.data(), 0, c.bytes()));
-      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());  // zero before any stream uses it
-    }
+    if (c.size() == 0) c = ch08::make_tile_counter();
     return c.data();
   }
   GroupedPlan plan_;

@@ -205,12 +205,15 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   const engine::KernelInfo* chosen =
       o.kernel.empty() ? &default_kernel(g, engine::tma_store_compatible(args) && rows_fit_tma)
                        : &engine::find_kernel(kernels(), o.kernel, kWho);
-  // The counter schedule (Options::counter_schedule): the static 128 x 256 kernel's _dyn twin,
-  // measured on contiguous calls only (README, "Session 33").
-  if (o.counter_schedule && g.layout == Layout::contiguous &&
-      chosen->name == "128x256_s4_c1x1_promoted_tma_b1") {
-    chosen = &engine::find_kernel(kernels(), chosen->name + "_dyn", kWho);
-    impl_->caller_counter = true;
+  // The counter schedule (Options::counter_schedule): the chosen kernel's _dyn twin where one is
+  // compiled (128 x 256's, the rule's pick below 1024 rows per group), contiguous calls only, the
+  // ones measured (README, "Session 33").
+  if (o.counter_schedule && g.layout == Layout::contiguous) {
+    for (const auto& twin : kernels())
+      if (twin.dynamic_schedule && twin.name == chosen->name + "_dyn") {
+        chosen = &twin;
+        impl_->caller_counter = true;
+      }
   }
   const engine::KernelInfo& k = *chosen;
   if (k.epilogue == engine::EpilogueKind::tma_store && !rows_fit_tma)
@@ -283,9 +286,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   }
 
   if (k.dynamic_schedule && !impl_->caller_counter) {
-    impl_->tile_counter = DeviceBuffer<int>(2);
-    FP8GEMM_CUDA_CHECK(cudaMemset(impl_->tile_counter.data(), 0, impl_->tile_counter.bytes()));
-    FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(nullptr));  // zero before any run() on any stream
+    impl_->tile_counter = make_tile_counter();
     p.tile_counter = impl_->tile_counter.data();
   }
 
@@ -358,6 +359,13 @@ void Plan::run(cudaStream_t stream, int* tile_counter) const {
 }
 
 bool Plan::takes_tile_counter() const { return impl_->caller_counter; }
+
+DeviceBuffer<int> make_tile_counter() {
+  DeviceBuffer<int> c(2);
+  FP8GEMM_CUDA_CHECK(cudaMemset(c.data(), 0, c.bytes()));
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());  // zero before any run() on any stream
+  return c;
+}
 
 int Plan::grid_ctas() const { return impl_->plan->grid_ctas(); }
 

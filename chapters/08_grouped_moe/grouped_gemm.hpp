@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cuda.hpp"
 #include "common/engine/plan.hpp"
 #include "common/scale_layout.hpp"
 
@@ -136,5 +137,9 @@ class Plan {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// A tile counter for Plan::run(stream, tile_counter): two ints of device memory, zeroed, the
+/// zeroing finished before it returns (so any stream may use it first). One per stream.
+DeviceBuffer<int> make_tile_counter();
 
 }  // namespace fp8gemm::ch08
