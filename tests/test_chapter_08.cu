@@ -194,6 +194,10 @@ TEST_CASE("ch08: the counter schedule with the caller's counters on two streams 
   // Without a counter the plan refuses to run, before any launch.
   CHECK_THROWS_AS(plan.run(nullptr), std::invalid_argument);
   CHECK_THROWS_AS(plan.run(nullptr, nullptr), std::invalid_argument);
+  // Host memory is refused before the launch (the kernel would fault: a sticky error).
+  int host_counter[2] = {0, 0};
+  CHECK_THROWS_AS(plan.run(nullptr, host_counter), std::invalid_argument);
+  FP8GEMM_CUDA_CHECK(cudaGetLastError());  // nothing launched, nothing pending
   Stream s1, s2;
   const DeviceBuffer<int> c1 = ch08::make_tile_counter(), c2 = ch08::make_tile_counter();
   for (int i = 0; i < 3; ++i) {

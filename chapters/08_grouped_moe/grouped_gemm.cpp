@@ -3,6 +3,7 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
@@ -83,6 +84,9 @@ struct Plan::Impl {
   /// Options::counter_schedule took a _dyn kernel: no counter here, run(stream, tile_counter)
   /// brings one per run.
   bool caller_counter = false;
+  /// The last tile counter run(stream, tile_counter) found to be device memory: a new one is
+  /// checked once (a driver query), the same one again costs nothing.
+  mutable std::atomic<const int*> checked_counter{nullptr};
 
   // Checking mode: the description and its rule bound (total rows or M_max), and the device
   // record the check kernel writes its verdict to.
@@ -352,6 +356,11 @@ void Plan::run(cudaStream_t stream, int* tile_counter) const {
     fail("run: this plan draws its tiles from the caller's counter (Options::counter_schedule): "
          "tile_counter must be two ints of device memory, 4-byte aligned (" +
          std::string(tile_counter == nullptr ? "null" : "misaligned") + " given)");
+  // Host memory or a freed pointer would fault the kernel (a sticky error): refused here instead.
+  if (impl_->checked_counter.load(std::memory_order_relaxed) != tile_counter) {
+    require_device_accessible(tile_counter, 2 * sizeof(int), kWho, "tile_counter");
+    impl_->checked_counter.store(tile_counter, std::memory_order_relaxed);
+  }
   if (impl_->check) impl_->check_groups(stream);
   engine::GroupedParams p = impl_->plan->policy_params();
   p.tile_counter = tile_counter;

@@ -116,9 +116,10 @@ class Plan {
   /// so one counter serves any number of runs that are ordered (one stream), but never two runs
   /// at once (they would share out the tiles and each leave the other's unwritten): one counter
   /// per stream, and a CUDA graph its own (zeroed inside the graph, or used by that graph only).
-  /// A plan that takes none ignores `tile_counter` (null is fine). Throws std::invalid_argument
-  /// for a null or misaligned counter when one is needed (a pointer that is not device memory is
-  /// not detected: the kernel faults).
+  /// A plan that takes none ignores `tile_counter` (null is fine). Throws std::invalid_argument,
+  /// before any launch, for a null or misaligned counter when one is needed, or one that is not
+  /// device memory of the current device (host memory, freed: checked by a driver query the
+  /// first time a counter is seen, then remembered).
   void run(cudaStream_t stream, int* tile_counter) const;
   /// Whether run() needs a tile counter (Options::counter_schedule took a _dyn kernel).
   bool takes_tile_counter() const;
