@@ -175,8 +175,8 @@ TEST_CASE("ch08: a kernel that draws its tiles from a counter: three launches of
 
 TEST_CASE("ch08: the counter schedule with the caller's counters on two streams at once",
           "[ch08][gpu]") {
-  // Options::counter_schedule: the plan takes the counter kernel where the rule picks 128 x 256
-  // (contiguous, fewer than 1024 rows per group on average) and draws its tiles from the
+  // Options::counter_schedule: the plan takes the counter kernel for contiguous calls with fewer
+  // than 1024 rows per group on average (2048 at K >= 4096) and draws its tiles from the
   // counter each run() is given. One plan, re-pointed between launches (rebind) at two sets of
   // operands, launched on two streams at once with a counter each, three times, D poisoned
   // before each launch: a shared or left-over counter would leave tiles of the poison.
@@ -216,7 +216,8 @@ TEST_CASE("ch08: the counter schedule with the caller's counters on two streams 
     CHECK(r.ok);
     CHECK(complete(shape, r));
   }
-  // Where the rule does not pick 128 x 256 the plan is the default one and takes no counter.
+  // Where the counter schedule keeps a static kernel (1383 rows per group at K = 656) the plan is
+  // the default one and takes no counter.
   const GroupedShape big = contiguous({2048, 0, 2100}, 264, 656);
   const ch08::GroupedOperands ops3(big, 175);
   const ch08::Plan plain(ops3.gemm(), o);
@@ -226,6 +227,26 @@ TEST_CASE("ch08: the counter schedule with the caller's counters on two streams 
   report(big, r, plain, "counter schedule, no counter taken");
   CHECK(r.ok);
   CHECK(complete(big, r));
+  // At K >= 4096 the counter kernel runs up to 2048 rows per group (session 35): 1125 here, and
+  // K = 4160 is not a multiple of the 128-wide K block. Two launches, D poisoned before each.
+  const GroupedShape long_k = contiguous({1500, 0, 1700, 1300}, 264, 4160);
+  const ch08::GroupedOperands ops4(long_k, 176);
+  const ch08::Plan counted(ops4.gemm(), o);
+  REQUIRE(counted.takes_tile_counter());
+  CHECK(has(counted.describe(), "128x256_s4_c1x1_promoted_tma_b1_dyn"));
+  const DeviceBuffer<int> c4 = ch08::make_tile_counter();
+  const auto r4 = ch08::run_and_check(
+      ops4, long_k,
+      [&](cudaStream_t st) {
+        for (int i = 0; i < 2; ++i) {
+          poison_bf16(ops4.D.data(), ops4.D.size(), st);
+          counted.run(st, c4.data());
+        }
+      },
+      0, 176);
+  report(long_k, r4, counted, "counter schedule at K = 4160, second launch");
+  CHECK(r4.ok);
+  CHECK(complete(long_k, r4));
 }
 
 TEST_CASE("ch08: G = 256 experts of 0 to 40 rows", "[ch08][gpu]") {

@@ -188,6 +188,39 @@ TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][
       }
 }
 
+TEST_CASE("ch08: the counter schedule's kernel by mean rows per group and K", "[ch08][cpu]") {
+  // counter_schedule_kernel() (grouped_gemm.cpp): the counter kernel below 1024 rows per group
+  // on average, and below 2048 at K >= 4096 (session 35); elsewhere default_kernel()'s pick.
+  const std::string dyn = "128x256_s4_c1x1_promoted_tma_b1_dyn";
+  auto g = good();  // contiguous, 4 groups
+  for (std::int64_t K : {656, 2048, 4095, 4096, 7168}) {
+    g.K = K;
+    INFO("K = " << K);
+    g.rows = 4 * 1024 - 1;
+    CHECK(ch08::counter_schedule_kernel(g, true).name == dyn);
+    g.rows = 4 * 1024;
+    CHECK(ch08::counter_schedule_kernel(g, true).name ==
+          (K >= 4096 ? dyn : std::string("256x128_s3_c1x2_promoted_tma_b4")));
+    g.rows = 4 * 2048 - 1;
+    CHECK(ch08::counter_schedule_kernel(g, true).name ==
+          (K >= 4096 ? dyn : std::string("256x128_s3_c1x2_promoted_tma_b4")));
+    g.rows = 4 * 2048;
+    CHECK(ch08::counter_schedule_kernel(g, true).name == "256x128_s3_c1x2_promoted_tma_b4");
+  }
+  // Masked calls and a D the TMA cannot store keep default_kernel()'s pick, at every size.
+  for (std::int64_t rows : {1, 255, 256, 1024, 4095, 8191, 65536})
+    for (std::int64_t K : {656, 7168}) {
+      g.rows = rows;
+      g.K = K;
+      g.layout = ch08::Layout::contiguous;
+      CHECK(ch08::counter_schedule_kernel(g, false).name == ch08::default_kernel(g, false).name);
+      CHECK(ch08::counter_schedule_kernel(g, false).epilogue == engine::EpilogueKind::registers);
+      g.layout = ch08::Layout::masked;
+      CHECK(ch08::counter_schedule_kernel(g, true).name == ch08::default_kernel(g, true).name);
+      CHECK_FALSE(ch08::counter_schedule_kernel(g, true).comparison_only);
+    }
+}
+
 TEST_CASE("ch08: the counter schedule picks the kernel itself", "[ch08][cpu]") {
   ch08::Options o;
   o.counter_schedule = true;

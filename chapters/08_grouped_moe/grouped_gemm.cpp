@@ -60,6 +60,25 @@ const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok
   return engine::find_kernel(kernels(), name, kWho);
 }
 
+/// The kernel a Plan with Options::counter_schedule runs (the caller's counter, contiguous calls):
+/// the counter kernel 128x256_s4_c1x1_promoted_tma_b1_dyn where default_kernel() picks its static
+/// twin (fewer than 1024 rows per group on average; session 33: 0.952x and 0.980x the static
+/// kernel's time on the skewed 8192-token cases), and also, for K >= 4096, up to 2048 rows per
+/// group, where default_kernel() picks 256 x 128 in 1 x 2 clusters: on the peers' skewed groups
+/// the counter kernel took 0.965-0.982x that default's time at K = 7168 (1024 and 1536 rows per
+/// group, N = 4096 and 7168), 1.009x at 2048 rows (N = 4096), and at K = 2048 0.996-1.026x
+/// (README, "Session 35"; K between 2048 and 7168 is not measured: 4096 splits it). Elsewhere
+/// default_kernel()'s pick.
+const engine::KernelInfo& counter_schedule_kernel(const GroupedGemm& g, bool tma_store_ok) {
+  const engine::KernelInfo& fixed = default_kernel(g, tma_store_ok);
+  if (g.layout != Layout::contiguous || !tma_store_ok) return fixed;
+  const bool long_k = g.K >= 4096 && g.rows < std::int64_t(2048) * g.groups;
+  const std::string base = long_k ? std::string("128x256_s4_c1x1_promoted_tma_b1") : fixed.name;
+  for (const auto& twin : kernels())
+    if (twin.dynamic_schedule && twin.name == base + "_dyn") return twin;
+  return fixed;
+}
+
 GemmRequirements requirements() {
   GemmRequirements r = engine::engine_requirements(kWho);
   r.recipe_a = ScaleRecipe::group_1x128;
@@ -206,20 +225,14 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
                            g.layout == Layout::contiguous ? "offsets" : "masked_m", req);
   // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows.
   const bool rows_fit_tma = all_rows <= kRaggedMaxRows;
-  const engine::KernelInfo* chosen =
-      o.kernel.empty() ? &default_kernel(g, engine::tma_store_compatible(args) && rows_fit_tma)
-                       : &engine::find_kernel(kernels(), o.kernel, kWho);
-  // The counter schedule (Options::counter_schedule): the chosen kernel's _dyn twin where one is
-  // compiled (128 x 256's, the rule's pick below 1024 rows per group), contiguous calls only, the
-  // ones measured (README, "Session 33").
-  if (o.counter_schedule && g.layout == Layout::contiguous) {
-    for (const auto& twin : kernels())
-      if (twin.dynamic_schedule && twin.name == chosen->name + "_dyn") {
-        chosen = &twin;
-        impl_->caller_counter = true;
-      }
-  }
-  const engine::KernelInfo& k = *chosen;
+  const bool tma_ok = engine::tma_store_compatible(args) && rows_fit_tma;
+  const engine::KernelInfo& k = !o.kernel.empty()    ? engine::find_kernel(kernels(), o.kernel, kWho)
+                                : o.counter_schedule ? counter_schedule_kernel(g, tma_ok)
+                                                     : default_kernel(g, tma_ok);
+  // The counter schedule's kernel draws its tiles from the caller's counter (run(stream,
+  // tile_counter)); where counter_schedule_kernel() keeps a static kernel the plan is the default
+  // one and ignores the counter.
+  impl_->caller_counter = o.counter_schedule && k.dynamic_schedule;
   if (k.epilogue == engine::EpilogueKind::tma_store && !rows_fit_tma)
     fail("kernel " + k.name + " stores D by TMA, through a view of at most 2^30 rows (" +
          std::to_string(all_rows) + " given; common/ragged_rows.hpp): choose a registers-epilogue "

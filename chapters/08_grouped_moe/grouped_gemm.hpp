@@ -75,12 +75,13 @@ struct Options {
   /// round trip to the host per call, not capturable in a CUDA graph.
   bool check_offsets = false;
   /// Opt in to the counter schedule (session 33), for a caller that gives every run its own
-  /// tile counter: run(stream, tile_counter). Where default_kernel() picks
-  /// 128x256_s4_c1x1_promoted_tma_b1 for a contiguous call (fewer than 1024 rows per group on
-  /// average), the plan takes its twin 128x256_s4_c1x1_promoted_tma_b1_dyn instead, whose CTAs
-  /// draw their tiles from that counter, so that a CTA whose tiles were cheap (a group's last,
-  /// partly idle row tile) takes more of them: 0.952x and 0.980x the static kernel's time on the
-  /// skewed 8192-token cases (README, "Session 33"). Elsewhere the plan is the default one and
+  /// tile counter: run(stream, tile_counter). For a contiguous call with fewer than 1024 rows
+  /// per group on average, or (session 35) fewer than 2048 at K >= 4096, the plan takes
+  /// 128x256_s4_c1x1_promoted_tma_b1_dyn (counter_schedule_kernel()), whose CTAs draw their tiles
+  /// from that counter, so that a CTA whose tiles were cheap (a group's last, partly idle row
+  /// tile) takes more of them: 0.952x and 0.980x the static kernel's time on the skewed
+  /// 8192-token cases, 0.965-0.982x the 256 x 128 default's at K = 7168 with 1024-1536 rows per
+  /// group (README, "Session 33", "Session 35"). Elsewhere the plan is the default one and
   /// ignores the counter (takes_tile_counter() says which). Not with `kernel` (this option picks
   /// the kernel). The PyTorch ops opt in.
   bool counter_schedule = false;
@@ -93,6 +94,11 @@ const std::vector<engine::KernelInfo>& kernels();
 /// `tma_store_ok` says whether D can be written by TMA (16-byte aligned, rows 16 bytes apart, at
 /// most 2^30 rows); grouped_gemm.cpp gives the rule and the measurements behind it. Pure C++.
 const engine::KernelInfo& default_kernel(const GroupedGemm& gemm, bool tma_store_ok);
+
+/// The kernel a Plan with Options::counter_schedule runs for `gemm` (same arguments): the
+/// counter kernel (dynamic_schedule) for contiguous calls with fewer than 1024 rows per group on
+/// average, or fewer than 2048 at K >= 4096; elsewhere default_kernel()'s. Pure C++.
+const engine::KernelInfo& counter_schedule_kernel(const GroupedGemm& gemm, bool tma_store_ok);
 
 GemmRequirements requirements();
 

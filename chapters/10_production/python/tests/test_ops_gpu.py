@@ -361,18 +361,20 @@ def test_gemm_grouped_every_kernel():
         torch.ops.fp8gemm._gemm_grouped_kernel(qa, sa, qb, sb, offsets, False, "no_such_kernel")
 
 
-def test_gemm_grouped_counter_schedule():
-    """A contiguous call with fewer than 1024 rows per group on average runs the counter kernel
-    (GroupedOptions::counter_schedule; the counter is the op's, one per stream): each tile is
-    computed as the static 128 x 256 kernel computes it, so the result is that kernel's bit for
-    bit, on two streams at once and on repeated calls (a shared or left-over counter would leave
-    rows of torch.empty's memory)."""
+@parametrize("G,K,low,high", [(16, 1024, 0, 600), (4, 4096, 1100, 1900)])
+def test_gemm_grouped_counter_schedule(G, K, low, high):
+    """A contiguous call with fewer than 1024 rows per group on average, or fewer than 2048 at
+    K >= 4096 (session 35), runs the counter kernel (GroupedOptions::counter_schedule; the counter
+    is the op's, one per stream): each tile is computed as the static 128 x 256 kernel computes
+    it, so the result is that kernel's bit for bit, on two streams at once and on repeated calls
+    (a shared or left-over counter would leave rows of torch.empty's memory)."""
     require_gpu()
-    G, N, K = 16, 512, 1024
+    N = 512
     gen = _gen(44)
     qb, sb = _grouped_weights(G, N, K, gen)
-    counts = [int(c) for c in torch.randint(0, 600, (G,), generator=gen, device="cuda").tolist()]
-    counts[3] = 0
+    counts = [int(c) for c in torch.randint(low, high, (G,), generator=gen, device="cuda").tolist()]
+    if low == 0:
+        counts[3] = 0
     T = sum(counts)
     qa, sa = ops.quantize_1x128(make_bf16((T, K), gen))
     offsets = torch.tensor([0] + [sum(counts[:g + 1]) for g in range(G)], dtype=torch.int32,

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Session 35, from the committed files:
+
+  call 1 (19dad58): the counter kernel (128 x 256, _dyn) against chapter 8's contiguous default
+      (256 x 128 in 1 x 2 clusters) on the peers' seeded skewed groups (32 experts) at 1024 and
+      1536 rows per expert on average, four shapes (N 4096 / 7168, K 2048 / 7168), forward only,
+      runs in alternating order in one process each (call1_19dad58/thr_*.json): where the counter
+      schedule's regime should end, with session 33's call 6 (1024 and 2048 rows, two shapes).
+
+    python3 plots/data/h200/session35/summarise.py
+    python3 plots/data/h200/session35/summarise.py --files a.json b.json ...   # any such runs
+    python3 plots/data/h200/session35/summarise.py --check chapters/08_grouped_moe/README.md
+"""
+import collections
+import glob
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
+import readme_block  # noqa: E402  (the README check)
+
+CALL1 = os.path.join(HERE, "call1_19dad58")
+S33_CALL6 = os.path.join(HERE, "..", "session33", "call6_454b1a9")
+
+
+def times(files):
+    """{case: {"dyn": [us per run], "default": [...]}} of chapter 8's JSON files: the _dyn
+    kernel's times and the other kernel's, run by run (a file that cannot be read is skipped)."""
+    t = collections.defaultdict(lambda: collections.defaultdict(list))
+    for f in files:
+        try:
+            bs = json.load(open(f))["benchmarks"]
+        except (OSError, ValueError, KeyError) as e:
+            print(f"{f}: unreadable ({e})", file=sys.stderr)
+            continue
+        for b in bs:
+            impl, case = b["name"].split("/")[:2]
+            if impl.startswith("ch08:"):
+                t[case]["dyn" if impl.endswith("_dyn") else "default"].append(b["real_time"])
+    return t
+
+
+def tokens(case):
+    return int(case.split("_t")[1].split("_")[0])
+
+
+def shape(case):
+    return case.split("_", 3)[3]  # n4096_k7168
+
+
+def ratio(s):
+    return sum(s["dyn"]) / len(s["dyn"]) / (sum(s["default"]) / len(s["default"]))
+
+
+def table(t, where):
+    """One row per case: both kernels' times run by run and the ratio of their means."""
+    lines = ["| shape | rows per expert (mean) | 256 x 128, 1 x 2 (the default), us | 128 x 256 _dyn, us | "
+             "_dyn / default (means) | run |",
+             "|---|---:|---:|---:|---:|---|"]
+    for case in sorted(t, key=lambda c: (shape(c), tokens(c))):
+        s = t[case]
+        if not s["dyn"] or not s["default"]:
+            continue
+        lines.append(f"| {shape(case).replace('_', ', ').replace('n', 'N ').replace('k', 'K ')} | "
+                     f"{tokens(case) // 32} | {', '.join(f'{x:.1f}' for x in s['default'])} | "
+                     f"{', '.join(f'{x:.1f}' for x in s['dyn'])} | **{ratio(s):.3f}** | {where(case)} |")
+    return "\n".join(lines)
+
+
+def regime():
+    both = times(sorted(glob.glob(os.path.join(S33_CALL6, "thr_*.json"))))
+    s33 = set(both)
+    for case, s in times(sorted(glob.glob(os.path.join(CALL1, "thr_*.json")))).items():
+        assert case not in s33, case  # the two calls time different cases
+        both[case] = s
+    return table(both, lambda c: "session 33, call 6" if c in s33 else "session 35, call 1")
+
+
+def blocks():
+    return {"session35-regime": regime()}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--files":
+        print(table(times(sys.argv[2:]), lambda c: "this call"))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--check":
+        for marker, text in blocks().items():
+            readme_block.check(sys.argv[2], marker, text, "session35/summarise.py",
+                               "plots/data/h200/session35/")
+    else:
+        for marker, text in blocks().items():
+            print(f"<!-- {marker}:begin -->\n{text}\n<!-- {marker}:end -->\n")
