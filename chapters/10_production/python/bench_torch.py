@@ -171,6 +171,11 @@ def rel_error(a, b) -> float:
 
 # =========================================== overhead =============================================
 
+GROUPED_STATIC = "128x256_s4_c1x1_promoted_tma_b1"
+GROUPED_COUNTER_PATH = "torch.ops.fp8gemm.gemm_grouped_contiguous (counter schedule, 4 x 32 rows)"
+GROUPED_STATIC_PATH = f"torch.ops.fp8gemm._gemm_grouped_kernel ({GROUPED_STATIC} by name, no counter)"
+
+
 def bench_overhead(args, timer) -> dict:
     M = N = K = 128
     g = torch.Generator(device="cuda").manual_seed(1)
@@ -217,6 +222,22 @@ def bench_overhead(args, timer) -> dict:
         for _ in range(n):
             small.add_(1.0)
 
+    # The grouped contiguous op, which takes the counter schedule (session 33: per call a
+    # stream-capture query and a locked lookup of the stream's tile counter), against the same
+    # tile's static kernel by name (no counter): 4 groups of 32 rows (A above), B the same
+    # 128 x 128 weight for each, so that the difference is the counter path's host work.
+    groups = 4
+    qb_g, sb_g = torch.stack([qb] * groups), torch.stack([sb] * groups)
+    offsets = torch.arange(0, M + 1, M // groups, dtype=torch.int32, device="cuda")
+
+    def grouped_counter():
+        for _ in range(n):
+            f.gemm_grouped_contiguous(qa, sa, qb_g, sb_g, offsets)
+
+    def grouped_static():
+        for _ in range(n):
+            f._gemm_grouped_kernel(qa, sa, qb_g, sb_g, offsets, False, GROUPED_STATIC)
+
     paths = {
         "torch.ops.fp8gemm.gemm_block_scaled_out (given D)": op_out,
         "torch.ops.fp8gemm.gemm_block_scaled (allocates D)": op_alloc,
@@ -226,6 +247,8 @@ def bench_overhead(args, timer) -> dict:
         "fp8gemm.ops.gemm_block_scaled (Python wrapper)": wrapper,
         "C++ loop: plan.run() (_gemm_block_scaled_loop)": cpp_loop,
         "reference: torch add_ on 16 floats (an ATen op)": aten_add,
+        GROUPED_COUNTER_PATH: grouped_counter,
+        GROUPED_STATIC_PATH: grouped_static,
     }
     for fn in paths.values():  # plans built, kernels loaded
         fn()
@@ -268,7 +291,10 @@ def bench_overhead(args, timer) -> dict:
         ops.set_plan_cache_capacity(1024)
     op = res["torch.ops.fp8gemm.gemm_block_scaled_out (given D)"]["host_us_per_call"]
     cpp = res["C++ loop: plan.run() (_gemm_block_scaled_loop)"]["host_us_per_call"]
+    grouped_extra = (res[GROUPED_COUNTER_PATH]["host_us_per_call"] -
+                     res[GROUPED_STATIC_PATH]["host_us_per_call"])
     return {"shape": [M, N, K], "calls": n, "repeats": args.overhead_repeats,
+            "grouped_counter_extra_us": grouped_extra,
             "plan_cache_stats": stats0,
             "sleep_ms": args.overhead_sleep_ms, "paths": res,
             "op_overhead_us": op - cpp, "target_us": 10.0, "met": op - cpp <= 10.0,
@@ -605,6 +631,8 @@ def main() -> int:
             print(f"overhead {k}: host {v['host_us_per_call']:.2f} us/call" +
                   (f", back to back {b2b:.2f} us/call" if b2b is not None else ""), flush=True)
         print(f"op overhead over C++: {o['op_overhead_us']:.2f} us (target <= 10)", flush=True)
+        print(f"grouped op, the counter schedule's host work over the static kernel's: "
+              f"{o['grouped_counter_extra_us']:.2f} us", flush=True)
     if "linear" in only:
         result["linear"] = bench_linear(args, timer)
     if "gemm" in only:

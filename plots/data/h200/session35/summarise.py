@@ -5,7 +5,8 @@
       (256 x 128 in 1 x 2 clusters) on the peers' seeded skewed groups (32 experts) at 1024 and
       1536 rows per expert on average, four shapes (N 4096 / 7168, K 2048 / 7168), forward only,
       runs in alternating order in one process each (call1_19dad58/thr_*.json): where the counter
-      schedule's regime should end, with session 33's call 6 (1024 and 2048 rows, two shapes).
+      schedule's regime should end, with session 33's call 6 (1024 and 2048 rows, two shapes);
+  call 2 (8ce39cb): the same at K = 4096 (the new rule's boundary), two runs (call2_8ce39cb/).
 
     python3 plots/data/h200/session35/summarise.py
     python3 plots/data/h200/session35/summarise.py --files a.json b.json ...   # any such runs
@@ -22,6 +23,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
 import readme_block  # noqa: E402  (the README check)
 
 CALL1 = os.path.join(HERE, "call1_19dad58")
+CALL2 = os.path.join(HERE, "call2_8ce39cb")
 S33_CALL6 = os.path.join(HERE, "..", "session33", "call6_454b1a9")
 
 
@@ -69,13 +71,17 @@ def table(t, where):
     return "\n".join(lines)
 
 
+RUNS = [(S33_CALL6, "session 33, call 6"), (CALL1, "session 35, call 1"),
+        (CALL2, "session 35, call 2")]
+
+
 def regime():
-    both = times(sorted(glob.glob(os.path.join(S33_CALL6, "thr_*.json"))))
-    s33 = set(both)
-    for case, s in times(sorted(glob.glob(os.path.join(CALL1, "thr_*.json")))).items():
-        assert case not in s33, case  # the two calls time different cases
-        both[case] = s
-    return table(both, lambda c: "session 33, call 6" if c in s33 else "session 35, call 1")
+    every, where = {}, {}
+    for folder, label in RUNS:
+        for case, s in times(sorted(glob.glob(os.path.join(folder, "thr_*.json")))).items():
+            assert case not in every, case  # the calls time different cases
+            every[case], where[case] = s, label
+    return table(every, lambda c: where[c])
 
 
 def blocks():
