@@ -6,7 +6,9 @@
       1536 rows per expert on average, four shapes (N 4096 / 7168, K 2048 / 7168), forward only,
       runs in alternating order in one process each (call1_19dad58/thr_*.json): where the counter
       schedule's regime should end, with session 33's call 6 (1024 and 2048 rows, two shapes);
-  call 2 (8ce39cb): the same at K = 4096 (the new rule's boundary), two runs (call2_8ce39cb/).
+  call 2 (8ce39cb): the same at K = 4096 (the new rule's boundary), two runs (call2_8ce39cb/);
+  call 3 (c09fe6a): the same at 2048 rows per expert (the regime's upper end) for the three
+      shapes session 33 did not time there, two runs (call3_c09fe6a/).
 
     python3 plots/data/h200/session35/summarise.py
     python3 plots/data/h200/session35/summarise.py --files a.json b.json ...   # any such runs
@@ -24,6 +26,7 @@ import readme_block  # noqa: E402  (the README check)
 
 CALL1 = os.path.join(HERE, "call1_19dad58")
 CALL2 = os.path.join(HERE, "call2_8ce39cb")
+CALL3 = os.path.join(HERE, "call3_c09fe6a")
 S33_CALL6 = os.path.join(HERE, "..", "session33", "call6_454b1a9")
 
 
@@ -72,7 +75,7 @@ def table(t, where):
 
 
 RUNS = [(S33_CALL6, "session 33, call 6"), (CALL1, "session 35, call 1"),
-        (CALL2, "session 35, call 2")]
+        (CALL2, "session 35, call 2"), (CALL3, "session 35, call 3")]
 
 
 def regime():
