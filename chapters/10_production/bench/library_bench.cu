@@ -10,7 +10,9 @@
 //       library:mxfp8         vs chapter:mxfp8          (fp8gemm::MxPlan, ch09::HopperPlan)
 //     on the DeepSeek-V3 shapes (M in {64, 128, 4096}) and 8192^3, and
 //       library:grouped / chapter:grouped, library:wgrad / chapter:wgrad  (fp8gemm::GroupedPlan,
-//     WeightGradPlan and chapter 8's plans) on a balanced, a masked and a weight-gradient case.
+//     WeightGradPlan and chapter 8's plans) on a balanced, a masked and a weight-gradient case,
+//       library:grouped_counter / chapter:grouped_counter  (both on the counter schedule, each
+//     run given its side's tile counter: run(stream, tile_counter)) on 8 groups of 512 rows.
 //     Each pair has a third side, the A/A control: a second chapter plan, built like the first
 //     but writing the library's output buffer, so it differs from the library side only in the
 //     layer and from the chapter side in nothing at all. Before timing, the library's and the
@@ -77,6 +79,7 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -586,6 +589,35 @@ int main(int argc, char** argv) {
              cost, "chapter 8's default"},
             ops.D.data(), d2.data(), ops.D.bytes());
     }
+    {  // The counter schedule (GroupedOptions::counter_schedule, the PyTorch op's choice): 512
+       // rows per group, so every side runs the counter kernel, each run given a counter of its
+       // side's own (the sides run in turn on one stream, and runs in order may share one).
+      const ch08::GroupedShape c = ch08::balanced_case(8, 512, 2048, 2048);
+      auto& ops = keep<ch08::GroupedOperands>(c, seed++);
+      auto& d2 = keep<DeviceBuffer<std::uint16_t>>(ops.D.size());
+      GroupedOptions o;
+      o.counter_schedule = true;
+      auto& lib = keep<GroupedPlan>(ops.gemm(), o);
+      auto& ctl = keep<ch08::Plan>(ops.gemm(), o);
+      ch08::GroupedGemm g = ops.gemm();
+      g.D = d2.data();
+      auto& ch = keep<ch08::Plan>(g, o);
+      if (!lib.takes_tile_counter() || !ch.takes_tile_counter())
+        throw std::logic_error("library_bench: the counter-schedule pair takes no counter");
+      int* k_lib = keep<DeviceBuffer<int>>(ch08::make_tile_counter()).data();
+      int* k_ch = keep<DeviceBuffer<int>>(ch08::make_tile_counter()).data();
+      int* k_ctl = keep<DeviceBuffer<int>>(ch08::make_tile_counter()).data();
+      const double rows = double(c.real_rows());
+      GemmCost cost;
+      cost.flops = 2.0 * rows * double(c.N) * double(c.K);
+      cost.bytes = rows * double(c.K) + double(c.groups()) * double(c.N) * double(c.K) +
+                   2.0 * rows * double(c.N);
+      check({"grouped_counter", c.name, [&lib, k_lib](cudaStream_t st) { lib.run(st, k_lib); },
+             [&ch, k_ch](cudaStream_t st) { ch.run(st, k_ch); },
+             [&ctl, k_ctl](cudaStream_t st) { ctl.run(st, k_ctl); }, cost,
+             "chapter 8's counter schedule"},
+            ops.D.data(), d2.data(), ops.D.bytes());
+    }
     ch08::WgradShape w;
     w.name = "wgrad_g4_t4096_n4096_k2048";
     w.counts = std::vector<int>(4, 1024);
@@ -709,9 +741,11 @@ int main(int argc, char** argv) {
   reg_host("host_launch:empty_kernel/1x1x1", "empty", 0, {&empty});
   for (const Pair& p : pairs) {
     // The host's work does not depend on the size: one small and one large DeepSeek shape per
-    // dense entry, the small masked case and the weight gradient (each batch runs its 200 calls
+    // dense entry, the small masked case, the counter schedule's and the weight gradient (each
+    // batch runs its 200 calls
     // on the GPU afterwards: the balanced case would take a quarter second per batch).
-    const bool pick = host_shape(p.shape) || p.shape.rfind("masked", 0) == 0 || p.entry == "wgrad";
+    const bool pick = host_shape(p.shape) || p.shape.rfind("masked", 0) == 0 ||
+                      p.entry == "wgrad" || p.entry == "grouped_counter";
     if (!pick) continue;
     const std::string key = p.entry + "/" + p.shape;
     reg_host("host_library:" + key, key, 0, {&p.library, &p.chapter});
