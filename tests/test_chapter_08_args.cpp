@@ -171,6 +171,16 @@ TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][
   g.rows = 256;  // M_max
   g.K = 2048;    // short K: without the early first wave (session 23)
   CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1_noew");
+  g.rows = 1023;
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1_noew");
+  // Short K and M_max >= 1024: 3 stages, a staging buffer per store unit (session 35).
+  g.rows = 1024;
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s3_c1x1_promoted_tma_b4");
+  g.K = 1024;
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s3_c1x1_promoted_tma_b4");
+  g.K = 2049;
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1");
+  g.rows = 256;
   g.K = 2049;
   CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1");
   g.rows = 255;
@@ -180,12 +190,14 @@ TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][
   // nor the counter kernel (its plan would own the counter: one stream at a time).
   for (auto layout : {ch08::Layout::contiguous, ch08::Layout::masked})
     for (std::int64_t rows : {1, 128, 255, 256, 1024, 4096, 65536})
-      for (bool tma : {true, false}) {
-        g.layout = layout;
-        g.rows = rows;
-        CHECK_FALSE(ch08::default_kernel(g, tma).comparison_only);
-        CHECK_FALSE(ch08::default_kernel(g, tma).dynamic_schedule);
-      }
+      for (std::int64_t K : {1024, 2048, 2049, 7168})
+        for (bool tma : {true, false}) {
+          g.layout = layout;
+          g.rows = rows;
+          g.K = K;
+          CHECK_FALSE(ch08::default_kernel(g, tma).comparison_only);
+          CHECK_FALSE(ch08::default_kernel(g, tma).dynamic_schedule);
+        }
 }
 
 TEST_CASE("ch08: the counter schedule's kernel by mean rows per group and K", "[ch08][cpu]") {

@@ -302,15 +302,19 @@ def test_gemm_grouped_contiguous(G, T, N, K):
         assert rel_error(d[off[g]:off[g + 1]], ref) <= tolerance(K), g
 
 
-def test_gemm_grouped_masked():
+@parametrize("M_max,counts,N,K", [(200, [200, 0, 77, 129], 384, 1040),
+                                  (1024, [1024, 517], 264, 2048)])
+def test_gemm_grouped_masked(M_max, counts, N, K):
+    """The masked op against float64; the second case takes the M_max >= 1024, K <= 2048 kernel
+    (3 stages, 4 staging buffers; session 35)."""
     require_gpu()
-    G, M_max, N, K = 4, 200, 384, 1040
+    G = len(counts)
     gen = _gen(31)
     x = make_bf16((G, M_max, K), gen)
     qa, sa = ops.quantize_1x128(x.view(G * M_max, K))
     qa = qa.view(G, M_max, K)
     qb, sb = _grouped_weights(G, N, K, gen)
-    masked_m = torch.tensor([200, 0, 77, 129], dtype=torch.int32, device="cuda")
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
     d = ops.gemm_grouped_masked(qa, sa, qb, sb, masked_m)
     assert d.shape == (G, M_max, N)
     A = ops.dequantize_1x128(qa.view(G * M_max, K), sa).double().view(G, M_max, K)

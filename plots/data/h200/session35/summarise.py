@@ -8,7 +8,12 @@
       schedule's regime should end, with session 33's call 6 (1024 and 2048 rows, two shapes);
   call 2 (8ce39cb): the same at K = 4096 (the new rule's boundary), two runs (call2_8ce39cb/);
   call 3 (c09fe6a): the same at 2048 rows per expert (the regime's upper end) for the three
-      shapes session 33 did not time there, two runs (call3_c09fe6a/).
+      shapes session 33 did not time there, two runs (call3_c09fe6a/);
+  call 5 (0e690b7's binary): the same at K = 3072 (call5_3067ce7/thr_*.json), and 13 forward
+      kernels on the masked N 7168 K 2048 cases, each over the masked default, two runs in opposite
+      orders (masked_*.json; masked_sweep.py);
+  call 6 (the same binary): 256x128_s3_c1x1_promoted_tma_b4 over the masked default on eight
+      masked cases (M_max 256-2048, N 4096 / 7168, K 1024 / 2048), two runs (call6_3067ce7/).
 
     python3 plots/data/h200/session35/summarise.py
     python3 plots/data/h200/session35/summarise.py --files a.json b.json ...   # any such runs
@@ -23,10 +28,14 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
 import readme_block  # noqa: E402  (the README check)
+sys.path.insert(0, HERE)
+import masked_sweep  # noqa: E402
 
 CALL1 = os.path.join(HERE, "call1_19dad58")
 CALL2 = os.path.join(HERE, "call2_8ce39cb")
 CALL3 = os.path.join(HERE, "call3_c09fe6a")
+CALL5 = os.path.join(HERE, "call5_3067ce7")
+CALL6 = os.path.join(HERE, "call6_3067ce7")
 S33_CALL6 = os.path.join(HERE, "..", "session33", "call6_454b1a9")
 
 
@@ -75,7 +84,7 @@ def table(t, where):
 
 
 RUNS = [(S33_CALL6, "session 33, call 6"), (CALL1, "session 35, call 1"),
-        (CALL2, "session 35, call 2"), (CALL3, "session 35, call 3")]
+        (CALL2, "session 35, call 2"), (CALL3, "session 35, call 3"), (CALL5, "session 35, call 5")]
 
 
 def regime():
@@ -87,8 +96,26 @@ def regime():
     return table(every, lambda c: where[c])
 
 
+def masked(folder):
+    return masked_sweep.table(masked_sweep.times(sorted(glob.glob(os.path.join(folder, "masked_*.json")))))
+
+
+def masked_rule():
+    """Call 6, one row per case: both kernels' times run by run and the ratio of their means."""
+    t = masked_sweep.times(sorted(glob.glob(os.path.join(CALL6, "masked_*.json"))))
+    new = "256x128_s3_c1x1_promoted_tma_b4"
+    lines = [f"| case | default ({masked_sweep.DEFAULT}), us | {new}, us | ratio (means) |",
+             "|---|---:|---:|---:|"]
+    for case in sorted(t):
+        d, n = t[case][masked_sweep.DEFAULT], t[case][new]
+        lines.append(f"| {case} | {', '.join(f'{x:.1f}' for x in d)} | {', '.join(f'{x:.1f}' for x in n)} | "
+                     f"**{sum(n) / len(n) / (sum(d) / len(d)):.3f}** |")
+    return "\n".join(lines)
+
+
 def blocks():
-    return {"session35-regime": regime()}
+    return {"session35-regime": regime(), "session35-masked-sweep": masked(CALL5),
+            "session35-masked-rule": masked_rule()}
 
 
 if __name__ == "__main__":
