@@ -13,7 +13,9 @@
       kernels on the masked N 7168 K 2048 cases, each over the masked default, two runs in opposite
       orders (masked_*.json; masked_sweep.py);
   call 6 (the same binary): 256x128_s3_c1x1_promoted_tma_b4 over the masked default on eight
-      masked cases (M_max 256-2048, N 4096 / 7168, K 1024 / 2048), two runs (call6_3067ce7/).
+      masked cases (M_max 256-2048, N 4096 / 7168, K 1024 / 2048), two runs (call6_3067ce7/);
+  call 7 (b8164d1): issue 10's peers in one process, interleaved (bench/peers_moe.py --interleave
+      --delay-us 150 --cupti-launches 0), beside session 33's call 4.
 
     python3 plots/data/h200/session35/summarise.py
     python3 plots/data/h200/session35/summarise.py --files a.json b.json ...   # any such runs
@@ -28,6 +30,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
 import readme_block  # noqa: E402  (the README check)
+sys.path.insert(0, os.path.join(HERE, "..", "session31"))
+import summarise as session31  # noqa: E402  (the peers' table)
 sys.path.insert(0, HERE)
 import masked_sweep  # noqa: E402
 
@@ -36,6 +40,8 @@ CALL2 = os.path.join(HERE, "call2_8ce39cb")
 CALL3 = os.path.join(HERE, "call3_c09fe6a")
 CALL5 = os.path.join(HERE, "call5_3067ce7")
 CALL6 = os.path.join(HERE, "call6_3067ce7")
+CALL7 = os.path.join(HERE, "call7_b8164d1")
+S33_CALL4 = os.path.join(HERE, "..", "session33", "call4_15e58a2")
 S33_CALL6 = os.path.join(HERE, "..", "session33", "call6_454b1a9")
 
 
@@ -115,7 +121,10 @@ def masked_rule():
 
 def blocks():
     return {"session35-regime": regime(), "session35-masked-sweep": masked(CALL5),
-            "session35-masked-rule": masked_rule()}
+            "session35-masked-rule": masked_rule(),
+            "session35-peers": session31.peers_table(session31.medians(CALL7),
+                                                     session31.medians(S33_CALL4), "session 33",
+                                                     "call 7")}
 
 
 if __name__ == "__main__":
