@@ -13,8 +13,8 @@
 # commit, bin/commit.txt), L ($OUT/call.log), T0 and LD_LIBRARY_PATH; logs the GPU, its clocks,
 # power limit and driver, and the binaries' and package's commits; defines say (a line with the
 # time and the seconds since the start, into the log and stdout), seconds_left, and for chapter 8's
-# calls ch08_skewed_cases and peers_moe_step (below). $OUT is the folder whose files come back
-# from the GPU machine.
+# calls ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and peers_moe_step (below). $OUT is the
+# folder whose files come back from the GPU machine.
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
 T0=$(date +%s)
 L=$OUT/call.log
@@ -41,6 +41,38 @@ peers_moe_step() {
   cp "$OUT/p/json/peers_ch08.json" "$OUT/peers_ch08_$C.json" 2>/dev/null
   cp "$OUT/p/json/moe_groups.json" "$OUT/moe_groups_$C.json" 2>/dev/null
   grep -E "^(deepgemm|fp8gemm|torch)" "$OUT/p/peers_moe.log" | tail -40 >> "$L" 2>/dev/null
+}
+# Issue 10's seeded skewed groups at other shapes: ch08_cases_at TOTALS N:K... prints one --case
+# per (total, shape), named skew_g32_t<T>_n<N>_k<K> (the groups of bench/peers_moe.py's N 4096,
+# K 7168 case of that total): mapfile -t CASES < <(ch08_cases_at 32768,49152 4096:3072 7168:3072)
+ch08_cases_at() {
+  local totals=$1 c shape
+  shift
+  python3 bench/peers_moe.py --totals "$totals" --ch08-case-args | while read -r c; do
+    case "$c" in *_n4096_k7168:*) ;; *) continue ;; esac
+    for shape in "$@"; do
+      echo "$c" | sed -e "s/_n4096_k7168:/_n${shape%%:*}_k${shape##*:}:/" -e "s/:4096:7168\$/:${shape}/"
+    done
+  done
+}
+# Two kernel lists timed by chapter 8's executable in one process per run, RUNS runs alternating
+# which list goes first (forward only, per-launch timing, 50 us GPU delay), each run within what is
+# left of a PLAN_S-second call plan (none started with less than MIN_S left):
+#   ch08_ab_runs DIR RUNS PLAN_S MIN_S ONLY KERNELS_A KERNELS_B [--case=... ...]
+# writes DIR/ab_<i>.json and .log, and logs each run's start and exit status.
+ch08_ab_runs() {
+  local dir=$1 runs=$2 plan=$3 min=$4 only=$5 ka=$6 kb=$7 i o left
+  shift 7
+  mkdir -p "$dir"
+  for ((i = 1; i <= runs; i++)); do
+    if ((i % 2)); then o="$ka,$kb"; else o="$kb,$ka"; fi
+    left=$(seconds_left "$plan")
+    [ "$left" -lt "$min" ] && { say "run $i skipped: $left s left"; break; }
+    say "run $i ($o), $left s left"
+    timeout $((left - 8)) stdbuf -oL "$B/ch08_grouped_moe" --gpu_delay_us=50 --timing=per_launch \
+      --forward-only "$@" --only="$only" --kernels="$o" --json="$dir/ab_$i.json" > "$dir/ab_$i.log" 2>&1
+    echo "rc=$?" >> "$L"
+  done
 }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,driver_version --format=csv >> "$L" 2>&1
 echo "bin: $C  package: $(cat /tmp/py/fp8gemm/commit.txt 2>/dev/null || echo none)" >> "$L"
