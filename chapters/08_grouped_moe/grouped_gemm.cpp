@@ -24,6 +24,9 @@ constexpr const char* kWho = "fp8gemm::ch08_grouped_moe";
   throw std::invalid_argument(std::string(kWho) + ": " + what);
 }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+/// The contiguous rule's tile below 1024 rows per group, static; its _dyn twin is the counter
+/// schedule's kernel (default_kernel, counter_schedule_kernel).
+constexpr const char* kSmallGroupsKernel = "128x256_s4_c1x1_promoted_tma_b1";
 }  // namespace
 
 /// The default kernel. Without a TMA-compatible D (16-byte aligned, rows 16 bytes apart, at most
@@ -48,7 +51,7 @@ const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok
       if (k.epilogue == engine::EpilogueKind::registers) return k;
     return kernels().front();
   }
-  const char* name = "128x256_s4_c1x1_promoted_tma_b1";
+  const char* name = kSmallGroupsKernel;
   if (g.layout == Layout::masked) {
     // Without the early first wave at K <= 2048 (session 23: with it 1.9-3.5% more time on the
     // three masked N = 7168, K = 2048 cases in three runs, 1.1% less at K = 7168); there, from
@@ -71,15 +74,15 @@ const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok
 /// twin (fewer than 1024 rows per group on average; session 33: 0.952x and 0.980x the static
 /// kernel's time on the skewed 8192-token cases), and also, for K >= 4096, up to 2048 rows per
 /// group, where default_kernel() picks 256 x 128 in 1 x 2 clusters: on the peers' skewed groups
-/// the counter kernel took 0.965-0.982x that default's time at K = 7168 (1024 and 1536 rows per
-/// group, N = 4096 and 7168), 1.009x at 2048 rows (N = 4096), and at K = 2048 0.996-1.026x
-/// (README, "Session 35"; K between 2048 and 7168 is not measured: 4096 splits it). Elsewhere
-/// default_kernel()'s pick.
+/// (N = 4096 and 7168, 1024 and 1536 rows per group) the counter kernel took 0.965-0.999x that
+/// default's time at K = 4096 and 7168, 0.977-1.017x at K = 3072 (mixed), 0.996-1.026x at
+/// K = 2048, and 1.003-1.032x at 2048 rows (README, "Session 35"). Elsewhere default_kernel()'s
+/// pick.
 const engine::KernelInfo& counter_schedule_kernel(const GroupedGemm& g, bool tma_store_ok) {
   const engine::KernelInfo& fixed = default_kernel(g, tma_store_ok);
   if (g.layout != Layout::contiguous || !tma_store_ok) return fixed;
   const bool long_k = g.K >= 4096 && g.rows < std::int64_t(2048) * g.groups;
-  const std::string base = long_k ? std::string("128x256_s4_c1x1_promoted_tma_b1") : fixed.name;
+  const std::string base = long_k ? std::string(kSmallGroupsKernel) : fixed.name;
   for (const auto& twin : kernels())
     if (twin.dynamic_schedule && twin.name == base + "_dyn") return twin;
   return fixed;

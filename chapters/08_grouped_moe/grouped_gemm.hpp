@@ -80,8 +80,8 @@ struct Options {
   /// 128x256_s4_c1x1_promoted_tma_b1_dyn (counter_schedule_kernel()), whose CTAs draw their tiles
   /// from that counter, so that a CTA whose tiles were cheap (a group's last, partly idle row
   /// tile) takes more of them: 0.952x and 0.980x the static kernel's time on the skewed
-  /// 8192-token cases, 0.965-0.982x the 256 x 128 default's at K = 7168 with 1024-1536 rows per
-  /// group (README, "Session 33", "Session 35"). Elsewhere the plan is the default one and
+  /// 8192-token cases, 0.965-0.999x the 256 x 128 default's at K = 4096 and 7168 with 1024-1536
+  /// rows per group (README, "Session 33", "Session 35"). Elsewhere the plan is the default one and
   /// ignores the counter (takes_tile_counter() says which). Not with `kernel` (this option picks
   /// the kernel). The PyTorch ops opt in.
   bool counter_schedule = false;

@@ -569,53 +569,50 @@ int main(int argc, char** argv) {
     }
   }
   if (grouped) {
-    for (const ch08::GroupedShape& c :
-         {ch08::balanced_case(4, 8192, 4096, 7168), ch08::masked_case(4, 256, 7168, 2048)}) {
-      auto& ops = keep<ch08::GroupedOperands>(c, seed++);
-      auto& d2 = keep<DeviceBuffer<std::uint16_t>>(ops.D.size());
-      auto& lib = keep<GroupedPlan>(ops.gemm());
-      auto& ctl = keep<ch08::Plan>(ops.gemm());
-      ch08::GroupedGemm g = ops.gemm();
-      g.D = d2.data();
-      auto& ch = keep<ch08::Plan>(g);
-      // Each row meets its own expert's B: 2 rows N K flops; every expert's B is read once.
+    // Each row meets its own expert's B: 2 rows N K flops; every expert's B is read once.
+    const auto grouped_cost = [](const ch08::GroupedShape& c) {
       const double rows = double(c.real_rows());
       GemmCost cost;
       cost.flops = 2.0 * rows * double(c.N) * double(c.K);
       cost.bytes = rows * double(c.K) + double(c.groups()) * double(c.N) * double(c.K) +
                    2.0 * rows * double(c.N);
-      check({"grouped", c.name, [&lib](cudaStream_t st) { lib.run(st); },
-             [&ch](cudaStream_t st) { ch.run(st); }, [&ctl](cudaStream_t st) { ctl.run(st); },
-             cost, "chapter 8's default"},
-            ops.D.data(), d2.data(), ops.D.bytes());
-    }
-    {  // The counter schedule (GroupedOptions::counter_schedule, the PyTorch op's choice): 512
-       // rows per group, so every side runs the counter kernel, each run given a counter of its
-       // side's own (the sides run in turn on one stream, and runs in order may share one).
-      const ch08::GroupedShape c = ch08::balanced_case(8, 512, 2048, 2048);
+      return cost;
+    };
+    // The plans' defaults (run(stream)), and the counter schedule (GroupedOptions::counter_schedule,
+    // the PyTorch op's choice) on 512 rows per group, so that every side runs the counter kernel,
+    // each run given a counter of its side's own (run(stream, tile_counter)).
+    const struct {
+      ch08::GroupedShape shape;
+      bool counter;
+    } cases[] = {{ch08::balanced_case(4, 8192, 4096, 7168), false},
+                 {ch08::masked_case(4, 256, 7168, 2048), false},
+                 {ch08::balanced_case(8, 512, 2048, 2048), true}};
+    for (const auto& [c, counter] : cases) {
       auto& ops = keep<ch08::GroupedOperands>(c, seed++);
       auto& d2 = keep<DeviceBuffer<std::uint16_t>>(ops.D.size());
       GroupedOptions o;
-      o.counter_schedule = true;
+      o.counter_schedule = counter;
       auto& lib = keep<GroupedPlan>(ops.gemm(), o);
       auto& ctl = keep<ch08::Plan>(ops.gemm(), o);
       ch08::GroupedGemm g = ops.gemm();
       g.D = d2.data();
       auto& ch = keep<ch08::Plan>(g, o);
-      if (!lib.takes_tile_counter() || !ch.takes_tile_counter())
-        throw std::logic_error("library_bench: the counter-schedule pair takes no counter");
-      int* k_lib = keep<DeviceBuffer<int>>(ch08::make_tile_counter()).data();
-      int* k_ch = keep<DeviceBuffer<int>>(ch08::make_tile_counter()).data();
-      int* k_ctl = keep<DeviceBuffer<int>>(ch08::make_tile_counter()).data();
-      const double rows = double(c.real_rows());
-      GemmCost cost;
-      cost.flops = 2.0 * rows * double(c.N) * double(c.K);
-      cost.bytes = rows * double(c.K) + double(c.groups()) * double(c.N) * double(c.K) +
-                   2.0 * rows * double(c.N);
-      check({"grouped_counter", c.name, [&lib, k_lib](cudaStream_t st) { lib.run(st, k_lib); },
-             [&ch, k_ch](cudaStream_t st) { ch.run(st, k_ch); },
-             [&ctl, k_ctl](cudaStream_t st) { ctl.run(st, k_ctl); }, cost,
-             "chapter 8's counter schedule"},
+      if (lib.takes_tile_counter() != counter || ch.takes_tile_counter() != counter)
+        throw std::logic_error("library_bench: " + c.name + ": the plans " +
+                               (counter ? "take no tile counter" : "take a tile counter"));
+      Launch on_lib = [&lib](cudaStream_t st) { lib.run(st); };
+      Launch on_ch = [&ch](cudaStream_t st) { ch.run(st); };
+      Launch on_ctl = [&ctl](cudaStream_t st) { ctl.run(st); };
+      if (counter) {
+        int* k_lib = keep<DeviceBuffer<int>>(ch08::make_tile_counter()).data();
+        int* k_ch = keep<DeviceBuffer<int>>(ch08::make_tile_counter()).data();
+        int* k_ctl = keep<DeviceBuffer<int>>(ch08::make_tile_counter()).data();
+        on_lib = [&lib, k_lib](cudaStream_t st) { lib.run(st, k_lib); };
+        on_ch = [&ch, k_ch](cudaStream_t st) { ch.run(st, k_ch); };
+        on_ctl = [&ctl, k_ctl](cudaStream_t st) { ctl.run(st, k_ctl); };
+      }
+      check({counter ? "grouped_counter" : "grouped", c.name, on_lib, on_ch, on_ctl,
+             grouped_cost(c), counter ? "chapter 8's counter schedule" : "chapter 8's default"},
             ops.D.data(), d2.data(), ops.D.bytes());
     }
     ch08::WgradShape w;
@@ -742,8 +739,8 @@ int main(int argc, char** argv) {
   for (const Pair& p : pairs) {
     // The host's work does not depend on the size: one small and one large DeepSeek shape per
     // dense entry, the small masked case, the counter schedule's and the weight gradient (each
-    // batch runs its 200 calls
-    // on the GPU afterwards: the balanced case would take a quarter second per batch).
+    // batch runs its 200 calls on the GPU afterwards: the balanced case would take a quarter
+    // second per batch).
     const bool pick = host_shape(p.shape) || p.shape.rfind("masked", 0) == 0 ||
                       p.entry == "wgrad" || p.entry == "grouped_counter";
     if (!pick) continue;

@@ -225,7 +225,9 @@ def bench_overhead(args, timer) -> dict:
     # The grouped contiguous op, which takes the counter schedule (session 33: per call a
     # stream-capture query and a locked lookup of the stream's tile counter), against the same
     # tile's static kernel by name (no counter): 4 groups of 32 rows (A above), B the same
-    # 128 x 128 weight for each, so that the difference is the counter path's host work.
+    # 128 x 128 weight for each. The by-name op also takes and keys a kernel name, so the
+    # difference bounds the counter path's host work rather than isolating it (session 35: -0.5 us;
+    # fp8gemm_library_bench's grouped_counter pair times run(stream, tile_counter) in C++).
     groups = 4
     qb_g, sb_g = torch.stack([qb] * groups), torch.stack([sb] * groups)
     offsets = torch.arange(0, M + 1, M // groups, dtype=torch.int32, device="cuda")
