@@ -40,7 +40,7 @@
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
 #include "common/ptx/cp_async.cuh"
-#include "common/ptx/prefetch.cuh"
+#include "common/ptx/cache_hints.cuh"
 #include "common/src/quantize_kernels.cuh"
 
 namespace fp8gemm {
@@ -657,13 +657,18 @@ constexpr int kLeanAsyncSmem = 2 * 128 * 16 * 16;
 /// second copy of the tile's work for whole tiles without scale padding, Interior, that tests no
 /// bound: the loads, the q and q_t stores and the scale offsets of such a tile are unconditional),
 /// 7 (v7_prefetch: v6, and when Vec every CTA first asks L2 for a kt-th of the x rows that the CTAs
-/// launched pf_rows tile rows later will read, one cp.async.bulk.prefetch from one thread).
+/// launched pf_rows tile rows later will read, one cp.async.bulk.prefetch from one thread),
+/// 8 (v8_ldhint: v6 whose whole tiles load x by ld.global.nc.L1::no_allocate.L2::256B) and 9
+/// (v9_hints: v8 whose whole tiles also store q and q_t by st.global.cs), 10 (v10_l2hint: v6
+/// whose whole tiles load x by ld.global.nc.L2::256B, L1 allocation as __ldg's).
 template <bool Vec, bool Dual, bool VecT, int Version>
 __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
     quantize_1x128_lean_kernel(const Lean1x128Args a) {
   constexpr bool Share = Version >= 3 && Version <= 5, FromSmem = Dual && Version == 4;
   constexpr bool Async = Dual && Version == 5, Interior = Version >= 6 && Vec;
   constexpr bool Prefetch = Version == 7 && Vec;
+  constexpr bool LdHint = (Version == 8 || Version == 9) && Vec, StHint = Version == 9 && Vec;
+  constexpr bool L2Hint = Version == 10 && Vec;
   static_assert(!Async || Vec, "v5_async loads whole 16-byte chunks (Vec: K % 8 == 0)");
   __shared__ __align__(16) uint4 tile_s[Dual && !Async ? 128 * 16 : 1];
   extern __shared__ __align__(16) uint4 stages[];  // Async: 2 x 128 rows x 16 chunks (swz1)
@@ -749,7 +754,9 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
             const std::uint16_t* xi = x_tile + (unsigned(r0 + 8 * sl) * unsigned(a.ldx) + 8 * l4);
 #pragma unroll
             for (int j = 0; j < 4; ++j)
-              v[sl][j] = __ldg(reinterpret_cast<const uint4*>(xi + 32 * j));
+              v[sl][j] = LdHint   ? ptx::ld_global_stream_v4(xi + 32 * j)
+                         : L2Hint ? ptx::ld_global_l2_256b_v4(xi + 32 * j)
+                                  : __ldg(reinterpret_cast<const uint4*>(xi + 32 * j));
           } else {
             const std::uint16_t* xr = a.x + (r_first + 8 * sl) * a.ldx;
 #pragma unroll
@@ -801,7 +808,12 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
             if constexpr (In) {
               std::uint8_t* qr = q_tile + (unsigned(r0 + 8 * sl) * unsigned(a.ldq) + 8 * l4);
 #pragma unroll
-              for (int j = 0; j < 4; ++j) *reinterpret_cast<uint2*>(qr + 32 * j) = codes[j];
+              for (int j = 0; j < 4; ++j) {
+                if constexpr (StHint)
+                  ptx::st_global_stream_v2(qr + 32 * j, codes[j]);
+                else
+                  *reinterpret_cast<uint2*>(qr + 32 * j) = codes[j];
+              }
               // offset(r, tk) = offset(tm 128, tk) + (r0 + 8 sl) rstep
               const unsigned rstep = a.layout.major == ScaleMajor::mn ? 1u : unsigned(a.layout.ld);
               if (l4 == 0)
@@ -832,8 +844,9 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
           stage ^= 1;  // the next iteration's barrier comes before its stage is rewritten
         } else if constexpr (Dual) {
           __syncthreads();
-          lean_columns<VecT, false, Share, In>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t,
-                                               a.scales_t, a.layout_t, a.pow2);
+          lean_columns<VecT, false, Share, In, In && StHint>(tile, tm, tk, K, M, mt, 128, a.q_t,
+                                                             a.ldq_t, a.scales_t, a.layout_t,
+                                                             a.pow2);
           __syncthreads();  // the tile is rewritten by the next iteration
         }
       };
@@ -923,13 +936,18 @@ void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas, c
 /// tiles by cp.async when Vec; otherwise, and for the single kernel, v3) or 5 (v6_interior: v2
 /// with a copy of the tile's code for whole tiles, without bound tests; v2 when not Vec), 6-8
 /// (v7_prefetch: v6 with the L2 prefetch of a later CTA's tile, half, one or two resident grids
-/// ahead; v6 when not Vec).
+/// ahead; v6 when not Vec), 9 (v8_ldhint: v6 with streaming load hints), 10 (v9_hints: and
+/// streaming stores), 11 (v10_l2hint: v6 with the L2::256B load hint alone).
 template <bool Vec, bool Dual, bool VecT>
 void launch_lean(int variant, const char* who, const Lean1x128Args& a, int max_ctas,
                  cudaStream_t stream) {
   if (variant == 1) return launch_lean_kernel<Vec, Dual, VecT, 2>(who, a, max_ctas, stream);
   if (variant == 5) return launch_lean_kernel<Vec, Dual, VecT, 6>(who, a, max_ctas, stream);
-  if (variant >= 6) return launch_lean_kernel<Vec, Dual, VecT, 7>(who, a, max_ctas, stream, variant);
+  if (variant >= 6 && variant <= 8)
+    return launch_lean_kernel<Vec, Dual, VecT, 7>(who, a, max_ctas, stream, variant);
+  if (variant == 9) return launch_lean_kernel<Vec, Dual, VecT, 8>(who, a, max_ctas, stream);
+  if (variant == 10) return launch_lean_kernel<Vec, Dual, VecT, 9>(who, a, max_ctas, stream);
+  if (variant == 11) return launch_lean_kernel<Vec, Dual, VecT, 10>(who, a, max_ctas, stream);
   if constexpr (Dual) {
     if (variant == 3) return launch_lean_kernel<Vec, Dual, VecT, 4>(who, a, max_ctas, stream);
     if constexpr (Vec)
@@ -960,6 +978,9 @@ const char* variant_name(int v) {
          : v == 6 ? "v7_pf050"
          : v == 7 ? "v7_pf100"
          : v == 8 ? "v7_pf200"
+         : v == 9 ? "v8_ldhint"
+         : v == 10 ? "v9_hints"
+         : v == 11 ? "v10_l2hint"
                   : "?";
 }
 
