@@ -389,9 +389,6 @@ int main(int argc, char** argv) {
   // 1435 instead of 1584 SASS instructions per warp and tile on the common path; also with two
   // tiles per CTA (its set-up, ~170 of them, paid once for two).
   items.push_back({Op::dual, 8192, 7168, 5, 1792});
-  // v7_pf050 / pf100 / pf200 (session 36; the variant loop above times them at both shapes):
-  // v6_interior where each CTA first asks L2 (cp.async.bulk.prefetch, one thread) for a slice of
-  // the x rows that the CTAs launched half, one or two resident grids later will read.
   for (const auto& it : items) {
     const std::string shape = shape_name(it.R, it.K);
     // The copy first: bench_op reads its result for pct_of_copy.

@@ -267,20 +267,14 @@ namespace tuning_1x128 {
 /// and for the single and token kernels, v3), 5 "v6_interior" (v2 with a second copy of a tile's
 /// code for the tiles that are whole and have no scale padding, without any bound test; v2 when
 /// x and q do not take vector accesses, and for the token kernel; what quantize_1x128_dual runs
-/// since session 28), 6, 7, 8 "v7_pf050", "v7_pf100", "v7_pf200" (v6 where each CTA first asks L2,
-/// by one cp.async.bulk.prefetch, for a slice of the x rows that the CTAs launched half, one or
-/// two resident grids later read; v6 without vector accesses, with a capped grid or ldx much
-/// wider than K; the token kernel's v2), 9 "v8_ldhint" (v6 whose whole tiles load x by
-/// ld.global.nc.L1::no_allocate.L2::256B), 10 "v9_hints" (v8 whose whole tiles also store q and
-/// q_t by st.global.cs), 11 "v10_l2hint" (v6 whose whole tiles load x by ld.global.nc.L2::256B;
-/// all three v6 without vector accesses, the token kernel's v2). max_ctas > 0 caps the grid of a kernel that strides over its work (tests
+/// since session 28). max_ctas > 0 caps the grid of a kernel that strides over its work (tests
 /// use it to make every CTA walk several tiles), 0 keeps the kernel's own grid.
-inline constexpr int kVariants = 12;
+inline constexpr int kVariants = 6;
 enum class Kind { single, dual, tokens };
 /// The variant the public function of `kind` runs.
 int default_variant(Kind kind);
-/// A short name ("v1_first", "v2_lean", "v3_shared", "v4_occ4", "v5_async", "v6_interior",
-/// "v7_pf050", "v7_pf100", "v7_pf200", "v8_ldhint", "v9_hints", "v10_l2hint") of variant v.
+/// A short name ("v1_first", "v2_lean", "v3_shared", "v4_occ4", "v5_async", "v6_interior") of
+/// variant v.
 const char* variant_name(int v);
 void quantize_1x128(int variant, int max_ctas, const std::uint16_t* x, std::int64_t M,
                     std::int64_t K, std::int64_t ldx, std::uint8_t* q, std::int64_t ldq,

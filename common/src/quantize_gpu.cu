@@ -29,7 +29,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -40,7 +39,6 @@
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
 #include "common/ptx/cp_async.cuh"
-#include "common/ptx/cache_hints.cuh"
 #include "common/src/quantize_kernels.cuh"
 
 namespace fp8gemm {
@@ -629,10 +627,6 @@ struct Lean1x128Args {
   float* scales_t;
   GroupScaleLayout layout_t;
   bool pow2;
-  // v7_prefetch: CTA (tm, tk) asks L2 for slice tk of the bytes of tile row tm + pf_rows (0: no
-  // prefetch). In the padding after pow2: the struct's size and layout stay those of the other
-  // versions (with 16 bytes more, ptxas spilled in v3's and v4's duals).
-  std::int32_t pf_rows = 0;
 };
 
 constexpr int kThreadsLean = 256;
@@ -642,12 +636,6 @@ constexpr int kThreadsLean = 256;
 /// (its two 32 KB stages).
 constexpr int lean_ctas(bool dual, int version) { return !dual || version == 4 ? 4 : 3; }
 
-/// v7_prefetch's distance per variant, in resident CTAs (the grid's CTAs that fit on the GPU at
-/// once): variant 6 half of them, 7 all, 8 twice as many.
-constexpr double lean_prefetch_waves(int variant) {
-  return variant == 6 ? 0.5 : variant == 7 ? 1.0 : variant == 8 ? 2.0 : 0.0;
-}
-
 /// Dynamic shared memory of v5_async's dual: two stages of a 128 x 128 bf16 tile (swz1).
 constexpr int kLeanAsyncSmem = 2 * 128 * 16 * 16;
 
@@ -655,20 +643,12 @@ constexpr int kLeanAsyncSmem = 2 * 128 * 16 * 16;
 /// 5 (v5_async, dual only: v3 with the tile loaded by cp.async into one of two shared-memory
 /// stages, the CTA's next tile into the other; Vec only), 6 (v6_interior: v2, and when Vec a
 /// second copy of the tile's work for whole tiles without scale padding, Interior, that tests no
-/// bound: the loads, the q and q_t stores and the scale offsets of such a tile are unconditional),
-/// 7 (v7_prefetch: v6, and when Vec every CTA first asks L2 for a kt-th of the x rows that the CTAs
-/// launched pf_rows tile rows later will read, one cp.async.bulk.prefetch from one thread),
-/// 8 (v8_ldhint: v6 whose whole tiles load x by ld.global.nc.L1::no_allocate.L2::256B) and 9
-/// (v9_hints: v8 whose whole tiles also store q and q_t by st.global.cs), 10 (v10_l2hint: v6
-/// whose whole tiles load x by ld.global.nc.L2::256B, L1 allocation as __ldg's).
+/// bound: the loads, the q and q_t stores and the scale offsets of such a tile are unconditional).
 template <bool Vec, bool Dual, bool VecT, int Version>
 __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
     quantize_1x128_lean_kernel(const Lean1x128Args a) {
   constexpr bool Share = Version >= 3 && Version <= 5, FromSmem = Dual && Version == 4;
-  constexpr bool Async = Dual && Version == 5, Interior = Version >= 6 && Vec;
-  constexpr bool Prefetch = Version == 7 && Vec;
-  constexpr bool LdHint = (Version == 8 || Version == 9) && Vec, StHint = Version == 9 && Vec;
-  constexpr bool L2Hint = Version == 10 && Vec;
+  constexpr bool Async = Dual && Version == 5, Interior = Version == 6 && Vec;
   static_assert(!Async || Vec, "v5_async loads whole 16-byte chunks (Vec: K % 8 == 0)");
   __shared__ __align__(16) uint4 tile_s[Dual && !Async ? 128 * 16 : 1];
   extern __shared__ __align__(16) uint4 stages[];  // Async: 2 x 128 rows x 16 chunks (swz1)
@@ -706,25 +686,6 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
       const std::int64_t c0 = tk * 128 + 8 * l4;                        // chunk j at c0 + 32 j
       const std::int64_t r_first = tm * 128 + r0;
       const bool pads = tile_has_padding(a.layout, tm, mt, tk, kt);
-      if constexpr (Prefetch) {
-        // CTAs start in the grid's order (x fastest), so the kt CTAs of tile row tm + pf_rows
-        // start about pf_rows kt CTAs after this one. Their rows, 128 ldx bf16 from x + 128 (tm +
-        // pf_rows) ldx, are one contiguous range (the host turns the prefetch off when ldx is
-        // much wider than K); the kt CTAs of tile row tm each ask L2 for one kt-th of it, by one
-        // bulk prefetch from one thread (a hint; nothing waits for it). Vec: x 16-byte aligned,
-        // ldx and K multiples of 8, so the slices (multiples of 16 bytes) and the extent are.
-        const std::int64_t ptm = tm + a.pf_rows;
-        if (a.pf_rows > 0 && threadIdx.x == 0 && ptm < mt) {
-          const std::int64_t row_bytes = 256 * a.ldx;  // a tile row: 128 rows of 2 ldx bytes
-          const std::int64_t slice = (ceil_div(row_bytes, kt) + 15) / 16 * 16;
-          const std::int64_t begin = ptm * row_bytes + tk * slice;
-          const std::int64_t x_bytes = ((M - 1) * a.ldx + K) * 2;  // x's extent
-          const std::int64_t end = std::min({begin + slice, (ptm + 1) * row_bytes, x_bytes});
-          if (begin < end)
-            ptx::bulk_prefetch_l2(reinterpret_cast<const char*>(a.x) + begin,
-                                  unsigned(end - begin));
-        }
-      }
       // The tile's work; In (v6_interior): the tile is whole and has no scale padding, so no
       // bound or padding test runs (a second copy of the code, taken by the interior tiles).
       const auto work = [&](auto in_c) {
@@ -754,9 +715,7 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
             const std::uint16_t* xi = x_tile + (unsigned(r0 + 8 * sl) * unsigned(a.ldx) + 8 * l4);
 #pragma unroll
             for (int j = 0; j < 4; ++j)
-              v[sl][j] = LdHint   ? ptx::ld_global_stream_v4(xi + 32 * j)
-                         : L2Hint ? ptx::ld_global_l2_256b_v4(xi + 32 * j)
-                                  : __ldg(reinterpret_cast<const uint4*>(xi + 32 * j));
+              v[sl][j] = __ldg(reinterpret_cast<const uint4*>(xi + 32 * j));
           } else {
             const std::uint16_t* xr = a.x + (r_first + 8 * sl) * a.ldx;
 #pragma unroll
@@ -808,12 +767,7 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
             if constexpr (In) {
               std::uint8_t* qr = q_tile + (unsigned(r0 + 8 * sl) * unsigned(a.ldq) + 8 * l4);
 #pragma unroll
-              for (int j = 0; j < 4; ++j) {
-                if constexpr (StHint)
-                  ptx::st_global_stream_v2(qr + 32 * j, codes[j]);
-                else
-                  *reinterpret_cast<uint2*>(qr + 32 * j) = codes[j];
-              }
+              for (int j = 0; j < 4; ++j) *reinterpret_cast<uint2*>(qr + 32 * j) = codes[j];
               // offset(r, tk) = offset(tm 128, tk) + (r0 + 8 sl) rstep
               const unsigned rstep = a.layout.major == ScaleMajor::mn ? 1u : unsigned(a.layout.ld);
               if (l4 == 0)
@@ -844,9 +798,8 @@ __global__ void __launch_bounds__(kThreadsLean, lean_ctas(Dual, Version))
           stage ^= 1;  // the next iteration's barrier comes before its stage is rewritten
         } else if constexpr (Dual) {
           __syncthreads();
-          lean_columns<VecT, false, Share, In, In && StHint>(tile, tm, tk, K, M, mt, 128, a.q_t,
-                                                             a.ldq_t, a.scales_t, a.layout_t,
-                                                             a.pow2);
+          lean_columns<VecT, false, Share, In>(tile, tm, tk, K, M, mt, 128, a.q_t, a.ldq_t,
+                                               a.scales_t, a.layout_t, a.pow2);
           __syncthreads();  // the tile is rewritten by the next iteration
         }
       };
@@ -900,8 +853,8 @@ void require_variant_1x128(const char* who, int variant, int max_ctas) {
 /// v2_lean and later: one CTA per 128 x 128 tile, (tile columns, tile rows), at most 65535 tile
 /// rows and at most max_ctas CTAs in all when max_ctas > 0 (the kernel strides over the rest).
 template <bool Vec, bool Dual, bool VecT, int Version>
-void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas, cudaStream_t stream,
-                        int variant = 0) {
+void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas,
+                        cudaStream_t stream) {
   const auto kernel = &quantize_1x128_lean_kernel<Vec, Dual, VecT, Version>;
   const int smem = Dual && Version == 5 ? kLeanAsyncSmem : 0;
   prepare(reinterpret_cast<const void*>(kernel), "quantize_1x128_lean_kernel", who, smem);
@@ -909,24 +862,6 @@ void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas, c
   const std::int64_t gx = std::min({ceil_div(a.K, 128), cap, std::int64_t(0x7FFFFFFF)});
   const std::int64_t gy =
       std::min({ceil_div(a.M, 128), std::max<std::int64_t>(1, cap / gx), std::int64_t(65535)});
-  if constexpr (Version == 7) {
-    // The prefetch distance in tile rows (kt CTAs each in the grid's order): a fraction of the
-    // CTAs resident at once (variant 6: half, 7: all, 8: twice), at least one tile row. Off
-    // when x's rows are much wider than K (the range would carry other data) or the grid
-    // strides (the order is then not the launch order).
-    int per_sm = 0;
-    FP8GEMM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreadsLean, smem));
-    const std::int64_t kt = ceil_div(a.K, 128);
-    const double ahead =
-        lean_prefetch_waves(variant) * current_device_sm_count() * std::max(per_sm, 1);
-    Lean1x128Args b = a;
-    if (a.ldx <= a.K + 64 && gx == kt && gy == ceil_div(a.M, 128) && a.M > 0) {
-      b.pf_rows = int(std::clamp<std::int64_t>(std::llround(ahead / double(kt)), 1, 1 << 30));
-    }
-    kernel<<<dim3(unsigned(gx), unsigned(gy), 1u), kThreadsLean, smem, stream>>>(b);
-    return check_launch(who);
-  }
   kernel<<<dim3(unsigned(gx), unsigned(gy), 1u), kThreadsLean, smem, stream>>>(a);
   check_launch(who);
 }
@@ -934,20 +869,12 @@ void launch_lean_kernel(const char* who, const Lean1x128Args& a, int max_ctas, c
 /// variant 1 (v2_lean), 2 (v3_shared: the scales shared by shuffles), 3 (v4_occ4: the dual at 4
 /// CTAs per SM; the single kernel runs 4 already, so its v4 is its v3), 4 (v5_async: the dual's
 /// tiles by cp.async when Vec; otherwise, and for the single kernel, v3) or 5 (v6_interior: v2
-/// with a copy of the tile's code for whole tiles, without bound tests; v2 when not Vec), 6-8
-/// (v7_prefetch: v6 with the L2 prefetch of a later CTA's tile, half, one or two resident grids
-/// ahead; v6 when not Vec), 9 (v8_ldhint: v6 with streaming load hints), 10 (v9_hints: and
-/// streaming stores), 11 (v10_l2hint: v6 with the L2::256B load hint alone).
+/// with a copy of the tile's code for whole tiles, without bound tests; v2 when not Vec).
 template <bool Vec, bool Dual, bool VecT>
 void launch_lean(int variant, const char* who, const Lean1x128Args& a, int max_ctas,
                  cudaStream_t stream) {
   if (variant == 1) return launch_lean_kernel<Vec, Dual, VecT, 2>(who, a, max_ctas, stream);
   if (variant == 5) return launch_lean_kernel<Vec, Dual, VecT, 6>(who, a, max_ctas, stream);
-  if (variant >= 6 && variant <= 8)
-    return launch_lean_kernel<Vec, Dual, VecT, 7>(who, a, max_ctas, stream, variant);
-  if (variant == 9) return launch_lean_kernel<Vec, Dual, VecT, 8>(who, a, max_ctas, stream);
-  if (variant == 10) return launch_lean_kernel<Vec, Dual, VecT, 9>(who, a, max_ctas, stream);
-  if (variant == 11) return launch_lean_kernel<Vec, Dual, VecT, 10>(who, a, max_ctas, stream);
   if constexpr (Dual) {
     if (variant == 3) return launch_lean_kernel<Vec, Dual, VecT, 4>(who, a, max_ctas, stream);
     if constexpr (Vec)
@@ -975,12 +902,6 @@ const char* variant_name(int v) {
          : v == 3 ? "v4_occ4"
          : v == 4 ? "v5_async"
          : v == 5 ? "v6_interior"
-         : v == 6 ? "v7_pf050"
-         : v == 7 ? "v7_pf100"
-         : v == 8 ? "v7_pf200"
-         : v == 9 ? "v8_ldhint"
-         : v == 10 ? "v9_hints"
-         : v == 11 ? "v10_l2hint"
                   : "?";
 }
 

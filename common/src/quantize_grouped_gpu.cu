@@ -310,11 +310,11 @@ void quantize_tokens_transposed_1x128(int variant, int max_ctas, const std::uint
               : (vt ? &quantize_tokens_lean_kernel<false, true, V>
                     : &quantize_tokens_lean_kernel<false, false, V>);
   };
-  // variant 4 (v5_async, a dual-only change): the token kernel's v3; variants 5-8 (v6_interior,
-  // the dense kernels' whole-tile copy, and v7's prefetch on top of it): its v2.
+  // variant 4 (v5_async, a dual-only change): the token kernel's v3; variant 5 (v6_interior,
+  // the dense kernels' whole-tile copy): its v2.
   const Kernel kernel =
       variant == 3   ? lean(std::integral_constant<int, 4>{})
-      : variant >= 5 ? lean(std::integral_constant<int, 2>{})
+      : variant == 5 ? lean(std::integral_constant<int, 2>{})
       : variant >= 2 ? lean(std::integral_constant<int, 3>{})
       : variant == 1
           ? lean(std::integral_constant<int, 2>{})

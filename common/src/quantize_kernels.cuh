@@ -13,7 +13,6 @@
 #include <string>
 
 #include "common/launch.hpp"
-#include "common/ptx/cache_hints.cuh"
 #include "common/ptx/smem.cuh"
 #include "common/quantize_gpu.hpp"
 #include "common/scale_layout.hpp"
@@ -542,8 +541,7 @@ __device__ __forceinline__ int swz1(int r, int c) {
 /// (128 rows of x, 128 columns inside K) and that its groups have no scale padding to zero, so the
 /// per-column bounds tests go, q_t's 16 codes are stored without one, and each scale's offset is a
 /// step from the tile's first (a multiply and a select per column in the general path).
-/// Stream (tuning_1x128 "v9_hints"; with Interior and VecT): q_t's 16-byte stores by st.global.cs.
-template <bool VecT, bool Tokens, bool Share = false, bool Interior = false, bool Stream = false>
+template <bool VecT, bool Tokens, bool Share = false, bool Interior = false>
 __device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm, std::int64_t tk,
                                              std::int64_t K, std::int64_t M, std::int64_t mt,
                                              int valid_rows, std::uint8_t* __restrict__ q_t,
@@ -595,11 +593,7 @@ __device__ __forceinline__ void lean_columns(const uint4* tile, std::int64_t tm,
         }
       }
       if constexpr (Interior) {
-        std::uint8_t* const dst = qt0 + (unsigned(2 * p + half) * unsigned(ldq_t) + 16 * j);
-        if constexpr (Stream && VecT)
-          ptx::st_global_stream_v4(dst, make_uint4(out[0], out[1], out[2], out[3]));
-        else
-          store16<VecT, true>(dst, m0, M, out);
+        store16<VecT, true>(qt0 + (unsigned(2 * p + half) * unsigned(ldq_t) + 16 * j), m0, M, out);
         if (j == 0) scale0[unsigned(2 * p + half) * kstep] = g.scale;
       } else {
         store16<VecT>(q_t + k * ldq_t + m0, m0, M, out);
