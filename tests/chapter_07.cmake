@@ -72,4 +72,9 @@ if(Python3_Interpreter_FOUND)
                    ${PROJECT_SOURCE_DIR}/plots/data/h200/ch07/straddle_session17/summarise.py
                    --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
   set_tests_properties(chapter_07_straddle_session17 PROPERTIES LABELS cpu)
+  # Session 36's 1 x 128 dual variants (an L2 prefetch, cache hints) beside v6_interior.
+  add_test(NAME chapter_07_session36_dual
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/session36/summarise.py
+                   --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
+  set_tests_properties(chapter_07_session36_dual PROPERTIES LABELS cpu)
 endif()
