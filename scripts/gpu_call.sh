@@ -12,8 +12,9 @@
 # package's (chapters/10_production/python/stage.sh) into /tmp. Sets B (the binaries), C (their
 # commit, bin/commit.txt), L ($OUT/call.log), T0 and LD_LIBRARY_PATH; logs the GPU, its clocks,
 # power limit and driver, and the binaries' and package's commits; defines say (a line with the
-# time and the seconds since the start, into the log and stdout), seconds_left, and for chapter 8's
-# calls ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and peers_moe_step (below). $OUT is the
+# time and the seconds since the start, into the log and stdout), seconds_left, gpu_tests_step,
+# ncu_step, and for chapter 8's calls ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and
+# peers_moe_step (below). $OUT is the
 # folder whose files come back from the GPU machine.
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
 T0=$(date +%s)
@@ -73,6 +74,34 @@ ch08_ab_runs() {
       --forward-only "$@" --only="$only" --kernels="$o" --json="$dir/ab_$i.json" > "$dir/ab_$i.log" 2>&1
     echo "rc=$?" >> "$L"
   done
+}
+# The GPU test binaries whose names match REGEX (scripts/gpu_loop.sh's tests step), the whole step
+# within SECONDS: gpu_tests_step 'REGEX' SECONDS. Leaves the loop's folder $OUT/gl and
+# $OUT/gpu_tests_<commit>.txt, and puts the PASS / FAIL / SKIP lines and the count in the log.
+gpu_tests_step() {
+  BIN=$B STEPS=tests ONLY="$1" TIMEOUT=$(($2 - 20)) timeout "$2" bash scripts/gpu_loop.sh "$OUT/gl" \
+    > /dev/null 2>&1
+  echo "gpu_loop rc=$?" >> "$L"
+  cp "$OUT/gl/summary.txt" "$OUT/gpu_tests_${C:0:7}.txt" 2>/dev/null
+  grep -E "^(PASS|FAIL|SKIP)" "$OUT/gl/summary.txt" >> "$L" 2>/dev/null
+  tail -1 "$OUT/gl/summary.txt" >> "$L" 2>/dev/null
+}
+# One launch of the kernels matching KERNEL_REGEX (the third one launched: two warm-ups skipped)
+# under ncu, clocks as the driver sets them, with the given sections, from EXE ARGS...; writes
+# DIR/ncu_TAG_details.txt and puts the details' lines that match GREP (an ERE) in the log:
+#   ncu_step DIR TAG KERNEL_REGEX 'SECTION...' GREP EXE [ARGS...]
+ncu_step() {
+  local dir=$1 tag=$2 kernel=$3 sections=$4 pattern=$5 ncu s args=()
+  shift 5
+  ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+  for s in $sections; do args+=(--section "$s"); done
+  mkdir -p "$dir"
+  timeout 90 "$ncu" --clock-control none --launch-skip 2 --launch-count 1 \
+    --kernel-name "regex:$kernel" "${args[@]}" -o "$dir/ncu_$tag" -f "$@" > "$dir/ncu_$tag.log" 2>&1
+  echo "ncu $tag rc=$?" >> "$L"
+  "$ncu" -i "$dir/ncu_$tag.ncu-rep" --page details > "$dir/ncu_${tag}_details.txt" 2>&1
+  grep -E "$pattern" "$dir/ncu_${tag}_details.txt" >> "$L"
+  rm -f "$dir/ncu_$tag.ncu-rep"
 }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,driver_version --format=csv >> "$L" 2>&1
 echo "bin: $C  package: $(cat /tmp/py/fp8gemm/commit.txt 2>/dev/null || echo none)" >> "$L"
