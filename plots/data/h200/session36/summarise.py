@@ -7,7 +7,9 @@ v6_interior (the public quantize_1x128_dual's kernel) in the same process.
       one or two resident grids (396 CTAs) later read; two runs of quantize_bench;
   call 2 (ef8999a): v8_ldhint (loads ld.global.nc.L1::no_allocate.L2::256B), v9_hints (v8 and
       the q and q_t stores st.global.cs), v10_l2hint (loads ld.global.nc.L2::256B); three runs;
-  and ncu (SpeedOfLight, MemoryWorkloadAnalysis; one launch at 8192 x 7168) of each.
+  and ncu (SpeedOfLight, MemoryWorkloadAnalysis; one launch at 8192 x 7168) of each; and the
+  public dual against the median of every copy of the same bytes timed in its run (the bench
+  times one beside each item), beside its own item's copy (the target's method).
 The variants were removed after these calls (89850da); their code is at abe5a85 and ef8999a.
 
     python3 plots/data/h200/session36/summarise.py
@@ -17,6 +19,7 @@ import collections
 import json
 import os
 import re
+import statistics
 import sys
 import tarfile
 
@@ -39,6 +42,25 @@ def runs(call):
                 if name.startswith("quantize_1x128_dual") and "pct_of_copy" in b:
                     r[(name, shape)] = (b["GB/s"], b["pct_of_copy"])
             out.append(r)
+    return out
+
+
+def copies(call):
+    """[(shape, [copy GB/s of every item of that shape], public dual GB/s)] per run of the call:
+    the device copies of the same bytes that the run timed, one beside each item."""
+    out = []
+    with tarfile.open(os.path.join(HERE, call, "q.txz")) as tar:
+        for m in sorted(tar.getmembers(), key=lambda m: m.name):
+            if not re.search(r"quantize_bench_dual_.*\.json$", m.name):
+                continue
+            cs, pub = collections.defaultdict(list), {}
+            for b in json.load(tar.extractfile(m))["benchmarks"]:
+                name, shape = b["name"].split("/")[:2]
+                if name.startswith("copy_d2d_as_quantize_1x128_dual"):
+                    cs[shape].append(b["GB/s"])
+                elif name == "quantize_1x128_dual":
+                    pub[shape] = b["GB/s"]
+            out += [(shape, sorted(cs[shape]), pub[shape]) for shape in sorted(pub)]
     return out
 
 
@@ -83,6 +105,18 @@ def table():
             lines.append(f"| {call.split('_')[0]} (`{commit}`) | {label} | {shape} | "
                          + ", ".join(f"{g:.0f}" for g in gbs) + " | "
                          + ", ".join(f"{p:.1f}" for p in pct) + f" | {ratio:.3f} |")
+    lines.append("")
+    lines.append("| call, run | shape | the run's copies of these bytes (GB/s) | their median | "
+                 "public dual GB/s | % of its own item's copy | % of the median copy |")
+    lines.append("|---|---|---|---:|---:|---:|---:|")
+    for call, commit in CALLS:
+        own = [r[("quantize_1x128_dual", sh)][1] for r in runs(call) for sh in sorted(
+            {k[1] for k in r if k[0] == "quantize_1x128_dual"})]
+        for i, (shape, cs, pub) in enumerate(copies(call)):
+            med = statistics.median(cs)
+            lines.append(f"| {call.split('_')[0]}, {i // 2 + 1} | {shape} | {cs[0]:.0f}-{cs[-1]:.0f} "
+                         f"({len(cs)}) | {med:.0f} | {pub:.0f} | {own[i]:.1f} | "
+                         f"{100 * pub / med:.1f} |")
     lines.append("")
     lines.append("| call | kernel (8192 x 7168, one launch under ncu) | "
                  + " | ".join(NCU_KEYS) + " |")
