@@ -8,6 +8,7 @@ sharing each B slice) and a memory-heavy one's (one row tile per B slice: 2 x ro
 of B, below the H200's ~370) run side by side in `mix` and apart in `desc`/`asc`.
 
     python3 plots/data/h200/session36/group_order.py [JSON ...]   (default: call5's runs)
+    python3 plots/data/h200/session36/group_order.py --check chapters/08_grouped_moe/README.md
 """
 import collections
 import glob
@@ -23,16 +24,17 @@ import readme_block  # noqa: E402
 ORDERS = ["orig", "desc", "asc", "mix"]
 
 
-def main(files):
+def table(files):
+    out = []
     t = collections.defaultdict(list)  # (kernel, base case, order) -> [us per run]
     for f in files:
         for (kernel, case), us in readme_block.executable_medians(f).items():
             m = re.match(r"(.+)_(orig|desc|asc|mix)$", case)
             if m:
                 t[(kernel, m.group(1), m.group(2))].append(us)
-    print("| kernel | case | " + " | ".join(f"`{o}` us" for o in ORDERS) + " | "
-          + " | ".join(f"`{o}` / `orig`" for o in ORDERS[1:]) + " |")
-    print("|---|---|" + "---|" * len(ORDERS) + "---:|" * (len(ORDERS) - 1))
+    out.append("| kernel | case | " + " | ".join(f"`{o}` us" for o in ORDERS) + " | "
+               + " | ".join(f"`{o}` / `orig`" for o in ORDERS[1:]) + " |")
+    out.append("|---|---|" + "---|" * len(ORDERS) + "---:|" * (len(ORDERS) - 1))
     for kernel, case in sorted({(k, c) for k, c, _ in t}):
         cells, ratios = [], []
         base = t.get((kernel, case, "orig"))
@@ -41,9 +43,15 @@ def main(files):
             cells.append(", ".join(f"{x:.1f}" for x in v) if v else "-")
             if o != "orig":
                 ratios.append(f"{statistics.mean(v) / statistics.mean(base):.3f}" if v and base else "-")
-        print(f"| `{kernel}` | {case} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+        out.append(f"| `{kernel}` | {case} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    return "\n".join(out)
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:] or sorted(glob.glob(os.path.join(HERE, "call5*", "order_*.json")))
-    main(args)
+    argv = sys.argv[1:]
+    default = sorted(glob.glob(os.path.join(HERE, "call5*", "order_*.json")))
+    if "--check" in argv:
+        readme_block.check(argv[argv.index("--check") + 1], "session36-order", table(default),
+                           "session36/group_order.py", "plots/data/h200/session36/call5_53fe42f/")
+    else:
+        print(table(argv or default))
