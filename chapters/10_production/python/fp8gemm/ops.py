@@ -235,7 +235,8 @@ def gemm_grouped_contiguous(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tens
     group g in one launch. a [rows, K] e4m3 (rows sorted by group), scale_a [rows, kg];
     b [G, N, K] e4m3, scale_b [G, nb, kg]; offsets [G + 1] int32 on the GPU. Calls with fewer
     than 1024 rows per group on average (2048 at K >= 4096) draw their tiles from a device counter
-    the op keeps per stream (a fresh one per call while capturing a CUDA graph): chapter 8's counter schedule."""
+    the op keeps per stream (a fresh one per call while capturing a CUDA graph): chapter 8's
+    counter schedule."""
     return _ops().gemm_grouped_contiguous(a, scale_a, b, scale_b, offsets)
 
 
