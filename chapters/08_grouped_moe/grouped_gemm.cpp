@@ -235,7 +235,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows.
   const bool rows_fit_tma = all_rows <= kRaggedMaxRows;
   const bool tma_ok = engine::tma_store_compatible(args) && rows_fit_tma;
-  const engine::KernelInfo& k = !o.kernel.empty()    ? engine::find_kernel(kernels(), o.kernel, kWho)
+  const engine::KernelInfo& k = !o.kernel.empty() ? engine::find_kernel(kernels(), o.kernel, kWho)
                                 : o.counter_schedule ? counter_schedule_kernel(g, tma_ok)
                                                      : default_kernel(g, tma_ok);
   // The counter schedule's kernel draws its tiles from the caller's counter (run(stream,

@@ -578,9 +578,10 @@ int main(int argc, char** argv) {
                    2.0 * rows * double(c.N);
       return cost;
     };
-    // The plans' defaults (run(stream)), and the counter schedule (GroupedOptions::counter_schedule,
-    // the PyTorch op's choice) on 512 rows per group, so that every side runs the counter kernel,
-    // each run given a counter of its side's own (run(stream, tile_counter)).
+    // The plans' defaults (run(stream)), and the counter schedule
+    // (GroupedOptions::counter_schedule, the PyTorch op's choice) on 512 rows per group, so that
+    // every side runs the counter kernel, each run given a counter of its side's own
+    // (run(stream, tile_counter)).
     const struct {
       ch08::GroupedShape shape;
       bool counter;

@@ -173,7 +173,8 @@ def rel_error(a, b) -> float:
 
 GROUPED_STATIC = "128x256_s4_c1x1_promoted_tma_b1"
 GROUPED_COUNTER_PATH = "torch.ops.fp8gemm.gemm_grouped_contiguous (counter schedule, 4 x 32 rows)"
-GROUPED_STATIC_PATH = f"torch.ops.fp8gemm._gemm_grouped_kernel ({GROUPED_STATIC} by name, no counter)"
+GROUPED_STATIC_PATH = (f"torch.ops.fp8gemm._gemm_grouped_kernel ({GROUPED_STATIC} by name, "
+                       "no counter)")
 
 
 def bench_overhead(args, timer) -> dict:
