@@ -78,8 +78,10 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 /// The launch configuration of `kernel` on `ctas` CTAs: its threads and shared memory, and the
 /// cluster dimension as a launch attribute (written to `attr`, which must outlive the config).
+/// `for_launch`: a kernel of one-CTA clusters (c1x1) is launched as a plain grid, without the
+/// attribute (its code uses no cluster feature then, kernel.cuh); the occupancy query keeps it.
 cudaLaunchConfig_t launch_config(const KernelInfo& kernel, int ctas, cudaStream_t stream,
-                                 cudaLaunchAttribute& attr) {
+                                 cudaLaunchAttribute& attr, bool for_launch) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(ctas), 1, 1);
   cfg.blockDim = dim3(unsigned(kernel.threads), 1, 1);
@@ -91,7 +93,7 @@ cudaLaunchConfig_t launch_config(const KernelInfo& kernel, int ctas, cudaStream_
   attr.val.clusterDim.y = 1;
   attr.val.clusterDim.z = 1;
   cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  cfg.numAttrs = (for_launch && kernel.cluster_size() == 1) ? 0 : 1;
   return cfg;
 }
 
@@ -145,7 +147,7 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   // a GPC), limited by max_sms, never more than there are units.
   const int sm_count = current_device_sm_count();
   cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t cfg = launch_config(kernel, kernel.cluster_size(), nullptr, attr);
+  const cudaLaunchConfig_t cfg = launch_config(kernel, kernel.cluster_size(), nullptr, attr, false);
   int max_clusters = 0;
   FP8GEMM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&max_clusters, kernel.kernel, &cfg));
   if (max_clusters < 1)
@@ -219,7 +221,7 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
 void EnginePlan::launch(const void* params, cudaStream_t stream) const {
   require_no_pending_error(who_.c_str());
   cudaLaunchAttribute attr;
-  const cudaLaunchConfig_t cfg = launch_config(kernel_, grid_ctas_, stream, attr);
+  const cudaLaunchConfig_t cfg = launch_config(kernel_, grid_ctas_, stream, attr, true);
   void* kernel_args[] = {const_cast<void*>(params)};
   throw_if_launch_failed(cudaLaunchKernelExC(&cfg, kernel_.kernel, kernel_args), who_,
                          kernel_.name);
