@@ -259,12 +259,14 @@ TEST_CASE("ch08: G = 256 experts of 0 to 40 rows", "[ch08][gpu]") {
 
 TEST_CASE("ch08: masked groups, masked_m from 0 to M_max", "[ch08][gpu]") {
   CHECK(run_case(masked({0, 1, 256, 129, 300 /* clamped to M_max */}, 256, 264, 656), 20));
-  {  // M_max >= 1024 at K <= 2048: the default takes 3 stages and 4 staging buffers (session 35).
-    const GroupedShape s = masked({1024, 700, 0, 1}, 1024, 264, 656);
-    const ch08::GroupedOperands ops(s, 24);
+  // M_max >= 1024 at K <= 4096: the default takes 3 stages and 4 staging buffers (session 35 at
+  // K <= 2048, session 37 up to 4096; K = 3008 ends in a partial K block).
+  for (const auto& [s, seed] : {std::pair{masked({1024, 700, 0, 1}, 1024, 264, 656), 24},
+                                std::pair{masked({1024, 300, 0, 1}, 1024, 264, 3008), 25}}) {
+    const ch08::GroupedOperands ops(s, seed);
     const ch08::Plan plan(ops.gemm());
     CHECK(has(plan.describe(), "256x128_s3_c1x1_promoted_tma_b4"));
-    const auto r = ch08::run_and_check(ops, s, [&](cudaStream_t st) { plan.run(st); }, 0, 24);
+    const auto r = ch08::run_and_check(ops, s, [&](cudaStream_t st) { plan.run(st); }, 0, seed);
     report(s, r, plan);
     CHECK(r.ok);
     CHECK(complete(s, r));

@@ -173,12 +173,22 @@ TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][
   CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1_noew");
   g.rows = 1023;
   CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1_noew");
-  // Short K and M_max >= 1024: 3 stages, a staging buffer per store unit (session 35).
+  // K <= 4096 and M_max >= 1024: 3 stages, a staging buffer per store unit (session 35 up to
+  // K = 2048, session 37 up to 4096).
   g.rows = 1024;
   CHECK(ch08::default_kernel(g, true).name == "256x128_s3_c1x1_promoted_tma_b4");
   g.K = 1024;
   CHECK(ch08::default_kernel(g, true).name == "256x128_s3_c1x1_promoted_tma_b4");
   g.K = 2049;
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s3_c1x1_promoted_tma_b4");
+  g.K = 4096;
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s3_c1x1_promoted_tma_b4");
+  g.K = 4097;
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1");
+  g.K = 7168;
+  CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1");
+  g.rows = 1023;
+  g.K = 4096;  // below 1024 rows, the early-wave default past K = 2048
   CHECK(ch08::default_kernel(g, true).name == "256x128_s4_c1x1_promoted_tma_b1");
   g.rows = 256;
   g.K = 2049;
@@ -190,7 +200,7 @@ TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][
   // nor the counter kernel (its plan would own the counter: one stream at a time).
   for (auto layout : {ch08::Layout::contiguous, ch08::Layout::masked})
     for (std::int64_t rows : {1, 128, 255, 256, 1024, 4096, 65536})
-      for (std::int64_t K : {1024, 2048, 2049, 7168})
+      for (std::int64_t K : {1024, 2048, 2049, 4096, 4097, 7168})
         for (bool tma : {true, false}) {
           g.layout = layout;
           g.rows = rows;

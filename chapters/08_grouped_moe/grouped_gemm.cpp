@@ -38,7 +38,8 @@ constexpr const char* kSmallGroupsKernel = "128x256_s4_c1x1_promoted_tma_b1";
 /// TFLOPS, 1.02-1.10x 128 x 256); fewer (skewed 8192 tokens over 32, 256 on average), 128 x 256,
 /// whose 128-row tiles waste less at each expert's end (867-899 against 722-744); masked with
 /// M_max >= 256, 256 x 128 without a cluster (the fastest at all six masked cases, 1.02-1.09x
-/// 128 x 256; at K <= 2048 and M_max >= 1024 with 3 stages and 4 staging buffers, session 35),
+/// 128 x 256; at K <= 4096 and M_max >= 1024 with 3 stages and 4 staging buffers, sessions 35
+/// and 37),
 /// below that 128 x 256 (not measured).
 /// Session 16 measured tiles cut to 7/8 of the width for masked calls whose last round leaves
 /// SMs idle (256 x 112 and 128 x 224 at N = 7168, kernels_grouped_narrow.cu): no faster than
@@ -58,11 +59,13 @@ const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok
     // M_max = 1024 rows (each expert's B serving four or more row tiles), 3 stages with a staging
     // buffer per store unit (session 35: 0.952-0.979x the time at N = 7168, K = 2048 and 1024,
     // G = 1-4, two runs each; 1.002-1.003x at N = 4096, one partial round of tiles; 1.016x and
-    // 1.06x at M_max = 512 and 256, where four experts' B are read per row of tiles).
+    // 1.06x at M_max = 512 and 256, where four experts' B are read per row of tiles). Session 37
+    // extended the 3-stage tile to K <= 4096 (session 36's sixteen calls with M_max >= 1024, four
+    // runs: 0.974-1.003x the early-wave default's time at K = 4096, 0.980-1.010x at K = 7168).
     if (g.rows >= 256)
-      name = g.K > 2048     ? "256x128_s4_c1x1_promoted_tma_b1"
-             : g.rows >= 1024 ? "256x128_s3_c1x1_promoted_tma_b4"
-                              : "256x128_s4_c1x1_promoted_tma_b1_noew";
+      name = g.K <= 4096 && g.rows >= 1024 ? "256x128_s3_c1x1_promoted_tma_b4"
+             : g.K > 2048                  ? "256x128_s4_c1x1_promoted_tma_b1"
+                                           : "256x128_s4_c1x1_promoted_tma_b1_noew";
   } else if (g.rows >= std::int64_t(1024) * g.groups) {
     name = "256x128_s3_c1x2_promoted_tma_b4";
   }

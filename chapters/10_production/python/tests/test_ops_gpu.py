@@ -303,10 +303,12 @@ def test_gemm_grouped_contiguous(G, T, N, K):
 
 
 @parametrize("M_max,counts,N,K", [(200, [200, 0, 77, 129], 384, 1040),
-                                  (1024, [1024, 517], 264, 2048)])
+                                  (1024, [1024, 517], 264, 2048),
+                                  (1024, [300, 1024], 264, 4096)])
 def test_gemm_grouped_masked(M_max, counts, N, K):
-    """The masked op against float64; the second case takes the M_max >= 1024, K <= 2048 kernel
-    (3 stages, 4 staging buffers; session 35)."""
+    """The masked op against float64; the second and third cases take the M_max >= 1024,
+    K <= 4096 kernel (3 stages, 4 staging buffers; session 35 up to K = 2048, session 37 up to
+    4096)."""
     require_gpu()
     G = len(counts)
     gen = _gen(31)
