@@ -87,15 +87,6 @@ TEST_CASE("ch07: every kernel at the scheduler's edges, K % 128 != 0", "[ch07][g
     one.max_sms = k.cluster_m * k.cluster_n;
     CHECK(check(HostCall(long_k, tma_a(long_k.M), padded_b(long_k.K), seed++), one,
                 k.name + " on one CTA"));
-    if (k.name.find("_ks") != std::string::npos) {
-      // K-split consumers: an odd number of K blocks per tile, so each tile after the first
-      // starts in a ring stage of the other parity and the two warpgroups swap first blocks;
-      // K = 80: a warpgroup with no K block in every tile (its totals are zeros).
-      for (const Shape& odd : {Shape{3 * bm - 7, 2 * bn + 8, 128 * (2 * k.stages + 2) + 48},
-                               Shape{3 * bm - 7, 2 * bn + 8, 80}})
-        CHECK(check(HostCall(odd, tma_a(odd.M), padded_b(odd.K), seed++), one,
-                    k.name + " on one CTA, odd K blocks"));
-    }
   }
 }
 

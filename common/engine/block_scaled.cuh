@@ -211,21 +211,6 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
 #pragma unroll
       for (int r = 0; r < kSfbRows; ++r) sb[r] = __shfl_sync(0xffffffffu, cur[r], i);
     }
-    /// The same for every other K block (kb = base or base + 1, then + 2, + 2, ...: a k-split
-    /// warpgroup's blocks): each 32-block window is entered at its block 0 or 1, and the next one
-    /// requested at its block 16 or 17, whichever of the two is this warpgroup's.
-    __device__ __forceinline__ void get_every_other(int kb, float (&sb)[kSfbRows]) {
-      int i = kb - base;
-      if (i >= 32) {
-#pragma unroll
-        for (int r = 0; r < kSfbRows; ++r) cur[r] = next[r];
-        base += 32;
-        i -= 32;
-      }
-      if (i == 16 || i == 17) load(next, base + 32);
-#pragma unroll
-      for (int r = 0; r < kSfbRows; ++r) sb[r] = __shfl_sync(0xffffffffu, cur[r], i);
-    }
   };
   __device__ __forceinline__ static void produce_extra(const Params& p, std::uint32_t extra,
                                                        std::uint32_t bar, const Tile& t, int kb) {
@@ -309,47 +294,6 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       BlockScaledMath::promote<kOffset, kWaveN>(acc, part, wn, s.sa0, s.sa1, b.sb);
     }
   };
-
-  /// K-split consumers (ConsumerOrder::ksplit, kernel.cuh): warpgroup wg's share of tile t's K
-  /// blocks, those in ring stages of parity wg (the ring is even, so a stage always holds the same
-  /// warpgroup's blocks and each warpgroup waits on its stages' barriers round after round, as a
-  /// lone consumer would). The two-deep loop over them (block j + 1's wgmma issued before block
-  /// j's promotion), on a ring position that moves two stages per block, with a promotion that
-  /// reads every other block's B scales; the other warpgroup's chain runs beside it. `st` ends
-  /// past the tile's last K block, as for every consumer.
-  static constexpr bool kSupportsKSplit = true;
-  template <class TileT>
-  struct EveryOtherPromotion : Promotion<TileT> {
-    int first = 0;  ///< the warpgroup's first K block of the tile (0 or 1)
-    /// Its i-th block's B scales: K block first + 2 i.
-    __device__ __forceinline__ typename Promotion<TileT>::Block block(int i) {
-      typename Promotion<TileT>::Block b;
-      this->bs.get_every_other(first + 2 * i, b.sb);
-      return b;
-    }
-  };
-  template <class TileT>
-  __device__ __forceinline__ static void mainloop_ksplit(
-      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, const Params& p, const TileT& t,
-      std::uint32_t ring, std::uint32_t side, const std::uint64_t* full,
-      const std::uint64_t* empty, int wg_index, std::uint32_t rank) {
-    static_assert(Cfg::kKSplit && Cfg::kWavesM == 1 && !kStraddles,
-                  "k-split: 64-row tiles whose columns lie in one B-scale block row");
-    const int wg = warp_uniform(wg_index);
-    const int k_blocks = p.k_blocks;
-    EveryOtherPromotion<TileT> promotion{make_promotion(p, t, side, 0)};  // both: the 64 rows
-    promotion.first = (st.stage & 1) == wg ? 0 : 1;
-    StridedPipelineState<Cfg::kStages> mine;
-    mine.stage = st.stage + promotion.first;
-    mine.phase = st.phase;
-    if (mine.stage == Cfg::kStages) {
-      mine.stage = 0;
-      mine.phase ^= 1u;
-    }
-    const int blocks = (k_blocks - promotion.first + 1) / 2;  // first, first + 2, ... < k_blocks
-    Base::promoted_loop_two_deep(acc, mine, 0, blocks, ring, full, empty, 0, rank, promotion);
-    st.skip(k_blocks);
-  }
 
   /// The consumer warpgroup's main loop over tile t's K blocks (all of K): the lean loop, or the
   /// first one (kPromotedLoop = 0, mainloop_v0) for the same-run comparison.

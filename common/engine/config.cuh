@@ -48,23 +48,21 @@ struct KernelConfig {
   static constexpr Accumulation kAccumulation = Acc;
   static constexpr EpilogueKind kEpilogue = Epilogue;
   static constexpr bool kPingPong = Order == ConsumerOrder::pingpong;
-  static constexpr bool kKSplit = Order == ConsumerOrder::ksplit;  ///< params.hpp
   static constexpr BarrierWait kBarrierWait = Wait;  ///< how its threads wait on ring barriers
 
   // ---- warpgroups and registers ----
   /// Cooperative: 64 -> 1, 128 -> 2, 192 -> 3 warpgroups of 64 rows; 256 -> 2 of 128 rows (two
-  /// slabs each). Ping-pong: 2 warpgroups, each with all BlockM rows of its own tiles. K-split:
-  /// 2 warpgroups on the same 64 rows, each with half of the K blocks.
-  static constexpr int kConsumerWGs = kPingPong || kKSplit ? 2 : BlockM == 256 ? 2 : BlockM / 64;
+  /// slabs each). Ping-pong: 2 warpgroups, each with all BlockM rows of its own tiles.
+  static constexpr int kConsumerWGs = kPingPong ? 2 : BlockM == 256 ? 2 : BlockM / 64;
   /// Rows of a tile that one consumer warpgroup computes: 64, 128 for BlockM = 256, or BlockM
-  /// (ping-pong, k-split).
-  static constexpr int kRowsPerWG = kPingPong || kKSplit ? BlockM : BlockM / kConsumerWGs;
+  /// (ping-pong).
+  static constexpr int kRowsPerWG = kPingPong ? BlockM : BlockM / kConsumerWGs;
   static constexpr int kWavesM = kRowsPerWG / 64;           ///< 64-row wgmma slabs per consumer
   static constexpr int kConsumerThreads = 128 * kConsumerWGs;
   static constexpr int kConsumerWarps = kConsumerThreads / 32;
   /// Warps that read each ring stage and release it (empty[s]'s arrivals per CTA): every consumer
-  /// warp, or the one warpgroup whose tile (ping-pong) or K block (k-split) the stage holds.
-  static constexpr int kStageReaderWarps = kPingPong || kKSplit ? 4 : kConsumerWarps;
+  /// warp, or the one warpgroup whose tile the stage belongs to (ping-pong).
+  static constexpr int kStageReaderWarps = kPingPong ? 4 : kConsumerWarps;
   static constexpr int kThreads = kConsumerThreads + 128;  ///< + the producer warpgroup
   static constexpr int kProducerRegs = 40;
   /// 2 consumers: 128 x 40 + 256 x 232 = 64512 <= 65536 registers of the SM; 3 consumers (512
@@ -111,16 +109,11 @@ struct KernelConfig {
   /// Staging buffers per consumer warpgroup: one per unit (no waiting inside a tile's epilogue),
   /// or fewer, reused in a ring (then each reuse waits for the store that last read it).
   static constexpr int kEpiBuffers = EpiBuffers == 0 ? kEpiUnitsPerWG : EpiBuffers;
-  /// Warpgroups that store tiles (k-split: the first only).
-  static constexpr int kStoringWGs = kKSplit ? 1 : kConsumerWGs;
   static constexpr std::uint32_t kEpiBytes =
-      stores_by_tma(Epilogue) ? std::uint32_t(kStoringWGs * kEpiBuffers) * kEpiUnitBytes
+      stores_by_tma(Epilogue) ? std::uint32_t(kConsumerWGs * kEpiBuffers) * kEpiUnitBytes
           : 0u;
-  /// K-split: the second warpgroup's FP32 totals of a tile, handed to the first (after the
-  /// staging buffers): 64 rows x BlockN floats.
-  static constexpr std::uint32_t kKSplitBytes = kKSplit ? 64u * std::uint32_t(BlockN) * 4u : 0u;
-  static constexpr std::size_t kSmemBytes = 1024 + std::size_t(kStages) * kStageBytes + kEpiBytes +
-                                            kKSplitBytes;  // + slack to align to 1024
+  static constexpr std::size_t kSmemBytes =
+      1024 + std::size_t(kStages) * kStageBytes + kEpiBytes;  // + slack to align to 1024
 
   // ---- what a bad combination would break ----
   static_assert(BlockM == 64 || BlockM == 128 || BlockM == 192 || BlockM == 256,
@@ -148,10 +141,6 @@ struct KernelConfig {
   static_assert(Acc == Accumulation::fast ||
                     kAccumulators + kPromotedWaveN / 2 <= kConsumerRegs - kRegMargin,
                 "promoted mode: FP32 totals plus the partial sum must fit in registers");
-  static_assert(!kKSplit || (BlockM == 64 && Stages % 2 == 0 && kClusterSize == 1 &&
-                             Acc == Accumulation::promoted),
-                "k-split: 64-row tiles, an even ring (a stage always holds the same warpgroup's K "
-                "blocks), no cluster, promoted accumulation");
   static_assert(kSmemBytes <= kMaxSmemBytes, "more shared memory than a Hopper CTA may have");
 };
 

@@ -521,9 +521,9 @@ struct PerTensorMath {
   /// (waiting for one of two groups instead makes it serialise them, C7514; chapter 9's v3 found
   /// this). A stage is released once the group that read it has completed, at the next block's
   /// wait; its scales are in registers by then.
-  template <class Promotion, class StateT = State>
+  template <class Promotion>
   __device__ __forceinline__ static void promoted_loop_two_deep(
-      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], StateT& st, int kb_begin, int kb_end,
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, int kb_begin, int kb_end,
       std::uint32_t ring, const std::uint64_t* full, const std::uint64_t* empty, int wg,
       std::uint32_t rank, Promotion& promotion) {
     static_assert(kTwoDeepFits, "two partial sums do not fit beside the totals");
@@ -737,39 +737,6 @@ inline constexpr std::uint32_t kOrderBarrier = 6;
 /// Named barriers 8 and 9: the staggered weight-gradient loop's turns (kgrouped.cuh): warpgroup w
 /// bar.syncs on kStaggerBarrier + w before it issues a piece, the other arrives there after issuing.
 inline constexpr std::uint32_t kStaggerBarrier = 8;
-/// Named barriers 10 and 11: the k-split warpgroups' hand-over of a tile's totals
-/// (ConsumerOrder::ksplit, ksplit_combine): the second arrives on kKSplitBarrier when its totals
-/// are in shared memory, the first bar.syncs there; the first arrives on kKSplitBarrier + 1 when
-/// it has read them, the second bar.syncs there before it writes the next tile's.
-inline constexpr std::uint32_t kKSplitBarrier = 10;
-
-/// K-split consumers (ConsumerOrder::ksplit) at the end of a tile: the second warpgroup hands its
-/// FP32 totals to the first through `buf` (64 x BlockN floats) and returns false; the first adds
-/// them to its own and returns true (it stores the tile). `handed`: the second warpgroup's, true
-/// once it has handed a tile over (the buffer is then reused only after the first has read it).
-/// Element i of thread t lies at buf + 4 (128 i + t): a warp's accesses hit 32 different banks.
-template <class Cfg>
-__device__ __forceinline__ bool ksplit_combine(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
-                                               int wg, std::uint32_t buf, bool& handed) {
-  static_assert(Cfg::kKSplit && Cfg::kWavesM == 1, "k-split: one 64-row slab per warpgroup");
-  const std::uint32_t mine = buf + 4u * (threadIdx.x % 128u);
-  // wg through __shfl_sync (warp_uniform): ptxas then knows the branch is the same in every lane
-  // of a warp; on threadIdx.x / 128 it treated the code after it as possibly divergent, and the
-  // next tile's main loop moved each wgmma descriptor over with R2UR behind a WARPSYNC.
-  if (warp_uniform(wg) == 1) {
-    if (handed) ptx::named_barrier_sync(kKSplitBarrier + 1, 256);  // the last ones were read
-#pragma unroll
-    for (int i = 0; i < Cfg::kBlockN / 2; ++i) ptx::st_shared_f32(mine + 512u * i, acc[0][i]);
-    ptx::named_barrier_arrive(kKSplitBarrier, 256);
-    handed = true;
-    return false;
-  }
-  ptx::named_barrier_sync(kKSplitBarrier, 256);
-#pragma unroll
-  for (int i = 0; i < Cfg::kBlockN / 2; ++i) acc[0][i] += ptx::ld_shared_f32(mine + 512u * i);
-  ptx::named_barrier_arrive(kKSplitBarrier + 1, 256);
-  return true;
-}
 
 template <class Cfg, class Math = PerTensorMath<Cfg>>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -872,8 +839,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     float acc[Cfg::kWavesM][Cfg::kBlockN / 2];
     const std::uint32_t my_staging = staging + std::uint32_t(wg * Cfg::kEpiBuffers) * Cfg::kEpiUnitBytes;
     // Which rows of a tile this warpgroup computes: its own share (cooperative), or all of them
-    // (ping-pong and k-split, slot 0).
-    const int slot = Cfg::kPingPong || Cfg::kKSplit ? 0 : wg;
+    // (ping-pong, slot 0).
+    const int slot = Cfg::kPingPong ? 0 : wg;
     // The epilogue of tile tt: acc -> D (epilogue.cuh, or the policy's own store).
     auto store_tile = [&](const typename Math::TileT& tt) {
       const int row0 = tile_d_row<Math>(p, tt) + slot * Cfg::kRowsPerWG;
@@ -924,7 +891,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       // back" (4b4aa54), the K loop re-read the CTA id (S2UR) for every release and each K block
       // took ~150 cycles longer (the timeline); as "next tile, issue, store the one before, main
       // loop, back" the K loop compiles as the default one does.
-      static_assert(!Cfg::kPingPong && !Cfg::kKSplit && !StreamKFixup<Math>,
+      static_assert(!Cfg::kPingPong && !StreamKFixup<Math>,
                     "the early first wave: cooperative consumers, whole tiles");
       float part[Cfg::kPromotedWaveN / 2];
       // The tile's main loop, its first partial sum already issued and its promotion made.
@@ -967,20 +934,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (!stored) epilogue(done);
     } else {
       int tile_index = 0;
-      bool handed = false;  // k-split: the second warpgroup has handed a tile's totals over
       while (next_consumer_tile(scheduler, t, st)) {
-        if constexpr (Cfg::kKSplit) {
-          // Both warpgroups take every tile, each its K blocks (the ring stages of its parity);
-          // the first adds the second's totals and stores the tile.
-          static_assert(requires { Math::kSupportsKSplit; } && !SkipsIdleRows<Math> &&
-                            !StreamKFixup<Math> && !TilesThroughRing<Math>,
-                        "k-split consumers: a policy with mainloop_ksplit, dense whole tiles");
-          if constexpr (requires { Math::kSupportsKSplit; }) {
-            Math::mainloop_ksplit(acc, st, p, t, ring, side, full, empty, wg, rank);
-            if (ksplit_combine<Cfg>(acc, wg, staging + Cfg::kEpiBytes, handed)) store_tile(t);
-          }
-          continue;
-        }
         bool hand_over = false;  // ping-pong: the other warpgroup has a tile after this one
         if constexpr (Cfg::kPingPong) {
           // Ping-pong: this CTA's tiles alternate between the two warpgroups. The producer loads
@@ -1035,9 +989,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       // A policy whose warpgroups hand each other turns settles the last hand-over here.
       if constexpr (requires { Math::consumers_done(st, wg); }) Math::consumers_done(st, wg);
-      // K-split: the first warpgroup's last "read" arrival, matched before exit.
-      if constexpr (Cfg::kKSplit)
-        if (warp_uniform(wg) == 1 && handed) ptx::named_barrier_sync(kKSplitBarrier + 1, 256);
     }
     if constexpr (stores_by_tma(Cfg::kEpilogue)) {
       // The staging buffers must stay valid until the last stores have read them, and D must be

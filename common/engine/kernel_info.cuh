@@ -23,8 +23,6 @@ KernelInfo kernel_info() {
                 : std::string("_f32"));
   // Ping-pong consumers (ConsumerOrder::pingpong) carry it in the name.
   if (Cfg::kPingPong) k.name += "_pp";
-  // So do k-split consumers (ConsumerOrder::ksplit).
-  if (Cfg::kKSplit) k.name += "_ks";
   // Ping-pong consumers handing over after their last wgmma completed (the order until session
   // 23): a comparison twin.
   if constexpr (requires { Math::kLateHandOver; }) {

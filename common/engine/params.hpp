@@ -79,14 +79,6 @@ enum class ConsumerOrder : int {
   /// Per-tensor scaling only; chapter 6's fast table and the library's per-tensor fast rows take
   /// it at 8 of the 9 large shapes (chapter 6's README, "Ping-pong consumers").
   pingpong = 1,
-  /// Both consumer warpgroups work on one 64-row tile and split its K blocks: the first takes the
-  /// K blocks in even ring stages, the second those in odd ones (an even ring), each summing into
-  /// its own FP32 totals; at the tile's end the second hands its totals to the first through
-  /// shared memory, which adds them and stores the tile. Two chains of wgmma, wait and promotion
-  /// per SM where a 64-row tile has one: for M <= 128 (decode), where one warpgroup's chain of
-  /// dependent instructions, not the tensor cores or memory, sets the time (session 37, chapter
-  /// 7's README "Small M"). Block scaling only (BlockScaledMath::mainloop_ksplit).
-  ksplit = 2,
 };
 
 /// How the engine's threads wait on a ring barrier (full or empty) whose phase is not complete yet.

@@ -64,22 +64,4 @@ struct PipelineState {
   }
 };
 
-/// A ring position that moves two stages per K block: a k-split consumer warpgroup's
-/// (ConsumerOrder::ksplit), which takes the K blocks in the ring stages of its parity only. The
-/// ring is even, so the stage keeps its parity and wraps to 0 or 1.
-template <int kStages>
-struct StridedPipelineState {
-  static_assert(kStages % 2 == 0, "an even ring");
-  int stage = 0;
-  std::uint32_t phase = 0;
-
-  __device__ __forceinline__ void advance() {
-    stage += 2;
-    if (stage >= kStages) {
-      stage -= kStages;
-      phase ^= 1u;
-    }
-  }
-};
-
 }  // namespace fp8gemm::engine
