@@ -77,4 +77,9 @@ if(Python3_Interpreter_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/session36/summarise.py
                    --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
   set_tests_properties(chapter_07_session36_dual PROPERTIES LABELS cpu)
+  # Session 37: ncu against DeepGEMM at M <= 128, the peers run, the k-split consumers' test.
+  add_test(NAME chapter_07_session37
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/session37/summarise.py
+                   --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
+  set_tests_properties(chapter_07_session37 PROPERTIES LABELS cpu)
 endif()
