@@ -27,3 +27,12 @@ def check(readme_path: str, marker: str, text: str, who: str, source: str) -> No
         sys.stderr.write(f"{who}: {readme_path}'s {marker} block differs from {source}\n")
         sys.exit(1)
     sys.stdout.write(f"{who}: {readme_path}'s {marker} block matches {source}\n")
+
+
+def table_main(argv: list, marker: str, table, who: str, source: str) -> None:
+    """A session summary's main: prints `table()`, or with `--check README` checks the README's
+    `marker` block against it (check above). Session 37's peers.py on."""
+    if len(argv) == 3 and argv[1] == "--check":
+        check(argv[2], marker, table(), who, source)
+    else:
+        print(table())

@@ -26,8 +26,5 @@ def table():
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--check":
-        readme_block.check(sys.argv[2], "session37-peers", table(), "session37/peers.py",
-                           "plots/data/h200/session37/call4_db77afb/")
-    else:
-        print(table())
+    readme_block.table_main(sys.argv, "session37-peers", table, "session37/peers.py",
+                            "plots/data/h200/session37/call4_db77afb/")
