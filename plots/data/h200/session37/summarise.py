@@ -88,8 +88,10 @@ def ncu_table():
     lines = ["| shape | side | duration us | elapsed cycles | SM active cycles | instructions | "
              "DRAM % | cycles per issued instruction |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for (shape, side), v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1] != "ours")):
-        lines.append(f"| {shape} | {'chapter 7' if side == 'ours' else 'DeepGEMM'} | {v['us']:.2f} | "
-                     f"{v['cycles']:,.0f} | {v['active']:,.0f} | {v['inst']:,.0f} | {v['dram']:.1f} | "
+        who = "chapter 7" if side == "ours" else "DeepGEMM"
+        lines.append(f"| {shape} | {who} | {v['us']:.2f} | "
+                     f"{v['cycles']:,.0f} | {v['active']:,.0f} | {v['inst']:,.0f} | "
+                     f"{v['dram']:.1f} | "
                      f"{v['cpi']:.2f} |")
     return lines
 
@@ -100,14 +102,16 @@ def peers():
     for b in d["benchmarks"]:
         impl, shape = b["name"].split("/")[:2]
         t.setdefault(shape, {})[impl] = b["real_time"]
-    lines = ["| shape | chapter 7 us | DeepGEMM us | chapter 7 / DeepGEMM (speed) |", "|---|---:|---:|---:|"]
+    lines = ["| shape | chapter 7 us | DeepGEMM us | chapter 7 / DeepGEMM (speed) |",
+             "|---|---:|---:|---:|"]
     ratios = []
     for shape, v in t.items():
         if not shape.startswith(("64x", "128x")):
             continue
         r = v["deepgemm"] / v["fp8gemm_block_scaled"]
         ratios.append(r)
-        lines.append(f"| {shape} | {v['fp8gemm_block_scaled']:.2f} | {v['deepgemm']:.2f} | {r:.3f} |")
+        ours = v["fp8gemm_block_scaled"]
+        lines.append(f"| {shape} | {ours:.2f} | {v['deepgemm']:.2f} | {r:.3f} |")
     lines.append(f"| geomean, 12 shapes | | | **{geomean(ratios):.3f}** |")
     return lines
 
@@ -130,9 +134,11 @@ def ksplit():
         base = t(tile + SUFFIX)
         ks_name = {"64x128_s8": "64x128_s6", "128x64_s8": None, "128x128_s6": None}.get(tile, tile)
         twin = t(ks_name + SUFFIX + "_ks") if ks_name else None
-        best = min(sum(t(k + SUFFIX + "_ks")) for k in ("64x16_s16", "64x32_s14", "64x64_s12", "64x128_s6"))
+        best = min(sum(t(k + SUFFIX + "_ks"))
+                   for k in ("64x16_s16", "64x32_s14", "64x64_s12", "64x128_s6"))
         lines.append(f"| {shape} | `{tile}`: {base[0]:.2f}, {base[1]:.2f} | "
-                     + (f"{twin[0]:.2f}, {twin[1]:.2f} | {sum(twin) / sum(base):.3f}" if twin else "- | -")
+                     + (f"{twin[0]:.2f}, {twin[1]:.2f} | {sum(twin) / sum(base):.3f}"
+                        if twin else "- | -")
                      + f" | {best / sum(base):.3f} |")
     return lines
 
@@ -144,7 +150,8 @@ def main(argv):
                 ("k-split consumers against the table (call 2)", ksplit())]
     if len(argv) > 2 and argv[1] == "--check":
         readme = open(argv[2]).read()
-        missing = [l for _, ls in sections[1:] for l in ls if l.startswith("| ") and l not in readme]
+        missing = [l for _, ls in sections[1:] for l in ls
+                   if l.startswith("| ") and l not in readme]
         for l in missing:
             print("not in the README:", l)
         return 1 if missing else 0
