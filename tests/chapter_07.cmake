@@ -82,4 +82,8 @@ if(Python3_Interpreter_FOUND)
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/session37/summarise.py
                    --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
   set_tests_properties(chapter_07_session37 PROPERTIES LABELS cpu)
+  add_test(NAME chapter_07_session37_producer
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/session37/producer.py
+                   --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
+  set_tests_properties(chapter_07_session37_producer PROPERTIES LABELS cpu)
 endif()
