@@ -67,23 +67,19 @@ fp8gemm_ptxas_test(ptxas_chapter_07 DIR ${PROJECT_SOURCE_DIR}/chapters/07_block_
 # printed from its committed JSON (plots/data/h200/ch07/straddle_session17/summarise.py --check).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
-  add_test(NAME chapter_07_straddle_session17
-           COMMAND ${Python3_EXECUTABLE}
-                   ${PROJECT_SOURCE_DIR}/plots/data/h200/ch07/straddle_session17/summarise.py
-                   --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
-  set_tests_properties(chapter_07_straddle_session17 PROPERTIES LABELS cpu)
+  # A table in chapter 7's README printed by SCRIPT (under plots/data/h200/) from committed data
+  # must match it (SCRIPT --check README).
+  function(ch07_readme_table_test NAME SCRIPT)
+    add_test(NAME ${NAME}
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/${SCRIPT}
+                     --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
+    set_tests_properties(${NAME} PROPERTIES LABELS cpu)
+  endfunction()
+  ch07_readme_table_test(chapter_07_straddle_session17 ch07/straddle_session17/summarise.py)
   # Session 36's 1 x 128 dual variants (an L2 prefetch, cache hints) beside v6_interior.
-  add_test(NAME chapter_07_session36_dual
-           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/session36/summarise.py
-                   --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
-  set_tests_properties(chapter_07_session36_dual PROPERTIES LABELS cpu)
-  # Session 37: ncu against DeepGEMM at M <= 128, the peers run, the k-split consumers' test.
-  add_test(NAME chapter_07_session37
-           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/session37/summarise.py
-                   --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
-  set_tests_properties(chapter_07_session37 PROPERTIES LABELS cpu)
-  add_test(NAME chapter_07_session37_producer
-           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/session37/producer.py
-                   --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/README.md)
-  set_tests_properties(chapter_07_session37_producer PROPERTIES LABELS cpu)
+  ch07_readme_table_test(chapter_07_session36_dual session36/summarise.py)
+  # Session 37: ncu against DeepGEMM at M <= 128, the peers run, the k-split consumers' test;
+  # and ncu's source view (the producer's instructions per ring stage).
+  ch07_readme_table_test(chapter_07_session37 session37/summarise.py)
+  ch07_readme_table_test(chapter_07_session37_producer session37/producer.py)
 endif()

@@ -36,3 +36,14 @@ def table_main(argv: list, marker: str, table, who: str, source: str) -> None:
         check(argv[2], marker, table(), who, source)
     else:
         print(table())
+
+
+def check_lines(readme_path: str, lines: list) -> int:
+    """1 (naming each missing line) unless every table line of `lines` (those starting "| ")
+    appears in the README verbatim: for summaries whose tables the README quotes in its prose
+    rather than between markers (session 37's summarise.py and producer.py)."""
+    readme = open(readme_path).read()
+    missing = [line for line in lines if line.startswith("| ") and line not in readme]
+    for line in missing:
+        print("not in the README:", line)
+    return 1 if missing else 0

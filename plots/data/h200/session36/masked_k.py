@@ -35,8 +35,5 @@ def table():
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--check":
-        readme_block.check(sys.argv[2], "session36-masked-k", table(), "session36/masked_k.py",
-                           "plots/data/h200/session36/call7_53fe42f/")
-    else:
-        print(table())
+    readme_block.table_main(sys.argv, "session36-masked-k", table, "session36/masked_k.py",
+                            "plots/data/h200/session36/call7_53fe42f/")

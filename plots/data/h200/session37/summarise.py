@@ -20,6 +20,8 @@ import sys
 import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
+import readme_block  # noqa: E402
 C1 = os.path.join(HERE, "call1_9cfe5c1")
 C2 = os.path.join(HERE, "call2_ecb4d08")
 
@@ -149,12 +151,7 @@ def main(argv):
                 ("chapter 7 against DeepGEMM, M <= 128 (call 1)", peers()),
                 ("k-split consumers against the table (call 2)", ksplit())]
     if len(argv) > 2 and argv[1] == "--check":
-        readme = open(argv[2]).read()
-        missing = [l for _, ls in sections[1:] for l in ls
-                   if l.startswith("| ") and l not in readme]
-        for l in missing:
-            print("not in the README:", l)
-        return 1 if missing else 0
+        return readme_block.check_lines(argv[2], [l for _, ls in sections[1:] for l in ls])
     for title, lines in sections:
         print(f"## {title}\n")
         print("\n".join(lines) + "\n")
