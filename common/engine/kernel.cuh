@@ -29,6 +29,7 @@
 #include "common/engine/scheduler.cuh"
 #include "common/output_scale.cuh"
 #include "common/ptx/cluster.cuh"
+#include "common/ptx/elect.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/smem.cuh"
 #include "common/ptx/tma.cuh"
@@ -761,7 +762,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   __shared__ alignas(8) std::uint64_t full[Cfg::kStages];
   __shared__ alignas(8) std::uint64_t empty[Cfg::kStages];
 
-  const int wg = int(threadIdx.x / 128);
+  // Through __shfl_sync (warp_uniform): ptxas then knows each warp takes one side of the
+  // producer / consumer split, and keeps what the single producer thread computes (its TMA
+  // loads' addresses and coordinates) in uniform registers (session 37: without it, each TMA
+  // load sat in a waterfall loop, 65 instructions per ring stage against DeepGEMM's 30).
+  const int wg = warp_uniform(int(threadIdx.x / 128));
   const std::uint32_t rank = Cfg::kClusterSize > 1 ? ptx::cluster_cta_rank() : 0u;
 
   if (threadIdx.x == 0) {
@@ -778,9 +783,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (wg == Cfg::kConsumerWGs) {
     // ------------------------------ producer warpgroup ------------------------------
     ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (threadIdx.x == Cfg::kConsumerThreads) {
-      ptx::tma_prefetch_descriptor(&p.map_a);
-      ptx::tma_prefetch_descriptor(&p.map_b);
+    // The producer warpgroup's first warp runs the loop, every lane computing the same
+    // addresses and coordinates (uniform registers), and one elected lane issues the loads.
+    if (warp_uniform(int(threadIdx.x / 32)) == Cfg::kConsumerThreads / 32) {
+      if (ptx::elect_one_sync()) {
+        ptx::tma_prefetch_descriptor(&p.map_a);
+        ptx::tma_prefetch_descriptor(&p.map_b);
+      }
       auto scheduler = Math::make_scheduler(p, rank);
       PipelineState<Cfg::kStages> st;
       typename Math::TileT t;
@@ -795,31 +804,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         for (int kb = Math::k_first(p, t); kb < Math::k_end(p, t); ++kb) {
           wait_barrier<Cfg>(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
           const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
-          if constexpr (TilesThroughRing<Math>) {  // the tile, for the consumers, before the arm
-            if (kb == Math::k_first(p, t))
-              Math::post_tile(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
-                                  Math::kTileInfoOffset,
-                              t);
-          }
           const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Math::kStageStride;
           const std::uint32_t tile_b = tile_a + Cfg::kTileABytes;
           const int k0 = kb * Cfg::kBlockK;
-          // The stage's bytes, zero-filled ones too.
-          ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes + Math::kExtraTxBytes);
-          load_tile<Cfg::kClusterN == 2, Cfg::kBlockM, Cfg::kBlockK>(tile_a, &p.map_a, bar, k0, m0,
-                                                                   rank_n);
-          load_tile<Cfg::kClusterM == 2, Cfg::kBlockN, Cfg::kBlockK>(tile_b, &p.map_b, bar, k0, n0,
-                                                                   rank_m);
-          Math::produce_extra(p, side + std::uint32_t(st.stage) * Math::kExtraStageBytes, bar, t,
-                              kb);
+          if (ptx::elect_one_sync()) {
+            if constexpr (TilesThroughRing<Math>) {  // the tile, for the consumers, before the arm
+              if (kb == Math::k_first(p, t))
+                Math::post_tile(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
+                                    Math::kTileInfoOffset,
+                                t);
+            }
+            // The stage's bytes, zero-filled ones too.
+            ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes + Math::kExtraTxBytes);
+            load_tile<Cfg::kClusterN == 2, Cfg::kBlockM, Cfg::kBlockK>(tile_a, &p.map_a, bar, k0,
+                                                                     m0, rank_n);
+            load_tile<Cfg::kClusterM == 2, Cfg::kBlockN, Cfg::kBlockK>(tile_b, &p.map_b, bar, k0,
+                                                                     n0, rank_m);
+            Math::produce_extra(p, side + std::uint32_t(st.stage) * Math::kExtraStageBytes, bar,
+                                t, kb);
+          }
+          __syncwarp();
           st.advance();
         }
       }
       if constexpr (TilesThroughRing<Math>) {  // the end mark, in the next stage
         wait_barrier<Cfg>(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
-        Math::post_end(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
-                       Math::kTileInfoOffset);
-        ptx::mbarrier_arrive(ptx::smem_u32(&full[st.stage]));
+        if (ptx::elect_one_sync()) {
+          Math::post_end(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
+                         Math::kTileInfoOffset);
+          ptx::mbarrier_arrive(ptx::smem_u32(&full[st.stage]));
+        }
       }
     }
     if constexpr (requires { Math::kObserveRing; }) {
