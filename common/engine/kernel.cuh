@@ -795,6 +795,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       typename Math::TileT t;
       const int rank_m = int(rank) % Cfg::kClusterM;
       const int rank_n = int(rank) / Cfg::kClusterM;
+      // The ring's, the side ring's and the barriers' shared addresses and the maps' addresses
+      // pinned through __shfl_sync (as the consumers' pinned loops have them): otherwise ptxas
+      // re-derives them from the CTA id and the parameter space in every iteration.
+      const std::uint32_t ring_p = warp_uniform(ring);
+      const std::uint32_t side_p = warp_uniform(side);
+      const std::uint32_t full0 = warp_uniform(ptx::smem_u32(full));
+      const std::uint32_t empty0 = warp_uniform(ptx::smem_u32(empty));
+      const auto* map_a = reinterpret_cast<const CUtensorMap*>(
+          warp_uniform(reinterpret_cast<unsigned long long>(&p.map_a)));
+      const auto* map_b = reinterpret_cast<const CUtensorMap*>(
+          warp_uniform(reinterpret_cast<unsigned long long>(&p.map_b)));
       while (scheduler.next(t)) {
         const int m0 = Math::a_row(t);
         const int n0 = Math::b_row(p, t);
@@ -802,25 +813,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // condition, as p.k_blocks always was: hoisted into a register, the bound lets the
         // compiler unroll this loop 4 times (+370 instructions per kernel, no gain measured).
         for (int kb = Math::k_first(p, t); kb < Math::k_end(p, t); ++kb) {
-          wait_barrier<Cfg>(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
-          const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
-          const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Math::kStageStride;
+          wait_barrier<Cfg>(empty0 + 8u * std::uint32_t(st.stage), st.phase ^ 1u);
+          const std::uint32_t bar = full0 + 8u * std::uint32_t(st.stage);
+          const std::uint32_t tile_a = ring_p + std::uint32_t(st.stage) * Math::kStageStride;
           const std::uint32_t tile_b = tile_a + Cfg::kTileABytes;
           const int k0 = kb * Cfg::kBlockK;
           if (ptx::elect_one_sync()) {
             if constexpr (TilesThroughRing<Math>) {  // the tile, for the consumers, before the arm
               if (kb == Math::k_first(p, t))
-                Math::post_tile(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
+                Math::post_tile(side_p + std::uint32_t(st.stage) * Math::kExtraStageBytes +
                                     Math::kTileInfoOffset,
                                 t);
             }
             // The stage's bytes, zero-filled ones too.
             ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes + Math::kExtraTxBytes);
-            load_tile<Cfg::kClusterN == 2, Cfg::kBlockM, Cfg::kBlockK>(tile_a, &p.map_a, bar, k0,
-                                                                     m0, rank_n);
-            load_tile<Cfg::kClusterM == 2, Cfg::kBlockN, Cfg::kBlockK>(tile_b, &p.map_b, bar, k0,
-                                                                     n0, rank_m);
-            Math::produce_extra(p, side + std::uint32_t(st.stage) * Math::kExtraStageBytes, bar,
+            load_tile<Cfg::kClusterN == 2, Cfg::kBlockM, Cfg::kBlockK>(tile_a, map_a, bar, k0, m0,
+                                                                     rank_n);
+            load_tile<Cfg::kClusterM == 2, Cfg::kBlockN, Cfg::kBlockK>(tile_b, map_b, bar, k0, n0,
+                                                                     rank_m);
+            Math::produce_extra(p, side_p + std::uint32_t(st.stage) * Math::kExtraStageBytes, bar,
                                 t, kb);
           }
           __syncwarp();
