@@ -7,7 +7,6 @@ times (us, the JSON's real_time, runs 1, 4 and 2, 3), new / old, and the same ra
 timed in the same runs (its drift): cuBLASLt per tensor (fast or promoted) for chapter 6, cuBLASLt
 block-scaled for chapter 7, chapter 7's loop per group (ch07_loop) for chapter 8.
 Usage: abcompare.py ARCHIVE_OR_DIR, e.g. abcompare.py epilogue_fence_fcfc53b/ab_fcfc53b.txz."""
-import io
 import json
 import os
 import re
@@ -25,6 +24,15 @@ def times(doc):
     return {b["name"].split("/iterations")[0]: b["real_time"] for b in doc["benchmarks"] if "real_time" in b}
 
 
+def parse(name, text):
+    """A run's times, or None (with a message) where its JSON was cut off, e.g. by a timeout."""
+    try:
+        return times(json.loads(text))
+    except json.JSONDecodeError as e:
+        print(f"abcompare.py: {name} skipped (unreadable JSON: {e})", file=sys.stderr)
+        return None
+
+
 def load(path):
     runs = {}
     if os.path.isdir(path):
@@ -33,13 +41,17 @@ def load(path):
                 g = NAME.search(f)
                 if g:
                     with open(os.path.join(root, f)) as fh:
-                        runs[(g[1], int(g[2]), g[3])] = times(json.load(fh))
+                        t = parse(f, fh.read())
+                    if t is not None:
+                        runs[(g[1], int(g[2]), g[3])] = t
         return runs
     with tarfile.open(path) as tar:
         for m in tar.getmembers():
             g = NAME.search(m.name)
             if g:
-                runs[(g[1], int(g[2]), g[3])] = times(json.load(io.TextIOWrapper(tar.extractfile(m))))
+                t = parse(m.name, tar.extractfile(m).read().decode())
+                if t is not None:
+                    runs[(g[1], int(g[2]), g[3])] = t
     return runs
 
 
@@ -61,14 +73,14 @@ def main(argv):
             for s in shapes:
                 o, n = side(ch, f"{impl}/{s}", "old"), side(ch, f"{impl}/{s}", "new")
                 po, pn = side(ch, f"{peer}/{s}", "old"), side(ch, f"{peer}/{s}", "new")
-                if len(o) < 2 or len(n) < 2:
+                if not o or not n:
                     continue
                 r = (sum(n) / len(n)) / (sum(o) / len(o))
                 pr = f"{(sum(pn) / len(pn)) / (sum(po) / len(po)):.4f}" if po and pn else "-"
                 rows.append(f"| {s} | {impl} | {', '.join('%.1f' % x for x in o)} | "
                             f"{', '.join('%.1f' % x for x in n)} | {r:.4f} | {peer} {pr} |")
         if rows:
-            print(f"| {ch} shape | impl | old (runs 1, 4) | new (runs 2, 3) | new / old | peer new / old |")
+            print(f"| {ch} shape | impl | old (runs) | new (runs) | new / old | peer new / old |")
             print("|---|---|---|---|---:|---:|")
             print("\n".join(rows))
             print()
