@@ -44,7 +44,10 @@ struct StreamKGroupedTile : GroupedTile {
 
 /// The producer's tiles: its data-parallel tiles, then its stream-K segments. Its state lives in
 /// shared memory, read and written once per tile: the producer thread has 40 registers, and with
-/// the division and the group cursor in registers ptxas spilled 72-92 bytes in its K loop.
+/// the division and the group cursor in registers ptxas spilled 72-92 bytes in its K loop. The
+/// producer warp's 32 lanes all call it (they walk the same tiles; an elected lane issues the
+/// loads): every lane reads the state, lane 0 alone writes it, between two __syncwarp()s, so that
+/// no lane reads a field another lane is writing.
 template <int kBlockM>
 struct StreamKGroupedScheduler {
   struct State {
@@ -58,8 +61,15 @@ struct StreamKGroupedScheduler {
   int n_tiles;
 
   __device__ __forceinline__ static State& state() {
-    __shared__ State s;  // one producer thread per CTA touches it
+    __shared__ State s;  // the producer warp reads it, its lane 0 writes it
     return s;
+  }
+
+  /// Lane 0 writes the warp's new state, after every lane has read the old one.
+  __device__ __forceinline__ static void store(const State& next) {
+    __syncwarp();
+    if (threadIdx.x % 32 == 0) state() = next;
+    __syncwarp();
   }
 
   __device__ __forceinline__ StreamKGroupedScheduler(const GroupedLayout& l, int tiles_n,
@@ -73,32 +83,38 @@ struct StreamKGroupedScheduler {
       group_rows(l, g, begin, end);
       tiles += (end - begin + kBlockM - 1) / kBlockM * tiles_n;
     }
-    State& s = state();
+    State s;
     s.split = stream_k_split(tiles, int(gridDim.x), k_blocks);
     s.next_dp = int(blockIdx.x);
     s.unit = stream_k_first_unit(s.split, int(blockIdx.x));
     s.unit_end = stream_k_first_unit(s.split, int(blockIdx.x) + 1);
     s.cursor = GroupedCursor{};
+    store(s);
   }
 
   __device__ __forceinline__ bool next(StreamKGroupedTile& t) {
-    State& s = state();
+    State s = state();
+    bool more = false;
     if (s.next_dp < s.split.dp_tiles) {
-      if (!grouped_tile(layout, kBlockM, n_tiles, s.next_dp, s.cursor, t)) return false;
-      t.kb_begin = 0;
-      t.kb_end = s.split.k_blocks;
-      t.partner_end = int(blockIdx.x) + 1;
-      s.next_dp += int(gridDim.x);
-      return true;
+      more = grouped_tile(layout, kBlockM, n_tiles, s.next_dp, s.cursor, t);
+      if (more) {
+        t.kb_begin = 0;
+        t.kb_end = s.split.k_blocks;
+        t.partner_end = int(blockIdx.x) + 1;
+        s.next_dp += int(gridDim.x);
+      }
+    } else if (s.unit < s.unit_end) {
+      const StreamKSegment g = stream_k_segment(s.split, int(blockIdx.x), s.unit, s.unit_end);
+      more = grouped_tile(layout, kBlockM, n_tiles, g.tile, s.cursor, t);
+      if (more) {
+        t.kb_begin = g.kb_begin;
+        t.kb_end = g.kb_end;
+        t.partner_end = g.kb_begin > 0 ? 0 : g.partner_end;
+        s.unit += g.kb_end - g.kb_begin;
+      }
     }
-    if (s.unit >= s.unit_end) return false;
-    const StreamKSegment g = stream_k_segment(s.split, int(blockIdx.x), s.unit, s.unit_end);
-    if (!grouped_tile(layout, kBlockM, n_tiles, g.tile, s.cursor, t)) return false;
-    t.kb_begin = g.kb_begin;
-    t.kb_end = g.kb_end;
-    t.partner_end = g.kb_begin > 0 ? 0 : g.partner_end;
-    s.unit += g.kb_end - g.kb_begin;
-    return true;
+    store(s);
+    return more;
   }
 };
 
