@@ -45,9 +45,10 @@ struct StreamKGroupedTile : GroupedTile {
 /// The producer's tiles: its data-parallel tiles, then its stream-K segments. Its state lives in
 /// shared memory, read and written once per tile: the producer thread has 40 registers, and with
 /// the division and the group cursor in registers ptxas spilled 72-92 bytes in its K loop. The
-/// producer warp's 32 lanes all call it (they walk the same tiles; an elected lane issues the
-/// loads): every lane reads the state, lane 0 alone writes it, between two __syncwarp()s, so that
-/// no lane reads a field another lane is writing.
+/// producer warp's 32 lanes all call next() (they walk the same tiles; an elected lane issues the
+/// loads): lane 0 alone reads and writes the state, as the one producer thread did before session
+/// 38, and the warp takes its tile through __shfl_sync (with the state copied into each lane's
+/// registers instead, ptxas spilled again: 34 local loads and stores).
 template <int kBlockM>
 struct StreamKGroupedScheduler {
   struct State {
@@ -61,15 +62,8 @@ struct StreamKGroupedScheduler {
   int n_tiles;
 
   __device__ __forceinline__ static State& state() {
-    __shared__ State s;  // the producer warp reads it, its lane 0 writes it
+    __shared__ State s;  // the producer warp's lane 0 alone touches it
     return s;
-  }
-
-  /// Lane 0 writes the warp's new state, after every lane has read the old one.
-  __device__ __forceinline__ static void store(const State& next) {
-    __syncwarp();
-    if (threadIdx.x % 32 == 0) state() = next;
-    __syncwarp();
   }
 
   __device__ __forceinline__ StreamKGroupedScheduler(const GroupedLayout& l, int tiles_n,
@@ -83,38 +77,42 @@ struct StreamKGroupedScheduler {
       group_rows(l, g, begin, end);
       tiles += (end - begin + kBlockM - 1) / kBlockM * tiles_n;
     }
-    State s;
+    if (threadIdx.x % 32 != 0) return;
+    State& s = state();
     s.split = stream_k_split(tiles, int(gridDim.x), k_blocks);
     s.next_dp = int(blockIdx.x);
     s.unit = stream_k_first_unit(s.split, int(blockIdx.x));
     s.unit_end = stream_k_first_unit(s.split, int(blockIdx.x) + 1);
     s.cursor = GroupedCursor{};
-    store(s);
   }
 
   __device__ __forceinline__ bool next(StreamKGroupedTile& t) {
-    State s = state();
-    bool more = false;
+    int more = 0;
+    if (threadIdx.x % 32 == 0) more = advance(t);
+    t = from_lane0(t);
+    return __shfl_sync(0xffffffffu, more, 0) != 0;
+  }
+
+ private:
+  /// Lane 0's step: the next tile into t, false past the last.
+  __device__ __forceinline__ bool advance(StreamKGroupedTile& t) {
+    State& s = state();
     if (s.next_dp < s.split.dp_tiles) {
-      more = grouped_tile(layout, kBlockM, n_tiles, s.next_dp, s.cursor, t);
-      if (more) {
-        t.kb_begin = 0;
-        t.kb_end = s.split.k_blocks;
-        t.partner_end = int(blockIdx.x) + 1;
-        s.next_dp += int(gridDim.x);
-      }
-    } else if (s.unit < s.unit_end) {
-      const StreamKSegment g = stream_k_segment(s.split, int(blockIdx.x), s.unit, s.unit_end);
-      more = grouped_tile(layout, kBlockM, n_tiles, g.tile, s.cursor, t);
-      if (more) {
-        t.kb_begin = g.kb_begin;
-        t.kb_end = g.kb_end;
-        t.partner_end = g.kb_begin > 0 ? 0 : g.partner_end;
-        s.unit += g.kb_end - g.kb_begin;
-      }
+      if (!grouped_tile(layout, kBlockM, n_tiles, s.next_dp, s.cursor, t)) return false;
+      t.kb_begin = 0;
+      t.kb_end = s.split.k_blocks;
+      t.partner_end = int(blockIdx.x) + 1;
+      s.next_dp += int(gridDim.x);
+      return true;
     }
-    store(s);
-    return more;
+    if (s.unit >= s.unit_end) return false;
+    const StreamKSegment g = stream_k_segment(s.split, int(blockIdx.x), s.unit, s.unit_end);
+    if (!grouped_tile(layout, kBlockM, n_tiles, g.tile, s.cursor, t)) return false;
+    t.kb_begin = g.kb_begin;
+    t.kb_end = g.kb_end;
+    t.partner_end = g.kb_begin > 0 ? 0 : g.partner_end;
+    s.unit += g.kb_end - g.kb_begin;
+    return true;
   }
 };
 
