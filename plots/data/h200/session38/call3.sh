@@ -5,15 +5,18 @@
 # threads_gpu and 76 PyTorch tests (wrong grouped outputs, then an illegal instruction): with the
 # producer loop run by all 32 lanes of a warp, each lane drew its own tile from the dynamic
 # schedule's counter. Now lane 0 draws and the warp shares the draw; stream-K's shared state is
-# written by lane 0 between __syncwarp()s.
+# touched by lane 0 alone (as the one producer thread did), the tile given to the warp through
+# __shfl_sync (from_lane0).
 #  1. compute-sanitizer memcheck / racecheck / synccheck on the _dyn and _sk kernels (chapter 8's
 #     executable, --sizes=256). Prediction: 0 errors, 0 hazards each.
 #  2. The GPU tests that run grouped kernels: test_chapter_08, _08_e2e, test_library_gpu,
 #     test_library_threads_gpu. Prediction: "4 passed, 0 failed, 0 skipped".
 #  3. PyTorch tests. Prediction: "105 passed, 2 skipped" (session 37).
-#  4. If time: issue 10's peers in one process, interleaved (session 37 call 4's method).
-#     Prediction: every ratio of ours within 0.97-1.00x of session 37's time (call 1 of this
-#     session: chapter 8's cases 0.98-0.99x the time), 11 of 20 or better.
+#  4. Chapter 7's nine M <= 128 tiles on the 12 M <= 128 shapes, in one process, twice (the order
+#     reversed), cuBLASLt block-scaled beside them: does the table still pick the fastest tile now
+#     that the producer issues half the instructions? Prediction: the narrow tiles (64 x 16,
+#     64 x 32), whose producer issued the most instructions per byte, gain most; picks change at
+#     0-3 shapes, by <= 3 %.
 set -u
 source scripts/gpu_call.sh .gpu/c.txz .gpu/py.txz || exit 1
 mkdir -p "$OUT/san"
@@ -34,13 +37,21 @@ timeout 90 bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/torch" te
 tail -1 "$OUT/torch/tests.log" >> "$L" 2>/dev/null
 grep -E "^FAILED" "$OUT/torch/tests.log" | head -5 >> "$L" 2>/dev/null
 tar cJf "$OUT/logs.txz" -C "$OUT" san gl torch gpu_run.log 2>/dev/null && rm -rf "$OUT/san" "$OUT/gl" "$OUT/torch" "$OUT/gpu_run.log"
-LEFT=$(seconds_left 560)
-if [ "$LEFT" -gt 250 ]; then
-  say "peers_moe ($LEFT s left)"
-  peers_moe_step $((LEFT - 5))
-  tar cJf "$OUT/p.txz" -C "$OUT" p 2>/dev/null && rm -rf "$OUT/p"
-else
-  echo "peers_moe skipped: $LEFT s left" >> "$L"
-fi
+SM="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
+SM="$SM,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"
+T=64x16_s16,64x32_s14,64x64_s12,64x112_s9,64x128_s8,128x32_s10,128x56_s8,128x64_s8,128x128_s6
+T=$(echo "$T" | sed 's/\([0-9]*x[0-9]*_s[0-9]*\)/\1_c1x1_promoted_tma_b1/g')
+TR=$(echo "$T" | tr ',' '\n' | tac | paste -sd,)
+mkdir -p "$OUT/sw"
+for r in 1 2; do
+  LEFT=$(seconds_left 560)
+  [ "$LEFT" -gt 100 ] || { echo "sweep run $r skipped ($LEFT s left)" >> "$L"; break; }
+  if [ $r = 1 ]; then K="$T"; else K="$TR"; fi
+  say "ch07 small M, run $r ($LEFT s left)"
+  timeout $((LEFT - 15)) "$B/ch07_block_scaling" --gpu_delay_us=50 --shapes=$SM --kernels=$K \
+    --json="$OUT/sw/ch07_sweep_$r.json" > "$OUT/sw/ch07_sweep_$r.log" 2>&1; echo "rc=$?" >> "$L"
+  grep -E "FAIL|error" "$OUT/sw/ch07_sweep_$r.log" | head -5 >> "$L"
+done
+tar cJf "$OUT/sw.txz" -C "$OUT" sw 2>/dev/null && rm -rf "$OUT/sw"
 say end
 cat "$L"
