@@ -69,9 +69,10 @@ struct GroupedTileScheduler {
 template <class Cfg, int kLoop = default_block_scaled_loop<Cfg>()>
 struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   /// The consumers take their tiles from the producer through the ring (kernel.cuh,
-  /// TilesThroughRing): the producer, the only thread that walks the groups, writes each tile into
-  /// 16 bytes after the A scales of the tile's first stage before it arms that stage's full
-  /// barrier, and after its last tile an end mark into the next stage, armed by a plain arrive.
+  /// TilesThroughRing): the producer warp, the only warp that walks the groups, writes (by its
+  /// elected lane) each tile into 16 bytes after the A scales of the tile's first stage before it
+  /// arms that stage's full barrier, and after its last tile an end mark into the next stage,
+  /// armed by a plain arrive.
   /// Why: with every consumer thread walking the groups itself (the cursor, its loop over the
   /// offsets), chapter 7's 8x-unrolled loop spilled inside the K loop of the grouped 256 x 128
   /// kernels (ptxas: 464-592 bytes); the dense scheduler's state, which ptxas re-reads from the

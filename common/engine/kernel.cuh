@@ -763,9 +763,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   __shared__ alignas(8) std::uint64_t empty[Cfg::kStages];
 
   // Through __shfl_sync (warp_uniform): ptxas then knows each warp takes one side of the
-  // producer / consumer split, and keeps what the single producer thread computes (its TMA
-  // loads' addresses and coordinates) in uniform registers (session 37: without it, each TMA
-  // load sat in a waterfall loop, 65 instructions per ring stage against DeepGEMM's 30).
+  // producer / consumer split, and keeps what the producer warp computes (its TMA loads'
+  // addresses and coordinates) in uniform registers (session 37: with one producer thread, each
+  // TMA load sat in a waterfall loop, 65 instructions per ring stage against DeepGEMM's 30;
+  // session 38: 31 with the warp, docs/engine.md).
   const int wg = warp_uniform(int(threadIdx.x / 128));
   const std::uint32_t rank = Cfg::kClusterSize > 1 ? ptx::cluster_cta_rank() : 0u;
 
