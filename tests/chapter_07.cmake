@@ -82,4 +82,6 @@ if(Python3_Interpreter_FOUND)
   # and ncu's source view (the producer's instructions per ring stage).
   ch07_readme_table_test(chapter_07_session37 session37/summarise.py)
   ch07_readme_table_test(chapter_07_session37_producer session37/producer.py)
+  # Session 38: the producer warp against main (old / new), ncu, the peers, the M <= 128 tiles.
+  ch07_readme_table_test(chapter_07_session38 session38/summarise.py)
 endif()

@@ -76,6 +76,8 @@ if(Python3_Interpreter_FOUND)
   ch08_readme_table_test(chapter_08_session36_masked_k ../session36/masked_k.py)
   # Session 37's peers run (call 4), beside session 36's call 6.
   ch08_readme_table_test(chapter_08_session37_peers ../session37/peers.py)
+  # Session 38: chapter 8's cases against the engine before the producer warp.
+  ch08_readme_table_test(chapter_08_session38 ../session38/summarise.py)
 endif()
 # A --only that selects no case is refused before any GPU work, naming the cases (the arguments
 # are parsed before the GPU check; without the refusal the executable reports no GPU instead).
