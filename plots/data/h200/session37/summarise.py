@@ -69,24 +69,35 @@ def cluster_ab():
     return lines
 
 
-def ncu_table():
+NCU_METRICS = (("us", r"Duration\s+us\s+([\d.,]+)"),
+               ("cycles", r"Elapsed Cycles\s+cycle\s+([\d,]+)"),
+               ("active", r"SM Active Cycles\s+cycle\s+([\d.,]+)"),
+               ("inst", r"\n\s+Executed Instructions\s+inst\s+([\d,]+)"),
+               ("dram", r"DRAM Throughput\s+%\s+([\d.]+)"),
+               ("cpi", r"Warp Cycles Per Issued Instruction\s+cycle\s+([\d.]+)"))
+
+
+def ncu_details(archive, sides):
+    """{(shape, side): {metric: value}} from the ncu_<side>_<shape>_details.txt files of an
+    archive (ncu_step's output; NaN where a section was not collected). Session 38 reads its
+    archive with it too."""
     rows = {}
-    with tarfile.open(os.path.join(C1, "ncu.txz")) as tar:
+    with tarfile.open(archive) as tar:
         for m in tar.getmembers():
-            g = re.search(r"ncu_(ours|dg)_(\S+)_details\.txt$", m.name)
+            g = re.search(rf"ncu_({sides})_(\S+)_details\.txt$", m.name)
             if not g:
                 continue
             text = tar.extractfile(m).read().decode()
             v = {}
-            for key, rx in (("us", r"Duration\s+us\s+([\d.,]+)"),
-                            ("cycles", r"Elapsed Cycles\s+cycle\s+([\d,]+)"),
-                            ("active", r"SM Active Cycles\s+cycle\s+([\d.,]+)"),
-                            ("inst", r"\n\s+Executed Instructions\s+inst\s+([\d,]+)"),
-                            ("dram", r"DRAM Throughput\s+%\s+([\d.]+)"),
-                            ("cpi", r"Warp Cycles Per Issued Instruction\s+cycle\s+([\d.]+)")):
+            for key, rx in NCU_METRICS:
                 x = re.search(rx, text)
                 v[key] = float(x.group(1).replace(",", "")) if x else float("nan")
             rows[(g.group(2), g.group(1))] = v
+    return rows
+
+
+def ncu_table():
+    rows = ncu_details(os.path.join(C1, "ncu.txz"), "ours|dg")
     lines = ["| shape | side | duration us | elapsed cycles | SM active cycles | instructions | "
              "DRAM % | cycles per issued instruction |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for (shape, side), v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1] != "ours")):
@@ -98,8 +109,10 @@ def ncu_table():
     return lines
 
 
-def peers():
-    d = json.load(open(os.path.join(C1, "peers_ch07_9cfe5c1.json")))
+def peers_table(path, every_shape=False, label="geomean, 12 shapes"):
+    """Chapter 7 (the package) against DeepGEMM from bench/peers.py's JSON: the M <= 128 shapes
+    (every_shape: all of them) and the geomean of the M <= 128 ratios (session 38's too)."""
+    d = json.load(open(path))
     t = {}
     for b in d["benchmarks"]:
         impl, shape = b["name"].split("/")[:2]
@@ -108,14 +121,20 @@ def peers():
              "|---|---:|---:|---:|"]
     ratios = []
     for shape, v in t.items():
-        if not shape.startswith(("64x", "128x")):
+        small = shape.startswith(("64x", "128x"))
+        if not small and not every_shape:
             continue
         r = v["deepgemm"] / v["fp8gemm_block_scaled"]
-        ratios.append(r)
+        if small:
+            ratios.append(r)
         ours = v["fp8gemm_block_scaled"]
         lines.append(f"| {shape} | {ours:.2f} | {v['deepgemm']:.2f} | {r:.3f} |")
-    lines.append(f"| geomean, 12 shapes | | | **{geomean(ratios):.3f}** |")
+    lines.append(f"| {label} | | | **{geomean(ratios):.3f}** |")
     return lines
+
+
+def peers():
+    return peers_table(os.path.join(C1, "peers_ch07_9cfe5c1.json"))
 
 
 TABLE = {"64x2112x7168": "64x16_s16", "64x24576x1536": "64x64_s12", "64x32768x512": "64x128_s8",

@@ -20,7 +20,6 @@ Usage: python3 summarise.py [--check README] (--check: the README's lines that q
 tables must match, used by CTests chapter_07_session38 and chapter_08_session38)."""
 import csv
 import io
-import json
 import math
 import os
 import re
@@ -32,30 +31,14 @@ sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
 sys.path.insert(0, os.path.join(HERE, "..", "session37"))
 import readme_block  # noqa: E402
 import producer as producer37  # noqa: E402
+import summarise as summarise37  # noqa: E402  (the JSON, archive and ncu readers)
 C1 = os.path.join(HERE, "call1_c0dd6e7")
 C3 = os.path.join(HERE, "call3_39224cc")
 C4 = os.path.join(HERE, "call4_39224cc")
 STAGES = 132 * 56  # CTAs x K blocks at 64x2112x7168 (one tile per CTA)
 
 
-def times(doc):
-    return {b["name"].split("/iterations")[0]: b["real_time"] for b in doc["benchmarks"]
-            if "real_time" in b}
-
-
-def archive_json(path, pattern):
-    out = {}
-    with tarfile.open(path) as tar:
-        for m in tar.getmembers():
-            g = re.search(pattern, m.name)
-            if g and m.isfile():
-                out[g.groups()] = times(json.load(tar.extractfile(m)))
-    return out
-
-
-def geomean(xs):
-    xs = list(xs)
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+times, archive_json, geomean = summarise37.times, summarise37.archive_json, summarise37.geomean
 
 
 def mean(xs):
@@ -130,21 +113,8 @@ def ch08_table():
 
 
 def ncu_table():
-    rows = {}
+    rows = summarise37.ncu_details(os.path.join(C1, "ncu.txz"), "old|new")
     with tarfile.open(os.path.join(C1, "ncu.txz")) as tar:
-        for m in tar.getmembers():
-            g = re.search(r"ncu_(old|new)_(\S+)_details\.txt$", m.name)
-            if not g:
-                continue
-            text = tar.extractfile(m).read().decode()
-            v = {}
-            for key, rx in (("us", r"Duration\s+us\s+([\d.,]+)"),
-                            ("cycles", r"Elapsed Cycles\s+cycle\s+([\d,]+)"),
-                            ("inst", r"\n\s+Executed Instructions\s+inst\s+([\d,]+)"),
-                            ("cpi", r"Warp Cycles Per Issued Instruction\s+cycle\s+([\d.]+)")):
-                x = re.search(rx, text)
-                v[key] = float(x.group(1).replace(",", "")) if x else float("nan")
-            rows[(g.group(2), g.group(1))] = v
         text = tar.extractfile("ncu/ours_sass.csv").read().decode()
     table = list(csv.reader(io.StringIO(text)))
     hdr, data = table[1], table[2:]
@@ -163,29 +133,11 @@ def ncu_table():
 
 
 def peers():
-    d = json.load(open(os.path.join(C1, "peers_ch07_c0dd6e7.json")))
-    t = {}
-    for b in d["benchmarks"]:
-        impl, shape = b["name"].split("/")[:2]
-        t.setdefault(shape, {})[impl] = b["real_time"]
-    lines = ["| shape | chapter 7 us | DeepGEMM us | chapter 7 / DeepGEMM (speed) |",
-             "|---|---:|---:|---:|"]
-    ratios = []
-    for shape, v in t.items():
-        r = v["deepgemm"] / v["fp8gemm_block_scaled"]
-        if small(shape):
-            ratios.append(r)
-        lines.append(f"| {shape} | {v['fp8gemm_block_scaled']:.2f} | {v['deepgemm']:.2f} | "
-                     f"{r:.3f} |")
-    lines.append(f"| geomean, 12 shapes M <= 128 | | | **{geomean(ratios):.3f}** |")
-    return lines
+    return summarise37.peers_table(os.path.join(C1, "peers_ch07_c0dd6e7.json"), every_shape=True,
+                                   label="geomean, 12 shapes M <= 128")
 
 
-TABLE = {"64x2112x7168": "64x16_s16", "64x24576x1536": "64x64_s12", "64x32768x512": "64x128_s8",
-         "64x7168x16384": "64x64_s12", "64x4096x7168": "64x32_s14", "64x7168x2048": "64x64_s12",
-         "128x2112x7168": "64x32_s14", "128x24576x1536": "128x64_s8", "128x32768x512": "128x128_s6",
-         "128x7168x16384": "128x64_s8", "128x4096x7168": "64x64_s12", "128x7168x2048": "128x64_s8"}
-SUFFIX = "_c1x1_promoted_tma_b1"
+TABLE, SUFFIX = summarise37.TABLE, summarise37.SUFFIX  # chapter 7's M <= 128 picks (unchanged)
 
 
 def sweep():
