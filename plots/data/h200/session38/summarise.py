@@ -12,6 +12,7 @@ warp-uniform addresses; merged as c0dd6e7 .. 39224cc).
      one: 65.0, DeepGEMM's 30.0);
   3. call 1: chapter 7 (the PyTorch package, c0dd6e7) against DeepGEMM 2.6.1, one process,
      interleaved, 50 us delay;
+  3b. call 1's source view against session 37's of DeepGEMM: the consumers' main loop per K block;
   4. call 4 (39224cc against e93c92e): chapter 8's masked cases again, six runs alternating;
   5. call 3 (39224cc, whose chapter 7 SASS is c0dd6e7's byte for byte): the nine M <= 128 tiles on
      the twelve M <= 128 shapes, two runs (the order reversed): the table's pick against the
@@ -132,6 +133,44 @@ def ncu_table():
     return lines
 
 
+def consumer_loops():
+    """The consumer's main loop at 64x2112x7168 (of the innermost loops with wgmma and no TMA
+    load, the one executed most) from ncu's source view: ours (call 1, the producer warp) and DeepGEMM's (session 37, call 5;
+    the same tile, ring and one math warpgroup), per K block."""
+    with tarfile.open(os.path.join(C1, "ncu.txz")) as tar:
+        ours = tar.extractfile("ncu/ours_sass.csv").read().decode()
+    with tarfile.open(os.path.join(HERE, "..", "session37", "call5_db77afb", "src.txz")) as tar:
+        dg = tar.extractfile("src/dg_sass.csv").read().decode()
+    lines = ["| 64x2112x7168, one launch | K blocks per loop iteration | SASS lines per K block | "
+             "warp instructions executed per K block (4 warps) | per warp |",
+             "|---|---:|---:|---:|---:|"]
+    for who, text in (("chapter 7, producer warp", ours), ("DeepGEMM", dg)):
+        table = list(csv.reader(io.StringIO(text)))
+        hdr, data = table[1], table[2:]
+        ie = hdr.index("Instructions Executed")
+        addr = [int(r[0], 16) for r in data]
+        back = {}  # backward branches: line -> its target's line
+        for i, r in enumerate(data):
+            g = re.search(r"\bBRA\b.*?(0x[0-9a-f]+)", r[1])
+            if g and int(g.group(1), 16) < addr[i] and int(g.group(1), 16) in addr:
+                back[i] = addr.index(int(g.group(1), 16))
+        best = None
+        for i, j in back.items():
+            if any(j <= k < i for k in back):  # not innermost
+                continue
+            body = data[j:i + 1]
+            gmma = sum("GMMA" in b[1] for b in body)
+            if gmma and not any("UTMALDG" in b[1] for b in body):
+                executed = sum(int(b[ie] or 0) for b in body)
+                if best is None or executed > best[0]:
+                    best = (executed, gmma // 4, len(body))
+        executed, blocks, n = best
+        per_block = executed / STAGES
+        lines.append(f"| {who} | {blocks} | {n / blocks:.1f} | {per_block:.1f} | "
+                     f"{per_block / 4:.1f} |")
+    return lines
+
+
 def peers():
     return summarise37.peers_table(os.path.join(C1, "peers_ch07_c0dd6e7.json"), every_shape=True,
                                    label="geomean, 12 shapes M <= 128")
@@ -166,6 +205,8 @@ def main(argv):
                 ("chapter 7, new / old per shape (call 1)", per_shape, "07_block_scaling"),
                 ("chapter 8, new / old per case (calls 1 and 4)", ch08_table(), "08_grouped_moe"),
                 ("ncu, one launch each (call 1)", ncu_table(), "07_block_scaling"),
+                ("the consumers' loop against DeepGEMM's (call 1; session 37 call 5)",
+                 consumer_loops(), "07_block_scaling"),
                 ("chapter 7 against DeepGEMM (call 1)", peers(), "07_block_scaling"),
                 ("the nine M <= 128 tiles (call 3)", sweep(), "07_block_scaling")]
     if len(argv) > 2 and argv[1] == "--check":
