@@ -762,12 +762,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   __shared__ alignas(8) std::uint64_t full[Cfg::kStages];
   __shared__ alignas(8) std::uint64_t empty[Cfg::kStages];
 
-  // Through __shfl_sync (warp_uniform): ptxas then knows each warp takes one side of the
-  // producer / consumer split, and keeps what the producer warp computes (its TMA loads'
-  // addresses and coordinates) in uniform registers (session 37: with one producer thread, each
-  // TMA load sat in a waterfall loop, 65 instructions per ring stage against DeepGEMM's 30;
-  // session 38: 31 with the warp, docs/engine.md).
-  const int wg = warp_uniform(int(threadIdx.x / 128));
+  // Not through __shfl_sync: session 38 passed wg through warp_uniform at first, and ptxas then
+  // spilled in chapter 6's large consumers (14-66 bytes, the SASS checks) and gave the narrow
+  // tiles' consumer loop 3 more instructions per two K blocks. The producer's branch below is
+  // made warp-uniform by its own test of the warp index, which is what its loads need.
+  const int wg = int(threadIdx.x / 128);
   const std::uint32_t rank = Cfg::kClusterSize > 1 ? ptx::cluster_cta_rank() : 0u;
 
   if (threadIdx.x == 0) {
@@ -785,7 +784,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // ------------------------------ producer warpgroup ------------------------------
     ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
     // The producer warpgroup's first warp runs the loop, every lane computing the same
-    // addresses and coordinates (uniform registers), and one elected lane issues the loads.
+    // addresses and coordinates (uniform registers), and one elected lane issues the loads. The
+    // warp index through __shfl_sync (warp_uniform): ptxas then knows the branch is taken by
+    // whole warps and keeps the loads' operands in uniform registers (session 37: with one
+    // producer thread, each TMA load sat in a waterfall loop, 65 instructions per ring stage
+    // against DeepGEMM's 30; session 38: 31 with the warp, docs/engine.md).
     if (warp_uniform(int(threadIdx.x / 32)) == Cfg::kConsumerThreads / 32) {
       if (ptx::elect_one_sync()) {
         ptx::tma_prefetch_descriptor(&p.map_a);
