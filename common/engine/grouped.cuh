@@ -69,9 +69,10 @@ struct GroupedTileScheduler {
 template <class Cfg, int kLoop = default_block_scaled_loop<Cfg>()>
 struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   /// The consumers take their tiles from the producer through the ring (kernel.cuh,
-  /// TilesThroughRing): the producer, the only thread that walks the groups, writes each tile into
-  /// 16 bytes after the A scales of the tile's first stage before it arms that stage's full
-  /// barrier, and after its last tile an end mark into the next stage, armed by a plain arrive.
+  /// TilesThroughRing): the producer warp, the only warp that walks the groups, writes (by its
+  /// elected lane) each tile into 16 bytes after the A scales of the tile's first stage before it
+  /// arms that stage's full barrier, and after its last tile an end mark into the next stage,
+  /// armed by a plain arrive.
   /// Why: with every consumer thread walking the groups itself (the cursor, its loop over the
   /// offsets), chapter 7's 8x-unrolled loop spilled inside the K loop of the grouped 256 x 128
   /// kernels (ptxas: 464-592 bytes); the dense scheduler's state, which ptxas re-reads from the
@@ -164,10 +165,13 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
 /// the next unclaimed tile number, so a CTA whose tiles were cheap (a group's last row tile, whose
 /// second warpgroup has no rows: SkipsIdleRows) takes more of them, where the fixed stride
 /// (c, c + grid, ...) gives every CTA the same count whatever they cost. The numbers a CTA takes
-/// increase, as the cursor needs. Only the producer thread calls it (the consumers take their
-/// tiles through the ring). One atomic per tile, in the producer's loop, several stages ahead of
-/// the consumers. The counter resets itself: a CTA that draws a number past the last tile counts
-/// itself out in [1]; the last of the grid to do so zeroes both, after every CTA's last draw.
+/// increase, as the cursor needs. Only the producer warp calls it, all 32 lanes converged (the
+/// consumers take their tiles through the ring): lane 0 draws and the warp shares its draw
+/// (__shfl_sync), since every lane must walk the same tiles (the loads are issued by an elected
+/// lane; session 38's first run let each lane draw its own number, and the grid skipped tiles).
+/// One atomic per tile, in the producer's loop, several stages ahead of the consumers. The
+/// counter resets itself: a CTA that draws a number past the last tile counts itself out in [1];
+/// the last of the grid to do so zeroes both, after every CTA's last draw.
 /// No clusters (both CTAs of one would need the same unit).
 template <int kBlockM>
 struct GroupedDynamicScheduler {
@@ -181,16 +185,22 @@ struct GroupedDynamicScheduler {
       : layout(l), n_tiles(tiles_n), counter(c) {}
 
   __device__ __forceinline__ bool next(GroupedTile& t) {
-    const int unit = atomicAdd(counter, 1);
+    const bool lane0 = threadIdx.x % 32 == 0;
+    int unit = 0;
+    if (lane0) unit = atomicAdd(counter, 1);
+    unit = __shfl_sync(0xffffffffu, unit, 0);
     if (grouped_tile(layout, kBlockM, n_tiles, unit, cursor, t)) return true;
     // This CTA's last draw, ordered before its count-out (atomicAdd is relaxed: without the
     // fences the reset below could, in the memory model, land before another CTA's last draw).
-    __threadfence();
-    if (atomicAdd(counter + 1, 1) == int(gridDim.x) - 1) {  // every CTA has drawn its last
+    if (lane0) {
       __threadfence();
-      counter[0] = 0;
-      counter[1] = 0;
+      if (atomicAdd(counter + 1, 1) == int(gridDim.x) - 1) {  // every CTA has drawn its last
+        __threadfence();
+        counter[0] = 0;
+        counter[1] = 0;
+      }
     }
+    __syncwarp();
     return false;
   }
 };

@@ -29,6 +29,7 @@
 #include "common/engine/scheduler.cuh"
 #include "common/output_scale.cuh"
 #include "common/ptx/cluster.cuh"
+#include "common/ptx/elect.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/smem.cuh"
 #include "common/ptx/tma.cuh"
@@ -761,6 +762,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   __shared__ alignas(8) std::uint64_t full[Cfg::kStages];
   __shared__ alignas(8) std::uint64_t empty[Cfg::kStages];
 
+  // Not through __shfl_sync: session 38 passed wg through warp_uniform at first, and ptxas then
+  // spilled in chapter 6's large consumers (14-66 bytes, the SASS checks) and gave the narrow
+  // tiles' consumer loop 3 more instructions per two K blocks. The producer's branch below is
+  // made warp-uniform by its own test of the warp index, which is what its loads need.
   const int wg = int(threadIdx.x / 128);
   const std::uint32_t rank = Cfg::kClusterSize > 1 ? ptx::cluster_cta_rank() : 0u;
 
@@ -778,14 +783,33 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (wg == Cfg::kConsumerWGs) {
     // ------------------------------ producer warpgroup ------------------------------
     ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (threadIdx.x == Cfg::kConsumerThreads) {
-      ptx::tma_prefetch_descriptor(&p.map_a);
-      ptx::tma_prefetch_descriptor(&p.map_b);
+    // The producer warpgroup's first warp runs the loop, every lane computing the same
+    // addresses and coordinates (uniform registers), and one elected lane issues the loads. The
+    // warp index through __shfl_sync (warp_uniform): ptxas then knows the branch is taken by
+    // whole warps and keeps the loads' operands in uniform registers (session 37: with one
+    // producer thread, each TMA load sat in a waterfall loop, 65 instructions per ring stage
+    // against DeepGEMM's 30; session 38: 31 with the warp, docs/engine.md).
+    if (warp_uniform(int(threadIdx.x / 32)) == Cfg::kConsumerThreads / 32) {
+      if (ptx::elect_one_sync()) {
+        ptx::tma_prefetch_descriptor(&p.map_a);
+        ptx::tma_prefetch_descriptor(&p.map_b);
+      }
       auto scheduler = Math::make_scheduler(p, rank);
       PipelineState<Cfg::kStages> st;
       typename Math::TileT t;
       const int rank_m = int(rank) % Cfg::kClusterM;
       const int rank_n = int(rank) / Cfg::kClusterM;
+      // The ring's, the side ring's and the barriers' shared addresses and the maps' addresses
+      // pinned through __shfl_sync (as the consumers' pinned loops have them): otherwise ptxas
+      // re-derives them from the CTA id and the parameter space in every iteration.
+      const std::uint32_t ring_p = warp_uniform(ring);
+      const std::uint32_t side_p = warp_uniform(side);
+      const std::uint32_t full0 = warp_uniform(ptx::smem_u32(full));
+      const std::uint32_t empty0 = warp_uniform(ptx::smem_u32(empty));
+      const auto* map_a = reinterpret_cast<const CUtensorMap*>(
+          warp_uniform(reinterpret_cast<unsigned long long>(&p.map_a)));
+      const auto* map_b = reinterpret_cast<const CUtensorMap*>(
+          warp_uniform(reinterpret_cast<unsigned long long>(&p.map_b)));
       while (scheduler.next(t)) {
         const int m0 = Math::a_row(t);
         const int n0 = Math::b_row(p, t);
@@ -793,33 +817,38 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // condition, as p.k_blocks always was: hoisted into a register, the bound lets the
         // compiler unroll this loop 4 times (+370 instructions per kernel, no gain measured).
         for (int kb = Math::k_first(p, t); kb < Math::k_end(p, t); ++kb) {
-          wait_barrier<Cfg>(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
-          const std::uint32_t bar = ptx::smem_u32(&full[st.stage]);
-          if constexpr (TilesThroughRing<Math>) {  // the tile, for the consumers, before the arm
-            if (kb == Math::k_first(p, t))
-              Math::post_tile(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
-                                  Math::kTileInfoOffset,
-                              t);
-          }
-          const std::uint32_t tile_a = ring + std::uint32_t(st.stage) * Math::kStageStride;
+          wait_barrier<Cfg>(empty0 + 8u * std::uint32_t(st.stage), st.phase ^ 1u);
+          const std::uint32_t bar = full0 + 8u * std::uint32_t(st.stage);
+          const std::uint32_t tile_a = ring_p + std::uint32_t(st.stage) * Math::kStageStride;
           const std::uint32_t tile_b = tile_a + Cfg::kTileABytes;
           const int k0 = kb * Cfg::kBlockK;
-          // The stage's bytes, zero-filled ones too.
-          ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes + Math::kExtraTxBytes);
-          load_tile<Cfg::kClusterN == 2, Cfg::kBlockM, Cfg::kBlockK>(tile_a, &p.map_a, bar, k0, m0,
-                                                                   rank_n);
-          load_tile<Cfg::kClusterM == 2, Cfg::kBlockN, Cfg::kBlockK>(tile_b, &p.map_b, bar, k0, n0,
-                                                                   rank_m);
-          Math::produce_extra(p, side + std::uint32_t(st.stage) * Math::kExtraStageBytes, bar, t,
-                              kb);
+          if (ptx::elect_one_sync()) {
+            if constexpr (TilesThroughRing<Math>) {  // the tile, for the consumers, before the arm
+              if (kb == Math::k_first(p, t))
+                Math::post_tile(side_p + std::uint32_t(st.stage) * Math::kExtraStageBytes +
+                                    Math::kTileInfoOffset,
+                                t);
+            }
+            // The stage's bytes, zero-filled ones too.
+            ptx::mbarrier_arrive_expect_tx(bar, Cfg::kStageBytes + Math::kExtraTxBytes);
+            load_tile<Cfg::kClusterN == 2, Cfg::kBlockM, Cfg::kBlockK>(tile_a, map_a, bar, k0, m0,
+                                                                     rank_n);
+            load_tile<Cfg::kClusterM == 2, Cfg::kBlockN, Cfg::kBlockK>(tile_b, map_b, bar, k0, n0,
+                                                                     rank_m);
+            Math::produce_extra(p, side_p + std::uint32_t(st.stage) * Math::kExtraStageBytes, bar,
+                                t, kb);
+          }
+          __syncwarp();
           st.advance();
         }
       }
       if constexpr (TilesThroughRing<Math>) {  // the end mark, in the next stage
         wait_barrier<Cfg>(ptx::smem_u32(&empty[st.stage]), st.phase ^ 1u);
-        Math::post_end(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
-                       Math::kTileInfoOffset);
-        ptx::mbarrier_arrive(ptx::smem_u32(&full[st.stage]));
+        if (ptx::elect_one_sync()) {
+          Math::post_end(side + std::uint32_t(st.stage) * Math::kExtraStageBytes +
+                         Math::kTileInfoOffset);
+          ptx::mbarrier_arrive(ptx::smem_u32(&full[st.stage]));
+        }
       }
     }
     if constexpr (requires { Math::kObserveRing; }) {

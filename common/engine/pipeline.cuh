@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/engine/params.hpp"
 #include "common/ptx/mbarrier.cuh"
@@ -42,6 +43,18 @@ __device__ __forceinline__ void wait_barrier(std::uint32_t bar, std::uint32_t pa
 template <class T>
 __device__ __forceinline__ T warp_uniform(T x) {
   return __shfl_sync(0xffffffffu, x, 0);
+}
+
+/// A struct of lane 0 (one computed there alone), in every lane: one __shfl_sync per 32-bit word.
+template <class T>
+__device__ __forceinline__ T from_lane0(const T& x) {
+  static_assert(sizeof(T) % 4 == 0 && std::is_trivially_copyable_v<T>, "32-bit words only");
+  T r;
+  const auto* in = reinterpret_cast<const std::uint32_t*>(&x);
+  auto* out = reinterpret_cast<std::uint32_t*>(&r);
+#pragma unroll
+  for (int i = 0; i < int(sizeof(T) / 4); ++i) out[i] = __shfl_sync(0xffffffffu, in[i], 0);
+  return r;
 }
 
 template <int kStages>

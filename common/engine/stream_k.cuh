@@ -44,7 +44,11 @@ struct StreamKGroupedTile : GroupedTile {
 
 /// The producer's tiles: its data-parallel tiles, then its stream-K segments. Its state lives in
 /// shared memory, read and written once per tile: the producer thread has 40 registers, and with
-/// the division and the group cursor in registers ptxas spilled 72-92 bytes in its K loop.
+/// the division and the group cursor in registers ptxas spilled 72-92 bytes in its K loop. The
+/// producer warp's 32 lanes all call next() (they walk the same tiles; an elected lane issues the
+/// loads): lane 0 alone reads and writes the state, as the one producer thread did before session
+/// 38, and the warp takes its tile through __shfl_sync (with the state copied into each lane's
+/// registers instead, ptxas spilled again: 34 local loads and stores).
 template <int kBlockM>
 struct StreamKGroupedScheduler {
   struct State {
@@ -58,7 +62,7 @@ struct StreamKGroupedScheduler {
   int n_tiles;
 
   __device__ __forceinline__ static State& state() {
-    __shared__ State s;  // one producer thread per CTA touches it
+    __shared__ State s;  // the producer warp's lane 0 alone touches it
     return s;
   }
 
@@ -73,6 +77,7 @@ struct StreamKGroupedScheduler {
       group_rows(l, g, begin, end);
       tiles += (end - begin + kBlockM - 1) / kBlockM * tiles_n;
     }
+    if (threadIdx.x % 32 != 0) return;
     State& s = state();
     s.split = stream_k_split(tiles, int(gridDim.x), k_blocks);
     s.next_dp = int(blockIdx.x);
@@ -82,6 +87,15 @@ struct StreamKGroupedScheduler {
   }
 
   __device__ __forceinline__ bool next(StreamKGroupedTile& t) {
+    int more = 0;
+    if (threadIdx.x % 32 == 0) more = advance(t);
+    t = from_lane0(t);
+    return __shfl_sync(0xffffffffu, more, 0) != 0;
+  }
+
+ private:
+  /// Lane 0's step: the next tile into t, false past the last.
+  __device__ __forceinline__ bool advance(StreamKGroupedTile& t) {
     State& s = state();
     if (s.next_dp < s.split.dp_tiles) {
       if (!grouped_tile(layout, kBlockM, n_tiles, s.next_dp, s.cursor, t)) return false;
