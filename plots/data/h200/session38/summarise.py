@@ -78,8 +78,8 @@ def small(shape):
     return int(shape.split("x")[0]) <= 128 if shape[0].isdigit() else False
 
 
-def ab_tables():
-    ab = ab_ratios()
+def ab_tables(call=C1):
+    ab = ab_ratios(call)
     lines = ["| chapter 7 shape | new / old (time) | cuBLASLt's drift |", "|---|---:|---:|"]
     for shape, (r, p) in sorted(ab[("ch07", "ch07_block_scaled")].items(),
                                 key=lambda kv: (not small(kv[0]), kv[0])):
@@ -113,9 +113,9 @@ def ch08_table():
     return lines
 
 
-def ncu_table():
-    rows = summarise37.ncu_details(os.path.join(C1, "ncu.txz"), "old|new")
-    with tarfile.open(os.path.join(C1, "ncu.txz")) as tar:
+def ncu_table(call=C1):
+    rows = summarise37.ncu_details(os.path.join(call, "ncu.txz"), "old|new")
+    with tarfile.open(os.path.join(call, "ncu.txz")) as tar:
         text = tar.extractfile("ncu/ours_sass.csv").read().decode()
     table = list(csv.reader(io.StringIO(text)))
     hdr, data = table[1], table[2:]
@@ -133,18 +133,18 @@ def ncu_table():
     return lines
 
 
-def consumer_loops():
+def consumer_loops(call=C1, label="chapter 7, producer warp"):
     """The consumer's main loop at 64x2112x7168 (of the innermost loops with wgmma and no TMA
     load, the one executed most) from ncu's source view: ours (call 1, the producer warp) and DeepGEMM's (session 37, call 5;
     the same tile, ring and one math warpgroup), per K block."""
-    with tarfile.open(os.path.join(C1, "ncu.txz")) as tar:
+    with tarfile.open(os.path.join(call, "ncu.txz")) as tar:
         ours = tar.extractfile("ncu/ours_sass.csv").read().decode()
     with tarfile.open(os.path.join(HERE, "..", "session37", "call5_db77afb", "src.txz")) as tar:
         dg = tar.extractfile("src/dg_sass.csv").read().decode()
     lines = ["| 64x2112x7168, one launch | K blocks per loop iteration | SASS lines per K block | "
              "warp instructions executed per K block (4 warps) | per warp |",
              "|---|---:|---:|---:|---:|"]
-    for who, text in (("chapter 7, producer warp", ours), ("DeepGEMM", dg)):
+    for who, text in ((label, ours), ("DeepGEMM", dg)):
         table = list(csv.reader(io.StringIO(text)))
         hdr, data = table[1], table[2:]
         ie = hdr.index("Instructions Executed")
