@@ -78,7 +78,9 @@ template <class Cfg>
 constexpr int default_block_scaled_loop() {
   constexpr int kN = Cfg::kBlockN;
   if (detail::straddles_b_scale_blocks(kN) && detail::b_scale_offsets(kN) >= 4) return 1;
-  if (two_deep_fits<Cfg>()) return kTwoDeepLoop;
+  // Two-deep, since session 39 unrolled over the ring cycle where the ring has an even number of
+  // stages (every tile of chapter 7's M <= 128 table does; "Session 39" in its README).
+  if (two_deep_fits<Cfg>()) return Cfg::kStages % 2 == 0 ? kTwoDeepCycleLoop : kTwoDeepLoop;
   const int unroll = Cfg::kWavesM >= 2 ? 8 : 4;
   // The early first wave promotes through Promotion, which needs a tile whose columns are in
   // one B-scale block row (not straddling), and it is a cooperative order.
@@ -322,7 +324,12 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
     if constexpr (kSkewedRows<TileT>) row_in_tile += t.m0 & 3;  // the scales start at m0 & ~3
     Promotion<TileT> promotion{BScaleStream(p, t)};
-    promotion.sa_base = side + std::uint32_t(row_in_tile) * 4u;
+    // Through an identity shuffle (each lane reads its own value), which ptxas cannot see
+    // through: it then keeps the address in a register instead of re-deriving it from the thread
+    // index before each K block's scale loads (6 instructions per K block in the two-deep loop
+    // unrolled over the ring cycle, session 39).
+    promotion.sa_base = __shfl_sync(0xffffffffu, side + std::uint32_t(row_in_tile) * 4u,
+                                    int(threadIdx.x % 32));
     promotion.side_stage_bytes = side_stage_bytes<TileT>();
     promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
     return promotion;
@@ -368,6 +375,9 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
                                                   std::uint32_t rank, Pr& pr) {
     if constexpr (kPromotedLoop == kTwoDeepLoop)
       Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
+    else if constexpr (kPromotedLoop == kTwoDeepCycleLoop)
+      Base::promoted_loop_two_deep_cycle(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
+                                         pr);
     else
       Base::promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
   }

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "common/engine/config.cuh"
 #include "common/engine/epilogue.cuh"
@@ -67,6 +68,11 @@ namespace fp8gemm::engine {
 /// (default_block_scaled_loop; chapter 8's grouped kernels use the first loop). The others stay compiled
 /// for that comparison only (kernels_loops.cu, names ending in _loopN or _2deep).
 inline constexpr int kTwoDeepLoop = 10;
+/// The two-deep loop unrolled over a whole ring cycle (promoted_loop_two_deep_cycle): inside the
+/// cycle each K block's stage is a compile-time constant, so its barrier, descriptor and
+/// side-ring offsets are immediates and the stage / phase bookkeeping is gone from the loop
+/// (session 39; chapter 7's README, "Session 39"). Rings with an even number of stages.
+inline constexpr int kTwoDeepCycleLoop = 13;
 /// Chapter 8's weight gradient only (KGroupedMath): two-deep over the two column halves of a K
 /// block, so the totals plus two half-width partial sums fit where two full-width ones do not.
 inline constexpr int kTwoDeepHalvesLoop = 11;
@@ -258,8 +264,17 @@ struct PerTensorMath {
       if constexpr (kPromotedLoop == 0) {
         mainloop_promoted_v0(acc, st, p, ring, full, empty, wg, rank);
       } else if constexpr (kPromotedLoop == kTwoDeepLoop) {
+        // The warpgroup index through a shuffle, as the block-scaled loops have it: ptxas then
+        // keeps the descriptors in uniform registers (session 39: without it, chapter 6's
+        // promoted narrow tiles lost what the shuffled index in gemm_kernel had given them in
+        // session 38, 0.909x -> 1.008x the time at 64 x 2112 x 7168).
         UnitPromotion promotion;
-        promoted_loop_two_deep(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
+        promoted_loop_two_deep(acc, st, 0, p.k_blocks, ring, full, empty, warp_uniform(wg), rank,
+                               promotion);
+      } else if constexpr (kPromotedLoop == kTwoDeepCycleLoop) {
+        UnitPromotion promotion;
+        promoted_loop_two_deep_cycle(acc, st, 0, p.k_blocks, ring, full, empty, warp_uniform(wg),
+                                     rank, promotion);
       } else {
         UnitPromotion promotion;
         promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
@@ -580,6 +595,126 @@ struct PerTensorMath {
         promotion.template promote<kN>(acc[0], P1, 0, pend_slab, pend_block);
       }
       release(empty0 + 8u * std::uint32_t(pend_stage), rank);
+    }
+  }
+
+  /// What promoted_loop_two_deep_cycle's steps share: the next K block, the tile's range, the
+  /// cycle's phase, the pinned addresses, and the block issued last and not yet promoted.
+  template <class Promotion>
+  struct CycleState {
+    int kb, kb_begin, kb_end;
+    std::uint32_t phase;
+    std::uint64_t desc0;
+    std::uint32_t full0, empty0;
+    int wg;
+    std::uint32_t rank;
+    typename Promotion::Block pend_block{};
+    typename Promotion::Slab pend_slab{};
+  };
+  /// The buffer of stage parity kOdd: P0 for even stages, P1 for odd ones.
+  template <int kOdd>
+  __device__ __forceinline__ static float (&buffer(float (&P0)[Cfg::kBlockN / 2],
+                                                   float (&P1)[Cfg::kBlockN / 2]))[Cfg::kBlockN / 2] {
+    if constexpr (kOdd == 0)
+      return P0;
+    else
+      return P1;
+  }
+  /// One step of the cycle: K block cs.kb at stage S into P[S % 2], then the promotion of the
+  /// pending block (stage S - 1) from the other buffer.
+  template <int S, class Promotion>
+  __device__ __forceinline__ static void cycle_step(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                                    float (&P0)[Cfg::kBlockN / 2],
+                                                    float (&P1)[Cfg::kBlockN / 2],
+                                                    Promotion& promotion,
+                                                    CycleState<Promotion>& cs) {
+    constexpr int kN = Cfg::kBlockN;
+    constexpr int kS = Cfg::kStages;
+    float(&dst)[kN / 2] = buffer<S % 2>(P0, P1);
+    float(&src)[kN / 2] = buffer<(S + 1) % 2>(P0, P1);
+    const auto block = promotion.block(cs.kb);
+    wait_barrier<Cfg>(cs.full0 + 8u * std::uint32_t(S), cs.phase);
+    const StageDescs descs = stage_descs(cs.desc0, S, cs.wg);
+    const auto slab = promotion.slab(S, 0);
+    const bool pending = cs.kb != cs.kb_begin;
+    ptx::wgmma_wait_group<0>();  // the pending block's group: its stage is read, src is final
+    if (pending) release(cs.empty0 + 8u * std::uint32_t((S + kS - 1) % kS), cs.rank);
+    ptx::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < Cfg::kBlockK / Cfg::kWgmmaK; ++ks)
+      ptx::wgmma_m64nNk32_e4m3<kN>(dst, ptx::advance_desc(descs.a, std::uint32_t(ks * Cfg::kWgmmaK)),
+                                   ptx::advance_desc(descs.b, std::uint32_t(ks * Cfg::kWgmmaK)),
+                                   ks > 0 ? 1u : 0u);
+    ptx::wgmma_commit_group();
+    if (pending) {
+      ptx::wgmma_fence_operands(src);
+      promotion.template promote<kN>(acc[0], src, 0, cs.pend_slab, cs.pend_block);
+    }
+    cs.pend_block = block;
+    cs.pend_slab = slab;
+    ++cs.kb;
+  }
+  /// One ring cycle: the steps of stages `first` .. kStages - 1 while K blocks remain.
+  template <class Promotion, int... Ss>
+  __device__ __forceinline__ static void cycle(std::integer_sequence<int, Ss...>,
+                                               float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
+                                               float (&P0)[Cfg::kBlockN / 2],
+                                               float (&P1)[Cfg::kBlockN / 2],
+                                               Promotion& promotion, CycleState<Promotion>& cs,
+                                               int first) {
+    ((Ss >= first && cs.kb < cs.kb_end
+          ? (cycle_step<Ss>(acc, P0, P1, promotion, cs), 0)
+          : 0),
+     ...);
+  }
+
+  /// The two-deep loop (promoted_loop_two_deep, the same order of waits, wgmma, releases and
+  /// promotions) unrolled over a ring cycle (kPromotedLoop = kTwoDeepCycleLoop): the body holds
+  /// one copy of a K block's step per stage S = 0 .. kStages - 1, so S, the buffer the block goes
+  /// into (P[S % 2]: with an even number of stages the stage's parity alternates like the block's)
+  /// and the stage it releases (S - 1) are compile-time constants, and the barrier, descriptor and
+  /// side-ring addresses are immediates off registers kept for the whole tile (pinned). The
+  /// phase flips once per cycle. A tile whose first K block is not at stage 0 starts inside the
+  /// first cycle: each step runs only from the ring's stage on and while K blocks remain
+  /// (two uniform compares per block). Session 38's source view counted 69.2 warp instructions per
+  /// K block in the two-deep loop of 64 x 16 (DeepGEMM 50.6); chapter 7's README, "Session 39",
+  /// has the prediction and what this measured.
+  template <class Promotion>
+  __device__ __forceinline__ static void promoted_loop_two_deep_cycle(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, int kb_begin, int kb_end,
+      std::uint32_t ring, const std::uint64_t* full, const std::uint64_t* empty, int wg,
+      std::uint32_t rank, Promotion& promotion) {
+    static_assert(kTwoDeepFits, "two partial sums do not fit beside the totals");
+    static_assert(Cfg::kStages % 2 == 0, "the buffer of a stage is its parity");
+    constexpr int kN = Cfg::kBlockN;
+    constexpr int kS = Cfg::kStages;
+    zero(acc);
+    float P0[kN / 2], P1[kN / 2];
+    const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(warp_uniform(ring));
+    const std::uint32_t full0 = warp_uniform(ptx::smem_u32(full));
+    const std::uint32_t empty0 = warp_uniform(ptx::smem_u32(empty));
+    CycleState<Promotion> cs{kb_begin, kb_begin, kb_end, st.phase, desc0, full0, empty0, wg, rank};
+    int first = st.stage;  // the first cycle starts at the ring's stage, the later ones at 0
+    while (cs.kb < kb_end) {
+      cycle(std::make_integer_sequence<int, kS>{}, acc, P0, P1, promotion, cs, first);
+      first = 0;
+      cs.phase ^= 1u;
+    }
+    const auto& pend_block = cs.pend_block;
+    const auto& pend_slab = cs.pend_slab;
+    ptx::wgmma_wait_group<0>();  // on every path (ptxas injects one otherwise, C7517)
+    if (kb_end > kb_begin) {
+      // The last block: its stage's parity says which buffer holds it.
+      const int last = (st.stage + (kb_end - kb_begin) - 1) % kS;
+      if (last % 2 == 0) {
+        ptx::wgmma_fence_operands(P0);
+        promotion.template promote<kN>(acc[0], P0, 0, pend_slab, pend_block);
+      } else {
+        ptx::wgmma_fence_operands(P1);
+        promotion.template promote<kN>(acc[0], P1, 0, pend_slab, pend_block);
+      }
+      release(empty0 + 8u * std::uint32_t(last), rank);
+      st.skip(kb_end - kb_begin);
     }
   }
 
