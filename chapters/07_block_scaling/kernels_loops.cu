@@ -68,6 +68,7 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(bs<Cfg<64, 128, 8, 1, 1, 1>, kTwoDeepLoop>());
   out.push_back(bs<Cfg<128, 32, 10, 1, 1, 1>, kTwoDeepLoop>());
   out.push_back(bs<Cfg<128, 64, 8, 1, 1, 1>, kTwoDeepLoop>());
+  out.push_back(bs<Cfg<128, 128, 6, 1, 1, 1>, kTwoDeepLoop>());
   // 128 x 128 with A multicast, default loop.
   out.push_back(
       kernel_info<Cfg<128, 128, 6, 1, 2, 1>, BlockScaledMath<Cfg<128, 128, 6, 1, 2, 1>>>());
