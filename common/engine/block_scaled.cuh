@@ -78,9 +78,15 @@ template <class Cfg>
 constexpr int default_block_scaled_loop() {
   constexpr int kN = Cfg::kBlockN;
   if (detail::straddles_b_scale_blocks(kN) && detail::b_scale_offsets(kN) >= 4) return 1;
-  // Two-deep, since session 39 unrolled over the ring cycle where the ring has an even number of
-  // stages (every tile of chapter 7's M <= 128 table does; "Session 39" in its README).
-  if (two_deep_fits<Cfg>()) return Cfg::kStages % 2 == 0 ? kTwoDeepCycleLoop : kTwoDeepLoop;
+  // Two-deep; since session 39 unrolled over the ring cycle on tiles with one consumer
+  // warpgroup (BLOCK_M 64, the decode tiles: no other math warp shares a scheduler, so the
+  // warpgroup's own instruction stream is the chain; "Session 39" in chapter 7's README) whose
+  // ring has an even number of stages. Not on two-warpgroup tiles: there 128 x 128's loop over 6
+  // stages lost the FFMA interleave (193 of 512 yield bits clear, below the 0.4 that
+  // sass_chapter_07_interleaved_ffma asks of them), and 128 x 32 / 128 x 64 are measured as
+  // twins (_cyc).
+  if (two_deep_fits<Cfg>())
+    return Cfg::kStages % 2 == 0 && Cfg::kConsumerWGs == 1 ? kTwoDeepCycleLoop : kTwoDeepLoop;
   const int unroll = Cfg::kWavesM >= 2 ? 8 : 4;
   // The early first wave promotes through Promotion, which needs a tile whose columns are in
   // one B-scale block row (not straddling), and it is a cooperative order.
