@@ -78,15 +78,12 @@ template <class Cfg>
 constexpr int default_block_scaled_loop() {
   constexpr int kN = Cfg::kBlockN;
   if (detail::straddles_b_scale_blocks(kN) && detail::b_scale_offsets(kN) >= 4) return 1;
-  // Two-deep; since session 39 unrolled over the ring cycle on tiles with one consumer
-  // warpgroup (BLOCK_M 64, the decode tiles: no other math warp shares a scheduler, so the
-  // warpgroup's own instruction stream is the chain; "Session 39" in chapter 7's README) whose
-  // ring has an even number of stages. Not on two-warpgroup tiles: there 128 x 128's loop over 6
-  // stages lost the FFMA interleave (193 of 512 yield bits clear, below the 0.4 that
-  // sass_chapter_07_interleaved_ffma asks of them), and 128 x 32 / 128 x 64 are measured as
-  // twins (_cyc).
-  if (two_deep_fits<Cfg>())
-    return Cfg::kStages % 2 == 0 && Cfg::kConsumerWGs == 1 ? kTwoDeepCycleLoop : kTwoDeepLoop;
+  // Two-deep. The same loop unrolled over the ring cycle (kTwoDeepCycleLoop) is compiled as a
+  // twin (_cyc) only: session 39 measured it at 0.94-0.98x the time of this one where K >= 7168 on
+  // the 64 x 16 / 64 x 32 tiles, but 1.06-1.26x where K <= 1536 (a tile of 4-12 K blocks enters
+  // a 16-step body at a rotating stage), and ~1.00-1.04x at the shapes the table gives the
+  // 64 x 64 / 64 x 128 tiles (chapter 7's README, "Session 39").
+  if (two_deep_fits<Cfg>()) return kTwoDeepLoop;
   const int unroll = Cfg::kWavesM >= 2 ? 8 : 4;
   // The early first wave promotes through Promotion, which needs a tile whose columns are in
   // one B-scale block row (not straddling), and it is a cooperative order.

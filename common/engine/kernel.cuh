@@ -70,8 +70,9 @@ namespace fp8gemm::engine {
 inline constexpr int kTwoDeepLoop = 10;
 /// The two-deep loop unrolled over a whole ring cycle (promoted_loop_two_deep_cycle): inside the
 /// cycle each K block's stage is a compile-time constant, so its barrier, descriptor and
-/// side-ring offsets are immediates and the stage / phase bookkeeping is gone from the loop
-/// (session 39; chapter 7's README, "Session 39"). Rings with an even number of stages.
+/// side-ring offsets are immediates and the stage / phase bookkeeping is gone from the loop.
+/// Rings with an even number of stages. A comparison twin (_cyc) only: faster where K is long,
+/// slower where it is short (session 39; chapter 7's README, "Session 39").
 inline constexpr int kTwoDeepCycleLoop = 13;
 /// Chapter 8's weight gradient only (KGroupedMath): two-deep over the two column halves of a K
 /// block, so the totals plus two half-width partial sums fit where two full-width ones do not.
