@@ -84,4 +84,7 @@ if(Python3_Interpreter_FOUND)
   ch07_readme_table_test(chapter_07_session37_producer session37/producer.py)
   # Session 38: the producer warp against main (old / new), ncu, the peers, the M <= 128 tiles.
   ch07_readme_table_test(chapter_07_session38 session38/summarise.py)
+  # Session 39: the producer warp merged (old / new), the two-deep loop over a ring cycle (twins,
+  # ncu, its loop's instructions), chapter 6's warp-uniform index (old / new).
+  ch07_readme_table_test(chapter_07_session39 session39/summarise.py)
 endif()

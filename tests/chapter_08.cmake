@@ -78,6 +78,7 @@ if(Python3_Interpreter_FOUND)
   ch08_readme_table_test(chapter_08_session37_peers ../session37/peers.py)
   # Session 38: chapter 8's cases against the engine before the producer warp.
   ch08_readme_table_test(chapter_08_session38 ../session38/summarise.py)
+  ch08_readme_table_test(chapter_08_session39 ../session39/summarise.py)
 endif()
 # A --only that selects no case is refused before any GPU work, naming the cases (the arguments
 # are parsed before the GPU check; without the refusal the executable reports no GPU instead).

@@ -80,9 +80,9 @@ constexpr int default_block_scaled_loop() {
   if (detail::straddles_b_scale_blocks(kN) && detail::b_scale_offsets(kN) >= 4) return 1;
   // Two-deep. The same loop unrolled over the ring cycle (kTwoDeepCycleLoop) is compiled as a
   // twin (_cyc) only: session 39 measured it at 0.94-0.98x the time of this one where K >= 7168 on
-  // the 64 x 16 / 64 x 32 tiles, but 1.06-1.26x where K <= 1536 (a tile of 4-12 K blocks enters
-  // a 16-step body at a rotating stage), and ~1.00-1.04x at the shapes the table gives the
-  // 64 x 64 / 64 x 128 tiles (chapter 7's README, "Session 39").
+  // the 64 x 16 tile (0.95-1.01x on 64 x 32), but 1.06-1.26x on both where K <= 1536 (a tile of
+  // 4-12 K blocks enters a 16-step body at a rotating stage), and 1.00-1.04x at the shapes the
+  // table gives the 64 x 64 / 64 x 128 tiles (chapter 7's README, "Session 39").
   if (two_deep_fits<Cfg>()) return kTwoDeepLoop;
   const int unroll = Cfg::kWavesM >= 2 ? 8 : 4;
   // The early first wave promotes through Promotion, which needs a tile whose columns are in
