@@ -588,14 +588,24 @@ struct PerTensorMath {
     ptx::wgmma_wait_group<0>();  // on every path (ptxas injects one otherwise, C7517)
     if (pend_stage >= 0) {
       // The last block is in P0 after an odd tail, else in P1.
-      if (odd_tail) {
-        ptx::wgmma_fence_operands(P0);
-        promotion.template promote<kN>(acc[0], P0, 0, pend_slab, pend_block);
-      } else {
-        ptx::wgmma_fence_operands(P1);
-        promotion.template promote<kN>(acc[0], P1, 0, pend_slab, pend_block);
-      }
+      promote_last(acc, P0, P1, odd_tail, promotion, pend_slab, pend_block);
       release(empty0 + 8u * std::uint32_t(pend_stage), rank);
+    }
+  }
+
+  /// The two-deep loops' last promotion, after their final wgmma_wait_group<0>: the block left
+  /// pending, from P0 (in_p0) or P1.
+  template <class Promotion>
+  __device__ __forceinline__ static void promote_last(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], float (&P0)[Cfg::kBlockN / 2],
+      float (&P1)[Cfg::kBlockN / 2], bool in_p0, Promotion& promotion,
+      const typename Promotion::Slab& slab, const typename Promotion::Block& block) {
+    if (in_p0) {
+      ptx::wgmma_fence_operands(P0);
+      promotion.template promote<Cfg::kBlockN>(acc[0], P0, 0, slab, block);
+    } else {
+      ptx::wgmma_fence_operands(P1);
+      promotion.template promote<Cfg::kBlockN>(acc[0], P1, 0, slab, block);
     }
   }
 
@@ -707,13 +717,7 @@ struct PerTensorMath {
     if (kb_end > kb_begin) {
       // The last block: its stage's parity says which buffer holds it.
       const int last = (st.stage + (kb_end - kb_begin) - 1) % kS;
-      if (last % 2 == 0) {
-        ptx::wgmma_fence_operands(P0);
-        promotion.template promote<kN>(acc[0], P0, 0, pend_slab, pend_block);
-      } else {
-        ptx::wgmma_fence_operands(P1);
-        promotion.template promote<kN>(acc[0], P1, 0, pend_slab, pend_block);
-      }
+      promote_last(acc, P0, P1, last % 2 == 0, promotion, pend_slab, pend_block);
       release(empty0 + 8u * std::uint32_t(last), rank);
       st.skip(kb_end - kb_begin);
     }
