@@ -4,6 +4,7 @@ table printed from committed JSON must be exactly the README's block between
 <!-- MARKER:begin --> and <!-- MARKER:end -->; and the reader of the executable's JSON that the
 last two share."""
 import json
+import os
 import re
 import sys
 
@@ -47,3 +48,17 @@ def check_lines(readme_path: str, lines: list) -> int:
     for line in missing:
         print("not in the README:", line)
     return 1 if missing else 0
+
+
+def sections_main(argv: list, sections: list) -> int:
+    """A session summary's main over (title, table lines, README folder or None) sections: prints
+    each; with `--check README`, 1 unless every line of the sections whose folder is README's
+    appears in it (check_lines above). Sessions 38 and 39."""
+    if len(argv) > 2 and argv[1] == "--check":
+        folder = os.path.basename(os.path.dirname(os.path.abspath(argv[2])))
+        return check_lines(argv[2], [l for _, ls, f in sections if f == folder for l in ls])
+    for title, lines, _ in sections:
+        print(f"## {title}\n")
+        print("\n".join(lines) + "\n")
+    return 0
+

@@ -209,14 +209,7 @@ def main(argv):
                  consumer_loops(), "07_block_scaling"),
                 ("chapter 7 against DeepGEMM (call 1)", peers(), "07_block_scaling"),
                 ("the nine M <= 128 tiles (call 3)", sweep(), "07_block_scaling")]
-    if len(argv) > 2 and argv[1] == "--check":
-        folder = os.path.basename(os.path.dirname(os.path.abspath(argv[2])))
-        return readme_block.check_lines(argv[2], [l for _, ls, f in sections if f == folder
-                                                  for l in ls])
-    for title, lines, _ in sections:
-        print(f"## {title}\n")
-        print("\n".join(lines) + "\n")
-    return 0
+    return readme_block.sections_main(argv, sections)
 
 
 if __name__ == "__main__":

@@ -121,14 +121,7 @@ def main(argv):
                 ("new / old per chapter (call 4: efd5bf7 against 4d9085f)", summary4,
                  "07_block_scaling"),
                 ("chapter 7, new / old per shape (call 4)", per_shape4, None)]
-    if len(argv) > 2 and argv[1] == "--check":
-        folder = os.path.basename(os.path.dirname(os.path.abspath(argv[2])))
-        return readme_block.check_lines(argv[2], [l for _, ls, f in sections if f == folder
-                                                  for l in ls])
-    for title, lines, _ in sections:
-        print(f"## {title}\n")
-        print("\n".join(lines) + "\n")
-    return 0
+    return readme_block.sections_main(argv, sections)
 
 
 if __name__ == "__main__":
