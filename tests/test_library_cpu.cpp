@@ -242,9 +242,10 @@ TEST_CASE("library: the chapters' own rules never choose a loop comparison's ker
           "[library][dispatch]") {
   // The flag marks exactly the kernels whose name carries a loop suffix ("_loopN", "_2deep",
   // "_cyc" / "_cycj": the two-deep loop over a ring cycle, "_ewN": the early first wave where it
-  // is not the default), "_spin" (the re-trying barrier wait), "_timeline" (clock stamps, common/engine/timeline.cuh) or "_lho" (ping-pong's hand-over
-  // after the last wgmma completed, the order until session 23), and chapters 6 and 7 have
-  // such kernels (else the checks below could not fail).
+  // is not the default), "_spin" (the re-trying barrier wait), "_timeline" (clock stamps,
+  // common/engine/timeline.cuh) or "_lho" (ping-pong's hand-over after the last wgmma completed,
+  // the order until session 23), and chapters 6 and 7 have such kernels (else the checks below
+  // could not fail).
   int flagged = 0;
   const auto numbered = [](const std::string& name, const char* tag) {
     const auto p = name.rfind(tag);
