@@ -60,7 +60,9 @@ namespace fp8gemm::engine {
 ///                 many times: barrier addresses, the K bound and the scale pointers once per
 ///                 tile, descriptors by addition;
 ///   kTwoDeepLoop  two partial sums, the next block issued before the last one is promoted
-///                 (promoted_loop_two_deep), on tiles where they fit (two_deep_fits).
+///                 (promoted_loop_two_deep), on tiles where they fit (two_deep_fits);
+///   kTwoDeepCycleLoop, kTwoDeepCycleJumpLoop   the same unrolled over a ring cycle (twins only,
+///                 promoted_loop_two_deep_cycle).
 /// Each policy's default (kDefaultLoop) is the fastest one measured on the H200 in one run
 /// (plots/data/h200/engine_loops/, chapter 6's README): two-deep wherever it fits; otherwise the
 /// lean one unrolled 8x for per-tensor scaling on 256 x 128 and the first loop on its other tiles
