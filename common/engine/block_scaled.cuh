@@ -268,6 +268,14 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       bs.get(kb, b.sb);
       return b;
     }
+    /// The A-scale address through an identity shuffle (each lane reads its own value), which
+    /// ptxas cannot see through: it then keeps it in a register. The ring-cycle loop calls this
+    /// (promoted_loop_two_deep_cycle): there ptxas re-derived it from the thread index before each
+    /// K block's scale loads, 6 instructions a K block (session 39). The other loops do not need
+    /// it (chapter 7 within -0.7 % / +1.2 % with it everywhere, session 39's call 4).
+    __device__ __forceinline__ void pin() {
+      sa_base = __shfl_sync(0xffffffffu, sa_base, int(threadIdx.x % 32));
+    }
     __device__ __forceinline__ Slab slab(int stage, int w) const {
       const std::uint32_t addr =
           sa_base + std::uint32_t(stage) * side_stage_bytes + std::uint32_t(64 * w) * 4u;
@@ -327,12 +335,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     int row_in_tile = wg * Cfg::kRowsPerWG + 16 * warp + lane / 4;
     if constexpr (kSkewedRows<TileT>) row_in_tile += t.m0 & 3;  // the scales start at m0 & ~3
     Promotion<TileT> promotion{BScaleStream(p, t)};
-    // Through an identity shuffle (each lane reads its own value), which ptxas cannot see
-    // through: it then keeps the address in a register instead of re-deriving it from the thread
-    // index before each K block's scale loads (6 instructions per K block in the two-deep loop
-    // unrolled over the ring cycle, session 39).
-    promotion.sa_base = __shfl_sync(0xffffffffu, side + std::uint32_t(row_in_tile) * 4u,
-                                    int(threadIdx.x % 32));
+    promotion.sa_base = side + std::uint32_t(row_in_tile) * 4u;
     promotion.side_stage_bytes = side_stage_bytes<TileT>();
     promotion.offset = (t.n_block * Cfg::kBlockN) % 128;
     return promotion;

@@ -706,6 +706,7 @@ struct PerTensorMath {
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(warp_uniform(ring));
     const std::uint32_t full0 = warp_uniform(ptx::smem_u32(full));
     const std::uint32_t empty0 = warp_uniform(ptx::smem_u32(empty));
+    if constexpr (requires { promotion.pin(); }) promotion.pin();  // block scaling's A-scale row
     CycleState<Promotion> cs{kb_begin, kb_begin, kb_end, st.phase, desc0, full0, empty0, wg, rank};
     int first = st.stage;  // the first cycle starts at the ring's stage, the later ones at 0
     while (cs.kb < kb_end) {

@@ -90,7 +90,7 @@ struct StreamKGroupedScheduler {
     int more = 0;
     if (threadIdx.x % 32 == 0) more = advance(t);
     t = from_lane0(t);
-    return __shfl_sync(0xffffffffu, more, 0) != 0;
+    return warp_uniform(more) != 0;
   }
 
  private:
