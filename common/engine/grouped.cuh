@@ -167,7 +167,7 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
 /// (c, c + grid, ...) gives every CTA the same count whatever they cost. The numbers a CTA takes
 /// increase, as the cursor needs. Only the producer warp calls it, all 32 lanes converged (the
 /// consumers take their tiles through the ring): lane 0 draws and the warp shares its draw
-/// (__shfl_sync), since every lane must walk the same tiles (the loads are issued by an elected
+/// (warp_uniform), since every lane must walk the same tiles (the loads are issued by an elected
 /// lane; session 38's first run let each lane draw its own number, and the grid skipped tiles).
 /// One atomic per tile, in the producer's loop, several stages ahead of the consumers. The
 /// counter resets itself: a CTA that draws a number past the last tile counts itself out in [1];
@@ -188,7 +188,7 @@ struct GroupedDynamicScheduler {
     const bool lane0 = threadIdx.x % 32 == 0;
     int unit = 0;
     if (lane0) unit = atomicAdd(counter, 1);
-    unit = __shfl_sync(0xffffffffu, unit, 0);
+    unit = warp_uniform(unit);
     if (grouped_tile(layout, kBlockM, n_tiles, unit, cursor, t)) return true;
     // This CTA's last draw, ordered before its count-out (atomicAdd is relaxed: without the
     // fences the reset below could, in the memory model, land before another CTA's last draw).
