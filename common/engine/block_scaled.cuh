@@ -381,7 +381,8 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
                                                   std::uint32_t rank, Pr& pr) {
     if constexpr (kPromotedLoop == kTwoDeepLoop)
       Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
-    else if constexpr (kPromotedLoop == kTwoDeepCycleLoop)
+    else if constexpr (kPromotedLoop == kTwoDeepCycleLoop ||
+                       kPromotedLoop == kTwoDeepCycleJumpLoop)
       Base::promoted_loop_two_deep_cycle(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
                                          pr);
     else
