@@ -70,9 +70,14 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(bs<Cfg<64, 128, 8, 1, 1, 1>, kTwoDeepCycleLoop>());
   out.push_back(bs<Cfg<128, 32, 10, 1, 1, 1>, kTwoDeepCycleLoop>());
   out.push_back(bs<Cfg<128, 64, 8, 1, 1, 1>, kTwoDeepCycleLoop>());
-  // The two with the largest loss where K is short, with the cycle entered by a jump: _cycj.
+  // The same six with the cycle entered by a jump and left when the tile's K blocks are done
+  // (session 40): _cycj.
   out.push_back(bs<Cfg<64, 16, 16, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
   out.push_back(bs<Cfg<64, 32, 14, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
+  out.push_back(bs<Cfg<64, 64, 12, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
+  out.push_back(bs<Cfg<64, 128, 8, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
+  out.push_back(bs<Cfg<128, 32, 10, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
+  out.push_back(bs<Cfg<128, 64, 8, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
   // 128 x 128 with A multicast, default loop.
   out.push_back(
       kernel_info<Cfg<128, 128, 6, 1, 2, 1>, BlockScaledMath<Cfg<128, 128, 6, 1, 2, 1>>>());
