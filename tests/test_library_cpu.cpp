@@ -241,8 +241,8 @@ TEST_CASE("library: every table row names a kernel of its family that the table 
 TEST_CASE("library: the chapters' own rules never choose a loop comparison's kernel",
           "[library][dispatch]") {
   // The flag marks exactly the kernels whose name carries a loop suffix ("_loopN", "_2deep",
-  // "_cyc" / "_cycj": the two-deep loop over a ring cycle, "_ewN": the early first wave where it
-  // is not the default), "_spin" (the re-trying barrier wait), "_timeline" (clock stamps,
+  // "_cyc": the two-deep loop over a ring cycle, "_ewN": the early first wave where it is not the
+  // default), "_spin" (the re-trying barrier wait), "_timeline" (clock stamps,
   // common/engine/timeline.cuh) or "_lho" (ping-pong's hand-over after the last wgmma completed,
   // the order until session 23), and chapters 6 and 7 have such kernels (else the checks below
   // could not fail).
@@ -256,7 +256,7 @@ TEST_CASE("library: the chapters' own rules never choose a loop comparison's ker
   for (const auto* list : {&ch06::kernels(), &ch07::kernels()})
     for (const auto& k : *list) {
       const bool suffix = (k.name.size() > 6 && k.name.ends_with("_2deep")) ||
-                          k.name.ends_with("_cyc") || k.name.ends_with("_cycj") ||
+                          k.name.ends_with("_cyc") ||
                           k.name.ends_with("_spin") || k.name.ends_with("_timeline") ||
                           k.name.ends_with("_lho") || numbered(k.name, "_loop") ||
                           numbered(k.name, "_ew");

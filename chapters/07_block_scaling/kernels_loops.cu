@@ -70,23 +70,6 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(bs<Cfg<64, 128, 8, 1, 1, 1>, kTwoDeepCycleLoop>());
   out.push_back(bs<Cfg<128, 32, 10, 1, 1, 1>, kTwoDeepCycleLoop>());
   out.push_back(bs<Cfg<128, 64, 8, 1, 1, 1>, kTwoDeepCycleLoop>());
-  // The same six with the cycle entered by a jump and left when the tile's K blocks are done
-  // (session 40): _cycj.
-  out.push_back(bs<Cfg<64, 16, 16, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
-  out.push_back(bs<Cfg<64, 32, 14, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
-  out.push_back(bs<Cfg<64, 64, 12, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
-  out.push_back(bs<Cfg<64, 128, 8, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
-  out.push_back(bs<Cfg<128, 32, 10, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
-  out.push_back(bs<Cfg<128, 64, 8, 1, 1, 1>, kTwoDeepCycleJumpLoop>());
-  // Session 40's candidates for the decode shapes: deeper rings (64 x 16 with 20 stages, 64 x 32
-  // with 18, 64 x 64 with 13: what shared memory allows) and A multicast over a 1 x 2 cluster.
-  out.push_back(kernel_info<Cfg<64, 16, 20, 1, 1, 1>, BlockScaledMath<Cfg<64, 16, 20, 1, 1, 1>>>());
-  out.push_back(bs<Cfg<64, 16, 20, 1, 1, 1>, kTwoDeepCycleLoop>());
-  out.push_back(kernel_info<Cfg<64, 32, 18, 1, 1, 1>, BlockScaledMath<Cfg<64, 32, 18, 1, 1, 1>>>());
-  out.push_back(bs<Cfg<64, 32, 18, 1, 1, 1>, kTwoDeepCycleLoop>());
-  out.push_back(kernel_info<Cfg<64, 64, 13, 1, 1, 1>, BlockScaledMath<Cfg<64, 64, 13, 1, 1, 1>>>());
-  out.push_back(kernel_info<Cfg<64, 16, 16, 1, 2, 1>, BlockScaledMath<Cfg<64, 16, 16, 1, 2, 1>>>());
-  out.push_back(kernel_info<Cfg<64, 32, 14, 1, 2, 1>, BlockScaledMath<Cfg<64, 32, 14, 1, 2, 1>>>());
   // 128 x 128 with A multicast, default loop.
   out.push_back(
       kernel_info<Cfg<128, 128, 6, 1, 2, 1>, BlockScaledMath<Cfg<128, 128, 6, 1, 2, 1>>>());

@@ -381,8 +381,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
                                                   std::uint32_t rank, Pr& pr) {
     if constexpr (kPromotedLoop == kTwoDeepLoop)
       Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
-    else if constexpr (kPromotedLoop == kTwoDeepCycleLoop ||
-                       kPromotedLoop == kTwoDeepCycleJumpLoop)
+    else if constexpr (kPromotedLoop == kTwoDeepCycleLoop)
       Base::promoted_loop_two_deep_cycle(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
                                          pr);
     else

@@ -76,11 +76,6 @@ inline constexpr int kTwoDeepLoop = 10;
 /// Rings with an even number of stages. A comparison twin (_cyc) only: faster where K is long,
 /// slower where it is short (session 39; chapter 7's README, "Session 39").
 inline constexpr int kTwoDeepCycleLoop = 13;
-/// The same loop entered at the ring's stage through a jump (a switch over the stage) and left as
-/// soon as the tile's K blocks are done, instead of walking every stage's guard: for tiles of a
-/// few K blocks (session 39: the cycle loop ran 1.06-1.26x two-deep's time at K <= 1536). A
-/// comparison twin (_cycj), built in session 39 after its last GPU call: not yet run on a GPU.
-inline constexpr int kTwoDeepCycleJumpLoop = 14;
 /// Chapter 8's weight gradient only (KGroupedMath): two-deep over the two column halves of a K
 /// block, so the totals plus two half-width partial sums fit where two full-width ones do not.
 inline constexpr int kTwoDeepHalvesLoop = 11;
@@ -279,8 +274,7 @@ struct PerTensorMath {
         UnitPromotion promotion;
         promoted_loop_two_deep(acc, st, 0, p.k_blocks, ring, full, empty, warp_uniform(wg), rank,
                                promotion);
-      } else if constexpr (kPromotedLoop == kTwoDeepCycleLoop ||
-                           kPromotedLoop == kTwoDeepCycleJumpLoop) {
+      } else if constexpr (kPromotedLoop == kTwoDeepCycleLoop) {
         UnitPromotion promotion;
         promoted_loop_two_deep_cycle(acc, st, 0, p.k_blocks, ring, full, empty, warp_uniform(wg),
                                      rank, promotion);
@@ -687,50 +681,6 @@ struct PerTensorMath {
      ...);
   }
 
-  /// Stage S's step if the ring has a stage S and K blocks remain; whether it ran.
-  template <int S, class Promotion>
-  __device__ __forceinline__ static bool step_if(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
-                                                 float (&P0)[Cfg::kBlockN / 2],
-                                                 float (&P1)[Cfg::kBlockN / 2],
-                                                 Promotion& promotion, CycleState<Promotion>& cs) {
-    if constexpr (S >= Cfg::kStages) {
-      return false;
-    } else {
-      if (cs.kb >= cs.kb_end) return false;
-      cycle_step<S>(acc, P0, P1, promotion, cs);
-      return true;
-    }
-  }
-  /// One ring cycle entered at stage `first` by a jump and left at the first stage with no K
-  /// block left (kTwoDeepCycleJumpLoop): the cases fall through, one step each.
-  template <class Promotion>
-  __device__ __forceinline__ static void cycle_from(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
-                                                    float (&P0)[Cfg::kBlockN / 2],
-                                                    float (&P1)[Cfg::kBlockN / 2],
-                                                    Promotion& promotion,
-                                                    CycleState<Promotion>& cs, int first) {
-    static_assert(Cfg::kStages <= 16, "the switch has 16 cases");
-    switch (first) {
-      case 0: if (!step_if<0>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 1: if (!step_if<1>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 2: if (!step_if<2>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 3: if (!step_if<3>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 4: if (!step_if<4>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 5: if (!step_if<5>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 6: if (!step_if<6>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 7: if (!step_if<7>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 8: if (!step_if<8>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 9: if (!step_if<9>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 10: if (!step_if<10>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 11: if (!step_if<11>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 12: if (!step_if<12>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 13: if (!step_if<13>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 14: if (!step_if<14>(acc, P0, P1, promotion, cs)) break; [[fallthrough]];
-      case 15: step_if<15>(acc, P0, P1, promotion, cs); break;
-      default: break;
-    }
-  }
-
   /// The two-deep loop (promoted_loop_two_deep, the same order of waits, wgmma, releases and
   /// promotions) unrolled over a ring cycle (kPromotedLoop = kTwoDeepCycleLoop): the body holds
   /// one copy of a K block's step per stage S = 0 .. kStages - 1, so S, the buffer the block goes
@@ -739,10 +689,9 @@ struct PerTensorMath {
   /// side-ring addresses are immediates off registers kept for the whole tile (pinned). The
   /// phase flips once per cycle. A tile whose first K block is not at stage 0 starts inside the
   /// first cycle: each step runs only from the ring's stage on and while K blocks remain
-  /// (two uniform compares per block); with kTwoDeepCycleJumpLoop a switch jumps to the ring's
-  /// stage and the cycle is left at the first step with no K block left (cycle_from). Session 38's
-  /// source view counted 69.2 warp instructions per K block in the two-deep loop of 64 x 16
-  /// (DeepGEMM 50.6); chapter 7's README, "Session 39", has the prediction and what this measured.
+  /// (two uniform compares per block). Session 38's source view counted 69.2 warp instructions per
+  /// K block in the two-deep loop of 64 x 16 (DeepGEMM 50.6); chapter 7's README, "Session 39",
+  /// has the prediction and what this measured.
   template <class Promotion>
   __device__ __forceinline__ static void promoted_loop_two_deep_cycle(
       float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, int kb_begin, int kb_end,
@@ -761,10 +710,7 @@ struct PerTensorMath {
     CycleState<Promotion> cs{kb_begin, kb_begin, kb_end, st.phase, desc0, full0, empty0, wg, rank};
     int first = st.stage;  // the first cycle starts at the ring's stage, the later ones at 0
     while (cs.kb < kb_end) {
-      if constexpr (kPromotedLoop == kTwoDeepCycleJumpLoop)
-        cycle_from(acc, P0, P1, promotion, cs, first);
-      else
-        cycle(std::make_integer_sequence<int, kS>{}, acc, P0, P1, promotion, cs, first);
+      cycle(std::make_integer_sequence<int, kS>{}, acc, P0, P1, promotion, cs, first);
       first = 0;
       cs.phase ^= 1u;
     }
