@@ -87,4 +87,7 @@ if(Python3_Interpreter_FOUND)
   # Session 39: the producer warp merged (old / new), the two-deep loop over a ring cycle (twins,
   # ncu, its loop's instructions), chapter 6's warp-uniform index (old / new).
   ch07_readme_table_test(chapter_07_session39 session39/summarise.py)
+  # Session 40: main's GPU tests, the cycle entered by a jump, deeper rings and A multicast (ncu),
+  # the ring-cycle loop against two-deep over every run by K.
+  ch07_readme_table_test(chapter_07_session40 session40/summarise.py)
 endif()

@@ -110,6 +110,36 @@ def ncu_call2():
     return lines
 
 
+def cycle_by_k():
+    """The ring-cycle loop / two-deep over every committed run of the pair (session 39 calls 3-4,
+    session 40 calls 1-2), per tile and K: the points, their range, and how many are below 1."""
+    s39 = _load("summarise39", "session39/summarise.py")
+    pts = []
+    for path, default in (((os.path.join(s39.C3, "ab.txz"), "ab/ch07_twins_1.json"),
+                           lambda tile: tile.startswith("64x")),
+                          ((os.path.join(s39.C4, "ab.txz"), "ab/ch07_twins_2.json"),
+                           lambda tile: False)):
+        pts += [(t, s, v) for (t, s), v in s39.twins(path, default).items()]
+    runs = [archive_times(os.path.join(C1, "ab.txz"), "ab/ch07_twins_1.json")]
+    runs += [archive_times(os.path.join(C2, "ab.txz"), f"ab/ch07_cand_{r}.json") for r in (1, 2)]
+    for t in runs:
+        for (k, s), v in t.items():
+            if k.endswith(SUFFIX + "_cyc"):
+                tile = k[:-len(SUFFIX + "_cyc")]
+                pts.append((tile, s, v / t[(tile + SUFFIX, s)]))
+    tiles = ["64x16_s16", "64x32_s14", "64x64_s12", "64x128_s8", "128x32_s10", "128x64_s8"]
+    ks = sorted({int(s.split("x")[2]) for _, s, _ in pts})
+    lines = ["| K | " + " | ".join(f"`{t}`" for t in tiles) + " |", "|---:|" + "---|" * len(tiles)]
+    for k in ks:
+        cells = []
+        for tile in tiles:
+            v = [x for t, s, x in pts if t == tile and int(s.split("x")[2]) == k]
+            cells.append(f"{min(v):.3f}-{max(v):.3f} ({sum(x < 1 for x in v)} of {len(v)})"
+                         if v else "-")
+        lines.append(f"| {k} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def main(argv):
     sections = [("call 1: GPU tests of a334058's binaries", gpu_tests(
                     os.path.join(C1, "gpu_tests_a334058.txt")), "07_block_scaling"),
@@ -117,7 +147,9 @@ def main(argv):
                  " time", twins_call1(), "07_block_scaling"),
                 ("call 2: deeper rings, A multicast, the cycle loop / the table's tile, time "
                  "(runs 1, 2)", candidates_call2(), "07_block_scaling"),
-                ("call 2: ncu", ncu_call2(), "07_block_scaling")]
+                ("call 2: ncu", ncu_call2(), "07_block_scaling"),
+                ("the ring-cycle loop / two-deep by K, every run (sessions 39-40): range (points "
+                 "below 1 of all)", cycle_by_k(), "07_block_scaling")]
     return readme_block.sections_main(argv, sections)
 
 
