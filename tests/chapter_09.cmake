@@ -30,12 +30,15 @@ if(TARGET fp8gemm_ch09)
     #   tcgen05.alloc                                         -> UTCATOMSWS.FIND_AND_SET.ALIGN
     #   tcgen05.dealloc                                       -> UTCATOMSWS.AND
     #   cp.async.bulk.tensor.2d (TMA loads)                   -> UTMALDG.2D
+    #   cp.async.bulk.tensor.2d.global.shared::cta (D's store) -> UTMASTG.2D
+    #   fence.proxy.async.shared::cta (before it)             -> FENCE.VIEW.ASYNC.S
     #   mbarrier.try_wait                                     -> SYNCS.PHASECHK.TRANS64.TRYWAIT
     # and no local memory (LDL / STL: no spills, no stack arrays).
     fp8gemm_sass_test(NAME sass_chapter_09_sm100 TARGET fp8gemm_ch09 KERNEL "mxfp8_gemm_sm100_kernel"
                       ARCH sm_100a
                       CONTAINS UTCQMMA UTCCP.T.S.4x32dp128bit LDTM.x32 UTCBAR
                                UTCATOMSWS.FIND_AND_SET.ALIGN UTMALDG.2D SYNCS.PHASECHK
+                               UTMASTG.2D FENCE.VIEW.ASYNC.S
                       ABSENT LDL STL)
   endif()
 endif()

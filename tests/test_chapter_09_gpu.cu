@@ -1,11 +1,12 @@
 // Chapter 9, Blackwell MXFP8 kernel on an sm_100 GPU (B200/GB200): the kernel against the
 // float64 reference of the definition, on tile edges, partial K blocks and several scale tiles;
-// both store paths; determinism. NEVER RUN in this project (no Blackwell GPU): on any other
+// the store paths (TMA store, vector and scalar stores from registers); determinism. NEVER RUN in this project (no Blackwell GPU): on any other
 // machine it exits 77 and CTest reports it skipped. Its own main() (Catch2 2.x has no SKIP):
 // skip without a GPU, without the sm_100a build, or on a GPU that is not compute capability 10.0.
 #define CATCH_CONFIG_RUNNER
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -43,6 +44,19 @@ TEST_CASE("ch09 sm100 MXFP8 GEMM matches the float64 reference", "[ch09][gpu]") 
     REQUIRE(finite);  // the NaN poison is gone: every element was written
     // bf16 output (2^-9 relative) dominates; FP32 accumulation adds ~1e-6 at these K.
     CHECK(relative_frobenius(got, ref) < 4e-3);
+  }
+}
+
+TEST_CASE("ch09 sm100 MXFP8 GEMM: the stores from registers where the TMA store could run",
+          "[ch09][gpu]") {
+  // Aligned D (the TMA store's case) with Options::tma_store = false: the vector stores.
+  Options opt;
+  opt.tma_store = false;
+  for (const auto [M, N, K] : {std::array<std::int64_t, 3>{200, 136, 160},
+                               std::array<std::int64_t, 3>{256, 384, 1024}}) {
+    const MxOperands o = random_operands(M, N, K, 11 + std::uint64_t(M + N + K));
+    INFO(M << " x " << N << " x " << K);
+    CHECK(relative_frobenius(test::run_mx<Plan>(o, 0, opt), reference_f64(o)) < 4e-3);
   }
 }
 

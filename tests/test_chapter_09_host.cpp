@@ -5,10 +5,13 @@
 //    the TMEM cells after tcgen05.cp 32x128b.warpx4);
 //  - the instruction and shared-memory descriptors, field by field, against values worked out by
 //    hand here (not with the functions under test);
-//  - the launch configuration;
+//  - the launch configuration, and the epilogue's TMA store boxes over D;
 //  - a CPU walk through the kernel's loops (mx_emulate.hpp) against the float64 definition.
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "catch.hpp"
@@ -252,6 +255,13 @@ TEST_CASE("ch09 shared and tensor memory budget", "[ch09][config]") {
   CHECK(kSmemSfa % 16 == 0);
   CHECK(kSmemSfb % 16 == 0);
   CHECK(kSmemBarriers % 8 == 0);
+  // The epilogue's staging boxes (D's TMA store): after the stages, 128-byte aligned, two per
+  // epilogue warp, ending where the barriers begin.
+  CHECK(kSmemEpi == kSmemSfb + kStages * 512);
+  CHECK(kSmemEpi % 128 == 0);
+  CHECK(kEpiBoxBytes == 32 * 32 * 2);
+  CHECK(kSmemBarriers == kSmemEpi + 4 * 2 * kEpiBoxBytes);
+  CHECK(kSmemBytes == 220304);
   CHECK(kSmemBytes <= 232448);  // 227 KiB, sm_100's per-block limit
   CHECK(tmem_alloc_columns(1) == 32);
   CHECK(tmem_alloc_columns(32) == 32);
@@ -261,6 +271,32 @@ TEST_CASE("ch09 shared and tensor memory budget", "[ch09][config]") {
   CHECK(kTmemCols == 512);
   CHECK(kTmemSfaCol == 256);  // the SASS shows UTCCP to tmem[base + 0x100] and 0x104
   CHECK(kTmemSfbCol == 260);
+}
+
+TEST_CASE("ch09 the epilogue's TMA store boxes cover every element of D once", "[ch09][config]") {
+  // The kernel's walk: per tile (m_blk, n_blk), epilogue warp q (TMEM lanes 32 q ..) and column
+  // chunk c (one tcgen05.ld of 32 columns) store the box at (row m_blk * kBlockM + 32 q,
+  // column n_blk * kBlockN + c), kEpiBoxRows x kEpiBoxCols, which the TMA unit clips at M and N.
+  for (const auto [M, N] : {std::pair<std::int64_t, std::int64_t>{1, 8}, {200, 136}, {130, 130},
+                            {256, 384}, {777, 520}}) {
+    const LaunchConfig c = launch_config(M, N, 128, 148);
+    std::vector<int> hits(std::size_t(M * N), 0);
+    int boxes = 0;
+    for (std::int64_t t = 0; t < c.tiles; ++t) {
+      const std::int64_t m_blk = t % c.tiles_m, n_blk = t / c.tiles_m;
+      for (int q = 0; q < kEpilogueWarps; ++q)
+        for (int chunk = 0; chunk < kBlockN; chunk += kEpiBoxCols) {
+          ++boxes;
+          const std::int64_t r0 = m_blk * kBlockM + 32 * q, c0 = n_blk * kBlockN + chunk;
+          for (std::int64_t r = r0; r < std::min(r0 + kEpiBoxRows, M); ++r)
+            for (std::int64_t col = c0; col < std::min(c0 + kEpiBoxCols, N); ++col)
+              ++hits[std::size_t(r * N + col)];
+        }
+    }
+    INFO(M << " x " << N);
+    CHECK(boxes == c.tiles * 16);
+    CHECK(std::count(hits.begin(), hits.end(), 1) == M * N);
+  }
 }
 
 TEST_CASE("ch09 launch configuration", "[ch09][config]") {

@@ -4,7 +4,8 @@
 // (one CTA per SM, warp roles, tcgen05.cp of the scales, tcgen05.commit to release stages),
 // simplified: cta_group::1 only, one 128 x 128 tile shape, scales read in the Mx1x32 (cuBLAS)
 // layout that tcgen05.cp copies as is (DeepGEMM transposes its own layout in shared memory
-// first), plain bounds-checked stores of D from registers instead of a TMA store.
+// first). D leaves by TMA store where its address and ldd allow (16-byte aligned rows), else by
+// bounds-checked stores from registers.
 //
 // Roles (warp-uniform branches), persistent over tiles t = blockIdx.x, + gridDim.x, ...:
 //   warp 0, one lane  TMA producer: per K block waits empty[s], expects kStageTxBytes on full[s],
@@ -17,8 +18,11 @@
 //                     read it are done) and, after the tile's last K block, -> tmem_full[acc].
 //   warp 2            allocates 512 TMEM columns at the start, frees them at the end.
 //   warps 4..7        epilogue: wait tmem_full[acc], tcgen05.ld 32x32b.x32 four times (each
-//                     thread one row, 32 columns at a time), bf16, store, then arrive on
-//                     tmem_empty[acc] (128 arrivals) so the MMA warp may reuse the accumulator.
+//                     thread one row, 32 columns at a time), bf16, then either into the warp's
+//                     staging box (32 x 32, two buffers) that its lane 0 stores by TMA (the TMA
+//                     unit clips the box at D's edges), or straight to global memory; then arrive
+//                     on tmem_empty[acc] (128 arrivals) so the MMA warp may reuse the
+//                     accumulator.
 #include "kernel_sm100.hpp"
 
 #if defined(FP8GEMM_HAS_SM100)
@@ -44,6 +48,7 @@ struct Params {
   std::int32_t M, N, K;
   std::int32_t tiles_m, tiles_n;
   std::int32_t vector_stores;
+  std::int32_t tma_store;  ///< D through map_d (the host checked alignment and ldd)
 };
 
 /// The (m, n) block of the persistent loop's tile index: m fastest, so CTAs running at the same
@@ -58,7 +63,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     mxfp8_gemm_sm100_kernel(const __grid_constant__ CUtensorMap map_a,
                             const __grid_constant__ CUtensorMap map_b,
                             const __grid_constant__ CUtensorMap map_sfa,
-                            const __grid_constant__ CUtensorMap map_sfb, const Params p) {
+                            const __grid_constant__ CUtensorMap map_sfb,
+                            const __grid_constant__ CUtensorMap map_d, const Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
   extern __shared__ __align__(1024) std::uint8_t smem_raw[];
   // The base of every stage must be 1024-byte aligned (128B swizzle atoms, descriptor base
@@ -83,6 +89,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptx::tma_prefetch_descriptor(&map_sfa);
     ptx::tma_prefetch_descriptor(&map_sfb);
   }
+  if (warp == kFirstEpilogueWarp && lane == 0 && p.tma_store) ptx::tma_prefetch_descriptor(&map_d);
   if (warp == kMmaWarp && lane == 0) {
     for (std::uint32_t s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(full_bar(s), 1);   // the producer's arrive.expect_tx (+ the TMA bytes)
@@ -175,6 +182,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else if (warp >= kFirstEpilogueWarp) {
     const std::uint32_t quarter = warp % 4;  // the TMEM lanes this warp may read
+    // This warp's staging boxes for the TMA store (kEpiBuffers of kEpiBoxBytes), and the boxes
+    // it has stored so far (box % kEpiBuffers is the next one's buffer).
+    const std::uint32_t staging =
+        base + kSmemEpi + (warp - kFirstEpilogueWarp) * std::uint32_t(kEpiBuffers) * kEpiBoxBytes;
+    std::uint32_t box = 0;
     std::uint32_t iter = 0;
     for (std::int32_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++iter) {
       std::int32_t m_blk, n_blk;
@@ -191,7 +203,35 @@ __global__ void __launch_bounds__(kThreads, 1)
         ptx::tmem_load_32x32b_x32(tmem_base + ((quarter * 32) << 16) + acc * kTmemAccumCols + c, v);
         ptx::tcgen05_wait_ld();
         const std::int32_t col = n_blk * kBlockN + c;
-        if (row < p.M) {
+        if (p.tma_store) {
+          const std::uint32_t buf = staging + (box % kEpiBuffers) * kEpiBoxBytes;
+          // The store issued kEpiBuffers boxes ago read this buffer: lane 0 issued it, so lane 0
+          // waits until at most kEpiBuffers - 1 of its stores still read shared memory.
+          if (lane == 0) ptx::tma_store_wait_read<kEpiBuffers - 1>();
+          __syncwarp();
+          // Row `lane` of the box (the box's rows are this warp's TMEM lanes): 32 bf16, 64 bytes.
+          const std::uint32_t row_addr = buf + lane * std::uint32_t(kEpiBoxCols * 2);
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            int w[4];
+#pragma unroll
+            for (int h = 0; h < 4; ++h) {
+              const __nv_bfloat162 b2 = __floats2bfloat162_rn(__uint_as_float(v[q * 8 + 2 * h]),
+                                                              __uint_as_float(v[q * 8 + 2 * h + 1]));
+              w[h] = *reinterpret_cast<const int*>(&b2);
+            }
+            ptx::st_shared_v4_s32(row_addr + 16u * q, w[0], w[1], w[2], w[3]);
+          }
+          // Every lane's writes visible to the async proxy, then one lane stores the box at
+          // (col, the warp's first row); rows past M and columns past N are not written.
+          ptx::fence_proxy_async_shared();
+          __syncwarp();
+          if (lane == 0) {
+            ptx::tma_store_2d(&map_d, buf, col, m_blk * kBlockM + std::int32_t(quarter * 32));
+            ptx::tma_store_commit();
+          }
+          ++box;
+        } else if (row < p.M) {
           if (p.vector_stores && col + 32 <= p.N) {
             uint4* const dst = reinterpret_cast<uint4*>(d_row + col);
 #pragma unroll
@@ -217,6 +257,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       ptx::tcgen05_fence_before_thread_sync();
       ptx::mbarrier_arrive(tmem_empty_bar(acc));
     }
+    // The CTA's last stores must have written D before it exits.
+    if (p.tma_store && lane == 0) ptx::tma_store_wait_all<0>();
   }
 
   ptx::tcgen05_fence_before_thread_sync();
@@ -249,8 +291,9 @@ void launch_mxfp8_sm100(const KernelArgs& a, int grid, int block, int smem_bytes
   p.tiles_m = a.tiles_m;
   p.tiles_n = a.tiles_n;
   p.vector_stores = a.vector_stores ? 1 : 0;
+  p.tma_store = a.tma_store ? 1 : 0;
   mxfp8_gemm_sm100_kernel<<<grid, block, smem_bytes, stream>>>(a.map_a, a.map_b, a.map_sfa,
-                                                              a.map_sfb, p);
+                                                              a.map_sfb, a.map_d, p);
 }
 
 }  // namespace fp8gemm::ch09

@@ -11,11 +11,13 @@ namespace fp8gemm::ch09 {
 
 struct KernelArgs {
   CUtensorMap map_a, map_b, map_sfa, map_sfb;
+  CUtensorMap map_d;  ///< D bf16, boxes of kEpiBoxRows x kEpiBoxCols (when tma_store)
   void* D = nullptr;
   std::int64_t ldd = 0;
   std::int32_t M = 0, N = 0, K = 0;
   std::int32_t tiles_m = 0, tiles_n = 0;
   bool vector_stores = false;  ///< D and ldd allow 16-byte stores
+  bool tma_store = false;      ///< D by TMA store through map_d (else stores from registers)
 };
 
 /// The kernel's address (for prepare_kernel / require_kernel_image).

@@ -164,6 +164,13 @@ Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>())
   k.tiles_m = std::int32_t(I.config.tiles_m);
   k.tiles_n = std::int32_t(I.config.tiles_n);
   k.vector_stores = reinterpret_cast<std::uintptr_t>(g.D) % 16 == 0 && g.ldd % 8 == 0;
+  // TMA store: the same alignment (the map's base and row stride 16-byte multiples); one box per
+  // epilogue warp and 32 columns, clipped by the TMA unit at M and N.
+  k.tma_store = o.tma_store && k.vector_stores;
+  if (k.tma_store)
+    k.map_d = make_tensor_map_2d(g.D, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, std::uint64_t(g.M),
+                                 std::uint64_t(g.N), std::uint64_t(g.ldd), kEpiBoxRows,
+                                 kEpiBoxCols, CU_TENSOR_MAP_SWIZZLE_NONE);
   prepare_kernel(mxfp8_sm100_kernel(), "mxfp8_gemm_sm100_kernel", "sm_100a", I.config.smem_bytes);
 #endif
 }
@@ -191,7 +198,7 @@ std::string Plan::describe() const {
   return std::string("sm100 mxfp8 128x128x128, ") + std::to_string(kStages) + " stages, " +
          std::to_string(c.tiles) + " tiles on " + std::to_string(c.grid) + " CTAs (persistent), " +
          std::to_string(c.smem_bytes) + " B smem, " + std::to_string(c.tmem_columns) +
-         " TMEM columns";
+         " TMEM columns, D by " + (impl_->args.tma_store ? "TMA store" : "stores from registers");
 }
 
 void gemm(const MxGemm& g, cudaStream_t stream) { Plan(g).run(stream); }

@@ -42,6 +42,9 @@ struct MxGemm {
 
 struct Options {
   int max_sms = 0;  ///< SMs the persistent grid may use (0: all)
+  /// D by TMA store where D is 16-byte aligned and ldd a multiple of 8 (false: always the
+  /// stores from registers, the kernel's other path; for its test).
+  bool tma_store = true;
 };
 
 /// Bytes of the Mx1x32 scale tensor of a rows x K operand: round_up(rows, 128) x

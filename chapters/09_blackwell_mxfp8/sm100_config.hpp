@@ -4,7 +4,8 @@
 //
 //   - Tile: 128 x 128 output per CTA, K in blocks of 128 (four 32-wide MMA steps, four MX scale
 //     blocks: exactly one 512-byte 128 x 4 scale tile per operand per K block).
-//   - Pipeline: kStages shared-memory stages of {A 16 KiB, B 16 KiB, SFA 512 B, SFB 512 B}.
+//   - Pipeline: kStages shared-memory stages of {A 16 KiB, B 16 KiB, SFA 512 B, SFB 512 B}, and
+//     the epilogue's staging for D's TMA store (2 x 2 KiB per epilogue warp).
 //   - Warps: 0 TMA producer, 1 MMA issuer, 2 tensor-memory allocator, 3 idle, 4..7 epilogue
 //     (warp w may only read TMEM lanes 32 * (w % 4) ..; warps 4..7 cover lanes 0..127).
 //   - Tensor memory: two 128-column FP32 accumulators (the epilogue drains one while the MMA
@@ -41,7 +42,17 @@ inline constexpr std::uint32_t kSmemA = 0;
 inline constexpr std::uint32_t kSmemB = kSmemA + kStages * kABytes;
 inline constexpr std::uint32_t kSmemSfa = kSmemB + kStages * kBBytes;
 inline constexpr std::uint32_t kSmemSfb = kSmemSfa + kStages * kSfTileBytes;
-inline constexpr std::uint32_t kSmemBarriers = kSmemSfb + kStages * kSfTileBytes;
+// The epilogue's TMA store (D bf16): each epilogue warp stages one box of 32 rows (its TMEM lanes)
+// x 32 columns (one tcgen05.ld 32x32b.x32) row-major without swizzle, in two buffers, so that it
+// converts the next box while the TMA unit still reads the last one.
+inline constexpr int kEpiBoxRows = 32;
+inline constexpr int kEpiBoxCols = 32;
+inline constexpr int kEpiBuffers = 2;
+inline constexpr int kEpilogueWarps = kEpilogueThreads / 32;
+inline constexpr std::uint32_t kEpiBoxBytes = kEpiBoxRows * kEpiBoxCols * 2;  // 2048, bf16
+inline constexpr std::uint32_t kSmemEpi = kSmemSfb + kStages * kSfTileBytes;
+inline constexpr std::uint32_t kSmemBarriers =
+    kSmemEpi + std::uint32_t(kEpilogueWarps * kEpiBuffers) * kEpiBoxBytes;
 /// full[kStages], empty[kStages], tmem_full[kAccumStages], tmem_empty[kAccumStages]: 8 bytes each
 inline constexpr std::uint32_t kNumBarriers = 2 * kStages + 2 * kAccumStages;
 inline constexpr std::uint32_t kSmemTmemSlot = kSmemBarriers + 8 * kNumBarriers;
@@ -51,6 +62,7 @@ inline constexpr std::uint32_t kSmemUsed = kSmemTmemSlot + 16;
 inline constexpr std::uint32_t kSmemBytes = kSmemUsed + 1024;
 static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "128B-swizzled stages must stay 1024-byte aligned");
 static_assert(kSmemBytes <= 232448, "sm_100 allows at most 227 KiB of dynamic shared memory per block");
+static_assert(kSmemEpi % 128 == 0 && kEpiBoxBytes % 128 == 0, "TMA store sources 128-byte aligned");
 
 // ---- tensor memory (columns) ----
 inline constexpr std::uint32_t kTmemAccumCols = kBlockN;                      // per accumulator
