@@ -50,8 +50,21 @@ def yield_clear(controls, opcode="FFMA"):
     return len(highs), sum(1 for h in highs if not h & YIELD_BIT)
 
 
-def parse_sass(text, arch, controls=None):
-    """Returns {function name: [mnemonics]} for the ELF sections of the given arch; fills
+def dump_sass(cuobjdump, binary):
+    """cuobjdump --dump-sass of the binary (raises OSError / CalledProcessError). cuobjdump needs
+    nvdisasm; the PyPI packages put both in one bin/ folder that is not on PATH."""
+    import os
+    import shutil
+    tool = shutil.which(cuobjdump) or cuobjdump
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(os.path.abspath(tool)) + os.pathsep + env.get("PATH", "")
+    return subprocess.run([cuobjdump, "--dump-sass", binary], check=True, capture_output=True,
+                          text=True, env=env).stdout
+
+
+def parse_sass(text, arch, controls=None, operands=False):
+    """Returns {function name: [mnemonics]} for the ELF sections of the given arch (operands:
+    each instruction's whole text, predicate and operands too, instead of its mnemonic); fills
     controls (if given) with {function name: [(mnemonic, second 64-bit word)]}."""
     functions = collections.OrderedDict()
     pending = None
@@ -59,7 +72,7 @@ def parse_sass(text, arch, controls=None):
     current = None
     arch_num = arch.replace("sm_", "").rstrip("a").rstrip("f")
     for line in text.splitlines():
-        m = re.match(r"\s*arch = (sm_\w+)", line)
+        m = re.match(r"\s*(?:arch =|code for) (sm_\w+)", line)  # fatbin / bare cubin
         if m:
             found = m.group(1).replace("sm_", "").rstrip("a").rstrip("f")
             current_arch_ok = found == arch_num
@@ -75,7 +88,8 @@ def parse_sass(text, arch, controls=None):
         # "        /*0070*/                   QGMMA.64x128x32.F32.E4M3.E4M3 ... ;"
         m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Za-z0-9_.]*)", line)
         if m:
-            functions[current].append(m.group(2))
+            functions[current].append(
+                line.split("*/", 1)[1].split(";")[0].strip() if operands else m.group(2))
             pending = m.group(2)
             continue
         # The instruction's second 64-bit word is alone on the next line: "/* 0x000fe2... */".
@@ -110,15 +124,8 @@ def main():
                     help="require every --contains opcode in each matching function")
     args = ap.parse_args()
 
-    # cuobjdump needs nvdisasm; the PyPI packages put both in one bin/ folder that is not on PATH.
-    import os
-    import shutil
-    tool = shutil.which(args.cuobjdump) or args.cuobjdump
-    env = dict(os.environ)
-    env["PATH"] = os.path.dirname(os.path.abspath(tool)) + os.pathsep + env.get("PATH", "")
     try:
-        out = subprocess.run([args.cuobjdump, "--dump-sass", args.binary], check=True,
-                             capture_output=True, text=True, env=env).stdout
+        out = dump_sass(args.cuobjdump, args.binary)
     except (OSError, subprocess.CalledProcessError) as e:
         detail = getattr(e, "stderr", "") or ""
         print(f"sass_check: cannot run {args.cuobjdump} on {args.binary}: {e} {detail}",

@@ -6,23 +6,23 @@ others need not run again (their SASS is the one that passed).
   python3 tools/sass_diff.py OLD_BIN_DIR NEW_BIN_DIR [NAME ...]
 
 OLD_BIN_DIR / NEW_BIN_DIR: folders of executables (e.g. an unpacked .gpu archive's bin/ and
-build/bin/); NAME: the executables to compare (default: those in NEW_BIN_DIR/gpu_tests.txt). For
-each: the kernels present in both with the same instruction text (cuobjdump -sass, addresses,
-comments and the /*...*/ encodings dropped), those that differ, and those in one binary only, each
-differing kernel named by its KernelConfig arguments (BlockM, BlockN, Stages) and math policy.
-cuobjdump: $CUOBJDUMP, else the one on PATH, else /usr/local/cuda/bin/cuobjdump.
+build/bin/); NAME: the executables to compare (default: those in NEW_BIN_DIR/gpu_tests.txt); sm_90a
+functions only. For each: the kernels present in both with the same instruction text (cuobjdump
+-sass, addresses, comments and the /*...*/ encodings dropped; sass_check.py's parser), those that
+differ, and those in one binary only, each differing kernel named by its KernelConfig arguments
+(BlockM, BlockN, Stages) and math policy. cuobjdump: $CUOBJDUMP, else the one on PATH, else
+/usr/local/cuda/bin/cuobjdump.
 """
 import os
 import re
 import shutil
-import subprocess
 import sys
 
-FUNC = re.compile(r"^\s+Function : (\S+)")
-INSTR = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;?\s*(/\*.*\*/)?\s*$")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sass_check  # noqa: E402  (its cuobjdump runner and SASS parser)
+
 CFG = re.compile(r"KernelConfigILi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)ELi(\d+)")
-MATH = re.compile(r"(PerTensorMath|BlockScaledMath|GroupedBlockScaledMath|KGroupedMath|"
-                  r"MxScaledMath|SplitKBlockScaledMath|TimelineMath|StreamKGroupedMath|\w+Math)")
+MATH = re.compile(r"(\w+Math)")
 
 
 def cuobjdump():
@@ -30,21 +30,9 @@ def cuobjdump():
             or "/usr/local/cuda/bin/cuobjdump")
 
 
-def kernels(path):
-    """{mangled name: tuple of instruction strings} of every function in the binary's SASS."""
-    out = subprocess.run([cuobjdump(), "-sass", path], capture_output=True, text=True, check=True)
-    funcs, name = {}, None
-    for line in out.stdout.splitlines():
-        m = FUNC.match(line)
-        if m:
-            name = m.group(1)
-            funcs[name] = []
-            continue
-        if name is None:
-            continue
-        m = INSTR.match(line)
-        if m:
-            funcs[name].append(m.group(1))
+def kernels(path, arch="sm_90a"):
+    """{mangled name: tuple of instruction texts} of every function of `arch` in the binary."""
+    funcs = sass_check.parse_sass(sass_check.dump_sass(cuobjdump(), path), arch, operands=True)
     return {k: tuple(v) for k, v in funcs.items()}
 
 
@@ -71,6 +59,10 @@ def main(argv):
             changed_any = True
             continue
         ko, kn = kernels(o), kernels(p)
+        if not ko or not kn:  # nothing to compare is not "the same"
+            print(f"== {n}: no sm_90a function in {'old' if not ko else 'new'}")
+            changed_any = True
+            continue
         same = [k for k in kn if k in ko and ko[k] == kn[k]]
         diff = [k for k in kn if k in ko and ko[k] != kn[k]]
         only_new = [k for k in kn if k not in ko]
