@@ -13,7 +13,7 @@
 # commit, bin/commit.txt), L ($OUT/call.log), T0 and LD_LIBRARY_PATH; logs the GPU, its clocks,
 # power limit and driver, and the binaries' and package's commits; defines say (a line with the
 # time and the seconds since the start, into the log and stdout), seconds_left, gpu_tests_step,
-# ncu_step, and for chapter 8's calls ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and
+# ncu_step, old_new_runs, and for chapter 8's calls ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and
 # peers_moe_step (below). $OUT is the
 # folder whose files come back from the GPU machine.
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
@@ -73,6 +73,27 @@ ch08_ab_runs() {
     timeout $((left - 8)) stdbuf -oL "$B/ch08_grouped_moe" --gpu_delay_us=50 --timing=per_launch \
       --forward-only "$@" --only="$only" --kernels="$o" --json="$dir/ab_$i.json" > "$dir/ab_$i.log" 2>&1
     echo "rc=$?" >> "$L"
+  done
+}
+# Old against new executables of one chapter in the order old, new, new, old (the A/B of
+# sessions 19-40), each run within what is left of a PLAN_S-second plan (none started with less
+# than MIN_S left, each cut at TIMEOUT_S), "new" from $B, "old" from OLD_BIN, every run with a
+# 50 us GPU delay; writes DIR/<TAG>_<run>_<old|new>.json and .log, which
+# plots/data/h200/ch07/abcompare.py reads (TAG ch06, ch07 or ch08):
+#   old_new_runs DIR PLAN_S MIN_S TIMEOUT_S OLD_BIN EXE TAG [ARGS...]
+old_new_runs() {
+  local dir=$1 plan=$2 min=$3 tmo=$4 old=$5 exe=$6 tag=$7 run=0 side x left
+  shift 7
+  mkdir -p "$dir"
+  for side in old new new old; do
+    run=$((run + 1))
+    if [ "$side" = old ]; then x=$old; else x=$B; fi
+    left=$(seconds_left "$plan")
+    say "$tag run $run ($side), $left s left"
+    [ "$left" -gt "$min" ] || { echo "$tag run $run skipped" >> "$L"; break; }
+    timeout "$tmo" "$x/$exe" --gpu_delay_us=50 "$@" --json="$dir/${tag}_${run}_$side.json" \
+      > "$dir/${tag}_${run}_$side.log" 2>&1
+    echo "$tag rc=$?" >> "$L"
   done
 }
 # The GPU test binaries whose names match REGEX (scripts/gpu_loop.sh's tests step), the whole step
