@@ -2,7 +2,8 @@
 # CPU: validation messages, the plan's refusal of non-sm_100 GPUs, scale-layout addressing, the
 #      instruction / shared-memory descriptors field by field, the launch configuration, and a
 #      CPU walk through the kernel's loops against the float64 definition.
-# SASS (full preset only): the block-scaled tensor-core MMA and its helpers in the sm_100a cubin.
+# SASS (full preset only): the block-scaled tensor-core MMA and its helpers in the sm_100a cubin,
+#      for both instances (a CTA alone, a CTA pair).
 # GPU: the kernel against the float64 reference; its own main() skips (exit 77) unless the GPU
 #      is compute capability 10.0 and the build has sm_100a code.
 if(TARGET fp8gemm_ch09)
@@ -34,12 +35,35 @@ if(TARGET fp8gemm_ch09)
     #   fence.proxy.async.shared::cta (before it)             -> FENCE.VIEW.ASYNC.S
     #   mbarrier.try_wait                                     -> SYNCS.PHASECHK.TRANS64.TRYWAIT
     # and no local memory (LDL / STL: no spills, no stack arrays).
-    fp8gemm_sass_test(NAME sass_chapter_09_sm100 TARGET fp8gemm_ch09 KERNEL "mxfp8_gemm_sm100_kernel"
-                      ARCH sm_100a
+    # The single-CTA instance (mxfp8_gemm_sm100_kernel<1>); none of the pair's forms.
+    fp8gemm_sass_test(NAME sass_chapter_09_sm100 TARGET fp8gemm_ch09
+                      KERNEL "mxfp8_gemm_sm100_kernelILi1E" ARCH sm_100a
                       CONTAINS UTCQMMA UTCCP.T.S.4x32dp128bit LDTM.x32 UTCBAR
                                UTCATOMSWS.FIND_AND_SET.ALIGN UTMALDG.2D SYNCS.PHASECHK
                                UTMASTG.2D FENCE.VIEW.ASYNC.S
-                      ABSENT LDL STL)
+                      ABSENT LDL STL UTCQMMA.2CTA UTCCP.T.S.2CTA UTCBAR.2CTA UTMALDG.2D.2CTA
+                             UTCATOMSWS.2CTA UCGABAR_ARV R2UR.BROADCAST)
+    # The CTA-pair instance (mxfp8_gemm_sm100_kernel<2>, Options::cta_group = 2), read the same
+    # way; ptxas marks every .cta_group::2 form with .2CTA:
+    #   tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale -> UTCQMMA.2CTA (same six operands)
+    #   tcgen05.cp.cta_group::2.32x128b.warpx4               -> UTCCP.T.S.2CTA.4x32dp128bit
+    #   tcgen05.commit.cta_group::2 ... .multicast::cluster  -> UTCBAR.2CTA.MULTICAST [bar], URZ, mask
+    #   tcgen05.alloc.cta_group::2                           -> UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN
+    #   cp.async.bulk.tensor.2d ... .cta_group::2            -> UTMALDG.2D.2CTA
+    #   barrier.cluster.arrive / wait                        -> UCGABAR_ARV / UCGABAR_WAIT
+    #   mbarrier.arrive.shared::cluster (the odd CTA's epilogue onto the even CTA's tmem_empty)
+    #                                                        -> SYNCS.ARRIVE.TRANS64.RED.A1T0
+    # (tcgen05.dealloc.cta_group::2 prints as UTCATOMSWS.AND, as the single-CTA one does.)
+    # Neither instance may contain R2UR.BROADCAST: ptxas's loop around a TMA or tcgen05 issue
+    # whose operands it cannot prove uniform (126 of them when the tile loops' start was computed
+    # before the role branches; see kernel_sm100.cu).
+    fp8gemm_sass_test(NAME sass_chapter_09_sm100_pair TARGET fp8gemm_ch09
+                      KERNEL "mxfp8_gemm_sm100_kernelILi2E" ARCH sm_100a
+                      CONTAINS UTCQMMA.2CTA UTCCP.T.S.2CTA.4x32dp128bit UTCBAR.2CTA.MULTICAST
+                               UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN UTMALDG.2D.2CTA LDTM.x32
+                               UCGABAR_ARV UCGABAR_WAIT SYNCS.ARRIVE.TRANS64.RED.A1T0
+                               SYNCS.PHASECHK UTMASTG.2D FENCE.VIEW.ASYNC.S
+                      ABSENT LDL STL R2UR.BROADCAST)
   endif()
 endif()
 

@@ -1,6 +1,7 @@
 // Chapter 9, Blackwell MXFP8 kernel on an sm_100 GPU (B200/GB200): the kernel against the
 // float64 reference of the definition, on tile edges, partial K blocks and several scale tiles;
-// the store paths (TMA store, vector and scalar stores from registers); determinism. NEVER RUN in this project (no Blackwell GPU): on any other
+// the store paths (TMA store, vector and scalar stores from registers); CTA pairs
+// (Options::cta_group = 2); determinism. NEVER RUN in this project (no Blackwell GPU): on any other
 // machine it exits 77 and CTest reports it skipped. Its own main() (Catch2 2.x has no SKIP):
 // skip without a GPU, without the sm_100a build, or on a GPU that is not compute capability 10.0.
 #define CATCH_CONFIG_RUNNER
@@ -60,9 +61,39 @@ TEST_CASE("ch09 sm100 MXFP8 GEMM: the stores from registers where the TMA store 
   }
 }
 
+TEST_CASE("ch09 sm100 MXFP8 GEMM on CTA pairs (Options::cta_group = 2)", "[ch09][gpu]") {
+  // The pair's edges: the odd CTA's rows all or partly past M (1, 130), its half of B partly
+  // past N (72), several pair tiles, an ldd pad; both store paths. Against the reference and
+  // bit for bit against the single-CTA kernel (same MMAs per row in the same order).
+  Options pair;
+  pair.cta_group = 2;
+  Options pair_registers = pair;
+  pair_registers.tma_store = false;
+  struct Shape {
+    std::int64_t M, N, K, pad;
+  };
+  for (const Shape s : {Shape{256, 128, 128, 0}, Shape{1, 8, 32, 0}, Shape{130, 72, 160, 0},
+                        Shape{300, 200, 352, 0}, Shape{777, 520, 2080, 8},
+                        Shape{2048, 2048, 4096, 0}}) {
+    const MxOperands o = random_operands(s.M, s.N, s.K, 13 + std::uint64_t(s.M + s.N + s.K));
+    const auto ref = reference_f64(o);
+    INFO(s.M << " x " << s.N << " x " << s.K << " ldd pad " << s.pad);
+    const auto got = test::run_mx<Plan>(o, s.pad, pair);
+    bool finite = true;
+    for (double x : got) finite = finite && std::isfinite(x);
+    REQUIRE(finite);
+    CHECK(relative_frobenius(got, ref) < 4e-3);
+    CHECK(test::run_mx<Plan>(o, s.pad, pair_registers) == got);
+    CHECK(run_gpu(o, s.pad) == got);
+  }
+}
+
 TEST_CASE("ch09 sm100 MXFP8 GEMM is deterministic", "[ch09][gpu]") {
   const MxOperands o = random_operands(512, 512, 2048, 42);
   CHECK(run_gpu(o) == run_gpu(o));
+  Options pair;
+  pair.cta_group = 2;
+  CHECK(test::run_mx<Plan>(o, 0, pair) == test::run_mx<Plan>(o, 0, pair));
 }
 
 int main(int argc, char** argv) {

@@ -222,6 +222,11 @@ TEST_CASE("ch09 instruction descriptor, field by field", "[ch09][descriptor]") {
   // UE4M3 scales: 0x80 | 0x1400 | (32 << 17 = 0x400000) | (4 << 24 = 0x4000000).
   CHECK(make_instr_desc_block_scaled(64, 256, MxFormat::e5m2, MxFormat::e2m1, ScaleFormat::ue4m3, 0, 0) ==
         0x04401480u);
+  // The pair's M = 256: M >> 4 = 16 at bits 24-28 -> 0x10000000, the rest as alone.
+  CHECK(instr_desc(1) == kInstrDesc);
+  CHECK(instr_desc(2) == 0x10A00000u);
+  CHECK(((instr_desc(2) >> 24) & 31u) == 256 / 16);
+  CHECK(with_sf_ids(instr_desc(2), 2, 2) == (0x10A00000u | 0x40000000u | 0x20u));
 }
 
 TEST_CASE("ch09 shared-memory descriptors, field by field", "[ch09][descriptor]") {
@@ -239,9 +244,13 @@ TEST_CASE("ch09 shared-memory descriptors, field by field", "[ch09][descriptor]"
   // k step 3: 3 x 32 bytes further into the 128-byte swizzled row -> start + 6 (16-byte units).
   CHECK(operand_desc(0x400, 3) == a0 + 6);
   // The last stage of B in a kernel whose base is 0x1c00 (1024-aligned): still in 18 bits.
-  const std::uint32_t b5 = 0x1c00 + kSmemB + 5 * kBBytes;
+  const Sm100Layout l1 = sm100_layout(1), l2 = sm100_layout(2);
+  const std::uint32_t b5 = 0x1c00 + l1.b + 5 * l1.b_bytes;
   CHECK((operand_desc(b5, 0) & 0x3FFF) == (b5 >> 4));
   CHECK(b5 < (1u << 18));
+  // The pair's last B stage (8 KiB halves) and its last scale tile are in range too.
+  CHECK(0x1c00 + l2.b + 7 * l2.b_bytes < (1u << 18));
+  CHECK(0x1c00 + l2.sfb + 7 * 512 < (1u << 18));
   // Scale tile at 0x19800: start 0x1980, SBO 128 >> 4 = 8, no swizzle (0), version 1.
   const std::uint64_t s = scale_desc(0x19800);
   CHECK(s == 0x0000400800001980ull);
@@ -249,20 +258,38 @@ TEST_CASE("ch09 shared-memory descriptors, field by field", "[ch09][descriptor]"
 }
 
 TEST_CASE("ch09 shared and tensor memory budget", "[ch09][config]") {
-  CHECK(kStageTxBytes == 128 * 128 + 128 * 128 + 512 + 512);
-  CHECK(kSmemA % 1024 == 0);
-  CHECK(kSmemB % 1024 == 0);
-  CHECK(kSmemSfa % 16 == 0);
-  CHECK(kSmemSfb % 16 == 0);
-  CHECK(kSmemBarriers % 8 == 0);
-  // The epilogue's staging boxes (D's TMA store): after the stages, 128-byte aligned, two per
-  // epilogue warp, ending where the barriers begin.
-  CHECK(kSmemEpi == kSmemSfb + kStages * 512);
-  CHECK(kSmemEpi % 128 == 0);
+  for (const int g : {1, 2}) {
+    const Sm100Layout l = sm100_layout(g);
+    INFO("cta_group " << g);
+    CHECK(l.umma_m == 128 * g);
+    CHECK(l.b_rows == 128 / g);
+    CHECK(l.b_bytes == std::uint32_t(128 / g * 128));
+    CHECK(l.cta_tx_bytes == 128 * 128 + 128 / g * 128 + 512 + 512);
+    CHECK(l.stage_tx_bytes == l.cta_tx_bytes * std::uint32_t(g));  // the even CTA counts both
+    CHECK(l.a == 0);
+    CHECK(l.b == std::uint32_t(l.stages) * 16384);
+    CHECK(l.b % 1024 == 0);
+    CHECK(l.b_bytes % 1024 == 0);  // every B stage starts on a 128B-swizzle atom
+    CHECK(l.sfa == l.b + std::uint32_t(l.stages) * l.b_bytes);
+    CHECK(l.sfb == l.sfa + std::uint32_t(l.stages) * 512);
+    CHECK(l.sfa % 16 == 0);
+    CHECK(l.barriers % 8 == 0);
+    // The epilogue's staging boxes (D's TMA store): after the stages, 128-byte aligned, two per
+    // epilogue warp, ending where the barriers begin.
+    CHECK(l.epi == l.sfb + std::uint32_t(l.stages) * 512);
+    CHECK(l.epi % 128 == 0);
+    CHECK(l.barriers == l.epi + 4 * 2 * kEpiBoxBytes);
+    CHECK(l.tmem_slot == l.barriers + 8 * (2 * std::uint32_t(l.stages) + 4));
+    CHECK(l.bytes == l.tmem_slot + 16 + 1024);
+    CHECK(l.bytes <= 232448);  // 227 KiB, sm_100's per-block limit
+  }
   CHECK(kEpiBoxBytes == 32 * 32 * 2);
-  CHECK(kSmemBarriers == kSmemEpi + 4 * 2 * kEpiBoxBytes);
-  CHECK(kSmemBytes == 220304);
-  CHECK(kSmemBytes <= 232448);  // 227 KiB, sm_100's per-block limit
+  // Worked out by hand: 6 x (16384 + 16384 + 1024) + 16384 + 16 x 8 + 16 + 1024, and the pair's
+  // 8 x (16384 + 8192 + 1024) + 16384 + 20 x 8 + 16 + 1024.
+  CHECK(sm100_layout(1).stages == 6);
+  CHECK(sm100_layout(1).bytes == 220304);
+  CHECK(sm100_layout(2).stages == 8);
+  CHECK(sm100_layout(2).bytes == 222384);
   CHECK(tmem_alloc_columns(1) == 32);
   CHECK(tmem_alloc_columns(32) == 32);
   CHECK(tmem_alloc_columns(33) == 64);
@@ -274,29 +301,33 @@ TEST_CASE("ch09 shared and tensor memory budget", "[ch09][config]") {
 }
 
 TEST_CASE("ch09 the epilogue's TMA store boxes cover every element of D once", "[ch09][config]") {
-  // The kernel's walk: per tile (m_blk, n_blk), epilogue warp q (TMEM lanes 32 q ..) and column
-  // chunk c (one tcgen05.ld of 32 columns) store the box at (row m_blk * kBlockM + 32 q,
-  // column n_blk * kBlockN + c), kEpiBoxRows x kEpiBoxCols, which the TMA unit clips at M and N.
-  for (const auto [M, N] : {std::pair<std::int64_t, std::int64_t>{1, 8}, {200, 136}, {130, 130},
-                            {256, 384}, {777, 520}}) {
-    const LaunchConfig c = launch_config(M, N, 128, 148);
-    std::vector<int> hits(std::size_t(M * N), 0);
-    int boxes = 0;
-    for (std::int64_t t = 0; t < c.tiles; ++t) {
-      const std::int64_t m_blk = t % c.tiles_m, n_blk = t / c.tiles_m;
-      for (int q = 0; q < kEpilogueWarps; ++q)
-        for (int chunk = 0; chunk < kBlockN; chunk += kEpiBoxCols) {
-          ++boxes;
-          const std::int64_t r0 = m_blk * kBlockM + 32 * q, c0 = n_blk * kBlockN + chunk;
-          for (std::int64_t r = r0; r < std::min(r0 + kEpiBoxRows, M); ++r)
-            for (std::int64_t col = c0; col < std::min(c0 + kEpiBoxCols, N); ++col)
-              ++hits[std::size_t(r * N + col)];
-        }
+  // The kernel's walk: per tile (m_blk, n_blk) of tile_rows x kBlockN, CTA r of the unit (alone:
+  // r = 0), epilogue warp q (TMEM lanes 32 q ..) and column chunk c (one tcgen05.ld of 32
+  // columns) store the box at (row m_blk * tile_rows + 128 r + 32 q, column n_blk * kBlockN + c),
+  // kEpiBoxRows x kEpiBoxCols, which the TMA unit clips at M and N.
+  for (const int g : {1, 2})
+    for (const auto [M, N] : {std::pair<std::int64_t, std::int64_t>{1, 8}, {200, 136}, {130, 130},
+                              {256, 384}, {777, 520}, {300, 72}}) {
+      const LaunchConfig c = launch_config(M, N, 128, 148, 0, g);
+      std::vector<int> hits(std::size_t(M * N), 0);
+      int boxes = 0;
+      for (std::int64_t t = 0; t < c.tiles; ++t) {
+        const std::int64_t m_blk = t % c.tiles_m, n_blk = t / c.tiles_m;
+        for (int r = 0; r < g; ++r)
+          for (int q = 0; q < kEpilogueWarps; ++q)
+            for (int chunk = 0; chunk < kBlockN; chunk += kEpiBoxCols) {
+              ++boxes;
+              const std::int64_t r0 = m_blk * c.tile_rows + kBlockM * r + 32 * q,
+                                 c0 = n_blk * kBlockN + chunk;
+              for (std::int64_t row = r0; row < std::min(r0 + kEpiBoxRows, M); ++row)
+                for (std::int64_t col = c0; col < std::min(c0 + kEpiBoxCols, N); ++col)
+                  ++hits[std::size_t(row * N + col)];
+            }
+      }
+      INFO("cta_group " << g << ": " << M << " x " << N);
+      CHECK(boxes == c.tiles * 16 * g);
+      CHECK(std::count(hits.begin(), hits.end(), 1) == M * N);
     }
-    INFO(M << " x " << N);
-    CHECK(boxes == c.tiles * 16);
-    CHECK(std::count(hits.begin(), hits.end(), 1) == M * N);
-  }
 }
 
 TEST_CASE("ch09 launch configuration", "[ch09][config]") {
@@ -307,7 +338,10 @@ TEST_CASE("ch09 launch configuration", "[ch09][config]") {
   CHECK(c.k_blocks == 56);
   CHECK(c.grid == 148);  // persistent: one CTA per SM
   CHECK(c.block == 256);
-  CHECK(c.smem_bytes == int(kSmemBytes));
+  CHECK(c.smem_bytes == int(sm100_layout(1).bytes));
+  CHECK(c.cta_group == 1);
+  CHECK(c.cluster == 1);
+  CHECK(c.units == 148);
   CHECK(c.tmem_columns == 512);
   c = launch_config(1, 1, 32, 148);
   CHECK(c.tiles == 1);
@@ -323,6 +357,46 @@ TEST_CASE("ch09 launch configuration", "[ch09][config]") {
   c = launch_config(8192, 8192, 8192, 148, 1000);
   CHECK(c.grid == 148);
   CHECK_THROWS_AS(launch_config(128, 128, 128, 148, -1), std::invalid_argument);
+}
+
+TEST_CASE("ch09 launch configuration of the CTA pair (cta_group 2)", "[ch09][config]") {
+  // 256-row tiles, one pair (two CTAs, one cluster) per two SMs.
+  LaunchConfig c = launch_config(4096, 7168, 7168, 148, 0, 2);
+  CHECK(c.cta_group == 2);
+  CHECK(c.tile_rows == 256);
+  CHECK(c.tiles_m == 16);
+  CHECK(c.tiles_n == 56);
+  CHECK(c.tiles == 896);
+  CHECK(c.units == 74);
+  CHECK(c.grid == 148);
+  CHECK(c.cluster == 2);
+  CHECK(c.stages == 8);
+  CHECK(c.smem_bytes == int(sm100_layout(2).bytes));
+  CHECK(c.tmem_columns == 512);
+  // An odd SM count or cap: the spare SM stays idle, the grid stays even.
+  CHECK(launch_config(4096, 7168, 7168, 147, 0, 2).grid == 146);
+  CHECK(launch_config(4096, 7168, 7168, 148, 101, 2).grid == 100);
+  // Few tiles: one pair per tile; M = 1 still needs a whole pair (the odd CTA's rows are past M).
+  c = launch_config(1, 1, 32, 148, 0, 2);
+  CHECK(c.tiles == 1);
+  CHECK(c.grid == 2);
+  c = launch_config(257, 300, 96, 148, 0, 2);
+  CHECK(c.tiles_m == 2);
+  CHECK(c.tiles_n == 3);
+  CHECK(c.grid == 12);
+  // Refused by name: a cap below one pair, a group that does not exist.
+  auto refusal_of = [](int sms, int max_sms, int group) -> std::string {
+    try {
+      launch_config(256, 256, 128, sms, max_sms, group);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(contains(refusal_of(148, 1, 2), "Options::max_sms = 1 leaves no room for a CTA pair"));
+  CHECK(contains(refusal_of(1, 0, 2), "Options::max_sms = 1 leaves no room for a CTA pair"));
+  CHECK(contains(refusal_of(148, 0, 3), "Options::cta_group = 3 must be 1"));
+  CHECK(contains(refusal_of(148, 0, 0), "Options::cta_group = 0 must be 1"));
 }
 
 TEST_CASE("ch09 the kernel's loops, walked on the CPU, compute the MX GEMM", "[ch09][emulate]") {
@@ -342,4 +416,34 @@ TEST_CASE("ch09 the kernel's loops, walked on the CPU, compute the MX GEMM", "[c
   auto ref = reference_f64(o);
   std::swap(o.sa[0], o.sa[1]);  // row 0's scales for K blocks 0 and 1
   if (o.sa[0] != o.sa[1]) CHECK(relative_frobenius(emulate_kernel(o), ref) > 1e-9);
+}
+
+TEST_CASE("ch09 the CTA pair's loops (cta_group 2), walked on the CPU, compute the MX GEMM",
+          "[ch09][emulate]") {
+  // Edges of the pair: M = 1 and 130 (the odd CTA's rows all or partly past M), M = 300 (a
+  // second pair tile), N = 72 (the odd CTA's half of B partly past N: 64 + 8 rows), N = 200,
+  // partial last K blocks, several scale tiles along M (rows 128.. use the odd CTA's tile).
+  struct Shape {
+    std::int64_t M, N, K;
+  };
+  for (const Shape s : {Shape{1, 1, 32}, Shape{130, 72, 160}, Shape{300, 200, 352},
+                        Shape{256, 128, 256}, Shape{512, 136, 96}}) {
+    const MxOperands o = random_operands(s.M, s.N, s.K, 4321 + std::uint64_t(s.M * 7 + s.N + s.K));
+    const auto ref = reference_f64(o);
+    INFO(s.M << " x " << s.N << " x " << s.K);
+    CHECK(relative_frobenius(emulate_kernel(o, 2), ref) < 1e-12);
+  }
+  // The walk is sensitive to the pair's split: a changed scale of the odd CTA's first row (row
+  // 128), or a changed element of B in the odd CTA's half (column 64), changes the result.
+  const MxOperands base = random_operands(256, 128, 128, 77);
+  const auto ref = reference_f64(base);
+  MxOperands o = base;
+  const Mx1x32 la(256, 128);
+  o.sa[std::size_t(la.block_index(128, 0))] ^= 1;  // 2x or 0.5x on row 128's first MX block
+  CHECK(relative_frobenius(emulate_kernel(o, 2), ref) > 1e-9);
+  CHECK(relative_frobenius(emulate_kernel(o, 2), reference_f64(o)) < 1e-12);
+  o = base;
+  o.B[std::size_t(64 * 128 + 5)] = o.B[std::size_t(64 * 128 + 5)] == 0x38 ? 0x40 : 0x38;
+  CHECK(relative_frobenius(emulate_kernel(o, 2), ref) > 1e-9);
+  CHECK(relative_frobenius(emulate_kernel(o, 2), reference_f64(o)) < 1e-12);
 }

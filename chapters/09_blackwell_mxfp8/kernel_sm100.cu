@@ -1,28 +1,39 @@
 // Chapter 9: the sm_100a MXFP8 GEMM kernel. NEVER RUN ON HARDWARE in this project: compiled by
 // the `full` preset, its SASS inspected (tests/chapter_09.cmake), its host side tested on the
 // CPU. Structure after DeepGEMM's deep_gemm/include/deep_gemm/impls/sm100_fp8_fp4_gemm_1d1d.cuh
-// (one CTA per SM, warp roles, tcgen05.cp of the scales, tcgen05.commit to release stages),
-// simplified: cta_group::1 only, one 128 x 128 tile shape, scales read in the Mx1x32 (cuBLAS)
-// layout that tcgen05.cp copies as is (DeepGEMM transposes its own layout in shared memory
-// first). D leaves by TMA store where its address and ldd allow (16-byte aligned rows), else by
-// bounds-checked stores from registers.
+// (one CTA per SM, warp roles, tcgen05.cp of the scales, tcgen05.commit to release stages, the
+// 2-CTA variant's even-CTA MMA issue and multicast commits), simplified: one 128 x 128 tile shape
+// per CTA, scales read in the Mx1x32 (cuBLAS) layout that tcgen05.cp copies as is (DeepGEMM
+// transposes its own layout in shared memory first). D leaves by TMA store where its address
+// and ldd allow (16-byte aligned rows), else by bounds-checked stores from registers.
 //
-// Roles (warp-uniform branches), persistent over tiles t = blockIdx.x, + gridDim.x, ...:
-//   warp 0, one lane  TMA producer: per K block waits empty[s], expects kStageTxBytes on full[s],
-//                     loads A (128 x 128, 128B swizzle), B (same), the A and B scale tiles
-//                     (512 bytes each, no swizzle).
-//   warp 1, one lane  MMA issuer: per tile waits tmem_empty[acc]; per K block waits full[s],
-//                     tcgen05.cp's the two scale tiles into TMEM, issues up to four
+// Two instances (sm100_config.hpp): kCtaGroup = 1, every CTA alone; kCtaGroup = 2, clusters of
+// two CTAs (a CTA pair) share one M = 256 MMA per k step. "Unit" below is one CTA or one pair;
+// the persistent loop walks tiles t = unit, unit + units, ... of umma_m x 128 (m fastest), and
+// CTA r of a pair owns rows 128 r .. 128 r + 127 of the tile.
+//
+// Roles (warp-uniform branches):
+//   warp 0, one lane  TMA producer (every CTA): per K block waits its own empty[s], loads its A
+//                     rows (128 x 128, 128B swizzle), its rows of B (128, or 64 in a pair), its
+//                     A-scale tile and the B-scale tile (512 bytes each, no swizzle). Alone: onto
+//                     its own full[s], which it arms with arrive.expect_tx. In a pair: onto the
+//                     EVEN CTA's full[s] (.cta_group::2 loads), which only the even CTA's producer
+//                     arms, with both CTAs' bytes.
+//   warp 1, one lane  MMA issuer (the even CTA only in a pair): per tile waits tmem_empty[acc];
+//                     per K block waits full[s], tcgen05.cp's the two scale tiles into TMEM
+//                     (in a pair: each CTA's own tiles into its own TMEM), issues up to four
 //                     tcgen05.mma kind::mxf8f6f4.block_scale (k step i uses scale byte i), then
 //                     tcgen05.commit -> empty[s] (the stage may be overwritten once the MMAs that
-//                     read it are done) and, after the tile's last K block, -> tmem_full[acc].
-//   warp 2            allocates 512 TMEM columns at the start, frees them at the end.
+//                     read it are done; in a pair multicast to both CTAs' empty[s]) and, after the
+//                     tile's last K block, -> tmem_full[acc] (likewise).
+//   warp 2            allocates 512 TMEM columns at the start, frees them at the end (in a pair
+//                     together with the peer's warp 2: .cta_group::2).
 //   warps 4..7        epilogue: wait tmem_full[acc], tcgen05.ld 32x32b.x32 four times (each
 //                     thread one row, 32 columns at a time), bf16, then either into the warp's
 //                     staging box (32 x 32, two buffers) that its lane 0 stores by TMA (the TMA
 //                     unit clips the box at D's edges), or straight to global memory; then arrive
-//                     on tmem_empty[acc] (128 arrivals) so the MMA warp may reuse the
-//                     accumulator.
+//                     on tmem_empty[acc] (128 arrivals; in a pair 256, on the even CTA's barrier)
+//                     so the MMA warp may reuse the accumulator.
 #include "kernel_sm100.hpp"
 
 #if defined(FP8GEMM_HAS_SM100)
@@ -32,6 +43,8 @@
 #include <cstdint>
 
 #include "common/cuda.hpp"
+#include "common/launch.hpp"
+#include "common/ptx/cluster.cuh"
 #include "common/ptx/mbarrier.cuh"
 #include "common/ptx/smem.cuh"
 #include "common/ptx/tcgen05.cuh"
@@ -46,12 +59,12 @@ struct Params {
   __nv_bfloat16* D;
   std::int64_t ldd;
   std::int32_t M, N, K;
-  std::int32_t tiles_m, tiles_n;
+  std::int32_t tiles_m, tiles_n;  ///< tiles of umma_m x kBlockN
   std::int32_t vector_stores;
   std::int32_t tma_store;  ///< D through map_d (the host checked alignment and ldd)
 };
 
-/// The (m, n) block of the persistent loop's tile index: m fastest, so CTAs running at the same
+/// The (m, n) block of the persistent loop's tile index: m fastest, so units running at the same
 /// time share B tiles (the weights) in L2.
 __device__ inline void tile_coords(std::int32_t tile, std::int32_t tiles_m,
                                             std::int32_t& m_blk, std::int32_t& n_blk) {
@@ -59,6 +72,7 @@ __device__ inline void tile_coords(std::int32_t tile, std::int32_t tiles_m,
   n_blk = tile / tiles_m;
 }
 
+template <int kCtaGroup>
 __global__ void __launch_bounds__(kThreads, 1)
     mxfp8_gemm_sm100_kernel(const __grid_constant__ CUtensorMap map_a,
                             const __grid_constant__ CUtensorMap map_b,
@@ -66,21 +80,42 @@ __global__ void __launch_bounds__(kThreads, 1)
                             const __grid_constant__ CUtensorMap map_sfb,
                             const __grid_constant__ CUtensorMap map_d, const Params p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM100_ALL)
+  constexpr Sm100Layout L = sm100_layout(kCtaGroup);
+  constexpr bool kPair = kCtaGroup == 2;
   extern __shared__ __align__(1024) std::uint8_t smem_raw[];
   // The base of every stage must be 1024-byte aligned (128B swizzle atoms, descriptor base
-  // offset 0); the dynamic allocation's alignment is not promised to be, so round up.
+  // offset 0); the dynamic allocation's alignment is not promised to be, so round up. Both CTAs
+  // of a pair run the same code on the same allocation, so their offsets agree, as the pair's
+  // MMA, tcgen05.cp and multicast commits require.
   const std::uint32_t raw = ptx::smem_u32(smem_raw);
   const std::uint32_t base = (raw + 1023u) & ~1023u;
   std::uint8_t* const smem = smem_raw + (base - raw);
 
   const std::uint32_t warp = __shfl_sync(0xffffffffu, threadIdx.x / 32, 0);
   const std::uint32_t lane = threadIdx.x % 32;
+  // A pair kernel launched without clusters of two would compute garbage: refuse loudly.
+  if constexpr (kPair) {
+    if (ptx::cluster_num_ctas() != 2) __trap();
+  }
+  const std::uint32_t rank = kPair ? ptx::cluster_cta_rank() : 0u;  // 0: the even CTA
+  // Each role's tile loop reads blockIdx.x / gridDim.x itself (unit = blockIdx.x / kCtaGroup of
+  // units = gridDim.x / kCtaGroup): computed once up here, the unit index made ptxas keep the
+  // loop counters in vector registers and wrap every TMA and tcgen05 issue in an
+  // R2UR.BROADCAST loop (126 of them; session 41's SASS).
 
-  auto full_bar = [&](std::uint32_t s) { return base + kSmemBarriers + 8 * s; };
-  auto empty_bar = [&](std::uint32_t s) { return base + kSmemBarriers + 8 * (kStages + s); };
-  auto tmem_full_bar = [&](std::uint32_t a) { return base + kSmemBarriers + 8 * (2 * kStages + a); };
+  auto full_bar = [&](std::uint32_t s) { return base + L.barriers + 8 * s; };
+  auto empty_bar = [&](std::uint32_t s) { return base + L.barriers + 8 * (L.stages + s); };
+  auto tmem_full_bar = [&](std::uint32_t a) { return base + L.barriers + 8 * (2 * L.stages + a); };
   auto tmem_empty_bar = [&](std::uint32_t a) {
-    return base + kSmemBarriers + 8 * (2 * kStages + kAccumStages + a);
+    return base + L.barriers + 8 * (2 * L.stages + kAccumStages + a);
+  };
+  // Releases by the MMA thread: alone, onto this CTA's barrier; in a pair, onto the barrier at
+  // the same offset in both CTAs.
+  auto mma_commit = [&](std::uint32_t bar) {
+    if constexpr (kPair)
+      ptx::tcgen05_commit_pair_multicast(bar, 0x3);
+    else
+      ptx::tcgen05_commit(bar);
   };
 
   if (warp == kProducerWarp && lane == 0) {
@@ -90,26 +125,35 @@ __global__ void __launch_bounds__(kThreads, 1)
     ptx::tma_prefetch_descriptor(&map_sfb);
   }
   if (warp == kFirstEpilogueWarp && lane == 0 && p.tma_store) ptx::tma_prefetch_descriptor(&map_d);
+  // A pair: both CTAs running before the collective TMEM allocation (PTX ISA "tcgen05.alloc":
+  // the issuing warp must make sure the peer CTA is launched).
+  if constexpr (kPair) ptx::cluster_sync();
   if (warp == kMmaWarp && lane == 0) {
-    for (std::uint32_t s = 0; s < kStages; ++s) {
-      ptx::mbarrier_init(full_bar(s), 1);   // the producer's arrive.expect_tx (+ the TMA bytes)
+    for (std::uint32_t s = 0; s < std::uint32_t(L.stages); ++s) {
+      ptx::mbarrier_init(full_bar(s), 1);   // the (even CTA's) producer's arrive.expect_tx
       ptx::mbarrier_init(empty_bar(s), 1);  // one tcgen05.commit
     }
     for (std::uint32_t a = 0; a < kAccumStages; ++a) {
-      ptx::mbarrier_init(tmem_full_bar(a), 1);                  // one tcgen05.commit
-      ptx::mbarrier_init(tmem_empty_bar(a), kEpilogueThreads);  // every epilogue thread
+      ptx::mbarrier_init(tmem_full_bar(a), 1);  // one tcgen05.commit
+      // every epilogue thread (of both CTAs in a pair; only the even CTA's is used)
+      ptx::mbarrier_init(tmem_empty_bar(a), kEpilogueThreads * kCtaGroup);
     }
     ptx::fence_barrier_init();
   }
   if (warp == kAllocWarp) {
-    ptx::tmem_alloc(base + kSmemTmemSlot, kTmemCols);
-    ptx::tmem_relinquish_alloc_permit();
+    ptx::tmem_alloc<kCtaGroup>(base + L.tmem_slot, kTmemCols);
+    ptx::tmem_relinquish_alloc_permit<kCtaGroup>();
   }
   // The allocator wrote the TMEM address through the tensor core's proxy: fence, barrier, fence.
+  // In a pair the barrier is the cluster's: the peer's barriers must be initialised before this
+  // CTA's loads complete on them or its commits arrive on them.
   ptx::tcgen05_fence_before_thread_sync();
-  __syncthreads();
+  if constexpr (kPair)
+    ptx::cluster_sync();
+  else
+    __syncthreads();
   ptx::tcgen05_fence_after_thread_sync();
-  const std::uint32_t tmem_base = *reinterpret_cast<volatile std::uint32_t*>(smem + kSmemTmemSlot);
+  const std::uint32_t tmem_base = *reinterpret_cast<volatile std::uint32_t*>(smem + L.tmem_slot);
 
   const std::int32_t num_tiles = p.tiles_m * p.tiles_n;
   const std::int32_t k_blocks = (p.K + kBlockK - 1) / kBlockK;
@@ -117,22 +161,40 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warp == kProducerWarp) {
     if (lane == 0) {
       std::uint32_t stage = 0, phase = 0;
-      for (std::int32_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+      for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles; tile += gridDim.x / kCtaGroup) {
         std::int32_t m_blk, n_blk;
         tile_coords(tile, p.tiles_m, m_blk, n_blk);
+        const std::int32_t a_row = m_blk * L.umma_m + std::int32_t(rank) * kBlockM;
+        const std::int32_t b_row = n_blk * kBlockN + std::int32_t(rank) * L.b_rows;
+        // This CTA's 128 A rows are scale-tile row a_row / 128 = m_blk * kCtaGroup + rank of the
+        // Mx1x32 layout; the B scales of all kBlockN columns are tile row n_blk (both CTAs of a
+        // pair load it).
+        const std::int32_t sfa_row = m_blk * kCtaGroup + std::int32_t(rank);
         for (std::int32_t kb = 0; kb < k_blocks; ++kb) {
           ptx::mbarrier_wait(empty_bar(stage), phase ^ 1);
-          ptx::mbarrier_arrive_expect_tx(full_bar(stage), kStageTxBytes);
-          ptx::tma_load_2d(base + kSmemA + stage * kABytes, &map_a, full_bar(stage), kb * kBlockK,
-                           m_blk * kBlockM);
-          ptx::tma_load_2d(base + kSmemB + stage * kBBytes, &map_b, full_bar(stage), kb * kBlockK,
-                           n_blk * kBlockN);
-          // Scale tile (m_blk, kb) of the Mx1x32 layout: uint32 column kb * 128, row m_blk.
-          ptx::tma_load_2d(base + kSmemSfa + stage * kSfTileBytes, &map_sfa, full_bar(stage),
-                           kb * 128, m_blk);
-          ptx::tma_load_2d(base + kSmemSfb + stage * kSfTileBytes, &map_sfb, full_bar(stage),
-                           kb * 128, n_blk);
-          if (++stage == kStages) {
+          const std::uint32_t a_dst = base + L.a + stage * kABytes;
+          const std::uint32_t b_dst = base + L.b + stage * L.b_bytes;
+          const std::uint32_t sfa_dst = base + L.sfa + stage * kSfTileBytes;
+          const std::uint32_t sfb_dst = base + L.sfb + stage * kSfTileBytes;
+          if constexpr (kPair) {
+            // Everything completes on the even CTA's full[stage], armed there with the pair's
+            // bytes; the odd CTA's bytes may land first (its transaction count runs negative
+            // until the expectation arrives; the phase cannot complete before the arrival).
+            if (rank == 0) ptx::mbarrier_arrive_expect_tx(full_bar(stage), L.stage_tx_bytes);
+            const std::uint32_t bar = ptx::map_shared_to_cta(full_bar(stage), 0);
+            ptx::tma_load_2d_pair(a_dst, &map_a, bar, kb * kBlockK, a_row);
+            ptx::tma_load_2d_pair(b_dst, &map_b, bar, kb * kBlockK, b_row);
+            ptx::tma_load_2d_pair(sfa_dst, &map_sfa, bar, kb * 128, sfa_row);
+            ptx::tma_load_2d_pair(sfb_dst, &map_sfb, bar, kb * 128, n_blk);
+          } else {
+            ptx::mbarrier_arrive_expect_tx(full_bar(stage), L.stage_tx_bytes);
+            ptx::tma_load_2d(a_dst, &map_a, full_bar(stage), kb * kBlockK, a_row);
+            ptx::tma_load_2d(b_dst, &map_b, full_bar(stage), kb * kBlockK, b_row);
+            // Scale tile (row, kb) of the Mx1x32 layout: uint32 column kb * 128.
+            ptx::tma_load_2d(sfa_dst, &map_sfa, full_bar(stage), kb * 128, sfa_row);
+            ptx::tma_load_2d(sfb_dst, &map_sfb, full_bar(stage), kb * 128, n_blk);
+          }
+          if (++stage == std::uint32_t(L.stages)) {
             stage = 0;
             phase ^= 1;
           }
@@ -140,11 +202,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   } else if (warp == kMmaWarp) {
-    if (lane == 0) {
+    if (lane == 0 && rank == 0) {
       std::uint32_t stage = 0, phase = 0, iter = 0;
       const std::uint32_t tmem_sfa = tmem_base + kTmemSfaCol;
       const std::uint32_t tmem_sfb = tmem_base + kTmemSfbCol;
-      for (std::int32_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++iter) {
+      constexpr std::uint32_t kDesc = instr_desc(kCtaGroup);
+      for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles; tile += gridDim.x / kCtaGroup, ++iter) {
         const std::uint32_t acc = iter % kAccumStages;
         const std::uint32_t acc_phase = (iter / kAccumStages) & 1;
         ptx::mbarrier_wait(tmem_empty_bar(acc), acc_phase ^ 1);
@@ -153,27 +216,29 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (std::int32_t kb = 0; kb < k_blocks; ++kb) {
           ptx::mbarrier_wait(full_bar(stage), phase);
           ptx::tcgen05_fence_after_thread_sync();
-          // Scales of this K block into TMEM (ordered before the MMAs below: same thread).
-          ptx::tmem_copy_32x128b_warpx4(tmem_sfa, scale_desc(base + kSmemSfa + stage * kSfTileBytes));
-          ptx::tmem_copy_32x128b_warpx4(tmem_sfb, scale_desc(base + kSmemSfb + stage * kSfTileBytes));
+          // Scales of this K block into TMEM (ordered before the MMAs below: same thread); in a
+          // pair each CTA's tiles into its own TMEM.
+          ptx::tmem_copy_32x128b_warpx4<kCtaGroup>(tmem_sfa,
+                                                   scale_desc(base + L.sfa + stage * kSfTileBytes));
+          ptx::tmem_copy_32x128b_warpx4<kCtaGroup>(tmem_sfb,
+                                                   scale_desc(base + L.sfb + stage * kSfTileBytes));
           // K % 32 == 0 (validated): the last block may hold 1..4 MX blocks; no MMA reads the
           // zero-filled rest, so the scale padding is never used.
           const std::int32_t rest = (p.K - kb * kBlockK) / kUmmaK;
           const std::int32_t steps = rest < kBlockK / kUmmaK ? rest : kBlockK / kUmmaK;
-          const std::uint32_t a_stage = base + kSmemA + stage * kABytes;
-          const std::uint32_t b_stage = base + kSmemB + stage * kBBytes;
+          const std::uint32_t a_stage = base + L.a + stage * kABytes;
+          const std::uint32_t b_stage = base + L.b + stage * L.b_bytes;
 #pragma unroll
           for (std::int32_t s = 0; s < kBlockK / kUmmaK; ++s) {
             if (s < steps)
-              ptx::tcgen05_mma_mxf8f6f4_block_scale(tmem_d, operand_desc(a_stage, s),
-                                                    operand_desc(b_stage, s),
-                                                    with_sf_ids(kInstrDesc, s, s), tmem_sfa,
-                                                    tmem_sfb, kb > 0 || s > 0);
+              ptx::tcgen05_mma_mxf8f6f4_block_scale<kCtaGroup>(
+                  tmem_d, operand_desc(a_stage, s), operand_desc(b_stage, s),
+                  with_sf_ids(kDesc, s, s), tmem_sfa, tmem_sfb, kb > 0 || s > 0);
           }
           // The stage's shared memory is free once these MMAs (and copies) completed.
-          ptx::tcgen05_commit(empty_bar(stage));
-          if (kb == k_blocks - 1) ptx::tcgen05_commit(tmem_full_bar(acc));
-          if (++stage == kStages) {
+          mma_commit(empty_bar(stage));
+          if (kb == k_blocks - 1) mma_commit(tmem_full_bar(acc));
+          if (++stage == std::uint32_t(L.stages)) {
             stage = 0;
             phase ^= 1;
           }
@@ -185,17 +250,19 @@ __global__ void __launch_bounds__(kThreads, 1)
     // This warp's staging boxes for the TMA store (kEpiBuffers of kEpiBoxBytes), and the boxes
     // it has stored so far (box % kEpiBuffers is the next one's buffer).
     const std::uint32_t staging =
-        base + kSmemEpi + (warp - kFirstEpilogueWarp) * std::uint32_t(kEpiBuffers) * kEpiBoxBytes;
+        base + L.epi + (warp - kFirstEpilogueWarp) * std::uint32_t(kEpiBuffers) * kEpiBoxBytes;
     std::uint32_t box = 0;
     std::uint32_t iter = 0;
-    for (std::int32_t tile = blockIdx.x; tile < num_tiles; tile += gridDim.x, ++iter) {
+    for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles; tile += gridDim.x / kCtaGroup, ++iter) {
       std::int32_t m_blk, n_blk;
       tile_coords(tile, p.tiles_m, m_blk, n_blk);
       const std::uint32_t acc = iter % kAccumStages;
       const std::uint32_t acc_phase = (iter / kAccumStages) & 1;
       ptx::mbarrier_wait(tmem_full_bar(acc), acc_phase);
       ptx::tcgen05_fence_after_thread_sync();
-      const std::int32_t row = m_blk * kBlockM + std::int32_t(quarter * 32 + lane);
+      // This CTA's rows of the tile: TMEM lane i is row first_row + i.
+      const std::int32_t first_row = m_blk * L.umma_m + std::int32_t(rank) * kBlockM;
+      const std::int32_t row = first_row + std::int32_t(quarter * 32 + lane);
       __nv_bfloat16* const d_row = p.D + std::int64_t(row) * p.ldd;
 #pragma unroll 1
       for (std::int32_t c = 0; c < kBlockN; c += 32) {
@@ -227,7 +294,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::fence_proxy_async_shared();
           __syncwarp();
           if (lane == 0) {
-            ptx::tma_store_2d(&map_d, buf, col, m_blk * kBlockM + std::int32_t(quarter * 32));
+            ptx::tma_store_2d(&map_d, buf, col, first_row + std::int32_t(quarter * 32));
             ptx::tma_store_commit();
           }
           ++box;
@@ -253,19 +320,29 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
-      // Every read of this accumulator is complete (wait::ld above): hand it back.
+      // Every read of this accumulator is complete (wait::ld above): hand it back (in a pair to
+      // the even CTA, whose MMA thread waits for both CTAs' 128 arrivals).
       ptx::tcgen05_fence_before_thread_sync();
-      ptx::mbarrier_arrive(tmem_empty_bar(acc));
+      if constexpr (kPair)
+        ptx::mbarrier_arrive_cluster(ptx::map_shared_to_cta(tmem_empty_bar(acc), 0));
+      else
+        ptx::mbarrier_arrive(tmem_empty_bar(acc));
     }
     // The CTA's last stores must have written D before it exits.
     if (p.tma_store && lane == 0) ptx::tma_store_wait_all<0>();
   }
 
+  // Before the deallocation every TMEM access of both CTAs has completed; in a pair the cluster
+  // barrier also keeps each CTA alive while the other may still arrive on its barriers (the
+  // odd CTA's tmem_empty arrivals, the even CTA's multicast commits).
   ptx::tcgen05_fence_before_thread_sync();
-  __syncthreads();
+  if constexpr (kPair)
+    ptx::cluster_sync();
+  else
+    __syncthreads();
   if (warp == kAllocWarp) {
     ptx::tcgen05_fence_after_thread_sync();
-    ptx::tmem_dealloc(tmem_base, kTmemCols);
+    ptx::tmem_dealloc<kCtaGroup>(tmem_base, kTmemCols);
   }
 #else
   // Compiled for another architecture (the sm_90a pass of this target): never launched there,
@@ -276,9 +353,40 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 }  // namespace detail
 
-using detail::mxfp8_gemm_sm100_kernel;
+const void* mxfp8_sm100_kernel(int cta_group) {
+  return cta_group == 2 ? reinterpret_cast<const void*>(&detail::mxfp8_gemm_sm100_kernel<2>)
+                        : reinterpret_cast<const void*>(&detail::mxfp8_gemm_sm100_kernel<1>);
+}
 
-const void* mxfp8_sm100_kernel() { return reinterpret_cast<const void*>(&mxfp8_gemm_sm100_kernel); }
+namespace {
+/// The launch of the pair instance: clusters of two CTAs along x (blocks 2i and 2i + 1 are a
+/// pair, cluster ranks 0 and 1). `attr` must outlive the returned configuration.
+cudaLaunchConfig_t pair_launch(int grid, int block, int smem_bytes, cudaStream_t stream,
+                               cudaLaunchAttribute& attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(grid));
+  cfg.blockDim = dim3(unsigned(block));
+  cfg.dynamicSmemBytes = std::size_t(smem_bytes);
+  cfg.stream = stream;
+  attr = cudaLaunchAttribute{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = 2;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+}  // namespace
+
+int max_active_pairs(int grid, int block, int smem_bytes) {
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = pair_launch(grid, block, smem_bytes, nullptr, attr);
+  int clusters = 0;
+  FP8GEMM_CUDA_CHECK(
+      cudaOccupancyMaxActiveClusters(&clusters, detail::mxfp8_gemm_sm100_kernel<2>, &cfg));
+  return clusters;
+}
 
 void launch_mxfp8_sm100(const KernelArgs& a, int grid, int block, int smem_bytes,
                         cudaStream_t stream) {
@@ -292,8 +400,16 @@ void launch_mxfp8_sm100(const KernelArgs& a, int grid, int block, int smem_bytes
   p.tiles_n = a.tiles_n;
   p.vector_stores = a.vector_stores ? 1 : 0;
   p.tma_store = a.tma_store ? 1 : 0;
-  mxfp8_gemm_sm100_kernel<<<grid, block, smem_bytes, stream>>>(a.map_a, a.map_b, a.map_sfa,
-                                                              a.map_sfb, a.map_d, p);
+  if (a.cta_group == 2) {
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = pair_launch(grid, block, smem_bytes, stream, attr);
+    throw_if_launch_failed(cudaLaunchKernelEx(&cfg, detail::mxfp8_gemm_sm100_kernel<2>, a.map_a,
+                                              a.map_b, a.map_sfa, a.map_sfb, a.map_d, p),
+                           "fp8gemm::ch09_blackwell_mxfp8", "mxfp8_gemm_sm100_kernel<2>");
+  } else {
+    detail::mxfp8_gemm_sm100_kernel<1><<<grid, block, smem_bytes, stream>>>(
+        a.map_a, a.map_b, a.map_sfa, a.map_sfb, a.map_d, p);
+  }
 }
 
 }  // namespace fp8gemm::ch09

@@ -1,10 +1,13 @@
 // Chapter 9, Blackwell: a CPU walk-through of the sm_100a kernel's data flow, for tests.
 //
 // emulate_kernel() runs the kernel's loops on the CPU with the same index arithmetic
-// (sm100_config.hpp): tiles of 128 x 128, K blocks of 128 loaded as zero-filled TMA boxes, the
-// two 512-byte scale tiles fetched from the TMA view of the Mx1x32 tensor, spread over TMEM as
-// tcgen05.cp 32x128b.warpx4 spreads them, and per 32-wide k step the scale byte the instruction
-// descriptor's scale-factor id selects. It accumulates in double, so it checks where every byte
+// (sm100_config.hpp): tiles of 128 x 128 (or, for .cta_group::2, 256 x 128 tiles split over a
+// CTA pair: each CTA's A rows, B rows and scale tiles loaded into its own "shared memory", the
+// MMA reading B's columns from both CTAs' halves), K blocks of 128 loaded as zero-filled TMA
+// boxes, the two 512-byte scale tiles fetched from the TMA view of the Mx1x32 tensor, spread
+// over TMEM as tcgen05.cp 32x128b.warpx4 spreads them, and per 32-wide k step the scale byte the
+// instruction descriptor's scale-factor id selects. For the pair, what each CTA contributes is
+// this project's reading of the PTX ISA (and of DeepGEMM's 2-CTA kernel), not a measurement. It accumulates in double, so it checks where every byte
 // comes from, not the tensor core's FP32 rounding. reference_f64() computes the same sum straight
 // from the definition (Mx1x32::index). Plus random test data (never NaN, never all zero).
 #pragma once
@@ -151,49 +154,76 @@ inline TmemScales utccp_warpx4(const std::uint8_t* tile) {
 }
 }  // namespace emulate_detail
 
-/// The kernel's loops on the CPU (see the file comment). Returns M x N doubles.
-inline std::vector<double> emulate_kernel(const MxOperands& o) {
+/// The kernel's loops on the CPU (see the file comment), cta_group 1 or 2. Returns M x N doubles.
+inline std::vector<double> emulate_kernel(const MxOperands& o, int cta_group = 1) {
   using namespace emulate_detail;
+  const Sm100Layout L = sm100_layout(cta_group);
   std::vector<double> d(std::size_t(o.M * o.N), 0.0);
-  const std::int64_t tiles_m = ceil_div(o.M, kBlockM), tiles_n = ceil_div(o.N, kBlockN);
+  const std::int64_t tiles_m = ceil_div(o.M, std::int64_t(L.umma_m)), tiles_n = ceil_div(o.N, kBlockN);
   const std::int64_t k_blocks = ceil_div(o.K, kBlockK);
   const std::int64_t view_cols_bytes = sf_view_cols_u32(o.K) * 4;
+  // One K block as one CTA's shared and tensor memory hold it.
+  struct Cta {
+    std::vector<std::uint8_t> a, b;  // kBlockM x kBlockK and L.b_rows x kBlockK
+    TmemScales sfa, sfb;
+  };
   for (std::int64_t tile = 0; tile < tiles_m * tiles_n; ++tile) {
     const std::int64_t m_blk = tile % tiles_m, n_blk = tile / tiles_m;
-    std::vector<double> acc(std::size_t(kBlockM * kBlockN), 0.0);
+    // acc[r]: CTA r's accumulator, TMEM lane i = row m_blk * umma_m + 128 r + i, column j.
+    std::vector<std::vector<double>> acc(std::size_t(cta_group),
+                                         std::vector<double>(std::size_t(kBlockM * kBlockN), 0.0));
     for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
-      const auto a = tma_box(o.A.data(), o.M, o.K, o.K, kb * kBlockK, m_blk * kBlockM, kBlockM, kBlockK);
-      const auto b = tma_box(o.B.data(), o.N, o.K, o.K, kb * kBlockK, n_blk * kBlockN, kBlockN, kBlockK);
-      // The scale boxes: uint32 column kb * 128 (bytes kb * 512), row m_blk of the 2-D view.
-      const auto sfa_box = tma_box(o.sa.data(), sf_view_rows(o.M), view_cols_bytes, view_cols_bytes,
-                                   kb * 512, m_blk, 1, 512);
-      const auto sfb_box = tma_box(o.sb.data(), sf_view_rows(o.N), view_cols_bytes, view_cols_bytes,
-                                   kb * 512, n_blk, 1, 512);
-      const TmemScales ta = utccp_warpx4(sfa_box.data()), tb = utccp_warpx4(sfb_box.data());
+      std::vector<Cta> cta(static_cast<std::size_t>(cta_group));
+      for (int r = 0; r < cta_group; ++r) {  // the producer of CTA r
+        const std::int64_t a_row = m_blk * L.umma_m + r * kBlockM;
+        const std::int64_t b_row = n_blk * kBlockN + r * L.b_rows;
+        Cta& c = cta[std::size_t(r)];
+        c.a = tma_box(o.A.data(), o.M, o.K, o.K, kb * kBlockK, a_row, kBlockM, kBlockK);
+        c.b = tma_box(o.B.data(), o.N, o.K, o.K, kb * kBlockK, b_row, L.b_rows, kBlockK);
+        // The scale boxes: uint32 column kb * 128 (bytes kb * 512), tile row a_row / 128 for A,
+        // n_blk (all kBlockN columns, in both CTAs of a pair) for B.
+        const auto sfa_box = tma_box(o.sa.data(), sf_view_rows(o.M), view_cols_bytes, view_cols_bytes,
+                                     kb * 512, a_row / 128, 1, 512);
+        const auto sfb_box = tma_box(o.sb.data(), sf_view_rows(o.N), view_cols_bytes, view_cols_bytes,
+                                     kb * 512, n_blk, 1, 512);
+        // tcgen05.cp: each CTA's tiles into its own TMEM.
+        c.sfa = utccp_warpx4(sfa_box.data());
+        c.sfb = utccp_warpx4(sfb_box.data());
+      }
       const std::int64_t steps = std::min<std::int64_t>((o.K - kb * kBlockK) / kUmmaK, kBlockK / kUmmaK);
       for (int s = 0; s < steps; ++s) {
-        const std::uint32_t idesc = with_sf_ids(kInstrDesc, std::uint32_t(s), std::uint32_t(s));
+        const std::uint32_t idesc = with_sf_ids(instr_desc(cta_group), std::uint32_t(s), std::uint32_t(s));
         const int a_sf_id = int((idesc >> 29) & 3), b_sf_id = int((idesc >> 4) & 3);
-        for (int i = 0; i < kBlockM; ++i) {
-          const TmemScaleCell ca = tmem_scale_cell(i, a_sf_id);
-          const double sa = ue8m0_decode(ta.cell[ca.lane][ca.column][ca.byte]);
-          for (int j = 0; j < kBlockN; ++j) {
-            const TmemScaleCell cb = tmem_scale_cell(j, b_sf_id);
-            const double sb = ue8m0_decode(tb.cell[cb.lane][cb.column][cb.byte]);
-            double dot = 0;
-            for (int k = 0; k < kUmmaK; ++k)
-              dot += double(e4m3_decode(a[std::size_t(i * kBlockK + s * kUmmaK + k)])) *
-                     double(e4m3_decode(b[std::size_t(j * kBlockK + s * kUmmaK + k)]));
-            acc[std::size_t(i * kBlockN + j)] += sa * sb * dot;
+        for (int r = 0; r < cta_group; ++r) {  // CTA r's half of the M = 128 * cta_group MMA
+          const Cta& c = cta[std::size_t(r)];
+          for (int i = 0; i < kBlockM; ++i) {
+            const TmemScaleCell ca = tmem_scale_cell(i, a_sf_id);
+            const double sa = ue8m0_decode(c.sfa.cell[ca.lane][ca.column][ca.byte]);
+            for (int j = 0; j < kBlockN; ++j) {
+              // Column j of B: row j % b_rows of CTA (j / b_rows)'s half; its scale from this
+              // CTA's own copy of the B-scale tile.
+              const std::vector<std::uint8_t>& b = cta[std::size_t(j / L.b_rows)].b;
+              const int jb = j % L.b_rows;
+              const TmemScaleCell cb = tmem_scale_cell(j, b_sf_id);
+              const double sb = ue8m0_decode(c.sfb.cell[cb.lane][cb.column][cb.byte]);
+              double dot = 0;
+              for (int k = 0; k < kUmmaK; ++k)
+                dot += double(e4m3_decode(c.a[std::size_t(i * kBlockK + s * kUmmaK + k)])) *
+                       double(e4m3_decode(b[std::size_t(jb * kBlockK + s * kUmmaK + k)]));
+              acc[std::size_t(r)][std::size_t(i * kBlockN + j)] += sa * sb * dot;
+            }
           }
         }
       }
     }
-    for (int i = 0; i < kBlockM; ++i)
-      for (int j = 0; j < kBlockN; ++j) {
-        const std::int64_t m = m_blk * kBlockM + i, n = n_blk * kBlockN + j;
-        if (m < o.M && n < o.N) d[std::size_t(m * o.N + n)] = acc[std::size_t(i * kBlockN + j)];
-      }
+    // The epilogue of each CTA: its own rows.
+    for (int r = 0; r < cta_group; ++r)
+      for (int i = 0; i < kBlockM; ++i)
+        for (int j = 0; j < kBlockN; ++j) {
+          const std::int64_t m = m_blk * L.umma_m + r * kBlockM + i, n = n_blk * kBlockN + j;
+          if (m < o.M && n < o.N)
+            d[std::size_t(m * o.N + n)] = acc[std::size_t(r)][std::size_t(i * kBlockN + j)];
+        }
   }
   return d;
 }

@@ -75,19 +75,31 @@ void validate(const MxGemm& in) {
 }
 
 LaunchConfig launch_config(std::int64_t M, std::int64_t N, std::int64_t K, int num_sms,
-                           int max_sms) {
+                           int max_sms, int cta_group) {
   if (num_sms < 1) fail("num_sms = " + std::to_string(num_sms) + " must be >= 1");
   if (max_sms < 0) fail("Options::max_sms = " + std::to_string(max_sms) + " must be >= 0 (0: all)");
+  if (cta_group != 1 && cta_group != 2)
+    fail("Options::cta_group = " + std::to_string(cta_group) +
+         " must be 1 (a CTA per tile) or 2 (a CTA pair per 256-row tile)");
+  const int sms = max_sms > 0 ? std::min(max_sms, num_sms) : num_sms;
+  if (sms < cta_group)
+    fail("Options::max_sms = " + std::to_string(sms) + " leaves no room for a CTA pair (cta_group = 2 "
+         "runs clusters of two CTAs, one per SM): allow at least 2");
+  const Sm100Layout l = sm100_layout(cta_group);
   LaunchConfig c;
-  const TileGrid t = tile_grid(M, N, kBlockM, kBlockN, kWho);
+  c.cta_group = cta_group;
+  c.tile_rows = l.umma_m;
+  const TileGrid t = tile_grid(M, N, l.umma_m, kBlockN, kWho);
   c.tiles_m = t.tiles_m;
   c.tiles_n = t.tiles_n;
   c.tiles = t.blocks;
   c.k_blocks = ceil_div(K, kBlockK);
-  const int sms = max_sms > 0 ? std::min(max_sms, num_sms) : num_sms;
-  c.grid = int(std::min<std::int64_t>(c.tiles, sms));
+  c.units = int(std::min<std::int64_t>(c.tiles, sms / cta_group));
+  c.grid = c.units * cta_group;
   c.block = kThreads;
-  c.smem_bytes = int(kSmemBytes);
+  c.cluster = cta_group;
+  c.stages = l.stages;
+  c.smem_bytes = int(l.bytes);
   c.tmem_columns = int(kTmemCols);
   return c;
 }
@@ -132,21 +144,27 @@ Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>())
   validate(g);  // std::invalid_argument, no CUDA call
   if (o.max_sms < 0)
     fail("Options::max_sms = " + std::to_string(o.max_sms) + " must be >= 0 (0: all)");
+  if (o.cta_group != 1 && o.cta_group != 2)
+    fail("Options::cta_group = " + std::to_string(o.cta_group) +
+         " must be 1 (a CTA per tile) or 2 (a CTA pair per 256-row tile)");
   require_sm100_device();  // std::runtime_error on anything but an sm_100 GPU
   Impl& I = *impl_;
   I.gemm = g;
   const GemmArgs args = gemm_args(g);
   check_gemm_pointers(args, requirements());
   const int sms = current_device_sm_count();
-  I.config = launch_config(g.M, g.N, g.K, sms, o.max_sms);
+  I.config = launch_config(g.M, g.N, g.K, sms, o.max_sms, o.cta_group);
 #if defined(FP8GEMM_HAS_SM100)
+  const Sm100Layout layout = sm100_layout(o.cta_group);
   KernelArgs& k = I.args;
+  k.cta_group = o.cta_group;
   k.map_a = make_tensor_map_2d(g.A, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.M),
                                std::uint64_t(g.K), std::uint64_t(g.lda), kBlockM, kBlockK,
                                CU_TENSOR_MAP_SWIZZLE_128B);
+  // B's box: the rows one CTA loads (all 128 alone, 64 in a pair).
   k.map_b = make_tensor_map_2d(g.B, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, std::uint64_t(g.N),
-                               std::uint64_t(g.K), std::uint64_t(g.ldb), kBlockN, kBlockK,
-                               CU_TENSOR_MAP_SWIZZLE_128B);
+                               std::uint64_t(g.K), std::uint64_t(g.ldb), std::uint32_t(layout.b_rows),
+                               kBlockK, CU_TENSOR_MAP_SWIZZLE_128B);
   // The scale tensors as uint32 [ceil(rows / 128)][ceil(K / 128) * 128]: one box = one tile.
   k.map_sfa = make_tensor_map_2d(g.scale_a, CU_TENSOR_MAP_DATA_TYPE_UINT32, 4,
                                  std::uint64_t(sf_view_rows(g.M)), std::uint64_t(sf_view_cols_u32(g.K)),
@@ -171,7 +189,22 @@ Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>())
     k.map_d = make_tensor_map_2d(g.D, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, std::uint64_t(g.M),
                                  std::uint64_t(g.N), std::uint64_t(g.ldd), kEpiBoxRows,
                                  kEpiBoxCols, CU_TENSOR_MAP_SWIZZLE_NONE);
-  prepare_kernel(mxfp8_sm100_kernel(), "mxfp8_gemm_sm100_kernel", "sm_100a", I.config.smem_bytes);
+  prepare_kernel(mxfp8_sm100_kernel(o.cta_group), "mxfp8_gemm_sm100_kernel", "sm_100a",
+                 I.config.smem_bytes);
+  if (o.cta_group == 2) {
+    // How many pairs the GPU can hold at once (GPCs may have an odd number of free SMs): the
+    // persistent grid should not exceed it, and zero means the pair cannot run at all.
+    const int clusters = max_active_pairs(I.config.grid, I.config.block, I.config.smem_bytes);
+    if (clusters < 1)
+      throw std::runtime_error(std::string(kWho) + ": a cluster of two CTAs with " +
+                               std::to_string(I.config.smem_bytes) +
+                               " bytes of shared memory each cannot be resident on this GPU "
+                               "(cudaOccupancyMaxActiveClusters = 0); use Options::cta_group = 1");
+    if (clusters < I.config.units) {
+      I.config.units = clusters;
+      I.config.grid = 2 * clusters;
+    }
+  }
 #endif
 }
 
@@ -195,8 +228,10 @@ const LaunchConfig& Plan::config() const { return impl_->config; }
 
 std::string Plan::describe() const {
   const LaunchConfig& c = impl_->config;
-  return std::string("sm100 mxfp8 128x128x128, ") + std::to_string(kStages) + " stages, " +
-         std::to_string(c.tiles) + " tiles on " + std::to_string(c.grid) + " CTAs (persistent), " +
+  return std::string("sm100 mxfp8 ") + std::to_string(c.tile_rows) + "x128x128, cta_group::" +
+         std::to_string(c.cta_group) + ", " + std::to_string(c.stages) + " stages, " +
+         std::to_string(c.tiles) + " tiles on " + std::to_string(c.grid) + " CTAs (persistent" +
+         (c.cta_group == 2 ? std::string(", clusters of 2), ") : std::string("), ")) +
          std::to_string(c.smem_bytes) + " B smem, " + std::to_string(c.tmem_columns) +
          " TMEM columns, D by " + (impl_->args.tma_store ? "TMA store" : "stores from registers");
 }

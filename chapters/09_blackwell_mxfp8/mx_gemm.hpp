@@ -45,6 +45,10 @@ struct Options {
   /// D by TMA store where D is 16-byte aligned and ldd a multiple of 8 (false: always the
   /// stores from registers, the kernel's other path; for its test).
   bool tma_store = true;
+  /// 1 (default): every CTA computes its 128 x 128 tiles alone (tcgen05 .cta_group::1).
+  /// 2: clusters of two CTAs compute 256 x 128 tiles with one M = 256 MMA per k step, each CTA
+  /// loading its 128 rows of A and half of B (.cta_group::2). Both never run here (README).
+  int cta_group = 1;
 };
 
 /// Bytes of the Mx1x32 scale tensor of a rows x K operand: round_up(rows, 128) x
@@ -68,18 +72,26 @@ MxGemm with_defaults(const MxGemm& gemm);
 /// rule ("fp8gemm::ch09_blackwell_mxfp8: K = 48 must be a multiple of 32 (...)").
 void validate(const MxGemm& gemm);
 
-/// The launch: a persistent grid of min(tiles, SMs) CTAs of kThreads threads, each walking the
-/// 128 x 128 tiles tile = blockIdx.x, blockIdx.x + gridDim.x, ... (m fastest).
+/// The launch: a persistent grid of units (a CTA, or with cta_group 2 a cluster of two CTAs) of
+/// kThreads threads each, min(tiles, SMs / cta_group) of them, unit u walking the tiles
+/// u, u + units, ... (m fastest) of tile_rows x 128.
 struct LaunchConfig {
+  int cta_group = 1;
+  std::int64_t tile_rows = 0;  ///< rows of D per tile: 128 * cta_group
   std::int64_t tiles_m = 0, tiles_n = 0, tiles = 0;
   std::int64_t k_blocks = 0;  ///< ceil(K / 128) pipeline stages per tile
-  int grid = 0, block = 0;
+  int units = 0;              ///< CTAs or CTA pairs
+  int grid = 0, block = 0;    ///< grid = units * cta_group CTAs
+  int cluster = 1;            ///< CTAs per cluster (= cta_group)
+  int stages = 0;
   int smem_bytes = 0;
   int tmem_columns = 0;
 };
-/// Pure C++. `num_sms`: the GPU's SM count; `max_sms` (0: all) caps the grid.
+/// Pure C++. `num_sms`: the GPU's SM count; `max_sms` (0: all) caps the CTAs; `cta_group` 1 or
+/// 2 (Options::cta_group). Throws std::invalid_argument for a bad count or a cap that leaves no
+/// room for one pair.
 LaunchConfig launch_config(std::int64_t M, std::int64_t N, std::int64_t K, int num_sms,
-                           int max_sms = 0);
+                           int max_sms = 0, int cta_group = 1);
 
 /// Whether this build compiled the sm_100a kernel (FP8GEMM_BUILD_SM100=ON, the `full` preset).
 bool compiled_for_sm100();

@@ -4,8 +4,15 @@
 //
 //   - Tile: 128 x 128 output per CTA, K in blocks of 128 (four 32-wide MMA steps, four MX scale
 //     blocks: exactly one 512-byte 128 x 4 scale tile per operand per K block).
-//   - Pipeline: kStages shared-memory stages of {A 16 KiB, B 16 KiB, SFA 512 B, SFB 512 B}, and
-//     the epilogue's staging for D's TMA store (2 x 2 KiB per epilogue warp).
+//   - .cta_group (Options::cta_group): 1 (default), a CTA computes its tile alone with UMMA
+//     M = 128; or 2, the two CTAs of a cluster of two (a "CTA pair") compute a 256 x 128 tile with
+//     one UMMA M = 256 that the even CTA issues: CTA r loads rows 128 r .. 128 r + 127 of the
+//     pair's A tile and rows 64 r .. 64 r + 63 of B's (B is read from both CTAs' shared memory, so
+//     each CTA loads half: the point of the pair), keeps its own 128 rows of D in its own tensor
+//     memory, and the scales of its own A rows and of all 128 B columns.
+//   - Pipeline: stages of {A 16 KiB, B 16 KiB (8 KiB per CTA in a pair), SFA 512 B, SFB 512 B},
+//     6 stages alone, 8 in a pair (the halved B buys two more), and the epilogue's staging for
+//     D's TMA store (2 x 2 KiB per epilogue warp).
 //   - Warps: 0 TMA producer, 1 MMA issuer, 2 tensor-memory allocator, 3 idle, 4..7 epilogue
 //     (warp w may only read TMEM lanes 32 * (w % 4) ..; warps 4..7 cover lanes 0..127).
 //   - Tensor memory: two 128-column FP32 accumulators (the epilogue drains one while the MMA
@@ -22,26 +29,16 @@
 
 namespace fp8gemm::ch09 {
 
-inline constexpr int kBlockM = 128;  ///< rows of D per tile = UMMA M (cta_group::1)
+inline constexpr int kBlockM = 128;  ///< rows of D per CTA tile (UMMA M for cta_group::1)
 inline constexpr int kBlockN = 128;  ///< columns of D per tile = UMMA N
 inline constexpr int kBlockK = 128;  ///< K per pipeline stage (bytes per row of an A/B box)
 inline constexpr int kUmmaK = 32;    ///< K per tcgen05.mma kind::mxf8f6f4 (= one MX block)
 inline constexpr int kMxBlock = 32;  ///< K elements per UE8M0 scale
-inline constexpr int kStages = 6;
 inline constexpr int kThreads = 256;  ///< 8 warps
 inline constexpr int kProducerWarp = 0, kMmaWarp = 1, kAllocWarp = 2, kFirstEpilogueWarp = 4;
 inline constexpr int kEpilogueThreads = 128;
 inline constexpr int kAccumStages = 2;
 
-// ---- shared memory (offsets from a 1024-byte aligned base) ----
-inline constexpr std::uint32_t kABytes = kBlockM * kBlockK;         // 16384, e4m3
-inline constexpr std::uint32_t kBBytes = kBlockN * kBlockK;         // 16384
-inline constexpr std::uint32_t kSfTileBytes = 512;                  // 128 rows x 4 UE8M0
-inline constexpr std::uint32_t kStageTxBytes = kABytes + kBBytes + 2 * kSfTileBytes;  // 33792
-inline constexpr std::uint32_t kSmemA = 0;
-inline constexpr std::uint32_t kSmemB = kSmemA + kStages * kABytes;
-inline constexpr std::uint32_t kSmemSfa = kSmemB + kStages * kBBytes;
-inline constexpr std::uint32_t kSmemSfb = kSmemSfa + kStages * kSfTileBytes;
 // The epilogue's TMA store (D bf16): each epilogue warp stages one box of 32 rows (its TMEM lanes)
 // x 32 columns (one tcgen05.ld 32x32b.x32) row-major without swizzle, in two buffers, so that it
 // converts the next box while the TMA unit still reads the last one.
@@ -50,19 +47,54 @@ inline constexpr int kEpiBoxCols = 32;
 inline constexpr int kEpiBuffers = 2;
 inline constexpr int kEpilogueWarps = kEpilogueThreads / 32;
 inline constexpr std::uint32_t kEpiBoxBytes = kEpiBoxRows * kEpiBoxCols * 2;  // 2048, bf16
-inline constexpr std::uint32_t kSmemEpi = kSmemSfb + kStages * kSfTileBytes;
-inline constexpr std::uint32_t kSmemBarriers =
-    kSmemEpi + std::uint32_t(kEpilogueWarps * kEpiBuffers) * kEpiBoxBytes;
-/// full[kStages], empty[kStages], tmem_full[kAccumStages], tmem_empty[kAccumStages]: 8 bytes each
-inline constexpr std::uint32_t kNumBarriers = 2 * kStages + 2 * kAccumStages;
-inline constexpr std::uint32_t kSmemTmemSlot = kSmemBarriers + 8 * kNumBarriers;
-inline constexpr std::uint32_t kSmemUsed = kSmemTmemSlot + 16;
-/// Dynamic shared memory requested: what is used plus slack to align the base to 1024 bytes
-/// (the 128B swizzle pattern repeats every 1024 bytes and the descriptors assume base offset 0).
-inline constexpr std::uint32_t kSmemBytes = kSmemUsed + 1024;
-static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "128B-swizzled stages must stay 1024-byte aligned");
-static_assert(kSmemBytes <= 232448, "sm_100 allows at most 227 KiB of dynamic shared memory per block");
-static_assert(kSmemEpi % 128 == 0 && kEpiBoxBytes % 128 == 0, "TMA store sources 128-byte aligned");
+inline constexpr std::uint32_t kSfTileBytes = 512;                  // 128 rows x 4 UE8M0
+inline constexpr std::uint32_t kABytes = kBlockM * kBlockK;         // 16384, e4m3, per CTA
+
+// ---- shared memory (offsets from a 1024-byte aligned base), per .cta_group ----
+struct Sm100Layout {
+  int cta_group;                ///< 1 or 2
+  int umma_m;                   ///< rows of D per MMA: 128 * cta_group
+  int b_rows;                   ///< rows of B one CTA loads per stage: kBlockN / cta_group
+  int stages;
+  std::uint32_t b_bytes;        ///< B per stage per CTA
+  std::uint32_t cta_tx_bytes;   ///< what one CTA's four loads of a stage bring
+  std::uint32_t stage_tx_bytes; ///< what the full barrier expects: the whole pair's (the even CTA's barrier counts both)
+  std::uint32_t a, b, sfa, sfb, epi, barriers, tmem_slot, used;
+  /// Dynamic shared memory requested: what is used plus slack to align the base to 1024 bytes
+  /// (the 128B swizzle pattern repeats every 1024 bytes and the descriptors assume base offset 0).
+  std::uint32_t bytes;
+};
+/// full[stages], empty[stages], tmem_full[kAccumStages], tmem_empty[kAccumStages]: 8 bytes each
+FP8GEMM_HD constexpr std::uint32_t num_barriers(int stages) { return 2u * std::uint32_t(stages) + 2u * kAccumStages; }
+
+FP8GEMM_HD constexpr Sm100Layout sm100_layout(int cta_group) {
+  Sm100Layout l{};
+  l.cta_group = cta_group;
+  l.umma_m = kBlockM * cta_group;
+  l.b_rows = kBlockN / cta_group;
+  l.stages = cta_group == 1 ? 6 : 8;
+  l.b_bytes = std::uint32_t(l.b_rows * kBlockK);
+  l.cta_tx_bytes = kABytes + l.b_bytes + 2 * kSfTileBytes;
+  l.stage_tx_bytes = l.cta_tx_bytes * std::uint32_t(cta_group);
+  const std::uint32_t S = std::uint32_t(l.stages);
+  l.a = 0;
+  l.b = l.a + S * kABytes;
+  l.sfa = l.b + S * l.b_bytes;
+  l.sfb = l.sfa + S * kSfTileBytes;
+  l.epi = l.sfb + S * kSfTileBytes;
+  l.barriers = l.epi + std::uint32_t(kEpilogueWarps * kEpiBuffers) * kEpiBoxBytes;
+  l.tmem_slot = l.barriers + 8 * num_barriers(l.stages);
+  l.used = l.tmem_slot + 16;
+  l.bytes = l.used + 1024;
+  return l;
+}
+FP8GEMM_HD constexpr bool layout_ok(const Sm100Layout& l) {
+  return (l.cta_group == 1 || l.cta_group == 2) && kABytes % 1024 == 0 && l.b_bytes % 1024 == 0 &&
+         l.b % 1024 == 0 && l.epi % 128 == 0 && kEpiBoxBytes % 128 == 0 &&
+         l.bytes <= 232448;  // 227 KiB: sm_100's per-block limit
+}
+static_assert(layout_ok(sm100_layout(1)) && layout_ok(sm100_layout(2)),
+              "128B-swizzled stages 1024-byte aligned, TMA store sources 128-byte aligned, <= 227 KiB");
 
 // ---- tensor memory (columns) ----
 inline constexpr std::uint32_t kTmemAccumCols = kBlockN;                      // per accumulator
@@ -109,15 +141,22 @@ FP8GEMM_HD constexpr std::uint32_t make_instr_desc_block_scaled(int m, int n, Mx
          (std::uint32_t(sf) & 1u) << 23 | (std::uint32_t(m >> 4) & 31u) << 24 |
          (a_sf_id & 3u) << 29;
 }
-/// The kernel's descriptor with both scale-factor ids 0; per k step it ORs in with_sf_ids().
-inline constexpr std::uint32_t kInstrDesc = make_instr_desc_block_scaled(
-    kBlockM, kBlockN, MxFormat::e4m3, MxFormat::e4m3, ScaleFormat::ue8m0, 0, 0);
+/// The kernel's descriptor (M = 128 alone, 256 in a pair) with both scale-factor ids 0; per k
+/// step it ORs in with_sf_ids().
+FP8GEMM_HD constexpr std::uint32_t instr_desc(int cta_group) {
+  return make_instr_desc_block_scaled(kBlockM * cta_group, kBlockN, MxFormat::e4m3, MxFormat::e4m3,
+                                      ScaleFormat::ue8m0, 0, 0);
+}
+inline constexpr std::uint32_t kInstrDesc = instr_desc(1);
 FP8GEMM_HD constexpr std::uint32_t with_sf_ids(std::uint32_t desc, std::uint32_t a_sf_id,
                                                std::uint32_t b_sf_id) {
   return (desc & ~(3u << 29) & ~(3u << 4)) | (a_sf_id & 3u) << 29 | (b_sf_id & 3u) << 4;
 }
-// UMMA shape rule for cta_group::1, M = 128: N a multiple of 16 in [16, 256].
+// UMMA shape rules (PTX ISA "Matrix shape"): cta_group::1 with M = 128 and cta_group::2 with
+// M = 256 both take N a multiple of 16 in [16, 256]; in a pair each CTA's half of B (N / 2 rows)
+// must still be whole 8-row core-matrix groups.
 static_assert(kBlockM == 128 && kBlockN % 16 == 0 && kBlockN >= 16 && kBlockN <= 256);
+static_assert((kBlockN / 2) % 8 == 0);
 
 // ---- the shared memory (matrix) descriptor (64 bits), sm_100 format ----
 //  bits  0-13 start address >> 4 (a .shared address; 18 bits of byte address, 16-byte units)

@@ -17,6 +17,13 @@ __device__ __forceinline__ std::uint32_t cluster_cta_rank() {
   return r;
 }
 
+/// How many CTAs the cluster has (1 when the kernel was launched without clusters).
+__device__ __forceinline__ std::uint32_t cluster_num_ctas() {
+  std::uint32_t n;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+  return n;
+}
+
 /// The .shared::cluster address of the same offset as `smem_addr` (a .shared::cta address of this
 /// CTA) in the CTA of rank `cta_rank`.
 __device__ __forceinline__ std::uint32_t map_shared_to_cta(std::uint32_t smem_addr,

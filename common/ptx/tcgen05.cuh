@@ -26,6 +26,13 @@
 // tcgen05.fence::before_thread_sync before the synchronising arrive and
 // tcgen05.fence::after_thread_sync after the wait.
 //
+// .cta_group: every tcgen05 instruction of a kernel must name the same group (PTX ISA "tcgen05.mma",
+// "Issue Granularity"). ::1: the operation touches the issuing CTA's tensor memory only. ::2: it
+// works on a CTA pair (two CTAs of a cluster whose %cluster_ctarank differ in the last bit) and
+// on both CTAs' tensor memory: alloc / dealloc / relinquish are issued by one warp in each of the
+// two CTAs together, mma / cp / commit by one thread of the pair. Hence the template parameter
+// kCtaGroup (1 or 2) on every function that carries the qualifier.
+//
 // Every function here emits sm_100a-only PTX: call them only from code compiled for sm_100a
 // (guard the caller with __CUDA_ARCH_FEAT_SM100_ALL); they are inline and emit nothing unless
 // called.
@@ -35,29 +42,51 @@
 
 namespace fp8gemm::ptx {
 
-/// tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32: the whole warp allocates `columns`
+/// tcgen05.alloc.cta_group::N.sync.aligned.shared::cta.b32: the whole warp allocates `columns`
 /// columns of tensor memory (a power of two in [32, 512]) and the hardware writes the base
 /// address to the 4-byte shared-memory slot `smem_slot` (a .shared address). Blocks while the
-/// columns are taken by another CTA on the SM.
+/// columns are taken by another CTA on the SM. kCtaGroup = 2: one warp in each CTA of the pair
+/// executes it; together they allocate the same columns in both CTAs' tensor memory.
+template <int kCtaGroup = 1>
 __device__ __forceinline__ void tmem_alloc(std::uint32_t smem_slot, std::uint32_t columns) {
-  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\n" ::"r"(
-                   smem_slot),
-               "r"(columns)
-               : "memory");
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+  if constexpr (kCtaGroup == 1)
+    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\n" ::"r"(
+                     smem_slot),
+                 "r"(columns)
+                 : "memory");
+  else
+    asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], %1;\n" ::"r"(
+                     smem_slot),
+                 "r"(columns)
+                 : "memory");
 }
 
-/// tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned: this CTA will allocate no more
-/// (lets other CTAs' allocations proceed without waiting on us). Whole warp.
+/// tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned: this CTA (pair) will allocate no
+/// more (lets other CTAs' allocations proceed without waiting on us). Whole warp.
+template <int kCtaGroup = 1>
 __device__ __forceinline__ void tmem_relinquish_alloc_permit() {
-  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n" ::: "memory");
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+  if constexpr (kCtaGroup == 1)
+    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n" ::: "memory");
+  else
+    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n" ::: "memory");
 }
 
-/// tcgen05.dealloc.cta_group::1.sync.aligned.b32: frees what tmem_alloc returned (same column
-/// count). Whole warp; every use of those columns must be complete (fences + a CTA barrier).
+/// tcgen05.dealloc.cta_group::N.sync.aligned.b32: frees what tmem_alloc returned (same column
+/// count). Whole warp; every use of those columns must be complete (fences + a CTA barrier; for
+/// kCtaGroup = 2 a cluster barrier, and both CTAs' warps deallocate together).
+template <int kCtaGroup = 1>
 __device__ __forceinline__ void tmem_dealloc(std::uint32_t tmem_addr, std::uint32_t columns) {
-  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\n" ::"r"(tmem_addr),
-               "r"(columns)
-               : "memory");
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+  if constexpr (kCtaGroup == 1)
+    asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\n" ::"r"(tmem_addr),
+                 "r"(columns)
+                 : "memory");
+  else
+    asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, %1;\n" ::"r"(tmem_addr),
+                 "r"(columns)
+                 : "memory");
 }
 
 /// tcgen05.fence::before_thread_sync: orders this thread's earlier tcgen05 operations before a
@@ -82,25 +111,54 @@ __device__ __forceinline__ void tcgen05_commit(std::uint32_t bar) {
                : "memory");
 }
 
+/// tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64: the
+/// pair form. When every tcgen05 async operation this thread issued before has completed, arrive
+/// once on the mbarrier at offset `bar` (a .shared::cta address of this CTA) in every CTA of the
+/// cluster whose bit (%cluster_ctarank) is set in `cta_mask`. One thread of the pair (the one
+/// that issued the MMAs).
+__device__ __forceinline__ void tcgen05_commit_pair_multicast(std::uint32_t bar,
+                                                              std::uint16_t cta_mask) {
+  asm volatile(
+      "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64"
+      " [%0], %1;\n" ::"r"(bar),
+      "h"(cta_mask)
+      : "memory");
+}
+
 /// tcgen05.cp.cta_group::1.32x128b.warpx4: copies a 32-row x 128-bit matrix from shared memory
 /// (described by the shared memory descriptor `smem_desc`) into tensor memory at
 /// `tmem_addr`: row r to lane r, 128 bits = 4 consecutive columns, and .warpx4 broadcasts it to
 /// the same columns of all four 32-lane quarters (lanes r, 32 + r, 64 + r, 96 + r). This is the
 /// copy that places one 512-byte 128 x 4 UE8M0 scale tile where the block-scaled MMA reads it.
 /// One thread; asynchronous (ordered before a later tcgen05.mma of the same thread).
+/// kCtaGroup = 2: one thread of the pair copies into both CTAs' tensor memory, each CTA's from
+/// the tile at the same shared-memory offset in its own CTA (how DeepGEMM's 2-CTA kernel, whose
+/// two CTAs load different A-scale rows to the same offset, reads it).
+template <int kCtaGroup = 1>
 __device__ __forceinline__ void tmem_copy_32x128b_warpx4(std::uint32_t tmem_addr,
                                                          std::uint64_t smem_desc) {
-  asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;\n" ::"r"(tmem_addr),
-               "l"(smem_desc)
-               : "memory");
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+  if constexpr (kCtaGroup == 1)
+    asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;\n" ::"r"(tmem_addr),
+                 "l"(smem_desc)
+                 : "memory");
+  else
+    asm volatile("tcgen05.cp.cta_group::2.32x128b.warpx4 [%0], %1;\n" ::"r"(tmem_addr),
+                 "l"(smem_desc)
+                 : "memory");
 }
 
-/// tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale: D[tmem] (+)= (A * 2^(sfa - 127)) x
+/// tcgen05.mma.cta_group::N.kind::mxf8f6f4.block_scale: D[tmem] (+)= (A * 2^(sfa - 127)) x
 /// (B * 2^(sfb - 127))^T for one M x N x 32 step, A and B read from shared memory through the
 /// matrix descriptors `a_desc`, `b_desc`, the scales from tensor memory at `tmem_sfa`,
 /// `tmem_sfb` (which byte of each 32-bit cell: the descriptor's scale-factor ids), the shape and
 /// types from the instruction descriptor `idesc`. `accumulate` = false
 /// overwrites D (the first K step of a tile). One thread; asynchronous.
+/// kCtaGroup = 2 (M = 256): issued by one thread of the pair; each CTA's half of the tensor core
+/// reads its 128 rows of A at the descriptor's offset in its own shared memory, B's N rows are
+/// split N / 2 per CTA at the same offset (the even CTA's first), and each CTA's tensor memory
+/// holds its 128 rows of D and the scales of its A rows and of all N B columns.
+template <int kCtaGroup = 1>
 __device__ __forceinline__ void tcgen05_mma_mxf8f6f4_block_scale(std::uint32_t tmem_d,
                                                                  std::uint64_t a_desc,
                                                                  std::uint64_t b_desc,
@@ -108,15 +166,27 @@ __device__ __forceinline__ void tcgen05_mma_mxf8f6f4_block_scale(std::uint32_t t
                                                                  std::uint32_t tmem_sfa,
                                                                  std::uint32_t tmem_sfb,
                                                                  bool accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %4, 0;\n"
-      "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%0], %1, %2, %3, [%5], [%6], p;\n"
-      "}\n" ::"r"(tmem_d),
-      "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(std::uint32_t(accumulate)), "r"(tmem_sfa),
-      "r"(tmem_sfb)
-      : "memory");
+  static_assert(kCtaGroup == 1 || kCtaGroup == 2);
+  if constexpr (kCtaGroup == 1)
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %4, 0;\n"
+        "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%0], %1, %2, %3, [%5], [%6], p;\n"
+        "}\n" ::"r"(tmem_d),
+        "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(std::uint32_t(accumulate)), "r"(tmem_sfa),
+        "r"(tmem_sfb)
+        : "memory");
+  else
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %4, 0;\n"
+        "tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale [%0], %1, %2, %3, [%5], [%6], p;\n"
+        "}\n" ::"r"(tmem_d),
+        "l"(a_desc), "l"(b_desc), "r"(idesc), "r"(std::uint32_t(accumulate)), "r"(tmem_sfa),
+        "r"(tmem_sfb)
+        : "memory");
 }
 
 /// tcgen05.ld.sync.aligned.32x32b.x32.b32: each of the warp's 32 threads reads 32 consecutive

@@ -34,6 +34,23 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t smem_dst, const CUtens
       : "memory");
 }
 
+/// The CTA-pair form (.cta_group::2, sm_100a): the box lands in this CTA's shared memory at
+/// `smem_dst`, and its bytes complete on the mbarrier at `pair_bar`, a .shared::cluster address
+/// that may lie in this CTA or in its peer of the CTA pair (map_shared_to_cta(), cluster.cuh).
+/// Blackwell's 2-CTA MMA uses it so that the even CTA's one full barrier counts both CTAs'
+/// loads of a stage. ("cp.async.bulk.tensor": ".cta_group::2 ... the mbarrier object mbar can be
+/// in shared memory of either the same CTA as the shared memory destination dstMem or in its
+/// peer-CTA".)
+__device__ __forceinline__ void tma_load_2d_pair(std::uint32_t smem_dst, const CUtensorMap* map,
+                                                 std::uint32_t pair_bar, std::int32_t k_coord,
+                                                 std::int32_t row_coord) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".cta_group::2 [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(pair_bar), "r"(k_coord), "r"(row_coord)
+      : "memory");
+}
+
 /// Copies `bytes` contiguous bytes global -> shared (the non-tensor bulk copy, PTX ISA 8.0
 /// §9.7.9.25.4.1 "cp.async.bulk") and completes them on the mbarrier `bar`. Both addresses
 /// 16-byte aligned, `bytes` a multiple of 16. One thread issues it; the barrier must expect the
