@@ -18,14 +18,16 @@
 //                     A-scale tile and the B-scale tile (512 bytes each, no swizzle). Alone: onto
 //                     its own full[s], which it arms with arrive.expect_tx. In a pair: onto the
 //                     EVEN CTA's full[s] (.cta_group::2 loads), which only the even CTA's producer
-//                     arms, with both CTAs' bytes.
+//                     arms, with both CTAs' bytes. At the end it waits for every stage's last
+//                     release (the tail), so that no commit arrives after the CTA exits.
 //   warp 1, one lane  MMA issuer (the even CTA only in a pair): per tile waits tmem_empty[acc];
 //                     per K block waits full[s], tcgen05.cp's the two scale tiles into TMEM
 //                     (in a pair: each CTA's own tiles into its own TMEM), issues up to four
 //                     tcgen05.mma kind::mxf8f6f4.block_scale (k step i uses scale byte i), then
 //                     tcgen05.commit -> empty[s] (the stage may be overwritten once the MMAs that
 //                     read it are done; in a pair multicast to both CTAs' empty[s]) and, after the
-//                     tile's last K block, -> tmem_full[acc] (likewise).
+//                     tile's last K block, -> tmem_full[acc] (likewise). At the end it waits
+//                     for the epilogues' last tmem_empty arrivals (the same tail).
 //   warp 2            allocates 512 TMEM columns at the start, frees them at the end (in a pair
 //                     together with the peer's warp 2: .cta_group::2).
 //   warps 4..7        epilogue: wait tmem_full[acc], tcgen05.ld 32x32b.x32 four times (each
@@ -200,6 +202,17 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
+      // Producer tail (CUTLASS's producer_tail): wait for the release of every stage's last
+      // load, as the next loads would, so that no tcgen05.commit arrival (in a pair the even
+      // CTA's multicast) is still on its way to this CTA's empty barriers when it exits. A stage
+      // never filled has a fresh barrier, whose wait on parity 1 returns at once.
+      for (int i = 0; i < L.stages; ++i) {
+        ptx::mbarrier_wait(empty_bar(stage), phase ^ 1);
+        if (++stage == std::uint32_t(L.stages)) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
     }
   } else if (warp == kMmaWarp) {
     if (lane == 0 && rank == 0) {
@@ -244,6 +257,12 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
+      // The same tail for the accumulators: wait until the epilogue (in a pair both CTAs'
+      // epilogues, the odd one's arrivals crossing the cluster) released the last tile of each
+      // accumulator stage, so that no arrival is on its way to this CTA's tmem_empty barriers
+      // when it exits (DeepGEMM's "another round of waits" before its barriers go away).
+      for (std::uint32_t a = 0; a < kAccumStages; ++a, ++iter)
+        ptx::mbarrier_wait(tmem_empty_bar(iter % kAccumStages), ((iter / kAccumStages) & 1) ^ 1);
     }
   } else if (warp >= kFirstEpilogueWarp) {
     const std::uint32_t quarter = warp % 4;  // the TMEM lanes this warp may read
@@ -332,9 +351,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (p.tma_store && lane == 0) ptx::tma_store_wait_all<0>();
   }
 
-  // Before the deallocation every TMEM access of both CTAs has completed; in a pair the cluster
-  // barrier also keeps each CTA alive while the other may still arrive on its barriers (the
-  // odd CTA's tmem_empty arrivals, the even CTA's multicast commits).
+  // Before the deallocation every TMEM access of both CTAs has completed (in a pair the barrier
+  // is the cluster's, and .cta_group::2 deallocates both CTAs' columns together). The tails
+  // above have seen every arrival on this CTA's barriers land.
   ptx::tcgen05_fence_before_thread_sync();
   if constexpr (kPair)
     ptx::cluster_sync();
