@@ -1,13 +1,18 @@
 # Chapter 9, Blackwell half (the sm_100a MXFP8 kernel; never run on hardware here).
 # CPU: validation messages, the plan's refusal of non-sm_100 GPUs, scale-layout addressing, the
-#      instruction / shared-memory descriptors field by field, the launch configuration, and a
-#      CPU walk through the kernel's loops against the float64 definition.
+#      instruction / shared-memory descriptors field by field, the launch configuration, a
+#      CPU walk through the kernel's loops against the float64 definition, and the barrier
+#      protocol under random schedules.
 # SASS (full preset only): the block-scaled tensor-core MMA and its helpers in the sm_100a cubin,
 #      for both instances (a CTA alone, a CTA pair).
 # GPU: the kernel against the float64 reference; its own main() skips (exit 77) unless the GPU
 #      is compute capability 10.0 and the build has sm_100a code.
 if(TARGET fp8gemm_ch09)
   fp8gemm_test(test_chapter_09_host LABEL cpu SOURCES test_chapter_09_host.cpp LIBS fp8gemm_ch09)
+  # The kernel's barrier protocol (both instances) under random schedules, and broken variants
+  # of it that must fail (test_chapter_09_protocol.cpp).
+  fp8gemm_test(test_chapter_09_protocol LABEL cpu SOURCES test_chapter_09_protocol.cpp
+               LIBS fp8gemm_ch09)
 
   add_executable(test_chapter_09_gpu test_chapter_09_gpu.cu)
   target_include_directories(test_chapter_09_gpu PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})

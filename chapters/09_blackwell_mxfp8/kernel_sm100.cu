@@ -132,13 +132,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   if constexpr (kPair) ptx::cluster_sync();
   if (warp == kMmaWarp && lane == 0) {
     for (std::uint32_t s = 0; s < std::uint32_t(L.stages); ++s) {
-      ptx::mbarrier_init(full_bar(s), 1);   // the (even CTA's) producer's arrive.expect_tx
-      ptx::mbarrier_init(empty_bar(s), 1);  // one tcgen05.commit
+      ptx::mbarrier_init(full_bar(s), kFullArrivals);  // the (even CTA's) producer's expect_tx
+      ptx::mbarrier_init(empty_bar(s), kCommitArrivals);  // one tcgen05.commit
     }
     for (std::uint32_t a = 0; a < kAccumStages; ++a) {
-      ptx::mbarrier_init(tmem_full_bar(a), 1);  // one tcgen05.commit
+      ptx::mbarrier_init(tmem_full_bar(a), kCommitArrivals);  // one tcgen05.commit
       // every epilogue thread (of both CTAs in a pair; only the even CTA's is used)
-      ptx::mbarrier_init(tmem_empty_bar(a), kEpilogueThreads * kCtaGroup);
+      ptx::mbarrier_init(tmem_empty_bar(a), tmem_empty_arrivals(kCtaGroup));
     }
     ptx::fence_barrier_init();
   }

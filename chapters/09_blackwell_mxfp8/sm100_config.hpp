@@ -96,6 +96,18 @@ FP8GEMM_HD constexpr bool layout_ok(const Sm100Layout& l) {
 static_assert(layout_ok(sm100_layout(1)) && layout_ok(sm100_layout(2)),
               "128B-swizzled stages 1024-byte aligned, TMA store sources 128-byte aligned, <= 227 KiB");
 
+// ---- the barrier protocol (what the kernel initialises; tests/test_chapter_09_protocol.cpp
+// walks it) ----
+/// full[s]: one arrival, the producer's arrive.expect_tx (in a pair only the even CTA's, with
+/// both CTAs' bytes: stage_tx_bytes); the loads complete their bytes on it.
+inline constexpr std::uint32_t kFullArrivals = 1;
+/// empty[s] and tmem_full[a]: one tcgen05.commit each (in a pair multicast to both CTAs).
+inline constexpr std::uint32_t kCommitArrivals = 1;
+/// tmem_empty[a]: every epilogue thread of the unit (in a pair both CTAs' onto the even CTA's).
+FP8GEMM_HD constexpr std::uint32_t tmem_empty_arrivals(int cta_group) {
+  return std::uint32_t(kEpilogueThreads * cta_group);
+}
+
 // ---- tensor memory (columns) ----
 inline constexpr std::uint32_t kTmemAccumCols = kBlockN;                      // per accumulator
 inline constexpr std::uint32_t kTmemSfaCol = kAccumStages * kTmemAccumCols;   // 256
