@@ -84,6 +84,9 @@ TEST_CASE("ch09 sm100 MXFP8 GEMM on CTA pairs (Options::cta_group = 2)", "[ch09]
     REQUIRE(finite);
     CHECK(relative_frobenius(got, ref) < 4e-3);
     CHECK(test::run_mx<Plan>(o, s.pad, pair_registers) == got);
+    // A prediction, not a rule of the hardware: each row gets the same 128 x 32 products per k
+    // step in the same K order, alone or in a pair. Should this fail while the reference check
+    // above passes, the pair sums in another order: relax it to the reference and say so.
     CHECK(run_gpu(o, s.pad) == got);
   }
 }
