@@ -30,7 +30,8 @@ if(TARGET fp8gemm_ch09)
     #       "UTCQMMA gdesc[UR4], gdesc[UR8], tmem[D], tmem[SFA], idesc[..], tmem[SFB], UP0":
     #       the two extra tmem operands are the scale factors (the block-scaled form)
     #   tcgen05.cp.cta_group::1.32x128b.warpx4                -> UTCCP.T.S.4x32dp128bit
-    #       (tmem[base + 0x100] and tmem[base + 0x104]: columns 256 and 260)
+    #       (tmem[UR + 0x100] and tmem[UR + 0x104], UR = base + 8 x stage: the stage's scale
+    #       slot, columns 256 + 8 s and 260 + 8 s)
     #   tcgen05.ld.sync.aligned.32x32b.x32                    -> LDTM.x32
     #   tcgen05.commit ... mbarrier::arrive::one              -> UTCBAR
     #   tcgen05.alloc                                         -> UTCATOMSWS.FIND_AND_SET.ALIGN

@@ -294,10 +294,18 @@ TEST_CASE("ch09 shared and tensor memory budget", "[ch09][config]") {
   CHECK(tmem_alloc_columns(32) == 32);
   CHECK(tmem_alloc_columns(33) == 64);
   CHECK(tmem_alloc_columns(264) == 512);
-  CHECK(kTmemUsedCols == 2 * 128 + 4 + 4);
+  // Two 128-column accumulators, then a scale slot of 4 + 4 columns per stage.
+  CHECK(tmem_sfa_col(0) == 256);
+  CHECK(tmem_sfb_col(0) == 260);
+  CHECK(tmem_sfa_col(5) == 256 + 40);
+  CHECK(tmem_sfb_col(7) == 256 + 56 + 4);
+  CHECK(tmem_used_cols(sm100_layout(1).stages) == 304);
+  CHECK(tmem_used_cols(sm100_layout(2).stages) == 320);
+  CHECK(tmem_alloc_columns(304) == 512);
   CHECK(kTmemCols == 512);
-  CHECK(kTmemSfaCol == 256);  // the SASS shows UTCCP to tmem[base + 0x100] and 0x104
-  CHECK(kTmemSfbCol == 260);
+  // No slot overlaps another or an accumulator.
+  for (std::uint32_t st = 0; st + 1 < 8; ++st) CHECK(tmem_sfb_col(st) + 4 == tmem_sfa_col(st + 1));
+  CHECK(tmem_sfa_col(0) == kAccumStages * kTmemAccumCols);
 }
 
 TEST_CASE("ch09 the epilogue's TMA store boxes cover every element of D once", "[ch09][config]") {

@@ -13,6 +13,8 @@
 //     producer refills a stage only after the MMAs that read its last fill completed;
 //   - the MMA overwrites an accumulator only after every epilogue warp of the unit read its last
 //     tile, and an epilogue reads an accumulator only after the tile's MMAs completed;
+//   - a tcgen05.cp of scales into TMEM never overwrites a scale slot that an earlier MMA batch
+//     may still read (the ISA orders cp -> mma of one thread, not mma -> cp);
 //   - every (tile, CTA, epilogue warp) stores once;
 //   - no arrival or byte reaches a barrier of a CTA that has exited (the tails).
 // The protocol's numbers come from sm100_config.hpp (what the kernel initialises). Mutations of
@@ -51,6 +53,7 @@ struct Protocol {
   bool multicast_commits = true;   ///< pair: commits arrive on both CTAs' barriers
   bool epilogue_to_even = true;    ///< pair: the odd CTA's epilogue arrives on the even CTA's
   bool tails = true;               ///< producer and accumulator tails before the exit
+  bool scale_slot_per_stage = true;  ///< each stage's scales in their own TMEM columns
 
   static Protocol of(int cta_group) {
     const Sm100Layout l = sm100_layout(cta_group);
@@ -112,6 +115,7 @@ struct Accum {
 struct Cta {
   std::vector<Barrier> full, empty, tmem_full, tmem_empty;
   std::vector<Stage> stage;
+  std::vector<int> slot_reading;  ///< per TMEM scale slot: MMA batches in flight that read it
   std::vector<Accum> acc;  ///< this CTA's TMEM accumulators
   bool exited = false;
 };
@@ -129,6 +133,7 @@ void play(const Protocol& P, int tiles, int k_blocks, std::uint64_t seed) {
     c.tmem_empty.resize(std::size_t(A));
     c.stage.resize(std::size_t(S));
     c.acc.resize(std::size_t(A));
+    c.slot_reading.assign(P.scale_slot_per_stage ? std::size_t(S) : 1u, 0);
     for (auto* v : {&c.full, &c.empty, &c.tmem_full, &c.tmem_empty})
       for (Barrier& b : *v) {
         b.cta = r;
@@ -149,7 +154,7 @@ void play(const Protocol& P, int tiles, int k_blocks, std::uint64_t seed) {
   // MMAs before it completed), the odd CTA's remote arrivals.
   std::vector<std::function<void()>> async;
   struct Batch {                           // MMAs of one K block, complete in issue order
-    int stage, acc;
+    int stage, acc, slot;
     bool last;  ///< the tile's last K block: tcgen05.commit -> tmem_full too
   };
   std::deque<Batch> mma;
@@ -232,14 +237,20 @@ void play(const Protocol& P, int tiles, int k_blocks, std::uint64_t seed) {
         return true;
       }
       if (!cta[0].full[std::size_t(m.stage)].ready(m.phase)) return false;
+      const std::size_t slot = P.scale_slot_per_stage ? std::size_t(m.stage) : 0u;
       for (Cta& c : cta) {
         Stage& st = c.stage[std::size_t(m.stage)];
         require(st.tag == std::int64_t(m.t) * 1000 + m.kb && st.landed,
                 "MMA reads a stage before every CTA's loads of its K block landed");
         ++st.reading;
+        // tcgen05.cp of this K block's scales into the slot: ordered before this batch's MMAs
+        // (cp -> mma is a tcgen05 pipeline), not after earlier batches (mma -> cp is not).
+        require(c.slot_reading[slot] == 0,
+                "tcgen05.cp overwrites scales an earlier MMA batch may still read");
+        ++c.slot_reading[slot];
       }
       const bool last = m.kb == k_blocks - 1;
-      mma.push_back(Batch{m.stage, acc, last});
+      mma.push_back(Batch{m.stage, acc, int(slot), last});
       advance(m.stage, m.phase);
       if (last) {
         m.kb = 0;
@@ -271,6 +282,7 @@ void play(const Protocol& P, int tiles, int k_blocks, std::uint64_t seed) {
       Stage& st = c.stage[std::size_t(b.stage)];
       --st.reading;
       st.consumed = true;
+      --c.slot_reading[std::size_t(b.slot)];
       if (b.last) c.acc[std::size_t(b.acc)].complete = true;
     }
     // The tcgen05.commits after this batch: their arrivals are on their way once it completed.
@@ -413,6 +425,10 @@ TEST_CASE("ch09 barrier protocol: each broken variant fails", "[ch09][protocol]"
       {"alone: one accumulator stage counted as two", 1,
        [](Protocol& p) { p.tmem_empty_arrivals = 2 * kEpilogueThreads; }, "deadlock"},
       {"alone: no tails", 1, [](Protocol& p) { p.tails = false; }, "exited CTA"},
+      {"alone: one TMEM scale slot for every stage", 1,
+       [](Protocol& p) { p.scale_slot_per_stage = false; }, "tcgen05.cp overwrites"},
+      {"pair: one TMEM scale slot for every stage", 2,
+       [](Protocol& p) { p.scale_slot_per_stage = false; }, "tcgen05.cp overwrites"},
   };
   for (const Mutation& mu : mutations) {
     Protocol p = Protocol::of(mu.cta_group);

@@ -21,7 +21,8 @@
 //                     arms, with both CTAs' bytes. At the end it waits for every stage's last
 //                     release (the tail), so that no commit arrives after the CTA exits.
 //   warp 1, one lane  MMA issuer (the even CTA only in a pair): per tile waits tmem_empty[acc];
-//                     per K block waits full[s], tcgen05.cp's the two scale tiles into TMEM
+//                     per K block waits full[s], tcgen05.cp's the two scale tiles into stage s's
+//                     TMEM slot
 //                     (in a pair: each CTA's own tiles into its own TMEM), issues up to four
 //                     tcgen05.mma kind::mxf8f6f4.block_scale (k step i uses scale byte i), then
 //                     tcgen05.commit -> empty[s] (the stage may be overwritten once the MMAs that
@@ -217,8 +218,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   } else if (warp == kMmaWarp) {
     if (lane == 0 && rank == 0) {
       std::uint32_t stage = 0, phase = 0, iter = 0;
-      const std::uint32_t tmem_sfa = tmem_base + kTmemSfaCol;
-      const std::uint32_t tmem_sfb = tmem_base + kTmemSfbCol;
       constexpr std::uint32_t kDesc = instr_desc(kCtaGroup);
       for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles; tile += gridDim.x / kCtaGroup, ++iter) {
         const std::uint32_t acc = iter % kAccumStages;
@@ -229,8 +228,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (std::int32_t kb = 0; kb < k_blocks; ++kb) {
           ptx::mbarrier_wait(full_bar(stage), phase);
           ptx::tcgen05_fence_after_thread_sync();
-          // Scales of this K block into TMEM (ordered before the MMAs below: same thread); in a
-          // pair each CTA's tiles into its own TMEM.
+          // Scales of this K block into the stage's TMEM slot (the copies are ordered before
+          // the MMAs below, same thread: a tcgen05 pipeline; the slot's previous MMAs completed
+          // before this stage's refill, see sm100_config.hpp); in a pair each CTA's tiles into
+          // its own TMEM.
+          const std::uint32_t tmem_sfa = tmem_base + tmem_sfa_col(stage);
+          const std::uint32_t tmem_sfb = tmem_base + tmem_sfb_col(stage);
           ptx::tmem_copy_32x128b_warpx4<kCtaGroup>(tmem_sfa,
                                                    scale_desc(base + L.sfa + stage * kSfTileBytes));
           ptx::tmem_copy_32x128b_warpx4<kCtaGroup>(tmem_sfb,

@@ -16,7 +16,8 @@
 //   - Warps: 0 TMA producer, 1 MMA issuer, 2 tensor-memory allocator, 3 idle, 4..7 epilogue
 //     (warp w may only read TMEM lanes 32 * (w % 4) ..; warps 4..7 cover lanes 0..127).
 //   - Tensor memory: two 128-column FP32 accumulators (the epilogue drains one while the MMA
-//     fills the other), 4 columns of A scales, 4 of B scales: 264 columns -> allocate 512.
+//     fills the other), then per stage 4 columns of A scales and 4 of B scales: 304 columns
+//     alone, 320 in a pair -> allocate 512.
 //
 // The descriptor layouts follow CUTLASS include/cute/arch/mma_sm100_desc.hpp
 // (UMMA::InstrDescriptorBlockScaled, UMMA::SmemDescriptor) and the PTX ISA's "Instruction
@@ -109,10 +110,25 @@ FP8GEMM_HD constexpr std::uint32_t tmem_empty_arrivals(int cta_group) {
 }
 
 // ---- tensor memory (columns) ----
+// Two accumulators, then one scale slot per shared-memory stage: 4 columns of A scales and 4 of
+// B scales for stage s at columns 256 + 8 s and 256 + 8 s + 4. Why a slot per stage: the PTX ISA
+// ("Pipelined tcgen05 Instructions") orders tcgen05.cp -> tcgen05.mma of one thread, not
+// tcgen05.mma -> tcgen05.cp, so a copy into one shared slot could overwrite scales that the
+// previous K block's MMAs have not read yet. Tied to the stage, the slot is rewritten only after
+// the stage's full barrier completed again, which needs the producer's refill, which waited for
+// the empty barrier, which the commit after the slot's last MMAs signals: the barriers order it.
 inline constexpr std::uint32_t kTmemAccumCols = kBlockN;                      // per accumulator
-inline constexpr std::uint32_t kTmemSfaCol = kAccumStages * kTmemAccumCols;   // 256
-inline constexpr std::uint32_t kTmemSfbCol = kTmemSfaCol + 4;                 // 260
-inline constexpr std::uint32_t kTmemUsedCols = kTmemSfbCol + 4;               // 264
+inline constexpr std::uint32_t kTmemSfBase = kAccumStages * kTmemAccumCols;   // 256
+inline constexpr std::uint32_t kTmemSfSlotCols = 8;                           // 4 SFA + 4 SFB
+/// The A-scale and B-scale columns of stage `stage`'s slot.
+FP8GEMM_HD constexpr std::uint32_t tmem_sfa_col(std::uint32_t stage) {
+  return kTmemSfBase + kTmemSfSlotCols * stage;
+}
+FP8GEMM_HD constexpr std::uint32_t tmem_sfb_col(std::uint32_t stage) { return tmem_sfa_col(stage) + 4; }
+/// Columns in use: the accumulators and `stages` scale slots.
+FP8GEMM_HD constexpr std::uint32_t tmem_used_cols(int stages) {
+  return kTmemSfBase + kTmemSfSlotCols * std::uint32_t(stages);
+}
 
 /// The allocation: the smallest power of two >= n and >= 32 (tcgen05.alloc's rule), at most 512.
 FP8GEMM_HD constexpr std::uint32_t tmem_alloc_columns(std::uint32_t n) {
@@ -120,8 +136,11 @@ FP8GEMM_HD constexpr std::uint32_t tmem_alloc_columns(std::uint32_t n) {
   while (c < n) c *= 2;
   return c;
 }
-inline constexpr std::uint32_t kTmemCols = tmem_alloc_columns(kTmemUsedCols);
-static_assert(kTmemCols <= 512, "tensor memory has 512 columns");
+/// Both instances allocate 512 (alone 304 used, in a pair 320): one CTA per SM either way.
+inline constexpr std::uint32_t kTmemCols = 512;
+static_assert(tmem_alloc_columns(tmem_used_cols(sm100_layout(1).stages)) == kTmemCols &&
+                  tmem_alloc_columns(tmem_used_cols(sm100_layout(2).stages)) == kTmemCols,
+              "tensor memory has 512 columns");
 
 // ---- the instruction descriptor (32 bits) of tcgen05.mma .kind::mxf8f6f4 .block_scale ----
 //  bits  0-1  sparsity selector                       0 (dense)
