@@ -193,8 +193,9 @@ TEST_CASE("ch09 the kernel finds each scale where Mx1x32 puts it", "[ch09][layou
 }
 
 TEST_CASE("ch09 instruction descriptor, field by field", "[ch09][descriptor]") {
-  // By hand: N >> 3 = 16 at bit 17 -> 0x00200000; UE8M0 (1) at bit 23 -> 0x00800000;
-  // M >> 4 = 8 at bits 24-28 -> 0x08000000; E4M3 = 0 for A and B, K-major, no negation, dense.
+  // By hand, from the PTX ISA 9.1 table for .kind::mxf8f6f4: N >> 3 = 16 at bit 17 ->
+  // 0x00200000; UE8M0 (1) at bit 23 -> 0x00800000; M >> 7 = 1 at bits 27-28 -> 0x08000000;
+  // E4M3 = 0 for A and B, K-major, no negation, dense.
   const std::uint32_t d = kInstrDesc;
   CHECK(d == 0x08A00000u);
   CHECK((d & 0x3u) == 0);            // sparsity selector
@@ -210,22 +211,23 @@ TEST_CASE("ch09 instruction descriptor, field by field", "[ch09][descriptor]") {
   CHECK(((d >> 16) & 1u) == 0);      // B K-major
   CHECK(((d >> 17) & 63u) == 128 / 8);
   CHECK(((d >> 23) & 1u) == 1);      // UE8M0 scales
-  CHECK(((d >> 24) & 31u) == 128 / 16);
+  CHECK(((d >> 24) & 7u) == 0);      // reserved
+  CHECK(((d >> 27) & 3u) == 128 / 128);
   CHECK(((d >> 29) & 3u) == 0);      // A scale-factor id
-  CHECK(((d >> 31) & 1u) == 0);      // K = 32 (dense)
+  CHECK(((d >> 31) & 1u) == 0);      // reserved
 
   // The per-k-step ids: A's at bits 29-30, B's at bits 4-5, nothing else changes.
   CHECK(with_sf_ids(kInstrDesc, 3, 2) == (0x08A00000u | 0x60000000u | 0x20u));
   CHECK(with_sf_ids(kInstrDesc, 1, 1) == 0x28A00010u);
   CHECK(with_sf_ids(with_sf_ids(kInstrDesc, 3, 3), 0, 0) == kInstrDesc);
-  // Other shapes and types: E5M2 A (1 at bit 7) x E2M1 B (5 at bits 10-12), M = 64, N = 256,
-  // UE4M3 scales: 0x80 | 0x1400 | (32 << 17 = 0x400000) | (4 << 24 = 0x4000000).
-  CHECK(make_instr_desc_block_scaled(64, 256, MxFormat::e5m2, MxFormat::e2m1, ScaleFormat::ue4m3, 0, 0) ==
-        0x04401480u);
-  // The pair's M = 256: M >> 4 = 16 at bits 24-28 -> 0x10000000, the rest as alone.
+  // Other shapes and types: E5M2 A (1 at bit 7) x E2M3 B (3 at bits 10-12), M = 256, N = 64:
+  // 0x80 | 0xC00 | (8 << 17 = 0x100000) | 0x800000 | (2 << 27 = 0x10000000).
+  CHECK(make_instr_desc_block_scaled(256, 64, MxFormat::e5m2, MxFormat::e2m3, 0, 0) == 0x10900C80u);
+  // The pair's M = 256: M >> 7 = 2 at bits 27-28 -> 0x10000000, the rest as alone.
   CHECK(instr_desc(1) == kInstrDesc);
   CHECK(instr_desc(2) == 0x10A00000u);
-  CHECK(((instr_desc(2) >> 24) & 31u) == 256 / 16);
+  CHECK(((instr_desc(2) >> 27) & 3u) == 256 / 128);
+  CHECK(((instr_desc(2) >> 24) & 7u) == 0);  // reserved
   CHECK(with_sf_ids(instr_desc(2), 2, 2) == (0x10A00000u | 0x40000000u | 0x20u));
 }
 

@@ -143,40 +143,45 @@ static_assert(tmem_alloc_columns(tmem_used_cols(sm100_layout(1).stages)) == kTme
               "tensor memory has 512 columns");
 
 // ---- the instruction descriptor (32 bits) of tcgen05.mma .kind::mxf8f6f4 .block_scale ----
-//  bits  0-1  sparsity selector                       0 (dense)
-//  bit   2    sparsity enable                         0
+// PTX ISA 9.1, "Instruction descriptor", the table for .kind::mxf8f6f4 (its own table: the M
+// field differs from the other kinds'):
+//  bits  0-1  reserved                                0
+//  bit   2    sparsity                                0 (dense)
 //  bit   3    reserved                                0
 //  bits  4-5  B scale-factor id: which byte of each   k step within the 128-K block (0..3)
 //             32-bit TMEM scale cell B uses
 //  bit   6    reserved                                0
-//  bits  7-9  A type (MXF8F6F4Format)                 0 = E4M3 (1 E5M2, 3 E2M3, 4 E3M2, 5 E2M1)
+//  bits  7-9  A type                                  0 = E4M3 (1 E5M2, 3 E2M3, 4 E3M2, 5 E2M1)
 //  bits 10-12 B type                                  0 = E4M3
 //  bit  13    negate A                                0
 //  bit  14    negate B                                0
-//  bit  15    A major                                 0 = K-major
-//  bit  16    B major                                 0 = K-major
+//  bit  15    transpose A                             0 = K-major
+//  bit  16    transpose B                             0 = K-major
 //  bits 17-22 N >> 3                                  16 (N = 128)
-//  bit  23    scale type                              1 = UE8M0 (0 = UE4M3, NVFP4's)
-//  bits 24-28 M >> 4                                  8 (M = 128)
+//  bit  23    scale type                              1 = UE8M0 (the only one of this kind)
+//  bits 24-26 reserved                                0
+//  bits 27-28 M >> 7                                  1 (M = 128), 2 (M = 256, a CTA pair)
 //  bits 29-30 A scale-factor id                       k step (0..3)
-//  bit  31    K size (0: dense K = 32 for mxf8f6f4)   0
-// The accumulator type is not a field: block-scaled MMAs accumulate in FP32.
+//  bit  31    reserved                                0
+// CUTLASS (UMMA::InstrDescriptorBlockScaled) writes M >> 4 into bits 24-28: the same bits for
+// M = 128 and 256, the only M this kind takes. The accumulator type is not a field:
+// block-scaled MMAs accumulate in FP32.
 enum class MxFormat : std::uint32_t { e4m3 = 0, e5m2 = 1, e2m3 = 3, e3m2 = 4, e2m1 = 5 };
-enum class ScaleFormat : std::uint32_t { ue4m3 = 0, ue8m0 = 1 };
 
+/// M must be 128 or 256 (cta_group::1 / ::2), N a multiple of 16 in [16, 256] (checked by
+/// static_asserts where the kernel's shape is fixed, and by the host tests).
 FP8GEMM_HD constexpr std::uint32_t make_instr_desc_block_scaled(int m, int n, MxFormat a, MxFormat b,
-                                                                ScaleFormat sf, std::uint32_t a_sf_id,
+                                                                std::uint32_t a_sf_id,
                                                                 std::uint32_t b_sf_id) {
   return (b_sf_id & 3u) << 4 | (std::uint32_t(a) & 7u) << 7 | (std::uint32_t(b) & 7u) << 10 |
          0u << 13 | 0u << 14 | 0u << 15 | 0u << 16 | (std::uint32_t(n >> 3) & 63u) << 17 |
-         (std::uint32_t(sf) & 1u) << 23 | (std::uint32_t(m >> 4) & 31u) << 24 |
-         (a_sf_id & 3u) << 29;
+         1u << 23 | (std::uint32_t(m >> 7) & 3u) << 27 | (a_sf_id & 3u) << 29;
 }
 /// The kernel's descriptor (M = 128 alone, 256 in a pair) with both scale-factor ids 0; per k
 /// step it ORs in with_sf_ids().
 FP8GEMM_HD constexpr std::uint32_t instr_desc(int cta_group) {
   return make_instr_desc_block_scaled(kBlockM * cta_group, kBlockN, MxFormat::e4m3, MxFormat::e4m3,
-                                      ScaleFormat::ue8m0, 0, 0);
+                                      0, 0);
 }
 inline constexpr std::uint32_t kInstrDesc = instr_desc(1);
 FP8GEMM_HD constexpr std::uint32_t with_sf_ids(std::uint32_t desc, std::uint32_t a_sf_id,
@@ -193,13 +198,15 @@ static_assert((kBlockN / 2) % 8 == 0);
 //  bits  0-13 start address >> 4 (a .shared address; 18 bits of byte address, 16-byte units)
 //  bits 16-29 leading-dimension byte offset >> 4 (LBO)
 //  bits 32-45 stride-dimension byte offset >> 4 (SBO)
-//  bits 46-47 version: 1 on sm_100 (Hopper's wgmma descriptor has no such field: 0)
+//  bits 46-48 fixed 0b001 on sm_100 (PTX ISA 9.1; CUTLASS calls bits 46-47 "version" = 1;
+//             Hopper's wgmma descriptor has no such field: 0); bits 53-60 fixed 0
 //  bits 49-51 base offset (the swizzle pattern's phase when the start is not 1024-aligned): 0
 //  bit  52    LBO mode: 0 = byte offset (legacy)
 //  bits 61-63 layout / swizzle: 0 none, 1 128B with 32B atoms, 2 128B, 4 64B, 6 32B
 // K-major 128B-swizzled e4m3 tile (rows of exactly 128 bytes = 128 K elements, 8-row core
 // groups of 1024 bytes): SBO = 1024 (from one 8-row group to the next), LBO unused for a
-// swizzled K-major operand whose K extent is one swizzle atom (0, as DeepGEMM sets it). Each
+// swizzled K-major operand (PTX ISA 9.1, "Leading dimension byte offset": "Swizzled layouts:
+// not used, assumed to be 1"; 0 here, as DeepGEMM sets it). Each
 // 32-wide K step starts 32 bytes further: start address + 32 (the hardware applies the swizzle
 // to the computed addresses, which is why the base must be 1024-aligned).
 // The scale tile for tcgen05.cp 32x128b: no swizzle, 8-row x 16-byte core matrices stacked
