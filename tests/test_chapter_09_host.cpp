@@ -119,6 +119,17 @@ TEST_CASE("ch09 a plan refuses bad arguments first, then any GPU that is not sm_
   MxGemm bad = valid_call();
   bad.scale_a = nullptr;
   CHECK_THROWS_AS(Plan(bad), std::invalid_argument);
+  // A bad Options::cta_group too, by name, before anything looks at the GPU.
+  for (const int group : {0, 3, -1}) {
+    Options o;
+    o.cta_group = group;
+    try {
+      Plan plan(valid_call(), o);
+      FAIL("a plan was made with Options::cta_group = " << group);
+    } catch (const std::invalid_argument& e) {
+      CHECK(contains(e.what(), "Options::cta_group = " + std::to_string(group) + " must be 1"));
+    }
+  }
 
   bool sm100_here = false;
   if (compiled_for_sm100() && cuda_device_count() > 0) {
@@ -139,6 +150,10 @@ TEST_CASE("ch09 a plan refuses bad arguments first, then any GPU that is not sm_
       CHECK((contains(m, "sm_100a") || contains(m, "10.0")));
     }
     CHECK_THROWS_AS(require_sm100_device(), std::runtime_error);
+    // The pair is refused the same way (valid options, no sm_100 GPU).
+    Options pair;
+    pair.cta_group = 2;
+    CHECK_THROWS_AS(Plan(valid_call(), pair), std::runtime_error);
   }
 }
 
