@@ -232,8 +232,10 @@ using MxGemm = ch09::MxGemm;
 
 struct MxOptions {
   /// A Hopper kernel by name (ch09::hopper_kernels(), or with hopper_dequantize_bf16 one of
-  /// ch09::hopper_bf16_kernels()), overriding the dispatch. Blackwell has one kernel: a name there
-  /// is refused (std::invalid_argument).
+  /// ch09::hopper_bf16_kernels()), overriding the dispatch. On Blackwell the library runs
+  /// chapter 9's single-CTA kernel (its CTA-pair instance, ch09::Options::cta_group = 2, is
+  /// opt-in at the chapter level only, unmeasured): a name there is refused
+  /// (std::invalid_argument).
   std::string kernel;
   /// Hopper only, opt-in: chapter 9's dequantize_bf16 path (ch09::HopperPath) instead of the
   /// dispatched MXFP8 kernel: A and B dequantised to bf16 (exact for every value bf16 holds)
