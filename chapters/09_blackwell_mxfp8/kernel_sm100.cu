@@ -164,7 +164,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (warp == kProducerWarp) {
     if (lane == 0) {
       std::uint32_t stage = 0, phase = 0;
-      for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles; tile += gridDim.x / kCtaGroup) {
+      for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles;
+           tile += gridDim.x / kCtaGroup) {
         std::int32_t m_blk, n_blk;
         tile_coords(tile, p.tiles_m, m_blk, n_blk);
         const std::int32_t a_row = m_blk * L.umma_m + std::int32_t(rank) * kBlockM;
@@ -219,7 +220,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (lane == 0 && rank == 0) {
       std::uint32_t stage = 0, phase = 0, iter = 0;
       constexpr std::uint32_t kDesc = instr_desc(kCtaGroup);
-      for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles; tile += gridDim.x / kCtaGroup, ++iter) {
+      for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles;
+           tile += gridDim.x / kCtaGroup, ++iter) {
         const std::uint32_t acc = iter % kAccumStages;
         const std::uint32_t acc_phase = (iter / kAccumStages) & 1;
         ptx::mbarrier_wait(tmem_empty_bar(acc), acc_phase ^ 1);
@@ -275,7 +277,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         base + L.epi + (warp - kFirstEpilogueWarp) * std::uint32_t(kEpiBuffers) * kEpiBoxBytes;
     std::uint32_t box = 0;
     std::uint32_t iter = 0;
-    for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles; tile += gridDim.x / kCtaGroup, ++iter) {
+    for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles;
+         tile += gridDim.x / kCtaGroup, ++iter) {
       std::int32_t m_blk, n_blk;
       tile_coords(tile, p.tiles_m, m_blk, n_blk);
       const std::uint32_t acc = iter % kAccumStages;

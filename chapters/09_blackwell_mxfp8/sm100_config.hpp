@@ -59,14 +59,18 @@ struct Sm100Layout {
   int stages;
   std::uint32_t b_bytes;        ///< B per stage per CTA
   std::uint32_t cta_tx_bytes;   ///< what one CTA's four loads of a stage bring
-  std::uint32_t stage_tx_bytes; ///< what the full barrier expects: the whole pair's (the even CTA's barrier counts both)
+  /// What the full barrier expects: the whole unit's (in a pair the even CTA's barrier counts
+  /// both CTAs' loads).
+  std::uint32_t stage_tx_bytes;
   std::uint32_t a, b, sfa, sfb, epi, barriers, tmem_slot, used;
   /// Dynamic shared memory requested: what is used plus slack to align the base to 1024 bytes
   /// (the 128B swizzle pattern repeats every 1024 bytes and the descriptors assume base offset 0).
   std::uint32_t bytes;
 };
 /// full[stages], empty[stages], tmem_full[kAccumStages], tmem_empty[kAccumStages]: 8 bytes each
-FP8GEMM_HD constexpr std::uint32_t num_barriers(int stages) { return 2u * std::uint32_t(stages) + 2u * kAccumStages; }
+FP8GEMM_HD constexpr std::uint32_t num_barriers(int stages) {
+  return 2u * std::uint32_t(stages) + 2u * kAccumStages;
+}
 
 FP8GEMM_HD constexpr Sm100Layout sm100_layout(int cta_group) {
   Sm100Layout l{};
