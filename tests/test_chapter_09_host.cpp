@@ -211,7 +211,7 @@ TEST_CASE("ch09 instruction descriptor, field by field", "[ch09][descriptor]") {
   // By hand, from the PTX ISA 9.1 table for .kind::mxf8f6f4: N >> 3 = 16 at bit 17 ->
   // 0x00200000; UE8M0 (1) at bit 23 -> 0x00800000; M >> 7 = 1 at bits 27-28 -> 0x08000000;
   // E4M3 = 0 for A and B, K-major, no negation, dense.
-  const std::uint32_t d = kInstrDesc;
+  const std::uint32_t d = instr_desc(1);
   CHECK(d == 0x08A00000u);
   CHECK((d & 0x3u) == 0);            // sparsity selector
   CHECK(((d >> 2) & 1u) == 0);       // dense
@@ -232,14 +232,14 @@ TEST_CASE("ch09 instruction descriptor, field by field", "[ch09][descriptor]") {
   CHECK(((d >> 31) & 1u) == 0);      // reserved
 
   // The per-k-step ids: A's at bits 29-30, B's at bits 4-5, nothing else changes.
-  CHECK(with_sf_ids(kInstrDesc, 3, 2) == (0x08A00000u | 0x60000000u | 0x20u));
-  CHECK(with_sf_ids(kInstrDesc, 1, 1) == 0x28A00010u);
-  CHECK(with_sf_ids(with_sf_ids(kInstrDesc, 3, 3), 0, 0) == kInstrDesc);
+  CHECK(with_sf_ids(instr_desc(1), 3, 2) == (0x08A00000u | 0x60000000u | 0x20u));
+  CHECK(with_sf_ids(instr_desc(1), 1, 1) == 0x28A00010u);
+  CHECK(with_sf_ids(with_sf_ids(instr_desc(1), 3, 3), 0, 0) == instr_desc(1));
   // Other shapes and types: E5M2 A (1 at bit 7) x E2M3 B (3 at bits 10-12), M = 256, N = 64:
   // 0x80 | 0xC00 | (8 << 17 = 0x100000) | 0x800000 | (2 << 27 = 0x10000000).
   CHECK(make_instr_desc_block_scaled(256, 64, MxFormat::e5m2, MxFormat::e2m3, 0, 0) == 0x10900C80u);
   // The pair's M = 256: M >> 7 = 2 at bits 27-28 -> 0x10000000, the rest as alone.
-  CHECK(instr_desc(1) == kInstrDesc);
+  CHECK(instr_desc(1) == 0x08A00000u);
   CHECK(instr_desc(2) == 0x10A00000u);
   CHECK(((instr_desc(2) >> 27) & 3u) == 256 / 128);
   CHECK(((instr_desc(2) >> 24) & 7u) == 0);  // reserved
@@ -365,7 +365,7 @@ TEST_CASE("ch09 launch configuration", "[ch09][config]") {
   CHECK(c.block == 256);
   CHECK(c.smem_bytes == int(sm100_layout(1).bytes));
   CHECK(c.cta_group == 1);
-  CHECK(c.cluster == 1);
+  CHECK(c.grid == c.units * c.cta_group);  // one CTA per unit
   CHECK(c.units == 148);
   CHECK(c.tmem_columns == 512);
   c = launch_config(1, 1, 32, 148);
@@ -394,7 +394,7 @@ TEST_CASE("ch09 launch configuration of the CTA pair (cta_group 2)", "[ch09][con
   CHECK(c.tiles == 896);
   CHECK(c.units == 74);
   CHECK(c.grid == 148);
-  CHECK(c.cluster == 2);
+  CHECK(c.grid == c.units * c.cta_group);  // two CTAs (one cluster) per unit
   CHECK(c.stages == 8);
   CHECK(c.smem_bytes == int(sm100_layout(2).bytes));
   CHECK(c.tmem_columns == 512);

@@ -24,6 +24,14 @@ constexpr const char* kWho = "fp8gemm::ch09_blackwell_mxfp8";
   throw std::invalid_argument(std::string(kWho) + ": " + what);
 }
 
+/// Options::max_sms and Options::cta_group, by name (std::invalid_argument).
+void check_options(int max_sms, int cta_group) {
+  if (max_sms < 0) fail("Options::max_sms = " + std::to_string(max_sms) + " must be >= 0 (0: all)");
+  if (cta_group != 1 && cta_group != 2)
+    fail("Options::cta_group = " + std::to_string(cta_group) +
+         " must be 1 (a CTA per tile) or 2 (a CTA pair per 256-row tile)");
+}
+
 }  // namespace
 
 GemmArgs gemm_args(const MxGemm& g) {
@@ -77,10 +85,7 @@ void validate(const MxGemm& in) {
 LaunchConfig launch_config(std::int64_t M, std::int64_t N, std::int64_t K, int num_sms,
                            int max_sms, int cta_group) {
   if (num_sms < 1) fail("num_sms = " + std::to_string(num_sms) + " must be >= 1");
-  if (max_sms < 0) fail("Options::max_sms = " + std::to_string(max_sms) + " must be >= 0 (0: all)");
-  if (cta_group != 1 && cta_group != 2)
-    fail("Options::cta_group = " + std::to_string(cta_group) +
-         " must be 1 (a CTA per tile) or 2 (a CTA pair per 256-row tile)");
+  check_options(max_sms, cta_group);
   const int sms = max_sms > 0 ? std::min(max_sms, num_sms) : num_sms;
   if (sms < cta_group)
     fail("Options::max_sms = " + std::to_string(sms) + " leaves no room for a CTA pair (cta_group = 2 "
@@ -97,7 +102,6 @@ LaunchConfig launch_config(std::int64_t M, std::int64_t N, std::int64_t K, int n
   c.units = int(std::min<std::int64_t>(c.tiles, sms / cta_group));
   c.grid = c.units * cta_group;
   c.block = kThreads;
-  c.cluster = cta_group;
   c.stages = l.stages;
   c.smem_bytes = int(l.bytes);
   c.tmem_columns = int(kTmemCols);
@@ -141,12 +145,8 @@ struct Plan::Impl {
 
 Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
   const MxGemm g = with_defaults(in);
-  validate(g);  // std::invalid_argument, no CUDA call
-  if (o.max_sms < 0)
-    fail("Options::max_sms = " + std::to_string(o.max_sms) + " must be >= 0 (0: all)");
-  if (o.cta_group != 1 && o.cta_group != 2)
-    fail("Options::cta_group = " + std::to_string(o.cta_group) +
-         " must be 1 (a CTA per tile) or 2 (a CTA pair per 256-row tile)");
+  validate(g);                            // std::invalid_argument, no CUDA call
+  check_options(o.max_sms, o.cta_group);  // likewise
   require_sm100_device();  // std::runtime_error on anything but an sm_100 GPU
   Impl& I = *impl_;
   I.gemm = g;

@@ -76,13 +76,12 @@ void validate(const MxGemm& gemm);
 /// kThreads threads each, min(tiles, SMs / cta_group) of them, unit u walking the tiles
 /// u, u + units, ... (m fastest) of tile_rows x 128.
 struct LaunchConfig {
-  int cta_group = 1;
+  int cta_group = 1;           ///< also the CTAs per cluster
   std::int64_t tile_rows = 0;  ///< rows of D per tile: 128 * cta_group
   std::int64_t tiles_m = 0, tiles_n = 0, tiles = 0;
   std::int64_t k_blocks = 0;  ///< ceil(K / 128) pipeline stages per tile
   int units = 0;              ///< CTAs or CTA pairs
   int grid = 0, block = 0;    ///< grid = units * cta_group CTAs
-  int cluster = 1;            ///< CTAs per cluster (= cta_group)
   int stages = 0;
   int smem_bytes = 0;
   int tmem_columns = 0;

@@ -187,7 +187,6 @@ FP8GEMM_HD constexpr std::uint32_t instr_desc(int cta_group) {
   return make_instr_desc_block_scaled(kBlockM * cta_group, kBlockN, MxFormat::e4m3, MxFormat::e4m3,
                                       0, 0);
 }
-inline constexpr std::uint32_t kInstrDesc = instr_desc(1);
 FP8GEMM_HD constexpr std::uint32_t with_sf_ids(std::uint32_t desc, std::uint32_t a_sf_id,
                                                std::uint32_t b_sf_id) {
   return (desc & ~(3u << 29) & ~(3u << 4)) | (a_sf_id & 3u) << 29 | (b_sf_id & 3u) << 4;
