@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/scale_layout.hpp"
 #include "common/scaling.hpp"
 
 namespace fp8gemm {
@@ -42,8 +43,9 @@ struct GemmArgs {
   std::int64_t scale_a_count = -1;
   std::int64_t scale_b_count = -1;
   /// Elements of the scale tensors the kernel reads, when their layout is strided (chapter 7:
-  /// scale_layout.hpp); -1: the recipe's packed size (scaling.hpp). Used for the extent and
-  /// overlap checks.
+  /// scale_layout.hpp); -1: the recipe's packed size (scaling.hpp); kScaleExtentOverflow (-2):
+  /// the layout's span passes 64-bit byte offsets (refused). Used for the extent and overlap
+  /// checks.
   std::int64_t scale_a_extent = -1;
   std::int64_t scale_b_extent = -1;
   /// Bytes per element of D: 2 (bf16, every chapter's output) or 4 (float, chapter 7's FP32
@@ -82,8 +84,8 @@ GemmArgs block_scaled_args(const Call& g, std::int64_t M, std::int64_t b_rows) {
                 .recipe_a = ScaleRecipe::group_1x128,
                 .recipe_b = ScaleRecipe::block_128x128};
   if (M >= 1 && g.N >= 1 && g.K >= 1) {
-    args.scale_a_extent = g.scale_a_layout.required_elements(M, g.K);
-    args.scale_b_extent = g.scale_b_layout.required_elements(b_rows, g.K);
+    args.scale_a_extent = scale_extent(g.scale_a_layout, M, g.K);
+    args.scale_b_extent = scale_extent(g.scale_b_layout, b_rows, g.K);
   }
   return args;
 }

@@ -63,6 +63,38 @@ TEST_CASE("ch07: bad calls are refused before any CUDA call, naming the argument
   // D overlapping scale_b's extent: ceil(512/128) x round_up(8, 4) = 32 floats from 0x40000000.
   g.D = reinterpret_cast<void*>(std::uintptr_t(0x40000040));
   CHECK(has(refusal(g), "overlap"));
+  // A layout enum that is neither mn nor k (it would have been read as k-major).
+  g = good();
+  g.scale_a_layout = GroupScaleLayout{ScaleMajor(5), 8};
+  CHECK(has(refusal(g), "scale_a_layout.major = 5 is not a ScaleMajor"));
+  // An ld so large that the layout's extent wraps 64 bits: (rows - 1) x 2^62 floats. Before the
+  // check the wrapped extent let an 8 KiB buffer pass the extent and memory checks.
+  g = good();
+  g.scale_a_layout = GroupScaleLayout{ScaleMajor::k, std::int64_t(1) << 62};
+  CHECK(has(refusal(g), "scale_a: the layout's ld is too large"));
+  g = good();
+  g.scale_a_layout = GroupScaleLayout{ScaleMajor::mn, std::int64_t(1) << 62};
+  CHECK(has(refusal(g), "scale_a: the layout's ld is too large"));
+  g = good();
+  g.scale_b_layout = BlockScaleLayout{std::int64_t(1) << 62};  // N = 512: 4 block rows
+  CHECK(has(refusal(g), "scale_b: the layout's ld is too large"));
+}
+
+TEST_CASE("ch07: scale_extent() flags a span past 64-bit byte offsets", "[ch07][cpu]") {
+  const std::int64_t big = std::int64_t(1) << 62;
+  CHECK(scale_extent(GroupScaleLayout{ScaleMajor::mn, 260}, 257, 1000) ==
+        GroupScaleLayout{ScaleMajor::mn, 260}.required_elements(257, 1000));
+  CHECK(scale_extent(GroupScaleLayout{ScaleMajor::k, 9}, 257, 1000) == 256 * 9 + 8);
+  CHECK(scale_extent(BlockScaleLayout{12}, 300, 1000) == 2 * 12 + 8);
+  CHECK(scale_extent(GroupScaleLayout{ScaleMajor::k, big}, 2, 128) == kScaleExtentOverflow);
+  CHECK(scale_extent(GroupScaleLayout{ScaleMajor::mn, big}, 4, 256) == kScaleExtentOverflow);
+  CHECK(scale_extent(BlockScaleLayout{big}, 129, 128) == kScaleExtentOverflow);
+  // One line: ld does not enter the extent, whatever it is.
+  CHECK(scale_extent(GroupScaleLayout{ScaleMajor::k, big}, 1, 256) == 2);
+  // The largest ld that fits: (lines - 1) ld + tail floats of 4 bytes below 2^63.
+  const std::int64_t fits = (INT64_MAX / 4 - 1) / 1;
+  CHECK(scale_extent(GroupScaleLayout{ScaleMajor::k, fits}, 2, 128) == fits + 1);
+  CHECK(scale_extent(GroupScaleLayout{ScaleMajor::k, fits + 1}, 2, 128) == kScaleExtentOverflow);
 }
 
 TEST_CASE("ch07: the table and the fallback rule name compiled kernels", "[ch07][cpu]") {

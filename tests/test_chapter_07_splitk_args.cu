@@ -62,6 +62,14 @@ TEST_CASE("ch07 split-K: bad splits are refused before any CUDA call, naming spl
   auto g4 = good();
   g4.K = 100;
   CHECK(has(refusal(g4, splits(2)), "K = 100 must be a multiple of 16"));
+  // The plan options, before the workspace is allocated (the engine plan behind it used to check
+  // them only after the allocation; raster was dropped on the way).
+  auto o = splits(2);
+  o.max_sms = -1;
+  CHECK(has(refusal(g, o), "max_sms = -1 must be >= 0"));
+  o = splits(2);
+  o.raster.along_n = 7;
+  CHECK(has(refusal(g, o), "raster.along_n = 7"));
 }
 
 TEST_CASE("ch07 split-K: kernel names in and out of split mode", "[ch07][split_k][cpu]") {

@@ -119,6 +119,36 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   CHECK(staged_kernels == 3);  // kernels_grouped_staged.cu
 }
 
+TEST_CASE("ch08: misaligned descriptions and scales, and oversized counts, are refused by the "
+          "constructor before any CUDA call", "[ch08][cpu]") {
+  // The kernel reads offsets / masked_m as int32 and scale_a by TMA: a misaligned address would
+  // fault there (sticky). rebind() refused the scale_a case already; the constructor did not.
+  auto g = good();
+  g.offsets = reinterpret_cast<const int*>(std::uintptr_t(0x60000002));
+  CHECK(has(refusal(g), "offsets must be 4-byte aligned (int32 on the device); its address % 4 = 2"));
+  g = good();
+  g.layout = ch08::Layout::masked;
+  g.rows = 250;
+  g.masked_m = reinterpret_cast<const int*>(std::uintptr_t(0x60000001));
+  CHECK(has(refusal(g), "masked_m must be 4-byte aligned"));
+  g = good();
+  g.scale_a = reinterpret_cast<const float*>(std::uintptr_t(0x30000004));
+  CHECK(has(refusal(g), "scale_a must be 16-byte aligned (the kernel reads it by TMA)"));
+  // M_max x G formed from a huge M_max wrapped 64 bits (2^62 + 256 rows x 4 groups = 1024).
+  g = good();
+  g.layout = ch08::Layout::masked;
+  g.masked_m = g.offsets;
+  g.rows = (std::int64_t(1) << 62) + 256;
+  CHECK(has(refusal(g), "rows (M_max) = 4611686018427388160 must be <="));
+  g = good();
+  g.N = std::int64_t(1) << 62;  // G x N = 2^64 wraps to 0
+  CHECK(has(refusal(g), "N = 4611686018427387904 must be <="));
+  // A scale_b ld whose extent wraps 64 bits.
+  g = good();
+  g.scale_b_layout = BlockScaleLayout{std::int64_t(1) << 61};
+  CHECK(has(refusal(g), "scale_b: the layout's ld is too large"));
+}
+
 TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {
   REQUIRE(!ch08::kernels().empty());
   // Clusters of at most two CTAs, 1 x 2 (one row tile, two column tiles) or 2 x 1 (two row

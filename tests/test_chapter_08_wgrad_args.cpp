@@ -83,6 +83,33 @@ TEST_CASE("ch08 wgrad: bad calls are refused before any CUDA call", "[ch08][wgra
   } catch (const std::invalid_argument& e) {
     CHECK(has(e.what(), "no_such_kernel"));
   }
+  // Misaligned offsets (int32 loads) and scale tensors (TMA), refused by the constructor.
+  g = good();
+  g.offsets = reinterpret_cast<const int*>(std::uintptr_t(0x60000002));
+  CHECK(has(refusal(g), "offsets must be 4-byte aligned"));
+  g = good();
+  g.scale_dD_t = reinterpret_cast<const float*>(std::uintptr_t(0x30000004));
+  CHECK(has(refusal(g), "scale_dD_t must be 16-byte aligned (the kernel reads it by TMA)"));
+  g = good();
+  g.scale_A_t = reinterpret_cast<const float*>(std::uintptr_t(0x40000008));
+  CHECK(has(refusal(g), "scale_A_t must be 16-byte aligned"));
+  // N x G wrapping 64 bits, and a call no kernel's tiles fit: refused before the default
+  // kernel's choice asks the GPU for its SM count (it reached that query before).
+  g = good();
+  g.N = std::int64_t(1) << 62;
+  CHECK(has(refusal(g), "N = 4611686018427387904 must be <="));
+  g = good();
+  g.N = g.K = std::int64_t(1) << 24;
+  // (Fake addresses clear of each other: dD_t, A_t 2^36 bytes each, dB 8 x 2^48 floats = 2^53.)
+  g.dD_t = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(1) << 40);
+  g.A_t = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(2) << 40);
+  g.scale_dD_t = reinterpret_cast<const float*>(std::uintptr_t(3) << 40);
+  g.scale_A_t = reinterpret_cast<const float*>(std::uintptr_t(4) << 40);
+  g.offsets = reinterpret_cast<const int*>(std::uintptr_t(5) << 40);
+  g.dB = reinterpret_cast<float*>(std::uintptr_t(1) << 54);
+  const std::string tiles = refusal(g);
+  INFO(tiles);
+  CHECK(has(tiles, "tiles, more than 2^30 (the scheduler's arithmetic)"));
 }
 
 TEST_CASE("ch08 wgrad: the default kernel per shape", "[ch08][wgrad][cpu]") {

@@ -60,6 +60,29 @@ TEST_CASE("ch09 Hopper: bad calls are refused before any CUDA call", "[ch09][hop
   d.kernel = hopper_kernels().front().name;  // an MXFP8 kernel is not a bf16 one
   CHECK(has(refusal(good(), d), hopper_kernels().front().name));
   CHECK(has(refusal(good(), d), hopper_bf16_kernels().front().name));  // the list it offers
+  // A path that is no HopperPath (it ran the default path before).
+  HopperOptions bad_path;
+  bad_path.path = HopperPath(9);
+  CHECK(has(refusal(good(), bad_path), "HopperOptions::path = 9 is not a HopperPath"));
+  // K that the MXFP8 rules accept but the bf16 GEMM's 2 K-byte rows do not: refused by the
+  // path's own rule, naming K, before the workspace exists (it reached cudaMalloc before).
+  d.kernel.clear();
+  g = good();
+  g.M = g.N = 32;
+  g.K = std::int64_t(1) << 30;
+  g.lda = g.ldb = 0;
+  g.A = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(1) << 40);
+  g.B = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(2) << 40);
+  g.scale_a = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(3) << 40);
+  g.scale_b = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(4) << 40);
+  g.D = reinterpret_cast<void*>(std::uintptr_t(5) << 40);
+  g.scale_a_bytes = scale_bytes(g.M, g.K);
+  g.scale_b_bytes = scale_bytes(g.N, g.K);
+  g.ldd = 0;
+  const std::string big_k = refusal(g, d);
+  INFO(big_k);
+  CHECK(has(big_k, "K = 1073741824 must be <= 1073741312 on the dequantize_bf16 path"));
+  CHECK_FALSE(has(refusal(g), "K = 1073741824"));  // the default path's rules take it
 }
 
 TEST_CASE("ch09 Hopper: the dequantize_bf16 path's kernels", "[ch09][hopper][cpu]") {

@@ -1,6 +1,7 @@
 #include "ws_gemm.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 namespace fp8gemm::ch06 {
@@ -140,6 +141,10 @@ engine::EnginePlan make_plan(const PerTensorGemm& g, const Options& o) {
   const GemmRequirements req = requirements();
   // Validate before choosing, so a bad call is named as such rather than as a missing kernel.
   validate_gemm(args, req);
+  if (o.accumulation != Accumulation::fast && o.accumulation != Accumulation::promoted)
+    throw std::invalid_argument(std::string(req.who) + ": Options::accumulation = " +
+                                std::to_string(int(o.accumulation)) +
+                                " is not an Accumulation (fast, promoted)");
   const engine::KernelInfo& k =
       o.kernel.empty()
           ? choose_kernel(g.M, g.N, g.K, o.accumulation, engine::tma_store_compatible(args))

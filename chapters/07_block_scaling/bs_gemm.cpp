@@ -175,6 +175,9 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
   if (g.accumulate && g.output != Output::f32)
     fail("accumulate = true needs Output::f32 (D = A.B + D is kept in float; a bf16 D would be "
          "rounded twice)");
+  if (g.scale_a_layout.major != ScaleMajor::mn && g.scale_a_layout.major != ScaleMajor::k)
+    fail("scale_a_layout.major = " + std::to_string(int(g.scale_a_layout.major)) +
+         " is not a ScaleMajor (mn, k)");
   if (g.M >= 1 && g.K >= 1 && !g.scale_a_layout.ld_ok(g.M, g.K))
     fail("scale_a: " + fp8gemm::describe(g.scale_a_layout) + " is too small: " +
          (g.scale_a_layout.major == ScaleMajor::mn
@@ -193,7 +196,7 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
     // Split-K (splitk.hpp): its own kernels, FP32 partials in a workspace, then the reduce.
     const engine::KernelInfo& k =
         o.kernel.empty() ? choose_splitk_kernel(g.M, g.N) : splitk_kernel_named(o.kernel);
-    I.split = std::make_unique<SplitKPart>(k, args, req, o.splits, o.max_sms,
+    I.split = std::make_unique<SplitKPart>(k, args, req, o.splits, o.max_sms, o.raster,
                                            g.output == Output::f32, g.accumulate);
   } else {
     const engine::KernelInfo& k = o.kernel.empty()

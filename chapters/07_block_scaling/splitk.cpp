@@ -67,10 +67,11 @@ GemmArgs SplitKPart::workspace_args(const GemmArgs& user) const {
 }
 
 SplitKPart::SplitKPart(const engine::KernelInfo& kernel, const GemmArgs& user,
-                       const GemmRequirements& req, int splits, int max_sms, bool f32,
-                       bool accumulate)
+                       const GemmRequirements& req, int splits, int max_sms,
+                       engine::RasterOptions raster, bool f32, bool accumulate)
     : splits_(splits), f32_(f32), accumulate_(accumulate), user_(user), req_(req) {
   validate_splits(splits, user.M, user.N, user.K, kernel.block_m, kernel.block_n, req.who);
+  engine::check_plan_options(req.who, max_sms, raster);  // before the workspace exists
   if (splits < 1)
     throw std::invalid_argument(std::string(req.who) +
                                 ": split-K plan with splits = " + std::to_string(splits));
@@ -80,7 +81,7 @@ SplitKPart::SplitKPart(const engine::KernelInfo& kernel, const GemmArgs& user,
   workspace_ = DeviceBuffer<float>(std::size_t(splits) * std::size_t(user.M) * std::size_t(user.N));
   const std::int64_t tiles = ceil_div(user.M, kernel.block_m) * ceil_div(user.N, kernel.block_n);
   plan_ = std::make_unique<engine::PolicyPlan<engine::SplitKParams>>(
-      kernel, workspace_args(user), req, max_sms, engine::RasterOptions{}, true, tiles * splits);
+      kernel, workspace_args(user), req, max_sms, raster, true, tiles * splits);
   engine::SplitKParams& p = plan_->policy_params();
   p.split.tiles_m = int(ceil_div(user.M, kernel.block_m));
   p.split.tiles_n = int(ceil_div(user.N, kernel.block_n));

@@ -60,9 +60,10 @@ class SplitKPart {
  public:
   /// `user`: the caller's call (validated by validate_gemm already); `f32`: Output::f32.
   /// Checks the caller's pointers (check_gemm_pointers), allocates the workspace, builds the
-  /// engine plan with D = the workspace (ldd = N, FP32) and a grid sized for tiles x splits.
+  /// engine plan with D = the workspace (ldd = N, FP32) and a grid sized for tiles x splits;
+  /// `max_sms` and `raster` are checked before the workspace exists and passed to that plan.
   SplitKPart(const engine::KernelInfo& kernel, const GemmArgs& user, const GemmRequirements& req,
-             int splits, int max_sms, bool f32, bool accumulate);
+             int splits, int max_sms, engine::RasterOptions raster, bool f32, bool accumulate);
   /// The block-scaled part of the kernel's parameters, for the chapter's plan to fill (scales).
   engine::BlockScaledParams& params() { return plan_->policy_params(); }
   /// The GEMM, then the reduce, on `stream`: launches only.

@@ -179,6 +179,24 @@ GroupedGemm checked_with_defaults(const GroupedGemm& in) {
     fail("masked_m is a null pointer (masked layout: G int32 row counts on the device)");
   if (g.layout != Layout::contiguous && g.layout != Layout::masked)
     fail("layout = " + std::to_string(int(g.layout)) + " is neither contiguous nor masked");
+  // The kernel reads the description as int32 and scale_a by TMA: a misaligned address would
+  // fault there (cudaErrorMisalignedAddress, sticky), so it is refused here, constructor and
+  // rebind alike.
+  const char* description = g.layout == Layout::contiguous ? "offsets" : "masked_m";
+  const int* desc = g.layout == Layout::contiguous ? g.offsets : g.masked_m;
+  if (const auto off = reinterpret_cast<std::uintptr_t>(desc) % 4; off != 0)
+    fail(std::string(description) + " must be 4-byte aligned (int32 on the device); its address % 4 = " +
+         std::to_string(off));
+  if (const auto off = reinterpret_cast<std::uintptr_t>(g.scale_a) % 16; off != 0)
+    fail("scale_a must be 16-byte aligned (the kernel reads it by TMA); its address % 16 = " +
+         std::to_string(off));
+  // Bounds before the products below (rows x G, N x G) are formed: each factor at most max_dim,
+  // G an int, so neither can overflow 64 bits.
+  const std::int64_t max_dim = requirements().max_dim;
+  if (g.rows > max_dim)
+    fail(std::string(g.layout == Layout::contiguous ? "rows" : "rows (M_max)") + " = " +
+         std::to_string(g.rows) + " must be <= " + std::to_string(max_dim));
+  if (g.N > max_dim) fail("N = " + std::to_string(g.N) + " must be <= " + std::to_string(max_dim));
   if (g.lda == 0) g.lda = g.K;
   if (g.ldb == 0) g.ldb = g.K;
   if (g.ldd == 0) g.ldd = g.N;
@@ -348,9 +366,6 @@ void Plan::rebind(const GroupedGemm& in) {
   validate_gemm(args, requirements());  // non-null and aligned before any CUDA query
   validate_disjoint_from_d(args, description_of(g), description_bytes(g),
                            g.layout == Layout::contiguous ? "offsets" : "masked_m", requirements());
-  if (const auto off = reinterpret_cast<std::uintptr_t>(g.scale_a) % 16; off != 0)
-    fail("rebind: scale_a must be 16-byte aligned (read by TMA); address % 16 = " +
-         std::to_string(off));
   // What the engine does not check: the description.
   if (description_of(g) != description_of(was))
     require_device_accessible(description_of(g), description_bytes(g), kWho,

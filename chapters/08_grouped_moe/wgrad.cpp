@@ -24,6 +24,14 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 /// Bytes per element of dB.
 int d_bytes(const WeightGradGemm& g) { return g.output == WeightGradOutput::bf16 ? 2 : 4; }
 
+GemmRequirements wgrad_requirements() {
+  GemmRequirements req = engine::engine_requirements(kWho);
+  req.recipe_a = ScaleRecipe::group_1x128;
+  req.recipe_b = ScaleRecipe::group_1x128;
+  req.k_reason = " (token_capacity: the row stride of dD_t and A_t must be a multiple of 16 bytes for TMA)";
+  return req;
+}
+
 /// The scale tensor of a transposed operand (rows x token_capacity): mn-major, ld % 4 == 0, big
 /// enough; `name` for the message.
 void check_scale_layout(const GroupScaleLayout& l, std::int64_t rows, std::int64_t tokens,
@@ -42,6 +50,23 @@ WeightGradGemm checked_with_defaults(const WeightGradGemm& in) {
   WeightGradGemm g = in;
   if (g.groups < 1) fail("groups = " + std::to_string(g.groups) + " must be >= 1");
   if (g.offsets == nullptr) fail("offsets is a null pointer (G + 1 int32 token offsets on the device)");
+  // The kernel reads offsets as int32 and the two scale tensors by TMA: a misaligned address
+  // would fault there (cudaErrorMisalignedAddress, sticky), so it is refused here, constructor
+  // and rebind alike.
+  if (const auto off = reinterpret_cast<std::uintptr_t>(g.offsets) % 4; off != 0)
+    fail("offsets must be 4-byte aligned (int32 on the device); its address % 4 = " +
+         std::to_string(off));
+  for (const auto& [name, ptr] : {std::pair<const char*, const float*>{"scale_dD_t", g.scale_dD_t},
+                                  {"scale_A_t", g.scale_A_t}})
+    if (const auto off = reinterpret_cast<std::uintptr_t>(ptr) % 16; off != 0)
+      fail(std::string(name) + " must be 16-byte aligned (the kernel reads it by TMA); its "
+           "address % 16 = " + std::to_string(off));
+  // Bounds before the products below (N x G) are formed: each factor at most max_dim, G an int.
+  const std::int64_t max_dim = wgrad_requirements().max_dim;
+  for (const auto& [name, v] : {std::pair<const char*, std::int64_t>{"N", g.N}, {"K", g.K},
+                                {"token_capacity", g.token_capacity}})
+    if (v > max_dim) fail(std::string(name) + " = " + std::to_string(v) + " must be <= " +
+                          std::to_string(max_dim));
   if (g.token_capacity < 1)
     fail("token_capacity = " + std::to_string(g.token_capacity) +
          " must be >= 1 (the columns of dD_t and A_t; max_padded_tokens(T, G))");
@@ -73,18 +98,10 @@ GemmArgs engine_args(const WeightGradGemm& g) {
   // and memory, and D against the inputs over all of them (validate.hpp, d_rows).
   args.d_rows = g.N * g.groups;
   if (g.N >= 1 && g.K >= 1) {
-    args.scale_a_extent = g.scale_dD_t_layout.required_elements(g.N, g.token_capacity);
-    args.scale_b_extent = g.scale_A_t_layout.required_elements(g.K, g.token_capacity);
+    args.scale_a_extent = scale_extent(g.scale_dD_t_layout, g.N, g.token_capacity);
+    args.scale_b_extent = scale_extent(g.scale_A_t_layout, g.K, g.token_capacity);
   }
   return args;
-}
-
-GemmRequirements wgrad_requirements() {
-  GemmRequirements req = engine::engine_requirements(kWho);
-  req.recipe_a = ScaleRecipe::group_1x128;
-  req.recipe_b = ScaleRecipe::group_1x128;
-  req.k_reason = " (token_capacity: the row stride of dD_t and A_t must be a multiple of 16 bytes for TMA)";
-  return req;
 }
 
 
@@ -170,6 +187,19 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
          std::to_string(req.max_dim));
   validate_gemm(args, req);
   validate_disjoint_from_d(args, g.offsets, std::size_t(g.groups + 1) * 4, "offsets", req);
+  // The scheduler's 2^30 tiles, first for the kernel with the fewest tiles (pure C++), so a call
+  // no kernel can take is refused before the default choice asks the GPU for its SM count.
+  const auto work_tiles_of = [&](const engine::KernelInfo& k) {
+    return ceil_div(ceil_div(g.N, k.block_m), k.cluster_m) * k.cluster_m * ceil_div(g.K, k.block_n) *
+           g.groups;
+  };
+  const auto refuse_tiles = [](std::int64_t tiles) {
+    fail("G x tiles = " + std::to_string(tiles) +
+         " tiles, more than 2^30 (the scheduler's arithmetic)");
+  };
+  std::int64_t fewest_tiles = INT64_MAX;
+  for (const auto& k : wgrad_kernels()) fewest_tiles = std::min(fewest_tiles, work_tiles_of(k));
+  if (fewest_tiles > (std::int64_t(1) << 30)) refuse_tiles(fewest_tiles);
   const bool tma_ok = tma_compatible(g);
   const engine::KernelInfo& k =
       o.kernel.empty() ? default_wgrad_kernel(g.N, g.K, g.groups, current_device_sm_count(),
@@ -188,11 +218,8 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   // The persistent grid is sized for the tiles of all groups (the plan alone would count one).
   // With a 2 x 1 cluster a unit is a pair of row tiles (the last one's partner may lie past N).
   const std::int64_t tiles_m = ceil_div(g.N, k.block_m), tiles_n = ceil_div(g.K, k.block_n);
-  const std::int64_t work_tiles =
-      ceil_div(tiles_m, k.cluster_m) * k.cluster_m * tiles_n * g.groups;
-  if (work_tiles > (std::int64_t(1) << 30))
-    fail("G x tiles = " + std::to_string(work_tiles) +
-         " tiles, more than 2^30 (the scheduler's arithmetic)");
+  const std::int64_t work_tiles = work_tiles_of(k);
+  if (work_tiles > (std::int64_t(1) << 30)) refuse_tiles(work_tiles);
   impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true,
                                                work_tiles);
   require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
@@ -233,12 +260,6 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   validate_gemm(args, wgrad_requirements());  // non-null and aligned before any CUDA query
   validate_disjoint_from_d(args, g.offsets, std::size_t(g.groups + 1) * 4, "offsets",
                            wgrad_requirements());
-  for (const auto& [name, ptr] : {std::pair<const char*, const float*>{"scale_dD_t", g.scale_dD_t},
-                                  {"scale_A_t", g.scale_A_t}})
-    if (reinterpret_cast<std::uintptr_t>(ptr) % 16 != 0)
-      fail(std::string("rebind: ") + name +
-           " must be 16-byte aligned (the kernel reads it by TMA); its address % 16 = " +
-           std::to_string(reinterpret_cast<std::uintptr_t>(ptr) % 16));
   // What the engine does not check: the offsets.
   if (g.offsets != was.offsets)
     require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/cuda.hpp"
+#include "common/launch.hpp"
 #include "common/engine/params.hpp"
 #include "common/quantize_gpu.hpp"
 
@@ -86,10 +87,25 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
   const GemmArgs args = gemm_args(g);
   const GemmRequirements req = hopper_requirements();
   validate_gemm(args, req);
+  if (o.path != HopperPath::promote_per_block && o.path != HopperPath::dequantize_bf16)
+    throw std::invalid_argument(std::string(kWho) + ": HopperOptions::path = " +
+                                std::to_string(int(o.path)) +
+                                " is not a HopperPath (promote_per_block, dequantize_bf16)");
   if (o.path == HopperPath::dequantize_bf16) {
     Impl& I = *impl_;
     I.call = g;
     const engine::KernelInfo& k = bf16_kernel(o.kernel, args);
+    // Everything that can refuse the call, before the workspace exists: the bf16 GEMM reads rows
+    // of 2 K bytes, its kernel must fit the call (checked on placeholder operands: only D and
+    // the sizes matter there), and the caller's buffers are memory the kernels may read.
+    const std::int64_t max_dim = engine::engine_requirements(kWho).max_dim;
+    if (2 * g.K > max_dim)
+      throw std::invalid_argument(std::string(kWho) + ": K = " + std::to_string(g.K) +
+                                  " must be <= " + std::to_string(max_dim / 2) +
+                                  " on the dequantize_bf16 path (the bf16 GEMM reads rows of "
+                                  "2 K bytes)");
+    engine::check_kernel_fits(k, bf16_args(g, nullptr, nullptr, nullptr), kWho);
+    check_gemm_pointers(args, req);
     // (M + N) K bf16, then 16 bytes for the two per-tensor scales (1.0f): 16-byte aligned, since
     // K is a multiple of 32.
     I.workspace = DeviceBuffer<std::uint16_t>(std::size_t((g.M + g.N) * g.K + 8));

@@ -63,6 +63,11 @@ struct RasterOptions {
   int along_n = -1;  ///< -1: choose; 0: bands of rows (walk down M); 1: bands of columns
 };
 
+/// The plan options every engine plan takes: max_sms >= 0 and raster.along_n in {-1, 0, 1}, else
+/// std::invalid_argument prefixed by `who`. Pure C++ (no CUDA call): EnginePlan checks them, and
+/// a plan that allocates before it builds its EnginePlan (chapter 7's split-K) calls this first.
+void check_plan_options(const char* who, int max_sms, const RasterOptions& raster);
+
 /// Requirements of every engine kernel on a call (validate.hpp): K a multiple of 16 (TMA row
 /// strides), 16-byte aligned A and B with lda, ldb multiples of 16 bytes, 2-byte aligned D,
 /// M and N at most 2^31 - 1024 (int32 TMA coordinates of the last, cluster-rounded tiles).
@@ -82,6 +87,15 @@ void require_same_call_but_pointers(const GemmArgs& built, const GemmArgs& next,
 /// output, accumulate, groups): throws std::invalid_argument "<who>: rebind: <field> differs from
 /// the call the plan was built for; ..." unless `same`. Pure C++ (no CUDA call).
 void require_same_field(const char* field, bool same, const char* who);
+
+/// The checks of a kernel against a call that need neither a GPU nor the call's memory, in the
+/// order EnginePlan makes them after validate_gemm(): a TMA-store kernel needs a D that TMA can
+/// store, an FP32 kernel an FP32 D, a staged kernel K in whole rounds; check_plan_options(); the
+/// tile units fit the scheduler's int arithmetic. Throws std::invalid_argument prefixed by
+/// `who`. For a plan that must refuse before it allocates what its EnginePlan will read
+/// (chapter 9's dequantize_bf16 path).
+void check_kernel_fits(const KernelInfo& kernel, const GemmArgs& args, const std::string& who,
+                       int max_sms = 0, RasterOptions raster = {});
 
 class EnginePlan {
  public:

@@ -12,6 +12,16 @@
 
 namespace fp8gemm::engine {
 
+void check_plan_options(const char* who, int max_sms, const RasterOptions& raster) {
+  if (max_sms < 0)
+    throw std::invalid_argument(std::string(who) + ": max_sms = " + std::to_string(max_sms) +
+                                " must be >= 0 (0: all SMs)");
+  if (raster.along_n < -1 || raster.along_n > 1)
+    throw std::invalid_argument(std::string(who) + ": raster.along_n = " +
+                                std::to_string(raster.along_n) +
+                                " (want -1: choose, 0: bands of rows, 1: bands of columns)");
+}
+
 GemmRequirements engine_requirements(const char* who) {
   GemmRequirements r;
   r.who = who;
@@ -99,13 +109,11 @@ cudaLaunchConfig_t launch_config(const KernelInfo& kernel, int ctas, cudaStream_
 
 }  // namespace
 
-EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const GemmRequirements& req,
-                       int max_sms, RasterOptions raster, bool persistent, std::int64_t work_tiles)
-    : kernel_(kernel), who_(req.who), args_(args), req_(req) {
-  validate_gemm(args, req);
+void check_kernel_fits(const KernelInfo& kernel, const GemmArgs& args, const std::string& who,
+                       int max_sms, RasterOptions raster) {
   if (kernel.epilogue == EpilogueKind::tma_store && !tma_store_compatible(args))
     throw std::invalid_argument(
-        who_ + ": kernel " + kernel.name +
+        who + ": kernel " + kernel.name +
         " stores D with TMA, which needs D 16-byte aligned and ldd a multiple of 8 (rows 16 bytes "
         "apart); got ldd = " + std::to_string(args.ldd) +
         " (pick a kernel with the registers epilogue for this D)");
@@ -113,21 +121,16 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   // gradient builds it; the policy checks that D suits TMA).
   const bool f32_kernel = writes_f32(kernel.epilogue);
   if (f32_kernel != (args.d_element_bytes == 4))
-    throw std::invalid_argument(who_ + ": kernel " + kernel.name + " writes " +
+    throw std::invalid_argument(who + ": kernel " + kernel.name + " writes " +
                                 (f32_kernel ? "float" : "bf16") + " D, the call passes " +
                                 (args.d_element_bytes == 4 ? "float" : "bf16") + " D");
   // A loop that takes the K blocks in whole rounds from ring stage 0 (staged_loop.cuh).
   if (kernel.k_round > 1 && args.K % (128 * kernel.k_round) != 0)
-    throw std::invalid_argument(who_ + ": kernel " + kernel.name + " runs the K blocks in whole "
+    throw std::invalid_argument(who + ": kernel " + kernel.name + " runs the K blocks in whole "
                                 "rounds of " + std::to_string(kernel.k_round) + ": K = " +
                                 std::to_string(args.K) + " must be a multiple of " +
                                 std::to_string(128 * kernel.k_round));
-  if (max_sms < 0)
-    throw std::invalid_argument(who_ + ": max_sms = " + std::to_string(max_sms) +
-                                " must be >= 0 (0: all SMs)");
-  if (raster.along_n < -1 || raster.along_n > 1)
-    throw std::invalid_argument(who_ + ": raster.along_n = " + std::to_string(raster.along_n) +
-                                " (want -1: choose, 0: bands of rows, 1: bands of columns)");
+  check_plan_options(who.c_str(), max_sms, raster);
 
   // The tile space, in 64 bits, then refused if the kernel's int arithmetic could overflow.
   const std::int64_t tiles_m = ceil_div(args.M, kernel.block_m);
@@ -136,10 +139,22 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   const std::int64_t units_n = ceil_div(tiles_n, kernel.cluster_n);
   const std::int64_t units = units_m * units_n;
   if (units > (std::int64_t(1) << 30))
-    throw std::invalid_argument(who_ + ": M x N = " + std::to_string(args.M) + " x " +
+    throw std::invalid_argument(who + ": M x N = " + std::to_string(args.M) + " x " +
                                 std::to_string(args.N) + " needs " + std::to_string(units) +
                                 " tiles, more than 2^30 (the scheduler's int arithmetic)");
+}
 
+EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const GemmRequirements& req,
+                       int max_sms, RasterOptions raster, bool persistent, std::int64_t work_tiles)
+    : kernel_(kernel), who_(req.who), args_(args), req_(req) {
+  validate_gemm(args, req);
+  check_kernel_fits(kernel, args, who_, max_sms, raster);
+  const std::int64_t tiles_m = ceil_div(args.M, kernel.block_m);
+  const std::int64_t tiles_n = ceil_div(args.N, kernel.block_n);
+  const std::int64_t units_m = ceil_div(tiles_m, kernel.cluster_m);
+  const std::int64_t units_n = ceil_div(tiles_n, kernel.cluster_n);
+  const std::int64_t units = units_m * units_n;
+  const bool f32_kernel = writes_f32(kernel.epilogue);
   check_gemm_pointers(args, req);
   prepare_kernel(kernel.kernel, kernel.name.c_str(), "sm_90a", int(kernel.smem_bytes));
 

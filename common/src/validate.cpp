@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace fp8gemm {
 
@@ -163,8 +164,14 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
   check_scales(req, a.scale_b, "scale_b", a.recipe_b, req.recipe_b, a.scale_b_count, a.N, a.K,
                "N");
 
+  for (const auto& [extent, name] : {std::pair{a.scale_a_extent, "scale_a"},
+                                     std::pair{a.scale_b_extent, "scale_b"}})
+    if (extent < -1)
+      fail(req, std::string(name) + ": the layout's ld is too large: its last scale lies past "
+                    "64-bit byte offsets (scale_layout.hpp, scale_extent)");
+
   // The kernel writes D while it reads the others: no byte of D may be one of theirs (the extents
-  // cannot overflow: the leading dimensions were checked above).
+  // cannot overflow: the leading dimensions and the scale layouts were checked above).
   const GemmExtents e = gemm_extents(a);
   const ByteRange d{a.D, e.d};
   check_disjoint(req, d, "D", ByteRange{a.A, e.a}, "A");
