@@ -302,6 +302,21 @@ TEST_CASE("library: plans refuse bad calls before any GPU work", "[library][refu
           BlockScaledOptions{.kernel = "no_such_kernel"});
     });
     CHECK(has(r, "no kernel named 'no_such_kernel'"));
+    // Split-K (opt-in) runs chapter 7's split-K kernels: the dispatched whole-K name used to be
+    // handed to it and refused ("split-K: no kernel named ..."); its options are checked first.
+    const BlockScaledGemm small{.M = 64, .N = 2112, .K = 7168, .A = p,
+                                .B = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x40000000)),
+                                .scale_a = s,
+                                .scale_b = reinterpret_cast<const float*>(std::uintptr_t(0x50000000)),
+                                .D = d};
+    r = test::refusal_of([&] { BlockScaledPlan plan(small, BlockScaledOptions{.splits = 2}); });
+    INFO(r);
+    CHECK_FALSE(has(r, "no kernel named"));
+    if (a.device < 0) CHECK(has(r, "OTHER"));  // past every check: no GPU to run it on
+    r = test::refusal_of([&] {
+      BlockScaledPlan plan(small, BlockScaledOptions{.max_sms = -1, .splits = 2});
+    });
+    CHECK(has(r, "max_sms = -1 must be >= 0"));
     r = test::refusal_of([&] {
       PerTensorPlan plan(PerTensorGemm{
           .M = 0, .N = 128, .K = 128, .A = p, .B = p, .D = d, .scale_a = s, .scale_b = s});

@@ -60,6 +60,16 @@ std::string PerTensorPlan::describe() const {
 
 BlockScaledPlan::BlockScaledPlan(const BlockScaledGemm& in, const BlockScaledOptions& o) {
   check_hopper("fp8gemm::BlockScaledPlan");
+  if (o.splits != 0) {
+    // Split-K (opt-in): chapter 7's split-K kernels and rule. The dispatch table and
+    // FP8GEMM_KERNEL_BLOCK_SCALED name whole-K kernels, so neither applies.
+    plan_ = std::make_unique<ch07::Plan>(in, o);
+    choice_ = {plan_->kernel().name, o.kernel.empty() ? DispatchRule::chapter : DispatchRule::option,
+               "split-K, Options::splits = " + std::to_string(o.splits) +
+                   (o.kernel.empty() ? ": chapter 7's split-K rule (splitk.hpp)"
+                                     : ": Options::kernel")};
+    return;
+  }
   const BlockScaledGemm g = ch07::with_defaults(in);  // ldd = N when 0
   choice_ =
       choose_block_scaled(g.M, g.N, g.K, g.output == BlockScaledOutput::f32,

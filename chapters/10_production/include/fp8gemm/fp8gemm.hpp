@@ -38,7 +38,10 @@
 //     enqueued). Such runs all write the plan's D, so concurrent computations need their own
 //     outputs: a plan each, or rebind() between launches (below). Exception: a BlockScaledPlan
 //     that converts scale_a (converts_scale_a()) owns a scale workspace that every run writes:
-//     one stream at a time for such a plan (the PyTorch ops never build one). So does a
+//     one stream at a time for such a plan (the PyTorch ops never build one). So do a split-K
+//     BlockScaledPlan (Options::splits >= 1: its workspace of partial tiles), an MxPlan on the
+//     dequantize_bf16 path (MxOptions::hopper_dequantize_bf16: its bf16 operands; the PyTorch
+//     op keeps one such plan per stream), and a
 //     GroupedPlan given one of chapter 8's stream-K comparison kernels by name (_sk, _skr): its
 //     workspace of partial tiles and flags is the plan's, and two runs at once may mix partials
 //     or leave an owner waiting for a flag the other run consumed; and one given a counter
@@ -135,7 +138,10 @@ class PerTensorPlan {
 
 using BlockScaledGemm = ch07::BlockScaledGemm;
 /// Options::kernel overrides the dispatch (a name of ch07::kernels() that can write the call's
-/// D); max_sms and raster as chapter 7's.
+/// D); max_sms and raster as chapter 7's. Options::splits >= 1 (opt-in, for small M) runs chapter
+/// 7's split-K path: its own kernels (Options::kernel then names one of ch07::splitk_kernels(),
+/// "" its rule), neither the dispatch table nor FP8GEMM_KERNEL_BLOCK_SCALED applies, and the
+/// plan owns the partials' workspace (S x M x N floats): one stream at a time for such a plan.
 using BlockScaledOptions = ch07::Options;
 using BlockScaledOutput = ch07::Output;
 
@@ -149,8 +155,8 @@ class BlockScaledPlan {
   BlockScaledPlan& operator=(BlockScaledPlan&&) noexcept;
 
   /// Launches on `stream`: the A-scale conversion if the layout needs it, then the GEMM (chapter
-  /// 7's Plan::run). Thread-safe, except a converting plan (converts_scale_a()), which owns a
-  /// workspace: one stream at a time.
+  /// 7's Plan::run). Thread-safe, except a converting plan (converts_scale_a()) and a split-K
+  /// one (Options::splits >= 1), which own a workspace: one stream at a time.
   void run(cudaStream_t stream) const;
   /// Re-points the plan at the buffers of `gemm`, the same call in everything but A, B, scale_a,
   /// scale_b and D (the header's "Threads, streams and devices"). Throws std::invalid_argument
@@ -239,10 +245,11 @@ struct MxOptions {
   std::string kernel;
   /// Hopper only, opt-in: chapter 9's dequantize_bf16 path (ch09::HopperPath) instead of the
   /// dispatched MXFP8 kernel: A and B dequantised to bf16 (exact for every value bf16 holds)
-  /// into a workspace the plan owns, (M + N) K 2 bytes, then a bf16 GEMM; 1.5-1.9x the default
-  /// kernel on the H200 at M = 4096 and 8192^3 (chapter 9's README, "The Hopper half"), at the
-  /// cost of that memory and a second launch per run(). Refused on Blackwell (its kernel scales
-  /// in the tensor cores already).
+  /// into a workspace the plan owns, (M + N) K 2 bytes, then a bf16 GEMM; 1.60-1.87x the default
+  /// kernel on the H200 at M = 4096 and 8192^3 (chapter 9's README, "The second Hopper path"), at
+  /// the cost of that memory and a second launch per run(), which writes the workspace: one
+  /// stream at a time for such a plan. Refused on Blackwell (its kernel scales in the tensor
+  /// cores already).
   bool hopper_dequantize_bf16 = false;
 };
 
@@ -260,7 +267,8 @@ class MxPlan {
   MxPlan(MxPlan&&) noexcept;
   MxPlan& operator=(MxPlan&&) noexcept;
 
-  /// Thread-safe (the header's "Threads, streams and devices").
+  /// Thread-safe (the header's "Threads, streams and devices"), except on the dequantize_bf16
+  /// path: one stream at a time (the workspace).
   void run(cudaStream_t stream) const;
   /// Re-points the plan at the buffers of `gemm` (A, B, scale_a, scale_b, D; the scales'
   /// allocated sizes may change too), the same call otherwise; as PerTensorPlan::rebind. On

@@ -266,6 +266,15 @@ BlockScales block_scales(const char* op, const char* name, const at::Tensor& s, 
   return {s.contiguous(), BlockScaleLayout{kg}};
 }
 
+/// The engine's K rule (rows of A and B 16 bytes apart for TMA), checked by the op before it
+/// copies a scale tensor into the kernel's layout, so a refused call launches nothing.
+void check_k16(const char* op, const char* name, std::int64_t K) {
+  if (K % 16 != 0)
+    fail(op, std::string(name) + " = " + std::to_string(K) +
+                 " must be a multiple of 16 (the rows of the FP8 operands must be 16 bytes apart "
+                 "for TMA)");
+}
+
 /// offsets / masked_m: 1-D int32 on the device, unit stride, `count` entries.
 void check_index_vector(const char* op, const char* name, const at::Tensor& t,
                         const at::Device& device, const char* doc) {
@@ -305,13 +314,17 @@ enum PlanKind : std::int64_t { kPerTensor = 1, kBlockScaled = 2, kGrouped = 3, k
 /// capturing a CUDA graph, a fresh one for that call, zeroed inside the graph (`keep` holds it
 /// until the launch is enqueued; the caching allocator keeps its memory for the graph), so that
 /// graphs captured on one stream and replayed at once on others never share one.
-int* tile_counter_for(const at::Device& dev, cudaStream_t stream, at::Tensor& keep) {
+bool capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   const cudaError_t e = cudaStreamIsCapturing(stream, &capture);
   if (e != cudaSuccess)
     throw std::runtime_error(std::string("fp8gemm: cudaStreamIsCapturing: ") + cudaGetErrorString(e));
+  return capture != cudaStreamCaptureStatusNone;
+}
+
+int* tile_counter_for(const at::Device& dev, cudaStream_t stream, at::Tensor& keep) {
   const auto options = at::TensorOptions().dtype(at::kInt).device(dev);
-  if (capture != cudaStreamCaptureStatusNone) {
+  if (capturing(stream)) {
     keep = at::zeros({2}, options);
     return i32_ptr(keep);
   }
@@ -548,9 +561,19 @@ at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Ten
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kMx).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb);
     key.add(std::int64_t(dequantize_bf16)).add(std::int64_t(aligned(g.D, 16)));
+    const cudaStream_t stream = current_stream(dev);
+    if (dequantize_bf16) {
+      // This path's plan owns a workspace that every run writes (the bf16 operands): one plan per
+      // stream, so that two streams never share it; and no CUDA-graph capture, since the cache
+      // may drop the plan, and free its workspace, while a captured graph still reads it.
+      if (capturing(stream))
+        fail(op, "dequantize_bf16=True cannot be captured in a CUDA graph (its cached plan owns a "
+                 "workspace that the plan cache may free while the graph still uses it); capture "
+                 "the default path (dequantize_bf16=False)");
+      key.add(std::int64_t(reinterpret_cast<std::uintptr_t>(stream)));
+    }
     PlanKey buffers;
     buffers.add(g.A).add(g.B).add(g.scale_a).add(g.scale_b).add(g.D);
-    const cudaStream_t stream = current_stream(dev);
     g_mx.run(
         key, buffers,
         [&] {
@@ -582,6 +605,7 @@ void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& sc
     fail(op,
          "accumulate=True needs a torch.float32 out (D = A.B^T + D is kept in float32; a "
          "bf16 D would be rounded twice)");
+  check_k16(op, "K", K);
   const GroupScales sa = group_scales(op, "scale_a", scale_a, M, K, "M", "K", dev);
   const BlockScales sb = block_scales(op, "scale_b", scale_b, 0, N, K, dev);
   const std::int64_t ldd = row_major_ld(op, "out", out, 0);
@@ -688,6 +712,7 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
   const std::int64_t all_rows = masked ? G * rows : rows;
   const std::int64_t lda = masked ? stacked_ld(op, "a", a) : row_major_ld(op, "a", a, 0);
   const std::int64_t ldb = stacked_ld(op, "b", b);
+  check_k16(op, "K", K);
   const GroupScales sa =
       group_scales(op, "scale_a", scale_a, all_rows, K, masked ? "G * M_max" : "rows", "K", dev);
   const BlockScales sb = block_scales(op, "scale_b", scale_b, G, N, K, dev);
@@ -796,6 +821,7 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
   check_size(op, "a_t", a_t, 1, cap, "T_cap of dd_t: both operands hold the same token columns");
   const std::int64_t ld_dd = row_major_ld(op, "dd_t", dd_t, 0);
   const std::int64_t ld_a = row_major_ld(op, "a_t", a_t, 0);
+  check_k16(op, "T_cap (the token columns of dd_t and a_t)", cap);
   const GroupScales sd = group_scales(op, "scale_dd_t", scale_dd_t, N, cap, "N", "T_cap", dev);
   const GroupScales sa = group_scales(op, "scale_a_t", scale_a_t, K, cap, "K", "T_cap", dev);
   if (!out.defined()) fail(op, "out is an undefined tensor");

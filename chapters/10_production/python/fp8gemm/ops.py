@@ -290,7 +290,8 @@ def gemm_mx(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor, *,
     quantize_mx_1x32 returns them. On Hopper chapter 9's kernel (a promotion per 32 K) runs;
     dequantize_bf16=True runs its second path instead (A and B dequantised to bf16, exactly, into
     a workspace the cached plan owns, (M + N) K 2 bytes, then a bf16 GEMM: 1.6-1.9x faster at
-    large M on the H200; chapter 9's README)."""
+    large M on the H200; chapter 9's README). That plan is kept per stream, and the path refuses
+    CUDA-graph capture (ValueError): the cache may free its workspace while a graph uses it."""
     return _ops().gemm_mx(a, scale_a, b, scale_b, dequantize_bf16)
 
 

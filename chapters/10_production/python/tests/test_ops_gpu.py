@@ -788,6 +788,42 @@ def test_gemm_mx_misuse():
     assert torch.isfinite(d).all()
 
 
+def test_gemm_mx_dequantize_path_per_stream_and_not_captured():
+    """The dequantize_bf16 path's plan owns a workspace every run writes: two streams get a plan
+    each (both results right when they run at once), and a CUDA-graph capture is refused (the
+    plan cache could free the workspace under the graph); the default path captures."""
+    require_gpu()
+    M, N, K = 512, 640, 2048
+    gen = _gen(92)
+    qa, sa = ops.quantize_mx_1x32(make_bf16((M, K), gen))
+    qb, sb = ops.quantize_mx_1x32(make_bf16((N, K), gen))
+    qc, sc = ops.quantize_mx_1x32(make_bf16((M, K), gen))
+    ref_a = ops.gemm_mx(qa, sa, qb, sb)
+    ref_c = ops.gemm_mx(qc, sc, qb, sb)
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    torch.cuda.synchronize()
+    before = fp8gemm.ops.plan_cache_stats()
+    for _ in range(20):
+        with torch.cuda.stream(s1):
+            d1 = ops.gemm_mx(qa, sa, qb, sb, dequantize_bf16=True)
+        with torch.cuda.stream(s2):
+            d2 = ops.gemm_mx(qc, sc, qb, sb, dequantize_bf16=True)
+    torch.cuda.synchronize()
+    after = fp8gemm.ops.plan_cache_stats()
+    assert rel_error(d1, ref_a.double()) <= tolerance(K) and rel_error(d2, ref_c.double()) <= tolerance(K)
+    assert after["misses"] - before["misses"] <= 2  # a plan per stream, then hits
+    graph = torch.cuda.CUDAGraph()
+    with raises(ValueError, match=r"dequantize_bf16=True cannot be captured in a CUDA graph"):
+        with torch.cuda.graph(graph):
+            ops.gemm_mx(qa, sa, qb, sb, dequantize_bf16=True)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        d3 = ops.gemm_mx(qa, sa, qb, sb)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(d3, ref_a)
+
+
 def test_misuse_messages():
     require_gpu()
     M, N, K = 256, 384, 1024
