@@ -202,7 +202,35 @@ TEST_CASE("cuBLASLt argument checks throw std::invalid_argument naming the argum
                         true, nullptr);
       },
       "null pointer");
-  // Nothing was launched and no CUDA error is pending.
+  // Memory the GPU cannot use, a buffer too short, and D over an input: refused before cuBLASLt
+  // runs (it would fault, a sticky error, or compute from bytes it is overwriting).
+  std::vector<std::uint8_t> host(std::size_t(M * K));
+  require_invalid(
+      [&] {
+        gemm.per_tensor(M, N, K, host.data(), B.data(), D.data(), scale_a.data(), scale_b.data(),
+                        false, nullptr);
+      },
+      "A");
+  const DeviceBuffer<std::uint8_t> short_b(std::size_t(N * K / 2));
+  require_invalid(
+      [&] {
+        gemm.per_tensor(M, N, K, A.data(), short_b.data(), D.data(), scale_a.data(),
+                        scale_b.data(), false, nullptr);
+      },
+      "B");
+  DeviceBuffer<std::uint8_t> both(std::size_t(M * K + 2 * M * N));
+  require_invalid(
+      [&] {
+        gemm.per_tensor(M, N, K, both.data(), B.data(),
+                        reinterpret_cast<std::uint16_t*>(both.data() + 64), scale_a.data(),
+                        scale_b.data(), false, nullptr);
+      },
+      "overlap");
+  // A good call on the same plan after the refusals: the checks are redone for new buffers.
+  gemm.per_tensor(M, N, K, A.data(), B.data(), D.data(), scale_a.data(), scale_b.data(), false,
+                  nullptr);
+  CHECK(cudaDeviceSynchronize() == cudaSuccess);
+  // The refusals launched nothing and left no CUDA error pending.
   CHECK(cudaGetLastError() == cudaSuccess);
   CHECK(CublasLtGemm::version() > 0);
 }
