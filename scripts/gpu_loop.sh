@@ -21,7 +21,7 @@
 #                json/ch07_block_scaling.json) and its accuracy study (json/ch07_accuracy.json)
 #     ch08       chapter 8's forward pass (ch08_grouped_moe) with --gpu_delay_us=50 on the peers'
 #                cases: balanced and masked built in, the skewed ones from bench/peers_moe.py's
-#                seeded group sizes (its --dry-run, no torch: json/moe_groups_ch08.json), each
+#                seeded group sizes (its --ch08-case-args, no torch: json/moe_groups_ch08.json), each
 #                contiguous case beside a loop of chapter-7 calls (json/ch08_grouped_moe.json);
 #                CH08_ARGS="--kernels=all" adds arguments
 #     ch09       chapter 9's Hopper MXFP8 GEMM (ch09_hopper_mxfp8 --kernels=all: the default kernel

@@ -1,5 +1,5 @@
 // The engine kernels chapter 6 compiles: each a KernelConfig instance (common/engine/config.cuh)
-// in fast and promoted accumulation. kernels() lists them; the per-shape table (table.cpp) and
+// in fast and promoted accumulation. kernels() lists them; the per-shape table (ws_gemm.cpp) and
 // the tuning sweep pick from this list by name.
 #pragma once
 
