@@ -66,6 +66,10 @@ struct CheckOptions {
   /// offset gives a D the kernels must refuse (bf16 needs 2-byte alignment).
   std::size_t d_byte_offset = 0;
   cudaStream_t stream = nullptr;  ///< the kernel (and the poisoning of D) run on this stream
+  /// The byte D's whole buffer (guards included) is filled with before the kernel runs: 0xFF makes
+  /// every bf16 NaN, so an unwritten entry fails the comparison; where the expected result is
+  /// itself NaN, a finite pattern (0x3F: bf16 0x3F3F, about 0.75) keeps an unwritten D visible.
+  std::uint8_t d_poison_byte = 0xFF;
 };
 
 struct CheckResult {
@@ -105,7 +109,7 @@ class CheckOperands {
 
   /// The call on these operands (D at opt.d_byte_offset into its buffer).
   PerTensorGemm gemm() const;
-  /// Fills all of D's buffer, guards included, with NaN (0xFFFF) on `stream`.
+  /// Fills all of D's buffer, guards included, with opt.d_poison_byte (NaN by default) on `stream`.
   void poison_d(cudaStream_t stream) const;
   /// Downloads D's M x N entries (synchronous; D must be 2-byte aligned).
   std::vector<std::uint16_t> download_d() const;

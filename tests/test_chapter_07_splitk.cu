@@ -125,10 +125,15 @@ TEST_CASE("ch07 split-K: S = 1 equals the unsplit kernel of the same tile bit fo
   for (const Shape& s : {Shape{64, 2112, 7168}, Shape{128, 264, 656}, Shape{65, 512, 1040}}) {
     const HostCall h(s, seed++);
     DeviceCall dc(h);
+    const std::vector<double> ref = h.reference();
     for (const auto& [unsplit, split] : pairs) {
       ch07::Options o;
       o.kernel = unsplit;
       const std::vector<std::uint16_t> want = run(dc, o);
+      // `want` itself against float64 (two unwritten, all-NaN outputs would compare equal).
+      const ErrorStats e = compare_bf16(want.data(), ref.data(), std::int64_t(ref.size()));
+      CHECK(e.non_finite == 0);
+      CHECK(e.rel_frobenius <= per_tensor_tolerance(s.K));
       const std::vector<std::uint16_t> got = run(dc, split_options(1, split));
       std::printf("  S = 1 %-36s vs %-32s %s: %s\n", split.c_str(), unsplit.c_str(),
                   name(s).c_str(), got == want ? "equal" : "DIFFERENT");

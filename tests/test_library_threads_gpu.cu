@@ -504,7 +504,10 @@ TEST_CASE("library rebind: a grouped plan moved to new offsets and operands", "[
   // Two operand sets of the same call (shape, layouts): a plan built on the first, rebound to the
   // second (every pointer changes, offsets included), gives the second's own plan's D.
   GroupedKind first, second_owner;
-  ch08::GroupedOperands& second = *second_owner.ops;  // same seed, other buffers
+  // Other data in other buffers (the same seed would give the same bits, and a rebind that kept
+  // the first operands would pass).
+  second_owner.ops = std::make_unique<ch08::GroupedOperands>(second_owner.shape, 4400);
+  ch08::GroupedOperands& second = *second_owner.ops;
   GroupedPlan plan(first.ops->gemm());
   DeviceBuffer<std::uint16_t> d2(second.D.size());
   ch08::GroupedGemm g2 = second.gemm();

@@ -270,6 +270,13 @@ TEST_CASE("MX quantisers: large shape and determinism", "[mx_gpu]") {
   quantize_mx_1x32(dx.data(), M, K, K, q.data(), K, s.data(), MxExponentRule::floor_ocp);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const auto q1 = q.download(), s1 = s.download();
+  // The first run is the CPU's (two untouched, poisoned outputs would equal each other), and the
+  // second runs on re-poisoned buffers.
+  const MxQuantized ref = quantize_mx(d.x.data(), M, K, MxExponentRule::floor_ocp);
+  require_same(q1, ref.values, "q, first run (CPU)");
+  require_same(s1, ref.scales, "scales, first run (CPU)");
+  FP8GEMM_CUDA_CHECK(cudaMemset(q.data(), kPoison, q.bytes()));
+  FP8GEMM_CUDA_CHECK(cudaMemset(s.data(), kPoison, s.bytes()));
   quantize_mx_1x32(dx.data(), M, K, K, q.data(), K, s.data(), MxExponentRule::floor_ocp);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   require_same(q.download(), q1, "q, second run");

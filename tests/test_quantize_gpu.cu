@@ -125,10 +125,13 @@ void check_1x128(const Case1x128& c, const std::vector<std::uint16_t>& x) {
   const auto got_q = dq.download();
   require_same_bytes(got_q, q, "q");
   require_same_bytes(ds.download(), s, "scales");
-  // Deterministic: a second run gives the same bytes.
+  // Deterministic: a second run, on re-poisoned outputs, gives the same bytes.
+  FP8GEMM_CUDA_CHECK(cudaMemset(dq.data(), kPoison, dq.bytes()));
+  FP8GEMM_CUDA_CHECK(cudaMemset(ds.data(), kPoison, ds.bytes()));
   quantize_1x128(dx.data(), c.M, c.K, c.ldx, dq.data() + c.q_offset, c.ldq, ds.data(), c.layout, opt);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   require_same_bytes(dq.download(), got_q, "q, second run");
+  require_same_bytes(ds.download(), s, "scales, second run");
   for (int v = 0; v < tuning_1x128::kVariants; ++v)
     for (int max_ctas : {0, 3}) {
       CAPTURE(v, tuning_1x128::variant_name(v), max_ctas);
@@ -232,9 +235,9 @@ TEST_CASE("quantize_1x128: NaN and Inf poison their own group only", "[quantize_
     check_1x128({M, K, K, K, L}, x);
   // And the rule itself, on the GPU's output.
   DeviceBuffer<std::uint16_t> dx(x);
-  DeviceBuffer<std::uint8_t> dq(M * K);
+  auto dq = poisoned<std::uint8_t>(M * K);
   const auto L = GroupScaleLayout::k_major_packed(K);
-  DeviceBuffer<float> ds(L.required_elements(M, K));
+  auto ds = poisoned<float>(L.required_elements(M, K));
   quantize_1x128(dx.data(), M, K, K, dq.data(), K, ds.data(), L);
   const auto q = dq.download();
   const auto s = ds.download();
@@ -472,10 +475,18 @@ TEST_CASE("quantize_1x128_dual equals the CPU for q and q_t", "[quantize_gpu]") 
     const auto got_qt = dqt.download();
     require_same_bytes(got_qt, qt, "q_t");
     require_same_bytes(dst.download(), st, "scales_t");
+    // Deterministic: a second run, on re-poisoned outputs, gives the same bytes.
+    FP8GEMM_CUDA_CHECK(cudaMemset(dq.data(), kPoison, dq.bytes()));
+    FP8GEMM_CUDA_CHECK(cudaMemset(ds.data(), kPoison, ds.bytes()));
+    FP8GEMM_CUDA_CHECK(cudaMemset(dqt.data(), kPoison, dqt.bytes()));
+    FP8GEMM_CUDA_CHECK(cudaMemset(dst.data(), kPoison, dst.bytes()));
     quantize_1x128_dual(dx.data(), c.M, c.K, c.ldx, dq.data(), c.ldq, ds.data(), c.L, dqt.data(),
                         c.ldq_t, dst.data(), c.Lt, {c.pow2});
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    require_same_bytes(dq.download(), q, "q, second run");
+    require_same_bytes(ds.download(), s, "scales, second run");
     require_same_bytes(dqt.download(), got_qt, "q_t, second run");
+    require_same_bytes(dst.download(), st, "scales_t, second run");
     // Every kernel variant (tuning_1x128), with its own grid and with at most 3 CTAs.
     for (int v = 0; v < tuning_1x128::kVariants; ++v)
       for (int max_ctas : {0, 3}) {
@@ -510,6 +521,12 @@ TEST_CASE("The dual's q equals quantize_1x128's", "[quantize_gpu]") {
   quantize_1x128_dual(dx.data(), M, K, K, q2.data(), K, s2.data(), L, qt.data(), M, st.data(), Lt);
   require_same_bytes(q1.download(), q2.download(), "q");
   require_same_bytes(s1.download(), s2.download(), "scales");
+  // And both equal the CPU quantiser's (two outputs left poisoned would equal each other).
+  auto q_cpu = poisoned_host<std::uint8_t>(M * K);
+  auto s_cpu = poisoned_host<float>(L.required_elements(M, K));
+  quantize_1x128_cpu(x.data(), M, K, K, q_cpu.data(), K, s_cpu.data(), L);
+  require_same_bytes(q1.download(), q_cpu, "q (CPU)");
+  require_same_bytes(s1.download(), s_cpu, "scales (CPU)");
 }
 
 TEST_CASE("Scale converters equal the CPU and round-trip", "[quantize_gpu]") {
@@ -858,11 +875,13 @@ void check_tokens(const TokenCase& c) {
   b.run(c.with_padded_offsets, c.pow2);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   b.check(offsets, c.with_padded_offsets, c.pow2);
-  // Deterministic: a second run over the same (not re-poisoned) buffers changes nothing.
+  // Deterministic: a second run, on re-poisoned buffers, passes the same check.
   const auto q1 = b.dq.download();
+  b.poison();
   b.run(c.with_padded_offsets, c.pow2);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   require_same_bytes(b.dq.download(), q1, "q_t, second run");
+  b.check(offsets, c.with_padded_offsets, c.pow2);
   // Every kernel variant (tuning_1x128), with its own grid and with at most 3 CTAs.
   for (int v = 0; v < tuning_1x128::kVariants; ++v)
     for (int max_ctas : {0, 3}) {

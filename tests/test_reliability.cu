@@ -99,9 +99,16 @@ void require_no_cuda_error(const Chapter& c) {
 }
 
 /// `call` must throw std::invalid_argument whose message holds the chapter's name and every one of
-/// `parts`, and leave no CUDA error behind.
+/// `parts`, and leave no CUDA error behind. With `untouched` (the operands the call was built
+/// from), their D is poisoned first and must still be all poison afterwards: the refusal came
+/// before any launch that could have written it.
 void require_refused(const Chapter& c, const std::function<void()>& call,
-                     std::vector<std::string> parts, const std::string& label) {
+                     std::vector<std::string> parts, const std::string& label,
+                     const CheckOperands* untouched = nullptr) {
+  if (untouched) {
+    untouched->poison_d(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  }
   parts.push_back(std::string("fp8gemm::") + c.name);
   std::string message, other;
   bool refused = false;
@@ -130,6 +137,12 @@ void require_refused(const Chapter& c, const std::function<void()>& call,
     CHECK(found);
   }
   require_no_cuda_error(c);
+  if (untouched) {
+    std::int64_t written = 0;
+    for (std::uint16_t v : untouched->download_d()) written += v != 0xFFFF;
+    INFO(c.name << " " << label << ": entries of D written by a refused call");
+    CHECK(written == 0);
+  }
 }
 
 /// After refused calls: a correct call on fresh operands still works.
@@ -253,7 +266,7 @@ TEST_CASE("host memory (malloc) for A, B, D, scale_a or scale_b is refused, nami
       const PerTensorGemm g = with(ops.gemm(), o, host.ptr);
       require_refused(c, [&] { c.kernel(g, nullptr); },
                       {std::string(name(o)) + " = ", "is host memory"},
-                      std::string(name(o)) + " from malloc");
+                      std::string(name(o)) + " from malloc", &ops);
     }
     require_still_works(c);
   }
@@ -272,14 +285,14 @@ TEST_CASE("pinned host memory (cudaMallocHost, cudaHostRegister) is refused, nam
       const PerTensorGemm g = with(ops.gemm(), o, pinned);
       require_refused(c, [&] { c.kernel(g, nullptr); },
                       {std::string(name(o)) + " = ", "pinned host memory"},
-                      std::string(name(o)) + " from cudaMallocHost");
+                      std::string(name(o)) + " from cudaMallocHost", &ops);
       FP8GEMM_CUDA_CHECK(cudaFreeHost(pinned));
     }
     HostMemory host(bytes_of(Operand::A, ops.gemm()));
     FP8GEMM_CUDA_CHECK(cudaHostRegister(host.ptr, host.size, cudaHostRegisterDefault));
     const PerTensorGemm g = with(ops.gemm(), Operand::A, host.ptr);
     require_refused(c, [&] { c.kernel(g, nullptr); }, {"A = ", "pinned host memory"},
-                    "A from cudaHostRegister");
+                    "A from cudaHostRegister", &ops);
     FP8GEMM_CUDA_CHECK(cudaHostUnregister(host.ptr));
     require_still_works(c);
   }
@@ -476,6 +489,9 @@ TEST_CASE("Inf and NaN scales propagate as IEEE arithmetic on the exact product 
     for (const Case& k : cases) {
       opt.scale_a = k.sa;
       opt.scale_b = k.sb;
+      // The expected entries are NaN or +-Inf: D starts finite (bf16 0x3F3F), not NaN, so a call
+      // that writes nothing (an early exit on a non-finite scale) fails.
+      opt.d_poison_byte = 0x3F;
       const CheckResult r = fp8gemm::check_per_tensor(c.kernel, kM, kN, kK, opt);
       const double s = double(k.sa) * double(k.sb);  // NaN, +-Inf
       std::int64_t wrong = 0;
@@ -567,6 +583,8 @@ TEST_CASE("an earlier, unrelated CUDA error is reported as such, not as this lau
       "the next call works");
   for (const Chapter& c : chapters()) {
     const CheckOperands ops(kM, kN, kK, CheckOptions{});
+    ops.poison_d(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
     void* p = nullptr;
     const cudaError_t oom = cudaMalloc(&p, std::size_t(1) << 62);
     REQUIRE(oom != cudaSuccess);
@@ -581,6 +599,9 @@ TEST_CASE("an earlier, unrelated CUDA error is reported as such, not as this lau
     CHECK(message.find("from an earlier call") != std::string::npos);
     CHECK(message.find(cudaGetErrorName(oom)) != std::string::npos);
     CHECK(cudaGetLastError() == oom);  // still there for its owner; now cleared
+    std::int64_t written = 0;  // and nothing was launched: D still holds the poison
+    for (std::uint16_t v : ops.download_d()) written += v != 0xFFFF;
+    CHECK(written == 0);
     require_still_works(c);
   }
 }

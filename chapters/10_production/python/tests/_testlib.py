@@ -72,14 +72,17 @@ def gpu_skip_reason() -> str | None:
     """Why the GPU tests cannot run here (None when they can)."""
     if not HAVE_TORCH:
         return "torch is not importable"
-    if not fp8gemm.available():
-        return f"the compiled ops are not available: {fp8gemm.unavailable_reason()}"
     if not torch.cuda.is_available():
         return "no CUDA GPU (torch.cuda.is_available() is False)"
     major, minor = torch.cuda.get_device_capability()
     if (major, minor) != (9, 0):
         return (f"the GPU is compute capability {major}.{minor}; fp8gemm's block-scaled kernels "
                 "need an sm_90a GPU (Hopper: H100/H200)")
+    if not fp8gemm.available():
+        # On a Hopper GPU with torch, missing ops are a broken build or an ABI mismatch: every GPU
+        # test skipping would read as a pass, so this fails instead.
+        raise RuntimeError("fp8gemm's compiled ops are not available on this sm_90 GPU: "
+                           f"{fp8gemm.unavailable_reason()}")
     return None
 
 
