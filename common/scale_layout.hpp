@@ -74,20 +74,17 @@ struct BlockScaleLayout {
 inline constexpr std::int64_t kScaleExtentOverflow = -2;
 
 /// (lines - 1) * ld + tail floats, or kScaleExtentOverflow where that many bytes would pass
-/// 64-bit offsets (the layouts bound ld from below only: a huge one would wrap the extent to a
-/// small number and the buffer checks would pass it). ld >= 0.
-constexpr std::int64_t strided_scale_extent(std::int64_t lines, std::int64_t ld,
-                                            std::int64_t tail) {
-  constexpr std::int64_t kMaxFloats = INT64_MAX / 4;
-  if (lines > 1 && ld > (kMaxFloats - tail) / (lines - 1)) return kScaleExtentOverflow;
-  return (lines - 1) * ld + tail;
+/// 64-bit offsets (the layouts bound ld from below only; scaling.hpp, strided_bytes).
+inline std::int64_t strided_scale_extent(std::int64_t lines, std::int64_t ld, std::int64_t tail) {
+  std::int64_t bytes = 0;
+  return strided_bytes(lines, ld, tail, 4, bytes) ? bytes / 4 : kScaleExtentOverflow;
 }
 /// layout.required_elements(rows, K), or kScaleExtentOverflow (validate_gemm refuses it by name).
-constexpr std::int64_t scale_extent(const GroupScaleLayout& L, std::int64_t rows, std::int64_t K) {
+inline std::int64_t scale_extent(const GroupScaleLayout& L, std::int64_t rows, std::int64_t K) {
   return L.major == ScaleMajor::mn ? strided_scale_extent(ceil_div(K, 128), L.ld, rows)
                                    : strided_scale_extent(rows, L.ld, ceil_div(K, 128));
 }
-constexpr std::int64_t scale_extent(const BlockScaleLayout& L, std::int64_t rows, std::int64_t K) {
+inline std::int64_t scale_extent(const BlockScaleLayout& L, std::int64_t rows, std::int64_t K) {
   return strided_scale_extent(ceil_div(rows, 128), L.ld, ceil_div(K, 128));
 }
 

@@ -33,6 +33,14 @@ enum class ScaleRecipe : int { per_tensor, rowwise, group_1x128, block_128x128, 
 const char* to_string(ScaleRecipe recipe);
 
 FP8GEMM_HD constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+/// ((rows - 1) ld + cols) elem_bytes: the bytes from a strided tensor's first element to one past
+/// its last, into `bytes`; false where that overflows 64 bits (a huge ld would otherwise wrap to a
+/// small extent that every buffer check passes). The one place this arithmetic is checked.
+inline bool strided_bytes(std::int64_t rows, std::int64_t ld, std::int64_t cols,
+                          std::int64_t elem_bytes, std::int64_t& bytes) {
+  return !(__builtin_mul_overflow(rows - 1, ld, &bytes) || __builtin_add_overflow(bytes, cols, &bytes) ||
+           __builtin_mul_overflow(bytes, elem_bytes, &bytes));
+}
 FP8GEMM_HD constexpr std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
 
 /// Common shape bookkeeping: an operand of rows x cols, blocks of BR x BC.

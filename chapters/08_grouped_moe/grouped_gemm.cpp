@@ -168,6 +168,18 @@ std::int64_t all_rows_of(const GroupedGemm& g) {
   return g.layout == Layout::contiguous ? g.rows : g.rows * g.groups;
 }
 
+/// The group description the kernel reads (offsets or masked_m) and its size in bytes.
+const int* description_of(const GroupedGemm& g) {
+  return g.layout == Layout::contiguous ? g.offsets : g.masked_m;
+}
+std::size_t description_bytes(const GroupedGemm& g) {
+  return std::size_t(g.layout == Layout::contiguous ? g.groups + 1 : g.groups) * 4;
+}
+/// Its name, for messages.
+const char* description_name(const GroupedGemm& g) {
+  return g.layout == Layout::contiguous ? "offsets" : "masked_m";
+}
+
 /// Null and layout checks of the call, then its defaults filled in (leading dimensions, scale
 /// layouts).
 GroupedGemm checked_with_defaults(const GroupedGemm& in) {
@@ -182,10 +194,8 @@ GroupedGemm checked_with_defaults(const GroupedGemm& in) {
   // The kernel reads the description as int32 and scale_a by TMA: a misaligned address would
   // fault there (cudaErrorMisalignedAddress, sticky), so it is refused here, constructor and
   // rebind alike.
-  const char* description = g.layout == Layout::contiguous ? "offsets" : "masked_m";
-  const int* desc = g.layout == Layout::contiguous ? g.offsets : g.masked_m;
-  if (const auto off = reinterpret_cast<std::uintptr_t>(desc) % 4; off != 0)
-    fail(std::string(description) + " must be 4-byte aligned (int32 on the device); its address % 4 = " +
+  if (const auto off = reinterpret_cast<std::uintptr_t>(description_of(g)) % 4; off != 0)
+    fail(std::string(description_name(g)) + " must be 4-byte aligned (int32 on the device); its address % 4 = " +
          std::to_string(off));
   if (const auto off = reinterpret_cast<std::uintptr_t>(g.scale_a) % 16; off != 0)
     fail("scale_a must be 16-byte aligned (the kernel reads it by TMA); its address % 16 = " +
@@ -218,13 +228,6 @@ GemmArgs engine_args(const GroupedGemm& g) {
   return args;
 }
 
-/// The group description the kernel reads (offsets or masked_m) and its size in bytes.
-const int* description_of(const GroupedGemm& g) {
-  return g.layout == Layout::contiguous ? g.offsets : g.masked_m;
-}
-std::size_t description_bytes(const GroupedGemm& g) {
-  return std::size_t(g.layout == Layout::contiguous ? g.groups + 1 : g.groups) * 4;
-}
 }  // namespace
 
 Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
@@ -252,7 +255,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
          std::to_string(req.max_dim));
   validate_gemm(args, req);
   validate_disjoint_from_d(args, description_of(g), description_bytes(g),
-                           g.layout == Layout::contiguous ? "offsets" : "masked_m", req);
+                           description_name(g), req);
   // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows.
   const bool rows_fit_tma = all_rows <= kRaggedMaxRows;
   const bool tma_ok = engine::tma_store_compatible(args) && rows_fit_tma;
@@ -284,7 +287,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
     fail("kernel " + k.name + " (dynamic schedule) counts tiles in 32 bits: up to " +
          std::to_string(most_tiles) + " here; choose a kernel without _dyn");
   require_device_accessible(description_of(g), description_bytes(g), kWho,
-                            g.layout == Layout::contiguous ? "offsets" : "masked_m");
+                            description_name(g));
 
   engine::GroupedParams& p = impl_->plan->policy_params();
   // D through its ragged-rows view (common/ragged_rows.hpp): each TMA-store box is clipped at its
@@ -365,11 +368,11 @@ void Plan::rebind(const GroupedGemm& in) {
   engine::require_same_call_but_pointers(I.plan->args(), args, kWho);
   validate_gemm(args, requirements());  // non-null and aligned before any CUDA query
   validate_disjoint_from_d(args, description_of(g), description_bytes(g),
-                           g.layout == Layout::contiguous ? "offsets" : "masked_m", requirements());
+                           description_name(g), requirements());
   // What the engine does not check: the description.
   if (description_of(g) != description_of(was))
     require_device_accessible(description_of(g), description_bytes(g), kWho,
-                              g.layout == Layout::contiguous ? "offsets" : "masked_m");
+                              description_name(g));
   engine::GroupedParams& p = I.plan->policy_params();
   CUtensorMap map_sfa = p.map_sfa;
   if (g.scale_a != was.scale_a) replace_tensor_map_address(map_sfa, g.scale_a);

@@ -86,6 +86,15 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+/// The call's tiles in units of the kernel's cluster (cluster_m x cluster_n tiles each), in 64 bits.
+struct UnitGrid {
+  std::int64_t m, n;
+};
+UnitGrid unit_grid(const KernelInfo& kernel, const GemmArgs& args) {
+  return {ceil_div(ceil_div(args.M, kernel.block_m), kernel.cluster_m),
+          ceil_div(ceil_div(args.N, kernel.block_n), kernel.cluster_n)};
+}
+
 /// The launch configuration of `kernel` on `ctas` CTAs: its threads and shared memory, and the
 /// cluster dimension as a launch attribute (written to `attr`, which must outlive the config).
 /// `for_launch`: a kernel of one-CTA clusters (c1x1) is launched as a plain grid, without the
@@ -133,11 +142,8 @@ void check_kernel_fits(const KernelInfo& kernel, const GemmArgs& args, const std
   check_plan_options(who.c_str(), max_sms, raster);
 
   // The tile space, in 64 bits, then refused if the kernel's int arithmetic could overflow.
-  const std::int64_t tiles_m = ceil_div(args.M, kernel.block_m);
-  const std::int64_t tiles_n = ceil_div(args.N, kernel.block_n);
-  const std::int64_t units_m = ceil_div(tiles_m, kernel.cluster_m);
-  const std::int64_t units_n = ceil_div(tiles_n, kernel.cluster_n);
-  const std::int64_t units = units_m * units_n;
+  const UnitGrid u = unit_grid(kernel, args);
+  const std::int64_t units = u.m * u.n;
   if (units > (std::int64_t(1) << 30))
     throw std::invalid_argument(who + ": M x N = " + std::to_string(args.M) + " x " +
                                 std::to_string(args.N) + " needs " + std::to_string(units) +
@@ -149,11 +155,8 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
     : kernel_(kernel), who_(req.who), args_(args), req_(req) {
   validate_gemm(args, req);
   check_kernel_fits(kernel, args, who_, max_sms, raster);
-  const std::int64_t tiles_m = ceil_div(args.M, kernel.block_m);
-  const std::int64_t tiles_n = ceil_div(args.N, kernel.block_n);
-  const std::int64_t units_m = ceil_div(tiles_m, kernel.cluster_m);
-  const std::int64_t units_n = ceil_div(tiles_n, kernel.cluster_n);
-  const std::int64_t units = units_m * units_n;
+  const UnitGrid u = unit_grid(kernel, args);
+  const std::int64_t units_m = u.m, units_n = u.n, units = u.m * u.n;
   const bool f32_kernel = writes_f32(kernel.epilogue);
   check_gemm_pointers(args, req);
   prepare_kernel(kernel.kernel, kernel.name.c_str(), "sm_90a", int(kernel.smem_bytes));

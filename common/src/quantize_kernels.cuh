@@ -54,8 +54,7 @@ inline std::uint64_t extent_bytes(const char* who, const char* name, std::int64_
                                   std::int64_t ld, std::int64_t cols,
                                   std::int64_t element_bytes) {
   std::int64_t e = 0;
-  if (__builtin_mul_overflow(rows - 1, ld, &e) || __builtin_add_overflow(e, cols, &e) ||
-      __builtin_mul_overflow(e, element_bytes, &e))
+  if (!strided_bytes(rows, ld, cols, element_bytes, e))
     fail(who, std::string(name) + ": (rows - 1) * ld + cols overflows 64-bit byte offsets (rows " +
                   std::to_string(rows) + ", ld " + std::to_string(ld) + ")");
   return static_cast<std::uint64_t>(e);

@@ -140,8 +140,8 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
                     " = " + std::to_string(row_length) + " (row-major leading dimension)");
     // The last byte is at ((rows - 1) * v + row_length) * elem_bytes - 1; rows and row_length
     // are <= max_dim (checked above), so only v can push it past 64 bits.
-    const std::int64_t max_elems = std::numeric_limits<std::int64_t>::max() / std::int64_t(elem_bytes);
-    if (rows > 1 && v > (max_elems - row_length) / (rows - 1))
+    std::int64_t last = 0;
+    if (!strided_bytes(rows, v, row_length, std::int64_t(elem_bytes), last))
       fail(req, std::string(name) + " = " + std::to_string(v) + " is too large: (" + rows_name +
                     " - 1) * " + name + " + " + row_name +
                     " elements overflow 64-bit byte offsets");
