@@ -241,11 +241,11 @@ TEST_CASE("library: every table row names a kernel of its family that the table 
 TEST_CASE("library: the chapters' own rules never choose a loop comparison's kernel",
           "[library][dispatch]") {
   // The flag marks exactly the kernels whose name carries a loop suffix ("_loopN", "_2deep",
-  // "_cyc": the two-deep loop over a ring cycle, "_ewN": the early first wave where it is not the
-  // default), "_spin" (the re-trying barrier wait), "_timeline" (clock stamps,
-  // common/engine/timeline.cuh) or "_lho" (ping-pong's hand-over after the last wgmma completed,
-  // the order until session 23), and chapters 6 and 7 have such kernels (else the checks below
-  // could not fail).
+  // "_cyc" / "_cycl": the two-deep loop over a ring cycle, always or on long tiles, "_ewN": the
+  // early first wave where it is not the default), "_spin" (the re-trying barrier wait),
+  // "_timeline" (clock stamps, common/engine/timeline.cuh) or "_lho" (ping-pong's hand-over after
+  // the last wgmma completed, the order until session 23), and chapters 6 and 7 have such kernels
+  // (else the checks below could not fail).
   int flagged = 0;
   const auto numbered = [](const std::string& name, const char* tag) {
     const auto p = name.rfind(tag);
@@ -256,7 +256,7 @@ TEST_CASE("library: the chapters' own rules never choose a loop comparison's ker
   for (const auto* list : {&ch06::kernels(), &ch07::kernels()})
     for (const auto& k : *list) {
       const bool suffix = (k.name.size() > 6 && k.name.ends_with("_2deep")) ||
-                          k.name.ends_with("_cyc") ||
+                          k.name.ends_with("_cyc") || k.name.ends_with("_cycl") ||
                           k.name.ends_with("_spin") || k.name.ends_with("_timeline") ||
                           k.name.ends_with("_lho") || numbered(k.name, "_loop") ||
                           numbered(k.name, "_ew");

@@ -60,10 +60,17 @@ void add_kernels_loops(std::vector<KernelInfo>& out) {
   out.push_back(bs<Cfg<128, 192, 4, 2, 1, 3>, 1>());
   out.push_back(bs<Cfg<64, 112, 9, 1, 1, 1>, kTwoDeepLoop>());
   out.push_back(bs<Cfg<128, 56, 8, 1, 1, 1>, kTwoDeepLoop>());
-  // The M <= 128 tiles whose default is the two-deep loop, with that loop unrolled over the ring
-  // cycle (session 39): _cyc. Not 128 x 128 (over its 6 stages the cycle loop loses the FFMA
+  // The M <= 128 tiles whose default was the two-deep loop (session 39), with that loop unrolled
+  // over the ring cycle: _cyc. Not 128 x 128 (over its 6 stages the cycle loop loses the FFMA
   // interleave that sass_chapter_07_interleaved_ffma asks of two-warpgroup kernels: 193 of 512
-  // yield bits clear, 0.4 asked).
+  // yield bits clear, 0.4 asked). Since session 40 the tiles of at most 64 columns run the cycle
+  // loop where a tile has at least two ring cycles of K blocks and two-deep elsewhere by default
+  // (kTwoDeepLongCycleLoop); their two-deep loop alone is the twin _2deep.
+  out.push_back(bs<Cfg<64, 16, 16, 1, 1, 1>, kTwoDeepLoop>());
+  out.push_back(bs<Cfg<64, 32, 14, 1, 1, 1>, kTwoDeepLoop>());
+  out.push_back(bs<Cfg<64, 64, 12, 1, 1, 1>, kTwoDeepLoop>());
+  out.push_back(bs<Cfg<128, 32, 10, 1, 1, 1>, kTwoDeepLoop>());
+  out.push_back(bs<Cfg<128, 64, 8, 1, 1, 1>, kTwoDeepLoop>());
   out.push_back(bs<Cfg<64, 16, 16, 1, 1, 1>, kTwoDeepCycleLoop>());
   out.push_back(bs<Cfg<64, 32, 14, 1, 1, 1>, kTwoDeepCycleLoop>());
   out.push_back(bs<Cfg<64, 64, 12, 1, 1, 1>, kTwoDeepCycleLoop>());

@@ -78,12 +78,19 @@ template <class Cfg>
 constexpr int default_block_scaled_loop() {
   constexpr int kN = Cfg::kBlockN;
   if (detail::straddles_b_scale_blocks(kN) && detail::b_scale_offsets(kN) >= 4) return 1;
-  // Two-deep. The same loop unrolled over the ring cycle (kTwoDeepCycleLoop) is compiled as a
-  // twin (_cyc) only: session 39 measured it at 0.94-0.98x the time of this one where K >= 7168 on
-  // the 64 x 16 tile (0.95-1.01x on 64 x 32), but 1.06-1.26x on both where K <= 1536 (a tile of
-  // 4-12 K blocks enters a 16-step body at a rotating stage), and 1.00-1.04x at the shapes the
-  // table gives the 64 x 64 / 64 x 128 tiles (chapter 7's README, "Session 39").
-  if (two_deep_fits<Cfg>()) return kTwoDeepLoop;
+  // Two-deep; on tiles of at most 64 columns with a ring of an even number of stages and the TMA
+  // store epilogue, the same loop unrolled over the ring cycle (kTwoDeepCycleLoop) for tiles of
+  // at least two cycles of K blocks (kTwoDeepLongCycleLoop). Sessions 39 and 40 measured the cycle
+  // loop at 0.89-0.99x the time of two-deep where K >= 7168 on 64 x 16, 64 x 32 and 128 x 64
+  // (four runs), but 1.06-1.26x on 64 x 16 / 64 x 32 where K <= 1536 (a tile of 4-12 K blocks
+  // enters a 14-16-step body at a rotating stage); on 64 x 128 1.00-1.03x everywhere (not
+  // used there), and 128 x 128 loses the FFMA interleave (sass_chapter_07_interleaved_ffma).
+  // Chapter 7's README, "Session 40".
+  if (two_deep_fits<Cfg>())
+    return Cfg::kBlockN <= 64 && Cfg::kStages % 2 == 0 &&
+                   Cfg::kEpilogue == EpilogueKind::tma_store
+               ? kTwoDeepLongCycleLoop
+               : kTwoDeepLoop;
   const int unroll = Cfg::kWavesM >= 2 ? 8 : 4;
   // The early first wave promotes through Promotion, which needs a tile whose columns are in
   // one B-scale block row (not straddling), and it is a cooperative order.
@@ -384,7 +391,14 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     else if constexpr (kPromotedLoop == kTwoDeepCycleLoop)
       Base::promoted_loop_two_deep_cycle(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
                                          pr);
-    else
+    else if constexpr (kPromotedLoop == kTwoDeepLongCycleLoop) {
+      // The tile's K-block count chooses (uniform across the warpgroup, once per tile).
+      if (kb_end - kb_begin >= 2 * Cfg::kStages)
+        Base::promoted_loop_two_deep_cycle(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
+                                           pr);
+      else
+        Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
+    } else
       Base::promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
   }
 

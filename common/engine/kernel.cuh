@@ -73,9 +73,14 @@ inline constexpr int kTwoDeepLoop = 10;
 /// The two-deep loop unrolled over a whole ring cycle (promoted_loop_two_deep_cycle): inside the
 /// cycle each K block's stage is a compile-time constant, so its barrier, descriptor and
 /// side-ring offsets are immediates and the stage / phase bookkeeping is gone from the loop.
-/// Rings with an even number of stages. A comparison twin (_cyc) only: faster where K is long,
+/// Rings with an even number of stages. Alone a comparison twin (_cyc): faster where K is long,
 /// slower where it is short (session 39; chapter 7's README, "Session 39").
 inline constexpr int kTwoDeepCycleLoop = 13;
+/// The cycle loop for a tile of at least two ring cycles of K blocks (2 x kStages), the two-deep
+/// loop for a shorter one: chosen per tile on its K-block count (uniform, outside both loops),
+/// both compiled into the kernel. Block scaling's default on the narrow one-slab tiles
+/// (default_block_scaled_loop; session 40, chapter 7's README "Session 40").
+inline constexpr int kTwoDeepLongCycleLoop = 15;
 /// Chapter 8's weight gradient only (KGroupedMath): two-deep over the two column halves of a K
 /// block, so the totals plus two half-width partial sums fit where two full-width ones do not.
 inline constexpr int kTwoDeepHalvesLoop = 11;
@@ -278,6 +283,14 @@ struct PerTensorMath {
         UnitPromotion promotion;
         promoted_loop_two_deep_cycle(acc, st, 0, p.k_blocks, ring, full, empty, warp_uniform(wg),
                                      rank, promotion);
+      } else if constexpr (kPromotedLoop == kTwoDeepLongCycleLoop) {
+        UnitPromotion promotion;
+        if (p.k_blocks >= 2 * Cfg::kStages)
+          promoted_loop_two_deep_cycle(acc, st, 0, p.k_blocks, ring, full, empty,
+                                       warp_uniform(wg), rank, promotion);
+        else
+          promoted_loop_two_deep(acc, st, 0, p.k_blocks, ring, full, empty, warp_uniform(wg),
+                                 rank, promotion);
       } else {
         UnitPromotion promotion;
         promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);

@@ -42,6 +42,7 @@ KernelInfo kernel_info() {
       if (!pinned || v != Math::kDefaultLoop)
         k.name += v == kTwoDeepLoop         ? std::string("_2deep")
                   : v == kTwoDeepCycleLoop  ? std::string("_cyc")
+                  : v == kTwoDeepLongCycleLoop ? std::string("_cycl")
                   : v == kTwoDeepHalvesLoop ? std::string("_2deeph")
                   : v == kStaggeredLoop     ? std::string("_stag")
                   : v > kEarlyWaveLoop      ? "_ew" + std::to_string(v - kEarlyWaveLoop)
