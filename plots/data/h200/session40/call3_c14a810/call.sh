@@ -22,21 +22,12 @@ source scripts/gpu_call.sh .gpu/c3.txz || exit 1
 mkdir -p /tmp/o && tar xJf .gpu/old3.txz -C /tmp/o
 OLD=/tmp/o/old
 echo "old: $(cat $OLD/commit.txt)" >> "$L"
-mkdir -p "$OUT/ab"
 say "GPU tests"
 gpu_tests_step '^(test_chapter_07|test_chapter_07_splitk|test_library_gpu|test_library_threads_gpu)$' 300
 SM="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
 SM="$SM,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"
 S7="8192x8192x8192,4096x2112x7168,4096x7168x2048,$SM"
-run=0
-for side in old new new old; do
-  run=$((run + 1))
-  if [ "$side" = old ]; then X=$OLD; else X=$B; fi
-  LEFT=$(seconds_left 540); say "run $run ($side), $LEFT s left"
-  [ "$LEFT" -gt 40 ] || { echo "ab run $run skipped" >> "$L"; break; }
-  timeout 35 "$X/ch07_block_scaling" --gpu_delay_us=50 --shapes=$S7 \
-    --json="$OUT/ab/ch07_${run}_$side.json" > "$OUT/ab/ch07_${run}_$side.log" 2>&1; echo "ch07 rc=$?" >> "$L"
-done
+old_new_runs "$OUT/ab" 540 40 35 "$OLD" ch07_block_scaling ch07 --shapes=$S7
 python3 plots/data/h200/ch07/abcompare.py "$OUT/ab" >> "$L" 2>&1
 tar cJf "$OUT/ab.txz" -C "$OUT" ab && rm -rf "$OUT/ab"
 tar cJf "$OUT/logs.txz" -C "$OUT" gl 2>/dev/null && rm -rf "$OUT/gl"
