@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 42 plan, call 3 (was session 40 call 4): the PyTorch package at 796ae68 (.gpu/py6.txz: the library with call 2's
+# Session 42 plan, call 3 (was session 40 call 4): the PyTorch package at 0d59ffe (.gpu/py6.txz: the library with call 2's
 # kernels, kTwoDeepLongCycleLoop the default of block scaling's narrow one-slab tiles) and
 # DeepGEMM 2.6.1 (.peer; .gpu/c7.txz only names the commit).
 #  1. The package's PyTorch tests. Prediction: 106 passed, 2 skipped (session 39: 105; session 42 added test_gemm_mx_dequantize_path_per_stream_and_not_captured).

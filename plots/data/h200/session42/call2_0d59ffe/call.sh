@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 42 plan, call 2 (was session 40 call 3, same kernels, host code of 5290562): binaries in .gpu/c6.txz's bin/commit.txt ("new": block
+# Session 42 plan, call 2 (was session 40 call 3, same kernels, host code of db48841): binaries in .gpu/c6.txz's bin/commit.txt ("new": block
 # scaling's 64x16, 64x32, 64x64, 128x32 and 128x64 tiles run the ring-cycle loop on tiles of at
 # least two ring cycles of K blocks, two-deep on shorter ones: kTwoDeepLongCycleLoop) and
 # chapter 7's executable at a334058 (.gpu/old3.txz, "old").

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 42's plan, call 1 (run by a later session with a device: session 42 had none):
-# every GPU test binary at the commit in .gpu/c6.txz's bin/commit.txt (branch long-cycle, 796ae68:
-# main at 5290562 plus long-cycle's kTwoDeepLongCycleLoop default for block scaling's narrow
+# every GPU test binary at the commit in .gpu/c6.txz's bin/commit.txt (branch long-cycle, 0d59ffe:
+# main at db48841 plus long-cycle's kTwoDeepLongCycleLoop default for block scaling's narrow
 # one-slab tiles). Main's session 42 changed host code only (entry-point checks that now refuse
 # before any CUDA call, the library's split-K pass-through, the cuBLASLt baseline's memory
 # checks); its sm_90a SASS equals a334058's (tools/sass_diff.py: 0 differ), whose binaries passed.
