@@ -5,7 +5,11 @@
 # one-slab tiles). Main's session 42 changed host code only (entry-point checks that now refuse
 # before any CUDA call, the library's split-K pass-through, the cuBLASLt baseline's memory
 # checks); its sm_90a SASS equals a334058's (tools/sass_diff.py: 0 differ), whose binaries passed.
-# This call is the first GPU run of that host code, and of long-cycle's kernels.
+# Session 42 also mended GPU tests that could not fail (NaN expected from a NaN-poisoned D,
+# determinism without a first-run check, second runs into buffers not re-poisoned, equal operand
+# sets in a rebind test, refusals not checking D). This call is the first GPU run of that host
+# code, of those tests, and of long-cycle's kernels. A mended test that now fails is either a
+# kernel defect the old test hid or a mistake in the mended test: read which before merging.
 # Prediction: every test passes, test_chapter_09_gpu skipped (no sm_100 GPU): "18 passed,
 # 0 failed, 1 skipped" (session 39's count); ~500 s (session 39: 504 s).
 set -u
