@@ -720,6 +720,20 @@ def run_gpu(args, shapes, impls) -> int:
             print(f"peers.py: {msg}", file=sys.stderr)
             impls = [i for i in impls if i != IMPL_DG]
 
+    if IMPL_OURS in impls:
+        # The commit the imported package was built from (stage.sh writes commit.txt next to it).
+        # git_commit names the checkout that ran this script (or build/bin/commit.txt), which on a
+        # machine that received only a copy of the tree and a staged package can be another commit
+        # (session 43's call 3 recorded the tree's HEAD while the package was 0d59ffe).
+        try:
+            import fp8gemm
+            where = os.path.dirname(getattr(fp8gemm, "__file__", "") or "")
+            with open(os.path.join(where, "commit.txt"), encoding="utf-8") as f:
+                ctx["fp8gemm_package_commit"] = f.read().strip() or "unknown"
+            ctx["fp8gemm_package_path"] = where
+        except Exception as e:  # noqa: BLE001 - informational; the op's own import reports failures
+            ctx["fp8gemm_package_commit"] = f"unknown ({type(e).__name__}: {e})"
+
     if dg is not None and args.dg_jobs > 1 and len(shapes) > 1:
         print(f"peers.py: compiling DeepGEMM's kernels for {len(shapes)} shapes in parallel "
               f"(--dg-jobs {args.dg_jobs}) ...", flush=True)

@@ -90,4 +90,7 @@ if(Python3_Interpreter_FOUND)
   # Session 40: main's GPU tests, the cycle entered by a jump, deeper rings and A multicast (ncu),
   # the ring-cycle loop against two-deep over every run by K.
   ch07_readme_table_test(chapter_07_session40 session40/summarise.py)
+  # Session 43: session 42's calls on branch long-cycle's binaries (every GPU test, old / new,
+  # the PyTorch op against DeepGEMM); the branch merged.
+  ch07_readme_table_test(chapter_07_session43 session43/summarise.py)
 endif()

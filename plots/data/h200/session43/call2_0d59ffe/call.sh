@@ -25,7 +25,7 @@ echo "old: $(cat $OLD/commit.txt)" >> "$L"
 SM="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
 SM="$SM,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"
 S7="8192x8192x8192,4096x2112x7168,4096x7168x2048,$SM"
-old_new_runs "$OUT/ab" 540 40 35 "$OLD" ch07_block_scaling ch07 --shapes=$S7
+old_new_runs "$OUT/ab" 455 40 35 "$OLD" ch07_block_scaling ch07 --shapes=$S7
 python3 plots/data/h200/ch07/abcompare.py "$OUT/ab" >> "$L" 2>&1
 tar cJf "$OUT/ab.txz" -C "$OUT" ab && rm -rf "$OUT/ab"
 tar cJf "$OUT/logs.txz" -C "$OUT" gl 2>/dev/null && rm -rf "$OUT/gl"
