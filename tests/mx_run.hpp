@@ -22,13 +22,19 @@ inline double bf16_to_double(std::uint16_t b) {
   return f;
 }
 
-/// Runs PlanT(gemm, options) on o with ldd = N + ldd_pad and returns D (M x N) as doubles.
+/// Runs PlanT(gemm, options) on o with ldd = N + ldd_pad and returns D (M x N) as doubles. D starts
+/// as every byte `d_fill_byte` (0x3C: every bf16 0x3C3C, a finite 0.0115, for a test that expects
+/// NaN in D and so must not start from NaN), or with the NaN poison where d_fill_byte < 0.
 template <class PlanT, class... Options>
-std::vector<double> run_mx(const MxOperands& o, std::int64_t ldd_pad, const Options&... options) {
+std::vector<double> run_mx_filled(const MxOperands& o, std::int64_t ldd_pad, int d_fill_byte,
+                                  const Options&... options) {
   DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
   const std::int64_t ldd = o.N + ldd_pad;
   DeviceBuffer<std::uint16_t> d(std::size_t(o.M * ldd));
-  poison_bf16(d.data(), d.size());
+  if (d_fill_byte < 0)
+    poison_bf16(d.data(), d.size());
+  else
+    FP8GEMM_CUDA_CHECK(cudaMemset(d.data(), d_fill_byte, d.size() * 2));
   const MxGemm g = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data(), ldd);
   PlanT plan(g, options...);
   plan.run(nullptr);
@@ -40,6 +46,12 @@ std::vector<double> run_mx(const MxOperands& o, std::int64_t ldd_pad, const Opti
     for (std::int64_t n = 0; n < o.N; ++n)
       out[std::size_t(m * o.N + n)] = bf16_to_double(host[std::size_t(m * ldd + n)]);
   return out;
+}
+
+/// run_mx_filled from the NaN poison: a test that every element of D is written.
+template <class PlanT, class... Options>
+std::vector<double> run_mx(const MxOperands& o, std::int64_t ldd_pad, const Options&... options) {
+  return run_mx_filled<PlanT>(o, ldd_pad, -1, options...);
 }
 
 }  // namespace fp8gemm::ch09::test
