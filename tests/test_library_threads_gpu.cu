@@ -5,8 +5,10 @@
 // Per kind, first a single-threaded run on the legacy stream: its D is checked against the
 // float64 reference of the dequantised operands (sampled rows; the chapters' tolerances) and is
 // the bit pattern every other run must reproduce. Then, every D poisoned (NaN) first:
-//   (a) one plan, 4 host threads at once, each on its own stream with its own output: each
-//       thread, 3 times, takes the plan's lock, rebind()s it to its output and run()s it, then
+//   (a) one plan, 4 host threads at once, each on its own stream with its own output and its
+//       own B scales (thread t's are the others' times 2^t, so its D must be the reference D
+//       times 2^t, bit for bit: a launch that ran with another thread's operands shows): each
+//       thread, 3 times, takes the plan's lock, rebind()s it to its call and run()s it, then
 //       synchronises its stream (the PyTorch ops' plan cache does this);
 //   (a') one plan, run() from 4 threads at once with no lock at all (run() is const and
 //       thread-safe), 3 times each on the thread's stream; every run writes the plan's D, so each
@@ -139,7 +141,24 @@ struct RowReference {
   }
 };
 
-// ---- the four kinds: operands, the call on a given D, the reference check ----
+/// d x 2^t, exactly: every element's exponent moved by t (t may be negative). The runs this
+/// compares scale one operand's scales by 2^t, which scales every FP32 sum by 2^t before its one
+/// rounding to bf16, so their D is the reference D times 2^t where that D is normal or zero
+/// (throws otherwise: a subnormal or overflowing element would not scale exactly).
+Bf16 times_pow2(const Bf16& d, int t) {
+  Bf16 out = d;
+  for (auto& x : out) {
+    const int e = (x >> 7) & 0xFF;
+    if (e == 0 && (x & 0x7F) == 0) continue;  // +-0
+    if (e == 0 || e == 0xFF || e + t <= 0 || e + t >= 0xFF)
+      throw std::logic_error("times_pow2: an element that 2^t does not scale exactly");
+    x = std::uint16_t(x + t * 128);
+  }
+  return out;
+}
+
+// ---- the four kinds: operands, the call on a given D (and the B scales of thread t: the
+// ---- others' times 2^t), the reference check ----
 
 /// Block-scaled (chapter 7's call): A 1 x 128 scales mn-major TMA-aligned, B 128 x 128 padded.
 struct BlockScaledKind {
@@ -147,7 +166,8 @@ struct BlockScaledKind {
   static constexpr const char* kName = "BlockScaledPlan";
   std::int64_t M = 256, N = 2112, K = 1536;
   DeviceBuffer<std::uint8_t> A, B;
-  DeviceBuffer<float> sa, sb;
+  DeviceBuffer<float> sa;
+  std::vector<DeviceBuffer<float>> sb;  // [t]: scale_b x 2^t
   RowReference reference;
   BlockScaledKind() : A(std::size_t(M * K)), B(std::size_t(N * K)) {
     const GroupScaleLayout la = GroupScaleLayout::mn_major_tma_aligned(M);
@@ -159,7 +179,11 @@ struct BlockScaledKind {
     for (auto& x : hsa) x = std::exp2(e(rng));
     for (auto& x : hsb) x = std::exp2(e(rng));
     sa = DeviceBuffer<float>(hsa);
-    sb = DeviceBuffer<float>(hsb);
+    for (int t = 0; t < kThreads; ++t) {
+      std::vector<float> scaled = hsb;
+      for (auto& x : scaled) x = std::ldexp(x, t);
+      sb.emplace_back(scaled);
+    }
     reference.init(
         A, B, M, N, K, 4100,
         [&](std::int64_t r, std::int64_t k) {
@@ -170,7 +194,7 @@ struct BlockScaledKind {
         });
   }
   std::size_t d_elems() const { return std::size_t(M * N); }
-  BlockScaledGemm call(std::uint16_t* D) const {
+  BlockScaledGemm call(std::uint16_t* D, int t = 0) const {
     return {.M = M,
             .N = N,
             .K = K,
@@ -178,7 +202,7 @@ struct BlockScaledKind {
             .B = B.data(),
             .scale_a = sa.data(),
             .scale_a_layout = GroupScaleLayout::mn_major_tma_aligned(M),
-            .scale_b = sb.data(),
+            .scale_b = sb[std::size_t(t)].data(),
             .scale_b_layout = BlockScaleLayout::padded(K),
             .D = D};
   }
@@ -191,19 +215,19 @@ struct PerTensorKind {
   static constexpr const char* kName = "PerTensorPlan";
   std::int64_t M = 384, N = 1536, K = 2048;
   DeviceBuffer<std::uint8_t> A, B;
-  DeviceBuffer<float> scales;
+  std::vector<DeviceBuffer<float>> scales;  // [t]: scale_a at 0, scale_b x 2^t at 4
   RowReference reference;
-  PerTensorKind()
-      : A(std::size_t(M * K)),
-        B(std::size_t(N * K)),
-        scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f}) {
+  PerTensorKind() : A(std::size_t(M * K)), B(std::size_t(N * K)) {
+    for (int t = 0; t < kThreads; ++t)
+      scales.emplace_back(std::vector<float>{0.75f, 0, 0, 0, std::ldexp(1.25f, t)});
     reference.init(
         A, B, M, N, K, 4200, [](std::int64_t, std::int64_t) { return 0.75; },
         [](std::int64_t, std::int64_t) { return 1.25; });
   }
   std::size_t d_elems() const { return std::size_t(M * N); }
-  PerTensorGemm call(std::uint16_t* D) const {
-    return {M, N, K, A.data(), B.data(), D, scales.data(), scales.data() + 4};
+  PerTensorGemm call(std::uint16_t* D, int t = 0) const {
+    const float* s = scales[std::size_t(t)].data();
+    return {M, N, K, A.data(), B.data(), D, s, s + 4};
   }
   std::string check(const Bf16& d) const { return reference.check(d); }
 };
@@ -215,6 +239,7 @@ struct GroupedKind {
   static constexpr const char* kName = "GroupedPlan";
   ch08::GroupedShape shape;
   std::unique_ptr<ch08::GroupedOperands> ops;
+  std::vector<DeviceBuffer<float>> sb;  // [t]: the operands' scale_b x 2^t
   GroupedKind() {
     shape.name = "threads_contiguous";
     shape.layout = ch08::Layout::contiguous;
@@ -222,11 +247,18 @@ struct GroupedKind {
     shape.N = 1024;
     shape.K = 1536;
     ops = std::make_unique<ch08::GroupedOperands>(shape, 4300);
+    const std::vector<float> hsb = ops->scale_b.download();
+    for (int t = 0; t < kThreads; ++t) {
+      std::vector<float> scaled = hsb;
+      for (auto& x : scaled) x = std::ldexp(x, t);
+      sb.emplace_back(scaled);
+    }
   }
   std::size_t d_elems() const { return ops->D.size(); }
-  GroupedGemm call(std::uint16_t* D) const {
+  GroupedGemm call(std::uint16_t* D, int t = 0) const {
     GroupedGemm g = ops->gemm();
     g.D = D;
+    g.scale_b = sb[std::size_t(t)].data();
     return g;
   }
   std::string check(const Bf16& d) const {
@@ -279,7 +311,8 @@ struct MxKind {
   using Plan = MxPlan;
   static constexpr const char* kName = "MxPlan";
   ch09::MxOperands host;
-  DeviceBuffer<std::uint8_t> A, B, sa, sb;
+  DeviceBuffer<std::uint8_t> A, B, sa;
+  std::vector<DeviceBuffer<std::uint8_t>> sb;  // [t]: B's UE8M0 exponents + t (the padding's 0s kept)
   std::vector<std::int64_t> rows;
   std::vector<double> ref;
   MxKind()
@@ -287,12 +320,18 @@ struct MxKind {
         A(host.A),
         B(host.B),
         sa(host.sa),
-        sb(host.sb),
         rows(sample_rows(256, 24, 4401)),
-        ref(ch09::reference_f64_rows(host, rows)) {}
+        ref(ch09::reference_f64_rows(host, rows)) {
+    for (int t = 0; t < kThreads; ++t) {
+      std::vector<std::uint8_t> scaled = host.sb;
+      for (auto& x : scaled)
+        if (x != 0) x = std::uint8_t(x + t);  // random_operands' exponents are 127 +- 6
+      sb.emplace_back(scaled);
+    }
+  }
   std::size_t d_elems() const { return std::size_t(host.M * host.N); }
-  MxGemm call(std::uint16_t* D) const {
-    return ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D);
+  MxGemm call(std::uint16_t* D, int t = 0) const {
+    return ch09::mx_call(host, A.data(), B.data(), sa.data(), sb[std::size_t(t)].data(), D);
   }
   std::string check(const Bf16& d) const {
     std::vector<double> got(rows.size() * std::size_t(host.N));
@@ -345,18 +384,29 @@ void threads_and_streams(Kind& kind) {
                    what + ", thread " + std::to_string(t));
   };
 
-  // (a) one plan, 4 threads, each its own stream and output: rebind + run under the plan's lock.
+  // (a) one plan, 4 threads, each its own stream, output and B scales (x 2^t): rebind + run
+  // under the plan's lock. Thread t's D must be the reference D times 2^t, bit for bit.
   poison_all();
   std::mutex lock;
-  check_threads(on_threads([&](int t) {
-                  for (int r = 0; r < kRunsPerThread; ++r) {
-                    std::lock_guard<std::mutex> hold(lock);
-                    plan.rebind(kind.call(out[std::size_t(t)].data()));
-                    plan.run(streams[t]);
-                  }
-                  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
-                }),
-                "(a) shared plan, rebind + run under a lock");
+  {
+    const auto errors = on_threads([&](int t) {
+      for (int r = 0; r < kRunsPerThread; ++r) {
+        std::lock_guard<std::mutex> hold(lock);
+        plan.rebind(kind.call(out[std::size_t(t)].data(), t));
+        plan.run(streams[t]);
+      }
+      FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(streams[t]));
+    });
+    CHECK(errors.empty());
+    for (const auto& e : errors) UNSCOPED_INFO(e);
+    for (int t = 0; t < kThreads; ++t) {
+      const Bf16 got = out[std::size_t(t)].download();
+      INFO(std::string(Kind::kName) + ", (a) shared plan, rebind + run under a lock, thread " +
+           std::to_string(t) + " (B scales x 2^" + std::to_string(t) + ")");
+      REQUIRE_NOTHROW(times_pow2(expected, t));  // the reference scales exactly
+      CHECK(got == times_pow2(expected, t));
+    }
+  }
 
   // (a') one plan's run() from 4 threads at once, no lock; each thread copies the plan's D.
   plan.rebind(kind.call(d0.data()));
