@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Session 43, call 4: main's binaries and PyTorch package at 74fb635 (.gpu/c8.txz, .gpu/py8.txz;
+# Session 43, call 4: main's binaries and PyTorch package at 18a7ac7 (.gpu/c8.txz, .gpu/py8.txz;
 # main = long-cycle merged onto c8d3eb7's host-code mend + chapter 9's mended NaN / determinism
 # tests) and DeepGEMM 2.6.1 (.peer).
 #  1. The GPU tests whose code changed since 0d59ffe's binaries passed in calls 1-2 (host code of
 #     c8d3eb7: validate_gemm's ld rule, the quantisers' extents, scale_extent, wgrad's bounds,
-#     unit_grid; chapter 9's Hopper tests mended in 74fb635): test_chapter_09_hopper,
+#     unit_grid; chapter 9's Hopper tests mended in 74fb635, the library threads test's case (a)
+#     in 18a7ac7: each thread its own B scales x 2^t): test_chapter_09_hopper,
 #     test_reliability, test_library_gpu, test_library_threads_gpu, test_chapter_07,
 #     quantize_test_gpu, test_chapter_08_wgrad. Their sm_90a kernels are 0d59ffe's.
 #     Prediction: all pass (7 of 7). test_chapter_09_hopper's NaN checks now start from a finite D.
@@ -22,14 +23,14 @@
 #     the large ones (session 27: 0.973-0.978x).
 set -u
 source scripts/gpu_call.sh .gpu/c8.txz .gpu/py8.txz || exit 1
-H=plots/data/h200/session43/call4_74fb635
+H=plots/data/h200/session43/call4_18a7ac7
 say "GPU tests"
 gpu_tests_step '^(test_chapter_09_hopper|test_reliability|test_library_gpu|test_library_threads_gpu|test_chapter_07|quantize_test_gpu|test_chapter_08_wgrad)$' 320
 LEFT=$(seconds_left 585)
 say "dispatch sweep ($LEFT s left)"
 timeout 120 "$B/fp8gemm_dispatch_sweep" --json="$OUT/dispatch_sweep_${C:0:7}.json" > "$OUT/sweep.log" 2>&1
 echo "sweep rc=$?" >> "$L"
-python3 $H/picks.py "$OUT/dispatch_sweep_${C:0:7}.json" $H/table_block_scaled_74fb635.txt \
+python3 $H/picks.py "$OUT/dispatch_sweep_${C:0:7}.json" $H/table_block_scaled.txt \
   > "$OUT/picks.txt" 2>> "$L"
 LEFT=$(seconds_left 585)
 say "PyTorch tests ($LEFT s left)"
