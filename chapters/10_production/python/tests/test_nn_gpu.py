@@ -235,15 +235,30 @@ def test_grouped_experts(G, T, K, N, counts):
             assert torch.count_nonzero(ex.weight.grad[g]) == 0, "an expert without tokens"
         else:
             assert rel_error(ex.weight.grad[g], w.grad[g]) <= FP8_VS_BF16, g
-    # tight: forward against float64 on the quantised operands
+    # tight: y, dX and dW against float64 on the operands exactly as the layer quantises them
+    # (forward: x 1 x 128, W[g] 128 x 128; dX: dy 1 x 128 against W[g]'s blocks; dW: dy and x
+    # quantised along the tokens per expert, quantize_tokens_transposed_1x128), so a wrong
+    # transpose, scale or group boundary cannot hide in the 6 % that the bf16 comparison allows
     qx, sx = ops.quantize_1x128(x)
     X = ops.dequantize_1x128(qx, sx).double()
+    qdy, sdy = ops.quantize_1x128(dy)
+    DY = ops.dequantize_1x128(qdy, sdy).double()
+    dyt, xt = ops.quantize_tokens_transposed_1x128(dy, off), ops.quantize_tokens_transposed_1x128(x, off)
+    DYT = ops.dequantize_1x128(dyt[0], dyt[1]).double()  # [N, T_cap]: group g at columns P_g ..
+    XT = ops.dequantize_1x128(xt[0], xt[1]).double()     # [K, T_cap]
+    P = dyt[2].tolist()
+    assert P == xt[2].tolist()
     for g in range(G):
-        if o[g + 1] == o[g]:
+        n = o[g + 1] - o[g]
+        if n == 0:
             continue
         qw, sw = ops.quantize_128x128(ex.weight.detach()[g])
-        ref = X[o[g]:o[g + 1]] @ ops.dequantize_128x128(qw, sw).double().t()
-        assert rel_error(y[o[g]:o[g + 1]], ref) <= tolerance(K), g
+        W = ops.dequantize_128x128(qw, sw).double()
+        rows = slice(o[g], o[g + 1])
+        assert rel_error(y[rows], X[rows] @ W.t()) <= tolerance(K), ("y", g)
+        assert rel_error(xf.grad[rows], DY[rows] @ W) <= tolerance(N), ("dx", g)
+        cols = slice(P[g], P[g] + n)
+        assert rel_error(ex.weight.grad[g], DYT[:, cols] @ XT[:, cols].t()) <= tolerance(n), ("dw", g)
     # determinism
     ex.zero_grad(set_to_none=True)
     x2 = x.clone().requires_grad_()

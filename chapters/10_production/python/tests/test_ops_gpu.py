@@ -206,6 +206,20 @@ def _block_scaled_ref(qa, sa, qb, sb):
     return ops.dequantize_1x128(qa, sa).double() @ ops.dequantize_128x128(qb, sb).double().t()
 
 
+def _assert_block_scaled_right(d, qa, sa, qb, sb):
+    """d is the block-scaled GEMM of these operands within the project's tolerance of float64: for
+    a result the other checks of a test only compare with the same op's other results."""
+    assert torch.isfinite(d).all()
+    err, tol = rel_error(d, _block_scaled_ref(qa, sa, qb, sb)), tolerance(qa.shape[-1])
+    assert err <= tol, (err, tol)
+
+
+def _nan_like(d):
+    """An output that starts as NaN, not as whatever torch.empty's memory held (often zeros, so
+    two outputs no op wrote would compare equal)."""
+    return torch.full_like(d, float("nan"))
+
+
 # Not multiples of the tiles: M, N odd or off by a few rows; K with a partial last 128-block.
 SHAPES = [(1, 16, 16), (7, 40, 144), (200, 264, 640), (333, 1000, 1040), (129, 2112, 7168),
           (1000, 260, 4112)]
@@ -527,9 +541,10 @@ def test_plan_cache():
     result is bit for bit what a plan built for those tensors gives."""
     require_gpu()
     qa, sa, qb, sb = _block_scaled_operands(256, 512, 1024, 61)
-    out = torch.empty(256, 512, device="cuda", dtype=torch.bfloat16)
+    out = torch.full((256, 512), float("nan"), device="cuda", dtype=torch.bfloat16)
     ops.plan_cache_clear()
     ops.gemm_block_scaled(qa, sa, qb, sb, out=out)
+    _assert_block_scaled_right(out, qa, sa, qb, sb)
     s1 = ops.plan_cache_stats()
     assert s1["misses"] == 1 and s1["hits"] == 0 and s1["size"] == 1 and s1["rebinds"] == 0
     ops.gemm_block_scaled(qa, sa, qb, sb, out=out)
@@ -537,12 +552,13 @@ def test_plan_cache():
     assert s2["hits"] == 1 and s2["misses"] == 1 and s2["rebinds"] == 0
     # other operands and another output of the same call: a hit, the plan re-pointed
     qa2, sa2, qb2, sb2 = _block_scaled_operands(256, 512, 1024, 62)
-    out2 = torch.empty_like(out)
+    out2 = _nan_like(out)
     ops.gemm_block_scaled(qa2, sa2, qb2, sb2, out=out2)
+    _assert_block_scaled_right(out2, qa2, sa2, qb2, sb2)
     s3 = ops.plan_cache_stats()
     assert s3["hits"] == 2 and s3["misses"] == 1 and s3["rebinds"] == 1 and s3["size"] == 1
     # back to the first buffers: re-pointed again, the first result again
-    again = torch.empty_like(out)
+    again = _nan_like(out)
     ops.gemm_block_scaled(qa, sa, qb, sb, out=again)
     assert torch.equal(again, out) and ops.plan_cache_stats()["rebinds"] == 2
     ops.set_plan_cache_capacity(0)  # no caching: every call builds its plan, same result
@@ -665,10 +681,10 @@ def test_threads():
     M, N, K = 512, 1024, 2048
     qa, sa, qb, sb = _block_scaled_operands(M, N, K, 67)
     ref = ops.gemm_block_scaled(qa, sa, qb, sb)
+    _assert_block_scaled_right(ref, qa, sa, qb, sb)
     torch.cuda.synchronize()
     n_threads, calls = 4, 8
-    outs = [[torch.empty(M, N, device="cuda", dtype=torch.bfloat16) for _ in range(calls)]
-            for _ in range(n_threads)]
+    outs = [[_nan_like(ref) for _ in range(calls)] for _ in range(n_threads)]
     allocated = [[None] * calls for _ in range(n_threads)]
     streams = [torch.cuda.Stream() for _ in range(n_threads)]
     errors = []
@@ -702,6 +718,7 @@ def test_streams():
     require_gpu()
     qa, sa, qb, sb = _block_scaled_operands(512, 1024, 2048, 71)
     d_ref = ops.gemm_block_scaled(qa, sa, qb, sb)
+    _assert_block_scaled_right(d_ref, qa, sa, qb, sb)
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
