@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Session 43, call 4: main's binaries and PyTorch package at 18a7ac7 (.gpu/c8.txz, .gpu/py8.txz;
+# Session 43, call 4: main's binaries at 18a7ac7 and the PyTorch package staged at 5ed74e6 (18a7ac7's
+# _C.so; 5ed74e6 changed only the Python tests: Fp8GroupedExperts' dX / dW against float64, the
+# plan-cache, threads and streams tests' references against float64) (.gpu/c8.txz, .gpu/py8.txz;
 # main = long-cycle merged onto c8d3eb7's host-code mend + chapter 9's mended NaN / determinism
 # tests) and DeepGEMM 2.6.1 (.peer).
 #  1. The GPU tests whose code changed since 0d59ffe's binaries passed in calls 1-2 (host code of
@@ -14,7 +16,7 @@
 #     cycle loop on long tiles (this session) changed every kernel's code). Prediction: at the
 #     M = 4096 shapes and 8192^3 the block-scaled picks stay; at M <= 128 at most 3 of 12 picks
 #     move, each by <= 3 %; per-tensor picks mostly stay.
-#  3. The PyTorch tests (prediction: 106 passed, 2 skipped), DeepGEMM's build, then the op against
+#  3. The PyTorch tests (prediction: 106 passed, 2 skipped; the mended ones pass), DeepGEMM's build, then the op against
 #     DeepGEMM, interleaved, 50 us delay, on 8192^3, the six M = 4096 shapes and the twelve
 #     M <= 128: run A with the library's table as committed, run B with FP8GEMM_KERNEL_BLOCK_SCALED
 #     set to the new sweep's block-scaled picks (picks.py; what a regenerated table would run).
