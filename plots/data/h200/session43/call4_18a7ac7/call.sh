@@ -9,8 +9,9 @@
 #     unit_grid; chapter 9's Hopper tests mended in 74fb635, the library threads test's case (a)
 #     in 18a7ac7: each thread its own B scales x 2^t): test_chapter_09_hopper,
 #     test_reliability, test_library_gpu, test_library_threads_gpu, test_chapter_07,
-#     quantize_test_gpu, test_chapter_08_wgrad. Their sm_90a kernels are 0d59ffe's.
-#     Prediction: all pass (7 of 7). test_chapter_09_hopper's NaN checks now start from a finite D.
+#     quantize_test_gpu (test_chapter_08_wgrad left out: two refused device starts cost 180 s of
+#     the budget, and the plan was cut from 585 to 540 s). Their sm_90a kernels are 0d59ffe's.
+#     Prediction: all pass (6 of 6). test_chapter_09_hopper's NaN checks now start from a finite D.
 #  2. fp8gemm_dispatch_sweep, every family (the sweep the library's table is learned from; the
 #     committed one is session 26's, 945b0eb; since then the producer warp (session 38) and the
 #     cycle loop on long tiles (this session) changed every kernel's code). Prediction: at the
@@ -27,21 +28,21 @@ set -u
 source scripts/gpu_call.sh .gpu/c8.txz .gpu/py8.txz || exit 1
 H=plots/data/h200/session43/call4_18a7ac7
 say "GPU tests"
-gpu_tests_step '^(test_chapter_09_hopper|test_reliability|test_library_gpu|test_library_threads_gpu|test_chapter_07|quantize_test_gpu|test_chapter_08_wgrad)$' 320
-LEFT=$(seconds_left 585)
+gpu_tests_step '^(test_chapter_09_hopper|test_reliability|test_library_gpu|test_library_threads_gpu|test_chapter_07|quantize_test_gpu)$' 280
+LEFT=$(seconds_left 540)
 say "dispatch sweep ($LEFT s left)"
 timeout 120 "$B/fp8gemm_dispatch_sweep" --json="$OUT/dispatch_sweep_${C:0:7}.json" > "$OUT/sweep.log" 2>&1
 echo "sweep rc=$?" >> "$L"
 python3 $H/picks.py "$OUT/dispatch_sweep_${C:0:7}.json" $H/table_block_scaled.txt \
   > "$OUT/picks.txt" 2>> "$L"
-LEFT=$(seconds_left 585)
+LEFT=$(seconds_left 540)
 say "PyTorch tests ($LEFT s left)"
 mkdir -p "$OUT/p"
 timeout 60 bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/torch" tests \
   > "$OUT/p/gpu_run.log" 2>&1; echo "gpu_run rc=$?" >> "$L"
 tail -1 "$OUT/torch/tests.log" >> "$L" 2>/dev/null
 grep -E "FAILED|Error" "$OUT/torch/tests.log" | head -5 >> "$L" 2>/dev/null
-LEFT=$(seconds_left 585)
+LEFT=$(seconds_left 540)
 say "DeepGEMM build ($LEFT s left)"
 timeout 100 bash .peer/build_deepgemm.sh > "$OUT/p/deepgemm_build.log" 2>&1; echo "build rc=$?" >> "$L"
 eval "$(grep '^export PYTHONPATH=' "$OUT/p/deepgemm_build.log" | tail -n 1)"
@@ -50,7 +51,7 @@ SH="8192x8192x8192,4096x2112x7168,4096x24576x1536,4096x32768x512,4096x7168x16384
 SH="$SH,64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
 SH="$SH,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"
 for run in A B; do
-  LEFT=$(seconds_left 585)
+  LEFT=$(seconds_left 540)
   [ "$LEFT" -lt 45 ] && { say "peers $run skipped: $LEFT s left"; continue; }
   [ "$run" = A ] && LIM=$(((LEFT - 20) / 2)) || LIM=$((LEFT - 20))
   say "peers $run, interleaved, delay 50 us ($LEFT s left, limit $LIM s)"
