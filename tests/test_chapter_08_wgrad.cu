@@ -297,6 +297,9 @@ TEST_CASE("ch08 wgrad: CUDA graph replayed with other expert sizes", "[ch08][wgr
     dev.upload(c);
     const auto before = initial_db(c, false, seed++);
     dev.dB.upload(before);
+    // The uploads ran on the legacy stream, which the non-blocking `stream` does not wait for (a
+    // pageable cudaMemcpy may return before its copy reaches the device).
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
     FP8GEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
     CHECK(check_db(c, before, dev.dB.download(), false, "wgrad graph replay"));

@@ -999,6 +999,11 @@ TEST_CASE("quantize_tokens_transposed_1x128 in a CUDA graph, replayed with other
     CAPTURE(replay);
     buf.doffsets.upload(offsets);
     buf.poison();
+    // The upload and the memsets ran on the legacy stream, which the non-blocking `stream` does
+    // not wait for (cudaMemset and a pageable cudaMemcpy may return before the device is done):
+    // without this the replay raced the poison, which landed on its output (session 43: replay 0's
+    // padded_offsets read 0xAB).
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
     FP8GEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream));
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
     buf.check(offsets, true, false);
