@@ -10,6 +10,14 @@ their committed folders:
   3. call 3: the PyTorch tests of the staged package (0d59ffe) and its op against DeepGEMM 2.6.1,
      interleaved, 50 us delay (peers_ch07_0d59ffe.json; that JSON's git_commit names the device
      tree's HEAD, not the package: the package's commit is call.log's "package:" line).
+  4. call 4 (binaries of 18a7ac7: main with the branch merged, session 42's host-code mend, the
+     mended chapter 9 and library threads tests; package staged at 5ed74e6): six GPU test
+     binaries (four ran before the plan's 280 s ran out; quantize_test_gpu's XML records one
+     failed case, a race of the test's own legacy-stream memsets with its graph replay on a
+     non-blocking stream, mended in d7d31a0), the full dispatch sweep (committed as
+     plots/data/h200/ch10/dispatch_sweep.json), the PyTorch tests; DeepGEMM's build ran out of its
+     100 s, so the peers runs timed our op alone (peers_A/B: not a comparison);
+  5. call 5: test_reliability (passed) and quantize_test_gpu, cut off at 45 s.
 Usage: python3 summarise.py [--check README] (--check: the README's lines that quote these
 tables must match; CTest chapter_07_session43)."""
 import json
@@ -42,6 +50,24 @@ def gpu_tests():
     count = {k: sum(l.startswith("| " + k) for l in lines) for k in ("PASS", "FAIL", "SKIP")}
     lines.append(f"| calls 1 and 2 together: {count['PASS']} passed, {count['FAIL']} failed, "
                  f"{count['SKIP']} skipped |")
+    return lines
+
+
+def gpu_tests_18a7ac7():
+    """Calls 4 and 5: the test binaries' lines, the failed case of quantize_test_gpu (from the
+    JUnit XML inside call 4's logs.txz) and test_reliability's result in call 5."""
+    import tarfile
+    c4 = os.path.join(HERE, "call4_18a7ac7")
+    lines = ["| " + line.strip() + " |" for line in open(os.path.join(c4, "gpu_tests_18a7ac7.txt"))
+             if line.startswith(("PASS", "FAIL", "SKIP"))]
+    with tarfile.open(os.path.join(c4, "logs.txz")) as tar:
+        xml = tar.extractfile("gl/tests/quantize_test_gpu.xml").read().decode()
+    m = re.search(r'failures="(\d+)" tests="(\d+)"', xml)
+    cases = re.findall(r'<testcase [^>]*name="([^"]+)"[^>]*>\s*<failure message="([^"]+)"', xml)
+    lines.append(f"| quantize_test_gpu (its JUnit XML; the loop was cut off before its summary line): {m.group(1)} failed of "
+                 f"{m.group(2)} assertions: " + "; ".join(f"{n}: {msg}" for n, msg in cases) + " |")
+    rel = open(os.path.join(HERE, "call5_18a7ac7", "call5.log")).read()
+    lines.append("| call 5: " + "; ".join(l.strip() for l in rel.splitlines() if l.strip()) + " |")
     return lines
 
 
@@ -95,7 +121,9 @@ def main(argv):
                 ("call 2: chapter 7, kTwoDeepLongCycleLoop (new, 0d59ffe) / two-deep (old, a334058)",
                  old_new(), "07_block_scaling"),
                 ("call 3: the PyTorch op (package 0d59ffe) against DeepGEMM 2.6.1, interleaved",
-                 peers(), "07_block_scaling")]
+                 peers(), "07_block_scaling"),
+                ("calls 4-5: GPU tests of 18a7ac7's binaries", gpu_tests_18a7ac7(),
+                 "07_block_scaling")]
     return readme_block.sections_main(argv, sections)
 
 
