@@ -21,10 +21,10 @@ their committed folders:
 Usage: python3 summarise.py [--check README] (--check: the README's lines that quote these
 tables must match; CTest chapter_07_session43)."""
 import json
-import math
 import os
 import re
 import sys
+from statistics import geometric_mean as geomean
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
@@ -35,10 +35,6 @@ import abcompare  # noqa: E402
 C1 = os.path.join(HERE, "call1_0d59ffe")
 C2 = os.path.join(HERE, "call2_0d59ffe")
 C3 = os.path.join(HERE, "call3_0d59ffe")
-
-
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def gpu_tests():
