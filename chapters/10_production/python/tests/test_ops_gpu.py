@@ -682,9 +682,11 @@ def test_threads():
     qa, sa, qb, sb = _block_scaled_operands(M, N, K, 67)
     ref = ops.gemm_block_scaled(qa, sa, qb, sb)
     _assert_block_scaled_right(ref, qa, sa, qb, sb)
-    torch.cuda.synchronize()
     n_threads, calls = 4, 8
     outs = [[_nan_like(ref) for _ in range(calls)] for _ in range(n_threads)]
+    # The NaN fills ran on the current stream; the threads' streams do not wait for it (torch's
+    # side streams are non-blocking), so the fills must be done before the threads start.
+    torch.cuda.synchronize()
     allocated = [[None] * calls for _ in range(n_threads)]
     streams = [torch.cuda.Stream() for _ in range(n_threads)]
     errors = []
