@@ -98,10 +98,18 @@ TEST_CASE("library: the environment override picks the kernel", "[library][gpu]"
 
 TEST_CASE("library: PerTensorPlan = chapter 6's plan with the chosen kernel, bit for bit",
           "[library][gpu]") {
+  struct Shape {
+    std::int64_t M, N, K;
+    DispatchRule rule;
+  };
+  // Two table shapes, and one that is no multiple of any tile (the chapter's rule).
+  const Shape shapes[] = {{128, 7168, 2048, DispatchRule::table},
+                          {4096, 7168, 2048, DispatchRule::table},
+                          {300, 520, 1008, DispatchRule::chapter}};
   for (Accumulation acc : {Accumulation::promoted, Accumulation::fast})
-    for (std::int64_t M : {std::int64_t(128), std::int64_t(4096)}) {
-      const std::int64_t N = 7168, K = 2048;
-      INFO(M << " " << engine::to_string(acc));
+    for (const Shape& s : shapes) {
+      const std::int64_t M = s.M, N = s.N, K = s.K;
+      INFO(M << "x" << N << "x" << K << " " << engine::to_string(acc));
       DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
       DeviceBuffer<std::uint16_t> D(std::size_t(M * N)), D2(std::size_t(M * N));
       DeviceBuffer<float> scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f});
@@ -112,7 +120,7 @@ TEST_CASE("library: PerTensorPlan = chapter 6's plan with the chosen kernel, bit
       PerTensorOptions o;
       o.accumulation = acc;
       const PerTensorPlan lib(g, o);
-      CHECK(lib.choice().rule == DispatchRule::table);
+      CHECK(lib.choice().rule == s.rule);
       CHECK(lib.kernel().accumulation == acc);
       PerTensorGemm g2 = g;
       g2.D = D2.data();
@@ -125,9 +133,11 @@ TEST_CASE("library: PerTensorPlan = chapter 6's plan with the chosen kernel, bit
 }
 
 TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "[library][gpu]") {
-  for (std::int64_t M : {std::int64_t(256), std::int64_t(4096)}) {
-    const std::int64_t N = 7168, K = 2048;
-    INFO(M);
+  // Two table shapes, and one that is no multiple of any tile (K a multiple of 32, MXFP8's rule).
+  const std::int64_t shapes[][3] = {{256, 7168, 2048}, {4096, 7168, 2048}, {300, 520, 992}};
+  for (const auto& s : shapes) {
+    const std::int64_t M = s[0], N = s[1], K = s[2];
+    INFO(M << "x" << N << "x" << K);
     const ch09::MxOperands host = ch09::random_operands(M, N, K, 1600 + std::uint64_t(M));
     DeviceBuffer<std::uint8_t> A(host.A), B(host.B), sa(host.sa), sb(host.sb);
     DeviceBuffer<std::uint16_t> D(std::size_t(M * N)), D2(std::size_t(M * N));
