@@ -5,7 +5,8 @@
 # (0d59ffe: every test binary; 18a7ac7: six), main changed host code and tests only (every sm_90a
 # kernel's SASS equals 0d59ffe's and 18a7ac7's: tools/sass_diff.py, 0 differ):
 #  - the library's dispatch table (29 of 80 rows) and chapter 6's 128 x 4096 x 7168 row;
-#  - the test races mended in d7d31a0 (quantize_test_gpu's graph replay, chapter 8's wgrad replay).
+#  - the test races mended in d7d31a0 (quantize_test_gpu's graph replay, chapter 8's wgrad replay);
+#  - test_library_gpu's PerTensorPlan / MxPlan cases at a shape of partial tiles (bb9a977).
 #  1. GPU tests not run at main's head: quantize_test_gpu (its graph-replay case failed once in
 #     session 43 on the test's own stream race), test_chapter_08_wgrad, test_library_gpu (the new
 #     table), test_chapter_06 (the changed row), test_chapter_08, test_library_threads_gpu.
