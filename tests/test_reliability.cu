@@ -98,6 +98,13 @@ void require_no_cuda_error(const Chapter& c) {
   CHECK(sync == cudaSuccess);
 }
 
+/// D's entries that no longer hold CheckOperands' default poison (0xFFFF, NaN): what a launch wrote.
+std::int64_t entries_written(const CheckOperands& ops) {
+  std::int64_t written = 0;
+  for (std::uint16_t v : ops.download_d()) written += v != 0xFFFF;
+  return written;
+}
+
 /// `call` must throw std::invalid_argument whose message holds the chapter's name and every one of
 /// `parts`, and leave no CUDA error behind. With `untouched` (the operands the call was built
 /// from), their D is poisoned first and must still be all poison afterwards: the refusal came
@@ -138,10 +145,8 @@ void require_refused(const Chapter& c, const std::function<void()>& call,
   }
   require_no_cuda_error(c);
   if (untouched) {
-    std::int64_t written = 0;
-    for (std::uint16_t v : untouched->download_d()) written += v != 0xFFFF;
     INFO(c.name << " " << label << ": entries of D written by a refused call");
-    CHECK(written == 0);
+    CHECK(entries_written(*untouched) == 0);
   }
 }
 
@@ -533,9 +538,7 @@ TEST_CASE("a non-blocking stream: correct, and the kernel runs on that stream",
     StreamGate gate(stream);
     c.kernel(ops.gemm(), stream);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    const std::vector<std::uint16_t> early = ops.download_d();  // legacy stream: does not wait
-    std::int64_t written = 0;
-    for (std::uint16_t v : early) written += v != 0xFFFF;
+    const std::int64_t written = entries_written(ops);  // legacy stream: does not wait
     const bool still_queued = cudaStreamQuery(stream) == cudaErrorNotReady;
     gate.open();
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -599,9 +602,7 @@ TEST_CASE("an earlier, unrelated CUDA error is reported as such, not as this lau
     CHECK(message.find("from an earlier call") != std::string::npos);
     CHECK(message.find(cudaGetErrorName(oom)) != std::string::npos);
     CHECK(cudaGetLastError() == oom);  // still there for its owner; now cleared
-    std::int64_t written = 0;  // and nothing was launched: D still holds the poison
-    for (std::uint16_t v : ops.download_d()) written += v != 0xFFFF;
-    CHECK(written == 0);
+    CHECK(entries_written(ops) == 0);  // and nothing was launched: D still holds the poison
     require_still_works(c);
   }
 }
