@@ -361,7 +361,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
     const int wg = warp_uniform(wg_index);
     Promotion<TileT> promotion = make_promotion(p, t, side, wg);  // from K block kb_begin
     if constexpr (!kStraddles) {
-      run_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, promotion);
+      Base::run_promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, promotion);
     } else {
       // A tile that straddles B-scale blocks: one copy of the loop per n0 % 128, chosen once
       // per tile. With the choice inside the loop instead (once per partial sum), a 256 x 112
@@ -373,33 +373,11 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
           promotion.offset,
           [&](auto off) {
             FixedPromotion<TileT, decltype(off)::value> fixed{promotion};
-            run_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, fixed);
+            Base::run_promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
+                                    fixed);
           },
           std::make_integer_sequence<int, kOffsets>{});
     }
-  }
-
-  /// The promoted loop of the policy's version with the promotion `pr`.
-  template <class Pr>
-  __device__ __forceinline__ static void run_loop(float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2],
-                                                  State& st, int kb_begin, int kb_end,
-                                                  std::uint32_t ring, const std::uint64_t* full,
-                                                  const std::uint64_t* empty, int wg,
-                                                  std::uint32_t rank, Pr& pr) {
-    if constexpr (kPromotedLoop == kTwoDeepLoop)
-      Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
-    else if constexpr (kPromotedLoop == kTwoDeepCycleLoop)
-      Base::promoted_loop_two_deep_cycle(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
-                                         pr);
-    else if constexpr (kPromotedLoop == kTwoDeepLongCycleLoop) {
-      // The tile's K-block count chooses (uniform across the warpgroup, once per tile).
-      if (kb_end - kb_begin >= 2 * Cfg::kStages)
-        Base::promoted_loop_two_deep_cycle(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank,
-                                           pr);
-      else
-        Base::promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
-    } else
-      Base::promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
   }
 
   /// The first block-scaled loop (kPromotedLoop = 0), the default until 0e55dd5; kept for the

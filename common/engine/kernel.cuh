@@ -271,32 +271,47 @@ struct PerTensorMath {
     } else {
       if constexpr (kPromotedLoop == 0) {
         mainloop_promoted_v0(acc, st, p, ring, full, empty, wg, rank);
-      } else if constexpr (kPromotedLoop == kTwoDeepLoop) {
-        // The warpgroup index through a shuffle, as the block-scaled loops have it: ptxas then
-        // keeps the descriptors in uniform registers (session 39: without it, chapter 6's
-        // promoted narrow tiles lost what the shuffled index in gemm_kernel had given them in
-        // session 38, 0.909x -> 1.008x the time at 64 x 2112 x 7168).
-        UnitPromotion promotion;
-        promoted_loop_two_deep(acc, st, 0, p.k_blocks, ring, full, empty, warp_uniform(wg), rank,
-                               promotion);
-      } else if constexpr (kPromotedLoop == kTwoDeepCycleLoop) {
-        UnitPromotion promotion;
-        promoted_loop_two_deep_cycle(acc, st, 0, p.k_blocks, ring, full, empty, warp_uniform(wg),
-                                     rank, promotion);
-      } else if constexpr (kPromotedLoop == kTwoDeepLongCycleLoop) {
-        UnitPromotion promotion;
-        if (p.k_blocks >= 2 * Cfg::kStages)
-          promoted_loop_two_deep_cycle(acc, st, 0, p.k_blocks, ring, full, empty,
-                                       warp_uniform(wg), rank, promotion);
-        else
-          promoted_loop_two_deep(acc, st, 0, p.k_blocks, ring, full, empty, warp_uniform(wg),
-                                 rank, promotion);
       } else {
+        // The two-deep loops take the warpgroup index through a shuffle, as the block-scaled
+        // loops have it: ptxas then keeps the descriptors in uniform registers (session 39:
+        // without it, chapter 6's promoted narrow tiles lost what the shuffled index in
+        // gemm_kernel had given them in session 38, 0.909x -> 1.008x the time at
+        // 64 x 2112 x 7168). The lean loop takes it as it comes.
+        constexpr bool kTwoDeepFamily = kPromotedLoop == kTwoDeepLoop ||
+                                        kPromotedLoop == kTwoDeepCycleLoop ||
+                                        kPromotedLoop == kTwoDeepLongCycleLoop;
         UnitPromotion promotion;
-        promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
+        if constexpr (kTwoDeepFamily)
+          run_promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, warp_uniform(wg), rank,
+                            promotion);
+        else
+          run_promoted_loop(acc, st, 0, p.k_blocks, ring, full, empty, wg, rank, promotion);
       }
       after_issue();
     }
+  }
+
+  /// The promoted loop of this policy's version (kPromotedLoop other than 0) over the K blocks
+  /// [kb_begin, kb_end) with the promotion `pr`: the one place that maps the version to its loop,
+  /// for this dense path and for BlockScaledMath's K-block ranges. kTwoDeepLongCycleLoop chooses
+  /// per tile on its K-block count (uniform across the warpgroup, outside both loops): the cycle
+  /// loop for at least two ring cycles, else the two-deep loop.
+  template <class Pr>
+  __device__ __forceinline__ static void run_promoted_loop(
+      float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, int kb_begin, int kb_end,
+      std::uint32_t ring, const std::uint64_t* full, const std::uint64_t* empty, int wg,
+      std::uint32_t rank, Pr& pr) {
+    if constexpr (kPromotedLoop == kTwoDeepLoop)
+      promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
+    else if constexpr (kPromotedLoop == kTwoDeepCycleLoop)
+      promoted_loop_two_deep_cycle(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
+    else if constexpr (kPromotedLoop == kTwoDeepLongCycleLoop) {
+      if (kb_end - kb_begin >= 2 * Cfg::kStages)
+        promoted_loop_two_deep_cycle(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
+      else
+        promoted_loop_two_deep(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
+    } else
+      promoted_loop(acc, st, kb_begin, kb_end, ring, full, empty, wg, rank, pr);
   }
 
   /// The fast loop: the tensor cores accumulate the whole K in `acc`. One commit group per K
