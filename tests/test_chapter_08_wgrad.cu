@@ -240,6 +240,7 @@ bool run_wgrad(const WgradCase& c, bool accumulate, std::uint64_t seed, const st
 TEST_CASE("ch08 wgrad: experts of 0, 1, 127, 128, 129, 300 tokens, every kernel, = and +=",
           "[ch08][wgrad][gpu]") {
   const WgradCase c({0, 1, 127, 128, 129, 0, 300}, 264, 200, 100);
+  REQUIRE(!ch08::wgrad_kernels().empty());  // else the loop below checks nothing
   for (const auto& k : ch08::wgrad_kernels())
     for (bool accumulate : {false, true}) CHECK(run_wgrad(c, accumulate, 101, k.name));
 }
@@ -330,6 +331,11 @@ TEST_CASE("ch08 wgrad: a dB that TMA cannot store: the default falls back, a TMA
   for (std::int64_t r = 0; r < rows; ++r)
     std::memcpy(&packed[std::size_t(r * c.K)], &strided[std::size_t(r * lddb)], std::size_t(c.K) * 4);
   CHECK(check_db(c, initial_db(c, false, 0), packed, false, "wgrad lddb = K + 1"));
+  // Each row's padding column (K) is not dB's: still NaN (a store past K would land there).
+  std::int64_t padding_written = 0;
+  for (std::int64_t r = 0; r < rows; ++r)
+    padding_written += !std::isnan(strided[std::size_t(r * lddb + c.K)]);
+  CHECK(padding_written == 0);
   // A TMA kernel named for that dB: refused, naming the rule.
   std::string tma_kernel;
   for (const auto& k : ch08::wgrad_kernels())
@@ -346,6 +352,12 @@ TEST_CASE("ch08 wgrad: a dB that TMA cannot store: the default falls back, a TMA
   off.dB = db.data() + 1;
   CHECK(test::refusal_of([&] { tma_plan.rebind(off); }).find("must be 16-byte aligned") !=
         std::string::npos);
+  // The refused rebind left the plan as it was: it still writes its own dB, correctly.
+  dev.dB.upload(initial_db(c, false, 0));
+  tma_plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(check_db(c, initial_db(c, false, 0), dev.dB.download(), false,
+                 "wgrad TMA plan after a refused rebind"));
 }
 
 TEST_CASE("ch08 wgrad: back-to-back epilogues (mostly empty experts), every kernel",
@@ -360,6 +372,7 @@ TEST_CASE("ch08 wgrad: back-to-back epilogues (mostly empty experts), every kern
   counts[41] = 300;
   counts[63] = 5;
   const WgradCase c(counts, 512, 960, 170);
+  REQUIRE(!ch08::wgrad_kernels().empty());  // else the loop below checks nothing
   for (const auto& k : ch08::wgrad_kernels()) CHECK(run_wgrad(c, false, 171, k.name));
 }
 
@@ -467,6 +480,10 @@ TEST_CASE("ch08 wgrad: bf16 dB is the FP32 dB rounded once, the default picks a 
     for (std::int64_t k = 0; k < c.K; ++k)
       packed[std::size_t(r * c.K + k)] = bf16_to_float(bits[std::size_t(r * lddb + k)]);
   CHECK(check_db(c, initial_db(c, false, 0), packed, false, "wgrad bf16 lddb = K + 1"));
+  std::int64_t padding_written = 0;  // each row's column K is not dB's: still the NaN
+  for (std::int64_t r = 0; r < rows; ++r)
+    padding_written += bits[std::size_t(r * lddb + c.K)] != 0x7FC0;
+  CHECK(padding_written == 0);
   // The TMA plan re-pointed at a dB 2 bytes off (inside the larger strided buffer, so that only
   // the alignment is wrong): refused.
   ch08::WeightGradGemm off = dev.gemm;
@@ -474,4 +491,10 @@ TEST_CASE("ch08 wgrad: bf16 dB is the FP32 dB rounded once, the default picks a 
   const std::string why = test::refusal_of([&] { plan.rebind(off); });
   INFO(why);
   CHECK(why.find("must be 16-byte aligned") != std::string::npos);
+  // The refused rebind left the plan as it was: it still writes its own dB, correctly.
+  dev.upload_db(initial_db(c, false, 0));
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(check_db(c, initial_db(c, false, 0), dev.download_db(), false,
+                 "wgrad bf16 plan after a refused rebind"));
 }

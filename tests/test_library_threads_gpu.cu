@@ -141,6 +141,11 @@ struct RowReference {
   }
 };
 
+/// No entry of d is still the poison (0xFFFF, poison_bf16's NaN): every entry was written.
+bool all_written(const Bf16& d) {
+  return std::none_of(d.begin(), d.end(), [](std::uint16_t v) { return v == 0xFFFF; });
+}
+
 /// d x 2^t, exactly: every element's exponent moved by t (t may be negative). The runs this
 /// compares scale one operand's scales by 2^t, which scales every FP32 sum by 2^t before its one
 /// rounding to bf16, so their D is the reference D times 2^t where that D is normal or zero
@@ -367,6 +372,9 @@ void threads_and_streams(Kind& kind) {
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const Bf16 expected = d0.download();
   REQUIRE(kind.check(expected) == "");
+  // kind.check samples rows; every other run is compared with `expected` bit for bit, so an
+  // entry left at the poison in all of them would pass unless `expected` has none.
+  REQUIRE(all_written(expected));
 
   Streams streams(kThreads);
   std::vector<DeviceBuffer<std::uint16_t>> out;
@@ -537,6 +545,7 @@ TEST_CASE("library rebind: refusals name the argument and leave the plan as it w
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const Bf16 got = d0.download();
   CHECK(kind.check(got) == "");
+  CHECK(all_written(got));
   CHECK(got == fresh_d.download());
   const Bf16 untouched = d1.download();
   CHECK(
@@ -571,6 +580,7 @@ TEST_CASE("library rebind: a grouped plan moved to new offsets and operands", "[
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const Bf16 a = d2.download(), b = second.D.download();
   CHECK(a == b);
+  CHECK(all_written(a));
   CHECK(second_owner.check(a) == "");
   // Another number of groups is another call.
   const std::string r = test::refusal_of([&] {

@@ -746,19 +746,46 @@ TEST_CASE("The hoisted-reciprocal division equals __fdiv_rn bit for bit", "[quan
 TEST_CASE("Memory the GPU cannot access is refused", "[quantize_gpu]") {
   const std::int64_t M = 4, K = 256;  // two groups: scale ld 400 needs 404 floats
   std::vector<std::uint16_t> host(M * K, 0x3F80);  // 1.0
-  DeviceBuffer<std::uint8_t> q(M * K);
-  DeviceBuffer<float> s(2 * M);
-  CHECK_THROWS_AS(quantize_1x128(host.data(), M, K, K, q.data(), K, s.data(),
-                                 GroupScaleLayout::mn_major_packed(M)),
-                  std::invalid_argument);
+  auto q = poisoned<std::uint8_t>(M * K);
+  auto s = poisoned<float>(2 * M);
+  const auto q_poison = poisoned_host<std::uint8_t>(M * K);
+  const auto s_poison = poisoned_host<float>(2 * M);
+  // Refused before any launch: the message names the argument and why; q and s untouched.
+  auto refusal = [&](auto&& call) {
+    std::string why = "accepted";
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      why = e.what();
+    }
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    require_same_bytes(q.download(), q_poison, "q after a refused call");
+    require_same_bytes(s.download(), s_poison, "scales after a refused call");
+    return why;
+  };
+  std::string why = refusal([&] {
+    quantize_1x128(host.data(), M, K, K, q.data(), K, s.data(), GroupScaleLayout::mn_major_packed(M));
+  });
+  INFO(why);
+  CHECK(why.find("x = ") != std::string::npos);
+  CHECK(why.find("is host memory") != std::string::npos);
   // A scale buffer too small for the layout (the allocation is known to the driver).
   DeviceBuffer<std::uint16_t> x(host);
-  CHECK_THROWS_AS(quantize_1x128(x.data(), M, K, K, q.data(), K, s.data(),
-                                 GroupScaleLayout{ScaleMajor::mn, 400}),
-                  std::invalid_argument);
-  // Nothing sticky: a good call still works.
-  quantize_1x128(x.data(), M, K, K, q.data(), K, s.data(), GroupScaleLayout::mn_major_packed(M));
+  why = refusal([&] {
+    quantize_1x128(x.data(), M, K, K, q.data(), K, s.data(), GroupScaleLayout{ScaleMajor::mn, 400});
+  });
+  INFO(why);
+  CHECK(why.find("scales = ") != std::string::npos);
+  CHECK(why.find("bytes left in its allocation") != std::string::npos);
+  // Nothing sticky: a good call still works, every byte as the CPU quantiser's.
+  const auto L = GroupScaleLayout::mn_major_packed(M);
+  quantize_1x128(x.data(), M, K, K, q.data(), K, s.data(), L);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  auto q_cpu = poisoned_host<std::uint8_t>(M * K);
+  auto s_cpu = poisoned_host<float>(2 * M);
+  quantize_1x128_cpu(host.data(), M, K, K, q_cpu.data(), K, s_cpu.data(), L);
+  require_same_bytes(q.download(), q_cpu, "q (CPU)");
+  require_same_bytes(s.download(), s_cpu, "scales (CPU)");
   CHECK(s.download()[0] == 1.0f / 448.0f);
 }
 
@@ -1041,14 +1068,24 @@ TEST_CASE("quantize_tokens_transposed_1x128 refuses offsets the GPU cannot read"
   TokenCase tc{{100, 28}, 128};
   const auto offsets = token_offsets(tc.counts);
   TokenBuffers buf(tc, offsets);
+  buf.poison();
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   // The offsets in host memory: a likely mistake (they are often computed on the host first).
   try {
     quantize_tokens_transposed_1x128(buf.dx.data(), buf.T, buf.C, buf.ldx, offsets.data(), buf.G,
                                      buf.dq.data(), buf.ldq_t, buf.cap, buf.ds.data(), buf.L);
     FAIL("host offsets were accepted");
   } catch (const std::invalid_argument& e) {
+    INFO(e.what());
     CHECK(std::string(e.what()).find("offsets") != std::string::npos);
+    CHECK(std::string(e.what()).find("host memory") != std::string::npos);
   }
+  // Refused before any launch: q_t and the scales still all poison.
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  require_same_bytes(buf.dq.download(), poisoned_host<std::uint8_t>(buf.dq.size()),
+                     "q_t after a refused call");
+  require_same_bytes(buf.ds.download(), poisoned_host<float>(buf.ds.size()),
+                     "scales after a refused call");
   // Nothing sticky: a good call still works.
   buf.run(true, false);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());

@@ -105,17 +105,31 @@ std::int64_t entries_written(const CheckOperands& ops) {
   return written;
 }
 
+/// Memory a refused call must leave as it was: device memory or pinned host memory (read with
+/// cudaMemcpyDefault), e.g. the buffer a call's D was pointed at instead of the operands' own.
+struct Region {
+  const void* ptr = nullptr;
+  std::size_t bytes = 0;
+};
+std::vector<std::uint8_t> read_region(const Region& r) {
+  std::vector<std::uint8_t> out(r.bytes);
+  FP8GEMM_CUDA_CHECK(cudaMemcpy(out.data(), r.ptr, r.bytes, cudaMemcpyDefault));
+  return out;
+}
+
 /// `call` must throw std::invalid_argument whose message holds the chapter's name and every one of
 /// `parts`, and leave no CUDA error behind. With `untouched` (the operands the call was built
-/// from), their D is poisoned first and must still be all poison afterwards: the refusal came
-/// before any launch that could have written it.
+/// from), their D is poisoned first and must still be all poison afterwards; every one of
+/// `regions` must hold the same bytes afterwards as before: the refusal came before any launch
+/// that could have written them.
 void require_refused(const Chapter& c, const std::function<void()>& call,
                      std::vector<std::string> parts, const std::string& label,
-                     const CheckOperands* untouched = nullptr) {
-  if (untouched) {
-    untouched->poison_d(nullptr);
-    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  }
+                     const CheckOperands* untouched = nullptr,
+                     const std::vector<Region>& regions = {}) {
+  if (untouched) untouched->poison_d(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::vector<std::uint8_t>> before;
+  for (const Region& r : regions) before.push_back(read_region(r));
   parts.push_back(std::string("fp8gemm::") + c.name);
   std::string message, other;
   bool refused = false;
@@ -147,6 +161,11 @@ void require_refused(const Chapter& c, const std::function<void()>& call,
   if (untouched) {
     INFO(c.name << " " << label << ": entries of D written by a refused call");
     CHECK(entries_written(*untouched) == 0);
+  }
+  for (std::size_t i = 0; i < regions.size(); ++i) {
+    INFO(c.name << " " << label << ": region " << i << " (" << regions[i].bytes
+                << " bytes) changed by a refused call");
+    CHECK(read_region(regions[i]) == before[i]);
   }
 }
 
@@ -286,11 +305,15 @@ TEST_CASE("pinned host memory (cudaMallocHost, cudaHostRegister) is refused, nam
     const CheckOperands ops(kM, kN, kK, CheckOptions{});
     for (Operand o : kOperands) {
       void* pinned = nullptr;
-      FP8GEMM_CUDA_CHECK(cudaMallocHost(&pinned, bytes_of(o, ops.gemm())));
+      const std::size_t bytes = bytes_of(o, ops.gemm());
+      FP8GEMM_CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+      // Pinned memory is what a kernel could write without faulting: for D it must stay as it
+      // was (poison); for the inputs, the operands' own D must.
+      std::memset(pinned, 0xFF, bytes);
       const PerTensorGemm g = with(ops.gemm(), o, pinned);
       require_refused(c, [&] { c.kernel(g, nullptr); },
                       {std::string(name(o)) + " = ", "pinned host memory"},
-                      std::string(name(o)) + " from cudaMallocHost", &ops);
+                      std::string(name(o)) + " from cudaMallocHost", &ops, {{pinned, bytes}});
       FP8GEMM_CUDA_CHECK(cudaFreeHost(pinned));
     }
     HostMemory host(bytes_of(Operand::A, ops.gemm()));
@@ -318,6 +341,8 @@ TEST_CASE("allocations shorter than the operand are refused, naming the argument
   for (const Chapter& c : chapters()) {
     const CheckOperands ops(M, N, K, CheckOptions{});
     for (Operand o : {Operand::A, Operand::B, Operand::D}) {
+      // The operands' D (A, B) or the buffer D was pointed at must be as it was afterwards.
+      FP8GEMM_CUDA_CHECK(cudaMemset(short_buffer.data(), 0xFF, short_buffer.size()));
       const PerTensorGemm g = with(ops.gemm(), o, short_buffer.data());
       // D (8 MiB) reaching past a 1 MiB allocation may run over another operand's allocation:
       // then the overlap check (pure validation, first) refuses it, also naming D.
@@ -325,13 +350,16 @@ TEST_CASE("allocations shorter than the operand are refused, naming the argument
                       {std::string(name(o)) + " = |" + name(o) + " (bytes",
                        o == Operand::D ? "bytes left in its allocation|overlaps"
                                        : "bytes left in its allocation"},
-                      std::string(name(o)) + " in a 1 MiB allocation");
+                      std::string(name(o)) + " in a 1 MiB allocation", &ops,
+                      {{short_buffer.data(), short_buffer.size()}});
       const std::size_t need = bytes_of(o, ops.gemm());
       const fp8gemm::DeviceBuffer<std::uint8_t> right(need);
+      FP8GEMM_CUDA_CHECK(cudaMemset(right.data(), 0xFF, need));
       const PerTensorGemm tail = with(ops.gemm(), o, right.data() + need / 2);
       require_refused(c, [&] { c.kernel(tail, nullptr); },
                       {std::string(name(o)) + " = ", "bytes left in its allocation"},
-                      std::string(name(o)) + " at the middle of its allocation");
+                      std::string(name(o)) + " at the middle of its allocation", &ops,
+                      {{right.data(), need}});
     }
     require_still_works(c);
   }
@@ -346,22 +374,28 @@ TEST_CASE("D overlapping A, B or a scale in part is refused, naming both", "[gpu
     const fp8gemm::GemmExtents e = fp8gemm::gemm_extents(base.args());
     // One allocation holding A and, overlapping its second half, D.
     const fp8gemm::DeviceBuffer<std::uint8_t> shared(e.a + e.d + 64);
+    fp8gemm::fill_random_e4m3(shared.data(), shared.size(), 4242, 1.0f);  // a launch changes them
+    // Whatever D pointed at must be as it was: the shared allocation, B (and past it).
+    const Region all_shared{shared.data(), shared.size()};
     PerTensorGemm g = base;
     g.A = shared.data();
     g.D = reinterpret_cast<std::uint16_t*>(shared.data() + (e.a / 2) / 16 * 16);
     require_refused(c, [&] { c.kernel(g, nullptr); }, {"D (bytes [", "overlaps A"},
-                    "D starting inside A");
+                    "D starting inside A", nullptr, {all_shared});
     g.A = shared.data() + (e.d - 16) / 16 * 16;  // A starts 16 to 31 bytes before D ends
     g.D = reinterpret_cast<std::uint16_t*>(shared.data());
-    require_refused(c, [&] { c.kernel(g, nullptr); }, {"overlaps A"}, "D ending inside A");
+    require_refused(c, [&] { c.kernel(g, nullptr); }, {"overlaps A"}, "D ending inside A",
+                    nullptr, {all_shared});
     g = base;
     g.D = reinterpret_cast<std::uint16_t*>(const_cast<std::uint8_t*>(base.B) + 64);
-    require_refused(c, [&] { c.kernel(g, nullptr); }, {"overlaps B"}, "D inside B");
+    require_refused(c, [&] { c.kernel(g, nullptr); }, {"overlaps B"}, "D inside B", &ops,
+                    {{base.B, e.b}});
     // scale_a inside D's range (in D's own allocation, at its last 4 bytes).
     g = base;
     g.scale_a = reinterpret_cast<const float*>(reinterpret_cast<const std::uint8_t*>(base.D) +
                                                (e.d - 4) / 4 * 4);
-    require_refused(c, [&] { c.kernel(g, nullptr); }, {"overlaps scale_a"}, "scale_a inside D");
+    require_refused(c, [&] { c.kernel(g, nullptr); }, {"overlaps scale_a"}, "scale_a inside D",
+                    &ops);
     require_still_works(c);
   }
 }
@@ -383,7 +417,7 @@ TEST_CASE("memory of another device is refused", "[gpu][refused][other-device]")
       FP8GEMM_CUDA_CHECK(cudaSetDevice(0));
       const PerTensorGemm g = with(ops.gemm(), Operand::A, elsewhere.data());
       require_refused(c, [&] { c.kernel(g, nullptr); }, {"A = ", "memory of device 1"},
-                      "A on device 1");
+                      "A on device 1", &ops);
       FP8GEMM_CUDA_CHECK(cudaSetDevice(1));  // freed by its own device
     }
     FP8GEMM_CUDA_CHECK(cudaSetDevice(0));
