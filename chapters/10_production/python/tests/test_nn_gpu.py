@@ -29,9 +29,23 @@ def _randn(shape, gen, dtype=torch.bfloat16):
     return torch.randn(shape, generator=gen, device="cuda").to(dtype)
 
 
+def _vary_blocks_(w, seed):
+    """Multiplies w ([N, K] or [G, N, K]) in place by a power of two per 128 x 128 block (and
+    expert), 2^-3 .. 2^3, exactly. The default initialisation (uniform, +-1/sqrt(K)) gives every
+    full block the same amax, hence the same scale bit for bit, so a scale applied to the wrong
+    block or expert could not change a result; with these, every block's scale differs."""
+    gen = _gen(seed)
+    *lead, N, K = w.shape
+    e = torch.randint(-3, 4, (*lead, -(-N // 128), -(-K // 128)), generator=gen, device="cuda")
+    f = torch.exp2(e.float()).repeat_interleave(128, -2).repeat_interleave(128, -1)
+    with torch.no_grad():
+        w.mul_(f[..., :N, :K].to(w.dtype))
+
+
 def _pair(K, N, bias, dtype=torch.bfloat16, seed=0):
     torch.manual_seed(seed)
     lin = torch.nn.Linear(K, N, bias=bias, device="cuda", dtype=dtype)
+    _vary_blocks_(lin.weight, seed + 1000)
     f8 = fnn.Fp8Linear(K, N, bias=bias, device="cuda", dtype=dtype)
     f8.load_state_dict(lin.state_dict())
     return lin, f8
@@ -102,6 +116,16 @@ def test_fp8linear_leading_dims_and_fp32_master_weights():
     assert xf.grad.dtype == torch.float32 and f8.weight.grad.dtype == torch.float32
     for a, b in ((yf, yl), (xf.grad, xl.grad), (f8.weight.grad, lin.weight.grad)):
         assert rel_error(a, b) <= FP8_VS_BF16
+    # tight, as for bf16 weights (autograd would cast a bf16 gradient to float32 silently, so the
+    # dtype alone proves nothing): dW is the kernel's FP32 sums, not rounded to bf16 on the way
+    x2, dy2 = x.reshape(-1, 1024).bfloat16(), dy.reshape(-1, 512)
+    y64, dx64, dw64, db64 = _tight_references(x2, f8.weight.detach(), dy2, f8.bias.detach())
+    assert rel_error(yf.reshape(-1, 512), y64) <= tolerance(1024)
+    assert rel_error(xf.grad.reshape(-1, 1024), dx64) <= tolerance(512)
+    assert rel_error(f8.weight.grad, dw64) <= tolerance(384)
+    assert (f8.weight.grad != f8.weight.grad.bfloat16().float()).any(), "dW rounded to bf16"
+    assert f8.bias.grad.dtype == torch.float32
+    assert rel_error(f8.bias.grad, db64) <= 1e-5  # summed in FP32 from bf16 dY
 
 
 def test_fp8linear_frozen_weight_and_no_input_grad():
@@ -206,6 +230,7 @@ def _moe_case(G, T, K, N, counts, seed):
     gen = _gen(seed)
     torch.manual_seed(seed)
     ex = fnn.Fp8GroupedExperts(G, K, N, device="cuda", dtype=torch.bfloat16)
+    _vary_blocks_(ex.weight, seed + 1000)  # every expert's and block's scale its own
     off = torch.zeros(G + 1, dtype=torch.int64)
     off[1:] = torch.cumsum(torch.tensor(counts), 0)
     assert int(off[-1]) == T

@@ -247,13 +247,16 @@ def test_gemm_block_scaled_out_and_accumulate():
     # a D that is a column slice of a wider matrix: row stride 300 (TMA-store incompatible)
     big = torch.full((M, 300), float("nan"), device="cuda", dtype=torch.float32)
     out = big[:, 10:10 + N]
-    out.copy_(torch.ones_like(out))
+    # C random and as large as the product (a C of ones would be within 0.4 % of the result)
+    c = torch.randn(M, N, generator=_gen(12), device="cuda") * ref.float().std()
+    out.copy_(c)
     ops.gemm_block_scaled(qa, sa, qb, sb, out=out, accumulate=True)
-    assert rel_error(out, ref + 1.0) <= 1e-3
+    assert rel_error(out, ref + c.double()) <= 1e-3
     assert torch.isnan(big[:, :10]).all() and torch.isnan(big[:, 10 + N:]).all()
-    ob = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    ob = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
     ops.gemm_block_scaled(qa, sa, qb, sb, out=ob)
     assert torch.equal(ob, ops.gemm_block_scaled(qa, sa, qb, sb))
+    assert rel_error(ob, ref) <= tolerance(K)
 
 
 def test_gemm_block_scaled_other_scale_layouts():
@@ -492,8 +495,11 @@ def test_gemm_weight_grad(G, T, N, K):
     out16 = torch.full((G, N, K), float("nan"), device="cuda", dtype=torch.bfloat16)
     ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out=out16)
     assert torch.equal(out16, db16)
+    refused = torch.full((G, N, K), float("nan"), device="cuda", dtype=torch.bfloat16)
     with raises(ValueError, match="accumulate=True needs a float32 out"):
-        ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out=out16, accumulate=True)
+        ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out=refused, accumulate=True)
+    torch.cuda.synchronize()
+    assert torch.isnan(refused).all(), "a refused call wrote its out"
     with raises(ValueError, match="out_dtype must be torch.float32 or torch.bfloat16"):
         ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out_dtype=torch.float16)
 
@@ -723,9 +729,16 @@ def test_streams():
     _assert_block_scaled_right(d_ref, qa, sa, qb, sb)
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
+    # On s: a long GPU sleep, then qa's data copied into a NaN-filled a2, then the op on a2. An op
+    # launched on another stream than s would not wait for the copy and would read the NaNs.
+    a2 = torch.empty_like(qa)
+    a2.view(torch.uint8).fill_(0x7F)  # e4m3fn NaN
     with torch.cuda.stream(s):
-        d = ops.gemm_block_scaled(qa, sa, qb, sb)
+        torch.cuda._sleep(50_000_000)  # cycles: tens of milliseconds
+        a2.copy_(qa)
+        d = ops.gemm_block_scaled(a2, sa, qb, sb)
     torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
     assert torch.equal(d, d_ref)
 
 
@@ -845,6 +858,15 @@ def test_gemm_mx_dequantize_path_per_stream_and_not_captured():
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(d3, ref_a)
+    # New data in the captured inputs, and an eager call of the same shape on other tensors in
+    # between (it re-points the cached plan): the replay reads the graph's own inputs, anew.
+    qa.copy_(qc)
+    sa.copy_(sc)
+    d3.fill_(float("nan"))
+    d4 = ops.gemm_mx(qc, sc, qb, sb)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(d3, ref_c) and torch.equal(d4, ref_c)
 
 
 def test_misuse_messages():
