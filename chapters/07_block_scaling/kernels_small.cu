@@ -24,6 +24,14 @@ void add_kernels_small(std::vector<KernelInfo>& out) {
   // N = 7168 = 128 x 56 = 64 x 112: 128 tiles, one wave on 132 SMs (DeepGEMM picks 64 x 112).
   out.push_back(bs<SmallCfg<128, 56, 8>>());
   out.push_back(bs<SmallCfg<64, 112, 9>>());
+  // Session 44, for the short-K decode shapes where DeepGEMM leads (0.91-0.95x at K = 512 and
+  // 1536; chapter 10's sweep picks among them, not yet run): N = 24576 = 192 x 128 = 96 x 256.
+  // 128 x 192 is one wave of 128 tiles at M = 128 (DeepGEMM's pick at 128 x 24576 x 1536; ours
+  // had 128 x 192 only with a 2 x 1 cluster, which at M = 128 pairs each tile with an empty one);
+  // 64 x 192 one wave at M = 64; 64 x 96 two waves of 256 tiles (DeepGEMM's at 64 x 24576 x 1536).
+  out.push_back(bs<SmallCfg<128, 192, 5>>());
+  out.push_back(bs<SmallCfg<64, 192, 6>>());
+  out.push_back(bs<SmallCfg<64, 96, 10>>());
 }
 
 }  // namespace fp8gemm::ch07
