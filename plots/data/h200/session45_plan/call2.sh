@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Session 44's plan, call 2 (after call1.sh, the same .gpu/c10.txz):
+#  1. test_reliability (session 44's refusal checks: the memory a refused call pointed at must be
+#     as it was) and test_chapter_07 (its every-kernel cases now include 128x192_s5, 64x96_s10 and
+#     64x192_s6). Prediction: both pass (about 100 s and 60 s).
+#  2. fp8gemm_dispatch_sweep, block-scaled family, the twelve M <= 128 shapes (the candidates now
+#     include the three new tiles), then picks.py: the pick per shape as the library's
+#     FP8GEMM_KERNEL_BLOCK_SCALED override (picks.txt) and the committed table's kernel over the
+#     pick in the same sweep (the log). Predictions (chapter 7's README, "Session 44"):
+#     128x192_s5 at 128 x 24576 x 1536 0.93-0.98x the time of the table's 64x128_s8; at
+#     64 x 24576 x 1536 the better of 64x96_s10 / 64x192_s6 0.95-1.02x of 64x64_s12; at K = 512
+#     none of the three is the pick.
+# Run: carry .gpu/c10.txz.
+set -u
+source scripts/gpu_call.sh .gpu/c10.txz || exit 1
+H=plots/data/h200/session45_plan
+say "GPU tests"
+gpu_tests_step '^(test_reliability|test_chapter_07)$' 240
+LEFT=$(seconds_left 400)
+say "dispatch sweep, block-scaled, M <= 128 ($LEFT s left)"
+SMALL="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
+SMALL="$SMALL,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"
+timeout 120 "$B/fp8gemm_dispatch_sweep" --families=block_scaled --shapes="$SMALL" \
+  --json="$OUT/dispatch_sweep_small_${C:0:7}.json" > "$OUT/sweep.log" 2>&1
+echo "sweep rc=$?" >> "$L"
+python3 plots/data/h200/session43/call4_18a7ac7/picks.py "$OUT/dispatch_sweep_small_${C:0:7}.json" \
+  $H/table_block_scaled.txt > "$OUT/picks.txt" 2>> "$L"
+cat "$OUT/picks.txt" >> "$L"
+xz -6 "$OUT/sweep.log"
+tar cJf "$OUT/logs.txz" -C "$OUT" gl sweep.log.xz 2>/dev/null && rm -rf "$OUT/gl" "$OUT/sweep.log.xz"
+say end
+cat "$L"
