@@ -10,7 +10,10 @@
 
 #include "bs_check.hpp"  // ch07::DeviceOperands
 #include "catch.hpp"
+#include "common/check.hpp"      // per_tensor_tolerance
 #include "common/cuda.hpp"
+#include "common/fp8.hpp"        // e4m3_decode
+#include "common/reference.hpp"  // reference_gemm_rows, compare_bf16_rows, sample_rows
 #include "fp8gemm/fp8gemm.hpp"
 #include "grouped_check.hpp"  // ch08::GroupedOperands
 #include "mx_emulate.hpp"     // ch09::random_operands, mx_call
@@ -32,6 +35,21 @@ bool all_written(const std::vector<std::uint16_t>& d) {
   for (std::uint16_t v : d)
     if (v == 0xFFFF) return false;
   return true;
+}
+
+/// "" when 16 sampled rows of d (M x N bf16) match their float64 reference (`ref`: those rows of
+/// D, rows.size() x N) within the per-tensor tolerance of K, globally and per 128 x 128 tile; else
+/// what failed. The library and chapter outputs are compared bit for bit; this says the common
+/// answer is right.
+std::string rows_match(const std::vector<std::uint16_t>& d, std::int64_t N, std::int64_t K,
+                       const std::vector<std::int64_t>& rows, const std::vector<double>& ref) {
+  const ErrorStats e = compare_bf16_rows(d.data(), N, rows, ref.data());
+  const double tile = worst_tile_error(d.data(), N, rows, ref.data());
+  const double tol = per_tensor_tolerance(K);
+  if (e.non_finite == 0 && e.rel_frobenius <= tol && tile <= tol) return "";
+  return "float64: rel " + std::to_string(e.rel_frobenius) + ", worst tile " +
+         std::to_string(tile) + ", non-finite " + std::to_string(e.non_finite) + ", tolerance " +
+         std::to_string(tol);
 }
 
 }  // namespace
@@ -72,6 +90,13 @@ TEST_CASE("library: BlockScaledPlan = chapter 7's plan with the chosen kernel, b
     const auto b = output_of(d2, [&] { chapter.run(nullptr); });
     CHECK(all_written(a));
     CHECK(a == b);
+    // The common answer against float64: the chapter's plan with that kernel writing ops.D (run
+    // by sampled_check, which poisons it first), equal to `a` bit for bit.
+    const ch07::Plan on_ops(ops.gemm(), ch07::Options{.kernel = lib.kernel().name});
+    const ch07::SampledCheck r = ch07::sampled_check(ops, on_ops, 16, seed + 50);
+    INFO(r.describe);
+    CHECK(r.ok);
+    CHECK(ops.D.download() == a);
   }
 }
 
@@ -129,6 +154,20 @@ TEST_CASE("library: PerTensorPlan = chapter 6's plan with the chosen kernel, bit
       const auto a = output_of(D, [&] { lib.run(nullptr); });
       CHECK(all_written(a));
       CHECK(a == output_of(D2, [&] { chapter.run(nullptr); }));
+      // The common answer against float64: D = 0.75 x 1.25 x A . B^T on sampled rows.
+      const auto ha = A.download(), hb = B.download();
+      const std::vector<std::int64_t> rows = sample_rows(M, 16, 1450 + std::uint64_t(M));
+      std::vector<double> ar(rows.size() * std::size_t(K)), br(std::size_t(N * K));
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        for (std::int64_t k = 0; k < K; ++k)
+          ar[i * std::size_t(K) + std::size_t(k)] =
+              0.75 * double(e4m3_decode(ha[std::size_t(rows[i] * K + k)]));
+      for (std::size_t j = 0; j < br.size(); ++j) br[j] = 1.25 * double(e4m3_decode(hb[j]));
+      std::vector<std::int64_t> local(rows.size());
+      for (std::size_t i = 0; i < local.size(); ++i) local[i] = std::int64_t(i);
+      const auto ref =
+          reference_gemm_rows(std::int64_t(rows.size()), N, K, ar.data(), br.data(), local);
+      CHECK(rows_match(a, N, K, rows, ref) == "");
     }
 }
 
@@ -150,6 +189,9 @@ TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "
     const auto a = output_of(D, [&] { lib.run(nullptr); });
     CHECK(all_written(a));
     CHECK(a == output_of(D2, [&] { chapter.run(nullptr); }));
+    // The common answer against float64 (the MX definition, chapter 9's reference) on 16 rows.
+    const std::vector<std::int64_t> rows = sample_rows(M, 16, 1650 + std::uint64_t(M));
+    CHECK(rows_match(a, N, K, rows, ch09::reference_f64_rows(host, rows)) == "");
     // The opt-in dequantize_bf16 path: chapter 9's plan on that path, bit for bit, run() doing
     // both of its launches (the dequantisation too: the chapter's plan has its own workspace).
     MxOptions o;
@@ -182,4 +224,8 @@ TEST_CASE("library: GroupedPlan = chapter 8's plan, bit for bit", "[library][gpu
   CHECK(a == output_of(d2, [&] { chapter.run(nullptr); }));
   // The rows of the groups were written (all rows belong to a group here).
   CHECK(all_written(a));
+  // ops.D holds the library's D: against float64 per group (chapter 8's check).
+  const ch08::GroupedCheck c = ch08::check_grouped(ops, shape, 16, 1701);
+  INFO(c.describe);
+  CHECK(c.ok);
 }
