@@ -127,6 +127,54 @@ def test_quantize_dual(M, K):
     assert torch.equal(bits(qt), bits(qt_ref)) and torch.equal(bits(st), bits(st_ref))
 
 
+def _pow2_scale_reference(amax):
+    """scale_from_amax's power-of-two rule (common/quantize.hpp): 2^ceil(log2(amax / 448)) from
+    amax's exponent and mantissa (amax = f 2^e2, f in [0.5, 1): e2 - 9, + 1 where f > 0.875), at
+    least 2^-149; 1 for amax = 0."""
+    f, e2 = torch.frexp(amax)
+    e = (e2 - 9 + (f > 0.875).to(e2.dtype)).clamp(min=-149)
+    s = torch.ldexp(torch.ones_like(amax), e)
+    return torch.where(amax == 0, torch.ones_like(amax), s)
+
+
+@parametrize("M,K", [(200, 1040), (384, 256)])
+def test_quantize_pow2_dual_and_tokens(M, K):
+    """pow2_scales=True on the fused quantisers against the definition (until session 44 only the
+    single 1 x 128 quantiser was; the 128 x 128 dual only against the library's own 128 x 128):
+    both halves of quantize_1x128_dual, quantize_tokens_transposed_1x128 and quantize_128x128."""
+    require_gpu()
+    x = make_bf16((M, K), _gen(M + 7 * K))
+
+    def reference(src):  # 1 x 128 along src's rows
+        rows, cols = src.shape
+        kg = _ceil(cols, 128)
+        xp = torch.zeros(rows, kg * 128, device="cuda", dtype=torch.float32)
+        xp[:, :cols] = src.float()
+        scale = _pow2_scale_reference(xp.view(rows, kg, 128).abs().amax(-1))
+        return e4m3_reference(xp, scale.repeat_interleave(128, 1))[:, :cols], scale
+
+    q, s, qt, st = ops.quantize_1x128_dual(x, pow2_scales=True)
+    for got_q, got_s, src in ((q, s, x), (qt, st, x.t().contiguous())):
+        q_ref, s_ref = reference(src)
+        assert torch.all(torch.frexp(got_s)[0] == 0.5), "pow2 scales must be powers of two"
+        assert torch.equal(bits(got_s), bits(s_ref)) and torch.equal(bits(got_q), bits(q_ref))
+    # the tokens quantiser with one group of all M tokens: x^T's quantisation along the tokens
+    q2, s2, _ = ops.quantize_tokens_transposed_1x128(x, ops.dense_offsets(M, "cuda"),
+                                                     pow2_scales=True)
+    kgm = _ceil(M, 128)
+    assert torch.equal(bits(q2[:, :M]), bits(qt)) and torch.equal(bits(s2[:, :kgm]), bits(st))
+    # 128 x 128 blocks
+    w = make_bf16((M, K), _gen(M + 9 * K))
+    qw, sw = ops.quantize_128x128(w, pow2_scales=True)
+    nb, kg = _ceil(M, 128), _ceil(K, 128)
+    wp = torch.zeros(nb * 128, kg * 128, device="cuda", dtype=torch.float32)
+    wp[:M, :K] = w.float()
+    sw_ref = _pow2_scale_reference(wp.view(nb, 128, kg, 128).abs().amax(dim=(1, 3)))
+    full = sw_ref.repeat_interleave(128, 0).repeat_interleave(128, 1)
+    assert torch.equal(bits(sw), bits(sw_ref))
+    assert torch.equal(bits(qw), bits(e4m3_reference(wp, full)[:M, :K]))
+
+
 def _random_offsets(T, G, gen, empty=(1,)):
     """G + 1 int32 offsets of T tokens, groups in `empty` without tokens, no count a multiple of
     128 (in general)."""
