@@ -3,7 +3,8 @@
 # .gpu/c10.txz; .gpu/c10s.txz carries only bin/commit.txt, the carry limit) and DeepGEMM 2.6.1
 # (.peer). Needs call 2's picks.txt: paste its one line into PICKS below before running (or leave
 # it empty to run the committed table only).
-#  1. The PyTorch tests. Prediction: 106 passed, 2 skipped. Session 44 mended (not yet run):
+#  1. The PyTorch tests. Prediction: 108 passed, 2 skipped (106 + the two cases of session 44's
+#     test_quantize_pow2_dual_and_tokens). Session 44 mended (not yet run):
 #     Fp8Linear / Fp8GroupedExperts weights with a different scale per 128 x 128 block and expert,
 #     float32 master weights against float64, the MXFP8 graph replayed with new data, the stream
 #     test, accumulate with a random C, a refused wgrad call's NaN out. A failure there is first
