@@ -775,12 +775,12 @@ def test_streams():
     qa, sa, qb, sb = _block_scaled_operands(512, 1024, 2048, 71)
     d_ref = ops.gemm_block_scaled(qa, sa, qb, sb)
     _assert_block_scaled_right(d_ref, qa, sa, qb, sb)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
     # On s: a long GPU sleep, then qa's data copied into a NaN-filled a2, then the op on a2. An op
     # launched on another stream than s would not wait for the copy and would read the NaNs.
     a2 = torch.empty_like(qa)
     a2.view(torch.uint8).fill_(0x7F)  # e4m3fn NaN
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())  # after the fill: s's copy lands on the NaNs
     with torch.cuda.stream(s):
         torch.cuda._sleep(50_000_000)  # cycles: tens of milliseconds
         a2.copy_(qa)
