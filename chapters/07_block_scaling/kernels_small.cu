@@ -6,8 +6,11 @@
 namespace fp8gemm::ch07 {
 using namespace engine;
 
-template <int BM, int BN, int S>
-using SmallCfg = KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::tma_store, 1>;
+// One staging buffer for the epilogue by default (Buffers = 1: a tile of two or more 64-column
+// store units waits for each unit's TMA store to read the buffer before the next).
+template <int BM, int BN, int S, int Buffers = 1>
+using SmallCfg =
+    KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::tma_store, Buffers>;
 
 template <class Cfg>
 static KernelInfo bs() {
@@ -25,13 +28,20 @@ void add_kernels_small(std::vector<KernelInfo>& out) {
   out.push_back(bs<SmallCfg<128, 56, 8>>());
   out.push_back(bs<SmallCfg<64, 112, 9>>());
   // Session 44, for the short-K decode shapes where DeepGEMM leads (0.91-0.95x at K = 512 and
-  // 1536; chapter 10's sweep picks among them, not yet run): N = 24576 = 192 x 128 = 96 x 256.
+  // 1536; chapter 10's sweep picks among them; not yet run). N = 24576 = 192 x 128 = 96 x 256:
   // 128 x 192 is one wave of 128 tiles at M = 128 (DeepGEMM's pick at 128 x 24576 x 1536; ours
-  // had 128 x 192 only with a 2 x 1 cluster, which at M = 128 pairs each tile with an empty one);
-  // 64 x 192 one wave at M = 64; 64 x 96 two waves of 256 tiles (DeepGEMM's at 64 x 24576 x 1536).
+  // had 128 x 192 only with a 2 x 1 cluster, which at M = 128 pairs each tile with an empty one),
+  // with a deeper ring (s5, one staging buffer) or a buffer per store unit (s4, b3); 64 x 192 one
+  // wave at M = 64; 64 x 96 two waves of 256 tiles (DeepGEMM's at 64 x 24576 x 1536).
   out.push_back(bs<SmallCfg<128, 192, 5>>());
-  out.push_back(bs<SmallCfg<64, 192, 6>>());
-  out.push_back(bs<SmallCfg<64, 96, 10>>());
+  out.push_back(bs<SmallCfg<128, 192, 4, 3>>());
+  out.push_back(bs<SmallCfg<64, 192, 6, 3>>());
+  out.push_back(bs<SmallCfg<64, 96, 10, 3>>());
+  // A staging buffer per store unit for the table's two-unit decode tiles (64 x 128, 128 x 128
+  // with one stage less to make room): at K = 512 a tile has 4 K blocks, and session 19's
+  // timeline put one staging buffer at ~1000 cycles more per tile change on 256 x 128.
+  out.push_back(bs<SmallCfg<64, 128, 8, 2>>());
+  out.push_back(bs<SmallCfg<128, 128, 5, 2>>());
 }
 
 }  // namespace fp8gemm::ch07
