@@ -5,8 +5,8 @@
 # header); the package .gpu/py10.txz staged at the same commit.
 # Since the last binaries that ran on the H200 (18a7ac7; 0d59ffe for every test binary), every
 # sm_90a kernel's SASS is unchanged (tools/sass_diff.py, 0 differ in all 19 GPU test binaries:
-# b300660's engine refactor, cf01942 and earlier's table and test changes), except three new
-# decode kernels of chapter 7 (7ec3d9b). What has not run on a GPU:
+# b300660's engine refactor, cf01942 and earlier's table and test changes), except session 44's
+# new decode kernels of chapter 7 (7ec3d9b and after). What has not run on a GPU:
 #  - the library's re-learned dispatch table (session 43) and chapter 6's 128 x 4096 x 7168 row;
 #  - the test races mended in d7d31a0 (quantize_test_gpu's graph replay, chapter 8's wgrad);
 #  - session 44's mended tests (54093f1): the library threads test requires every D entry written;

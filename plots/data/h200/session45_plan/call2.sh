@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Session 44's plan, call 2 (after call1.sh, the same .gpu/c10.txz):
 #  1. test_reliability (session 44's refusal checks: the memory a refused call pointed at must be
-#     as it was) and test_chapter_07 (its every-kernel cases now include 128x192_s5, 64x96_s10 and
-#     64x192_s6). Prediction: both pass (about 100 s and 60 s).
+#     as it was) and test_chapter_07 (its every-kernel cases now include session 44's six decode
+#     kernels). Prediction: both pass (about 100 s and 60 s).
 #  2. fp8gemm_dispatch_sweep, block-scaled family, the twelve M <= 128 shapes (the candidates now
-#     include the three new tiles), then picks.py: the pick per shape as the library's
+#     include 128x192_s5_b1, 128x192_s4_b3, 64x192_s6_b3, 64x96_s10_b3, 64x128_s8_b2,
+#     128x128_s5_b2), then picks.py: the pick per shape as the library's
 #     FP8GEMM_KERNEL_BLOCK_SCALED override (picks.txt) and the committed table's kernel over the
 #     pick in the same sweep (the log). Predictions (chapter 7's README, "Session 44"):
-#     128x192_s5 at 128 x 24576 x 1536 0.93-0.98x the time of the table's 64x128_s8; at
-#     64 x 24576 x 1536 the better of 64x96_s10 / 64x192_s6 0.95-1.02x of 64x64_s12; at K = 512
-#     none of the three is the pick.
+#     64x128_s8_b2 0.95-0.99x the time of 64x128_s8_b1 where the table has that (64 x 32768 x 512,
+#     128 x 24576 x 1536, 128 x 7168 x 2048); 128x128_s5_b2 0.96-1.00x at 128 x 32768 x 512;
+#     128 x 192 at 128 x 24576 x 1536 0.93-0.98x the table's pick, _s4_b3 ahead of _s5_b1; at
+#     64 x 24576 x 1536 the better of 64x96_s10_b3 / 64x192_s6_b3 0.95-1.02x of 64x64_s12.
 # Run: carry .gpu/c10.txz.
 set -u
 source scripts/gpu_call.sh .gpu/c10.txz || exit 1

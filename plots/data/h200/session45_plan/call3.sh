@@ -13,7 +13,8 @@
 #     DeepGEMM, interleaved, 50 us delay, on the twelve M <= 128 shapes: run A with the committed
 #     table, run B with FP8GEMM_KERNEL_BLOCK_SCALED=$PICKS. Predictions: A 0.99-1.00x DeepGEMM
 #     (session 43, old table: 0.993x; the new table changes two M <= 128 block-scaled rows by
-#     0.3-0.6%); B over A 0.98-1.00x the time geomean, 0.93-0.98x at 128 x 24576 x 1536.
+#     0.3-0.6%); B over A 0.97-1.00x the time geomean (the picks among session 44's decode
+#     kernels), 0.93-0.98x at 128 x 24576 x 1536; B against DeepGEMM about 1.00-1.01x.
 # Run: carry .gpu/c10s.txz, .gpu/py10.txz, .peer.
 set -u
 PICKS=""
