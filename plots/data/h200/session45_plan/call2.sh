@@ -12,6 +12,11 @@
 #     128 x 24576 x 1536, 128 x 7168 x 2048); 128x128_s5_b2 0.96-1.00x at 128 x 32768 x 512;
 #     128 x 192 at 128 x 24576 x 1536 0.93-0.98x the table's pick, _s4_b3 ahead of _s5_b1; at
 #     64 x 24576 x 1536 the better of 64x96_s10_b3 / 64x192_s6_b3 0.95-1.02x of 64x64_s12.
+# To adopt the picks (where call 3's B run confirms them): commit the sweep's JSON as
+# plots/data/h200/ch10/dispatch_sweep_block_scaled.json (gen_dispatch_table.py takes a family's own
+# sweep first, per shape, over the full one) and run
+# python3 chapters/10_production/tools/gen_dispatch_table.py --picks-exe build/bin/fp8gemm_dispatch_picks;
+# chapter 7's own table (bs_gemm.cpp) moves only rows beyond the library's 3 % (its rule).
 # Run: carry .gpu/c10.txz.
 set -u
 source scripts/gpu_call.sh .gpu/c10.txz || exit 1
