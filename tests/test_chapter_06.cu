@@ -212,6 +212,9 @@ TEST_CASE("ch06: one plan on several streams and threads", "[ch06][gpu]") {
   fp8gemm::CheckOptions opt;
   opt.seed = 65000;
   fp8gemm::CheckOperands ops(1000, 1024, 1040, opt);
+  // The operands' uploads ran on the legacy stream, which the non-blocking streams below do not
+  // wait for (a pageable cudaMemcpy may return before its copy lands): finish them first.
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const fp8gemm::ch06::Plan plan(ops.gemm());
   cudaStream_t s1 = nullptr, s2 = nullptr;
   FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));

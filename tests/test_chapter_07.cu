@@ -45,6 +45,30 @@ bool check(const HostCall& h, const ch07::Options& o, const std::string& what,
   return ok;
 }
 
+/// As check(), for shapes whose full float64 reference would take too long: `count` sampled rows
+/// (the first and the last among them) against float64, and every entry of D finite (D starts
+/// poisoned: an unwritten tile is NaN).
+bool check_sampled(const HostCall& h, const ch07::Options& o, const std::string& what,
+                   std::int64_t count, std::uint64_t seed) {
+  DeviceCall dc(h);
+  ch07::Plan plan(dc.g, o);
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<std::uint16_t> d = dc.d16.download();
+  const std::vector<std::int64_t> rows = sample_rows(h.s.M, count, seed);
+  const std::vector<double> ref = h.reference(rows);
+  const ErrorStats e = compare_bf16_rows(d.data(), h.s.N, rows, ref.data());
+  const double tile = worst_tile_error(d.data(), h.s.N, rows, ref.data());
+  std::int64_t non_finite = 0;
+  for (std::uint16_t v : d) non_finite += (v & 0x7F80) == 0x7F80;
+  const double tol = per_tensor_tolerance(h.s.K);
+  const bool ok = non_finite == 0 && e.non_finite == 0 && e.rel_frobenius <= tol && tile <= tol;
+  std::printf("  %-44s %-16s %s rel %.2e tile %.2e, %lld non-finite of D  [%s]\n", what.c_str(),
+              name(h.s).c_str(), ok ? "ok  " : "FAIL", e.rel_frobenius, tile,
+              static_cast<long long>(non_finite), plan.describe().c_str());
+  return ok;
+}
+
 int sm_count() {
   int device = 0, n = 0;
   FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
@@ -66,17 +90,26 @@ TEST_CASE("ch07: every kernel at the scheduler's edges, K % 128 != 0", "[ch07][g
     // One tile; tiles below, at and one above the SM count (rows of cluster tiles); odd sizes.
     std::vector<Shape> shapes = {{1, 8, 16}, {bm, bn, 80}, {bm + 1, bn * 3 + 8, 656},
                                  {k.block_m * 3 - 5, 264, 1040}};
+    // Tile counts at the SM count: every kernel, the large cluster tiles included (their D is
+    // too large for a full float64 reference: sampled rows and a scan of all of D instead).
     const std::int64_t units_n = 4;
-    for (std::int64_t units : {std::int64_t(sms) - 1, std::int64_t(sms), std::int64_t(sms) + 1}) {
-      const std::int64_t units_m = ceil_div(units, units_n);
-      if (units_m * bm * units_n * bn <= 2048 * 2048)
-        shapes.push_back({units_m * bm, units_n * bn, 272});
-    }
+    std::vector<Shape> at_sm_count;
+    for (std::int64_t units : {std::int64_t(sms) - 1, std::int64_t(sms), std::int64_t(sms) + 1})
+      at_sm_count.push_back({ceil_div(units, units_n) * bm, units_n * bn, 272});
     for (const auto& s : shapes) {
       if (k.epilogue == engine::EpilogueKind::tma_store && s.N % 8 != 0) continue;
       ch07::Options o;
       o.kernel = k.name;
       CHECK(check(HostCall(s, tma_a(s.M), padded_b(s.K), seed++), o, k.name));
+    }
+    for (const auto& s : at_sm_count) {
+      ch07::Options o;
+      o.kernel = k.name;
+      const HostCall h(s, tma_a(s.M), padded_b(s.K), seed++);
+      if (s.M * s.N <= 2048 * 2048)
+        CHECK(check(h, o, k.name + " at the SM count"));
+      else
+        CHECK(check_sampled(h, o, k.name + " at the SM count", 64, seed++));
     }
     // One CTA (or cluster) computes 4-6 tiles whose K is more than twice the ring: the ring
     // position runs on across tiles, and the early-wave kernels (_ew) issue each tile's first
@@ -199,8 +232,20 @@ TEST_CASE("ch07: promoted block scaling stays accurate at K = 65536 on all-posit
 
 TEST_CASE("ch07: GPU quantisers -> block-scaled GEMM, end to end", "[ch07][gpu]") {
   for (const Shape& s : {Shape{129, 264, 656}, Shape{512, 384, 2048}}) {
-    const std::vector<float> x = random_normal(std::size_t(s.M * s.K), 11);
-    const std::vector<float> w = random_normal(std::size_t(s.N * s.K), 12);
+    // N(0, 1) times a power of two per 1 x 128 group of x and per 128 x 128 block of w (2^-4 ..
+    // 2^4): every group's and block's scale differs, so a scale the GEMM took from the wrong
+    // group or block changes D by far more than the tolerance of the tight check below.
+    auto pow2 = [](std::int64_t i, std::int64_t j) {
+      return std::ldexp(1.0f, int((i * 5 + j * 3) % 9) - 4);
+    };
+    std::vector<float> x = random_normal(std::size_t(s.M * s.K), 11);
+    std::vector<float> w = random_normal(std::size_t(s.N * s.K), 12);
+    for (std::int64_t r = 0; r < s.M; ++r)
+      for (std::int64_t k = 0; k < s.K; ++k)
+        x[std::size_t(r * s.K + k)] *= pow2(r / 32, k / 128);
+    for (std::int64_t n = 0; n < s.N; ++n)
+      for (std::int64_t k = 0; k < s.K; ++k)
+        w[std::size_t(n * s.K + k)] *= pow2(n / 128, k / 128 + 1);
     std::vector<std::uint16_t> xb(x.size()), wb(w.size());
     for (std::size_t i = 0; i < x.size(); ++i) xb[i] = float_to_bf16(x[i]);
     for (std::size_t i = 0; i < w.size(); ++i) wb[i] = float_to_bf16(w[i]);
@@ -218,13 +263,36 @@ TEST_CASE("ch07: GPU quantisers -> block-scaled GEMM, end to end", "[ch07][gpu]"
                 .scale_a_layout = la, .scale_b = sb.data(), .scale_b_layout = lb, .D = d.data()})
         .run(nullptr);
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    // Against the exact product of the bf16 inputs: quantisation error (~2-3% per element for
-    // e4m3, averaging down over K) plus the GEMM's.
+    const auto got = d.download();
+    // Tight: against the float64 product of the operands as quantised (the GEMM's tolerance).
+    // The quantisers' layouts and the GEMM's reading of them must agree.
+    {
+      const auto ha = qa.download(), hb = qb.download();
+      const auto hsa = sa.download(), hsb = sb.download();
+      std::vector<double> ad(x.size()), bd(w.size());
+      for (std::int64_t r = 0; r < s.M; ++r)
+        for (std::int64_t k = 0; k < s.K; ++k)
+          ad[std::size_t(r * s.K + k)] = double(e4m3_decode(ha[std::size_t(r * s.K + k)])) *
+                                         double(hsa[std::size_t(la.offset(r, k / 128))]);
+      for (std::int64_t n = 0; n < s.N; ++n)
+        for (std::int64_t k = 0; k < s.K; ++k)
+          bd[std::size_t(n * s.K + k)] = double(e4m3_decode(hb[std::size_t(n * s.K + k)])) *
+                                         double(hsb[std::size_t(lb.offset(n / 128, k / 128))]);
+      const auto ref = reference_gemm(s.M, s.N, s.K, ad.data(), bd.data());
+      const ErrorStats e = compare_bf16(got.data(), ref.data(), std::int64_t(ref.size()));
+      const double tile = worst_tile_error(got.data(), s.N, all_rows(s.M), ref.data());
+      std::printf("  bf16 -> quantise -> GEMM %-16s rel %.2e tile %.2e vs the quantised operands\n",
+                  name(s).c_str(), e.rel_frobenius, tile);
+      CHECK(e.non_finite == 0);
+      CHECK(e.rel_frobenius <= per_tensor_tolerance(s.K));
+      CHECK(tile <= per_tensor_tolerance(s.K));
+    }
+    // Loose: against the exact product of the bf16 inputs: quantisation error (~2-3% per element
+    // for e4m3, averaging down over K) plus the GEMM's.
     std::vector<double> xd(x.size()), wd(w.size());
     for (std::size_t i = 0; i < x.size(); ++i) xd[i] = bf16_to_float(xb[i]);
     for (std::size_t i = 0; i < w.size(); ++i) wd[i] = bf16_to_float(wb[i]);
     const auto ref = reference_gemm(s.M, s.N, s.K, xd.data(), wd.data());
-    const auto got = d.download();
     const ErrorStats e = compare_bf16(got.data(), ref.data(), std::int64_t(ref.size()));
     std::printf("  bf16 -> quantise -> GEMM %-16s rel %.2e vs the bf16 product\n", name(s).c_str(),
                 e.rel_frobenius);

@@ -164,6 +164,12 @@ TEST_CASE("ch07 split-K: a bf16 D with odd ldd and an unaligned start", "[ch07][
   std::string desc;
   CHECK(check(h, run(dc, split_options(3), &desc), all_rows(s.M), ref, "split-K S = 3, ldd = N + 1",
               desc));
+  // Each row's padding entry (column N) is not D's: still the poison.
+  const std::vector<std::uint16_t> strided = dc.d16.download();
+  std::int64_t padding_written = 0;
+  for (std::int64_t r = 0; r < s.M; ++r)
+    padding_written += strided[std::size_t(r * (s.N + 1) + s.N)] != 0xFFFF;
+  CHECK(padding_written == 0);
   // D starting 2 bytes into its buffer, ldd even: pairs are misaligned, so scalar stores again.
   DeviceBuffer<std::uint16_t> big(std::size_t(s.M * (s.N + 2) + 2));
   poison_bf16(big.data(), big.size());
@@ -179,6 +185,13 @@ TEST_CASE("ch07 split-K: a bf16 D with odd ldd and an unaligned start", "[ch07][
     for (std::int64_t n = 0; n < s.N; ++n)
       d[std::size_t(r * s.N + n)] = all[std::size_t(1 + r * (s.N + 2) + n)];
   CHECK(check(h, d, all_rows(s.M), ref, "split-K S = 2, D + 1 element", plan.describe()));
+  // Outside D (the element before it, each row's two padding entries, the tail): the poison.
+  std::int64_t outside_written = all[0] != 0xFFFF;
+  for (std::int64_t r = 0; r < s.M; ++r)
+    for (std::int64_t n = s.N; n < s.N + 2; ++n)
+      if (1 + r * (s.N + 2) + n < std::int64_t(all.size()))
+        outside_written += all[std::size_t(1 + r * (s.N + 2) + n)] != 0xFFFF;
+  CHECK(outside_written == 0);
 }
 
 TEST_CASE("ch07 split-K: bitwise deterministic over 10 runs", "[ch07][split_k][gpu]") {
@@ -187,11 +200,11 @@ TEST_CASE("ch07 split-K: bitwise deterministic over 10 runs", "[ch07][split_k][g
     DeviceCall dc(h);
     const ch07::Plan plan(dc.g, split_options(3));
     const auto outputs = repeated_outputs(plan, dc, 10);
-    // Written (the poison is NaN, 0xFFFF: ten unwritten outputs would also be equal).
-    const std::vector<std::int64_t> rows = {0, s.M - 1};
-    CHECK(
-        compare_bf16_rows(outputs.front().data(), s.N, rows, h.reference(rows).data()).non_finite ==
-        0);
+    // The first run against float64 on every row (ten equal but wrong, or unwritten, outputs
+    // would pass the comparison below).
+    const std::vector<std::int64_t> rows = all_rows(s.M);
+    CHECK(check(h, outputs.front(), rows, h.reference(rows), "split-K S = 3, first of 10 runs",
+                plan.describe()));
     for (const auto& d : outputs) CHECK(d == outputs.front());
   }
 }
@@ -203,8 +216,8 @@ TEST_CASE("ch07 split-K: launches back to back", "[ch07][split_k][gpu]") {
   std::uint64_t seed = 8500;
   for (const Shape& s : {Shape{128, 7168, 2048}, Shape{65, 1000, 1040}}) {
     const HostCall h(s, seed++);
-    const std::vector<std::int64_t> rows =
-        s.M <= 65 ? all_rows(s.M) : std::vector<std::int64_t>{0, 1, 63, 64, 100, 127};
+    // Every row: `first` is checked here and the five launches only against it.
+    const std::vector<std::int64_t> rows = all_rows(s.M);
     const std::vector<double> ref = h.reference(rows);
     DeviceCall dc(h);
     for (const char* kernel :
@@ -241,6 +254,8 @@ TEST_CASE("ch07 split-K: rebind to new buffers gives what a new plan gives",
   const std::vector<std::uint16_t> got = d2.d_packed();
   const std::vector<std::uint16_t> want = run(d2, split_options(3));
   CHECK(got == want);
+  CHECK(check(h2, got, all_rows(s.M), h2.reference(all_rows(s.M)), "split-K rebound plan",
+              plan.describe()));
   // A different ldd is another call: refused, the plan unchanged.
   DeviceCall d3(h2, ch07::Output::bf16, s.N + 1);
   CHECK_THROWS_AS(plan.rebind(d3.g), std::invalid_argument);

@@ -764,7 +764,8 @@ TEST_CASE("Memory the GPU cannot access is refused", "[quantize_gpu]") {
     return why;
   };
   std::string why = refusal([&] {
-    quantize_1x128(host.data(), M, K, K, q.data(), K, s.data(), GroupScaleLayout::mn_major_packed(M));
+    quantize_1x128(host.data(), M, K, K, q.data(), K, s.data(),
+                   GroupScaleLayout::mn_major_packed(M));
   });
   INFO(why);
   CHECK(why.find("x = ") != std::string::npos);
