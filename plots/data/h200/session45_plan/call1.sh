@@ -9,10 +9,13 @@
 # new decode kernels of chapter 7 (7ec3d9b and after). What has not run on a GPU:
 #  - the library's re-learned dispatch table (session 43) and chapter 6's 128 x 4096 x 7168 row;
 #  - the test races mended in d7d31a0 (quantize_test_gpu's graph replay, chapter 8's wgrad);
-#  - session 44's mended tests (54093f1): the library threads test requires every D entry written;
-#    chapter 8's wgrad checks a strided dB's padding column and reruns plans after refused
-#    rebinds; the counter-schedule graph requires the counter kernel; quantiser refusals check
-#    messages and untouched outputs; test_reliability's refusals check the memory pointed at.
+#  - session 44's mended tests (54093f1, bceed82, 430f628): the library threads test requires every
+#    D entry written, the library GPU test checks its D against float64; chapter 8's wgrad checks
+#    a strided dB's padding column and reruns plans after refused rebinds; the counter-schedule
+#    graph requires the counter kernel; quantiser refusals check messages and untouched outputs;
+#    test_reliability's refusals check the memory pointed at; chapter 6's streams test waits for
+#    its uploads; chapters 7 (SM-count shapes for every kernel, quantiser -> GEMM in float64),
+#    7's split-K and 9's Hopper tests check first runs, other rows and paddings (call 2).
 # 1. This call: quantize_test_gpu, test_chapter_08_wgrad, test_library_gpu, test_chapter_06,
 #    test_chapter_08, test_library_threads_gpu (about 420 s in session 43). Prediction: all pass.
 #    A failure in a session 44 check is first suspected to be the test's (written without a GPU):
@@ -24,7 +27,8 @@
 #   (cd build && tar cf - bin/commit.txt bin/gpu_tests.txt bin/libbenchmark.so.1.7.1 \
 #      bin/libbenchmark.so.1debian bin/quantize_test_gpu bin/test_chapter_08_wgrad \
 #      bin/test_library_gpu bin/test_chapter_06 bin/test_chapter_08 bin/test_library_threads_gpu \
-#      bin/test_reliability bin/test_chapter_07 bin/fp8gemm_dispatch_sweep | xz -9e -T2 > ../.gpu/c10.txz)
+#      bin/test_reliability bin/test_chapter_07 bin/test_chapter_07_splitk bin/test_chapter_09_hopper \
+#      bin/fp8gemm_dispatch_sweep | xz -9e -T2 > ../.gpu/c10.txz)
 #   (cd build && tar cf - bin/commit.txt bin/libbenchmark.so.1.7.1 bin/libbenchmark.so.1debian \
 #      | xz -9e > ../.gpu/c10s.txz)   # call 3: the commit only (the carry limit)
 #   bash chapters/10_production/python/stage.sh build /tmp/py10/py && (cd /tmp/py10 && tar cf - py \

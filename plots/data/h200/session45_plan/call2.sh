@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Session 44's plan, call 2 (after call1.sh, the same .gpu/c10.txz):
 #  1. test_reliability (session 44's refusal checks: the memory a refused call pointed at must be
-#     as it was) and test_chapter_07 (its every-kernel cases now include session 44's six decode
-#     kernels). Prediction: both pass (about 100 s and 60 s).
+#     as it was), test_chapter_07 (its every-kernel cases now include session 44's six decode
+#     kernels, and every kernel now runs the SM-count tile counts: about 100 s -> 150 s),
+#     test_chapter_07_splitk and test_chapter_09_hopper (session 44's second read of the tests:
+#     first runs, other rows and paddings now checked). Prediction: all four pass.
 #  2. fp8gemm_dispatch_sweep, block-scaled family, the twelve M <= 128 shapes (the candidates now
 #     include 128x192_s5_b1, 128x192_s4_b3, 64x192_s6_b3, 64x96_s10_b3, 64x128_s8_b2,
 #     128x128_s5_b2), then picks.py: the pick per shape as the library's
@@ -22,8 +24,8 @@ set -u
 source scripts/gpu_call.sh .gpu/c10.txz || exit 1
 H=plots/data/h200/session45_plan
 say "GPU tests"
-gpu_tests_step '^(test_reliability|test_chapter_07)$' 240
-LEFT=$(seconds_left 400)
+gpu_tests_step '^(test_reliability|test_chapter_07|test_chapter_07_splitk|test_chapter_09_hopper)$' 330
+LEFT=$(seconds_left 480)
 say "dispatch sweep, block-scaled, M <= 128 ($LEFT s left)"
 SMALL="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
 SMALL="$SMALL,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"
