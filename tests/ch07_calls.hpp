@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bs_gemm.hpp"
@@ -53,6 +54,11 @@ struct HostCall {
       for (std::int64_t g = 0; g < groups; ++g)
         sb[std::size_t(lb.offset(i, g))] = std::exp2(e(gen));
   }
+  /// Operands made elsewhere (e.g. by the GPU quantisers, downloaded), in the given layouts.
+  HostCall(Shape s_, GroupScaleLayout la_, BlockScaleLayout lb_, std::vector<std::uint8_t> a_,
+           std::vector<std::uint8_t> b_, std::vector<float> sa_, std::vector<float> sb_)
+      : s(s_), a(std::move(a_)), b(std::move(b_)), la(la_), lb(lb_), sa(std::move(sa_)),
+        sb(std::move(sb_)) {}
   /// Chapter 7's default layouts: A's scales mn-major with TMA-aligned rows, B's padded.
   HostCall(Shape s_, std::uint64_t seed)
       : HostCall(s_, GroupScaleLayout::mn_major_tma_aligned(s_.M), BlockScaleLayout::padded(s_.K),

@@ -26,46 +26,30 @@ using namespace fp8gemm::test_ch07;
 
 namespace {
 
-/// Runs the call with `options`, compares all of D with the float64 reference.
+/// Runs the call with `options` and compares D with the float64 reference: every row, or, with
+/// `sampled` > 0 (shapes whose full reference would take too long), `sampled` rows drawn with
+/// `seed` (the first and the last among them) and a scan of all of D for non-finite entries (D
+/// starts poisoned: an unwritten tile is NaN).
 bool check(const HostCall& h, const ch07::Options& o, const std::string& what,
-           std::vector<std::uint16_t>* result = nullptr) {
+           std::vector<std::uint16_t>* result = nullptr, std::int64_t sampled = 0,
+           std::uint64_t seed = 0) {
   DeviceCall dc(h);
   ch07::Plan plan(dc.g, o);
   plan.run(nullptr);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<std::uint16_t> d = dc.d16.download();
-  const std::vector<double> ref = h.reference();
-  const ErrorStats e = compare_bf16(d.data(), ref.data(), std::int64_t(ref.size()));
-  const double tile = worst_tile_error(d.data(), h.s.N, all_rows(h.s.M), ref.data());
-  const double tol = per_tensor_tolerance(h.s.K);
-  const bool ok = e.non_finite == 0 && e.rel_frobenius <= tol && tile <= tol;
-  std::printf("  %-44s %-16s %s rel %.2e tile %.2e  [%s]\n", what.c_str(), name(h.s).c_str(),
-              ok ? "ok  " : "FAIL", e.rel_frobenius, tile, plan.describe().c_str());
-  if (result) *result = d;
-  return ok;
-}
-
-/// As check(), for shapes whose full float64 reference would take too long: `count` sampled rows
-/// (the first and the last among them) against float64, and every entry of D finite (D starts
-/// poisoned: an unwritten tile is NaN).
-bool check_sampled(const HostCall& h, const ch07::Options& o, const std::string& what,
-                   std::int64_t count, std::uint64_t seed) {
-  DeviceCall dc(h);
-  ch07::Plan plan(dc.g, o);
-  plan.run(nullptr);
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<std::uint16_t> d = dc.d16.download();
-  const std::vector<std::int64_t> rows = sample_rows(h.s.M, count, seed);
-  const std::vector<double> ref = h.reference(rows);
+  const std::vector<std::int64_t> rows =
+      sampled > 0 ? sample_rows(h.s.M, sampled, seed) : all_rows(h.s.M);
+  const std::vector<double> ref = sampled > 0 ? h.reference(rows) : h.reference();
   const ErrorStats e = compare_bf16_rows(d.data(), h.s.N, rows, ref.data());
   const double tile = worst_tile_error(d.data(), h.s.N, rows, ref.data());
   std::int64_t non_finite = 0;
   for (std::uint16_t v : d) non_finite += (v & 0x7F80) == 0x7F80;
   const double tol = per_tensor_tolerance(h.s.K);
   const bool ok = non_finite == 0 && e.non_finite == 0 && e.rel_frobenius <= tol && tile <= tol;
-  std::printf("  %-44s %-16s %s rel %.2e tile %.2e, %lld non-finite of D  [%s]\n", what.c_str(),
-              name(h.s).c_str(), ok ? "ok  " : "FAIL", e.rel_frobenius, tile,
-              static_cast<long long>(non_finite), plan.describe().c_str());
+  std::printf("  %-44s %-16s %s rel %.2e tile %.2e  [%s]\n", what.c_str(), name(h.s).c_str(),
+              ok ? "ok  " : "FAIL", e.rel_frobenius, tile, plan.describe().c_str());
+  if (result) *result = d;
   return ok;
 }
 
@@ -109,7 +93,7 @@ TEST_CASE("ch07: every kernel at the scheduler's edges, K % 128 != 0", "[ch07][g
       if (s.M * s.N <= 2048 * 2048)
         CHECK(check(h, o, k.name + " at the SM count"));
       else
-        CHECK(check_sampled(h, o, k.name + " at the SM count", 64, seed++));
+        CHECK(check(h, o, k.name + " at the SM count", nullptr, 64, seed++));
     }
     // One CTA (or cluster) computes 4-6 tiles whose K is more than twice the ring: the ring
     // position runs on across tiles, and the early-wave kernels (_ew) issue each tile's first
@@ -267,18 +251,9 @@ TEST_CASE("ch07: GPU quantisers -> block-scaled GEMM, end to end", "[ch07][gpu]"
     // Tight: against the float64 product of the operands as quantised (the GEMM's tolerance).
     // The quantisers' layouts and the GEMM's reading of them must agree.
     {
-      const auto ha = qa.download(), hb = qb.download();
-      const auto hsa = sa.download(), hsb = sb.download();
-      std::vector<double> ad(x.size()), bd(w.size());
-      for (std::int64_t r = 0; r < s.M; ++r)
-        for (std::int64_t k = 0; k < s.K; ++k)
-          ad[std::size_t(r * s.K + k)] = double(e4m3_decode(ha[std::size_t(r * s.K + k)])) *
-                                         double(hsa[std::size_t(la.offset(r, k / 128))]);
-      for (std::int64_t n = 0; n < s.N; ++n)
-        for (std::int64_t k = 0; k < s.K; ++k)
-          bd[std::size_t(n * s.K + k)] = double(e4m3_decode(hb[std::size_t(n * s.K + k)])) *
-                                         double(hsb[std::size_t(lb.offset(n / 128, k / 128))]);
-      const auto ref = reference_gemm(s.M, s.N, s.K, ad.data(), bd.data());
+      const HostCall quantised(s, la, lb, qa.download(), qb.download(), sa.download(),
+                               sb.download());
+      const auto ref = quantised.reference();
       const ErrorStats e = compare_bf16(got.data(), ref.data(), std::int64_t(ref.size()));
       const double tile = worst_tile_error(got.data(), s.N, all_rows(s.M), ref.data());
       std::printf("  bf16 -> quantise -> GEMM %-16s rel %.2e tile %.2e vs the quantised operands\n",

@@ -10,13 +10,12 @@
 
 #include "bs_check.hpp"  // ch07::DeviceOperands
 #include "catch.hpp"
-#include "common/check.hpp"      // per_tensor_tolerance
 #include "common/cuda.hpp"
-#include "common/fp8.hpp"        // e4m3_decode
-#include "common/reference.hpp"  // reference_gemm_rows, compare_bf16_rows, sample_rows
+#include "common/reference.hpp"  // sample_rows
 #include "fp8gemm/fp8gemm.hpp"
 #include "grouped_check.hpp"  // ch08::GroupedOperands
 #include "mx_emulate.hpp"     // ch09::random_operands, mx_call
+#include "row_reference.hpp"  // test::RowReference
 
 using namespace fp8gemm;
 
@@ -35,21 +34,6 @@ bool all_written(const std::vector<std::uint16_t>& d) {
   for (std::uint16_t v : d)
     if (v == 0xFFFF) return false;
   return true;
-}
-
-/// "" when 16 sampled rows of d (M x N bf16) match their float64 reference (`ref`: those rows of
-/// D, rows.size() x N) within the per-tensor tolerance of K, globally and per 128 x 128 tile; else
-/// what failed. The library and chapter outputs are compared bit for bit; this says the common
-/// answer is right.
-std::string rows_match(const std::vector<std::uint16_t>& d, std::int64_t N, std::int64_t K,
-                       const std::vector<std::int64_t>& rows, const std::vector<double>& ref) {
-  const ErrorStats e = compare_bf16_rows(d.data(), N, rows, ref.data());
-  const double tile = worst_tile_error(d.data(), N, rows, ref.data());
-  const double tol = per_tensor_tolerance(K);
-  if (e.non_finite == 0 && e.rel_frobenius <= tol && tile <= tol) return "";
-  return "float64: rel " + std::to_string(e.rel_frobenius) + ", worst tile " +
-         std::to_string(tile) + ", non-finite " + std::to_string(e.non_finite) + ", tolerance " +
-         std::to_string(tol);
 }
 
 }  // namespace
@@ -138,8 +122,11 @@ TEST_CASE("library: PerTensorPlan = chapter 6's plan with the chosen kernel, bit
       DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
       DeviceBuffer<std::uint16_t> D(std::size_t(M * N)), D2(std::size_t(M * N));
       DeviceBuffer<float> scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f});
-      fill_random_e4m3(A.data(), A.size(), 1400 + std::uint64_t(M), 1.0f);
-      fill_random_e4m3(B.data(), B.size(), 1500 + std::uint64_t(M), 1.0f);
+      // Random A and B, and 24 sampled rows of D = 0.75 x 1.25 x A . B^T in float64.
+      test::RowReference reference;
+      reference.init(
+          A, B, M, N, K, 1400 + std::uint64_t(M), [](std::int64_t, std::int64_t) { return 0.75; },
+          [](std::int64_t, std::int64_t) { return 1.25; });
       const PerTensorGemm g{
           M, N, K, A.data(), B.data(), D.data(), scales.data(), scales.data() + 4};
       PerTensorOptions o;
@@ -154,20 +141,8 @@ TEST_CASE("library: PerTensorPlan = chapter 6's plan with the chosen kernel, bit
       const auto a = output_of(D, [&] { lib.run(nullptr); });
       CHECK(all_written(a));
       CHECK(a == output_of(D2, [&] { chapter.run(nullptr); }));
-      // The common answer against float64: D = 0.75 x 1.25 x A . B^T on sampled rows.
-      const auto ha = A.download(), hb = B.download();
-      const std::vector<std::int64_t> rows = sample_rows(M, 16, 1450 + std::uint64_t(M));
-      std::vector<double> ar(rows.size() * std::size_t(K)), br(std::size_t(N * K));
-      for (std::size_t i = 0; i < rows.size(); ++i)
-        for (std::int64_t k = 0; k < K; ++k)
-          ar[i * std::size_t(K) + std::size_t(k)] =
-              0.75 * double(e4m3_decode(ha[std::size_t(rows[i] * K + k)]));
-      for (std::size_t j = 0; j < br.size(); ++j) br[j] = 1.25 * double(e4m3_decode(hb[j]));
-      std::vector<std::int64_t> local(rows.size());
-      for (std::size_t i = 0; i < local.size(); ++i) local[i] = std::int64_t(i);
-      const auto ref =
-          reference_gemm_rows(std::int64_t(rows.size()), N, K, ar.data(), br.data(), local);
-      CHECK(rows_match(a, N, K, rows, ref) == "");
+      // The common answer against float64, on the sampled rows.
+      CHECK(reference.check(a) == "");
     }
 }
 
@@ -191,7 +166,8 @@ TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "
     CHECK(a == output_of(D2, [&] { chapter.run(nullptr); }));
     // The common answer against float64 (the MX definition, chapter 9's reference) on 16 rows.
     const std::vector<std::int64_t> rows = sample_rows(M, 16, 1650 + std::uint64_t(M));
-    CHECK(rows_match(a, N, K, rows, ch09::reference_f64_rows(host, rows)) == "");
+    CHECK(test::RowReference::of_rows(N, rows, ch09::reference_f64_rows(host, rows), K).check(a) ==
+          "");
     // The opt-in dequantize_bf16 path: chapter 9's plan on that path, bit for bit, run() doing
     // both of its launches (the dequantisation too: the chapter's plan has its own workspace).
     MxOptions o;

@@ -30,6 +30,7 @@
 #include "common/reference.hpp"
 #include "common/scale_layout.hpp"
 #include "common/src/quantize_kernels.cuh"  // the lean arithmetic, swept below
+#include "refusal.hpp"
 
 namespace {
 
@@ -752,12 +753,7 @@ TEST_CASE("Memory the GPU cannot access is refused", "[quantize_gpu]") {
   const auto s_poison = poisoned_host<float>(2 * M);
   // Refused before any launch: the message names the argument and why; q and s untouched.
   auto refusal = [&](auto&& call) {
-    std::string why = "accepted";
-    try {
-      call();
-    } catch (const std::invalid_argument& e) {
-      why = e.what();
-    }
+    const std::string why = test::refusal_of(call);
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
     require_same_bytes(q.download(), q_poison, "q after a refused call");
     require_same_bytes(s.download(), s_poison, "scales after a refused call");

@@ -25,27 +25,27 @@ def _ceil(a, b):
 
 # ============================================ quantisers ==========================================
 
-def _ref_1x128(x):
-    """(q, scale [M, kg]) of bf16 x [M, K] by the recipe: scale = amax / 448 per 1 x 128 group
-    (scale_reference: the project's IEEE float32 quotient, 1 for an all-zero group),
-    q = e4m3(x / scale)."""
+def _ref_1x128(x, scale_of=scale_reference):
+    """(q, scale [M, kg]) of bf16 x [M, K] by the recipe: scale = scale_of(amax) per 1 x 128 group
+    (scale_reference: amax / 448, the project's IEEE float32 quotient, 1 for an all-zero group;
+    _pow2_scale_reference for pow2_scales), q = e4m3(x / scale)."""
     M, K = x.shape
     kg = _ceil(K, 128)
     xp = torch.zeros(M, kg * 128, device=x.device, dtype=torch.float32)
     xp[:, :K] = x.float()
     amax = xp.view(M, kg, 128).abs().amax(-1)
-    scale = scale_reference(amax)
+    scale = scale_of(amax)
     q = e4m3_reference(xp, scale.repeat_interleave(128, 1))[:, :K]
     return q, scale
 
 
-def _ref_128x128(w):
+def _ref_128x128(w, scale_of=scale_reference):
     N, K = w.shape
     nb, kg = _ceil(N, 128), _ceil(K, 128)
     wp = torch.zeros(nb * 128, kg * 128, device=w.device, dtype=torch.float32)
     wp[:N, :K] = w.float()
     amax = wp.view(nb, 128, kg, 128).abs().amax(dim=(1, 3))
-    scale = scale_reference(amax)
+    scale = scale_of(amax)
     full = scale.repeat_interleave(128, 0).repeat_interleave(128, 1)
     return e4m3_reference(wp, full)[:N, :K], scale
 
@@ -145,17 +145,9 @@ def test_quantize_pow2_dual_and_tokens(M, K):
     require_gpu()
     x = make_bf16((M, K), _gen(M + 7 * K))
 
-    def reference(src):  # 1 x 128 along src's rows
-        rows, cols = src.shape
-        kg = _ceil(cols, 128)
-        xp = torch.zeros(rows, kg * 128, device="cuda", dtype=torch.float32)
-        xp[:, :cols] = src.float()
-        scale = _pow2_scale_reference(xp.view(rows, kg, 128).abs().amax(-1))
-        return e4m3_reference(xp, scale.repeat_interleave(128, 1))[:, :cols], scale
-
     q, s, qt, st = ops.quantize_1x128_dual(x, pow2_scales=True)
     for got_q, got_s, src in ((q, s, x), (qt, st, x.t().contiguous())):
-        q_ref, s_ref = reference(src)
+        q_ref, s_ref = _ref_1x128(src, _pow2_scale_reference)
         assert torch.all(torch.frexp(got_s)[0] == 0.5), "pow2 scales must be powers of two"
         assert torch.equal(bits(got_s), bits(s_ref)) and torch.equal(bits(got_q), bits(q_ref))
     # the tokens quantiser with one group of all M tokens: x^T's quantisation along the tokens
@@ -166,13 +158,8 @@ def test_quantize_pow2_dual_and_tokens(M, K):
     # 128 x 128 blocks
     w = make_bf16((M, K), _gen(M + 9 * K))
     qw, sw = ops.quantize_128x128(w, pow2_scales=True)
-    nb, kg = _ceil(M, 128), _ceil(K, 128)
-    wp = torch.zeros(nb * 128, kg * 128, device="cuda", dtype=torch.float32)
-    wp[:M, :K] = w.float()
-    sw_ref = _pow2_scale_reference(wp.view(nb, 128, kg, 128).abs().amax(dim=(1, 3)))
-    full = sw_ref.repeat_interleave(128, 0).repeat_interleave(128, 1)
-    assert torch.equal(bits(sw), bits(sw_ref))
-    assert torch.equal(bits(qw), bits(e4m3_reference(wp, full)[:M, :K]))
+    qw_ref, sw_ref = _ref_128x128(w, _pow2_scale_reference)
+    assert torch.equal(bits(sw), bits(sw_ref)) and torch.equal(bits(qw), bits(qw_ref))
 
 
 def _random_offsets(T, G, gen, empty=(1,)):
