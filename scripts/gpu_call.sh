@@ -13,9 +13,9 @@
 # commit, bin/commit.txt), L ($OUT/call.log), T0 and LD_LIBRARY_PATH; logs the GPU, its clocks,
 # power limit and driver, and the binaries' and package's commits; defines say (a line with the
 # time and the seconds since the start, into the log and stdout), seconds_left, gpu_tests_step,
-# ncu_step, old_new_runs, and for chapter 8's calls ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and
-# peers_moe_step (below). $OUT is the
-# folder whose files come back from the GPU machine.
+# ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step, and for chapter 8's calls
+# ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and peers_moe_step (below). $OUT is the folder
+# whose files come back from the GPU machine.
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
 T0=$(date +%s)
 L=$OUT/call.log
@@ -42,6 +42,27 @@ peers_moe_step() {
   cp "$OUT/p/json/peers_ch08.json" "$OUT/peers_ch08_$C.json" 2>/dev/null
   cp "$OUT/p/json/moe_groups.json" "$OUT/moe_groups_$C.json" 2>/dev/null
   grep -E "^(deepgemm|fp8gemm|torch)" "$OUT/p/peers_moe.log" | tail -40 >> "$L" 2>/dev/null
+}
+# DeepGEMM 2.6.1 built from .peer (carry .peer) and put on PYTHONPATH with the staged package
+# (/tmp/py): deepgemm_build_step SECONDS (68 s and more than 100 s on fresh machines in session 43).
+deepgemm_build_step() {
+  mkdir -p "$OUT/p"
+  timeout "$1" bash .peer/build_deepgemm.sh > "$OUT/p/deepgemm_build.log" 2>&1
+  echo "build rc=$?" >> "$L"
+  eval "$(grep '^export PYTHONPATH=' "$OUT/p/deepgemm_build.log" | tail -n 1)"
+  export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/tmp/py
+}
+# The PyTorch op against DeepGEMM (block-scaled) in one process, interleaved, 50 us GPU delay, the
+# way sessions 27-43 ran it: peers_ch07_step TAG SECONDS SHAPES. Leaves $OUT/peers_TAG_<commit>.json,
+# the log in $OUT/p/peers_TAG.log and the result lines in the call log.
+peers_ch07_step() {
+  mkdir -p "$OUT/p"
+  timeout "$2" python3 bench/peers.py --interleave --shapes "$3" \
+    --impls fp8gemm_block_scaled,deepgemm --cupti-launches 0 --delay-us 50 --dg-jobs 8 \
+    --time-limit $(($2 - 30)) --commit "$C" --out "$OUT/peers_${1}_${C:0:7}.json" \
+    > "$OUT/p/peers_$1.log" 2>&1
+  echo "peers $1 rc=$?" >> "$L"
+  grep -E "^(fp8gemm|deepgemm)" "$OUT/p/peers_$1.log" >> "$L"
 }
 # Issue 10's seeded skewed groups at other shapes: ch08_cases_at TOTALS N:K... prints one --case
 # per (total, shape), named skew_g32_t<T>_n<N>_k<K> (the groups of bench/peers_moe.py's N 4096,

@@ -27,9 +27,7 @@ tail -1 "$OUT/torch/tests.log" >> "$L" 2>/dev/null
 grep -E "FAILED|Error" "$OUT/torch/tests.log" | head -8 >> "$L" 2>/dev/null
 LEFT=$(seconds_left 480)
 say "DeepGEMM build ($LEFT s left)"
-timeout 150 bash .peer/build_deepgemm.sh > "$OUT/p/deepgemm_build.log" 2>&1; echo "build rc=$?" >> "$L"
-eval "$(grep '^export PYTHONPATH=' "$OUT/p/deepgemm_build.log" | tail -n 1)"
-export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}/tmp/py
+deepgemm_build_step 150
 SH="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
 SH="$SH,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"
 for run in A B; do
@@ -39,10 +37,7 @@ for run in A B; do
   [ "$run" = A ] && [ -n "$PICKS" ] && LIM=$(((LEFT - 20) / 2)) || LIM=$((LEFT - 20))
   say "peers $run, interleaved, delay 50 us ($LEFT s left, limit $LIM s)"
   if [ "$run" = B ]; then export FP8GEMM_KERNEL_BLOCK_SCALED=$PICKS; fi
-  timeout $LIM python3 bench/peers.py --interleave --shapes "$SH" \
-    --impls fp8gemm_block_scaled,deepgemm --cupti-launches 0 --delay-us 50 --dg-jobs 8 \
-    --time-limit $((LIM - 30)) --commit "${C}" --out "$OUT/peers_${run}_${C:0:7}.json" > "$OUT/p/peers_$run.log" 2>&1
-  echo "peers $run rc=$?" >> "$L"; grep -E "^(fp8gemm|deepgemm)" "$OUT/p/peers_$run.log" >> "$L"
+  peers_ch07_step "$run" "$LIM" "$SH"
 done
 unset FP8GEMM_KERNEL_BLOCK_SCALED
 tar cJf "$OUT/logs.txz" -C "$OUT" p torch gl 2>/dev/null && rm -rf "$OUT/p" "$OUT/torch" "$OUT/gl"
