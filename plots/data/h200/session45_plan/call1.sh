@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 44's plan for the next device session, call 1 (no GPU was lent in session 44; its
 # plan, session43's "session44_plan", never ran and is folded in here). Binaries of main at
-# 89c28ad, .gpu/c10.txz (packed in session 44; not in git; how to pack it again: the end of this
+# 57c3b96, .gpu/c10.txz (packed in session 44; not in git; how to pack it again: the end of this
 # header); the package .gpu/py10.txz staged at the same commit.
 # Since the last binaries that ran on the H200 (18a7ac7; 0d59ffe for every test binary), every
 # sm_90a kernel's SASS is unchanged (tools/sass_diff.py, 0 differ in all 19 GPU test binaries:
