@@ -10,6 +10,7 @@
 #include "catch.hpp"
 #include "common/scaling.hpp"
 #include "common/cublaslt.hpp"
+#include "common/engine/plan.hpp"
 #include "common/validate.hpp"
 
 namespace {
@@ -431,4 +432,28 @@ TEST_CASE("FP8GEMM_CUBLASLT_ALGO selects a cuBLASLt heuristic candidate or names
     }
   }
   unsetenv("FP8GEMM_CUBLASLT_ALGO");
+}
+
+TEST_CASE("the persistent grid's clusters: what fits, max_sms, at least one, at most the work",
+          "[validate][engine]") {
+  using fp8gemm::engine::persistent_grid_clusters;
+  constexpr std::int64_t kMany = std::int64_t(1) << 40;
+  // All SMs (max_sms 0), what the occupancy query allows: 132 one-CTA clusters on the H200,
+  // 66 two-CTA ones, or fewer where some SMs do not pair up in a GPC (the query's 64).
+  CHECK(persistent_grid_clusters(132, 132, 0, 1, kMany) == 132);
+  CHECK(persistent_grid_clusters(66, 132, 0, 2, kMany) == 66);
+  CHECK(persistent_grid_clusters(64, 132, 0, 2, kMany) == 64);
+  // max_sms: the clusters of max_sms / cluster_size CTAs, rounded down, at least one.
+  CHECK(persistent_grid_clusters(132, 132, 16, 1, kMany) == 16);
+  CHECK(persistent_grid_clusters(66, 132, 16, 2, kMany) == 8);
+  CHECK(persistent_grid_clusters(66, 132, 15, 2, kMany) == 7);
+  CHECK(persistent_grid_clusters(132, 132, 1, 1, kMany) == 1);
+  CHECK(persistent_grid_clusters(66, 132, 1, 2, kMany) == 1);  // 2 CTAs for max_sms = 1
+  // A count above the GPU's is the GPU's; the occupancy query still bounds it.
+  CHECK(persistent_grid_clusters(132, 132, 1000, 1, kMany) == 132);
+  CHECK(persistent_grid_clusters(64, 132, 132, 2, kMany) == 64);
+  // Never more clusters than there is work for.
+  CHECK(persistent_grid_clusters(132, 132, 0, 1, 5) == 5);
+  CHECK(persistent_grid_clusters(132, 132, 16, 1, 5) == 5);
+  CHECK(persistent_grid_clusters(132, 132, 4, 1, 5) == 4);
 }

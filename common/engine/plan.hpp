@@ -68,6 +68,13 @@ struct RasterOptions {
 /// a plan that allocates before it builds its EnginePlan (chapter 7's split-K) calls this first.
 void check_plan_options(const char* who, int max_sms, const RasterOptions& raster);
 
+/// Clusters of a persistent grid: as many as fit on the GPU at once (`max_clusters`, the occupancy
+/// query's answer), limited by `max_sms` (0: the `sm_count` SMs) as max_sms / cluster_size, but at
+/// least one (a kernel with 2-CTA clusters given max_sms = 1 runs one cluster, 2 CTAs), and never
+/// more than `work_units` (the clusters' worth of tiles there are). Pure C++: EnginePlan's rule.
+std::int64_t persistent_grid_clusters(int max_clusters, int sm_count, int max_sms,
+                                      int cluster_size, std::int64_t work_units);
+
 /// Requirements of every engine kernel on a call (validate.hpp): K a multiple of 16 (TMA row
 /// strides), 16-byte aligned A and B with lda, ldb multiples of 16 bytes, 2-byte aligned D,
 /// M and N at most 2^31 - 1024 (int32 TMA coordinates of the last, cluster-rounded tiles).

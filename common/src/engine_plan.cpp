@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -20,6 +21,14 @@ void check_plan_options(const char* who, int max_sms, const RasterOptions& raste
     throw std::invalid_argument(std::string(who) + ": raster.along_n = " +
                                 std::to_string(raster.along_n) +
                                 " (want -1: choose, 0: bands of rows, 1: bands of columns)");
+}
+
+std::int64_t persistent_grid_clusters(int max_clusters, int sm_count, int max_sms,
+                                      int cluster_size, std::int64_t work_units) {
+  const int sms = max_sms > 0 ? std::min(max_sms, sm_count) : sm_count;
+  const std::int64_t clusters =
+      std::max<std::int64_t>(1, std::min<std::int64_t>(max_clusters, sms / cluster_size));
+  return std::min(work_units, clusters);
 }
 
 GemmRequirements engine_requirements(const char* who) {
@@ -171,9 +180,9 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   if (max_clusters < 1)
     throw std::runtime_error(who_ + ": kernel " + kernel.name +
                              " cannot run on this GPU (no cluster of it fits on an SM pair)");
-  const int sms = max_sms > 0 ? std::min(max_sms, sm_count) : sm_count;
-  const std::int64_t clusters =
-      std::max<std::int64_t>(1, std::min<std::int64_t>(max_clusters, sms / kernel.cluster_size()));
+  const std::int64_t clusters = persistent_grid_clusters(max_clusters, sm_count, max_sms,
+                                                          kernel.cluster_size(),
+                                                          std::numeric_limits<std::int64_t>::max());
   if (work_tiles < 0)
     throw std::invalid_argument(who_ + ": work_tiles = " + std::to_string(work_tiles) +
                                 " must be >= 0 (0: the M x N tiles)");
