@@ -252,6 +252,69 @@ TEST_CASE("ch08: the counter schedule with the caller's counters on two streams 
   CHECK(complete(long_k, r4));
 }
 
+TEST_CASE("ch08: max_sms limits the grid and every schedule still covers every tile",
+          "[ch08][gpu]") {
+  // Options::max_sms (an all-to-all beside the GEMM takes the other SMs): the default static
+  // kernel, the counter schedule (the caller's counter), a 2 x 1 cluster kernel, a stream-K
+  // kernel, and the masked layout, each with a grid of at most max(max_sms, cluster) CTAs and
+  // every row of every group against float64.
+  const GroupedShape many = contiguous({0, 1, 127, 128, 129, 0, 300, 517}, 264, 656);
+  const GroupedShape masked_shape = masked({5, 192, 0, 65}, 192, 264, 656);
+  const engine::KernelInfo* cluster = nullptr;
+  const engine::KernelInfo* stream_k = nullptr;
+  for (const auto& k : ch08::kernels()) {
+    if (!cluster && k.cluster_size() == 2 && !staged(k) && !k.stream_k && !k.dynamic_schedule)
+      cluster = &k;
+    if (!stream_k && k.stream_k) stream_k = &k;
+  }
+  REQUIRE(cluster != nullptr);
+  REQUIRE(stream_k != nullptr);
+  const DeviceBuffer<int> counter = ch08::make_tile_counter();
+  int cases = 0;
+  for (int max_sms : {1, 2, 16}) {
+    struct Variant {
+      const char* what;
+      GroupedShape shape;
+      ch08::Options options;
+    };
+    std::vector<Variant> variants;
+    variants.push_back({"default", many, {}});
+    ch08::Options counted;
+    counted.counter_schedule = true;
+    variants.push_back({"counter schedule", many, counted});
+    ch08::Options clustered;
+    clustered.kernel = cluster->name;
+    variants.push_back({"2 x 1 cluster", many, clustered});
+    ch08::Options split;
+    split.kernel = stream_k->name;
+    variants.push_back({"stream-K", many, split});
+    variants.push_back({"masked", masked_shape, {}});
+    for (Variant& v : variants) {
+      v.options.max_sms = max_sms;
+      const std::uint64_t seed = 5100 + std::uint64_t(max_sms) * 10 + std::uint64_t(cases % 10);
+      const ch08::GroupedOperands ops(v.shape, seed);
+      const ch08::Plan plan(ops.gemm(), v.options);
+      if (v.options.counter_schedule) REQUIRE(plan.takes_tile_counter());
+      const auto r = ch08::run_and_check(
+          ops, v.shape, [&](cudaStream_t st) { plan.run(st, counter.data()); }, 0, seed);
+      report(v.shape, r, plan, (std::string(v.what) + ", max_sms " + std::to_string(max_sms)).c_str());
+      // The plan's kernel: describe() starts with its name.
+      const std::string name = plan.describe().substr(0, plan.describe().find(','));
+      int cluster_ctas = 0;
+      for (const auto& k : ch08::kernels())
+        if (k.name == name) cluster_ctas = k.cluster_size();
+      REQUIRE(cluster_ctas >= 1);
+      if (v.options.kernel == cluster->name) CHECK(cluster_ctas == 2);
+      CHECK(plan.grid_ctas() >= 1);
+      CHECK(plan.grid_ctas() <= std::max(max_sms, cluster_ctas));
+      CHECK(r.ok);
+      CHECK(complete(v.shape, r));
+      ++cases;
+    }
+  }
+  CHECK(cases == 15);
+}
+
 TEST_CASE("ch08: G = 256 experts of 0 to 40 rows", "[ch08][gpu]") {
   std::mt19937 gen(13);
   std::uniform_int_distribution<int> rows(0, 40);

@@ -119,6 +119,17 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   CHECK(staged_kernels == 3);  // kernels_grouped_staged.cu
 }
 
+TEST_CASE("ch08: a negative max_sms is refused before any CUDA call", "[ch08][cpu]") {
+  ch08::Options o;
+  o.max_sms = -1;
+  const std::string r = test::refusal_of([&] { ch08::Plan p(good(), o); });
+  CHECK(has(r, "fp8gemm::ch08"));
+  CHECK(has(r, "max_sms = -1 must be >= 0"));
+  o.max_sms = -5;
+  o.counter_schedule = true;
+  CHECK(has(test::refusal_of([&] { ch08::Plan p(good(), o); }), "max_sms = -5 must be >= 0"));
+}
+
 TEST_CASE("ch08: misaligned descriptions and scales, and oversized counts, are refused by the "
           "constructor before any CUDA call", "[ch08][cpu]") {
   // The kernel reads offsets / masked_m as int32 and scale_a by TMA: a misaligned address would

@@ -256,6 +256,40 @@ TEST_CASE("ch08 wgrad: one expert, G = 64 small experts, long reductions", "[ch0
   CHECK(run_wgrad(WgradCase({0, 5000, 2}, 256, 384, 130), false, 131));
 }
 
+TEST_CASE("ch08 wgrad: max_sms limits the grid, every dB tile still computed",
+          "[ch08][wgrad][gpu]") {
+  // WeightGradOptions::max_sms: the default kernel (its choice counts waves over max_sms SMs) and
+  // a 2 x 1 cluster kernel, = and +=, a grid of at most max(max_sms, cluster) CTAs, every group
+  // against float64.
+  const WgradCase c({0, 1, 127, 128, 129, 0, 300, 517}, 264, 400, 150);
+  const engine::KernelInfo* pair = nullptr;
+  for (const auto& k : ch08::wgrad_kernels())
+    if (!pair && k.cluster_size() == 2) pair = &k;
+  REQUIRE(pair != nullptr);
+  int cases = 0;
+  for (int max_sms : {1, 2, 16})
+    for (const std::string kernel : {std::string(), pair->name})
+      for (bool accumulate : {false, true}) {
+        WgradDevice dev(c, accumulate);
+        ch08::WeightGradOptions o;
+        o.kernel = kernel;
+        o.max_sms = max_sms;
+        const std::vector<float> before = initial_db(c, accumulate, 151 + std::uint64_t(cases));
+        dev.upload_db(before);
+        ch08::WeightGradPlan plan(dev.gemm, o);
+        plan.run(nullptr);
+        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+        const int cluster_ctas = kernel.empty() ? 1 : 2;  // the defaults are 1 x 1 (wgrad.cpp)
+        CHECK(plan.grid_ctas() >= 1);
+        CHECK(plan.grid_ctas() <= std::max(max_sms, cluster_ctas));
+        const std::string what =
+            "wgrad max_sms " + std::to_string(max_sms) + " [" + plan.describe() + "]";
+        CHECK(check_db(c, before, dev.download_db(), accumulate, what.c_str()));
+        ++cases;
+      }
+  CHECK(cases == 12);
+}
+
 TEST_CASE("ch08 wgrad: deterministic", "[ch08][wgrad][gpu]") {
   const WgradCase c({77, 300, 0, 1029}, 256, 256, 140);
   WgradDevice dev(c, false);

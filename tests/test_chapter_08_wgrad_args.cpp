@@ -112,6 +112,14 @@ TEST_CASE("ch08 wgrad: bad calls are refused before any CUDA call", "[ch08][wgra
   CHECK(has(tiles, "tiles, more than 2^30 (the scheduler's arithmetic)"));
 }
 
+TEST_CASE("ch08 wgrad: a negative max_sms is refused before any CUDA call", "[ch08][wgrad][cpu]") {
+  ch08::WeightGradOptions o;
+  o.max_sms = -1;
+  const std::string r = test::refusal_of([&] { ch08::WeightGradPlan p(good(), o); });
+  CHECK(has(r, "fp8gemm::ch08_weight_grad"));
+  CHECK(has(r, "max_sms = -1 must be >= 0"));
+}
+
 TEST_CASE("ch08 wgrad: the default kernel per shape", "[ch08][wgrad][cpu]") {
   // One group of FP32 dB (Fp8Linear's dW for FP32 weights, 4096 tokens): the two-staging-unit
   // kernels since session 31 (0.94-0.97x the time of the one-unit ones in

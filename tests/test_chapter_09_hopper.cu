@@ -7,7 +7,9 @@
 // The same for the dequantize_bf16 path (HopperPath), plus: its dequantiser bit for bit against the
 // CPU's (common/mx.hpp), its accuracy at K = 65536 on all-positive data (the case that shows
 // whether the tensor cores' bf16 sums need promotion), and rebind().
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <random>
 #include <stdexcept>
@@ -111,6 +113,32 @@ TEST_CASE("ch09 Hopper MXFP8: wide exponents, an odd D stride, a NaN scale",
   const Mx1x32 la(n.M, n.K);
   n.sa[std::size_t(la.block_index(17, 2))] = 0xFF;
   check_nan_row_only(n, run_from_finite(n, HopperPath::promote_per_block));
+}
+
+TEST_CASE("ch09 Hopper: max_sms limits the grid, both paths right", "[ch09][hopper][gpu]") {
+  // HopperOptions::max_sms: the GEMM's persistent grid at most max(max_sms, cluster) CTAs, the
+  // result against float64 on both paths; a negative count refused before any GPU work.
+  const MxOperands o = random_operands(520, 400, 1056, 61);
+  const auto ref = reference_f64(o);
+  DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
+  DeviceBuffer<std::uint16_t> d(std::size_t(o.M * o.N));
+  const MxGemm g = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data(), o.N);
+  for (const HopperPath path : {HopperPath::promote_per_block, HopperPath::dequantize_bf16})
+    for (int max_sms : {1, 2, 16}) {
+      INFO("path " << int(path) << ", max_sms " << max_sms);
+      HopperOptions opt;
+      opt.path = path;
+      opt.max_sms = max_sms;
+      const HopperPlan plan(g, opt);
+      const engine::EnginePlan& e = plan.engine();
+      std::printf("  max_sms %2d: %s\n", max_sms, plan.describe().c_str());
+      CHECK(e.grid_ctas() >= 1);
+      CHECK(e.grid_ctas() <= std::max(max_sms, e.kernel().cluster_size()));
+      CHECK(relative_frobenius(test::run_mx<HopperPlan>(o, 0, opt), ref) < 4e-3);
+    }
+  HopperOptions bad;
+  bad.max_sms = -1;
+  REQUIRE_THROWS_AS(HopperPlan(g, bad), std::invalid_argument);
 }
 
 TEST_CASE("ch09 Hopper MXFP8 GEMM is deterministic", "[ch09][hopper][gpu]") {

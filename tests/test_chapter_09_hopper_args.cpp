@@ -47,6 +47,11 @@ TEST_CASE("ch09 Hopper: bad calls are refused before any CUDA call", "[ch09][hop
   HopperOptions o;
   o.kernel = "no_such_kernel";
   CHECK(has(refusal(good(), o), "no_such_kernel"));
+  o = {};
+  o.max_sms = -1;  // either path, before anything else
+  CHECK(has(refusal(good(), o), "max_sms = -1 must be >= 0"));
+  o.path = HopperPath::dequantize_bf16;
+  CHECK(has(refusal(good(), o), "max_sms = -1 must be >= 0"));
   // The dequantize_bf16 path refuses the same calls the same way (before its workspace exists),
   // and takes only its own kernels by name.
   HopperOptions d;

@@ -317,6 +317,18 @@ TEST_CASE("library: plans refuse bad calls before any GPU work", "[library][refu
       BlockScaledPlan plan(small, BlockScaledOptions{.max_sms = -1, .splits = 2});
     });
     CHECK(has(r, "max_sms = -1 must be >= 0"));
+    // Every plan type takes max_sms and refuses a negative one the same way.
+    r = test::refusal_of([&] {
+      GroupedPlan plan(GroupedGemm{.groups = 2, .rows = 128, .N = 128, .K = 128},
+                       GroupedOptions{.max_sms = -2});
+    });
+    CHECK(has(r, "max_sms = -2 must be >= 0"));
+    r = test::refusal_of([&] {
+      WeightGradPlan plan(WeightGradGemm{}, WeightGradOptions{.max_sms = -3});
+    });
+    CHECK(has(r, "max_sms = -3 must be >= 0"));
+    r = test::refusal_of([&] { MxPlan plan(MxGemm{}, MxOptions{.max_sms = -4}); });
+    CHECK(has(r, "max_sms = -4 must be >= 0"));
     r = test::refusal_of([&] {
       PerTensorPlan plan(PerTensorGemm{
           .M = 0, .N = 128, .K = 128, .A = p, .B = p, .D = d, .scale_a = s, .scale_b = s});

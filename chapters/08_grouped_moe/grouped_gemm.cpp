@@ -234,6 +234,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   if (o.counter_schedule && !o.kernel.empty())
     fail("Options::counter_schedule picks the kernel itself; leave Options::kernel empty ('" +
          o.kernel + "' given)");
+  engine::check_plan_options(kWho, o.max_sms, engine::RasterOptions{});
   const GroupedGemm g = checked_with_defaults(in);
   impl_->gemm = g;
   const std::int64_t all_rows = all_rows_of(g);
@@ -280,7 +281,8 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   if (k.stream_k && most_tiles >= kStreamKLimit)
     fail("kernel " + k.name + " (stream-K) counts tiles in 32 bits: up to " +
          std::to_string(most_tiles) + " here; choose a kernel without _sk");
-  impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
+  impl_->plan = std::make_unique<Impl::Engine>(k, args, req, o.max_sms, engine::RasterOptions{},
+                                               true);
   // A dynamically scheduled kernel's counter draws every tile number and one more per CTA, in
   // int (common/engine/grouped.cuh, GroupedDynamicScheduler).
   if (k.dynamic_schedule && most_tiles + impl_->plan->grid_ctas() >= kStreamKLimit)

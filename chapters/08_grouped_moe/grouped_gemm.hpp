@@ -85,6 +85,10 @@ struct Options {
   /// ignores the counter (takes_tile_counter() says which). Not with `kernel` (this option picks
   /// the kernel). The PyTorch ops opt in.
   bool counter_schedule = false;
+  /// SMs the persistent grid may use (0: all), to leave the rest to kernels running beside it (an
+  /// expert-parallel all-to-all overlapping the GEMM, for one). At least one cluster runs: a
+  /// kernel with 2-CTA clusters given 1 uses 2. Every schedule covers all tiles with fewer CTAs.
+  int max_sms = 0;
 };
 
 /// Every compiled grouped kernel.

@@ -17,6 +17,12 @@ namespace fp8gemm::ch08 {
 
 namespace {
 constexpr const char* kWho = "fp8gemm::ch08_weight_grad";
+
+/// The SMs a plan given WeightGradOptions::max_sms may use (asks the GPU for its SM count).
+int usable_sms(int max_sms) {
+  const int sms = current_device_sm_count();
+  return max_sms > 0 ? std::min(max_sms, sms) : sms;
+}
 [[noreturn]] void fail(const std::string& what) {
   throw std::invalid_argument(std::string(kWho) + ": " + what);
 }
@@ -176,6 +182,7 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
 
 WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions& o)
     : impl_(std::make_unique<Impl>()) {
+  engine::check_plan_options(kWho, o.max_sms, engine::RasterOptions{});
   const WeightGradGemm g = checked_with_defaults(in);
   impl_->gemm = g;
   const GemmArgs args = engine_args(g);
@@ -200,8 +207,8 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   if (fewest_tiles > (std::int64_t(1) << 30)) refuse_tiles(fewest_tiles);
   const bool tma_ok = tma_compatible(g);
   const engine::KernelInfo& k =
-      o.kernel.empty() ? default_wgrad_kernel(g.N, g.K, g.groups, current_device_sm_count(),
-                                              tma_ok, g.output)
+      o.kernel.empty() ? default_wgrad_kernel(g.N, g.K, g.groups, usable_sms(o.max_sms), tma_ok,
+                                              g.output)
                        : engine::find_kernel(wgrad_kernels(), o.kernel, kWho);
   const bool f32 = g.output == WeightGradOutput::f32;
   if (wgrad_output_of(k) != g.output)
@@ -218,8 +225,8 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   const std::int64_t tiles_m = ceil_div(g.N, k.block_m), tiles_n = ceil_div(g.K, k.block_n);
   const std::int64_t work_tiles = work_tiles_of(k);
   if (work_tiles > (std::int64_t(1) << 30)) refuse_tiles(work_tiles);
-  impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true,
-                                               work_tiles);
+  impl_->plan = std::make_unique<Impl::Engine>(k, args, req, o.max_sms, engine::RasterOptions{},
+                                               true, work_tiles);
   require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
 
   engine::KGroupedParams& p = impl_->plan->policy_params();
@@ -283,5 +290,6 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
 void WeightGradPlan::run(cudaStream_t stream) const { impl_->plan->run(stream); }
 
 std::string WeightGradPlan::describe() const { return impl_->plan->describe(); }
+int WeightGradPlan::grid_ctas() const { return impl_->plan->grid_ctas(); }
 
 }  // namespace fp8gemm::ch08

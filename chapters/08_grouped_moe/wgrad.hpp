@@ -67,6 +67,9 @@ struct WeightGradGemm {
 
 struct WeightGradOptions {
   std::string kernel;  ///< by name (wgrad_kernels()); "" = the default
+  /// SMs the persistent grid may use (0: all), as Options::max_sms of the grouped plan; the
+  /// default kernel's choice counts waves over these SMs.
+  int max_sms = 0;
 };
 
 /// Every compiled weight-gradient kernel.
@@ -108,6 +111,8 @@ class WeightGradPlan {
   /// another thread.
   void rebind(const WeightGradGemm& gemm);
   std::string describe() const;
+  /// CTAs of the persistent grid.
+  int grid_ctas() const;
 
  private:
   struct Impl;

@@ -83,6 +83,7 @@ struct HopperPlan::Impl {
 };
 
 HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::make_unique<Impl>()) {
+  engine::check_plan_options(kWho, o.max_sms, engine::RasterOptions{});
   const MxGemm g = with_defaults(in);
   const GemmArgs args = gemm_args(g);
   const GemmRequirements req = hopper_requirements();
@@ -104,7 +105,7 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
                                   " must be <= " + std::to_string(max_dim / 2) +
                                   " on the dequantize_bf16 path (the bf16 GEMM reads rows of "
                                   "2 K bytes)");
-    engine::check_kernel_fits(k, bf16_args(g, nullptr, nullptr, nullptr), kWho);
+    engine::check_kernel_fits(k, bf16_args(g, nullptr, nullptr, nullptr), kWho, o.max_sms);
     check_gemm_pointers(args, req);
     // (M + N) K bf16, then 16 bytes for the two per-tensor scales (1.0f): 16-byte aligned, since
     // K is a multiple of 32.
@@ -118,13 +119,14 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
     I.deq_b = {g.B, g.N, g.K, g.ldb, g.scale_b, b16, g.K};
     validate_dequantize_mx_1x32_bf16(I.deq_a, &I.deq_b);
     I.bf16 = std::make_unique<engine::EnginePlan>(k, bf16_args(g, a16, b16, ones),
-                                                  engine::engine_requirements(kWho));
+                                                  engine::engine_requirements(kWho), o.max_sms);
     return;
   }
   const engine::KernelInfo& k = o.kernel.empty()
                                     ? default_kernel(engine::tma_store_compatible(args))
                                     : find_hopper_kernel(o.kernel);
-  impl_->plan = std::make_unique<Impl::Engine>(k, args, req, 0, engine::RasterOptions{}, true);
+  impl_->plan =
+      std::make_unique<Impl::Engine>(k, args, req, o.max_sms, engine::RasterOptions{}, true);
   engine::MxParams& p = impl_->plan->policy_params();
   p.sfa = g.scale_a;
   p.sfb = g.scale_b;

@@ -40,6 +40,9 @@ struct HopperOptions {
   /// first TMA-store kernel where D allows it.
   std::string kernel;
   HopperPath path = HopperPath::promote_per_block;
+  /// SMs the GEMM's persistent grid may use (0: all), as chapter 7's Options::max_sms. On the
+  /// dequantize_bf16 path it limits the bf16 GEMM, not the dequantisation launch before it.
+  int max_sms = 0;
 };
 
 /// The Hopper MXFP8 kernels of the current version (MxScaledMath version 3): what plans choose

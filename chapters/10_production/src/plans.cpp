@@ -118,7 +118,8 @@ std::string WeightGradPlan::describe() const { return plan_->describe(); }
 
 // ---- MxPlan ----
 
-MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) {
+MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) : max_sms_(o.max_sms) {
+  engine::check_plan_options("fp8gemm::MxPlan: MxOptions", o.max_sms, engine::RasterOptions{});
   const DeviceArch a = current_device_arch();
   // Without a GPU there is no architecture to pick, but a bad call is still named as such first
   // (the rule of every entry point: validation needs no GPU).
@@ -135,7 +136,9 @@ MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) {
                                   "one MXFP8 kernel (sm_100a): leave it empty");
     choice_ = {"sm100_mxfp8_128x128x128", DispatchRule::single,
                "compute capability 10.0: chapter 9's sm_100a kernel"};
-    blackwell_ = std::make_unique<ch09::Plan>(in);
+    ch09::Options bo;
+    bo.max_sms = o.max_sms;
+    blackwell_ = std::make_unique<ch09::Plan>(in, bo);
     gemm_ = ch09::with_defaults(in);
     return;
   }
@@ -143,7 +146,7 @@ MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) {
   if (o.hopper_dequantize_bf16) {
     // Chapter 9's rule picks the bf16 kernel (or MxOptions::kernel names one); no table yet.
     hopper_ = std::make_unique<ch09::HopperPlan>(
-        in, ch09::HopperOptions{o.kernel, ch09::HopperPath::dequantize_bf16});
+        in, ch09::HopperOptions{o.kernel, ch09::HopperPath::dequantize_bf16, o.max_sms});
     choice_ = {hopper_->engine().kernel().name,
                o.kernel.empty() ? DispatchRule::chapter : DispatchRule::option,
                "MxOptions::hopper_dequantize_bf16: chapter 9's dequantize_bf16 path"};
@@ -152,7 +155,8 @@ MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) {
   }
   choice_ = choose_mx_hopper(g.M, g.N, g.K, tma_storable(g.D, g.ldd), o.kernel,
                              env_of(DispatchFamily::mxfp8_hopper));
-  hopper_ = std::make_unique<ch09::HopperPlan>(in, ch09::HopperOptions{choice_.kernel});
+  hopper_ = std::make_unique<ch09::HopperPlan>(
+      in, ch09::HopperOptions{choice_.kernel, ch09::HopperPath::promote_per_block, o.max_sms});
   engine_ = &hopper_->engine();
   gemm_ = g;
 }
@@ -178,7 +182,9 @@ void MxPlan::rebind(const MxGemm& in) {
     // plan on the new buffers (validation, pointer checks and tensor maps again).
     engine::require_same_call_but_pointers(ch09::gemm_args(gemm_), ch09::gemm_args(g),
                                            "fp8gemm::MxPlan");
-    blackwell_ = std::make_unique<ch09::Plan>(g);
+    ch09::Options bo;
+    bo.max_sms = max_sms_;
+    blackwell_ = std::make_unique<ch09::Plan>(g, bo);
   }
   gemm_ = g;
 }

@@ -251,6 +251,10 @@ struct MxOptions {
   /// stream at a time for such a plan. Refused on Blackwell (its kernel scales in the tensor
   /// cores already).
   bool hopper_dequantize_bf16 = false;
+  /// SMs the persistent grid may use (0: all), as the other plans' max_sms: on Hopper the GEMM's
+  /// grid (on the dequantize_bf16 path not the dequantisation launch before it), on Blackwell
+  /// chapter 9's ch09::Options::max_sms (refused there if it leaves no room for a unit).
+  int max_sms = 0;
 };
 
 /// The architecture dispatch of MXFP8: on compute capability 10.0 chapter 9's sm_100a kernel
@@ -287,6 +291,7 @@ class MxPlan {
   const engine::EnginePlan* engine_ = nullptr;  // hopper_'s engine plan: what run() launches
                                                 // (null on the dequantize_bf16 path: hopper_)
   MxGemm gemm_;                                 // the call bound now (defaults filled in)
+  int max_sms_ = 0;                             // MxOptions::max_sms, for the sm_100a re-plan
 };
 
 }  // namespace fp8gemm
