@@ -30,6 +30,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -293,6 +294,16 @@ const std::uint16_t* bf16_ptr(const at::Tensor& t) {
 std::uint8_t* e4m3_ptr(const at::Tensor& t) { return static_cast<std::uint8_t*>(t.data_ptr()); }
 float* f32_ptr(const at::Tensor& t) { return static_cast<float*>(t.data_ptr()); }
 int* i32_ptr(const at::Tensor& t) { return static_cast<int*>(t.data_ptr()); }
+
+// ---- SMs the GEMMs may use ----------------------------------------------------------------------
+
+// fp8gemm.ops.set_max_sms(n): SMs every GEMM op's persistent grid may use from the next call on
+// (0: all), process-wide, as DeepGEMM's set_num_sms: it leaves the other SMs to kernels that run
+// beside the GEMM (an expert-parallel all-to-all). Each op reads it once per call and passes it
+// to its plan's options (max_sms); it is part of every GEMM plan's key, so a change builds new
+// plans and never re-points one built for another count. The quantisers are not persistent
+// grids and ignore it.
+std::atomic<int> g_max_sms{0};
 
 // ---- plan caches --------------------------------------------------------------------------------
 
@@ -558,8 +569,9 @@ at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Ten
     g.scale_b_bytes = scale_b.numel();
     g.D = out.data_ptr();
     g.ldd = N;
+    const int max_sms = g_max_sms.load(std::memory_order_relaxed);
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
-    key.add(kMx).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb);
+    key.add(kMx).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb).add(max_sms);
     key.add(std::int64_t(dequantize_bf16)).add(std::int64_t(aligned(g.D, 16)));
     const cudaStream_t stream = current_stream(dev);
     if (dequantize_bf16) {
@@ -579,6 +591,7 @@ at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Ten
         [&] {
           MxOptions o;
           o.hopper_dequantize_bf16 = dequantize_bf16;
+          o.max_sms = max_sms;
           return std::make_unique<MxPlan>(g, o);
         },
         [&](MxPlan& p) { p.rebind(g); }, [&](MxPlan& p) { p.run(stream); });
@@ -628,15 +641,17 @@ void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& sc
                             .ldd = ldd,
                             .output = f32 ? BlockScaledOutput::f32 : BlockScaledOutput::bf16,
                             .accumulate = accumulate};
+    const int max_sms = g_max_sms.load(std::memory_order_relaxed);
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
-    key.add(kBlockScaled).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb);
+    key.add(kBlockScaled).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb).add(max_sms);
     key.add(sa.layout.ld).add(sb.layout.ld).add(ldd).add(std::int64_t(f32));
     key.add(std::int64_t(accumulate)).add(std::int64_t(aligned(g.D, 16)));
     PlanKey buffers;
     buffers.add(g.A).add(g.B).add(g.scale_a).add(g.scale_b).add(g.D);
     const cudaStream_t stream = current_stream(dev);
     g_block_scaled.run(
-        key, buffers, [&] { return std::make_unique<BlockScaledPlan>(g); },
+        key, buffers,
+        [&] { return std::make_unique<BlockScaledPlan>(g, BlockScaledOptions{.max_sms = max_sms}); },
         [&](BlockScaledPlan& p) { p.rebind(g); },
         [&](BlockScaledPlan& p) {
           for (std::int64_t i = 0; i < iters; ++i) p.run(stream);
@@ -738,8 +753,10 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
                   .scale_b_layout = sb.layout,
                   .D = static_cast<std::uint16_t*>(out.data_ptr()),
                   .ldd = N};
+    const int max_sms = g_max_sms.load(std::memory_order_relaxed);
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kGrouped).add(dev.index()).add(std::int64_t(masked)).add(G).add(rows).add(N).add(K);
+    key.add(max_sms);
     key.add(lda).add(ldb).add(sa.layout.ld).add(sb.layout.ld).add(kernel_index);
     key.add(std::int64_t(aligned(g.D, 16)));
     const cudaStream_t stream = current_stream(dev);
@@ -763,6 +780,7 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
         [&] {
           GroupedOptions o;
           o.kernel = kernel;
+          o.max_sms = max_sms;
           // The default of a contiguous call: the counter schedule where it is faster (the
           // counter kernel for the 128 x 256 calls; README of chapter 8, "Session 33").
           o.counter_schedule = kernel.empty() && !masked;
@@ -771,7 +789,12 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
         [&](GroupedPlan& p) { p.rebind(g); },
         [&](GroupedPlan& p) {
           at::Tensor keep;
-          p.run(stream, p.takes_tile_counter() ? tile_counter_for(dev, stream, keep) : nullptr);
+          if (p.takes_tile_counter()) {
+            p.run(stream, tile_counter_for(dev, stream, keep));
+            g_stats.tile_counter_runs.fetch_add(1, std::memory_order_relaxed);
+          } else {
+            p.run(stream, nullptr);
+          }
         });
   });
   return out;
@@ -860,8 +883,10 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
                            .output = bf16_out ? ch08::WeightGradOutput::bf16
                                               : ch08::WeightGradOutput::f32,
                            .accumulate = accumulate};
+    const int max_sms = g_max_sms.load(std::memory_order_relaxed);
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kWgrad).add(dev.index()).add(G).add(N).add(K).add(cap).add(ld_dd).add(sd.layout.ld);
+    key.add(max_sms);
     key.add(ld_a).add(sa.layout.ld).add(lddb).add(std::int64_t(accumulate)).add(kernel_index);
     key.add(std::int64_t(bf16_out));
     key.add(std::int64_t(aligned(g.dB, 16)));  // the default kernel stores dB by TMA where it can
@@ -873,6 +898,7 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
         [&] {
           WeightGradOptions o;
           o.kernel = kernel;
+          o.max_sms = max_sms;
           return std::make_unique<WeightGradPlan>(g, o);
         },
         [&](WeightGradPlan& p) { p.rebind(g); }, [&](WeightGradPlan& p) { p.run(stream); });
@@ -976,8 +1002,10 @@ at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::T
                           .D = static_cast<std::uint16_t*>(out.data_ptr()),
                           .scale_a = f32_ptr(scale_a),
                           .scale_b = f32_ptr(scale_b)};
+    const int max_sms = g_max_sms.load(std::memory_order_relaxed);
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kPerTensor).add(dev.index()).add(M).add(N).add(K).add(std::int64_t(fast_accum));
+    key.add(max_sms);
     key.add(std::int64_t(aligned(g.D, 16)));
     PlanKey buffers;
     buffers.add(g.A).add(g.B).add(g.D).add(g.scale_a).add(g.scale_b);
@@ -987,6 +1015,7 @@ at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::T
         [&] {
           PerTensorOptions o;
           o.accumulation = fast_accum ? Accumulation::fast : Accumulation::promoted;
+          o.max_sms = max_sms;
           return std::make_unique<PerTensorPlan>(g, o);
         },
         [&](PerTensorPlan& p) { p.rebind(g); }, [&](PerTensorPlan& p) { p.run(stream); });
@@ -1000,7 +1029,8 @@ std::vector<std::int64_t> plan_cache_stats() {
   const std::size_t size = g_per_tensor.size() + g_block_scaled.size() + g_grouped.size() +
                            g_wgrad.size() + g_mx.size();
   return {g_stats.hits.load(), g_stats.misses.load(), std::int64_t(size),
-          std::int64_t(g_block_scaled.capacity()), g_stats.rebinds.load()};
+          std::int64_t(g_block_scaled.capacity()), g_stats.rebinds.load(),
+          g_stats.tile_counter_runs.load()};
 }
 
 void plan_cache_clear() {
@@ -1012,6 +1042,7 @@ void plan_cache_clear() {
   g_stats.hits = 0;
   g_stats.misses = 0;
   g_stats.rebinds = 0;
+  g_stats.tile_counter_runs = 0;
 }
 
 void plan_cache_set_capacity(std::int64_t capacity) {
@@ -1024,6 +1055,14 @@ void plan_cache_set_capacity(std::int64_t capacity) {
 }
 
 std::string library_version() { return fp8gemm::version(); }
+
+void set_max_sms(std::int64_t max_sms) {
+  if (max_sms < 0 || max_sms > std::int64_t(1) << 20)
+    fail("set_max_sms", "max_sms = " + std::to_string(max_sms) +
+                            " must be >= 0 (0: all SMs) and at most 2^20");
+  g_max_sms.store(int(max_sms), std::memory_order_relaxed);
+}
+std::int64_t max_sms() { return g_max_sms.load(std::memory_order_relaxed); }
 
 }  // namespace
 }  // namespace fp8gemm::torch_ops
@@ -1099,6 +1138,8 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.def("_plan_cache_clear() -> ()", &plan_cache_clear);
   m.def("_plan_cache_set_capacity(int capacity) -> ()", &plan_cache_set_capacity);
   m.def("_library_version() -> str", &library_version);
+  m.def("_set_max_sms(int max_sms) -> ()", &set_max_sms);
+  m.def("_max_sms() -> int", &max_sms);
 }
 
 // CUDA tensors run the library; CPU tensors reach the same functions, which refuse them with a

@@ -80,8 +80,10 @@ struct PlanKeyHash {
 /// Counters for tests and benchmarks (fp8gemm.ops.plan_cache_stats()).
 struct PlanCacheStats {
   /// hits: the key was cached; misses: a plan was built; rebinds: a cached plan was re-pointed
-  /// at other buffers (a hit whose buffers differed from the last call's).
-  std::atomic<std::int64_t> hits{0}, misses{0}, rebinds{0};
+  /// at other buffers (a hit whose buffers differed from the last call's); tile_counter_runs:
+  /// grouped launches of a counter-schedule kernel given the op's per-stream counter
+  /// (GroupedPlan::takes_tile_counter()), so a test can see which schedule the default chose.
+  std::atomic<std::int64_t> hits{0}, misses{0}, rebinds{0}, tile_counter_runs{0};
 };
 
 /// A cached plan, the buffers it points at now (as a PlanKey of addresses) and its lock.

@@ -297,10 +297,11 @@ def gemm_mx(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor, *,
 
 def plan_cache_stats() -> dict:
     """The GEMM ops' plan cache: hits, misses (plans built), plans held, capacity (per plan type),
-    rebinds (hits whose buffers differed from the cached plan's: it was re-pointed at them).
+    rebinds (hits whose buffers differed from the cached plan's: it was re-pointed at them),
+    tile_counter_runs (grouped launches that took the counter schedule's per-stream counter).
     Plans are keyed by everything but the buffers (device, shapes, strides, dtypes, options)."""
-    h, m, n, c, r = _ops()._plan_cache_stats()
-    return {"hits": h, "misses": m, "size": n, "capacity": c, "rebinds": r}
+    h, m, n, c, r, t = _ops()._plan_cache_stats()
+    return {"hits": h, "misses": m, "size": n, "capacity": c, "rebinds": r, "tile_counter_runs": t}
 
 
 def plan_cache_clear() -> None:
@@ -311,6 +312,21 @@ def plan_cache_clear() -> None:
 def set_plan_cache_capacity(capacity: int) -> None:
     """Plans kept per plan type (default 1024; 0 builds a plan on every call)."""
     _ops()._plan_cache_set_capacity(capacity)
+
+
+def set_max_sms(max_sms: int) -> None:
+    """SMs the persistent grid of every GEMM op may use from the next call on, in this process
+    (0, the default: all of them), as DeepGEMM's ``set_num_sms``: the other SMs stay free for
+    kernels that run beside the GEMM, an expert-parallel all-to-all for one. At least one thread
+    block cluster runs (a kernel with 2-CTA clusters given 1 uses 2). Each call reads it once; it
+    is part of every GEMM plan's key, so a changed value builds new plans (a CUDA graph keeps the
+    grid it captured). The quantisers ignore it. ValueError for a negative value."""
+    _ops()._set_max_sms(int(max_sms))
+
+
+def get_max_sms() -> int:
+    """The value set_max_sms set (0: all SMs)."""
+    return int(_ops()._max_sms())
 
 
 def library_version() -> str:
@@ -427,5 +443,6 @@ __all__ = [
     "dequantize_1x128", "dequantize_128x128", "gemm_block_scaled", "gemm_grouped_contiguous",
     "gemm_grouped_masked", "gemm_weight_grad", "gemm_per_tensor", "quantize_mx_1x32",
     "dequantize_mx_1x32", "mx_scale_index", "gemm_mx", "plan_cache_stats",
-    "plan_cache_clear", "set_plan_cache_capacity", "library_version", "E4M3", "E4M3_MAX",
+    "plan_cache_clear", "set_plan_cache_capacity", "set_max_sms", "get_max_sms", "library_version",
+    "E4M3", "E4M3_MAX",
 ]

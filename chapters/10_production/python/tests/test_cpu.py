@@ -61,6 +61,22 @@ def test_import_without_compiled_ops():
         assert "_C.so" in r.stdout and "refused:" in r.stdout
 
 
+def test_set_max_sms_without_gpu():
+    """set_max_sms / get_max_sms need no GPU: the value round-trips, a negative one is refused with
+    its name and leaves the setting as it was."""
+    require_ops()
+    assert ops.get_max_sms() == 0
+    try:
+        ops.set_max_sms(16)
+        assert ops.get_max_sms() == 16
+        with raises(ValueError, match="set_max_sms: max_sms = -1 must be >= 0"):
+            ops.set_max_sms(-1)
+        assert ops.get_max_sms() == 16
+    finally:
+        ops.set_max_sms(0)
+    assert ops.get_max_sms() == 0
+
+
 def test_ops_registered():
     require_ops()
     names = ["quantize_1x128", "quantize_128x128", "quantize_128x128_dual", "quantize_1x128_dual",

@@ -425,7 +425,9 @@ def test_gemm_grouped_counter_schedule(G, K, low, high):
     K >= 4096 (session 35), runs the counter kernel (GroupedOptions::counter_schedule; the counter
     is the op's, one per stream): each tile is computed as the static 128 x 256 kernel computes
     it, so the result is that kernel's bit for bit, on two streams at once and on repeated calls
-    (a shared or left-over counter would leave rows of torch.empty's memory)."""
+    (a shared or left-over counter would leave rows of torch.empty's memory). The op counts its
+    counter-schedule launches (plan_cache_stats' tile_counter_runs): all six calls must be ones,
+    else this would compare the static kernel with itself."""
     require_gpu()
     N = 512
     gen = _gen(44)
@@ -439,6 +441,7 @@ def test_gemm_grouped_counter_schedule(G, K, low, high):
                            device="cuda")
     static = torch.ops.fp8gemm._gemm_grouped_kernel(qa, sa, qb, sb, offsets, False,
                                                     "128x256_s4_c1x1_promoted_tma_b1")
+    counter_runs = ops.plan_cache_stats()["tile_counter_runs"]
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     outs = []
@@ -447,6 +450,12 @@ def test_gemm_grouped_counter_schedule(G, K, low, high):
         with torch.cuda.stream(side):
             outs.append(ops.gemm_grouped_contiguous(qa, sa, qb, sb, offsets))
     torch.cuda.synchronize()
+    assert ops.plan_cache_stats()["tile_counter_runs"] - counter_runs == 6
+    # The masked layout never takes the counter schedule (its default is the static kernel).
+    qm, sm = ops.quantize_1x128(make_bf16((G * 16, K), gen))
+    ops.gemm_grouped_masked(qm.view(G, 16, K), sm, qb, sb,
+                            torch.full((G,), 16, dtype=torch.int32, device="cuda"))
+    assert ops.plan_cache_stats()["tile_counter_runs"] - counter_runs == 6
     for d in outs:
         assert torch.equal(d.view(torch.int16), static.view(torch.int16))
     A = ops.dequantize_1x128(qa, sa).double()
@@ -554,6 +563,88 @@ def test_weight_grad_from_dual_quantiser():
     d1 = ops.gemm_weight_grad(q_dyt, s_dyt, a[0], a[1], off)
     d2 = ops.gemm_weight_grad(q_dyt, s_dyt, b[2], b[3], off)
     assert torch.equal(d1, d2)
+
+
+def _gpu_ms(fn, reps=5):
+    """Median GPU time of fn() in ms, by CUDA events, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def test_set_max_sms_every_gemm():
+    """set_max_sms(n) reaches every GEMM op's plan: each op is right against float64 with 2 SMs,
+    builds a new plan (the count is in the key), and a large block-scaled GEMM on 2 SMs takes
+    many times as long as on all of them (132 on the H200: about 60x; asserted >= 8x, so that a
+    setting that never reached the kernel fails). Restored to 0 (all SMs) after."""
+    require_gpu()
+    gen = _gen(61)
+    assert ops.get_max_sms() == 0
+    try:
+        qa, sa, qb, sb = _block_scaled_operands(4096, 4096, 4096, 62)
+        full = _gpu_ms(lambda: ops.gemm_block_scaled(qa, sa, qb, sb))
+        ops.set_max_sms(2)
+        assert ops.get_max_sms() == 2
+        misses = ops.plan_cache_stats()["misses"]
+        d = ops.gemm_block_scaled(qa, sa, qb, sb)
+        assert ops.plan_cache_stats()["misses"] == misses + 1  # a plan of its own
+        # Every 97th row (a strided view: dequantize_1x128 is plain torch) against float64.
+        ref_rows = ops.dequantize_1x128(qa[::97], sa[::97]).double() @ \
+            ops.dequantize_128x128(qb, sb).double().t()
+        assert rel_error(d[::97], ref_rows) <= tolerance(4096)
+        few = _gpu_ms(lambda: ops.gemm_block_scaled(qa, sa, qb, sb), reps=3)
+        assert few >= 8 * full, (few, full)
+        # The other GEMM ops, small shapes, against float64.
+        qa, sa, qb, sb = _block_scaled_operands(333, 264, 1040, 63)
+        assert rel_error(ops.gemm_block_scaled(qa, sa, qb, sb),
+                         _block_scaled_ref(qa, sa, qb, sb)) <= tolerance(1040)
+        x = torch.randn(333, 1040, generator=gen, device="cuda")
+        w = torch.randn(264, 1040, generator=gen, device="cuda")
+        pa, psa = ops.quantize_per_tensor(x)
+        pb, psb = ops.quantize_per_tensor(w)
+        ref = (pa.double() @ pb.double().t()) * (psa.double() * psb.double())
+        assert rel_error(ops.gemm_per_tensor(pa, pb, psa, psb), ref) <= tolerance(1040)
+        G, T, N, K = 4, 1000, 384, 1040
+        qx, sx = ops.quantize_1x128(make_bf16((T, K), gen))
+        gq, gs = _grouped_weights(G, N, K, gen)
+        offsets = _random_offsets(T, G, gen, empty=(1,))
+        dg = ops.gemm_grouped_contiguous(qx, sx, gq, gs, offsets)
+        A = ops.dequantize_1x128(qx, sx).double()
+        off = offsets.tolist()
+        for g in range(G):
+            if off[g + 1] > off[g]:
+                ref = A[off[g]:off[g + 1]] @ ops.dequantize_128x128(gq[g], gs[g]).double().t()
+                assert rel_error(dg[off[g]:off[g + 1]], ref) <= tolerance(K), g
+        dy = make_bf16((T, N), gen)
+        q_dyt, s_dyt, po = ops.quantize_tokens_transposed_1x128(dy, offsets)
+        q_xt, s_xt, _ = ops.quantize_tokens_transposed_1x128(make_bf16((T, K), gen), offsets)
+        db = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets)
+        DY = ops.dequantize_1x128(q_dyt, s_dyt).double()
+        X = ops.dequantize_1x128(q_xt, s_xt).double()
+        P = po.tolist()
+        for g in range(G):
+            if P[g + 1] > P[g]:
+                ref = DY[:, P[g]:P[g + 1]] @ X[:, P[g]:P[g + 1]].t()
+                assert rel_error(db[g], ref) <= 1e-3, g
+        mqa, msa = ops.quantize_mx_1x32(make_bf16((333, 1056), gen))
+        mqb, msb = ops.quantize_mx_1x32(make_bf16((264, 1056), gen))
+        ref = ops.dequantize_mx_1x32(mqa, msa).double() @ ops.dequantize_mx_1x32(mqb, msb).double().t()
+        for path in (False, True):
+            assert rel_error(ops.gemm_mx(mqa, msa, mqb, msb, dequantize_bf16=path), ref) <= \
+                tolerance(1056), path
+        with raises(ValueError, match="max_sms = -1 must be >= 0"):
+            ops.set_max_sms(-1)
+        assert ops.get_max_sms() == 2  # a refused value changes nothing
+    finally:
+        ops.set_max_sms(0)
+    assert ops.get_max_sms() == 0
 
 
 def test_determinism():
