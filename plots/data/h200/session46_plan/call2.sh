@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Session 44's plan, call 2 (after call1.sh, the same .gpu/c10.txz):
+# Session 45's plan (session 44's, extended), call 2 (after call1.sh, the same .gpu/c10.txz):
 #  1. test_reliability (session 44's refusal checks: the memory a refused call pointed at must be
 #     as it was), test_chapter_07 (its every-kernel cases now include session 44's six decode
 #     kernels, and every kernel now runs the SM-count tile counts: about 100 s -> 150 s),
 #     test_chapter_07_splitk and test_chapter_09_hopper (session 44's second read of the tests:
-#     first runs, other rows and paddings now checked). Prediction: all four pass.
+#     first runs, other rows and paddings now checked; session 45's max_sms case, both paths at
+#     1, 2 and 16 SMs). test_reliability's [other-device] case prints "only 1 GPU: nothing to
+#     check" (CTest reports it as skipped, test_reliability_other_device). Prediction: all four
+#     pass.
 #  2. fp8gemm_dispatch_sweep, block-scaled family, the twelve M <= 128 shapes (the candidates now
 #     include 128x192_s5_b1, 128x192_s4_b3, 64x192_s6_b3, 64x96_s10_b3, 64x128_s8_b2,
 #     128x128_s5_b2), then picks.py: the pick per shape as the library's
@@ -22,7 +25,7 @@
 # Run: carry .gpu/c10.txz.
 set -u
 source scripts/gpu_call.sh .gpu/c10.txz || exit 1
-H=plots/data/h200/session45_plan
+H=plots/data/h200/session46_plan
 say "GPU tests"
 gpu_tests_step '^(test_reliability|test_chapter_07|test_chapter_07_splitk|test_chapter_09_hopper)$' 330
 LEFT=$(seconds_left 480)

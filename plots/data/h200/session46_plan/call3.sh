@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Session 44's plan, call 3: the PyTorch package (.gpu/py10.txz, staged at the commit of
+# Session 45's plan (session 44's, extended), call 3: the PyTorch package (.gpu/py10.txz, staged at the commit of
 # .gpu/c10.txz; .gpu/c10s.txz carries only bin/commit.txt, the carry limit) and DeepGEMM 2.6.1
 # (.peer). Needs call 2's picks.txt: paste its one line into PICKS below before running (or leave
 # it empty to run the committed table only).
-#  1. The PyTorch tests. Prediction: 108 passed, 2 skipped (106 + the two cases of session 44's
-#     test_quantize_pow2_dual_and_tokens). Session 44 mended (not yet run):
+#  1. The PyTorch tests. Prediction: 110 passed, 2 skipped (106 + the two cases of session 44's
+#     test_quantize_pow2_dual_and_tokens + session 45's test_set_max_sms_every_gemm and
+#     test_set_max_sms_without_gpu; the counter-schedule test now also checks tile_counter_runs).
+#     Session 44 mended (not yet run):
 #     Fp8Linear / Fp8GroupedExperts weights with a different scale per 128 x 128 block and expert,
 #     float32 master weights against float64, the MXFP8 graph replayed with new data, the stream
 #     test, accumulate with a random C, a refused wgrad call's NaN out. A failure there is first
