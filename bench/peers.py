@@ -624,11 +624,14 @@ def counters(shape, t: dict, scale_bytes: float, in_bytes_per_elem: int = 1) -> 
     }
 
 
-def dg_warm_worker(shapes) -> int:
+def dg_warm_worker(shapes, max_sms: int = 0) -> int:
     """Hidden mode (--dg-warm-only): call deep_gemm.fp8_gemm_nt once per shape on zero operands, so
-    that its JIT compiles the kernels into its on-disk cache (compiles are atomic renames there)."""
+    that its JIT compiles the kernels into its on-disk cache (compiles are atomic renames there),
+    with the timing process's SM count (DeepGEMM's configuration depends on it)."""
     import torch
     import deep_gemm as dg
+    if max_sms:
+        dg.set_num_sms(max_sms)
     for (M, N, K) in shapes:
         t0 = time.time()
         L = ceil_div(K, 128)
@@ -643,7 +646,7 @@ def dg_warm_worker(shapes) -> int:
     return 0
 
 
-def dg_warm_parallel(shapes, jobs: int, timeout_s: float) -> str:
+def dg_warm_parallel(shapes, jobs: int, timeout_s: float, max_sms: int = 0) -> str:
     """Compile DeepGEMM's kernels for all shapes in `jobs` processes at once (its JIT compiles one
     kernel at a time per process, ~10-30 s each with nvcc). Shapes with the same (N, K) go to the
     same process (with compiled dims "nk" they may share a kernel). Returns a summary line."""
@@ -653,7 +656,7 @@ def dg_warm_parallel(shapes, jobs: int, timeout_s: float) -> str:
     buckets: list[list] = [[] for _ in range(max(1, min(jobs, len(groups))))]
     for g in sorted(groups.values(), key=len, reverse=True):
         min(buckets, key=len).extend(g)  # greedy: the emptiest process takes the next group
-    cmds = [[sys.executable, os.path.abspath(__file__), "--dg-warm-only",
+    cmds = [[sys.executable, os.path.abspath(__file__), "--dg-warm-only", "--max-sms", str(max_sms),
              "--shapes", ",".join(shape_name(s) for s in b)] for b in buckets]
     return run_warm_processes(cmds, timeout_s)
 
@@ -738,10 +741,24 @@ def run_gpu(args, shapes, impls) -> int:
         print(f"peers.py: compiling DeepGEMM's kernels for {len(shapes)} shapes in parallel "
               f"(--dg-jobs {args.dg_jobs}) ...", flush=True)
         try:
-            ctx["deep_gemm_jit_prewarm"] = dg_warm_parallel(shapes, args.dg_jobs, args.dg_warm_timeout)
+            ctx["deep_gemm_jit_prewarm"] = dg_warm_parallel(shapes, args.dg_jobs, args.dg_warm_timeout,
+                                                            args.max_sms)
         except Exception as e:  # noqa: BLE001 - only a speed-up: the checked call compiles anyway
             ctx["deep_gemm_jit_prewarm"] = f"failed: {type(e).__name__}: {e}"
         print(f"peers.py: DeepGEMM JIT pre-warm: {ctx['deep_gemm_jit_prewarm']}", flush=True)
+
+    ctx["max_sms"] = str(args.max_sms)
+    if args.max_sms:
+        # Before any timed call: both libraries build their plans / pick their configurations for
+        # this many SMs. torch (cuBLASLt, bf16 matmul) has no such setting.
+        if dg is not None:
+            dg.set_num_sms(args.max_sms)
+        if IMPL_OURS in impls:
+            import fp8gemm
+            fp8gemm.ops.set_max_sms(args.max_sms)
+        if IMPL_TORCH in impls or IMPL_BF16 in impls:
+            notes.append(f"--max-sms {args.max_sms}: torch's implementations run on all SMs "
+                         "(no such setting); fp8gemm and DeepGEMM on the given count")
 
     gpu = Gpu(torch, args)
     ctx["flush_bytes"] = str(gpu.flush_bytes)
@@ -961,10 +978,17 @@ def main(argv=None) -> int:
                          "(its JIT cache is on disk; 0 or 1: compile at each shape's first call; default %(default)s)")
     ap.add_argument("--dg-warm-timeout", type=float, default=420.0, help="seconds for that (default 420)")
     ap.add_argument("--dg-warm-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--max-sms", type=int, default=0,
+                    help="SMs the GEMMs may use, as training code leaves the rest to communication "
+                         "kernels: fp8gemm.ops.set_max_sms and deep_gemm.set_num_sms (which also "
+                         "re-picks DeepGEMM's configuration); torch has no such setting and runs on "
+                         "all SMs (the context says so). 0: all (default)")
     ap.add_argument("--dry-run", action="store_true", help="print shapes and method; no torch, no GPU")
     args = ap.parse_args(argv)
+    if args.max_sms < 0:
+        ap.error("need --max-sms >= 0")
     if args.dg_warm_only:
-        return dg_warm_worker(args.shapes or DEFAULT_SHAPES)
+        return dg_warm_worker(args.shapes or DEFAULT_SHAPES, args.max_sms)
 
     shapes = args.shapes or DEFAULT_SHAPES
     impls = [i.strip() for i in args.impls.split(",") if i.strip()]

@@ -57,7 +57,8 @@ deepgemm_build_step() {
 # the log in $OUT/p/peers_TAG.log and the result lines in the call log.
 peers_ch07_step() {
   mkdir -p "$OUT/p"
-  timeout "$2" python3 bench/peers.py --interleave --shapes "$3" \
+  # PEERS_MAX_SMS (optional): both libraries on that many SMs (bench/peers.py --max-sms).
+  timeout "$2" python3 bench/peers.py --interleave --shapes "$3" --max-sms "${PEERS_MAX_SMS:-0}" \
     --impls fp8gemm_block_scaled,deepgemm --cupti-launches 0 --delay-us 50 --dg-jobs 8 \
     --time-limit $(($2 - 30)) --commit "$C" --out "$OUT/peers_${1}_${C:0:7}.json" \
     > "$OUT/p/peers_$1.log" 2>&1

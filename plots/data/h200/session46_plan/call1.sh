@@ -33,7 +33,7 @@
 # Call 2 (call2.sh): test_reliability, test_chapter_07 (the six new kernels are in its "every
 # kernel" cases), 7's split-K, 9's Hopper, and the block-scaled dispatch sweep at M <= 128. Call 3
 # (call3.sh): PyTorch tests, then the op against DeepGEMM with the committed table and with the
-# sweep's picks.
+# sweep's picks. Call 4 (call4.sh, optional, if >= 400 s are left): both libraries on 112 SMs.
 # Run: carry .gpu/c10.txz.
 set -u
 source scripts/gpu_call.sh .gpu/c10.txz || exit 1
