@@ -279,7 +279,13 @@ TEST_CASE("ch08 wgrad: max_sms limits the grid, every dB tile still computed",
         ch08::WeightGradPlan plan(dev.gemm, o);
         plan.run(nullptr);
         FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-        const int cluster_ctas = kernel.empty() ? 1 : 2;  // the defaults are 1 x 1 (wgrad.cpp)
+        // The plan's kernel (describe() starts with its name) and its cluster's CTAs.
+        const std::string name = plan.describe().substr(0, plan.describe().find(','));
+        int cluster_ctas = 0;
+        for (const auto& k : ch08::wgrad_kernels())
+          if (k.name == name) cluster_ctas = k.cluster_size();
+        REQUIRE(cluster_ctas >= 1);
+        if (!kernel.empty()) CHECK(cluster_ctas == 2);
         CHECK(plan.grid_ctas() >= 1);
         CHECK(plan.grid_ctas() <= std::max(max_sms, cluster_ctas));
         const std::string what =

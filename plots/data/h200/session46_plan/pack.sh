@@ -39,7 +39,7 @@ if [ ! -f .peer/deepgemm.tgz ]; then
     echo "pack: no .peer/deepgemm.tgz and no git directories given: call 3's DeepGEMM runs will fail" >&2
   fi
 fi
-ls -l .gpu .peer
+ls -l .gpu .peer 2>/dev/null || true
 tracked=$(git ls-files -z | du -cb --files0-from=- | tail -1 | cut -f1)
 for call in "c10.txz" "c10s.txz py10.txz"; do
   carry=0
