@@ -747,6 +747,10 @@ TEST_CASE("The hoisted-reciprocal division equals __fdiv_rn bit for bit", "[quan
 TEST_CASE("Memory the GPU cannot access is refused", "[quantize_gpu]") {
   const std::int64_t M = 4, K = 256;  // two groups: scale ld 400 needs 404 floats
   std::vector<std::uint16_t> host(M * K, 0x3F80);  // 1.0
+  // x first: the too-small scale layout below claims 404 floats from s on, and a buffer allocated
+  // after s can lie there, so that the call is refused for the overlap before its size (the H100
+  // run of session 45: "scales overlaps x"). Checked below, so the case cannot test the wrong rule.
+  DeviceBuffer<std::uint16_t> x(host);
   auto q = poisoned<std::uint8_t>(M * K);
   auto s = poisoned<float>(2 * M);
   const auto q_poison = poisoned_host<std::uint8_t>(M * K);
@@ -767,7 +771,14 @@ TEST_CASE("Memory the GPU cannot access is refused", "[quantize_gpu]") {
   CHECK(why.find("x = ") != std::string::npos);
   CHECK(why.find("is host memory") != std::string::npos);
   // A scale buffer too small for the layout (the allocation is known to the driver).
-  DeviceBuffer<std::uint16_t> x(host);
+  const auto claimed_begin = reinterpret_cast<std::uintptr_t>(s.data());
+  const auto claimed_end = claimed_begin + 404 * sizeof(float);
+  const auto apart = [&](const void* p, std::size_t bytes) {  // no overlap to be refused first
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return a + bytes <= claimed_begin || a >= claimed_end;
+  };
+  REQUIRE(apart(x.data(), x.bytes()));
+  REQUIRE(apart(q.data(), q.bytes()));
   why = refusal([&] {
     quantize_1x128(x.data(), M, K, K, q.data(), K, s.data(), GroupScaleLayout{ScaleMajor::mn, 400});
   });
