@@ -255,7 +255,7 @@ TEST_CASE("ch08: the counter schedule with the caller's counters on two streams 
 TEST_CASE("ch08: max_sms limits the grid and every schedule still covers every tile",
           "[ch08][gpu]") {
   // Options::max_sms (an all-to-all beside the GEMM takes the other SMs): the default static
-  // kernel, the counter schedule (the caller's counter), a 2 x 1 cluster kernel, a stream-K
+  // kernel, the counter schedule (the caller's counter), a kernel of 2-CTA clusters, a stream-K
   // kernel, and the masked layout, each with a grid of at most max(max_sms, cluster) CTAs and
   // every row of every group against float64.
   const GroupedShape many = contiguous({0, 1, 127, 128, 129, 0, 300, 517}, 264, 656);
@@ -284,7 +284,7 @@ TEST_CASE("ch08: max_sms limits the grid and every schedule still covers every t
     variants.push_back({"counter schedule", many, counted});
     ch08::Options clustered;
     clustered.kernel = cluster->name;
-    variants.push_back({"2 x 1 cluster", many, clustered});
+    variants.push_back({"2-CTA cluster", many, clustered});
     ch08::Options split;
     split.kernel = stream_k->name;
     variants.push_back({"stream-K", many, split});

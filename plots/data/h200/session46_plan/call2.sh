@@ -27,7 +27,8 @@ set -u
 source scripts/gpu_call.sh .gpu/c10.txz || exit 1
 H=plots/data/h200/session46_plan
 say "GPU tests"
-gpu_tests_step '^(test_reliability|test_chapter_07|test_chapter_07_splitk|test_chapter_09_hopper)$' 330
+# These four passed on an H100 in session 45 (call2_7227672): run them again only with RUN_TESTS=1.
+[ "${RUN_TESTS:-0}" = 1 ] && gpu_tests_step '^(test_reliability|test_chapter_07|test_chapter_07_splitk|test_chapter_09_hopper)$' 330
 LEFT=$(seconds_left 480)
 say "dispatch sweep, block-scaled, M <= 128 ($LEFT s left)"
 SMALL="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"

@@ -22,11 +22,15 @@ set -u
 PICKS=""
 source scripts/gpu_call.sh .gpu/c10s.txz .gpu/py10.txz || exit 1
 mkdir -p "$OUT/p"
-say "PyTorch tests"
-timeout 70 bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/torch" tests \
-  > "$OUT/p/gpu_run.log" 2>&1; echo "gpu_run rc=$?" >> "$L"
-tail -1 "$OUT/torch/tests.log" >> "$L" 2>/dev/null
-grep -E "FAILED|Error" "$OUT/torch/tests.log" | head -8 >> "$L" 2>/dev/null
+# The PyTorch tests passed on an H100 in session 45 ("110 passed, 2 skipped", call2_7227672):
+# again only with RUN_TESTS=1.
+if [ "${RUN_TESTS:-0}" = 1 ]; then
+  say "PyTorch tests"
+  timeout 70 bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/torch" tests \
+    > "$OUT/p/gpu_run.log" 2>&1; echo "gpu_run rc=$?" >> "$L"
+  tail -1 "$OUT/torch/tests.log" >> "$L" 2>/dev/null
+  grep -E "FAILED|Error" "$OUT/torch/tests.log" | head -8 >> "$L" 2>/dev/null
+fi
 LEFT=$(seconds_left 480)
 say "DeepGEMM build ($LEFT s left)"
 deepgemm_build_step 150
