@@ -437,6 +437,9 @@ TEST_CASE("FP8GEMM_CUBLASLT_ALGO selects a cuBLASLt heuristic candidate or names
 TEST_CASE("the persistent grid's clusters: what fits, max_sms, at least one, at most the work",
           "[validate][engine]") {
   using fp8gemm::engine::persistent_grid_clusters;
+  CHECK(fp8gemm::engine::usable_sms(0, 132) == 132);
+  CHECK(fp8gemm::engine::usable_sms(16, 132) == 16);
+  CHECK(fp8gemm::engine::usable_sms(1000, 132) == 132);
   constexpr std::int64_t kMany = std::int64_t(1) << 40;
   // All SMs (max_sms 0), what the occupancy query allows: 132 one-CTA clusters on the H200,
   // 66 two-CTA ones, or fewer where some SMs do not pair up in a GPC (the query's 64).

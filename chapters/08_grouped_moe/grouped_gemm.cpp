@@ -422,6 +422,7 @@ DeviceBuffer<int> make_tile_counter() {
 }
 
 int Plan::grid_ctas() const { return impl_->plan->grid_ctas(); }
+const engine::KernelInfo& Plan::kernel() const { return impl_->plan->kernel(); }
 
 std::string Plan::describe() const {
   return impl_->plan->describe() + (impl_->check ? ", checking offsets" : "");

@@ -143,6 +143,8 @@ class Plan {
   std::string describe() const;
   /// CTAs of the persistent grid (what a stream-K kernel's division runs on).
   int grid_ctas() const;
+  /// The kernel the plan runs.
+  const engine::KernelInfo& kernel() const;
 
  private:
   struct Impl;

@@ -17,12 +17,6 @@ namespace fp8gemm::ch08 {
 
 namespace {
 constexpr const char* kWho = "fp8gemm::ch08_weight_grad";
-
-/// The SMs a plan given WeightGradOptions::max_sms may use (asks the GPU for its SM count).
-int usable_sms(int max_sms) {
-  const int sms = current_device_sm_count();
-  return max_sms > 0 ? std::min(max_sms, sms) : sms;
-}
 [[noreturn]] void fail(const std::string& what) {
   throw std::invalid_argument(std::string(kWho) + ": " + what);
 }
@@ -207,7 +201,9 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   if (fewest_tiles > (std::int64_t(1) << 30)) refuse_tiles(fewest_tiles);
   const bool tma_ok = tma_compatible(g);
   const engine::KernelInfo& k =
-      o.kernel.empty() ? default_wgrad_kernel(g.N, g.K, g.groups, usable_sms(o.max_sms), tma_ok,
+      o.kernel.empty() ? default_wgrad_kernel(g.N, g.K, g.groups,
+                                              engine::usable_sms(o.max_sms, current_device_sm_count()),
+                                              tma_ok,
                                               g.output)
                        : engine::find_kernel(wgrad_kernels(), o.kernel, kWho);
   const bool f32 = g.output == WeightGradOutput::f32;
@@ -291,5 +287,6 @@ void WeightGradPlan::run(cudaStream_t stream) const { impl_->plan->run(stream); 
 
 std::string WeightGradPlan::describe() const { return impl_->plan->describe(); }
 int WeightGradPlan::grid_ctas() const { return impl_->plan->grid_ctas(); }
+const engine::KernelInfo& WeightGradPlan::kernel() const { return impl_->plan->kernel(); }
 
 }  // namespace fp8gemm::ch08

@@ -113,6 +113,8 @@ class WeightGradPlan {
   std::string describe() const;
   /// CTAs of the persistent grid.
   int grid_ctas() const;
+  /// The kernel the plan runs.
+  const engine::KernelInfo& kernel() const;
 
  private:
   struct Impl;

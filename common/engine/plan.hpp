@@ -68,6 +68,10 @@ struct RasterOptions {
 /// a plan that allocates before it builds its EnginePlan (chapter 7's split-K) calls this first.
 void check_plan_options(const char* who, int max_sms, const RasterOptions& raster);
 
+/// The SMs a plan given `max_sms` may use on a GPU of `sm_count` SMs: max_sms, at most sm_count;
+/// 0 means all of them. Pure C++.
+int usable_sms(int max_sms, int sm_count);
+
 /// Clusters of a persistent grid: as many as fit on the GPU at once (`max_clusters`, the occupancy
 /// query's answer), limited by `max_sms` (0: the `sm_count` SMs) as max_sms / cluster_size, but at
 /// least one (a kernel with 2-CTA clusters given max_sms = 1 runs one cluster, 2 CTAs), and never

@@ -23,9 +23,13 @@ void check_plan_options(const char* who, int max_sms, const RasterOptions& raste
                                 " (want -1: choose, 0: bands of rows, 1: bands of columns)");
 }
 
+int usable_sms(int max_sms, int sm_count) {
+  return max_sms > 0 ? std::min(max_sms, sm_count) : sm_count;
+}
+
 std::int64_t persistent_grid_clusters(int max_clusters, int sm_count, int max_sms,
                                       int cluster_size, std::int64_t work_units) {
-  const int sms = max_sms > 0 ? std::min(max_sms, sm_count) : sm_count;
+  const int sms = usable_sms(max_sms, sm_count);
   const std::int64_t clusters =
       std::max<std::int64_t>(1, std::min<std::int64_t>(max_clusters, sms / cluster_size));
   return std::min(work_units, clusters);
