@@ -409,7 +409,11 @@ TEST_CASE("ch09 launch configuration of the CTA pair (cta_group 2)", "[ch09][con
   CHECK(c.tiles_m == 2);
   CHECK(c.tiles_n == 3);
   CHECK(c.grid == 12);
-  // Refused by name: a cap below one pair, a group that does not exist.
+  // A cap below one pair runs one pair (the engine's rule, as on Hopper); a GPU without room
+  // for a pair and a group that does not exist are refused by name.
+  CHECK(launch_config(256, 256, 128, 148, 1, 2).grid == 2);
+  CHECK(launch_config(256, 256, 128, 148, 3, 2).grid == 2);
+  CHECK(launch_config(256, 256, 128, 148, 1, 1).grid == 1);
   auto refusal_of = [](int sms, int max_sms, int group) -> std::string {
     try {
       launch_config(256, 256, 128, sms, max_sms, group);
@@ -418,8 +422,8 @@ TEST_CASE("ch09 launch configuration of the CTA pair (cta_group 2)", "[ch09][con
     }
     return "";
   };
-  CHECK(contains(refusal_of(148, 1, 2), "Options::max_sms = 1 leaves no room for a CTA pair"));
-  CHECK(contains(refusal_of(1, 0, 2), "Options::max_sms = 1 leaves no room for a CTA pair"));
+  CHECK(contains(refusal_of(1, 0, 2), "num_sms = 1: the GPU has no room for a CTA pair"));
+  CHECK(contains(refusal_of(148, -1, 2), "Options::max_sms = -1 must be >= 0"));
   CHECK(contains(refusal_of(148, 0, 3), "Options::cta_group = 3 must be 1"));
   CHECK(contains(refusal_of(148, 0, 0), "Options::cta_group = 0 must be 1"));
 }

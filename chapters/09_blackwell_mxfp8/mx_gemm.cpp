@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/cuda.hpp"
+#include "common/engine/plan.hpp"
 #include "common/launch.hpp"
 #include "common/scaling.hpp"
 #include "common/tensor_map.hpp"
@@ -86,10 +87,9 @@ LaunchConfig launch_config(std::int64_t M, std::int64_t N, std::int64_t K, int n
                            int max_sms, int cta_group) {
   if (num_sms < 1) fail("num_sms = " + std::to_string(num_sms) + " must be >= 1");
   check_options(max_sms, cta_group);
-  const int sms = max_sms > 0 ? std::min(max_sms, num_sms) : num_sms;
-  if (sms < cta_group)
-    fail("Options::max_sms = " + std::to_string(sms) + " leaves no room for a CTA pair (cta_group = 2 "
-         "runs clusters of two CTAs, one per SM): allow at least 2");
+  if (num_sms < cta_group)
+    fail("num_sms = " + std::to_string(num_sms) + ": the GPU has no room for a CTA pair (cta_group = 2 "
+         "runs clusters of two CTAs, one per SM)");
   const Sm100Layout l = sm100_layout(cta_group);
   LaunchConfig c;
   c.cta_group = cta_group;
@@ -99,7 +99,10 @@ LaunchConfig launch_config(std::int64_t M, std::int64_t N, std::int64_t K, int n
   c.tiles_n = t.tiles_n;
   c.tiles = t.blocks;
   c.k_blocks = ceil_div(K, kBlockK);
-  c.units = int(std::min<std::int64_t>(c.tiles, sms / cta_group));
+  // The engine's grid rule (chapters 6-8 and the Hopper MXFP8 path): max_sms / cta_group pairs,
+  // at least one (cta_group = 2 given max_sms = 1 runs one pair, 2 CTAs), at most one per tile.
+  c.units = int(engine::persistent_grid_clusters(num_sms / cta_group, num_sms, max_sms, cta_group,
+                                                 c.tiles));
   c.grid = c.units * cta_group;
   c.block = kThreads;
   c.stages = l.stages;

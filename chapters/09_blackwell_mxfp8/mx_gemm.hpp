@@ -86,9 +86,10 @@ struct LaunchConfig {
   int smem_bytes = 0;
   int tmem_columns = 0;
 };
-/// Pure C++. `num_sms`: the GPU's SM count; `max_sms` (0: all) caps the CTAs; `cta_group` 1 or
-/// 2 (Options::cta_group). Throws std::invalid_argument for a bad count or a cap that leaves no
-/// room for one pair.
+/// Pure C++. `num_sms`: the GPU's SM count; `max_sms` (0: all) caps the CTAs by the engine's rule
+/// (engine::persistent_grid_clusters: at least one CTA pair, so cta_group = 2 given max_sms = 1
+/// runs 2 CTAs, as the Hopper plans do); `cta_group` 1 or 2 (Options::cta_group). Throws
+/// std::invalid_argument for a bad count, or a GPU of fewer SMs than a pair.
 LaunchConfig launch_config(std::int64_t M, std::int64_t N, std::int64_t K, int num_sms,
                            int max_sms = 0, int cta_group = 1);
 

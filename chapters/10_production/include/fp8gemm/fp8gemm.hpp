@@ -253,7 +253,8 @@ struct MxOptions {
   bool hopper_dequantize_bf16 = false;
   /// SMs the persistent grid may use (0: all), as the other plans' max_sms: on Hopper the GEMM's
   /// grid (on the dequantize_bf16 path not the dequantisation launch before it), on Blackwell
-  /// chapter 9's ch09::Options::max_sms (refused there if it leaves no room for a unit).
+  /// chapter 9's ch09::Options::max_sms (the same rule: at least one unit, a CTA pair for
+  /// cta_group = 2).
   int max_sms = 0;
 };
 
