@@ -22,7 +22,10 @@
 //
 //   fp8gemm_dispatch_sweep [--json=PATH] [--reps=30] [--budget_ms=40] [--shapes=MxNxK,...]
 //                          [--families=block_scaled,per_tensor,mxfp8] [--filter=SUBSTRING]
-//                          [--confirm=4]   (0: no confirmation)
+//                          [--confirm=4]   (0: no confirmation) [--max_sms=0]
+// --max_sms=N runs every kernel of the families (not the reference plans, not cuBLASLt, which
+// has no such limit here) on at most N SMs (Options::max_sms; 0: all): what the kernels do when
+// training code keeps SMs for communication kernels. The committed table is learned with 0.
 // The JSON (rewritten after every shape, so a run cut short keeps what it measured) is what
 // chapters/10_production/tools/gen_dispatch_table.py reads from
 // plots/data/h200/ch10/dispatch_sweep.json.
@@ -193,7 +196,7 @@ void write_json(const std::string& path, const std::string& context,
   std::rename(tmp.c_str(), path.c_str());
 }
 
-std::string context_json(int reps, double budget_ms, int confirm_top) {
+std::string context_json(int reps, double budget_ms, int confirm_top, int max_sms) {
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -201,7 +204,8 @@ std::string context_json(int reps, double budget_ms, int confirm_top) {
   s << "{\"date\": \"" << date << "\"";
   for (const auto& [key, value] : gpu_context()) s << ", \"" << key << "\": \"" << value << "\"";
   s << ", \"git_commit\": \"" << git_commit()
-    << "\", \"executable\": \"fp8gemm_dispatch_sweep\", \"method\": \"3 warm-up "
+    << "\", \"executable\": \"fp8gemm_dispatch_sweep\", \"max_sms\": " << max_sms
+    << ", \"method\": \"3 warm-up "
     << "launches, then min(" << reps << ", " << budget_ms
     << " ms / first estimate) launches (at least 5), each after an L2 flush, CUDA events around "
        "each launch, median"
@@ -212,6 +216,9 @@ std::string context_json(int reps, double budget_ms, int confirm_top) {
                   "flush before each launch, 6-60 rounds in about " +
                   json_number(budget_ms * 4) + " ms, the median (confirm_median_us)"
             : std::string())
+    << (max_sms > 0 ? "; every kernel of the families on at most " + std::to_string(max_sms) +
+                          " SMs (Options::max_sms), cuBLASLt on all"
+                    : std::string())
     << "\"}";
   return s.str();
 }
@@ -259,7 +266,7 @@ struct MxOperandsOnDevice {
 int main(int argc, char** argv) {
   // The arguments first, so that a bad or unknown one is refused with a message, GPU or not.
   std::string json = "dispatch_sweep.json", filter, families = "block_scaled,per_tensor,mxfp8";
-  int reps = 30, confirm_top = 4;
+  int reps = 30, confirm_top = 4, max_sms = 0;
   double budget_ms = 40;
   std::vector<Shape> shapes;
   const bool args_ok = parse_arguments("fp8gemm_dispatch_sweep", [&] {
@@ -275,6 +282,8 @@ int main(int argc, char** argv) {
         filter = a.substr(9);
       else if (a.rfind("--confirm=", 0) == 0)
         confirm_top = int(parse_count(a, "--confirm=", 0));
+      else if (a.rfind("--max_sms=", 0) == 0)
+        max_sms = int(parse_count(a, "--max_sms=", 0));
       else if (a.rfind("--families=", 0) == 0)
         families = a.substr(11);
       else if (a.rfind("--shapes=", 0) == 0) {
@@ -284,7 +293,7 @@ int main(int argc, char** argv) {
             "unknown argument '" + a +
             "'\nusage: fp8gemm_dispatch_sweep [--json=PATH] [--reps=N] [--budget_ms=X] "
             "[--shapes=MxNxK,...] [--families=block_scaled,per_tensor,mxfp8] "
-            "[--filter=SUBSTRING] [--confirm=N]");
+            "[--filter=SUBSTRING] [--confirm=N] [--max_sms=N]");
       }
     }
   });
@@ -299,7 +308,7 @@ int main(int argc, char** argv) {
   const bool do_mx = families.find("mxfp8") != std::string::npos;
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
   const auto started = std::chrono::steady_clock::now();
-  const std::string context = context_json(reps, budget_ms, confirm_top);
+  const std::string context = context_json(reps, budget_ms, confirm_top, max_sms);
   std::vector<Record> records;
   CublasLtGemm cublas;
   L2Flush l2;
@@ -356,7 +365,7 @@ int main(int argc, char** argv) {
                   chk.describe.c_str());
       DeviceBuffer<std::uint16_t>& D = ops.D;
       const MakeLaunch make = [&](const std::string& k) {
-        auto p = std::make_shared<ch07::Plan>(ops.gemm(), ch07::Options{.kernel = k});
+        auto p = std::make_shared<ch07::Plan>(ops.gemm(), ch07::Options{.max_sms = max_sms, .kernel = k});
         return std::function<void(cudaStream_t)>([p](cudaStream_t st) { p->run(st); });
       };
       for (const auto& k : candidates(ch07::kernels(), engine::Accumulation::promoted, filter))
@@ -396,6 +405,7 @@ int main(int argc, char** argv) {
           ch06::Options o;
           o.accumulation = acc;
           o.kernel = k;
+          o.max_sms = max_sms;
           auto p = std::make_shared<ch06::Plan>(g, o);
           return std::function<void(cudaStream_t)>([p](cudaStream_t st) { p->run(st); });
         };
@@ -431,7 +441,7 @@ int main(int argc, char** argv) {
                   "mxfp8_hopper", s.name().c_str(), def.describe().c_str(),
                   ref_ok ? "ok" : "FAILED", e.rel_frobenius);
       const MakeLaunch make = [&](const std::string& k) {
-        auto p = std::make_shared<ch09::HopperPlan>(g, ch09::HopperOptions{k});
+        auto p = std::make_shared<ch09::HopperPlan>(g, ch09::HopperOptions{k, ch09::HopperPath::promote_per_block, max_sms});
         return std::function<void(cudaStream_t)>([p](cudaStream_t st) { p->run(st); });
       };
       for (const auto& k :

@@ -117,6 +117,12 @@ class Source:
         self.path = path
         self.kind = kind
         data = json.load(open(os.path.join(REPO, path), encoding="utf-8"))
+        # A sweep run with --max_sms=N (N > 0: the kernels on fewer SMs than the GPU has) measures
+        # another question; the table is learned on all SMs.
+        max_sms = int(data.get("context", {}).get("max_sms", 0) or 0)
+        if max_sms > 0:
+            sys.exit(f"gen_dispatch_table.py: {path} was swept with --max_sms={max_sms}; the "
+                     "table is learned from sweeps on all SMs")
         self.results = {}
         if kind == "dispatch":
             self._read_dispatch(data)

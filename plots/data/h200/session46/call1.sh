@@ -9,6 +9,8 @@
 #     Predictions: session46_plan/call3.sh's header (A 0.99-1.00x DeepGEMM; B over A 0.97-1.00x).
 #  3. Both libraries on 112 SMs, the twelve shapes and the six M = 4096 ones (session46_plan/
 #     call4.sh's predictions: M <= 128 0.96-1.00x DeepGEMM, M = 4096 0.93-1.00x).
+#  4. If time is left: the block-scaled sweep on 112 SMs (--max_sms=112), the 18 shapes, and each
+#     shape's 112-SM pick against the committed (132-SM) table's kernel.
 # Run: carry .gpu/c23.txz (commit.txt, libbenchmark, fp8gemm_dispatch_sweep), .gpu/py10.txz, .peer.
 set -u
 source scripts/gpu_call.sh .gpu/c23.txz .gpu/py10.txz || exit 1
@@ -46,7 +48,22 @@ if [ "$LEFT" -ge 70 ]; then
 else
   say "peers on 112 SMs skipped: $LEFT s left"
 fi
+LEFT=$(seconds_left 570)
+if [ "$LEFT" -ge 60 ]; then
+  # Which kernel is fastest on 112 SMs (the table was learned on 132): new in session 46,
+  # --max_sms. Prediction: the 132-SM table's kernel within 3% of the 112-SM pick at most shapes;
+  # where a tile count near 132 made a wave-efficient pick (M = 4096), another tile may win by
+  # 3-10%.
+  say "dispatch sweep on 112 SMs, block-scaled, 18 shapes ($LEFT s left)"
+  timeout $((LEFT - 10)) "$B/fp8gemm_dispatch_sweep" --families=block_scaled --shapes="$SH18" \
+    --max_sms=112 --json="$OUT/dispatch_sweep_sms112_${C:0:7}.json" > "$OUT/sweep112.log" 2>&1
+  echo "sweep112 rc=$?" >> "$L"
+  python3 plots/data/h200/session43/call4_18a7ac7/picks.py \
+    "$OUT/dispatch_sweep_sms112_${C:0:7}.json" $H/table_block_scaled.txt > /dev/null 2>> "$L"
+  xz -6 "$OUT/sweep112.log"
+fi
 xz -6 "$OUT/sweep.log"
-tar cJf "$OUT/logs.txz" -C "$OUT" p gl sweep.log.xz 2>/dev/null && rm -rf "$OUT/p" "$OUT/gl" "$OUT/sweep.log.xz"
+tar cJf "$OUT/logs.txz" -C "$OUT" p gl sweep.log.xz sweep112.log.xz 2>/dev/null &&
+  rm -rf "$OUT/p" "$OUT/gl" "$OUT"/sweep*.log.xz
 say end
 cat "$L"
