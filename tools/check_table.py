@@ -8,8 +8,10 @@ the committed sweep). Exits 1 and names the shapes otherwise. Two sweep formats:
 
   --sweep A.json ...   Google Benchmark JSON (a chapter's --kernels tuning sweep), entries
                        "<prefix><kernel>/<MxNxK>/..." with a TFLOPS counter;
-  --dispatch-sweep D.json --family F
+  --dispatch-sweep D.json ... --family F
                        fp8gemm_dispatch_sweep's JSON (chapter 10), the family's correct results;
+                       of several files, a shape comes whole from the first that measured it (as
+                       gen_dispatch_table.py takes a family's own re-sweep over the full one);
                        where a shape has interleaved confirmations (confirm_median_us) those alone
                        rank it, as tools/gen_dispatch_table.py ranks it, and a table kernel that
                        was not confirmed there is an error.
@@ -70,15 +72,20 @@ def main(argv=None):
     ap.add_argument("--table", required=True)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--sweep", nargs="+")
-    src.add_argument("--dispatch-sweep")
+    src.add_argument("--dispatch-sweep", nargs="+")
     ap.add_argument("--family", default="block_scaled",
                     help="with --dispatch-sweep: the family whose results rank the table")
     ap.add_argument("--prefix", default="")
     ap.add_argument("--tolerance", type=float, default=0.03)
     a = ap.parse_args(argv)
     table = table_entries(a.table)
-    sweep = (dispatch_sweep_results(a.dispatch_sweep, a.family) if a.dispatch_sweep
-             else sweep_results(a.sweep, a.prefix))
+    if a.dispatch_sweep:
+        sweep = {}
+        for path in a.dispatch_sweep:
+            for shape, kernels in dispatch_sweep_results(path, a.family).items():
+                sweep.setdefault(shape, kernels)
+    else:
+        sweep = sweep_results(a.sweep, a.prefix)
     if not table:
         print(f"check_table: no table rows found in {a.table}")
         return 1

@@ -83,6 +83,12 @@ BlockScaledGemm with_defaults(const BlockScaledGemm& in) {
 /// (4096 x 24576 x 1536 and 4096 x 2112 x 7168: 192x128_s4_c1x1; 128 x 24576 x 1536 and
 /// 128 x 7168 x 2048: 64x128_s8), which the library's regenerated table now runs; within the 3%
 /// that tools/check_table.py allows, this copy keeps the kernels its measurements were made with.
+/// Session 46's block-scaled re-sweep of the twelve M <= 128 shapes (d711d74,
+/// plots/data/h200/ch10/dispatch_sweep_block_scaled.json, with session 44's decode kernels) moved
+/// the three rows it put more than 3% behind its fastest: 64 x 24576 x 1536 (64x64_s12, +3.3%) to
+/// 64x192_s6_b3, 64 x 32768 x 512 (64x128_s8_b1, +3.8%) to 64x128_s8_b2, 128 x 24576 x 1536
+/// (128x64_s8, +6.1%) to 128x192_s4_b3; in the library's peer run B against run A (the same
+/// session, interleaved with DeepGEMM) those took 0.974x, 0.976x and 0.960x the time.
 /// Shapes not in it get the rule below.
 namespace {
 struct TableEntry {
@@ -98,13 +104,13 @@ constexpr TableEntry kTable[] = {
     {4096, 4096, 7168, "256x128_s3_c1x2_promoted_tma_b4"},
     {4096, 7168, 2048, "256x128_s3_c1x2_promoted_tma_b4"},
     {64, 2112, 7168, "64x16_s16_c1x1_promoted_tma_b1"},
-    {64, 24576, 1536, "64x64_s12_c1x1_promoted_tma_b1"},
-    {64, 32768, 512, "64x128_s8_c1x1_promoted_tma_b1"},
+    {64, 24576, 1536, "64x192_s6_c1x1_promoted_tma_b3"},
+    {64, 32768, 512, "64x128_s8_c1x1_promoted_tma_b2"},
     {64, 7168, 16384, "64x64_s12_c1x1_promoted_tma_b1"},
     {64, 4096, 7168, "64x32_s14_c1x1_promoted_tma_b1"},
     {64, 7168, 2048, "64x64_s12_c1x1_promoted_tma_b1"},
     {128, 2112, 7168, "64x32_s14_c1x1_promoted_tma_b1"},
-    {128, 24576, 1536, "128x64_s8_c1x1_promoted_tma_b1"},
+    {128, 24576, 1536, "128x192_s4_c1x1_promoted_tma_b3"},
     {128, 32768, 512, "128x128_s6_c1x1_promoted_tma_b1"},
     {128, 7168, 16384, "128x64_s8_c1x1_promoted_tma_b1"},
     {128, 4096, 7168, "64x64_s12_c1x1_promoted_tma_b1"},
