@@ -51,6 +51,7 @@ fp8gemm_cli_refusal_test(cli_refuses_ch06_sweep ch06_sweep --repz=5 "unknown arg
 fp8gemm_cli_refusal_test(cli_refuses_dispatch_sweep fp8gemm_dispatch_sweep --reps=0 "bad --reps=0")
 fp8gemm_cli_refusal_test(cli_refuses_dispatch_sweep_sms fp8gemm_dispatch_sweep --max_sms=-1
                          "bad --max_sms=-1")
+fp8gemm_cli_refusal_test(cli_refuses_dispatch_picks fp8gemm_dispatch_picks --sms=0 "bad --sms=0")
 fp8gemm_cli_refusal_test(cli_refuses_library_bench fp8gemm_library_bench --host_calls=2x
                          "bad --host_calls=2x")
 fp8gemm_cli_refusal_test(cli_refuses_ch08 ch08_grouped_moe --shapes=1x2 "bad shape '1x2'")

@@ -4,6 +4,8 @@
 #      table and its markdown are what the committed sweeps give, and every pick of the C++
 #      dispatcher on the DeepSeek-V3 shapes is within 3% of the sweep's fastest);
 #      library_dispatch_check_self_test (that check fails on a stale table and a slow pick);
+#      library_dispatch_rescaled_112 (the table rescaled to 112 SMs against a sweep on 112 SMs) and
+#      library_dispatch_unrescaled_112_fails (the table as learned fails that sweep);
 #      test_plan_cache_cpu (the PyTorch ops' plan cache: keys without buffers, rebind on a change,
 #      refusals, LRU, many threads on one cached plan).
 # GPU: test_library_gpu (library plans against the chapter plans they wrap, bit for bit; the
@@ -29,7 +31,20 @@ if(TARGET fp8gemm)
                      --picks-exe $<TARGET_FILE:fp8gemm_dispatch_picks>)
     add_test(NAME library_dispatch_check_self_test
              COMMAND ${Python3_EXECUTABLE} ${_gen} --self-test)
+    # The table rescaled to 112 SMs (rule table_sms) against the block-scaled sweep run on 112 SMs
+    # (session 46, --max_sms=112): every pick within 3% of that sweep's fastest. The same check of
+    # the picks on all SMs (the table as learned on 132) must fail there: it proves the check can.
+    set(_check ${PROJECT_SOURCE_DIR}/tools/check_table.py)
+    set(_sweep112 ${PROJECT_SOURCE_DIR}/plots/data/h200/ch10/dispatch_sweep_block_scaled_sms112.json)
+    add_test(NAME library_dispatch_rescaled_112
+             COMMAND ${Python3_EXECUTABLE} ${_check} --picks-exe $<TARGET_FILE:fp8gemm_dispatch_picks>
+                     --sms 112 --dispatch-sweep ${_sweep112} --family block_scaled)
+    add_test(NAME library_dispatch_unrescaled_112_fails
+             COMMAND ${Python3_EXECUTABLE} ${_check} --picks-exe $<TARGET_FILE:fp8gemm_dispatch_picks>
+                     --dispatch-sweep ${_sweep112} --family block_scaled)
+    set_tests_properties(library_dispatch_unrescaled_112_fails PROPERTIES WILL_FAIL TRUE)
     set_tests_properties(library_dispatch_table library_dispatch_check_self_test
+                         library_dispatch_rescaled_112 library_dispatch_unrescaled_112_fails
                          PROPERTIES LABELS cpu TIMEOUT 120)
   endif()
 endif()

@@ -130,6 +130,90 @@ TEST_CASE("library: block-scaled kernel choice, in order", "[library][dispatch]"
   CHECK(ch07::kernel_named(c.kernel).epilogue == engine::EpilogueKind::registers);
 }
 
+TEST_CASE("library: the table rescaled to the plan's SMs (rule table_sms)", "[library][dispatch]") {
+  // Waves of a persistent grid: CTAs = (SMs / cluster) * cluster, at least one cluster.
+  CHECK(grid_waves(132, 132, 1) == 1);
+  CHECK(grid_waves(132, 112, 1) == 2);
+  CHECK(grid_waves(66, 112, 1) == 1);
+  CHECK(grid_waves(544, 112, 2) == 5);   // 112 CTAs
+  CHECK(grid_waves(544, 113, 2) == 5);   // still 56 pairs
+  CHECK(grid_waves(3, 1, 2) == 2);       // one pair on one SM's budget
+  CHECK(grid_waves(0, 132, 1) == 0);
+  // The rule on made-up times: 64 x 2112, the 16-wide tile fastest on 132 SMs (132 tiles, one
+  // wave) needs two waves on 112, the 32-wide one (66 tiles) one on both.
+  const std::vector<std::pair<std::string, double>> cand = {{"n16", 12.6}, {"n32", 13.0}, {"n64", 14.3}};
+  const std::vector<TileShape> tiles = {{"n16", 64, 16, 1}, {"n32", 64, 32, 1}, {"n64", 64, 64, 1}};
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 132, tiles) == "n16");
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, tiles) == "n32");
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 60, tiles) == "n64");  // 33 tiles: one wave
+  const auto times = rescaled_times(cand, 64, 2112, 132, 112, tiles);
+  REQUIRE(times.size() == 3);
+  CHECK(times[0].waves_usable == 2);
+  CHECK(times[0].waves_sweep == 1);
+  CHECK(times[0].predicted == Approx(25.2));
+  CHECK(times[1].predicted == Approx(13.0));
+  // A name without a tile shape is skipped, not guessed.
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, {{"n64", 64, 64, 1}}) == "n64");
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, {}).empty());
+
+  // The library: 64 x 2112 x 7168's row (64x16 on 132 SMs) becomes 64x32 on 112 SMs, the table
+  // as it is on 132 or with no count (0), and the option and the environment still win.
+  const DispatchEntry* e = dispatch_table_entry(DispatchFamily::block_scaled, 64, 2112, 7168);
+  REQUIRE(e != nullptr);
+  CHECK(std::string(e->kernel) == "64x16_s16_c1x1_promoted_tma_b1");
+  REQUIRE(dispatch_sources()[std::size_t(e->source)].sms == 132);
+  KernelChoice c = choose_block_scaled(64, 2112, 7168, false, true, "", nullptr, 112);
+  CHECK(c.rule == DispatchRule::table_sms);
+  CHECK(c.kernel == "64x32_s14_c1x1_promoted_tma_b1");
+  INFO(c.why);
+  CHECK(has(c.why, "dispatch table rescaled to 112 SMs: 64x2112x7168's times on 132 SMs"));
+  CHECK(has(c.why, "64x32_s14_c1x1_promoted_tma_b1 "));
+  CHECK(has(c.why, "x 1/1 waves"));
+  CHECK(has(c.why, "the row's 64x16_s16_c1x1_promoted_tma_b1 "));
+  CHECK(has(c.why, "x 2/1 waves"));
+  CHECK(std::string(to_string(c.rule)) == "table_sms");
+  for (int sms : {0, 132}) {
+    c = choose_block_scaled(64, 2112, 7168, false, true, "", nullptr, sms);
+    CHECK(c.rule == DispatchRule::table);
+    CHECK(c.kernel == e->kernel);
+  }
+  const std::string k1 = "128x128_s6_c1x1_promoted_tma_b1";
+  CHECK(choose_block_scaled(64, 2112, 7168, false, true, "", k1.c_str(), 112).rule ==
+        DispatchRule::environment);
+  CHECK(choose_block_scaled(64, 2112, 7168, false, true, k1, nullptr, 112).rule ==
+        DispatchRule::option);
+  // A shape with no row keeps the chapter's rule; FP32 D keeps its epilogue rule.
+  CHECK(choose_block_scaled(1000, 3000, 1024, false, true, "", nullptr, 112).rule ==
+        DispatchRule::chapter);
+  CHECK(choose_block_scaled(64, 2112, 7168, true, true, "", nullptr, 112).rule ==
+        DispatchRule::epilogue);
+  // The other families rescale the same way (their rows have candidates from their sweeps).
+  c = choose_per_tensor(64, 2112, 7168, Accumulation::promoted, true, "", nullptr, 112);
+  CHECK(c.rule == DispatchRule::table_sms);
+  CHECK(ch06::kernel_named(c.kernel).accumulation == Accumulation::promoted);
+  c = choose_per_tensor(64, 2112, 7168, Accumulation::fast, true, "", nullptr, 112);
+  CHECK(c.rule == DispatchRule::table_sms);
+  CHECK(ch06::kernel_named(c.kernel).accumulation == Accumulation::fast);
+  // Every row's candidates name kernels of its family (else the rescaled rule would skip them).
+  for (const DispatchCandidate& cand_row : dispatch_candidates()) {
+    INFO(cand_row.family << " " << cand_row.M << "x" << cand_row.N << "x" << cand_row.K << " "
+                         << cand_row.kernel);
+    const std::string f = cand_row.family;
+    bool found = false;
+    const auto& list = f == "block_scaled"   ? ch07::kernels()
+                       : f == "mxfp8_hopper" ? ch09::hopper_kernels()
+                                             : ch06::kernels();
+    for (const auto& k : list) found |= k.name == cand_row.kernel;
+    CHECK(found);
+    CHECK(cand_row.us > 0);
+    CHECK(dispatch_table_entry(f == "block_scaled"          ? DispatchFamily::block_scaled
+                               : f == "per_tensor_promoted" ? DispatchFamily::per_tensor_promoted
+                               : f == "per_tensor_fast"     ? DispatchFamily::per_tensor_fast
+                                                            : DispatchFamily::mxfp8_hopper,
+                               cand_row.M, cand_row.N, cand_row.K) != nullptr);
+  }
+}
+
 TEST_CASE("library: names that do not exist or do not fit are refused", "[library][dispatch]") {
   std::string r =
       test::refusal_of([] { choose_block_scaled(64, 64, 128, false, true, "nope", nullptr); });

@@ -21,10 +21,17 @@ the committed sweep). Exits 1 and names the shapes otherwise. Two sweep formats:
   tools/check_table.py --table chapters/07_block_scaling/bs_gemm.cpp \
       --sweep plots/data/h200/ch07/sweep_large.json plots/data/h200/ch07/sweep_small.json \
       --prefix ch07:
+
+In place of --table, --picks-exe EXE [--sms N] takes the library's choices for the family from
+fp8gemm_dispatch_picks (with --sms: for plans on N SMs, the table rescaled to them), e.g. against
+a sweep run with --max_sms=N:
+  tools/check_table.py --picks-exe build/bin/fp8gemm_dispatch_picks --sms 112 \
+      --dispatch-sweep plots/data/h200/ch10/dispatch_sweep_block_scaled_sms112.json
 """
 import argparse
 import json
 import re
+import subprocess
 import sys
 
 
@@ -50,6 +57,17 @@ def sweep_results(paths, prefix):
     return out
 
 
+def picks_entries(exe, sms, family):
+    """{(M, N, K): kernel} of fp8gemm_dispatch_picks' lines for the family."""
+    cmd = [exe] + ([f"--sms={sms}"] if sms else [])
+    out = {}
+    for line in subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[0] == family:
+            out[tuple(int(x) for x in f[1].split("x"))] = f[2]
+    return out
+
+
 def dispatch_sweep_results(path, family):
     """{shape: {kernel: TFLOPS}} from fp8gemm_dispatch_sweep's JSON: the family's correct results,
     by their confirmed medians where the shape has any (then only the confirmed kernels), else by
@@ -69,7 +87,10 @@ def dispatch_sweep_results(path, family):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--table", required=True)
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--table")
+    which.add_argument("--picks-exe")
+    ap.add_argument("--sms", type=int, default=0, help="with --picks-exe: fp8gemm_dispatch_picks --sms")
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--sweep", nargs="+")
     src.add_argument("--dispatch-sweep", nargs="+")
@@ -78,7 +99,7 @@ def main(argv=None):
     ap.add_argument("--prefix", default="")
     ap.add_argument("--tolerance", type=float, default=0.03)
     a = ap.parse_args(argv)
-    table = table_entries(a.table)
+    table = table_entries(a.table) if a.table else picks_entries(a.picks_exe, a.sms, a.family)
     if a.dispatch_sweep:
         sweep = {}
         for path in a.dispatch_sweep:
@@ -87,7 +108,7 @@ def main(argv=None):
     else:
         sweep = sweep_results(a.sweep, a.prefix)
     if not table:
-        print(f"check_table: no table rows found in {a.table}")
+        print(f"check_table: no table rows found in {a.table or a.picks_exe}")
         return 1
     bad, checked = [], 0
     for shape, kernel in sorted(table.items()):

@@ -48,6 +48,7 @@ DeviceArch current_device_arch() {
   a.device = device;
   a.major = p.major;
   a.minor = p.minor;
+  a.sm_count = p.multiProcessorCount;
   a.name = p.name;
   cache[device] = a;
   return a;

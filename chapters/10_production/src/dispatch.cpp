@@ -3,6 +3,7 @@
 // data), so tests/test_library_cpu.cpp runs it all without a GPU.
 #include "fp8gemm/dispatch.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
@@ -10,15 +11,16 @@
 #include <vector>
 
 #include "bs_gemm.hpp"              // ch07::kernels, ch07::choose_kernel
-#include "common/chapter_args.hpp"  // parse_shape, Shape::name
+#include "common/chapter_args.hpp"
+#include "common/engine/plan.hpp"  // persistent_grid_clusters  // parse_shape, Shape::name
 #include "hopper_mx.hpp"            // ch09::hopper_kernels
 #include "ws_gemm.hpp"              // ch06::kernels, ch06::choose_kernel
 
 namespace fp8gemm {
 
 namespace detail {
-// The generated table: kDispatchSources[] and kDispatchTable[] (DispatchSource / DispatchEntry
-// aggregates).
+// The generated table: kDispatchSources[], kDispatchTable[] and kDispatchCandidates[]
+// (DispatchSource / DispatchEntry / DispatchCandidate aggregates).
 #include "dispatch_table.inc"
 }  // namespace detail
 
@@ -28,6 +30,51 @@ std::string us(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f us", v);
   return b;
+}
+
+/// The table row `e` rescaled to `usable_sms` (rule table_sms), or false when the row's sweep
+/// ran on that many SMs (or says not how many) or timed no candidates for the shape.
+bool rescaled_row(const DispatchEntry& e, const std::vector<engine::KernelInfo>& list,
+                  int usable_sms, KernelChoice& out) {
+  const DispatchSource& table_source = dispatch_sources()[std::size_t(e.source)];
+  std::vector<std::pair<std::string, double>> candidates;
+  int sweep_sms = 0;
+  const char* path = "";
+  for (const DispatchCandidate& c : dispatch_candidates())
+    if (c.M == e.M && c.N == e.N && c.K == e.K && std::string(c.family) == e.family) {
+      candidates.emplace_back(c.kernel, c.us);
+      sweep_sms = dispatch_sources()[std::size_t(c.source)].sms;
+      path = dispatch_sources()[std::size_t(c.source)].path;
+    }
+  if (candidates.empty()) sweep_sms = table_source.sms;
+  if (usable_sms <= 0 || sweep_sms <= 0 || usable_sms == sweep_sms || candidates.empty())
+    return false;
+  std::vector<TileShape> tiles;
+  for (const auto& c : candidates)
+    for (const engine::KernelInfo& k : list)
+      if (k.name == c.first) tiles.push_back({k.name, k.block_m, k.block_n, k.cluster_m * k.cluster_n});
+  const std::vector<RescaledTime> times =
+      rescaled_times(candidates, e.M, e.N, sweep_sms, usable_sms, tiles);
+  const std::string pick = rescaled_choice(candidates, e.M, e.N, sweep_sms, usable_sms, tiles);
+  if (pick.empty()) return false;
+  const auto show = [&](const std::string& name) {
+    for (const RescaledTime& t : times)
+      if (t.name == name) {
+        char b[200];
+        std::snprintf(b, sizeof b, "%s %.1f us x %lld/%lld waves = %.1f us", name.c_str(), t.us,
+                      (long long)t.waves_usable, (long long)t.waves_sweep, t.predicted);
+        return std::string(b);
+      }
+    return name + " (not among the sweep's candidates)";
+  };
+  std::string why = "dispatch table rescaled to " + std::to_string(usable_sms) + " SMs: " +
+                    Shape{e.M, e.N, e.K}.name() + "'s times on " + std::to_string(sweep_sms) +
+                    " SMs in " + path + ", each times its waves on " + std::to_string(usable_sms) +
+                    " SMs over those on " + std::to_string(sweep_sms) + ": " + show(pick);
+  if (pick != e.kernel) why += "; the row's " + show(e.kernel);
+  why += " (" + std::to_string(times.size()) + " kernels)";
+  out = {pick, DispatchRule::table_sms, why};
+  return true;
 }
 
 /// The kernel `name` of `list`; std::invalid_argument naming where the name came from (the
@@ -70,7 +117,7 @@ struct Family {
 template <class Fits>
 bool choose_named(const Family& f, std::int64_t M, std::int64_t N, std::int64_t K,
                   bool table_serves, const std::string& option, const char* env, Fits fits,
-                  KernelChoice& out) {
+                  int usable_sms, KernelChoice& out) {
   if (!option.empty()) {
     fits(named(f.list, option, "Options::kernel", f.chapter), "Options::kernel");
     out = {option, DispatchRule::option, "Options::kernel"};
@@ -93,6 +140,7 @@ bool choose_named(const Family& f, std::int64_t M, std::int64_t N, std::int64_t 
   }
   if (table_serves) {
     if (const DispatchEntry* e = dispatch_table_entry(f.family, M, N, K)) {
+      if (rescaled_row(*e, f.list, usable_sms, out)) return true;
       const DispatchSource& s = dispatch_sources()[std::size_t(e->source)];
       std::string why = std::string("dispatch table: ") + Shape{M, N, K}.name() + " ran " +
                         us(e->us) + " in " + s.path;
@@ -150,6 +198,8 @@ const char* to_string(DispatchRule r) {
       return "epilogue";
     case DispatchRule::single:
       return "single";
+    case DispatchRule::table_sms:
+      return "table_sms";
   }
   return "?";
 }
@@ -164,6 +214,48 @@ const std::vector<DispatchSource>& dispatch_sources() {
   static const std::vector<DispatchSource> rows(std::begin(detail::kDispatchSources),
                                                 std::end(detail::kDispatchSources));
   return rows;
+}
+
+const std::vector<DispatchCandidate>& dispatch_candidates() {
+  static const std::vector<DispatchCandidate> rows(std::begin(detail::kDispatchCandidates),
+                                                   std::end(detail::kDispatchCandidates));
+  return rows;
+}
+
+std::int64_t grid_waves(std::int64_t tiles, int sms, int cluster) {
+  const int c = std::max(cluster, 1);
+  const std::int64_t ctas = std::int64_t(std::max(sms / c, 1)) * c;  // at least one cluster
+  return tiles <= 0 ? 0 : (tiles + ctas - 1) / ctas;
+}
+
+std::vector<RescaledTime> rescaled_times(
+    const std::vector<std::pair<std::string, double>>& candidates, std::int64_t M,
+    std::int64_t N, int sweep_sms, int usable_sms, const std::vector<TileShape>& tiles) {
+  std::vector<RescaledTime> out;
+  for (const auto& [name, t] : candidates) {
+    const TileShape* shape = nullptr;
+    for (const TileShape& s : tiles)
+      if (s.name == name) shape = &s;
+    if (shape == nullptr || shape->block_m <= 0 || shape->block_n <= 0) continue;
+    const std::int64_t n_tiles = ((M + shape->block_m - 1) / shape->block_m) *
+                                 ((N + shape->block_n - 1) / shape->block_n);
+    RescaledTime r{name, t, grid_waves(n_tiles, usable_sms, shape->cluster),
+                   grid_waves(n_tiles, sweep_sms, shape->cluster), 0};
+    if (r.waves_sweep <= 0) continue;
+    r.predicted = t * double(r.waves_usable) / double(r.waves_sweep);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string rescaled_choice(const std::vector<std::pair<std::string, double>>& candidates,
+                            std::int64_t M, std::int64_t N, int sweep_sms, int usable_sms,
+                            const std::vector<TileShape>& tiles) {
+  const std::vector<RescaledTime> r = rescaled_times(candidates, M, N, sweep_sms, usable_sms, tiles);
+  const RescaledTime* best = nullptr;
+  for (const RescaledTime& t : r)
+    if (best == nullptr || t.predicted < best->predicted) best = &t;
+  return best ? best->name : std::string();
 }
 
 const DispatchEntry* dispatch_table_entry(DispatchFamily f, std::int64_t M, std::int64_t N,
@@ -212,14 +304,15 @@ std::string env_kernel_for(const char* variable, const char* value, std::int64_t
 }
 
 KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K, bool f32_output,
-                                 bool tma_store_ok, const std::string& option, const char* env) {
+                                 bool tma_store_ok, const std::string& option, const char* env,
+                                 int usable_sms) {
   const Family f{DispatchFamily::block_scaled, ch07::kernels(), "fp8gemm::ch07"};
   const bool serves = !f32_output && tma_store_ok;  // the table holds TMA-store bf16 kernels
   KernelChoice c;
   const auto fits = [&](const engine::KernelInfo& k, const std::string& source) {
     require_epilogue(k, source, f32_output, tma_store_ok);
   };
-  if (choose_named(f, M, N, K, serves, option, env, fits, c)) return c;
+  if (choose_named(f, M, N, K, serves, option, env, fits, usable_sms, c)) return c;
   const ch07::Output out = f32_output ? ch07::Output::f32 : ch07::Output::bf16;
   c.kernel = ch07::choose_kernel(M, N, K, out, tma_store_ok).name;
   if (serves) {
@@ -240,7 +333,7 @@ KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
 
 KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
                                engine::Accumulation accumulation, bool tma_store_ok,
-                               const std::string& option, const char* env) {
+                               const std::string& option, const char* env, int usable_sms) {
   const bool fast = accumulation == engine::Accumulation::fast;
   const Family f{fast ? DispatchFamily::per_tensor_fast : DispatchFamily::per_tensor_promoted,
                  ch06::kernels(), "fp8gemm::ch06"};
@@ -254,7 +347,7 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
           " (fast accumulation is opt-in: set Options::accumulation)");
     require_epilogue(k, source, false, tma_store_ok);
   };
-  if (choose_named(f, M, N, K, tma_store_ok, option, env, fits, c)) return c;
+  if (choose_named(f, M, N, K, tma_store_ok, option, env, fits, usable_sms, c)) return c;
   c.kernel = ch06::choose_kernel(M, N, K, accumulation, tma_store_ok).name;
   c.rule = tma_store_ok ? DispatchRule::chapter : DispatchRule::epilogue;
   c.why = tma_store_ok ? "no table entry for " + Shape{M, N, K}.name() +
@@ -266,13 +359,13 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
 }
 
 KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bool tma_store_ok,
-                              const std::string& option, const char* env) {
+                              const std::string& option, const char* env, int usable_sms) {
   const Family f{DispatchFamily::mxfp8_hopper, ch09::hopper_kernels(), "fp8gemm::ch09_hopper"};
   KernelChoice c;
   const auto fits = [&](const engine::KernelInfo& k, const std::string& source) {
     require_epilogue(k, source, false, tma_store_ok);
   };
-  if (choose_named(f, M, N, K, tma_store_ok, option, env, fits, c)) return c;
+  if (choose_named(f, M, N, K, tma_store_ok, option, env, fits, usable_sms, c)) return c;
   // Chapter 9's default (hopper_mx.cpp): the first kernel of the list whose epilogue fits D.
   for (const auto& k : ch09::hopper_kernels())
     if ((k.epilogue == engine::EpilogueKind::tma_store) == tma_store_ok) {

@@ -18,6 +18,14 @@ const char* env_of(DispatchFamily f) { return std::getenv(dispatch_env_var(f)); 
 /// (the engine alone would fail later, in cudaFuncGetAttributes, with "no kernel image").
 void check_hopper(const char* who) { require_hopper(current_device_arch(), who); }
 
+/// The SMs a plan with `max_sms` may use on the current GPU (engine::usable_sms), which the
+/// dispatch table is rescaled to where its sweep had another count; 0 without a GPU (the plan
+/// then reports that itself, after validating the call).
+int usable_sms(int max_sms) {
+  const DeviceArch arch = current_device_arch();
+  return arch.device >= 0 && arch.sm_count > 0 ? engine::usable_sms(max_sms, arch.sm_count) : 0;
+}
+
 bool tma_storable(const void* D, std::int64_t ldd) {
   GemmArgs a;
   a.D = D;
@@ -39,7 +47,7 @@ PerTensorPlan::PerTensorPlan(const PerTensorGemm& g, const PerTensorOptions& o) 
                                     ? DispatchFamily::per_tensor_fast
                                     : DispatchFamily::per_tensor_promoted;
   choice_ = choose_per_tensor(g.M, g.N, g.K, o.accumulation, tma_storable(g.D, g.N), o.kernel,
-                              env_of(family));
+                              env_of(family), usable_sms(o.max_sms));
   PerTensorOptions chosen = o;
   chosen.kernel = choice_.kernel;
   plan_ = std::make_unique<ch06::Plan>(g, chosen);
@@ -73,7 +81,8 @@ BlockScaledPlan::BlockScaledPlan(const BlockScaledGemm& in, const BlockScaledOpt
   const BlockScaledGemm g = ch07::with_defaults(in);  // ldd = N when 0
   choice_ =
       choose_block_scaled(g.M, g.N, g.K, g.output == BlockScaledOutput::f32,
-                          tma_storable(g.D, g.ldd), o.kernel, env_of(DispatchFamily::block_scaled));
+                          tma_storable(g.D, g.ldd), o.kernel, env_of(DispatchFamily::block_scaled),
+                          usable_sms(o.max_sms));
   BlockScaledOptions chosen = o;
   chosen.kernel = choice_.kernel;
   plan_ = std::make_unique<ch07::Plan>(in, chosen);
@@ -154,7 +163,7 @@ MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) : max_sms_(o.max_sms) {
     return;  // engine_ stays null: run() is the plan's (the dequantisation, then the GEMM)
   }
   choice_ = choose_mx_hopper(g.M, g.N, g.K, tma_storable(g.D, g.ldd), o.kernel,
-                             env_of(DispatchFamily::mxfp8_hopper));
+                             env_of(DispatchFamily::mxfp8_hopper), usable_sms(o.max_sms));
   hopper_ = std::make_unique<ch09::HopperPlan>(
       in, ch09::HopperOptions{choice_.kernel, ch09::HopperPath::promote_per_block, o.max_sms});
   engine_ = &hopper_->engine();

@@ -6,8 +6,12 @@
 //
 // tools/gen_dispatch_table.py --check --picks-exe reads it and checks every pick against the
 // committed sweep (CTest library_dispatch_table). Pure CPU: the dispatch is host code.
+//
+//   fp8gemm_dispatch_picks [--sms=N]   the choices of plans whose grid may use N SMs (the table
+//                                      rescaled to them, rule table_sms; default: as the sweep's)
 #include <cstdio>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
@@ -16,7 +20,19 @@
 
 using namespace fp8gemm;
 
-int main() {
+int main(int argc, char** argv) {
+  int sms = 0;
+  const bool args_ok = parse_arguments("fp8gemm_dispatch_picks", [&] {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a.rfind("--sms=", 0) == 0)
+        sms = int(parse_count(a, "--sms=", 1));
+      else
+        throw std::invalid_argument("unknown argument '" + a +
+                                    "'\nusage: fp8gemm_dispatch_picks [--sms=N]");
+    }
+  });
+  if (!args_ok) return 1;
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> shapes;
   for (const Shape& s : standard_shapes({8192}, true)) shapes.insert({s.M, s.N, s.K});
   for (const DispatchEntry& e : dispatch_table()) shapes.insert({e.M, e.N, e.K});
@@ -27,18 +43,18 @@ int main() {
       std::printf("%s %s %s %s %s\n", to_string(f), shape.c_str(), c.kernel.c_str(),
                   to_string(c.rule), chapter.c_str());
     };
-    line(DispatchFamily::block_scaled, choose_block_scaled(M, N, K, false, true, "", nullptr),
+    line(DispatchFamily::block_scaled, choose_block_scaled(M, N, K, false, true, "", nullptr, sms),
          ch07::choose_kernel(M, N, K, ch07::Output::bf16, true).name);
     for (Accumulation a : {Accumulation::promoted, Accumulation::fast})
       line(a == Accumulation::fast ? DispatchFamily::per_tensor_fast
                                    : DispatchFamily::per_tensor_promoted,
-           choose_per_tensor(M, N, K, a, true, "", nullptr),
+           choose_per_tensor(M, N, K, a, true, "", nullptr, sms),
            ch06::choose_kernel(M, N, K, a, true).name);
     if (K % 32 == 0) {  // MXFP8 blocks are 32 wide
       std::string chapter;
       for (const auto& k : ch09::hopper_kernels())
         if (k.epilogue == engine::EpilogueKind::tma_store && chapter.empty()) chapter = k.name;
-      line(DispatchFamily::mxfp8_hopper, choose_mx_hopper(M, N, K, true, "", nullptr), chapter);
+      line(DispatchFamily::mxfp8_hopper, choose_mx_hopper(M, N, K, true, "", nullptr, sms), chapter);
     }
   }
   return 0;

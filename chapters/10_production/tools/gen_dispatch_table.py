@@ -133,12 +133,23 @@ class Source:
         else:
             self._read_ch06(data)
         self.commit, self.gpu = self._context(data)
+        self.sms = self._sm_count(data)
 
     def _context(self, data):
         ctx = data.get("context", {})
         commit = ctx.get("git_commit") or data.get("commit") or "unknown"
         gpu = ctx.get("gpu") or data.get("gpu") or "unknown"
         return commit, gpu.split(",")[0]
+
+    @staticmethod
+    def _sm_count(data):
+        """The SMs of the GPU the sweep ran on (every kernel's grid had them all): the context's
+        gpu_sm_count, or the "132 SMs" of a describe_device() string; 0 if neither says."""
+        ctx = data.get("context", {})
+        if ctx.get("gpu_sm_count"):
+            return int(ctx["gpu_sm_count"])
+        m = re.search(r"(\d+) SMs", ctx.get("gpu") or data.get("gpu") or "")
+        return int(m.group(1)) if m else 0
 
     def _slot(self, family, shape):
         return self.results.setdefault((family, shape), {"kernels": {}, "peer": None})
@@ -164,11 +175,13 @@ class Source:
                     confirmed.setdefault((r["family"], shape), {})[r["kernel"]] = float(
                         r["confirm_median_us"])
         # Where the sweep confirmed its fastest kernels interleaved (fp8gemm_dispatch_sweep's
-        # confirm()), those medians alone rank the (family, shape); "timed" keeps the count.
+        # confirm()), those medians alone rank the (family, shape); "timed" keeps the count and
+        # "all" every kernel's block median (the candidates of the SM-rescaled rule).
         for key, times in confirmed.items():
             if len(times) >= 2:
                 slot = self.results[key]
                 slot["timed"] = len(slot["kernels"])
+                slot["all"] = slot["kernels"]
                 slot["kernels"] = times
 
     @staticmethod
@@ -277,6 +290,7 @@ def correct(table, log, source_index):
         if verdict != "RULE FASTER" or e is None or e["kernel"] != chosen:
             continue
         done.append((family, shape, chosen, rule, table_us, rule_us))
+        # ("all" and "all_source" stay the sweep's: the SM-rescaled rule's candidates.)
         table[(family, shape)] = dict(
             e, kernel=rule, us=rule_us, second=chosen, second_us=table_us, candidates=2,
             source=source_index, times={rule: rule_us, chosen: table_us}, peer=None)
@@ -296,7 +310,8 @@ def learn(sources):
             table[(family, shape)] = {
                 "kernel": best, "us": best_us, "second": second, "second_us": second_us,
                 "candidates": slot.get("timed", len(ranked)), "source": si, "peer": slot["peer"],
-                "times": slot["kernels"],
+                "times": slot["kernels"], "all": slot.get("all", slot["kernels"]),
+                "all_source": si,
             }
     return table
 
@@ -315,14 +330,17 @@ def render_inc(sources, table):
         "// below; do not edit (run the script; the CTest library_dispatch_table fails on a stale copy).",
         "// Each row: the fastest kernel that passed the sweep's correctness check for that family and",
         "// shape, its median time, the runner-up, how many kernels the sweep timed there, and the",
-        "// source (kDispatchSources). Included by dispatch.cpp inside namespace fp8gemm::detail.",
+        "// source (kDispatchSources, with the SMs of the GPU it ran on). kDispatchCandidates: every",
+        "// correct kernel that source timed on each row's shape, its block median, fastest first",
+        "// (what a plan on another number of SMs rescales: dispatch.hpp, rule table_sms).",
+        "// Included by dispatch.cpp inside namespace fp8gemm::detail.",
         "",
         "constexpr DispatchSource kDispatchSources[] = {",
     ]
     for s in sources:
-        lines.append('    {"%s", "%s", "%s"},' % (s.path, s.commit, s.gpu))
+        lines.append('    {"%s", "%s", "%s", %d},' % (s.path, s.commit, s.gpu, getattr(s, "sms", 0)))
     if not sources:
-        lines.append('    {"", "", ""},')
+        lines.append('    {"", "", "", 0},')
     lines.append("};")
     lines.append("")
     lines.append("constexpr DispatchEntry kDispatchTable[] = {")
@@ -334,6 +352,19 @@ def render_inc(sources, table):
         lines.append('    {"%s", %d, %d, %d, "%s", %.3f, "%s", %.3f, %d, %d},' % (
             family, m, n, k, e["kernel"], e["us"], e["second"], e["second_us"], e["candidates"],
             e["source"]))
+    lines.append("};")
+    lines.append("")
+    lines.append("constexpr DispatchCandidate kDispatchCandidates[] = {")
+    rows = 0
+    for key in sorted_keys(table):
+        family, (m, n, k) = key
+        e = table[key]
+        for name, us in sorted(e.get("all", {}).items(), key=lambda kv: (kv[1], kv[0])):
+            lines.append('    {"%s", %d, %d, %d, "%s", %.3f, %d},' % (
+                family, m, n, k, name, us, e["all_source"]))
+            rows += 1
+    if rows == 0:
+        lines.append('    {"", 0, 0, 0, "", 0.0, 0},')
     lines.append("};")
     return "\n".join(lines) + "\n"
 

@@ -9,6 +9,10 @@
 //   3. table        the exact (M, N, K) in the table learned from the committed H200 sweep
 //                   (src/dispatch_table.inc, generated with dispatch_table.md from the JSON by
 //                   tools/gen_dispatch_table.py)
+//      table_sms    the same row for a plan whose grid may use another number of SMs than the
+//                   sweep's GPU had (Options::max_sms below it, or a GPU with fewer SMs, e.g. the
+//                   H100 PCIe's 114): the sweep's time of every kernel on that shape, each scaled
+//                   by its waves on the plan's SMs over its waves on the sweep's (rescaled_choice)
 //   4. chapter      otherwise the chapter's own rule (chapters 6-7: choose_kernel, a small table
 //                   and a wave-efficiency heuristic; chapter 9: its default kernel)
 // A call the table cannot serve (FP32 D, or a D that TMA cannot store: not 16-byte aligned or
@@ -19,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/engine/params.hpp"  // engine::Accumulation
@@ -32,6 +37,7 @@ struct DeviceArch {
   int device = -1;  ///< the CUDA device; -1: no CUDA GPU (or no driver)
   int major = 0, minor = 0;
   std::string name;  ///< e.g. "NVIDIA H200"
+  int sm_count = 0;  ///< multiprocessors (132 on the H200)
 };
 
 /// The current device of the calling thread (cudaGetDevice): its compute capability and name,
@@ -82,6 +88,7 @@ enum class DispatchRule : int {
   chapter = 3,      ///< no table entry: the chapter's own rule
   epilogue = 4,     ///< FP32 D or a D that TMA cannot store: the chapter's registers epilogue
   single = 5,       ///< one kernel for the architecture (MXFP8 on Blackwell)
+  table_sms = 6,    ///< the table's row rescaled to the plan's SMs (rescaled_choice)
 };
 const char* to_string(DispatchRule r);
 
@@ -101,13 +108,57 @@ struct DispatchSource {
   const char* path;  ///< relative to the repository, e.g. "plots/data/h200/ch07/sweep_large.json"
   const char* commit;
   const char* gpu;
+  int sms;  ///< the GPU's SMs, all of which every kernel's grid used (0: unknown)
 };
+/// A kernel the sweep of a table row timed on its shape and found correct: every such kernel, by
+/// its first (block) median, not only the row's fastest. What rescaled_choice ranks.
+struct DispatchCandidate {
+  const char* family;
+  std::int64_t M, N, K;
+  const char* kernel;
+  double us;   ///< its block median in the sweep
+  int source;  ///< index into dispatch_sources()
+};
+/// Every candidate of every row, per row fastest first.
+const std::vector<DispatchCandidate>& dispatch_candidates();
 /// Every row of the table, in the generated order (family, M, N, K).
 const std::vector<DispatchEntry>& dispatch_table();
 const std::vector<DispatchSource>& dispatch_sources();
 /// The row for exactly this shape, or nullptr.
 const DispatchEntry* dispatch_table_entry(DispatchFamily f, std::int64_t M, std::int64_t N,
                                           std::int64_t K);
+
+/// Waves of a persistent grid over `tiles` output tiles on `sms` SMs with clusters of `cluster`
+/// CTAs: ceil(tiles / CTAs), CTAs = (sms / cluster) * cluster, at least one cluster (the engine's
+/// grid rule, engine::persistent_grid_clusters). Pure.
+std::int64_t grid_waves(std::int64_t tiles, int sms, int cluster);
+
+/// A kernel as rescaled_choice sees it: its name, tile and cluster size.
+struct TileShape {
+  std::string name;
+  int block_m = 0, block_n = 0, cluster = 1;
+};
+/// One candidate rescaled: its sweep time `us` on the sweep's SMs, its waves on the plan's SMs and
+/// on the sweep's, and `predicted` = us * waves_usable / waves_sweep.
+struct RescaledTime {
+  std::string name;
+  double us = 0;
+  std::int64_t waves_usable = 0, waves_sweep = 0;
+  double predicted = 0;
+};
+/// Every candidate of `candidates` (name, us: times on `sweep_sms` SMs) that `tiles` describes,
+/// rescaled to `usable_sms` for an M x N call, in the given order. Pure.
+std::vector<RescaledTime> rescaled_times(
+    const std::vector<std::pair<std::string, double>>& candidates, std::int64_t M,
+    std::int64_t N, int sweep_sms, int usable_sms, const std::vector<TileShape>& tiles);
+/// The name of the least `predicted` of rescaled_times (the first on a tie; "" if none). Why it
+/// works where it does: the sweep's time per wave holds when the waves change (each wave does the
+/// same work), which the 112-SM sweep of session 46 confirmed on the 18 DeepSeek-V3 block-scaled
+/// shapes (the rescaled pick within 1% of the fastest there; the 132-SM table's kernel up to
+/// 1.53x slower). Pure.
+std::string rescaled_choice(const std::vector<std::pair<std::string, double>>& candidates,
+                            std::int64_t M, std::int64_t N, int sweep_sms, int usable_sms,
+                            const std::vector<TileShape>& tiles);
 
 /// What a plan runs and why.
 struct KernelChoice {
@@ -128,19 +179,22 @@ std::string env_kernel_for(const char* variable, const char* value, std::int64_t
 /// `option`: Options::kernel; `env`: the value of FP8GEMM_KERNEL_BLOCK_SCALED (null: unset).
 /// Throws std::invalid_argument when the option or the variable names no kernel of chapter 7 or
 /// one that cannot write this D (FP32 D needs a registers_f32 kernel; a D TMA cannot store needs a
-/// registers one).
+/// registers one). `usable_sms`: the SMs the plan's grid may use (engine::usable_sms of
+/// Options::max_sms and the GPU's count); 0 or the table sweep's count: the table's row as it is;
+/// another count: the row rescaled to it (rule table_sms). The same for the two below.
 KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K, bool f32_output,
-                                 bool tma_store_ok, const std::string& option, const char* env);
+                                 bool tma_store_ok, const std::string& option, const char* env,
+                                 int usable_sms = 0);
 
 /// The per-tensor plan's choice (fp8gemm::PerTensorPlan). The kernel named by the option or the
 /// variable (FP8GEMM_KERNEL_PER_TENSOR_PROMOTED or _FAST, after `accumulation`) must accumulate
 /// the way `accumulation` says: fast accumulation stays opt-in.
 KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
                                engine::Accumulation accumulation, bool tma_store_ok,
-                               const std::string& option, const char* env);
+                               const std::string& option, const char* env, int usable_sms = 0);
 
 /// The MXFP8 plan's choice on Hopper (fp8gemm::MxPlan; chapter 9's hopper_kernels()).
 KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bool tma_store_ok,
-                              const std::string& option, const char* env);
+                              const std::string& option, const char* env, int usable_sms = 0);
 
 }  // namespace fp8gemm
