@@ -3,6 +3,7 @@
 // their own tests'); the table's kernel is the one that runs on a table shape; the environment
 // override takes effect; MXFP8 takes the Hopper path on this GPU. Output is poisoned (NaN) before
 // every run, so an unwritten D cannot compare equal.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -82,6 +83,43 @@ TEST_CASE("library: BlockScaledPlan = chapter 7's plan with the chosen kernel, b
     CHECK(r.ok);
     CHECK(ops.D.download() == a);
   }
+}
+
+TEST_CASE("library: a plan on fewer SMs runs the table rescaled to them (rule table_sms)",
+          "[library][gpu]") {
+  // 64 x 2112 x 7168: the table's 64 x 16 tile makes 132 tiles, one wave on all 132 SMs of the
+  // sweep's H200 and two on 112; rescaled, the plan takes a wider tile (dispatch.hpp). Its grid
+  // has at most 112 CTAs, and it writes chapter 7's answer for that kernel on 112 SMs, bit for bit.
+  const int sms = current_device_arch().sm_count;
+  INFO("GPU SMs " << sms);
+  const int cap = std::min(112, sms - 1);  // below the GPU's count (a rescaled row)
+  REQUIRE(cap >= 1);
+  ch07::DeviceOperands ops(64, 2112, 7168, 1250);
+  BlockScaledOptions o;
+  o.max_sms = cap;
+  const BlockScaledPlan lib(ops.gemm(), o);
+  INFO(lib.describe());
+  CHECK(lib.choice().rule == DispatchRule::table_sms);
+  CHECK(lib.describe().find("rescaled to " + std::to_string(cap) + " SMs") != std::string::npos);
+  if (cap == 112) CHECK(lib.kernel().name == "64x32_s14_c1x1_promoted_tma_b1");
+  const std::string text = lib.describe();  // "...: <kernel>, grid <CTAs>, ..."
+  const std::size_t at = text.find("grid ");
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoi(text.substr(at + 5)) <= cap);
+  // All SMs: the table's row as it is.
+  const BlockScaledPlan all(ops.gemm());
+  CHECK(all.choice().rule == (sms == 132 ? DispatchRule::table : DispatchRule::table_sms));
+  DeviceBuffer<std::uint16_t> d2(ops.D.size());
+  ch07::BlockScaledGemm g = ops.gemm();
+  g.D = d2.data();
+  const ch07::Plan chapter(g, ch07::Options{.max_sms = cap, .kernel = lib.kernel().name});
+  const auto a = output_of(ops.D, [&] { lib.run(nullptr); });
+  CHECK(all_written(a));
+  CHECK(a == output_of(d2, [&] { chapter.run(nullptr); }));
+  const ch07::Plan on_ops(ops.gemm(), ch07::Options{.max_sms = cap, .kernel = lib.kernel().name});
+  const ch07::SampledCheck r = ch07::sampled_check(ops, on_ops, 16, 1251);
+  INFO(r.describe);
+  CHECK(r.ok);
 }
 
 TEST_CASE("library: the environment override picks the kernel", "[library][gpu]") {
