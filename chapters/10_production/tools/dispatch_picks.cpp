@@ -7,8 +7,10 @@
 // tools/gen_dispatch_table.py --check --picks-exe reads it and checks every pick against the
 // committed sweep (CTest library_dispatch_table). Pure CPU: the dispatch is host code.
 //
-//   fp8gemm_dispatch_picks [--sms=N]   the choices of plans whose grid may use N SMs (the table
-//                                      rescaled to them, rule table_sms; default: as the sweep's)
+//   fp8gemm_dispatch_picks [--sms=N] [--why]
+//     --sms=N  the choices of plans whose grid may use N SMs (the table rescaled to them, rule
+//              table_sms; default: as the sweep's)
+//     --why    after each line, "  why: " and the choice's reason (what describe() says)
 #include <cstdio>
 #include <set>
 #include <stdexcept>
@@ -22,14 +24,17 @@ using namespace fp8gemm;
 
 int main(int argc, char** argv) {
   int sms = 0;
+  bool why = false;
   const bool args_ok = parse_arguments("fp8gemm_dispatch_picks", [&] {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a.rfind("--sms=", 0) == 0)
         sms = int(parse_count(a, "--sms=", 1));
+      else if (a == "--why")
+        why = true;
       else
         throw std::invalid_argument("unknown argument '" + a +
-                                    "'\nusage: fp8gemm_dispatch_picks [--sms=N]");
+                                    "'\nusage: fp8gemm_dispatch_picks [--sms=N] [--why]");
     }
   });
   if (!args_ok) return 1;
@@ -42,6 +47,7 @@ int main(int argc, char** argv) {
     auto line = [&](DispatchFamily f, const KernelChoice& c, const std::string& chapter) {
       std::printf("%s %s %s %s %s\n", to_string(f), shape.c_str(), c.kernel.c_str(),
                   to_string(c.rule), chapter.c_str());
+      if (why) std::printf("  why: %s\n", c.why.c_str());
     };
     line(DispatchFamily::block_scaled, choose_block_scaled(M, N, K, false, true, "", nullptr, sms),
          ch07::choose_kernel(M, N, K, ch07::Output::bf16, true).name);
