@@ -320,8 +320,10 @@ def set_max_sms(max_sms: int) -> None:
     kernels that run beside the GEMM, an expert-parallel all-to-all for one. At least one thread
     block cluster runs (a kernel with 2-CTA clusters given 1 uses 2). Each call reads it once; it
     is part of every GEMM plan's key, so a changed value builds new plans (a CUDA graph keeps the
-    grid it captured). The quantisers ignore it. A process setting, not an op: call it outside
-    torch.compile'd functions. ValueError for a negative value."""
+    grid it captured). The kernel of a dispatch-table shape is then re-chosen for that many SMs
+    (the library's rule ``table_sms``: the sweep's times scaled by each kernel's waves). The
+    quantisers ignore it. A process setting, not an op: call it outside torch.compile'd functions.
+    ValueError for a negative value."""
     _ops()._set_max_sms(int(max_sms))
 
 
