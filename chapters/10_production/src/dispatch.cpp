@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -37,11 +38,13 @@ std::string us(double v) {
 bool rescaled_row(const DispatchEntry& e, const std::vector<engine::KernelInfo>& list,
                   int usable_sms, KernelChoice& out) {
   const DispatchSource& table_source = dispatch_sources()[std::size_t(e.source)];
+  // The common case first, without a scan: a plan on as many SMs as the row's sweep had.
+  if (usable_sms <= 0 || usable_sms == table_source.sms) return false;
   std::vector<std::pair<std::string, double>> candidates;
   int sweep_sms = 0;
   const char* path = "";
   for (const DispatchCandidate& c : dispatch_candidates())
-    if (c.M == e.M && c.N == e.N && c.K == e.K && std::string(c.family) == e.family) {
+    if (c.M == e.M && c.N == e.N && c.K == e.K && std::strcmp(c.family, e.family) == 0) {
       candidates.emplace_back(c.kernel, c.us);
       sweep_sms = dispatch_sources()[std::size_t(c.source)].sms;
       path = dispatch_sources()[std::size_t(c.source)].path;
