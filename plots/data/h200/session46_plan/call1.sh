@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# RAN again in session 46 on the H200 (plots/data/h200/session46/call2_2aa1b1f/: rc 0, 6 passed).
 # RAN in session 45 on an H100 (plots/data/h200/session45/call1_e8bc698/; the H200 was not lent):
 # the examples rc 0, five binaries passed, quantize_test_gpu's mended case failed on its own
 # precondition (mended in 7227672, passed in session 45's call 2). Skip it next time unless a

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RAN in session 46 on the H200, combined into one call: plots/data/h200/session46/call1_d711d74/
+# (the machine is released 30 s after a call and call 3 needs call 2's picks). Keep for the record.
 # Session 45's plan (session 44's, extended), call 2 (after call1.sh, the same .gpu/c10.txz):
 #  1. test_reliability (session 44's refusal checks: the memory a refused call pointed at must be
 #     as it was), test_chapter_07 (its every-kernel cases now include session 44's six decode

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RAN in session 46 on the H200, combined into one call: plots/data/h200/session46/call1_d711d74/
+# (the machine is released 30 s after a call and call 3 needs call 2's picks). Keep for the record.
 # Session 45's plan (session 44's, extended), call 3: the PyTorch package (.gpu/py10.txz, staged at the commit of
 # .gpu/c10.txz; .gpu/c10s.txz carries only bin/commit.txt, the carry limit) and DeepGEMM 2.6.1
 # (.peer). Needs call 2's picks.txt: paste its one line into PICKS below before running (or leave

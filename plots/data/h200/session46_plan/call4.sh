@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# RAN in session 46 on the H200, combined into one call: plots/data/h200/session46/call1_d711d74/
+# (the machine is released 30 s after a call and call 3 needs call 2's picks). Keep for the record.
 # Session 45's plan, call 4 (optional: run it if at least 400 s of device time are left after
 # calls 1-3; new in session 45). Training code overlaps the GEMMs with communication kernels that
 # hold SMs of their own (DeepSeek-V3's DeepEP: 20 of the H800's 132), so what a user of the
