@@ -41,8 +41,10 @@ if(TARGET fp8gemm)
                      --sms 112 --dispatch-sweep ${_sweep112} --family block_scaled)
     add_test(NAME library_dispatch_unrescaled_112_fails
              COMMAND ${Python3_EXECUTABLE} ${_check} --picks-exe $<TARGET_FILE:fp8gemm_dispatch_picks>
-                     --dispatch-sweep ${_sweep112} --family block_scaled)
-    set_tests_properties(library_dispatch_unrescaled_112_fails PROPERTIES WILL_FAIL TRUE)
+                     --dispatch-sweep ${_sweep112} --family block_scaled --allow-sms-mismatch)
+    # Passes on the check's own failure report only (not on a missing file or a bad argument).
+    set_tests_properties(library_dispatch_unrescaled_112_fails PROPERTIES
+                         PASS_REGULAR_EXPRESSION "FAIL 64x2112x7168.*check_table: 18 shapes checked, 8 off")
     set_tests_properties(library_dispatch_table library_dispatch_check_self_test
                          library_dispatch_rescaled_112 library_dispatch_unrescaled_112_fails
                          PROPERTIES LABELS cpu TIMEOUT 120)

@@ -131,30 +131,40 @@ TEST_CASE("library: block-scaled kernel choice, in order", "[library][dispatch]"
 }
 
 TEST_CASE("library: the table rescaled to the plan's SMs (rule table_sms)", "[library][dispatch]") {
-  // Waves of a persistent grid: CTAs = (SMs / cluster) * cluster, at least one cluster.
-  CHECK(grid_waves(132, 132, 1) == 1);
-  CHECK(grid_waves(132, 112, 1) == 2);
-  CHECK(grid_waves(66, 112, 1) == 1);
-  CHECK(grid_waves(544, 112, 2) == 5);   // 112 CTAs
-  CHECK(grid_waves(544, 113, 2) == 5);   // still 56 pairs
-  CHECK(grid_waves(3, 1, 2) == 2);       // one pair on one SM's budget
-  CHECK(grid_waves(0, 132, 1) == 0);
+  // Waves of the engine's grid: units of cluster_m x cluster_n tiles over the clusters that fit.
+  CHECK(grid_waves(64, 2112, 64, 16, 132) == 1);  // 132 tiles
+  CHECK(grid_waves(64, 2112, 64, 16, 112) == 2);
+  CHECK(grid_waves(64, 2112, 64, 32, 112) == 1);  // 66 tiles
+  CHECK(grid_waves(4096, 2112, 128, 128, 112, 2, 1) == 5);  // 32 x 17 tiles, 272 units, 56 pairs
+  CHECK(grid_waves(1, 1, 64, 64, 1, 2, 1) == 1);            // one pair on one SM's budget
+  // Odd tiles along the cluster: M = 64 and 2 x 1 clusters of 128-row tiles leave half of each
+  // pair idle, 192 units of 24576 / 128 tiles over 66 pairs: 3 waves (not 192 / 132 = 2).
+  CHECK(grid_waves(64, 24576, 128, 128, 132, 2, 1) == 3);
+  CHECK(grid_waves(8192, 8192, 192, 128, 131, 2, 1) == grid_waves(8192, 8192, 192, 128, 132, 2, 1));
+  CHECK(grid_waves(0, 2112, 64, 16, 132) == 0);
   // The rule on made-up times: 64 x 2112, the 16-wide tile fastest on 132 SMs (132 tiles, one
   // wave) needs two waves on 112, the 32-wide one (66 tiles) one on both.
   const std::vector<std::pair<std::string, double>> cand = {{"n16", 12.6}, {"n32", 13.0}, {"n64", 14.3}};
-  const std::vector<TileShape> tiles = {{"n16", 64, 16, 1}, {"n32", 64, 32, 1}, {"n64", 64, 64, 1}};
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 132, tiles) == "n16");
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, tiles) == "n32");
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 60, tiles) == "n64");  // 33 tiles: one wave
+  const std::vector<TileShape> tiles = {{"n16", 64, 16}, {"n32", 64, 32}, {"n64", 64, 64}};
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 132, tiles, "n16") == "n16");
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, tiles, "n16") == "n32");
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 60, tiles, "n16") == "n64");  // 33 tiles: one wave
   const auto times = rescaled_times(cand, 64, 2112, 132, 112, tiles);
   REQUIRE(times.size() == 3);
   CHECK(times[0].waves_usable == 2);
   CHECK(times[0].waves_sweep == 1);
   CHECK(times[0].predicted == Approx(25.2));
   CHECK(times[1].predicted == Approx(13.0));
+  // The row stays where it keeps its waves: n32's 66 tiles are one wave on 100 SMs as on 132.
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 100, tiles, "n32") == "n32");
+  // ... and within the 3% margin: n32 at 13.0 against 12.9 predicted for another.
+  const std::vector<std::pair<std::string, double>> close = {{"a", 12.9}, {"b", 13.0}};
+  const std::vector<TileShape> ab = {{"a", 64, 32}, {"b", 64, 32}};
+  CHECK(rescaled_choice(close, 64, 2112, 132, 140, ab, "b") == "b");
+  CHECK(rescaled_choice(close, 64, 2112, 132, 140, ab, "b", 0.0) == "a");
   // A name without a tile shape is skipped, not guessed.
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, {{"n64", 64, 64, 1}}) == "n64");
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, {}).empty());
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, {{"n64", 64, 64}}, "n16") == "n64");
+  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, {}, "n16").empty());
 
   // The library: 64 x 2112 x 7168's row (64x16 on 132 SMs) becomes 64x32 on 112 SMs, the table
   // as it is on 132 or with no count (0), and the option and the environment still win.
@@ -194,6 +204,26 @@ TEST_CASE("library: the table rescaled to the plan's SMs (rule table_sms)", "[li
   c = choose_per_tensor(64, 2112, 7168, Accumulation::fast, true, "", nullptr, 112);
   CHECK(c.rule == DispatchRule::table_sms);
   CHECK(ch06::kernel_named(c.kernel).accumulation == Accumulation::fast);
+  // One SM fewer than the sweep's changes no row whose kernel keeps its waves there.
+  for (const DispatchEntry& row : dispatch_table()) {
+    const std::string f = row.family;
+    if (f != "block_scaled" && f != "per_tensor_promoted" && f != "per_tensor_fast") continue;
+    const int sweep = dispatch_sources()[std::size_t(row.source)].sms;
+    if (sweep != 132) continue;
+    const engine::KernelInfo& k =
+        f == "block_scaled" ? ch07::kernel_named(row.kernel) : ch06::kernel_named(row.kernel);
+    if (grid_waves(row.M, row.N, k.block_m, k.block_n, 131, k.cluster_m, k.cluster_n) !=
+        grid_waves(row.M, row.N, k.block_m, k.block_n, 132, k.cluster_m, k.cluster_n))
+      continue;
+    INFO(f << " " << row.M << "x" << row.N << "x" << row.K << " " << row.kernel);
+    const KernelChoice r131 =
+        f == "block_scaled"
+            ? choose_block_scaled(row.M, row.N, row.K, false, true, "", nullptr, 131)
+            : choose_per_tensor(row.M, row.N, row.K,
+                                f == "per_tensor_fast" ? Accumulation::fast : Accumulation::promoted,
+                                true, "", nullptr, 131);
+    CHECK(r131.kernel == row.kernel);
+  }
   // Every row's candidates name kernels of its family (else the rescaled rule would skip them).
   for (const DispatchCandidate& cand_row : dispatch_candidates()) {
     INFO(cand_row.family << " " << cand_row.M << "x" << cand_row.N << "x" << cand_row.K << " "

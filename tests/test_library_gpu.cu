@@ -31,6 +31,14 @@ std::vector<std::uint16_t> output_of(DeviceBuffer<std::uint16_t>& d, Run&& run) 
   return d.download();
 }
 
+/// A table row's rule on this GPU: `table` where it has the SMs the row's sweep had (the H200's
+/// and the H100 SXM's 132), else `table_sms` (the row rescaled: an H100 PCIe, a MIG slice).
+DispatchRule table_rule_here(DispatchFamily f, std::int64_t M, std::int64_t N, std::int64_t K) {
+  const DispatchEntry* e = dispatch_table_entry(f, M, N, K);
+  const bool same = e && current_device_arch().sm_count == dispatch_sources()[std::size_t(e->source)].sms;
+  return same ? DispatchRule::table : DispatchRule::table_sms;
+}
+
 bool all_written(const std::vector<std::uint16_t>& d) {
   for (std::uint16_t v : d)
     if (v == 0xFFFF) return false;
@@ -63,11 +71,14 @@ TEST_CASE("library: BlockScaledPlan = chapter 7's plan with the chosen kernel, b
     ch07::DeviceOperands ops(c.M, c.N, c.K, seed++);
     DeviceBuffer<std::uint16_t> d2(ops.D.size());
     const BlockScaledPlan lib(ops.gemm());
-    CHECK(lib.choice().rule == c.rule);
-    if (c.rule == DispatchRule::table)
+    const DispatchRule rule = c.rule == DispatchRule::table
+                                  ? table_rule_here(DispatchFamily::block_scaled, c.M, c.N, c.K)
+                                  : c.rule;
+    CHECK(lib.choice().rule == rule);
+    if (rule == DispatchRule::table)
       CHECK(lib.kernel().name ==
             dispatch_table_entry(DispatchFamily::block_scaled, c.M, c.N, c.K)->kernel);
-    CHECK(lib.describe().find(std::string("kernel by ") + to_string(c.rule)) != std::string::npos);
+    CHECK(lib.describe().find(std::string("kernel by ") + to_string(rule)) != std::string::npos);
     ch07::BlockScaledGemm g = ops.gemm();
     g.D = d2.data();
     const ch07::Plan chapter(g, ch07::Options{.kernel = lib.kernel().name});
@@ -106,9 +117,9 @@ TEST_CASE("library: a plan on fewer SMs runs the table rescaled to them (rule ta
   const std::size_t at = text.find("grid ");
   REQUIRE(at != std::string::npos);
   CHECK(std::stoi(text.substr(at + 5)) <= cap);
-  // All SMs: the table's row as it is.
+  // All SMs: the table's row as it is (on a GPU of the sweep's 132 SMs; else rescaled to its own).
   const BlockScaledPlan all(ops.gemm());
-  CHECK(all.choice().rule == (sms == 132 ? DispatchRule::table : DispatchRule::table_sms));
+  CHECK(all.choice().rule == table_rule_here(DispatchFamily::block_scaled, 64, 2112, 7168));
   DeviceBuffer<std::uint16_t> d2(ops.D.size());
   ch07::BlockScaledGemm g = ops.gemm();
   g.D = d2.data();
@@ -133,7 +144,7 @@ TEST_CASE("library: the environment override picks the kernel", "[library][gpu]"
   unsetenv(var);
   CHECK(lib.choice().rule == DispatchRule::environment);
   CHECK(lib.kernel().name == k);
-  CHECK(untouched.choice().rule == DispatchRule::table);
+  CHECK(untouched.choice().rule == table_rule_here(DispatchFamily::block_scaled, 128, 7168, 2048));
   DeviceBuffer<std::uint16_t> d2(ops.D.size());
   ch07::BlockScaledGemm g = ops.gemm();
   g.D = d2.data();
@@ -170,7 +181,12 @@ TEST_CASE("library: PerTensorPlan = chapter 6's plan with the chosen kernel, bit
       PerTensorOptions o;
       o.accumulation = acc;
       const PerTensorPlan lib(g, o);
-      CHECK(lib.choice().rule == s.rule);
+      CHECK(lib.choice().rule ==
+            (s.rule == DispatchRule::table
+                 ? table_rule_here(acc == Accumulation::fast ? DispatchFamily::per_tensor_fast
+                                                             : DispatchFamily::per_tensor_promoted,
+                                   M, N, K)
+                 : s.rule));
       CHECK(lib.kernel().accumulation == acc);
       PerTensorGemm g2 = g;
       g2.D = D2.data();

@@ -91,6 +91,8 @@ def main(argv=None):
     which.add_argument("--table")
     which.add_argument("--picks-exe")
     ap.add_argument("--sms", type=int, default=0, help="with --picks-exe: fp8gemm_dispatch_picks --sms")
+    ap.add_argument("--allow-sms-mismatch", action="store_true",
+                    help="check picks for other SMs than the sweep ran on (its context's max_sms)")
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--sweep", nargs="+")
     src.add_argument("--dispatch-sweep", nargs="+")
@@ -100,7 +102,14 @@ def main(argv=None):
     ap.add_argument("--tolerance", type=float, default=0.03)
     a = ap.parse_args(argv)
     table = table_entries(a.table) if a.table else picks_entries(a.picks_exe, a.sms, a.family)
+    if a.sms and not a.picks_exe:
+        ap.error("--sms needs --picks-exe")
     if a.dispatch_sweep:
+        for path in a.dispatch_sweep:
+            swept = int(json.load(open(path, encoding="utf-8")).get("context", {}).get("max_sms", 0) or 0)
+            if swept != a.sms and not a.allow_sms_mismatch:
+                ap.error(f"{path} was swept with --max_sms={swept}, the picks are for --sms={a.sms} "
+                         "(0: all SMs); --allow-sms-mismatch to compare them anyway")
         sweep = {}
         for path in a.dispatch_sweep:
             for shape, kernels in dispatch_sweep_results(path, a.family).items():

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "bs_gemm.hpp"              // ch07::kernels, ch07::choose_kernel
-#include "common/chapter_args.hpp"
-#include "common/engine/plan.hpp"  // persistent_grid_clusters  // parse_shape, Shape::name
+#include "common/chapter_args.hpp"  // parse_shape, Shape::name
+#include "common/engine/plan.hpp"   // engine::persistent_grid_clusters
 #include "hopper_mx.hpp"            // ch09::hopper_kernels
 #include "ws_gemm.hpp"              // ch06::kernels, ch06::choose_kernel
 
@@ -49,16 +49,17 @@ bool rescaled_row(const DispatchEntry& e, const std::vector<engine::KernelInfo>&
       sweep_sms = dispatch_sources()[std::size_t(c.source)].sms;
       path = dispatch_sources()[std::size_t(c.source)].path;
     }
-  if (candidates.empty()) sweep_sms = table_source.sms;
-  if (usable_sms <= 0 || sweep_sms <= 0 || usable_sms == sweep_sms || candidates.empty())
-    return false;
+  // (A row corrected by a bench log has that log as its source, of 0 SMs: its candidates' sweep
+  // decides; on the sweep's count the row stays as it is.)
+  if (candidates.empty() || sweep_sms <= 0 || usable_sms == sweep_sms) return false;
   std::vector<TileShape> tiles;
   for (const auto& c : candidates)
     for (const engine::KernelInfo& k : list)
-      if (k.name == c.first) tiles.push_back({k.name, k.block_m, k.block_n, k.cluster_m * k.cluster_n});
+      if (k.name == c.first) tiles.push_back({k.name, k.block_m, k.block_n, k.cluster_m, k.cluster_n});
   const std::vector<RescaledTime> times =
       rescaled_times(candidates, e.M, e.N, sweep_sms, usable_sms, tiles);
-  const std::string pick = rescaled_choice(candidates, e.M, e.N, sweep_sms, usable_sms, tiles);
+  const std::string pick =
+      rescaled_choice(candidates, e.M, e.N, sweep_sms, usable_sms, tiles, e.kernel);
   if (pick.empty()) return false;
   const auto show = [&](const std::string& name) {
     for (const RescaledTime& t : times)
@@ -225,10 +226,15 @@ const std::vector<DispatchCandidate>& dispatch_candidates() {
   return rows;
 }
 
-std::int64_t grid_waves(std::int64_t tiles, int sms, int cluster) {
-  const int c = std::max(cluster, 1);
-  const std::int64_t ctas = std::int64_t(std::max(sms / c, 1)) * c;  // at least one cluster
-  return tiles <= 0 ? 0 : (tiles + ctas - 1) / ctas;
+std::int64_t grid_waves(std::int64_t M, std::int64_t N, int block_m, int block_n, int sms,
+                        int cluster_m, int cluster_n) {
+  const int cm = std::max(cluster_m, 1), cn = std::max(cluster_n, 1), size = cm * cn;
+  const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+  if (M <= 0 || N <= 0 || block_m <= 0 || block_n <= 0) return 0;
+  const std::int64_t units = ceil_div(ceil_div(M, block_m), cm) * ceil_div(ceil_div(N, block_n), cn);
+  const std::int64_t clusters =
+      engine::persistent_grid_clusters(std::max(sms / size, 1), std::max(sms, 1), 0, size, units);
+  return ceil_div(units, clusters);
 }
 
 std::vector<RescaledTime> rescaled_times(
@@ -240,10 +246,11 @@ std::vector<RescaledTime> rescaled_times(
     for (const TileShape& s : tiles)
       if (s.name == name) shape = &s;
     if (shape == nullptr || shape->block_m <= 0 || shape->block_n <= 0) continue;
-    const std::int64_t n_tiles = ((M + shape->block_m - 1) / shape->block_m) *
-                                 ((N + shape->block_n - 1) / shape->block_n);
-    RescaledTime r{name, t, grid_waves(n_tiles, usable_sms, shape->cluster),
-                   grid_waves(n_tiles, sweep_sms, shape->cluster), 0};
+    const auto waves = [&](int sms) {
+      return grid_waves(M, N, shape->block_m, shape->block_n, sms, shape->cluster_m,
+                        shape->cluster_n);
+    };
+    RescaledTime r{name, t, waves(usable_sms), waves(sweep_sms), 0};
     if (r.waves_sweep <= 0) continue;
     r.predicted = t * double(r.waves_usable) / double(r.waves_sweep);
     out.push_back(r);
@@ -253,12 +260,21 @@ std::vector<RescaledTime> rescaled_times(
 
 std::string rescaled_choice(const std::vector<std::pair<std::string, double>>& candidates,
                             std::int64_t M, std::int64_t N, int sweep_sms, int usable_sms,
-                            const std::vector<TileShape>& tiles) {
+                            const std::vector<TileShape>& tiles, const std::string& row,
+                            double margin) {
   const std::vector<RescaledTime> r = rescaled_times(candidates, M, N, sweep_sms, usable_sms, tiles);
   const RescaledTime* best = nullptr;
-  for (const RescaledTime& t : r)
+  const RescaledTime* mine = nullptr;
+  for (const RescaledTime& t : r) {
     if (best == nullptr || t.predicted < best->predicted) best = &t;
-  return best ? best->name : std::string();
+    if (t.name == row) mine = &t;
+  }
+  if (best == nullptr) return std::string();
+  if (mine != nullptr) {
+    if (usable_sms < sweep_sms && mine->waves_usable == mine->waves_sweep) return row;
+    if (mine->predicted <= best->predicted * (1 + margin)) return row;
+  }
+  return best->name;
 }
 
 const DispatchEntry* dispatch_table_entry(DispatchFamily f, std::int64_t M, std::int64_t N,

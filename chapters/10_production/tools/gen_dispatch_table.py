@@ -176,7 +176,9 @@ class Source:
                         r["confirm_median_us"])
         # Where the sweep confirmed its fastest kernels interleaved (fp8gemm_dispatch_sweep's
         # confirm()), those medians alone rank the (family, shape); "timed" keeps the count and
-        # "all" every kernel's block median (the candidates of the SM-rescaled rule).
+        # "all" every kernel's block median: the candidates of the SM-rescaled rule, all timed the
+        # same way (the confirmation timed only the fastest few; mixing the two footings ranked
+        # worse against the 112-SM sweep: chapter 10's README, "SMs left to other kernels").
         for key, times in confirmed.items():
             if len(times) >= 2:
                 slot = self.results[key]

@@ -10,9 +10,10 @@
 //                   (src/dispatch_table.inc, generated with dispatch_table.md from the JSON by
 //                   tools/gen_dispatch_table.py)
 //      table_sms    the same row for a plan whose grid may use another number of SMs than the
-//                   sweep's GPU had (Options::max_sms below it, or a GPU with fewer SMs, e.g. the
-//                   H100 PCIe's 114): the sweep's time of every kernel on that shape, each scaled
-//                   by its waves on the plan's SMs over its waves on the sweep's (rescaled_choice)
+//                   sweep's GPU had (Options::max_sms below it, or another GPU's count): the
+//                   sweep's time of every kernel on that shape, each scaled by its waves on the
+//                   plan's SMs over its waves on the sweep's (rescaled_choice). Only the waves are
+//                   rescaled: another GPU's clocks and memory are not modelled.
 //   4. chapter      otherwise the chapter's own rule (chapters 6-7: choose_kernel, a small table
 //                   and a wave-efficiency heuristic; chapter 9: its default kernel)
 // A call the table cannot serve (FP32 D, or a D that TMA cannot store: not 16-byte aligned or
@@ -108,10 +109,13 @@ struct DispatchSource {
   const char* path;  ///< relative to the repository, e.g. "plots/data/h200/ch07/sweep_large.json"
   const char* commit;
   const char* gpu;
-  int sms;  ///< the GPU's SMs, all of which every kernel's grid used (0: unknown)
+  int sms = 0;  ///< the GPU's SMs, all of which every kernel's grid used (0: unknown)
 };
-/// A kernel the sweep of a table row timed on its shape and found correct: every such kernel, by
-/// its first (block) median, not only the row's fastest. What rescaled_choice ranks.
+/// A kernel the sweep of a table row timed on its shape and found correct: every such kernel, not
+/// only the row's fastest, by its block median (every kernel timed the same way; the row itself
+/// may have been ranked by the sweep's interleaved confirmation of its fastest few, and the two
+/// can differ by ~10% on large shapes: "The dispatch sweep" in the README). What rescaled_choice
+/// ranks.
 struct DispatchCandidate {
   const char* family;
   std::int64_t M, N, K;
@@ -119,7 +123,7 @@ struct DispatchCandidate {
   double us;   ///< its block median in the sweep
   int source;  ///< index into dispatch_sources()
 };
-/// Every candidate of every row, per row fastest first.
+/// Every candidate of every row, per row by block median (not always the row's kernel first).
 const std::vector<DispatchCandidate>& dispatch_candidates();
 /// Every row of the table, in the generated order (family, M, N, K).
 const std::vector<DispatchEntry>& dispatch_table();
@@ -128,15 +132,18 @@ const std::vector<DispatchSource>& dispatch_sources();
 const DispatchEntry* dispatch_table_entry(DispatchFamily f, std::int64_t M, std::int64_t N,
                                           std::int64_t K);
 
-/// Waves of a persistent grid over `tiles` output tiles on `sms` SMs with clusters of `cluster`
-/// CTAs: ceil(tiles / CTAs), CTAs = (sms / cluster) * cluster, at least one cluster (the engine's
-/// grid rule, engine::persistent_grid_clusters). Pure.
-std::int64_t grid_waves(std::int64_t tiles, int sms, int cluster);
+/// Waves of the engine's persistent grid for an M x N call of block_m x block_n tiles in clusters
+/// of cluster_m x cluster_n CTAs on `sms` SMs: the work units are clusters' worth of tiles,
+/// ceil(ceil(M / block_m) / cluster_m) * ceil(ceil(N / block_n) / cluster_n), the grid
+/// engine::persistent_grid_clusters' clusters (at least one; the occupancy query's cap, which
+/// needs the GPU, taken as sms / cluster size), the waves ceil(units / clusters). Pure.
+std::int64_t grid_waves(std::int64_t M, std::int64_t N, int block_m, int block_n, int sms,
+                        int cluster_m = 1, int cluster_n = 1);
 
-/// A kernel as rescaled_choice sees it: its name, tile and cluster size.
+/// A kernel as rescaled_choice sees it: its name, tile and cluster shape.
 struct TileShape {
   std::string name;
-  int block_m = 0, block_n = 0, cluster = 1;
+  int block_m = 0, block_n = 0, cluster_m = 1, cluster_n = 1;
 };
 /// One candidate rescaled: its sweep time `us` on the sweep's SMs, its waves on the plan's SMs and
 /// on the sweep's, and `predicted` = us * waves_usable / waves_sweep.
@@ -151,14 +158,18 @@ struct RescaledTime {
 std::vector<RescaledTime> rescaled_times(
     const std::vector<std::pair<std::string, double>>& candidates, std::int64_t M,
     std::int64_t N, int sweep_sms, int usable_sms, const std::vector<TileShape>& tiles);
-/// The name of the least `predicted` of rescaled_times (the first on a tie; "" if none). Why it
-/// works where it does: the sweep's time per wave holds when the waves change (each wave does the
-/// same work), which the 112-SM sweep of session 46 confirmed on the 18 DeepSeek-V3 block-scaled
-/// shapes (the rescaled pick within 1% of the fastest there; the 132-SM table's kernel up to
-/// 1.53x slower). Pure.
+/// The kernel for `usable_sms`: `row` (the table's kernel) where it keeps its waves on fewer SMs
+/// than the sweep's (every other kernel can only gain waves then, so nothing argues for a
+/// change), else the least `predicted` of rescaled_times, unless `row`'s predicted time is within
+/// `margin` (3%) of it (the sweep's times are not that exact). "" if no candidate has a tile
+/// shape. Why it works where it does: the sweep's time per wave holds when the waves change (each
+/// wave does the same work), which the 112-SM sweep of session 46 confirmed on the 18 DeepSeek-V3
+/// block-scaled shapes (every pick within 3% of its fastest; the 132-SM table's kernel up to 1.53x
+/// slower). Pure.
 std::string rescaled_choice(const std::vector<std::pair<std::string, double>>& candidates,
                             std::int64_t M, std::int64_t N, int sweep_sms, int usable_sms,
-                            const std::vector<TileShape>& tiles);
+                            const std::vector<TileShape>& tiles, const std::string& row,
+                            double margin = 0.03);
 
 /// What a plan runs and why.
 struct KernelChoice {
