@@ -42,6 +42,13 @@ void add_kernels_small(std::vector<KernelInfo>& out) {
   // timeline put one staging buffer at ~1000 cycles more per tile change on 256 x 128.
   out.push_back(bs<SmallCfg<64, 128, 8, 2>>());
   out.push_back(bs<SmallCfg<128, 128, 5, 2>>());
+  // Session 46: DeepGEMM's stage counts on our narrow tiles (../shared/notes/peer_kernels_h200.md:
+  // 64 x 32 with 16 stages at 64 x 4096 x 7168 and 128 x 2112 x 7168, 64 x 64 with 13 at
+  // 128 x 4096 x 7168 and 64 x 7168 x K), where we run 14 and 12: more bytes in flight per SM on
+  // shapes that stream the weights once (0.93x and 0.98x DeepGEMM at 64 / 128 x 4096 x 7168 in
+  // session 46). Candidates of chapter 10's dispatch sweep; not yet run.
+  out.push_back(bs<SmallCfg<64, 32, 16>>());
+  out.push_back(bs<SmallCfg<64, 64, 13>>());
 }
 
 }  // namespace fp8gemm::ch07
