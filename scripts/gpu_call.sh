@@ -118,6 +118,18 @@ old_new_runs() {
     echo "$tag rc=$?" >> "$L"
   done
 }
+# The library's dispatch sweep (fp8gemm_dispatch_sweep) on SHAPES with ARGS (e.g. --families=...,
+# --max_sms=N), cut at SECONDS: dispatch_sweep_step TAG SECONDS SHAPES [ARGS...]. Leaves
+# $OUT/dispatch_sweep_TAG_<commit>.json (rewritten after every shape) and $OUT/sweep_TAG.log.xz,
+# and puts its exit status in the log.
+dispatch_sweep_step() {
+  local tag=$1 secs=$2 shapes=$3
+  shift 3
+  timeout "$secs" "$B/fp8gemm_dispatch_sweep" --shapes="$shapes" "$@" \
+    --json="$OUT/dispatch_sweep_${tag}_${C:0:7}.json" > "$OUT/sweep_$tag.log" 2>&1
+  echo "sweep $tag rc=$?" >> "$L"
+  xz -6 -f "$OUT/sweep_$tag.log"
+}
 # The GPU test binaries whose names match REGEX (scripts/gpu_loop.sh's tests step), the whole step
 # within SECONDS: gpu_tests_step 'REGEX' SECONDS. Leaves the loop's folder $OUT/gl and
 # $OUT/gpu_tests_<commit>.txt, and puts the PASS / FAIL / SKIP lines and the count in the log.

@@ -146,9 +146,15 @@ TEST_CASE("library: the table rescaled to the plan's SMs (rule table_sms)", "[li
   // wave) needs two waves on 112, the 32-wide one (66 tiles) one on both.
   const std::vector<std::pair<std::string, double>> cand = {{"n16", 12.6}, {"n32", 13.0}, {"n64", 14.3}};
   const std::vector<TileShape> tiles = {{"n16", 64, 16}, {"n32", 64, 32}, {"n64", 64, 64}};
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 132, tiles, "n16") == "n16");
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, tiles, "n16") == "n32");
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 60, tiles, "n16") == "n64");  // 33 tiles: one wave
+  // rescaled_choice over rescaled_times, as the library calls them.
+  const auto choice = [](const std::vector<std::pair<std::string, double>>& c, std::int64_t M,
+                         std::int64_t N, int sweep, int usable, const std::vector<TileShape>& t,
+                         const std::string& row, double margin = 0.03) {
+    return rescaled_choice(rescaled_times(c, M, N, sweep, usable, t), sweep, usable, row, margin);
+  };
+  CHECK(choice(cand, 64, 2112, 132, 132, tiles, "n16") == "n16");
+  CHECK(choice(cand, 64, 2112, 132, 112, tiles, "n16") == "n32");
+  CHECK(choice(cand, 64, 2112, 132, 60, tiles, "n16") == "n64");  // 33 tiles: one wave
   const auto times = rescaled_times(cand, 64, 2112, 132, 112, tiles);
   REQUIRE(times.size() == 3);
   CHECK(times[0].waves_usable == 2);
@@ -156,15 +162,15 @@ TEST_CASE("library: the table rescaled to the plan's SMs (rule table_sms)", "[li
   CHECK(times[0].predicted == Approx(25.2));
   CHECK(times[1].predicted == Approx(13.0));
   // The row stays where it keeps its waves: n32's 66 tiles are one wave on 100 SMs as on 132.
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 100, tiles, "n32") == "n32");
+  CHECK(choice(cand, 64, 2112, 132, 100, tiles, "n32") == "n32");
   // ... and within the 3% margin: n32 at 13.0 against 12.9 predicted for another.
   const std::vector<std::pair<std::string, double>> close = {{"a", 12.9}, {"b", 13.0}};
   const std::vector<TileShape> ab = {{"a", 64, 32}, {"b", 64, 32}};
-  CHECK(rescaled_choice(close, 64, 2112, 132, 140, ab, "b") == "b");
-  CHECK(rescaled_choice(close, 64, 2112, 132, 140, ab, "b", 0.0) == "a");
+  CHECK(choice(close, 64, 2112, 132, 140, ab, "b") == "b");
+  CHECK(choice(close, 64, 2112, 132, 140, ab, "b", 0.0) == "a");
   // A name without a tile shape is skipped, not guessed.
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, {{"n64", 64, 64}}, "n16") == "n64");
-  CHECK(rescaled_choice(cand, 64, 2112, 132, 112, {}, "n16").empty());
+  CHECK(choice(cand, 64, 2112, 132, 112, {{"n64", 64, 64}}, "n16") == "n64");
+  CHECK(choice(cand, 64, 2112, 132, 112, {}, "n16").empty());
 
   // The library: 64 x 2112 x 7168's row (64x16 on 132 SMs) becomes 64x32 on 112 SMs, the table
   // as it is on 132 or with no count (0), and the option and the environment still win.

@@ -14,6 +14,7 @@
 #include "bs_gemm.hpp"              // ch07::kernels, ch07::choose_kernel
 #include "common/chapter_args.hpp"  // parse_shape, Shape::name
 #include "common/engine/plan.hpp"   // engine::persistent_grid_clusters
+#include "common/scaling.hpp"       // ceil_div
 #include "hopper_mx.hpp"            // ch09::hopper_kernels
 #include "ws_gemm.hpp"              // ch06::kernels, ch06::choose_kernel
 
@@ -58,8 +59,7 @@ bool rescaled_row(const DispatchEntry& e, const std::vector<engine::KernelInfo>&
       if (k.name == c.first) tiles.push_back({k.name, k.block_m, k.block_n, k.cluster_m, k.cluster_n});
   const std::vector<RescaledTime> times =
       rescaled_times(candidates, e.M, e.N, sweep_sms, usable_sms, tiles);
-  const std::string pick =
-      rescaled_choice(candidates, e.M, e.N, sweep_sms, usable_sms, tiles, e.kernel);
+  const std::string pick = rescaled_choice(times, sweep_sms, usable_sms, e.kernel);
   if (pick.empty()) return false;
   const auto show = [&](const std::string& name) {
     for (const RescaledTime& t : times)
@@ -229,7 +229,6 @@ const std::vector<DispatchCandidate>& dispatch_candidates() {
 std::int64_t grid_waves(std::int64_t M, std::int64_t N, int block_m, int block_n, int sms,
                         int cluster_m, int cluster_n) {
   const int cm = std::max(cluster_m, 1), cn = std::max(cluster_n, 1), size = cm * cn;
-  const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
   if (M <= 0 || N <= 0 || block_m <= 0 || block_n <= 0) return 0;
   const std::int64_t units = ceil_div(ceil_div(M, block_m), cm) * ceil_div(ceil_div(N, block_n), cn);
   const std::int64_t clusters =
@@ -245,7 +244,7 @@ std::vector<RescaledTime> rescaled_times(
     const TileShape* shape = nullptr;
     for (const TileShape& s : tiles)
       if (s.name == name) shape = &s;
-    if (shape == nullptr || shape->block_m <= 0 || shape->block_n <= 0) continue;
+    if (shape == nullptr) continue;  // a bad tile shape gives 0 waves: skipped below
     const auto waves = [&](int sms) {
       return grid_waves(M, N, shape->block_m, shape->block_n, sms, shape->cluster_m,
                         shape->cluster_n);
@@ -258,14 +257,11 @@ std::vector<RescaledTime> rescaled_times(
   return out;
 }
 
-std::string rescaled_choice(const std::vector<std::pair<std::string, double>>& candidates,
-                            std::int64_t M, std::int64_t N, int sweep_sms, int usable_sms,
-                            const std::vector<TileShape>& tiles, const std::string& row,
-                            double margin) {
-  const std::vector<RescaledTime> r = rescaled_times(candidates, M, N, sweep_sms, usable_sms, tiles);
+std::string rescaled_choice(const std::vector<RescaledTime>& times, int sweep_sms, int usable_sms,
+                            const std::string& row, double margin) {
   const RescaledTime* best = nullptr;
   const RescaledTime* mine = nullptr;
-  for (const RescaledTime& t : r) {
+  for (const RescaledTime& t : times) {
     if (best == nullptr || t.predicted < best->predicted) best = &t;
     if (t.name == row) mine = &t;
   }

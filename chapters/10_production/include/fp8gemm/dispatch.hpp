@@ -158,18 +158,17 @@ struct RescaledTime {
 std::vector<RescaledTime> rescaled_times(
     const std::vector<std::pair<std::string, double>>& candidates, std::int64_t M,
     std::int64_t N, int sweep_sms, int usable_sms, const std::vector<TileShape>& tiles);
-/// The kernel for `usable_sms`: `row` (the table's kernel) where it keeps its waves on fewer SMs
-/// than the sweep's (every other kernel can only gain waves then, so nothing argues for a
-/// change), else the least `predicted` of rescaled_times, unless `row`'s predicted time is within
+/// The kernel for `usable_sms` among `times` (rescaled_times' answer for those counts): `row` (the
+/// table's kernel) where it keeps its waves on fewer SMs than the sweep's (every other kernel can
+/// only gain waves then, so nothing argues for a change), else the least `predicted`, unless
+/// `row`'s predicted time is within
 /// `margin` (3%) of it (the sweep's times are not that exact). "" if no candidate has a tile
 /// shape. Why it works where it does: the sweep's time per wave holds when the waves change (each
 /// wave does the same work), which the 112-SM sweep of session 46 confirmed on the 18 DeepSeek-V3
 /// block-scaled shapes (every pick within 3% of its fastest; the 132-SM table's kernel up to 1.53x
 /// slower). Pure.
-std::string rescaled_choice(const std::vector<std::pair<std::string, double>>& candidates,
-                            std::int64_t M, std::int64_t N, int sweep_sms, int usable_sms,
-                            const std::vector<TileShape>& tiles, const std::string& row,
-                            double margin = 0.03);
+std::string rescaled_choice(const std::vector<RescaledTime>& times, int sweep_sms, int usable_sms,
+                            const std::string& row, double margin = 0.03);
 
 /// What a plan runs and why.
 struct KernelChoice {

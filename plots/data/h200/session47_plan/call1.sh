@@ -37,14 +37,12 @@ done
 unset FP8GEMM_KERNEL_BLOCK_SCALED
 LEFT=$(seconds_left 570)
 say "dispatch sweep on 112 SMs, per-tensor, 18 shapes ($LEFT s left)"
-timeout $((LEFT - 15)) "$B/fp8gemm_dispatch_sweep" --families=per_tensor --shapes="$SH18" \
-  --max_sms=112 --json="$OUT/dispatch_sweep_per_tensor_sms112_${C:0:7}.json" > "$OUT/sweep.log" 2>&1
-echo "sweep rc=$?" >> "$L"
+dispatch_sweep_step per_tensor_sms112 $((LEFT - 15)) "$SH18" --families=per_tensor --max_sms=112
 for f in per_tensor_promoted per_tensor_fast; do
   python3 tools/check_table.py --picks-exe "$B/fp8gemm_dispatch_picks" --sms 112 --family $f \
     --dispatch-sweep "$OUT/dispatch_sweep_per_tensor_sms112_${C:0:7}.json" 2>&1 | tail -4 >> "$L"
 done
-xz -6 "$OUT/sweep.log"
-tar cJf "$OUT/logs.txz" -C "$OUT" p gl sweep.log.xz 2>/dev/null && rm -rf "$OUT/p" "$OUT/gl" "$OUT/sweep.log.xz"
+tar cJf "$OUT/logs.txz" -C "$OUT" p gl sweep_per_tensor_sms112.log.xz 2>/dev/null &&
+  rm -rf "$OUT/p" "$OUT/gl" "$OUT/sweep_per_tensor_sms112.log.xz"
 say end
 cat "$L"

@@ -19,15 +19,13 @@ if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   M128="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
   M128="$M128,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"
   say "dispatch sweep, block-scaled, M <= 128"
-  timeout 150 "$B/fp8gemm_dispatch_sweep" --families=block_scaled --shapes="$M128" \
-    --json="$OUT/dispatch_sweep_small_${C:0:7}.json" > "$OUT/sweep.log" 2>&1
-  echo "sweep rc=$?" >> "$L"
+  dispatch_sweep_step small 150 "$M128" --families=block_scaled
   awk '$1 == "block_scaled" && $2 ~ /^(64|128)x/ {print $2, $3}' <("$B/fp8gemm_dispatch_picks") \
     > /tmp/table.txt 2>/dev/null || true
   python3 plots/data/h200/session43/call4_18a7ac7/picks.py "$OUT/dispatch_sweep_small_${C:0:7}.json" \
     /tmp/table.txt > "$OUT/picks.txt" 2>> "$L"
-  xz -6 "$OUT/sweep.log"
 fi
-tar cJf "$OUT/logs.txz" -C "$OUT" gl sweep.log.xz 2>/dev/null && rm -rf "$OUT/gl" "$OUT/sweep.log.xz"
+tar cJf "$OUT/logs.txz" -C "$OUT" gl sweep_small.log.xz 2>/dev/null &&
+  rm -rf "$OUT/gl" "$OUT/sweep_small.log.xz"
 say end
 cat "$L"
