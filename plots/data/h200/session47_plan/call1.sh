@@ -15,11 +15,17 @@
 #     check is CTest library_dispatch_rescaled_112). Prediction: within 3% at 17-18 of 18 per
 #     family. Commit the JSON as plots/data/h200/ch10/dispatch_sweep_per_tensor_sms112.json and add
 #     the two checks beside library_dispatch_rescaled_112 (tests/library.cmake) if they pass.
-# Run: carry .gpu/s47.txz, .gpu/py10.txz, .peer (packed by pack.sh at the commit to run).
+# Not an H200 (session 47's addition): call 2's first step instead, test_chapter_07 on session 46's
+# two new kernels (any Hopper GPU; carry .gpu/t07.txz: build/bin/test_chapter_07 and gpu_tests.txt).
+# Run: carry .gpu/s47.txz, .gpu/py10.txz, .peer, .gpu/t07.txz (packed by pack.sh at the commit to run).
 set -u
 source scripts/gpu_call.sh .gpu/s47.txz .gpu/py10.txz || exit 1
 if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  say "not an H200: nothing timed"; cat "$L"; exit 0
+  say "not an H200: nothing timed; test_chapter_07 instead"
+  tar xJf .gpu/t07.txz -C /tmp/b || echo "cannot unpack .gpu/t07.txz" >> "$L"
+  gpu_tests_step '^test_chapter_07$' 300
+  tar cJf "$OUT/logs.txz" -C "$OUT" gl 2>/dev/null && rm -rf "$OUT/gl"
+  say end; cat "$L"; exit 0
 fi
 M128="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
 M128="$M128,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"

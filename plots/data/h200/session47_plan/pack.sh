@@ -8,4 +8,4 @@ cd "$(git rev-parse --show-toplevel)"
 bash plots/data/h200/session46_plan/pack.sh "$@"
 (cd build && tar cf - bin/commit.txt bin/libbenchmark.so.1.7.1 bin/libbenchmark.so.1debian \
    bin/fp8gemm_dispatch_sweep bin/fp8gemm_dispatch_picks | xz -9 -T2 > ../.gpu/s47.txz)
-ls -l .gpu/s47.txz
+ls -l .gpu/s47.txz .gpu/t07.txz
