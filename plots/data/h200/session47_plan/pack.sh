@@ -8,4 +8,6 @@ cd "$(git rev-parse --show-toplevel)"
 bash plots/data/h200/session46_plan/pack.sh "$@"
 (cd build && tar cf - bin/commit.txt bin/libbenchmark.so.1.7.1 bin/libbenchmark.so.1debian \
    bin/fp8gemm_dispatch_sweep bin/fp8gemm_dispatch_picks | xz -9 -T2 > ../.gpu/s47.txz)
+# Call 1 on a GPU other than the H200 runs test_chapter_07 from this.
+(cd build && tar cf - bin/gpu_tests.txt bin/test_chapter_07 | xz -9 -T2 > ../.gpu/t07.txz)
 ls -l .gpu/s47.txz .gpu/t07.txz
