@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Session 47's device calls, from their committed folders (the call scripts, with their
+predictions, are each folder's call.sh):
+  call 1 (call1_h100_54d4153, an H100, binaries and package of 54d4153): test_chapter_07, the
+  block-scaled dispatch sweep at M <= 128 (the new kernels 64x32_s16 and 64x64_s13 against the
+  table's), and the PyTorch op against DeepGEMM 2.6.1 on 112 SMs, runs old1 / new1 / new2 / old2
+  (old: the 132-SM table's picks through FP8GEMM_KERNEL_BLOCK_SCALED; new: the rule table_sms).
+Usage: python3 summarise.py"""
+import json
+import os
+from statistics import geometric_mean as geomean
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+C1 = os.path.join(HERE, "call1_h100_54d4153")
+
+
+def peers(path):
+    """{shape: {impl: median_us}} of a bench/peers.py JSON."""
+    out = {}
+    for b in json.load(open(path))["benchmarks"]:
+        impl, shape = b["name"].split("/")[:2]
+        out.setdefault(shape, {})[impl] = b["median_us"]
+    return out
+
+
+def small(shape):
+    return int(shape.split("x")[0]) <= 128
+
+
+def call1_peers():
+    runs = {r: peers(os.path.join(C1, f"peers_sms112_{r}_54d4153.json"))
+            for r in ("old1", "new1", "new2", "old2")}
+    print("Call 1 (H100), the op against DeepGEMM on 112 SMs: DeepGEMM's time over ours, geomean")
+    for r, p in runs.items():
+        s = [p[k]["deepgemm"] / p[k]["fp8gemm_block_scaled"] for k in p if small(k)]
+        l = [p[k]["deepgemm"] / p[k]["fp8gemm_block_scaled"] for k in p if not small(k)]
+        print(f"  {r}: M <= 128 {geomean(s):.3f}x, M = 4096 {geomean(l):.3f}x")
+    print("New over old time (the op; mean of new1, new2 over mean of old1, old2), per shape:")
+    ratios = {}
+    for k in runs["old1"]:
+        new = (runs["new1"][k]["fp8gemm_block_scaled"] + runs["new2"][k]["fp8gemm_block_scaled"]) / 2
+        old = (runs["old1"][k]["fp8gemm_block_scaled"] + runs["old2"][k]["fp8gemm_block_scaled"]) / 2
+        ratios[k] = new / old
+        print(f"  {k:18s} {ratios[k]:.3f}x")
+    print(f"  geomean M <= 128 {geomean([v for k, v in ratios.items() if small(k)]):.3f}x, "
+          f"M = 4096 {geomean([v for k, v in ratios.items() if not small(k)]):.3f}x")
+
+
+def call1_sweep():
+    doc = json.load(open(os.path.join(C1, "dispatch_sweep_small_54d4153.json")))
+    t = {}
+    for r in doc["results"]:
+        if r.get("family") == "block_scaled" and r.get("ok") and not r.get("peer"):
+            t.setdefault(r["shape"], {})[r["kernel"]] = (r["median_us"], r.get("confirm_median_us"))
+    print("Call 1's sweep: the new kernels' time over the kernel they were predicted against "
+          "(block medians; confirmation medians where both have one)")
+    pairs = [("64x4096x7168", "64x32_s16", "64x32_s14"), ("128x2112x7168", "64x32_s16", "64x32_s14"),
+             ("128x4096x7168", "64x64_s13", "64x64_s12"), ("64x7168x16384", "64x64_s13", "64x64_s12"),
+             ("64x7168x2048", "64x64_s13", "64x128_s8_c1x1_promoted_tma_b2")]
+    for shape, new, old in pairs:
+        def find(name):
+            name = name if name.endswith(("_b1", "_b2", "_b3")) else name + "_c1x1_promoted_tma_b1"
+            return t[shape].get(name)
+        n, o = find(new), find(old)
+        conf = f", confirmed {n[1] / o[1]:.3f}x" if n and o and n[1] and o[1] else ""
+        print(f"  {shape:14s} {new} / {old}: "
+              + (f"{n[0] / o[0]:.3f}x{conf}" if n and o else "not both timed"))
+
+
+if __name__ == "__main__":
+    call1_sweep()
+    call1_peers()
