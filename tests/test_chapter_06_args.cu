@@ -98,16 +98,35 @@ TEST_CASE("ch06 kernels: unique names, configurations a Hopper SM can run", "[ch
 TEST_CASE("ch06 table: every shape gets a compiled kernel of the asked mode", "[ch06][cpu]") {
   const std::int64_t ms[] = {1, 64, 100, 128, 129, 256, 1000, 4096, 8192};
   const std::int64_t ns[] = {8, 16, 264, 2112, 4096, 7168, 24576, 32768};
-  for (auto m : ms)
-    for (auto n : ns)
-      for (auto mode : {Accumulation::fast, Accumulation::promoted})
-        for (bool tma : {true, false}) {
-          const auto& k = fp8gemm::ch06::choose_kernel(m, n, 4096, mode, tma);
-          INFO(m << " x " << n << " " << fp8gemm::engine::to_string(mode) << " tma " << tma
-                 << " -> " << k.name);
-          CHECK(k.accumulation == mode);
-          if (!tma) CHECK(k.epilogue == fp8gemm::engine::EpilogueKind::registers);
-        }
+  for (int sms : {132, 1, 78, 112, 1000})  // the rules plan for the SMs a grid may use
+    for (auto m : ms)
+      for (auto n : ns)
+        for (auto mode : {Accumulation::fast, Accumulation::promoted})
+          for (bool tma : {true, false}) {
+            const auto& k = fp8gemm::ch06::choose_kernel(m, n, 4096, mode, tma, sms);
+            INFO(sms << " SMs " << m << " x " << n << " " << fp8gemm::engine::to_string(mode)
+                     << " tma " << tma << " -> " << k.name);
+            CHECK(k.accumulation == mode);
+            if (!tma) CHECK(k.epilogue == fp8gemm::engine::EpilogueKind::registers);
+          }
+}
+
+TEST_CASE("ch06 rule: plans for the SMs the grid may use", "[ch06][cpu]") {
+  using fp8gemm::ch06::choose_kernel;
+  // Outside the hand table: 64 x 2048 is 128 tiles of 64 x 16, one wave on 132 SMs, two on 112.
+  CHECK(choose_kernel(64, 2048, 7168, Accumulation::promoted, true).name ==
+        "64x16_s16_c1x1_promoted_tma_b1");
+  CHECK(choose_kernel(64, 2048, 7168, Accumulation::promoted, true, 112).name ==
+        "64x32_s14_c1x1_promoted_tma_b1");
+  CHECK(choose_kernel(64, 2048, 7168, Accumulation::fast, true, 112).name ==
+        "64x32_s14_c1x1_fast_tma_b1");
+  // Large M, wave efficiency on the grid's slots (promoted: 256 x 128 at 1.05, 192 x 128 at 1.00
+  // on whole waves): 4096 x 8192 is 1024 tiles of 256 x 128, 8 waves of 132 (0.970), 10 of 112
+  // (0.914 x 1.05 = 0.960); 1408 of 192 x 128, 11 waves (0.970) and 13 (0.967).
+  CHECK(choose_kernel(4096, 8192, 4096, Accumulation::promoted, true, 132).name ==
+        "256x128_s4_c1x2_promoted_tma_b2");
+  CHECK(choose_kernel(4096, 8192, 4096, Accumulation::promoted, true, 112).name ==
+        "192x128_s4_c2x1_promoted_tma_b2");
 }
 
 TEST_CASE("engine scheduler: the banded raster visits every unit exactly once", "[ch06][cpu]") {

@@ -115,6 +115,34 @@ TEST_CASE("ch07: the table and the fallback rule name compiled kernels", "[ch07]
         "192x128_s4_c1x1_promoted_tma_b2");
 }
 
+TEST_CASE("ch07: the rule plans for the SMs the grid may use", "[ch07][cpu]") {
+  using ch07::Output;
+  // Outside the hand table. 64 x 2048: 128 tiles of 64 x 16 are one wave on 132 SMs, two on 112
+  // (the second 16 tiles): 64 x 32 (64 tiles) there.
+  CHECK(ch07::choose_kernel(64, 2048, 7168, Output::bf16, true).name ==
+        "64x16_s16_c1x1_promoted_tma_b1");
+  CHECK(ch07::choose_kernel(64, 2048, 7168, Output::bf16, true, 132).name ==
+        "64x16_s16_c1x1_promoted_tma_b1");
+  CHECK(ch07::choose_kernel(64, 2048, 7168, Output::bf16, true, 112).name ==
+        "64x32_s14_c1x1_promoted_tma_b1");
+  // Large M, wave efficiency on the grid's slots: 4096 x 8192 is 1024 tiles of 256 x 128 (7.76
+  // waves on 132, 9.14 on 112) or 1408 of 192 x 128 (10.7 on 132, 12.57 on 112).
+  CHECK(ch07::choose_kernel(4096, 8192, 4096, Output::bf16, true, 132).name ==
+        "256x128_s3_c1x2_promoted_tma_b4");
+  CHECK(ch07::choose_kernel(4096, 8192, 4096, Output::bf16, true, 112).name ==
+        "192x128_s4_c2x1_promoted_tma_b2");
+  // The hand table is the 132-SM sweep's, whatever the count (chapter 10 rescales its rows).
+  CHECK(ch07::choose_kernel(64, 2112, 7168, Output::bf16, true, 112).name ==
+        "64x16_s16_c1x1_promoted_tma_b1");
+  // Any count names a compiled kernel (1 SM and more than the GPU has included).
+  for (int sms : {1, 2, 3, 16, 66, 78, 112, 114, 132, 1000})
+    for (std::int64_t M : {1, 64, 100, 128, 129, 4096})
+      for (std::int64_t N : {16, 2048, 4096, 8192, 32768}) {
+        INFO(sms << " SMs, " << M << " x " << N);
+        CHECK_NOTHROW(ch07::choose_kernel(M, N, 4096, Output::bf16, true, sms));
+      }
+}
+
 TEST_CASE("ch07 kernels: unique names; loop twins are comparison-only and never picked",
           "[ch07][cpu]") {
   // The loop versions' twins (kPromotedLoop other than the tile's default: _loopN, _ew8 / _ew4

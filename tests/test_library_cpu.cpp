@@ -201,6 +201,18 @@ TEST_CASE("library: the table rescaled to the plan's SMs (rule table_sms)", "[li
   // A shape with no row keeps the chapter's rule; FP32 D keeps its epilogue rule.
   CHECK(choose_block_scaled(1000, 3000, 1024, false, true, "", nullptr, 112).rule ==
         DispatchRule::chapter);
+  // ... whose rules plan for the plan's SMs too (session 47): 64 x 2048 is 128 tiles of 64 x 16,
+  // one wave on 132 SMs, two on 112, so 64 x 32 there; the reason names the count.
+  c = choose_block_scaled(64, 2048, 7168, false, true, "", nullptr, 112);
+  CHECK(c.rule == DispatchRule::chapter);
+  CHECK(c.kernel == "64x32_s14_c1x1_promoted_tma_b1");
+  CHECK(has(c.why, "on 112 SMs"));
+  c = choose_block_scaled(64, 2048, 7168, false, true, "", nullptr, 0);  // no GPU: the 132 of
+  CHECK(c.kernel == "64x16_s16_c1x1_promoted_tma_b1");                    // the rules' sweeps
+  CHECK(has(c.why, "on 132 SMs"));
+  c = choose_per_tensor(64, 2048, 7168, Accumulation::promoted, true, "", nullptr, 112);
+  CHECK(c.rule == DispatchRule::chapter);
+  CHECK(c.kernel == "64x32_s14_c1x1_promoted_tma_b1");
   CHECK(choose_block_scaled(64, 2112, 7168, true, true, "", nullptr, 112).rule ==
         DispatchRule::epilogue);
   // The other families rescale the same way (their rows have candidates from their sweeps).

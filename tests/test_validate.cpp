@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "catch.hpp"
 #include "common/scaling.hpp"
@@ -459,4 +460,55 @@ TEST_CASE("the persistent grid's clusters: what fits, max_sms, at least one, at 
   CHECK(persistent_grid_clusters(132, 132, 0, 1, 5) == 5);
   CHECK(persistent_grid_clusters(132, 132, 16, 1, 5) == 5);
   CHECK(persistent_grid_clusters(132, 132, 4, 1, 5) == 4);
+}
+
+TEST_CASE("the chapters' tile rules on the SMs a grid may use: wave efficiency, the decode width",
+          "[validate][engine]") {
+  using fp8gemm::engine::decode_tile_width;
+  using fp8gemm::engine::wave_efficiency;
+  CHECK(wave_efficiency(132, 132) == 1.0);
+  CHECK(wave_efficiency(264, 132) == 1.0);
+  CHECK(wave_efficiency(133, 132) == 133.0 / 264.0);  // the same division: exact
+  CHECK(wave_efficiency(66, 112) == 66.0 / 112.0);
+  CHECK(wave_efficiency(0, 132) == 0.0);
+  CHECK(wave_efficiency(5, 0) == 0.0);
+  const std::vector<int> w64 = {128, 64, 32, 16};
+  // On 132 SMs: the widest width with >= 100 tiles (the rule before the SM count was a parameter).
+  CHECK(decode_tile_width(64, 2112, 64, w64, 132) == 16);   // 132 tiles: one wave
+  CHECK(decode_tile_width(64, 4096, 64, w64, 132) == 32);   // 128 tiles
+  CHECK(decode_tile_width(64, 1600, 64, w64, 132) == 16);   // 100 tiles: the threshold
+  CHECK(decode_tile_width(64, 1584, 64, w64, 132) == 0);    // 99: none reaches it
+  CHECK(decode_tile_width(64, 32768, 64, w64, 132) == 128); // 256 tiles: the widest
+  // On 112 SMs the threshold is ceil(100 x 112 / 132) = 85 tiles, and a count that would spill a
+  // thin second wave (112 < count < 168) gives way to the next wider width when that fits one
+  // wave: 64 x 2112 and 64 x 4096 (the session-46 sweep on 112 SMs: 64x16 1.54x and 64x32 1.39x
+  // the time of the fastest, which were 64x32 and 64x64).
+  CHECK(decode_tile_width(64, 2112, 64, w64, 112) == 32);   // 66 tiles, not 132
+  CHECK(decode_tile_width(64, 4096, 64, w64, 112) == 64);   // 64 tiles, not 128
+  CHECK(decode_tile_width(64, 1360, 64, w64, 112) == 16);   // 85 tiles: the threshold, one wave
+  CHECK(decode_tile_width(64, 1344, 64, w64, 112) == 0);    // 84
+  CHECK(decode_tile_width(64, 32768, 64, w64, 112) == 128); // 256 tiles: 3 waves whatever
+  CHECK(decode_tile_width(128, 4096, 128, {64, 32}, 112) == 64);  // 128 tiles of 32 spill
+  CHECK(decode_tile_width(128, 4096, 128, {64, 32}, 132) == 32);
+  // A count at 1.5 x sms or more is kept: the second wave is at least half full.
+  CHECK(decode_tile_width(64, 168 * 16, 64, w64, 112) == 16);
+  CHECK(decode_tile_width(64, 167 * 16, 64, w64, 112) == 32);
+  // Against the rule before (>= 100 tiles, 132 SMs): the same width wherever the chosen count
+  // does not spill a thin second wave on 132 SMs.
+  for (std::int64_t N = 16; N <= 65536; N += 16) {
+    int before = 0;
+    for (int w : w64)
+      if ((N + w - 1) / w >= 100) {
+        before = w;
+        break;
+      }
+    const std::int64_t count = before ? (N + before - 1) / before : 0;
+    INFO("N = " << N);
+    if (count <= 132 || 2 * count >= 3 * 132 || before == 128)  // 128: no wider width
+      CHECK(decode_tile_width(64, N, 64, w64, 132) == before);
+    else
+      CHECK(decode_tile_width(64, N, 64, w64, 132) == before * 2);
+  }
+  CHECK(decode_tile_width(0, 2112, 64, w64, 132) == 0);
+  CHECK(decode_tile_width(64, 2112, 64, w64, 0) == 0);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fp8gemm::ch06 {
 
@@ -11,12 +12,6 @@ GemmRequirements requirements() { return engine::engine_requirements("fp8gemm::c
 namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-/// Fraction of the SM-slots of the last wave that do useful work, over all waves.
-double wave_efficiency(std::int64_t tiles, std::int64_t slots) {
-  const std::int64_t waves = ceil_div(tiles, slots);
-  return double(tiles) / double(waves * slots);
-}
 
 std::string with_mode(const std::string& stem, Accumulation a) {
   // stem: "128x256_s4_c2x1_%_tma_b2" -> the accumulation mode replaces %.
@@ -78,7 +73,7 @@ constexpr TableEntry kTable[] = {
 }  // namespace
 
 const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int64_t K,
-                                        Accumulation accumulation, bool tma_store_ok) {
+                                        Accumulation accumulation, bool tma_store_ok, int sms) {
   if (!tma_store_ok)
     return kernel_named(with_mode(M <= 128 ? "128x128_s6_c1x1_%_reg" : "128x256_s4_c2x1_%_reg",
                                   accumulation));
@@ -86,22 +81,23 @@ const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int
     if (e.M == M && e.N == N && e.K == K)
       return kernel_named(with_mode(accumulation == Accumulation::fast ? e.fast : e.promoted,
                                     accumulation));
-  constexpr std::int64_t kSlots = 132;
+  // The rules below plan for the SMs the grid may use (sms; the hand table above is the H200's
+  // 132-SM sweep, rescaled by chapter 10's dispatch, not here).
+  sms = std::max(sms, 1);
   if (M <= 128) {
     // Decode-like, memory-bound: the weights stream from HBM once, so what matters is that
-    // enough SMs stream them. The widest tile that still gives about 100 tiles or more; 64-row
+    // enough SMs stream them. The widest tile that still gives about 3/4 of the SMs a tile
+    // (100 tiles on 132 SMs), without a thin second wave (engine::decode_tile_width); 64-row
     // tiles when M <= 64, or when 128-row tiles would leave most SMs idle.
-    const std::int64_t bm_rows = M <= 64 ? 64 : 128;
-    for (int bn : {128, 64, 32, 16}) {
-      std::int64_t tiles = ((M + bm_rows - 1) / bm_rows) * ((N + bn - 1) / bn);
-      if (tiles >= 100) {
-        static const char* const k64[] = {"64x128_s8_c1x1_%_tma_b2", "64x64_s12_c1x1_%_tma_b1",
-                                          "64x32_s14_c1x1_%_tma_b1", "64x16_s16_c1x1_%_tma_b1"};
-        static const char* const k128[] = {"128x128_s6_c1x1_%_tma_b2", "128x64_s8_c1x1_%_tma_b1",
-                                           "128x32_s10_c1x1_%_tma_b1", "128x16_s10_c1x1_%_tma_b1"};
-        const int i = bn == 128 ? 0 : bn == 64 ? 1 : bn == 32 ? 2 : 3;
-        return kernel_named(with_mode(bm_rows == 64 ? k64[i] : k128[i], accumulation));
-      }
+    const int bm_rows = M <= 64 ? 64 : 128;
+    const int bn = engine::decode_tile_width(M, N, bm_rows, {128, 64, 32, 16}, sms);
+    if (bn > 0) {
+      static const char* const k64[] = {"64x128_s8_c1x1_%_tma_b2", "64x64_s12_c1x1_%_tma_b1",
+                                        "64x32_s14_c1x1_%_tma_b1", "64x16_s16_c1x1_%_tma_b1"};
+      static const char* const k128[] = {"128x128_s6_c1x1_%_tma_b2", "128x64_s8_c1x1_%_tma_b1",
+                                         "128x32_s10_c1x1_%_tma_b1", "128x16_s10_c1x1_%_tma_b1"};
+      const int i = bn == 128 ? 0 : bn == 64 ? 1 : bn == 32 ? 2 : 3;
+      return kernel_named(with_mode(bm_rows == 64 ? k64[i] : k128[i], accumulation));
     }
     return kernel_named(with_mode(M <= 64 ? "64x16_s16_c1x1_%_tma_b1" : "64x32_s14_c1x1_%_tma_b1",
                                   accumulation));
@@ -124,12 +120,14 @@ const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int
       // comparison: 1.01-1.18x at M = 4096 and 8192^3 where the tile counts fill the waves);
       // fast keeps the sweep's tiles (256 x 128 fast measured 0.97-0.99x of 128 x 256 there).
       {"256x128_s4_c1x2_%_tma_b2", 256, 128, 0.0, 1.05}};
+  // Every candidate runs 2-CTA clusters: the grid's CTA slots are whole clusters.
+  const std::int64_t slots = std::max(2, sms / 2 * 2);
   const Candidate* best = nullptr;
   double best_score = -1;
   for (const auto& c : large) {
     const std::int64_t tiles = ceil_div(M, c.bm) * ceil_div(N, c.bn);
     const double speed = accumulation == Accumulation::fast ? c.speed_fast : c.speed_promoted;
-    const double score = wave_efficiency(tiles, kSlots) * speed;
+    const double score = engine::wave_efficiency(tiles, slots) * speed;
     if (score > best_score + 1e-9) {
       best_score = score;
       best = &c;
@@ -150,7 +148,8 @@ engine::EnginePlan make_plan(const PerTensorGemm& g, const Options& o) {
                                 " is not an Accumulation (fast, promoted)");
   const engine::KernelInfo& k =
       o.kernel.empty()
-          ? choose_kernel(g.M, g.N, g.K, o.accumulation, engine::tma_store_compatible(args))
+          ? choose_kernel(g.M, g.N, g.K, o.accumulation, engine::tma_store_compatible(args),
+                          engine::rule_sms(o.max_sms))
           : kernel_named(o.kernel);
   return engine::EnginePlan(k, args, req, o.max_sms, o.raster, o.persistent);
 }

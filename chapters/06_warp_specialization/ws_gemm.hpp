@@ -43,9 +43,13 @@ struct Options {
 GemmRequirements requirements();
 
 /// The per-shape table: the kernel the plan uses for an M x N x K call (names in kernels()).
-/// `tma_store_ok`: whether D can be stored by TMA (else a registers-epilogue kernel).
+/// `tma_store_ok`: whether D can be stored by TMA (else a registers-epilogue kernel). `sms`: the
+/// SMs its grid may use (the plan passes engine::rule_sms(Options::max_sms)); shapes outside the
+/// hand table get the rules (the decode tile rule, wave efficiency) on that many SMs; the hand
+/// table itself is the H200's 132-SM sweep.
 const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int64_t K,
-                                        Accumulation accumulation, bool tma_store_ok);
+                                        Accumulation accumulation, bool tma_store_ok,
+                                        int sms = engine::kReferenceSms);
 
 class Plan {
  public:

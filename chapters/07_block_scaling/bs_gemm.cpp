@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
@@ -23,11 +24,6 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 [[noreturn]] void fail(const std::string& what) {
   throw std::invalid_argument(std::string(kWho) + ": " + what);
-}
-
-double wave_efficiency(std::int64_t tiles, std::int64_t slots) {
-  const std::int64_t waves = ceil_div(tiles, slots);
-  return double(tiles) / double(waves * slots);
 }
 
 bool aligned(const void* p, std::size_t bytes) {
@@ -119,27 +115,31 @@ constexpr TableEntry kTable[] = {
 }  // namespace
 
 const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int64_t K,
-                                        Output output, bool tma_store_ok) {
+                                        Output output, bool tma_store_ok, int sms) {
   if (output == Output::f32)
     return kernel_named(M <= 128 ? "128x128_s6_c1x1_promoted_f32" : "128x256_s4_c2x1_promoted_f32");
   if (!tma_store_ok)
     return kernel_named(M <= 128 ? "128x128_s6_c1x1_promoted_reg" : "128x256_s4_c2x1_promoted_reg");
   for (const auto& e : kTable)
     if (e.M == M && e.N == N && e.K == K) return kernel_named(e.kernel);
-  constexpr std::int64_t kSlots = 132;
+  // The rules below plan for the SMs the grid may use (sms; the hand table above is the H200's
+  // 132-SM sweep, rescaled by chapter 10's dispatch, not here).
+  sms = std::max(sms, 1);
   if (M <= 128) {
-    // Memory-bound: the widest tile that still gives >= 100 tiles, so enough SMs stream B.
-    const std::int64_t bm = M <= 64 ? 64 : 128;
-    for (int bn : {128, 64, 32, 16}) {
-      if (bm == 128 && (bn == 128 || bn == 16)) continue;
-      if (ceil_div(M, bm) * ceil_div(N, bn) >= 100)
-        return kernel_named(std::to_string(bm) + "x" + std::to_string(bn) + "_s" +
-                            (bm == 64 ? (bn == 128 ? "8" : bn == 64 ? "12" : bn == 32 ? "14" : "16")
-                                      : (bn == 64 ? "8" : "10")) +
-                            "_c1x1_promoted_tma_b1");
-    }
+    // Memory-bound: the widest tile that still gives about 3/4 of the SMs a tile, so enough SMs
+    // stream B, without a thin second wave (engine::decode_tile_width).
+    const int bm = M <= 64 ? 64 : 128;
+    const int bn = engine::decode_tile_width(
+        M, N, bm, bm == 64 ? std::vector<int>{128, 64, 32, 16} : std::vector<int>{64, 32}, sms);
+    if (bn > 0)
+      return kernel_named(std::to_string(bm) + "x" + std::to_string(bn) + "_s" +
+                          (bm == 64 ? (bn == 128 ? "8" : bn == 64 ? "12" : bn == 32 ? "14" : "16")
+                                    : (bn == 64 ? "8" : "10")) +
+                          "_c1x1_promoted_tma_b1");
     return kernel_named(M <= 64 ? "64x16_s16_c1x1_promoted_tma_b1" : "128x32_s10_c1x1_promoted_tma_b1");
   }
+  // Every candidate below runs 2-CTA clusters: the grid's CTA slots are whole clusters.
+  const std::int64_t slots = std::max(2, sms / 2 * 2);
   struct Candidate {
     const char* name;
     int bm, bn;
@@ -153,7 +153,8 @@ const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int
   const Candidate* best = nullptr;
   double best_score = -1;
   for (const auto& c : large) {
-    const double score = wave_efficiency(ceil_div(M, c.bm) * ceil_div(N, c.bn), kSlots) * c.speed;
+    const double score =
+        engine::wave_efficiency(ceil_div(M, c.bm) * ceil_div(N, c.bn), slots) * c.speed;
     if (score > best_score + 1e-9) {
       best_score = score;
       best = &c;
@@ -209,9 +210,10 @@ Plan::Plan(const BlockScaledGemm& in, const Options& o) : impl_(std::make_unique
     I.split = std::make_unique<SplitKPart>(k, args, req, o.splits, o.max_sms, o.raster,
                                            g.output == Output::f32, g.accumulate);
   } else {
-    const engine::KernelInfo& k = o.kernel.empty()
-                                      ? choose_kernel(g.M, g.N, g.K, g.output, tma_store_ok)
-                                      : kernel_named(o.kernel);
+    const engine::KernelInfo& k =
+        o.kernel.empty()
+            ? choose_kernel(g.M, g.N, g.K, g.output, tma_store_ok, engine::rule_sms(o.max_sms))
+            : kernel_named(o.kernel);
     I.plan = std::make_unique<Impl::Engine>(k, args, req, o.max_sms, o.raster, true);
   }
   const engine::KernelInfo& k = I.split ? I.split->kernel() : I.plan->kernel();

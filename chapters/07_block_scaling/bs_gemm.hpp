@@ -81,9 +81,13 @@ struct Options {
 /// layouts' ld large enough; device or managed memory of the current device.
 GemmRequirements requirements();
 
-/// The per-shape table: the kernel a plan uses for an M x N x K call.
+/// The per-shape table: the kernel a plan uses for an M x N x K call. `sms`: the SMs its grid
+/// may use (the plan passes engine::rule_sms(Options::max_sms)); shapes outside the hand table
+/// get the rules (the decode tile rule, wave efficiency) on that many SMs; the hand table itself
+/// is the H200's 132-SM sweep.
 const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int64_t K,
-                                        Output output, bool tma_store_ok);
+                                        Output output, bool tma_store_ok,
+                                        int sms = engine::kReferenceSms);
 
 /// The call with its defaults filled in (packed leading dimensions, default scale layouts).
 BlockScaledGemm with_defaults(const BlockScaledGemm& gemm);

@@ -72,6 +72,32 @@ void check_plan_options(const char* who, int max_sms, const RasterOptions& raste
 /// 0 means all of them. Pure C++.
 int usable_sms(int max_sms, int sm_count);
 
+/// The SM count the chapters' kernel tables and rules were measured on (the H200, 132 SMs): what
+/// a rule assumes where no GPU answers (rule_sms).
+inline constexpr int kReferenceSms = 132;
+
+/// The SMs a kernel-choice rule should plan for: usable_sms(max_sms, the current device's SM
+/// count), or usable_sms(max_sms, kReferenceSms) where no device answers (no GPU, no driver: the
+/// plan's own device check then refuses the call with its message). A negative max_sms counts as
+/// 0 here; the plan refuses it.
+int rule_sms(int max_sms);
+
+/// The fraction of the SM slots of all waves that hold a tile: tiles / (ceil(tiles / slots) x
+/// slots); 1 for whole waves. Pure C++. (The chapters' large-tile rules: wave efficiency times a
+/// kernel's measured speed on whole waves.)
+double wave_efficiency(std::int64_t tiles, std::int64_t slots);
+
+/// The decode (M <= 128) tile rule of chapters 6 and 7 on `sms` SMs. Of `widths` (BLOCK_N
+/// values, widest first) the widest whose tile count ceil(M / block_m) x ceil(N / width) reaches
+/// ceil(100 x sms / 132) (about three quarters of the SMs: 100 tiles on the H200, so that enough
+/// SMs stream B from memory); but where that count spills into a second wave less than half full
+/// (sms < count < 1.5 sms) and the next wider width fits in one wave, that wider width (a thin
+/// second wave nearly doubles a memory-bound kernel's time for a few tiles: session 46's 112-SM
+/// sweep, 64 x 2112 x 7168, 64 x 16 tiles 1.54x the time of 64 x 32). 0 when no width reaches
+/// the threshold. Pure C++.
+int decode_tile_width(std::int64_t M, std::int64_t N, int block_m, const std::vector<int>& widths,
+                      int sms);
+
 /// Clusters of a persistent grid: as many as fit on the GPU at once (`max_clusters`, the occupancy
 /// query's answer), limited by `max_sms` (0: the `sm_count` SMs) as max_sms / cluster_size, but at
 /// least one (a kernel with 2-CTA clusters given max_sms = 1 runs one cluster, 2 CTAs), and never

@@ -27,6 +27,43 @@ int usable_sms(int max_sms, int sm_count) {
   return max_sms > 0 ? std::min(max_sms, sm_count) : sm_count;
 }
 
+int rule_sms(int max_sms) {
+  // The query's failure is not an error here: it means no GPU answers, and the plan that asked
+  // refuses the call right after, in its device check. The error is read back so that it does
+  // not linger for the next CUDA call.
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      sms <= 0) {
+    (void)cudaGetLastError();
+    sms = kReferenceSms;
+  }
+  return usable_sms(std::max(max_sms, 0), sms);
+}
+
+double wave_efficiency(std::int64_t tiles, std::int64_t slots) {
+  if (tiles <= 0 || slots <= 0) return 0.0;
+  const std::int64_t waves = (tiles + slots - 1) / slots;
+  return double(tiles) / double(waves * slots);
+}
+
+int decode_tile_width(std::int64_t M, std::int64_t N, int block_m, const std::vector<int>& widths,
+                      int sms) {
+  if (M <= 0 || N <= 0 || block_m <= 0 || sms <= 0) return 0;
+  const std::int64_t threshold = (std::int64_t(100) * sms + kReferenceSms - 1) / kReferenceSms;
+  const auto tiles = [&](int width) {
+    return ((M + block_m - 1) / block_m) * ((N + width - 1) / width);
+  };
+  for (std::size_t i = 0; i < widths.size(); ++i) {
+    const std::int64_t count = tiles(widths[i]);
+    if (count < threshold) continue;
+    if (i > 0 && count > sms && 2 * count < 3 * std::int64_t(sms) && tiles(widths[i - 1]) <= sms)
+      return widths[i - 1];
+    return widths[i];
+  }
+  return 0;
+}
+
 std::int64_t persistent_grid_clusters(int max_clusters, int sm_count, int max_sms,
                                       int cluster_size, std::int64_t work_units) {
   const int sms = usable_sms(max_sms, sm_count);

@@ -412,7 +412,8 @@ int main(int argc, char** argv) {
         for (const auto& k : candidates(ch06::kernels(), acc, filter))
           sweep_kernel(family, k, s, D, ref, ref_ok, 2e-2, [&] { return make(k); });
         if (confirm_top > 0)
-          confirm(records, family, s.name(), ch06::choose_kernel(s.M, s.N, s.K, acc, true).name,
+          confirm(records, family, s.name(),
+                  ch06::choose_kernel(s.M, s.N, s.K, acc, true, engine::rule_sms(max_sms)).name,
                   make, confirm_top, budget_ms * 4, l2);
         const bool fast = acc == engine::Accumulation::fast;
         peer(family, fast ? "cublaslt_fast" : "cublaslt_promoted", s, [&, fast](cudaStream_t st) {

@@ -501,7 +501,8 @@ int main(int argc, char** argv) {
              [&ch](cudaStream_t st) { ch.run(st); }, [&ctl](cudaStream_t st) { ctl.run(st); },
              fp8_gemm_cost(s.M, s.N, s.K, bs_scale_bytes), why_short(lib.choice()), rebound},
             ops.D.data(), d2.data(), ops.D.bytes());
-      const std::string own = ch07::choose_kernel(s.M, s.N, s.K, ch07::Output::bf16, true).name;
+      const std::string own =
+          ch07::choose_kernel(s.M, s.N, s.K, ch07::Output::bf16, true, engine::rule_sms(0)).name;
       if (rule && own != lib.kernel().name) {
         auto& rp = keep<ch07::Plan>(g, ch07::Options{.kernel = own});
         duels.push_back({"block_scaled", s.name(), [&rp](cudaStream_t st) { rp.run(st); },
@@ -527,7 +528,8 @@ int main(int argc, char** argv) {
              fp8_gemm_cost(s.M, s.N, s.K), why_short(lib.choice())},
             ops.D.data(), ops.D2.data(), ops.D.bytes());
       const std::string own =
-          ch06::choose_kernel(s.M, s.N, s.K, Accumulation::promoted, true).name;
+          ch06::choose_kernel(s.M, s.N, s.K, Accumulation::promoted, true, engine::rule_sms(0))
+              .name;
       if (rule && own != lib.kernel().name) {
         ch06::Options ro;
         ro.kernel = own;

@@ -329,11 +329,13 @@ KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
   };
   if (choose_named(f, M, N, K, serves, option, env, fits, usable_sms, c)) return c;
   const ch07::Output out = f32_output ? ch07::Output::f32 : ch07::Output::bf16;
-  c.kernel = ch07::choose_kernel(M, N, K, out, tma_store_ok).name;
+  const int rule_sms = usable_sms > 0 ? usable_sms : engine::kReferenceSms;
+  c.kernel = ch07::choose_kernel(M, N, K, out, tma_store_ok, rule_sms).name;
   if (serves) {
     c.rule = DispatchRule::chapter;
     c.why = "no table entry for " + Shape{M, N, K}.name() +
-            ": chapter 7's choose_kernel (its hand table, else wave efficiency)";
+            ": chapter 7's choose_kernel (its hand table, else its rules on " +
+            std::to_string(rule_sms) + " SMs)";
   } else {
     c.rule = DispatchRule::epilogue;
     c.why = f32_output ? "FP32 D: chapter 7's registers_f32 kernel"
@@ -363,10 +365,12 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
     require_epilogue(k, source, false, tma_store_ok);
   };
   if (choose_named(f, M, N, K, tma_store_ok, option, env, fits, usable_sms, c)) return c;
-  c.kernel = ch06::choose_kernel(M, N, K, accumulation, tma_store_ok).name;
+  const int rule_sms = usable_sms > 0 ? usable_sms : engine::kReferenceSms;
+  c.kernel = ch06::choose_kernel(M, N, K, accumulation, tma_store_ok, rule_sms).name;
   c.rule = tma_store_ok ? DispatchRule::chapter : DispatchRule::epilogue;
   c.why = tma_store_ok ? "no table entry for " + Shape{M, N, K}.name() +
-                             ": chapter 6's choose_kernel (its hand table, else wave efficiency)"
+                             ": chapter 6's choose_kernel (its hand table, else its rules on " +
+                             std::to_string(rule_sms) + " SMs)"
                        : std::string(
                              "D is not TMA-storable (16-byte aligned, N % 8 == 0): "
                              "chapter 6's registers-epilogue kernel");

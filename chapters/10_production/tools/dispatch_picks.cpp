@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> shapes;
   for (const Shape& s : standard_shapes({8192}, true)) shapes.insert({s.M, s.N, s.K});
   for (const DispatchEntry& e : dispatch_table()) shapes.insert({e.M, e.N, e.K});
+  // The chapters' own choice for the same SMs (their rules' reference count when none is given).
+  const int rule_sms = sms > 0 ? sms : engine::kReferenceSms;
   std::printf("# family shape kernel rule chapter_kernel\n");
   for (const auto& [M, N, K] : shapes) {
     const std::string shape = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
@@ -50,12 +52,12 @@ int main(int argc, char** argv) {
       if (why) std::printf("  why: %s\n", c.why.c_str());
     };
     line(DispatchFamily::block_scaled, choose_block_scaled(M, N, K, false, true, "", nullptr, sms),
-         ch07::choose_kernel(M, N, K, ch07::Output::bf16, true).name);
+         ch07::choose_kernel(M, N, K, ch07::Output::bf16, true, rule_sms).name);
     for (Accumulation a : {Accumulation::promoted, Accumulation::fast})
       line(a == Accumulation::fast ? DispatchFamily::per_tensor_fast
                                    : DispatchFamily::per_tensor_promoted,
            choose_per_tensor(M, N, K, a, true, "", nullptr, sms),
-           ch06::choose_kernel(M, N, K, a, true).name);
+           ch06::choose_kernel(M, N, K, a, true, rule_sms).name);
     if (K % 32 == 0) {  // MXFP8 blocks are 32 wide
       std::string chapter;
       for (const auto& k : ch09::hopper_kernels())
