@@ -14,6 +14,15 @@
 #  3. The op against DeepGEMM on 112 SMs, runs old1 / new1 / new2 / old2 as on the H100 (there: new
 #     0.988-0.989x DeepGEMM at M <= 128, old 0.869-0.870x, new over old time 0.884x). Prediction on
 #     the H200: old 0.85-0.88x (session 46 call 1: 0.863x), new 0.97-1.01x, new over old 0.86-0.90x.
+#  0. (Added before the run, binaries of c1290c2.) The chapters' rules now plan for the grid's SMs
+#     (engine::decode_tile_width, wave efficiency on the usable SMs): block-scaled sweeps of shapes
+#     outside the table where the new rule's pick differs from the old one, the old pick's time
+#     measured in the same sweep. Predictions, new pick's time over the old's: on 112 SMs
+#     64 x 2048 x 7168 (64x32 for 64x16) 0.65-0.80x, 64 x 4096 x 4096 (64x64 for 64x32) 0.70-0.85x,
+#     128 x 4096 x 4096 (128x64 for 128x32) 0.70-0.90x, 4096 x 8192 x 4096 (192x128 for 256x128)
+#     0.95-1.00x; on all 132 SMs, where the thin-second-wave clause changes the rule's default,
+#     64 x 2560 x 7168 (64x32, 80 tiles, for 64x16, 160) 0.65-0.85x, 64 x 2304 x 7168 (72 for 144)
+#     0.60-0.80x, 128 x 4608 x 7168 (128x64, 72 tiles, for 128x32, 144) 0.70-0.90x.
 # Run: carry .gpu/s47.txz, .gpu/py10.txz, .peer.
 set -u
 source scripts/gpu_call.sh .gpu/s47.txz .gpu/py10.txz || exit 1
@@ -30,6 +39,10 @@ awk '$1 == "block_scaled" && $2 ~ /^(64|128)x/ {print $2, $3}' <("$B/fp8gemm_dis
   > /tmp/table.txt 2>/dev/null || true
 python3 plots/data/h200/session43/call4_18a7ac7/picks.py "$OUT/dispatch_sweep_small_${C:0:7}.json" \
   /tmp/table.txt > "$OUT/picks.txt" 2>> "$L"
+say "chapter rule check: block-scaled sweeps outside the table, 112 SMs then all"
+dispatch_sweep_step rule_sms112 60 "64x2048x7168,64x4096x4096,128x4096x4096,4096x8192x4096" \
+  --families=block_scaled --max_sms=112
+dispatch_sweep_step rule_sms132 60 "64x2560x7168,64x2304x7168,128x4608x7168" --families=block_scaled
 say "dispatch sweep on 112 SMs, per-tensor, 18 shapes ($(seconds_left 570) s left)"
 dispatch_sweep_step per_tensor_sms112 240 "$SH18" --families=per_tensor --max_sms=112
 for f in per_tensor_promoted per_tensor_fast; do
@@ -51,10 +64,12 @@ if [ "$(seconds_left 570)" -gt 200 ]; then
   done
   unset FP8GEMM_KERNEL_BLOCK_SCALED
 fi
-# At most 8 files come back: call.log, two sweeps, four peers runs, logs.txz (the rest).
+# At most 8 files come back: call.log, the two plan sweeps, four peers runs, logs.txz (the rest:
+# the rule-check sweeps' JSON too).
 echo "picks: $(cat "$OUT/picks.txt" 2>/dev/null)" >> "$L"
 tar cJf "$OUT/logs.txz" -C "$OUT" p picks.txt check_per_tensor_promoted.txt check_per_tensor_fast.txt \
-  sweep_small.log.xz sweep_per_tensor_sms112.log.xz 2>/dev/null &&
-  rm -rf "$OUT/p" "$OUT/picks.txt" "$OUT"/check_*.txt "$OUT"/sweep_*.log.xz
+  sweep_small.log.xz sweep_per_tensor_sms112.log.xz sweep_rule_sms112.log.xz sweep_rule_sms132.log.xz \
+  "dispatch_sweep_rule_sms112_${C:0:7}.json" "dispatch_sweep_rule_sms132_${C:0:7}.json" 2>/dev/null &&
+  rm -rf "$OUT/p" "$OUT/picks.txt" "$OUT"/check_*.txt "$OUT"/sweep_*.log.xz "$OUT"/dispatch_sweep_rule_*.json
 say end
 cat "$L"
