@@ -5,6 +5,10 @@ predictions, are each folder's call.sh):
   block-scaled dispatch sweep at M <= 128 (the new kernels 64x32_s16 and 64x64_s13 against the
   table's), and the PyTorch op against DeepGEMM 2.6.1 on 112 SMs, runs old1 / new1 / new2 / old2
   (old: the 132-SM table's picks through FP8GEMM_KERNEL_BLOCK_SCALED; new: the rule table_sms).
+  call 2 (call2_h100_c1290c2, an H100, binaries of c1290c2): the chapters' rules planning for the
+  grid's SMs (engine::decode_tile_width, wave efficiency on the usable SMs); dispatch sweeps of
+  shapes outside the tables where the new rule's pick differs from the old one, both measured in
+  the same sweep (block medians), on 112 SMs and on all 132.
 Usage: python3 summarise.py"""
 import json
 import os
@@ -12,6 +16,7 @@ from statistics import geometric_mean as geomean
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 C1 = os.path.join(HERE, "call1_h100_54d4153")
+C2 = os.path.join(HERE, "call2_h100_c1290c2")
 
 
 def peers(path):
@@ -67,6 +72,48 @@ def call1_sweep():
               + (f"{n[0] / o[0]:.3f}x{conf}" if n and o else "not both timed"))
 
 
+def call2_rules():
+    """The old and the new rule's pick per family and shape (the old: the rule before c1290c2,
+    which assumed 132 SMs and had no thin-second-wave clause), block medians of one sweep."""
+    def load(name):
+        t = {}
+        for r in json.load(open(os.path.join(C2, name)))["results"]:
+            if r.get("ok") and not r.get("peer"):
+                t.setdefault((r["family"], r["shape"]), {})[r["kernel"]] = float(r["median_us"])
+        return t
+    big_old = {"block_scaled": "256x128_s3_c1x2_promoted_tma_b4",
+               "per_tensor_promoted": "256x128_s4_c1x2_promoted_tma_b2",
+               "per_tensor_fast": "128x256_s4_c2x1_fast_tma_b2"}
+    big_new = {"block_scaled": "192x128_s4_c2x1_promoted_tma_b2",
+               "per_tensor_promoted": "192x128_s4_c2x1_promoted_tma_b2",
+               "per_tensor_fast": "192x128_s4_c2x1_fast_tma_b2"}
+    runs = [("112", "dispatch_sweep_rule_sms112_c1290c2.json",
+             [("64x2048x7168", "64x16_s16_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"),
+              ("64x4096x4096", "64x32_s14_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"),
+              ("128x4096x4096", "128x32_s10_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"),
+              ("4096x8192x4096", big_old, big_new)]),
+            ("132", "dispatch_sweep_rule_sms132_c1290c2.json",
+             [("64x2560x7168", "64x16_s16_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"),
+              ("64x2304x7168", "64x16_s16_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"),
+              ("128x4608x7168", "128x32_s10_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1")])]
+    print("Call 2 (H100): the chapters' rules on the grid's SMs, new pick's time over the old's")
+    print("| SMs | shape | family | old pick | new pick | new / old | new / fastest |")
+    print("|---|---|---|---|---|---:|---:|")
+    for sms, name, cases in runs:
+        t = load(name)
+        for shape, old, new in cases:
+            for fam in ("block_scaled", "per_tensor_promoted", "per_tensor_fast"):
+                mode = "fast" if fam == "per_tensor_fast" else "promoted"
+                o = old[fam] if isinstance(old, dict) else old.replace("%", mode)
+                n = new[fam] if isinstance(new, dict) else new.replace("%", mode)
+                k = t[(fam, shape)]
+                best = min(k.values())
+                print(f"| {sms} | {shape.replace('x', ' x ')} | {fam} | `{o.split('_c')[0]}` "
+                      f"{k[o]:.1f} us | `{n.split('_c')[0]}` {k[n]:.1f} us | {k[n] / k[o]:.3f}x | "
+                      f"{k[n] / best:.3f}x |")
+
+
 if __name__ == "__main__":
     call1_sweep()
     call1_peers()
+    call2_rules()
