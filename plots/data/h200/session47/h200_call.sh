@@ -23,7 +23,7 @@
 #     0.95-1.00x; on all 132 SMs, where the thin-second-wave clause changes the rule's default,
 #     64 x 2560 x 7168 (64x32, 80 tiles, for 64x16, 160) 0.65-0.85x, 64 x 2304 x 7168 (72 for 144)
 #     0.60-0.80x, 128 x 4608 x 7168 (128x64, 72 tiles, for 128x32, 144) 0.70-0.90x.
-# Run: carry .gpu/s47.txz, .gpu/py10.txz, .peer.
+# Run: carry .gpu/s47.txz, .gpu/py10.txz, .peer. BUDGET=seconds (default 570) bounds the steps.
 set -u
 source scripts/gpu_call.sh .gpu/s47.txz .gpu/py10.txz || exit 1
 if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
@@ -43,7 +43,7 @@ say "chapter rule check: block-scaled sweeps outside the table, 112 SMs then all
 dispatch_sweep_step rule_sms112 60 "64x2048x7168,64x4096x4096,128x4096x4096,4096x8192x4096" \
   --families=block_scaled --max_sms=112
 dispatch_sweep_step rule_sms132 60 "64x2560x7168,64x2304x7168,128x4608x7168" --families=block_scaled
-say "dispatch sweep on 112 SMs, per-tensor, 18 shapes ($(seconds_left 570) s left)"
+say "dispatch sweep on 112 SMs, per-tensor, 18 shapes ($(seconds_left ${BUDGET:-570}) s left)"
 dispatch_sweep_step per_tensor_sms112 240 "$SH18" --families=per_tensor --max_sms=112
 for f in per_tensor_promoted per_tensor_fast; do
   python3 tools/check_table.py --picks-exe "$B/fp8gemm_dispatch_picks" --sms 112 --family $f \
@@ -52,11 +52,11 @@ for f in per_tensor_promoted per_tensor_fast; do
 done
 OLD=$("$B/fp8gemm_dispatch_picks" | awk '$1 == "block_scaled" {printf "%s%s=%s", n++ ? "," : "", $2, $3}')
 echo "old picks: $OLD" >> "$L"
-if [ "$(seconds_left 570)" -gt 200 ]; then
+if [ "$(seconds_left ${BUDGET:-570})" -gt 200 ]; then
   say "DeepGEMM build"
   deepgemm_build_step 150
   for run in old1 new1 new2 old2; do
-    LEFT=$(seconds_left 570)
+    LEFT=$(seconds_left ${BUDGET:-570})
     [ "$LEFT" -gt 45 ] || break
     say "peers $run on 112 SMs ($LEFT s left)"
     case $run in old*) export FP8GEMM_KERNEL_BLOCK_SCALED=$OLD ;; *) unset FP8GEMM_KERNEL_BLOCK_SCALED ;; esac
