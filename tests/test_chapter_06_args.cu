@@ -127,6 +127,28 @@ TEST_CASE("ch06 rule: plans for the SMs the grid may use", "[ch06][cpu]") {
         "256x128_s4_c1x2_promoted_tma_b2");
   CHECK(choose_kernel(4096, 8192, 4096, Accumulation::promoted, true, 112).name ==
         "192x128_s4_c2x1_promoted_tma_b2");
+  CHECK(choose_kernel(4096, 8192, 4096, Accumulation::fast, true, 132).name ==
+        "128x256_s4_c2x1_fast_tma_b2");
+  CHECK(choose_kernel(4096, 8192, 4096, Accumulation::fast, true, 112).name ==
+        "192x128_s4_c2x1_fast_tma_b2");
+  // The other decode shapes of session 47's call 2, on 112 and on 132 SMs.
+  CHECK(choose_kernel(64, 4096, 4096, Accumulation::promoted, true, 112).name ==
+        "64x64_s12_c1x1_promoted_tma_b1");
+  CHECK(choose_kernel(128, 4096, 4096, Accumulation::fast, true, 112).name ==
+        "128x64_s8_c1x1_fast_tma_b1");
+  CHECK(choose_kernel(64, 2304, 7168, Accumulation::promoted, true, 132).name ==
+        "64x32_s14_c1x1_promoted_tma_b1");
+  CHECK(choose_kernel(128, 4608, 7168, Accumulation::fast, true, 132).name ==
+        "128x64_s8_c1x1_fast_tma_b1");
+  // A hand row at M <= 128 gives way to the rule where its waves change: 64 x 2112 x 7168
+  // promoted is 132 tiles of 64 x 16 (two waves on 112 SMs); 64 x 7168 x 16384's 112 tiles of
+  // 64 x 64 stay one wave.
+  CHECK(choose_kernel(64, 2112, 7168, Accumulation::promoted, true, 132).name ==
+        "64x16_s16_c1x1_promoted_tma_b1");
+  CHECK(choose_kernel(64, 2112, 7168, Accumulation::promoted, true, 112).name ==
+        "64x32_s14_c1x1_promoted_tma_b1");
+  CHECK(choose_kernel(64, 7168, 16384, Accumulation::promoted, true, 112).name ==
+        "64x64_s12_c1x1_promoted_tma_b1");
 }
 
 TEST_CASE("engine scheduler: the banded raster visits every unit exactly once", "[ch06][cpu]") {

@@ -131,9 +131,34 @@ TEST_CASE("ch07: the rule plans for the SMs the grid may use", "[ch07][cpu]") {
         "256x128_s3_c1x2_promoted_tma_b4");
   CHECK(ch07::choose_kernel(4096, 8192, 4096, Output::bf16, true, 112).name ==
         "192x128_s4_c2x1_promoted_tma_b2");
-  // The hand table is the 132-SM sweep's, whatever the count (chapter 10 rescales its rows).
-  CHECK(ch07::choose_kernel(64, 2112, 7168, Output::bf16, true, 112).name ==
+  // 64 x 4096 (not the table's K): 128 tiles of 64 x 32 spill on 112 SMs, 64 x 64 (64 tiles);
+  // 128 x 4096: 128 of 128 x 32, 128 x 64 (32). On 132 SMs the thin-second-wave clause moves
+  // 64 x 2304 (144 tiles of 64 x 16) to 64 x 32 and 128 x 4608 (144 of 128 x 32) to 128 x 64: the
+  // H100's sweeps of session 47 (call 2), 0.67-0.84x the old picks' time.
+  CHECK(ch07::choose_kernel(64, 4096, 4096, Output::bf16, true, 112).name ==
+        "64x64_s12_c1x1_promoted_tma_b1");
+  CHECK(ch07::choose_kernel(64, 4096, 4096, Output::bf16, true, 132).name ==
+        "64x32_s14_c1x1_promoted_tma_b1");
+  CHECK(ch07::choose_kernel(128, 4096, 4096, Output::bf16, true, 112).name ==
+        "128x64_s8_c1x1_promoted_tma_b1");
+  CHECK(ch07::choose_kernel(64, 2304, 7168, Output::bf16, true, 132).name ==
+        "64x32_s14_c1x1_promoted_tma_b1");
+  CHECK(ch07::choose_kernel(64, 2560, 7168, Output::bf16, true, 132).name ==
+        "64x32_s14_c1x1_promoted_tma_b1");
+  CHECK(ch07::choose_kernel(128, 4608, 7168, Output::bf16, true, 132).name ==
+        "128x64_s8_c1x1_promoted_tma_b1");
+  // The hand table is the 132-SM sweep's: on 112 SMs a decode row stays where its tiles take as
+  // many waves (64 x 7168 x 16384: 112 tiles of 64 x 64, one wave either way), else the rule
+  // decides (64 x 2112 x 7168: 132 tiles of 64 x 16, two waves on 112, so 64 x 32); large-M rows
+  // stay.
+  CHECK(ch07::choose_kernel(64, 2112, 7168, Output::bf16, true, 132).name ==
         "64x16_s16_c1x1_promoted_tma_b1");
+  CHECK(ch07::choose_kernel(64, 2112, 7168, Output::bf16, true, 112).name ==
+        "64x32_s14_c1x1_promoted_tma_b1");
+  CHECK(ch07::choose_kernel(64, 7168, 16384, Output::bf16, true, 112).name ==
+        "64x64_s12_c1x1_promoted_tma_b1");
+  CHECK(ch07::choose_kernel(4096, 7168, 2048, Output::bf16, true, 112).name ==
+        ch07::choose_kernel(4096, 7168, 2048, Output::bf16, true).name);
   // Any count names a compiled kernel (1 SM and more than the GPU has included).
   for (int sms : {1, 2, 3, 16, 66, 78, 112, 114, 132, 1000})
     for (std::int64_t M : {1, 64, 100, 128, 129, 4096})

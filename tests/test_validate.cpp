@@ -1,6 +1,7 @@
 // CPU tests of common/validate.hpp: one test per rule of validate_gemm. Each checks that the
 // violation throws std::invalid_argument and that the message names the caller, the argument,
 // the value and the rule. Pointers are fake addresses: validation never dereferences them.
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <stdexcept>
@@ -511,4 +512,20 @@ TEST_CASE("the chapters' tile rules on the SMs a grid may use: wave efficiency, 
   }
   CHECK(decode_tile_width(0, 2112, 64, w64, 132) == 0);
   CHECK(decode_tile_width(64, 2112, 64, w64, 0) == 0);
+  // A hand-table row learned on 132 SMs keeps its waves on another count, or not.
+  using fp8gemm::engine::row_keeps_waves;
+  CHECK(row_keeps_waves(66, 112));
+  CHECK(row_keeps_waves(112, 112));
+  CHECK_FALSE(row_keeps_waves(132, 112));   // one wave on 132, two on 112
+  CHECK_FALSE(row_keeps_waves(256, 112));   // two, three
+  CHECK(row_keeps_waves(250, 125));         // two, two
+  CHECK(row_keeps_waves(132, 132));
+  CHECK_FALSE(row_keeps_waves(133, 140));   // two on 132, one on 140
+  // The SMs a rule plans for: max_sms, at most the device's count (132 where no GPU answers).
+  using fp8gemm::engine::rule_sms;
+  const int all = rule_sms(0);
+  CHECK(all > 0);
+  CHECK(rule_sms(-1) == all);
+  CHECK(rule_sms(16) == std::min(16, all));
+  CHECK(rule_sms(100000) == all);
 }

@@ -175,7 +175,8 @@ int main(int argc, char** argv) {
       all_ok &= r.ok();
       std::printf("  %-9s %-20s %s  %s  [%s]\n", engine::to_string(mode), s.name().c_str(),
                   r.ok() ? "ok  " : "FAIL", r.describe().c_str(),
-                  ch06::choose_kernel(s.M, s.N, s.K, mode, s.N % 8 == 0).name.c_str());
+                  ch06::choose_kernel(s.M, s.N, s.K, mode, s.N % 8 == 0, engine::rule_sms(0))
+                        .name.c_str());
     }
   }
   std::map<std::string, std::unique_ptr<Operands>> operands;
@@ -194,7 +195,8 @@ int main(int argc, char** argv) {
         errors[impl + "/" + s.name()] = r.describe;
         std::printf("  %-9s %-20s %s  %s  [%s]\n", engine::to_string(mode), s.name().c_str(),
                     r.ok ? "ok  " : "FAIL", r.describe.c_str(),
-                    ch06::choose_kernel(s.M, s.N, s.K, mode, s.N % 8 == 0).name.c_str());
+                    ch06::choose_kernel(s.M, s.N, s.K, mode, s.N % 8 == 0, engine::rule_sms(0))
+                        .name.c_str());
       }
     }
   }

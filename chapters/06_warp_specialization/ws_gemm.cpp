@@ -77,13 +77,20 @@ const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int
   if (!tma_store_ok)
     return kernel_named(with_mode(M <= 128 ? "128x128_s6_c1x1_%_reg" : "128x256_s4_c2x1_%_reg",
                                   accumulation));
-  for (const auto& e : kTable)
-    if (e.M == M && e.N == N && e.K == K)
-      return kernel_named(with_mode(accumulation == Accumulation::fast ? e.fast : e.promoted,
-                                    accumulation));
-  // The rules below plan for the SMs the grid may use (sms; the hand table above is the H200's
-  // 132-SM sweep, rescaled by chapter 10's dispatch, not here).
   sms = std::max(sms, 1);
+  // The hand table is the H200's 132-SM sweep. On other SM counts a decode row (M <= 128) is kept
+  // only where its tiles take as many waves as on 132 SMs, else the decode rule below decides;
+  // large-M rows are kept (chapter 10's library rescales its own table's rows by measured times,
+  // rule table_sms; these rows have no such times here).
+  for (const auto& e : kTable)
+    if (e.M == M && e.N == N && e.K == K) {
+      const engine::KernelInfo& k = kernel_named(
+          with_mode(accumulation == Accumulation::fast ? e.fast : e.promoted, accumulation));
+      if (M > 128 || engine::row_keeps_waves(ceil_div(M, k.block_m) * ceil_div(N, k.block_n), sms))
+        return k;
+      break;
+    }
+  // The rules below plan for the SMs the grid may use (sms).
   if (M <= 128) {
     // Decode-like, memory-bound: the weights stream from HBM once, so what matters is that
     // enough SMs stream them. The widest tile that still gives about 3/4 of the SMs a tile
@@ -149,7 +156,7 @@ engine::EnginePlan make_plan(const PerTensorGemm& g, const Options& o) {
   const engine::KernelInfo& k =
       o.kernel.empty()
           ? choose_kernel(g.M, g.N, g.K, o.accumulation, engine::tma_store_compatible(args),
-                          engine::rule_sms(o.max_sms))
+                          engine::rule_sms(o.persistent ? o.max_sms : 0))
           : kernel_named(o.kernel);
   return engine::EnginePlan(k, args, req, o.max_sms, o.raster, o.persistent);
 }

@@ -120,11 +120,19 @@ const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int
     return kernel_named(M <= 128 ? "128x128_s6_c1x1_promoted_f32" : "128x256_s4_c2x1_promoted_f32");
   if (!tma_store_ok)
     return kernel_named(M <= 128 ? "128x128_s6_c1x1_promoted_reg" : "128x256_s4_c2x1_promoted_reg");
-  for (const auto& e : kTable)
-    if (e.M == M && e.N == N && e.K == K) return kernel_named(e.kernel);
-  // The rules below plan for the SMs the grid may use (sms; the hand table above is the H200's
-  // 132-SM sweep, rescaled by chapter 10's dispatch, not here).
   sms = std::max(sms, 1);
+  // The hand table is the H200's 132-SM sweep. On other SM counts a decode row (M <= 128) is kept
+  // only where its tiles take as many waves as on 132 SMs, else the decode rule below decides;
+  // large-M rows are kept (chapter 10's library rescales its own table's rows by measured times,
+  // rule table_sms; these rows have no such times here).
+  for (const auto& e : kTable)
+    if (e.M == M && e.N == N && e.K == K) {
+      const engine::KernelInfo& k = kernel_named(e.kernel);
+      if (M > 128 || engine::row_keeps_waves(ceil_div(M, k.block_m) * ceil_div(N, k.block_n), sms))
+        return k;
+      break;
+    }
+  // The rules below plan for the SMs the grid may use (sms).
   if (M <= 128) {
     // Memory-bound: the widest tile that still gives about 3/4 of the SMs a tile, so enough SMs
     // stream B, without a thin second wave (engine::decode_tile_width).

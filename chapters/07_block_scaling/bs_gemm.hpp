@@ -83,8 +83,9 @@ GemmRequirements requirements();
 
 /// The per-shape table: the kernel a plan uses for an M x N x K call. `sms`: the SMs its grid
 /// may use (the plan passes engine::rule_sms(Options::max_sms)); shapes outside the hand table
-/// get the rules (the decode tile rule, wave efficiency) on that many SMs; the hand table itself
-/// is the H200's 132-SM sweep.
+/// get the rules (the decode tile rule, wave efficiency) on that many SMs; the hand table is the
+/// H200's 132-SM sweep, its decode rows (M <= 128) kept on `sms` only where their tiles take as
+/// many waves (engine::row_keeps_waves).
 const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int64_t K,
                                         Output output, bool tma_store_ok,
                                         int sms = engine::kReferenceSms);

@@ -79,8 +79,15 @@ inline constexpr int kReferenceSms = 132;
 /// The SMs a kernel-choice rule should plan for: usable_sms(max_sms, the current device's SM
 /// count), or usable_sms(max_sms, kReferenceSms) where no device answers (no GPU, no driver: the
 /// plan's own device check then refuses the call with its message). A negative max_sms counts as
-/// 0 here; the plan refuses it.
+/// 0 here; the plan refuses it. A plan whose grid is not persistent (one CTA per tile, all SMs)
+/// passes 0.
 int rule_sms(int max_sms);
+
+/// Whether a kernel table's decode row, learned on kReferenceSms SMs, still holds on `sms`: its
+/// `tiles` (one-CTA tiles) take as many waves on `sms` SMs as on kReferenceSms. The chapters' hand
+/// tables keep a row M <= 128 only where it does; else their decode rule decides (session 46's
+/// 112-SM sweep: the hand rows 1.17x the fastest's time geomean there, the rule 1.04x). Pure C++.
+bool row_keeps_waves(std::int64_t tiles, int sms);
 
 /// The fraction of the SM slots of all waves that hold a tile: tiles / (ceil(tiles / slots) x
 /// slots); 1 for whole waves. Pure C++. (The chapters' large-tile rules: wave efficiency times a

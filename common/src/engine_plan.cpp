@@ -29,16 +29,23 @@ int usable_sms(int max_sms, int sm_count) {
 
 int rule_sms(int max_sms) {
   // The query's failure is not an error here: it means no GPU answers, and the plan that asked
-  // refuses the call right after, in its device check. The error is read back so that it does
-  // not linger for the next CUDA call.
+  // refuses the call right after, in its device check. A failed query's own error is read back
+  // (a non-sticky one then does not linger; a sticky one, no driver or no device, stays, and the
+  // plan reports it); nothing is read back after a successful query, so an error pending from
+  // the caller's earlier work is left alone.
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      sms <= 0) {
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
     (void)cudaGetLastError();
     sms = kReferenceSms;
   }
+  if (sms <= 0) sms = kReferenceSms;
   return usable_sms(std::max(max_sms, 0), sms);
+}
+
+bool row_keeps_waves(std::int64_t tiles, int sms) {
+  if (tiles <= 0 || sms <= 0) return true;
+  return (tiles + kReferenceSms - 1) / kReferenceSms == (tiles + sms - 1) / sms;
 }
 
 double wave_efficiency(std::int64_t tiles, std::int64_t slots) {

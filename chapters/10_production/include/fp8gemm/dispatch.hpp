@@ -191,7 +191,8 @@ std::string env_kernel_for(const char* variable, const char* value, std::int64_t
 /// one that cannot write this D (FP32 D needs a registers_f32 kernel; a D TMA cannot store needs a
 /// registers one). `usable_sms`: the SMs the plan's grid may use (engine::usable_sms of
 /// Options::max_sms and the GPU's count); 0 or the table sweep's count: the table's row as it is;
-/// another count: the row rescaled to it (rule table_sms). The same for the two below.
+/// another count: the row rescaled to it (rule table_sms). A shape with no row gets the chapter's
+/// rule for `usable_sms` SMs (engine::kReferenceSms, 132, when 0). The same for the two below.
 KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K, bool f32_output,
                                  bool tma_store_ok, const std::string& option, const char* env,
                                  int usable_sms = 0);
