@@ -9,6 +9,9 @@ predictions, are each folder's call.sh):
   grid's SMs (engine::decode_tile_width, wave efficiency on the usable SMs); dispatch sweeps of
   shapes outside the tables where the new rule's pick differs from the old one, both measured in
   the same sweep (block medians), on 112 SMs and on all 132.
+  calls 3 and 4: an H100 came for a named nvidia-h200; the script's guard ran nothing.
+  call 5 (call5_h100_63b2d71, an H100): test_chapter_07 at the session's last code, passed
+  (gpu_tests_63b2d71.txt).
 Usage: python3 summarise.py"""
 import json
 import os
