@@ -13,7 +13,8 @@
 # commit, bin/commit.txt), L ($OUT/call.log), T0 and LD_LIBRARY_PATH; logs the GPU, its clocks,
 # power limit and driver, and the binaries' and package's commits; defines say (a line with the
 # time and the seconds since the start, into the log and stdout), seconds_left, gpu_tests_step,
-# ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step, and for chapter 8's calls
+# ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step, dispatch_sweep_step,
+# small_picks_step, the shape lists DS_M128 and DS_SH18, and for chapter 8's calls
 # ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and peers_moe_step (below). $OUT is the folder
 # whose files come back from the GPU machine.
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
@@ -117,6 +118,22 @@ old_new_runs() {
       > "$dir/${tag}_${run}_$side.log" 2>&1
     echo "$tag rc=$?" >> "$L"
   done
+}
+# The issues' DeepSeek-V3 shapes as the executables take them: DS_M128 (M = 64 and 128, twelve),
+# DS_SH18 (those and M = 4096, eighteen).
+DS_M128="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
+DS_M128="$DS_M128,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"
+DS_SH18="$DS_M128,4096x2112x7168,4096x24576x1536,4096x32768x512,4096x7168x16384,4096x4096x7168,4096x7168x2048"
+# The block-scaled sweep at M <= 128 and its fastest kernel per shape against the library's table
+# (plots/data/h200/session43/call4_18a7ac7/picks.py): small_picks_step SECONDS. Leaves
+# $OUT/dispatch_sweep_small_<commit>.json and $OUT/picks.txt (the picks as the environment
+# override's value); each shape's pick and the table's time over it go to the log.
+small_picks_step() {
+  dispatch_sweep_step small "$1" "$DS_M128" --families=block_scaled
+  awk '$1 == "block_scaled" && $2 ~ /^(64|128)x/ {print $2, $3}' <("$B/fp8gemm_dispatch_picks") \
+    > /tmp/table.txt 2>/dev/null || true
+  python3 plots/data/h200/session43/call4_18a7ac7/picks.py "$OUT/dispatch_sweep_small_${C:0:7}.json" \
+    /tmp/table.txt > "$OUT/picks.txt" 2>> "$L"
 }
 # The library's dispatch sweep (fp8gemm_dispatch_sweep) on SHAPES with ARGS (e.g. --families=...,
 # --max_sms=N), cut at SECONDS: dispatch_sweep_step TAG SECONDS SHAPES [ARGS...]. Leaves

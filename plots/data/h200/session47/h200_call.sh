@@ -30,15 +30,9 @@ if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   say "not an H200: nothing run"; cat "$L"; exit 0
 fi
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit,driver_version --format=csv >> "$L"
-M128="64x2112x7168,64x24576x1536,64x32768x512,64x7168x16384,64x4096x7168,64x7168x2048"
-M128="$M128,128x2112x7168,128x24576x1536,128x32768x512,128x7168x16384,128x4096x7168,128x7168x2048"
-SH18="$M128,4096x2112x7168,4096x24576x1536,4096x32768x512,4096x7168x16384,4096x4096x7168,4096x7168x2048"
+SH18=$DS_SH18  # scripts/gpu_call.sh
 say "dispatch sweep, block-scaled, M <= 128"
-dispatch_sweep_step small 100 "$M128" --families=block_scaled
-awk '$1 == "block_scaled" && $2 ~ /^(64|128)x/ {print $2, $3}' <("$B/fp8gemm_dispatch_picks") \
-  > /tmp/table.txt 2>/dev/null || true
-python3 plots/data/h200/session43/call4_18a7ac7/picks.py "$OUT/dispatch_sweep_small_${C:0:7}.json" \
-  /tmp/table.txt > "$OUT/picks.txt" 2>> "$L"
+small_picks_step 100
 say "chapter rule check: block-scaled sweeps outside the table, 112 SMs then all"
 dispatch_sweep_step rule_sms112 60 "64x2048x7168,64x4096x4096,128x4096x4096,4096x8192x4096" \
   --families=block_scaled --max_sms=112
