@@ -14,7 +14,7 @@
 #  3. The op against DeepGEMM on 112 SMs, runs old1 / new1 / new2 / old2 as on the H100 (there: new
 #     0.988-0.989x DeepGEMM at M <= 128, old 0.869-0.870x, new over old time 0.884x). Prediction on
 #     the H200: old 0.85-0.88x (session 46 call 1: 0.863x), new 0.97-1.01x, new over old 0.86-0.90x.
-#  0. (Added before the run, binaries of 688d216; call 2 ran it on an H100: 0.67-0.84x.) The chapters' rules now plan for the grid's SMs
+#  0. (Added in session 47, for the rule of c1290c2; its call 2 ran it on an H100: 0.67-0.84x.) The chapters' rules now plan for the grid's SMs
 #     (engine::decode_tile_width, wave efficiency on the usable SMs): block-scaled sweeps of shapes
 #     outside the table where the new rule's pick differs from the old one, the old pick's time
 #     measured in the same sweep. Predictions, new pick's time over the old's: on 112 SMs
