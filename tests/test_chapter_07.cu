@@ -107,6 +107,34 @@ TEST_CASE("ch07: every kernel at the scheduler's edges, K % 128 != 0", "[ch07][g
   }
 }
 
+TEST_CASE("ch07: the rule's choice for fewer SMs, against float64", "[ch07][gpu]") {
+  // Since session 47 the chapter's rule plans for the SMs the grid may use (engine::rule_sms):
+  // with max_sms 112 or 16 these calls take kernels the rule picks only on fewer SMs (64 x 2048 x
+  // 1040: 64 x 32 on 112, 64 x 16 on 132; 1500 x 8192: the wave score on 112 or 16 slots), and the
+  // plan must take the rule's kernel and compute the same D.
+  std::uint64_t seed = 4700;
+  for (int max_sms : {112, 16})
+    for (const Shape& s : {Shape{64, 2048, 1040}, Shape{128, 4096, 1024}, Shape{100, 2304, 528},
+                           Shape{1500, 8192, 512}}) {
+      const HostCall h(s, tma_a(s.M), padded_b(s.K), seed++);
+      ch07::Options o;
+      o.max_sms = max_sms;
+      {
+        DeviceCall dc(h);
+        const ch07::Plan plan(dc.g, o);
+        INFO(name(s) << " at max_sms " << max_sms);
+        CHECK(plan.kernel().name == ch07::choose_kernel(s.M, s.N, s.K, ch07::Output::bf16, true,
+                                                        engine::rule_sms(max_sms))
+                                        .name);
+      }
+      const std::string what = "rule at max_sms " + std::to_string(max_sms);
+      if (s.M * s.N <= 2048 * 2048)
+        CHECK(check(h, o, what));
+      else
+        CHECK(check(h, o, what, nullptr, 64, seed++));
+    }
+}
+
 TEST_CASE("ch07: the table's choice on edge and DeepSeek-like shapes", "[ch07][gpu]") {
   std::uint64_t seed = 300;
   for (const Shape& s : {Shape{1, 1, 16}, Shape{7, 77, 48}, Shape{64, 2112, 512},
