@@ -83,8 +83,18 @@ inline constexpr int kReferenceSms = 132;
 /// passes 0.
 int rule_sms(int max_sms);
 
+/// Waves of the engine's persistent grid for an M x N call of block_m x block_n tiles in clusters
+/// of cluster_m x cluster_n CTAs on `sms` SMs: the work units are clusters' worth of tiles,
+/// ceil(ceil(M / block_m) / cluster_m) * ceil(ceil(N / block_n) / cluster_n), the grid
+/// persistent_grid_clusters' clusters (at least one; the occupancy query's cap, which needs the
+/// GPU, taken as sms / cluster size), the waves ceil(units / clusters); 0 for an empty call or a
+/// bad tile. Pure C++ (chapter 10's rule table_sms and the chapters' hand-table check count waves
+/// with it).
+std::int64_t grid_waves(std::int64_t M, std::int64_t N, int block_m, int block_n, int sms,
+                        int cluster_m = 1, int cluster_n = 1);
+
 /// Whether a kernel table's decode row, learned on kReferenceSms SMs, still holds on `sms`: its
-/// `tiles` (one-CTA tiles) take as many waves on `sms` SMs as on kReferenceSms. The chapters' hand
+/// `tiles` (one-CTA tiles) take as many grid_waves on `sms` SMs as on kReferenceSms. The chapters' hand
 /// tables keep a row M <= 128 only where it does; else their decode rule decides (session 46's
 /// 112-SM sweep: the hand rows 1.17x the fastest's time geomean there, the rule 1.04x). Pure C++.
 bool row_keeps_waves(std::int64_t tiles, int sms);

@@ -9,6 +9,7 @@
 
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
+#include "common/scaling.hpp"  // ceil_div
 #include "common/tensor_map.hpp"
 
 namespace fp8gemm::engine {
@@ -43,9 +44,19 @@ int rule_sms(int max_sms) {
   return usable_sms(std::max(max_sms, 0), sms);
 }
 
+std::int64_t grid_waves(std::int64_t M, std::int64_t N, int block_m, int block_n, int sms,
+                        int cluster_m, int cluster_n) {
+  const int cm = std::max(cluster_m, 1), cn = std::max(cluster_n, 1), size = cm * cn;
+  if (M <= 0 || N <= 0 || block_m <= 0 || block_n <= 0) return 0;
+  const std::int64_t units = ceil_div(ceil_div(M, block_m), cm) * ceil_div(ceil_div(N, block_n), cn);
+  const std::int64_t clusters =
+      persistent_grid_clusters(std::max(sms / size, 1), std::max(sms, 1), 0, size, units);
+  return ceil_div(units, clusters);
+}
+
 bool row_keeps_waves(std::int64_t tiles, int sms) {
   if (tiles <= 0 || sms <= 0) return true;
-  return (tiles + kReferenceSms - 1) / kReferenceSms == (tiles + sms - 1) / sms;
+  return grid_waves(tiles, 1, 1, 1, kReferenceSms) == grid_waves(tiles, 1, 1, 1, sms);
 }
 
 double wave_efficiency(std::int64_t tiles, std::int64_t slots) {
@@ -140,8 +151,6 @@ void require_same_field(const char* field, bool same, const char* who) {
 }
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 /// The call's tiles in units of the kernel's cluster (cluster_m x cluster_n tiles each), in 64 bits.
 struct UnitGrid {

@@ -228,12 +228,7 @@ const std::vector<DispatchCandidate>& dispatch_candidates() {
 
 std::int64_t grid_waves(std::int64_t M, std::int64_t N, int block_m, int block_n, int sms,
                         int cluster_m, int cluster_n) {
-  const int cm = std::max(cluster_m, 1), cn = std::max(cluster_n, 1), size = cm * cn;
-  if (M <= 0 || N <= 0 || block_m <= 0 || block_n <= 0) return 0;
-  const std::int64_t units = ceil_div(ceil_div(M, block_m), cm) * ceil_div(ceil_div(N, block_n), cn);
-  const std::int64_t clusters =
-      engine::persistent_grid_clusters(std::max(sms / size, 1), std::max(sms, 1), 0, size, units);
-  return ceil_div(units, clusters);
+  return engine::grid_waves(M, N, block_m, block_n, sms, cluster_m, cluster_n);
 }
 
 std::vector<RescaledTime> rescaled_times(

@@ -133,10 +133,8 @@ const DispatchEntry* dispatch_table_entry(DispatchFamily f, std::int64_t M, std:
                                           std::int64_t K);
 
 /// Waves of the engine's persistent grid for an M x N call of block_m x block_n tiles in clusters
-/// of cluster_m x cluster_n CTAs on `sms` SMs: the work units are clusters' worth of tiles,
-/// ceil(ceil(M / block_m) / cluster_m) * ceil(ceil(N / block_n) / cluster_n), the grid
-/// engine::persistent_grid_clusters' clusters (at least one; the occupancy query's cap, which
-/// needs the GPU, taken as sms / cluster size), the waves ceil(units / clusters). Pure.
+/// of cluster_m x cluster_n CTAs on `sms` SMs: engine::grid_waves (common/engine/plan.hpp), which
+/// the chapters' hand tables use too. Pure.
 std::int64_t grid_waves(std::int64_t M, std::int64_t N, int block_m, int block_n, int sms,
                         int cluster_m = 1, int cluster_n = 1);
 
