@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Session 48: one script for whichever GPU the device tool lends (an H200 cannot be asked for: the
+# tool gives an H100 or an H200 to a call naming either, and session 47 never got an H200).
+#   MODE=plan   session 47's H200 plan (plots/data/h200/session47/h200_call.sh, its steps and
+#               predictions unchanged; BUDGET bounds them), only on an H200.
+#   MODE=tests  the GPU tests the code since session 46's last full run touched, at this commit:
+#               the installed-package examples' GPU halves, test_chapter_06, test_chapter_07 (its
+#               new case "ch07: the rule's choice for fewer SMs, against float64" never ran),
+#               test_library_gpu, test_library_threads_gpu, then the PyTorch tests. Any Hopper GPU.
+#               Prediction: everything passes (the rule's picks for 112 and 16 SMs are kernels
+#               test_chapter_07's every-kernel cases check; PyTorch "110 passed, 2 skipped").
+#   MODE=auto   (default) plan on an H200, tests elsewhere.
+# Carry .gpu/d48.txz (the binaries both modes need, packed by plots/data/h200/session48/pack.sh),
+# .gpu/py10.txz and .peer.
+set -u
+source scripts/gpu_call.sh .gpu/d48.txz .gpu/py10.txz || exit 1
+MODE=${MODE:-auto}
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then H200=1; else H200=0; fi
+[ "$MODE" = auto ] && { [ $H200 = 1 ] && MODE=plan || MODE=tests; }
+echo "mode: $MODE (H200: $H200)" >> "$L"
+if [ "$MODE" = plan ] && [ $H200 = 0 ]; then say "plan asked for, not an H200: nothing run"; cat "$L"; exit 0; fi
+if [ "$MODE" = tests ]; then
+  for ex in consumer_example readme_example; do
+    say "$ex (the installed package's example, its GPU half)"
+    timeout 20 "$B/$ex" > "$OUT/$ex.log" 2>&1; echo "$ex rc=$?" >> "$L"
+    tail -6 "$OUT/$ex.log" >> "$L"
+  done
+  say "GPU tests"
+  gpu_tests_step '^(test_chapter_07|test_chapter_06|test_library_gpu|test_library_threads_gpu)$' 470
+  say "PyTorch tests"
+  timeout 90 bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/torch" tests > /dev/null 2>&1
+  echo "gpu_run rc=$?" >> "$L"
+  tail -1 "$OUT/torch/tests.log" >> "$L" 2>/dev/null
+  tar cJf "$OUT/logs.txz" -C "$OUT" gl torch consumer_example.log readme_example.log 2>/dev/null \
+    && rm -rf "$OUT/gl" "$OUT/torch" "$OUT/consumer_example.log" "$OUT/readme_example.log"
+  say end
+  cat "$L"
+  exit 0
+fi
+nvidia-smi --query-gpu=name,clocks.max.sm,power.limit,driver_version --format=csv >> "$L"
+SH18=$DS_SH18  # scripts/gpu_call.sh
+say "dispatch sweep, block-scaled, M <= 128"
+small_picks_step 100
+say "chapter rule check: block-scaled sweeps outside the table, 112 SMs then all"
+dispatch_sweep_step rule_sms112 60 "64x2048x7168,64x4096x4096,128x4096x4096,4096x8192x4096" \
+  --families=block_scaled --max_sms=112
+dispatch_sweep_step rule_sms132 60 "64x2560x7168,64x2304x7168,128x4608x7168" --families=block_scaled
+say "dispatch sweep on 112 SMs, per-tensor, 18 shapes ($(seconds_left ${BUDGET:-570}) s left)"
+dispatch_sweep_step per_tensor_sms112 240 "$SH18" --families=per_tensor --max_sms=112
+for f in per_tensor_promoted per_tensor_fast; do
+  python3 tools/check_table.py --picks-exe "$B/fp8gemm_dispatch_picks" --sms 112 --family $f \
+    --dispatch-sweep "$OUT/dispatch_sweep_per_tensor_sms112_${C:0:7}.json" > "$OUT/check_$f.txt" 2>&1
+  echo "check_table $f rc=$?" >> "$L"; tail -3 "$OUT/check_$f.txt" >> "$L"
+done
+OLD=$("$B/fp8gemm_dispatch_picks" | awk '$1 == "block_scaled" {printf "%s%s=%s", n++ ? "," : "", $2, $3}')
+echo "old picks: $OLD" >> "$L"
+if [ "$(seconds_left ${BUDGET:-570})" -gt 200 ]; then
+  say "DeepGEMM build"
+  deepgemm_build_step 150
+  for run in old1 new1 new2 old2; do
+    LEFT=$(seconds_left ${BUDGET:-570})
+    [ "$LEFT" -gt 45 ] || break
+    say "peers $run on 112 SMs ($LEFT s left)"
+    case $run in old*) export FP8GEMM_KERNEL_BLOCK_SCALED=$OLD ;; *) unset FP8GEMM_KERNEL_BLOCK_SCALED ;; esac
+    PEERS_MAX_SMS=112 peers_ch07_step "sms112_$run" 40 "$SH18"
+  done
+  unset FP8GEMM_KERNEL_BLOCK_SCALED
+fi
+# At most 8 files come back: call.log, the two plan sweeps, four peers runs, logs.txz (the rest:
+# the rule-check sweeps' JSON too).
+echo "picks: $(cat "$OUT/picks.txt" 2>/dev/null)" >> "$L"
+tar cJf "$OUT/logs.txz" -C "$OUT" p picks.txt check_per_tensor_promoted.txt check_per_tensor_fast.txt \
+  sweep_small.log.xz sweep_per_tensor_sms112.log.xz sweep_rule_sms112.log.xz sweep_rule_sms132.log.xz \
+  "dispatch_sweep_rule_sms112_${C:0:7}.json" "dispatch_sweep_rule_sms132_${C:0:7}.json" 2>/dev/null &&
+  rm -rf "$OUT/p" "$OUT/picks.txt" "$OUT"/check_*.txt "$OUT"/sweep_*.log.xz "$OUT"/dispatch_sweep_rule_*.json
+say end
+cat "$L"
