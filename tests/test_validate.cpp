@@ -473,6 +473,14 @@ TEST_CASE("the chapters' tile rules on the SMs a grid may use: wave efficiency, 
   CHECK(wave_efficiency(66, 112) == 66.0 / 112.0);
   CHECK(wave_efficiency(0, 132) == 0.0);
   CHECK(wave_efficiency(5, 0) == 0.0);
+  // The large-tile rules' slots: whole 2-CTA clusters, at least one.
+  using fp8gemm::engine::cluster_slots;
+  CHECK(cluster_slots(132, 2) == 132);
+  CHECK(cluster_slots(113, 2) == 112);  // the odd SM takes no tile
+  CHECK(cluster_slots(1, 2) == 2);      // a grid of one cluster at least
+  CHECK(cluster_slots(0, 2) == 2);
+  CHECK(cluster_slots(7, 1) == 7);
+  CHECK(cluster_slots(7, 0) == 7);      // a size below 1 counts as 1
   const std::vector<int> w64 = {128, 64, 32, 16};
   // On 132 SMs: the widest width with >= 100 tiles (the rule before the SM count was a parameter).
   CHECK(decode_tile_width(64, 2112, 64, w64, 132) == 16);   // 132 tiles: one wave

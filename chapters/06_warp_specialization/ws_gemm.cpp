@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "common/scaling.hpp"  // ceil_div
+
 namespace fp8gemm::ch06 {
 
 GemmRequirements requirements() { return engine::engine_requirements("fp8gemm::ch06_warp_specialization"); }
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 std::string with_mode(const std::string& stem, Accumulation a) {
   // stem: "128x256_s4_c2x1_%_tma_b2" -> the accumulation mode replaces %.
@@ -128,7 +128,7 @@ const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int
       // fast keeps the sweep's tiles (256 x 128 fast measured 0.97-0.99x of 128 x 256 there).
       {"256x128_s4_c1x2_%_tma_b2", 256, 128, 0.0, 1.05}};
   // Every candidate runs 2-CTA clusters: the grid's CTA slots are whole clusters.
-  const std::int64_t slots = std::max(2, sms / 2 * 2);
+  const std::int64_t slots = engine::cluster_slots(sms, 2);
   const Candidate* best = nullptr;
   double best_score = -1;
   for (const auto& c : large) {

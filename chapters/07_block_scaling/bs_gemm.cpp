@@ -11,6 +11,7 @@
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
 #include "common/quantize_gpu.hpp"
+#include "common/scaling.hpp"  // ceil_div
 #include "common/tensor_map.hpp"
 #include "splitk.hpp"
 
@@ -19,8 +20,6 @@ namespace fp8gemm::ch07 {
 namespace {
 
 constexpr const char* kWho = "fp8gemm::ch07_block_scaling";
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 [[noreturn]] void fail(const std::string& what) {
   throw std::invalid_argument(std::string(kWho) + ": " + what);
@@ -147,7 +146,7 @@ const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int
     return kernel_named(M <= 64 ? "64x16_s16_c1x1_promoted_tma_b1" : "128x32_s10_c1x1_promoted_tma_b1");
   }
   // Every candidate below runs 2-CTA clusters: the grid's CTA slots are whole clusters.
-  const std::int64_t slots = std::max(2, sms / 2 * 2);
+  const std::int64_t slots = engine::cluster_slots(sms, 2);
   struct Candidate {
     const char* name;
     int bm, bn;

@@ -4,11 +4,11 @@
 #include <string>
 
 #include "common/launch.hpp"
+#include "common/scaling.hpp"  // ceil_div
 
 namespace fp8gemm::ch07 {
 
 namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 constexpr std::int64_t kMaxUnits = std::int64_t(1) << 30;
 }  // namespace
 

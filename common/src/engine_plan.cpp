@@ -59,6 +59,11 @@ bool row_keeps_waves(std::int64_t tiles, int sms) {
   return grid_waves(tiles, 1, 1, 1, kReferenceSms) == grid_waves(tiles, 1, 1, 1, sms);
 }
 
+std::int64_t cluster_slots(int sms, int cluster_size) {
+  const int size = std::max(cluster_size, 1);
+  return std::int64_t(std::max(sms / size, 1)) * size;
+}
+
 double wave_efficiency(std::int64_t tiles, std::int64_t slots) {
   if (tiles <= 0 || slots <= 0) return 0.0;
   const std::int64_t waves = (tiles + slots - 1) / slots;
