@@ -7,11 +7,17 @@ block-scaled sweeps (plots/data/h200/ch10, all SMs and 112). Models of the time 
   none      the row as learned (no rescaling)
   int       whole waves, the library's model
   dampA     1 + A x (int - 1): a partial extra wave costing A of a whole one
-  frac      fractional waves (tiles / slots)
+  frac      fractional waves (tiles / slots): at 112 against 132 SMs a uniform factor for every
+            candidate, so it picks as "none" does (kept as the check that it does)
 Per model: shapes whose pick is within 3% of the fastest by the sweep's ranking (check_table's:
 the interleaved confirmations alone where a shape has them, so a pick the sweep did not confirm
 counts as a miss), and the pick's block median over the fastest block median (worst, geomean).
   python3 plots/data/h200/session48/rescale_check.py
+Simpler than the C++ rule and the table's generator in ways that change nothing with these files
+(checked pick by pick against check_table's output): the table's row is taken as the fastest of
+its sweep by the same ranking (the generator also applies bench-log corrections, none today), the
+sweep's SM count is 132 as given, the comparison-only kernels (_loopN, _2deep) are not filtered
+(the sweeps have none), and ties go by dictionary order.
 """
 import json
 import math
