@@ -13,7 +13,7 @@
 # commit, bin/commit.txt), L ($OUT/call.log), T0 and LD_LIBRARY_PATH; logs the GPU, its clocks,
 # power limit and driver, and the binaries' and package's commits; defines say (a line with the
 # time and the seconds since the start, into the log and stdout), seconds_left, gpu_tests_step,
-# ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step, dispatch_sweep_step,
+# ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step, dispatch_sweep_step, examples_step,
 # small_picks_step, the shape lists DS_M128 and DS_SH18, and for chapter 8's calls
 # ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and peers_moe_step (below). $OUT is the folder
 # whose files come back from the GPU machine.
@@ -146,6 +146,17 @@ dispatch_sweep_step() {
     --json="$OUT/dispatch_sweep_${tag}_${C:0:7}.json" > "$OUT/sweep_$tag.log" 2>&1
   echo "sweep $tag rc=$?" >> "$L"
   xz -6 -f "$OUT/sweep_$tag.log"
+}
+# The installed-package examples' GPU halves (consumer_example, readme_example: built against
+# `cmake --install` by their CPU tests, copied into build/bin by the pack scripts): examples_step.
+# Leaves $OUT/<example>.log; each one's exit status and last lines go to the log.
+examples_step() {
+  local ex
+  for ex in consumer_example readme_example; do
+    say "$ex (the installed package's example, its GPU half)"
+    timeout 20 "$B/$ex" > "$OUT/$ex.log" 2>&1; echo "$ex rc=$?" >> "$L"
+    tail -6 "$OUT/$ex.log" >> "$L"
+  done
 }
 # The GPU test binaries whose names match REGEX (scripts/gpu_loop.sh's tests step), the whole step
 # within SECONDS: gpu_tests_step 'REGEX' SECONDS. Leaves the loop's folder $OUT/gl and

@@ -24,10 +24,11 @@
 #     64 x 2560 x 7168 (64x32, 80 tiles, for 64x16, 160) 0.65-0.85x, 64 x 2304 x 7168 (72 for 144)
 #     0.60-0.80x, 128 x 4608 x 7168 (128x64, 72 tiles, for 128x32, 144) 0.70-0.90x.
 # Run: carry .gpu/s47.txz, .gpu/py10.txz, .peer (packed at the commit to run by
-# `bash plots/data/h200/session47_plan/pack.sh [DEEPGEMM CUTLASS FMT git dirs]`). BUDGET=seconds
+# `bash plots/data/h200/session47_plan/pack.sh [DEEPGEMM CUTLASS FMT git dirs]`; PLAN_BINS names
+# another archive holding the same binaries, e.g. session 48's .gpu/d48.txz). BUDGET=seconds
 # (default 570) bounds the steps.
 set -u
-source scripts/gpu_call.sh .gpu/s47.txz .gpu/py10.txz || exit 1
+source scripts/gpu_call.sh "${PLAN_BINS:-.gpu/s47.txz}" .gpu/py10.txz || exit 1
 if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   say "not an H200: nothing run"; cat "$L"; exit 0
 fi

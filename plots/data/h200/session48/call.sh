@@ -26,6 +26,9 @@ if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then H200=1
 [ "$MODE" = auto ] && { [ $H200 = 1 ] && MODE=plan || MODE=${FALLBACK:-tests}; }
 echo "mode: $MODE (H200: $H200)" >> "$L"
 if [ "$MODE" = plan ] && [ $H200 = 0 ]; then say "plan asked for, not an H200: nothing run"; cat "$L"; exit 0; fi
+# The plan is session 47's script itself, from this call's binaries (it unpacks them again and
+# logs into the same call.log).
+[ "$MODE" = plan ] && PLAN_BINS=.gpu/d48.txz exec bash plots/data/h200/session47/h200_call.sh
 if [ "$MODE" = pt_all ]; then
   say "dispatch sweep on all SMs, per-tensor, 18 shapes"
   dispatch_sweep_step per_tensor_all 270 "$DS_SH18" --families=per_tensor
@@ -39,11 +42,7 @@ if [ "$MODE" = pt_all ]; then
   exit 0
 fi
 if [ "$MODE" = tests ]; then
-  for ex in consumer_example readme_example; do
-    say "$ex (the installed package's example, its GPU half)"
-    timeout 20 "$B/$ex" > "$OUT/$ex.log" 2>&1; echo "$ex rc=$?" >> "$L"
-    tail -6 "$OUT/$ex.log" >> "$L"
-  done
+  examples_step
   say "GPU tests"
   gpu_tests_step '^(test_chapter_07|test_chapter_06|test_library_gpu|test_library_threads_gpu)$' 470
   say "PyTorch tests"
@@ -56,41 +55,4 @@ if [ "$MODE" = tests ]; then
   cat "$L"
   exit 0
 fi
-nvidia-smi --query-gpu=name,clocks.max.sm,power.limit,driver_version --format=csv >> "$L"
-SH18=$DS_SH18  # scripts/gpu_call.sh
-say "dispatch sweep, block-scaled, M <= 128"
-small_picks_step 100
-say "chapter rule check: block-scaled sweeps outside the table, 112 SMs then all"
-dispatch_sweep_step rule_sms112 60 "64x2048x7168,64x4096x4096,128x4096x4096,4096x8192x4096" \
-  --families=block_scaled --max_sms=112
-dispatch_sweep_step rule_sms132 60 "64x2560x7168,64x2304x7168,128x4608x7168" --families=block_scaled
-say "dispatch sweep on 112 SMs, per-tensor, 18 shapes ($(seconds_left ${BUDGET:-570}) s left)"
-dispatch_sweep_step per_tensor_sms112 240 "$SH18" --families=per_tensor --max_sms=112
-for f in per_tensor_promoted per_tensor_fast; do
-  python3 tools/check_table.py --picks-exe "$B/fp8gemm_dispatch_picks" --sms 112 --family $f \
-    --dispatch-sweep "$OUT/dispatch_sweep_per_tensor_sms112_${C:0:7}.json" > "$OUT/check_$f.txt" 2>&1
-  echo "check_table $f rc=$?" >> "$L"; tail -3 "$OUT/check_$f.txt" >> "$L"
-done
-OLD=$("$B/fp8gemm_dispatch_picks" | awk '$1 == "block_scaled" {printf "%s%s=%s", n++ ? "," : "", $2, $3}')
-echo "old picks: $OLD" >> "$L"
-if [ "$(seconds_left ${BUDGET:-570})" -gt 200 ]; then
-  say "DeepGEMM build"
-  deepgemm_build_step 150
-  for run in old1 new1 new2 old2; do
-    LEFT=$(seconds_left ${BUDGET:-570})
-    [ "$LEFT" -gt 45 ] || break
-    say "peers $run on 112 SMs ($LEFT s left)"
-    case $run in old*) export FP8GEMM_KERNEL_BLOCK_SCALED=$OLD ;; *) unset FP8GEMM_KERNEL_BLOCK_SCALED ;; esac
-    PEERS_MAX_SMS=112 peers_ch07_step "sms112_$run" 40 "$SH18"
-  done
-  unset FP8GEMM_KERNEL_BLOCK_SCALED
-fi
-# At most 8 files come back: call.log, the two plan sweeps, four peers runs, logs.txz (the rest:
-# the rule-check sweeps' JSON too).
-echo "picks: $(cat "$OUT/picks.txt" 2>/dev/null)" >> "$L"
-tar cJf "$OUT/logs.txz" -C "$OUT" p picks.txt check_per_tensor_promoted.txt check_per_tensor_fast.txt \
-  sweep_small.log.xz sweep_per_tensor_sms112.log.xz sweep_rule_sms112.log.xz sweep_rule_sms132.log.xz \
-  "dispatch_sweep_rule_sms112_${C:0:7}.json" "dispatch_sweep_rule_sms132_${C:0:7}.json" 2>/dev/null &&
-  rm -rf "$OUT/p" "$OUT/picks.txt" "$OUT"/check_*.txt "$OUT"/sweep_*.log.xz "$OUT"/dispatch_sweep_rule_*.json
-say end
-cat "$L"
+say "unknown MODE=$MODE: nothing run"; cat "$L"
