@@ -99,10 +99,11 @@ std::int64_t grid_waves(std::int64_t M, std::int64_t N, int block_m, int block_n
 /// 112-SM sweep: the hand rows 1.17x the fastest's time geomean there, the rule 1.04x). Pure C++.
 bool row_keeps_waves(std::int64_t tiles, int sms);
 
-/// The CTA slots a persistent grid of `cluster_size`-CTA clusters has on `sms` SMs: whole
-/// clusters only, at least one (a cluster's CTAs run on SMs of one GPC at once, so SMs left over
-/// after the last whole cluster take no tile). Pure C++. (The chapters' large-tile rules count
-/// wave efficiency over these slots.)
+/// The CTA slots a persistent grid of `cluster_size`-CTA clusters has on `sms` SMs, as the
+/// chapters' rules count them: whole clusters only (sms / cluster_size of them, an SM left over
+/// takes no tile), at least one cluster. A model: the hardware places a cluster's CTAs within one
+/// GPC, so on a GPU whose GPCs have odd SM counts fewer clusters may fit at once. Pure C++. (The
+/// chapters' large-tile rules count wave efficiency over these slots.)
 std::int64_t cluster_slots(int sms, int cluster_size);
 
 /// The fraction of the SM slots of all waves that hold a tile: tiles / (ceil(tiles / slots) x
