@@ -35,10 +35,10 @@ def small(shape):
     return int(shape.split("x")[0]) <= 128
 
 
-def call1_peers():
-    runs = {r: peers(os.path.join(C1, f"peers_sms112_{r}_54d4153.json"))
+def call1_peers(folder=C1, commit="54d4153", gpu="H100", call="Call 1"):
+    runs = {r: peers(os.path.join(folder, f"peers_sms112_{r}_{commit}.json"))
             for r in ("old1", "new1", "new2", "old2")}
-    print("Call 1 (H100), the op against DeepGEMM on 112 SMs: DeepGEMM's time over ours, geomean")
+    print(f"{call} ({gpu}), the op against DeepGEMM on 112 SMs: DeepGEMM's time over ours, geomean")
     for r, p in runs.items():
         s = [p[k]["deepgemm"] / p[k]["fp8gemm_block_scaled"] for k in p if small(k)]
         l = [p[k]["deepgemm"] / p[k]["fp8gemm_block_scaled"] for k in p if not small(k)]
@@ -54,13 +54,13 @@ def call1_peers():
           f"M = 4096 {geomean([v for k, v in ratios.items() if not small(k)]):.3f}x")
 
 
-def call1_sweep():
-    doc = json.load(open(os.path.join(C1, "dispatch_sweep_small_54d4153.json")))
+def call1_sweep(folder=C1, commit="54d4153", call="Call 1"):
+    doc = json.load(open(os.path.join(folder, f"dispatch_sweep_small_{commit}.json")))
     t = {}
     for r in doc["results"]:
         if r.get("family") == "block_scaled" and r.get("ok") and not r.get("peer"):
             t.setdefault(r["shape"], {})[r["kernel"]] = (r["median_us"], r.get("confirm_median_us"))
-    print("Call 1's sweep: the new kernels' time over the kernel they were predicted against "
+    print(f"{call}'s sweep: the new kernels' time over the kernel they were predicted against "
           "(block medians; confirmation medians where both have one)")
     pairs = [("64x4096x7168", "64x32_s16", "64x32_s14"), ("128x2112x7168", "64x32_s16", "64x32_s14"),
              ("128x4096x7168", "64x64_s13", "64x64_s12"), ("64x7168x16384", "64x64_s13", "64x64_s12"),
@@ -75,12 +75,13 @@ def call1_sweep():
               + (f"{n[0] / o[0]:.3f}x{conf}" if n and o else "not both timed"))
 
 
-def call2_rules():
+def call2_rules(folder=C2, commit="c1290c2", gpu="H100", call="Call 2",
+                families=("block_scaled", "per_tensor_promoted", "per_tensor_fast")):
     """The old and the new rule's pick per family and shape (the old: the rule before c1290c2,
     which assumed 132 SMs and had no thin-second-wave clause), block medians of one sweep."""
     def load(name):
         t = {}
-        for r in json.load(open(os.path.join(C2, name)))["results"]:
+        for r in json.load(open(os.path.join(folder, name)))["results"]:
             if r.get("ok") and not r.get("peer"):
                 t.setdefault((r["family"], r["shape"]), {})[r["kernel"]] = float(r["median_us"])
         return t
@@ -90,22 +91,22 @@ def call2_rules():
     big_new = {"block_scaled": "192x128_s4_c2x1_promoted_tma_b2",
                "per_tensor_promoted": "192x128_s4_c2x1_promoted_tma_b2",
                "per_tensor_fast": "192x128_s4_c2x1_fast_tma_b2"}
-    runs = [("112", "dispatch_sweep_rule_sms112_c1290c2.json",
+    runs = [("112", f"dispatch_sweep_rule_sms112_{commit}.json",
              [("64x2048x7168", "64x16_s16_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"),
               ("64x4096x4096", "64x32_s14_c1x1_%_tma_b1", "64x64_s12_c1x1_%_tma_b1"),
               ("128x4096x4096", "128x32_s10_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1"),
               ("4096x8192x4096", big_old, big_new)]),
-            ("132", "dispatch_sweep_rule_sms132_c1290c2.json",
+            ("132", f"dispatch_sweep_rule_sms132_{commit}.json",
              [("64x2560x7168", "64x16_s16_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"),
               ("64x2304x7168", "64x16_s16_c1x1_%_tma_b1", "64x32_s14_c1x1_%_tma_b1"),
               ("128x4608x7168", "128x32_s10_c1x1_%_tma_b1", "128x64_s8_c1x1_%_tma_b1")])]
-    print("Call 2 (H100): the chapters' rules on the grid's SMs, new pick's time over the old's")
+    print(f"{call} ({gpu}): the chapters' rules on the grid's SMs, new pick's time over the old's")
     print("| SMs | shape | family | old pick | new pick | new / old | new / fastest |")
     print("|---|---|---|---|---|---:|---:|")
     for sms, name, cases in runs:
         t = load(name)
         for shape, old, new in cases:
-            for fam in ("block_scaled", "per_tensor_promoted", "per_tensor_fast"):
+            for fam in families:
                 mode = "fast" if fam == "per_tensor_fast" else "promoted"
                 o = old[fam] if isinstance(old, dict) else old.replace("%", mode)
                 n = new[fam] if isinstance(new, dict) else new.replace("%", mode)
