@@ -49,8 +49,8 @@ std::int64_t grid_waves(std::int64_t M, std::int64_t N, int block_m, int block_n
   const int cm = std::max(cluster_m, 1), cn = std::max(cluster_n, 1), size = cm * cn;
   if (M <= 0 || N <= 0 || block_m <= 0 || block_n <= 0) return 0;
   const std::int64_t units = ceil_div(ceil_div(M, block_m), cm) * ceil_div(ceil_div(N, block_n), cn);
-  const std::int64_t clusters =
-      persistent_grid_clusters(std::max(sms / size, 1), std::max(sms, 1), 0, size, units);
+  const std::int64_t clusters = persistent_grid_clusters(
+      int(cluster_slots(sms, size) / size), std::max(sms, 1), 0, size, units);
   return ceil_div(units, clusters);
 }
 
@@ -66,17 +66,14 @@ std::int64_t cluster_slots(int sms, int cluster_size) {
 
 double wave_efficiency(std::int64_t tiles, std::int64_t slots) {
   if (tiles <= 0 || slots <= 0) return 0.0;
-  const std::int64_t waves = (tiles + slots - 1) / slots;
-  return double(tiles) / double(waves * slots);
+  return double(tiles) / double(ceil_div(tiles, slots) * slots);
 }
 
 int decode_tile_width(std::int64_t M, std::int64_t N, int block_m, const std::vector<int>& widths,
                       int sms) {
   if (M <= 0 || N <= 0 || block_m <= 0 || sms <= 0) return 0;
-  const std::int64_t threshold = (std::int64_t(100) * sms + kReferenceSms - 1) / kReferenceSms;
-  const auto tiles = [&](int width) {
-    return ((M + block_m - 1) / block_m) * ((N + width - 1) / width);
-  };
+  const std::int64_t threshold = ceil_div(std::int64_t(100) * sms, kReferenceSms);
+  const auto tiles = [&](int width) { return ceil_div(M, block_m) * ceil_div(N, width); };
   for (std::size_t i = 0; i < widths.size(); ++i) {
     const std::int64_t count = tiles(widths[i]);
     if (count < threshold) continue;
