@@ -14,6 +14,7 @@
 #include "common/engine/params.hpp"
 #include "common/launch.hpp"
 #include "common/ragged_rows.hpp"
+#include "common/scaling.hpp"  // ceil_div
 #include "common/tensor_map.hpp"
 
 namespace fp8gemm::ch08 {
@@ -23,7 +24,6 @@ constexpr const char* kWho = "fp8gemm::ch08_grouped_moe";
 [[noreturn]] void fail(const std::string& what) {
   throw std::invalid_argument(std::string(kWho) + ": " + what);
 }
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 /// The contiguous rule's tile below 1024 rows per group, static; its _dyn twin is the counter
 /// schedule's kernel (default_kernel, counter_schedule_kernel).
 constexpr const char* kSmallGroupsKernel = "128x256_s4_c1x1_promoted_tma_b1";

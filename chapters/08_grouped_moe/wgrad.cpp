@@ -11,6 +11,7 @@
 #include "common/cuda.hpp"
 #include "common/engine/params.hpp"
 #include "common/launch.hpp"
+#include "common/scaling.hpp"  // ceil_div
 #include "common/tensor_map.hpp"
 
 namespace fp8gemm::ch08 {
@@ -20,7 +21,6 @@ constexpr const char* kWho = "fp8gemm::ch08_weight_grad";
 [[noreturn]] void fail(const std::string& what) {
   throw std::invalid_argument(std::string(kWho) + ": " + what);
 }
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 /// Bytes per element of dB.
 int d_bytes(const WeightGradGemm& g) { return g.output == WeightGradOutput::bf16 ? 2 : 4; }
 

@@ -40,6 +40,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/scaling.hpp"  // ceil_div, round_up
 #include "fp8gemm/fp8gemm.hpp"
 #include "plan_cache.hpp"
 
@@ -50,9 +51,6 @@ cudaError_t launch_transpose_bytes(const std::uint8_t* in, std::uint8_t* out, st
                                    std::int64_t rows, std::int64_t cols, cudaStream_t stream);
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-std::int64_t round_up(std::int64_t a, std::int64_t b) { return ceil_div(a, b) * b; }
 
 // ---- messages -----------------------------------------------------------------------------------
 
