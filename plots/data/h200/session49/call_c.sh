@@ -15,7 +15,8 @@
 # Then block-scaled 4096 x 24576 x 1536's pair the same way (session 46's 112-SM sweep put the
 # rescaled pick 256x128_s3_c1x2 6.5-9% ahead of the row 192x128_s4_c1x1 there, where the waves
 # alone favour it by 1.8%): prediction, 256x128_s3_c1x2 ahead by 3-9% on 112 SMs.
-# SUS_SMS (default "112 0") names the SM counts of the sustained runs. On an H200 it first runs
+# SUS_SMS (default "112 0"; set but empty: none) names the SM counts of the sustained runs. Until
+# session 49's call 6 an empty SUS_SMS meant the default (":-"), so call 6 ran both. On an H200 it first runs
 # the three GPU test binaries the H200 has not run at this code, then MODE=a's sweeps (mxfp8 on 19 shapes, the others at 8192^3, 112 SMs
 # and all).
 set -u
@@ -44,7 +45,7 @@ run_one() {  # run_one TAG FAMILIES KERNEL SMS [SHAPE, default 8192x8192x8192]
 }
 BS_A=256x128_s3_c1x2_promoted_tma_b4; BS_B=192x128_s4_c1x1_promoted_tma_b2
 F_A=192x128_s4_c2x1_fast_tma_b2; F_B=128x192_s4_c2x1_fast_tma_b2_pp; F_C=128x128_s6_c1x1_fast_tma_b2_pp
-for sms in ${SUS_SMS:-112 0}; do
+for sms in ${SUS_SMS-112 0}; do
   say "sustained 8192^3, max_sms=$sms, block-scaled A B B A"
   i=0; for k in $BS_A $BS_B $BS_B $BS_A; do i=$((i+1)); run_one bs_sms${sms}_${i}_$k block_scaled $k $sms; done
   say "sustained 8192^3, max_sms=$sms, fast A B C C B A"
