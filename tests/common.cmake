@@ -51,6 +51,10 @@ fp8gemm_cli_refusal_test(cli_refuses_ch06_sweep ch06_sweep --repz=5 "unknown arg
 fp8gemm_cli_refusal_test(cli_refuses_dispatch_sweep fp8gemm_dispatch_sweep --reps=0 "bad --reps=0")
 fp8gemm_cli_refusal_test(cli_refuses_dispatch_sweep_sms fp8gemm_dispatch_sweep --max_sms=-1
                          "bad --max_sms=-1")
+fp8gemm_cli_refusal_test(cli_refuses_dispatch_sweep_sustain fp8gemm_dispatch_sweep
+                         --sustain_ms=2s "bad --sustain_ms=2s")
+fp8gemm_cli_refusal_test(cli_refuses_dispatch_sweep_sustain_alone fp8gemm_dispatch_sweep
+                         "--sustain_ms=100;--confirm=0" "--confirm=0 confirms none")
 fp8gemm_cli_refusal_test(cli_refuses_dispatch_picks fp8gemm_dispatch_picks --sms=0 "bad --sms=0")
 fp8gemm_cli_refusal_test(cli_refuses_library_bench fp8gemm_library_bench --host_calls=2x
                          "bad --host_calls=2x")

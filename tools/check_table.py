@@ -14,7 +14,8 @@ the committed sweep). Exits 1 and names the shapes otherwise. Two sweep formats:
                        gen_dispatch_table.py takes a family's own re-sweep over the full one);
                        where a shape has interleaved confirmations (confirm_median_us) those alone
                        rank it, as tools/gen_dispatch_table.py ranks it, and a table kernel that
-                       was not confirmed there is an error.
+                       was not confirmed there is an error; sustained medians (sustain_median_us,
+                       --sustain_ms) outrank the confirmations the same way.
 
   tools/check_table.py --table chapters/07_block_scaling/bs_gemm.cpp \
       --dispatch-sweep plots/data/h200/ch10/dispatch_sweep.json --family block_scaled
@@ -70,18 +71,22 @@ def picks_entries(exe, sms, family):
 
 def dispatch_sweep_results(path, family):
     """{shape: {kernel: TFLOPS}} from fp8gemm_dispatch_sweep's JSON: the family's correct results,
-    by their confirmed medians where the shape has any (then only the confirmed kernels), else by
-    their block medians."""
+    by their sustained medians where the shape has any (fp8gemm_dispatch_sweep --sustain_ms; then
+    only those kernels), else by their confirmed medians where it has any (then only the confirmed
+    kernels), else by their block medians."""
     rows = [r for r in json.load(open(path, encoding="utf-8"))["results"]
             if r.get("family") == family and r.get("ok") and not r.get("peer")]
     out = {}
     for shape in {r["shape"] for r in rows}:
         m, n, k = (int(x) for x in shape.split("x"))
         mine = [r for r in rows if r["shape"] == shape]
-        confirmed = [r for r in mine if r.get("confirm_median_us")]
-        key = "confirm_median_us" if confirmed else "median_us"
-        out[(m, n, k)] = {r["kernel"]: 2.0 * m * n * k / (r[key] * 1e-6) / 1e12
-                          for r in (confirmed or mine)}
+        ranked, key = mine, "median_us"
+        for field in ("sustain_median_us", "confirm_median_us"):
+            timed = [r for r in mine if r.get(field)]
+            if timed:
+                ranked, key = timed, field
+                break
+        out[(m, n, k)] = {r["kernel"]: 2.0 * m * n * k / (r[key] * 1e-6) / 1e12 for r in ranked}
     return out
 
 

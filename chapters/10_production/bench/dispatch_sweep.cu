@@ -18,11 +18,16 @@
 // estimate), at least 5, so a kernel that is slow for a shape costs little. Then the
 // confirmation (confirm() below): the --confirm (4) fastest correct kernels of each family and
 // shape, and the chapter's own rule's kernel, timed again interleaved, launch by launch; the
-// table is learned from those medians (confirm_median_us) where they exist.
+// table is learned from those medians (confirm_median_us) where they exist. With
+// --sustain_ms=X the same kernels are then timed once more, each alone for X / 2 ms twice, in
+// the order A B C .. C B A (sustain_median_us): under sustained load at the power cap each kernel
+// runs at the clock its own power sets, which the interleaved rounds (one clock for all) do not
+// show; the table prefers these medians where they exist (gen_dispatch_table.py).
 //
 //   fp8gemm_dispatch_sweep [--json=PATH] [--reps=30] [--budget_ms=40] [--shapes=MxNxK,...]
 //                          [--families=block_scaled,per_tensor,mxfp8] [--filter=SUBSTRING]
 //                          [--confirm=4]   (0: no confirmation) [--max_sms=0]
+//                          [--sustain_ms=0] (0: no sustained timing; it needs the confirmation)
 // --max_sms=N runs every kernel of the families (not the reference plans, not cuBLASLt, which
 // has no such limit here) on at most N SMs (Options::max_sms; 0: all): what the kernels do when
 // training code keeps SMs for communication kernels. The committed table is learned with 0.
@@ -92,6 +97,7 @@ struct Record {
   double diff = 0;
   bool ok = false, peer = false;
   Timing confirm;  ///< the interleaved confirmation's timing (reps 0: not confirmed)
+  Timing sustain;  ///< the sustained timing, each kernel alone (reps 0: not timed so)
 };
 
 /// A launch of one kernel of a family on the shape's operands (the plan kept alive by the
@@ -105,9 +111,16 @@ using MakeLaunch = std::function<std::function<void(cudaStream_t)>(const std::st
 /// again interleaved: rounds of one launch each, the order rotating every round, an L2 flush
 /// before each launch outside the events; per kernel the median. The table is learned from these
 /// medians where they exist (gen_dispatch_table.py).
+/// With `sustain_ms` > 0 the same kernels are then timed each alone, back to back (an L2 flush
+/// before each launch, outside the events) for sustain_ms / 2 in the order A B C .. and again in
+/// the order .. C B A, the median of both passes' launches (Record::sustain). Why: interleaved,
+/// every kernel runs at the one clock their mix draws; alone under sustained load each runs at
+/// the clock its own power allows at the cap. A kernel that takes fewer cycles but more power per
+/// cycle wins the interleaved rounds and can lose alone (session 49, an H100 at 8192^3: chapter
+/// 7's 192x128 tile 5% fewer cycles than 256x128 in 1 x 2 clusters at a 3% lower clock, a tie).
 void confirm(std::vector<Record>& records, const std::string& family, const std::string& shape,
              const std::string& rule_kernel, const MakeLaunch& make, int top, double budget_ms,
-             L2Flush& l2) {
+             double sustain_ms, L2Flush& l2) {
   std::vector<Record*> mine;
   for (Record& r : records)
     if (!r.peer && r.ok && r.family == family && r.shape == shape) mine.push_back(&r);
@@ -148,6 +161,30 @@ void confirm(std::vector<Record>& records, const std::string& family, const std:
                 chosen[i]->confirm.median_us, rounds, n,
                 chosen[i]->kernel == rule_kernel ? "  [the chapter's rule]" : "");
   }
+  if (sustain_ms <= 0) return;
+  std::vector<std::vector<double>> alone(n);
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t i = pass == 0 ? j : n - 1 - j;
+      for (int w = 0; w < 3; ++w) launches[i](nullptr);
+      const auto until = std::chrono::steady_clock::now() +
+                         std::chrono::duration<double, std::milli>(sustain_ms / 2);
+      do {
+        l2.flush(nullptr);
+        t.start();
+        launches[i](nullptr);
+        t.stop();
+        alone[i].push_back(t.elapsed_ms());
+      } while (std::chrono::steady_clock::now() < until);
+    }
+  for (std::size_t i = 0; i < n; ++i) {
+    std::sort(alone[i].begin(), alone[i].end());
+    chosen[i]->sustain = {alone[i][alone[i].size() / 2] * 1e3, alone[i].front() * 1e3,
+                          int(alone[i].size())};
+    std::printf("%-20s %-16s %-36s %9.2f us  sustained alone (%d launches in two passes)\n",
+                family.c_str(), shape.c_str(), chosen[i]->kernel.c_str(),
+                chosen[i]->sustain.median_us, chosen[i]->sustain.reps);
+  }
 }
 
 std::string json_escape(const std::string& s) {
@@ -187,6 +224,9 @@ void write_json(const std::string& path, const std::string& context,
           << (r.confirm.reps > 0 ? ", \"confirm_median_us\": " + json_number(r.confirm.median_us) +
                                        ", \"confirm_reps\": " + std::to_string(r.confirm.reps)
                                  : std::string())
+          << (r.sustain.reps > 0 ? ", \"sustain_median_us\": " + json_number(r.sustain.median_us) +
+                                       ", \"sustain_reps\": " + std::to_string(r.sustain.reps)
+                                 : std::string())
           << ", \"peer\": " << (r.peer ? "true" : "false");
       if (!r.error.empty()) out << ", \"error\": \"" << json_escape(r.error) << "\"";
       out << "}" << (i + 1 < records.size() ? "," : "") << "\n";
@@ -196,7 +236,8 @@ void write_json(const std::string& path, const std::string& context,
   std::rename(tmp.c_str(), path.c_str());
 }
 
-std::string context_json(int reps, double budget_ms, int confirm_top, int max_sms) {
+std::string context_json(int reps, double budget_ms, int confirm_top, int max_sms,
+                         double sustain_ms) {
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -215,6 +256,12 @@ std::string context_json(int reps, double budget_ms, int confirm_top, int max_sm
                   "kernel again, interleaved: rounds of one launch each, the order rotating, an L2 "
                   "flush before each launch, 6-60 rounds in about " +
                   json_number(budget_ms * 4) + " ms, the median (confirm_median_us)"
+            : std::string())
+    << (confirm_top > 0 && sustain_ms > 0
+            ? "; then the same kernels each alone, back to back, an L2 flush before each launch, " +
+                  json_number(sustain_ms / 2) +
+                  " ms each in the order A B C .. and again .. C B A, the median of both passes "
+                  "(sustain_median_us)"
             : std::string())
     << (max_sms > 0 ? "; every kernel of the families on at most " + std::to_string(max_sms) +
                           " SMs (Options::max_sms), cuBLASLt on all"
@@ -267,7 +314,7 @@ int main(int argc, char** argv) {
   // The arguments first, so that a bad or unknown one is refused with a message, GPU or not.
   std::string json = "dispatch_sweep.json", filter, families = "block_scaled,per_tensor,mxfp8";
   int reps = 30, confirm_top = 4, max_sms = 0;
-  double budget_ms = 40;
+  double budget_ms = 40, sustain_ms = 0;
   std::vector<Shape> shapes;
   const bool args_ok = parse_arguments("fp8gemm_dispatch_sweep", [&] {
     for (int i = 1; i < argc; ++i) {
@@ -282,7 +329,17 @@ int main(int argc, char** argv) {
         filter = a.substr(9);
       else if (a.rfind("--confirm=", 0) == 0)
         confirm_top = int(parse_count(a, "--confirm=", 0));
-      else if (a.rfind("--max_sms=", 0) == 0)
+      else if (a.rfind("--sustain_ms=", 0) == 0) {
+        std::size_t used = 0;
+        try {
+          sustain_ms = std::stod(a.substr(13), &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != a.size() - 13 || !(sustain_ms >= 0 && sustain_ms <= 60000))
+          throw std::invalid_argument("bad --sustain_ms=" + a.substr(13) +
+                                      ": want a number of milliseconds in [0, 60000]");
+      } else if (a.rfind("--max_sms=", 0) == 0)
         max_sms = int(parse_count(a, "--max_sms=", 0));
       else if (a.rfind("--families=", 0) == 0)
         families = a.substr(11);
@@ -293,10 +350,15 @@ int main(int argc, char** argv) {
             "unknown argument '" + a +
             "'\nusage: fp8gemm_dispatch_sweep [--json=PATH] [--reps=N] [--budget_ms=X] "
             "[--shapes=MxNxK,...] [--families=block_scaled,per_tensor,mxfp8] "
-            "[--filter=SUBSTRING] [--confirm=N] [--max_sms=N]");
+            "[--filter=SUBSTRING] [--confirm=N] [--max_sms=N] [--sustain_ms=X]");
       }
     }
   });
+  if (args_ok && sustain_ms > 0 && confirm_top == 0) {
+    std::fprintf(stderr, "fp8gemm_dispatch_sweep: --sustain_ms times the confirmed kernels, and "
+                         "--confirm=0 confirms none: give --confirm=N with N >= 1\n");
+    return 1;
+  }
   if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
     std::printf("No CUDA GPU found: fp8gemm_dispatch_sweep needs an NVIDIA Hopper GPU (sm_90a).\n");
@@ -308,7 +370,7 @@ int main(int argc, char** argv) {
   const bool do_mx = families.find("mxfp8") != std::string::npos;
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
   const auto started = std::chrono::steady_clock::now();
-  const std::string context = context_json(reps, budget_ms, confirm_top, max_sms);
+  const std::string context = context_json(reps, budget_ms, confirm_top, max_sms, sustain_ms);
   std::vector<Record> records;
   CublasLtGemm cublas;
   L2Flush l2;
@@ -377,7 +439,7 @@ int main(int argc, char** argv) {
                 ch07::choose_kernel(s.M, s.N, s.K, ch07::Output::bf16, true,
                                     engine::rule_sms(max_sms))
                     .name,
-                make, confirm_top, budget_ms * 4, l2);
+                make, confirm_top, budget_ms * 4, sustain_ms, l2);
       const ch07::BlockScaledGemm g = ops.gemm();
       if (s.M % 4 == 0 && s.N % 8 == 0)
         peer("block_scaled", "cublaslt_block_scaled", s, [&](cudaStream_t st) {
@@ -419,7 +481,7 @@ int main(int argc, char** argv) {
         if (confirm_top > 0)
           confirm(records, family, s.name(),
                   ch06::choose_kernel(s.M, s.N, s.K, acc, true, engine::rule_sms(max_sms)).name,
-                  make, confirm_top, budget_ms * 4, l2);
+                  make, confirm_top, budget_ms * 4, sustain_ms, l2);
         const bool fast = acc == engine::Accumulation::fast;
         peer(family, fast ? "cublaslt_fast" : "cublaslt_promoted", s, [&, fast](cudaStream_t st) {
           cublas.per_tensor(s.M, s.N, s.K, g.A, g.B, g.D, g.scale_a, g.scale_b, fast, st);
@@ -458,7 +520,8 @@ int main(int argc, char** argv) {
       for (const auto& k : ch09::hopper_kernels())
         if (rule9.empty() && k.epilogue == engine::EpilogueKind::tma_store) rule9 = k.name;
       if (confirm_top > 0)
-        confirm(records, "mxfp8_hopper", s.name(), rule9, make, confirm_top, budget_ms * 4, l2);
+        confirm(records, "mxfp8_hopper", s.name(), rule9, make, confirm_top, budget_ms * 4,
+                sustain_ms, l2);
     }
     write_json(json, context, records);
     std::printf("-- %s done, %.0f s so far\n", s.name().c_str(),

@@ -17,7 +17,8 @@ Families (what fp8gemm::dispatch_family names; the kernel lists of the chapters)
 
 Sources, in order of precedence; a (family, shape) comes whole from the first source that has it,
 never mixed across runs (where the dispatch sweep confirmed its fastest kernels interleaved, its
-"confirm_median_us", those medians alone rank the (family, shape)):
+"confirm_median_us", those medians alone rank the (family, shape); where it also timed them each
+alone under sustained load (--sustain_ms), "sustain_median_us", those rank it instead):
   plots/data/h200/ch10/dispatch_sweep_block_scaled.json   fp8gemm_dispatch_sweep
                                              --families=block_scaled (re-swept after a change to
                                              those kernels alone; absent since session 26)
@@ -162,7 +163,7 @@ class Source:
             self._slot(family, shape)["kernels"][kernel] = us
 
     def _read_dispatch(self, data):
-        confirmed = {}
+        confirmed, sustained = {}, {}
         for r in data["results"]:
             shape = parse_shape(r["shape"])
             slot = self._slot(r["family"], shape)
@@ -174,11 +175,20 @@ class Source:
                 if r.get("confirm_median_us") is not None and not COMPARISON_ONLY.search(r["kernel"]):
                     confirmed.setdefault((r["family"], shape), {})[r["kernel"]] = float(
                         r["confirm_median_us"])
+                if r.get("sustain_median_us") is not None and not COMPARISON_ONLY.search(r["kernel"]):
+                    sustained.setdefault((r["family"], shape), {})[r["kernel"]] = float(
+                        r["sustain_median_us"])
         # Where the sweep confirmed its fastest kernels interleaved (fp8gemm_dispatch_sweep's
         # confirm()), those medians alone rank the (family, shape); "timed" keeps the count and
         # "all" every kernel's block median: the candidates of the SM-rescaled rule, all timed the
         # same way (the confirmation timed only the fastest few; mixing the two footings ranked
         # worse against the 112-SM sweep: chapter 10's README, "SMs left to other kernels").
+        # Where it then timed the same kernels each alone under sustained load (--sustain_ms),
+        # those medians rank instead: interleaved, every kernel runs at one clock; alone, at the
+        # clock its own power allows at the cap, as a long run of one GEMM does (session 49).
+        for key, times in sustained.items():
+            if len(times) >= 2:
+                confirmed[key] = times
         for key, times in confirmed.items():
             if len(times) >= 2:
                 slot = self.results[key]
@@ -645,23 +655,30 @@ def self_test(sources, table):
             ok = False
     # The sweep's interleaved confirmation outranks its block timing: "b" is slower by block
     # median but faster confirmed, so it must be chosen; without confirmation "a" is.
-    def fake_sweep(confirm):
+    # Sustained medians (each kernel alone) outrank both: "a" is then the fastest again.
+    def fake_sweep(confirm, sustain=False):
         src = Source.__new__(Source)
         src.results = {}
         rows = [{"family": "block_scaled", "shape": "64x64x128", "kernel": k, "ok": True,
-                 "median_us": us, **({"confirm_median_us": c} if confirm else {})}
-                for k, us, c in (("a", 10.0, 12.0), ("b", 11.0, 9.0), ("c", 30.0, None))]
+                 "median_us": us, **({"confirm_median_us": c} if confirm else {}),
+                 **({"sustain_median_us": c2} if sustain else {})}
+                for k, us, c, c2 in (("a", 10.0, 12.0, 9.5), ("b", 11.0, 9.0, 10.0),
+                                     ("c", 30.0, None, None))]
         for r in rows:
-            if r.get("confirm_median_us", 0) is None:
-                del r["confirm_median_us"]
+            for f in ("confirm_median_us", "sustain_median_us"):
+                if r.get(f, 0) is None:
+                    del r[f]
         src._read_dispatch({"results": rows})
         return src.results[("block_scaled", (64, 64, 128))]
-    with_c, without = fake_sweep(True), fake_sweep(False)
+    with_c, without, with_s = fake_sweep(True), fake_sweep(False), fake_sweep(True, True)
     if min(with_c["kernels"], key=with_c["kernels"].get) != "b" or with_c.get("timed") != 3:
         print("self-test FAILED: the interleaved confirmation did not rank the kernels: %s" % with_c)
         ok = False
     if min(without["kernels"], key=without["kernels"].get) != "a":
         print("self-test FAILED: without confirmation the block medians must rank: %s" % without)
+        ok = False
+    if min(with_s["kernels"], key=with_s["kernels"].get) != "a" or with_s.get("timed") != 3:
+        print("self-test FAILED: the sustained medians did not rank the kernels: %s" % with_s)
         ok = False
     print("gen_dispatch_table --self-test: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
