@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Session 49's H100 calls (binaries of a2836d9): the sustained runs of calls 3-6 (each kernel alone
+"""Session 49's H100 calls (binaries of a2836d9; call 7 of c935eb7): the sustained runs of calls 3-6 (each kernel alone
 for ~2 s, back-to-back launches, L2 flushed before each, the median; call_c.sh) beside the
 dispatch sweep's block medians and interleaved confirmation of call 1 at 8192^3, and each
 run's SM clock and power (nvidia-smi every 100 ms, samples over 300 W).
@@ -68,7 +68,8 @@ def main():
         by = {}
         for call, i, k, us, clk in rs:
             by.setdefault(k, []).append(us)
-            print(f"    {call} run {i} {k:38s} {us:8.1f} us  " + (f"{clk:5.0f} MHz" if clk else "(no clock samples)"))
+            print(f"    {call} run {i} {k:38s} {us:8.1f} us  " +
+                  (f"{clk:5.0f} MHz  {us * clk / 1e6:5.3f} M cycles" if clk else "(no clock samples)"))
         mean = {k: sum(v) / len(v) for k, v in by.items()}
         if row in mean and pick in mean:
             print(f"    table_sms' pick {pick} / the row {row}: {mean[pick] / mean[row]:.3f}x the time "
@@ -76,6 +77,12 @@ def main():
         for k in mean:
             if k not in (row, pick):
                 print(f"    {k} / the row: {mean[k] / mean[row]:.3f}x")
+    print("\nCall 7 (c935eb7, --confirm=2 --sustain_ms=2000, all SMs, block-scaled 8192^3):")
+    d = json.load(open(os.path.join(HERE, "call7_h100_c935eb7", "smoke_sustain.json")))
+    for r in d["results"]:
+        if r.get("sustain_median_us"):
+            print(f"  {r['kernel']:38s} block {r['median_us']:7.1f}  confirmed {r['confirm_median_us']:7.1f}"
+                  f"  sustained {r['sustain_median_us']:7.1f} ({r['sustain_reps']} launches)")
     print("\nCall 1's sweep at 8192^3 (block median, interleaved confirmation; us):")
     for sms in ("112", "0"):
         d = json.load(open(os.path.join(HERE, "call1_h100_a2836d9", f"dispatch_sweep_sq_sms{sms}_a2836d9.json")))
