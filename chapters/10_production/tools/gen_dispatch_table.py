@@ -19,6 +19,8 @@ Sources, in order of precedence; a (family, shape) comes whole from the first so
 never mixed across runs (where the dispatch sweep confirmed its fastest kernels interleaved, its
 "confirm_median_us", those medians alone rank the (family, shape); where it also timed them each
 alone under sustained load (--sustain_ms), "sustain_median_us", those rank it instead):
+  plots/data/h200/ch10/dispatch_sweep_sustained.json      fp8gemm_dispatch_sweep --sustain_ms=...
+                                             on the large shapes (absent until it runs on the H200)
   plots/data/h200/ch10/dispatch_sweep_block_scaled.json   fp8gemm_dispatch_sweep
                                              --families=block_scaled (re-swept after a change to
                                              those kernels alone; absent since session 26)
@@ -78,6 +80,9 @@ SOURCES = [
     # full sweep of 945b0eb (session 26) timed every family's current kernels, and the per-family
     # sweeps it replaced (block-scaled c47176c, per-tensor fe11ef0) and the full sweep of 80c55ad
     # are kept under plots/data/h200/ch10/history/.
+    # The large shapes re-timed with --sustain_ms (each confirmed kernel alone at the power cap,
+    # session 49's method; plots/data/h200/session49_plan/). Absent until it runs on the H200.
+    ("plots/data/h200/ch10/dispatch_sweep_sustained.json", "dispatch"),
     ("plots/data/h200/ch10/dispatch_sweep_block_scaled.json", "dispatch"),
     ("plots/data/h200/ch10/dispatch_sweep_per_tensor.json", "dispatch"),
     ("plots/data/h200/ch10/dispatch_sweep.json", "dispatch"),

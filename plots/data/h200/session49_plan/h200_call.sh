@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Session 49's plan for a later device session, on the H200 only (the library's table is the
+# H200's): the large rows of the dispatch table re-timed with each confirmed kernel alone under
+# sustained load (fp8gemm_dispatch_sweep --sustain_ms, session 49: at 8192^3 the interleaved
+# confirmation and the block medians ranked kernels 5-11% apart from what they do alone at the
+# power cap; chapter 10's README, "Session 49").
+#   pack (CPU machine, at the commit to run):
+#     cmake --build build -j2 --target fp8gemm_dispatch_sweep
+#     (cd build && tar cf - bin/commit.txt bin/libbenchmark.so.1.7.1 bin/libbenchmark.so.1debian \
+#        bin/fp8gemm_dispatch_sweep | xz -6 -T2 > ../.gpu/sw49.txz)
+#   run:  bash plots/data/h200/session49_plan/h200_call.sh          (carry .gpu/sw49.txz)
+# On another GPU it says so and stops (the start is all it costs). Afterwards, on the CPU machine:
+#   cp <files_at>/dispatch_sweep_sustained_<commit>.json plots/data/h200/ch10/dispatch_sweep_sustained.json
+#   python3 chapters/10_production/tools/gen_dispatch_table.py --picks-exe build/bin/fp8gemm_dispatch_picks
+#   cmake --build build -j2 && (cd build && ctest -L cpu -R 'library|table')
+# (gen_dispatch_table.py lists that file first among its sources, so its (family, shape) pairs
+# replace the full sweep's; the sustained medians rank them.) Commit the JSON and the two
+# generated files with the picks that changed.
+# What it runs: the six M = 4096 DeepSeek-V3 shapes and 8192^3, every family, --confirm=4
+# --sustain_ms=2000 (the 4 fastest by block median and the chapter's rule's kernel, each alone
+# for 1 s twice, A B C D E .. E D C B A), nvidia-smi every 100 ms. About 7 x (5 + 5 + 5 + 3)
+# kernels x 2 s = 250 s of sustained runs plus ~60 s of block timing.
+# Predictions (session 49, before any run on the H200): every confirmed kernel's sustained median
+# within 0.95-1.10x of its confirmed one; the table's kernel changes at 3-8 of the 28 large
+# (family, shape) rows, each new pick 1-5% faster alone than the old; 8192^3 fast keeps the
+# ping-pong 128x192_s4_c2x1 (on the H100 it was 10.7% ahead of 192x128_s4_c2x1 alone).
+set -u
+source scripts/gpu_call.sh .gpu/sw49.txz || exit 1
+if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  say "not an H200: nothing run (the table is the H200's)"; cat "$L"; exit 0
+fi
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
+  --format=csv,noheader -lms 100 > "$OUT/smi.csv" 2>&1 &
+SMI=$!
+LARGE="4096x2112x7168,4096x24576x1536,4096x32768x512,4096x7168x16384,4096x4096x7168,4096x7168x2048,8192x8192x8192"
+say "dispatch sweep, large shapes, --sustain_ms=2000"
+dispatch_sweep_step sustained 540 "$LARGE" --confirm=4 --sustain_ms=2000
+kill $SMI 2>/dev/null
+xz -6 "$OUT/smi.csv"
+python3 - "$OUT/dispatch_sweep_sustained_${C:0:7}.json" >> "$L" 2>&1 <<'PY'
+import json, sys
+rows = [r for r in json.load(open(sys.argv[1]))["results"] if r.get("sustain_median_us")]
+print(len(rows), "results with sustain_median_us")
+for r in rows:
+    print(f"  {r['family']:20s} {r['shape']:16s} {r['kernel']:40s} confirmed {r['confirm_median_us']:8.1f}"
+          f"  sustained {r['sustain_median_us']:8.1f}  ({r['sustain_median_us'] / r['confirm_median_us']:.3f}x)")
+PY
+say end
+cat "$L"
