@@ -45,8 +45,19 @@ if(TARGET fp8gemm)
     # Passes on the check's own failure report only (not on a missing file or a bad argument).
     set_tests_properties(library_dispatch_unrescaled_112_fails PROPERTIES
                          PASS_REGULAR_EXPRESSION "FAIL 64x2112x7168.*check_table: 18 shapes checked, 8 off")
+    # Sustained medians (fp8gemm_dispatch_sweep --sustain_ms) outrank the confirmation: in this
+    # made-up sweep the table's 8192^3 block-scaled kernel is fastest confirmed and slowest
+    # sustained, so the check must fail there (it passes if the sustained medians are ignored).
+    # The fixture names the row's kernel (192x128_s4_c1x1): update it when that row changes.
+    add_test(NAME library_check_table_sustained_fails
+             COMMAND ${Python3_EXECUTABLE} ${_check} --picks-exe $<TARGET_FILE:fp8gemm_dispatch_picks>
+                     --dispatch-sweep ${PROJECT_SOURCE_DIR}/tests/data/tables/sustained_fixture.json
+                     --family block_scaled)
+    set_tests_properties(library_check_table_sustained_fails PROPERTIES
+                         PASS_REGULAR_EXPRESSION "FAIL 8192x8192x8192: table kernel 192x128_s4_c1x1.*1 shapes checked, 1 off")
     set_tests_properties(library_dispatch_table library_dispatch_check_self_test
                          library_dispatch_rescaled_112 library_dispatch_unrescaled_112_fails
+                         library_check_table_sustained_fails
                          PROPERTIES LABELS cpu TIMEOUT 120)
   endif()
 endif()

@@ -71,9 +71,9 @@ def picks_entries(exe, sms, family):
 
 def dispatch_sweep_results(path, family):
     """{shape: {kernel: TFLOPS}} from fp8gemm_dispatch_sweep's JSON: the family's correct results,
-    by their sustained medians where the shape has any (fp8gemm_dispatch_sweep --sustain_ms; then
-    only those kernels), else by their confirmed medians where it has any (then only the confirmed
-    kernels), else by their block medians."""
+    by their sustained medians where the shape has two or more (fp8gemm_dispatch_sweep
+    --sustain_ms; then only those kernels), else by their confirmed medians where it has two or
+    more (then only the confirmed kernels), else by their block medians."""
     rows = [r for r in json.load(open(path, encoding="utf-8"))["results"]
             if r.get("family") == family and r.get("ok") and not r.get("peer")]
     out = {}
@@ -83,7 +83,7 @@ def dispatch_sweep_results(path, family):
         ranked, key = mine, "median_us"
         for field in ("sustain_median_us", "confirm_median_us"):
             timed = [r for r in mine if r.get(field)]
-            if timed:
+            if len(timed) >= 2:  # as gen_dispatch_table.py: one kernel alone ranks nothing
                 ranked, key = timed, field
                 break
         out[(m, n, k)] = {r["kernel"]: 2.0 * m * n * k / (r[key] * 1e-6) / 1e12 for r in ranked}

@@ -17,12 +17,12 @@
 // launch between CUDA events, the median; repetitions = min(--reps, --budget_ms / first
 // estimate), at least 5, so a kernel that is slow for a shape costs little. Then the
 // confirmation (confirm() below): the --confirm (4) fastest correct kernels of each family and
-// shape, and the chapter's own rule's kernel, timed again interleaved, launch by launch; the
-// table is learned from those medians (confirm_median_us) where they exist. With
-// --sustain_ms=X the same kernels are then timed once more, each alone for X / 2 ms twice, in
-// the order A B C .. C B A (sustain_median_us): under sustained load at the power cap each kernel
-// runs at the clock its own power sets, which the interleaved rounds (one clock for all) do not
-// show; the table prefers these medians where they exist (gen_dispatch_table.py).
+// shape, the chapter's own rule's kernel and the committed table's, timed again interleaved,
+// launch by launch; the table is learned from those medians (confirm_median_us) where they
+// exist. With --sustain_ms=X the same kernels are then timed once more, each alone for X / 2 ms
+// twice, in the order A B C .. C B A (sustain_median_us): alone under sustained load at the
+// power cap kernels can rank otherwise than in the interleaved rounds (session 49); the table
+// prefers these medians where they exist (gen_dispatch_table.py).
 //
 //   fp8gemm_dispatch_sweep [--json=PATH] [--reps=30] [--budget_ms=40] [--shapes=MxNxK,...]
 //                          [--families=block_scaled,per_tensor,mxfp8] [--filter=SUBSTRING]
@@ -97,7 +97,8 @@ struct Record {
   double diff = 0;
   bool ok = false, peer = false;
   Timing confirm;  ///< the interleaved confirmation's timing (reps 0: not confirmed)
-  Timing sustain;  ///< the sustained timing, each kernel alone (reps 0: not timed so)
+  Timing sustain;  ///< the sustained timing, each kernel alone (reps: its launches in both
+                   ///< passes; 0: not timed so). confirm.reps counts rounds.
 };
 
 /// A launch of one kernel of a family on the shape's operands (the plan kept alive by the
@@ -107,17 +108,17 @@ using MakeLaunch = std::function<std::function<void(cudaStream_t)>(const std::st
 /// The confirmation: the block timing above gives each kernel its own block of launches, and
 /// clock / power drift between blocks ranks close kernels wrongly (at 74d644d by 10.6% at one
 /// shape, which the library benchmark's interleaved part (c) found). So the `top` fastest correct
-/// kernels of (family, shape) by block median, plus the chapter's own rule's kernel, are timed
+/// kernels of (family, shape) by block median, plus the chapter's own rule's kernel and the
+/// committed table's (dispatch_table(), where it has the shape), are timed
 /// again interleaved: rounds of one launch each, the order rotating every round, an L2 flush
 /// before each launch outside the events; per kernel the median. The table is learned from these
 /// medians where they exist (gen_dispatch_table.py).
 /// With `sustain_ms` > 0 the same kernels are then timed each alone, back to back (an L2 flush
 /// before each launch, outside the events) for sustain_ms / 2 in the order A B C .. and again in
-/// the order .. C B A, the median of both passes' launches (Record::sustain). Why: interleaved,
-/// every kernel runs at the one clock their mix draws; alone under sustained load each runs at
-/// the clock its own power allows at the cap. A kernel that takes fewer cycles but more power per
-/// cycle wins the interleaved rounds and can lose alone (session 49, an H100 at 8192^3: chapter
-/// 7's 192x128 tile 5% fewer cycles than 256x128 in 1 x 2 clusters at a 3% lower clock, a tie).
+/// the order .. C B A, the median of both passes' launches (Record::sustain). Why: alone under
+/// sustained load kernels ran at different clocks at the same power and ranked otherwise than
+/// interleaved (session 49, an H100 at 8192^3 on 112 SMs: chapter 7's 256x128 tile in 1 x 2
+/// clusters 6.5% behind 192x128 interleaved, level alone; chapter 10's README, "Session 49").
 void confirm(std::vector<Record>& records, const std::string& family, const std::string& shape,
              const std::string& rule_kernel, const MakeLaunch& make, int top, double budget_ms,
              double sustain_ms, L2Flush& l2) {
@@ -127,11 +128,22 @@ void confirm(std::vector<Record>& records, const std::string& family, const std:
   std::sort(mine.begin(), mine.end(),
             [](const Record* a, const Record* b) { return a->t.median_us < b->t.median_us; });
   std::vector<Record*> chosen(mine.begin(), mine.begin() + std::min<std::size_t>(mine.size(), top));
+  // The committed table's kernel for (family, shape) too, where it has a row: a re-learned
+  // table's old and new picks are then timed the same way.
+  std::string table_kernel;
+  for (const DispatchEntry& e : dispatch_table())
+    if (family == e.family && shape == Shape{e.M, e.N, e.K}.name()) table_kernel = e.kernel;
   for (Record* r : mine)
-    if (r->kernel == rule_kernel &&
+    if ((r->kernel == rule_kernel || r->kernel == table_kernel) &&
         std::find(chosen.begin(), chosen.end(), r) == chosen.end())
       chosen.push_back(r);
-  if (chosen.size() < 2) return;
+  if (chosen.size() < 2) {
+    if (sustain_ms > 0)
+      std::printf("%-20s %-16s fewer than 2 correct kernels to compare: no confirmation, no "
+                  "sustained timing\n",
+                  family.c_str(), shape.c_str());
+    return;
+  }
   std::vector<std::function<void(cudaStream_t)>> launches;
   double round_ms = 0;
   for (Record* r : chosen) {
@@ -156,10 +168,11 @@ void confirm(std::vector<Record>& records, const std::string& family, const std:
   for (std::size_t i = 0; i < n; ++i) {
     std::sort(ms[i].begin(), ms[i].end());
     chosen[i]->confirm = {ms[i][ms[i].size() / 2] * 1e3, ms[i].front() * 1e3, rounds};
-    std::printf("%-20s %-16s %-36s %9.2f us  confirmed interleaved (%d rounds of %zu)%s\n",
+    std::printf("%-20s %-16s %-36s %9.2f us  confirmed interleaved (%d rounds of %zu)%s%s\n",
                 family.c_str(), shape.c_str(), chosen[i]->kernel.c_str(),
                 chosen[i]->confirm.median_us, rounds, n,
-                chosen[i]->kernel == rule_kernel ? "  [the chapter's rule]" : "");
+                chosen[i]->kernel == rule_kernel ? "  [the chapter's rule]" : "",
+                chosen[i]->kernel == table_kernel ? "  [the table's]" : "");
   }
   if (sustain_ms <= 0) return;
   std::vector<std::vector<double>> alone(n);
@@ -252,8 +265,8 @@ std::string context_json(int reps, double budget_ms, int confirm_top, int max_sm
        "each launch, median"
     << (confirm_top > 0
             ? "; then the " + std::to_string(confirm_top) +
-                  " fastest correct kernels per family and shape and the chapter's own rule's "
-                  "kernel again, interleaved: rounds of one launch each, the order rotating, an L2 "
+                  " fastest correct kernels per family and shape, the chapter's own rule's "
+                  "kernel and the committed table's again, interleaved: rounds of one launch each, the order rotating, an L2 "
                   "flush before each launch, 6-60 rounds in about " +
                   json_number(budget_ms * 4) + " ms, the median (confirm_median_us)"
             : std::string())
@@ -330,13 +343,16 @@ int main(int argc, char** argv) {
       else if (a.rfind("--confirm=", 0) == 0)
         confirm_top = int(parse_count(a, "--confirm=", 0));
       else if (a.rfind("--sustain_ms=", 0) == 0) {
+        // Plain decimal milliseconds (std::stod alone would take "0x10" or " 5").
+        const std::string v = a.substr(13);
+        const bool plain = !v.empty() && v.find_first_not_of("0123456789.") == std::string::npos;
         std::size_t used = 0;
-        try {
-          sustain_ms = std::stod(a.substr(13), &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != a.size() - 13 || !(sustain_ms >= 0 && sustain_ms <= 60000))
+        if (plain) try {
+            sustain_ms = std::stod(v, &used);
+          } catch (const std::exception&) {
+            used = 0;
+          }
+        if (!plain || used != v.size() || !(sustain_ms >= 0 && sustain_ms <= 60000))
           throw std::invalid_argument("bad --sustain_ms=" + a.substr(13) +
                                       ": want a number of milliseconds in [0, 60000]");
       } else if (a.rfind("--max_sms=", 0) == 0)
