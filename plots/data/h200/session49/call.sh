@@ -23,6 +23,9 @@
 #     3% of the fastest, per_tensor_fast's 192x128_s4_c2x1 (instead of the ping-pong 128x192)
 #     within 3%; per_tensor_promoted keeps 256x128_s3_c1x2: within 3%. 8192^3 has 2048 (128 x 256)
 #     to 2731 (192 x 128) tiles, 15-25 waves, so quantisation moves a few percent at most.
+#   (Note after the calls: the table's per-tensor promoted row at 8192^3 is 128x128_s6_c1x2, not
+#   256x128_s3_c1x2 as written above; the rule keeps it on 112 SMs. The prediction stands as
+#   written.)
 set -u
 MODE=${MODE:-a}
 if [ "$MODE" = a ]; then

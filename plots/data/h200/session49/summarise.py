@@ -89,7 +89,7 @@ def main():
         for r in d["results"]:
             names = {v for pair in PAIRS.values() for v in pair} | {"128x128_s6_c1x1_fast_tma_b2_pp"}
             if r.get("ok") and not r.get("peer") and r["kernel"] in names and r["family"] != "per_tensor_promoted":
-                print(f"  {sms or 'all':>3s} SMs {r['family']:16s} {r['kernel']:38s} block {r['median_us']:7.1f}"
+                print(f"  {'all' if sms == '0' else sms:>3s} SMs {r['family']:16s} {r['kernel']:38s} block {r['median_us']:7.1f}"
                       f"  confirmed {r.get('confirm_median_us') or float('nan'):7.1f}")
 
 

@@ -9,7 +9,10 @@
 #     (cd build && tar cf - bin/commit.txt bin/libbenchmark.so.1.7.1 bin/libbenchmark.so.1debian \
 #        bin/fp8gemm_dispatch_sweep | xz -6 -T2 > ../.gpu/sw49.txz)
 #   run:  bash plots/data/h200/session49_plan/h200_call.sh          (carry .gpu/sw49.txz)
-# On another GPU it says so and stops (the start is all it costs). Afterwards, on the CPU machine:
+# Name nvidia-h200 (do not pass needs_h200: that is for work that cannot fit an H100; session 49's
+# seven calls all got an H100). On another GPU it says so and stops (the start is all it costs).
+# The sweep binary must be of 4b88f1a or later (its confirmation also times the committed table's
+# kernel, so the old row and the new pick are both timed alone). Afterwards, on the CPU machine:
 #   cp <files_at>/dispatch_sweep_sustained_<commit>.json plots/data/h200/ch10/dispatch_sweep_sustained.json
 #   python3 chapters/10_production/tools/gen_dispatch_table.py --picks-exe build/bin/fp8gemm_dispatch_picks
 #   cmake --build build -j2 && (cd build && ctest -L cpu -R 'library|table')
