@@ -21,7 +21,7 @@
 # generated files with the picks that changed.
 # Then, while the H200 is warm: `SUS_SMS="" bash plots/data/h200/session49/call_c.sh` (carry
 # .gpu/c10.txz from plots/data/h200/session46_plan/pack.sh): test_chapter_08, test_chapter_08_wgrad
-# and quantize_test_gpu, which no H200 has run since session 47's code, and the 112-SM sweeps of
+# and quantize_test_gpu, which no H200 has run at the code of sessions 47-49, and the 112-SM sweeps of
 # session 49's call 1 on the table's own GPU (~250 s).
 # What it runs: the six M = 4096 DeepSeek-V3 shapes and 8192^3, every family, --confirm=4
 # --sustain_ms=2000 (the 4 fastest by block median and the chapter's rule's kernel, each alone
