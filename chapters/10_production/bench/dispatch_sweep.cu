@@ -19,8 +19,8 @@
 // confirmation (confirm() below): the --confirm (4) fastest correct kernels of each family and
 // shape, the chapter's own rule's kernel and the committed table's, timed again interleaved,
 // launch by launch; the table is learned from those medians (confirm_median_us) where they
-// exist. With --sustain_ms=X the same kernels are then timed once more, each alone for X / 2 ms
-// twice, in the order A B C .. C B A (sustain_median_us): alone under sustained load at the
+// exist. With --sustain_ms=X the same kernels are then timed once more, each alone for about
+// X / 2 ms of its own time (the flushes between launches come on top), twice, in the order A B C .. C B A (sustain_median_us): alone under sustained load at the
 // power cap kernels can rank otherwise than in the interleaved rounds (session 49); the table
 // prefers these medians where they exist (gen_dispatch_table.py).
 //
@@ -114,8 +114,9 @@ using MakeLaunch = std::function<std::function<void(cudaStream_t)>(const std::st
 /// before each launch outside the events; per kernel the median. The table is learned from these
 /// medians where they exist (gen_dispatch_table.py).
 /// With `sustain_ms` > 0 the same kernels are then timed each alone, back to back (an L2 flush
-/// before each launch, outside the events) for sustain_ms / 2 in the order A B C .. and again in
-/// the order .. C B A, the median of both passes' launches (Record::sustain). Why: alone under
+/// before each launch, outside the events; time_launch with a budget of sustain_ms / 2 of the
+/// kernel's own time) in the order A B C .. and again in
+/// the order .. C B A, the mean of the two passes' medians (Record::sustain). Why: alone under
 /// sustained load kernels ran at different clocks at the same power and ranked otherwise than
 /// interleaved (session 49, an H100 at 8192^3 on 112 SMs: chapter 7's 256x128 tile in 1 x 2
 /// clusters 6.5% behind 192x128 interleaved, level alone; chapter 10's README, "Session 49").
@@ -175,28 +176,25 @@ void confirm(std::vector<Record>& records, const std::string& family, const std:
                 chosen[i]->kernel == table_kernel ? "  [the table's]" : "");
   }
   if (sustain_ms <= 0) return;
-  std::vector<std::vector<double>> alone(n);
+  // Each pass is the block timing above with a time budget instead of a count (what session 49's
+  // calls 3-6 ran by hand: --reps=100000 --budget_ms=2000): its warm-up, its launches, its median.
+  // The budget counts the kernel's own time; the count cap (one launch per 50 us of budget: a
+  // flush and a synchronisation take about that) keeps a short kernel's pass near the budget.
+  const int max_launches = std::max(5, int(sustain_ms / 2 / 0.05));
+  std::vector<Timing> passes[2] = {std::vector<Timing>(n), std::vector<Timing>(n)};
   for (int pass = 0; pass < 2; ++pass)
     for (std::size_t j = 0; j < n; ++j) {
       const std::size_t i = pass == 0 ? j : n - 1 - j;
-      for (int w = 0; w < 3; ++w) launches[i](nullptr);
-      const auto until = std::chrono::steady_clock::now() +
-                         std::chrono::duration<double, std::milli>(sustain_ms / 2);
-      do {
-        l2.flush(nullptr);
-        t.start();
-        launches[i](nullptr);
-        t.stop();
-        alone[i].push_back(t.elapsed_ms());
-      } while (std::chrono::steady_clock::now() < until);
+      passes[pass][i] =
+          time_launch(launches[i], max_launches, sustain_ms / 2, l2);
     }
   for (std::size_t i = 0; i < n; ++i) {
-    std::sort(alone[i].begin(), alone[i].end());
-    chosen[i]->sustain = {alone[i][alone[i].size() / 2] * 1e3, alone[i].front() * 1e3,
-                          int(alone[i].size())};
-    std::printf("%-20s %-16s %-36s %9.2f us  sustained alone (%d launches in two passes)\n",
+    const Timing &a = passes[0][i], &b = passes[1][i];
+    chosen[i]->sustain = {(a.median_us + b.median_us) / 2, std::min(a.min_us, b.min_us),
+                          a.reps + b.reps};
+    std::printf("%-20s %-16s %-36s %9.2f us  sustained alone (passes %.2f, %.2f us; %d launches)\n",
                 family.c_str(), shape.c_str(), chosen[i]->kernel.c_str(),
-                chosen[i]->sustain.median_us, chosen[i]->sustain.reps);
+                chosen[i]->sustain.median_us, a.median_us, b.median_us, chosen[i]->sustain.reps);
   }
 }
 
@@ -271,10 +269,11 @@ std::string context_json(int reps, double budget_ms, int confirm_top, int max_sm
                   json_number(budget_ms * 4) + " ms, the median (confirm_median_us)"
             : std::string())
     << (confirm_top > 0 && sustain_ms > 0
-            ? "; then the same kernels each alone, back to back, an L2 flush before each launch, " +
+            ? "; then the same kernels each alone, back to back, an L2 flush before each launch, "
+                  "about " +
                   json_number(sustain_ms / 2) +
-                  " ms each in the order A B C .. and again .. C B A, the median of both passes "
-                  "(sustain_median_us)"
+                  " ms of the kernel's own time each in the order A B C .. and again .. C B A, the mean of the two passes' "
+                  "medians (sustain_median_us)"
             : std::string())
     << (max_sms > 0 ? "; every kernel of the families on at most " + std::to_string(max_sms) +
                           " SMs (Options::max_sms), cuBLASLt on all"
