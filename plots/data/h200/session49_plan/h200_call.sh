@@ -11,7 +11,7 @@
 #   run:  bash plots/data/h200/session49_plan/h200_call.sh          (carry .gpu/sw49.txz)
 # Name nvidia-h200 (do not pass needs_h200: that is for work that cannot fit an H100; session 49's
 # seven calls all got an H100). On another GPU it says so and stops (the start is all it costs).
-# The sweep binary must be of 4b88f1a or later (its confirmation also times the committed table's
+# The sweep binary must be of 23d089f or later (its confirmation also times the committed table's
 # kernel, so the old row and the new pick are both timed alone). Afterwards, on the CPU machine:
 #   cp <files_at>/dispatch_sweep_sustained_<commit>.json plots/data/h200/ch10/dispatch_sweep_sustained.json
 #   python3 chapters/10_production/tools/gen_dispatch_table.py --picks-exe build/bin/fp8gemm_dispatch_picks
