@@ -34,7 +34,13 @@
 set -u
 source scripts/gpu_call.sh .gpu/sw49.txz || exit 1
 if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  say "not an H200: nothing run (the table is the H200's)"; cat "$L"; exit 0
+  # Session 50: on another GPU, only 8192^3 (every family) with --sustain_ms, so that 23d089f's
+  # sustained passes run on some GPU at all (~70 s); its numbers do not go into the H200's table.
+  say "not an H200: 8192^3 only, to exercise --sustain_ms (the table is the H200's)"
+  dispatch_sweep_step sustained_check 200 8192x8192x8192 --confirm=4 --sustain_ms=2000
+  python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))["results"] if x.get("sustain_median_us")]; [print(x["family"], x["kernel"], x["confirm_median_us"], x["sustain_median_us"]) for x in r]' \
+    "$OUT/dispatch_sweep_sustained_check_${C:0:7}.json" >> "$L" 2>&1
+  say end; cat "$L"; exit 0
 fi
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
   --format=csv,noheader -lms 100 > "$OUT/smi.csv" 2>&1 &
