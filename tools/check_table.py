@@ -35,6 +35,8 @@ import re
 import subprocess
 import sys
 
+import sweep_ranking  # tools/, beside this script
+
 
 def table_entries(path):
     """{(M, N, K): kernel} from a C++ table of {M, N, K, "kernel"} rows."""
@@ -70,23 +72,17 @@ def picks_entries(exe, sms, family):
 
 
 def dispatch_sweep_results(path, family):
-    """{shape: {kernel: TFLOPS}} from fp8gemm_dispatch_sweep's JSON: the family's correct results,
-    by their sustained medians where the shape has two or more (fp8gemm_dispatch_sweep
-    --sustain_ms; then only those kernels), else by their confirmed medians where it has two or
-    more (then only the confirmed kernels), else by their block medians."""
-    rows = [r for r in json.load(open(path, encoding="utf-8"))["results"]
-            if r.get("family") == family and r.get("ok") and not r.get("peer")]
+    """{shape: {kernel: TFLOPS}} from fp8gemm_dispatch_sweep's JSON: the family's results ranked
+    as gen_dispatch_table.py ranks them (tools/sweep_ranking.py: by sustained medians where the
+    shape has two or more, then only those kernels; else by confirmed medians where it has two or
+    more; else by every correct kernel's block median)."""
+    rows = [r for r in json.load(open(path, encoding="utf-8"))["results"] if r.get("family") == family]
     out = {}
     for shape in {r["shape"] for r in rows}:
         m, n, k = (int(x) for x in shape.split("x"))
-        mine = [r for r in rows if r["shape"] == shape]
-        ranked, key = mine, "median_us"
-        for field in ("sustain_median_us", "confirm_median_us"):
-            timed = [r for r in mine if r.get(field)]
-            if len(timed) >= 2:  # as gen_dispatch_table.py: one kernel alone ranks nothing
-                ranked, key = timed, field
-                break
-        out[(m, n, k)] = {r["kernel"]: 2.0 * m * n * k / (r[key] * 1e-6) / 1e12 for r in ranked}
+        _, times = sweep_ranking.ranking([r for r in rows if r["shape"] == shape])
+        if times:
+            out[(m, n, k)] = {kernel: 2.0 * m * n * k / (us * 1e-6) / 1e12 for kernel, us in times.items()}
     return out
 
 

@@ -70,10 +70,12 @@ import sys
 import textwrap
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import sweep_ranking  # noqa: E402  (tools/sweep_ranking.py: the ranking check_table.py shares)
 INC = "chapters/10_production/src/dispatch_table.inc"
 MD = "chapters/10_production/dispatch_table.md"
 # Names of the promoted loop's comparison instances (engine/kernel_info.cuh): not for the table.
-COMPARISON_ONLY = re.compile(r"_(loop\d+|2deep|spin)$")
+COMPARISON_ONLY = sweep_ranking.COMPARISON_ONLY
 SOURCES = [
     # A family re-swept alone after its kernels changed (fp8gemm_dispatch_sweep --families=...)
     # goes first, so its pairs take precedence over the full sweep's older rows. None today: the
@@ -168,7 +170,7 @@ class Source:
             self._slot(family, shape)["kernels"][kernel] = us
 
     def _read_dispatch(self, data):
-        confirmed, sustained = {}, {}
+        rows = {}
         for r in data["results"]:
             shape = parse_shape(r["shape"])
             slot = self._slot(r["family"], shape)
@@ -177,25 +179,18 @@ class Source:
                     slot["peer"] = float(r["median_us"])
             elif r.get("ok"):
                 self._add(r["family"], shape, r["kernel"], float(r["median_us"]))
-                if r.get("confirm_median_us") is not None and not COMPARISON_ONLY.search(r["kernel"]):
-                    confirmed.setdefault((r["family"], shape), {})[r["kernel"]] = float(
-                        r["confirm_median_us"])
-                if r.get("sustain_median_us") is not None and not COMPARISON_ONLY.search(r["kernel"]):
-                    sustained.setdefault((r["family"], shape), {})[r["kernel"]] = float(
-                        r["sustain_median_us"])
+                rows.setdefault((r["family"], shape), []).append(r)
         # Where the sweep confirmed its fastest kernels interleaved (fp8gemm_dispatch_sweep's
-        # confirm()), those medians alone rank the (family, shape); "timed" keeps the count and
-        # "all" every kernel's block median: the candidates of the SM-rescaled rule, all timed the
-        # same way (the confirmation timed only the fastest few; mixing the two footings ranked
-        # worse against the 112-SM sweep: chapter 10's README, "SMs left to other kernels").
-        # Where it then timed the same kernels each alone under sustained load (--sustain_ms),
-        # those medians rank instead: interleaved, every kernel runs at one clock; alone, at the
-        # clock its own power allows at the cap, as a long run of one GEMM does (session 49).
-        for key, times in sustained.items():
-            if len(times) >= 2:
-                confirmed[key] = times
-        for key, times in confirmed.items():
-            if len(times) >= 2:
+        # confirm()), or then timed them each alone under sustained load (--sustain_ms), those
+        # medians alone rank the (family, shape) (tools/sweep_ranking.py, the rule check_table.py
+        # shares: interleaved, every kernel runs at one clock; alone, at the clock its own power
+        # allows at the cap, as a long run of one GEMM does; session 49). "timed" keeps the count
+        # and "all" every kernel's block median: the candidates of the SM-rescaled rule, all timed
+        # the same way (the confirmation timed only the fastest few; mixing the two footings
+        # ranked worse against the 112-SM sweep: chapter 10's README, "SMs left to other kernels").
+        for key, mine in rows.items():
+            field, times = sweep_ranking.ranking(mine)
+            if field != "median_us":
                 slot = self.results[key]
                 slot["timed"] = len(slot["kernels"])
                 slot["all"] = slot["kernels"]
