@@ -76,6 +76,10 @@ int usable_sms(int max_sms, int sm_count);
 /// a rule assumes where no GPU answers (rule_sms).
 inline constexpr int kReferenceSms = 132;
 
+/// `sms` where it is a count (> 0), else kReferenceSms: the SMs a rule plans for when its caller
+/// passes 0 for "not given" (chapter 10's dispatch and its picks tool).
+constexpr int sms_or_reference(int sms) { return sms > 0 ? sms : kReferenceSms; }
+
 /// The SMs a kernel-choice rule should plan for: usable_sms(max_sms, the current device's SM
 /// count), or usable_sms(max_sms, kReferenceSms) where no device answers (no GPU, no driver: the
 /// plan's own device check then refuses the call with its message). A negative max_sms counts as

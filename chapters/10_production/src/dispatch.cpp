@@ -324,7 +324,7 @@ KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
   };
   if (choose_named(f, M, N, K, serves, option, env, fits, usable_sms, c)) return c;
   const ch07::Output out = f32_output ? ch07::Output::f32 : ch07::Output::bf16;
-  const int rule_sms = usable_sms > 0 ? usable_sms : engine::kReferenceSms;
+  const int rule_sms = engine::sms_or_reference(usable_sms);
   c.kernel = ch07::choose_kernel(M, N, K, out, tma_store_ok, rule_sms).name;
   if (serves) {
     c.rule = DispatchRule::chapter;
@@ -360,7 +360,7 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
     require_epilogue(k, source, false, tma_store_ok);
   };
   if (choose_named(f, M, N, K, tma_store_ok, option, env, fits, usable_sms, c)) return c;
-  const int rule_sms = usable_sms > 0 ? usable_sms : engine::kReferenceSms;
+  const int rule_sms = engine::sms_or_reference(usable_sms);
   c.kernel = ch06::choose_kernel(M, N, K, accumulation, tma_store_ok, rule_sms).name;
   c.rule = tma_store_ok ? DispatchRule::chapter : DispatchRule::epilogue;
   c.why = tma_store_ok ? "no table entry for " + Shape{M, N, K}.name() +

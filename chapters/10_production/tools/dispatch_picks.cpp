@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   for (const Shape& s : standard_shapes({8192}, true)) shapes.insert({s.M, s.N, s.K});
   for (const DispatchEntry& e : dispatch_table()) shapes.insert({e.M, e.N, e.K});
   // The chapters' own choice for the same SMs (their rules' reference count when none is given).
-  const int rule_sms = sms > 0 ? sms : engine::kReferenceSms;
+  const int rule_sms = engine::sms_or_reference(sms);
   std::printf("# family shape kernel rule chapter_kernel\n");
   for (const auto& [M, N, K] : shapes) {
     const std::string shape = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
