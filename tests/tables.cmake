@@ -19,4 +19,12 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(table_matches_sweep_ch07 table_check_catches_a_slow_choice
                        PROPERTIES LABELS cpu)
   set_tests_properties(table_check_catches_a_slow_choice PROPERTIES WILL_FAIL TRUE)
+  # The ranking both check_table.py and gen_dispatch_table.py use (tools/sweep_ranking.py), case
+  # by case; with --break-rule (block medians always) the same cases must fail.
+  add_test(NAME sweep_ranking_test
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/test_sweep_ranking.py)
+  add_test(NAME sweep_ranking_test_can_fail
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/test_sweep_ranking.py --break-rule)
+  set_tests_properties(sweep_ranking_test sweep_ranking_test_can_fail PROPERTIES LABELS cpu)
+  set_tests_properties(sweep_ranking_test_can_fail PROPERTIES WILL_FAIL TRUE)
 endif()
