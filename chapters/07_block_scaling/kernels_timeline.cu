@@ -25,6 +25,8 @@ static KernelInfo timeline_kernel() {
 }
 
 void add_kernels_timeline(std::vector<KernelInfo>& out) {
+  // The table's large tiles in session 19, when these twins were made (the table has changed since:
+  // bs_gemm.cpp's kTable); the shapes name the rows each tile had then.
   out.push_back(timeline_kernel<TimelineCfg<256, 128, 3, 1, 2, 0>>());  // 8192^3's, DeepGEMM's tile
   out.push_back(timeline_kernel<TimelineCfg<256, 128, 4, 2, 1, 1>>());  // 4096 x 4096 x 7168's
   out.push_back(timeline_kernel<TimelineCfg<128, 256, 3, 1, 2, 0>>());  // 4096 x 32768 x 512's
