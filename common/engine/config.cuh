@@ -11,7 +11,8 @@
 //   consumers 0 .. kConsumerWGs-1 : wgmma on kRowsPerWG rows each (64 or 128 = kWavesM slabs of
 //                                   64 rows, one wgmma m64nNk32 per slab and k32 step), then the
 //                                   epilogue of those rows; registers raised to kConsumerRegs;
-//   producer (the last warpgroup) : one thread issues the TMA loads; registers lowered to
+//   producer (the last warpgroup) : its first warp runs the loop, an elected lane issues the
+//                                   TMA loads (session 38); registers lowered to
 //                                   kProducerRegs.
 // That is the cooperative order (ConsumerOrder::cooperative). In the ping-pong order two consumer
 // warpgroups take whole tiles in turn (kRowsPerWG = BlockM), so one stores its tile while the

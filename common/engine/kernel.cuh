@@ -5,7 +5,7 @@
 //
 // Grid: at most one CTA (or cluster) per SM, each looping over tiles from the tile scheduler
 // (scheduler.cuh) until there are none left. Roles (config.cuh):
-//   producer warpgroup, one thread: for every tile, every K block: wait until ring stage s is
+//   producer warpgroup, its first warp (an elected lane issues; session 38): for every tile, every K block: wait until ring stage s is
 //     empty (in every CTA its multicast writes into), announce the stage's bytes on full[s],
 //     issue the TMA loads (the shared operand: this CTA's half, multicast to the cluster);
 //   consumer warpgroups: for every tile: the main loop (the Math policy below) waits on full[s],
@@ -67,7 +67,7 @@ namespace fp8gemm::engine {
 /// (plots/data/h200/engine_loops/, chapter 6's README): two-deep wherever it fits; otherwise the
 /// lean one unrolled 8x for per-tensor scaling on 256 x 128 and the first loop on its other tiles
 /// (default_per_tensor_loop), and the lean one unrolled (8x or 4x) for block scaling
-/// (default_block_scaled_loop; chapter 8's grouped kernels use the first loop). The others stay compiled
+/// (default_block_scaled_loop; chapter 8's grouped kernels use block scaling's since session 12). The others stay compiled
 /// for that comparison only (kernels_loops.cu, names ending in _loopN or _2deep).
 inline constexpr int kTwoDeepLoop = 10;
 /// The two-deep loop unrolled over a whole ring cycle (promoted_loop_two_deep_cycle): inside the
