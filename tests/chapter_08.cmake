@@ -1,7 +1,7 @@
 # Chapter 8 (grouped MoE forward pass). CPU: bad calls refused before any CUDA call; the checking
 # mode's rules and messages on host arrays; the executable's case names (bench/peers_moe.py's) and
 # --case syntax; ptxas findings.
-# GPU (written with the kernels, not yet run on a GPU; chapters/08_grouped_moe/grouped_check.hpp's
+# GPU (run in most device sessions since the chapter was written: its README's Status; chapters/08_grouped_moe/grouped_check.hpp's
 # float64 reference per group, rows outside the groups must keep the poison): contiguous groups of
 # 0, 1, 127, 128, 129 rows with every kernel, G = 1, G = 256 experts of 0..40 rows, masked groups
 # with masked_m from 0 to M_max (all 0, all M_max), a CUDA graph replayed with other offsets /

@@ -1,7 +1,9 @@
 // The same-run comparison of the engine's barrier wait (session 17; README, "Session 17"): the
 // plan's three default tiles with the wait the engine had until then, BarrierWait::spin
 // (mbarrier.try_wait re-issued in a loop), beside the defaults, which sleep until the phase
-// completes (BarrierWait::sleep). Names end in "_spin"; the plan's rule never takes them.
+// completes (BarrierWait::sleep). Names end in "_spin"; the plan's rule never takes them. The last
+// entry is not one of them: the counter-schedule kernel (_dyn), which counter_schedule_kernel()
+// picks (grouped_gemm.cpp).
 #include "grouped_configs.cuh"
 
 namespace fp8gemm::ch08 {
