@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -302,6 +303,47 @@ TEST_CASE("ch07: GPU quantisers -> block-scaled GEMM, end to end", "[ch07][gpu]"
     CHECK(e.non_finite == 0);
     CHECK(e.rel_frobenius <= 5e-2);
     CHECK(e.rel_frobenius > 1e-4);  // quantisation error is there: the inputs were not already e4m3
+  }
+}
+
+TEST_CASE("ch07: an earlier pending CUDA error is reported as such, scale conversion too",
+          "[ch07][gpu]") {
+  // A k-major scale_a makes run() launch the scale conversion before the GEMM; that launch's own
+  // check must not take an earlier, unrelated error for its own (docs/contract.md, the reliability
+  // rule). A failed cudaMalloc leaves a non-sticky error pending: run() throws naming it as an
+  // earlier call's, launches nothing (D keeps its poison) and leaves the error for its owner.
+  const Shape s{129, 264, 656};
+  for (const GroupScaleLayout la : {tma_a(s.M), GroupScaleLayout::k_major_packed(s.K)}) {
+    const HostCall h(s, la, padded_b(s.K), 950);
+    DeviceCall dc(h);
+    const ch07::Plan plan(dc.g);
+    CHECK(plan.converts_scale_a() == (la.major == ScaleMajor::k));
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    void* p = nullptr;
+    const cudaError_t oom = cudaMalloc(&p, std::size_t(1) << 62);
+    REQUIRE(oom != cudaSuccess);
+    std::string message;
+    try {
+      plan.run(nullptr);
+    } catch (const std::runtime_error& e) {
+      message = e.what();
+    }
+    INFO(describe(la) << ": " << message);
+    CHECK(message.find("from an earlier call") != std::string::npos);
+    CHECK(message.find("fp8gemm::ch07_block_scaling") != std::string::npos);
+    CHECK(cudaGetLastError() == oom);  // still pending for its owner; now cleared
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    std::int64_t written = 0;
+    for (std::uint16_t v : dc.d16.download()) written += (v & 0x7F80) != 0x7F80;
+    CHECK(written == 0);  // nothing launched: D is all poison (NaN)
+    // Cleared, the same plan gives the right product.
+    plan.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<std::uint16_t> d = dc.d16.download();
+    const std::vector<double> ref = h.reference();
+    const ErrorStats e = compare_bf16(d.data(), ref.data(), std::int64_t(ref.size()));
+    CHECK(e.non_finite == 0);
+    CHECK(e.rel_frobenius <= per_tensor_tolerance(s.K));
   }
 }
 

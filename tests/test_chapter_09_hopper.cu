@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "catch.hpp"
@@ -276,4 +277,44 @@ TEST_CASE("ch09 Hopper dequantize_bf16: deterministic, and rebind", "[ch09][hopp
   CHECK_THROWS_AS(plan.rebind(mx_call(small, a2.data(), b2.data(), sa2.data(), sb2.data(),
                                       d2.data())),
                   std::invalid_argument);
+}
+
+TEST_CASE("ch09 Hopper dequantize_bf16: an earlier pending CUDA error is reported as such",
+          "[ch09][hopper][gpu]") {
+  // The path launches its dequantiser before the GEMM; that launch's own check must not take an
+  // earlier, unrelated error for its own (docs/contract.md, the reliability rule). A failed
+  // cudaMalloc leaves a non-sticky error pending: run() throws naming it as an earlier call's,
+  // launches nothing (D keeps its poison), and leaves the error for its owner.
+  const MxOperands o = random_operands(256, 256, 512, 45);
+  DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
+  DeviceBuffer<std::uint16_t> d(std::size_t(o.M * o.N));
+  HopperOptions opt;
+  opt.path = HopperPath::dequantize_bf16;
+  HopperPlan plan(mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data()), opt);
+  poison_bf16(d.data(), d.size());
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  void* p = nullptr;
+  const cudaError_t oom = cudaMalloc(&p, std::size_t(1) << 62);
+  REQUIRE(oom != cudaSuccess);
+  std::string message;
+  try {
+    plan.run(nullptr);
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+  }
+  INFO(message);
+  CHECK(message.find("from an earlier call") != std::string::npos);
+  CHECK(message.find("fp8gemm::ch09_hopper_mxfp8") != std::string::npos);
+  CHECK(cudaGetLastError() == oom);  // still pending for its owner; now cleared
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::int64_t written = 0;
+  for (std::uint16_t v : d.download()) written += (v & 0x7F80) != 0x7F80;
+  CHECK(written == 0);  // nothing launched: D is all poison (NaN)
+  // Cleared, the same plan works.
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<std::uint16_t> host = d.download();
+  std::vector<double> got(host.size());
+  for (std::size_t i = 0; i < host.size(); ++i) got[i] = test::bf16_to_double(host[i]);
+  CHECK(relative_frobenius(got, reference_f64(o)) < 4e-3);
 }

@@ -255,7 +255,10 @@ Plan& Plan::operator=(Plan&&) noexcept = default;
 void Plan::run(cudaStream_t stream) const {
   const Impl& I = *impl_;
   const BlockScaledGemm& g = I.gemm;
-  // The plan validated the layouts and pointers and prepared the kernel: launch only.
+  // The plan validated the layouts and pointers and prepared the kernel: launch only. An earlier
+  // CUDA error still pending is reported as such before anything is launched (the scale
+  // conversion's own launch check would otherwise take it for its own; docs/contract.md).
+  require_no_pending_error(kWho);
   if (I.convert_a)
     launch_convert_group_scales(g.scale_a, g.scale_a_layout, I.sfa_workspace.data(),
                                 I.sfa_layout, g.M, g.K, stream);

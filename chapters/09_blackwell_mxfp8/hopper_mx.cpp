@@ -138,6 +138,9 @@ HopperPlan::~HopperPlan() = default;
 
 void HopperPlan::run(cudaStream_t stream) const {
   if (impl_->bf16) {
+    // An earlier CUDA error still pending is reported as such before anything is launched (the
+    // dequantisation's own launch check would otherwise take it for its own; docs/contract.md).
+    require_no_pending_error(kWho);
     launch_dequantize_mx_1x32_bf16(impl_->deq_a, &impl_->deq_b, stream);
     impl_->bf16->run(stream);
     return;
