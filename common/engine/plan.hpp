@@ -56,8 +56,8 @@ const KernelInfo& find_kernel(const std::vector<KernelInfo>& list, const std::st
                               const char* who);
 
 /// The tile order. 0 / -1 mean "choose": bands as wide as balance the A and B panels that the
-/// tiles in flight touch (about sqrt(tiles in flight x BlockN / BlockM) units), along the longer
-/// side of the tile grid.
+/// tiles in flight touch (about sqrt(tiles in flight x BlockN / BlockM) units), bands of rows unless
+/// along_n says otherwise (engine_plan.cpp).
 struct RasterOptions {
   int group = 0;     ///< band width in cluster tiles; 0: choose; 1: no banding
   int along_n = -1;  ///< -1: choose; 0: bands of rows (walk down M); 1: bands of columns
