@@ -31,7 +31,7 @@ namespace fp8gemm {
 /// order 1, and even one missing 128-wide K slice at K = 16384 gives about
 /// sqrt(128 / 16384) = 9e-2 — in the tiles that miss it. A bug confined to a few output tiles is
 /// diluted in the global error (one 128 x 128 tile of 4096^3 missing 1 of its 32 K blocks: about
-/// 6.5e-3 globally, 0.18 in that tile), so the same tolerance bounds the worst tile's error too
+/// 5.5e-3 globally, 0.18 in that tile), so the same tolerance bounds the worst tile's error too
 /// (CheckResult::worst_tile_error).
 inline double per_tensor_tolerance(std::int64_t K) { return 0x1p-8 + 2.5e-7 * double(K); }
 /// The tolerance at the largest K we test (16384): an upper bound for any shape.
