@@ -21,6 +21,7 @@
 #include "common/quantize_gpu.hpp"
 #include "common/reference.hpp"
 #include "ch07_calls.hpp"
+#include "pending_error.hpp"
 
 using namespace fp8gemm;
 using namespace fp8gemm::test_ch07;
@@ -319,19 +320,13 @@ TEST_CASE("ch07: an earlier pending CUDA error is reported as such, scale conver
     const ch07::Plan plan(dc.g);
     CHECK(plan.converts_scale_a() == (la.major == ScaleMajor::k));
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    void* p = nullptr;
-    const cudaError_t oom = cudaMalloc(&p, std::size_t(1) << 62);
-    REQUIRE(oom != cudaSuccess);
-    std::string message;
-    try {
-      plan.run(nullptr);
-    } catch (const std::runtime_error& e) {
-      message = e.what();
-    }
-    INFO(describe(la) << ": " << message);
-    CHECK(message.find("from an earlier call") != std::string::npos);
-    CHECK(message.find("fp8gemm::ch07_block_scaling") != std::string::npos);
-    CHECK(cudaGetLastError() == oom);  // still pending for its owner; now cleared
+    const gpu_test::PendingErrorRun r =
+        gpu_test::run_with_pending_error([&] { plan.run(nullptr); });
+    REQUIRE(r.error != cudaSuccess);
+    INFO(describe(la) << ": " << r.message);
+    CHECK(r.message.find("from an earlier call") != std::string::npos);
+    CHECK(r.message.find("fp8gemm::ch07_block_scaling") != std::string::npos);
+    CHECK(cudaGetLastError() == r.error);  // still pending for its owner; now cleared
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
     std::int64_t written = 0;
     for (std::uint16_t v : dc.d16.download()) written += (v & 0x7F80) != 0x7F80;

@@ -22,6 +22,7 @@
 #include "hopper_mx.hpp"
 #include "mx_emulate.hpp"
 #include "mx_run.hpp"
+#include "pending_error.hpp"
 
 using namespace fp8gemm;
 using namespace fp8gemm::ch09;
@@ -293,19 +294,13 @@ TEST_CASE("ch09 Hopper dequantize_bf16: an earlier pending CUDA error is reporte
   HopperPlan plan(mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data()), opt);
   poison_bf16(d.data(), d.size());
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  void* p = nullptr;
-  const cudaError_t oom = cudaMalloc(&p, std::size_t(1) << 62);
-  REQUIRE(oom != cudaSuccess);
-  std::string message;
-  try {
-    plan.run(nullptr);
-  } catch (const std::runtime_error& e) {
-    message = e.what();
-  }
-  INFO(message);
-  CHECK(message.find("from an earlier call") != std::string::npos);
-  CHECK(message.find("fp8gemm::ch09_hopper_mxfp8") != std::string::npos);
-  CHECK(cudaGetLastError() == oom);  // still pending for its owner; now cleared
+  const gpu_test::PendingErrorRun r =
+      gpu_test::run_with_pending_error([&] { plan.run(nullptr); });
+  REQUIRE(r.error != cudaSuccess);
+  INFO(r.message);
+  CHECK(r.message.find("from an earlier call") != std::string::npos);
+  CHECK(r.message.find("fp8gemm::ch09_hopper_mxfp8") != std::string::npos);
+  CHECK(cudaGetLastError() == r.error);  // still pending for its owner; now cleared
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   std::int64_t written = 0;
   for (std::uint16_t v : d.download()) written += (v & 0x7F80) != 0x7F80;

@@ -39,6 +39,7 @@
 #include "common/check.hpp"
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
+#include "pending_error.hpp"
 
 namespace {
 
@@ -622,20 +623,14 @@ TEST_CASE("an earlier, unrelated CUDA error is reported as such, not as this lau
     const CheckOperands ops(kM, kN, kK, CheckOptions{});
     ops.poison_d(nullptr);
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    void* p = nullptr;
-    const cudaError_t oom = cudaMalloc(&p, std::size_t(1) << 62);
-    REQUIRE(oom != cudaSuccess);
-    std::string message;
-    try {
-      c.kernel(ops.gemm(), nullptr);
-    } catch (const std::runtime_error& e) {
-      message = e.what();
-    }
-    std::printf("  %-17s %s\n", c.name, message.c_str());
-    INFO(c.name << ": " << message);
-    CHECK(message.find("from an earlier call") != std::string::npos);
-    CHECK(message.find(cudaGetErrorName(oom)) != std::string::npos);
-    CHECK(cudaGetLastError() == oom);  // still there for its owner; now cleared
+    const fp8gemm::gpu_test::PendingErrorRun r =
+        fp8gemm::gpu_test::run_with_pending_error([&] { c.kernel(ops.gemm(), nullptr); });
+    REQUIRE(r.error != cudaSuccess);
+    std::printf("  %-17s %s\n", c.name, r.message.c_str());
+    INFO(c.name << ": " << r.message);
+    CHECK(r.message.find("from an earlier call") != std::string::npos);
+    CHECK(r.message.find(cudaGetErrorName(r.error)) != std::string::npos);
+    CHECK(cudaGetLastError() == r.error);  // still there for its owner; now cleared
     CHECK(entries_written(ops) == 0);  // and nothing was launched: D still holds the poison
     require_still_works(c);
   }
