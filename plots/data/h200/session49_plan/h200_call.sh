@@ -20,7 +20,7 @@
 # replace the full sweep's; the sustained medians rank them.) Commit the JSON and the two
 # generated files with the picks that changed.
 # (Session 50: plots/data/h200/session50_plan/pack.sh packs sw49.txz and t50.txz at HEAD; then, warm,
-# plots/data/h200/session50_plan/tests_call.sh runs the five GPU tests no GPU has run at that code.)
+# plots/data/h200/session50_plan/tests_call.sh runs the six GPU tests no GPU has run at that code.)
 # Then, while the H200 is warm: `SUS_SMS="" bash plots/data/h200/session49/call_c.sh` (carry
 # .gpu/c10.txz from plots/data/h200/session46_plan/pack.sh): test_chapter_08, test_chapter_08_wgrad
 # and quantize_test_gpu, which no H200 has run at the code of sessions 47-49, and the 112-SM sweeps of
