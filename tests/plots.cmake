@@ -26,3 +26,13 @@ add_test(NAME peers_moe_interleave
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/test_peers_moe_interleave.py
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 set_tests_properties(peers_moe_interleave PROPERTIES LABELS cpu)
+
+# CTest `plots_tables_up_to_date` (cpu): the generated tables in README.md and the chapter READMEs
+# are what plots/plot.py makes of the committed JSON and tables today (`--check --no-png`: writes
+# nothing, exit 1 if a table would change; PNG bytes depend on the matplotlib version, so they are
+# not compared). Session 50 found chapter 7's tuning-sweep table stale: its last column follows the
+# chapter's kernel table, which had changed in session 46 without a re-run of plot.py.
+add_test(NAME plots_tables_up_to_date
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/plots/plot.py --check --no-png
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(plots_tables_up_to_date PROPERTIES LABELS cpu TIMEOUT 300)
