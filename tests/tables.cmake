@@ -20,11 +20,13 @@ if(Python3_Interpreter_FOUND)
                        PROPERTIES LABELS cpu)
   set_tests_properties(table_check_catches_a_slow_choice PROPERTIES WILL_FAIL TRUE)
   # The ranking both check_table.py and gen_dispatch_table.py use (tools/sweep_ranking.py), case
-  # by case; with --break-rule (block medians always) the same cases must fail.
+  # by case; with --break-rule (block medians of every correct row always) exactly the five
+  # cases that depend on the rule must fail (a pass on that report only: not on an ImportError).
   add_test(NAME sweep_ranking_test
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/test_sweep_ranking.py)
   add_test(NAME sweep_ranking_test_can_fail
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/test_sweep_ranking.py --break-rule)
   set_tests_properties(sweep_ranking_test sweep_ranking_test_can_fail PROPERTIES LABELS cpu)
-  set_tests_properties(sweep_ranking_test_can_fail PROPERTIES WILL_FAIL TRUE)
+  set_tests_properties(sweep_ranking_test_can_fail PROPERTIES
+                       PASS_REGULAR_EXPRESSION "test_sweep_ranking: 7 cases, 5 failed")
 endif()

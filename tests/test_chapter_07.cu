@@ -314,6 +314,8 @@ TEST_CASE("ch07: an earlier pending CUDA error is reported as such, scale conver
   // rule). A failed cudaMalloc leaves a non-sticky error pending: run() throws naming it as an
   // earlier call's, launches nothing (D keeps its poison) and leaves the error for its owner.
   const Shape s{129, 264, 656};
+  // The TMA-aligned layout is the control (no conversion: the engine's launch checks first, as it
+  // always did); the k-major one takes the conversion path this case is about.
   for (const GroupScaleLayout la : {tma_a(s.M), GroupScaleLayout::k_major_packed(s.K)}) {
     const HostCall h(s, la, padded_b(s.K), 950);
     DeviceCall dc(h);

@@ -2,8 +2,9 @@
 """CPU test of tools/sweep_ranking.py, the ranking gen_dispatch_table.py and check_table.py share.
 Each case is a (family, shape)'s rows as fp8gemm_dispatch_sweep writes them; the expected field
 and kernels are what the rule's docstring promises. Exits 1 and names the case on a mismatch.
---break-rule swaps the rule for one that always ranks by block medians, which must fail (CTest
-sweep_ranking_test_can_fail), so the test is shown to see the rule."""
+--break-rule swaps the rule for one that always ranks by the block medians of every correct row,
+comparison instances included; CTest sweep_ranking_test_can_fail expects exactly the five cases
+that depend on the rule to fail, so the test is shown to see each part of it."""
 import sys
 
 import sweep_ranking
@@ -39,14 +40,20 @@ CASES = [
      [row("a", 10.0), row("bad", 1.0, ok=False), row("cublaslt", 2.0, peer=True),
       row("x_promoted_tma_b2_loop1", 3.0), row("y_2deep", 3.0), row("z_spin", 3.0), row("b", 11.0)],
      "median_us", {"a": 10.0, "b": 11.0}),
+    ("a comparison instance's confirmation does not make two: the block medians rank",
+     [row("a", 10.0, confirm=12.0), row("x_promoted_tma_b2_loop1", 9.0, confirm=9.0),
+      row("b", 11.0)],
+     "median_us", {"a": 10.0, "b": 11.0}),
 ]
 
 
 def main():
     rule = sweep_ranking.ranking
     if "--break-rule" in sys.argv[1:]:
+        # Block medians always, of every correct non-peer row (comparison instances included):
+        # the ranking cases and the exclusion cases must then fail.
         rule = lambda rows: ("median_us", {r["kernel"]: float(r["median_us"])  # noqa: E731
-                                           for r in sweep_ranking.candidates(rows)})
+                                           for r in rows if r.get("ok") and not r.get("peer")})
     bad = 0
     for name, rows, field, times in CASES:
         got = rule(rows)

@@ -23,7 +23,8 @@ alone under sustained load (--sustain_ms), "sustain_median_us", those rank it in
                                              on the large shapes (absent until it runs on the H200)
   plots/data/h200/ch10/dispatch_sweep_block_scaled.json   fp8gemm_dispatch_sweep
                                              --families=block_scaled (re-swept after a change to
-                                             those kernels alone; absent since session 26)
+                                             those kernels alone; today the M <= 128
+                                             re-sweep of session 46, d711d74)
   plots/data/h200/ch10/dispatch_sweep_per_tensor.json    fp8gemm_dispatch_sweep
                                              --families=per_tensor (likewise; absent)
   plots/data/h200/ch10/dispatch_sweep.json   fp8gemm_dispatch_sweep (every kernel, every family)
@@ -78,10 +79,10 @@ MD = "chapters/10_production/dispatch_table.md"
 COMPARISON_ONLY = sweep_ranking.COMPARISON_ONLY
 SOURCES = [
     # A family re-swept alone after its kernels changed (fp8gemm_dispatch_sweep --families=...)
-    # goes first, so its pairs take precedence over the full sweep's older rows. None today: the
-    # full sweep of 945b0eb (session 26) timed every family's current kernels, and the per-family
-    # sweeps it replaced (block-scaled c47176c, per-tensor fe11ef0) and the full sweep of 80c55ad
-    # are kept under plots/data/h200/ch10/history/.
+    # goes first, so its pairs take precedence over the full sweep's older rows. One today: the
+    # block-scaled M <= 128 re-sweep of session 46 (d711d74, adopted in 61c1b6d); the per-family
+    # sweeps the full sweep of 945b0eb replaced (block-scaled c47176c, per-tensor fe11ef0) and the
+    # full sweep of 80c55ad are kept under plots/data/h200/ch10/history/.
     # The large shapes re-timed with --sustain_ms (each confirmed kernel alone at the power cap,
     # session 49's method; plots/data/h200/session49_plan/). Absent until it runs on the H200.
     ("plots/data/h200/ch10/dispatch_sweep_sustained.json", "dispatch"),
@@ -163,8 +164,8 @@ class Source:
         return self.results.setdefault((family, shape), {"kernels": {}, "peer": None})
 
     def _add(self, family, shape, kernel, us):
-        # The promoted loop's comparison instances (names ending in _loopN or _2deep: the same
-        # tile with a loop that is not its default, kept for chapter 6's loop table) never enter
+        # The promoted loop's comparison instances (names ending in _loopN, _2deep or _spin: the
+        # same tile with a loop or wait that is not its default, kept for chapter 6's loop table) never enter
         # the table; sweeps since 61b9328 time them beside the defaults.
         if not COMPARISON_ONLY.search(kernel):
             self._slot(family, shape)["kernels"][kernel] = us

@@ -10,7 +10,8 @@
 #        bin/fp8gemm_dispatch_sweep | xz -6 -T2 > ../.gpu/sw49.txz)
 #   run:  bash plots/data/h200/session49_plan/h200_call.sh          (carry .gpu/sw49.txz)
 # Name nvidia-h200 (do not pass needs_h200: that is for work that cannot fit an H100; session 49's
-# seven calls all got an H100). On another GPU it says so and stops (the start is all it costs).
+# seven calls all got an H100). On another GPU it runs 8192^3 alone with --sustain_ms (session 50's
+# fallback, ~70 s, capped at 200 s; not for the table) and stops.
 # The sweep binary must be of 23d089f or later (its confirmation also times the committed table's
 # kernel, so the old row and the new pick are both timed alone). Afterwards, on the CPU machine:
 #   cp <files_at>/dispatch_sweep_sustained_<commit>.json plots/data/h200/ch10/dispatch_sweep_sustained.json
@@ -21,7 +22,9 @@
 # generated files with the picks that changed.
 # (Session 50: plots/data/h200/session50_plan/pack.sh packs sw49.txz and t50.txz at HEAD; then, warm,
 # plots/data/h200/session50_plan/tests_call.sh runs the six GPU tests no GPU has run at that code.)
-# Then, while the H200 is warm: `SUS_SMS="" bash plots/data/h200/session49/call_c.sh` (carry
+# Then, if device time is left (h200_call ~560 s + tests_call ~380 s + starts), while the H200 is
+# warm: `SUS_SMS="" bash plots/data/h200/session49/call_c.sh` (its three tests repeat tests_call's;
+# the 112-SM sweeps are what it adds) (carry
 # .gpu/c10.txz from plots/data/h200/session46_plan/pack.sh): test_chapter_08, test_chapter_08_wgrad
 # and quantize_test_gpu, which no H200 has run at the code of sessions 47-49, and the 112-SM sweeps of
 # session 49's call 1 on the table's own GPU (~250 s).
