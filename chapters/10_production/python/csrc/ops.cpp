@@ -5,7 +5,8 @@
 //     argument and the rule before any GPU work; the library's own refusals (std::invalid_argument)
 //     become ValueError too, its CUDA failures (std::runtime_error) RuntimeError;
 //   - runs on the current CUDA stream of the tensors' device, never synchronises the host and
-//     never reads device data on the host, so it can be captured in a CUDA graph;
+//     never reads device data on the host, so it can be captured in a CUDA graph (gemm_mx with
+//     dequantize_bf16 refuses capture: the plan cache may free the workspace a graph would read);
 //   - allocates its outputs through PyTorch (the caching allocator, graph pools included).
 // The GEMM ops keep their plans in an LRU cache keyed by everything a plan is built from but the
 // buffers (plan_cache.hpp): a call costs a lookup, a re-pointing of the cached plan when its

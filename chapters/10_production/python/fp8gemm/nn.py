@@ -9,21 +9,24 @@ Forward  y = x . W^T (+ b): x quantised 1 x 128 along the features (quantize_1x1
          (quantize_128x128); bf16 y.
 Backward dX = dY . W: dY quantised 1 x 128 along N; W^T's 128 x 128 blocks are W's blocks
          transposed, so W^T is the e4m3 codes and the scale grid of the forward pass transposed
-         (exact; written by the forward pass's quantiser, no second quantisation of W).
+         (exact; for Fp8Linear written by the forward pass's quantiser, for Fp8GroupedExperts
+         transposed in the backward pass; no second quantisation of W).
          dW = dY^T . X: both operands quantised 1 x 128 ALONG THE TOKENS (the reduction dimension
          of this product), as DeepSeek-V3 does, by the k-grouped weight-gradient GEMM (one group
-         for Fp8Linear); FP32 result, returned in the weight's dtype.
+         for Fp8Linear); FP32 sums, written by the kernel in the weight's dtype (bf16 rounded
+         once).
 Every GEMM promotes its FP32 partial sums every 128 K (the numerically safe mode; there is no
 other in these layers).
 
-Accepted: any number of tokens (leading dimensions of x are flattened); in_features and
+Accepted: any number of tokens (Fp8Linear flattens x's leading dimensions; Fp8GroupedExperts
+takes a 2-D x of tokens sorted by expert); in_features and
 out_features multiples of 16 (the GEMMs' K rule: in_features is K of the forward pass,
 out_features of the input gradient's). x of another float dtype is cast to bf16 first, and the
 input gradient is returned in x's dtype; weights may be bf16 or float32 (cast to bf16 before
 quantising; float32 master weights then get their float32 gradient without a rounding to bf16).
 
-W^T's operand is made with W's, by one kernel (quantize_128x128_dual: one read of W), in every
-forward pass where x needs a gradient, and kept for the backward pass (with cache_weight=False
+Fp8Linear makes W^T's operand with W's, by one kernel (quantize_128x128_dual: one read of W), in
+every forward pass where x needs a gradient, and kept for the backward pass (with cache_weight=False
 that holds N x K bytes of codes per layer from the forward to the backward pass).
 
 Weight-quantisation cache (cache_weight=True, the default): W's e4m3 codes and scales (and W^T's,

@@ -5,8 +5,9 @@ TORCH_LIBRARY), which
   - checks device, dtype, shape and strides and raises ValueError naming the argument and the rule
     before any GPU work (RuntimeError for a CUDA failure or a GPU that is not Hopper);
   - runs on the current CUDA stream, never synchronises with the host and never reads device data
-    on the host: the ops can be captured in CUDA graphs, and their fake implementations (below)
-    let ``torch.compile(fullgraph=True)`` trace them;
+    on the host: the ops can be captured in CUDA graphs (except gemm_mx with
+    dequantize_bf16=True, which refuses capture), and their fake implementations (below) let
+    ``torch.compile(fullgraph=True)`` trace them;
   - promotes the FP8 products to FP32 every 128 K (numerically safe; there is no fast mode in the
     block-scaled ops; the per-tensor GEMM's ``fast_accum=True`` is opt-in).
 
@@ -21,8 +22,8 @@ logical grid and whose strides are the layout):
   scale_a  [M, kg] float32, 1 x 128 groups: scale_a[m, g] dequantises A[m, 128 g : 128 g + 128].
            Native layout: strides (1, ld), ld = round_up(M, 4) (mn-major, each group column 16-byte
            aligned: DeepGEMM's "TMA-aligned" layout; cuBLASLt's VEC128_32F has ld = M). The GEMMs
-           read it in place when its strides are (1, ld) with ld >= M and ld % 4 == 0; any other
-           strides are accepted and copied into the native layout first (one small kernel).
+           read it in place when its strides are (1, ld) with ld >= M and ld % 4 == 0 and its data is
+           16-byte aligned; any other strides are accepted and copied into the native layout first (one small kernel).
   B        [N, K] e4m3, row-major: weights (torch.nn.Linear's weight is [out, in] = [N, K]).
   scale_b  [nb, kg] float32, 128 x 128 blocks: scale_b[i, j] dequantises
            B[128 i : 128 i + 128, 128 j : 128 j + 128]. Native: contiguous (DeepGEMM's packed
@@ -43,7 +44,8 @@ logical grid and whose strides are the layout):
     in range is the caller's job: see chapters/08_grouped_moe/grouped_gemm.hpp.
 
   Weight gradient (k-grouped over tokens; G = 1 is a dense weight gradient):
-    dB_g [N, K] = dD_g^T . A_g over group g's tokens, float32 [G, N, K] (optionally +=).
+    dB_g [N, K] = dD_g^T . A_g over group g's tokens, float32 [G, N, K] (optionally +=) or
+    bfloat16 (rounded once from the FP32 sums; no +=).
     Operands transposed and quantised in 1 x 128 groups ALONG THE TOKENS, each group's tokens
     padded to a multiple of 128 columns (quantize_tokens_transposed_1x128):
       dd_t [N, T_cap] e4m3, a_t [K, T_cap] e4m3 (row-major),
