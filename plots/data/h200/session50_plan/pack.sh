@@ -14,4 +14,8 @@ mkdir -p .gpu
    bin/test_chapter_08_wgrad bin/quantize_test_gpu bin/test_reliability | xz -9 -T2 > ../.gpu/t50.txz)
 (cd build && tar cf - bin/commit.txt bin/libbenchmark.so.1.7.1 bin/libbenchmark.so.1debian \
    bin/fp8gemm_dispatch_sweep | xz -6 -T2 > ../.gpu/sw49.txz)
-echo "commit $(cat build/bin/commit.txt)"; ls -l .gpu/t50.txz .gpu/sw49.txz
+# The PyTorch package at the same commit (its ops changed in session 50: every check before a scale
+# copy), staged as session 46's plan does (the build must have found torch: FP8GEMM_TORCH_PYTHON).
+rm -rf /tmp/py10 && bash chapters/10_production/python/stage.sh build /tmp/py10/py
+(cd /tmp/py10 && tar cf - py | xz -6 -T2 > "$OLDPWD/.gpu/py10.txz")
+echo "commit $(cat build/bin/commit.txt)"; ls -l .gpu/t50.txz .gpu/sw49.txz .gpu/py10.txz
