@@ -133,6 +133,32 @@ TEST_CASE("library: a plan on fewer SMs runs the table rescaled to them (rule ta
   CHECK(r.ok);
 }
 
+TEST_CASE("library: a grid that is not persistent plans for every SM, whatever max_sms says",
+          "[library][gpu]") {
+  // One CTA per tile ignores max_sms, so the table's row must not be rescaled for it (session 50:
+  // PerTensorPlan passed max_sms to the dispatch even then, as chapter 6's own rule does not).
+  const int sms = current_device_arch().sm_count;
+  const int cap = std::min(112, sms - 1);
+  REQUIRE(cap >= 1);
+  const std::int64_t M = 4096, N = 7168, K = 2048;
+  DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
+  DeviceBuffer<std::uint16_t> D(std::size_t(M * N));
+  DeviceBuffer<float> scales(std::vector<float>{1.0f, 1.0f});
+  const PerTensorGemm g{M, N, K, A.data(), B.data(), D.data(), scales.data(), scales.data() + 1};
+  PerTensorOptions o;
+  o.max_sms = cap;
+  o.persistent = false;
+  const PerTensorPlan flat(g, o);
+  INFO(flat.describe());
+  CHECK(flat.choice().rule == table_rule_here(DispatchFamily::per_tensor_promoted, M, N, K));
+  // The control: the same cap on a persistent grid is rescaled (`fp8gemm_dispatch_picks --sms=112`
+  // prints table_sms for this row, on the CPU).
+  o.persistent = true;
+  const PerTensorPlan capped(g, o);
+  INFO(capped.describe());
+  CHECK(capped.choice().rule == DispatchRule::table_sms);
+}
+
 TEST_CASE("library: the environment override picks the kernel", "[library][gpu]") {
   const char* var = dispatch_env_var(DispatchFamily::block_scaled);
   const std::string k = "128x128_s6_c1x1_promoted_tma_b1";

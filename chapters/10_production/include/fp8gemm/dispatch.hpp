@@ -91,7 +91,8 @@ enum class DispatchRule : int {
   option = 0,       ///< Options::kernel
   environment = 1,  ///< FP8GEMM_KERNEL_<FAMILY>
   table = 2,        ///< the exact shape in the dispatch table
-  chapter = 3,      ///< no table entry: the chapter's own rule
+  chapter = 3,      ///< no table entry, or a path the table does not serve (split-K,
+                    ///< dequantize_bf16): the chapter's own rule
   epilogue = 4,     ///< FP32 D or a D that TMA cannot store: the chapter's registers epilogue
   single = 5,       ///< one kernel for the architecture (MXFP8 on Blackwell)
   table_sms = 6,    ///< the table's row rescaled to the plan's SMs (rescaled_choice)
@@ -175,7 +176,9 @@ std::string rescaled_choice(const std::vector<RescaledTime>& times, int sweep_sm
 
 /// What a plan runs and why.
 struct KernelChoice {
-  std::string kernel;  ///< a name in the chapter's kernels() list
+  std::string kernel;  ///< a kernel's name: of the chapter's kernels() list, or of
+                       ///< ch07::splitk_kernels() (split-K), ch09::hopper_bf16_kernels()
+                       ///< (dequantize_bf16); on Blackwell the label of the one sm_100a kernel
   DispatchRule rule = DispatchRule::chapter;
   std::string why;  ///< one line: "dispatch table: 4096x7168x2048 ran 116.6 us in ..."
 };
@@ -190,12 +193,15 @@ std::string env_kernel_for(const char* variable, const char* value, std::int64_t
 /// The block-scaled plan's choice (fp8gemm::BlockScaledPlan). `f32_output`: Output::f32;
 /// `tma_store_ok`: D is 16-byte aligned with ldd % 8 == 0 (engine::tma_store_compatible);
 /// `option`: Options::kernel; `env`: the value of FP8GEMM_KERNEL_BLOCK_SCALED (null: unset).
-/// Throws std::invalid_argument when the option or the variable names no kernel of chapter 7 or
-/// one that cannot write this D (FP32 D needs a registers_f32 kernel; a D TMA cannot store needs a
-/// registers one). `usable_sms`: the SMs the plan's grid may use (engine::usable_sms of
+/// Throws std::invalid_argument when the option names no kernel of chapter 7 or one that cannot
+/// write this D (FP32 D needs a registers_f32 kernel; a D TMA cannot store needs a registers one),
+/// or when the variable names no kernel (every name is checked) or, for a bf16 D stored by TMA
+/// (the only calls the variable applies to), one that cannot write it. `usable_sms`: the SMs the plan's grid may use (engine::usable_sms of
 /// Options::max_sms and the GPU's count); 0 or the table sweep's count: the table's row as it is;
 /// another count: the row rescaled to it (rule table_sms). A shape with no row gets the chapter's
-/// rule for `usable_sms` SMs (engine::kReferenceSms, 132, when 0). The same for the two below.
+/// rule for `usable_sms` SMs (engine::kReferenceSms, 132, when 0). The same for the two below,
+/// except that chapter 9's Hopper fallback (no row) takes its first kernel whose epilogue fits D,
+/// whatever the SM count. A grid that is not persistent uses every SM: its plan passes the GPU's count here.
 KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K, bool f32_output,
                                  bool tma_store_ok, const std::string& option, const char* env,
                                  int usable_sms = 0);

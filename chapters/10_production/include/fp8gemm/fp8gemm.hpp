@@ -3,11 +3,13 @@
 //
 //   #include <fp8gemm/fp8gemm.hpp>              // find_package(fp8gemm), fp8gemm::fp8gemm
 //
-// Every entry point is a plan: the constructor validates the call, checks the GPU's architecture,
-// chooses the kernel and builds the tensor maps once; run(stream) only launches. Errors follow
+// Every entry point is a plan: the constructor checks the GPU's architecture, chooses the kernel,
+// validates the call and builds the tensor maps once; run(stream) only launches. Errors follow
 // docs/contract.md: a call the rules accept runs correctly; a call they refuse throws
 // std::invalid_argument naming the argument, before any GPU work; an unsupported GPU or a CUDA
-// failure throws std::runtime_error naming the device or the call.
+// failure throws std::runtime_error naming the device or the call (a GPU these kernels do not
+// run on is refused first, so there even a bad call gets std::runtime_error; without any GPU
+// the call is validated first).
 //   fp8gemm::PerTensorPlan     D = scale_a scale_b A.B^T, e4m3 in, bf16 out (chapter 6); FP32
 //                              promotion every 128 K by default, fast accumulation opt-in
 //   fp8gemm::BlockScaledPlan   DeepSeek-V3 block scaling, A 1 x 128 and B 128 x 128 scales in
@@ -120,7 +122,8 @@ class PerTensorPlan {
   /// Re-points the plan at the buffers of `gemm`, the same call in everything but A, B, D,
   /// scale_a and scale_b (the header's "Threads, streams and devices"). Throws
   /// std::invalid_argument for anything else that differs, or a new pointer the plan cannot use
-  /// (a TMA-store kernel needs D 16-byte aligned); the plan is then unchanged.
+  /// (a TMA-store kernel needs D 16-byte aligned), std::runtime_error for a CUDA failure; the
+  /// plan is then unchanged.
   void rebind(const PerTensorGemm& gemm);
   const engine::EnginePlan& engine() const;
   const engine::KernelInfo& kernel() const;
@@ -161,8 +164,8 @@ class BlockScaledPlan {
   /// Re-points the plan at the buffers of `gemm`, the same call in everything but A, B, scale_a,
   /// scale_b and D (the header's "Threads, streams and devices"). Throws std::invalid_argument
   /// for anything else that differs, or a new pointer the plan cannot use (a TMA-store kernel
-  /// needs D 16-byte aligned; a plan that reads scale_a in place, scale_a 16-byte aligned); the
-  /// plan is then unchanged.
+  /// needs D 16-byte aligned; a plan that reads scale_a in place, scale_a 16-byte aligned),
+  /// std::runtime_error for a CUDA failure; the plan is then unchanged.
   void rebind(const BlockScaledGemm& gemm);
   const engine::KernelInfo& kernel() const;
   bool converts_scale_a() const;
@@ -184,8 +187,9 @@ using WeightGradOptions = ch08::WeightGradOptions;
 using WeightGradOutput = ch08::WeightGradOutput;  ///< dB float (default) or bf16
 
 /// Chapter 8's grouped plan behind the library's architecture check. Its kernel is chapter 8's
-/// default (ch08::default_kernel: by layout and mean rows per group) or Options::kernel; no
-/// per-shape table yet.
+/// default (ch08::default_kernel: by layout, mean rows per group, K and whether TMA can store D),
+/// ch08::counter_schedule_kernel with Options::counter_schedule, or Options::kernel; no per-shape
+/// table yet.
 class GroupedPlan {
  public:
   explicit GroupedPlan(const GroupedGemm& gemm, const GroupedOptions& options = {});
@@ -245,7 +249,8 @@ struct MxOptions {
   std::string kernel;
   /// Hopper only, opt-in: chapter 9's dequantize_bf16 path (ch09::HopperPath) instead of the
   /// dispatched MXFP8 kernel: A and B dequantised to bf16 (exact for every value bf16 holds)
-  /// into a workspace the plan owns, (M + N) K 2 bytes, then a bf16 GEMM; 1.60-1.87x the default
+  /// into a workspace the plan owns, (M + N) K 2 bytes (+ 16), then a bf16 GEMM whose kernel is
+  /// chapter 9's bf16 rule or `kernel` (not FP8GEMM_KERNEL_MXFP8_HOPPER, not the table); 1.60-1.87x the default
   /// kernel on the H200 at M = 4096 and 8192^3 (chapter 9's README, "The second Hopper path"), at
   /// the cost of that memory and a second launch per run(), which writes the workspace: one
   /// stream at a time for such a plan. Refused on Blackwell (its kernel scales in the tensor
@@ -261,7 +266,7 @@ struct MxOptions {
 /// The architecture dispatch of MXFP8: on compute capability 10.0 chapter 9's sm_100a kernel
 /// (tcgen05 block-scaled MMA; built with FP8GEMM_BUILD_SM100=ON; NEVER RUN on hardware in this
 /// project), on 9.0 its Hopper kernels (chosen like the other families: option, environment,
-/// table, chapter default), anywhere else std::runtime_error naming the GPU and what is
+/// table, chapter default; on the dequantize_bf16 path the option or chapter 9's bf16 rule), anywhere else std::runtime_error naming the GPU and what is
 /// supported (mx_kernel_arch()).
 class MxPlan {
  public:
