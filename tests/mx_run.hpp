@@ -22,6 +22,14 @@ inline double bf16_to_double(std::uint16_t b) {
   return f;
 }
 
+/// A packed bf16 D on the device (every element, ldd = N), as doubles.
+inline std::vector<double> download_bf16(const DeviceBuffer<std::uint16_t>& d) {
+  const std::vector<std::uint16_t> host = d.download();
+  std::vector<double> out(host.size());
+  for (std::size_t i = 0; i < host.size(); ++i) out[i] = bf16_to_double(host[i]);
+  return out;
+}
+
 /// Runs PlanT(gemm, options) on o with ldd = N + ldd_pad and returns D (M x N) as doubles. D starts
 /// as every byte `d_fill_byte` (0x3C: every bf16 0x3C3C, a finite 0.0115, for a test that expects
 /// NaN in D and so must not start from NaN), or with the NaN poison where d_fill_byte < 0.

@@ -269,9 +269,7 @@ TEST_CASE("ch09 Hopper dequantize_bf16: deterministic, and rebind", "[ch09][hopp
   poison_bf16(d2.data(), d2.size());
   plan.run(nullptr);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<std::uint16_t> host = d2.download();
-  std::vector<double> got(host.size());
-  for (std::size_t i = 0; i < host.size(); ++i) got[i] = test::bf16_to_double(host[i]);
+  const std::vector<double> got = test::download_bf16(d2);
   CHECK(relative_frobenius(got, reference_f64(p)) < 4e-3);
   // Another shape is refused, naming the field.
   MxOperands small = random_operands(256, 512, 2048, 44);
@@ -308,8 +306,6 @@ TEST_CASE("ch09 Hopper dequantize_bf16: an earlier pending CUDA error is reporte
   // Cleared, the same plan works.
   plan.run(nullptr);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<std::uint16_t> host = d.download();
-  std::vector<double> got(host.size());
-  for (std::size_t i = 0; i < host.size(); ++i) got[i] = test::bf16_to_double(host[i]);
+  const std::vector<double> got = test::download_bf16(d);
   CHECK(relative_frobenius(got, reference_f64(o)) < 4e-3);
 }

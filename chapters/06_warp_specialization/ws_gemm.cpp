@@ -156,7 +156,7 @@ engine::EnginePlan make_plan(const PerTensorGemm& g, const Options& o) {
   const engine::KernelInfo& k =
       o.kernel.empty()
           ? choose_kernel(g.M, g.N, g.K, o.accumulation, engine::tma_store_compatible(args),
-                          engine::rule_sms(o.persistent ? o.max_sms : 0))
+                          engine::rule_sms(grid_max_sms(o)))
           : kernel_named(o.kernel);
   return engine::EnginePlan(k, args, req, o.max_sms, o.raster, o.persistent);
 }

@@ -38,6 +38,11 @@ struct Options {
   bool persistent = true;
 };
 
+/// The SM cap the grid honours: max_sms on a persistent grid, 0 (all SMs) for one CTA per tile,
+/// which ignores it. What a kernel choice for these options plans for (this chapter's rule and
+/// the library's dispatch).
+inline int grid_max_sms(const Options& o) { return o.persistent ? o.max_sms : 0; }
+
 /// The rules of chapter 6's entry point (engine_requirements() with this chapter's name): any
 /// M, N >= 1; K a multiple of 16; A and B 16-byte aligned; D 2-byte aligned.
 GemmRequirements requirements();

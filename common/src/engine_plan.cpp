@@ -40,8 +40,7 @@ int rule_sms(int max_sms) {
     (void)cudaGetLastError();
     sms = kReferenceSms;
   }
-  if (sms <= 0) sms = kReferenceSms;
-  return usable_sms(std::max(max_sms, 0), sms);
+  return usable_sms(std::max(max_sms, 0), sms_or_reference(sms));
 }
 
 std::int64_t grid_waves(std::int64_t M, std::int64_t N, int block_m, int block_n, int sms,
