@@ -19,9 +19,9 @@
 //   D      [M, N] bf16 or float32 row-major
 //   scale_a is read in place when its strides are (1, ld) with ld >= M, ld % 4 == 0 and its data
 //   16-byte aligned (mn-major, "TMA-aligned": what quantize_1x128 returns); any other strides are
-//   accepted and copied into that layout first (one small extra kernel). scale_b is read in place
-//   when its strides are (ld, 1) with ld >= kg (contiguous, what quantize_128x128 returns; or
-//   padded); other strides are copied.
+//   accepted and copied into that layout (one small extra kernel, enqueued only once the library
+//   has accepted the call). scale_b is read in place when its strides are (ld, 1) with ld >= kg
+//   (contiguous, what quantize_128x128 returns; or padded); other strides are copied likewise.
 // This file is host C++ only (compiled by the host compiler against libtorch); the kernels live in
 // the fp8gemm static libraries it links.
 #include <ATen/ATen.h>
@@ -41,6 +41,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/launch.hpp"   // require_no_pending_error
 #include "common/scaling.hpp"  // ceil_div, round_up
 #include "fp8gemm/fp8gemm.hpp"
 #include "plan_cache.hpp"
@@ -206,23 +207,40 @@ bool aligned(const void* p, std::uintptr_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
+/// Fills `t` from `from` (a scale tensor's copy into the kernels' layout) if `from` is defined,
+/// then forgets it. An earlier CUDA error still pending is reported as such first (the library's
+/// rule, docs/contract.md), rather than taken by torch's copy kernel for its own.
+void copy_scales_now(at::Tensor& t, at::Tensor& from) {
+  if (!from.defined()) return;
+  require_no_pending_error("the copy of a scale tensor into the kernels' layout");
+  t.copy_(from);
+  from = at::Tensor();
+}
+
 /// 1 x 128 group scales of a rows x K operand as the kernels read them: [rows, ceil(K / 128)]
 /// float32, mn-major (strides (1, ld), ld >= rows, ld % 4 == 0, 16-byte aligned). A tensor already
-/// in that layout is used as it is; any other is copied into it.
+/// in that layout is used as it is; any other is copied into it: `t` is then a new tensor in that
+/// layout and `from` the caller's, and the copy waits for copy_now(), which the ops call once the
+/// library has accepted the call (a plan built or re-pointed on `t`), so that a call the library
+/// refuses has enqueued nothing (docs/contract.md).
 struct GroupScales {
   at::Tensor t;
   GroupScaleLayout layout;
+  at::Tensor from;  // defined when t still has to be filled from it
+  void copy_now() { copy_scales_now(t, from); }
 };
 /// A new [rows, ceil(K / 128)] float32 tensor (`o`'s device) in that layout, ld = rows rounded up
 /// to a multiple of 4: what the quantisers write.
 GroupScales new_group_scales(std::int64_t rows, std::int64_t K, const at::TensorOptions& o) {
   const std::int64_t ld = round_up(rows, 4);
   return {at::empty_strided({rows, ceil_div(K, 128)}, {1, ld}, o.dtype(at::kFloat)),
-          GroupScaleLayout{ScaleMajor::mn, ld}};
+          GroupScaleLayout{ScaleMajor::mn, ld}, at::Tensor()};
 }
-/// The checks of group_scales() alone (dtype, device, rank, sizes): no copy, no GPU work. An op
-/// with several operands runs every such check before the first group_scales() or block_scales()
-/// that may copy, so that a refused call has enqueued nothing (docs/contract.md).
+/// The checks of group_scales() alone (dtype, device, rank, sizes): no allocation, no GPU work. An
+/// op with several operands runs every such check before the first group_scales() or
+/// block_scales() (which may allocate a copy's tensor); the copies themselves wait until the
+/// library has accepted the call (copy_now), so that a refused call has enqueued nothing
+/// (docs/contract.md).
 void check_group_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t rows,
                         std::int64_t K, const char* rows_name, const char* k_name,
                         const at::Device& device) {
@@ -243,19 +261,21 @@ GroupScales group_scales(const char* op, const char* name, const at::Tensor& s, 
                   aligned(s.data_ptr(), 16);
   if (ok) {
     const std::int64_t ld = kg == 1 ? round_up(rows, 4) : s.stride(1);
-    return {s, GroupScaleLayout{ScaleMajor::mn, ld}};
+    return {s, GroupScaleLayout{ScaleMajor::mn, ld}, at::Tensor()};
   }
-  GroupScales copy = new_group_scales(rows, K, s.options());
-  copy.t.copy_(s);
+  GroupScales copy = new_group_scales(rows, K, s.options());  // an allocation, no GPU work
+  copy.from = s;
   return copy;
 }
 
 /// 128 x 128 block scales: [nb, kg] (one matrix) or [G, nb, kg] (G stacked), float32, k-major:
 /// unit stride along kg, block rows ld >= kg apart (groups nb * ld apart). Other strides are
-/// copied into the contiguous layout.
+/// copied into the contiguous layout, at copy_now() as for GroupScales.
 struct BlockScales {
   at::Tensor t;
   BlockScaleLayout layout;
+  at::Tensor from;  // defined when t still has to be filled from it
+  void copy_now() { copy_scales_now(t, from); }
 };
 /// The checks of block_scales() alone (see check_group_scales).
 void check_block_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t G,
@@ -279,8 +299,10 @@ BlockScales block_scales(const char* op, const char* name, const at::Tensor& s, 
   std::int64_t ld = nb > 1 ? s.stride(d) : (grouped && G > 1 ? s.stride(0) : kg);
   bool ok = (kg == 1 || s.stride(d + 1) == 1) && ld >= kg;
   if (grouped && G > 1) ok = ok && s.stride(0) == nb * ld;
-  if (ok) return {s, BlockScaleLayout{ld}};
-  return {s.contiguous(), BlockScaleLayout{kg}};
+  if (ok) return {s, BlockScaleLayout{ld}, at::Tensor()};
+  // A contiguous tensor of s's shape, filled at copy_now() (an allocation now, no GPU work).
+  return {at::empty(s.sizes(), s.options().memory_format(at::MemoryFormat::Contiguous)),
+          BlockScaleLayout{kg}, s};
 }
 
 /// The engine's K rule (rows of A and B 16 bytes apart for TMA), checked by the op before it
@@ -635,14 +657,14 @@ void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& sc
          "accumulate=True needs a torch.float32 out (D = A.B^T + D is kept in float32; a "
          "bf16 D would be rounded twice)");
   check_k16(op, "K", K);
-  // Every check before the scales' copies into the kernels' layouts (GPU work).
+  // Every check before the scales' copies are planned (their GPU work waits for copy_now()).
   check_group_scales(op, "scale_a", scale_a, M, K, "M", "K", dev);
   check_block_scales(op, "scale_b", scale_b, 0, N, K, dev);
   const std::int64_t ldd = row_major_ld(op, "out", out, 0);
   if (iters < 1) fail(op, "iters = " + std::to_string(iters) + " must be >= 1");
   if (M == 0 || N == 0) return;
-  const GroupScales sa = group_scales(op, "scale_a", scale_a, M, K, "M", "K", dev);
-  const BlockScales sb = block_scales(op, "scale_b", scale_b, 0, N, K, dev);
+  GroupScales sa = group_scales(op, "scale_a", scale_a, M, K, "M", "K", dev);
+  BlockScales sb = block_scales(op, "scale_b", scale_b, 0, N, K, dev);
   c10::cuda::CUDAGuard guard(dev);
   library_call(op, [&] {
     const BlockScaledGemm g{.M = M,
@@ -673,6 +695,8 @@ void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& sc
         [&] { return std::make_unique<BlockScaledPlan>(g, BlockScaledOptions{.max_sms = max_sms}); },
         [&](BlockScaledPlan& p) { p.rebind(g); },
         [&](BlockScaledPlan& p) {
+          sa.copy_now();  // the library accepted the call: now the scales' copies, if any
+          sb.copy_now();
           for (std::int64_t i = 0; i < iters; ++i) p.run(stream);
         });
   });
@@ -747,11 +771,11 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
   const std::int64_t lda = masked ? stacked_ld(op, "a", a) : row_major_ld(op, "a", a, 0);
   const std::int64_t ldb = stacked_ld(op, "b", b);
   check_k16(op, "K", K);
-  // Both scales' checks before either is copied into the kernels' layout (GPU work).
+  // Both scales' checks before either copy is planned (its GPU work waits for copy_now()).
   check_block_scales(op, "scale_b", scale_b, G, N, K, dev);
-  const GroupScales sa =
+  GroupScales sa =
       group_scales(op, "scale_a", scale_a, all_rows, K, masked ? "G * M_max" : "rows", "K", dev);
-  const BlockScales sb = block_scales(op, "scale_b", scale_b, G, N, K, dev);
+  BlockScales sb = block_scales(op, "scale_b", scale_b, G, N, K, dev);
   at::Tensor out = masked ? at::empty({G, rows, N}, a.options().dtype(at::kBFloat16))
                           : at::empty({rows, N}, a.options().dtype(at::kBFloat16));
   if (all_rows == 0 || N == 0) return out;
@@ -809,6 +833,8 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
         },
         [&](GroupedPlan& p) { p.rebind(g); },
         [&](GroupedPlan& p) {
+          sa.copy_now();  // the library accepted the call: now the scales' copies, if any
+          sb.copy_now();
           at::Tensor keep;
           if (p.takes_tile_counter()) {
             p.run(stream, tile_counter_for(dev, stream, keep));
@@ -866,7 +892,7 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
   const std::int64_t ld_dd = row_major_ld(op, "dd_t", dd_t, 0);
   const std::int64_t ld_a = row_major_ld(op, "a_t", a_t, 0);
   check_k16(op, "T_cap (the token columns of dd_t and a_t)", cap);
-  // Every check before the scales' copies into the kernel's layout (GPU work) or out.zero_().
+  // Every check before the scales' copies are planned (copy_now(), below) or out.zero_().
   check_group_scales(op, "scale_dd_t", scale_dd_t, N, cap, "N", "T_cap", dev);
   check_group_scales(op, "scale_a_t", scale_a_t, K, cap, "K", "T_cap", dev);
   if (!out.defined()) fail(op, "out is an undefined tensor");
@@ -885,8 +911,8 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
     if (!accumulate) out.zero_();
     return;
   }
-  const GroupScales sd = group_scales(op, "scale_dd_t", scale_dd_t, N, cap, "N", "T_cap", dev);
-  const GroupScales sa = group_scales(op, "scale_a_t", scale_a_t, K, cap, "K", "T_cap", dev);
+  GroupScales sd = group_scales(op, "scale_dd_t", scale_dd_t, N, cap, "N", "T_cap", dev);
+  GroupScales sa = group_scales(op, "scale_a_t", scale_a_t, K, cap, "K", "T_cap", dev);
   c10::cuda::CUDAGuard guard(dev);
   library_call(op, [&] {
     const WeightGradGemm g{.groups = int(G),
@@ -925,7 +951,12 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
           o.max_sms = max_sms;
           return std::make_unique<WeightGradPlan>(g, o);
         },
-        [&](WeightGradPlan& p) { p.rebind(g); }, [&](WeightGradPlan& p) { p.run(stream); });
+        [&](WeightGradPlan& p) { p.rebind(g); },
+        [&](WeightGradPlan& p) {
+          sd.copy_now();  // the library accepted the call: now the scales' copies, if any
+          sa.copy_now();
+          p.run(stream);
+        });
   });
 }
 

@@ -23,7 +23,8 @@ logical grid and whose strides are the layout):
            Native layout: strides (1, ld), ld = round_up(M, 4) (mn-major, each group column 16-byte
            aligned: DeepGEMM's "TMA-aligned" layout; cuBLASLt's VEC128_32F has ld = M). The GEMMs
            read it in place when its strides are (1, ld) with ld >= M and ld % 4 == 0 and its data is
-           16-byte aligned; any other strides are accepted and copied into the native layout first (one small kernel).
+           16-byte aligned; any other strides are accepted and copied into the native layout (one
+           small kernel, enqueued only after the library has accepted the call).
   B        [N, K] e4m3, row-major: weights (torch.nn.Linear's weight is [out, in] = [N, K]).
   scale_b  [nb, kg] float32, 128 x 128 blocks: scale_b[i, j] dequantises
            B[128 i : 128 i + 128, 128 j : 128 j + 128]. Native: contiguous (DeepGEMM's packed

@@ -1047,6 +1047,92 @@ def test_misuse_messages():
     assert torch.isfinite(d).all()
 
 
+def _gpu_activity(call):
+    """(the exception call() raised or None, the names of the kernels, copies and fills the GPU
+    ran meanwhile), by torch.profiler's CUDA activity (CUPTI)."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    raised = None
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        try:
+            call()
+        except Exception as e:  # noqa: BLE001 (the caller checks what was raised)
+            raised = e
+        torch.cuda.synchronize()
+    return raised, [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def test_refused_calls_enqueue_nothing():
+    """A refused call has run nothing on the GPU (ops.py: "ValueError ... before any GPU work"),
+    also where a scale tensor needs a copy into the kernels' layout: that copy waits until the
+    library has accepted the call. Refused by the op's checks of a later argument (scale_b, out)
+    and by the library itself (A 8 bytes off a 16-byte boundary, on a plan cache miss and on a
+    cached plan's re-pointing). The controls, the same calls made valid, show that the profiler
+    sees the copy and the GEMM (so this test can fail)."""
+    require_gpu()
+    M, N, K = 256, 384, 1024
+    qa, sa, qb, sb = _block_scaled_operands(M, N, K, 93)
+    sa_k = sa.contiguous()  # strides (kg, 1): the op copies it into its (1, ld) layout
+    assert sa_k.stride() != sa.stride()
+    raw = torch.empty(M * K + 16, device="cuda", dtype=torch.uint8)
+    raw[8:8 + M * K].view(M, K).copy_(qa.view(torch.uint8))
+    a_off = raw[8:8 + M * K].view(M, K).view(E4)  # 8 bytes off: TMA refuses it (the library)
+    g = ops.gemm_block_scaled
+    raised, control = _gpu_activity(lambda: g(qa, sa_k, qb, sb))
+    assert raised is None and len(control) >= 2, (raised, control)  # the scale copy, the GEMM
+    bad_out = torch.empty(M, N + 1, device="cuda", dtype=torch.bfloat16)
+    G = 2
+    qg, sg = _grouped_weights(G, N, K, _gen(94))
+    offsets = torch.tensor([0, 100, M], device="cuda", dtype=torch.int32)
+    raised, control = _gpu_activity(lambda: ops.gemm_grouped_contiguous(qa, sa_k, qg, sg, offsets))
+    assert raised is None and len(control) >= 2, (raised, control)
+    cases = [
+        ("scale_b refused after a scale_a to copy", lambda: g(qa, sa_k, qb, sb[:, :3]),
+         r"scale_b has shape"),
+        ("out refused after a scale_a to copy", lambda: g(qa, sa_k, qb, sb, out=bad_out),
+         r"out has shape"),
+        ("A refused by the cached plan's rebind", lambda: g(a_off, sa_k, qb, sb),
+         r"A = 0x[0-9a-f]+ must be 16-byte aligned"),
+        ("A refused by a new plan", lambda: (ops.plan_cache_clear(), g(a_off, sa_k, qb, sb)),
+         r"A = 0x[0-9a-f]+ must be 16-byte aligned"),
+        ("grouped: scale_b refused after a scale_a to copy",
+         lambda: ops.gemm_grouped_contiguous(qa, sa_k, qg, sg[:, :, :3], offsets), r"scale_b has shape"),
+        ("grouped: A refused by the library",
+         lambda: ops.gemm_grouped_contiguous(a_off, sa_k, qg, sg, offsets),
+         r"A = 0x[0-9a-f]+ must be 16-byte aligned"),
+    ]
+    for what, call, msg in cases:
+        raised, ran = _gpu_activity(call)
+        assert isinstance(raised, ValueError) and re.search(msg, str(raised)), (what, raised)
+        assert ran == [], (what, ran)
+    # the weight gradient: scales to copy (k-major), then out refused / dd_t refused by the library
+    T, Nw, Kw = 256, 256, 384
+    gen = _gen(95)
+    off = ops.dense_offsets(T, "cuda")
+    q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(make_bf16((T, Nw), gen), off)
+    q_xt, s_xt, _ = ops.quantize_tokens_transposed_1x128(make_bf16((T, Kw), gen), off)
+    s_dyt_k, s_xt_k = s_dyt.contiguous(), s_xt.contiguous()
+    assert s_dyt_k.stride() != s_dyt.stride()
+    w = ops.gemm_weight_grad
+    raised, control = _gpu_activity(lambda: w(q_dyt, s_dyt_k, q_xt, s_xt_k, off))
+    assert raised is None and len(control) >= 3, (raised, control)  # two copies, the GEMM
+    raw_t = torch.empty(q_dyt.numel() + 16, device="cuda", dtype=torch.uint8)
+    raw_t[8:8 + q_dyt.numel()].view(q_dyt.shape).copy_(q_dyt.view(torch.uint8))
+    dyt_off = raw_t[8:8 + q_dyt.numel()].view(q_dyt.shape).view(E4)
+    bad_db = torch.empty(1, Nw, Kw + 1, device="cuda")
+    for what, call, msg in [
+        ("wgrad: out refused after scales to copy",
+         lambda: w(q_dyt, s_dyt_k, q_xt, s_xt_k, off, out=bad_db), r"out has shape"),
+        ("wgrad: dd_t refused by the library", lambda: w(dyt_off, s_dyt_k, q_xt, s_xt_k, off),
+         r"16-byte aligned"),
+    ]:
+        raised, ran = _gpu_activity(call)
+        assert isinstance(raised, ValueError) and re.search(msg, str(raised)), (what, raised)
+        assert ran == [], (what, ran)
+    # and the op still works after all that
+    assert torch.equal(g(qa, sa_k, qb, sb), g(qa, sa, qb, sb))
+
+
 def test_version():
     require_gpu()
     assert ops.library_version() == fp8gemm.ops.library_version()
