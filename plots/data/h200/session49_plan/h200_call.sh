@@ -52,7 +52,8 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.activ
 SMI=$!
 LARGE="4096x2112x7168,4096x24576x1536,4096x32768x512,4096x7168x16384,4096x4096x7168,4096x7168x2048,8192x8192x8192"
 say "dispatch sweep, large shapes, --sustain_ms=2000"
-dispatch_sweep_step sustained 540 "$LARGE" --confirm=4 --sustain_ms=2000
+# SWEEP_S (session 51): the step's cap where less device time is left (about 310 s are predicted).
+dispatch_sweep_step sustained "${SWEEP_S:-540}" "$LARGE" --confirm=4 --sustain_ms=2000
 kill $SMI 2>/dev/null
 xz -6 "$OUT/smi.csv"
 python3 - "$OUT/dispatch_sweep_sustained_${C:0:7}.json" >> "$L" 2>&1 <<'PY'
