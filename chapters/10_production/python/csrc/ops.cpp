@@ -208,14 +208,18 @@ bool aligned(const void* p, std::uintptr_t bytes) {
 }
 
 /// Fills `t` from `from` (a scale tensor's copy into the kernels' layout) if `from` is defined,
-/// then forgets it. An earlier CUDA error still pending is reported as such first (the library's
-/// rule, docs/contract.md), rather than taken by torch's copy kernel for its own.
+/// then forgets it. The caller has called require_no_pending_error (kBeforeGpuWork) first.
 void copy_scales_now(at::Tensor& t, at::Tensor& from) {
   if (!from.defined()) return;
-  require_no_pending_error("the copy of a scale tensor into the kernels' layout");
   t.copy_(from);
   from = at::Tensor();
 }
+
+/// What a GEMM op names when an earlier CUDA error is pending as its plan is used: the op's own GPU
+/// work before the GEMM (a scale copy, the tile counter's zeroing) would otherwise be launched by
+/// torch, whose launch check takes that error for its own and clears it; the library's rule is to
+/// report it as earlier, launch nothing and leave it pending (docs/contract.md).
+constexpr const char* kBeforeGpuWork = "before its GPU work";
 
 /// 1 x 128 group scales of a rows x K operand as the kernels read them: [rows, ceil(K / 128)]
 /// float32, mn-major (strides (1, ld), ld >= rows, ld % 4 == 0, 16-byte aligned). A tensor already
@@ -305,8 +309,8 @@ BlockScales block_scales(const char* op, const char* name, const at::Tensor& s, 
           BlockScaleLayout{kg}, s};
 }
 
-/// The engine's K rule (rows of A and B 16 bytes apart for TMA), checked by the op before it
-/// copies a scale tensor into the kernel's layout, so a refused call launches nothing.
+/// The engine's K rule (rows of A and B 16 bytes apart for TMA), checked by the op with its other
+/// arguments, before it plans a scale tensor's copy into the kernels' layout.
 void check_k16(const char* op, const char* name, std::int64_t K) {
   if (K % 16 != 0)
     fail(op, std::string(name) + " = " + std::to_string(K) +
@@ -695,6 +699,7 @@ void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& sc
         [&] { return std::make_unique<BlockScaledPlan>(g, BlockScaledOptions{.max_sms = max_sms}); },
         [&](BlockScaledPlan& p) { p.rebind(g); },
         [&](BlockScaledPlan& p) {
+          require_no_pending_error(kBeforeGpuWork);
           sa.copy_now();  // the library accepted the call: now the scales' copies, if any
           sb.copy_now();
           for (std::int64_t i = 0; i < iters; ++i) p.run(stream);
@@ -833,6 +838,7 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
         },
         [&](GroupedPlan& p) { p.rebind(g); },
         [&](GroupedPlan& p) {
+          require_no_pending_error(kBeforeGpuWork);
           sa.copy_now();  // the library accepted the call: now the scales' copies, if any
           sb.copy_now();
           at::Tensor keep;
@@ -953,6 +959,7 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
         },
         [&](WeightGradPlan& p) { p.rebind(g); },
         [&](WeightGradPlan& p) {
+          require_no_pending_error(kBeforeGpuWork);
           sd.copy_now();  // the library accepted the call: now the scales' copies, if any
           sa.copy_now();
           p.run(stream);

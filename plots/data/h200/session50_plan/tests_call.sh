@@ -8,9 +8,10 @@
 #     new case checks that a PerTensorPlan whose grid is not persistent plans for every SM;
 #   - test_chapter_08, test_chapter_08_wgrad, quantize_test_gpu: not run on the H200 at the code
 #     of sessions 47-50 (they passed on an H100 in session 49, at a2836d9).
-# Prediction: "7 passed, 0 failed, 0 skipped" on either GPU (about 440 s on an H100), and the PyTorch tests "111 passed,
+# Prediction: "7 passed, 0 failed, 0 skipped" on either GPU (about 440 s on an H100), and the PyTorch tests "112 passed,
 # 2 skipped" (their ops now check every argument before copying a scale, and since session 51 copy only once the library
-# has accepted the call: test_refused_calls_enqueue_nothing, new, checks it with torch.profiler's CUDA activity). If a new case fails, its message
+# has accepted the call: test_refused_calls_enqueue_nothing, new, checks it with torch.profiler's CUDA activity; and
+# test_pending_cuda_error_before_the_ops_own_gpu_work, new, that an earlier pending error is reported before that copy). If a new case fails, its message
 # says which check: "from an earlier call" missing means the pending check did not run first.
 # Run it after session 49's plan (plots/data/h200/session49_plan/h200_call.sh) while the machine
 # is warm, or alone on an H100.
