@@ -15,6 +15,8 @@
 # says which check: "from an earlier call" missing means the pending check did not run first.
 # Run it after session 49's plan (plots/data/h200/session49_plan/h200_call.sh) while the machine
 # is warm, or alone on an H100.
+# Superseded by plots/data/h200/session51_plan/tests_call.sh (same archives; PyTorch first, and
+# it packs each step's folder: at most 8 files come back, which this script did not respect).
 set -u
 source scripts/gpu_call.sh .gpu/t50.txz .gpu/py10.txz || exit 1
 say "GPU tests (7)"
