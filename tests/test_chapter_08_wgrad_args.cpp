@@ -59,6 +59,12 @@ TEST_CASE("ch08 wgrad: bad calls are refused before any CUDA call", "[ch08][wgra
   g = good();
   g.dB = nullptr;
   CHECK(has(refusal(g), "D is a null pointer"));
+  // The engine's messages name its A, B, D: the refusal says which of this call's tensors they are.
+  CHECK(has(refusal(g), "[in the engine's terms: A = dD_t (N x token_capacity), B = A_t"));
+  g = good();
+  g.dD_t = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x10000008));  // 8 bytes off 16
+  CHECK(has(refusal(g), "must be 16-byte aligned"));
+  CHECK(has(refusal(g), "A = dD_t"));
   // dB of the last group over A_t (dB: 8 groups of 512 x 384 floats = 0x600000 bytes): refused by
   // the engine's rule, which counts G N rows of dB (validate.hpp, d_rows), before any CUDA call.
   g = good();

@@ -85,6 +85,22 @@ WeightGradGemm checked_with_defaults(const WeightGradGemm& in) {
   return g;
 }
 
+/// Runs `f` (the engine's checks of engine_args(), or its plan's construction or rebind) and adds
+/// to any std::invalid_argument it throws what the engine's names mean here: its messages name
+/// A, B, D, M, N and K, which a caller of this entry point knows as dD_t, A_t, dB, N, K and
+/// token_capacity.
+template <class F>
+decltype(auto) in_wgrad_terms(F&& f) {
+  try {
+    return f();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(
+        std::string(e.what()) +
+        " [in the engine's terms: A = dD_t (N x token_capacity), B = A_t (K x token_capacity), "
+        "D = dB (G x N x K), M = N, N = K, K = token_capacity]");
+  }
+}
+
 /// The engine's view of one group: "M" = N rows of dD_t, "N" = K rows of A_t, "K" = the tokens.
 GemmArgs engine_args(const WeightGradGemm& g) {
   GemmArgs args{.M = g.N, .N = g.K, .K = g.token_capacity, .A = g.dD_t, .lda = g.ld_dD_t,
@@ -184,8 +200,10 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   if (g.N * g.groups > req.max_dim)  // before validate_gemm, whose message names d_rows
     fail("G x N = " + std::to_string(g.N * g.groups) + " rows of dB exceed " +
          std::to_string(req.max_dim));
-  validate_gemm(args, req);
-  validate_disjoint_from_d(args, g.offsets, std::size_t(g.groups + 1) * 4, "offsets", req);
+  in_wgrad_terms([&] {
+    validate_gemm(args, req);
+    validate_disjoint_from_d(args, g.offsets, std::size_t(g.groups + 1) * 4, "offsets", req);
+  });
   // The scheduler's 2^30 tiles, first for the kernel with the fewest tiles (pure C++), so a call
   // no kernel can take is refused before the default choice asks the GPU for its SM count.
   const auto work_tiles_of = [&](const engine::KernelInfo& k) {
@@ -221,8 +239,10 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
   const std::int64_t tiles_m = ceil_div(g.N, k.block_m), tiles_n = ceil_div(g.K, k.block_n);
   const std::int64_t work_tiles = work_tiles_of(k);
   if (work_tiles > (std::int64_t(1) << 30)) refuse_tiles(work_tiles);
-  impl_->plan = std::make_unique<Impl::Engine>(k, args, req, o.max_sms, engine::RasterOptions{},
-                                               true, work_tiles);
+  impl_->plan = in_wgrad_terms([&] {
+    return std::make_unique<Impl::Engine>(k, args, req, o.max_sms, engine::RasterOptions{}, true,
+                                          work_tiles);
+  });
   require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
 
   engine::KGroupedParams& p = impl_->plan->policy_params();
@@ -258,9 +278,11 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   same("scale_A_t_layout", g.scale_A_t_layout.ld == was.scale_A_t_layout.ld);
   const GemmArgs args = engine_args(g);
   engine::require_same_call_but_pointers(I.plan->args(), args, kWho);
-  validate_gemm(args, wgrad_requirements());  // non-null and aligned before any CUDA query
-  validate_disjoint_from_d(args, g.offsets, std::size_t(g.groups + 1) * 4, "offsets",
-                           wgrad_requirements());
+  in_wgrad_terms([&] {
+    validate_gemm(args, wgrad_requirements());  // non-null and aligned before any CUDA query
+    validate_disjoint_from_d(args, g.offsets, std::size_t(g.groups + 1) * 4, "offsets",
+                             wgrad_requirements());
+  });
   // What the engine does not check: the offsets.
   if (g.offsets != was.offsets)
     require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
@@ -275,7 +297,8 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   if (tma_d && g.dB != was.dB) replace_tensor_map_address(map_d, g.dB);
   if (g.scale_dD_t != was.scale_dD_t) replace_tensor_map_address(map_sfa, g.scale_dD_t);
   if (g.scale_A_t != was.scale_A_t) replace_tensor_map_address(map_sfb, g.scale_A_t);
-  I.plan->rebind(args);  // dD_t, A_t, dB (all G matrices), scale pointers checked; dD_t, A_t re-pointed
+  // dD_t, A_t, dB (all G matrices), scale pointers checked; dD_t, A_t re-pointed
+  in_wgrad_terms([&] { I.plan->rebind(args); });
   p.map_sfa = map_sfa;
   p.map_sfb = map_sfb;
   p.map_d = map_d;
