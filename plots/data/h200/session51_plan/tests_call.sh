@@ -22,13 +22,17 @@ grep -E "FAIL|Error|assert" "$OUT/torch/tests.log" 2>/dev/null | head -30 >> "$L
 # At most 8 files come back, and a cut-short call stops anywhere: each step's folder is packed
 # as soon as the step ends (call.log, torch.txz, gl_new.txz, gl_old.txz, the two summaries).
 tar cJf "$OUT/torch.txz" -C "$OUT" torch && rm -rf "$OUT/torch"
-say "GPU tests with session 50's new cases (4)"
-gpu_tests_step '^(test_chapter_07|test_chapter_09_hopper|test_reliability|test_library_gpu)$' 300
+# BUDGET (seconds this call may run; default 560): the device time left after the machine's start,
+# so that a step ends (and its folder is packed) before the call is cut.
+BUDGET=${BUDGET:-560}
+STEP2=$(seconds_left "$BUDGET"); STEP2=$((STEP2 - 15 < 300 ? STEP2 - 15 : 300))
+say "GPU tests with session 50's new cases (4), within $STEP2 s"
+gpu_tests_step '^(test_chapter_07|test_chapter_09_hopper|test_reliability|test_library_gpu)$' "$STEP2"
 grep -h -A8 "<failure" "$OUT"/gl/tests/*.xml 2>/dev/null | head -60 >> "$L"
 mv "$OUT/gpu_tests_${C:0:7}.txt" "$OUT/gpu_tests_new_${C:0:7}.txt" 2>/dev/null
 tar cJf "$OUT/gl_new.txz" -C "$OUT" gl && rm -rf "$OUT/gl"
-LEFT=$(seconds_left 560)
-say "GPU tests unchanged since session 49 (3), $LEFT s left of 560"
+LEFT=$(($(seconds_left "$BUDGET") - 15))
+say "GPU tests unchanged since session 49 (3), $LEFT s left of $BUDGET"
 if [ "$LEFT" -gt 60 ]; then
   gpu_tests_step '^(test_chapter_08|test_chapter_08_wgrad|quantize_test_gpu)$' "$LEFT"
   grep -h -A8 "<failure" "$OUT"/gl/tests/*.xml 2>/dev/null | head -40 >> "$L"
