@@ -240,26 +240,18 @@ GroupScales new_group_scales(std::int64_t rows, std::int64_t K, const at::Tensor
   return {at::empty_strided({rows, ceil_div(K, 128)}, {1, ld}, o.dtype(at::kFloat)),
           GroupScaleLayout{ScaleMajor::mn, ld}, at::Tensor()};
 }
-/// The checks of group_scales() alone (dtype, device, rank, sizes): no allocation, no GPU work. An
-/// op with several operands runs every such check before the first group_scales() or
-/// block_scales() (which may allocate a copy's tensor); the copies themselves wait until the
-/// library has accepted the call (copy_now), so that a refused call has enqueued nothing
-/// (docs/contract.md).
-void check_group_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t rows,
-                        std::int64_t K, const char* rows_name, const char* k_name,
-                        const at::Device& device) {
+/// Checks s (dtype, device, rank, sizes) and returns it in the kernels' layout: s itself, or a new
+/// tensor to be filled at copy_now(). No GPU work here (at most an allocation), so a later
+/// refusal of the call, the op's or the library's, leaves nothing enqueued.
+GroupScales group_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t rows,
+                         std::int64_t K, const char* rows_name, const char* k_name,
+                         const at::Device& device) {
   const std::string doc = std::string("[") + rows_name + ", ceil(" + k_name + " / 128)]";
   check_tensor(op, name, s, at::kFloat, 2, doc.c_str(), device);
   const std::int64_t kg = ceil_div(K, 128);
   check_size(op, name, s, 0, rows, std::string(rows_name) + ": one scale row per row");
   check_size(op, name, s, 1, kg,
              std::string("ceil(") + k_name + " / 128) = " + std::to_string(kg) + " groups of 128");
-}
-GroupScales group_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t rows,
-                         std::int64_t K, const char* rows_name, const char* k_name,
-                         const at::Device& device) {
-  check_group_scales(op, name, s, rows, K, rows_name, k_name, device);
-  const std::int64_t kg = ceil_div(K, 128);
   const bool ok = (rows == 1 || s.stride(0) == 1) &&
                   (kg == 1 || (s.stride(1) >= rows && s.stride(1) % 4 == 0)) &&
                   aligned(s.data_ptr(), 16);
@@ -281,9 +273,9 @@ struct BlockScales {
   at::Tensor from;  // defined when t still has to be filled from it
   void copy_now() { copy_scales_now(t, from); }
 };
-/// The checks of block_scales() alone (see check_group_scales).
-void check_block_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t G,
-                        std::int64_t N, std::int64_t K, const at::Device& device) {
+/// As group_scales(), for 128 x 128 block scales.
+BlockScales block_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t G,
+                         std::int64_t N, std::int64_t K, const at::Device& device) {
   const bool grouped = G > 0;
   check_tensor(op, name, s, at::kFloat, grouped ? 3 : 2,
                grouped ? "[G, ceil(N / 128), ceil(K / 128)]" : "[ceil(N / 128), ceil(K / 128)]",
@@ -293,13 +285,6 @@ void check_block_scales(const char* op, const char* name, const at::Tensor& s, s
   if (grouped) check_size(op, name, s, 0, G, "G: one block grid per group");
   check_size(op, name, s, d, nb, "ceil(N / 128) = " + std::to_string(nb) + " block rows");
   check_size(op, name, s, d + 1, kg, "ceil(K / 128) = " + std::to_string(kg) + " block columns");
-}
-BlockScales block_scales(const char* op, const char* name, const at::Tensor& s, std::int64_t G,
-                         std::int64_t N, std::int64_t K, const at::Device& device) {
-  check_block_scales(op, name, s, G, N, K, device);
-  const bool grouped = G > 0;
-  const std::int64_t nb = ceil_div(N, 128), kg = ceil_div(K, 128);
-  const int d = grouped ? 1 : 0;
   std::int64_t ld = nb > 1 ? s.stride(d) : (grouped && G > 1 ? s.stride(0) : kg);
   bool ok = (kg == 1 || s.stride(d + 1) == 1) && ld >= kg;
   if (grouped && G > 1) ok = ok && s.stride(0) == nb * ld;
@@ -661,14 +646,11 @@ void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& sc
          "accumulate=True needs a torch.float32 out (D = A.B^T + D is kept in float32; a "
          "bf16 D would be rounded twice)");
   check_k16(op, "K", K);
-  // Every check before the scales' copies are planned (their GPU work waits for copy_now()).
-  check_group_scales(op, "scale_a", scale_a, M, K, "M", "K", dev);
-  check_block_scales(op, "scale_b", scale_b, 0, N, K, dev);
+  GroupScales sa = group_scales(op, "scale_a", scale_a, M, K, "M", "K", dev);
+  BlockScales sb = block_scales(op, "scale_b", scale_b, 0, N, K, dev);
   const std::int64_t ldd = row_major_ld(op, "out", out, 0);
   if (iters < 1) fail(op, "iters = " + std::to_string(iters) + " must be >= 1");
   if (M == 0 || N == 0) return;
-  GroupScales sa = group_scales(op, "scale_a", scale_a, M, K, "M", "K", dev);
-  BlockScales sb = block_scales(op, "scale_b", scale_b, 0, N, K, dev);
   c10::cuda::CUDAGuard guard(dev);
   library_call(op, [&] {
     const BlockScaledGemm g{.M = M,
@@ -776,8 +758,6 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
   const std::int64_t lda = masked ? stacked_ld(op, "a", a) : row_major_ld(op, "a", a, 0);
   const std::int64_t ldb = stacked_ld(op, "b", b);
   check_k16(op, "K", K);
-  // Both scales' checks before either copy is planned (its GPU work waits for copy_now()).
-  check_block_scales(op, "scale_b", scale_b, G, N, K, dev);
   GroupScales sa =
       group_scales(op, "scale_a", scale_a, all_rows, K, masked ? "G * M_max" : "rows", "K", dev);
   BlockScales sb = block_scales(op, "scale_b", scale_b, G, N, K, dev);
@@ -898,9 +878,9 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
   const std::int64_t ld_dd = row_major_ld(op, "dd_t", dd_t, 0);
   const std::int64_t ld_a = row_major_ld(op, "a_t", a_t, 0);
   check_k16(op, "T_cap (the token columns of dd_t and a_t)", cap);
-  // Every check before the scales' copies are planned (copy_now(), below) or out.zero_().
-  check_group_scales(op, "scale_dd_t", scale_dd_t, N, cap, "N", "T_cap", dev);
-  check_group_scales(op, "scale_a_t", scale_a_t, K, cap, "K", "T_cap", dev);
+  // Every check before out.zero_() (the scales' copies wait for copy_now(), below).
+  GroupScales sd = group_scales(op, "scale_dd_t", scale_dd_t, N, cap, "N", "T_cap", dev);
+  GroupScales sa = group_scales(op, "scale_a_t", scale_a_t, K, cap, "K", "T_cap", dev);
   if (!out.defined()) fail(op, "out is an undefined tensor");
   const bool bf16_out = out.scalar_type() == at::kBFloat16;
   check_tensor(op, "out", out, bf16_out ? at::kBFloat16 : at::kFloat, 3,
@@ -917,8 +897,6 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
     if (!accumulate) out.zero_();
     return;
   }
-  GroupScales sd = group_scales(op, "scale_dd_t", scale_dd_t, N, cap, "N", "T_cap", dev);
-  GroupScales sa = group_scales(op, "scale_a_t", scale_a_t, K, cap, "K", "T_cap", dev);
   c10::cuda::CUDAGuard guard(dev);
   library_call(op, [&] {
     const WeightGradGemm g{.groups = int(G),

@@ -775,6 +775,14 @@ def test_plan_cache_rebind_every_gemm():
         assert torch.equal(d1, written(name, _fresh(lambda: op(*first)), first)), name
 
 
+def _off_by_8(q):
+    """A copy of the e4m3 tensor q (contiguous) whose data starts 8 bytes past a 16-byte boundary:
+    an operand TMA cannot read, which the library refuses."""
+    raw = torch.empty(q.numel() + 16, device=q.device, dtype=torch.uint8)
+    raw[8:8 + q.numel()].view(q.shape).copy_(q.view(torch.uint8))
+    return raw[8:8 + q.numel()].view(q.shape).view(E4)
+
+
 def test_plan_cache_rebind_refusals():
     """A cached plan re-pointed at a buffer it cannot use refuses with the library's message
     (ValueError naming the argument), stays cached and unchanged; a D that only another kernel
@@ -786,9 +794,7 @@ def test_plan_cache_rebind_refusals():
     ops.plan_cache_clear()
     d = ops.gemm_block_scaled(qa, sa, qb, sb)
     # A 8 bytes off a 16-byte boundary: the same key (shape, strides), refused by the rebind
-    raw = torch.empty(M * K + 16, device="cuda", dtype=torch.uint8)
-    raw[8:8 + M * K].view(M, K).copy_(qa.view(torch.uint8))
-    a_off = raw[8:8 + M * K].view(M, K).view(E4)
+    a_off = _off_by_8(qa)
     with raises(ValueError, match=r"gemm_block_scaled: .*A = 0x[0-9a-f]+ must be 16-byte aligned"):
         ops.gemm_block_scaled(a_off, sa, qb, sb)
     s = ops.plan_cache_stats()
@@ -1074,9 +1080,7 @@ def test_refused_calls_enqueue_nothing():
     qa, sa, qb, sb = _block_scaled_operands(M, N, K, 93)
     sa_k = sa.contiguous()  # strides (kg, 1): the op copies it into its (1, ld) layout
     assert sa_k.stride() != sa.stride()
-    raw = torch.empty(M * K + 16, device="cuda", dtype=torch.uint8)
-    raw[8:8 + M * K].view(M, K).copy_(qa.view(torch.uint8))
-    a_off = raw[8:8 + M * K].view(M, K).view(E4)  # 8 bytes off: TMA refuses it (the library)
+    a_off = _off_by_8(qa)  # TMA cannot read it: the library refuses it
     misaligned_a = r"A = 0x[0-9a-f]+ must be 16-byte aligned"
 
     def control(call, least):
@@ -1130,9 +1134,7 @@ def test_refused_calls_enqueue_nothing():
     assert s_dyt_k.stride() != s_dyt.stride() and s_xt_k.stride() != s_xt.stride()
     w = ops.gemm_weight_grad
     control(lambda: w(q_dyt, s_dyt_k, q_xt, s_xt_k, off), 3)  # two copies, the GEMM
-    raw_t = torch.empty(q_dyt.numel() + 16, device="cuda", dtype=torch.uint8)
-    raw_t[8:8 + q_dyt.numel()].view(q_dyt.shape).copy_(q_dyt.view(torch.uint8))
-    dyt_off = raw_t[8:8 + q_dyt.numel()].view(q_dyt.shape).view(E4)
+    dyt_off = _off_by_8(q_dyt)
     # (the library names dd_t as its engine's A, and says so: "[in the engine's terms: A = dD_t")
     refused("wgrad: dd_t refused by the cached plan's rebind",
             lambda: w(dyt_off, s_dyt_k, q_xt, s_xt_k, off), misaligned_a + r".*A = dD_t", "hit")
