@@ -27,58 +27,61 @@ if(TARGET ch08_grouped_moe AND Python3_Interpreter_FOUND)
                    $<TARGET_FILE:ch08_grouped_moe> ${CMAKE_CURRENT_BINARY_DIR}/ch08_step)
   set_tests_properties(chapter_08_cases_match_peers PROPERTIES LABELS cpu)
 endif()
-# The README's session tables are printed from their committed JSON (no number by hand): each
-# script run with --check fails if its block in chapter 8's README differs from its output.
+# The session tables of chapter 8's README and lab notebook (NOTEBOOK.md, the sessions' sections)
+# are printed from their committed JSON (no number by hand): each script run with --check fails if
+# its block in FILE (README.md or NOTEBOOK.md of chapters/08_grouped_moe) differs from its output.
 if(Python3_Interpreter_FOUND)
-  function(ch08_readme_table_test NAME SCRIPT)
+  function(ch08_readme_table_test NAME FILE SCRIPT)
     add_test(NAME ${NAME}
              COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/${SCRIPT}
-                     ${ARGN} --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/README.md)
+                     ${ARGN} --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/${FILE})
     set_tests_properties(${NAME} PROPERTIES LABELS cpu)
   endfunction()
-  ch08_readme_table_test(chapter_08_session12_tables unrolled_session12/summarise.py)
+  ch08_readme_table_test(chapter_08_session12_tables NOTEBOOK.md unrolled_session12/summarise.py)
   # Session 14's table (the 2 x 1 kernels against DeepGEMM).
-  ch08_readme_table_test(chapter_08_session14_table session14/summarise.py)
+  ch08_readme_table_test(chapter_08_session14_table NOTEBOOK.md session14/summarise.py)
   # Session 15's (the staged loop against its lean twins), from its JSON by the same script.
-  ch08_readme_table_test(chapter_08_session15_table session14/summarise.py
+  ch08_readme_table_test(chapter_08_session15_table NOTEBOOK.md session14/summarise.py
       ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session15/peers_interleaved_40f51ed_call3.json
       --marker session15-table
       --ratio 256x128_s4_c1x1_promoted_tma_b1_loop12,256x128_s4_c1x1_promoted_tma_b1
       --ratio 256x128_s4_c1x2_promoted_tma_b1_loop12,256x128_s4_c1x2_promoted_tma_b1)
-  ch08_readme_table_test(chapter_08_session15_staged_s3 session15/staged_s3.py)
+  ch08_readme_table_test(chapter_08_session15_staged_s3 NOTEBOOK.md session15/staged_s3.py)
   # Session 16's (the narrow tiles against the tiles they cut, calls 1-4).
-  ch08_readme_table_test(chapter_08_session16_narrow session16/narrow.py)
+  ch08_readme_table_test(chapter_08_session16_narrow NOTEBOOK.md session16/narrow.py)
   # Session 17's: the peers in one process with the sleeping barrier wait (chapter 7's ratio to
   # DeepGEMM; chapter 8's defaults against DeepGEMM, torch and their _spin twins).
-  ch08_readme_table_test(chapter_08_session17_peers ../engine_wait/peers.py)
+  ch08_readme_table_test(chapter_08_session17_peers NOTEBOOK.md ../engine_wait/peers.py)
   # ... and the masked calls with 256 x 128, 3 stages, a staging buffer per unit (call 8).
-  ch08_readme_table_test(chapter_08_session17_masked session17/masked_s3b4.py)
+  ch08_readme_table_test(chapter_08_session17_masked NOTEBOOK.md session17/masked_s3b4.py)
   # Session 18's: the stream-K kernels against their data-parallel twins (calls 1, 3 and 4).
-  ch08_readme_table_test(chapter_08_session18_streamk session18/streamk.py)
-  # Session 24's: chapter 8 against its peers in one process at 6e6f2fc (pinned loop addresses).
-  ch08_readme_table_test(chapter_08_session24_peers ../session24/summarise.py)
+  ch08_readme_table_test(chapter_08_session18_streamk NOTEBOOK.md session18/streamk.py)
+  # Session 24's (its Status entry, now in NOTEBOOK.md): chapter 8 against its peers in one process
+  # at 6e6f2fc (pinned loop addresses).
+  ch08_readme_table_test(chapter_08_session24_peers NOTEBOOK.md ../session24/summarise.py)
   # Session 30's: chapter 8 against its peers at ca5bdb1 (the weight gradient's early wave).
-  ch08_readme_table_test(chapter_08_session30_peers ../session30/summarise.py)
+  ch08_readme_table_test(chapter_08_session30_peers NOTEBOOK.md ../session30/summarise.py)
   # Session 31's: the one-group FP32 and bf16 sweeps, cuBLASLt, and the peers at 945a6e2.
-  ch08_readme_table_test(chapter_08_session31_tables ../session31/summarise.py)
+  ch08_readme_table_test(chapter_08_session31_tables NOTEBOOK.md ../session31/summarise.py)
   # Session 32's: the idle-warpgroup skip against the binary before it, and the peers at 622dbc7.
-  ch08_readme_table_test(chapter_08_session32_tables ../session32/summarise.py)
+  ch08_readme_table_test(chapter_08_session32_tables NOTEBOOK.md ../session32/summarise.py)
   # Session 33's: the _dyn kernel against the static one, and the slabs each side of issue 10's
   # skewed comparison computes.
-  ch08_readme_table_test(chapter_08_session33_tables ../session33/summarise.py)
+  ch08_readme_table_test(chapter_08_session33_tables NOTEBOOK.md ../session33/summarise.py)
   # Session 35's: the counter kernel against the 256 x 128 default, four shapes (the regime).
-  ch08_readme_table_test(chapter_08_session35_regime ../session35/summarise.py)
+  ch08_readme_table_test(chapter_08_session35_regime NOTEBOOK.md ../session35/summarise.py)
   # Session 36's experts in four orders (call 5).
-  ch08_readme_table_test(chapter_08_session36_order ../session36/group_order.py)
+  ch08_readme_table_test(chapter_08_session36_order NOTEBOOK.md ../session36/group_order.py)
   # Session 36's peers run (call 6), beside session 35's call 7.
-  ch08_readme_table_test(chapter_08_session36_peers ../session36/peers.py)
+  ch08_readme_table_test(chapter_08_session36_peers NOTEBOOK.md ../session36/peers.py)
   # Session 36's masked 3-stage tile at K 4096 and 7168 (call 7).
-  ch08_readme_table_test(chapter_08_session36_masked_k ../session36/masked_k.py)
+  ch08_readme_table_test(chapter_08_session36_masked_k NOTEBOOK.md ../session36/masked_k.py)
   # Session 37's peers run (call 4), beside session 36's call 6.
-  ch08_readme_table_test(chapter_08_session37_peers ../session37/peers.py)
+  ch08_readme_table_test(chapter_08_session37_peers NOTEBOOK.md ../session37/peers.py)
   # Session 38: chapter 8's cases against the engine before the producer warp.
-  ch08_readme_table_test(chapter_08_session38 ../session38/summarise.py)
-  ch08_readme_table_test(chapter_08_session39 ../session39/summarise.py)
+  ch08_readme_table_test(chapter_08_session38 NOTEBOOK.md ../session38/summarise.py)
+  # Session 39's, in the README's Status (the producer warp merged, against session 37's engine).
+  ch08_readme_table_test(chapter_08_session39 README.md ../session39/summarise.py)
 endif()
 # A --only that selects no case is refused before any GPU work, naming the cases (the arguments
 # are parsed before the GPU check; without the refusal the executable reports no GPU instead).

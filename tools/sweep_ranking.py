@@ -8,7 +8,7 @@ then times the fastest few again interleaved, one launch of each per round ("con
 ("sustain_median_us"). The most careful timing that covers two or more kernels ranks the shape,
 and only the kernels it timed: the footings are never mixed (a block median and an interleaved
 median of the same kernel differ by up to 11% at 8192^3 under the H200's power cap; chapter 10's
-README, "Session 49").
+NOTEBOOK.md, "Session 49").
 """
 import re
 

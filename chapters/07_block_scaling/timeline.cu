@@ -1,6 +1,7 @@
 // ch07_timeline: where a block-scaled kernel's cycles go, from clock64 stamps of its ring's
-// barriers taken by the producer warpgroup's idle warps (common/engine/timeline.cuh; the README's
-// "A timeline of the kernel" reads them with plots/data/h200/ch07/timeline/analyse.py).
+// barriers taken by the producer warpgroup's idle warps (common/engine/timeline.cuh; the
+// NOTEBOOK.md's "A timeline of the kernel" reads them with
+// plots/data/h200/ch07/timeline/analyse.py).
 //
 //   ch07_timeline [--shapes=MxNxK,...] [--kernels=NAME_timeline,...] [--reps=N] [--json=PATH]
 //

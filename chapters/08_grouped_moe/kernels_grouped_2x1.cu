@@ -4,8 +4,8 @@
 // (grouped_cluster_tile); a group with an odd number of row tiles leaves its last pair's second
 // CTA a phantom that loads and multiplies and stores nothing.
 // Same-run comparison only: on the H200 each was slower than the plan's default on every case of
-// bench/peers_moe.py (session 14, interleaved with DeepGEMM; chapter 8's README, "2 x 1 clusters
-// and DeepGEMM's tile"): 128 x 192 took 1.06-1.59x the default's time with the cluster or
+// bench/peers_moe.py (session 14, interleaved with DeepGEMM; chapter 8's NOTEBOOK.md, "2 x 1
+// clusters and DeepGEMM's tile"): 128 x 192 took 1.06-1.59x the default's time with the cluster or
 // without it (1.12-1.14x at the balanced cases); 256 x 128 in 2 x 1 1.00-1.01x the default's
 // (the same tile in 1 x 2) at the balanced cases, up to 1.89x where groups are small (a phantom
 // CTA beside every group with an odd number of row tiles). Kept: DeepGEMM's tile and cluster, the

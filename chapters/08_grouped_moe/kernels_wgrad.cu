@@ -16,8 +16,8 @@ using WgradTmaCfg =
     KernelConfig<BM, BN, S, 1, 1, Accumulation::promoted, EpilogueKind::tma_store_f32, Buffers>;
 
 /// The same with a 2 x 1 cluster: the pair's row tiles share the second operand's tokens, one
-/// multicast load (what cuBLASLt's kernel for this recipe does: chapter 8's README, "The weight
-/// gradient against cuBLASLt's").
+/// multicast load (what cuBLASLt's kernel for this recipe does: chapter 8's NOTEBOOK.md, "The
+/// weight gradient against cuBLASLt's").
 template <int BM, int BN, int S, int Buffers>
 using WgradTmaPairCfg =
     KernelConfig<BM, BN, S, 2, 1, Accumulation::promoted, EpilogueKind::tma_store_f32, Buffers>;

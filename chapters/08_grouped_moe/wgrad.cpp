@@ -157,7 +157,7 @@ const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, i
   // b1 and 128 x 256 s3 b2 0.940-0.944x that of 128 x 256 s4 b1 at 4096 x 7168, 7168 x 2048 and
   // 2112 x 7168 (plots/data/h200/session31/call1_d00cfce/, bench/wgrad_vs_cublaslt.py), and this
   // rule's pick 1.014-1.060x the one-unit rule's in call 2's two sweeps of eight one-group cases
-  // (geomean 1.039; chapter 8's README, "Session 31"); with 32 groups, 128 x 192 s4 b2
+  // (geomean 1.039; chapter 8's NOTEBOOK.md, "Session 31"); with 32 groups, 128 x 192 s4 b2
   // 1.00-1.07x the one-unit 128 x 256 (session 30, calls 3 and 4).
   // bf16 dB likewise since session 31 (`Fp8Linear`'s dW for bf16 weights): 128 x 192 s4 b2 ran
   // 0.990-1.105x the TFLOPS of the one-unit s5 b1 in call 3's two sweeps of one group (geomean

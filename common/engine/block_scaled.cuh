@@ -61,7 +61,7 @@ __device__ __forceinline__ void dispatch_offset(int value, F&& f,
 /// plots/data/h200/engine_loops/.
 /// Except on a tile that straddles B-scale blocks at four or more values of n0 % 128: such a
 /// kernel holds one copy of its loop per value (BlockScaledMath::mainloop_range), and there the
-/// rolled lean loop is the default. Measured on the H200 in session 17 (chapter 7's README,
+/// rolled lean loop is the default. Measured on the H200 in session 17 (chapter 7's NOTEBOOK.md,
 /// "Straddling tiles with a rolled loop"; same run, both orders): rolled, 128 x 176 (eight copies)
 /// took 0.94-0.99x the time of its 4x loop, 128 x 56 0.76-0.95x and 64 x 112 0.84-1.03x that of
 /// their two-deep loop; 128 x 192 (two copies) 1.02x that of its 4x loop, so it keeps it. Chapter
@@ -70,10 +70,10 @@ __device__ __forceinline__ void dispatch_offset(int value, F&& f,
 /// 128 x 256's time with its 4x loop, 0.96-0.99x rolled.
 /// Where the lean loop runs on cooperative consumers and the tile does not straddle B-scale
 /// blocks, each tile's first partial sum is issued before the epilogue of the tile before
-/// (kEarlyWaveLoop + the unroll factor; session 23, chapter 7's README "The early wave's B scales
-/// before the epilogue": the table's four large tiles took 0.95-1.01x the time of the plain loop,
-/// geomean 0.987x on 256 x 128 and 0.969x on 128 x 256 over seven shapes, same run), and since
-/// session 24 with its addresses pinned (kPinnedLoop).
+/// (kEarlyWaveLoop + the unroll factor; session 23, chapter 7's NOTEBOOK.md "The early wave's B
+/// scales before the epilogue": the table's four large tiles took 0.95-1.01x the time of the plain
+/// loop, geomean 0.987x on 256 x 128 and 0.969x on 128 x 256 over seven shapes, same run), and
+/// since session 24 with its addresses pinned (kPinnedLoop).
 template <class Cfg>
 constexpr int default_block_scaled_loop() {
   constexpr int kN = Cfg::kBlockN;
@@ -85,7 +85,7 @@ constexpr int default_block_scaled_loop() {
   // (four runs), but 1.06-1.26x on 64 x 16 / 64 x 32 where K <= 1536 (a tile of 4-12 K blocks
   // enters a 14-16-step body at a rotating stage); on 64 x 128 1.00-1.03x everywhere (not
   // used there), and 128 x 128 loses the FFMA interleave (sass_chapter_07_interleaved_ffma).
-  // Chapter 7's README, "Session 40".
+  // Chapter 7's NOTEBOOK.md, "Session 40".
   if (two_deep_fits<Cfg>())
     return Cfg::kBlockN <= 64 && Cfg::kStages % 2 == 0 &&
                    Cfg::kEpilogue == EpilogueKind::tma_store
@@ -367,7 +367,7 @@ struct BlockScaledMath : PerTensorMath<Cfg, kPromotedLoop> {  // its scheduler, 
       // per tile. With the choice inside the loop instead (once per partial sum), a 256 x 112
       // kernel had 11,200 instructions, 8 promotions behind a compare chain at each of the 16
       // partial sums of its unrolled body, and took 3.6-4.0x the time of 256 x 128 on the H200
-      // (chapter 8's README, "Session 16"; 1.6x this way, where each tile's loop is as long as
+      // (chapter 8's NOTEBOOK.md, "Session 16"; 1.6x this way, where each tile's loop is as long as
       // an unstraddled tile's: what remains is fetching 8 copies of an 8x loop, 1.04x rolled).
       detail::dispatch_offset<kOffsetStep>(
           promotion.offset,

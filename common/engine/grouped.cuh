@@ -103,7 +103,7 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
   /// record and a __syncwarp before the main loop ordered the reads before lane 0's arrive:
   /// valid, but compute-sanitizer's racecheck did not follow that chain and reported the reads
   /// against post_tile and post_end (session 13, call 1: 4 hazards on the many-tiles case ring_g3
-  /// with that version, 0 with this one; chapter 8's README).
+  /// with that version, 0 with this one; chapter 8's NOTEBOOK.md).
   __device__ __forceinline__ static bool take_tile(std::uint32_t addr, GroupedTile& t) {
     const int4 v = ptx::ld_shared_v4_s32_lane0(addr);
     t.group = v.x;
@@ -224,8 +224,8 @@ struct GroupedDynamicMath : GroupedBlockScaledMath<Cfg> {
 /// (EarlyWaveConsumers), so its consumers store each tile before reading the next. Chapter 8's
 /// masked calls with K <= 2048 take it (default_kernel): there the early wave measured 1.9-3.5%
 /// more time in three runs, against 1.1% less at K = 7168 and 0.5-1.2% less on every contiguous
-/// case (chapter 8's README, "Session 23"). It keeps the default loop's other parts: unrolled 8x,
-/// addresses pinned since session 24 (kPinnedLoop).
+/// case (chapter 8's NOTEBOOK.md, "Session 23"). It keeps the default loop's other parts:
+/// unrolled 8x, addresses pinned since session 24 (kPinnedLoop).
 template <class Cfg>
 struct GroupedNoEarlyWaveMath : GroupedBlockScaledMath<Cfg> {
   static constexpr bool kWithoutEarlyWave = true;

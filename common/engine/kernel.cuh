@@ -74,12 +74,12 @@ inline constexpr int kTwoDeepLoop = 10;
 /// cycle each K block's stage is a compile-time constant, so its barrier, descriptor and
 /// side-ring offsets are immediates and the stage / phase bookkeeping is gone from the loop.
 /// Rings with an even number of stages. Alone a comparison twin (_cyc): faster where K is long,
-/// slower where it is short (session 39; chapter 7's README, "Session 39").
+/// slower where it is short (session 39; chapter 7's NOTEBOOK.md, "Session 39").
 inline constexpr int kTwoDeepCycleLoop = 13;
 /// The cycle loop for a tile of at least two ring cycles of K blocks (2 x kStages), the two-deep
 /// loop for a shorter one: chosen per tile on its K-block count (uniform, outside both loops),
 /// both compiled into the kernel. Block scaling's default on the narrow one-slab tiles
-/// (default_block_scaled_loop; session 40, chapter 7's README "Session 40").
+/// (default_block_scaled_loop; session 40, chapter 7's NOTEBOOK.md "Session 40").
 inline constexpr int kTwoDeepLongCycleLoop = 15;
 /// Chapter 8's weight gradient only (KGroupedMath): two-deep over the two column halves of a K
 /// block, so the totals plus two half-width partial sums fit where two full-width ones do not.
@@ -87,7 +87,7 @@ inline constexpr int kTwoDeepHalvesLoop = 11;
 /// kEarlyWaveLoop + u (u = 1, 2, 4, 8): the lean loop unrolled u times, with each tile's first
 /// partial sum (its first K block's first slab and column group) issued before the previous
 /// tile's epilogue (gemm_kernel's EarlyWaveConsumers path), so that its tensor-core work and
-/// latency run under that epilogue instead of after it (session 22; chapter 7's README, "The
+/// latency run under that epilogue instead of after it (session 22; chapter 7's NOTEBOOK.md, "The
 /// next tile's first wave under the epilogue"). Cooperative consumers; dense tiles, and since
 /// session 23 the grouped tiles chapter 8 hands over through the ring.
 inline constexpr int kEarlyWaveLoop = 200;
@@ -95,7 +95,7 @@ inline constexpr int kEarlyWaveLoop = 200;
 /// the barriers' shared addresses passed through __shfl_sync before it, which ptxas cannot see
 /// through, so that it keeps them in registers instead of re-deriving them from the CTA id
 /// (S2UR SR_CgaCtaId) at the head of every unrolled body. The early-wave defaults are pinned since
-/// session 24 (chapter 7's README, "The loop head": 0.989x the time of the unpinned loop on
+/// session 24 (chapter 7's NOTEBOOK.md, "The loop head": 0.989x the time of the unpinned loop on
 /// chapter 6's 256 x 128, 0.995x on chapter 7's, 1.000x on 128 x 256, same run).
 inline constexpr int kPinnedLoop = 1000;
 /// Chapter 8's weight gradient only: its first loop with the first N pairs of column scales read
@@ -718,8 +718,8 @@ struct PerTensorMath {
   /// phase flips once per cycle. A tile whose first K block is not at stage 0 starts inside the
   /// first cycle: each step runs only from the ring's stage on and while K blocks remain
   /// (two uniform compares per block). Session 38's source view counted 69.2 warp instructions per
-  /// K block in the two-deep loop of 64 x 16 (DeepGEMM 50.6); chapter 7's README, "Session 39",
-  /// has the prediction and what this measured.
+  /// K block in the two-deep loop of 64 x 16 (DeepGEMM 50.6); chapter 7's NOTEBOOK.md,
+  /// "Session 39", has the prediction and what this measured.
   template <class Promotion>
   __device__ __forceinline__ static void promoted_loop_two_deep_cycle(
       float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], State& st, int kb_begin, int kb_end,

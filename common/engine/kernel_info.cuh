@@ -68,7 +68,7 @@ KernelInfo kernel_info() {
   }
   if constexpr (requires { Math::kDynamicSchedule; }) {
     // Tiles from a device counter instead of a fixed stride (grouped.cuh, GroupedDynamicMath):
-    // measured ahead of its static twin in session 33 (chapter 8's README), and served by
+    // measured ahead of its static twin in session 33 (chapter 8's NOTEBOOK.md), and served by
     // chapter 8's counter schedule (Options::counter_schedule: the caller's counter), never by
     // default_kernel() (a plan's own counter makes it single-stream).
     k.name += "_dyn";

@@ -128,7 +128,7 @@ constexpr bool kgrouped_loop_fits() {
 /// The default (session 29): the lean loop on tiles of two cooperative warpgroups with one 64-row
 /// slab each that store dB by TMA, without a cluster: unrolled 4 times up to 192 columns, once
 /// above (128 x 256 spills at 2: 48 bytes); the first loop elsewhere. Measured against the first
-/// loop on the same tiles in session 29 (chapter 8's README, "Session 29"): 1.00-1.08x geomean
+/// loop on the same tiles in session 29 (chapter 8's NOTEBOOK.md, "Session 29"): 1.00-1.08x geomean
 /// over eight cases in two runs (1.03-1.06x for the bf16 dW of Fp8Linear). (The staggered loop
 /// measured no faster and is not a default.) Since session 30 the bf16 dB tiles (tma_store) take
 /// each tile's first partial sum before the previous tile's epilogue (kEarlyWaveLoop): 1.063x

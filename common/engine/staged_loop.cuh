@@ -1,5 +1,5 @@
 // An experimental promoted main loop for the same-run comparison of session 15 (chapter 8's
-// README): the lean loop of kernel.cuh (promoted_loop) with every K block's ring stage a
+// NOTEBOOK.md): the lean loop of kernel.cuh (promoted_loop) with every K block's ring stage a
 // compile-time constant, where that is possible without knowing the stage at compile time: when
 // a tile starts at ring stage 0 and its K-block count is a multiple of kStages, its K blocks go
 // in rounds of kStages whose block r is always in stage r, with the round's phase. With
@@ -14,8 +14,8 @@
 // Why: ncu's source view of the lean loop counts 40 more instructions per warp and K block than
 // DeepGEMM's, whose K count and stage count are compile-time constants. In the static SASS of the
 // 4-stage 256 x 128 tiles this loop has 68-71 instructions per K block beside its QGMMA and FFMA
-// against the lean loop's 77-79, but spills a little inside the loop. Measured on the H200
-// (chapter 8's README, "Session 15"): 4.2% fewer instructions executed and 1.3-5.0% slower than
+// against the lean loop's 77-79, but spills a little inside the loop. Measured on the H200 (chapter
+// 8's NOTEBOOK.md, "Session 15"): 4.2% fewer instructions executed and 1.3-5.0% slower than
 // the lean loop on every case (5.4% more cycles on bal_g4, the tensor pipe 80% busy against 84%).
 // On the 3-stage default tile, where it does not spill (59 instructions per K block against 79),
 // it was 0.4-0.5% faster at K = 6144 and 1.9-2.1% at K = 1536, in two runs: the spills, not the

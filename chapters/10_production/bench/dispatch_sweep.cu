@@ -119,7 +119,7 @@ using MakeLaunch = std::function<std::function<void(cudaStream_t)>(const std::st
 /// the order .. C B A, the mean of the two passes' medians (Record::sustain). Why: alone under
 /// sustained load kernels ran at different clocks at the same power and ranked otherwise than
 /// interleaved (session 49, an H100 at 8192^3 on 112 SMs: chapter 7's 256x128 tile in 1 x 2
-/// clusters 6.5% behind 192x128 interleaved, level alone; chapter 10's README, "Session 49").
+/// clusters 6.5% behind 192x128 interleaved, level alone; chapter 10's NOTEBOOK.md, "Session 49").
 void confirm(std::vector<Record>& records, const std::string& family, const std::string& shape,
              const std::string& rule_kernel, const MakeLaunch& make, int top, double budget_ms,
              double sustain_ms, L2Flush& l2) {

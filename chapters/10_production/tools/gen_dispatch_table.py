@@ -188,7 +188,8 @@ class Source:
         # allows at the cap, as a long run of one GEMM does; session 49). "timed" keeps the count
         # and "all" every kernel's block median: the candidates of the SM-rescaled rule, all timed
         # the same way (the confirmation timed only the fastest few; mixing the two footings
-        # ranked worse against the 112-SM sweep: chapter 10's README, "SMs left to other kernels").
+        # ranked worse against the 112-SM sweep: chapter 10's NOTEBOOK.md, "Session 46: how fast on
+        # fewer SMs").
         for key, mine in rows.items():
             field, times = sweep_ranking.ranking(mine)
             if field != "median_us":

@@ -8,10 +8,10 @@ inverted (> 1 = ours faster), as session 20's tables are (../peers_session20/sum
       before each timed call);
   call 3: chapter 8 against DeepGEMM and torch's grouped scaled_mm (bench/peers_moe.py
       --interleave --delay-us 150 --cupti-launches 0), with session 20's ratio to DeepGEMM in
-      brackets: the table of chapter 8's README between <!-- session24-peers:begin/end -->.
+      brackets: the table of chapter 8's NOTEBOOK.md between <!-- session24-peers:begin/end -->.
 
     python3 plots/data/h200/session24/summarise.py
-    python3 plots/data/h200/session24/summarise.py --check chapters/08_grouped_moe/README.md
+    python3 plots/data/h200/session24/summarise.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import glob
 import os

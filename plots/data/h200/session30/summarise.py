@@ -13,10 +13,10 @@ from the committed files of each call:
       wgrad), as DeepGEMM's time over each kernel's;
   call 5 (the final defaults; when present): the peers' table, ratios of the peer's time to ours
       (> 1 = ours faster), session 24's in brackets: the table between
-      <!-- session30-peers:begin/end --> in chapter 8's README (call 1's until call 5 ran).
+      <!-- session30-peers:begin/end --> in chapter 8's NOTEBOOK.md (call 1's until call 5 ran).
 
     python3 plots/data/h200/session30/summarise.py
-    python3 plots/data/h200/session30/summarise.py --check chapters/08_grouped_moe/README.md
+    python3 plots/data/h200/session30/summarise.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import collections
 import glob

@@ -12,10 +12,10 @@ bf16 dB), and issue 10's peers again, from the committed files of each call:
       kernels, bench_torch's own sweep of them on the layer's dW, and issue 10's peers in one
       process, interleaved (bench/peers_moe.py --interleave --delay-us 150 --cupti-launches 0),
       beside session 30's call 5: the table between <!-- session31-peers:begin/end --> in
-      chapter 8's README (session31-f32 and session31-bf16 hold the sweeps).
+      chapter 8's NOTEBOOK.md (session31-f32 and session31-bf16 hold the sweeps).
 
     python3 plots/data/h200/session31/summarise.py
-    python3 plots/data/h200/session31/summarise.py --check chapters/08_grouped_moe/README.md
+    python3 plots/data/h200/session31/summarise.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import collections
 import glob

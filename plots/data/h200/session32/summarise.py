@@ -10,7 +10,7 @@ each call:
       --delay-us 150 --cupti-launches 0), beside session 31's call 3.
 
     python3 plots/data/h200/session32/summarise.py
-    python3 plots/data/h200/session32/summarise.py --check chapters/08_grouped_moe/README.md
+    python3 plots/data/h200/session32/summarise.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import collections
 import io

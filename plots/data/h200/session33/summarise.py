@@ -14,7 +14,7 @@
       runs in opposite orders (call6_454b1a9/thr_*.json).
 
     python3 plots/data/h200/session33/summarise.py
-    python3 plots/data/h200/session33/summarise.py --check chapters/08_grouped_moe/README.md
+    python3 plots/data/h200/session33/summarise.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import collections
 import contextlib

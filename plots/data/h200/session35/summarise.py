@@ -19,7 +19,7 @@
 
     python3 plots/data/h200/session35/summarise.py
     python3 plots/data/h200/session35/summarise.py --files a.json b.json ...   # any such runs
-    python3 plots/data/h200/session35/summarise.py --check chapters/08_grouped_moe/README.md
+    python3 plots/data/h200/session35/summarise.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import collections
 import glob

@@ -8,7 +8,7 @@ sharing each B slice) and a memory-heavy one's (one row tile per B slice: 2 x ro
 of B, below the H200's ~370) run side by side in `mix` and apart in `desc`/`asc`.
 
     python3 plots/data/h200/session36/group_order.py [JSON ...]   (default: call5's runs)
-    python3 plots/data/h200/session36/group_order.py --check chapters/08_grouped_moe/README.md
+    python3 plots/data/h200/session36/group_order.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import collections
 import glob

@@ -5,7 +5,7 @@
 M_max >= 1024 at K 4096 and 7168, four runs in alternating order, one process each.
 
     python3 plots/data/h200/session36/masked_k.py
-    python3 plots/data/h200/session36/masked_k.py --check chapters/08_grouped_moe/README.md
+    python3 plots/data/h200/session36/masked_k.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import collections
 import glob

@@ -5,7 +5,7 @@ a second run of the kernels session 35's call 7 timed at b8164d1 (no grouped ker
 since), that run's ratios in brackets.
 
     python3 plots/data/h200/session36/peers.py
-    python3 plots/data/h200/session36/peers.py --check chapters/08_grouped_moe/README.md
+    python3 plots/data/h200/session36/peers.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import os
 import sys

@@ -13,7 +13,7 @@ v6_interior (the public quantize_1x128_dual's kernel) in the same process.
 The variants were removed after these calls (89850da); their code is at abe5a85 and ef8999a.
 
     python3 plots/data/h200/session36/summarise.py
-    python3 plots/data/h200/session36/summarise.py --check chapters/07_block_scaling/README.md
+    python3 plots/data/h200/session36/summarise.py --check chapters/07_block_scaling/NOTEBOOK.md
 """
 import collections
 import json

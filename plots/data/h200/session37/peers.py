@@ -5,7 +5,7 @@ to K = 4096, one-CTA clusters launched as plain grids; DeepGEMM 2.6.1), session 
 ratios in brackets.
 
     python3 plots/data/h200/session37/peers.py
-    python3 plots/data/h200/session37/peers.py --check chapters/08_grouped_moe/README.md
+    python3 plots/data/h200/session37/peers.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import os
 import sys

@@ -3,7 +3,7 @@
 # H200's): the large rows of the dispatch table re-timed with each confirmed kernel alone under
 # sustained load (fp8gemm_dispatch_sweep --sustain_ms, session 49: at 8192^3 the interleaved
 # confirmation and the block medians ranked kernels 5-11% apart from what they do alone at the
-# power cap; chapter 10's README, "Session 49").
+# power cap; chapter 10's NOTEBOOK.md, "Session 49").
 #   pack (CPU machine, at the commit to run):
 #     cmake --build build -j2 --target fp8gemm_dispatch_sweep
 #     (cd build && tar cf - bin/commit.txt bin/libbenchmark.so.1.7.1 bin/libbenchmark.so.1debian \

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Prints the tables of chapter 7's README, "Session 10: the weight-streaming decode shapes", from
-the JSON in this folder (the H200 runs of session 10; each file's context names its commit).
+"""Prints the tables of chapter 7's NOTEBOOK.md, "Session 10: the weight-streaming decode shapes",
+from the JSON in this folder (the H200 runs of session 10; each file's context names its commit).
 
     python3 plots/data/h200/ch07/decode_session10/summarise.py
 """

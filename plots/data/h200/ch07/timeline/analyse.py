@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Where a block-scaled kernel's cycles go, from ch07_timeline's ring stamps (chapter 7's README,
-"A timeline of the kernel"; common/engine/timeline.cuh says what is stamped).
+"""Where a block-scaled kernel's cycles go, from ch07_timeline's ring stamps (chapter 7's
+NOTEBOOK.md, "A timeline of the kernel"; common/engine/timeline.cuh says what is stamped).
 
 Per K block j of a recorded CTA: F_j, the clock when its stage's full barrier completed (operands
 landed), and E_j, when its empty barrier completed (every reader, in both CTAs of a cluster,

@@ -8,7 +8,7 @@ Prints Markdown; with --check README, exits 1 unless README's block between
 that output.
 
     python3 plots/data/h200/ch08/session14/summarise.py [JSON] [--marker M] [--ratio A,B]...
-        [--check chapters/08_grouped_moe/README.md]
+        [--check chapters/08_grouped_moe/NOTEBOOK.md]
 """
 import json
 import os

@@ -5,7 +5,7 @@ case). Prints the README's table (TFLOPS per run and the staged kernel's time ov
 with --check README, exits 1 unless README's block between <!-- session15-s3:begin --> and
 <!-- session15-s3:end --> is exactly that output.
 
-    python3 plots/data/h200/ch08/session15/staged_s3.py [--check chapters/08_grouped_moe/README.md]
+    python3 plots/data/h200/ch08/session15/staged_s3.py [--check chapters/08_grouped_moe/NOTEBOOK.md]
 """
 import json
 import os

@@ -6,7 +6,7 @@ case and call, the narrow kernel's time over its base tile's in the same run, th
 runs. With --check README, exits 1 unless README's block between <!-- session16-narrow:begin -->
 and <!-- session16-narrow:end --> is exactly that output.
 
-    python3 plots/data/h200/ch08/session16/narrow.py [--check chapters/08_grouped_moe/README.md]
+    python3 plots/data/h200/ch08/session16/narrow.py [--check chapters/08_grouped_moe/NOTEBOOK.md]
 """
 import json
 import os

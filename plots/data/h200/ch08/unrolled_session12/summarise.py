@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Chapter 8, session 12: prints the tables of this folder's JSON (no number typed by hand).
 TFLOPS as the executable reports them (real rows only); both orders of a comparison separated by
-'/'. With --readme PATH it writes the two tables of chapter 8's README between their markers
+'/'. With --readme PATH it writes the two tables of chapter 8's NOTEBOOK.md between their markers
 (session12-loops, session12-default); with --check PATH it fails if they differ from the JSON.
 
   python3 plots/data/h200/ch08/unrolled_session12/summarise.py
-  python3 plots/data/h200/ch08/unrolled_session12/summarise.py --check chapters/08_grouped_moe/README.md
+  python3 plots/data/h200/ch08/unrolled_session12/summarise.py --check chapters/08_grouped_moe/NOTEBOOK.md
 """
 import io
 import json
