@@ -102,12 +102,13 @@ fp8gemm_ptxas_test(ptxas_check_catches_serialised_wgmma EXPECT_FINDINGS
                    DIR ${PROJECT_SOURCE_DIR}/chapters/06_warp_specialization
                    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/data/ptxas/wgmma_accumulator_read_in_flight.cu)
 
-# The README's table of session 17's barrier-wait comparison is printed from its committed JSON
-# (plots/data/h200/engine_wait/summarise.py --check fails if the block differs).
+# The table of session 17's barrier-wait comparison (the chapter's lab notebook, NOTEBOOK.md,
+# "Waits that sleep") is printed from its committed JSON (plots/data/h200/engine_wait/summarise.py
+# --check fails if the block differs).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
   add_test(NAME engine_wait_readme
            COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/engine_wait/summarise.py
-                   --check ${PROJECT_SOURCE_DIR}/chapters/06_warp_specialization/README.md)
+                   --check ${PROJECT_SOURCE_DIR}/chapters/06_warp_specialization/NOTEBOOK.md)
   set_tests_properties(engine_wait_readme PROPERTIES LABELS cpu)
 endif()

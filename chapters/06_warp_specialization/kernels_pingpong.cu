@@ -4,7 +4,7 @@
 // tile: 128 x 128 and 64 x 256 (128 FP32 accumulators per thread) in both modes, 128 x 192 (192)
 // in fast mode only. Each warpgroup stages its own tiles: b2 is a ring of two 64-column units per
 // warpgroup, b4 one buffer per unit of a 128 x 128 tile. Measured against the cooperative order
-// in the README ("Ping-pong consumers"); the fast column of the table (ws_gemm.cpp) picks them
+// in NOTEBOOK.md ("Ping-pong consumers"); the fast column of the table (ws_gemm.cpp) picks them
 // where they measured faster than every cooperative kernel.
 #include "common/engine/kernel_info.cuh"
 #include "kernels.hpp"

@@ -1,7 +1,8 @@
-// The same-run comparison of the engine's barrier wait (session 17; README, "Waits that sleep"):
-// the table's large-shape kernels with the wait the engine had until then, BarrierWait::spin
-// (mbarrier.try_wait re-issued in a loop), beside their defaults, which sleep until the phase
-// completes (BarrierWait::sleep). Names end in "_spin"; never chosen by the table or the rule.
+// The same-run comparison of the engine's barrier wait (session 17; NOTEBOOK.md, "Waits that
+// sleep"): the table's large-shape kernels with the wait the engine had until then,
+// BarrierWait::spin (mbarrier.try_wait re-issued in a loop), beside their defaults, which sleep
+// until the phase completes (BarrierWait::sleep). Names end in "_spin"; never chosen by the table
+// or the rule.
 #include "common/engine/kernel_info.cuh"
 #include "kernels.hpp"
 

@@ -1,4 +1,4 @@
-// The same-run comparison of the engine's barrier wait (session 17; chapter 6's README, "Waits
+// The same-run comparison of the engine's barrier wait (session 17; chapter 6's NOTEBOOK.md, "Waits
 // that sleep"): the table's tiles with the wait the engine had until then, BarrierWait::spin
 // (mbarrier.try_wait re-issued in a loop), beside their defaults, which sleep until the phase
 // completes (BarrierWait::sleep). Names end in "_spin"; not picked by the table.

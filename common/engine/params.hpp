@@ -77,7 +77,7 @@ enum class ConsumerOrder : int {
   /// tile (CUTLASS's "ping-pong" kernel). A warpgroup holds a whole tile: at most 128
   /// accumulators per thread (128 x 128, 64 x 256), 192 in fast mode (128 x 192, 128 x 176).
   /// Per-tensor scaling only; chapter 6's fast table and the library's per-tensor fast rows take
-  /// it at 8 of the 9 large shapes (chapter 6's README, "Ping-pong consumers").
+  /// it at 8 of the 9 large shapes (chapter 6's NOTEBOOK.md, "Ping-pong consumers").
   pingpong = 1,
 };
 

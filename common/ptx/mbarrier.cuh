@@ -89,8 +89,8 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t p
 /// thread then sleeps until the phase completes (ptxas: TRYWAIT, then NANOSLEEP.SYNCS 0x989680 and
 /// a re-check on the slow path) instead of re-issuing TRYWAIT in a loop whenever the
 /// system-dependent limit runs out (mbarrier_wait: TRYWAIT and a branch back, nothing else). The
-/// engine's waits take this form by default (engine::BarrierWait, chapter 6's README: "Waits that
-/// sleep").
+/// engine's waits take this form by default (engine::BarrierWait, chapter 6's NOTEBOOK.md:
+/// "Waits that sleep").
 __device__ __forceinline__ void mbarrier_wait_sleep(std::uint32_t bar,
                                                     std::uint32_t phase_parity) {
   asm volatile(

@@ -5,7 +5,9 @@ order: *_sleep_first.json and *_spin_first.json). Per kernel and shape, the defa
 over its _spin twin's, the mean of the two runs (< 1: the sleeping wait is faster); printed per
 kernel: the geomean over its shapes and the lowest and highest shape.
 
-    python3 plots/data/h200/engine_wait/summarise.py [--check README.md]
+    python3 plots/data/h200/engine_wait/summarise.py [--check NOTEBOOK.md]
+
+(the table is in chapter 6's lab notebook, chapters/06_warp_specialization/NOTEBOOK.md).
 """
 import glob
 import json
