@@ -15,12 +15,12 @@
 // be captured in a CUDA graph and replayed with other group sizes):
 //   contiguous  offsets[0] == 0, offsets[g] <= offsets[g + 1], offsets[G] == rows
 //   masked      0 <= masked_m[g] <= M_max
-// Without the checking mode a violation is not reported, and gives wrong results: a decreasing
-// offset makes an empty group (never a negative one) and masked_m is clamped to [0, M_max], so
-// neither writes outside D (the schedule clamps). Offsets outside [0, rows] are NOT clamped (the
-// schedule's group_rows, common/engine/grouped_schedule.hpp, clamps only a decreasing end): a
-// negative offsets[0] or an offsets[G] > rows would make the kernel store rows outside D. Keeping
-// them in range is the caller's precondition; the checking mode catches them.
+// Without the checking mode a violation is not reported, and gives wrong results, but never a
+// store outside D: the schedule (group_rows, common/engine/grouped_schedule.hpp) clamps offsets
+// into [0, rows], a decreasing offset makes an empty group (never a negative one), and masked_m
+// is clamped to [0, M_max]; the rows a bad description skips keep what D held (CPU test
+// "grouped schedule: offsets outside [0, rows] are clamped, never a tile outside D"). Keeping the
+// description valid is the caller's precondition; the checking mode catches a violation.
 // Checking mode (Options::check_offsets): run() first launches a one-block kernel that validates
 // the description where the GEMM reads it (check_offsets.hpp has the rules), copies the first
 // violation back and synchronises the stream; a violation throws std::runtime_error naming the
