@@ -1178,8 +1178,9 @@ def test_pending_cuda_error_before_the_ops_own_gpu_work():
     error = rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(1 << 62))
     assert error == 2, error  # cudaErrorMemoryAllocation
     try:
-        with raises(RuntimeError, match=r"gemm_block_scaled: before its GPU work: not launched: a "
-                                        r"CUDA error from an earlier call is pending"):
+        # out= runs the op's _out overload (torch.library), whose name the message carries.
+        with raises(RuntimeError, match=r"gemm_block_scaled_out: before its GPU work: not "
+                                        r"launched: a CUDA error from an earlier call is pending"):
             ops.gemm_block_scaled(qa, sa_k, qb, sb, out=out)
     finally:
         left = rt.cudaGetLastError()  # also clears it
