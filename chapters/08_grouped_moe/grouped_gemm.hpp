@@ -1,5 +1,5 @@
-// Chapter 8 (first version, not yet run on a GPU): the grouped block-scaled GEMM of a
-// mixture-of-experts layer, one launch for all groups, group sizes read on the device only.
+// Chapter 8: the grouped block-scaled GEMM of a mixture-of-experts layer, one launch for all
+// groups, group sizes read on the device only.
 //
 //   for every group g:  D[rows of g, :] = A[rows of g, :] . B_g^T   (DeepSeek-V3 block scaling)
 //   contiguous  A [rows, K], D [rows, N]; group g owns rows offsets[g] .. offsets[g+1] - 1
