@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Superseded by plots/data/h200/session53_plan/tests_call.sh (session 52 ran this one on an H100:
+# plots/data/h200/session52/README.md).
 # Session 51's plan: session 50's tests_call.sh (same archives: plots/data/h200/session50_plan/pack.sh;
 # carry .gpu/t50.txz and .gpu/py10.txz), reordered for a call that may be cut short by the little
 # device time left after failed starts: what no GPU has run yet comes first.
