@@ -13,8 +13,8 @@
 # commit, bin/commit.txt), L ($OUT/call.log), T0 and LD_LIBRARY_PATH; logs the GPU, its clocks,
 # power limit and driver, and the binaries' and package's commits; defines say (a line with the
 # time and the seconds since the start, into the log and stdout), seconds_left, gpu_tests_step,
-# ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step, dispatch_sweep_step, examples_step,
-# small_picks_step, the shape lists DS_M128 and DS_SH18, and for chapter 8's calls
+# packed_tests_step, torch_tests_step, ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step,
+# dispatch_sweep_step, examples_step, small_picks_step, the shape lists DS_M128 and DS_SH18, and for chapter 8's calls
 # ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and peers_moe_step (below). $OUT is the folder
 # whose files come back from the GPU machine.
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
@@ -158,6 +158,16 @@ examples_step() {
     tail -6 "$OUT/$ex.log" >> "$L"
   done
 }
+# The staged PyTorch package's tests (unpacked in /tmp/py): torch_tests_step SECONDS. The result
+# line and any failure lines into the log, the step's folder packed as $OUT/torch.txz.
+torch_tests_step() {
+  timeout "$1" bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/torch" tests \
+    > /dev/null 2>&1
+  echo "torch tests rc=$?" >> "$L"
+  tail -1 "$OUT/torch/tests.log" >> "$L" 2>/dev/null
+  grep -E "FAIL|Error|assert" "$OUT/torch/tests.log" 2>/dev/null | head -30 >> "$L"
+  tar cJf "$OUT/torch.txz" -C "$OUT" torch && rm -rf "$OUT/torch"
+}
 # The GPU test binaries whose names match REGEX (scripts/gpu_loop.sh's tests step), the whole step
 # within SECONDS: gpu_tests_step 'REGEX' SECONDS. Leaves the loop's folder $OUT/gl and
 # $OUT/gpu_tests_<commit>.txt, and puts the PASS / FAIL / SKIP lines and the count in the log.
@@ -168,6 +178,16 @@ gpu_tests_step() {
   cp "$OUT/gl/summary.txt" "$OUT/gpu_tests_${C:0:7}.txt" 2>/dev/null
   grep -E "^(PASS|FAIL|SKIP)" "$OUT/gl/summary.txt" >> "$L" 2>/dev/null
   tail -1 "$OUT/gl/summary.txt" >> "$L" 2>/dev/null
+}
+# gpu_tests_step for a call that may be cut short: packed_tests_step NAME 'REGEX' SECONDS also puts
+# the failures' JUnit lines in the log and packs the step's folder at once, as $OUT/gl_NAME.txz
+# (with $OUT/gpu_tests_NAME_<commit>.txt), so that a later step cut by the call's limit loses
+# only itself, and the files that come back stay few.
+packed_tests_step() {
+  gpu_tests_step "$2" "$3"
+  grep -h -A8 "<failure" "$OUT"/gl/tests/*.xml 2>/dev/null | head -40 >> "$L"
+  mv "$OUT/gpu_tests_${C:0:7}.txt" "$OUT/gpu_tests_$1_${C:0:7}.txt" 2>/dev/null
+  tar cJf "$OUT/gl_$1.txz" -C "$OUT" gl && rm -rf "$OUT/gl"
 }
 # One launch of the kernels matching KERNEL_REGEX (the third one launched: two warm-ups skipped)
 # under ncu, clocks as the driver sets them, with the given sections, from EXE ARGS...; writes

@@ -20,23 +20,15 @@ set -u
 source scripts/gpu_call.sh .gpu/t50.txz .gpu/py10.txz || exit 1
 BUDGET=${BUDGET:-560}
 say "PyTorch tests"
-timeout 100 bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/torch" tests > /dev/null 2>&1
-echo "torch tests rc=$?" >> "$L"
-tail -1 "$OUT/torch/tests.log" >> "$L" 2>/dev/null
-grep -E "FAIL|Error|assert" "$OUT/torch/tests.log" 2>/dev/null | head -30 >> "$L"
-tar cJf "$OUT/torch.txz" -C "$OUT" torch && rm -rf "$OUT/torch"
+torch_tests_step 100
 STEP=$(($(seconds_left "$BUDGET") - 15)); STEP=$((STEP < 200 ? STEP : 200))
 say "test_chapter_08_wgrad, quantize_test_gpu within $STEP s"
-gpu_tests_step '^(test_chapter_08_wgrad|quantize_test_gpu)$' "$STEP"
-grep -h -A8 "<failure" "$OUT"/gl/tests/*.xml 2>/dev/null | head -40 >> "$L"
-mv "$OUT/gpu_tests_${C:0:7}.txt" "$OUT/gpu_tests_a_${C:0:7}.txt" 2>/dev/null
-tar cJf "$OUT/gl_a.txz" -C "$OUT" gl && rm -rf "$OUT/gl"
+packed_tests_step a '^(test_chapter_08_wgrad|quantize_test_gpu)$' "$STEP"
 LEFT=$(($(seconds_left "$BUDGET") - 15))
 say "the five run in session 52, $LEFT s left of $BUDGET"
 if [ "$LEFT" -gt 120 ]; then
-  gpu_tests_step '^(test_reliability|test_chapter_09_hopper|test_library_gpu|test_chapter_07|test_chapter_08)$' "$LEFT"
-  grep -h -A8 "<failure" "$OUT"/gl/tests/*.xml 2>/dev/null | head -40 >> "$L"
-  tar cJf "$OUT/gl_b.txz" -C "$OUT" gl && rm -rf "$OUT/gl"
+  packed_tests_step b \
+    '^(test_reliability|test_chapter_09_hopper|test_library_gpu|test_chapter_07|test_chapter_08)$' "$LEFT"
 fi
 say end
 cat "$L"
