@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/fp8.hpp"
+#include "common/quantize.hpp"  // Quantized<Group1x128 / Block128x128>: the re-quantised operands
 #include "common/scaling.hpp"
 
 namespace fp8gemm {
@@ -127,6 +128,42 @@ std::vector<double> dequantize_mx(const MxQuantized& q);
 std::uint16_t mx_dequantize_bf16(std::uint8_t e4m3, std::uint8_t code);
 /// The whole operand, rows x cols bf16 bits, row-major.
 std::vector<std::uint16_t> dequantize_mx_bf16(const MxQuantized& q);
+
+// ==================== Re-quantising MXFP8 into chapter 7's layouts (CPU) =======================
+// An MX operand (rows x K, e4m3 codes q and one UE8M0 code e_b per 1 x 32 block) re-quantised
+// into chapter 7's DeepSeek-V3 format, so that chapter 7's kernel can multiply it: e4m3 codes
+// and one FP32 power-of-two scale per 1 x 128 group (mx_requantize_1x128, for A) or per
+// 128 x 128 block (mx_requantize_128x128, for B), in quantize<Group1x128> /
+// quantize<Block128x128>'s layouts (mn-major, ld = rows: GroupScaleLayout::mn_major_packed(rows);
+// k-major, ld = round_up(ceil(K/128), 4): BlockScaleLayout::padded(K)); dequantize() reads them.
+// The rule, per group G (the 4 MX blocks of a 1 x 128 group, or the up to 128 rows x 4 MX blocks
+// of a 128 x 128 block; fewer at a ragged edge):
+//  - E = the largest exponent e_b - 127 over G's blocks that hold a non-zero element (a block of
+//    zeros, whose code quantize_mx sets to 127 = scale 1, would otherwise pull E up and flush its
+//    neighbours; it contributes nothing whatever its scale). Code 0 is 2^-127 (E = -127; the
+//    FP32 scale 2^-127 is a subnormal, exact). No non-zero element: E = 0 (scale 1), as the
+//    quantisers give a zero group.
+//  - scale = 2^E (FP32, exact); each element q' = e4m3(q * 2^-(E - (e_b - 127))) by
+//    mx_requantize_code: e4m3_encode's round to nearest, ties to even. The shift is never
+//    negative, so nothing overflows. Exact (q' * 2^E equals q * 2^(e_b - 127)) wherever the
+//    shifted value is an e4m3 normal (>= 2^-6) or an exact multiple of e4m3's smallest subnormal
+//    2^-9; otherwise it lands in e4m3's subnormals and loses low bits, or, below 2^-10 (half the
+//    smallest subnormal; exactly 2^-10 ties to even), flushes to a zero of the same sign.
+//  - NaN: a block of G with the UE8M0 NaN code 0xFF, or an element that is e4m3 NaN (0x7F /
+//    0xFF), makes the whole group NaN: scale NaN and ALL of G's codes 0x7F, as chapter 7's
+//    quantisers treat a non-finite group (quantize_1x128_cpu); other groups are unaffected.
+// The padding of the 128 x 128 scale grid is 0.0f. Throws std::invalid_argument for an operand
+// whose sizes do not match (rows < 1, cols not a positive multiple of 32, values or scales of
+// the wrong size).
+
+/// The element rule: the e4m3 code of e4m3_decode(code) * 2^-shift (shift >= 0), round to
+/// nearest even; an e4m3 NaN code gives 0x7F. Throws std::invalid_argument for shift < 0.
+std::uint8_t mx_requantize_code(std::uint8_t e4m3, int shift);
+
+/// A (rows x K) in chapter 7's 1 x 128 format: scales[g * rows + r] = 2^E of row r, group g.
+Quantized<Group1x128> mx_requantize_1x128(const MxQuantized& q);
+/// B (rows x K) in chapter 7's 128 x 128 format: scales[i * round_up(ceil(K/128), 4) + j].
+Quantized<Block128x128> mx_requantize_128x128(const MxQuantized& q);
 
 // ============================ The block-scaled MMA, modelled on the CPU ===========================
 // D[m][n] = sum over K-blocks j of  S_j * 2^(ea + eb - 254),  S_j = sum_{k in block j} a_k b_k,

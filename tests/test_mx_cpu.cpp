@@ -882,3 +882,260 @@ TEST_CASE("dequantize_mx_1x32_bf16 refuses bad arguments before any CUDA call", 
   b.y = good.y;
   CHECK(test::has(refuse(good, &b), "second y"));
 }
+
+// ============ re-quantising MXFP8 into chapter 7's 1 x 128 / 128 x 128 format (mx.hpp) ===========
+
+namespace {
+
+/// The float64 definition of one re-quantised VALUE, written independently of fp8.hpp: x (an MX
+/// element's value) over 2^E (E: its group's exponent) is put on e4m3's grid (spacing 2^-9 below
+/// 2^-6, 2^(floor(log2|y|) - 3) above) by `round` (std::nearbyint: to nearest, ties to even, in
+/// the default rounding mode) and scaled back. |y| <= 448 always (E is the largest exponent).
+double requant_value_f64(double x, int E, double (*round)(double)) {
+  if (std::isnan(x)) return x;
+  const double y = std::ldexp(x, -E);  // exact in double
+  if (y == 0) return std::ldexp(y, E);
+  const int e = std::max(std::ilogb(y), -6);
+  const double step = std::ldexp(1.0, e - 3);
+  return std::ldexp(round(y / step) * step, E);
+}
+
+/// A re-implementation of mx_requantize_1x128 (block_rows 1) / _128x128 (128) on float64 values,
+/// from the plain scale grid: the dequantised values it should give (NaN in NaN groups). `round`
+/// and `subnormals` let a test break the rule on purpose.
+std::vector<double> requant_reference(const MxQuantized& q, std::int64_t block_rows,
+                                      double (*round)(double), bool subnormals = true) {
+  const std::vector<std::uint8_t> sc = q.plain_scales();
+  const std::int64_t cb = q.cols / 32;
+  auto elem = [&](std::int64_t r, std::int64_t c) {
+    return double(e4m3_decode(q.values[std::size_t(r * q.cols + c)]));
+  };
+  std::vector<double> out(q.values.size());
+  for (std::int64_t r0 = 0; r0 < q.rows; r0 += block_rows)
+    for (std::int64_t c0 = 0; c0 < q.cols; c0 += 128) {
+      const std::int64_t r1 = std::min(q.rows, r0 + block_rows), c1 = std::min(q.cols, c0 + 128);
+      bool nan = false, any = false;
+      int E = 0;
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c = c0; c < c1; ++c) {
+          const std::uint8_t code = sc[std::size_t(r * cb + c / 32)];
+          nan = nan || code == 0xFF || std::isnan(elem(r, c));
+          if (elem(r, c) != 0 && code != 0xFF) {
+            E = any ? std::max(E, code - 127) : code - 127;
+            any = true;
+          }
+        }
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t c = c0; c < c1; ++c) {
+          const int eb = sc[std::size_t(r * cb + c / 32)] - 127;
+          double v = nan ? std::nan("") : requant_value_f64(std::ldexp(elem(r, c), eb), E, round);
+          if (!subnormals && std::fabs(std::ldexp(v, -E)) < std::ldexp(1.0, -6)) v = 0 * v;
+          out[std::size_t(r * q.cols + c)] = v;
+        }
+    }
+  return out;
+}
+
+/// Entries where got and want differ (NaN equals NaN; +0 equals -0 only in value).
+std::int64_t mismatches(const std::vector<double>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  std::int64_t n = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i])))) ++n;
+  return n;
+}
+
+double nearest_even(double x) { return std::nearbyint(x); }
+double toward_zero(double x) { return std::trunc(x); }
+double ties_away(double x) { return std::round(x); }
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+}  // namespace
+
+TEST_CASE("MX re-quantised: an element that stays an e4m3 normal keeps its value exactly",
+          "[mx][requant]") {
+  // Every code, every shift that keeps the value >= 2^-6 (and zeros at any shift).
+  int kept = 0;
+  for (int c = 0; c < 256; ++c) {
+    const float v = e4m3_decode(std::uint8_t(c));
+    if (std::isnan(v)) {
+      CHECK(mx_requantize_code(std::uint8_t(c), 3) == 0x7F);
+      continue;
+    }
+    for (int d = 0; d <= 20; ++d) {
+      const float y = std::ldexp(v, -d);
+      if (y != 0 && std::fabs(y) < std::ldexp(1.0f, -6)) continue;
+      INFO("code " << c << " shift " << d);
+      REQUIRE(same_bits(e4m3_decode(mx_requantize_code(std::uint8_t(c), d)), y));
+      ++kept;
+    }
+  }
+  CHECK(kept > 1000);
+  CHECK_THROWS_AS(mx_requantize_code(0x38, -1), std::invalid_argument);
+  // A whole operand: every element whose shifted value is a normal dequantises to the same bits
+  // as dequantize_mx; only the others may move.
+  const std::int64_t rows = 130, cols = 32 * 13;  // a partial 128 x 128 block and 1 x 128 group
+  for (MxExponentRule rule : kRules) {
+    const auto q = quantize_mx(random_blocks(rows, cols, next_seed(), -6, 6).data(), rows, cols,
+                               rule);
+    const auto mx = dequantize_mx(q);
+    for (std::int64_t br : {1, 128}) {
+      const auto got = br == 1 ? dequantize(mx_requantize_1x128(q))
+                               : dequantize(mx_requantize_128x128(q));
+      std::int64_t same = 0, moved = 0;
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < cols; ++c) {
+          const std::size_t i = std::size_t(r * cols + c);
+          // The group's exponent, here from the MX scales (no zero blocks in this data).
+          int E = -1000;
+          for (std::int64_t rr = r / br * br; rr < std::min(rows, r / br * br + br); ++rr)
+            for (std::int64_t b = c / 128 * 4; b < std::min(cols / 32, c / 128 * 4 + 4); ++b)
+              E = std::max(E, q.scale(rr, b) - 127);
+          const double y = std::ldexp(mx[i], -E);
+          if (y == 0 || std::fabs(y) >= std::ldexp(1.0, -6)) {
+            INFO(to_string(rule) << " block rows " << br << " at (" << r << ", " << c << ")");
+            REQUIRE(same_bits(got[i], mx[i]));
+            ++same;
+          } else if (got[i] != mx[i]) {
+            ++moved;
+          }
+        }
+      CHECK(same > rows * cols / 2);
+      CHECK(moved > 0);  // the spread of 12 binades pushes some into the subnormals
+    }
+  }
+}
+
+TEST_CASE("MX re-quantised: a hand-made group spread over d = 1..12 binades, against float64",
+          "[mx][requant]") {
+  // One row, 4 groups of 4 blocks; block 0 of every group has code 132 (2^5), block k = 1..3 of
+  // group g has code 132 - (3g + k): shifts d = 1 .. 12 by the group's exponent E = 5. Each
+  // block holds the same 32 codes: zeros, subnormals, normals, the largest, both signs.
+  const std::uint8_t codes[32] = {0x00, 0x80, 0x01, 0x02, 0x03, 0x07, 0x08, 0x09,
+                                  0x0F, 0x10, 0x11, 0x18, 0x20, 0x28, 0x30, 0x38,
+                                  0x39, 0x3A, 0x3B, 0x3C, 0x3D, 0x3F, 0x48, 0x58,
+                                  0x68, 0x78, 0x7D, 0x7E, 0xB8, 0xB9, 0xBB, 0xFE};
+  const std::int64_t cols = 512;
+  std::vector<std::uint8_t> plain(16);
+  MxQuantized q;
+  q.rows = 1;
+  q.cols = cols;
+  for (std::int64_t b = 0; b < 16; ++b) {
+    plain[std::size_t(b)] = std::uint8_t(b % 4 == 0 ? 132 : 132 - (3 * (b / 4) + b % 4));
+    for (int i = 0; i < 32; ++i) q.values.push_back(codes[i]);
+  }
+  q.scales = mx_swizzle_scales(plain.data(), 1, 16);
+  const auto rq = mx_requantize_1x128(q);
+  const auto got = dequantize(rq);
+  const auto mx = dequantize_mx(q);
+  int flushed = 0, subnormal = 0, inexact = 0;
+  for (std::int64_t g = 0; g < 4; ++g) CHECK(rq.scales[std::size_t(g)] == 32.0f);  // 2^E, E = 5
+  for (std::int64_t c = 0; c < cols; ++c) {
+    const std::size_t i = std::size_t(c);
+    const int d = c % 128 < 32 ? 0 : 3 * int(c / 128) + int(c % 128 / 32);
+    INFO("column " << c << ", shift " << d << ", code " << int(q.values[i]));
+    // The float64 definition: round mx / 2^5 to e4m3's grid, ties to even.
+    REQUIRE(same_bits(got[i], requant_value_f64(mx[i], 5, nearest_even)));
+    if (d == 0) REQUIRE(rq.values[i] == q.values[i]);
+    flushed += mx[i] != 0 && got[i] == 0;
+    subnormal += (rq.values[i] & 0x78) == 0 && (rq.values[i] & 0x07) != 0;
+    inexact += got[i] != mx[i];
+  }
+  CHECK(flushed > 20);
+  CHECK(subnormal > 20);
+  CHECK(inexact > flushed);  // some lost low bits without reaching zero
+  // The rule on single elements, by hand (1 = 0x38, 1.125 = 0x39, 1.375 = 0x3B, 1.5 = 0x3C):
+  CHECK(mx_requantize_code(0x38, 7) == 0x04);  // 2^-7 = 4 * 2^-9, a subnormal, exact
+  CHECK(mx_requantize_code(0x39, 7) == 0x04);  // 4.5 * 2^-9: tie, to even 4
+  CHECK(mx_requantize_code(0x3B, 7) == 0x06);  // 5.5 * 2^-9: tie, to even 6
+  CHECK(mx_requantize_code(0x38, 9) == 0x01);  // 2^-9: the smallest subnormal
+  CHECK(mx_requantize_code(0x38, 10) == 0x00);  // 2^-10: tie between 0 and 2^-9, to even 0
+  CHECK(mx_requantize_code(0x3C, 10) == 0x01);  // 0.75 * 2^-9 rounds up
+  CHECK(mx_requantize_code(0xB8, 11) == 0x80);  // -2^-11 flushes to -0
+  CHECK(mx_requantize_code(0x7E, 12) == 0x1E);  // 448 / 2^12 = 1.75 * 2^-4, a normal, exact
+  CHECK(mx_requantize_code(0x7E, 250) == 0x00);
+}
+
+TEST_CASE("MX re-quantised: NaN groups, zero blocks, code 0, sizes", "[mx][requant]") {
+  const std::int64_t rows = 130, cols = 512;
+  for (MxExponentRule rule : kRules)
+    for (float bad : {kNaN, kInf}) {
+      auto x = random_blocks(rows, cols, next_seed(), -3, 3);
+      const auto clean = quantize_mx(x.data(), rows, cols, rule);
+      x[std::size_t(3 * cols + 200)] = bad;  // row 3, column 200: group 1, 128 x 128 block (0, 1)
+      const auto q = quantize_mx(x.data(), rows, cols, rule);
+      REQUIRE(q.scale(3, 6) == kUe8m0Nan);
+      INFO(to_string(rule) << " " << bad);
+      const auto a = mx_requantize_1x128(q), a0 = mx_requantize_1x128(clean);
+      const auto b = mx_requantize_128x128(q), b0 = mx_requantize_128x128(clean);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t g = 0; g < 4; ++g) {
+          const bool hit_a = r == 3 && g == 1, hit_b = r < 128 && g == 1;
+          const float sa = a.scales[std::size_t(a.layout.index(r, g * 128))];
+          const float sb = b.scales[std::size_t(b.layout.index(r, g * 128))];
+          CHECK(std::isnan(sa) == hit_a);
+          CHECK(std::isnan(sb) == hit_b);
+          if (!hit_a) CHECK(sa == a0.scales[std::size_t(a0.layout.index(r, g * 128))]);
+          if (!hit_b) CHECK(sb == b0.scales[std::size_t(b0.layout.index(r, g * 128))]);
+          for (std::int64_t c = g * 128; c < g * 128 + 128; ++c) {
+            const std::size_t i = std::size_t(r * cols + c);
+            REQUIRE(a.values[i] == (hit_a ? 0x7F : a0.values[i]));
+            REQUIRE(b.values[i] == (hit_b ? 0x7F : b0.values[i]));
+          }
+        }
+    }
+  // An e4m3 NaN element under a finite scale (a hand-made operand) also makes its group NaN.
+  auto q = quantize_mx(random_blocks(1, 256, next_seed()).data(), 1, 256, MxExponentRule::rceil);
+  q.values[130] = 0xFF;
+  const auto n = mx_requantize_1x128(q);
+  CHECK(!std::isnan(n.scales[0]));
+  CHECK(std::isnan(n.scales[1]));
+  CHECK(n.values[255] == 0x7F);
+  // A block of zeros (code 127 = scale 1) does not set the group's exponent: its neighbours at
+  // code 100 keep every value. An all-zero group gets scale 1. Code 0 is 2^-127.
+  std::vector<float> z(512, 0.0f);
+  for (int c = 32; c < 128; ++c) z[std::size_t(c)] = std::ldexp(float(c % 17 + 1), -30);
+  for (int c = 256; c < 384; ++c) z[std::size_t(c)] = std::ldexp(float(c % 5 + 1), -138);
+  const auto qz = quantize_mx(z.data(), 1, 512, MxExponentRule::floor_ocp);
+  REQUIRE(qz.scale(0, 0) == 127);  // the zero block
+  REQUIRE(qz.scale(0, 1) < 127);
+  REQUIRE(qz.scale(0, 8) == 0);  // amax 5 * 2^-138: the lower clamp, 2^-127
+  const auto rz = mx_requantize_1x128(qz);
+  CHECK(rz.scales[0] == std::ldexp(1.0f, int(qz.scale(0, 1)) - 127));
+  CHECK(rz.scales[1] == 1.0f);
+  CHECK(rz.scales[2] == std::ldexp(1.0f, -127));
+  CHECK(rz.scales[2] > 0.0f);
+  CHECK(mismatches(dequantize(rz), dequantize_mx(qz)) == 0);
+  // Sizes.
+  MxQuantized bad = qz;
+  bad.values.pop_back();
+  CHECK_THROWS_AS(mx_requantize_1x128(bad), std::invalid_argument);
+  bad = qz;
+  bad.scales.resize(4);
+  CHECK_THROWS_AS(mx_requantize_128x128(bad), std::invalid_argument);
+}
+
+TEST_CASE("MX re-quantised: random operands against a float64 re-implementation; a broken rule "
+          "is caught", "[mx][requant]") {
+  // Wide exponent spread between blocks (2^-20 .. 2^20): many elements shift into e4m3's
+  // subnormals or flush. Ragged edges: 130 rows (a partial 128-row block), 13 MX blocks (a
+  // partial last group of one block).
+  const std::int64_t rows = 130, cols = 32 * 13;
+  for (MxExponentRule rule : kRules) {
+    const auto q = quantize_mx(random_blocks(rows, cols, next_seed()).data(), rows, cols, rule);
+    for (std::int64_t br : {1, 128}) {
+      INFO(to_string(rule) << ", block rows " << br);
+      const auto got = br == 1 ? dequantize(mx_requantize_1x128(q))
+                               : dequantize(mx_requantize_128x128(q));
+      CHECK(mismatches(got, requant_reference(q, br, nearest_even)) == 0);
+      // The same check fails for the rule broken on purpose: rounding toward zero, ties away
+      // from zero, no e4m3 subnormals (flush below 2^-6), the 1 x 128 rule applied to B.
+      CHECK(mismatches(got, requant_reference(q, br, toward_zero)) > 0);
+      CHECK(mismatches(got, requant_reference(q, br, ties_away)) > 0);
+      CHECK(mismatches(got, requant_reference(q, br, nearest_even, false)) > 0);
+      CHECK(mismatches(got, requant_reference(q, br == 1 ? 128 : 1, nearest_even)) > 0);
+    }
+  }
+}

@@ -1,6 +1,7 @@
 // MXFP8 on the CPU: see common/mx.hpp.
 #include "common/mx.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -215,6 +216,91 @@ std::vector<std::uint16_t> dequantize_mx_bf16(const MxQuantized& q) {
       out[i] = mx_dequantize_bf16(q.values[i], q.scale(r, c / kMxBlock));
     }
   return out;
+}
+
+std::uint8_t mx_requantize_code(std::uint8_t e4m3, int shift) {
+  if (shift < 0) {
+    throw std::invalid_argument("mx_requantize_code: shift = " + std::to_string(shift) +
+                                " must be >= 0 (the group's exponent is its largest block's)");
+  }
+  // An e4m3 value times 2^-shift is exact in float wherever the result is >= 2^-149; anything
+  // smaller lies far below 2^-10, where e4m3_encode gives a (signed) zero either way. The cap
+  // only keeps ldexp's argument small.
+  return e4m3_encode(std::ldexp(e4m3_table()[e4m3], -std::min(shift, 200)));
+}
+
+namespace {
+
+bool is_e4m3_nan(std::uint8_t c) { return (c & 0x7Fu) == 0x7Fu; }
+
+/// mx_requantize_1x128 / _128x128: groups of block_rows rows x 128 columns (mx.hpp's rule).
+template <class Recipe>
+Quantized<Recipe> mx_requantize_impl(const char* fn, const MxQuantized& q,
+                                     std::int64_t block_rows) {
+  check_operand(fn, q.values.data(), "q.values", q.rows, "q.rows", q.cols, "q.cols");
+  if (std::int64_t(q.values.size()) != q.rows * q.cols ||
+      std::int64_t(q.scales.size()) != mx_scale_bytes(q.rows, q.col_blocks())) {
+    std::ostringstream s;
+    s << fn << ": the operand holds " << q.values.size() << " codes and " << q.scales.size()
+      << " scale bytes; rows x cols = " << q.rows << " x " << q.cols << " needs "
+      << q.rows * q.cols << " and " << mx_scale_bytes(q.rows, q.col_blocks());
+    throw std::invalid_argument(s.str());
+  }
+  Quantized<Recipe> out(q.rows, q.cols);  // scales (padding included) start at 0.0f
+  const Recipe& L = out.layout;
+  const std::int64_t cb = q.col_blocks();
+  constexpr std::int64_t kBlocksPerGroup = 128 / kMxBlock;
+  for (std::int64_t i = 0; i < L.scale_rows(); ++i)
+    for (std::int64_t j = 0; j < L.scale_cols(); ++j) {
+      const std::int64_t r0 = i * block_rows, r1 = std::min(q.rows, r0 + block_rows);
+      const std::int64_t b0 = j * kBlocksPerGroup, b1 = std::min(cb, b0 + kBlocksPerGroup);
+      bool nan = false, any = false;
+      int E = 0;
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t b = b0; b < b1; ++b) {
+          const std::uint8_t code = q.scale(r, b);
+          nan = nan || code == kUe8m0Nan;
+          bool nonzero = false;
+          for (std::int64_t c = b * kMxBlock; c < (b + 1) * kMxBlock; ++c) {
+            const std::uint8_t v = q.values[static_cast<std::size_t>(r * q.cols + c)];
+            nan = nan || is_e4m3_nan(v);
+            nonzero = nonzero || (v & 0x7Fu) != 0;
+          }
+          if (nonzero && code != kUe8m0Nan) {
+            E = any ? std::max(E, int(code) - 127) : int(code) - 127;
+            any = true;
+          }
+        }
+      const std::int64_t s = L.block_index(i, j);
+      if (nan) {
+        out.scales[static_cast<std::size_t>(s)] = std::numeric_limits<float>::quiet_NaN();
+        for (std::int64_t r = r0; r < r1; ++r)
+          for (std::int64_t c = b0 * kMxBlock; c < b1 * kMxBlock; ++c)
+            out.values[static_cast<std::size_t>(r * q.cols + c)] = 0x7F;
+        continue;
+      }
+      out.scales[static_cast<std::size_t>(s)] = std::ldexp(1.0f, E);  // 2^-127 .. 2^127, exact
+      for (std::int64_t r = r0; r < r1; ++r)
+        for (std::int64_t b = b0; b < b1; ++b) {
+          const int shift = E - (int(q.scale(r, b)) - 127);
+          for (std::int64_t c = b * kMxBlock; c < (b + 1) * kMxBlock; ++c) {
+            const std::size_t k = static_cast<std::size_t>(r * q.cols + c);
+            // A zero block may sit above E (it did not count); its codes are zeros either way.
+            out.values[k] = shift <= 0 ? q.values[k] : mx_requantize_code(q.values[k], shift);
+          }
+        }
+    }
+  return out;
+}
+
+}  // namespace
+
+Quantized<Group1x128> mx_requantize_1x128(const MxQuantized& q) {
+  return mx_requantize_impl<Group1x128>("mx_requantize_1x128", q, 1);
+}
+
+Quantized<Block128x128> mx_requantize_128x128(const MxQuantized& q) {
+  return mx_requantize_impl<Block128x128>("mx_requantize_128x128", q, 128);
 }
 
 double mx_block_dot_exact(const std::uint8_t* a, const std::uint8_t* b) {
