@@ -105,10 +105,5 @@ fp8gemm_ptxas_test(ptxas_check_catches_serialised_wgmma EXPECT_FINDINGS
 # The table of session 17's barrier-wait comparison (the chapter's lab notebook, NOTEBOOK.md,
 # "Waits that sleep") is printed from its committed JSON (plots/data/h200/engine_wait/summarise.py
 # --check fails if the block differs).
-find_package(Python3 COMPONENTS Interpreter QUIET)
-if(Python3_Interpreter_FOUND)
-  add_test(NAME engine_wait_readme
-           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/engine_wait/summarise.py
-                   --check ${PROJECT_SOURCE_DIR}/chapters/06_warp_specialization/NOTEBOOK.md)
-  set_tests_properties(engine_wait_readme PROPERTIES LABELS cpu)
-endif()
+fp8gemm_doc_table_test(engine_wait_readme chapters/06_warp_specialization/NOTEBOOK.md
+                       engine_wait/summarise.py)

@@ -63,39 +63,24 @@ file(GLOB _ch07_instances ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/kernel
 fp8gemm_ptxas_test(ptxas_chapter_07 DIR ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling
                    SOURCES ${_ch07_instances})
 
-# The notebook's table of session 17's straddling tiles (default loop against the rolled one) is
-# printed from its committed JSON (plots/data/h200/ch07/straddle_session17/summarise.py --check).
-find_package(Python3 COMPONENTS Interpreter QUIET)
-if(Python3_Interpreter_FOUND)
-  # A table in chapter 7's README (or, with FILE, another file of the chapter's folder: its lab
-  # notebook, NOTEBOOK.md) printed by SCRIPT (under plots/data/h200/) from committed data must
-  # match it (SCRIPT --check FILE).
-  function(ch07_readme_table_test NAME SCRIPT)
-    cmake_parse_arguments(ARG "" "FILE" "" ${ARGN})
-    if(NOT ARG_FILE)
-      set(ARG_FILE README.md)
-    endif()
-    add_test(NAME ${NAME}
-             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/${SCRIPT}
-                     --check ${PROJECT_SOURCE_DIR}/chapters/07_block_scaling/${ARG_FILE})
-    set_tests_properties(${NAME} PROPERTIES LABELS cpu)
-  endfunction()
-  ch07_readme_table_test(chapter_07_straddle_session17 ch07/straddle_session17/summarise.py FILE NOTEBOOK.md)
-  # Session 36's 1 x 128 dual variants (an L2 prefetch, cache hints) beside v6_interior.
-  ch07_readme_table_test(chapter_07_session36_dual session36/summarise.py FILE NOTEBOOK.md)
-  # Session 37: ncu against DeepGEMM at M <= 128, the peers run, the k-split consumers' test;
-  # and ncu's source view (the producer's instructions per ring stage).
-  ch07_readme_table_test(chapter_07_session37 session37/summarise.py FILE NOTEBOOK.md)
-  ch07_readme_table_test(chapter_07_session37_producer session37/producer.py FILE NOTEBOOK.md)
-  # Session 38: the producer warp against main (old / new), ncu, the peers, the M <= 128 tiles.
-  ch07_readme_table_test(chapter_07_session38 session38/summarise.py FILE NOTEBOOK.md)
-  # Session 39: the producer warp merged (old / new), the two-deep loop over a ring cycle (twins,
-  # ncu, its loop's instructions), chapter 6's warp-uniform index (old / new).
-  ch07_readme_table_test(chapter_07_session39 session39/summarise.py FILE NOTEBOOK.md)
-  # Session 40: main's GPU tests, the cycle entered by a jump, deeper rings and A multicast (ncu),
-  # the ring-cycle loop against two-deep over every run by K.
-  ch07_readme_table_test(chapter_07_session40 session40/summarise.py FILE NOTEBOOK.md)
-  # Session 43: session 42's calls on branch long-cycle's binaries (every GPU test, old / new,
-  # the PyTorch op against DeepGEMM); the branch merged.
-  ch07_readme_table_test(chapter_07_session43 session43/summarise.py FILE NOTEBOOK.md)
-endif()
+# Tables in chapter 7's lab notebook printed from committed data (fp8gemm_doc_table_test):
+# session 17's straddling tiles (default loop against the rolled one), and:
+set(_ch07_notebook chapters/07_block_scaling/NOTEBOOK.md)
+fp8gemm_doc_table_test(chapter_07_straddle_session17 ${_ch07_notebook} ch07/straddle_session17/summarise.py)
+# Session 36's 1 x 128 dual variants (an L2 prefetch, cache hints) beside v6_interior.
+fp8gemm_doc_table_test(chapter_07_session36_dual ${_ch07_notebook} session36/summarise.py)
+# Session 37: ncu against DeepGEMM at M <= 128, the peers run, the k-split consumers' test;
+# and ncu's source view (the producer's instructions per ring stage).
+fp8gemm_doc_table_test(chapter_07_session37 ${_ch07_notebook} session37/summarise.py)
+fp8gemm_doc_table_test(chapter_07_session37_producer ${_ch07_notebook} session37/producer.py)
+# Session 38: the producer warp against main (old / new), ncu, the peers, the M <= 128 tiles.
+fp8gemm_doc_table_test(chapter_07_session38 ${_ch07_notebook} session38/summarise.py)
+# Session 39: the producer warp merged (old / new), the two-deep loop over a ring cycle (twins,
+# ncu, its loop's instructions), chapter 6's warp-uniform index (old / new).
+fp8gemm_doc_table_test(chapter_07_session39 ${_ch07_notebook} session39/summarise.py)
+# Session 40: main's GPU tests, the cycle entered by a jump, deeper rings and A multicast (ncu),
+# the ring-cycle loop against two-deep over every run by K.
+fp8gemm_doc_table_test(chapter_07_session40 ${_ch07_notebook} session40/summarise.py)
+# Session 43: session 42's calls on branch long-cycle's binaries (every GPU test, old / new,
+# the PyTorch op against DeepGEMM); the branch merged.
+fp8gemm_doc_table_test(chapter_07_session43 ${_ch07_notebook} session43/summarise.py)

@@ -29,60 +29,54 @@ if(TARGET ch08_grouped_moe AND Python3_Interpreter_FOUND)
 endif()
 # The session tables of chapter 8's README and lab notebook (NOTEBOOK.md, the sessions' sections)
 # are printed from their committed JSON (no number by hand): each script run with --check fails if
-# its block in FILE (README.md or NOTEBOOK.md of chapters/08_grouped_moe) differs from its output.
-if(Python3_Interpreter_FOUND)
-  function(ch08_readme_table_test NAME FILE SCRIPT)
-    add_test(NAME ${NAME}
-             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/${SCRIPT}
-                     ${ARGN} --check ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/${FILE})
-    set_tests_properties(${NAME} PROPERTIES LABELS cpu)
-  endfunction()
-  ch08_readme_table_test(chapter_08_session12_tables NOTEBOOK.md unrolled_session12/summarise.py)
-  # Session 14's table (the 2 x 1 kernels against DeepGEMM).
-  ch08_readme_table_test(chapter_08_session14_table NOTEBOOK.md session14/summarise.py)
-  # Session 15's (the staged loop against its lean twins), from its JSON by the same script.
-  ch08_readme_table_test(chapter_08_session15_table NOTEBOOK.md session14/summarise.py
-      ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session15/peers_interleaved_40f51ed_call3.json
-      --marker session15-table
-      --ratio 256x128_s4_c1x1_promoted_tma_b1_loop12,256x128_s4_c1x1_promoted_tma_b1
-      --ratio 256x128_s4_c1x2_promoted_tma_b1_loop12,256x128_s4_c1x2_promoted_tma_b1)
-  ch08_readme_table_test(chapter_08_session15_staged_s3 NOTEBOOK.md session15/staged_s3.py)
-  # Session 16's (the narrow tiles against the tiles they cut, calls 1-4).
-  ch08_readme_table_test(chapter_08_session16_narrow NOTEBOOK.md session16/narrow.py)
-  # Session 17's: the peers in one process with the sleeping barrier wait (chapter 7's ratio to
-  # DeepGEMM; chapter 8's defaults against DeepGEMM, torch and their _spin twins).
-  ch08_readme_table_test(chapter_08_session17_peers NOTEBOOK.md ../engine_wait/peers.py)
-  # ... and the masked calls with 256 x 128, 3 stages, a staging buffer per unit (call 8).
-  ch08_readme_table_test(chapter_08_session17_masked NOTEBOOK.md session17/masked_s3b4.py)
-  # Session 18's: the stream-K kernels against their data-parallel twins (calls 1, 3 and 4).
-  ch08_readme_table_test(chapter_08_session18_streamk NOTEBOOK.md session18/streamk.py)
-  # Session 24's (its Status entry, now in NOTEBOOK.md): chapter 8 against its peers in one process
-  # at 6e6f2fc (pinned loop addresses).
-  ch08_readme_table_test(chapter_08_session24_peers NOTEBOOK.md ../session24/summarise.py)
-  # Session 30's: chapter 8 against its peers at ca5bdb1 (the weight gradient's early wave).
-  ch08_readme_table_test(chapter_08_session30_peers NOTEBOOK.md ../session30/summarise.py)
-  # Session 31's: the one-group FP32 and bf16 sweeps, cuBLASLt, and the peers at 945a6e2.
-  ch08_readme_table_test(chapter_08_session31_tables NOTEBOOK.md ../session31/summarise.py)
-  # Session 32's: the idle-warpgroup skip against the binary before it, and the peers at 622dbc7.
-  ch08_readme_table_test(chapter_08_session32_tables NOTEBOOK.md ../session32/summarise.py)
-  # Session 33's: the _dyn kernel against the static one, and the slabs each side of issue 10's
-  # skewed comparison computes.
-  ch08_readme_table_test(chapter_08_session33_tables NOTEBOOK.md ../session33/summarise.py)
-  # Session 35's: the counter kernel against the 256 x 128 default, four shapes (the regime).
-  ch08_readme_table_test(chapter_08_session35_regime NOTEBOOK.md ../session35/summarise.py)
-  # Session 36's experts in four orders (call 5).
-  ch08_readme_table_test(chapter_08_session36_order NOTEBOOK.md ../session36/group_order.py)
-  # Session 36's peers run (call 6), beside session 35's call 7.
-  ch08_readme_table_test(chapter_08_session36_peers NOTEBOOK.md ../session36/peers.py)
-  # Session 36's masked 3-stage tile at K 4096 and 7168 (call 7).
-  ch08_readme_table_test(chapter_08_session36_masked_k NOTEBOOK.md ../session36/masked_k.py)
-  # Session 37's peers run (call 4), beside session 36's call 6.
-  ch08_readme_table_test(chapter_08_session37_peers NOTEBOOK.md ../session37/peers.py)
-  # Session 38: chapter 8's cases against the engine before the producer warp.
-  ch08_readme_table_test(chapter_08_session38 NOTEBOOK.md ../session38/summarise.py)
-  # Session 39's, in the README's Status (the producer warp merged, against session 37's engine).
-  ch08_readme_table_test(chapter_08_session39 README.md ../session39/summarise.py)
-endif()
+# its block in the file named (README.md or NOTEBOOK.md of chapters/08_grouped_moe) differs
+# from its output (fp8gemm_doc_table_test).
+set(_ch08_notebook chapters/08_grouped_moe/NOTEBOOK.md)
+fp8gemm_doc_table_test(chapter_08_session12_tables ${_ch08_notebook} ch08/unrolled_session12/summarise.py)
+# Session 14's table (the 2 x 1 kernels against DeepGEMM).
+fp8gemm_doc_table_test(chapter_08_session14_table ${_ch08_notebook} ch08/session14/summarise.py)
+# Session 15's (the staged loop against its lean twins), from its JSON by the same script.
+fp8gemm_doc_table_test(chapter_08_session15_table ${_ch08_notebook} ch08/session14/summarise.py
+    ${PROJECT_SOURCE_DIR}/plots/data/h200/ch08/session15/peers_interleaved_40f51ed_call3.json
+    --marker session15-table
+    --ratio 256x128_s4_c1x1_promoted_tma_b1_loop12,256x128_s4_c1x1_promoted_tma_b1
+    --ratio 256x128_s4_c1x2_promoted_tma_b1_loop12,256x128_s4_c1x2_promoted_tma_b1)
+fp8gemm_doc_table_test(chapter_08_session15_staged_s3 ${_ch08_notebook} ch08/session15/staged_s3.py)
+# Session 16's (the narrow tiles against the tiles they cut, calls 1-4).
+fp8gemm_doc_table_test(chapter_08_session16_narrow ${_ch08_notebook} ch08/session16/narrow.py)
+# Session 17's: the peers in one process with the sleeping barrier wait (chapter 7's ratio to
+# DeepGEMM; chapter 8's defaults against DeepGEMM, torch and their _spin twins).
+fp8gemm_doc_table_test(chapter_08_session17_peers ${_ch08_notebook} engine_wait/peers.py)
+# ... and the masked calls with 256 x 128, 3 stages, a staging buffer per unit (call 8).
+fp8gemm_doc_table_test(chapter_08_session17_masked ${_ch08_notebook} ch08/session17/masked_s3b4.py)
+# Session 18's: the stream-K kernels against their data-parallel twins (calls 1, 3 and 4).
+fp8gemm_doc_table_test(chapter_08_session18_streamk ${_ch08_notebook} ch08/session18/streamk.py)
+# Session 24's (its Status entry, now in NOTEBOOK.md): chapter 8 against its peers in one process
+# at 6e6f2fc (pinned loop addresses).
+fp8gemm_doc_table_test(chapter_08_session24_peers ${_ch08_notebook} session24/summarise.py)
+# Session 30's: chapter 8 against its peers at ca5bdb1 (the weight gradient's early wave).
+fp8gemm_doc_table_test(chapter_08_session30_peers ${_ch08_notebook} session30/summarise.py)
+# Session 31's: the one-group FP32 and bf16 sweeps, cuBLASLt, and the peers at 945a6e2.
+fp8gemm_doc_table_test(chapter_08_session31_tables ${_ch08_notebook} session31/summarise.py)
+# Session 32's: the idle-warpgroup skip against the binary before it, and the peers at 622dbc7.
+fp8gemm_doc_table_test(chapter_08_session32_tables ${_ch08_notebook} session32/summarise.py)
+# Session 33's: the _dyn kernel against the static one, and the slabs each side of issue 10's
+# skewed comparison computes.
+fp8gemm_doc_table_test(chapter_08_session33_tables ${_ch08_notebook} session33/summarise.py)
+# Session 35's: the counter kernel against the 256 x 128 default, four shapes (the regime).
+fp8gemm_doc_table_test(chapter_08_session35_regime ${_ch08_notebook} session35/summarise.py)
+# Session 36's experts in four orders (call 5).
+fp8gemm_doc_table_test(chapter_08_session36_order ${_ch08_notebook} session36/group_order.py)
+# Session 36's peers run (call 6), beside session 35's call 7.
+fp8gemm_doc_table_test(chapter_08_session36_peers ${_ch08_notebook} session36/peers.py)
+# Session 36's masked 3-stage tile at K 4096 and 7168 (call 7).
+fp8gemm_doc_table_test(chapter_08_session36_masked_k ${_ch08_notebook} session36/masked_k.py)
+# Session 37's peers run (call 4), beside session 36's call 6.
+fp8gemm_doc_table_test(chapter_08_session37_peers ${_ch08_notebook} session37/peers.py)
+# Session 38: chapter 8's cases against the engine before the producer warp.
+fp8gemm_doc_table_test(chapter_08_session38 ${_ch08_notebook} session38/summarise.py)
+# Session 39's, in the README's Status (the producer warp merged, against session 37's engine).
+fp8gemm_doc_table_test(chapter_08_session39 chapters/08_grouped_moe/README.md session39/summarise.py)
 # A --only that selects no case is refused before any GPU work, naming the cases (the arguments
 # are parsed before the GPU check; without the refusal the executable reports no GPU instead).
 if(TARGET ch08_grouped_moe)

@@ -290,7 +290,9 @@ TEST_CASE("MX re-quantised to 1 x 128 / 128 x 128: accuracy study (CPU)",
     std::ifstream marker("plots/data/h200/ch09/accuracy.json");
     if (!marker) FAIL("run from the repository root (no plots/data/h200/ch09/accuracy.json)");
   }
-  // The committed quantisation-only errors: ch09 {floor_ocp, rceil}, ch07 block_scaled.
+  // The committed quantisation-only errors: ch09 {floor_ocp, rceil}, ch07 block_scaled, as
+  // those JSON files print them (literal values, as in the test of chapter 7's errors above:
+  // a later rerun of the study must not move what this reproduces).
   struct Committed {
     double floor_ocp, rceil, block_scaled;
   };
