@@ -2,7 +2,8 @@
 // group scales, bf16 weights to e4m3 with 128 x 128 block scales, the fused "dual" variant of
 // backward passes (x and x^T in one read), the expert-token variant of chapter 8's weight
 // gradient (x^T padded per expert), converters between scale layouts, and chapter 9's MXFP8
-// quantisers (1 x 32 blocks, UE8M0 scales in the swizzled 128 x 4 tile layout; "MXFP8" below).
+// quantisers (1 x 32 blocks, UE8M0 scales in the swizzled 128 x 4 tile layout; "MXFP8" below),
+// with its converters out of MXFP8 (to bf16; re-quantised into chapter 7's format).
 //
 // Numerics: bit for bit those of the CPU ground truth in common/quantize.hpp
 // (quantize_1x128_cpu, quantize_128x128_cpu, quantize_1x128_dual_cpu,
@@ -220,6 +221,47 @@ void validate_dequantize_mx_1x32_bf16(const MxDequantOperand& a,
                                       const MxDequantOperand* b = nullptr);
 void launch_dequantize_mx_1x32_bf16(const MxDequantOperand& a, const MxDequantOperand* b,
                                     cudaStream_t stream);
+
+/// One MXFP8 operand to re-quantise into chapter 7's DeepSeek-V3 format (requantize_mx): q
+/// rows x K e4m3 (row-major, ldq >= K), its UE8M0 scales in the swizzled layout above
+/// (mx_1x32_scale_bytes(rows, K) bytes), into out rows x K e4m3 (ldo >= K) and FP32
+/// power-of-two scales out_scales.
+struct MxRequantOperand {
+  const std::uint8_t* q = nullptr;
+  std::int64_t rows = 0, K = 0, ldq = 0;
+  const std::uint8_t* scales = nullptr;
+  std::uint8_t* out = nullptr;
+  std::int64_t ldo = 0;
+  float* out_scales = nullptr;
+};
+
+/// MXFP8 -> chapter 7's format (chapter 9's third Hopper path: re-quantise, then chapter 7's
+/// GEMM), bit for bit mx_requantize_1x128 for `a` (1 x 128 groups: the scale of row r, group g
+/// at layout_a.offset(r, g); layout_a.ld_ok(rows, K); a buffer of
+/// layout_a.required_elements(rows, K) floats) and mx_requantize_128x128 for `b` (128 x 128
+/// blocks: block (i, j) at layout_b.offset(i, j); layout_b.ld >= ceil(K / 128); a buffer of
+/// layout_b.required_elements(rows, K) floats); scale-buffer entries inside required_elements()
+/// that hold no scale are written 0.0f, as the quantisers do. Either operand may be null, not
+/// both; both are done in one launch. NOT EXACT (common/mx.hpp states the rule): each group's
+/// scale is its largest MX block's, and an element more than about 2^14 below the group's
+/// largest value loses bits or flushes to zero; a group holding a NaN (code or element) becomes
+/// NaN throughout. K a positive multiple of 32; q and out 16-byte aligned with ldq and ldo
+/// multiples of 16 (refused otherwise; the GEMMs that read these operands require the same);
+/// outputs overlap nothing. Checks as the quantisers (std::invalid_argument before any CUDA
+/// call, naming "fp8gemm::requantize_mx" and the argument).
+void requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
+                   const MxRequantOperand* b, BlockScaleLayout layout_b,
+                   cudaStream_t stream = nullptr);
+/// The parts of requantize_mx, for a plan that checks once and launches many times (chapter 9's
+/// HopperPlan): every argument check (std::invalid_argument; then cudaPointerGetAttributes on
+/// each buffer); the kernel's preparation (once: its sm_90a image exists, and no earlier CUDA
+/// error is pending); and the launch alone (no check but the launch's own).
+void validate_requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
+                            const MxRequantOperand* b, BlockScaleLayout layout_b);
+void prepare_requantize_mx();
+void launch_requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
+                          const MxRequantOperand* b, BlockScaleLayout layout_b,
+                          cudaStream_t stream);
 
 namespace mx_tuning {
 /// Not API: the kernel variants behind quantize_mx_1x32 / quantize_mx_1x32_dual, for

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -328,15 +329,16 @@ TEST_CASE("MX re-quantised to 1 x 128 / 128 x 128: accuracy study (CPU)",
   emit("%-17s %6s %10s %10s %10s %10s %10s %10s %10s %8s %15s\n", "data", "K", "MX floor",
        "MX rceil", "RQ floor", "RQ rceil", "ch7 1x128", "RQ-MX flr", "RQ-MX rcl", "RQrc/ch7",
        "flushed A / B");
-  const auto pts = study::points();
-  for (std::size_t pi = 0; pi < pts.size(); ++pi) {
-    const study::Point& p = pts[pi];
-    const std::int64_t K = p.K;
-    const auto [a, b, ref_exact] = study::point_data(p, rows);
+  // One row of the table: the data's MX (both rules), re-quantised and chapter-7 errors.
+  struct Row {
+    double q_mx[2], q_rq[2], rq_vs_mx[2], q_bs, flushed_a = 0, flushed_b = 0;
+  };
+  auto measure_row = [&](const char* name, std::int64_t K, const std::vector<float>& a,
+                         const std::vector<float>& b, const std::vector<double>& ref_exact) {
     auto product = [&](const std::vector<double>& da, const std::vector<double>& db) {
       return reference_gemm_rows(M, N, K, da.data(), db.data(), rows);
     };
-    double q_mx[2], q_rq[2], rq_vs_mx[2], flushed_a = 0, flushed_b = 0;
+    Row r;
     const MxExponentRule rules[2] = {MxExponentRule::floor_ocp, MxExponentRule::rceil};
     for (int ri = 0; ri < 2; ++ri) {
       const MxQuantized qa = quantize_mx(a.data(), M, K, rules[ri]);
@@ -345,14 +347,14 @@ TEST_CASE("MX re-quantised to 1 x 128 / 128 x 128: accuracy study (CPU)",
       const auto rb = mx_requantize_128x128(qb);
       const auto ref_mx = product(dequantize_mx(qa), dequantize_mx(qb));
       const auto ref_rq = product(dequantize(ra), dequantize(rb));
-      q_mx[ri] = study::quantisation_only(ref_mx, ref_exact);
-      q_rq[ri] = study::quantisation_only(ref_rq, ref_exact);
+      r.q_mx[ri] = study::quantisation_only(ref_mx, ref_exact);
+      r.q_rq[ri] = study::quantisation_only(ref_rq, ref_exact);
       double num = 0, den = 0;
       for (std::size_t i = 0; i < ref_exact.size(); ++i) {
         num += (ref_rq[i] - ref_mx[i]) * (ref_rq[i] - ref_mx[i]);
         den += ref_exact[i] * ref_exact[i];
       }
-      rq_vs_mx[ri] = std::sqrt(num / den);
+      r.rq_vs_mx[ri] = std::sqrt(num / den);
       if (rules[ri] == MxExponentRule::rceil) {
         auto flushed = [](const std::vector<std::uint8_t>& from,
                           const std::vector<std::uint8_t>& to) {
@@ -361,27 +363,72 @@ TEST_CASE("MX re-quantised to 1 x 128 / 128 x 128: accuracy study (CPU)",
             n += (from[i] & 0x7F) != 0 && (to[i] & 0x7F) == 0;
           return 100.0 * double(n) / double(from.size());
         };
-        flushed_a = flushed(qa.values, ra.values);
-        flushed_b = flushed(qb.values, rb.values);
+        r.flushed_a = flushed(qa.values, ra.values);
+        r.flushed_b = flushed(qb.values, rb.values);
       }
     }
     const auto ba = quantize<Group1x128>(a.data(), M, K);
     const auto bb = quantize<Block128x128>(b.data(), N, K);
-    const double q_bs =
-        study::quantisation_only(product(dequantize(ba), dequantize(bb)), ref_exact);
+    r.q_bs = study::quantisation_only(product(dequantize(ba), dequantize(bb)), ref_exact);
     emit("%-17s %6lld %10.3e %10.3e %10.3e %10.3e %10.3e %10.3e %10.3e %8.3f %6.3f%% / %5.3f%%\n",
-         study::name(p.data), static_cast<long long>(K), q_mx[0], q_mx[1], q_rq[0], q_rq[1], q_bs,
-         rq_vs_mx[0], rq_vs_mx[1], q_rq[1] / q_bs, flushed_a, flushed_b);
-    INFO(study::name(p.data) << " K = " << K);
+         name, static_cast<long long>(K), r.q_mx[0], r.q_mx[1], r.q_rq[0], r.q_rq[1], r.q_bs,
+         r.rq_vs_mx[0], r.rq_vs_mx[1], r.q_rq[1] / r.q_bs, r.flushed_a, r.flushed_b);
+    return r;
+  };
+  const auto pts = study::points();
+  for (std::size_t pi = 0; pi < pts.size(); ++pi) {
+    const study::Point& p = pts[pi];
+    const auto [a, b, ref_exact] = study::point_data(p, rows);
+    const Row r = measure_row(study::name(p.data), p.K, a, b, ref_exact);
+    INFO(study::name(p.data) << " K = " << p.K);
     // Equal as the JSON prints them (std::ostream's default 6 significant digits).
     auto json = [](double x) {
       std::ostringstream s;
       s << x;
       return s.str();
     };
-    CHECK(json(q_mx[0]) == json(committed[pi].floor_ocp));
-    CHECK(json(q_mx[1]) == json(committed[pi].rceil));
-    CHECK(json(q_bs) == json(committed[pi].block_scaled));
+    CHECK(json(r.q_mx[0]) == json(committed[pi].floor_ocp));
+    CHECK(json(r.q_mx[1]) == json(committed[pi].rceil));
+    CHECK(json(r.q_bs) == json(committed[pi].block_scaled));
+  }
+  // Data made to defeat the rule (session 53): the 1 x 32 blocks of one 1 x 128 group (and of
+  // one 128 x 128 block of B) of very different magnitudes, where MX keeps every block's own
+  // scale and the re-quantised group has one.
+  //   spread S: N(0, 1) times 2^u per 1 x 32 block of A and of B, u uniform in [-S/2, S/2];
+  //   complementary: N(0, 1), with block 0 of every 1 x 128 group of A and blocks 1-3 of every
+  //     group of B times 2^16: half of each dot product comes from A's quiet blocks times B's
+  //     loud ones, and those quiet blocks of A are 2^16 below their group's loud block.
+  emit("%s",
+       "# Adversarial for the re-quantisation (not chapter 7's study data; fixed seeds), K = 4096:\n"
+       "#   spread_S: N(0, 1) x 2^u per 1 x 32 block of A and B, u uniform in [-S/2, S/2]\n"
+       "#   complementary: N(0, 1); block 0 of each 1 x 128 group of A, blocks 1-3 of B, x 2^16\n");
+  const std::int64_t K = 4096;
+  std::mt19937_64 gen(53053);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  auto make = [&](std::int64_t rows_, int spread, int loud_mask) {
+    std::vector<float> v(std::size_t(rows_ * K));
+    std::uniform_int_distribution<int> u(-spread / 2, spread / 2);
+    for (std::int64_t r = 0; r < rows_; ++r)
+      for (std::int64_t blk = 0; blk < K / 32; ++blk) {
+        const int e = (loud_mask >> (blk % 4) & 1) ? 16 : spread > 0 ? u(gen) : 0;
+        for (std::int64_t c = blk * 32; c < blk * 32 + 32; ++c)
+          v[std::size_t(r * K + c)] = std::ldexp(normal(gen), e);
+      }
+    return v;
+  };
+  auto exact = [&](const std::vector<float>& a, const std::vector<float>& b) {
+    return reference_gemm_rows(M, N, K, study::to_double(a).data(), study::to_double(b).data(),
+                               rows);
+  };
+  for (const int spread : {8, 14, 20, 28}) {
+    const auto a = make(M, spread, 0), b = make(N, spread, 0);
+    const std::string name = "spread_" + std::to_string(spread);
+    measure_row(name.c_str(), K, a, b, exact(a, b));
+  }
+  {
+    const auto a = make(M, 0, 0x1), b = make(N, 0, 0xE);
+    const Row r = measure_row("complementary", K, a, b, exact(a, b));
+    CHECK(r.rq_vs_mx[1] > 1e-2);  // the case is what it says: the rule loses much of D here
   }
   std::filesystem::create_directories("plots/data/cpu");
   std::ofstream out(path);

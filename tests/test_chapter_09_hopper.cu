@@ -6,7 +6,11 @@
 // mx_emulate.hpp (random e4m3 codes and UE8M0 exponents, the Mx1x32 layout with zero padding).
 // The same for the dequantize_bf16 path (HopperPath), plus: its dequantiser bit for bit against the
 // CPU's (common/mx.hpp), its accuracy at K = 65536 on all-positive data (the case that shows
-// whether the tensor cores' bf16 sums need promotion), and rebind().
+// whether the tensor cores' bf16 sums need promotion), and rebind(). The requantize_block_scaled
+// path (not exact) against the float64 product of the operands the CPU rule re-quantises
+// (mx_requantize_1x128 / _128x128: what it is defined to compute) and, where the exponents spread
+// over fewer than 14 binades per group, against the MX definition itself; its NaN row, rebind,
+// determinism, max_sms and the pending-error rule as the other paths.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -43,6 +47,37 @@ std::vector<double> run_bf16(const MxOperands& o, const std::string& kernel = ""
                              std::int64_t pad = 0) {
   return run_hopper(o, kernel, pad, HopperPath::dequantize_bf16);
 }
+std::vector<double> run_requant(const MxOperands& o, const std::string& kernel = "",
+                                std::int64_t pad = 0) {
+  return run_hopper(o, kernel, pad, HopperPath::requantize_block_scaled);
+}
+/// What the requantize_block_scaled path is defined to compute: the float64 product of A and B
+/// re-quantised by the CPU rule (common/mx.hpp), dequantised exactly.
+std::vector<double> reference_requant_f64(const MxOperands& o) {
+  auto operand = [](std::int64_t rows, std::int64_t K, const std::vector<std::uint8_t>& v,
+                    const std::vector<std::uint8_t>& s) {
+    MxQuantized q;
+    q.rows = rows;
+    q.cols = K;
+    q.values = v;
+    q.scales = s;
+    return q;
+  };
+  const std::vector<double> a = dequantize(mx_requantize_1x128(operand(o.M, o.K, o.A, o.sa)));
+  const std::vector<double> b = dequantize(mx_requantize_128x128(operand(o.N, o.K, o.B, o.sb)));
+  std::vector<double> d(std::size_t(o.M * o.N));
+  for (std::int64_t m = 0; m < o.M; ++m)
+    for (std::int64_t n = 0; n < o.N; ++n) {
+      double acc = 0;
+      for (std::int64_t k = 0; k < o.K; ++k)
+        acc += a[std::size_t(m * o.K + k)] * b[std::size_t(n * o.K + k)];
+      d[std::size_t(m * o.N + n)] = acc;
+    }
+  return d;
+}
+/// The three paths, for the tests that hold for each.
+constexpr HopperPath kPaths[] = {HopperPath::promote_per_block, HopperPath::dequantize_bf16,
+                                 HopperPath::requantize_block_scaled};
 /// The default kernel of `path` on o with D starting finite (every bf16 0x3C3C), not from the NaN
 /// poison: the NaN-scale checks expect NaN, which a D that was never written would also hold.
 std::vector<double> run_from_finite(const MxOperands& o, HopperPath path) {
@@ -125,17 +160,24 @@ TEST_CASE("ch09 Hopper: max_sms limits the grid, both paths right", "[ch09][hopp
   DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
   DeviceBuffer<std::uint16_t> d(std::size_t(o.M * o.N));
   const MxGemm g = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data(), o.N);
-  for (const HopperPath path : {HopperPath::promote_per_block, HopperPath::dequantize_bf16})
+  for (const HopperPath path : kPaths)
     for (int max_sms : {1, 2, 16}) {
       INFO("path " << int(path) << ", max_sms " << max_sms);
       HopperOptions opt;
       opt.path = path;
       opt.max_sms = max_sms;
       const HopperPlan plan(g, opt);
-      const engine::EnginePlan& e = plan.engine();
       std::printf("  max_sms %2d: %s\n", max_sms, plan.describe().c_str());
-      CHECK(e.grid_ctas() >= 1);
-      CHECK(e.grid_ctas() <= std::max(max_sms, e.kernel().cluster_size()));
+      if (path == HopperPath::requantize_block_scaled) {
+        // Chapter 7's plan, given the same max_sms (its own tests check its grid).
+        REQUIRE(plan.block_scaled() != nullptr);
+        CHECK_THROWS_AS(plan.engine(), std::logic_error);
+      } else {
+        const engine::EnginePlan& e = plan.engine();
+        CHECK(plan.block_scaled() == nullptr);
+        CHECK(e.grid_ctas() >= 1);
+        CHECK(e.grid_ctas() <= std::max(max_sms, e.kernel().cluster_size()));
+      }
       CHECK(relative_frobenius(test::run_mx<HopperPlan>(o, 0, opt), ref) < 4e-3);
     }
   HopperOptions bad;
@@ -243,69 +285,118 @@ TEST_CASE("ch09 Hopper: both paths at K = 65536 on all-positive data", "[ch09][h
   };
   const auto promoted = run_hopper(o, "");
   const auto bf16 = run_bf16(o);
-  INFO("relative Frobenius error: promote_per_block " << relative_frobenius(promoted, ref)
-                                                      << ", dequantize_bf16 "
-                                                      << relative_frobenius(bf16, ref));
+  // Every block's scale is 1 here, so re-quantising changes nothing, and chapter 7's promotion
+  // every 128 K must keep the sums as well.
+  const auto requant = run_requant(o);
+  INFO("relative Frobenius error: promote_per_block "
+       << relative_frobenius(promoted, ref) << ", dequantize_bf16 " << relative_frobenius(bf16, ref)
+       << ", requantize_block_scaled " << relative_frobenius(requant, ref));
   CHECK(beyond_one_ulp(promoted) == 0);
   CHECK(beyond_one_ulp(bf16) == 0);
+  CHECK(beyond_one_ulp(requant) == 0);
   CHECK(relative_frobenius(bf16, ref) < 4e-3);
 }
 
-TEST_CASE("ch09 Hopper dequantize_bf16: deterministic, and rebind", "[ch09][hopper][gpu]") {
-  const MxOperands o = random_operands(512, 512, 2048, 42);
-  const auto first = run_bf16(o);
-  CHECK(relative_frobenius(first, reference_f64(o)) < 4e-3);  // not only equal to itself
-  CHECK(first == run_bf16(o));
-  // A plan re-pointed at other operands and another D gives their product.
-  const MxOperands p = random_operands(o.M, o.N, o.K, 43);
-  DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
-  DeviceBuffer<std::uint8_t> a2(p.A), b2(p.B), sa2(p.sa), sb2(p.sb);
-  DeviceBuffer<std::uint16_t> d(std::size_t(o.M * o.N)), d2(std::size_t(o.M * o.N));
-  HopperOptions opt;
-  opt.path = HopperPath::dequantize_bf16;
-  HopperPlan plan(mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data()), opt);
-  CHECK(plan.workspace_bytes() >= std::size_t((o.M + o.N) * o.K * 2));
-  plan.rebind(mx_call(p, a2.data(), b2.data(), sa2.data(), sb2.data(), d2.data()));
-  poison_bf16(d2.data(), d2.size());
-  plan.run(nullptr);
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<double> got = test::download_bf16(d2);
-  CHECK(relative_frobenius(got, reference_f64(p)) < 4e-3);
-  // Another shape is refused, naming the field.
-  MxOperands small = random_operands(256, 512, 2048, 44);
-  CHECK_THROWS_AS(plan.rebind(mx_call(small, a2.data(), b2.data(), sa2.data(), sb2.data(),
-                                      d2.data())),
-                  std::invalid_argument);
+TEST_CASE("ch09 Hopper dequantize_bf16 and requantize_block_scaled: deterministic, and rebind",
+          "[ch09][hopper][gpu]") {
+  for (const HopperPath path :
+       {HopperPath::dequantize_bf16, HopperPath::requantize_block_scaled}) {
+    INFO("path " << int(path));
+    const MxOperands o = random_operands(512, 512, 2048, 42);
+    const auto first = run_hopper(o, "", 0, path);
+    CHECK(relative_frobenius(first, reference_f64(o)) < 4e-3);  // not only equal to itself
+    CHECK(first == run_hopper(o, "", 0, path));
+    // A plan re-pointed at other operands and another D gives their product.
+    const MxOperands p = random_operands(o.M, o.N, o.K, 43);
+    DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
+    DeviceBuffer<std::uint8_t> a2(p.A), b2(p.B), sa2(p.sa), sb2(p.sb);
+    DeviceBuffer<std::uint16_t> d(std::size_t(o.M * o.N)), d2(std::size_t(o.M * o.N));
+    HopperOptions opt;
+    opt.path = path;
+    HopperPlan plan(mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data()), opt);
+    // bf16 operands (2 bytes an element), or e4m3 operands and their scales.
+    const std::size_t bytes = path == HopperPath::dequantize_bf16 ? 2 : 1;
+    CHECK(plan.workspace_bytes() >= std::size_t((o.M + o.N) * o.K) * bytes);
+    plan.rebind(mx_call(p, a2.data(), b2.data(), sa2.data(), sb2.data(), d2.data()));
+    poison_bf16(d2.data(), d2.size());
+    plan.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<double> got = test::download_bf16(d2);
+    CHECK(relative_frobenius(got, reference_f64(p)) < 4e-3);
+    // Another shape is refused, naming the field.
+    MxOperands small = random_operands(256, 512, 2048, 44);
+    CHECK_THROWS_AS(plan.rebind(mx_call(small, a2.data(), b2.data(), sa2.data(), sb2.data(),
+                                        d2.data())),
+                    std::invalid_argument);
+  }
 }
 
-TEST_CASE("ch09 Hopper dequantize_bf16: an earlier pending CUDA error is reported as such",
+TEST_CASE("ch09 Hopper dequantize_bf16 and requantize_block_scaled: an earlier pending CUDA "
+          "error is reported as such",
           "[ch09][hopper][gpu]") {
-  // The path launches its dequantiser before the GEMM; that launch's own check must not take an
+  // Each path launches its conversion before the GEMM; that launch's own check must not take an
   // earlier, unrelated error for its own (docs/contract.md, the reliability rule). A failed
   // cudaMalloc leaves a non-sticky error pending: run() throws naming it as an earlier call's,
   // launches nothing (D keeps its poison), and leaves the error for its owner.
-  const MxOperands o = random_operands(256, 256, 512, 45);
-  DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
-  DeviceBuffer<std::uint16_t> d(std::size_t(o.M * o.N));
-  HopperOptions opt;
-  opt.path = HopperPath::dequantize_bf16;
-  HopperPlan plan(mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data()), opt);
-  poison_bf16(d.data(), d.size());
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  const gpu_test::PendingErrorRun r =
-      gpu_test::run_with_pending_error([&] { plan.run(nullptr); });
-  REQUIRE(r.error != cudaSuccess);
-  INFO(r.message);
-  CHECK(r.message.find("from an earlier call") != std::string::npos);
-  CHECK(r.message.find("fp8gemm::ch09_hopper_mxfp8") != std::string::npos);
-  CHECK(cudaGetLastError() == r.error);  // still pending for its owner; now cleared
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  std::int64_t written = 0;
-  for (std::uint16_t v : d.download()) written += (v & 0x7F80) != 0x7F80;
-  CHECK(written == 0);  // nothing launched: D is all poison (NaN)
-  // Cleared, the same plan works.
-  plan.run(nullptr);
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<double> got = test::download_bf16(d);
-  CHECK(relative_frobenius(got, reference_f64(o)) < 4e-3);
+  for (const HopperPath path :
+       {HopperPath::dequantize_bf16, HopperPath::requantize_block_scaled}) {
+    INFO("path " << int(path));
+    const MxOperands o = random_operands(256, 256, 512, 45);
+    DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
+    DeviceBuffer<std::uint16_t> d(std::size_t(o.M * o.N));
+    HopperOptions opt;
+    opt.path = path;
+    HopperPlan plan(mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data()), opt);
+    poison_bf16(d.data(), d.size());
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const gpu_test::PendingErrorRun r =
+        gpu_test::run_with_pending_error([&] { plan.run(nullptr); });
+    REQUIRE(r.error != cudaSuccess);
+    INFO(r.message);
+    CHECK(r.message.find("from an earlier call") != std::string::npos);
+    CHECK(r.message.find("fp8gemm::ch09_hopper_mxfp8") != std::string::npos);
+    CHECK(cudaGetLastError() == r.error);  // still pending for its owner; now cleared
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    std::int64_t written = 0;
+    for (std::uint16_t v : d.download()) written += (v & 0x7F80) != 0x7F80;
+    CHECK(written == 0);  // nothing launched: D is all poison (NaN)
+    // Cleared, the same plan works.
+    plan.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<double> got = test::download_bf16(d);
+    CHECK(relative_frobenius(got, reference_f64(o)) < 4e-3);
+  }
+}
+
+TEST_CASE("ch09 Hopper requantize_block_scaled: what it computes, against float64",
+          "[ch09][hopper][gpu]") {
+  // Tile edges, K not a multiple of 128 (a partial last group), M not of 4 (chapter 7 converts
+  // nothing: its A scales are written TMA-aligned), odd D stride (chapter 7's registers kernel).
+  for (const Shape s : {Shape{128, 128, 128, 0}, Shape{1, 8, 32, 0}, Shape{200, 136, 160, 0},
+                        Shape{130, 130, 352, 0}, Shape{257, 392, 672, 0}, Shape{190, 200, 256, 3},
+                        Shape{777, 520, 2080, 0}}) {
+    const MxOperands o = random_operands(s.M, s.N, s.K, 17 + std::uint64_t(s.M + s.N + s.K));
+    INFO(s.M << " x " << s.N << " x " << s.K << ", ldd = N + " << s.pad);
+    const auto got = run_requant(o, "", s.pad);
+    bool finite = true;
+    for (double x : got) finite = finite && std::isfinite(x);
+    REQUIRE(finite);
+    // What it is defined to compute (chapter 7's GEMM: bf16 D's rounding, ~1.7e-3) ...
+    CHECK(relative_frobenius(got, reference_requant_f64(o)) < 4e-3);
+    // ... and, the exponents spread over 13 binades (127 +- 6), the MX product itself.
+    CHECK(relative_frobenius(got, reference_f64(o)) < 4e-3);
+  }
+  // Exponents 127 +- 40: blocks far below their group's largest flush to zero. The path still
+  // computes its definition; how far that is from the MX product is printed (the README's study
+  // measures it on realistic data).
+  const MxOperands wide = random_operands(300, 264, 544, 5, 40);
+  const auto got = run_requant(wide);
+  CHECK(relative_frobenius(got, reference_requant_f64(wide)) < 4e-3);
+  std::printf("  requantize_block_scaled, exponents 127 +- 40: %.3e from the MX product\n",
+              relative_frobenius(got, reference_f64(wide)));
+  // A NaN scale (UE8M0 0xFF) for row 17, block 2 of A: its 1 x 128 group is NaN, so row 17 of D
+  // is, and no other.
+  MxOperands n = random_operands(64, 72, 256, 7);
+  n.sa[std::size_t(Mx1x32(n.M, n.K).block_index(17, 2))] = 0xFF;
+  check_nan_row_only(n, run_from_finite(n, HopperPath::requantize_block_scaled));
 }

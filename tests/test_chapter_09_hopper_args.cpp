@@ -90,6 +90,31 @@ TEST_CASE("ch09 Hopper: bad calls are refused before any CUDA call", "[ch09][hop
   CHECK_FALSE(has(refusal(g), "K = 1073741824"));  // the default path's rules take it
 }
 
+TEST_CASE("ch09 Hopper: the requantize_block_scaled path refuses the same calls",
+          "[ch09][hopper][cpu]") {
+  // The MXFP8 rules, before its workspace exists, and only chapter 7's kernels by name.
+  HopperOptions r;
+  r.path = HopperPath::requantize_block_scaled;
+  auto g = good();
+  g.K = 48;
+  CHECK(has(refusal(g, r), "fp8gemm::ch09_hopper_mxfp8"));
+  CHECK(has(refusal(g, r), "K = 48 must be a multiple of 32"));
+  g = good();
+  g.scale_a = nullptr;
+  CHECK(has(refusal(g, r), "scale_a is a null pointer"));
+  g = good();
+  g.B = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x20000008));
+  CHECK(has(refusal(g, r), "aligned"));
+  r.max_sms = -1;
+  CHECK(has(refusal(good(), r), "max_sms = -1 must be >= 0"));
+  r.max_sms = 0;
+  r.kernel = hopper_kernels().front().name;  // an MXFP8 kernel is not one of chapter 7's
+  const std::string named = refusal(good(), r);
+  INFO(named);
+  CHECK(has(named, hopper_kernels().front().name));
+  CHECK(has(named, ch07::kernels().front().name));  // the list it offers
+}
+
 TEST_CASE("ch09 Hopper: the dequantize_bf16 path's kernels", "[ch09][hopper][cpu]") {
   int tma = 0, reg = 0;
   for (const auto& k : hopper_bf16_kernels()) {

@@ -883,6 +883,57 @@ TEST_CASE("dequantize_mx_1x32_bf16 refuses bad arguments before any CUDA call", 
   CHECK(test::has(refuse(good, &b), "second y"));
 }
 
+TEST_CASE("requantize_mx refuses bad arguments before any CUDA call", "[mx][gpu_args]") {
+  // Fake device addresses, as above: every refusal comes from the pure checks.
+  const MxRequantOperand good{fake<std::uint8_t>(0x100000000000), 256, 512, 512,
+                              fake<std::uint8_t>(0x200000000000),
+                              fake<std::uint8_t>(0x300000000000), 512,
+                              fake<float>(0x400000000000)};
+  const GroupScaleLayout la = GroupScaleLayout::mn_major_tma_aligned(256);
+  const BlockScaleLayout lb = BlockScaleLayout::padded(512);
+  auto refuse = [&](const MxRequantOperand* a, const MxRequantOperand* b,
+                    GroupScaleLayout layout_a, BlockScaleLayout layout_b) {
+    return test::refusal_of([&] { requantize_mx(a, layout_a, b, layout_b); });
+  };
+  auto refuse_a = [&](MxRequantOperand a) { return refuse(&a, nullptr, la, lb); };
+  CHECK(test::has(refuse(nullptr, nullptr, la, lb),
+                  "fp8gemm::requantize_mx: a and b are both null"));
+  MxRequantOperand o = good;
+  o.K = 48;
+  CHECK(test::has(refuse_a(o), "a.K = 48 must be a positive multiple of 32"));
+  o = good;
+  o.q = fake<std::uint8_t>(0x100000000008);
+  CHECK(test::has(refuse_a(o), "a.q = 0x100000000008 must be 16-byte aligned"));
+  o = good;
+  o.out = nullptr;
+  CHECK(test::has(refuse_a(o), "a.out is a null pointer"));
+  o = good;
+  o.ldo = 520;
+  CHECK(test::has(refuse_a(o), "ldo = 520 must be multiples of 16"));
+  o = good;
+  o.ldq = 256;
+  CHECK(test::has(refuse_a(o), "a.ldq = 256 must be >= K = 512"));
+  o = good;
+  o.rows = 0;
+  CHECK(test::has(refuse_a(o), "a.rows = 0 must be >= 1"));
+  CHECK(test::has(refuse(&good, nullptr, GroupScaleLayout::mn_major_packed(100), lb),
+                  "layout_a (mn-major, ld 100): ld must be >= a.rows = 256"));
+  o = good;  // out over q
+  o.out = const_cast<std::uint8_t*>(good.q) + 64;
+  CHECK(test::has(refuse_a(o), "a.out overlaps a.q"));
+  // B: its own names, its layout, and its outputs may overlap nothing of A's.
+  MxRequantOperand b{fake<std::uint8_t>(0x500000000000), 300, 512, 512,
+                     fake<std::uint8_t>(0x600000000000), fake<std::uint8_t>(0x700000000000), 512,
+                     fake<float>(0x800000000000)};
+  CHECK(test::has(refuse(nullptr, &b, la, BlockScaleLayout{3}),
+                  "layout_b.ld = 3 must be >= ceil(b.K / 128) = 4"));
+  b.K = 40;
+  CHECK(test::has(refuse(&good, &b, la, lb), "b.K = 40"));
+  b.K = 512;
+  b.out_scales = good.out_scales;
+  CHECK(test::has(refuse(&good, &b, la, lb), "overlaps"));
+}
+
 // ============ re-quantising MXFP8 into chapter 7's 1 x 128 / 128 x 128 format (mx.hpp) ===========
 
 namespace {

@@ -9,7 +9,9 @@
 // x, q, q_t and scale pointers off alignment); both exponent rules; every kernel variant behind the
 // public functions (mx_tuning: v1 .. v4, each with its own grid and with a grid of 3 CTAs). The
 // data checks guard against vacuous comparisons (the expected output must hold 0xFF scales,
-// saturated codes, code-0 scales, zero padding). Without a GPU, gpu_main.cpp exits 77 (skipped).
+// saturated codes, code-0 scales, zero padding). And requantize_mx (MXFP8 -> chapter 7's format)
+// against mx_requantize_1x128 / _128x128 byte for byte (its section below). Without a GPU,
+// gpu_main.cpp exits 77 (skipped).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -281,4 +283,227 @@ TEST_CASE("MX quantisers: large shape and determinism", "[mx_gpu]") {
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   require_same(q.download(), q1, "q, second run");
   require_same(s.download(), s1, "scales, second run");
+}
+
+// ==================== requantize_mx: MXFP8 -> chapter 7's format, on the GPU =====================
+// Against the CPU rule (mx_requantize_1x128 / mx_requantize_128x128, common/mx.hpp; test_mx_cpu
+// checks that rule against float64) byte for byte: every code, every scale's bits, the scale
+// buffers' padding (0.0f inside required_elements()), and the bytes nothing may write (poison
+// between K and ldo, after each buffer). Operands made to reach every branch: block exponents
+// spread over 127 +- 12 (shifts into e4m3's subnormals and to zero), zero blocks (+0 and -0),
+// and, where there are enough blocks, a UE8M0 NaN code, an e4m3 NaN element, a zero block above
+// its group's exponent (kept as is), a block 40 binades below its neighbours (flushed), code 254,
+// and a group whose only non-zero block has code 0 (scale 2^-127, an FP32 subnormal).
+
+namespace {
+
+/// A random MXFP8 operand (rows x K) with the cases above.
+MxQuantized random_mx_operand(std::int64_t rows, std::int64_t K) {
+  std::mt19937_64 rng(g_seed++);
+  MxQuantized q;
+  q.rows = rows;
+  q.cols = K;
+  q.values.resize(std::size_t(rows * K));
+  q.scales.assign(std::size_t(mx_scale_bytes(rows, K / 32)), 0);
+  const std::int64_t cb = K / 32;
+  auto set_code = [&](std::int64_t r, std::int64_t b, int code) {
+    q.scales[std::size_t(mx_scale_offset(r, b, rows, cb))] = std::uint8_t(code);
+  };
+  auto fill = [&](std::int64_t r, std::int64_t b, bool zero) {
+    for (std::int64_t c = b * 32; c < b * 32 + 32; ++c) {
+      std::uint8_t v = std::uint8_t(rng());
+      while ((v & 0x7F) == 0x7F) v = std::uint8_t(rng());
+      q.values[std::size_t(r * K + c)] = zero ? std::uint8_t(v & 0x80) : v;
+    }
+  };
+  std::uniform_int_distribution<int> code(127 - 12, 127 + 12);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t b = 0; b < cb; ++b) {
+      fill(r, b, rng() % 16 == 0);
+      set_code(r, b, code(rng));
+    }
+  if (rows * cb >= 64) {
+    std::vector<std::int64_t> ids(std::size_t(rows * cb));
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = std::int64_t(i);
+    std::shuffle(ids.begin(), ids.end(), rng);
+    auto rb = [&](int i) { return std::pair{ids[std::size_t(i)] / cb, ids[std::size_t(i)] % cb}; };
+    set_code(rb(0).first, rb(0).second, 0xFF);                                     // NaN code
+    fill(rb(1).first, rb(1).second, false);
+    q.values[std::size_t(rb(1).first * K + rb(1).second * 32 + 5)] = 0xFF;        // NaN element
+    fill(rb(2).first, rb(2).second, true);
+    set_code(rb(2).first, rb(2).second, 127 + 40);                 // zero block above E: kept
+    fill(rb(3).first, rb(3).second, false);
+    set_code(rb(3).first, rb(3).second, 127 - 40);                                 // flushed
+    set_code(rb(4).first, rb(4).second, 254);
+    // A 1 x 128 group (row r, group g) whose only non-zero block has code 0.
+    const auto [r, b] = rb(5);
+    const std::int64_t g0 = b / 4 * 4;
+    for (std::int64_t x = g0; x < std::min(cb, g0 + 4); ++x) fill(r, x, x != b);
+    set_code(r, b, 0);
+  }
+  return q;
+}
+
+/// The output layouts a check writes: A's 1 x 128 scales and B's 128 x 128 scales.
+struct RequantLayouts {
+  GroupScaleLayout a;
+  BlockScaleLayout b;
+};
+
+/// What the CPU rule gives, in the GPU call's buffers: codes at ld with poison in the gaps (and
+/// kSlack bytes after), scales at the layout's offsets with 0.0f in the padding inside
+/// required_elements() (and 4 poisoned floats after).
+struct RequantExpected {
+  std::vector<std::uint8_t> q;
+  std::vector<std::uint32_t> s;
+};
+constexpr std::uint32_t kPoisonFloat = 0xABABABABu;
+std::uint32_t bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+template <class Recipe, class Layout>
+RequantExpected expected_requant(const Quantized<Recipe>& cpu, std::int64_t rows, std::int64_t K,
+                                 std::int64_t ldo, const Layout& L, bool group_1x128) {
+  RequantExpected e;
+  e.q.assign(std::size_t((rows - 1) * ldo + K) + kSlack, kPoison);
+  for (std::int64_t r = 0; r < rows; ++r)
+    std::copy_n(cpu.values.begin() + r * K, K, e.q.begin() + r * ldo);
+  const std::int64_t groups = ceil_div(K, 128), need = L.required_elements(rows, K);
+  e.s.assign(std::size_t(need + 4), kPoisonFloat);
+  for (std::int64_t i = 0; i < need; ++i) e.s[std::size_t(i)] = 0;  // padding: 0.0f
+  const std::int64_t lines = group_1x128 ? rows : ceil_div(rows, 128);
+  for (std::int64_t i = 0; i < lines; ++i)
+    for (std::int64_t g = 0; g < groups; ++g)
+      e.s[std::size_t(L.offset(i, g))] =
+          bits(cpu.scales[std::size_t(cpu.layout.block_index(i, g))]);
+  return e;
+}
+
+struct RequantSeen {
+  std::int64_t moved = 0, flushed = 0, nan_groups = 0, tiny_scale = 0, padding = 0;
+};
+
+/// One call of requantize_mx on fresh operands: a (rows_a x K) and b (rows_b x K), either
+/// skipped when its rows are 0; ldq = K + pad_q, ldo = K + pad_o.
+void check_requant(std::int64_t rows_a, std::int64_t rows_b, std::int64_t K, std::int64_t pad_q,
+                   std::int64_t pad_o, const RequantLayouts& L, RequantSeen& seen) {
+  INFO("rows_a " << rows_a << ", rows_b " << rows_b << ", K " << K << ", pad_q " << pad_q
+                 << ", pad_o " << pad_o << ", layout_a " << to_string(L.a.major) << " ld "
+                 << L.a.ld << ", layout_b ld " << L.b.ld);
+  struct Side {
+    std::int64_t rows;
+    MxQuantized q;
+    DeviceBuffer<std::uint8_t> dq, ds, out;
+    DeviceBuffer<std::uint32_t> out_s;
+    RequantExpected want;
+    MxRequantOperand op;
+  };
+  const std::int64_t ldq = K + pad_q, ldo = K + pad_o;
+  auto make = [&](std::int64_t rows, bool is_a) {
+    Side s;
+    s.rows = rows;
+    s.q = random_mx_operand(rows, K);
+    std::vector<std::uint8_t> strided(std::size_t((rows - 1) * ldq + K), 0x7F);  // NaN gaps
+    for (std::int64_t r = 0; r < rows; ++r)
+      std::copy_n(s.q.values.begin() + r * K, K, strided.begin() + r * ldq);
+    s.dq = DeviceBuffer<std::uint8_t>(strided);
+    s.ds = DeviceBuffer<std::uint8_t>(s.q.scales);
+    if (is_a) {
+      const auto cpu = mx_requantize_1x128(s.q);
+      s.want = expected_requant(cpu, rows, K, ldo, L.a, true);
+      for (float f : cpu.scales) seen.nan_groups += std::isnan(f);
+      for (float f : cpu.scales) seen.tiny_scale += f == std::ldexp(1.0f, -127);
+      for (std::size_t i = 0; i < cpu.values.size(); ++i) {
+        seen.moved += cpu.values[i] != s.q.values[i];
+        seen.flushed += (s.q.values[i] & 0x7F) != 0 && (cpu.values[i] & 0x7F) == 0;
+      }
+    } else {
+      const auto cpu = mx_requantize_128x128(s.q);
+      s.want = expected_requant(cpu, rows, K, ldo, L.b, false);
+      for (float f : cpu.scales) seen.nan_groups += std::isnan(f);
+    }
+    for (std::size_t i = 0; i + 4 < s.want.s.size(); ++i) seen.padding += s.want.s[i] == 0;
+    s.out = poisoned<std::uint8_t>(s.want.q.size());
+    s.out_s = poisoned<std::uint32_t>(s.want.s.size());
+    s.op = {s.dq.data(), rows, K, ldq, s.ds.data(), s.out.data(), ldo,
+            reinterpret_cast<float*>(s.out_s.data())};
+    return s;
+  };
+  Side a, b;
+  if (rows_a > 0) a = make(rows_a, true);
+  if (rows_b > 0) b = make(rows_b, false);
+  requantize_mx(rows_a > 0 ? &a.op : nullptr, L.a, rows_b > 0 ? &b.op : nullptr, L.b);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  auto same_words = [](const std::vector<std::uint32_t>& got,
+                       const std::vector<std::uint32_t>& want, const char* what) {
+    REQUIRE(got.size() == want.size());
+    std::size_t i = 0;
+    while (i < got.size() && got[i] == want[i]) ++i;
+    INFO(what << ": first differing float " << i << " of " << got.size());
+    REQUIRE(i == got.size());
+  };
+  if (rows_a > 0) {
+    require_same(a.out.download(), a.want.q, "A's codes");
+    same_words(a.out_s.download(), a.want.s, "A's scales");
+  }
+  if (rows_b > 0) {
+    require_same(b.out.download(), b.want.q, "B's codes");
+    same_words(b.out_s.download(), b.want.s, "B's scales");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("requantize_mx equals mx_requantize_1x128 / _128x128 byte for byte", "[mx_gpu]") {
+  RequantSeen seen;
+  for (const std::int64_t K : {32, 96, 160, 544, 1056, 4096 + 96})
+    for (const std::int64_t rows : {1, 3, 127, 129, 200, 300}) {
+      const std::int64_t groups = ceil_div(K, 128);
+      // Both operands in one launch, the default layouts chapter 7 reads (A mn-major
+      // TMA-aligned, B padded), packed leading dimensions.
+      check_requant(rows, rows + 37, K, 0, 0,
+                    {GroupScaleLayout::mn_major_tma_aligned(rows), BlockScaleLayout::padded(K)},
+                    seen);
+      // Each alone; strided operands; other layouts (k-major A with padding, packed B, B with a
+      // wide ld).
+      check_requant(rows, 0, K, 16, 32, {GroupScaleLayout{ScaleMajor::k, groups + 3}, {}}, seen);
+      check_requant(0, rows, K, 32, 16, {{}, BlockScaleLayout::packed(K)}, seen);
+      check_requant(rows + 5, 2 * rows + 1, K, 0, 16,
+                    {GroupScaleLayout::mn_major_packed(rows + 5), BlockScaleLayout{groups + 5}},
+                    seen);
+    }
+  // Not vacuous: elements moved and flushed, NaN groups, the subnormal scale 2^-127, padding.
+  CHECK(seen.moved > 1000);
+  CHECK(seen.flushed > 100);
+  CHECK(seen.nan_groups > 10);
+  CHECK(seen.tiny_scale > 0);
+  CHECK(seen.padding > 0);
+}
+
+TEST_CASE("requantize_mx: a large operand pair, deterministic", "[mx_gpu]") {
+  RequantSeen seen;
+  const std::int64_t M = 1000, N = 2100, K = 7168 + 32;
+  const RequantLayouts L{GroupScaleLayout::mn_major_tma_aligned(M), BlockScaleLayout::padded(K)};
+  check_requant(M, N, K, 0, 0, L, seen);  // the CPU's bytes
+  // Twice on the same input: the same bytes (the first run equals the CPU's, checked above on
+  // other data; here the second equals the first, on re-poisoned outputs).
+  const MxQuantized q = random_mx_operand(N, K);
+  DeviceBuffer<std::uint8_t> dq(q.values), ds(q.scales);
+  auto out = poisoned<std::uint8_t>(std::size_t(N * K));
+  auto out_s = poisoned<float>(std::size_t(L.b.required_elements(N, K)));
+  const MxRequantOperand b{dq.data(), N, K, K, ds.data(), out.data(), K, out_s.data()};
+  requantize_mx(nullptr, L.a, &b, L.b);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto q1 = out.download();
+  const auto s1 = out_s.download();
+  REQUIRE(q1 == mx_requantize_128x128(q).values);
+  FP8GEMM_CUDA_CHECK(cudaMemset(out.data(), kPoison, out.bytes()));
+  FP8GEMM_CUDA_CHECK(cudaMemset(out_s.data(), kPoison, out_s.bytes()));
+  requantize_mx(nullptr, L.a, &b, L.b);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(out.download() == q1);
+  const auto s2 = out_s.download();
+  CHECK(std::memcmp(s2.data(), s1.data(), s1.size() * 4) == 0);
 }

@@ -68,6 +68,24 @@ GemmArgs bf16_args(const MxGemm& g, const std::uint16_t* a16, const std::uint16_
   return GemmArgs{.M = g.M, .N = g.N, .K = 2 * g.K, .A = a16, .lda = 2 * g.K, .B = b16,
                   .ldb = 2 * g.K, .D = g.D, .ldd = g.ldd, .scale_a = ones, .scale_b = ones + 1};
 }
+
+/// The requantize_block_scaled path's workspace, in bytes from its start: A' (M x K e4m3), B'
+/// (N x K), A's 1 x 128 scales (mn-major, TMA-aligned: what chapter 7's kernel reads in place),
+/// B's 128 x 128 scales (padded). Every part starts on 16 bytes: K is a multiple of 32.
+struct RequantLayout {
+  GroupScaleLayout layout_a;
+  BlockScaleLayout layout_b;
+  std::size_t a = 0, b = 0, scale_a = 0, scale_b = 0, bytes = 0;
+  explicit RequantLayout(const MxGemm& g)
+      : layout_a(GroupScaleLayout::mn_major_tma_aligned(g.M)),
+        layout_b(BlockScaleLayout::padded(g.K)) {
+    const std::int64_t groups = ceil_div(g.K, 128);
+    b = std::size_t(g.M * g.K);
+    scale_a = b + std::size_t(g.N * g.K);
+    scale_b = scale_a + std::size_t(round_up(groups * layout_a.ld * 4, 16));
+    bytes = scale_b + std::size_t(ceil_div(g.N, 128) * layout_b.ld * 4);
+  }
+};
 }  // namespace
 
 struct HopperPlan::Impl {
@@ -78,8 +96,15 @@ struct HopperPlan::Impl {
   DeviceBuffer<std::uint16_t> workspace;
   MxDequantOperand deq_a, deq_b;
   std::unique_ptr<engine::EnginePlan> bf16;
-  MxGemm call;  // the bf16 path's call as built or last re-bound (its rebind compares against it;
-                // the default path's engine plan keeps its own)
+  // The requantize_block_scaled path: its workspace (RequantLayout), the two operands of the one
+  // re-quantisation launch, chapter 7's plan.
+  DeviceBuffer<std::uint8_t> rq_workspace;
+  GroupScaleLayout rq_layout_a;
+  BlockScaleLayout rq_layout_b;
+  MxRequantOperand rq_a, rq_b;
+  std::unique_ptr<ch07::Plan> rq;
+  MxGemm call;  // the bf16 or requant path's call as built or last re-bound (their rebind
+                // compares against it; the default path's engine plan keeps its own)
 };
 
 HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::make_unique<Impl>()) {
@@ -88,10 +113,44 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
   const GemmArgs args = gemm_args(g);
   const GemmRequirements req = hopper_requirements();
   validate_gemm(args, req);
-  if (o.path != HopperPath::promote_per_block && o.path != HopperPath::dequantize_bf16)
+  if (o.path != HopperPath::promote_per_block && o.path != HopperPath::dequantize_bf16 &&
+      o.path != HopperPath::requantize_block_scaled)
     throw std::invalid_argument(std::string(kWho) + ": HopperOptions::path = " +
                                 std::to_string(int(o.path)) +
-                                " is not a HopperPath (promote_per_block, dequantize_bf16)");
+                                " is not a HopperPath (promote_per_block, dequantize_bf16, "
+                                "requantize_block_scaled)");
+  if (o.path == HopperPath::requantize_block_scaled) {
+    Impl& I = *impl_;
+    I.call = g;
+    const RequantLayout L(g);
+    // Everything that can refuse the call, before the workspace exists: a kernel name chapter 7
+    // does not know (pure), then the caller's buffers (the MXFP8 rules were checked above;
+    // chapter 7's rules accept every M, N, K (a multiple of 32) and D that they accept).
+    if (!o.kernel.empty()) engine::find_kernel(ch07::kernels(), o.kernel, kWho);
+    check_gemm_pointers(args, req);
+    ch07::BlockScaledGemm bs{.M = g.M, .N = g.N, .K = g.K, .A = nullptr, .lda = g.K,
+                             .B = nullptr, .ldb = g.K, .scale_a = nullptr,
+                             .scale_a_layout = L.layout_a, .scale_b = nullptr,
+                             .scale_b_layout = L.layout_b, .D = g.D, .ldd = g.ldd,
+                             .output = ch07::Output::bf16};
+    I.rq_workspace = DeviceBuffer<std::uint8_t>(L.bytes);
+    std::uint8_t* w = I.rq_workspace.data();
+    bs.A = w + L.a;
+    bs.B = w + L.b;
+    bs.scale_a = reinterpret_cast<const float*>(w + L.scale_a);
+    bs.scale_b = reinterpret_cast<const float*>(w + L.scale_b);
+    I.rq_layout_a = L.layout_a;
+    I.rq_layout_b = L.layout_b;
+    I.rq_a = {g.A, g.M, g.K, g.lda, g.scale_a, w + L.a, g.K,
+              reinterpret_cast<float*>(w + L.scale_a)};
+    I.rq_b = {g.B, g.N, g.K, g.ldb, g.scale_b, w + L.b, g.K,
+              reinterpret_cast<float*>(w + L.scale_b)};
+    validate_requantize_mx(&I.rq_a, I.rq_layout_a, &I.rq_b, I.rq_layout_b);
+    prepare_requantize_mx();
+    I.rq = std::make_unique<ch07::Plan>(bs,
+                                        ch07::Options{.max_sms = o.max_sms, .kernel = o.kernel});
+    return;
+  }
   if (o.path == HopperPath::dequantize_bf16) {
     Impl& I = *impl_;
     I.call = g;
@@ -137,6 +196,13 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
 HopperPlan::~HopperPlan() = default;
 
 void HopperPlan::run(cudaStream_t stream) const {
+  if (impl_->rq) {
+    require_no_pending_error(kWho);  // as the dequantize_bf16 path below
+    launch_requantize_mx(&impl_->rq_a, impl_->rq_layout_a, &impl_->rq_b, impl_->rq_layout_b,
+                         stream);
+    impl_->rq->run(stream);
+    return;
+  }
   if (impl_->bf16) {
     // An earlier CUDA error still pending is reported as such before anything is launched (the
     // dequantisation's own launch check would otherwise take it for its own; docs/contract.md).
@@ -150,6 +216,28 @@ void HopperPlan::run(cudaStream_t stream) const {
 
 void HopperPlan::rebind(const MxGemm& in) {
   const MxGemm g = with_defaults(in);
+  if (impl_->rq) {
+    Impl& I = *impl_;
+    engine::require_same_call_but_pointers(gemm_args(I.call), gemm_args(g), kWho);
+    validate_gemm(gemm_args(g), hopper_requirements());
+    check_gemm_pointers(gemm_args(g), hopper_requirements());
+    MxRequantOperand a = I.rq_a, b = I.rq_b;
+    a.q = g.A;
+    a.scales = g.scale_a;
+    b.q = g.B;
+    b.scales = g.scale_b;
+    validate_requantize_mx(&a, I.rq_layout_a, &b, I.rq_layout_b);
+    ch07::BlockScaledGemm next{.M = g.M, .N = g.N, .K = g.K, .A = a.out, .lda = g.K, .B = b.out,
+                               .ldb = g.K, .scale_a = a.out_scales,
+                               .scale_a_layout = I.rq_layout_a, .scale_b = b.out_scales,
+                               .scale_b_layout = I.rq_layout_b, .D = g.D, .ldd = g.ldd,
+                               .output = ch07::Output::bf16};
+    I.rq->rebind(next);  // D checked and its map re-pointed; or throws, nothing changed
+    I.rq_a = a;
+    I.rq_b = b;
+    I.call = g;
+    return;
+  }
   if (impl_->bf16) {
     Impl& I = *impl_;
     // The same call but its pointers, as EnginePlan::rebind's rule; then the new pointers checked
@@ -178,12 +266,23 @@ void HopperPlan::rebind(const MxGemm& in) {
 }
 
 const engine::EnginePlan& HopperPlan::engine() const {
+  if (impl_->rq)
+    throw std::logic_error(std::string(kWho) +
+                           ": the requantize_block_scaled path runs chapter 7's plan, not an "
+                           "engine plan of its own (HopperPlan::block_scaled())");
   return impl_->bf16 ? *impl_->bf16 : static_cast<const engine::EnginePlan&>(*impl_->plan);
 }
 
-std::size_t HopperPlan::workspace_bytes() const { return impl_->workspace.bytes(); }
+const ch07::Plan* HopperPlan::block_scaled() const { return impl_->rq.get(); }
+
+std::size_t HopperPlan::workspace_bytes() const {
+  return impl_->workspace.bytes() + impl_->rq_workspace.bytes();
+}
 
 std::string HopperPlan::describe() const {
+  if (impl_->rq)
+    return "re-quantise to chapter 7's format (" + std::to_string(workspace_bytes()) +
+           " bytes of workspace; not exact), " + impl_->rq->describe();
   if (impl_->bf16)
     return "dequantize to bf16 (" + std::to_string(workspace_bytes()) + " bytes of workspace), " +
            impl_->bf16->describe();

@@ -4,7 +4,8 @@
 // mx_gemm.hpp: A [M, K] and B [N, K] e4m3, UE8M0 scales in the Mx1x32 layout, K a multiple of
 // 32, bf16 D), so a model quantised for Blackwell runs here unchanged.
 // Runs on the H200: correct, ~0.3x chapter 7 (README, "The Hopper half", says why); the opt-in
-// dequantize_bf16 path (HopperPath) trades a workspace for bf16 tensor cores that apply the scales.
+// dequantize_bf16 path (HopperPath) trades a workspace for bf16 tensor cores that apply the scales,
+// exactly; the opt-in requantize_block_scaled path trades exactness for chapter 7's kernel.
 //
 //   fp8gemm::ch09::HopperPlan plan(gemm);   // validate, prepare the kernel, tensor maps: once
 //   plan.run(stream);                       // launch only
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bs_gemm.hpp"  // chapter 7's plan: the requantize_block_scaled path's GEMM
 #include "common/engine/plan.hpp"
 #include "mx_gemm.hpp"
 
@@ -32,12 +34,21 @@ enum class HopperPath {
   /// GEMM on the engine (common/engine/bf16_operands.cuh): the tensor cores apply the scales, at
   /// bf16's rate (half of FP8's). Two launches per run().
   dequantize_bf16,
+  /// NOT EXACT, opt-in: A and B re-quantised into chapter 7's DeepSeek-V3 format (common/mx.hpp's
+  /// rule: per 1 x 128 group of A, per 128 x 128 block of B, one power-of-two scale, that of the
+  /// group's largest MX block; every element shifted down to it and rounded to e4m3) into a
+  /// workspace the plan owns, (M + N) K bytes plus the FP32 scales, then chapter 7's GEMM
+  /// (ch07::Plan, its kernel table) on them. Elements more than about 2^14 below their group's
+  /// largest value lose bits or flush to zero (README, "A third Hopper path", measures what
+  /// that does to D). Two launches per run().
+  requantize_block_scaled,
 };
 
 struct HopperOptions {
   /// By name: of hopper_kernels() (or hopper_earlier_kernels(), for the chapter's comparison) on
-  /// the default path, of hopper_bf16_kernels() on the dequantize_bf16 path; "" = the path's
-  /// first TMA-store kernel where D allows it.
+  /// the default path, of hopper_bf16_kernels() on the dequantize_bf16 path, of chapter 7's
+  /// ch07::kernels() on the requantize_block_scaled path; "" = the path's own choice (the first
+  /// TMA-store kernel where D allows it; on the last path chapter 7's per-shape table).
   std::string kernel;
   HopperPath path = HopperPath::promote_per_block;
   /// SMs the GEMM's persistent grid may use (0: all), as chapter 7's Options::max_sms. On the
@@ -71,10 +82,16 @@ class HopperPlan {
   /// another thread.
   void rebind(const MxGemm& gemm);
   /// The engine plan run() launches: the MXFP8 kernel, or on the dequantize_bf16 path the bf16
-  /// GEMM (its run() is then the GEMM alone, without the dequantisation before it).
+  /// GEMM (its run() is then the GEMM alone, without the dequantisation before it). On the
+  /// requantize_block_scaled path there is none: throws std::logic_error (see block_scaled()).
   const engine::EnginePlan& engine() const;
-  /// Bytes of device memory the plan owns for the dequantize_bf16 path's bf16 operands (0 on
-  /// the default path).
+  /// On the requantize_block_scaled path, chapter 7's plan run() launches after the
+  /// re-quantisation (its run() is the GEMM alone, on the operands the last run re-quantised);
+  /// nullptr on the other paths.
+  const ch07::Plan* block_scaled() const;
+  /// Bytes of device memory the plan owns for the re-encoded operands: the dequantize_bf16 path's
+  /// bf16 operands, the requantize_block_scaled path's e4m3 operands and scales (0 on the
+  /// default path).
   std::size_t workspace_bytes() const;
   std::string describe() const;
 

@@ -8,7 +8,9 @@
 // (ch09_hopper_mx) and dequantize_bf16 (ch09_hopper_mx_bf16), and the latter's
 // bf16 GEMM alone (ch09_bf16_gemm_alone: its plan's engine(), on the operands
 // its last run dequantised), beside cuBLASLt's bf16 GEMM on the same operands
-// (cublaslt_bf16).
+// (cublaslt_bf16); the opt-in, not exact, requantize_block_scaled path
+// (ch09_hopper_mx_requant) and its chapter-7 GEMM alone (ch09_requant_gemm_alone,
+// on the operands its last run re-quantised).
 //
 //   ch09_hopper_mxfp8 [--no-bench] [--sizes=...] [--shapes=MxNxK,...]
 //   [--json=PATH] [--accuracy=PATH]   (the MXFP8 rows of chapter 7's accuracy study)
@@ -97,8 +99,10 @@ struct MxCall {
 /// chosen kernel "ch09_hopper_mx:<kernel>"; on the dequantize_bf16 path
 /// "ch09_hopper_mx_bf16" and "ch09_hopper_mx_bf16:<kernel>".
 std::string impl_name(const Variant& v) {
-  const std::string stem =
-      v.path == ch09::HopperPath::dequantize_bf16 ? "ch09_hopper_mx_bf16" : "ch09_hopper_mx";
+  const std::string stem = v.path == ch09::HopperPath::dequantize_bf16 ? "ch09_hopper_mx_bf16"
+                           : v.path == ch09::HopperPath::requantize_block_scaled
+                               ? "ch09_hopper_mx_requant"
+                               : "ch09_hopper_mx";
   return v.kernel.empty() ? stem : stem + ":" + v.kernel;
 }
 
@@ -132,9 +136,12 @@ int main(int argc, char** argv) {
   for (const auto& s : args.shapes())  // the squares and the M = 4096 DeepSeek shapes
     if (args.sizes_given || !args.custom.empty() || s.M == s.N || s.M == 4096) shapes.push_back(s);
 
-  // Both paths' defaults; --kernels=a,b (or all): these Hopper kernels too.
+  // The three paths' defaults; --kernels=a,b (or all): these Hopper kernels too.
   constexpr auto kBf16 = ch09::HopperPath::dequantize_bf16;
-  std::vector<Variant> kernels{{"", ch09::HopperPath::promote_per_block}, {"", kBf16}};
+  constexpr std::size_t kBf16Plan = 1, kRequantPlan = 2;  // indices of the paths' default plans
+  std::vector<Variant> kernels{{"", ch09::HopperPath::promote_per_block},
+                               {"", kBf16},
+                               {"", ch09::HopperPath::requantize_block_scaled}};
   for (const auto& k : args.kernels) {
     if (k != "all") {
       kernels.push_back({k, k.ends_with("_bf16") ? kBf16 : ch09::HopperPath::promote_per_block});
@@ -169,8 +176,8 @@ int main(int argc, char** argv) {
       ok &= mx_ok;
     }
     if (s.N % 8 == 0) {
-      // cuBLASLt's bf16 GEMM on the dequantize_bf16 path's operands (plans[1], which ran above).
-      const ch09::HopperPlan& p = *mx.back()->plans[1];
+      // cuBLASLt's bf16 GEMM on the dequantize_bf16 path's operands (its plan ran above).
+      const ch09::HopperPlan& p = *mx.back()->plans[kBf16Plan];
       bool cb_ok = false;
       const std::string d = mx.back()->check_run(
           [&] {
@@ -211,9 +218,9 @@ int main(int argc, char** argv) {
           impl_name(kernels[j]), s, [p](cudaStream_t st) { p->run(st); },
           double(mx[i]->host.sa.size() + mx[i]->host.sb.size()));
     }
-    // The dequantize_bf16 path's GEMM alone (kernels[1]: that path's default plan); its bytes
+    // The dequantize_bf16 path's GEMM alone (that path's default plan); its bytes
     // are the bf16 operands it reads, so its GB/s is the GEMM's.
-    const engine::EnginePlan* gemm_alone = &mx[i]->plans[1]->engine();
+    const engine::EnginePlan* gemm_alone = &mx[i]->plans[kBf16Plan]->engine();
     add(
         "ch09_bf16_gemm_alone", s, [gemm_alone](cudaStream_t st) { gemm_alone->run(st); },
         double(s.M + s.N) * double(s.K));
@@ -226,6 +233,13 @@ int main(int argc, char** argv) {
           [s, a16, b16, d, &cublas](cudaStream_t st) { cublas.bf16(s.M, s.N, s.K, a16, b16, d, st); },
           double(s.M + s.N) * double(s.K));
     }
+    // The requantize_block_scaled path's chapter-7 GEMM alone, on the operands the path's last
+    // run re-quantised (its scales: chapter 7's), so that the path's time minus this one is the
+    // re-quantisation's.
+    const ch07::Plan* rq_alone = mx[i]->plans[kRequantPlan]->block_scaled();
+    add(
+        "ch09_requant_gemm_alone", s, [rq_alone](cudaStream_t st) { rq_alone->run(st); },
+        4.0 * double(ceil_div(s.K, 128)) * double(s.M + ceil_div(s.N, 128)));
     const ch07::Plan* q = bs_plans[i].get();
     const double bs_scale_bytes =
         4.0 * double(ceil_div(s.K, 128)) * double(s.M + ceil_div(s.N, 128));

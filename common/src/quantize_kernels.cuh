@@ -1,6 +1,7 @@
 // Private to the quantiser kernels (common/src/quantize_gpu.cu, common/src/quantize_grouped_gpu.cu,
-// common/src/quantize_mx_gpu.cu; not installed): the host-side argument checks they share and the
-// device primitives their kernels are built from. Public API and numerics: common/quantize_gpu.hpp.
+// common/src/quantize_mx_gpu.cu, common/src/requantize_mx_gpu.cu; not installed): the host-side
+// argument checks they share and the device primitives their kernels are built from. Public API
+// and numerics: common/quantize_gpu.hpp.
 #pragma once
 
 #include <cuda_runtime.h>

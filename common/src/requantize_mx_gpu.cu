@@ -1,0 +1,272 @@
+// requantize_mx (common/quantize_gpu.hpp): MXFP8 operands re-quantised into chapter 7's
+// DeepSeek-V3 format on the GPU, bit for bit mx_requantize_1x128 / mx_requantize_128x128
+// (common/mx.hpp states the rule and why it is exact where it is).
+//
+// One CTA of 256 threads per 128-row x 128-column tile of an operand (A's tiles, then B's, in one
+// launch). Thread t holds the 16-byte chunk t % 8 of rows t / 8 + 32 p, p = 0..3: 16 consecutive
+// codes of one MX block (16 | 32), so one scale byte per chunk. A group's exponent E is the
+// largest scale code among its chunks that hold a non-zero code (an integer maximum: exact and
+// order-independent, so the output does not depend on the schedule):
+//  - 1 x 128 (A): a group is one row of the tile, the 8 adjacent lanes holding it; three
+//    xor-shuffles;
+//  - 128 x 128 (B): the whole tile; a warp reduction, then the 8 warps' results through shared
+//    memory (one barrier).
+// Each code is then shifted down by E minus its block's code: the e4m3 value (exact in half,
+// then float), times 2^-shift (exact: the shift is capped at 30, and every shift >= 20 flushes
+// e4m3's largest value, 448, below 2^-10 anyway), rounded back to e4m3 by
+// cvt.rn.satfinite.e4m3x2.f32 (round to nearest even; nothing can overflow: the shift is never
+// negative). A chunk whose shift is 0, or negative (a block of zeros above E), is kept as is, as
+// the CPU rule does. A group holding the UE8M0 NaN code or an e4m3 NaN is written NaN throughout
+// (scale 0x7FC00000, every code 0x7F).
+// All loads and stores are 16 bytes (the entry point requires 16-byte aligned operands with
+// leading dimensions multiple of 16, which the GEMMs that read them require anyway).
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "common/cuda.hpp"
+#include "common/fp8.hpp"
+#include "common/launch.hpp"
+#include "common/mx.hpp"
+#include "common/quantize_gpu.hpp"
+#include "common/src/quantize_kernels.cuh"
+
+namespace fp8gemm {
+
+using namespace quantize_detail;
+
+namespace {
+
+constexpr int kRequantThreads = 256;
+constexpr const char* kRequantWho = "requantize_mx";
+
+/// One operand as the kernel sees it; tiles = ceil(rows / 128) x groups, row-tile major.
+struct RequantJob {
+  const std::uint8_t* q = nullptr;
+  std::int64_t rows = 0, K = 0, ldq = 0;
+  const std::uint8_t* scales = nullptr;
+  std::uint8_t* out = nullptr;
+  std::int64_t ldo = 0;
+  float* out_scales = nullptr;
+  std::int64_t groups = 0, row_tiles = 0, tiles = 0;
+};
+
+/// Whether any of the 16 codes is non-zero (+0 and -0 are zeros).
+__device__ __forceinline__ bool any_nonzero(const uint4& v) {
+  return ((v.x | v.y | v.z | v.w) & 0x7F7F7F7Fu) != 0;
+}
+/// Whether any of the 16 codes is an e4m3 NaN (0x7F / 0xFF): a byte's low 7 bits plus 1 reach
+/// bit 7 only from 0x7F, and never carry into the next byte.
+__device__ __forceinline__ bool any_e4m3_nan(const uint4& v) {
+  const auto nan = [](unsigned w) { return ((w & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u; };
+  return (nan(v.x) | nan(v.y) | nan(v.z) | nan(v.w)) != 0;
+}
+
+/// 4 codes times m = 2^-shift, back to e4m3 (round to nearest even).
+__device__ __forceinline__ unsigned shift_word(unsigned w, float m) {
+  const float2 lo = __half22float2(
+      __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(w & 0xFFFFu), __NV_E4M3)));
+  const float2 hi = __half22float2(
+      __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(w >> 16), __NV_E4M3)));
+  return cvt_e4m3x2(lo.x * m, lo.y * m) | (cvt_e4m3x2(hi.x * m, hi.y * m) << 16);
+}
+
+/// The chunk's 16 re-quantised codes: E is the group's exponent code (cand < 0: no non-zero
+/// code in the group, E = 127), code the chunk's block's.
+__device__ __forceinline__ uint4 requantized(const uint4& v, int code, int cand, bool nan) {
+  if (nan) return make_uint4(0x7F7F7F7Fu, 0x7F7F7F7Fu, 0x7F7F7F7Fu, 0x7F7F7F7Fu);
+  const int shift = (cand < 0 ? 127 : cand) - code;
+  if (shift <= 0) return v;
+  const float m = __uint_as_float(unsigned(127 - min(shift, 30)) << 23);
+  return make_uint4(shift_word(v.x, m), shift_word(v.y, m), shift_word(v.z, m),
+                    shift_word(v.w, m));
+}
+
+/// The FP32 scale 2^(E - 127), or NaN.
+__device__ __forceinline__ float group_scale(int cand, bool nan) {
+  return __uint_as_float(nan ? 0x7FC00000u : ue8m0_float_bits(unsigned(cand < 0 ? 127 : cand)));
+}
+
+__global__ void __launch_bounds__(kRequantThreads)
+    requantize_mx_kernel(RequantJob a, GroupScaleLayout layout_a, RequantJob b,
+                         BlockScaleLayout layout_b) {
+  __shared__ int warp_cand[kRequantThreads / 32];
+  __shared__ unsigned warp_nan[kRequantThreads / 32];
+  const bool is_b = blockIdx.x >= a.tiles;  // uniform per CTA
+  const RequantJob j = is_b ? b : a;
+  const std::int64_t tile = is_b ? blockIdx.x - a.tiles : blockIdx.x;
+  const std::int64_t ti = tile / j.groups, g = tile % j.groups;
+  const int c = threadIdx.x & 7, rr = threadIdx.x >> 3;
+  const std::int64_t col = g * 128 + c * 16;
+  const std::int64_t col_blocks = j.K / kMxBlock;
+
+  uint4 v[4];
+  int code[4];
+  bool ok[4];
+#pragma unroll
+  for (int p = 0; p < 4; ++p) {  // all four loads first: 64 bytes per thread in flight
+    const std::int64_t r = ti * 128 + rr + 32 * p;
+    ok[p] = col < j.K && r < j.rows;
+    v[p] = ok[p] ? __ldg(reinterpret_cast<const uint4*>(j.q + r * j.ldq + col)) : make_uint4(0, 0, 0, 0);
+    code[p] = ok[p] ? int(j.scales[mx_scale_offset(r, col / kMxBlock, j.rows, col_blocks)]) : 0;
+  }
+  // A chunk's candidate for E (-1: none) and whether it makes its group NaN.
+  int cand[4];
+  unsigned nan[4];
+#pragma unroll
+  for (int p = 0; p < 4; ++p) {
+    cand[p] = ok[p] && code[p] != int(kUe8m0Nan) && any_nonzero(v[p]) ? code[p] : -1;
+    nan[p] = ok[p] && (code[p] == int(kUe8m0Nan) || any_e4m3_nan(v[p])) ? 1u : 0u;
+  }
+  if (!is_b) {
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      for (int d = 1; d < 8; d <<= 1) {  // the 8 lanes of one row's group
+        cand[p] = max(cand[p], __shfl_xor_sync(0xFFFFFFFFu, cand[p], d));
+        nan[p] |= __shfl_xor_sync(0xFFFFFFFFu, nan[p], d);
+      }
+      const std::int64_t r = ti * 128 + rr + 32 * p;
+      if (ok[p])
+        *reinterpret_cast<uint4*>(j.out + r * j.ldo + col) =
+            requantized(v[p], code[p], cand[p], nan[p] != 0);
+      if (c == 0 && r < j.rows) {
+        j.out_scales[layout_a.offset(r, g)] = group_scale(cand[p], nan[p] != 0);
+        zero_group_padding(j.out_scales, layout_a, j.rows, j.groups, r, g, 0, 1);
+      }
+    }
+    return;
+  }
+  int e = max(max(cand[0], cand[1]), max(cand[2], cand[3]));
+  unsigned n = nan[0] | nan[1] | nan[2] | nan[3];
+  e = __reduce_max_sync(0xFFFFFFFFu, e);
+  n = __reduce_or_sync(0xFFFFFFFFu, n);
+  if ((threadIdx.x & 31) == 0) {
+    warp_cand[threadIdx.x >> 5] = e;
+    warp_nan[threadIdx.x >> 5] = n;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int w = 0; w < kRequantThreads / 32; ++w) {
+    e = max(e, warp_cand[w]);
+    n |= warp_nan[w];
+  }
+#pragma unroll
+  for (int p = 0; p < 4; ++p) {
+    const std::int64_t r = ti * 128 + rr + 32 * p;
+    if (ok[p])
+      *reinterpret_cast<uint4*>(j.out + r * j.ldo + col) = requantized(v[p], code[p], e, n != 0);
+  }
+  if (threadIdx.x == 0) j.out_scales[layout_b.offset(ti, g)] = group_scale(e, n != 0);
+  // The padding columns [groups, ld) of this block row (inside required_elements() for every
+  // block row but the last), written by the row's last tile.
+  if (g == j.groups - 1 && ti < j.row_tiles - 1)
+    for (std::int64_t p = j.groups + threadIdx.x; p < layout_b.ld; p += kRequantThreads)
+      j.out_scales[ti * layout_b.ld + p] = 0.0f;
+}
+
+/// One operand's pure checks (no CUDA call) and its byte ranges.
+struct RequantRanges {
+  Range q, s, out, out_s;
+};
+RequantRanges check_requant_operand(const MxRequantOperand& o, bool is_a,
+                                    const GroupScaleLayout& la, const BlockScaleLayout& lb) {
+  const char* who = kRequantWho;
+  const char* q = is_a ? "a.q" : "b.q";
+  const char* s = is_a ? "a.scales" : "b.scales";
+  const char* out = is_a ? "a.out" : "b.out";
+  const char* out_s = is_a ? "a.out_scales" : "b.out_scales";
+  const std::string why = " (16-byte loads and stores; the GEMMs that read these operands "
+                          "require it too)";
+  require_pointer(who, q, o.q, 16, "e4m3, 16-byte chunks");
+  require_pointer(who, s, o.scales, 1, "UE8M0");
+  require_pointer(who, out, o.out, 16, "e4m3, 16-byte chunks");
+  require_pointer(who, out_s, o.out_scales, 4, "float");
+  require_positive(who, is_a ? "a.rows" : "b.rows", o.rows);
+  if (o.K < kMxBlock || o.K % kMxBlock != 0)
+    fail(who, std::string(is_a ? "a.K" : "b.K") + " = " + std::to_string(o.K) +
+                  " must be a positive multiple of 32 (one UE8M0 scale per 1 x 32 block)");
+  require_ld(who, is_a ? "a.ldq" : "b.ldq", o.ldq, "K", o.K);
+  require_ld(who, is_a ? "a.ldo" : "b.ldo", o.ldo, "K", o.K);
+  if (o.ldq % 16 != 0 || o.ldo % 16 != 0)
+    fail(who, std::string(is_a ? "a" : "b") + ": ldq = " + std::to_string(o.ldq) + " and ldo = " +
+                  std::to_string(o.ldo) + " must be multiples of 16" + why);
+  std::int64_t scale_floats = 0;
+  if (is_a) {
+    require_group_layout(who, "layout_a", la, o.rows, "a.rows", o.K, "a.K");
+    scale_floats = la.required_elements(o.rows, o.K);
+  } else {
+    if (lb.ld < ceil_div(o.K, 128))
+      fail(who, "layout_b.ld = " + std::to_string(lb.ld) + " must be >= ceil(b.K / 128) = " +
+                    std::to_string(ceil_div(o.K, 128)));
+    scale_floats = lb.required_elements(o.rows, o.K);
+  }
+  return {range(q, o.q, extent_bytes(who, q, o.rows, o.ldq, o.K, 1)),
+          range(s, o.scales, std::uint64_t(mx_1x32_scale_bytes(o.rows, o.K))),
+          range(out, o.out, extent_bytes(who, out, o.rows, o.ldo, o.K, 1)),
+          range(out_s, o.out_scales, std::uint64_t(scale_floats) * 4)};
+}
+
+void require_requant_memory(const MxRequantOperand& o, const RequantRanges& r) {
+  require_device_accessible(o.q, r.q.bytes, kRequantWho, r.q.name);
+  require_device_accessible(o.scales, r.s.bytes, kRequantWho, r.s.name);
+  require_device_accessible(o.out, r.out.bytes, kRequantWho, r.out.name);
+  require_device_accessible(o.out_scales, r.out_s.bytes, kRequantWho, r.out_s.name);
+}
+
+RequantJob job_of(const MxRequantOperand* o) {
+  if (o == nullptr) return {};
+  RequantJob j{o->q, o->rows, o->K, o->ldq, o->scales, o->out, o->ldo, o->out_scales};
+  j.groups = ceil_div(o->K, 128);
+  j.row_tiles = ceil_div(o->rows, 128);
+  j.tiles = j.groups * j.row_tiles;
+  return j;
+}
+
+}  // namespace
+
+void validate_requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
+                            const MxRequantOperand* b, BlockScaleLayout layout_b) {
+  if (a == nullptr && b == nullptr) fail(kRequantWho, "a and b are both null (nothing to do)");
+  // Every pure check of both operands first, so a bad call is refused before any CUDA call.
+  RequantRanges ra{}, rb{};
+  if (a != nullptr) ra = check_requant_operand(*a, true, layout_a, layout_b);
+  if (b != nullptr) rb = check_requant_operand(*b, false, layout_a, layout_b);
+  if (a != nullptr && b != nullptr) {
+    require_disjoint(kRequantWho, {ra.out, ra.out_s, rb.out, rb.out_s},
+                     {ra.q, ra.s, ra.out, ra.out_s, rb.q, rb.s, rb.out, rb.out_s});
+  } else {
+    const RequantRanges& r = a != nullptr ? ra : rb;
+    require_disjoint(kRequantWho, {r.out, r.out_s}, {r.q, r.s, r.out, r.out_s});
+  }
+  const std::int64_t tiles = job_of(a).tiles + job_of(b).tiles;
+  if (tiles > 0x7FFFFFFF)
+    fail(kRequantWho, std::to_string(tiles) + " tiles of 128 x 128 exceed a grid of 2^31 - 1 CTAs");
+  if (a != nullptr) require_requant_memory(*a, ra);
+  if (b != nullptr) require_requant_memory(*b, rb);
+}
+
+void prepare_requantize_mx() {
+  prepare(reinterpret_cast<const void*>(&requantize_mx_kernel), "requantize_mx_kernel",
+          kRequantWho);
+}
+
+void launch_requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
+                          const MxRequantOperand* b, BlockScaleLayout layout_b,
+                          cudaStream_t stream) {
+  const RequantJob ja = job_of(a), jb = job_of(b);
+  requantize_mx_kernel<<<unsigned(ja.tiles + jb.tiles), kRequantThreads, 0, stream>>>(
+      ja, layout_a, jb, layout_b);
+  check_launch(kRequantWho);
+}
+
+void requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
+                   const MxRequantOperand* b, BlockScaleLayout layout_b, cudaStream_t stream) {
+  validate_requantize_mx(a, layout_a, b, layout_b);
+  prepare_requantize_mx();
+  launch_requantize_mx(a, layout_a, b, layout_b, stream);
+}
+
+}  // namespace fp8gemm
