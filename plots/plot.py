@@ -1009,16 +1009,29 @@ CH09_RECIPES = [  # key in ch09/accuracy.json results -> label (in chapter 7's t
 CH09_QUANT_ONLY = [("mxfp8_floor_ocp", "MXFP8 floor"), ("mxfp8_rceil", "MXFP8 rceil")]
 
 
+# The requantize_block_scaled path's run (<data>/ch09/requant.json: `ch09_hopper_mxfp8`, its
+# default variants), which times the three Hopper paths, the path's chapter-7 GEMM alone and
+# chapter 7 in one process.
+CH09_REQUANT_FILE = "requant.json"
+CH09_REQUANT_IMPL = "ch09_hopper_mx_requant"
+CH09_REQUANT_GEMM = "ch09_requant_gemm_alone"
+MARK_REQUANT = ("<!-- requant:begin -->", "<!-- requant:end -->")
+
+
 @dataclass
 class Ch09Data:
     label: str  # e.g. plots/data/h200/ch09
     accuracy: dict | None = None
+    requant: "BenchFile | None" = None
 
     def empty(self) -> bool:
-        return self.accuracy is None
+        return self.accuracy is None and self.requant is None
 
     def gpus(self) -> list[str]:
-        return [str(self.accuracy.get("gpu") or "")] if self.accuracy is not None else []
+        out = [str(self.accuracy.get("gpu") or "")] if self.accuracy is not None else []
+        if self.requant is not None:
+            out.append(str(self.requant.context.get("gpu") or ""))
+        return out
 
 
 def load_ch09(data_dir: str, label: str) -> Ch09Data:
@@ -1026,6 +1039,9 @@ def load_ch09(data_dir: str, label: str) -> Ch09Data:
     path = os.path.join(data_dir, CH09_DIR, "accuracy.json")
     if os.path.isfile(path):
         out.accuracy = load_custom(path, "results")
+    path = os.path.join(data_dir, CH09_DIR, CH09_REQUANT_FILE)
+    if os.path.isfile(path):
+        out.requant = load_file(path)
     return out
 
 
@@ -1521,6 +1537,68 @@ def hopper_table(bf: BenchFile, data_label: str) -> str | None:
         "data. All timed in the same process"
         + (f", each timed launch after {' and '.join(timing)}" if timing else "")
         + f", CUDA events, the median. From `{data_label}/{bf.name}`, measured on "
+        f"{describe_env([bf])}.")
+    out.append("")
+    out.append(GENERATED_NOTE)
+    return "\n".join(out)
+
+
+def requant_table(bf: BenchFile, data_label: str) -> str | None:
+    """Chapter 9's requantize_block_scaled path against chapter 7 and the other two paths, one run."""
+    shapes = uniq(r.shape for r in bf.rows if r.impl == CH09_REQUANT_IMPL)
+    if not shapes:
+        return None
+    head = ["shape (M×N×K)", f"re-quantise + chapter 7 (`{CH09_REQUANT_IMPL}`)",
+            f"its chapter-7 GEMM alone (`{CH09_REQUANT_GEMM}`)",
+            "the re-quantisation: µs (GB/s)", f"chapter 7 (`{CH09_HOPPER_CH07}`)",
+            f"default path (`{CH09_HOPPER_IMPL}`)", f"dequantize_bf16 (`{CH09_BF16_IMPL}`)"]
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
+    rows = []
+    for s in shapes:
+        ch07 = bf.find(CH09_HOPPER_CH07, s)
+        path, alone = bf.find(CH09_REQUANT_IMPL, s), bf.find(CH09_REQUANT_GEMM, s)
+        hr = HopperRow(s, bf.find(CH09_HOPPER_IMPL, s), {}, ch07, None, bf.find(CH09_BF16_IMPL, s))
+        rows.append((hr, path, alone))
+
+        def cell(x: Row | None) -> str:
+            return "—" if x is None else f"{fmt_tf(x.tflops)} ({fmt_x_trunc(ratio(x, ch07))})"
+        rq = "—"
+        if path and alone and path.median_us and alone.median_us:
+            us = path.median_us - alone.median_us
+            d = shape_dims(s)
+            gbs = 2 * (d[0] + d[1]) * d[2] / (us * 1e3) if d and us > 0 else None
+            rq = f"{us:.1f}" + (f" ({gbs:,.0f})" if gbs else "")
+        out.append("| " + " | ".join([shape_label(s).replace("x", "×"), cell(path), cell(alone), rq,
+                                      fmt_tf(ch07.tflops if ch07 else None), cell(hr.default),
+                                      cell(hr.bf16)]) + " |")
+    out.append("")
+    parts = []
+    picks = [(f"re-quantise + chapter 7 (`{CH09_REQUANT_IMPL}`)", lambda t: t[1]),
+             ("its chapter-7 GEMM alone", lambda t: t[2]),
+             (f"the default path (`{CH09_HOPPER_IMPL}`)", lambda t: t[0].default),
+             (f"dequantize_bf16 (`{CH09_BF16_IMPL}`)", lambda t: t[0].bf16)]
+    for i, (name, pick) in enumerate(picks):
+        sq = next((ratio(pick(t), t[0].ch07) for t in rows if t[0].shape == CH09_TARGET_SQUARE), None)
+        group = [x for x in (ratio(pick(t), t[0].ch07) for t in rows if t[0].target_group)
+                 if x is not None]
+        g = geomean(group)
+        verdict = ""
+        if i == 0 and sq is not None and g is not None:  # the path issue 11's target is read for
+            verdict = (f" ({_verdict(sq >= CH09_TARGET and g >= CH09_TARGET)} against issue 11's "
+                       f"{CH09_TARGET:g}x, for this opt-in, not exact path)")
+        parts.append(f"{name}: {shape_label(CH09_TARGET_SQUARE)} {fmt_x_trunc(sq)}, geomean over "
+                     f"the {len(group)} M = {CH09_TARGET_M} DeepSeek-V3 shapes {fmt_x_trunc(g)}"
+                     + verdict)
+    out.append("- Over chapter 7, same run: " + "; ".join(parts) + ".")
+    out.append("")
+    out.append(
+        "TFLOPS = 2 M N K / median time; in brackets over chapter 7's at the same shape (truncated "
+        "to three decimals). The re-quantising path times both of its launches (`requantize_mx`, "
+        "then chapter 7's plan); its GEMM alone is that plan's run on the operands the path's last "
+        "run re-quantised; the re-quantisation's time is the difference of the two medians (not a "
+        "median of its own), its GB/s the 2 (M + N) K bytes it reads and writes over that time. "
+        "Chapter 7 runs on its own operands (the same shape and kind of data, not the same data). "
+        f"All in one process, CUDA events, the median. From `{data_label}/{bf.name}`, measured on "
         f"{describe_env([bf])}.")
     out.append("")
     out.append(GENERATED_NOTE)
@@ -2722,6 +2800,8 @@ def main(argv: list[str] | None = None) -> int:
                             if ch08_peers else None)]
             if int(m.group(1)) == CH09_CHAPTER:
                 blocks += [(MARK_HOPPER, hopper_table(hopper, label) if hopper else None),
+                           (MARK_REQUANT, requant_table(ch09.requant, ch09.label)
+                            if ch09.requant else None),
                            (MARK_ACCURACY, ch09_accuracy_table(ch09.accuracy, ch09.label,
                                                                ch07.accuracy, ch07.label)
                             if ch09.accuracy else None)]
