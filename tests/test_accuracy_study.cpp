@@ -268,9 +268,10 @@ TEST_CASE("MXFP8 study: all-positive data, floor_ocp biased low by ~4%, rceil un
 }
 
 // ====================== MX re-quantised into chapter 7's format: the study ======================
-// A third Hopper path for MXFP8 (issue 11), evaluated here for accuracy only: the MX operands
-// re-quantised into chapter 7's 1 x 128 (A) / 128 x 128 (B) format (mx_requantize_1x128 /
-// _128x128, common/mx.hpp) so that chapter 7's kernel could multiply them. At every point of the
+// A third Hopper path for MXFP8 (issue 11; chapter 9's HopperPath::requantize_block_scaled since
+// session 53), evaluated here for accuracy: the MX operands re-quantised into chapter 7's 1 x 128
+// (A) / 128 x 128 (B) format (mx_requantize_1x128 / _128x128, common/mx.hpp) so that chapter 7's
+// kernel can multiply them. At every point of the
 // study (the same data), the quantisation-only errors (float64 product of the dequantised
 // operands against that of the unquantised data) of
 //   (i)   MXFP8, floor_ocp and rceil (the "quantisation only, MXFP8" columns of chapter 9's table),

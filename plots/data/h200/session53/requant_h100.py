@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Session 53's chapter-9 table: the requantize_block_scaled path on an H100 (call 4, 0e3075f),
+from call4_0e3075f/ch09_hopper_requant_0e3075f.json (`ch09_hopper_mxfp8 --gpu_delay_us=50`: the
+three Hopper paths, the path's chapter-7 GEMM alone and chapter 7 in one process). Per shape: the
+path over chapter 7 (median against median), the re-quantisation (the path's median minus its
+GEMM's; GB/s: the 2 (M + N) K bytes it reads and writes), its GEMM alone over chapter 7; then the
+geomeans over the six M = 4096 DeepSeek-V3 shapes, the other two paths' beside them.
+Usage: python3 requant_h100.py [--check README] (--check: README's requant-h100 block must equal
+this output; CTest chapter_09_requant_h100)."""
+import json
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
+import readme_block  # noqa: E402
+
+SOURCE = "plots/data/h200/session53/call4_0e3075f/ch09_hopper_requant_0e3075f.json"
+ORDER = ["8192x8192x8192", "4096x2112x7168", "4096x24576x1536", "4096x32768x512",
+         "4096x7168x16384", "4096x4096x7168", "4096x7168x2048"]
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def table():
+    doc = json.load(open(os.path.join(HERE, "call4_0e3075f", "ch09_hopper_requant_0e3075f.json")))
+    med = {}
+    for b in doc["benchmarks"]:
+        impl, shape = b["name"].split("/")[:2]
+        med[(impl, shape)] = b["median_us"]
+    lines = [f"Measured on {doc['context']['gpu']}, commit {doc['context']['git_commit'][:7]} "
+             f"(`{SOURCE}`):", "",
+             "| shape | the path over chapter 7 | the re-quantisation | "
+             "its chapter-7 GEMM alone over chapter 7 |",
+             "|---|---:|---:|---:|"]
+    over = {"requant": [], "default": [], "bf16": []}
+    for shape in ORDER:
+        m, n, k = map(int, shape.split("x"))
+        ch07 = med[("ch07_block_scaled", shape)]
+        path, alone = med[("ch09_hopper_mx_requant", shape)], med[("ch09_requant_gemm_alone", shape)]
+        rq = path - alone
+        name = "8192^3" if m == n == k else shape.replace("x", " x ")
+        lines.append(f"| {name} | {ch07 / path:.3f}x | {rq:.1f} us ({2 * (m + n) * k / rq / 1e6:.2f} "
+                     f"TB/s) | {ch07 / alone:.3f}x |")
+        if m == 4096:
+            over["requant"].append(ch07 / path)
+            over["default"].append(ch07 / med[("ch09_hopper_mx", shape)])
+            over["bf16"].append(ch07 / med[("ch09_hopper_mx_bf16", shape)])
+    lines += ["", f"Geomean over the six M = 4096 shapes {geomean(over['requant']):.3f}x; in the "
+              f"same run the default path {geomean(over['default']):.3f}x and dequantize_bf16 "
+              f"{geomean(over['bf16']):.3f}x."]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    readme_block.table_main(sys.argv, "requant-h100", table, "chapter_09_requant_h100", SOURCE)
