@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/cuda.hpp"
@@ -214,18 +215,28 @@ void HopperPlan::run(cudaStream_t stream) const {
   impl_->plan->run(stream);
 }
 
+namespace {
+/// The rebind of the paths that convert A and B before their GEMM: the same call but its pointers
+/// (EnginePlan::rebind's rule), checked as the constructor checks it, and the conversion's two
+/// operands re-pointed at the new inputs; the caller then checks the new pointers as the
+/// constructor does, before anything changes.
+template <class Operand>
+std::pair<Operand, Operand> repointed(const MxGemm& built, const MxGemm& g, Operand a, Operand b) {
+  engine::require_same_call_but_pointers(gemm_args(built), gemm_args(g), kWho);
+  validate_gemm(gemm_args(g), hopper_requirements());
+  a.q = g.A;
+  a.scales = g.scale_a;
+  b.q = g.B;
+  b.scales = g.scale_b;
+  return {a, b};
+}
+}  // namespace
+
 void HopperPlan::rebind(const MxGemm& in) {
   const MxGemm g = with_defaults(in);
   if (impl_->rq) {
     Impl& I = *impl_;
-    engine::require_same_call_but_pointers(gemm_args(I.call), gemm_args(g), kWho);
-    validate_gemm(gemm_args(g), hopper_requirements());
-    check_gemm_pointers(gemm_args(g), hopper_requirements());
-    MxRequantOperand a = I.rq_a, b = I.rq_b;
-    a.q = g.A;
-    a.scales = g.scale_a;
-    b.q = g.B;
-    b.scales = g.scale_b;
+    const auto [a, b] = repointed(I.call, g, I.rq_a, I.rq_b);
     validate_requantize_mx(&a, I.rq_layout_a, &b, I.rq_layout_b);
     ch07::BlockScaledGemm next{.M = g.M, .N = g.N, .K = g.K, .A = a.out, .lda = g.K, .B = b.out,
                                .ldb = g.K, .scale_a = a.out_scales,
@@ -240,15 +251,7 @@ void HopperPlan::rebind(const MxGemm& in) {
   }
   if (impl_->bf16) {
     Impl& I = *impl_;
-    // The same call but its pointers, as EnginePlan::rebind's rule; then the new pointers checked
-    // as the constructor checks them, before anything changes.
-    engine::require_same_call_but_pointers(gemm_args(I.call), gemm_args(g), kWho);
-    validate_gemm(gemm_args(g), hopper_requirements());
-    MxDequantOperand a = I.deq_a, b = I.deq_b;
-    a.q = g.A;
-    a.scales = g.scale_a;
-    b.q = g.B;
-    b.scales = g.scale_b;
+    const auto [a, b] = repointed(I.call, g, I.deq_a, I.deq_b);
     validate_dequantize_mx_1x32_bf16(a, &b);
     GemmArgs next = I.bf16->args();
     next.D = g.D;

@@ -43,14 +43,10 @@ namespace {
 constexpr int kRequantThreads = 256;
 constexpr const char* kRequantWho = "requantize_mx";
 
-/// One operand as the kernel sees it; tiles = ceil(rows / 128) x groups, row-tile major.
+/// One operand as the kernel sees it: the call's, and its tiles, ceil(rows / 128) x groups,
+/// row-tile major.
 struct RequantJob {
-  const std::uint8_t* q = nullptr;
-  std::int64_t rows = 0, K = 0, ldq = 0;
-  const std::uint8_t* scales = nullptr;
-  std::uint8_t* out = nullptr;
-  std::int64_t ldo = 0;
-  float* out_scales = nullptr;
+  MxRequantOperand o;
   std::int64_t groups = 0, row_tiles = 0, tiles = 0;
 };
 
@@ -100,9 +96,10 @@ __global__ void __launch_bounds__(kRequantThreads, 4)
   __shared__ int warp_cand[kRequantThreads / 32];
   __shared__ unsigned warp_nan[kRequantThreads / 32];
   const bool is_b = blockIdx.x >= a.tiles;  // uniform per CTA
-  const RequantJob j = is_b ? b : a;
+  const RequantJob job = is_b ? b : a;
+  const MxRequantOperand& j = job.o;
   const std::int64_t tile = is_b ? blockIdx.x - a.tiles : blockIdx.x;
-  const std::int64_t ti = tile / j.groups, g = tile % j.groups;
+  const std::int64_t ti = tile / job.groups, g = tile % job.groups;
   const int c = threadIdx.x & 7, rr = threadIdx.x >> 3;
   const std::int64_t col = g * 128 + c * 16;
   const std::int64_t col_blocks = j.K / kMxBlock;
@@ -138,7 +135,7 @@ __global__ void __launch_bounds__(kRequantThreads, 4)
             requantized(v[p], code[p], cand[p], nan[p] != 0);
       if (c == 0 && r < j.rows) {
         j.out_scales[layout_a.offset(r, g)] = group_scale(cand[p], nan[p] != 0);
-        zero_group_padding(j.out_scales, layout_a, j.rows, j.groups, r, g, 0, 1);
+        zero_group_padding(j.out_scales, layout_a, j.rows, job.groups, r, g, 0, 1);
       }
     }
     return;
@@ -166,8 +163,8 @@ __global__ void __launch_bounds__(kRequantThreads, 4)
   if (threadIdx.x == 0) j.out_scales[layout_b.offset(ti, g)] = group_scale(e, n != 0);
   // The padding columns [groups, ld) of this block row (inside required_elements() for every
   // block row but the last), written by the row's last tile.
-  if (g == j.groups - 1 && ti < j.row_tiles - 1)
-    for (std::int64_t p = j.groups + threadIdx.x; p < layout_b.ld; p += kRequantThreads)
+  if (g == job.groups - 1 && ti < job.row_tiles - 1)
+    for (std::int64_t p = job.groups + threadIdx.x; p < layout_b.ld; p += kRequantThreads)
       j.out_scales[ti * layout_b.ld + p] = 0.0f;
 }
 
@@ -222,7 +219,7 @@ void require_requant_memory(const MxRequantOperand& o, const RequantRanges& r) {
 
 RequantJob job_of(const MxRequantOperand* o) {
   if (o == nullptr) return {};
-  RequantJob j{o->q, o->rows, o->K, o->ldq, o->scales, o->out, o->ldo, o->out_scales};
+  RequantJob j{*o};
   j.groups = ceil_div(o->K, 128);
   j.row_tiles = ceil_div(o->rows, 128);
   j.tiles = j.groups * j.row_tiles;
