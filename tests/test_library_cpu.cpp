@@ -461,6 +461,13 @@ TEST_CASE("library: plans refuse bad calls before any GPU work", "[library][refu
     CHECK(has(r, "max_sms = -3 must be >= 0"));
     r = test::refusal_of([&] { MxPlan plan(MxGemm{}, MxOptions{.max_sms = -4}); });
     CHECK(has(r, "max_sms = -4 must be >= 0"));
+    // The two converting Hopper paths are one or the other, refused before anything else.
+    r = test::refusal_of([&] {
+      MxPlan plan(MxGemm{}, MxOptions{.hopper_dequantize_bf16 = true,
+                                      .hopper_requantize_block_scaled = true});
+    });
+    CHECK(has(r, "hopper_dequantize_bf16 and hopper_requantize_block_scaled are two different "
+                 "Hopper paths"));
     r = test::refusal_of([&] {
       PerTensorPlan plan(PerTensorGemm{
           .M = 0, .N = 128, .K = 128, .A = p, .B = p, .D = d, .scale_a = s, .scale_b = s});

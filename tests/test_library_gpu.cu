@@ -260,6 +260,23 @@ TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "
     const auto b = output_of(D, [&] { lib16.run(nullptr); });
     CHECK(all_written(b));
     CHECK(b == output_of(D2, [&] { chapter16.run(nullptr); }));
+    // The opt-in, not exact requantize_block_scaled path: chapter 9's plan on that path, bit for
+    // bit, its GEMM chapter 7's table kernel; against float64 like the others (the exponents of
+    // random_operands span 13 binades: nothing re-quantised loses enough to show).
+    MxOptions rq;
+    rq.hopper_requantize_block_scaled = true;
+    const MxPlan lib_rq(ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D.data()),
+                        rq);
+    CHECK(lib_rq.choice().rule == DispatchRule::chapter);
+    const ch09::HopperPlan chapter_rq(
+        ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D2.data()),
+        ch09::HopperOptions{"", ch09::HopperPath::requantize_block_scaled});
+    CHECK(lib_rq.choice().kernel == chapter_rq.block_scaled()->kernel().name);
+    const auto c = output_of(D, [&] { lib_rq.run(nullptr); });
+    CHECK(all_written(c));
+    CHECK(c == output_of(D2, [&] { chapter_rq.run(nullptr); }));
+    CHECK(test::RowReference::of_rows(N, rows, ch09::reference_f64_rows(host, rows), K).check(c) ==
+          "");
   }
 }
 

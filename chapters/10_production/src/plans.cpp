@@ -131,16 +131,22 @@ std::string WeightGradPlan::describe() const { return plan_->describe(); }
 
 MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) : max_sms_(o.max_sms) {
   engine::check_plan_options("fp8gemm::MxPlan: MxOptions", o.max_sms, engine::RasterOptions{});
+  if (o.hopper_dequantize_bf16 && o.hopper_requantize_block_scaled)
+    throw std::invalid_argument(
+        "fp8gemm::MxPlan: MxOptions::hopper_dequantize_bf16 and hopper_requantize_block_scaled "
+        "are two different Hopper paths: set one of them");
   const DeviceArch a = current_device_arch();
   // Without a GPU there is no architecture to pick, but a bad call is still named as such first
   // (the rule of every entry point: validation needs no GPU).
   if (a.device < 0) ch09::validate(in);
   arch_ = mx_kernel_arch(a, ch09::compiled_for_sm100());
   if (arch_ == MxKernelArch::blackwell_sm100a) {
-    if (o.hopper_dequantize_bf16)
+    if (o.hopper_dequantize_bf16 || o.hopper_requantize_block_scaled)
       throw std::invalid_argument(
-          "fp8gemm::MxPlan: MxOptions::hopper_dequantize_bf16 is a Hopper path; compute "
-          "capability 10.0 runs chapter 9's sm_100a kernel, which scales in the tensor cores");
+          std::string("fp8gemm::MxPlan: MxOptions::") +
+          (o.hopper_dequantize_bf16 ? "hopper_dequantize_bf16" : "hopper_requantize_block_scaled") +
+          " is a Hopper path; compute capability 10.0 runs chapter 9's sm_100a kernel, which "
+          "scales in the tensor cores");
     if (!o.kernel.empty())
       throw std::invalid_argument("fp8gemm::MxPlan: MxOptions::kernel = '" + o.kernel +
                                   "' names a Hopper kernel; on compute capability 10.0 there is "
@@ -164,6 +170,17 @@ MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) : max_sms_(o.max_sms) {
     gemm_ = g;
     return;  // engine_ stays null: run() is the plan's (the dequantisation, then the GEMM)
   }
+  if (o.hopper_requantize_block_scaled) {
+    // Chapter 7's table picks the GEMM's kernel (or MxOptions::kernel names one of chapter 7's).
+    hopper_ = std::make_unique<ch09::HopperPlan>(
+        in, ch09::HopperOptions{o.kernel, ch09::HopperPath::requantize_block_scaled, o.max_sms});
+    choice_ = {hopper_->block_scaled()->kernel().name,
+               o.kernel.empty() ? DispatchRule::chapter : DispatchRule::option,
+               "MxOptions::hopper_requantize_block_scaled: chapter 9's re-quantising path (not "
+               "exact), chapter 7's GEMM"};
+    gemm_ = g;
+    return;  // engine_ stays null: run() is the plan's (the re-quantisation, then the GEMM)
+  }
   choice_ = choose_mx_hopper(g.M, g.N, g.K, tma_storable(g.D, g.ldd), o.kernel,
                              env_of(DispatchFamily::mxfp8_hopper), usable_sms(o.max_sms));
   hopper_ = std::make_unique<ch09::HopperPlan>(
@@ -180,7 +197,7 @@ void MxPlan::run(cudaStream_t stream) const {
   if (engine_)
     engine_->run(stream);
   else if (hopper_)
-    hopper_->run(stream);  // the dequantize_bf16 path: two launches
+    hopper_->run(stream);  // the dequantize_bf16 or requantize path: two launches
   else
     blackwell_->run(stream);
 }

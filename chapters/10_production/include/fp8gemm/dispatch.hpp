@@ -92,7 +92,8 @@ enum class DispatchRule : int {
   environment = 1,  ///< FP8GEMM_KERNEL_<FAMILY>
   table = 2,        ///< the exact shape in the dispatch table
   chapter = 3,      ///< no table entry, or a path the table does not serve (split-K,
-                    ///< dequantize_bf16): the chapter's own rule
+                    ///< dequantize_bf16, requantize_block_scaled: chapter 7's per-shape
+                    ///< table): the chapter's own rule
   epilogue = 4,     ///< FP32 D or a D that TMA cannot store: the chapter's registers epilogue
   single = 5,       ///< one kernel for the architecture (MXFP8 on Blackwell)
   table_sms = 6,    ///< the table's row rescaled to the plan's SMs (rescaled_choice)

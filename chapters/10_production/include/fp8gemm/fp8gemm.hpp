@@ -42,6 +42,8 @@
 //     that converts scale_a (converts_scale_a()) owns a scale workspace that every run writes:
 //     one stream at a time for such a plan (the PyTorch ops never build one). So do a split-K
 //     BlockScaledPlan (Options::splits >= 1: its workspace of partial tiles), an MxPlan on the
+//     requantize_block_scaled path (MxOptions::hopper_requantize_block_scaled: its re-quantised
+//     operands; not offered by the PyTorch ops), an MxPlan on the
 //     dequantize_bf16 path (MxOptions::hopper_dequantize_bf16: its bf16 operands; the PyTorch
 //     op keeps one such plan per stream), and a
 //     GroupedPlan given one of chapter 8's stream-K comparison kernels by name (_sk, _skr): its
@@ -241,8 +243,9 @@ class WeightGradPlan {
 using MxGemm = ch09::MxGemm;
 
 struct MxOptions {
-  /// A Hopper kernel by name (ch09::hopper_kernels(), or with hopper_dequantize_bf16 one of
-  /// ch09::hopper_bf16_kernels()), overriding the dispatch. On Blackwell the library runs
+  /// A Hopper kernel by name (ch09::hopper_kernels(), with hopper_dequantize_bf16 one of
+  /// ch09::hopper_bf16_kernels(), with hopper_requantize_block_scaled one of chapter 7's
+  /// ch07::kernels()), overriding the dispatch. On Blackwell the library runs
   /// chapter 9's single-CTA kernel (its CTA-pair instance, ch09::Options::cta_group = 2, is
   /// opt-in at the chapter level only, unmeasured): a name there is refused
   /// (std::invalid_argument).
@@ -256,10 +259,23 @@ struct MxOptions {
   /// stream at a time for such a plan. Refused on Blackwell (its kernel scales in the tensor
   /// cores already).
   bool hopper_dequantize_bf16 = false;
+  /// Hopper only, opt-in, NOT EXACT: chapter 9's requantize_block_scaled path (ch09::HopperPath)
+  /// instead of the dispatched MXFP8 kernel: A and B re-quantised into chapter 7's format (one
+  /// power-of-two scale per 1 x 128 group of A and per 128 x 128 block of B, that of the group's
+  /// largest MX block; common/mx.hpp's rule) into a workspace the plan owns, (M + N) K bytes
+  /// plus the scales, then chapter 7's GEMM (its table's kernel, or `kernel`, one of
+  /// ch07::kernels()). Elements about 2^14 or more below their group's largest value lose bits
+  /// or flush to zero: on realistic data that adds 1e-7 to 1e-5 to D's relative error, on
+  /// data whose quiet blocks meet the other operand's loud ones it loses much of D
+  /// (docs/fp8_numerics.md). 0.74-0.89x chapter 7's speed on an H100 (chapter 9's README, "A
+  /// third Hopper path"): 2.4-3.7x the default kernel. A second launch per run() writes the
+  /// workspace: one stream at a time for such a plan. Refused on Blackwell, and together with
+  /// hopper_dequantize_bf16.
+  bool hopper_requantize_block_scaled = false;
   /// SMs the persistent grid may use (0: all), as the other plans' max_sms: on Hopper the GEMM's
-  /// grid (on the dequantize_bf16 path not the dequantisation launch before it), on Blackwell
-  /// chapter 9's ch09::Options::max_sms (the same rule: at least one unit, a CTA pair for
-  /// cta_group = 2).
+  /// grid (on the dequantize_bf16 and requantize paths not the conversion launch before it), on
+  /// Blackwell chapter 9's ch09::Options::max_sms (the same rule: at least one unit, a CTA pair
+  /// for cta_group = 2).
   int max_sms = 0;
 };
 
@@ -278,7 +294,7 @@ class MxPlan {
   MxPlan& operator=(MxPlan&&) noexcept;
 
   /// Thread-safe (the header's "Threads, streams and devices"), except on the dequantize_bf16
-  /// path: one stream at a time (the workspace).
+  /// and requantize_block_scaled paths: one stream at a time (the workspace).
   void run(cudaStream_t stream) const;
   /// Re-points the plan at the buffers of `gemm` (A, B, scale_a, scale_b, D; the scales'
   /// allocated sizes may change too), the same call otherwise; as PerTensorPlan::rebind. On
@@ -295,7 +311,7 @@ class MxPlan {
   std::unique_ptr<ch09::HopperPlan> hopper_;
   std::unique_ptr<ch09::Plan> blackwell_;
   const engine::EnginePlan* engine_ = nullptr;  // hopper_'s engine plan: what run() launches
-                                                // (null on the dequantize_bf16 path: hopper_)
+                                                // (null on the converting paths: hopper_)
   MxGemm gemm_;                                 // the call bound now (defaults filled in)
   int max_sms_ = 0;                             // MxOptions::max_sms, for the sm_100a re-plan
 };
