@@ -397,8 +397,9 @@ TEST_CASE("MX re-quantised to 1 x 128 / 128 x 128: accuracy study (CPU)",
   // scale and the re-quantised group has one.
   //   spread S: N(0, 1) times 2^u per 1 x 32 block of A and of B, u uniform in [-S/2, S/2];
   //   complementary: N(0, 1), with block 0 of every 1 x 128 group of A and blocks 1-3 of every
-  //     group of B times 2^16: half of each dot product comes from A's quiet blocks times B's
-  //     loud ones, and those quiet blocks of A are 2^16 below their group's loud block.
+  //     group of B times 2^16: three quarters of each dot product come from A's quiet blocks times
+  //     B's loud ones, and those quiet blocks of A are 2^16 below their group's loud block (as is
+  //     B's quiet block 0 below its 128 x 128 block's).
   emit("%s",
        "# Adversarial for the re-quantisation (not chapter 7's study data; fixed seeds), K = 4096:\n"
        "#   spread_S: N(0, 1) x 2^u per 1 x 32 block of A and B, u uniform in [-S/2, S/2]\n"

@@ -18,6 +18,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "catch.hpp"
@@ -394,6 +395,24 @@ TEST_CASE("ch09 Hopper requantize_block_scaled: what it computes, against float6
   CHECK(relative_frobenius(got, reference_requant_f64(wide)) < 4e-3);
   std::printf("  requantize_block_scaled, exponents 127 +- 40: %.3e from the MX product\n",
               relative_frobenius(got, reference_f64(wide)));
+  // Data on which the rule and the MX product part (chapter 9's README, "Data made to defeat the
+  // rule"): block 0 of every 1 x 128 group of A and blocks 1-3 of B 16 binades above the rest,
+  // so three quarters of every dot product are A's quiet blocks times B's loud ones, and both
+  // operands' quiet blocks are shifted 16 binades down. The path must compute its definition and
+  // be far from the MX product; a path that skipped the re-quantisation, or chose another
+  // exponent, would be near the MX product instead.
+  MxOperands c = random_operands(256, 264, 1024, 9, 0);
+  for (auto [v, rows, loud] : {std::tuple{&c.sa, c.M, 0x1}, std::tuple{&c.sb, c.N, 0xE}})
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < c.K / 32; ++j)
+        (*v)[std::size_t(Mx1x32(rows, c.K).block_index(r, j))] =
+            std::uint8_t((loud >> (j % 4) & 1) ? 127 + 16 : 127);
+  const auto got_c = run_requant(c);
+  const double from_mx = relative_frobenius(got_c, reference_f64(c));
+  std::printf("  requantize_block_scaled, complementary blocks: %.3e from the MX product\n",
+              from_mx);
+  CHECK(relative_frobenius(got_c, reference_requant_f64(c)) < 4e-3);
+  CHECK(from_mx > 0.1);
   // A NaN scale (UE8M0 0xFF) for row 17, block 2 of A: its 1 x 128 group is NaN, so row 17 of D
   // is, and no other.
   MxOperands n = random_operands(64, 72, 256, 7);

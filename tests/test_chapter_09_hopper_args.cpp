@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "bs_gemm.hpp"  // ch07::kernels(): the requantize_block_scaled path's names
 #include "catch.hpp"
 #include "hopper_mx.hpp"
 #include "refusal.hpp"

@@ -927,6 +927,13 @@ TEST_CASE("requantize_mx refuses bad arguments before any CUDA call", "[mx][gpu_
                      fake<float>(0x800000000000)};
   CHECK(test::has(refuse(nullptr, &b, la, BlockScaleLayout{3}),
                   "layout_b.ld = 3 must be >= ceil(b.K / 128) = 4"));
+  // An ld whose span passes 64-bit byte offsets (the byte count would wrap, and with it the
+  // overlap and memory checks, while the kernel writes padding up to ld): refused, either layout.
+  const std::int64_t huge = std::int64_t(1) << 61;
+  CHECK(test::has(refuse(nullptr, &b, la, BlockScaleLayout{huge}),
+                  "layout_b: ld = 2305843009213693952 makes the scale buffer's span overflow"));
+  CHECK(test::has(refuse(&good, nullptr, GroupScaleLayout{ScaleMajor::k, huge}, lb),
+                  "layout_a: ld = 2305843009213693952 makes the scale buffer's span overflow"));
   b.K = 40;
   CHECK(test::has(refuse(&good, &b, la, lb), "b.K = 40"));
   b.K = 512;

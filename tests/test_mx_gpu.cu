@@ -458,8 +458,10 @@ void check_requant(std::int64_t rows_a, std::int64_t rows_b, std::int64_t K, std
 
 TEST_CASE("requantize_mx equals mx_requantize_1x128 / _128x128 byte for byte", "[mx_gpu]") {
   RequantSeen seen;
-  for (const std::int64_t K : {32, 96, 160, 544, 1056, 4096 + 96})
-    for (const std::int64_t rows : {1, 3, 127, 129, 200, 300}) {
+  // K and rows both ragged and whole multiples of 128 (a full last group, a full last row tile,
+  // B's padding row guard at an exact multiple).
+  for (const std::int64_t K : {32, 96, 128, 160, 512, 544, 1056, 4096 + 96})
+    for (const std::int64_t rows : {1, 3, 127, 128, 129, 200, 256, 300}) {
       const std::int64_t groups = ceil_div(K, 128);
       // Both operands in one launch, the default layouts chapter 7 reads (A mn-major
       // TMA-aligned, B padded), packed leading dimensions.
@@ -484,7 +486,7 @@ TEST_CASE("requantize_mx equals mx_requantize_1x128 / _128x128 byte for byte", "
 
 TEST_CASE("requantize_mx: a large operand pair, deterministic", "[mx_gpu]") {
   RequantSeen seen;
-  const std::int64_t M = 1000, N = 2100, K = 7168 + 32;
+  const std::int64_t M = 1024, N = 2100, K = 7168 + 32;
   const RequantLayouts L{GroupScaleLayout::mn_major_tma_aligned(M), BlockScaleLayout::padded(K)};
   check_requant(M, N, K, 0, 0, L, seen);  // the CPU's bytes
   // Twice on the same input: the same bytes (the first run equals the CPU's, checked above on

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "bs_gemm.hpp"
 #include "common/cuda.hpp"
 #include "common/launch.hpp"
 #include "common/engine/params.hpp"

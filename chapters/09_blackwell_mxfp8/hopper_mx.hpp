@@ -18,9 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "bs_gemm.hpp"  // chapter 7's plan: the requantize_block_scaled path's GEMM
 #include "common/engine/plan.hpp"
 #include "mx_gemm.hpp"
+
+namespace fp8gemm::ch07 {
+class Plan;  // chapter 7's plan (bs_gemm.hpp): the requantize_block_scaled path's GEMM
+}  // namespace fp8gemm::ch07
 
 namespace fp8gemm::ch09 {
 
@@ -52,7 +55,8 @@ struct HopperOptions {
   std::string kernel;
   HopperPath path = HopperPath::promote_per_block;
   /// SMs the GEMM's persistent grid may use (0: all), as chapter 7's Options::max_sms. On the
-  /// dequantize_bf16 path it limits the bf16 GEMM, not the dequantisation launch before it.
+  /// dequantize_bf16 path it limits the bf16 GEMM, not the dequantisation launch before it; on
+  /// the requantize_block_scaled path chapter 7's GEMM, not the re-quantisation launch.
   int max_sms = 0;
 };
 

@@ -70,26 +70,28 @@ __device__ __forceinline__ unsigned shift_word(unsigned w, float m) {
   return cvt_e4m3x2(lo.x * m, lo.y * m) | (cvt_e4m3x2(hi.x * m, hi.y * m) << 16);
 }
 
-/// The chunk's 16 re-quantised codes: E is the group's exponent code (cand < 0: no non-zero
-/// code in the group, E = 127), code the chunk's block's.
-__device__ __forceinline__ uint4 requantized(const uint4& v, int code, int cand, bool nan) {
+/// The chunk's 16 re-quantised codes: group_code is the largest scale code among the group's
+/// blocks that hold a non-zero code (-1: none, and E = 127), code the chunk's block's.
+__device__ __forceinline__ uint4 requantized(const uint4& v, int code, int group_code, bool nan) {
   if (nan) return make_uint4(0x7F7F7F7Fu, 0x7F7F7F7Fu, 0x7F7F7F7Fu, 0x7F7F7F7Fu);
-  const int shift = (cand < 0 ? 127 : cand) - code;
+  const int shift = (group_code < 0 ? 127 : group_code) - code;
   if (shift <= 0) return v;
   const float m = __uint_as_float(unsigned(127 - min(shift, 30)) << 23);
   return make_uint4(shift_word(v.x, m), shift_word(v.y, m), shift_word(v.z, m),
                     shift_word(v.w, m));
 }
 
-/// The FP32 scale 2^(E - 127), or NaN.
-__device__ __forceinline__ float group_scale(int cand, bool nan) {
-  return __uint_as_float(nan ? 0x7FC00000u : ue8m0_float_bits(unsigned(cand < 0 ? 127 : cand)));
+/// The FP32 scale 2^(E - 127) (group_code as in requantized()), or NaN.
+__device__ __forceinline__ float group_scale(int group_code, bool nan) {
+  return __uint_as_float(nan ? 0x7FC00000u
+                             : ue8m0_float_bits(unsigned(group_code < 0 ? 127 : group_code)));
 }
 
 // Four CTAs per SM (64 registers, no spills; ptxas -v): the first version, without the bound,
 // took 78 registers, so three CTAs (48 KB in flight per SM), and moved 2.2 TB/s on an H100 at
-// 8192^3 (ncu: 65.8 % of DRAM peak, achieved occupancy 34.7 %; session 53, 2b22598). A fifth
-// CTA would need 51 registers: ptxas then spills.
+// 8192^3 (ncu: 65.8 % of DRAM peak, achieved occupancy 34.7 %; session 53, 2b22598); bounded,
+// 73.9 % (0e3075f). A fifth CTA would need 48 registers (registers go by 8 per thread): bounded
+// to five, ptxas spills (68 bytes).
 __global__ void __launch_bounds__(kRequantThreads, 4)
     requantize_mx_kernel(RequantJob a, GroupScaleLayout layout_a, RequantJob b,
                          BlockScaleLayout layout_b) {
@@ -197,13 +199,19 @@ RequantRanges check_requant_operand(const MxRequantOperand& o, bool is_a,
   std::int64_t scale_floats = 0;
   if (is_a) {
     require_group_layout(who, "layout_a", la, o.rows, "a.rows", o.K, "a.K");
-    scale_floats = la.required_elements(o.rows, o.K);
+    scale_floats = scale_extent(la, o.rows, o.K);
   } else {
     if (lb.ld < ceil_div(o.K, 128))
       fail(who, "layout_b.ld = " + std::to_string(lb.ld) + " must be >= ceil(b.K / 128) = " +
                     std::to_string(ceil_div(o.K, 128)));
-    scale_floats = lb.required_elements(o.rows, o.K);
+    scale_floats = scale_extent(lb, o.rows, o.K);
   }
+  // A span past 64-bit byte offsets would wrap the byte count below, and with it the overlap and
+  // memory checks, while the kernel still writes the padding up to ld.
+  if (scale_floats == kScaleExtentOverflow)
+    fail(who, std::string(is_a ? "layout_a" : "layout_b") + ": ld = " +
+                  std::to_string(is_a ? la.ld : lb.ld) +
+                  " makes the scale buffer's span overflow 64-bit byte offsets");
   return {range(q, o.q, extent_bytes(who, q, o.rows, o.ldq, o.K, 1)),
           range(s, o.scales, std::uint64_t(mx_1x32_scale_bytes(o.rows, o.K))),
           range(out, o.out, extent_bytes(who, out, o.rows, o.ldo, o.K, 1)),

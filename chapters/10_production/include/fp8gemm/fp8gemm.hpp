@@ -265,9 +265,9 @@ struct MxOptions {
   /// largest MX block; common/mx.hpp's rule) into a workspace the plan owns, (M + N) K bytes
   /// plus the scales, then chapter 7's GEMM (its table's kernel, or `kernel`, one of
   /// ch07::kernels()). Elements about 2^14 or more below their group's largest value lose bits
-  /// or flush to zero: on realistic data that adds 1e-7 to 1e-5 to D's relative error, on
+  /// or flush to zero: on chapter 7's study data that adds 1e-7 to 2e-6 to D's relative error, on
   /// data whose quiet blocks meet the other operand's loud ones it loses much of D
-  /// (docs/fp8_numerics.md). 0.74-0.89x chapter 7's speed on an H100 (chapter 9's README, "A
+  /// (docs/fp8_numerics.md). 0.73-0.88x chapter 7's speed on an H100 (chapter 9's README, "A
   /// third Hopper path"): 2.4-3.7x the default kernel. A second launch per run() writes the
   /// workspace: one stream at a time for such a plan. Refused on Blackwell, and together with
   /// hopper_dequantize_bf16.

@@ -3,7 +3,8 @@
 from call4_0e3075f/ch09_hopper_requant_0e3075f.json (`ch09_hopper_mxfp8 --gpu_delay_us=50`: the
 three Hopper paths, the path's chapter-7 GEMM alone and chapter 7 in one process). Per shape: the
 path over chapter 7 (median against median), the re-quantisation (the path's median minus its
-GEMM's; GB/s: the 2 (M + N) K bytes it reads and writes), its GEMM alone over chapter 7; then the
+GEMM's; GB/s: the 2 (M + N) K bytes it reads and writes over that time, a model of its traffic,
+not ncu's DRAM count), its GEMM alone over chapter 7; then the
 geomeans over the six M = 4096 DeepSeek-V3 shapes, the other two paths' beside them.
 Usage: python3 requant_h100.py [--check README] (--check: README's requant-h100 block must equal
 this output; CTest chapter_09_requant_h100)."""
@@ -19,6 +20,11 @@ import readme_block  # noqa: E402
 SOURCE = "plots/data/h200/session53/call4_0e3075f/ch09_hopper_requant_0e3075f.json"
 ORDER = ["8192x8192x8192", "4096x2112x7168", "4096x24576x1536", "4096x32768x512",
          "4096x7168x16384", "4096x4096x7168", "4096x7168x2048"]
+
+
+def trunc3(x):
+    """Three decimals, truncated, as plots/plot.py prints ratios to targets (0.6999 reads 0.699)."""
+    return f"{math.floor(x * 1000 + 1e-9) / 1000:.3f}"
 
 
 def geomean(xs):
@@ -43,15 +49,16 @@ def table():
         path, alone = med[("ch09_hopper_mx_requant", shape)], med[("ch09_requant_gemm_alone", shape)]
         rq = path - alone
         name = "8192^3" if m == n == k else shape.replace("x", " x ")
-        lines.append(f"| {name} | {ch07 / path:.3f}x | {rq:.1f} us ({2 * (m + n) * k / rq / 1e6:.2f} "
-                     f"TB/s) | {ch07 / alone:.3f}x |")
+        lines.append(f"| {name} | {trunc3(ch07 / path)}x | {rq:.1f} us "
+                     f"({2 * (m + n) * k / rq / 1e6:.2f} TB/s) | {trunc3(ch07 / alone)}x |")
         if m == 4096:
             over["requant"].append(ch07 / path)
             over["default"].append(ch07 / med[("ch09_hopper_mx", shape)])
             over["bf16"].append(ch07 / med[("ch09_hopper_mx_bf16", shape)])
-    lines += ["", f"Geomean over the six M = 4096 shapes {geomean(over['requant']):.3f}x; in the "
-              f"same run the default path {geomean(over['default']):.3f}x and dequantize_bf16 "
-              f"{geomean(over['bf16']):.3f}x."]
+    lines += ["", f"Geomean over the six M = 4096 shapes {trunc3(geomean(over['requant']))}x; in "
+              f"the same run the default path {trunc3(geomean(over['default']))}x and "
+              f"dequantize_bf16 {trunc3(geomean(over['bf16']))}x. Ratios truncated to three "
+              f"decimals, as `plots/plot.py` prints them."]
     return "\n".join(lines)
 
 
