@@ -73,8 +73,9 @@ if(TARGET fp8gemm_ch09)
   endif()
 endif()
 
-# Chapter 9's Hopper half (the MXFP8 recipe on the engine, sm_90a): GPU tests (run on the H200) and
-# the ptxas verdict on its kernels.
+# Chapter 9's Hopper half (the MXFP8 recipe on the engine, sm_90a): GPU tests of its three paths
+# (run on the H200 and, in session 53, on an H100; the re-quantising path runs chapter 7's plan),
+# the CPU refusals, and the ptxas verdict on its kernels.
 if(TARGET fp8gemm_ch09_hopper)
   fp8gemm_test(test_chapter_09_hopper LABEL gpu SOURCES test_chapter_09_hopper.cu
                LIBS fp8gemm_ch09_hopper)
