@@ -43,7 +43,7 @@
 //     one stream at a time for such a plan (the PyTorch ops never build one). So do a split-K
 //     BlockScaledPlan (Options::splits >= 1: its workspace of partial tiles), an MxPlan on the
 //     requantize_block_scaled path (MxOptions::hopper_requantize_block_scaled: its re-quantised
-//     operands; not offered by the PyTorch ops), an MxPlan on the
+//     operands; the PyTorch op keeps one such plan per stream), an MxPlan on the
 //     dequantize_bf16 path (MxOptions::hopper_dequantize_bf16: its bf16 operands; the PyTorch
 //     op keeps one such plan per stream), and a
 //     GroupedPlan given one of chapter 8's stream-K comparison kernels by name (_sk, _skr): its

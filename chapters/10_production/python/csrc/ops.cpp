@@ -6,7 +6,8 @@
 //     become ValueError too, its CUDA failures (std::runtime_error) RuntimeError;
 //   - runs on the current CUDA stream of the tensors' device, never synchronises the host and
 //     never reads device data on the host, so it can be captured in a CUDA graph (gemm_mx with
-//     dequantize_bf16 refuses capture: the plan cache may free the workspace a graph would read);
+//     dequantize_bf16 or requantize_block_scaled refuses capture: the plan cache may free the
+//     workspace a graph would read);
 //   - allocates its outputs through PyTorch (the caching allocator, graph pools included).
 // The GEMM ops keep their plans in an LRU cache keyed by everything a plan is built from but the
 // buffers (plan_cache.hpp): a call costs a lookup, a re-pointing of the cached plan when its
@@ -567,8 +568,11 @@ void check_mx_scales(const char* op, const char* name, const at::Tensor& s, std:
 }
 
 at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
-                   const at::Tensor& scale_b, bool dequantize_bf16) {
+                   const at::Tensor& scale_b, bool dequantize_bf16, bool requantize_block_scaled) {
   constexpr const char* op = "gemm_mx";
+  if (dequantize_bf16 && requantize_block_scaled)
+    fail(op, "dequantize_bf16=True and requantize_block_scaled=True are two different paths: set "
+             "one of them");
   const GemmOperands ab = gemm_operands(op, a, b);
   const at::Device dev = ab.device;
   const std::int64_t M = ab.M, N = ab.N, K = ab.K;
@@ -599,16 +603,20 @@ at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Ten
     const int max_sms = g_max_sms.load(std::memory_order_relaxed);
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kMx).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb).add(max_sms);
-    key.add(std::int64_t(dequantize_bf16)).add(std::int64_t(aligned(g.D, 16)));
+    key.add(std::int64_t(dequantize_bf16)).add(std::int64_t(requantize_block_scaled));
+    key.add(std::int64_t(aligned(g.D, 16)));
     const cudaStream_t stream = current_stream(dev);
-    if (dequantize_bf16) {
-      // This path's plan owns a workspace that every run writes (the bf16 operands): one plan per
-      // stream, so that two streams never share it; and no CUDA-graph capture, since the cache
-      // may drop the plan, and free its workspace, while a captured graph still reads it.
+    if (dequantize_bf16 || requantize_block_scaled) {
+      // These paths' plans own a workspace that every run writes (the bf16 operands, or the
+      // re-quantised ones): one plan per stream, so that two streams never share it; and no
+      // CUDA-graph capture, since the cache may drop the plan, and free its workspace, while a
+      // captured graph still reads it.
+      const char* path = dequantize_bf16 ? "dequantize_bf16" : "requantize_block_scaled";
       if (capturing(stream))
-        fail(op, "dequantize_bf16=True cannot be captured in a CUDA graph (its cached plan owns a "
-                 "workspace that the plan cache may free while the graph still uses it); capture "
-                 "the default path (dequantize_bf16=False)");
+        fail(op, std::string(path) +
+                     "=True cannot be captured in a CUDA graph (its cached plan owns a workspace "
+                     "that the plan cache may free while the graph still uses it); capture the "
+                     "default path");
       key.add(std::int64_t(reinterpret_cast<std::uintptr_t>(stream)));
     }
     PlanKey buffers;
@@ -618,6 +626,7 @@ at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Ten
         [&] {
           MxOptions o;
           o.hopper_dequantize_bf16 = dequantize_bf16;
+          o.hopper_requantize_block_scaled = requantize_block_scaled;
           o.max_sms = max_sms;
           return std::make_unique<MxPlan>(g, o);
         },
@@ -1159,8 +1168,8 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.def("transpose_e4m3(Tensor q) -> Tensor", tags);
   m.def("quantize_mx_1x32(Tensor x, str rule=\"floor_ocp\") -> (Tensor, Tensor)", tags);
   m.def(
-      "gemm_mx(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, bool dequantize_bf16=False) "
-      "-> Tensor",
+      "gemm_mx(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, bool dequantize_bf16=False, "
+      "bool requantize_block_scaled=False) -> Tensor",
       tags);
   // Test and benchmark helpers (not part of the API).
   m.def(

@@ -287,15 +287,19 @@ def gemm_per_tensor(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, *,
 # ============================================ plan cache ==========================================
 
 def gemm_mx(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor, *,
-            dequantize_bf16: bool = False) -> Tensor:
+            dequantize_bf16: bool = False, requantize_block_scaled: bool = False) -> Tensor:
     """MXFP8 GEMM: D [M, N] bf16 = sum over 32-K blocks of 2^(ea - 127) 2^(eb - 127) A_blk . B_blk^T;
     a [M, K] and b [N, K] e4m3 (row-major, K a multiple of 32), scale_a / scale_b as
     quantize_mx_1x32 returns them. On Hopper chapter 9's kernel (a promotion per 32 K) runs;
     dequantize_bf16=True runs its second path instead (A and B dequantised to bf16, exactly, into
     a workspace the cached plan owns, (M + N) K 2 bytes, then a bf16 GEMM: 1.6-1.9x faster at
-    large M on the H200; chapter 9's README). That plan is kept per stream, and the path refuses
-    CUDA-graph capture (ValueError): the cache may free its workspace while a graph uses it."""
-    return _ops().gemm_mx(a, scale_a, b, scale_b, dequantize_bf16)
+    large M on the H200; chapter 9's README). requantize_block_scaled=True runs its third path,
+    NOT EXACT: A and B re-quantised into chapter 7's format (one power-of-two scale per 1 x 128
+    group of A and 128 x 128 block of B) in the plan's workspace, then chapter 7's GEMM (0.73-0.88x
+    chapter 7's speed on an H100; elements about 2^14 below their group's largest value lose bits:
+    docs/fp8_numerics.md). At most one of the two. Their plans are kept per stream, and both paths
+    refuse CUDA-graph capture (ValueError): the cache may free a workspace while a graph uses it."""
+    return _ops().gemm_mx(a, scale_a, b, scale_b, dequantize_bf16, requantize_block_scaled)
 
 
 def plan_cache_stats() -> dict:
@@ -434,7 +438,11 @@ if available():
         return x.new_empty((M, K), dtype=E4M3), x.new_empty((n,), dtype=torch.uint8)
 
     @torch.library.register_fake("fp8gemm::gemm_mx")
-    def _gemm_mx_fake(a, scale_a, b, scale_b, dequantize_bf16=False):
+    def _gemm_mx_fake(a, scale_a, b, scale_b, dequantize_bf16=False,
+                      requantize_block_scaled=False):
+        if dequantize_bf16 and requantize_block_scaled:  # as the op refuses it
+            raise ValueError("fp8gemm.gemm_mx: dequantize_bf16=True and requantize_block_scaled="
+                             "True are two different paths: set one of them")
         return a.new_empty((a.shape[0], b.shape[0]), dtype=torch.bfloat16)
 
     @torch.library.register_fake("fp8gemm::_gemm_block_scaled_loop")

@@ -175,6 +175,14 @@ def test_fake_shapes():
     d = ops.gemm_mx(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8), _meta((72, 1056), e4),
                     _meta((128 * 36,), torch.uint8), dequantize_bf16=True)
     assert d.shape == (300, 72) and d.dtype == torch.bfloat16
+    d = ops.gemm_mx(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8), _meta((72, 1056), e4),
+                    _meta((128 * 36,), torch.uint8), requantize_block_scaled=True)
+    assert d.shape == (300, 72) and d.dtype == torch.bfloat16
+    with raises(ValueError, match="dequantize_bf16=True and requantize_block_scaled=True are two "
+                                  "different paths"):
+        ops.gemm_mx(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8), _meta((72, 1056), e4),
+                    _meta((128 * 36,), torch.uint8), dequantize_bf16=True,
+                    requantize_block_scaled=True)
 
 
 def test_fake_tracing():

@@ -263,6 +263,7 @@ def test_opcheck():
         (f.quantize_mx_1x32.default, (wm32,), {"rule": "rceil"}),
         (f.gemm_mx.default, (mqa, msa, mqb, msb), {}),
         (f.gemm_mx.default, (mqa, msa, mqb, msb), {"dequantize_bf16": True}),
+        (f.gemm_mx.default, (mqa, msa, mqb, msb), {"requantize_block_scaled": True}),
     ]
     # (masked_m = M_max everywhere: rows past masked_m are left unwritten, and opcheck compares
     # whole outputs.)

@@ -636,8 +636,8 @@ def test_set_max_sms_every_gemm():
         mqa, msa = ops.quantize_mx_1x32(make_bf16((333, 1056), gen))
         mqb, msb = ops.quantize_mx_1x32(make_bf16((264, 1056), gen))
         ref = ops.dequantize_mx_1x32(mqa, msa).double() @ ops.dequantize_mx_1x32(mqb, msb).double().t()
-        for path in (False, True):
-            assert rel_error(ops.gemm_mx(mqa, msa, mqb, msb, dequantize_bf16=path), ref) <= \
+        for path in ({}, {"dequantize_bf16": True}, {"requantize_block_scaled": True}):
+            assert rel_error(ops.gemm_mx(mqa, msa, mqb, msb, **path), ref) <= \
                 tolerance(1056), path
         with raises(ValueError, match="max_sms = -1 must be >= 0"):
             ops.set_max_sms(-1)
@@ -916,16 +916,18 @@ MX_SHAPES = [(7, 40, 64), (200, 264, 640), (333, 1000, 1056), (129, 2112, 7168),
 
 @parametrize("M,N,K", MX_SHAPES)
 def test_gemm_mx_vs_float64(M, N, K):
-    """Both Hopper paths against float64 on the dequantised operands, then again on other operands
-    of the same shape (the cached plans re-bound)."""
+    """The three Hopper paths against float64 on the dequantised operands, then again on other
+    operands of the same shape (the cached plans re-bound). The re-quantising path is not exact,
+    but on such data (N(0, 1), MX-quantised) it adds ~1e-7 to the error (chapter 9's README), far
+    inside the tolerance."""
     require_gpu()
     for seed in (M + N + K, M + N + K + 1):
         gen = _gen(seed)
         qa, sa = ops.quantize_mx_1x32(make_bf16((M, K), gen))
         qb, sb = ops.quantize_mx_1x32(make_bf16((N, K), gen), rule="rceil")
         ref = ops.dequantize_mx_1x32(qa, sa).double() @ ops.dequantize_mx_1x32(qb, sb).double().t()
-        for path in (False, True):
-            d = ops.gemm_mx(qa, sa, qb, sb, dequantize_bf16=path)
+        for path in ({}, {"dequantize_bf16": True}, {"requantize_block_scaled": True}):
+            d = ops.gemm_mx(qa, sa, qb, sb, **path)
             assert d.shape == (M, N) and d.dtype == torch.bfloat16
             assert torch.isfinite(d).all()
             assert rel_error(d, ref) <= tolerance(K), (path, rel_error(d, ref), tolerance(K))
@@ -947,6 +949,8 @@ def test_gemm_mx_misuse():
         (lambda: ops.gemm_mx(qa, sa, qb, sb.cpu()), r"scale_b must be a CUDA tensor"),
         (lambda: ops.gemm_mx(qa[:, :1000], sa, qb[:, :1000], sb), r"K = 1000 must be a multiple of 32"),
         (lambda: ops.gemm_mx(qa, sa, qb[:, :512], sb), r"b has shape \[384, 512\]: dimension 1 must be 1024"),
+        (lambda: ops.gemm_mx(qa, sa, qb, sb, dequantize_bf16=True, requantize_block_scaled=True),
+         r"dequantize_bf16=True and requantize_block_scaled=True are two different paths"),
     ]
     for call, msg in cases:
         with raises(ValueError, match=msg):
@@ -956,10 +960,11 @@ def test_gemm_mx_misuse():
     assert torch.isfinite(d).all()
 
 
-def test_gemm_mx_dequantize_path_per_stream_and_not_captured():
-    """The dequantize_bf16 path's plan owns a workspace every run writes: two streams get a plan
-    each (both results right when they run at once), and a CUDA-graph capture is refused (the
-    plan cache could free the workspace under the graph); the default path captures."""
+def test_gemm_mx_converting_paths_per_stream_and_not_captured():
+    """The dequantize_bf16 and requantize_block_scaled paths' plans own a workspace every run
+    writes: two streams get a plan each (both results right when they run at once), and a
+    CUDA-graph capture is refused (the plan cache could free the workspace under the graph); the
+    default path captures."""
     require_gpu()
     M, N, K = 512, 640, 2048
     gen = _gen(92)
@@ -984,6 +989,21 @@ def test_gemm_mx_dequantize_path_per_stream_and_not_captured():
     with raises(ValueError, match=r"dequantize_bf16=True cannot be captured in a CUDA graph"):
         with torch.cuda.graph(graph):
             ops.gemm_mx(qa, sa, qb, sb, dequantize_bf16=True)
+    # The re-quantising path's plan owns a workspace too: the same rules.
+    before = fp8gemm.ops.plan_cache_stats()
+    for _ in range(20):
+        with torch.cuda.stream(s1):
+            d1 = ops.gemm_mx(qa, sa, qb, sb, requantize_block_scaled=True)
+        with torch.cuda.stream(s2):
+            d2 = ops.gemm_mx(qc, sc, qb, sb, requantize_block_scaled=True)
+    torch.cuda.synchronize()
+    after = fp8gemm.ops.plan_cache_stats()
+    assert rel_error(d1, ref_a.double()) <= tolerance(K) and rel_error(d2, ref_c.double()) <= tolerance(K)
+    assert after["misses"] - before["misses"] <= 2
+    graph = torch.cuda.CUDAGraph()
+    with raises(ValueError, match=r"requantize_block_scaled=True cannot be captured in a CUDA graph"):
+        with torch.cuda.graph(graph):
+            ops.gemm_mx(qa, sa, qb, sb, requantize_block_scaled=True)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         d3 = ops.gemm_mx(qa, sa, qb, sb)
