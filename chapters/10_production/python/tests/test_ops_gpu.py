@@ -975,35 +975,22 @@ def test_gemm_mx_converting_paths_per_stream_and_not_captured():
     ref_c = ops.gemm_mx(qc, sc, qb, sb)
     s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
     torch.cuda.synchronize()
-    before = fp8gemm.ops.plan_cache_stats()
-    for _ in range(20):
-        with torch.cuda.stream(s1):
-            d1 = ops.gemm_mx(qa, sa, qb, sb, dequantize_bf16=True)
-        with torch.cuda.stream(s2):
-            d2 = ops.gemm_mx(qc, sc, qb, sb, dequantize_bf16=True)
-    torch.cuda.synchronize()
-    after = fp8gemm.ops.plan_cache_stats()
-    assert rel_error(d1, ref_a.double()) <= tolerance(K) and rel_error(d2, ref_c.double()) <= tolerance(K)
-    assert after["misses"] - before["misses"] <= 2  # a plan per stream, then hits
-    graph = torch.cuda.CUDAGraph()
-    with raises(ValueError, match=r"dequantize_bf16=True cannot be captured in a CUDA graph"):
-        with torch.cuda.graph(graph):
-            ops.gemm_mx(qa, sa, qb, sb, dequantize_bf16=True)
-    # The re-quantising path's plan owns a workspace too: the same rules.
-    before = fp8gemm.ops.plan_cache_stats()
-    for _ in range(20):
-        with torch.cuda.stream(s1):
-            d1 = ops.gemm_mx(qa, sa, qb, sb, requantize_block_scaled=True)
-        with torch.cuda.stream(s2):
-            d2 = ops.gemm_mx(qc, sc, qb, sb, requantize_block_scaled=True)
-    torch.cuda.synchronize()
-    after = fp8gemm.ops.plan_cache_stats()
-    assert rel_error(d1, ref_a.double()) <= tolerance(K) and rel_error(d2, ref_c.double()) <= tolerance(K)
-    assert after["misses"] - before["misses"] <= 2
-    graph = torch.cuda.CUDAGraph()
-    with raises(ValueError, match=r"requantize_block_scaled=True cannot be captured in a CUDA graph"):
-        with torch.cuda.graph(graph):
-            ops.gemm_mx(qa, sa, qb, sb, requantize_block_scaled=True)
+    for path in ({"dequantize_bf16": True}, {"requantize_block_scaled": True}):
+        before = fp8gemm.ops.plan_cache_stats()
+        for _ in range(20):
+            with torch.cuda.stream(s1):
+                d1 = ops.gemm_mx(qa, sa, qb, sb, **path)
+            with torch.cuda.stream(s2):
+                d2 = ops.gemm_mx(qc, sc, qb, sb, **path)
+        torch.cuda.synchronize()
+        after = fp8gemm.ops.plan_cache_stats()
+        assert rel_error(d1, ref_a.double()) <= tolerance(K), path
+        assert rel_error(d2, ref_c.double()) <= tolerance(K), path
+        assert after["misses"] - before["misses"] <= 2, path  # a plan per stream, then hits
+        graph = torch.cuda.CUDAGraph()
+        with raises(ValueError, match=rf"{next(iter(path))}=True cannot be captured in a CUDA graph"):
+            with torch.cuda.graph(graph):
+                ops.gemm_mx(qa, sa, qb, sb, **path)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         d3 = ops.gemm_mx(qa, sa, qb, sb)
