@@ -179,7 +179,9 @@ std::string rescaled_choice(const std::vector<RescaledTime>& times, int sweep_sm
 struct KernelChoice {
   std::string kernel;  ///< a kernel's name: of the chapter's kernels() list, or of
                        ///< ch07::splitk_kernels() (split-K), ch09::hopper_bf16_kernels()
-                       ///< (dequantize_bf16); on Blackwell the label of the one sm_100a kernel
+                       ///< (dequantize_bf16), ch07::kernels() (MXFP8's
+                       ///< requantize_block_scaled path); on Blackwell the label of the one
+                       ///< sm_100a kernel
   DispatchRule rule = DispatchRule::chapter;
   std::string why;  ///< one line: "dispatch table: 4096x7168x2048 ran 116.6 us in ..."
 };

@@ -263,10 +263,13 @@ struct MxOptions {
   /// instead of the dispatched MXFP8 kernel: A and B re-quantised into chapter 7's format (one
   /// power-of-two scale per 1 x 128 group of A and per 128 x 128 block of B, that of the group's
   /// largest MX block; common/mx.hpp's rule) into a workspace the plan owns, (M + N) K bytes
-  /// plus the scales, then chapter 7's GEMM (its table's kernel, or `kernel`, one of
-  /// ch07::kernels()). Elements about 2^14 or more below their group's largest value lose bits
-  /// or flush to zero: on chapter 7's study data that adds 1e-7 to 2e-6 to D's relative error, on
-  /// data whose quiet blocks meet the other operand's loud ones it loses much of D
+  /// plus the scales, then chapter 7's GEMM (chapter 7's per-shape table, or `kernel`, one of
+  /// ch07::kernels(); not FP8GEMM_KERNEL_MXFP8_HOPPER, not the library's dispatch table; the
+  /// rule is reported as `chapter` even where chapter 7 picks its registers-epilogue kernel for
+  /// a D that TMA cannot store). Elements about 2^14 or more below their group's largest value
+  /// lose bits or flush to zero: on chapter 7's study data that adds 1e-7 to 2e-6 to D's
+  /// relative error, on data whose quiet blocks meet the other operand's loud ones it loses much
+  /// of D
   /// (docs/fp8_numerics.md). 0.73-0.88x chapter 7's speed on an H100 (chapter 9's README, "A
   /// third Hopper path"): 2.4-3.7x the default kernel. A second launch per run() writes the
   /// workspace: one stream at a time for such a plan. Refused on Blackwell, and together with
@@ -282,8 +285,9 @@ struct MxOptions {
 /// The architecture dispatch of MXFP8: on compute capability 10.0 chapter 9's sm_100a kernel
 /// (tcgen05 block-scaled MMA; built with FP8GEMM_BUILD_SM100=ON; NEVER RUN on hardware in this
 /// project), on 9.0 its Hopper kernels (chosen like the other families: option, environment,
-/// table, chapter default; on the dequantize_bf16 path the option or chapter 9's bf16 rule), anywhere else std::runtime_error naming the GPU and what is
-/// supported (mx_kernel_arch()).
+/// table, chapter default; on the dequantize_bf16 path the option or chapter 9's bf16 rule; on
+/// the requantize_block_scaled path the option or chapter 7's per-shape table), anywhere else
+/// std::runtime_error naming the GPU and what is supported (mx_kernel_arch()).
 class MxPlan {
  public:
   /// Throws std::invalid_argument (bad call, before any GPU work; also without a GPU) or

@@ -6,7 +6,8 @@ TORCH_LIBRARY), which
     before any GPU work (RuntimeError for a CUDA failure or a GPU that is not Hopper);
   - runs on the current CUDA stream, never synchronises with the host and never reads device data
     on the host: the ops can be captured in CUDA graphs (except gemm_mx with
-    dequantize_bf16=True, which refuses capture), and their fake implementations (below) let
+    dequantize_bf16=True or requantize_block_scaled=True, which refuse capture), and their fake
+    implementations (below) let
     ``torch.compile(fullgraph=True)`` trace them;
   - promotes the FP8 products to FP32 every 128 K (numerically safe; there is no fast mode in the
     block-scaled ops; the per-tensor GEMM's ``fast_accum=True`` is opt-in).

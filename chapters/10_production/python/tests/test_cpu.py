@@ -112,6 +112,11 @@ def test_cpu_tensors_refused():
             _cpu(4, 256, dtype=e4), _cpu(4, 2, dtype=torch.float32), _cpu(2, 8, 256, dtype=e4),
             _cpu(2, 1, 2, dtype=torch.float32), _cpu(3, dtype=torch.int32)),
          r"gemm_grouped_contiguous: a must be a CUDA tensor"),
+        # gemm_mx's two converting paths at once: refused first, whatever the tensors.
+        (lambda: ops.gemm_mx(_cpu(4, 256, dtype=e4), _cpu(128 * 8, dtype=torch.uint8),
+                             _cpu(8, 256, dtype=e4), _cpu(128 * 8, dtype=torch.uint8),
+                             dequantize_bf16=True, requantize_block_scaled=True),
+         r"gemm_mx: dequantize_bf16=True and requantize_block_scaled=True are two different paths"),
     ]
     for call, msg in cases:
         with raises(ValueError, match=msg):

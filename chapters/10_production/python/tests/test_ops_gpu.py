@@ -933,6 +933,30 @@ def test_gemm_mx_vs_float64(M, N, K):
             assert rel_error(d, ref) <= tolerance(K), (path, rel_error(d, ref), tolerance(K))
 
 
+def test_gemm_mx_requantize_path_is_taken():
+    """requantize_block_scaled=True reaches chapter 9's re-quantising path (the tolerance above is
+    met by all three paths, so it cannot tell): on data whose 1 x 32 blocks within a 1 x 128 group
+    lie 2^16 apart exactly where the other operand's do the opposite (block 0 of every group of A
+    loud, blocks 1-3 of B: chapter 9's README, "Data made to defeat the rule"; the CPU study's
+    0.38 on such N(0, 1) data), the re-quantised product is far from the MX product, while the
+    two exact paths match it."""
+    require_gpu()
+    M, N, K = 256, 264, 1024
+    gen = _gen(93)
+    block = torch.arange(K, device="cuda") // 32 % 4
+    x = make_bf16((M, K), gen, spread=0.0).float()
+    w = make_bf16((N, K), gen, spread=0.0).float()
+    x = torch.where(block == 0, x * 65536.0, x).to(torch.bfloat16)
+    w = torch.where(block != 0, w * 65536.0, w).to(torch.bfloat16)
+    qa, sa = ops.quantize_mx_1x32(x, rule="rceil")
+    qb, sb = ops.quantize_mx_1x32(w, rule="rceil")
+    ref = ops.dequantize_mx_1x32(qa, sa).double() @ ops.dequantize_mx_1x32(qb, sb).double().t()
+    for path in ({}, {"dequantize_bf16": True}):
+        assert rel_error(ops.gemm_mx(qa, sa, qb, sb, **path), ref) <= tolerance(K), path
+    err = rel_error(ops.gemm_mx(qa, sa, qb, sb, requantize_block_scaled=True), ref)
+    assert err > 0.1, err
+
+
 def test_gemm_mx_misuse():
     require_gpu()
     M, N, K = 256, 384, 1024
