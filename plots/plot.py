@@ -1383,6 +1383,8 @@ class HopperRow:
     bf16_fastest: Row | None = None  # its fastest kernel
     bf16_gemm: Row | None = None  # its bf16 GEMM alone
     cublaslt_bf16: Row | None = None
+    requant: Row | None = None  # the requantize_block_scaled path (requant_table)
+    requant_gemm: Row | None = None  # its chapter-7 GEMM alone
 
     def vs_ch07(self, r: Row | None) -> float | None:
         return ratio(r, self.ch07)
@@ -1557,8 +1559,9 @@ def requant_table(bf: BenchFile, data_label: str) -> str | None:
     for s in shapes:
         ch07 = bf.find(CH09_HOPPER_CH07, s)
         path, alone = bf.find(CH09_REQUANT_IMPL, s), bf.find(CH09_REQUANT_GEMM, s)
-        hr = HopperRow(s, bf.find(CH09_HOPPER_IMPL, s), {}, ch07, None, bf.find(CH09_BF16_IMPL, s))
-        rows.append((hr, path, alone))
+        hr = HopperRow(s, bf.find(CH09_HOPPER_IMPL, s), {}, ch07, None, bf.find(CH09_BF16_IMPL, s),
+                       requant=path, requant_gemm=alone)
+        rows.append(hr)
 
         def cell(x: Row | None) -> str:
             return "—" if x is None else f"{fmt_tf(x.tflops)} ({fmt_x_trunc(ratio(x, ch07))})"
@@ -1573,22 +1576,19 @@ def requant_table(bf: BenchFile, data_label: str) -> str | None:
                                       cell(hr.bf16)]) + " |")
     out.append("")
     parts = []
-    picks = [(f"re-quantise + chapter 7 (`{CH09_REQUANT_IMPL}`)", lambda t: t[1]),
-             ("its chapter-7 GEMM alone", lambda t: t[2]),
-             (f"the default path (`{CH09_HOPPER_IMPL}`)", lambda t: t[0].default),
-             (f"dequantize_bf16 (`{CH09_BF16_IMPL}`)", lambda t: t[0].bf16)]
+    picks = [(f"re-quantise + chapter 7 (`{CH09_REQUANT_IMPL}`)", lambda r: r.requant),
+             ("its chapter-7 GEMM alone", lambda r: r.requant_gemm),
+             (f"the default path (`{CH09_HOPPER_IMPL}`)", lambda r: r.default),
+             (f"dequantize_bf16 (`{CH09_BF16_IMPL}`)", lambda r: r.bf16)]
     for i, (name, pick) in enumerate(picks):
-        sq = next((ratio(pick(t), t[0].ch07) for t in rows if t[0].shape == CH09_TARGET_SQUARE), None)
-        group = [x for x in (ratio(pick(t), t[0].ch07) for t in rows if t[0].target_group)
-                 if x is not None]
-        g = geomean(group)
+        t = hopper_target(rows, pick)
         verdict = ""
-        if i == 0 and sq is not None and g is not None:  # the path issue 11's target is read for
-            verdict = (f" ({_verdict(sq >= CH09_TARGET and g >= CH09_TARGET)} against issue 11's "
+        if i == 0 and t.square is not None and t.geomean is not None:  # issue 11's, for this path
+            verdict = (f" ({_verdict(t.square_met and t.geomean_met)} against issue 11's "
                        f"{CH09_TARGET:g}x, for this opt-in, not exact path)")
-        parts.append(f"{name}: {shape_label(CH09_TARGET_SQUARE)} {fmt_x_trunc(sq)}, geomean over "
-                     f"the {len(group)} M = {CH09_TARGET_M} DeepSeek-V3 shapes {fmt_x_trunc(g)}"
-                     + verdict)
+        parts.append(f"{name}: {shape_label(CH09_TARGET_SQUARE)} {fmt_x_trunc(t.square)}, geomean "
+                     f"over the {len(t.group)} M = {CH09_TARGET_M} DeepSeek-V3 shapes "
+                     f"{fmt_x_trunc(t.geomean)}" + verdict)
     out.append("- Over chapter 7, same run: " + "; ".join(parts) + ".")
     out.append("")
     out.append(

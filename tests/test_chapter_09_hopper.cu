@@ -24,6 +24,7 @@
 #include "catch.hpp"
 #include "common/mx.hpp"
 #include "common/quantize_gpu.hpp"
+#include "common/reference.hpp"
 #include "hopper_mx.hpp"
 #include "mx_emulate.hpp"
 #include "mx_run.hpp"
@@ -66,15 +67,7 @@ std::vector<double> reference_requant_f64(const MxOperands& o) {
   };
   const std::vector<double> a = dequantize(mx_requantize_1x128(operand(o.M, o.K, o.A, o.sa)));
   const std::vector<double> b = dequantize(mx_requantize_128x128(operand(o.N, o.K, o.B, o.sb)));
-  std::vector<double> d(std::size_t(o.M * o.N));
-  for (std::int64_t m = 0; m < o.M; ++m)
-    for (std::int64_t n = 0; n < o.N; ++n) {
-      double acc = 0;
-      for (std::int64_t k = 0; k < o.K; ++k)
-        acc += a[std::size_t(m * o.K + k)] * b[std::size_t(n * o.K + k)];
-      d[std::size_t(m * o.N + n)] = acc;
-    }
-  return d;
+  return reference_gemm(o.M, o.N, o.K, a.data(), b.data());
 }
 /// The three paths, for the tests that hold for each.
 constexpr HopperPath kPaths[] = {HopperPath::promote_per_block, HopperPath::dequantize_bf16,

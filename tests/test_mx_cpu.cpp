@@ -900,7 +900,7 @@ TEST_CASE("requantize_mx refuses bad arguments before any CUDA call", "[mx][gpu_
                   "fp8gemm::requantize_mx: a and b are both null"));
   MxRequantOperand o = good;
   o.K = 48;
-  CHECK(test::has(refuse_a(o), "a.K = 48 must be a positive multiple of 32"));
+  CHECK(test::has(refuse_a(o), "a.K = 48 must be a multiple of 32 (MXFP8 has one UE8M0 scale"));
   o = good;
   o.q = fake<std::uint8_t>(0x100000000008);
   CHECK(test::has(refuse_a(o), "a.q = 0x100000000008 must be 16-byte aligned"));

@@ -42,6 +42,16 @@ inline void require_positive(const char* who, const char* name, std::int64_t v) 
   if (v < 1) fail(who, std::string(name) + " = " + std::to_string(v) + " must be >= 1");
 }
 
+/// v >= 1 and a multiple of 32 (an MXFP8 dimension: one UE8M0 scale per 1 x 32 block); `why`
+/// ends the message.
+inline void require_mx_multiple(const char* who, const char* name, std::int64_t v,
+                                const char* why) {
+  require_positive(who, name, v);
+  if (v % kMxBlock != 0)
+    fail(who, std::string(name) + " = " + std::to_string(v) + " must be a multiple of 32 (" + why +
+                  ")");
+}
+
 inline void require_ld(const char* who, const char* name, std::int64_t ld,
                        const char* cols_name, std::int64_t cols) {
   if (ld < cols)

@@ -93,13 +93,6 @@ void require_rule(const char* who, MxExponentRule rule) {
                   " is not an MxExponentRule (floor_ocp = 0 or rceil = 1)");
 }
 
-void require_mx_multiple(const char* who, const char* name, std::int64_t v, const char* why) {
-  require_positive(who, name, v);
-  if (v % kMxBlock != 0)
-    fail(who, std::string(name) + " = " + std::to_string(v) + " must be a multiple of 32 (" + why +
-                  ")");
-}
-
 struct MxRanges {
   Range x, q, s;
 };

@@ -188,9 +188,8 @@ RequantRanges check_requant_operand(const MxRequantOperand& o, bool is_a,
   require_pointer(who, out, o.out, 16, "e4m3, 16-byte chunks");
   require_pointer(who, out_s, o.out_scales, 4, "float");
   require_positive(who, is_a ? "a.rows" : "b.rows", o.rows);
-  if (o.K < kMxBlock || o.K % kMxBlock != 0)
-    fail(who, std::string(is_a ? "a.K" : "b.K") + " = " + std::to_string(o.K) +
-                  " must be a positive multiple of 32 (one UE8M0 scale per 1 x 32 block)");
+  require_mx_multiple(who, is_a ? "a.K" : "b.K", o.K,
+                      "MXFP8 has one UE8M0 scale per 1 x 32 block along K");
   require_ld(who, is_a ? "a.ldq" : "b.ldq", o.ldq, "K", o.K);
   require_ld(who, is_a ? "a.ldo" : "b.ldo", o.ldo, "K", o.K);
   if (o.ldq % 16 != 0 || o.ldo % 16 != 0)
