@@ -13,6 +13,8 @@
 //                       (T_pad real and padded columns, zeros after), so all of them are counted.
 //   quantize_mx_1x32    M K (2 + 1)              + round_up(M, 128) round_up(K / 32, 4) UE8M0 bytes
 //   quantize_mx_1x32_dual M K (2 + 1 + 1)        + the scale bytes of x and of x^T (padded tiles)
+//   requantize_mx       A and B of R x K each: 2 R K (1 read + 1 written) + their UE8M0 bytes
+//                       + 4 (R ceil(K/128) + ceil(R/128) ceil(K/128)) FP32 scales
 //   copy_d2d            cudaMemcpyAsync of B / 2 bytes for an operation of B bytes: it reads
 //                       B / 2 and writes B / 2, so both sides move the same bytes.
 // Inputs are >= 64 MB of bf16 (well beyond the 60 MB L2, and flushed anyway).
@@ -62,6 +64,7 @@
 // 92.5-94 (as v2: memory-bound already); dual v3 85.5-88, v4 87-92; tokens v3 74-77, v4 78-86.
 // `quantize_bench --benchmark_filter='v2_lean|v3_shared|v4_occ4'` times them side by side.
 // `quantize_bench --benchmark_filter='1x128'` runs every 1 x 128 entry (public and variants).
+// `quantize_bench --benchmark_filter='requantize'` runs the re-quantiser's entries (session 54).
 // Output: quantize_bench.json (or --benchmark_out=...), Google Benchmark JSON with the harness's
 // context (GPU, clocks, driver, commit); counters GB/s, median_us and pct_of_copy.
 #include <cuda_runtime.h>
@@ -103,7 +106,9 @@ __global__ void fill_bf16_kernel(std::uint16_t* x, std::uint64_t n, std::uint64_
   }
 }
 
-enum class Op { q1x128, q1x128_kmajor, q1x128_pow2, q128x128, q128x128_dual, dual, tokens, mx, mx_dual };
+enum class Op {
+  q1x128, q1x128_kmajor, q1x128_pow2, q128x128, q128x128_dual, dual, tokens, mx, mx_dual, requant
+};
 const char* op_name(Op op) {
   switch (op) {
     case Op::q1x128: return "quantize_1x128";
@@ -115,6 +120,7 @@ const char* op_name(Op op) {
     case Op::tokens: return "quantize_tokens_transposed_1x128";
     case Op::mx: return "quantize_mx_1x32";
     case Op::mx_dual: return "quantize_mx_1x32_dual";
+    case Op::requant: return "requantize_mx";
   }
   return "?";
 }
@@ -131,6 +137,9 @@ double op_bytes(Op op, std::int64_t R, std::int64_t K) {
     case Op::dual: return 4 * e + 4.0 * double(R * ceil_div(K, 128) + K * ceil_div(R, 128));
     case Op::mx: return 3 * e + double(mx_1x32_scale_bytes(R, K));
     case Op::mx_dual: return 4 * e + double(mx_1x32_scale_bytes(R, K) + mx_1x32_scale_bytes(K, R));
+    case Op::requant:  // A and B, both R x K: codes read and written, UE8M0 in, FP32 out
+      return 4 * e + 2.0 * double(mx_1x32_scale_bytes(R, K)) +
+             4.0 * double(R * ceil_div(K, 128) + ceil_div(R, 128) * ceil_div(K, 128));
     default: return 3 * e + 4.0 * double(R * ceil_div(K, 128));
   }
 }
@@ -174,7 +183,8 @@ std::vector<int> skewed_counts(std::int64_t T, int G, std::uint64_t seed) {
 std::string item_name(Op op, int variant, int max_ctas = 0) {
   std::string n = op_name(op);
   if (variant >= 0)
-    n += std::string("_") + (op == Op::mx || op == Op::mx_dual
+    n += std::string("_") + (op == Op::requant ? requant_tuning::variant_name(variant)
+                             : op == Op::mx || op == Op::mx_dual
                                  ? mx_tuning::variant_name(variant, op == Op::mx_dual)
                              : op == Op::q128x128_dual ? tuning_128x128::variant_name(variant)
                                                        : tuning_1x128::variant_name(variant));
@@ -222,7 +232,38 @@ void bench_op(benchmark::State& state, Op op, int variant, int max_ctas, std::in
     DeviceBuffer<std::uint8_t> s8, st8;  // UE8M0 scales of the MX quantisers
     DeviceBuffer<int> offs;
     const QuantizeOptions opt{op == Op::q1x128_pow2};
-    if (op == Op::q128x128) {
+    DeviceBuffer<std::uint8_t> bq, bout, bs8;  // requant: B's codes, its output, its UE8M0 scales
+    DeviceBuffer<float> bs;                     // requant: B's FP32 scales
+    MxRequantOperand ra, rb;
+    if (op == Op::requant) {
+      // A and B, R x K each, as chapter 9's requantize_block_scaled path gives them to
+      // requantize_mx: random codes (no NaN), UE8M0 codes 127 +- 8 per block, chapter 7's default
+      // scale layouts. The arithmetic does not depend on the values (no data-dependent branch
+      // but the shift-0 and NaN cases), so random data times the common case.
+      const auto L = GroupScaleLayout::mn_major_tma_aligned(R);
+      const auto Lb = BlockScaleLayout::padded(K);
+      std::mt19937 gen(std::uint32_t(R * 31 + K));
+      std::vector<std::uint8_t> codes(std::size_t(mx_1x32_scale_bytes(R, K)));
+      for (auto& c : codes) c = std::uint8_t(119 + gen() % 17);
+      q = DeviceBuffer<std::uint8_t>(std::size_t(R * K));
+      bq = DeviceBuffer<std::uint8_t>(std::size_t(R * K));
+      fill_random_e4m3(q.data(), q.size(), std::uint64_t(R * 7 + K), 64.0f);
+      fill_random_e4m3(bq.data(), bq.size(), std::uint64_t(R * 11 + K), 64.0f);
+      s8 = DeviceBuffer<std::uint8_t>(codes);
+      bs8 = DeviceBuffer<std::uint8_t>(codes);
+      qt = DeviceBuffer<std::uint8_t>(std::size_t(R * K));  // A's output
+      bout = DeviceBuffer<std::uint8_t>(std::size_t(R * K));
+      s = DeviceBuffer<float>(std::size_t(L.required_elements(R, K)));
+      bs = DeviceBuffer<float>(std::size_t(Lb.required_elements(R, K)));
+      ra = {q.data(), R, K, K, s8.data(), qt.data(), K, s.data()};
+      rb = {bq.data(), R, K, K, bs8.data(), bout.data(), K, bs.data()};
+      launch = [&, L, Lb, variant](cudaStream_t st_) {
+        if (variant < 0)
+          requantize_mx(&ra, L, &rb, Lb, st_);
+        else
+          requant_tuning::requantize_mx(variant, 0, &ra, L, &rb, Lb, st_);
+      };
+    } else if (op == Op::q128x128) {
       const auto L = BlockScaleLayout::padded(K);
       s = DeviceBuffer<float>(std::size_t(L.required_elements(R, K)));
       launch = [&, L](cudaStream_t st_) {
@@ -389,6 +430,17 @@ int main(int argc, char** argv) {
   // 1435 instead of 1584 SASS instructions per warp and tile on the common path; also with two
   // tiles per CTA (its set-up, ~170 of them, paid once for two).
   items.push_back({Op::dual, 8192, 7168, 5, 1792});
+  // requantize_mx (chapter 9's requantize_block_scaled path, session 54, before any run): the
+  // public function and every kernel variant on A and B of R x K each (8192 x 8192: the path at
+  // 8192^3; 4096 x 7168 and 2048 x 7168: fewer tiles, more of a tail). v1_tiles is what session
+  // 53 measured (ncu at 8192^3 on an H100: 73.9 % of DRAM peak). Predicted % of the copy: v1 78-82,
+  // v2_pipe2 86-91, v3_pipe3 86-91, v4_pipe4 84-90 (2 CTAs per SM: a tile's finishing work is
+  // less hidden).
+  for (const std::int64_t R : {8192, 4096, 2048}) {
+    const std::int64_t K = R == 8192 ? 8192 : 7168;
+    items.push_back({Op::requant, R, K});
+    for (int v = 0; v < requant_tuning::kVariants; ++v) items.push_back({Op::requant, R, K, v});
+  }
   for (const auto& it : items) {
     const std::string shape = shape_name(it.R, it.K);
     // The copy first: bench_op reads its result for pct_of_copy.

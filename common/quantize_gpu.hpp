@@ -263,6 +263,25 @@ void launch_requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
                           const MxRequantOperand* b, BlockScaleLayout layout_b,
                           cudaStream_t stream);
 
+namespace requant_tuning {
+/// Not API: the kernel variants behind requantize_mx (and launch_requantize_mx), for
+/// bench/quantize_bench.cu (which times them side by side) and tests/test_mx_gpu.cu (which checks
+/// every one byte for byte against the CPU rule). Same arguments, checks, contract and bytes as
+/// the public function; common/src/requantize_mx_gpu.cu describes each: 0 "v1_tiles" (one CTA per
+/// 128 x 128 tile, plain loads), 1 "v2_pipe2", 2 "v3_pipe3", 3 "v4_pipe4" (persistent CTAs fed by
+/// 2, 3 or 4 cp.async stages; they need 16-byte aligned scales, and run v1 otherwise). max_ctas > 0
+/// caps the grid of a persistent variant (tests use it to make every CTA walk many tiles and wrap
+/// its ring), 0 keeps the kernel's own grid; v1 ignores it.
+inline constexpr int kVariants = 4;
+/// The variant requantize_mx and launch_requantize_mx run.
+int default_variant();
+/// A short name of variant v ("v1_tiles", ...; "?" outside [0, kVariants)).
+const char* variant_name(int v);
+void requantize_mx(int variant, int max_ctas, const MxRequantOperand* a,
+                   GroupScaleLayout layout_a, const MxRequantOperand* b,
+                   BlockScaleLayout layout_b, cudaStream_t stream = nullptr);
+}  // namespace requant_tuning
+
 namespace mx_tuning {
 /// Not API: the kernel variants behind quantize_mx_1x32 / quantize_mx_1x32_dual, for
 /// bench/quantize_bench.cu (which times them side by side) and tests/test_mx_gpu.cu (which checks

@@ -939,6 +939,26 @@ TEST_CASE("requantize_mx refuses bad arguments before any CUDA call", "[mx][gpu_
   b.K = 512;
   b.out_scales = good.out_scales;
   CHECK(test::has(refuse(&good, &b, la, lb), "overlaps"));
+  // The kernel variants' entry (requant_tuning, for the bench and tests): its own arguments
+  // first, then the same checks.
+  for (const int v : {-1, requant_tuning::kVariants})
+    CHECK(test::has(test::refusal_of([&] {
+                      requant_tuning::requantize_mx(v, 0, &good, la, nullptr, lb);
+                    }),
+                    "fp8gemm::requantize_mx: variant = " + std::to_string(v) + " must be in [0, " +
+                        std::to_string(requant_tuning::kVariants) + ")"));
+  CHECK(test::has(test::refusal_of([&] {
+                    requant_tuning::requantize_mx(1, -1, &good, la, nullptr, lb);
+                  }),
+                  "fp8gemm::requantize_mx: max_ctas = -1 must be >= 0"));
+  CHECK(test::has(test::refusal_of([&] {
+                    requant_tuning::requantize_mx(1, 0, nullptr, la, nullptr, lb);
+                  }),
+                  "fp8gemm::requantize_mx: a and b are both null"));
+  CHECK(std::string(requant_tuning::variant_name(0)) == "v1_tiles");
+  CHECK(std::string(requant_tuning::variant_name(requant_tuning::kVariants)) == "?");
+  CHECK(requant_tuning::default_variant() >= 0);
+  CHECK(requant_tuning::default_variant() < requant_tuning::kVariants);
 }
 
 // ============ re-quantising MXFP8 into chapter 7's 1 x 128 / 128 x 128 format (mx.hpp) ===========

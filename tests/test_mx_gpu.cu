@@ -385,13 +385,29 @@ struct RequantSeen {
   std::int64_t moved = 0, flushed = 0, nan_groups = 0, tiny_scale = 0, padding = 0;
 };
 
+/// How a check calls the re-quantiser: variant -1 is the public requantize_mx, else
+/// requant_tuning's kernel variant with the grid capped at max_ctas (0: its own); odd_scales puts
+/// both scale buffers at an odd address (the pipelined variants then run v1).
+struct RequantCall {
+  int variant = -1, max_ctas = 0;
+  bool odd_scales = false;
+};
+/// The calls the byte-for-byte case cycles through, one per check: every variant, capped grids
+/// small enough that CTAs walk many tiles and wrap their rings, and unaligned scales. 11 of them,
+/// prime to the 4 checks per shape, so each kind of check meets every call.
+const RequantCall kRequantCalls[] = {{-1, 0, false}, {0, 0, false}, {1, 0, false}, {2, 0, false},
+                                     {3, 0, false},  {1, 1, false}, {2, 3, false}, {3, 5, false},
+                                     {1, 7, true},   {-1, 0, true}, {3, 2, true}};
+
 /// One call of requantize_mx on fresh operands: a (rows_a x K) and b (rows_b x K), either
 /// skipped when its rows are 0; ldq = K + pad_q, ldo = K + pad_o.
 void check_requant(std::int64_t rows_a, std::int64_t rows_b, std::int64_t K, std::int64_t pad_q,
-                   std::int64_t pad_o, const RequantLayouts& L, RequantSeen& seen) {
+                   std::int64_t pad_o, const RequantLayouts& L, RequantSeen& seen,
+                   RequantCall call = {}) {
   INFO("rows_a " << rows_a << ", rows_b " << rows_b << ", K " << K << ", pad_q " << pad_q
                  << ", pad_o " << pad_o << ", layout_a " << to_string(L.a.major) << " ld "
-                 << L.a.ld << ", layout_b ld " << L.b.ld);
+                 << L.a.ld << ", layout_b ld " << L.b.ld << ", variant " << call.variant
+                 << ", max_ctas " << call.max_ctas << ", odd scales " << call.odd_scales);
   struct Side {
     std::int64_t rows;
     MxQuantized q;
@@ -409,7 +425,9 @@ void check_requant(std::int64_t rows_a, std::int64_t rows_b, std::int64_t K, std
     for (std::int64_t r = 0; r < rows; ++r)
       std::copy_n(s.q.values.begin() + r * K, K, strided.begin() + r * ldq);
     s.dq = DeviceBuffer<std::uint8_t>(strided);
-    s.ds = DeviceBuffer<std::uint8_t>(s.q.scales);
+    std::vector<std::uint8_t> scales(s.q.scales.size() + 1, 0xFF);  // NaN codes before
+    std::copy(s.q.scales.begin(), s.q.scales.end(), scales.begin() + (call.odd_scales ? 1 : 0));
+    s.ds = DeviceBuffer<std::uint8_t>(scales);
     if (is_a) {
       const auto cpu = mx_requantize_1x128(s.q);
       s.want = expected_requant(cpu, rows, K, ldo, L.a, true);
@@ -427,14 +445,19 @@ void check_requant(std::int64_t rows_a, std::int64_t rows_b, std::int64_t K, std
     for (std::size_t i = 0; i + 4 < s.want.s.size(); ++i) seen.padding += s.want.s[i] == 0;
     s.out = poisoned<std::uint8_t>(s.want.q.size());
     s.out_s = poisoned<std::uint32_t>(s.want.s.size());
-    s.op = {s.dq.data(), rows, K, ldq, s.ds.data(), s.out.data(), ldo,
+    s.op = {s.dq.data(), rows, K, ldq, s.ds.data() + (call.odd_scales ? 1 : 0), s.out.data(), ldo,
             reinterpret_cast<float*>(s.out_s.data())};
     return s;
   };
   Side a, b;
   if (rows_a > 0) a = make(rows_a, true);
   if (rows_b > 0) b = make(rows_b, false);
-  requantize_mx(rows_a > 0 ? &a.op : nullptr, L.a, rows_b > 0 ? &b.op : nullptr, L.b);
+  const MxRequantOperand* pa = rows_a > 0 ? &a.op : nullptr;
+  const MxRequantOperand* pb = rows_b > 0 ? &b.op : nullptr;
+  if (call.variant < 0)
+    requantize_mx(pa, L.a, pb, L.b);
+  else
+    requant_tuning::requantize_mx(call.variant, call.max_ctas, pa, L.a, pb, L.b);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   if (rows_a > 0) {
     require_same(a.out.download(), a.want.q, "A's codes");
@@ -450,6 +473,12 @@ void check_requant(std::int64_t rows_a, std::int64_t rows_b, std::int64_t K, std
 
 TEST_CASE("requantize_mx equals mx_requantize_1x128 / _128x128 byte for byte", "[mx_gpu]") {
   RequantSeen seen;
+  // Each check takes the next of kRequantCalls (the public function, every kernel variant,
+  // capped grids, odd scale addresses), so every variant meets every kind of shape and layout.
+  std::size_t next_call = 0;
+  const auto call = [&] {
+    return kRequantCalls[next_call++ % (sizeof kRequantCalls / sizeof kRequantCalls[0])];
+  };
   // K and rows both ragged and whole multiples of 128 (a full last group, a full last row tile,
   // B's padding row guard at an exact multiple).
   for (const std::int64_t K : {32, 96, 128, 160, 512, 544, 1056, 4096 + 96})
@@ -459,15 +488,17 @@ TEST_CASE("requantize_mx equals mx_requantize_1x128 / _128x128 byte for byte", "
       // TMA-aligned, B padded), packed leading dimensions.
       check_requant(rows, rows + 37, K, 0, 0,
                     {GroupScaleLayout::mn_major_tma_aligned(rows), BlockScaleLayout::padded(K)},
-                    seen);
+                    seen, call());
       // Each alone; strided operands; other layouts (k-major A with padding, packed B, B with a
       // wide ld).
-      check_requant(rows, 0, K, 16, 32, {GroupScaleLayout{ScaleMajor::k, groups + 3}, {}}, seen);
-      check_requant(0, rows, K, 32, 16, {{}, BlockScaleLayout::packed(K)}, seen);
+      check_requant(rows, 0, K, 16, 32, {GroupScaleLayout{ScaleMajor::k, groups + 3}, {}}, seen,
+                    call());
+      check_requant(0, rows, K, 32, 16, {{}, BlockScaleLayout::packed(K)}, seen, call());
       check_requant(rows + 5, 2 * rows + 1, K, 0, 16,
                     {GroupScaleLayout::mn_major_packed(rows + 5), BlockScaleLayout{groups + 5}},
-                    seen);
+                    seen, call());
     }
+  CHECK(next_call == 256);  // 23 or 24 checks of each call
   // Not vacuous: elements moved and flushed, NaN groups, the subnormal scale 2^-127, padding.
   CHECK(seen.moved > 1000);
   CHECK(seen.flushed > 100);
@@ -481,6 +512,13 @@ TEST_CASE("requantize_mx: a large operand pair, deterministic", "[mx_gpu]") {
   const std::int64_t M = 1024, N = 2100, K = 7168 + 32;
   const RequantLayouts L{GroupScaleLayout::mn_major_tma_aligned(M), BlockScaleLayout::padded(K)};
   check_requant(M, N, K, 0, 0, L, seen);  // the CPU's bytes
+  // Every kernel variant on its own grid and on capped ones (CTAs walking hundreds of tiles and
+  // wrapping their rings; 132 is one CTA per SM of the H200), each on fresh operands.
+  for (int v = 0; v < requant_tuning::kVariants; ++v)
+    for (const int ctas : {0, 132, 7}) {
+      INFO("variant " << requant_tuning::variant_name(v) << ", max_ctas " << ctas);
+      check_requant(M, N, K, 0, 0, L, seen, {v, ctas, false});
+    }
   // Twice on the same input: the same bytes (the first run equals the CPU's, checked above on
   // other data; here the second equals the first, on re-poisoned outputs).
   const MxQuantized q = random_mx_operand(N, K);

@@ -10,9 +10,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
+#include "common/cuda.hpp"
 #include "common/launch.hpp"
 #include "common/ptx/smem.cuh"
 #include "common/quantize_gpu.hpp"
@@ -121,6 +125,35 @@ inline bool aligned(const void* p, std::size_t a) {
 /// Blocks for `work` units of `per_block`, at most 2^31 - 1 (the kernels loop over the rest).
 inline unsigned grid_for(std::int64_t work, std::int64_t per_block) {
   return unsigned(std::min<std::int64_t>(ceil_div(work, per_block), 0x7FFFFFFF));
+}
+
+/// CTAs of `threads` threads that are resident at once on the whole device (per SM times SMs) for a
+/// kernel with smem_bytes of dynamic shared memory: a host-side occupancy query, cached per kernel
+/// and device (the persistent kernels size their grids with it).
+inline int resident_ctas(const void* kernel, int threads, int smem_bytes) {
+  static std::mutex mu;
+  static std::map<std::pair<const void*, int>, int> cache;
+  int device = 0;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(kernel, device);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  int per_sm = 0, sms = 0;
+  FP8GEMM_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes));
+  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int n = std::max(1, per_sm) * sms;
+  cache.emplace(key, n);
+  return n;
+}
+
+/// A persistent grid for `work` units on at most `slots` CTAs: as few CTAs as give every CTA the
+/// same number of units (+-1) in the same number of rounds. 3584 units on 396 slots take 10 rounds
+/// either way, and 359 CTAs doing 9-10 units each leave no round with a handful of CTAs moving
+/// few bytes.
+inline std::int64_t balanced_grid(std::int64_t work, std::int64_t slots) {
+  const std::int64_t n = std::max<std::int64_t>(1, std::min(work, slots));
+  return ceil_div(work, ceil_div(work, n));
 }
 
 /// Steps 3-4 of common/launch.hpp's launch path for a quantiser kernel: the sm_90a image and the

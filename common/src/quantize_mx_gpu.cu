@@ -576,24 +576,6 @@ __global__ void __launch_bounds__(kThreadsMx, S == 2 ? 3 : 2)
 }
 
 // ------------------------------------------------------------------------------------- launch
-/// Resident CTAs per SM of a kernel (cached per kernel and device: a host-side query).
-int resident_ctas(const void* kernel, int smem_bytes) {
-  static std::mutex mu;
-  static std::map<std::pair<const void*, int>, int> cache;
-  int device = 0;
-  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device));
-  const std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_pair(kernel, device);
-  if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  int per_sm = 0, sms = 0;
-  FP8GEMM_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreadsMx, smem_bytes));
-  FP8GEMM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const int n = std::max(1, per_sm) * sms;
-  cache.emplace(key, n);
-  return n;
-}
-
 /// Grids: Plain, one CTA per 128 x 128 tile (1-D, row-major); Tiles2D, the same as (tile
 /// columns, tile rows), at most 65535 rows (the kernel strides over the rest); Persistent, as many
 /// CTAs as fit at once (at most `work`). max_ctas > 0 caps the CTA count (tests).
@@ -613,13 +595,8 @@ void launch_kernel(const char* who, Kernel* kernel, const char* name, const MxKe
     grid = dim3(unsigned(gx), unsigned(gy), 1u);
   } else {
     std::int64_t n = std::min(work, cap);
-    if (kind == Grid::persistent) {
-      // As many CTAs as fit, then as few as give every CTA the same number of units (+-1) in the
-      // same number of rounds: 3584 units on 396 slots take 10 rounds either way, and 359 CTAs
-      // doing 9-10 units each leave no round with a handful of CTAs moving few bytes.
-      n = std::min<std::int64_t>(n, resident_ctas(k, smem));
-      n = ceil_div(work, ceil_div(work, n));
-    }
+    if (kind == Grid::persistent)  // as many CTAs as fit, balanced (balanced_grid)
+      n = balanced_grid(work, std::min<std::int64_t>(n, resident_ctas(k, kThreadsMx, smem)));
     grid = dim3(grid_for(n, 1), 1u, 1u);
   }
   kernel<<<grid, kThreadsMx, smem, stream>>>(a);

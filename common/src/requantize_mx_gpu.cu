@@ -24,6 +24,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -31,6 +32,8 @@
 #include "common/fp8.hpp"
 #include "common/launch.hpp"
 #include "common/mx.hpp"
+#include "common/ptx/cp_async.cuh"
+#include "common/ptx/smem.cuh"
 #include "common/quantize_gpu.hpp"
 #include "common/src/quantize_kernels.cuh"
 
@@ -87,35 +90,20 @@ __device__ __forceinline__ float group_scale(int group_code, bool nan) {
                              : ue8m0_float_bits(unsigned(group_code < 0 ? 127 : group_code)));
 }
 
-// Four CTAs per SM (64 registers, no spills; ptxas -v): the first version, without the bound,
-// took 78 registers, so three CTAs (48 KB in flight per SM), and moved 2.2 TB/s on an H100 at
-// 8192^3 (ncu: 65.8 % of DRAM peak, achieved occupancy 34.7 %; session 53, 2b22598); bounded,
-// 73.9 % (0e3075f). A fifth CTA would need 48 registers (registers go by 8 per thread): bounded
-// to five, ptxas spills (68 bytes).
-__global__ void __launch_bounds__(kRequantThreads, 4)
-    requantize_mx_kernel(RequantJob a, GroupScaleLayout layout_a, RequantJob b,
-                         BlockScaleLayout layout_b) {
-  __shared__ int warp_cand[kRequantThreads / 32];
-  __shared__ unsigned warp_nan[kRequantThreads / 32];
-  const bool is_b = blockIdx.x >= a.tiles;  // uniform per CTA
-  const RequantJob job = is_b ? b : a;
+/// A tile's chunks (thread t: chunk t % 8 of rows t / 8 + 32 p), re-quantised and stored with
+/// their scales: what every variant does once its 4 chunks and their 4 scale codes are in
+/// registers. ok[p]: row and column in the operand. parity selects the B path's pair of
+/// shared-memory slots, so that a CTA walking tiles needs one barrier per B tile (see the pipe
+/// kernel).
+__device__ __forceinline__ void finish_tile(const uint4 (&v)[4], const int (&code)[4],
+                                            const bool (&ok)[4], bool is_b, const RequantJob& job,
+                                            std::int64_t ti, std::int64_t g,
+                                            const GroupScaleLayout& layout_a,
+                                            const BlockScaleLayout& layout_b, int (*warp_cand)[8],
+                                            unsigned (*warp_nan)[8], int parity) {
   const MxRequantOperand& j = job.o;
-  const std::int64_t tile = is_b ? blockIdx.x - a.tiles : blockIdx.x;
-  const std::int64_t ti = tile / job.groups, g = tile % job.groups;
   const int c = threadIdx.x & 7, rr = threadIdx.x >> 3;
   const std::int64_t col = g * 128 + c * 16;
-  const std::int64_t col_blocks = j.K / kMxBlock;
-
-  uint4 v[4];
-  int code[4];
-  bool ok[4];
-#pragma unroll
-  for (int p = 0; p < 4; ++p) {  // all four loads first: 64 bytes per thread in flight
-    const std::int64_t r = ti * 128 + rr + 32 * p;
-    ok[p] = col < j.K && r < j.rows;
-    v[p] = ok[p] ? __ldg(reinterpret_cast<const uint4*>(j.q + r * j.ldq + col)) : make_uint4(0, 0, 0, 0);
-    code[p] = ok[p] ? int(j.scales[mx_scale_offset(r, col / kMxBlock, j.rows, col_blocks)]) : 0;
-  }
   // A chunk's candidate for E (-1: none) and whether it makes its group NaN.
   int cand[4];
   unsigned nan[4];
@@ -147,14 +135,14 @@ __global__ void __launch_bounds__(kRequantThreads, 4)
   e = __reduce_max_sync(0xFFFFFFFFu, e);
   n = __reduce_or_sync(0xFFFFFFFFu, n);
   if ((threadIdx.x & 31) == 0) {
-    warp_cand[threadIdx.x >> 5] = e;
-    warp_nan[threadIdx.x >> 5] = n;
+    warp_cand[parity][threadIdx.x >> 5] = e;
+    warp_nan[parity][threadIdx.x >> 5] = n;
   }
   __syncthreads();
 #pragma unroll
   for (int w = 0; w < kRequantThreads / 32; ++w) {
-    e = max(e, warp_cand[w]);
-    n |= warp_nan[w];
+    e = max(e, warp_cand[parity][w]);
+    n |= warp_nan[parity][w];
   }
 #pragma unroll
   for (int p = 0; p < 4; ++p) {
@@ -168,6 +156,129 @@ __global__ void __launch_bounds__(kRequantThreads, 4)
   if (g == job.groups - 1 && ti < job.row_tiles - 1)
     for (std::int64_t p = job.groups + threadIdx.x; p < layout_b.ld; p += kRequantThreads)
       j.out_scales[ti * layout_b.ld + p] = 0.0f;
+}
+
+// v1_tiles: one CTA per tile, its chunks loaded straight into registers (all four loads first: 64
+// bytes per thread in flight), then finished. Four CTAs per SM (64 registers, no spills; ptxas
+// -v): the first version, without the bound, took 78 registers, so three CTAs (48 KB in flight
+// per SM), and moved 2.2 TB/s on an H100 at 8192^3 (ncu: 65.8 % of DRAM peak, achieved occupancy
+// 34.7 %; session 53, 2b22598); bounded, 73.9 % (0e3075f). A fifth CTA would need 48 registers
+// (registers go by 8 per thread): bounded to five, ptxas spills (68 bytes). What still limits
+// it: a CTA's loads are in flight only until they land; then it converts and stores with nothing
+// in flight, and a tile is only 16 KB (the MX quantiser's tiles, of bf16, are 32 KB).
+__global__ void __launch_bounds__(kRequantThreads, 4)
+    requantize_mx_kernel(RequantJob a, GroupScaleLayout layout_a, RequantJob b,
+                         BlockScaleLayout layout_b) {
+  __shared__ int warp_cand[1][kRequantThreads / 32];
+  __shared__ unsigned warp_nan[1][kRequantThreads / 32];
+  const bool is_b = blockIdx.x >= a.tiles;  // uniform per CTA
+  const RequantJob job = is_b ? b : a;
+  const MxRequantOperand& j = job.o;
+  const std::int64_t tile = is_b ? blockIdx.x - a.tiles : blockIdx.x;
+  const std::int64_t ti = tile / job.groups, g = tile % job.groups;
+  const int c = threadIdx.x & 7, rr = threadIdx.x >> 3;
+  const std::int64_t col = g * 128 + c * 16;
+  const std::int64_t col_blocks = j.K / kMxBlock;
+  uint4 v[4];
+  int code[4];
+  bool ok[4];
+#pragma unroll
+  for (int p = 0; p < 4; ++p) {
+    const std::int64_t r = ti * 128 + rr + 32 * p;
+    ok[p] = col < j.K && r < j.rows;
+    v[p] = ok[p] ? __ldg(reinterpret_cast<const uint4*>(j.q + r * j.ldq + col)) : make_uint4(0, 0, 0, 0);
+    code[p] = ok[p] ? int(j.scales[mx_scale_offset(r, col / kMxBlock, j.rows, col_blocks)]) : 0;
+  }
+  finish_tile(v, code, ok, is_b, job, ti, g, layout_a, layout_b, warp_cand, warp_nan, 0);
+}
+
+// v2_pipe2 / v3_pipe3 / v4_pipe4: persistent CTAs (a balanced grid: every CTA walks the same
+// number of tiles +-1; A's tiles first, then B's; CTA i takes tiles i, i + G, ...) fed by a ring of
+// S cp.async stages private to each thread, so that S - 1 tiles are in flight while one is
+// finished, and the loads of a CTA never stop. Per thread and stage: its 4 chunks and the 16
+// scale bytes of its rows (the swizzled 128 x 4 layout keeps rows rr + 32 p of a 128 x 128 tile's
+// 4 blocks in one 16-byte line: byte 4 p + block; the 8 threads of a row copy the same line, one
+// sector), 80 bytes: 20 KB per stage and CTA. Each thread reads only what it copied itself
+// (cp.async.wait_group, no barrier); the B path's one barrier per tile reduces the whole tile,
+// with its shared-memory slots alternating between consecutive B tiles: a warp writes the
+// slots of B tile k + 2 only after the barrier of B tile k + 1, which every warp reaches after
+// reading tile k's. S = 2 at 4 CTAs per SM, 3 at 3, 4 at 2: 80, 120 and 120 KB in flight per SM,
+// against v1's 64 KB during its load phase only. Needs 16-byte aligned scales (cp.async);
+// v1 runs otherwise.
+constexpr int kStageChunks = 5;  // per thread and stage: 4 chunks of codes, 1 line of scales
+constexpr int kStageBytes = kStageChunks * kRequantThreads * 16;
+
+template <int S, int MinCtas>
+__global__ void __launch_bounds__(kRequantThreads, MinCtas)
+    requantize_mx_pipe_kernel(RequantJob a, GroupScaleLayout layout_a, RequantJob b,
+                              BlockScaleLayout layout_b) {
+  extern __shared__ uint4 ring[];  // [S][kStageChunks][kRequantThreads]
+  __shared__ int warp_cand[2][kRequantThreads / 32];
+  __shared__ unsigned warp_nan[2][kRequantThreads / 32];
+  const int t = threadIdx.x, c = t & 7, rr = t >> 3;
+  // The tile counts fit 31 bits (validate_requantize_mx), so the walk's divisions are 32-bit.
+  const unsigned a_tiles = unsigned(a.tiles), total = unsigned(a.tiles + b.tiles);
+  const auto split = [&](unsigned u, unsigned& ti, unsigned& g) {
+    const bool is_b = u >= a_tiles;
+    const unsigned local = is_b ? u - a_tiles : u, groups = unsigned(is_b ? b.groups : a.groups);
+    ti = local / groups;
+    g = local - ti * groups;
+    return is_b;
+  };
+  unsigned next = blockIdx.x;  // the next tile to request
+  const auto issue = [&](int slot) {
+    if (next < total) {
+      unsigned ti, g;
+      const bool is_b = split(next, ti, g);
+      const std::uint8_t* q = is_b ? b.o.q : a.o.q;
+      const std::uint8_t* sc = is_b ? b.o.scales : a.o.scales;
+      const std::int64_t rows = is_b ? b.o.rows : a.o.rows, K = is_b ? b.o.K : a.o.K;
+      const std::int64_t ldq = is_b ? b.o.ldq : a.o.ldq;
+      const unsigned groups = unsigned(is_b ? b.groups : a.groups);
+      const std::int64_t col = std::int64_t(g) * 128 + c * 16;
+      uint4* st = ring + slot * kStageChunks * kRequantThreads + t;
+#pragma unroll
+      for (int p = 0; p < 4; ++p) {
+        const std::int64_t r = std::int64_t(ti) * 128 + rr + 32 * p;
+        const bool ok = col < K && r < rows;
+        ptx::cp_async_16(ptx::smem_u32(st + p * kRequantThreads), ok ? q + r * ldq + col : q,
+                         ok ? 16u : 0u);
+      }
+      // The tile's 512 scale bytes exist whole (rows padded to 128, blocks to 4), so this line
+      // is always in the buffer.
+      ptx::cp_async_16(ptx::smem_u32(st + 4 * kRequantThreads),
+                       sc + (std::int64_t(ti) * groups + g) * 512 + rr * 16, 16u);
+    }
+    ptx::cp_async_commit();  // an empty group past the end keeps the counting uniform
+    next += gridDim.x;
+  };
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) issue(s);
+  int slot = 0, parity = 0;
+  for (unsigned u = blockIdx.x; u < total; u += gridDim.x) {
+    issue(slot == 0 ? S - 1 : slot - 1);  // the stage finished in the previous iteration
+    ptx::cp_async_wait<S - 1>();          // this tile's copies (this thread's) have landed
+    unsigned ti, g;
+    const bool is_b = split(u, ti, g);
+    const RequantJob job = is_b ? b : a;  // a copy, as v1 takes: selected field by field
+    const uint4* st = ring + slot * kStageChunks * kRequantThreads + t;
+    const uint4 line = st[4 * kRequantThreads];
+    const unsigned words[4] = {line.x, line.y, line.z, line.w};  // word p: rows rr + 32 p
+    const std::int64_t col = std::int64_t(g) * 128 + c * 16;
+    uint4 v[4];
+    int code[4];
+    bool ok[4];
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      ok[p] = col < job.o.K && std::int64_t(ti) * 128 + rr + 32 * p < job.o.rows;
+      v[p] = st[p * kRequantThreads];
+      code[p] = int((words[p] >> (8 * (c >> 1))) & 0xFFu);  // block c / 2 of the tile
+    }
+    finish_tile(v, code, ok, is_b, job, ti, g, layout_a, layout_b, warp_cand, warp_nan, parity);
+    parity ^= is_b ? 1 : 0;
+    slot = slot + 1 == S ? 0 : slot + 1;
+  }
+  ptx::cp_async_wait<0>();
 }
 
 /// One operand's pure checks (no CUDA call) and its byte ranges.
@@ -256,18 +367,65 @@ void validate_requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a
   if (b != nullptr) require_requant_memory(*b, rb);
 }
 
+namespace {
+
+using RequantKernel = void (*)(RequantJob, GroupScaleLayout, RequantJob, BlockScaleLayout);
+struct RequantVariant {
+  RequantKernel kernel;
+  const char* kernel_name;
+  const char* name;  // requant_tuning::variant_name
+  int stages;        // 0: one CTA per tile, no shared-memory ring
+};
+const RequantVariant& variant_of(int v) {
+  static const RequantVariant variants[requant_tuning::kVariants] = {
+      {&requantize_mx_kernel, "requantize_mx_kernel", "v1_tiles", 0},
+      {&requantize_mx_pipe_kernel<2, 4>, "requantize_mx_pipe_kernel<2, 4>", "v2_pipe2", 2},
+      {&requantize_mx_pipe_kernel<3, 3>, "requantize_mx_pipe_kernel<3, 3>", "v3_pipe3", 3},
+      {&requantize_mx_pipe_kernel<4, 2>, "requantize_mx_pipe_kernel<4, 2>", "v4_pipe4", 4}};
+  return variants[v];
+}
+
+/// The variant that runs: the pipelined ones copy the scales with 16-byte cp.async, so scales
+/// that are not 16-byte aligned (the entry point requires 1) take v1.
+int runnable_variant(int v, const MxRequantOperand* a, const MxRequantOperand* b) {
+  const bool scales16 =
+      (a == nullptr || aligned(a->scales, 16)) && (b == nullptr || aligned(b->scales, 16));
+  return variant_of(v).stages > 0 && !scales16 ? 0 : v;
+}
+
+void prepare_variant(int v) {
+  const RequantVariant& k = variant_of(v);
+  prepare(reinterpret_cast<const void*>(k.kernel), k.kernel_name, kRequantWho,
+          k.stages * kStageBytes);
+}
+
+void launch_variant(int v, int max_ctas, const MxRequantOperand* a, GroupScaleLayout layout_a,
+                    const MxRequantOperand* b, BlockScaleLayout layout_b, cudaStream_t stream) {
+  const RequantVariant& k = variant_of(runnable_variant(v, a, b));
+  const RequantJob ja = job_of(a), jb = job_of(b);
+  const std::int64_t tiles = ja.tiles + jb.tiles;
+  const int smem = k.stages * kStageBytes;
+  std::int64_t grid = tiles;  // v1: one CTA per tile
+  if (k.stages > 0) {
+    std::int64_t slots = resident_ctas(reinterpret_cast<const void*>(k.kernel), kRequantThreads, smem);
+    if (max_ctas > 0) slots = std::min<std::int64_t>(slots, max_ctas);
+    grid = balanced_grid(tiles, slots);
+  }
+  k.kernel<<<unsigned(grid), kRequantThreads, smem, stream>>>(ja, layout_a, jb, layout_b);
+  check_launch(kRequantWho);
+}
+
+}  // namespace
+
 void prepare_requantize_mx() {
-  prepare(reinterpret_cast<const void*>(&requantize_mx_kernel), "requantize_mx_kernel",
-          kRequantWho);
+  prepare_variant(requant_tuning::default_variant());
+  prepare_variant(0);  // what runs when the scales are not 16-byte aligned
 }
 
 void launch_requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
                           const MxRequantOperand* b, BlockScaleLayout layout_b,
                           cudaStream_t stream) {
-  const RequantJob ja = job_of(a), jb = job_of(b);
-  requantize_mx_kernel<<<unsigned(ja.tiles + jb.tiles), kRequantThreads, 0, stream>>>(
-      ja, layout_a, jb, layout_b);
-  check_launch(kRequantWho);
+  launch_variant(requant_tuning::default_variant(), 0, a, layout_a, b, layout_b, stream);
 }
 
 void requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
@@ -276,5 +434,26 @@ void requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
   prepare_requantize_mx();
   launch_requantize_mx(a, layout_a, b, layout_b, stream);
 }
+
+namespace requant_tuning {
+
+// v1_tiles until the side-by-side run (quantize_bench's requantize_mx_<variant> entries).
+int default_variant() { return 0; }
+
+const char* variant_name(int v) { return v >= 0 && v < kVariants ? variant_of(v).name : "?"; }
+
+void requantize_mx(int variant, int max_ctas, const MxRequantOperand* a,
+                   GroupScaleLayout layout_a, const MxRequantOperand* b,
+                   BlockScaleLayout layout_b, cudaStream_t stream) {
+  if (variant < 0 || variant >= kVariants)
+    fail(kRequantWho, "variant = " + std::to_string(variant) + " must be in [0, " +
+                          std::to_string(kVariants) + ")");
+  if (max_ctas < 0) fail(kRequantWho, "max_ctas = " + std::to_string(max_ctas) + " must be >= 0");
+  validate_requantize_mx(a, layout_a, b, layout_b);
+  prepare_variant(runnable_variant(variant, a, b));
+  launch_variant(variant, max_ctas, a, layout_a, b, layout_b, stream);
+}
+
+}  // namespace requant_tuning
 
 }  // namespace fp8gemm
