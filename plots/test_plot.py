@@ -23,8 +23,9 @@
    chapter 9 has no row, and fills chapter 9's own accuracy block (beside chapter 7's 1 x 128,
    with the GPU quantiser's column and its "bytes differ" flag); without ch09/ chapter 7's table
    has no MXFP8 columns and chapter 9's block is left alone; ch09/ fixture data alone is refused.
-   The fixture's ch09/requant.json (three shapes of a real H100 run, relabelled): chapter 9's
-   requant block (the re-quantising path, its GEMM alone, the re-quantisation's time and GB/s,
+   The fixture's ch09/requant.json (three shapes of a real H100 run, relabelled, and the
+   weights-once rows of a later one): chapter 9's requant block (the re-quantising path, the same
+   with the weights re-quantised once, its GEMM alone, the re-quantisation's time and GB/s,
    chapter 7, the other two paths, issue 11's target for the path), checked against literals.
    Chapter 9's Hopper file (ch09_hopper_mxfp8.json): the hopper block's rows (the default kernel,
    each version's fastest kernel, chapter 7, cuBLASLt, ratios to chapter 7 truncated to three
@@ -884,16 +885,22 @@ def check_ch09_hopper(ch09: str, doc: dict) -> None:
 
 def check_ch09_requant(ch09: str) -> None:
     """Chapter 9's requant block from the fixture's ch09/requant.json (a real H100 run of session
-    53, three shapes, relabelled FIXTURE): per shape the re-quantising path, its GEMM alone, the
+    53, three shapes, relabelled FIXTURE, with session 54's weights-once rows at the same shapes):
+    per shape the re-quantising path, the same with the weights re-quantised once, its GEMM alone, the
     re-quantisation's time and GB/s, chapter 7, the other two paths; the target line."""
     check("(requant to be generated)" not in ch09 and "Requant text." in ch09
           and ch09.count("<!-- requant:begin -->") == 1, "chapter 9 README: requant block replaced")
     block = ch09[ch09.index("<!-- requant:begin -->"):ch09.index("<!-- requant:end -->")]
     # By hand from the fixture's TFLOPS and medians: 1189.33 / 1341.02 = 0.8869 (truncated
-    # 0.886x), 1339.87 / 1341.02 = 0.9991, 924.48 - 820.61 = 103.87 us for 2 (8192 + 8192) 8192
-    # bytes = 2584 GB/s, 324.44 / 1341.02 = 0.2419, 654.46 / 1341.02 = 0.4880.
-    check("| 8192³ | 1189.3 (0.886x) | 1339.9 (0.999x) | 103.9 (2,584) | 1341.0 | 324.4 (0.241x) | "
-          "654.5 (0.488x) |" in block, "requant 8192³ row literal")
+    # 0.886x), weights once 1266.20 / 1341.02 = 0.9442, 1339.87 / 1341.02 = 0.9991, 924.48 -
+    # 820.61 = 103.87 us for 2 (8192 + 8192) 8192 bytes = 2584 GB/s, 324.44 / 1341.02 = 0.2419,
+    # 654.46 / 1341.02 = 0.4880. (The weights-once rows come from session 54's run, the others
+    # from session 53's: a fixture, not one run.)
+    check("| 8192³ | 1189.3 (0.886x) | 1266.2 (0.944x) | 1339.9 (0.999x) | 103.9 (2,584) | 1341.0 | "
+          "324.4 (0.241x) | 654.5 (0.488x) |" in block, "requant 8192³ row literal")
+    # sqrt(918.16 / 1149.67 x 1136.41 / 1282.19) = sqrt(0.79863 x 0.88630) = 0.8413.
+    check("weights re-quantised once (`ch09_requant_weights_once`): 8192³ 0.944x, geomean over the "
+          "2 M = 4096 DeepSeek-V3 shapes 0.841x;" in block, "requant weights-once line literal")
     check(block.count("| 4096×") == 2, "requant: the two M = 4096 shapes of the fixture")
     # sqrt(845.63 / 1149.67 x 1016.53 / 1282.19) = 0.7636: both halves of issue 11's 0.7x met by
     # this path in the fixture.

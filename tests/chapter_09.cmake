@@ -86,7 +86,8 @@ fp8gemm_ptxas_test(ptxas_chapter_09_hopper DIR ${PROJECT_SOURCE_DIR}/chapters/09
                    SOURCES ${PROJECT_SOURCE_DIR}/chapters/09_blackwell_mxfp8/kernels_hopper.cu
                            ${PROJECT_SOURCE_DIR}/chapters/09_blackwell_mxfp8/kernels_hopper_bf16.cu)
 
-# Session 53's table of the requantize_block_scaled path on an H100, printed into chapter 9's
-# README from its committed JSON (fp8gemm_doc_table_test).
+# Session 54's table of the requantize_block_scaled path on an H100 (session 53's with the
+# weights-once column), printed into chapter 9's README from its committed JSON
+# (fp8gemm_doc_table_test).
 fp8gemm_doc_table_test(chapter_09_requant_h100 chapters/09_blackwell_mxfp8/README.md
-                       session53/requant_h100.py)
+                       session54/requant_h100.py)
