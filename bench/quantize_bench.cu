@@ -435,7 +435,10 @@ int main(int argc, char** argv) {
   // 8192^3; 4096 x 7168 and 2048 x 7168: fewer tiles, more of a tail). v1_tiles is what session
   // 53 measured (ncu at 8192^3 on an H100: 73.9 % of DRAM peak). Predicted % of the copy: v1 78-82,
   // v2_pipe2 86-91, v3_pipe3 86-91, v4_pipe4 84-90 (2 CTAs per SM: a tile's finishing work is
-  // less hidden).
+  // less hidden). Measured (H100, 20a486b, plots/data/h200/session54/call2_20a486b/; 8192 / 4096 /
+  // 2048): v1 86.0 / 92.0 / 96.3, v2 83.7 / 88.4 / 88.6, v3 83.6 / 86.0 / 90.3, v4 83.3 / 86.9 /
+  // 91.2: v1 fastest everywhere (ncu: v1 and v2 at the same 74-75 % of DRAM peak; the copy's rate
+  // also falls at the small shapes, 2.13 TB/s at 2048 x 7168 against 2.89 at 8192 x 8192).
   for (const std::int64_t R : {8192, 4096, 2048}) {
     const std::int64_t K = R == 8192 ? 8192 : 7168;
     items.push_back({Op::requant, R, K});

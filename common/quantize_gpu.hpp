@@ -269,7 +269,8 @@ namespace requant_tuning {
 /// every one byte for byte against the CPU rule). Same arguments, checks, contract and bytes as
 /// the public function; common/src/requantize_mx_gpu.cu describes each: 0 "v1_tiles" (one CTA per
 /// 128 x 128 tile, plain loads), 1 "v2_pipe2", 2 "v3_pipe3", 3 "v4_pipe4" (persistent CTAs fed by
-/// 2, 3 or 4 cp.async stages; they need 16-byte aligned scales, and run v1 otherwise). max_ctas > 0
+/// 2, 3 or 4 cp.async stages; they need 16-byte aligned scales, and run v1 otherwise; measured
+/// slower than v1 at every shape, session 54). max_ctas > 0
 /// caps the grid of a persistent variant (tests use it to make every CTA walk many tiles and wrap
 /// its ring), 0 keeps the kernel's own grid; v1 ignores it.
 inline constexpr int kVariants = 4;

@@ -163,9 +163,9 @@ __device__ __forceinline__ void finish_tile(const uint4 (&v)[4], const int (&cod
 // -v): the first version, without the bound, took 78 registers, so three CTAs (48 KB in flight
 // per SM), and moved 2.2 TB/s on an H100 at 8192^3 (ncu: 65.8 % of DRAM peak, achieved occupancy
 // 34.7 %; session 53, 2b22598); bounded, 73.9 % (0e3075f). A fifth CTA would need 48 registers
-// (registers go by 8 per thread): bounded to five, ptxas spills (68 bytes). What still limits
-// it: a CTA's loads are in flight only until they land; then it converts and stores with nothing
-// in flight, and a tile is only 16 KB (the MX quantiser's tiles, of bf16, are 32 KB).
+// (registers go by 8 per thread): bounded to five, ptxas spills (68 bytes). A CTA's loads are in
+// flight only until they land, and a tile is only 16 KB (the MX quantiser's tiles, of bf16, are
+// 32 KB), which looked like the limit; the pipelined variants below show it is not.
 __global__ void __launch_bounds__(kRequantThreads, 4)
     requantize_mx_kernel(RequantJob a, GroupScaleLayout layout_a, RequantJob b,
                          BlockScaleLayout layout_b) {
@@ -204,7 +204,14 @@ __global__ void __launch_bounds__(kRequantThreads, 4)
 // slots of B tile k + 2 only after the barrier of B tile k + 1, which every warp reaches after
 // reading tile k's. S = 2 at 4 CTAs per SM, 3 at 3, 4 at 2: 80, 120 and 120 KB in flight per SM,
 // against v1's 64 KB during its load phase only. Needs 16-byte aligned scales (cp.async);
-// v1 runs otherwise.
+// v1 runs otherwise. Predicted (session 54, before any run) 86-91 % of a device-to-device copy of
+// the same bytes, v1 78-82 %. Measured on an H100 (quantize_bench, 20a486b; A and B of 8192 x 8192,
+// 4096 x 7168, 2048 x 7168 each): v1 86.0 / 92.0 / 96.3 %, v2 83.7 / 88.4 / 88.6 %, v3 83.6 / 86.0
+// / 90.3 %, v4 83.3 / 86.9 / 91.2 %: the pipelines lost everywhere. ncu at 8192 x 8192: v1 and v2
+// both at 2.50 / 2.48 TB/s, 74.7 / 74.1 % of DRAM peak (the copy: 2.89 TB/s), so v1 was not short
+// of bytes in flight; it runs at the rate DRAM gives this pattern, and the ring only adds work.
+// The same lesson as the MXFP8 quantisers' v3 / v4 (quantize_mx_gpu.cu). Kept for the bench and
+// the tests; v1 stays the default.
 constexpr int kStageChunks = 5;  // per thread and stage: 4 chunks of codes, 1 line of scales
 constexpr int kStageBytes = kStageChunks * kRequantThreads * 16;
 
@@ -437,7 +444,9 @@ void requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
 
 namespace requant_tuning {
 
-// v1_tiles until the side-by-side run (quantize_bench's requantize_mx_<variant> entries).
+// v1_tiles: the side-by-side run (quantize_bench's requantize_mx_<variant> entries, H100,
+// 20a486b, plots/data/h200/session54/call2_20a486b/) measured it fastest at every shape (86.0-96.3 %
+// of a copy; the pipelined variants 83.3-91.2 %; the comment above the pipe kernel).
 int default_variant() { return 0; }
 
 const char* variant_name(int v) { return v >= 0 && v < kVariants ? variant_of(v).name : "?"; }
