@@ -31,35 +31,53 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
-def table():
-    doc = json.load(open(os.path.join(HERE, "call4_0e3075f", "ch09_hopper_requant_0e3075f.json")))
+def table_of(path, source, once=False):
+    """The table of one run's JSON (path; source: its repository path, for the header). once: with
+    the weights-once column (ch09_requant_weights_once, session 54's bench; session54/requant_h100.py)."""
+    doc = json.load(open(path))
     med = {}
     for b in doc["benchmarks"]:
         impl, shape = b["name"].split("/")[:2]
         med[(impl, shape)] = b["median_us"]
+    once_head = "weights once over chapter 7 | " if once else ""
     lines = [f"Measured on {doc['context']['gpu']}, commit {doc['context']['git_commit'][:7]} "
-             f"(`{SOURCE}`):", "",
-             "| shape | the path over chapter 7 | the re-quantisation | "
+             f"(`{source}`):", "",
+             f"| shape | the path over chapter 7 | {once_head}"
+             f"{'the path' + chr(39) + 's re-quantisation' if once else 'the re-quantisation'} | "
              "its chapter-7 GEMM alone over chapter 7 |",
-             "|---|---:|---:|---:|"]
-    over = {"requant": [], "default": [], "bf16": []}
+             "|---|---:|---:|---:|" + ("---:|" if once else "")]
+    over = {"requant": [], "once": [], "default": [], "bf16": []}
     for shape in ORDER:
         m, n, k = map(int, shape.split("x"))
         ch07 = med[("ch07_block_scaled", shape)]
         path, alone = med[("ch09_hopper_mx_requant", shape)], med[("ch09_requant_gemm_alone", shape)]
         rq = path - alone
         name = "8192^3" if m == n == k else shape.replace("x", " x ")
-        lines.append(f"| {name} | {trunc3(ch07 / path)}x | {rq:.1f} us "
+        once_cell = ""
+        if once:
+            t = med[("ch09_requant_weights_once", shape)]
+            once_cell = f" {trunc3(ch07 / t)}x |"
+            if m == 4096:
+                over["once"].append(ch07 / t)
+        lines.append(f"| {name} | {trunc3(ch07 / path)}x |{once_cell} {rq:.1f} us "
                      f"({2 * (m + n) * k / rq / 1e6:.2f} TB/s) | {trunc3(ch07 / alone)}x |")
         if m == 4096:
             over["requant"].append(ch07 / path)
             over["default"].append(ch07 / med[("ch09_hopper_mx", shape)])
             over["bf16"].append(ch07 / med[("ch09_hopper_mx_bf16", shape)])
-    lines += ["", f"Geomean over the six M = 4096 shapes {trunc3(geomean(over['requant']))}x; in "
-              f"the same run the default path {trunc3(geomean(over['default']))}x and "
+    if once:
+        head = (f"Geomean over the six M = 4096 shapes: the path {trunc3(geomean(over['requant']))}x, "
+                f"weights once {trunc3(geomean(over['once']))}x; in the same run")
+    else:
+        head = f"Geomean over the six M = 4096 shapes {trunc3(geomean(over['requant']))}x; in the same run"
+    lines += ["", f"{head} the default path {trunc3(geomean(over['default']))}x and "
               f"dequantize_bf16 {trunc3(geomean(over['bf16']))}x. Ratios truncated to three "
               f"decimals, as `plots/plot.py` prints them."]
     return "\n".join(lines)
+
+
+def table():
+    return table_of(os.path.join(HERE, "call4_0e3075f", "ch09_hopper_requant_0e3075f.json"), SOURCE)
 
 
 if __name__ == "__main__":
