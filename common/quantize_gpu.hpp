@@ -278,6 +278,10 @@ inline constexpr int kVariants = 4;
 int default_variant();
 /// A short name of variant v ("v1_tiles", ...; "?" outside [0, kVariants)).
 const char* variant_name(int v);
+/// The variant that requantize_mx(variant, ...) runs on these operands: `variant`, or 0 where a
+/// pipelined variant meets scales that are not 16-byte aligned (tests assert it). variant in
+/// [0, kVariants) (std::invalid_argument otherwise).
+int variant_run(int variant, const MxRequantOperand* a, const MxRequantOperand* b);
 void requantize_mx(int variant, int max_ctas, const MxRequantOperand* a,
                    GroupScaleLayout layout_a, const MxRequantOperand* b,
                    BlockScaleLayout layout_b, cudaStream_t stream = nullptr);

@@ -445,6 +445,7 @@ def test_fixture(tmp: str) -> None:
     test_ch06_edges(tmp)
     test_ch07_edges(tmp)
     test_ch09_hopper_edges(tmp)
+    test_ch09_requant_without_once(tmp)
     test_loops(tmp)
 
     # Fixture data must never land in the repository: plot.py refuses (checked with --no-png and
@@ -909,6 +910,30 @@ def check_ch09_requant(ch09: str) -> None:
           "exact path)" in block, "requant target line literal")
     check("`tests/data/bench_fixture/ch09/requant.json`" in block
           and "FIXTURE (not a measurement)" in block, "requant note: file and GPU")
+
+
+def test_ch09_requant_without_once(tmp: str) -> None:
+    """Chapter 9's requant block from a run made before session 54's weights-once entry: that
+    column shows —, and its summary is left out (not "— over 0 shapes")."""
+    doc = load_json(os.path.join(FIXTURE, "ch09", "requant.json"))
+    doc["benchmarks"] = [b for b in doc["benchmarks"]
+                         if not b["name"].startswith("ch09_requant_weights_once/")]
+    data = os.path.join(tmp, "requant_old", "ch09")
+    os.makedirs(data)
+    with open(os.path.join(data, "requant.json"), "w") as f:
+        json.dump(doc, f)
+    repo = os.path.join(tmp, "requant_old_repo")
+    os.makedirs(os.path.join(repo, os.path.dirname(CH09_README)))
+    with open(os.path.join(repo, CH09_README), "w") as f:
+        f.write(SKELETON_CH09)
+    p = run("--data", os.path.dirname(data), "--repo", repo, "--out",
+            os.path.join(tmp, "requant_old_out"), "--no-png")
+    text = read(os.path.join(repo, CH09_README))
+    block = text[text.index("<!-- requant:begin -->"):text.index("<!-- requant:end -->")]
+    check(p.returncode == 0 and "| 8192³ | 1189.3 (0.886x) | — | 1339.9 (0.999x) |" in block
+          and "weights re-quantised once (`" not in block.split("Over chapter 7")[1]
+          and "re-quantise + chapter 7 (`ch09_hopper_mx_requant`): 8192³ 0.886x" in block,
+          "requant without weights-once rows: the column shows —, no summary for it")
 
 
 def test_ch09_hopper_edges(tmp: str) -> None:

@@ -955,6 +955,16 @@ TEST_CASE("requantize_mx refuses bad arguments before any CUDA call", "[mx][gpu_
                     requant_tuning::requantize_mx(1, 0, nullptr, la, nullptr, lb);
                   }),
                   "fp8gemm::requantize_mx: a and b are both null"));
+  CHECK(test::has(test::refusal_of([&] { requant_tuning::variant_run(-1, &good, nullptr); }),
+                  "fp8gemm::requantize_mx: variant = -1 must be in [0, "));
+  // The fallback needs no GPU: the good operand's scales are 16-byte aligned, these are not.
+  MxRequantOperand odd = good;
+  odd.scales = fake<std::uint8_t>(0x200000000001);
+  for (int v = 0; v < requant_tuning::kVariants; ++v) {
+    CHECK(requant_tuning::variant_run(v, &good, nullptr) == v);
+    CHECK(requant_tuning::variant_run(v, &good, &odd) == 0);
+    CHECK(requant_tuning::variant_run(v, nullptr, &odd) == 0);
+  }
   CHECK(std::string(requant_tuning::variant_name(0)) == "v1_tiles");
   CHECK(std::string(requant_tuning::variant_name(requant_tuning::kVariants)) == "?");
   CHECK(requant_tuning::default_variant() >= 0);

@@ -385,19 +385,21 @@ struct RequantSeen {
   std::int64_t moved = 0, flushed = 0, nan_groups = 0, tiny_scale = 0, padding = 0;
 };
 
+/// Which scale buffers a check puts at an odd address (the pipelined variants then run v1).
+enum class OddScales { none, both, b_only };
 /// How a check calls the re-quantiser: variant -1 is the public requantize_mx, else
-/// requant_tuning's kernel variant with the grid capped at max_ctas (0: its own); odd_scales puts
-/// both scale buffers at an odd address (the pipelined variants then run v1).
+/// requant_tuning's kernel variant with the grid capped at max_ctas (0: its own).
 struct RequantCall {
   int variant = -1, max_ctas = 0;
-  bool odd_scales = false;
+  OddScales odd = OddScales::none;
 };
 /// The calls the byte-for-byte case cycles through, one per check: every variant, capped grids
 /// small enough that CTAs walk many tiles and wrap their rings, and unaligned scales. 11 of them,
 /// prime to the 4 checks per shape, so each kind of check meets every call.
-const RequantCall kRequantCalls[] = {{-1, 0, false}, {0, 0, false}, {1, 0, false}, {2, 0, false},
-                                     {3, 0, false},  {1, 1, false}, {2, 3, false}, {3, 5, false},
-                                     {1, 7, true},   {-1, 0, true}, {3, 2, true}};
+constexpr auto kOddBoth = OddScales::both, kOddB = OddScales::b_only;
+const RequantCall kRequantCalls[] = {{-1, 0}, {0, 0},           {1, 0},          {2, 0},
+                                     {3, 0},  {1, 1},           {2, 3},          {3, 5},
+                                     {1, 7, kOddB}, {-1, 0, kOddBoth}, {3, 2, kOddBoth}};
 
 /// One call of requantize_mx on fresh operands: a (rows_a x K) and b (rows_b x K), either
 /// skipped when its rows are 0; ldq = K + pad_q, ldo = K + pad_o.
@@ -407,7 +409,7 @@ void check_requant(std::int64_t rows_a, std::int64_t rows_b, std::int64_t K, std
   INFO("rows_a " << rows_a << ", rows_b " << rows_b << ", K " << K << ", pad_q " << pad_q
                  << ", pad_o " << pad_o << ", layout_a " << to_string(L.a.major) << " ld "
                  << L.a.ld << ", layout_b ld " << L.b.ld << ", variant " << call.variant
-                 << ", max_ctas " << call.max_ctas << ", odd scales " << call.odd_scales);
+                 << ", max_ctas " << call.max_ctas << ", odd scales " << int(call.odd));
   struct Side {
     std::int64_t rows;
     MxQuantized q;
@@ -425,8 +427,9 @@ void check_requant(std::int64_t rows_a, std::int64_t rows_b, std::int64_t K, std
     for (std::int64_t r = 0; r < rows; ++r)
       std::copy_n(s.q.values.begin() + r * K, K, strided.begin() + r * ldq);
     s.dq = DeviceBuffer<std::uint8_t>(strided);
+    const bool odd = call.odd == OddScales::both || (call.odd == OddScales::b_only && !is_a);
     std::vector<std::uint8_t> scales(s.q.scales.size() + 1, 0xFF);  // NaN codes before
-    std::copy(s.q.scales.begin(), s.q.scales.end(), scales.begin() + (call.odd_scales ? 1 : 0));
+    std::copy(s.q.scales.begin(), s.q.scales.end(), scales.begin() + (odd ? 1 : 0));
     s.ds = DeviceBuffer<std::uint8_t>(scales);
     if (is_a) {
       const auto cpu = mx_requantize_1x128(s.q);
@@ -445,7 +448,7 @@ void check_requant(std::int64_t rows_a, std::int64_t rows_b, std::int64_t K, std
     for (std::size_t i = 0; i + 4 < s.want.s.size(); ++i) seen.padding += s.want.s[i] == 0;
     s.out = poisoned<std::uint8_t>(s.want.q.size());
     s.out_s = poisoned<std::uint32_t>(s.want.s.size());
-    s.op = {s.dq.data(), rows, K, ldq, s.ds.data() + (call.odd_scales ? 1 : 0), s.out.data(), ldo,
+    s.op = {s.dq.data(), rows, K, ldq, s.ds.data() + (odd ? 1 : 0), s.out.data(), ldo,
             reinterpret_cast<float*>(s.out_s.data())};
     return s;
   };
@@ -458,6 +461,11 @@ void check_requant(std::int64_t rows_a, std::int64_t rows_b, std::int64_t K, std
     requantize_mx(pa, L.a, pb, L.b);
   else
     requant_tuning::requantize_mx(call.variant, call.max_ctas, pa, L.a, pb, L.b);
+  // The variant that ran: the one asked for, v1 wherever a scale buffer is at an odd address.
+  const int asked = call.variant < 0 ? requant_tuning::default_variant() : call.variant;
+  const bool any_odd = (pa != nullptr && reinterpret_cast<std::uintptr_t>(pa->scales) % 16 != 0) ||
+                       (pb != nullptr && reinterpret_cast<std::uintptr_t>(pb->scales) % 16 != 0);
+  CHECK(requant_tuning::variant_run(asked, pa, pb) == (any_odd ? 0 : asked));
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   if (rows_a > 0) {
     require_same(a.out.download(), a.want.q, "A's codes");
@@ -517,7 +525,7 @@ TEST_CASE("requantize_mx: a large operand pair, deterministic", "[mx_gpu]") {
   for (int v = 0; v < requant_tuning::kVariants; ++v)
     for (const int ctas : {0, 132, 7}) {
       INFO("variant " << requant_tuning::variant_name(v) << ", max_ctas " << ctas);
-      check_requant(M, N, K, 0, 0, L, seen, {v, ctas, false});
+      check_requant(M, N, K, 0, 0, L, seen, {v, ctas});
     }
   // Twice on the same input: the same bytes (the first run equals the CPU's, checked above on
   // other data; here the second equals the first, on re-poisoned outputs).

@@ -58,7 +58,9 @@ struct Variant {
 /// public functions (chapter 9's README, "A third Hopper path"): B re-quantised
 /// once at construction (requantize_mx(nullptr, ..., &b, ...)), then each run()
 /// re-quantises A alone and runs chapter 7's plan on the results. Chapter 7's
-/// default layouts, as HopperPlan's own path takes them.
+/// default layouts, as HopperPlan's own path takes them. A's call is checked
+/// and prepared once here and only launched in run(), as HopperPlan does
+/// (validate_ / prepare_ / launch_requantize_mx).
 struct WeightsOnce {
   GroupScaleLayout layout_a;
   BlockScaleLayout layout_b;
@@ -77,13 +79,15 @@ struct WeightsOnce {
     const MxRequantOperand rq_b{g.B, g.N, g.K, g.K, g.scale_b, b.data(), g.K, scale_b.data()};
     requantize_mx(nullptr, layout_a, &rq_b, layout_b);  // once
     rq_a = {g.A, g.M, g.K, g.K, g.scale_a, a.data(), g.K, scale_a.data()};
+    validate_requantize_mx(&rq_a, layout_a, nullptr, layout_b);
+    prepare_requantize_mx();
     plan = std::make_unique<ch07::Plan>(ch07::BlockScaledGemm{
         .M = g.M, .N = g.N, .K = g.K, .A = a.data(), .lda = g.K, .B = b.data(), .ldb = g.K,
         .scale_a = scale_a.data(), .scale_a_layout = layout_a, .scale_b = scale_b.data(),
         .scale_b_layout = layout_b, .D = g.D, .ldd = g.N, .output = ch07::Output::bf16});
   }
   void run(cudaStream_t stream) const {
-    requantize_mx(&rq_a, layout_a, nullptr, layout_b, stream);
+    launch_requantize_mx(&rq_a, layout_a, nullptr, layout_b, stream);
     plan->run(stream);
   }
 };

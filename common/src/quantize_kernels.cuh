@@ -152,6 +152,7 @@ inline int resident_ctas(const void* kernel, int threads, int smem_bytes) {
 /// either way, and 359 CTAs doing 9-10 units each leave no round with a handful of CTAs moving
 /// few bytes.
 inline std::int64_t balanced_grid(std::int64_t work, std::int64_t slots) {
+  if (work <= 0) return 1;  // nothing to walk: one CTA that finds nothing (no division by 0)
   const std::int64_t n = std::max<std::int64_t>(1, std::min(work, slots));
   return ceil_div(work, ceil_div(work, n));
 }

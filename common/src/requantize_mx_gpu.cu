@@ -99,8 +99,10 @@ __device__ __forceinline__ void finish_tile(const uint4 (&v)[4], const int (&cod
                                             const bool (&ok)[4], bool is_b, const RequantJob& job,
                                             std::int64_t ti, std::int64_t g,
                                             const GroupScaleLayout& layout_a,
-                                            const BlockScaleLayout& layout_b, int (*warp_cand)[8],
-                                            unsigned (*warp_nan)[8], int parity) {
+                                            const BlockScaleLayout& layout_b,
+                                            int (*warp_cand)[kRequantThreads / 32],
+                                            unsigned (*warp_nan)[kRequantThreads / 32],
+                                            int parity) {
   const MxRequantOperand& j = job.o;
   const int c = threadIdx.x & 7, rr = threadIdx.x >> 3;
   const std::int64_t col = g * 128 + c * 16;
@@ -451,12 +453,23 @@ int default_variant() { return 0; }
 
 const char* variant_name(int v) { return v >= 0 && v < kVariants ? variant_of(v).name : "?"; }
 
-void requantize_mx(int variant, int max_ctas, const MxRequantOperand* a,
-                   GroupScaleLayout layout_a, const MxRequantOperand* b,
-                   BlockScaleLayout layout_b, cudaStream_t stream) {
+namespace {
+void require_variant(int variant) {
   if (variant < 0 || variant >= kVariants)
     fail(kRequantWho, "variant = " + std::to_string(variant) + " must be in [0, " +
                           std::to_string(kVariants) + ")");
+}
+}  // namespace
+
+int variant_run(int variant, const MxRequantOperand* a, const MxRequantOperand* b) {
+  require_variant(variant);
+  return runnable_variant(variant, a, b);
+}
+
+void requantize_mx(int variant, int max_ctas, const MxRequantOperand* a,
+                   GroupScaleLayout layout_a, const MxRequantOperand* b,
+                   BlockScaleLayout layout_b, cudaStream_t stream) {
+  require_variant(variant);
   if (max_ctas < 0) fail(kRequantWho, "max_ctas = " + std::to_string(max_ctas) + " must be >= 0");
   validate_requantize_mx(a, layout_a, b, layout_b);
   prepare_variant(runnable_variant(variant, a, b));

@@ -635,6 +635,52 @@ at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Ten
   return out;
 }
 
+/// MXFP8 -> chapter 7's format (fp8gemm::requantize_mx; NOT exact, common/mx.hpp states the rule):
+/// q [rows, K] e4m3 (row-major, K a multiple of 32) and its swizzled UE8M0 scales -> (codes [rows,
+/// K] e4m3 contiguous, FP32 scales) as quantize_1x128 (weights = false: one scale per 1 x 128
+/// group, [rows, ceil(K / 128)] in its layout) or quantize_128x128 (weights = true: one per
+/// 128 x 128 block, [ceil(rows / 128), ceil(K / 128)] contiguous) returns them, so the results
+/// go to gemm_block_scaled as they are. For fixed MX weights: their call once, the activations'
+/// per step (chapter 9's README, "Weights re-quantised once").
+std::tuple<at::Tensor, at::Tensor> requantize_mx_op(const char* op, const at::Tensor& q,
+                                                    const at::Tensor& scale, bool weights) {
+  const at::Device dev = call_device(op, "q", q);
+  check_tensor(op, "q", q, at::kFloat8_e4m3fn, 2, weights ? "[N, K]" : "[M, K]", dev);
+  const std::int64_t rows = q.size(0), K = q.size(1);
+  const std::int64_t ldq = row_major_ld(op, "q", q, 0);
+  if (K % 32 != 0)
+    fail(op, "q has shape " + shape_str(q.sizes()) + ": K = " + std::to_string(K) +
+                 " must be a multiple of 32 (one UE8M0 scale per 1 x 32 block)");
+  check_mx_scales(op, "scale", scale, rows, K, weights ? "N" : "M", dev);
+  at::Tensor out = at::empty({rows, K}, q.options());
+  GroupScales ga;
+  at::Tensor sb;
+  if (weights)
+    sb = at::empty({ceil_div(rows, 128), ceil_div(K, 128)}, q.options().dtype(at::kFloat));
+  else
+    ga = new_group_scales(rows, K, q.options());
+  if (rows == 0 || K == 0) return {out, weights ? sb : ga.t};
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    const MxRequantOperand o{e4m3_ptr(q), rows, K, ldq, e4m3_ptr(scale), e4m3_ptr(out), K,
+                             f32_ptr(weights ? sb : ga.t)};
+    if (weights)
+      fp8gemm::requantize_mx(nullptr, {}, &o, BlockScaleLayout{ceil_div(K, 128)},
+                             current_stream(dev));
+    else
+      fp8gemm::requantize_mx(&o, ga.layout, nullptr, {}, current_stream(dev));
+  });
+  return {out, weights ? sb : ga.t};
+}
+
+std::tuple<at::Tensor, at::Tensor> requantize_mx_1x128(const at::Tensor& q, const at::Tensor& scale) {
+  return requantize_mx_op("requantize_mx_1x128", q, scale, false);
+}
+std::tuple<at::Tensor, at::Tensor> requantize_mx_128x128(const at::Tensor& q,
+                                                         const at::Tensor& scale) {
+  return requantize_mx_op("requantize_mx_128x128", q, scale, true);
+}
+
 // ====================================== GEMMs ====================================================
 
 /// D (+)= A . B^T block-scaled into `out`, `iters` times (iters > 1: the benchmark's C++ loop).
@@ -1167,6 +1213,8 @@ TORCH_LIBRARY(fp8gemm, m) {
       tags);
   m.def("transpose_e4m3(Tensor q) -> Tensor", tags);
   m.def("quantize_mx_1x32(Tensor x, str rule=\"floor_ocp\") -> (Tensor, Tensor)", tags);
+  m.def("requantize_mx_1x128(Tensor q, Tensor scale) -> (Tensor, Tensor)", tags);
+  m.def("requantize_mx_128x128(Tensor q, Tensor scale) -> (Tensor, Tensor)", tags);
   m.def(
       "gemm_mx(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, bool dequantize_bf16=False, "
       "bool requantize_block_scaled=False) -> Tensor",
@@ -1209,6 +1257,8 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("gemm_per_tensor", &fp8gemm::torch_ops::gemm_per_tensor);                 \
   m.impl("transpose_e4m3", &fp8gemm::torch_ops::transpose_e4m3);                   \
   m.impl("quantize_mx_1x32", &fp8gemm::torch_ops::quantize_mx_1x32);               \
+  m.impl("requantize_mx_1x128", &fp8gemm::torch_ops::requantize_mx_1x128);         \
+  m.impl("requantize_mx_128x128", &fp8gemm::torch_ops::requantize_mx_128x128);     \
   m.impl("gemm_mx", &fp8gemm::torch_ops::gemm_mx);                                 \
   m.impl("_gemm_block_scaled_loop", &fp8gemm::torch_ops::gemm_block_scaled_loop);   \
   m.impl("_gemm_weight_grad_kernel", &fp8gemm::torch_ops::gemm_weight_grad_kernel);   \

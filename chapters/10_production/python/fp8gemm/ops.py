@@ -60,6 +60,8 @@ logical grid and whose strides are the layout):
     tcgen05 and cuBLAS read: the code of (r, block j) at tile (r // 128) * round_up(K / 32, 4) / 4
     + j // 4, byte (r % 32) * 16 + (r % 128 // 32) * 4 + j % 4 of that 512-byte tile (padding 0);
     value = e4m3 * 2 ** (code - 127) (code 255: NaN). dequantize_mx_1x32 reads it back.
+    requantize_mx_1x128 / requantize_mx_128x128 turn such an operand into A / B (with scale_a /
+    scale_b) above, NOT exactly (their docstrings): for MX weights that do not change, once.
 """
 
 from __future__ import annotations
@@ -194,6 +196,28 @@ def quantize_mx_1x32(x: Tensor, *, rule: str = "floor_ocp") -> Tuple[Tensor, Ten
     the smallest power of two with amax / 2^e <= 448). An all-zero block gets code 127; a block
     holding NaN or Inf code 255 and NaN codes."""
     return _ops().quantize_mx_1x32(x, rule)
+
+
+def requantize_mx_1x128(q: Tensor, scale: Tensor) -> Tuple[Tensor, Tensor]:
+    """MXFP8 activations -> chapter 7's format, NOT EXACT: q [M, K] e4m3 (row-major, K a multiple
+    of 32) with its swizzled UE8M0 scales (as quantize_mx_1x32 returns them) -> (q [M, K] e4m3
+    contiguous, scale [M, ceil(K / 128)] float32), what quantize_1x128 returns, for
+    gemm_block_scaled's a and scale_a. Each 1 x 128 group gets the largest of its four MX
+    scales (a power of two; the code of blocks holding only zeros does not count) and its codes
+    are shifted onto it, rounded to nearest even: elements about 2^14 or more below the group's
+    largest value lose bits or flush to zero, and a group holding a NaN (code or element) becomes
+    NaN throughout (docs/fp8_numerics.md). What gemm_mx(..., requantize_block_scaled=True) does
+    inside; as two calls it lets fixed MX weights be re-quantised once (requantize_mx_128x128)
+    and only the activations per step."""
+    return _ops().requantize_mx_1x128(q, scale)
+
+
+def requantize_mx_128x128(q: Tensor, scale: Tensor) -> Tuple[Tensor, Tensor]:
+    """MXFP8 weights -> chapter 7's format, NOT EXACT, as requantize_mx_1x128 with one scale per
+    128 x 128 block: q [N, K] e4m3 with its swizzled UE8M0 scales -> (q [N, K] e4m3 contiguous,
+    scale [ceil(N / 128), ceil(K / 128)] float32 contiguous), what quantize_128x128 returns, for
+    gemm_block_scaled's b and scale_b."""
+    return _ops().requantize_mx_128x128(q, scale)
 
 
 def mx_scale_index(rows: int, K: int, device=None) -> Tensor:
@@ -438,6 +462,19 @@ if available():
         n = (_ceil_div(M, 128) * 128) * (_ceil_div(K // 32, 4) * 4) if M and K else 0
         return x.new_empty((M, K), dtype=E4M3), x.new_empty((n,), dtype=torch.uint8)
 
+    @torch.library.register_fake("fp8gemm::requantize_mx_1x128")
+    def _requantize_mx_1x128_fake(q, scale):
+        M, K = q.shape
+        s = torch.empty_strided((M, _ceil_div(K, 128)), (1, _round4(M)), dtype=torch.float32,
+                                device=q.device)
+        return q.new_empty((M, K)), s
+
+    @torch.library.register_fake("fp8gemm::requantize_mx_128x128")
+    def _requantize_mx_128x128_fake(q, scale):
+        N, K = q.shape
+        return (q.new_empty((N, K)),
+                q.new_empty((_ceil_div(N, 128), _ceil_div(K, 128)), dtype=torch.float32))
+
     @torch.library.register_fake("fp8gemm::gemm_mx")
     def _gemm_mx_fake(a, scale_a, b, scale_b, dequantize_bf16=False,
                       requantize_block_scaled=False):
@@ -457,7 +494,8 @@ __all__ = [
     "quantize_per_tensor", "transpose_block_scaled", "transpose_e4m3", "dense_offsets", "max_padded_tokens",
     "dequantize_1x128", "dequantize_128x128", "gemm_block_scaled", "gemm_grouped_contiguous",
     "gemm_grouped_masked", "gemm_weight_grad", "gemm_per_tensor", "quantize_mx_1x32",
-    "dequantize_mx_1x32", "mx_scale_index", "gemm_mx", "plan_cache_stats",
+    "dequantize_mx_1x32", "requantize_mx_1x128", "requantize_mx_128x128", "mx_scale_index",
+    "gemm_mx", "plan_cache_stats",
     "plan_cache_clear", "set_plan_cache_capacity", "set_max_sms", "get_max_sms", "library_version",
     "E4M3", "E4M3_MAX",
 ]

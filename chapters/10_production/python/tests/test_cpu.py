@@ -83,7 +83,7 @@ def test_ops_registered():
              "quantize_tokens_transposed_1x128", "gemm_block_scaled", "gemm_block_scaled_out",
              "gemm_grouped_contiguous", "gemm_grouped_masked", "gemm_weight_grad",
              "gemm_weight_grad_out", "gemm_per_tensor", "transpose_e4m3", "quantize_mx_1x32",
-             "gemm_mx"]
+             "requantize_mx_1x128", "requantize_mx_128x128", "gemm_mx"]
     for n in names:
         op = getattr(torch.ops.fp8gemm, n).default
         assert torch.Tag.needs_exact_strides in op.tags, n
@@ -112,6 +112,11 @@ def test_cpu_tensors_refused():
             _cpu(4, 256, dtype=e4), _cpu(4, 2, dtype=torch.float32), _cpu(2, 8, 256, dtype=e4),
             _cpu(2, 1, 2, dtype=torch.float32), _cpu(3, dtype=torch.int32)),
          r"gemm_grouped_contiguous: a must be a CUDA tensor"),
+        (lambda: ops.requantize_mx_1x128(_cpu(4, 256, dtype=e4), _cpu(128 * 8, dtype=torch.uint8)),
+         r"requantize_mx_1x128: q must be a CUDA tensor"),
+        (lambda: ops.requantize_mx_128x128(_cpu(4, 256, dtype=e4),
+                                           _cpu(128 * 8, dtype=torch.uint8)),
+         r"requantize_mx_128x128: q must be a CUDA tensor"),
         # gemm_mx's two converting paths at once: refused first, whatever the tensors.
         (lambda: ops.gemm_mx(_cpu(4, 256, dtype=e4), _cpu(128 * 8, dtype=torch.uint8),
                              _cpu(8, 256, dtype=e4), _cpu(128 * 8, dtype=torch.uint8),
@@ -183,6 +188,16 @@ def test_fake_shapes():
     d = ops.gemm_mx(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8), _meta((72, 1056), e4),
                     _meta((128 * 36,), torch.uint8), requantize_block_scaled=True)
     assert d.shape == (300, 72) and d.dtype == torch.bfloat16
+    # The re-quantisers give what quantize_1x128 / quantize_128x128 give: shapes, dtypes, strides.
+    q, sc = ops.requantize_mx_1x128(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8))
+    q1, s1 = ops.quantize_1x128(_meta((300, 1056)))
+    assert q.shape == q1.shape and q.dtype == e4 and q.stride() == q1.stride()
+    assert sc.shape == s1.shape == (300, 9) and sc.stride() == s1.stride() == (1, 300)
+    assert sc.dtype == torch.float32
+    q, sc = ops.requantize_mx_128x128(_meta((200, 1056), e4), _meta((256 * 36,), torch.uint8))
+    q1, s1 = ops.quantize_128x128(_meta((200, 1056)))
+    assert q.shape == q1.shape and q.dtype == e4 and q.stride() == q1.stride()
+    assert sc.shape == s1.shape == (2, 9) and sc.stride() == s1.stride() and sc.dtype == torch.float32
     with raises(ValueError, match="dequantize_bf16=True and requantize_block_scaled=True are two "
                                   "different paths"):
         ops.gemm_mx(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8), _meta((72, 1056), e4),

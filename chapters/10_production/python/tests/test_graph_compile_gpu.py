@@ -264,6 +264,8 @@ def test_opcheck():
         (f.gemm_mx.default, (mqa, msa, mqb, msb), {}),
         (f.gemm_mx.default, (mqa, msa, mqb, msb), {"dequantize_bf16": True}),
         (f.gemm_mx.default, (mqa, msa, mqb, msb), {"requantize_block_scaled": True}),
+        (f.requantize_mx_1x128.default, (mqa, msa), {}),
+        (f.requantize_mx_128x128.default, (mqb, msb), {}),
     ]
     # (masked_m = M_max everywhere: rows past masked_m are left unwritten, and opcheck compares
     # whole outputs.)

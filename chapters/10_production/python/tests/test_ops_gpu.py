@@ -957,6 +957,162 @@ def test_gemm_mx_requantize_path_is_taken():
     assert err > 0.1, err
 
 
+def _random_mx_operand(rows, K, gen, ld=None):
+    """A random MXFP8 operand as requantize_mx's tests in C++ make them (tests/test_mx_gpu.cu):
+    codes anywhere but NaN, every 16th block all zeros (+0 and -0), block exponents 127 +- 12
+    (shifts into e4m3's subnormals and past them), and where there are enough blocks a NaN code,
+    a NaN element, a zero block above its group's exponent, a block 40 binades down (flushed),
+    code 254, and a 1 x 128 group whose only non-zero block has code 0 (scale 2^-127). q is a
+    [rows, K] view of a [rows, ld] buffer (ld > K: strided rows)."""
+    ld = ld or K
+    cb = K // 32
+    raw = torch.randint(0, 256, (rows, ld), generator=gen, device="cuda", dtype=torch.int32)
+    raw = torch.where(raw & 0x7F == 0x7F, raw & 0xF0, raw)  # no NaN codes yet
+    zero = torch.randint(0, 16, (rows, cb), generator=gen, device="cuda") == 0
+    zero = zero.repeat_interleave(32, dim=1)
+    raw[:, :K] = torch.where(zero, raw[:, :K] & 0x80, raw[:, :K])
+    codes = torch.randint(127 - 12, 127 + 13, (rows, cb), generator=gen, device="cuda")
+    if rows * cb >= 64:
+        pick = torch.randperm(rows * cb, generator=gen, device="cuda")[:6].tolist()
+        rc = [(i // cb, i % cb) for i in pick]
+        codes[rc[0]] = 255                                   # NaN code
+        raw[rc[1][0], rc[1][1] * 32 + 5] = 0x7F              # NaN element
+        r, b = rc[2]
+        raw[r, b * 32:b * 32 + 32] &= 0x80                   # zero block above its exponent
+        codes[r, b] = 127 + 40
+        codes[rc[3]] = 127 - 40                              # flushed
+        codes[rc[4]] = 254
+        r, b = rc[5]                                         # a group's only non-zero block, code 0
+        g0 = b // 4 * 4
+        for j in range(g0, min(cb, g0 + 4)):
+            if j != b:
+                raw[r, j * 32:j * 32 + 32] &= 0x80
+        raw[r, b * 32] = 0x38                                # 1.0: non-zero for sure
+        codes[r, b] = 0
+    q = raw.to(torch.uint8).view(E4)[:, :K]
+    s = torch.zeros(_ceil(rows, 128) * 128 * _ceil(cb, 4) * 4, dtype=torch.uint8, device="cuda")
+    s[ops.mx_scale_index(rows, K, q.device)] = codes.to(torch.uint8)
+    return q, s
+
+
+def _requant_reference(q, s, weights):
+    """The re-quantisation rule (common/mx.hpp) in plain torch: a group's exponent E is the
+    largest scale code among its 1 x 32 blocks that hold a non-zero code (none: 127); each code
+    becomes e4m3(value * 2^(code - E)), rounded to nearest even (exact in float32: the values are
+    e4m3's, the factors powers of two); the scale is 2^(E - 127); a group holding a NaN code or
+    element is NaN throughout (codes 0x7F, scale NaN). Groups: 1 x 128 (weights False) or
+    128 x 128 (True)."""
+    rows, K = q.shape
+    cb, kg = K // 32, _ceil(K, 128)
+    codes = s.long()[ops.mx_scale_index(rows, K, q.device)]        # [rows, cb]
+    raw = q.contiguous().view(torch.uint8).long().view(rows, cb, 32)
+    nonzero = ((raw & 0x7F) != 0).any(dim=2)                        # NaN elements count, as 0x7F
+    nan = (codes == 255) | ((raw & 0x7F) == 0x7F).any(dim=2)
+    cand = torch.where(nonzero & (codes != 255), codes, torch.full_like(codes, -1))
+    pad_b = kg * 4 - cb                                             # blocks to whole groups
+    cand = torch.nn.functional.pad(cand, (0, pad_b), value=-1).view(rows, kg, 4).amax(dim=2)
+    nan = torch.nn.functional.pad(nan, (0, pad_b), value=False).view(rows, kg, 4).any(dim=2)
+    if weights:                                                     # [rows, kg] -> [nb, kg]
+        nb = _ceil(rows, 128)
+        cand = torch.nn.functional.pad(cand, (0, 0, 0, nb * 128 - rows), value=-1)
+        cand = cand.view(nb, 128, kg).amax(dim=1)
+        nan = torch.nn.functional.pad(nan, (0, 0, 0, nb * 128 - rows), value=False)
+        nan = nan.view(nb, 128, kg).any(dim=1)
+        E_rows = cand.repeat_interleave(128, dim=0)[:rows]
+        nan_rows = nan.repeat_interleave(128, dim=0)[:rows]
+    else:
+        E_rows, nan_rows = cand, nan
+    E = torch.where(cand < 0, torch.full_like(cand, 127), cand)
+    E_el = torch.where(E_rows < 0, torch.full_like(E_rows, 127), E_rows)
+    E_el = E_el.repeat_interleave(128, dim=1)[:, :K]
+    # code - E <= 0 for every block with a non-zero code; a zero block above E keeps its zeros
+    # (2^(code - E) could be inf there, and 0 inf NaN).
+    up = codes.repeat_interleave(32, dim=1) - E_el
+    v = torch.where(up > 0, q.float(), q.float() * torch.exp2(up.float()))
+    out = v.to(E4).view(torch.uint8)
+    out = torch.where(nan_rows.repeat_interleave(128, dim=1)[:, :K], torch.full_like(out, 0x7F), out)
+    scale = torch.where(nan, torch.full_like(E, 0, dtype=torch.float64) + float("nan"),
+                        torch.exp2(E.double() - 127)).float()
+    return out.view(E4), scale
+
+
+@parametrize("rows,K,ld", [(1, 32, None), (200, 1056, None), (333, 544, 576), (129, 7168, None),
+                           (256, 4096, None)])
+def test_requantize_mx_bitwise(rows, K, ld):
+    """requantize_mx_1x128 / _128x128 against the rule written in torch, bit for bit (codes and
+    scale bits, NaN groups included), on operands made to reach every branch, strided rows too;
+    their outputs laid out as quantize_1x128's / quantize_128x128's."""
+    require_gpu()
+    gen = _gen(rows * 7 + K)
+    q, s = _random_mx_operand(rows, K, gen, ld)
+    for weights, fn, like in ((False, ops.requantize_mx_1x128, ops.quantize_1x128),
+                              (True, ops.requantize_mx_128x128, ops.quantize_128x128)):
+        out, scale = fn(q, s)
+        want_q, want_s = _requant_reference(q, s, weights)
+        _, like_s = like(make_bf16((rows, K), gen))
+        assert out.dtype == E4 and out.shape == (rows, K) and out.is_contiguous()
+        assert scale.dtype == torch.float32 and scale.shape == like_s.shape
+        assert scale.stride() == like_s.stride(), (weights, scale.stride(), like_s.stride())
+        assert torch.equal(bits(out), bits(want_q)), weights
+        assert torch.equal(scale.contiguous().view(torch.int32), want_s.contiguous().view(torch.int32)), weights
+        if rows * K >= 64 * 32:  # the special blocks are there: the test is not vacuous
+            assert bool(torch.isnan(scale).any()), weights
+            assert not torch.equal(bits(out), bits(q.contiguous())), weights
+
+
+@parametrize("M,N,K", [(333, 264, 1056), (129, 2112, 7168)])
+def test_requantize_mx_weights_once(M, N, K):
+    """The weights-once recipe (chapter 9's README): B re-quantised once by requantize_mx_128x128,
+    A by requantize_mx_1x128, then gemm_block_scaled: within the tolerance of the float64 product
+    of the re-quantised operands, and of the MX product on such data (N(0, 1), MX-quantised), as
+    gemm_mx(..., requantize_block_scaled=True) is; with new activations the same weights again."""
+    require_gpu()
+    gen = _gen(M + N + K + 5)
+    qb, sb = ops.quantize_mx_1x32(make_bf16((N, K), gen), rule="rceil")
+    rb, rsb = ops.requantize_mx_128x128(qb, sb)  # once
+    for _ in range(2):
+        qa, sa = ops.quantize_mx_1x32(make_bf16((M, K), gen))
+        ra, rsa = ops.requantize_mx_1x128(qa, sa)
+        d = ops.gemm_block_scaled(ra, rsa, rb, rsb)
+        deq_a = ra.double() * rsa.double().repeat_interleave(128, dim=1)[:, :K]
+        deq_b = rb.double() * rsb.double().repeat_interleave(128, dim=0)[:N].repeat_interleave(
+            128, dim=1)[:, :K]
+        assert rel_error(d, deq_a @ deq_b.t()) <= tolerance(K)
+        mx = ops.dequantize_mx_1x32(qa, sa).double() @ ops.dequantize_mx_1x32(qb, sb).double().t()
+        assert rel_error(d, mx) <= tolerance(K)
+        path = ops.gemm_mx(qa, sa, qb, sb, requantize_block_scaled=True)
+        assert rel_error(d, path.double()) <= tolerance(K)
+
+
+def test_requantize_mx_misuse():
+    require_gpu()
+    gen = _gen(94)
+    q, s = _random_mx_operand(256, 1024, gen)
+    cases = [
+        (lambda: ops.requantize_mx_1x128(q[:, :1000], s), r"requantize_mx_1x128: q has shape "
+                                                            r"\[256, 1000\]: K = 1000 must be a "
+                                                            r"multiple of 32"),
+        (lambda: ops.requantize_mx_128x128(q.view(torch.uint8), s),
+         r"requantize_mx_128x128: q must be torch.float8_e4m3fn"),
+        (lambda: ops.requantize_mx_1x128(q, s[:100]), r"scale has 100 bytes; M = 256, K = 1024 need"),
+        (lambda: ops.requantize_mx_128x128(q, s[:100]), r"scale has 100 bytes; N = 256, K = 1024 need"),
+        (lambda: ops.requantize_mx_1x128(q, s.cpu()), r"scale must be a CUDA tensor"),
+        (lambda: ops.requantize_mx_1x128(q, s.float()), r"scale must be torch.uint8"),
+        (lambda: ops.requantize_mx_1x128(q.t(), s), r"q must be row-major"),
+        # The library's rule: 16-byte rows (what the GEMMs that read the result need too).
+        (lambda: ops.requantize_mx_1x128(torch.zeros(64, 1056 + 8, dtype=torch.uint8,
+                                                     device="cuda").view(E4)[:, :1056],
+                                         torch.zeros(128 * 36, dtype=torch.uint8, device="cuda")),
+         r"ldq = 1064 and ldo = 1056 must be multiples of 16"),
+    ]
+    for call, msg in cases:
+        with raises(ValueError, match=msg):
+            call()
+    out, scale = ops.requantize_mx_1x128(q, s)  # nothing launched, no CUDA error left behind
+    torch.cuda.synchronize()
+    assert out.shape == (256, 1024)
+
+
 def test_gemm_mx_misuse():
     require_gpu()
     M, N, K = 256, 384, 1024

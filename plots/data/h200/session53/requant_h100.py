@@ -7,7 +7,8 @@ GEMM's; GB/s: the 2 (M + N) K bytes it reads and writes over that time, a model 
 not ncu's DRAM count), its GEMM alone over chapter 7; then the
 geomeans over the six M = 4096 DeepSeek-V3 shapes, the other two paths' beside them.
 Usage: python3 requant_h100.py [--check README] (--check: README's requant-h100 block must equal
-this output; CTest chapter_09_requant_h100)."""
+this output; CTest chapter_09_requant_h100 checked it until session 54, whose
+session54/requant_h100.py prints the block now, through table_of below)."""
 import json
 import math
 import os

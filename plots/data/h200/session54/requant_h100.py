@@ -11,14 +11,21 @@ model of its traffic, not ncu's DRAM count), its GEMM alone over chapter 7; then
 the six M = 4096 DeepSeek-V3 shapes, the other two paths' beside them.
 Usage: python3 requant_h100.py [--check README] (--check: README's requant-h100 block must equal
 this output; CTest chapter_09_requant_h100)."""
+import importlib.util
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "ch08"))
-sys.path.insert(0, os.path.join(HERE, "..", "session53"))
 import readme_block  # noqa: E402
-from requant_h100 import table_of  # noqa: E402  (session 53's, with the weights-once column)
+
+# Session 53's script by its path (it has this file's name, so not through sys.path): its
+# table_of, with the weights-once column.
+_spec = importlib.util.spec_from_file_location(
+    "session53_requant_h100", os.path.join(HERE, "..", "session53", "requant_h100.py"))
+_session53 = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_session53)
+table_of = _session53.table_of
 
 SOURCE = "plots/data/h200/session54/call4_6bb8131/requant.json"
 
