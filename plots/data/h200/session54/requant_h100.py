@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Session 54's chapter-9 table: the requantize_block_scaled path on an H100 (call 4, 6bb8131),
-from call4_6bb8131/requant.json (`ch09_hopper_mxfp8 --gpu_delay_us=50`: the three Hopper paths,
+"""Session 54's chapter-9 table: the requantize_block_scaled path on an H100 (call 6, a8ff964),
+from call6_a8ff964/requant.json (`ch09_hopper_mxfp8 --gpu_delay_us=50`: the three Hopper paths,
 the path's chapter-7 GEMM alone, the weights-once recipe and chapter 7, in one process). Session
 53's table (session53/requant_h100.py) with one column more: ch09_requant_weights_once, the path as
 an inference user with fixed MXFP8 weights runs it from the public functions (B re-quantised once,
@@ -27,11 +27,11 @@ _session53 = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_session53)
 table_of = _session53.table_of
 
-SOURCE = "plots/data/h200/session54/call4_6bb8131/requant.json"
+SOURCE = "plots/data/h200/session54/call6_a8ff964/requant.json"
 
 
 def table():
-    return table_of(os.path.join(HERE, "call4_6bb8131", "requant.json"), SOURCE, once=True)
+    return table_of(os.path.join(HERE, "call6_a8ff964", "requant.json"), SOURCE, once=True)
 
 
 if __name__ == "__main__":
