@@ -70,6 +70,43 @@ def test_cuda_graph_capture_and_replay():
             assert torch.equal(bits(c), bits(e)), trial
 
 
+def test_weights_once_recipe_captured_and_compiled():
+    """The MXFP8 weights-once recipe (requantize_mx_128x128 once, then per call
+    requantize_mx_1x128 and gemm_block_scaled): captured in a CUDA graph and replayed with new MX
+    activations, and under torch.compile(fullgraph=True, dynamic M), equal to eager bit for bit."""
+    require_gpu()
+    gen = _gen(7)
+    M, N, K = 333, 264, 1056
+    qw, sw = ops.quantize_mx_1x32(make_bf16((N, K), gen), rule="rceil")
+    rb, rsb = ops.requantize_mx_128x128(qw, sw)  # once
+    qx, sx = ops.quantize_mx_1x32(make_bf16((M, K), gen))
+
+    def step(q, s):
+        ra, rsa = ops.requantize_mx_1x128(q, s)
+        return ops.gemm_block_scaled(ra, rsa, rb, rsb)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            step(qx, sx)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = step(qx, sx)
+    for trial in range(2):
+        q2, s2 = ops.quantize_mx_1x32(make_bf16((M, K), _gen(70 + trial)))
+        qx.copy_(q2)
+        sx.copy_(s2)
+        graph.replay()
+        assert torch.equal(bits(captured), bits(step(qx, sx))), trial
+    torch._dynamo.reset()
+    cf = torch.compile(step, fullgraph=True, backend="inductor", dynamic=True)
+    for m in (M, 512):
+        q, s = ops.quantize_mx_1x32(make_bf16((m, K), gen))
+        assert torch.equal(bits(cf(q, s)), bits(step(q, s))), m
+
+
 def test_cuda_graph_fp8linear_training_step():
     """make_graphed_callables captures Fp8Linear's forward and backward; the weight is quantised
     inside the graph (the layer's cache is bypassed while capturing), so an optimizer step
