@@ -25,7 +25,8 @@
 //                              on compute capability 10.0, its Hopper kernels on 9.0
 //   quantize_1x128, quantize_128x128, quantize_128x128_dual (W and W^T), quantize_1x128_dual,
 //   quantize_tokens_transposed_1x128,
-//   quantize_mx_1x32, quantize_mx_1x32_dual, convert_*_scales (common/quantize_gpu.hpp)
+//   quantize_mx_1x32, quantize_mx_1x32_dual, requantize_mx (MXFP8 -> the block-scaled format,
+//   not exact), convert_*_scales (common/quantize_gpu.hpp)
 // Kernel choice (fp8gemm/dispatch.hpp): Options::kernel, else FP8GEMM_KERNEL_<FAMILY>, else the
 // table learned from the committed H200 sweep (chapters/10_production/dispatch_table.md), else
 // the chapter's own rule; describe() says which.
