@@ -417,7 +417,8 @@ void launch_variant(int v, int max_ctas, const MxRequantOperand* a, GroupScaleLa
   const int smem = k.stages * kStageBytes;
   std::int64_t grid = tiles;  // v1: one CTA per tile
   if (k.stages > 0) {
-    std::int64_t slots = resident_ctas(reinterpret_cast<const void*>(k.kernel), kRequantThreads, smem);
+    std::int64_t slots =
+        resident_ctas(reinterpret_cast<const void*>(k.kernel), kRequantThreads, smem);
     if (max_ctas > 0) slots = std::min<std::int64_t>(slots, max_ctas);
     grid = balanced_grid(tiles, slots);
   }
@@ -448,8 +449,8 @@ void requantize_mx(const MxRequantOperand* a, GroupScaleLayout layout_a,
 namespace requant_tuning {
 
 // v1_tiles: the side-by-side run (quantize_bench's requantize_mx_<variant> entries, H100,
-// 20a486b, plots/data/h200/session54/call2_20a486b/) measured it fastest at every shape (86.0-96.3 %
-// of a copy; the pipelined variants 83.3-91.2 %; the comment above the pipe kernel).
+// 20a486b, plots/data/h200/session54/call2_20a486b/) measured it fastest at every shape
+// (86.0-96.3 % of a copy; the pipelined variants 83.3-91.2 %; the comment above the pipe kernel).
 int default_variant() { return 0; }
 
 const char* variant_name(int v) { return v >= 0 && v < kVariants ? variant_of(v).name : "?"; }
