@@ -200,13 +200,14 @@ def quantize_mx_1x32(x: Tensor, *, rule: str = "floor_ocp") -> Tuple[Tensor, Ten
 
 def requantize_mx_1x128(q: Tensor, scale: Tensor) -> Tuple[Tensor, Tensor]:
     """MXFP8 activations -> chapter 7's format, NOT EXACT: q [M, K] e4m3 (row-major, K a multiple
-    of 32) with its swizzled UE8M0 scales (as quantize_mx_1x32 returns them) -> (q [M, K] e4m3
-    contiguous, scale [M, ceil(K / 128)] float32), what quantize_1x128 returns, for
-    gemm_block_scaled's a and scale_a. Each 1 x 128 group gets the largest of its four MX
-    scales (a power of two; the code of blocks holding only zeros does not count) and its codes
-    are shifted onto it, rounded to nearest even: elements about 2^14 or more below the group's
-    largest value lose bits or flush to zero, and a group holding a NaN (code or element) becomes
-    NaN throughout (docs/fp8_numerics.md). What gemm_mx(..., requantize_block_scaled=True) does
+    of 32, its data 16-byte aligned and its row stride a multiple of 16, as the GEMMs need; a
+    contiguous q from quantize_mx_1x32 is) with its swizzled UE8M0 scales (as quantize_mx_1x32
+    returns them) -> (q [M, K] e4m3 contiguous, scale [M, ceil(K / 128)] float32), what
+    quantize_1x128 returns, for gemm_block_scaled's a and scale_a. Each 1 x 128 group gets the
+    largest of its MX scales (up to four; a power of two; blocks holding only zeros do not count)
+    and the codes of its other blocks are shifted onto it, rounded to nearest even: elements about
+    2^14 or more below the group's largest value lose bits or flush to zero, and a group holding
+    a NaN (code or element) becomes NaN throughout (docs/fp8_numerics.md). What gemm_mx(..., requantize_block_scaled=True) does
     inside; as two calls it lets fixed MX weights be re-quantised once (requantize_mx_128x128)
     and only the activations per step."""
     return _ops().requantize_mx_1x128(q, scale)
@@ -214,9 +215,9 @@ def requantize_mx_1x128(q: Tensor, scale: Tensor) -> Tuple[Tensor, Tensor]:
 
 def requantize_mx_128x128(q: Tensor, scale: Tensor) -> Tuple[Tensor, Tensor]:
     """MXFP8 weights -> chapter 7's format, NOT EXACT, as requantize_mx_1x128 with one scale per
-    128 x 128 block: q [N, K] e4m3 with its swizzled UE8M0 scales -> (q [N, K] e4m3 contiguous,
-    scale [ceil(N / 128), ceil(K / 128)] float32 contiguous), what quantize_128x128 returns, for
-    gemm_block_scaled's b and scale_b."""
+    128 x 128 block (the same rules for q): q [N, K] e4m3 with its swizzled UE8M0 scales -> (q
+    [N, K] e4m3 contiguous, scale [ceil(N / 128), ceil(K / 128)] float32 contiguous), what
+    quantize_128x128 returns, for gemm_block_scaled's b and scale_b."""
     return _ops().requantize_mx_128x128(q, scale)
 
 

@@ -189,10 +189,10 @@ def test_fake_shapes():
                     _meta((128 * 36,), torch.uint8), requantize_block_scaled=True)
     assert d.shape == (300, 72) and d.dtype == torch.bfloat16
     # The re-quantisers give what quantize_1x128 / quantize_128x128 give: shapes, dtypes, strides.
-    q, sc = ops.requantize_mx_1x128(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8))
-    q1, s1 = ops.quantize_1x128(_meta((300, 1056)))
+    q, sc = ops.requantize_mx_1x128(_meta((333, 1056), e4), _meta((384 * 36,), torch.uint8))
+    q1, s1 = ops.quantize_1x128(_meta((333, 1056)))
     assert q.shape == q1.shape and q.dtype == e4 and q.stride() == q1.stride()
-    assert sc.shape == s1.shape == (300, 9) and sc.stride() == s1.stride() == (1, 300)
+    assert sc.shape == s1.shape == (333, 9) and sc.stride() == s1.stride() == (1, 336)
     assert sc.dtype == torch.float32
     q, sc = ops.requantize_mx_128x128(_meta((200, 1056), e4), _meta((256 * 36,), torch.uint8))
     q1, s1 = ops.quantize_128x128(_meta((200, 1056)))

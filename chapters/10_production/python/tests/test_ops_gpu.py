@@ -959,38 +959,42 @@ def test_gemm_mx_requantize_path_is_taken():
 
 def _random_mx_operand(rows, K, gen, ld=None):
     """A random MXFP8 operand as requantize_mx's tests in C++ make them (tests/test_mx_gpu.cu):
-    codes anywhere but NaN, every 16th block all zeros (+0 and -0), block exponents 127 +- 12
-    (shifts into e4m3's subnormals and past them), and where there are enough blocks a NaN code,
-    a NaN element, a zero block above its group's exponent, a block 40 binades down (flushed),
-    code 254, and a 1 x 128 group whose only non-zero block has code 0 (scale 2^-127). q is a
-    [rows, K] view of a [rows, ld] buffer (ld > K: strided rows)."""
+    codes anywhere but NaN, blocks all zeros (+0 and -0) with probability 1/16, block exponents
+    127 +- 12 (shifts into e4m3's subnormals and past them), and where there are enough groups,
+    each in a 1 x 128 group of its own: a NaN code, a NaN element, a zero block above its group's
+    exponent, a block 40 binades below the rest of its group (flushed), code 254, and a group
+    whose only non-zero block has code 0 (scale 2^-127). q is a [rows, K] view of a [rows, ld]
+    buffer whose columns past K hold NaN codes (ld > K: strided rows); the scale padding holds
+    code 255 (NaN): a kernel that read either would show it."""
     ld = ld or K
-    cb = K // 32
+    cb, kg = K // 32, _ceil(K, 128)
     raw = torch.randint(0, 256, (rows, ld), generator=gen, device="cuda", dtype=torch.int32)
     raw = torch.where(raw & 0x7F == 0x7F, raw & 0xF0, raw)  # no NaN codes yet
+    raw[:, K:] = 0x7F
     zero = torch.randint(0, 16, (rows, cb), generator=gen, device="cuda") == 0
     zero = zero.repeat_interleave(32, dim=1)
     raw[:, :K] = torch.where(zero, raw[:, :K] & 0x80, raw[:, :K])
     codes = torch.randint(127 - 12, 127 + 13, (rows, cb), generator=gen, device="cuda")
-    if rows * cb >= 64:
-        pick = torch.randperm(rows * cb, generator=gen, device="cuda")[:6].tolist()
-        rc = [(i // cb, i % cb) for i in pick]
+    if rows * kg >= 6:
+        # Six distinct 1 x 128 groups (row, group), a block of each.
+        picks = torch.randperm(rows * kg, generator=gen, device="cuda")[:6].tolist()
+        rc = [(i // kg, min(cb - 1, i % kg * 4)) for i in picks]
         codes[rc[0]] = 255                                   # NaN code
         raw[rc[1][0], rc[1][1] * 32 + 5] = 0x7F              # NaN element
         r, b = rc[2]
         raw[r, b * 32:b * 32 + 32] &= 0x80                   # zero block above its exponent
         codes[r, b] = 127 + 40
-        codes[rc[3]] = 127 - 40                              # flushed
-        codes[rc[4]] = 254
+        for (r, b), code in ((rc[3], 127 - 40), (rc[4], 254)):   # flushed; code 254
+            raw[r, b * 32] = 0x38                            # 1.0: non-zero for sure
+            codes[r, b] = code
         r, b = rc[5]                                         # a group's only non-zero block, code 0
-        g0 = b // 4 * 4
-        for j in range(g0, min(cb, g0 + 4)):
-            if j != b:
-                raw[r, j * 32:j * 32 + 32] &= 0x80
-        raw[r, b * 32] = 0x38                                # 1.0: non-zero for sure
+        for j in range(b, min(cb, b + 4)):
+            raw[r, j * 32:j * 32 + 32] &= 0x80
+        raw[r, b * 32] = 0x38
         codes[r, b] = 0
     q = raw.to(torch.uint8).view(E4)[:, :K]
-    s = torch.zeros(_ceil(rows, 128) * 128 * _ceil(cb, 4) * 4, dtype=torch.uint8, device="cuda")
+    s = torch.full((_ceil(rows, 128) * 128 * _ceil(cb, 4) * 4,), 255, dtype=torch.uint8,
+                   device="cuda")
     s[ops.mx_scale_index(rows, K, q.device)] = codes.to(torch.uint8)
     return q, s
 
@@ -1037,14 +1041,19 @@ def _requant_reference(q, s, weights):
 
 
 @parametrize("rows,K,ld", [(1, 32, None), (200, 1056, None), (333, 544, 576), (129, 7168, None),
-                           (256, 4096, None)])
+                           (256, 4096, None), (130, 864, 880)])
 def test_requantize_mx_bitwise(rows, K, ld):
     """requantize_mx_1x128 / _128x128 against the rule written in torch, bit for bit (codes and
-    scale bits, NaN groups included), on operands made to reach every branch, strided rows too;
-    their outputs laid out as quantize_1x128's / quantize_128x128's."""
+    scale bits, NaN groups included), on operands made to reach every branch, strided rows too,
+    ragged last groups of 1 and 3 blocks; their outputs laid out as quantize_1x128's /
+    quantize_128x128's."""
     require_gpu()
     gen = _gen(rows * 7 + K)
     q, s = _random_mx_operand(rows, K, gen, ld)
+    if rows * _ceil(K, 128) >= 6:  # the special cases are there: the test is not vacuous
+        _, sa = _requant_reference(q, s, False)
+        assert bool((sa == 2.0 ** -127).any()) and bool((sa == 2.0 ** 127).any())
+        assert int(torch.isnan(sa).sum()) == 2  # the NaN code's group and the NaN element's
     for weights, fn, like in ((False, ops.requantize_mx_1x128, ops.quantize_1x128),
                               (True, ops.requantize_mx_128x128, ops.quantize_128x128)):
         out, scale = fn(q, s)
@@ -1055,9 +1064,22 @@ def test_requantize_mx_bitwise(rows, K, ld):
         assert scale.stride() == like_s.stride(), (weights, scale.stride(), like_s.stride())
         assert torch.equal(bits(out), bits(want_q)), weights
         assert torch.equal(scale.contiguous().view(torch.int32), want_s.contiguous().view(torch.int32)), weights
-        if rows * K >= 64 * 32:  # the special blocks are there: the test is not vacuous
-            assert bool(torch.isnan(scale).any()), weights
+        if rows * K >= 64 * 32:  # elements moved
             assert not torch.equal(bits(out), bits(q.contiguous())), weights
+
+
+def test_requantize_mx_empty():
+    """No rows: empty outputs laid out as the quantisers', nothing launched."""
+    require_gpu()
+    q = torch.empty((0, 256), dtype=E4, device="cuda")
+    s = torch.empty((0,), dtype=torch.uint8, device="cuda")
+    for fn, like in ((ops.requantize_mx_1x128, ops.quantize_1x128),
+                     (ops.requantize_mx_128x128, ops.quantize_128x128)):
+        out, scale = fn(q, s)
+        lq, ls = like(torch.empty((0, 256), dtype=torch.bfloat16, device="cuda"))
+        assert out.shape == lq.shape and out.dtype == E4
+        assert scale.shape == ls.shape and scale.stride() == ls.stride()
+    torch.cuda.synchronize()
 
 
 @parametrize("M,N,K", [(333, 264, 1056), (129, 2112, 7168)])
