@@ -912,23 +912,29 @@ def check_ch09_requant(ch09: str) -> None:
           and "FIXTURE (not a measurement)" in block, "requant note: file and GPU")
 
 
+def run_ch09_skeleton(tmp: str, name: str, files: dict) -> tuple:
+    """plot.py --no-png on data made of `files` (relative path -> JSON document) into a repository
+    holding chapter 9's skeleton README: (the completed process, the README's text after)."""
+    data = os.path.join(tmp, name)
+    for rel, doc in files.items():
+        os.makedirs(os.path.dirname(os.path.join(data, rel)), exist_ok=True)
+        with open(os.path.join(data, rel), "w") as f:
+            json.dump(doc, f)
+    repo = os.path.join(tmp, name + "_repo")
+    os.makedirs(os.path.join(repo, os.path.dirname(CH09_README)))
+    with open(os.path.join(repo, CH09_README), "w") as f:
+        f.write(SKELETON_CH09)
+    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, name + "_out"), "--no-png")
+    return p, read(os.path.join(repo, CH09_README))
+
+
 def test_ch09_requant_without_once(tmp: str) -> None:
     """Chapter 9's requant block from a run made before session 54's weights-once entry: that
     column shows —, and its summary is left out (not "— over 0 shapes")."""
     doc = load_json(os.path.join(FIXTURE, "ch09", "requant.json"))
     doc["benchmarks"] = [b for b in doc["benchmarks"]
                          if not b["name"].startswith("ch09_requant_weights_once/")]
-    data = os.path.join(tmp, "requant_old", "ch09")
-    os.makedirs(data)
-    with open(os.path.join(data, "requant.json"), "w") as f:
-        json.dump(doc, f)
-    repo = os.path.join(tmp, "requant_old_repo")
-    os.makedirs(os.path.join(repo, os.path.dirname(CH09_README)))
-    with open(os.path.join(repo, CH09_README), "w") as f:
-        f.write(SKELETON_CH09)
-    p = run("--data", os.path.dirname(data), "--repo", repo, "--out",
-            os.path.join(tmp, "requant_old_out"), "--no-png")
-    text = read(os.path.join(repo, CH09_README))
+    p, text = run_ch09_skeleton(tmp, "requant_old", {"ch09/requant.json": doc})
     block = text[text.index("<!-- requant:begin -->"):text.index("<!-- requant:end -->")]
     check(p.returncode == 0 and "| 8192³ | 1189.3 (0.886x) | — | 1339.9 (0.999x) |" in block
           and "weights re-quantised once (`" not in block.split("Over chapter 7")[1]
@@ -948,16 +954,7 @@ def test_ch09_hopper_edges(tmp: str) -> None:
         if impl == "ch09_hopper_mx":  # 0.69996x at 8192^3 (rounds to 0.700x), 0.7505x elsewhere
             b["TFLOPS"] = ch07[sh] * (0.69996 if sh == "8192x8192x8192" else 0.7505)
     doc["benchmarks"] = [b for b in doc["benchmarks"] if "/4096x7168x2048/" not in b["name"]]
-    data = os.path.join(tmp, "hopper_met")
-    os.makedirs(data)
-    with open(os.path.join(data, "ch09_hopper_mxfp8.json"), "w") as f:
-        json.dump(doc, f)
-    repo = os.path.join(tmp, "hopper_repo")
-    os.makedirs(os.path.join(repo, os.path.dirname(CH09_README)))
-    with open(os.path.join(repo, CH09_README), "w") as f:
-        f.write(SKELETON_CH09)
-    p = run("--data", data, "--repo", repo, "--out", os.path.join(tmp, "hopper_out"), "--no-png")
-    text = read(os.path.join(repo, CH09_README))
+    p, text = run_ch09_skeleton(tmp, "hopper_met", {"ch09_hopper_mxfp8.json": doc})
     block = hopper_block(text)
     lines, summary, nums = hopper_expected(doc)
     check(p.returncode == 0 and all(l in block for l in lines + summary),

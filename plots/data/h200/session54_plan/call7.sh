@@ -3,9 +3,10 @@
 # after dead960's follow-ups: the PyTorch tests' new per-stream count and the weights-once recipe
 # captured and compiled)), any Hopper GPU: the PyTorch tests. Prediction: "122 passed, 2 skipped".
 # Then, on an H200 only, chapter 9's bench (the README's requant block) and the re-quantiser's
-# variants against a copy. About 60 s (H100), 150 s (H200).
+# variants against a copy. About 60 s (H100), 150 s (H200). PKG=<archive> carries another staged
+# package (call8.sh).
 set -u
-source scripts/gpu_call.sh .gpu/t54.txz .gpu/py54b.txz || exit 1
+source scripts/gpu_call.sh .gpu/t54.txz "${PKG:-.gpu/py54b.txz}" || exit 1
 say "PyTorch tests"
 torch_tests_step 120
 if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then

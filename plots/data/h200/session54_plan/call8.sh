@@ -1,25 +1,6 @@
 #!/usr/bin/env bash
 # Session 54's eighth call (carry .gpu/t54.txz (a8ff964) .gpu/py54c.txz (staged after the review of
 # the PyTorch re-quantising ops: special cases each in a group of their own and asserted, an
-# empty operand, a ragged 3-block group)), any Hopper GPU: the PyTorch tests. Prediction: "124 passed, 2 skipped".
-# Then, on an H200 only, chapter 9's bench (the README's requant block) and the re-quantiser's
-# variants against a copy. About 60 s (H100), 150 s (H200).
-set -u
-source scripts/gpu_call.sh .gpu/t54.txz .gpu/py54c.txz || exit 1
-say "PyTorch tests"
-torch_tests_step 120
-if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  say "not an H200: stopping"; cat "$L"; exit 0
-fi
-say "ch09_hopper_mxfp8"
-timeout 200 "$B/ch09_hopper_mxfp8" --gpu_delay_us=50 --json="$OUT/requant.json" > "$OUT/ch09_bench.log" 2>&1
-echo "ch09 bench rc=$?" >> "$L"
-grep -E "VALIDATION|FAIL" "$OUT/ch09_bench.log" | head -5 >> "$L"
-grep -E "^(ch09_hopper_mx_requant|ch09_requant_weights_once|ch07_block_scaled) " "$OUT/ch09_bench.log" >> "$L"
-xz -6 -f "$OUT/ch09_bench.log"
-say "quantize_bench, the re-quantiser"
-timeout 60 "$B/quantize_bench" --benchmark_filter='requantize' \
-  --benchmark_out="$OUT/quantize_bench_requant.json" > "$OUT/qb.log" 2>&1
-echo "quantize_bench rc=$?" >> "$L"; grep -E "^requantize" "$OUT/qb.log" | tail -15 >> "$L"; rm -f "$OUT/qb.log"
-say end
-cat "$L"
+# empty operand, a ragged 3-block group)), any Hopper GPU: call7.sh with that package. Prediction:
+# "124 passed, 2 skipped"; on an H200 call7.sh's bench steps too.
+PKG=.gpu/py54c.txz exec bash "$(dirname "$0")/call7.sh"
