@@ -4,6 +4,8 @@
 // and numerics: common/quantize_gpu.hpp.
 #pragma once
 
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -179,6 +181,13 @@ __device__ __forceinline__ unsigned fold2(unsigned m) { return max(m & 0xFFFFu, 
 /// The group's scale from the maximum |x| bits (rules: quantize.hpp, scale_from_amax).
 __device__ __forceinline__ float scale_from_bits(unsigned amax_bits, bool pow2) {
   return scale_from_amax(__uint_as_float(amax_bits << 16), pow2);
+}
+
+/// The values of two e4m3 codes (the low 16 bits of `pair`, the first code in the low byte),
+/// exactly: e4m3 -> half is exact (cvt.rn.f16x2.e4m3x2), half -> float too. NaN codes give NaN.
+__device__ __forceinline__ float2 e4m3x2_to_float2(unsigned pair) {
+  return __half22float2(
+      __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(pair & 0xFFFFu), __NV_E4M3)));
 }
 
 /// Two floats -> two e4m3 codes (lo in the low byte): round to nearest even, saturated.

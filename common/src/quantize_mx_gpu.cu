@@ -793,9 +793,7 @@ __global__ void dequantize_mx_kernel(DequantJob j0, DequantJob j1) {
       for (int w = 0; w < 4; ++w) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const __half2_raw pair =
-              __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(words[w] >> (16 * h)), __NV_E4M3);
-          const float2 f = __half22float2(__half2(pair));
+          const float2 f = e4m3x2_to_float2(words[w] >> (16 * h));
           out[2 * w + h] = std::uint32_t(bf16_rn_canonical(f.x * s)) |
                            (std::uint32_t(bf16_rn_canonical(f.y * s)) << 16);
         }

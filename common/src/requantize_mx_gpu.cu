@@ -66,10 +66,7 @@ __device__ __forceinline__ bool any_e4m3_nan(const uint4& v) {
 
 /// 4 codes times m = 2^-shift, back to e4m3 (round to nearest even).
 __device__ __forceinline__ unsigned shift_word(unsigned w, float m) {
-  const float2 lo = __half22float2(
-      __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(w & 0xFFFFu), __NV_E4M3)));
-  const float2 hi = __half22float2(
-      __half2(__nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t(w >> 16), __NV_E4M3)));
+  const float2 lo = e4m3x2_to_float2(w), hi = e4m3x2_to_float2(w >> 16);
   return cvt_e4m3x2(lo.x * m, lo.y * m) | (cvt_e4m3x2(hi.x * m, hi.y * m) << 16);
 }
 
