@@ -293,14 +293,6 @@ __device__ __forceinline__ unsigned load_block_amax(const std::uint16_t* __restr
   return block_amax(v, warp_max);
 }
 
-/// Writes 0 to the padding columns [blocks, L.ld) of row `row` of a block-scale grid (inside
-/// required_elements() for every row but the last), spread over the CTA's threads.
-__device__ __forceinline__ void zero_block_row_padding(float* __restrict__ s,
-                                                       const BlockScaleLayout& L, std::int64_t row,
-                                                       std::int64_t blocks) {
-  for (std::int64_t p = blocks + threadIdx.x; p < L.ld; p += kThreadsBlock) s[row * L.ld + p] = 0.0f;
-}
-
 template <bool Vec>
 __global__ void __launch_bounds__(kThreadsBlock, 4)
     quantize_128x128_kernel(const std::uint16_t* __restrict__ w, std::int64_t N, std::int64_t K,
@@ -323,7 +315,7 @@ __global__ void __launch_bounds__(kThreadsBlock, 4)
       if (r < N) store8<Vec>(q + r * ldq, c, K, quant8(v[it], d, nonfinite));
     }
     if (t == 0) scales[layout.offset(i, j)] = scale;
-    if (j == kb - 1 && i < nb - 1) zero_block_row_padding(scales, layout, i, kb);
+    if (j == kb - 1 && i < nb - 1) zero_block_row_padding<kThreadsBlock>(scales, layout, i, kb);
     __syncthreads();  // warp_max is reused by the next block
   }
 }
@@ -461,9 +453,9 @@ __global__ void __launch_bounds__(kThreadsBlock, MinBlocks)
       scales[layout.offset(i, j)] = scale;
       scales_t[layout_t.offset(j, i)] = scale;
     }
-    if (j == kb - 1 && i < nb - 1) zero_block_row_padding(scales, layout, i, kb);
+    if (j == kb - 1 && i < nb - 1) zero_block_row_padding<kThreadsBlock>(scales, layout, i, kb);
     // The same for W^T's grid, whose rows are W's block columns.
-    if (i == nb - 1 && j < kb - 1) zero_block_row_padding(scales_t, layout_t, j, nb);
+    if (i == nb - 1 && j < kb - 1) zero_block_row_padding<kThreadsBlock>(scales_t, layout_t, j, nb);
     __syncthreads();
     // ---- column pass: q_t rows k = 128 j + 4 p + e, columns n = 128 i + 16 m .. + 15
     unsigned wv[16];

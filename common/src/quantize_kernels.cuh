@@ -266,6 +266,15 @@ __device__ __forceinline__ void zero_group_padding(float* s, const GroupScaleLay
   }
 }
 
+/// Writes 0 to the padding columns [blocks, L.ld) of row `row` of a block-scale grid (inside
+/// required_elements() for every row but the last), spread over the CTA's Threads threads.
+template <int Threads>
+__device__ __forceinline__ void zero_block_row_padding(float* __restrict__ s,
+                                                       const BlockScaleLayout& L, std::int64_t row,
+                                                       std::int64_t blocks) {
+  for (std::int64_t p = blocks + threadIdx.x; p < L.ld; p += Threads) s[row * L.ld + p] = 0.0f;
+}
+
 /// Whether zero_group_padding can have work for the groups (r, g) of a 128 x 128 tile with row
 /// block rb of rblocks and group g of groups: mn-major, only the last row's scales (last row
 /// block, not the last group); k-major, only the last group's. A tile-uniform test that lets the

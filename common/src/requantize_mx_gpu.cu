@@ -153,8 +153,7 @@ __device__ __forceinline__ void finish_tile(const uint4 (&v)[4], const int (&cod
   // The padding columns [groups, ld) of this block row (inside required_elements() for every
   // block row but the last), written by the row's last tile.
   if (g == job.groups - 1 && ti < job.row_tiles - 1)
-    for (std::int64_t p = job.groups + threadIdx.x; p < layout_b.ld; p += kRequantThreads)
-      j.out_scales[ti * layout_b.ld + p] = 0.0f;
+    zero_block_row_padding<kRequantThreads>(j.out_scales, layout_b, ti, job.groups);
 }
 
 // v1_tiles: one CTA per tile, its chunks loaded straight into registers (all four loads first: 64
