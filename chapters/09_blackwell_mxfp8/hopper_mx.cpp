@@ -88,6 +88,17 @@ struct RequantLayout {
     bytes = scale_b + std::size_t(ceil_div(g.N, 128) * layout_b.ld * 4);
   }
 };
+
+/// Chapter 7's call on the requantize_block_scaled path's outputs: A' and B' (packed, K per row)
+/// with their FP32 scales, as re-quantised from a and b, into g's D.
+ch07::BlockScaledGemm requant_gemm_call(const MxGemm& g, const MxRequantOperand& a,
+                                        const MxRequantOperand& b, const GroupScaleLayout& la,
+                                        const BlockScaleLayout& lb) {
+  return ch07::BlockScaledGemm{.M = g.M, .N = g.N, .K = g.K, .A = a.out, .lda = g.K, .B = b.out,
+                               .ldb = g.K, .scale_a = a.out_scales, .scale_a_layout = la,
+                               .scale_b = b.out_scales, .scale_b_layout = lb, .D = g.D,
+                               .ldd = g.ldd, .output = ch07::Output::bf16};
+}
 }  // namespace
 
 struct HopperPlan::Impl {
@@ -130,17 +141,8 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
     // chapter 7's rules accept every M, N, K (a multiple of 32) and D that they accept).
     if (!o.kernel.empty()) engine::find_kernel(ch07::kernels(), o.kernel, kWho);
     check_gemm_pointers(args, req);
-    ch07::BlockScaledGemm bs{.M = g.M, .N = g.N, .K = g.K, .A = nullptr, .lda = g.K,
-                             .B = nullptr, .ldb = g.K, .scale_a = nullptr,
-                             .scale_a_layout = L.layout_a, .scale_b = nullptr,
-                             .scale_b_layout = L.layout_b, .D = g.D, .ldd = g.ldd,
-                             .output = ch07::Output::bf16};
     I.rq_workspace = DeviceBuffer<std::uint8_t>(L.bytes);
     std::uint8_t* w = I.rq_workspace.data();
-    bs.A = w + L.a;
-    bs.B = w + L.b;
-    bs.scale_a = reinterpret_cast<const float*>(w + L.scale_a);
-    bs.scale_b = reinterpret_cast<const float*>(w + L.scale_b);
     I.rq_layout_a = L.layout_a;
     I.rq_layout_b = L.layout_b;
     I.rq_a = {g.A, g.M, g.K, g.lda, g.scale_a, w + L.a, g.K,
@@ -149,8 +151,9 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
               reinterpret_cast<float*>(w + L.scale_b)};
     validate_requantize_mx(&I.rq_a, I.rq_layout_a, &I.rq_b, I.rq_layout_b);
     prepare_requantize_mx();
-    I.rq = std::make_unique<ch07::Plan>(bs,
-                                        ch07::Options{.max_sms = o.max_sms, .kernel = o.kernel});
+    I.rq = std::make_unique<ch07::Plan>(
+        requant_gemm_call(g, I.rq_a, I.rq_b, L.layout_a, L.layout_b),
+        ch07::Options{.max_sms = o.max_sms, .kernel = o.kernel});
     return;
   }
   if (o.path == HopperPath::dequantize_bf16) {
@@ -239,12 +242,8 @@ void HopperPlan::rebind(const MxGemm& in) {
     Impl& I = *impl_;
     const auto [a, b] = repointed(I.call, g, I.rq_a, I.rq_b);
     validate_requantize_mx(&a, I.rq_layout_a, &b, I.rq_layout_b);
-    ch07::BlockScaledGemm next{.M = g.M, .N = g.N, .K = g.K, .A = a.out, .lda = g.K, .B = b.out,
-                               .ldb = g.K, .scale_a = a.out_scales,
-                               .scale_a_layout = I.rq_layout_a, .scale_b = b.out_scales,
-                               .scale_b_layout = I.rq_layout_b, .D = g.D, .ldd = g.ldd,
-                               .output = ch07::Output::bf16};
-    I.rq->rebind(next);  // D checked and its map re-pointed; or throws, nothing changed
+    // D checked and its map re-pointed; or throws, nothing changed.
+    I.rq->rebind(requant_gemm_call(g, a, b, I.rq_layout_a, I.rq_layout_b));
     I.rq_a = a;
     I.rq_b = b;
     I.call = g;

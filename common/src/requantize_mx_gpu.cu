@@ -206,9 +206,9 @@ __global__ void __launch_bounds__(kRequantThreads, 4)
 // the same bytes (v2 and v3 86-91, v4 84-90), v1 78-82 %. Measured on an H100 (quantize_bench,
 // 20a486b; A and B of 8192 x 8192, 4096 x 7168, 2048 x 7168 each): v1 86.0 / 92.0 / 96.3 %, v2
 // 83.7 / 88.4 / 88.6 %, v3 83.6 / 86.0 / 90.3 %, v4 83.3 / 86.9 / 91.2 %: the pipelines lost
-// everywhere. ncu at 8192 x 8192: v1 and v2
-// both at 2.50 / 2.48 TB/s, 74.7 / 74.1 % of DRAM peak (the copy: 2.89 TB/s), so v1 was not short
-// of bytes in flight; it runs at the rate DRAM gives this pattern, and the ring only adds work.
+// everywhere. ncu at 8192 x 8192: v1 and v2 both at 2.50 / 2.48 TB/s, 74.7 / 74.1 % of DRAM peak
+// (the copy: 2.89 TB/s), so v1 was not short of bytes in flight; it runs at the rate DRAM gives
+// this pattern, and the ring only adds work.
 // The same lesson as the MXFP8 quantisers' v3 / v4 (quantize_mx_gpu.cu). Kept for the bench and
 // the tests; v1 stays the default.
 constexpr int kStageChunks = 5;  // per thread and stage: 4 chunks of codes, 1 line of scales

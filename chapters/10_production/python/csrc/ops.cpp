@@ -529,14 +529,20 @@ MxExponentRule mx_rule(const char* op, const std::string& rule) {
   fail(op, "rule = '" + rule + "' must be 'floor_ocp' (OCP MX v1.0) or 'rceil' (cuBLAS, torchao)");
 }
 
+/// MXFP8's K rule for a [rows, K] operand `t` named `name`: one UE8M0 scale per 1 x 32 block.
+void require_mx_k(const char* op, const char* name, const at::Tensor& t) {
+  const std::int64_t K = t.size(t.dim() - 1);
+  if (K % 32 != 0)
+    fail(op, std::string(name) + " has shape " + shape_str(t.sizes()) + ": K = " +
+                 std::to_string(K) + " must be a multiple of 32 (one UE8M0 scale per 1 x 32 block)");
+}
+
 std::tuple<at::Tensor, at::Tensor> quantize_mx_1x32(const at::Tensor& x, std::string rule) {
   constexpr const char* op = "quantize_mx_1x32";
   const Bf16Matrix in = bf16_matrix(op, "x", x, "[M, K]");
   const std::int64_t M = in.rows, K = in.cols;
   const MxExponentRule r = mx_rule(op, rule);
-  if (K % 32 != 0)
-    fail(op, "x has shape " + shape_str(x.sizes()) + ": K = " + std::to_string(K) +
-                 " must be a multiple of 32 (one UE8M0 scale per 1 x 32 block)");
+  require_mx_k(op, "x", x);
   at::Tensor q = at::empty({M, K}, x.options().dtype(at::kFloat8_e4m3fn));
   at::Tensor s = at::empty({M == 0 || K == 0 ? 0 : mx_1x32_scale_bytes(M, K)},
                            x.options().dtype(at::kByte));
@@ -577,9 +583,7 @@ at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Ten
   const at::Device dev = ab.device;
   const std::int64_t M = ab.M, N = ab.N, K = ab.K;
   const std::int64_t lda = row_major_ld(op, "a", a, 0), ldb = row_major_ld(op, "b", b, 0);
-  if (K % 32 != 0)
-    fail(op, "K = " + std::to_string(K) +
-                 " must be a multiple of 32 (one UE8M0 scale per 1 x 32 block)");
+  require_mx_k(op, "a", a);  // b's K is a's (gemm_operands)
   check_mx_scales(op, "scale_a", scale_a, M, K, "M", dev);
   check_mx_scales(op, "scale_b", scale_b, N, K, "N", dev);
   at::Tensor out = at::empty({M, N}, a.options().dtype(at::kBFloat16));
@@ -648,9 +652,7 @@ std::tuple<at::Tensor, at::Tensor> requantize_mx_op(const char* op, const at::Te
   check_tensor(op, "q", q, at::kFloat8_e4m3fn, 2, weights ? "[N, K]" : "[M, K]", dev);
   const std::int64_t rows = q.size(0), K = q.size(1);
   const std::int64_t ldq = row_major_ld(op, "q", q, 0);
-  if (K % 32 != 0)
-    fail(op, "q has shape " + shape_str(q.sizes()) + ": K = " + std::to_string(K) +
-                 " must be a multiple of 32 (one UE8M0 scale per 1 x 32 block)");
+  require_mx_k(op, "q", q);
   check_mx_scales(op, "scale", scale, rows, K, weights ? "N" : "M", dev);
   at::Tensor out = at::empty({rows, K}, q.options());
   GroupScales ga;

@@ -23,8 +23,9 @@
 // (the ops always hand chapter 7 a TMA-readable scale_a layout, so its plan allocates no
 // conversion workspace), so a plan dropped from the cache while a launch of it is pending is
 // harmless. Two exceptions own a workspace: gemm_mx with dequantize_bf16=True (its bf16 operands)
-// or requantize_block_scaled=True (its re-quantised operands), and the private _gemm_grouped_kernel given a stream-K (_sk, _skr) or counter (_dyn) comparison
-// kernel by name (partial tiles, flags, a counter). Those ops key such a plan by the stream too
+// or requantize_block_scaled=True (its re-quantised operands), and the private
+// _gemm_grouped_kernel given a stream-K (_sk, _skr) or counter (_dyn) comparison kernel by name
+// (partial tiles, flags, a counter). Those ops key such a plan by the stream too
 // (one plan per stream: two streams never share the workspace), and gemm_mx refuses to be
 // captured on those paths (a graph would outlive the cache's hold on the workspace). Dropping such
 // a plan while a launch of it is pending relies on cudaFree waiting for the device's pending
