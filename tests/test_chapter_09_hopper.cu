@@ -10,7 +10,8 @@
 // path (not exact) against the float64 product of the operands the CPU rule re-quantises
 // (mx_requantize_1x128 / _128x128: what it is defined to compute) and, where the exponents spread
 // over fewer than 14 binades per group, against the MX definition itself; its NaN row, rebind,
-// determinism, max_sms and the pending-error rule as the other paths.
+// determinism, max_sms and the pending-error rule as the other paths. On every path and kernel, the
+// scale tensors' padding is not read as data (0xFF and 0xFE there change nothing).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -144,6 +145,61 @@ TEST_CASE("ch09 Hopper MXFP8: wide exponents, an odd D stride, a NaN scale",
   const Mx1x32 la(n.M, n.K);
   n.sa[std::size_t(la.block_index(17, 2))] = 0xFF;
   check_nan_row_only(n, run_from_finite(n, HopperPath::promote_per_block));
+}
+
+namespace {
+/// o with every byte of both scale tensors that no block of the operands owns (the rows past M or
+/// N up to whole 128-row tiles, the blocks past K / 32 up to whole 128-K tiles) set to `fill`.
+MxOperands with_scale_padding(MxOperands o, std::uint8_t fill) {
+  auto fill_padding = [fill](std::vector<std::uint8_t>& s, std::int64_t rows, std::int64_t K) {
+    const Mx1x32 l(rows, K);
+    std::vector<bool> owned(s.size(), false);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < l.scale_cols(); ++j) owned[std::size_t(l.block_index(r, j))] = true;
+    std::int64_t filled = 0;
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (!owned[i]) {
+        s[i] = fill;
+        ++filled;
+      }
+    REQUIRE(filled > 0);  // the shapes below all have padding in K
+  };
+  fill_padding(o.sa, o.M, o.K);
+  fill_padding(o.sb, o.N, o.K);
+  return o;
+}
+}  // namespace
+
+TEST_CASE("ch09 Hopper: the scale padding is never read as data, every kernel and path",
+          "[ch09][hopper][gpu]") {
+  // The Mx1x32 layout pads the scales to whole 128 x 128 tiles; a caller's buffer may hold
+  // anything there (torch.empty, another quantiser's leftovers). Past K the operands are zero,
+  // but a padding code of 255 (NaN) or two large codes (an infinite scale product) would make
+  // 0 x scale NaN: with the padding full of 0xFF, then of 0xFE, D must be bit for bit what it is
+  // with zero padding, at K = 160, 192, 224 (one, two and three of a last stage's four blocks
+  // inside K) and 352. Session 55: the promoting kernels read the padding until they masked it.
+  std::vector<engine::KernelInfo> all = hopper_kernels();
+  all.insert(all.end(), hopper_earlier_kernels().begin(), hopper_earlier_kernels().end());
+  for (const Shape s : {Shape{130, 136, 160, 0}, Shape{200, 72, 192, 0}, Shape{70, 264, 224, 0},
+                        Shape{257, 200, 352, 0}}) {
+    const MxOperands o = random_operands(s.M, s.N, s.K, 91 + std::uint64_t(s.K));
+    for (const std::uint8_t fill : {std::uint8_t(0xFF), std::uint8_t(0xFE)}) {
+      const MxOperands p = with_scale_padding(o, fill);
+      for (const auto& k : all) {
+        if (k.epilogue == engine::EpilogueKind::tma_store && s.N % 8 != 0) continue;
+        INFO(k.name << ": " << s.M << " x " << s.N << " x " << s.K << ", padding 0x" << std::hex
+                    << int(fill));
+        const auto clean = run_hopper(o, k.name);
+        CHECK(relative_frobenius(clean, reference_f64(o)) < 4e-3);
+        CHECK(run_hopper(p, k.name) == clean);  // no NaN either: NaN != NaN
+      }
+      for (const HopperPath path : {HopperPath::dequantize_bf16,
+                                    HopperPath::requantize_block_scaled}) {
+        INFO("path " << int(path) << ": " << s.M << " x " << s.N << " x " << s.K);
+        CHECK(run_hopper(p, "", 0, path) == run_hopper(o, "", 0, path));
+      }
+    }
+  }
 }
 
 TEST_CASE("ch09 Hopper: max_sms limits the grid, both paths right", "[ch09][hopper][gpu]") {

@@ -6,8 +6,9 @@
 //       2^(sa[m, kb] - 127) * 2^(sb[n, kb] - 127) * (A[m, kb-block] . B[n, kb-block])
 //   A: M x K e4m3 row-major (lda), B: N x K e4m3 row-major (ldb) ("NT"),
 //   scale_a / scale_b: UE8M0 bytes, one per 1 x 32 block along K, in the Mx1x32 layout of
-//   common/scaling.hpp (128-row x 4-column tiles of 512 bytes, tiles row-major, padded with
-//   zeros) — the layout tcgen05 block scaling and cuBLAS (VEC32_UE8M0) read.
+//   common/scaling.hpp (128-row x 4-column tiles of 512 bytes, tiles row-major, padded to whole
+//   tiles) — the layout tcgen05 block scaling and cuBLAS (VEC32_UE8M0) read. The padding may
+//   hold any bytes: no kernel of this chapter reads it as data (the quantisers write zeros).
 //
 //   fp8gemm::ch09::Plan plan(gemm);   // validate, check the GPU (sm_100 only), tensor maps,
 //                                     // launch configuration: once

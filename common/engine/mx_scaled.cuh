@@ -44,6 +44,15 @@ __device__ __forceinline__ float ue8m0_byte_to_float(std::uint32_t word, int b) 
   bits = code == 255u ? 0x7fc00000u : bits;
   return __uint_as_float(bits);
 }
+/// The bytes of a 4-code scale word (blocks 4 kb .. 4 kb + 3 of a row) that hold blocks before
+/// K / 32: all ones in those bytes, zero in the others. The scale tensors are padded to whole
+/// 128-K tiles, and the padding is not read as data: a stage past K multiplies zero-filled
+/// operands, but a padding code of 255 (NaN) or two large codes (an infinite product) would turn
+/// that zero into NaN. Masked codes read as 0 (2^-127), whose products are finite.
+__device__ __forceinline__ std::uint32_t mx_valid_codes_mask(int K, int kb) {
+  const int valid = K / 32 - 4 * kb;  // blocks of this stage inside K
+  return valid >= 4 ? 0xFFFFFFFFu : (1u << (8 * valid)) - 1u;
+}
 /// Offset of (row, block 0) inside a 512-byte Mx1x32 scale tile; blocks 1..3 follow it.
 __device__ __forceinline__ std::uint32_t mx_tile_row_offset(int row_in_tile) {
   return std::uint32_t((row_in_tile % 32) * 16 + (row_in_tile / 32) * 4);
@@ -161,6 +170,7 @@ struct MxScaledMath : PerTensorMath<Cfg> {
       wait_barrier<Cfg>(ptx::smem_u32(&full[st.stage]), st.phase);
       const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
+      const std::uint32_t codes_mask = detail::mx_valid_codes_mask(p.K, kb);
       const std::uint32_t decoded = extra + kExtraTxBytes + std::uint32_t(wg) * kDecodedBytes;
       // Column scales as FP32, [block][column]: thread i decodes columns i, i + 128, ...; the
       // barrier makes them visible to the warpgroup. A stage's copy is rewritten kStages stages
@@ -171,15 +181,18 @@ struct MxScaledMath : PerTensorMath<Cfg> {
         const int cb = b_col0 + c;
         const std::uint32_t word =
             ptx::ld_shared_u32(extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
-                               detail::mx_tile_row_offset(cb % 128));
+                               detail::mx_tile_row_offset(cb % 128)) &
+            codes_mask;
 #pragma unroll
         for (int ks = 0; ks < kBlocksPerStage; ++ks)
           ptx::st_shared_f32(decoded + 4u * std::uint32_t(ks * Cfg::kBlockN + c),
                              detail::ue8m0_byte_to_float(word, ks));
       }
       ptx::named_barrier_sync(4u + std::uint32_t(wg), 128);
-      const std::uint32_t ca0 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
-      const std::uint32_t ca1 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
+      const std::uint32_t ca0 =
+          ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r)) & codes_mask;
+      const std::uint32_t ca1 =
+          ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8)) & codes_mask;
       float sa0[kBlocksPerStage], sa1[kBlocksPerStage];
 #pragma unroll
       for (int ks = 0; ks < kBlocksPerStage; ++ks) {
@@ -257,6 +270,7 @@ struct MxScaledMath : PerTensorMath<Cfg> {
         const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
         const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
         const std::uint32_t decoded = extra + kExtraTxBytes + std::uint32_t(wg) * kDecodedBytes;
+        const std::uint32_t codes_mask = detail::mx_valid_codes_mask(p.K, kb);
         if constexpr (kDecodeOnce) {
           // This warpgroup's copy of the stage's column scales as FP32: thread i decodes columns
           // i, i + 128, ... (four codes, one 32-bit load, one 16-byte store each); the barrier
@@ -268,7 +282,8 @@ struct MxScaledMath : PerTensorMath<Cfg> {
             const int cb = b_col0 + c;
             const std::uint32_t word =
                 ptx::ld_shared_u32(extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
-                                   detail::mx_tile_row_offset(cb % 128));
+                                   detail::mx_tile_row_offset(cb % 128)) &
+                codes_mask;
             ptx::st_shared_v4_f32(
                 decoded + 16u * std::uint32_t(c), detail::ue8m0_byte_to_float(word, 0),
                 detail::ue8m0_byte_to_float(word, 1), detail::ue8m0_byte_to_float(word, 2),
@@ -280,8 +295,10 @@ struct MxScaledMath : PerTensorMath<Cfg> {
         for (int w = 0; w < Cfg::kWavesM; ++w) {
           // The four block codes of rows r and r + 8, one 32-bit load each.
           const int r = a_row0 + row_in_tile + 64 * w;
-          const std::uint32_t ca0 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
-          const std::uint32_t ca1 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
+          const std::uint32_t ca0 =
+              ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r)) & codes_mask;
+          const std::uint32_t ca1 =
+              ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8)) & codes_mask;
           float sa0[kBlocksPerStage], sa1[kBlocksPerStage];
 #pragma unroll
           for (int ks = 0; ks < kBlocksPerStage; ++ks) {
@@ -330,9 +347,10 @@ struct MxScaledMath : PerTensorMath<Cfg> {
                 const int c = b_col0 + wn * kWaveN + 8 * gi + col_in_group;
                 const std::uint32_t tile_b = extra + kScaleTileBytes * std::uint32_t(1 + c / 128);
                 const std::uint32_t cb0 =
-                    ptx::ld_shared_u32(tile_b + detail::mx_tile_row_offset(c % 128));
+                    ptx::ld_shared_u32(tile_b + detail::mx_tile_row_offset(c % 128)) & codes_mask;
                 const std::uint32_t cb1 =
-                    ptx::ld_shared_u32(tile_b + detail::mx_tile_row_offset((c + 1) % 128));
+                    ptx::ld_shared_u32(tile_b + detail::mx_tile_row_offset((c + 1) % 128)) &
+                    codes_mask;
                 float* a = &acc[w][wn * (kWaveN / 2) + 4 * gi];
 #pragma unroll
                 for (int ks = 0; ks < kBlocksPerStage; ++ks) {

@@ -240,7 +240,8 @@ class WeightGradPlan {
 // ---- MXFP8 (chapter 9) ----
 
 /// A [M, K] and B [N, K] e4m3, UE8M0 scales per 1 x 32 block in the Mx1x32 layout, bf16 D
-/// (mx_gemm.hpp). K a multiple of 32.
+/// (mx_gemm.hpp). K a multiple of 32. The scales' padding (to whole 128 x 128 tiles) is never
+/// read as data: it may hold any bytes.
 using MxGemm = ch09::MxGemm;
 
 struct MxOptions {
