@@ -10,6 +10,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "catch.hpp"
@@ -250,6 +251,91 @@ TEST_CASE("ch08: the counter schedule with the caller's counters on two streams 
   report(long_k, r4, counted, "counter schedule at K = 4160, second launch");
   CHECK(r4.ok);
   CHECK(complete(long_k, r4));
+}
+
+TEST_CASE("ch08: a tile counter that is not zero: refused in checking mode, never written past",
+          "[ch08][gpu]") {
+  // The counter is device data: the host reads it only in checking mode (Options::check_offsets),
+  // which must refuse a count left in it (a positive one makes the kernel skip tiles silently).
+  // Without checking, a negative count (memory never zeroed) must not make the kernel write
+  // outside D (grouped_tile maps a negative tile number to rows before a group's first): D lies
+  // inside a larger buffer whose rows before and after it must keep their poison; every tile is
+  // still computed (the CTAs that drew a negative number stop, the others go on), and the run
+  // leaves the counter zero. Session 55: until then the kernel wrote rows before D.
+  const GroupedShape shape = contiguous({300, 0, 700, 129, 555}, 264, 512);
+  const ch08::GroupedOperands ops(shape, 181);
+  auto set_counter = [](int* c, int a, int b) {
+    const int v[2] = {a, b};
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(c, v, sizeof v, cudaMemcpyHostToDevice));
+  };
+  auto read_counter = [](const int* c) {
+    std::vector<int> v(2);
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(v.data(), c, 2 * sizeof(int), cudaMemcpyDeviceToHost));
+    return v;
+  };
+  const DeviceBuffer<int> counter = ch08::make_tile_counter();
+  {
+    ch08::Options o;
+    o.counter_schedule = true;
+    o.check_offsets = true;
+    const ch08::Plan plan(ops.gemm(), o);
+    REQUIRE(plan.takes_tile_counter());
+    for (const auto& [a, b] : {std::pair{5, 0}, std::pair{0, 3}, std::pair{-2, 0}}) {
+      set_counter(counter.data(), a, b);
+      poison_bf16(ops.D.data(), ops.D.size());
+      std::string what;
+      try {
+        plan.run(nullptr, counter.data());
+      } catch (const std::runtime_error& e) {
+        what = e.what();
+      }
+      INFO(what);
+      CHECK(what.find("tile_counter holds {" + std::to_string(a) + ", " + std::to_string(b) +
+                      "}, not {0, 0}") != std::string::npos);
+      CHECK(read_counter(counter.data()) == std::vector<int>{a, b});  // nothing launched
+    }
+    set_counter(counter.data(), 0, 0);
+    const auto r = ch08::run_and_check(
+        ops, shape, [&](cudaStream_t st) { plan.run(st, counter.data()); }, 0, 181);
+    report(shape, r, plan, "checking mode, counter zero");
+    CHECK(r.ok);
+    CHECK(complete(shape, r));
+  }
+  ch08::Options o;
+  o.counter_schedule = true;
+  ch08::Plan plan(ops.gemm(), o);
+  REQUIRE(plan.takes_tile_counter());
+  const std::int64_t N = shape.N, guard_rows = 512;
+  const std::size_t d_elems = std::size_t(ops.all_rows * N);
+  const std::size_t guard = std::size_t(guard_rows * N);
+  DeviceBuffer<std::uint16_t> big(guard + d_elems + guard);
+  ch08::GroupedGemm g = ops.gemm();
+  g.D = big.data() + guard;
+  plan.rebind(g);
+  for (const int start : {-3, -1, -200}) {
+    INFO("counter starts at {" << start << ", 0}");
+    poison_bf16(big.data(), big.size());
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<std::uint16_t> before(big.size());
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(before.data(), big.data(), big.bytes(), cudaMemcpyDeviceToHost));
+    set_counter(counter.data(), start, 0);
+    plan.run(nullptr, counter.data());
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<std::uint16_t> after(big.size());
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(after.data(), big.data(), big.bytes(), cudaMemcpyDeviceToHost));
+    std::size_t outside = 0;
+    for (std::size_t i = 0; i < big.size(); ++i)
+      if ((i < guard || i >= guard + d_elems) && after[i] != before[i]) ++outside;
+    CHECK(outside == 0);
+    CHECK(read_counter(counter.data()) == std::vector<int>{0, 0});  // reset by the last CTA
+    if (-start < plan.grid_ctas()) {  // some CTA drew a tile number >= 0: every tile was computed
+      FP8GEMM_CUDA_CHECK(cudaMemcpy(ops.D.data(), g.D, ops.D.bytes(), cudaMemcpyDeviceToDevice));
+      const auto r = ch08::check_grouped(ops, shape, 0, 181);
+      report(shape, r, plan, "a negative counter at the start");
+      CHECK(r.ok);
+      CHECK(complete(shape, r));
+    }
+  }
 }
 
 TEST_CASE("ch08: max_sms limits the grid and every schedule still covers every tile",

@@ -130,10 +130,12 @@ struct Plan::Impl {
   /// threads at once.
   mutable std::mutex check_mutex;
 
-  void check_groups(cudaStream_t stream) const;
+  /// The checking mode (Options::check_offsets) before a launch: the group description and, for a
+  /// plan that draws its tiles from the caller's counter, that counter (it must read {0, 0}).
+  void check_groups(cudaStream_t stream, const int* tile_counter = nullptr) const;
 };
 
-void Plan::Impl::check_groups(cudaStream_t stream) const {
+void Plan::Impl::check_groups(cudaStream_t stream, const int* tile_counter) const {
   // A copy to the host and a synchronisation cannot be captured: refuse before enqueuing
   // anything (an error inside a capture would invalidate the caller's whole graph). On the legacy
   // stream while another stream captures, the query itself says so (and leaves that capture
@@ -157,9 +159,22 @@ void Plan::Impl::check_groups(cudaStream_t stream) const {
   launch_group_check(layout, groups_desc, groups, bound, verdict.data(), stream);
   GroupViolation v;
   FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(&v, verdict.data(), sizeof v, cudaMemcpyDeviceToHost, stream));
+  // The counter as this launch would find it (stream order): a count left from elsewhere (memory
+  // never zeroed, a run shared with another stream) would make the kernel skip tiles silently.
+  int counter[2] = {0, 0};
+  if (tile_counter != nullptr)
+    FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(counter, tile_counter, sizeof counter,
+                                       cudaMemcpyDeviceToHost, stream));
   FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
   if (v.rule != int(GroupRule::none))
     throw std::runtime_error(describe_group_violation(v, layout, groups));
+  if (counter[0] != 0 || counter[1] != 0)
+    throw std::runtime_error(
+        std::string(kWho) + ": run: tile_counter holds {" + std::to_string(counter[0]) + ", " +
+        std::to_string(counter[1]) +
+        "}, not {0, 0}: a counter must be zero before its first run (make_tile_counter(), or "
+        "cudaMemsetAsync on the stream) and serve one stream only (every run leaves it zero); "
+        "with it the kernel would skip tiles and leave their part of D unwritten");
 }
 
 namespace {
@@ -406,7 +421,7 @@ void Plan::run(cudaStream_t stream, int* tile_counter) const {
     require_device_accessible(tile_counter, 2 * sizeof(int), kWho, "tile_counter");
     impl_->checked_counter.store(tile_counter, std::memory_order_relaxed);
   }
-  if (impl_->check) impl_->check_groups(stream);
+  if (impl_->check) impl_->check_groups(stream, tile_counter);
   engine::GroupedParams p = impl_->plan->policy_params();
   p.tile_counter = tile_counter;
   impl_->plan->run_with(p, stream);

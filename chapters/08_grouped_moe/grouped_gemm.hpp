@@ -129,7 +129,12 @@ class Plan {
   /// A plan that takes none ignores `tile_counter` (null is fine). Throws std::invalid_argument,
   /// before any launch, for a null or misaligned counter when one is needed, or one that is not
   /// device memory of the current device (host memory, freed: checked by a driver query the
-  /// first time a counter is seen, then remembered).
+  /// first time a counter is seen, then remembered). The counter's value is device data, read by
+  /// the host only in checking mode (Options::check_offsets: std::runtime_error, nothing
+  /// launched, unless it reads {0, 0}); otherwise a positive count left in it makes the kernel skip
+  /// that many tiles (their part of D unwritten). A negative count never makes it write outside
+  /// D: a CTA that draws a negative tile number stops drawing, and the others go on (below minus
+  /// the grid's CTAs, none is left and D stays unwritten).
   void run(cudaStream_t stream, int* tile_counter) const;
   /// Whether run() needs a tile counter (Options::counter_schedule took a _dyn kernel).
   bool takes_tile_counter() const;
