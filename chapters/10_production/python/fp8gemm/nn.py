@@ -29,22 +29,32 @@ Fp8Linear makes W^T's operand with W's, by one kernel (quantize_128x128_dual: on
 every forward pass where x needs a gradient, and kept for the backward pass (with cache_weight=False
 that holds N x K bytes of codes per layer from the forward to the backward pass).
 
-Weight-quantisation cache (cache_weight=True, the default): W's e4m3 codes and scales (and W^T's,
-made with them, or in the first backward pass after a no_grad forward) are kept while the weight
-is unchanged: keyed on the weight's storage address, shape, dtype and version counter, which every
-in-place update (an optimizer step, ``with torch.no_grad(): w.copy_(...)``) increments. Several forward passes between optimizer
-steps (gradient accumulation, evaluation) then quantise W once. The cache is bypassed while
-torch.compile traces and while a CUDA graph is being captured (a captured graph must quantise the
-weight it replays with); ``invalidate_weight_cache()`` drops it by hand (e.g. after replacing
-``weight.data``).
+Weight-quantisation cache (opt-in: cache_weight=True; off by default since session 55): W's e4m3
+codes and scales (and W^T's, made with them, or in the first backward pass after a no_grad forward)
+are kept while the weight is unchanged, so that several forward passes between optimizer steps
+(gradient accumulation, evaluation) quantise W once. "Unchanged" is judged by the weight tensor
+itself (the same Python object), its storage address, shape, dtype, the layer's pow2_scales and
+the tensor's version counter, which every in-place update through autograd's view of the tensor
+increments (a torch.optim step, ``with torch.no_grad(): w.copy_(...)``). Writes that bypass that
+counter are NOT seen, and with the cache on the layer would silently keep computing with the old
+weight: writes through ``weight.data`` (``w.data.copy_(...)``, custom optimizers that update
+``p.data``), apex's fused optimizers, NCCL collectives into the parameter (DDP's initial broadcast,
+ZeRO / distributed-optimizer all-gathers of the parameter buffer). Such code must call
+``invalidate_weight_cache()`` after each update, or leave the cache off (the default, which
+quantises W in every forward pass: the "training step" the benchmark times). The cache is
+bypassed while torch.compile traces, while a CUDA graph is being captured (a captured graph must
+quantise the weight it replays with) and under torch.inference_mode (its tensors could not be
+saved for a later backward pass).
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Optional
 
 import torch
+from torch.autograd.function import once_differentiable
 
 from . import ops
 
@@ -57,25 +67,39 @@ def _bf16(t: Tensor) -> Tensor:
 
 
 def _bypass_cache() -> bool:
-    """Caching is off while compiling or capturing: both must see the quantisation happen."""
-    if torch.compiler.is_compiling():
+    """Caching is off while compiling or capturing (both must see the quantisation happen) and
+    under torch.inference_mode (inference tensors in the cache could not be saved for backward by
+    a later training pass)."""
+    if torch.compiler.is_compiling() or torch.is_inference_mode_enabled():
         return True
     return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
 class _WeightCache:
-    """W quantised 128 x 128 (and W^T, made on demand) for one weight tensor and version."""
+    """W quantised 128 x 128 (and W^T, made on demand) for one weight tensor, version and scale
+    rule (pow2_scales)."""
 
     def __init__(self):
         self.key = None
+        self.ref = None  # a weak reference to the weight the entry was made from
         self.q = self.s = self.q_t = self.s_t = None
 
     @staticmethod
-    def _key(w: Tensor):
-        return (w.data_ptr(), tuple(w.shape), w.dtype, w.device, w._version)
+    def _key(w: Tensor, pow2: bool):
+        return (w.data_ptr(), tuple(w.shape), w.dtype, w.device, w._version, bool(pow2))
+
+    def holds(self, w: Tensor, pow2: bool) -> bool:
+        """Whether the entry was made from this very tensor (not another one that reuses a freed
+        address: a replaced Parameter, a replica) in its current version, with this scale rule."""
+        return (self.key is not None and self.ref is not None and self.ref() is w
+                and self.key == self._key(w, pow2))
+
+    def fill(self, w: Tensor, pow2: bool, q, s, q_t, s_t):
+        self.key, self.ref = self._key(w, pow2), weakref.ref(w)
+        self.q, self.s, self.q_t, self.s_t = q, s, q_t, s_t
 
     def clear(self):
-        self.key = None
+        self.key = self.ref = None
         self.q = self.s = self.q_t = self.s_t = None
 
 
@@ -86,7 +110,7 @@ def _forward_operand(cache: Optional[_WeightCache], w: Tensor, pow2: bool,
     (quantize_128x128_dual: one read of W instead of a quantisation and a transpose); q_t, s_t
     None otherwise. From the cache when W has not changed since it was filled (cache None: no
     caching; a cache filled without W^T gets it in the backward pass, _transposed_operand)."""
-    if cache is not None and cache.key == cache._key(w):
+    if cache is not None and cache.holds(w, pow2):
         return cache.q, cache.s, cache.q_t, cache.s_t
     q_t = s_t = None
     if w.dim() == 2 and want_t:
@@ -96,15 +120,16 @@ def _forward_operand(cache: Optional[_WeightCache], w: Tensor, pow2: bool,
     else:
         q, s = _quantize_stacked_128x128(w, pow2)
     if cache is not None:
-        cache.key = cache._key(w)
-        cache.q, cache.s, cache.q_t, cache.s_t = q, s, q_t, s_t
+        cache.fill(w, pow2, q, s, q_t, s_t)
     return q, s, q_t, s_t
 
 
-def _transposed_operand(cache: Optional[_WeightCache], w: Tensor, q: Tensor, s: Tensor):
+def _transposed_operand(cache: Optional[_WeightCache], w: Tensor, q: Tensor, s: Tensor,
+                        pow2: bool):
     """W^T's (q, s) from W's: the codes and the block grid transposed (exact), kept in the cache
     while W is unchanged."""
-    if cache is not None and not _bypass_cache() and cache.key == cache._key(w) and cache.q is q:
+    if (cache is not None and not _bypass_cache() and cache.holds(w, pow2)
+            and cache.q is q):
         if cache.q_t is None:
             cache.q_t, cache.s_t = ops.transpose_block_scaled(q, s)
         return cache.q_t, cache.s_t
@@ -183,6 +208,7 @@ class _Fp8LinearFunction(torch.autograd.Function):
         return y
 
     @staticmethod
+    @once_differentiable  # the fp8gemm ops have no derivatives: double backward raises
     def backward(ctx, dy: Tensor):
         weight, q_w, s_w, q_wt, s_wt, x0, x1 = ctx.saved_tensors
         M, N = dy.shape
@@ -197,7 +223,7 @@ class _Fp8LinearFunction(torch.autograd.Function):
             else:
                 q_dy, s_dy = ops.quantize_1x128(dyb, pow2_scales=ctx.pow2)
             if q_wt is None:  # the cache was filled by a pass that did not need dX (no_grad)
-                q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w)
+                q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w, ctx.pow2)
             dx = ops.gemm_block_scaled(q_dy, s_dy, q_wt, s_wt).to(ctx.x_dtype)
         if need_dw:
             offsets = _dense_offsets(M, dyb)
@@ -229,14 +255,16 @@ class Fp8Linear(torch.nn.Module):
 
     Args match torch.nn.Linear (in_features, out_features, bias, device, dtype; both feature
     counts must be multiples of 16), plus
-      cache_weight: keep W's quantisation while W is unchanged (default True);
+      cache_weight: keep W's quantisation while W is unchanged (default False; read the
+                    module's docstring before turning it on: updates through weight.data or
+                    collectives are not seen);
       pow2_scales:  round every scale up to a power of two (x / scale exact; default False).
     ``Fp8Linear.from_linear(linear)`` wraps an existing torch.nn.Linear, sharing its parameters.
     Output: bf16, shape x.shape[:-1] + (out_features,).
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
-                 dtype=None, *, cache_weight: bool = True, pow2_scales: bool = False):
+                 dtype=None, *, cache_weight: bool = False, pow2_scales: bool = False):
         super().__init__()
         for name, v in (("in_features", in_features), ("out_features", out_features)):
             if v < 16 or v % 16 != 0:
@@ -260,8 +288,10 @@ class Fp8Linear(torch.nn.Module):
         self._cache.clear()
 
     @classmethod
-    def from_linear(cls, linear: torch.nn.Linear, **kwargs) -> "Fp8Linear":
-        """An Fp8Linear computing `linear` in FP8, sharing its weight and bias Parameters."""
+    def from_linear(cls, linear: torch.nn.Linear, *, cache_weight: bool = False,
+                    pow2_scales: bool = False) -> "Fp8Linear":
+        """An Fp8Linear computing `linear` in FP8, sharing its weight and bias Parameters
+        (cache_weight and pow2_scales as the constructor's)."""
         m = cls.__new__(cls)
         torch.nn.Module.__init__(m)
         for name, v in (("in_features", linear.in_features), ("out_features", linear.out_features)):
@@ -269,8 +299,7 @@ class Fp8Linear(torch.nn.Module):
                 raise ValueError(f"fp8gemm.nn.Fp8Linear.from_linear: {name} = {v} must be a "
                                  "positive multiple of 16")
         m.in_features, m.out_features = linear.in_features, linear.out_features
-        m.cache_weight = kwargs.get("cache_weight", True)
-        m.pow2_scales = kwargs.get("pow2_scales", False)
+        m.cache_weight, m.pow2_scales = cache_weight, pow2_scales
         m.weight = linear.weight
         m.bias = linear.bias
         m._cache = _WeightCache()
@@ -312,13 +341,14 @@ class _Fp8GroupedFunction(torch.autograd.Function):
         return y
 
     @staticmethod
+    @once_differentiable  # the fp8gemm ops have no derivatives: double backward raises
     def backward(ctx, dy: Tensor):
         xb, offsets, weight, q_w, s_w = ctx.saved_tensors
         dyb = _bf16(dy).contiguous()
         dx = dw = None
         if ctx.needs_input_grad[0]:
             q_dy, s_dy = ops.quantize_1x128(dyb, pow2_scales=ctx.pow2)
-            q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w)
+            q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w, ctx.pow2)
             dx = ops.gemm_grouped_contiguous(q_dy, s_dy, q_wt, s_wt, offsets).to(ctx.x_dtype)
         if ctx.needs_input_grad[2]:
             q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(dyb, offsets,
@@ -342,10 +372,11 @@ class Fp8GroupedExperts(torch.nn.Module):
     transposed), dW by the k-grouped weight-gradient GEMM (tokens quantised 1 x 128 along the
     tokens per expert). in_features and out_features must be multiples of 16; out_features a
     multiple of 128 quantises all experts' weights in one launch (otherwise one per expert).
+    cache_weight (default False) and pow2_scales as Fp8Linear's (the module's docstring).
     """
 
     def __init__(self, num_experts: int, in_features: int, out_features: int, device=None,
-                 dtype=None, *, cache_weight: bool = True, pow2_scales: bool = False):
+                 dtype=None, *, cache_weight: bool = False, pow2_scales: bool = False):
         super().__init__()
         if num_experts < 1:
             raise ValueError(f"fp8gemm.nn.Fp8GroupedExperts: num_experts = {num_experts} must be "

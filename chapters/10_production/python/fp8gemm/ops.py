@@ -242,18 +242,24 @@ def dequantize_mx_1x32(q: Tensor, scales: Tensor) -> Tensor:
 # ============================================== GEMMs =============================================
 
 def gemm_block_scaled(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
-                      out_dtype: torch.dtype = torch.bfloat16, *, out: Optional[Tensor] = None,
+                      out_dtype: Optional[torch.dtype] = None, *, out: Optional[Tensor] = None,
                       accumulate: bool = False) -> Tensor:
     """D [M, N] = A [M, K] . B [N, K]^T with A in 1 x 128 groups (scale_a [M, kg]) and B in
     128 x 128 blocks (scale_b [nb, kg]): DeepSeek-V3's recipe, FP32 promotion every 128 K.
     K a multiple of 16 (the last 128-block may be partial); any M, N.
+    out_dtype: D's dtype, bfloat16 (the default) or float32.
     out: write into this [M, N] tensor (bf16 or float32, row-major, any row stride) instead of a
-    new one of out_dtype; accumulate=True (float32 out only): D = A.B^T + out."""
+    new one (out_dtype, if given, must be out's dtype); accumulate=True (float32 out only):
+    D = A.B^T + out."""
     if out is None:
         if accumulate:
             raise ValueError("fp8gemm.gemm_block_scaled: accumulate=True needs out= (a float32 D to "
                              "add to)")
-        return _ops().gemm_block_scaled(a, scale_a, b, scale_b, out_dtype)
+        return _ops().gemm_block_scaled(a, scale_a, b, scale_b,
+                                        torch.bfloat16 if out_dtype is None else out_dtype)
+    if out_dtype is not None and out_dtype != out.dtype:
+        raise ValueError(f"fp8gemm.gemm_block_scaled: out_dtype={out_dtype} but out is {out.dtype}: "
+                         "give one of them")
     _ops().gemm_block_scaled_out(a, scale_a, b, scale_b, out, accumulate)
     return out
 

@@ -161,6 +161,11 @@ def test_fake_shapes():
     d = ops.gemm_block_scaled(_meta((300, 1040), e4), _meta((300, 9), f32), _meta((264, 1040), e4),
                               _meta((3, 9), f32), torch.float32)
     assert d.dtype == torch.float32
+    # out= and an out_dtype that disagrees: refused, not ignored (as gemm_weight_grad does)
+    with raises(ValueError, match=r"out_dtype=torch.bfloat16 but out is torch.float32"):
+        ops.gemm_block_scaled(_meta((300, 1040), e4), _meta((300, 9), f32),
+                              _meta((264, 1040), e4), _meta((3, 9), f32), torch.bfloat16,
+                              out=_meta((300, 264), f32))
     d = ops.gemm_grouped_contiguous(_meta((700, 256), e4), _meta((700, 2), f32),
                                     _meta((4, 384, 256), e4), _meta((4, 3, 2), f32),
                                     _meta((5,), i32))
@@ -235,11 +240,41 @@ def test_layer_arguments():
     lin = torch.nn.Linear(64, 32)
     f = fnn.Fp8Linear.from_linear(lin)
     assert f.weight is lin.weight and f.bias is lin.bias
+    # The weight cache is opt-in (it cannot see updates through .data or collectives)
+    assert not f.cache_weight and not fnn.Fp8Linear(64, 32).cache_weight
+    assert not fnn.Fp8GroupedExperts(2, 64, 32).cache_weight
+    assert fnn.Fp8Linear.from_linear(lin, cache_weight=True, pow2_scales=True).pow2_scales
+    with raises(TypeError):  # a misspelt option is an error, not silently dropped
+        fnn.Fp8Linear.from_linear(lin, pow2=True)
     m = fnn.Fp8Linear(64, 32, bias=False, dtype=torch.bfloat16)
     assert m.bias is None and m.weight.dtype == torch.bfloat16 and m.weight.shape == (32, 64)
     with raises(ValueError, match=r"x has 48 features"):
         m(torch.zeros(2, 48, dtype=torch.bfloat16))
     assert "recipe=1x128 x 128x128" in repr(m)
+
+
+def test_weight_cache_rules():
+    """What makes the layers' weight cache miss (nn.py's _WeightCache): another tensor at the
+    same address (a replaced Parameter), an in-place update (the version counter), another
+    scale rule (pow2_scales); and the cache is bypassed under torch.inference_mode."""
+    _need_torch()
+    w = torch.nn.Parameter(torch.randn(32, 64))
+    c = fnn._WeightCache()
+    assert not c.holds(w, False)
+    c.fill(w, False, "q", "s", None, None)
+    assert c.holds(w, False)
+    assert not c.holds(w, True), "pow2_scales changed: the entry's scales follow the other rule"
+    twin = w.detach()  # the same storage and address, another tensor
+    assert twin.data_ptr() == w.data_ptr() and not c.holds(twin, False)
+    with torch.no_grad():
+        w.mul_(2.0)  # an optimizer step
+    assert not c.holds(w, False)
+    c.fill(w, False, "q", "s", None, None)
+    c.clear()
+    assert not c.holds(w, False)
+    assert not fnn._bypass_cache()
+    with torch.inference_mode():
+        assert fnn._bypass_cache()
 
 
 def test_torch_helpers():

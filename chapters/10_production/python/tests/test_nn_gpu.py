@@ -14,7 +14,7 @@ invalidation. Skipped without an sm_90a GPU."""
 
 import torch
 
-from _testlib import parametrize, rel_error, require_gpu, tolerance
+from _testlib import parametrize, raises, rel_error, require_gpu, tolerance
 from fp8gemm import nn as fnn
 from fp8gemm import ops
 
@@ -178,6 +178,8 @@ def test_fp8linear_weight_cache():
     require_gpu()
     gen = _gen(10)
     _, f8 = _pair(1024, 512, False, seed=10)
+    assert f8._cache.q is None and not f8.cache_weight  # off by default
+    f8.cache_weight = True
     fresh = fnn.Fp8Linear(1024, 512, bias=False, device="cuda", dtype=torch.bfloat16,
                           cache_weight=False)
     x = _randn((256, 1024), gen)
@@ -196,6 +198,44 @@ def test_fp8linear_weight_cache():
     with torch.no_grad():
         f8.weight.copy_(fresh.weight * 0.5)
     assert torch.equal(f8(x), fnn.Fp8Linear.from_linear(f8, cache_weight=False)(x))
+    # pow2_scales changed after a pass: the other rule's quantisation, not the cached one
+    q2 = f8._cache.q
+    f8.pow2_scales = True
+    assert torch.equal(f8(x), fnn.Fp8Linear.from_linear(f8, cache_weight=False,
+                                                        pow2_scales=True)(x))
+    assert f8._cache.q is not q2
+    f8.pow2_scales = False
+    # A replaced Parameter (a new tensor, whatever its address and version): quantised afresh
+    f8.weight = torch.nn.Parameter(fresh.weight.detach().clone() * 0.25)
+    assert torch.equal(f8(x), fnn.Fp8Linear.from_linear(f8, cache_weight=False)(x))
+    # torch.inference_mode bypasses the cache (its tensors could not be saved for backward):
+    # a training pass afterwards still works, from a cache filled outside inference mode
+    f8.invalidate_weight_cache()
+    with torch.inference_mode():
+        y_inf = f8(x)
+    assert f8._cache.q is None
+    xi = x.clone().requires_grad_()
+    y = f8(xi)
+    y.float().sum().backward()
+    assert torch.equal(y.detach(), y_inf) and xi.grad is not None
+
+
+def test_fp8linear_double_backward_refused():
+    """The fp8gemm ops have no derivatives: a second-order gradient through the layers raises
+    (once_differentiable) instead of silently coming out as zero."""
+    require_gpu()
+    gen = _gen(12)
+    _, f8 = _pair(256, 128, True, seed=12)
+    x = _randn((64, 256), gen).requires_grad_()
+    (gx,) = torch.autograd.grad(f8(x).float().square().sum(), x, create_graph=True)
+    with raises(RuntimeError, match="once_differentiable"):
+        gx.float().sum().backward()
+    ex = fnn.Fp8GroupedExperts(2, 256, 128, device="cuda", dtype=torch.bfloat16)
+    off = torch.tensor([0, 30, 64], dtype=torch.int32, device="cuda")
+    x2 = _randn((64, 256), gen).requires_grad_()
+    (gx2,) = torch.autograd.grad(ex(x2, off).float().square().sum(), x2, create_graph=True)
+    with raises(RuntimeError, match="once_differentiable"):
+        gx2.float().sum().backward()
 
 
 def test_fp8linear_transposed_weight_paths_agree():
@@ -205,6 +245,7 @@ def test_fp8linear_transposed_weight_paths_agree():
     require_gpu()
     gen = _gen(11)
     _, f8 = _pair(1024, 512, False, seed=11)
+    f8.cache_weight = True
     x = _randn((256, 1024), gen)
     dy = _randn((256, 512), gen)
 
