@@ -207,7 +207,9 @@ class GroupedPlan {
   /// (GroupedOptions::counter_schedule, ch08::Plan::run(stream, tile_counter)): two ints of
   /// device memory, zero before their first run, left zero by every run; one per stream (runs
   /// on one stream are ordered and may share it; two runs at once must not), a CUDA graph's
-  /// own. Ignored (may be null) by a plan that takes none.
+  /// own. Ignored (may be null) by a plan that takes none. Its value is read by the host only
+  /// in checking mode (GroupedOptions::check_offsets refuses one that is not {0, 0}); otherwise
+  /// a count left in it skips tiles silently.
   void run(cudaStream_t stream, int* tile_counter) const;
   /// Whether run() needs a tile counter.
   bool takes_tile_counter() const;
