@@ -8,7 +8,11 @@
 #  - chapter 9's default promoting kernel, old (63f1a9d) against new in the order old, new, new,
 #    old at 8192^3 and 4096 x 7168 x 2048: within +-0.5 % (the loop's SASS is the old one; the
 #    last stage is one of 64 at 8192, of 16 at 2048).
-# About 260 s.
+# About 260 s. The pack (at 45c2851):
+#   cmake --build build -j2 --target test_chapter_09_hopper test_library_gpu ch09_hopper_mxfp8
+#   (cd build && tar cf - bin/commit.txt bin/gpu_tests.txt bin/libbenchmark.so.1.7.1 \
+#      bin/libbenchmark.so.1debian bin/test_chapter_09_hopper bin/test_library_gpu \
+#      bin/ch09_hopper_mxfp8 | xz -9 -T2 > ../.gpu/t55b.txz)
 set -u
 source scripts/gpu_call.sh .gpu/t55b.txz || exit 1
 mkdir -p /tmp/old && tar xJf .gpu/t54.txz -C /tmp/old
