@@ -23,7 +23,6 @@
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "common/engine/block_scaled.cuh"
 #include "common/engine/config.cuh"
@@ -166,17 +165,12 @@ struct MxScaledMath : PerTensorMath<Cfg> {
     float pend_sa0 = 0.0f, pend_sa1 = 0.0f;
     std::uint32_t pend_decoded = 0;
     int pend_stage = -1;
+    const int k_mx_blocks = p.K / 32;  // MX blocks inside K; the scale tiles hold k_blocks x 4
     const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
-    // One 128-K stage; `last` (a std::bool_constant) is true for the last stage only, the one
-    // whose scale codes past K are masked (mx_valid_codes_mask). The loop runs the other stages
-    // without the mask: masking every stage cost the default kernel 2-3 % (session 55, an
-    // H100: one more dependent instruction after each scale load).
-    auto stage = [&](const int kb, auto last) {
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
       wait_barrier<Cfg>(ptx::smem_u32(&full[st.stage]), st.phase);
       const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
       const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
-      const std::uint32_t codes_mask =
-          decltype(last)::value ? detail::mx_valid_codes_mask(p.K, kb) : 0xFFFFFFFFu;
       const std::uint32_t decoded = extra + kExtraTxBytes + std::uint32_t(wg) * kDecodedBytes;
       // Column scales as FP32, [block][column]: thread i decodes columns i, i + 128, ...; the
       // barrier makes them visible to the warpgroup. A stage's copy is rewritten kStages stages
@@ -187,18 +181,15 @@ struct MxScaledMath : PerTensorMath<Cfg> {
         const int cb = b_col0 + c;
         const std::uint32_t word =
             ptx::ld_shared_u32(extra + kScaleTileBytes * std::uint32_t(1 + cb / 128) +
-                               detail::mx_tile_row_offset(cb % 128)) &
-            codes_mask;
+                               detail::mx_tile_row_offset(cb % 128));
 #pragma unroll
         for (int ks = 0; ks < kBlocksPerStage; ++ks)
           ptx::st_shared_f32(decoded + 4u * std::uint32_t(ks * Cfg::kBlockN + c),
                              detail::ue8m0_byte_to_float(word, ks));
       }
       ptx::named_barrier_sync(4u + std::uint32_t(wg), 128);
-      const std::uint32_t ca0 =
-          ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r)) & codes_mask;
-      const std::uint32_t ca1 =
-          ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8)) & codes_mask;
+      const std::uint32_t ca0 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r));
+      const std::uint32_t ca1 = ptx::ld_shared_u32(extra + detail::mx_tile_row_offset(r + 8));
       float sa0[kBlocksPerStage], sa1[kBlocksPerStage];
 #pragma unroll
       for (int ks = 0; ks < kBlocksPerStage; ++ks) {
@@ -228,7 +219,13 @@ struct MxScaledMath : PerTensorMath<Cfg> {
         } else {
           float(&src)[Cfg::kBlockN / 2] = ks % 2 == 1 ? P0 : P1;
           ptx::wgmma_fence_operands(src);
-          promote_block(acc, src, sa0[ks - 1], sa1[ks - 1], decoded, ks - 1, col_in_group);
+          // A block past K (the last stage's, when K % 128 != 0) is not promoted: its partial
+          // sum is zero (the operands are zero-filled there), but its scales are the padding's,
+          // which may be any codes (0 x NaN, 0 x inf would be NaN). A warp-uniform branch: the
+          // stages before the last take it always, at no cost to the promotion's data path
+          // (masking the codes instead cost the default kernel 1.9-2.6 %, session 55).
+          if (kb * kBlocksPerStage + ks - 1 < k_mx_blocks)
+            promote_block(acc, src, sa0[ks - 1], sa1[ks - 1], decoded, ks - 1, col_in_group);
         }
       }
       pend_sa0 = sa0[kBlocksPerStage - 1];
@@ -236,13 +233,14 @@ struct MxScaledMath : PerTensorMath<Cfg> {
       pend_decoded = decoded;
       pend_stage = st.stage;
       st.advance();
-    };
-    for (int kb = 0; kb < p.k_blocks - 1; ++kb) stage(kb, std::false_type{});
-    stage(p.k_blocks - 1, std::true_type{});  // k_blocks >= 1 (K >= 32)
+    }
     ptx::wgmma_wait_group<0>();  // on every path (ptxas injects one otherwise, C7517)
     if (pend_stage >= 0) {
       ptx::wgmma_fence_operands(P1);
-      promote_block(acc, P1, pend_sa0, pend_sa1, pend_decoded, kBlocksPerStage - 1, col_in_group);
+      // The last stage's block 3: inside K only when K % 128 == 0 (the branch above's reason).
+      if (p.k_blocks * kBlocksPerStage <= k_mx_blocks)
+        promote_block(acc, P1, pend_sa0, pend_sa1, pend_decoded, kBlocksPerStage - 1,
+                      col_in_group);
       Base::release(ptx::smem_u32(&empty[pend_stage]), rank);
     }
   }
@@ -273,14 +271,12 @@ struct MxScaledMath : PerTensorMath<Cfg> {
       Base::zero(acc);
       float part[kBlocksPerStage][kWaveN / 2];
       const std::uint64_t desc0 = ptx::make_desc_k_major_sw128(ring);
-      // One 128-K stage, the scale codes past K masked in the last (as version 3's loop).
-      auto stage = [&](const int kb, auto last) {
+      for (int kb = 0; kb < p.k_blocks; ++kb) {
         wait_barrier<Cfg>(ptx::smem_u32(&full[st.stage]), st.phase);
         const auto [desc_a, desc_b] = PerTensorMath<Cfg>::stage_descs(desc0, st.stage, wg);
         const std::uint32_t extra = side + std::uint32_t(st.stage) * kExtraStageBytes;
         const std::uint32_t decoded = extra + kExtraTxBytes + std::uint32_t(wg) * kDecodedBytes;
-        const std::uint32_t codes_mask =
-            decltype(last)::value ? detail::mx_valid_codes_mask(p.K, kb) : 0xFFFFFFFFu;
+        const std::uint32_t codes_mask = detail::mx_valid_codes_mask(p.K, kb);
         if constexpr (kDecodeOnce) {
           // This warpgroup's copy of the stage's column scales as FP32: thread i decodes columns
           // i, i + 128, ... (four codes, one 32-bit load, one 16-byte store each); the barrier
@@ -380,9 +376,7 @@ struct MxScaledMath : PerTensorMath<Cfg> {
         Base::release(ptx::smem_u32(&empty[st.stage]),
                       rank);  // after the promotion read the scales
         st.advance();
-      };
-      for (int kb = 0; kb < p.k_blocks - 1; ++kb) stage(kb, std::false_type{});
-      stage(p.k_blocks - 1, std::true_type{});
+      }
     }
   }
 };
