@@ -358,6 +358,32 @@ TEST_CASE("ch08: checking mode rules on masked_m", "[ch08][cpu]") {
   CHECK(has(verdict(Layout::masked, {-2, 7, 129}, 3, 128), "masked_m[0] = -2"));
 }
 
+TEST_CASE("ch08: checking mode rules on the weight gradient's offsets", "[ch08][cpu]") {
+  // WeightGradOptions::check_offsets (session 55): from 0, not decreasing, and the padded token
+  // total P_G (each count rounded up to 128) within token_capacity; no rule on the last offset.
+  auto wv = [](const std::vector<int>& v, std::int64_t capacity) {
+    const int groups = int(v.size()) - 1;
+    return ch08::describe_wgrad_violation(ch08::first_wgrad_violation(v.data(), groups, capacity),
+                                          groups);
+  };
+  CHECK(wv({0, 129, 129, 130}, 384).empty());  // 256 + 0 + 128 columns
+  CHECK(wv({0, 0, 0}, 0).empty());             // every expert empty
+  const std::string over = wv({0, 129, 129, 130}, 383);
+  CHECK(has(over, "fp8gemm::ch08_weight_grad"));
+  CHECK(has(over, "WeightGradOptions::check_offsets"));
+  CHECK(has(over, "P_G = 384"));
+  CHECK(has(over, "exceeds token_capacity = 383"));
+  CHECK(has(over, "the GEMM was not launched"));
+  // T instead of max_padded_tokens(T, G) as the capacity: refused (three experts of one token)
+  CHECK(has(wv({0, 1, 2, 3}, 3), "P_G = 384 "));
+  CHECK(has(wv({4, 129, 130}, 1024), "offsets[0] = 4 must be 0"));
+  CHECK(has(wv({0, 129, 100, 300}, 1024), "offsets[2] = 100 is less than offsets[1] = 129"));
+  // Rules 1 and 2 come first: a decreasing offset is reported, not the total it distorts.
+  CHECK(has(wv({0, 500, 100, 9000}, 256), "offsets[2] = 100"));
+  // A total past int: clamped in the record, still refused.
+  CHECK(has(wv({0, 2147483000, 2147483600}, 1 << 30), "P_G = 2147483647"));
+}
+
 // The executable's cases (moe_cases.hpp): names as bench/peers_moe.py writes them, so that the
 // JSON of both lines up.
 TEST_CASE("ch08: standard cases carry bench/peers_moe.py's names", "[ch08][cpu]") {

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "catch.hpp"
@@ -309,6 +311,60 @@ TEST_CASE("ch08 wgrad: deterministic", "[ch08][wgrad][gpu]") {
       CHECK(std::memcmp(first.data(), d.data(), d.size() * 4) == 0);
     }
   }
+}
+
+TEST_CASE("ch08 wgrad: the checking mode refuses bad offsets and too small a capacity",
+          "[ch08][wgrad][gpu]") {
+  // WeightGradOptions::check_offsets (session 55): good offsets run as without it; offsets not
+  // from 0, decreasing, or whose padded total exceeds token_capacity (an offsets array ending
+  // past the T the operands were quantised for) are refused by std::runtime_error naming the rule,
+  // and nothing is launched (dB keeps its NaN); a capturing stream is refused by
+  // std::invalid_argument, the capture left valid.
+  const WgradCase c({100, 0, 250, 3}, 192, 136, 160);
+  WgradDevice dev(c, false);
+  ch08::WeightGradOptions o;
+  o.check_offsets = true;
+  const ch08::WeightGradPlan plan(dev.gemm, o);
+  CHECK(plan.describe().find("checking offsets") != std::string::npos);
+  const std::vector<float> before = initial_db(c, false, 161);
+  dev.upload_db(before);
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(check_db(c, before, dev.download_db(), false, "wgrad checking mode, good offsets"));
+  struct Bad {
+    std::vector<int> offsets;
+    const char* expect;
+  };
+  const int past = int(c.capacity) + 1;
+  for (const Bad& b : {Bad{{3, 100, 100, 350, 353}, "offsets[0] = 3 must be 0"},
+                       Bad{{0, 100, 90, 350, 353}, "offsets[2] = 90 is less than offsets[1] = 100"},
+                       Bad{{0, 100, 100, 350, past}, "exceeds token_capacity = "}}) {
+    dev.offsets.upload(b.offsets);
+    dev.upload_db(before);  // NaN everywhere
+    std::string what;
+    try {
+      plan.run(nullptr);
+    } catch (const std::runtime_error& e) {
+      what = e.what();
+    }
+    INFO(what);
+    CHECK(what.find(b.expect) != std::string::npos);
+    CHECK(what.find("the GEMM was not launched") != std::string::npos);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    std::int64_t written = 0;
+    for (float x : dev.download_db()) written += std::isnan(x) ? 0 : 1;
+    CHECK(written == 0);
+  }
+  dev.offsets.upload(c.offsets);
+  cudaStream_t stream;
+  FP8GEMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  FP8GEMM_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  CHECK_THROWS_AS(plan.run(stream), std::invalid_argument);
+  cudaGraph_t graph = nullptr;
+  CHECK(cudaStreamEndCapture(stream, &graph) == cudaSuccess);  // the capture is still valid
+  if (graph != nullptr) FP8GEMM_CUDA_CHECK(cudaGraphDestroy(graph));
+  FP8GEMM_CUDA_CHECK(cudaStreamDestroy(stream));
+  FP8GEMM_CUDA_CHECK(cudaGetLastError());
 }
 
 TEST_CASE("ch08 wgrad: CUDA graph replayed with other expert sizes", "[ch08][wgrad][gpu]") {

@@ -136,25 +136,7 @@ struct Plan::Impl {
 };
 
 void Plan::Impl::check_groups(cudaStream_t stream, const int* tile_counter) const {
-  // A copy to the host and a synchronisation cannot be captured: refuse before enqueuing
-  // anything (an error inside a capture would invalidate the caller's whole graph). On the legacy
-  // stream while another stream captures, the query itself says so (and leaves that capture
-  // valid); its error is cleared so that it is not taken for the next launch's.
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  const cudaError_t err = cudaStreamIsCapturing(stream, &status);
-  if (err == cudaErrorStreamCaptureImplicit) {
-    (void)cudaGetLastError();
-    status = cudaStreamCaptureStatusActive;
-  } else {
-    FP8GEMM_CUDA_CHECK(err);
-  }
-  if (status != cudaStreamCaptureStatusNone)
-    throw std::invalid_argument(std::string(kWho) +
-                                ": Options::check_offsets is set but the stream is capturing a "
-                                "CUDA graph: the checking mode copies its verdict to the host and "
-                                "synchronises, which a graph cannot hold (plan without it to "
-                                "capture)");
-  require_no_pending_error(kWho);
+  require_checkable_stream(kWho, "Options::check_offsets", stream);
   std::lock_guard<std::mutex> lock(check_mutex);  // until the verdict is read back
   launch_group_check(layout, groups_desc, groups, bound, verdict.data(), stream);
   GroupViolation v;

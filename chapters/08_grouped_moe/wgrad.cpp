@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "check_offsets.hpp"
 #include "common/cuda.hpp"
 #include "common/engine/params.hpp"
 #include "common/launch.hpp"
@@ -142,7 +144,24 @@ struct WeightGradPlan::Impl {
   using Engine = engine::PolicyPlan<engine::KGroupedParams>;
   std::unique_ptr<Engine> plan;
   WeightGradGemm gemm;  ///< the call the plan is bound to (defaults filled in)
+  /// The checking mode (WeightGradOptions::check_offsets): the device record its check kernel
+  /// writes, and one check at a time (run() may be called from several threads).
+  bool check = false;
+  DeviceBuffer<GroupViolation> verdict;
+  mutable std::mutex check_mutex;
+  void check_offsets(cudaStream_t stream) const;
 };
+
+void WeightGradPlan::Impl::check_offsets(cudaStream_t stream) const {
+  require_checkable_stream(kWho, "WeightGradOptions::check_offsets", stream);
+  std::lock_guard<std::mutex> lock(check_mutex);  // until the verdict is read back
+  launch_wgrad_check(gemm.offsets, gemm.groups, gemm.token_capacity, verdict.data(), stream);
+  GroupViolation v;
+  FP8GEMM_CUDA_CHECK(cudaMemcpyAsync(&v, verdict.data(), sizeof v, cudaMemcpyDeviceToHost, stream));
+  FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (v.rule != int(GroupRule::none))
+    throw std::runtime_error(describe_wgrad_violation(v, gemm.groups));
+}
 
 const engine::KernelInfo& default_wgrad_kernel(std::int64_t N, std::int64_t K, int groups, int sms,
                                                bool tma_ok, WeightGradOutput output) {
@@ -244,6 +263,10 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
                                           work_tiles);
   });
   require_device_accessible(g.offsets, std::size_t(g.groups + 1) * 4, kWho, "offsets");
+  if (o.check_offsets) {
+    impl_->check = true;
+    impl_->verdict = DeviceBuffer<GroupViolation>(1);
+  }
 
   engine::KGroupedParams& p = impl_->plan->policy_params();
   const std::int64_t token_blocks = ceil_div(g.token_capacity, 128);
@@ -306,9 +329,14 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
   I.gemm = g;
 }
 
-void WeightGradPlan::run(cudaStream_t stream) const { impl_->plan->run(stream); }
+void WeightGradPlan::run(cudaStream_t stream) const {
+  if (impl_->check) impl_->check_offsets(stream);
+  impl_->plan->run(stream);
+}
 
-std::string WeightGradPlan::describe() const { return impl_->plan->describe(); }
+std::string WeightGradPlan::describe() const {
+  return impl_->plan->describe() + (impl_->check ? ", checking offsets" : "");
+}
 int WeightGradPlan::grid_ctas() const { return impl_->plan->grid_ctas(); }
 const engine::KernelInfo& WeightGradPlan::kernel() const { return impl_->plan->kernel(); }
 

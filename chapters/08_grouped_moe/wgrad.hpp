@@ -23,9 +23,10 @@
 //         once from the FP32 sum: half the bytes written, and no FP32 dB converted afterwards.
 // An expert with no tokens: dB_g is written 0 (its gradient), or, with accumulate, left untouched
 // (not read, not written).
-// Preconditions the host cannot check without reading the offsets (it never does): offsets
-// monotone from 0, and P_G <= token_capacity. A decreasing offset makes an empty group (never a
-// write outside dB); blocks past token_capacity read as zeros.
+// Preconditions the host cannot check without reading the offsets (it never does, except in the
+// checking mode, WeightGradOptions::check_offsets): offsets monotone from 0, and P_G <=
+// token_capacity. A decreasing offset makes an empty group (never a write outside dB); blocks past
+// token_capacity read as zeros (the experts there get a truncated or zero gradient, silently).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -70,6 +71,12 @@ struct WeightGradOptions {
   /// SMs the persistent grid may use (0: all), as Options::max_sms of the grouped plan; the
   /// default kernel's choice counts waves over these SMs.
   int max_sms = 0;
+  /// Validate the offsets on the device before every run() (session 55): offsets[0] == 0,
+  /// non-decreasing, and P_G (each count rounded up to 128, summed) <= token_capacity; a violation
+  /// throws std::runtime_error naming it, and nothing is launched. As the grouped plan's
+  /// Options::check_offsets: a copy to the host and a synchronisation per call, for debugging and
+  /// tests; run() on a capturing stream throws std::invalid_argument.
+  bool check_offsets = false;
 };
 
 /// Every compiled weight-gradient kernel.
@@ -101,7 +108,9 @@ class WeightGradPlan {
   ~WeightGradPlan();
   WeightGradPlan(const WeightGradPlan&) = delete;
   WeightGradPlan& operator=(const WeightGradPlan&) = delete;
-  /// Launches on `stream` (no host read of the offsets: capturable in a CUDA graph).
+  /// Launches on `stream` (no host read of the offsets: capturable in a CUDA graph). In checking
+  /// mode (WeightGradOptions::check_offsets) the device check, a copy of its verdict and a stream
+  /// synchronisation first.
   void run(cudaStream_t stream) const;
   /// Re-points the plan at the buffers of `gemm`: the call the plan was built for in everything
   /// but its pointers (offsets, dD_t, scale_dD_t, A_t, scale_A_t, dB); anything else that differs
