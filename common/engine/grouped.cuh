@@ -191,7 +191,8 @@ struct GroupedDynamicScheduler {
     unit = warp_uniform(unit);
     // A counter not zeroed before the run (a caller's bug, caught only in checking mode) may
     // hand out negative units, which grouped_tile would map to rows before the group's first
-    // (writes before D): such a CTA stops drawing, and the others still cover every tile.
+    // (an illegal-instruction fault in session 55's control, or stores before D): such a CTA
+    // stops drawing, and the others still cover every tile.
     if (unit >= 0 && grouped_tile(layout, kBlockM, n_tiles, unit, cursor, t)) return true;
     // This CTA's last draw, ordered before its count-out (atomicAdd is relaxed: without the
     // fences the reset below could, in the memory model, land before another CTA's last draw).
