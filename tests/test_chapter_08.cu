@@ -261,7 +261,8 @@ TEST_CASE("ch08: a tile counter that is not zero: refused in checking mode, neve
   // outside D (grouped_tile maps a negative tile number to rows before a group's first): D lies
   // inside a larger buffer whose rows before and after it must keep their poison; every tile is
   // still computed (the CTAs that drew a negative number stop, the others go on), and the run
-  // leaves the counter zero. Session 55: until then the kernel wrote rows before D.
+  // leaves the counter zero. Session 55: on the kernel before, this test's control died with an
+  // illegal-instruction fault at a counter starting at -3 (tiles at rows before D).
   const GroupedShape shape = contiguous({300, 0, 700, 129, 555}, 264, 512);
   const ch08::GroupedOperands ops(shape, 181);
   auto set_counter = [](int* c, int a, int b) {

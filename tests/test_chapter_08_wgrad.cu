@@ -336,9 +336,14 @@ TEST_CASE("ch08 wgrad: the checking mode refuses bad offsets and too small a cap
     const char* expect;
   };
   const int past = int(c.capacity) + 1;
+  REQUIRE(c.capacity == 768);  // the cases below are written for it
   for (const Bad& b : {Bad{{3, 100, 100, 350, 353}, "offsets[0] = 3 must be 0"},
                        Bad{{0, 100, 90, 350, 353}, "offsets[2] = 90 is less than offsets[1] = 100"},
-                       Bad{{0, 100, 100, 350, past}, "exceeds token_capacity = "}}) {
+                       Bad{{0, 100, 100, 350, past}, "exceeds token_capacity = "},
+                       // 703 tokens fit 768 columns, but padded per expert they take 1152
+                       Bad{{0, 1, 2, 3, 703}, "P_G = 1152 "},
+                       // a decreasing offset is reported, not the total it distorts
+                       Bad{{0, 500, 100, 9000, 9001}, "offsets[2] = 100 is less than offsets[1] = 500"}}) {
     dev.offsets.upload(b.offsets);
     dev.upload_db(before);  // NaN everywhere
     std::string what;
@@ -354,6 +359,37 @@ TEST_CASE("ch08 wgrad: the checking mode refuses bad offsets and too small a cap
     std::int64_t written = 0;
     for (float x : dev.download_db()) written += std::isnan(x) ? 0 : 1;
     CHECK(written == 0);
+  }
+  // A padded total exactly at the capacity passes (128 + 128 + 128 + 384 = 768).
+  dev.offsets.upload(std::vector<int>{0, 128, 256, 384, 768});
+  CHECK_NOTHROW(plan.run(nullptr));
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  // G = 300: entries past one thread's first (the check's 256 threads stride over them).
+  {
+    std::vector<int> counts(300, 1);
+    counts[7] = 0;
+    const WgradCase big(counts, 136, 72, 162);
+    WgradDevice bdev(big, false);
+    const ch08::WeightGradPlan bplan(bdev.gemm, o);
+    CHECK_NOTHROW(bplan.run(nullptr));
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    auto refusal = [&](const std::vector<int>& offsets) {
+      bdev.offsets.upload(offsets);
+      std::string what;
+      try {
+        bplan.run(nullptr);
+      } catch (const std::runtime_error& e) {
+        what = e.what();
+      }
+      return what;
+    };
+    std::vector<int> dec = big.offsets;
+    dec[290] = dec[289] - 1;
+    CHECK(refusal(dec).find("offsets[290] = ") != std::string::npos);
+    std::vector<int> over = big.offsets;
+    over[300] += int(big.capacity);
+    CHECK(refusal(over).find("exceeds token_capacity = " + std::to_string(big.capacity)) !=
+          std::string::npos);
   }
   dev.offsets.upload(c.offsets);
   cudaStream_t stream;

@@ -58,7 +58,7 @@ __global__ void wgrad_check_kernel(const int* __restrict__ v, int groups, long l
   }
   unsigned long long mine = 0;
   for (int g = int(threadIdx.x); g < groups; g += kThreads)
-    mine += (unsigned long long)padded_token_count(v[g + 1] - v[g]);
+    mine += (unsigned long long)padded_token_count(std::int64_t(v[g + 1]) - v[g]);
   atomicAdd(&padded, mine);
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -92,6 +92,7 @@ std::string rule_text(const GroupViolation& v, Layout layout, int groups) {
       return entry + " exceeds M_max = " + std::to_string(v.other) + " (0 <= masked_m[g] <= M_max)";
     case GroupRule::padded_within_capacity:
       return "the padded token total P_G = " + std::to_string(v.value) +
+             (v.value == 2147483647 ? " or more" : "") +
              " (each expert's count rounded up to 128, summed over the G = " +
              std::to_string(groups) + " experts) exceeds token_capacity = " +
              std::to_string(v.other) +

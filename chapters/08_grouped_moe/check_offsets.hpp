@@ -37,7 +37,7 @@ enum class GroupRule : int {
 
 /// The first violation of a group description (rule none: it follows every rule). `value` is the
 /// offending entry; `other` the entry or bound it was compared with (offsets[g - 1], rows, M_max);
-/// for padded_within_capacity, P_G and token_capacity (each at most INT_MAX here).
+/// for padded_within_capacity, P_G and token_capacity (each clamped to INT_MAX here).
 struct GroupViolation {
   int rule = 0;  ///< a GroupRule
   int index = 0;
@@ -86,8 +86,8 @@ FP8GEMM_HD inline GroupRule wgrad_entry_rule(const int* v, int i) {
 
 /// Expert g's columns in the padded token layout: its count rounded up to 128 (0 for a negative
 /// count, which rule 2 reports).
-FP8GEMM_HD inline std::int64_t padded_token_count(int count) {
-  return count <= 0 ? 0 : (std::int64_t(count) + 127) / 128 * 128;
+FP8GEMM_HD inline std::int64_t padded_token_count(std::int64_t count) {
+  return count <= 0 ? 0 : (count + 127) / 128 * 128;
 }
 
 /// The record of padded_within_capacity (index G), its values clamped to int.
@@ -108,7 +108,7 @@ inline GroupViolation first_wgrad_violation(const int* v, int groups, std::int64
   for (int i = 0; i <= groups; ++i) {
     const GroupRule rule = wgrad_entry_rule(v, i);
     if (rule != GroupRule::none) return group_violation(v, 0, i, rule);
-    if (i > 0) padded += padded_token_count(v[i] - v[i - 1]);
+    if (i > 0) padded += padded_token_count(std::int64_t(v[i]) - v[i - 1]);
   }
   return padded > capacity ? capacity_violation(groups, padded, capacity) : GroupViolation{};
 }

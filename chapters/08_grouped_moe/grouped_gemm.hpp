@@ -132,7 +132,8 @@ class Plan {
   /// first time a counter is seen, then remembered). The counter's value is device data, read by
   /// the host only in checking mode (Options::check_offsets: std::runtime_error, nothing
   /// launched, unless it reads {0, 0}); otherwise a positive count left in it makes the kernel skip
-  /// that many tiles (their part of D unwritten). A negative count never makes it write outside
+  /// that many tiles (their part of D unwritten), and a second int that is not 0 keeps the last
+  /// CTA from resetting the counter, so that later runs compute nothing. A negative count never makes it write outside
   /// D: a CTA that draws a negative tile number stops drawing, and the others go on (below minus
   /// the grid's CTAs, none is left and D stays unwritten).
   void run(cudaStream_t stream, int* tile_counter) const;

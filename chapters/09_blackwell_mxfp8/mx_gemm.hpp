@@ -8,7 +8,8 @@
 //   scale_a / scale_b: UE8M0 bytes, one per 1 x 32 block along K, in the Mx1x32 layout of
 //   common/scaling.hpp (128-row x 4-column tiles of 512 bytes, tiles row-major, padded to whole
 //   tiles) — the layout tcgen05 block scaling and cuBLAS (VEC32_UE8M0) read. The padding may
-//   hold any bytes: no kernel of this chapter reads it as data (the quantisers write zeros).
+//   hold any bytes: no kernel of this chapter reads it as data (the quantisers write zeros; the
+//   Hopper kernels' test fills it with 0xFF; this kernel, never run, issues no MMA past K).
 //
 //   fp8gemm::ch09::Plan plan(gemm);   // validate, check the GPU (sm_100 only), tensor maps,
 //                                     // launch configuration: once

@@ -243,7 +243,8 @@ class WeightGradPlan {
 
 /// A [M, K] and B [N, K] e4m3, UE8M0 scales per 1 x 32 block in the Mx1x32 layout, bf16 D
 /// (mx_gemm.hpp). K a multiple of 32. The scales' padding (to whole 128 x 128 tiles) is never
-/// read as data: it may hold any bytes.
+/// read as data: it may hold any bytes (Hopper: tested; the sm_100a kernel, never run, issues no
+/// MMA past K, by its code).
 using MxGemm = ch09::MxGemm;
 
 struct MxOptions {

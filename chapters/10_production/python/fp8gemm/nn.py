@@ -38,7 +38,8 @@ the tensor's version counter, which every in-place update through autograd's vie
 increments (a torch.optim step, ``with torch.no_grad(): w.copy_(...)``). Writes that bypass that
 counter are NOT seen, and with the cache on the layer would silently keep computing with the old
 weight: writes through ``weight.data`` (``w.data.copy_(...)``, custom optimizers that update
-``p.data``), apex's fused optimizers, NCCL collectives into the parameter (DDP's initial broadcast,
+``p.data``), a new tensor assigned to ``weight.data`` (it may get the old storage's address back
+from the caching allocator: FSDP-style ``p.data = ...`` every step), apex's fused optimizers, NCCL collectives into the parameter (DDP's initial broadcast,
 ZeRO / distributed-optimizer all-gathers of the parameter buffer). Such code must call
 ``invalidate_weight_cache()`` after each update, or leave the cache off (the default, which
 quantises W in every forward pass: the "training step" the benchmark times). The cache is
@@ -101,6 +102,13 @@ class _WeightCache:
     def clear(self):
         self.key = self.ref = None
         self.q = self.s = self.q_t = self.s_t = None
+
+    # A weak reference cannot be pickled: torch.save / pickle of a layer keep an empty cache.
+    def __getstate__(self):
+        return {}
+
+    def __setstate__(self, state):
+        self.clear()
 
 
 def _forward_operand(cache: Optional[_WeightCache], w: Tensor, pow2: bool,

@@ -275,6 +275,13 @@ def test_weight_cache_rules():
     assert not fnn._bypass_cache()
     with torch.inference_mode():
         assert fnn._bypass_cache()
+    # A layer whose cache holds an entry pickles (torch.save): the entry is dropped, not the layer
+    import pickle
+    layer = fnn.Fp8Linear(64, 32, cache_weight=True)
+    layer._cache.fill(layer.weight, False, torch.zeros(1), torch.zeros(1), None, None)
+    back = pickle.loads(pickle.dumps(layer))
+    assert back.cache_weight and back._cache.key is None and back._cache.q is None
+    assert torch.equal(back.weight, layer.weight)
 
 
 def test_torch_helpers():

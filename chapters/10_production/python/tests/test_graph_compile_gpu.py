@@ -113,7 +113,7 @@ def test_cuda_graph_fp8linear_training_step():
     between replays is seen."""
     require_gpu()
     gen = _gen(2)
-    layer = fnn.Fp8Linear(1024, 512, device="cuda", dtype=torch.bfloat16)
+    layer = fnn.Fp8Linear(1024, 512, device="cuda", dtype=torch.bfloat16, cache_weight=True)
     ref = fnn.Fp8Linear(1024, 512, device="cuda", dtype=torch.bfloat16, cache_weight=False)
     ref.load_state_dict(layer.state_dict())
     x = make_bf16((256, 1024), gen).requires_grad_()
@@ -182,7 +182,7 @@ def test_compile_fp8linear():
     require_gpu()
     torch._dynamo.reset()
     gen = _gen(5)
-    layer = fnn.Fp8Linear(1040, 384, device="cuda", dtype=torch.bfloat16)
+    layer = fnn.Fp8Linear(1040, 384, device="cuda", dtype=torch.bfloat16, cache_weight=True)
     eager = fnn.Fp8Linear(1040, 384, device="cuda", dtype=torch.bfloat16)
     eager.load_state_dict(layer.state_dict())
     cl = torch.compile(layer, fullgraph=True)

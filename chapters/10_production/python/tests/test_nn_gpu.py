@@ -220,6 +220,44 @@ def test_fp8linear_weight_cache():
     assert torch.equal(y.detach(), y_inf) and xi.grad is not None
 
 
+def test_grouped_experts_weight_cache():
+    """Fp8GroupedExperts with cache_weight=True: the stacked weight quantised once while it is
+    unchanged, W^T kept by the first backward pass, an optimizer step a miss; every result bit for
+    bit a cache-off twin's."""
+    require_gpu()
+    gen = _gen(13)
+    G, K, N = 3, 256, 384
+    ex = fnn.Fp8GroupedExperts(G, K, N, device="cuda", dtype=torch.bfloat16, cache_weight=True)
+    twin = fnn.Fp8GroupedExperts(G, K, N, device="cuda", dtype=torch.bfloat16)
+    twin.load_state_dict(ex.state_dict())
+    off = torch.tensor([0, 100, 100, 229], dtype=torch.int32, device="cuda")
+    x = _randn((229, K), gen)
+    dy = _randn((229, N), gen)
+
+    def step(layer):
+        xi = x.clone().requires_grad_()
+        layer.zero_grad(set_to_none=True)
+        y = layer(xi, off)
+        y.backward(dy)
+        return y.detach(), xi.grad, layer.weight.grad.clone()
+
+    a = step(ex)
+    q1, qt1 = ex._cache.q, ex._cache.q_t
+    assert q1 is not None and qt1 is not None, "forward filled W, the backward pass W^T"
+    b = step(ex)
+    assert ex._cache.q is q1 and ex._cache.q_t is qt1, "the unchanged weight was quantised again"
+    for u, v in zip(a, step(twin)):
+        assert torch.equal(u, v)
+    for u, v in zip(a, b):
+        assert torch.equal(u, v)
+    torch.optim.SGD(ex.parameters(), lr=0.5).step()  # in place: a new version
+    twin.load_state_dict(ex.state_dict())
+    c = step(ex)
+    assert ex._cache.q is not q1, "the cache survived an optimizer step"
+    for u, v in zip(c, step(twin)):
+        assert torch.equal(u, v)
+
+
 def test_fp8linear_double_backward_refused():
     """The fp8gemm ops have no derivatives: a second-order gradient through the layers raises
     (once_differentiable) instead of silently coming out as zero."""
