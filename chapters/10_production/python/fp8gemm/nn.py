@@ -132,12 +132,10 @@ def _forward_operand(cache: Optional[_WeightCache], w: Tensor, pow2: bool,
     return q, s, q_t, s_t
 
 
-def _transposed_operand(cache: Optional[_WeightCache], w: Tensor, q: Tensor, s: Tensor,
-                        pow2: bool):
-    """W^T's (q, s) from W's: the codes and the block grid transposed (exact), kept in the cache
-    while W is unchanged."""
-    if (cache is not None and not _bypass_cache() and cache.holds(w, pow2)
-            and cache.q is q):
+def _transposed_operand(cache: Optional[_WeightCache], q: Tensor, s: Tensor):
+    """W^T's (q, s) from W's: the codes and the block grid transposed (exact), kept beside q in
+    the cache entry that holds q (the entry q came from: its key is q's weight and scale rule)."""
+    if cache is not None and not _bypass_cache() and cache.q is q:
         if cache.q_t is None:
             cache.q_t, cache.s_t = ops.transpose_block_scaled(q, s)
         return cache.q_t, cache.s_t
@@ -231,7 +229,7 @@ class _Fp8LinearFunction(torch.autograd.Function):
             else:
                 q_dy, s_dy = ops.quantize_1x128(dyb, pow2_scales=ctx.pow2)
             if q_wt is None:  # the cache was filled by a pass that did not need dX (no_grad)
-                q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w, ctx.pow2)
+                q_wt, s_wt = _transposed_operand(ctx.cache, q_w, s_w)
             dx = ops.gemm_block_scaled(q_dy, s_dy, q_wt, s_wt).to(ctx.x_dtype)
         if need_dw:
             offsets = _dense_offsets(M, dyb)
@@ -356,7 +354,7 @@ class _Fp8GroupedFunction(torch.autograd.Function):
         dx = dw = None
         if ctx.needs_input_grad[0]:
             q_dy, s_dy = ops.quantize_1x128(dyb, pow2_scales=ctx.pow2)
-            q_wt, s_wt = _transposed_operand(ctx.cache, weight, q_w, s_w, ctx.pow2)
+            q_wt, s_wt = _transposed_operand(ctx.cache, q_w, s_w)
             dx = ops.gemm_grouped_contiguous(q_dy, s_dy, q_wt, s_wt, offsets).to(ctx.x_dtype)
         if ctx.needs_input_grad[2]:
             q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(dyb, offsets,

@@ -241,6 +241,13 @@ def dequantize_mx_1x32(q: Tensor, scales: Tensor) -> Tensor:
 
 # ============================================== GEMMs =============================================
 
+def _require_out_dtype(who: str, out_dtype: Optional[torch.dtype], out: Tensor) -> None:
+    """An out_dtype given beside out= must be out's dtype (refused, not ignored)."""
+    if out_dtype is not None and out_dtype != out.dtype:
+        raise ValueError(f"fp8gemm.{who}: out_dtype={out_dtype} but out is {out.dtype}: give one "
+                         "of them")
+
+
 def gemm_block_scaled(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
                       out_dtype: Optional[torch.dtype] = None, *, out: Optional[Tensor] = None,
                       accumulate: bool = False) -> Tensor:
@@ -255,11 +262,8 @@ def gemm_block_scaled(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
         if accumulate:
             raise ValueError("fp8gemm.gemm_block_scaled: accumulate=True needs out= (a float32 D to "
                              "add to)")
-        return _ops().gemm_block_scaled(a, scale_a, b, scale_b,
-                                        torch.bfloat16 if out_dtype is None else out_dtype)
-    if out_dtype is not None and out_dtype != out.dtype:
-        raise ValueError(f"fp8gemm.gemm_block_scaled: out_dtype={out_dtype} but out is {out.dtype}: "
-                         "give one of them")
+        return _ops().gemm_block_scaled(a, scale_a, b, scale_b, out_dtype)  # None: bf16
+    _require_out_dtype("gemm_block_scaled", out_dtype, out)
     _ops().gemm_block_scaled_out(a, scale_a, b, scale_b, out, accumulate)
     return out
 
@@ -300,9 +304,7 @@ def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: T
             raise ValueError("fp8gemm.gemm_weight_grad: accumulate=True needs out= (a float32 dB to "
                              "add to)")
         return _ops().gemm_weight_grad(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out_dtype)
-    if out_dtype is not None and out_dtype != out.dtype:
-        raise ValueError(f"fp8gemm.gemm_weight_grad: out_dtype={out_dtype} but out is {out.dtype}: "
-                         "give one of them")
+    _require_out_dtype("gemm_weight_grad", out_dtype, out)
     _ops().gemm_weight_grad_out(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, accumulate)
     return out
 
