@@ -92,6 +92,19 @@ void prepare_kernel(const void* kernel, const char* kernel_name, const char* bui
 /// afterwards reports only what this launch caused.
 void require_no_pending_error(const char* who);
 
+/// A plan belongs to the device that was current when it was built: its kernel was prepared
+/// there (the shared-memory opt-in is per device), its grid sized for that GPU's SMs, its tensor
+/// maps and workspaces point at that device's memory. Throws std::invalid_argument "<who>: this
+/// plan was built on device P, but device C is current; ..." unless `current` is
+/// `plan_device`. Pure C++ (common_test_validate calls it with both numbers).
+void require_same_device(int plan_device, int current, const char* who);
+
+/// run()'s device check, before anything is launched: require_same_device(plan_device, the
+/// calling thread's current device, who). One cudaGetDevice (a thread-local read, well under a
+/// microsecond); if the runtime cannot name the current device, nothing is checked here and the
+/// launch reports the failure.
+void require_plan_device(int plan_device, const char* who);
+
 /// Steps 1-4 above for a kernel with a one-dimensional grid of block_m x block_n output tiles:
 /// validate_gemm(), tile_grid(), check_gemm_pointers(), prepare_kernel(),
 /// require_no_pending_error(). Returns the grid; the caller launches `grid.blocks` blocks, passes

@@ -11,7 +11,9 @@
 # GPU: test_library_gpu (library plans against the chapter plans they wrap, bit for bit; the
 #      environment override; MXFP8's architecture dispatch on the device present);
 #      test_library_threads_gpu (every kind of plan from 4 threads at once and on 2 streams with
-#      rebind(), against float64 and bit for bit a single-threaded run; rebind's refusals).
+#      rebind(), against float64 and bit for bit a single-threaded run; rebind's refusals);
+#      test_library_other_device (two GPUs: every kind of plan built on device 0, run() and
+#      rebind() with device 1 current refused before any launch, then run on device 0).
 if(TARGET fp8gemm)
   fp8gemm_test(test_library_cpu LABEL cpu SOURCES test_library_cpu.cpp LIBS fp8gemm)
   # The PyTorch ops' plan cache (header-only C++, no torch), with a stand-in plan.
@@ -21,7 +23,13 @@ if(TARGET fp8gemm)
   fp8gemm_test(test_library_gpu LABEL gpu SOURCES test_library_gpu.cu
                LIBS fp8gemm fp8gemm_ch07_checks fp8gemm_ch08_checks)
   fp8gemm_test(test_library_threads_gpu LABEL gpu SOURCES test_library_threads_gpu.cu
-               LIBS fp8gemm fp8gemm_ch08_checks)
+               LIBS fp8gemm fp8gemm_ch08_checks ARGS "~[other-device]")
+  # Its [other-device] case alone (a plan run or rebound with another device current is refused):
+  # two GPUs needed; with fewer main() exits 77 and CTest reports it skipped (as
+  # test_reliability_other_device, tests/reliability.cmake).
+  add_test(NAME test_library_other_device COMMAND test_library_threads_gpu "[other-device]")
+  set_tests_properties(test_library_other_device PROPERTIES LABELS gpu SKIP_RETURN_CODE 77
+                       ENVIRONMENT FP8GEMM_TEST_MIN_GPUS=2)
 
   find_package(Python3 COMPONENTS Interpreter QUIET)
   if(Python3_Interpreter_FOUND)

@@ -21,10 +21,14 @@
 //       the plan was re-pointed at D2, so D1 is right only if a launch keeps the pointers it was
 //       launched with.
 // Every output: against the float64 reference and bit for bit the single-threaded D. Then the
-// refusals of rebind() and that a refused rebind leaves the plan as it was.
+// refusals of rebind() and that a refused rebind leaves the plan as it was. Last, devices (session
+// 56): every kind of plan, on every run() path, runs with its own device current; with two GPUs
+// ([other-device], CTest's test_library_other_device), run() and rebind() with device 1 current
+// are refused before anything is launched.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -43,6 +47,7 @@
 #include "common/reference.hpp"
 #include "fp8gemm/fp8gemm.hpp"
 #include "grouped_check.hpp"  // ch08::GroupedOperands, check_grouped
+#include "wgrad_check.hpp"    // ch08::WgradOperands
 #include "mx_emulate.hpp"     // ch09::random_operands, mx_call, reference_f64_rows
 #include "refusal.hpp"
 #include "row_reference.hpp"  // RowReference
@@ -546,4 +551,127 @@ TEST_CASE("library rebind: a grouped plan moved to new offsets and operands", "[
     plan.rebind(g);
   });
   CHECK(has(r, "rebind: groups differs"));
+}
+
+// A plan belongs to the device it was built on ("Threads, streams and devices"): run() and
+// rebind() with another device current are refused with std::invalid_argument before anything is
+// launched, and the plan still runs on its own device.
+
+namespace {
+
+/// Every kind of plan, and each run() path that launches something before the GEMM (the scale
+/// conversion, split-K's reduce, the checking modes' check kernels, chapter 9's two conversion
+/// paths, the counter schedule), built on the current device; run() of each through `plans`.
+struct EveryPlan {
+  BlockScaledKind bs;
+  PerTensorKind pt;
+  GroupedKind gr;
+  MxKind mx;
+  DeviceBuffer<std::uint16_t> d_bs{bs.d_elems()}, d_pt{pt.d_elems()}, d_gr{gr.d_elems()},
+      d_mx{mx.d_elems()};
+  ch08::WgradOperands wg{[] {
+                           ch08::WgradShape ws;
+                           ws.name = "devices";
+                           ws.counts = {130, 0, 257};
+                           ws.N = 256;
+                           ws.K = 384;
+                           return ws;
+                         }(),
+                         4500};
+  DeviceBuffer<int> counter = ch08::make_tile_counter();
+  struct Entry {
+    std::string name;
+    std::function<void()> run;
+  };
+  std::vector<Entry> plans;
+
+  EveryPlan() {
+    const auto plain = [](const auto& p) { p.run(nullptr); };
+    keep("PerTensorPlan", PerTensorPlan(pt.call(d_pt.data())), plain);
+    keep("BlockScaledPlan", BlockScaledPlan(bs.call(d_bs.data())), plain);
+    BlockScaledGemm g = bs.call(d_bs.data());  // k-major A scales: converted by every run()
+    g.scale_a_layout = GroupScaleLayout::k_major_packed(bs.K);
+    BlockScaledPlan converting(g);
+    if (!converting.converts_scale_a()) throw std::logic_error("EveryPlan: no conversion");
+    keep("BlockScaledPlan (converting scale_a)", std::move(converting), plain);
+    BlockScaledOptions split;
+    split.splits = 2;
+    keep("BlockScaledPlan (split-K)", BlockScaledPlan(bs.call(d_bs.data()), split), plain);
+    GroupedOptions go;
+    go.check_offsets = true;
+    keep("GroupedPlan (checking offsets)", GroupedPlan(gr.call(d_gr.data()), go), plain);
+    go.counter_schedule = true;
+    int* c = counter.data();
+    keep("GroupedPlan (counter schedule, checking offsets)", GroupedPlan(gr.call(d_gr.data()), go),
+         [c](const GroupedPlan& p) { p.run(nullptr, c); });
+    WeightGradOptions wo;
+    wo.check_offsets = true;
+    keep("WeightGradPlan (checking offsets)", WeightGradPlan(wg.gemm(), wo), plain);
+    keep("MxPlan", MxPlan(mx.call(d_mx.data())), plain);
+    MxOptions deq;
+    deq.hopper_dequantize_bf16 = true;
+    keep("MxPlan (dequantize_bf16)", MxPlan(mx.call(d_mx.data()), deq), plain);
+    MxOptions rq;
+    rq.hopper_requantize_block_scaled = true;
+    keep("MxPlan (requantize_block_scaled)", MxPlan(mx.call(d_mx.data()), rq), plain);
+  }
+  template <class Plan, class Run>
+  void keep(std::string name, Plan plan, Run run) {
+    auto p = std::make_shared<Plan>(std::move(plan));
+    plans.push_back({std::move(name), [p, run] { run(*p); }});
+  }
+  /// Runs every plan (outputs poisoned first), synchronises, and checks that each output was
+  /// written, the per-tensor one against float64 too.
+  void run_all_and_check() {
+    for (DeviceBuffer<std::uint16_t>* d : {&d_bs, &d_pt, &d_gr, &d_mx})
+      poison_bf16(d->data(), d->size());
+    for (const Entry& e : plans) {
+      INFO(e.name);
+      CHECK(test::refusal_of(e.run) == "accepted");
+    }
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(all_written(d_pt.download()));
+    CHECK(all_written(d_bs.download()));
+    CHECK(all_written(d_gr.download()));
+    CHECK(all_written(d_mx.download()));
+    CHECK(pt.check(d_pt.download()) == "");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("library devices: every kind of plan runs with the device it was built on current",
+          "[library][gpu]") {
+  // The device check of run() on every path accepts the plan's own device (one GPU suffices).
+  EveryPlan every;
+  every.run_all_and_check();
+}
+
+// Needs two GPUs: CTest's test_library_other_device runs this case alone with
+// FP8GEMM_TEST_MIN_GPUS=2 (skipped with fewer); test_library_threads_gpu leaves it out.
+TEST_CASE("library devices: a plan run or rebound with another device current is refused",
+          "[library][gpu][other-device]") {
+  const int devices = cuda_device_count();
+  if (devices < 2) {
+    std::printf("  only %d GPU: nothing to check\n", devices);
+    return;
+  }
+  FP8GEMM_CUDA_CHECK(cudaSetDevice(0));
+  EveryPlan every;
+  PerTensorPlan rebound(every.pt.call(every.d_pt.data()));
+  FP8GEMM_CUDA_CHECK(cudaSetDevice(1));
+  for (const EveryPlan::Entry& e : every.plans) {
+    INFO(e.name);
+    CHECK(has(test::refusal_of(e.run), "this plan was built on device 0, but device 1 is current"));
+    CHECK(cudaPeekAtLastError() == cudaSuccess);
+  }
+  // rebind() checks the new pointers against the current device: the device is refused first.
+  CHECK(has(test::refusal_of([&] { rebound.rebind(every.pt.call(every.d_pt.data())); }),
+            "this plan was built on device 0, but device 1 is current"));
+  // Nothing was launched on device 1 (a launch with device 0's buffers would fault there).
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  FP8GEMM_CUDA_CHECK(cudaGetLastError());
+  // Back on device 0, every plan runs.
+  FP8GEMM_CUDA_CHECK(cudaSetDevice(0));
+  every.run_all_and_check();
 }

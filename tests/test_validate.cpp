@@ -13,6 +13,7 @@
 #include "common/scaling.hpp"
 #include "common/cublaslt.hpp"
 #include "common/engine/plan.hpp"
+#include "common/launch.hpp"  // require_same_device, require_plan_device
 #include "common/validate.hpp"
 
 namespace {
@@ -536,4 +537,34 @@ TEST_CASE("the chapters' tile rules on the SMs a grid may use: wave efficiency, 
   CHECK(rule_sms(-1) == all);
   CHECK(rule_sms(16) == std::min(16, all));
   CHECK(rule_sms(100000) == all);
+}
+
+TEST_CASE("require_same_device: a plan runs only with its own device current", "[validate]") {
+  // run()'s device check (common/launch.hpp) with both numbers given: the rule and its message.
+  // The check as run() makes it, with another device really current, needs two GPUs
+  // (test_library_other_device).
+  using fp8gemm::require_same_device;
+  CHECK_NOTHROW(require_same_device(0, 0, "who"));
+  CHECK_NOTHROW(require_same_device(3, 3, "who"));
+  try {
+    require_same_device(0, 1, "fp8gemm::ch07_block_scaled");
+    FAIL("accepted device 1 for a plan of device 0");
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    INFO(m);
+    CHECK(m.starts_with("fp8gemm::ch07_block_scaled: this plan was built on device 0, but device 1 "
+                        "is current"));
+    CHECK(m.find("make device 0 current (cudaSetDevice)") != std::string::npos);
+    CHECK(m.find("build a plan on device 1") != std::string::npos);
+  }
+  CHECK_THROWS_AS(require_same_device(1, 0, "who"), std::invalid_argument);
+  // Without a GPU, or with one, run()'s own form checks nothing when the plan's device is
+  // current, and refuses a device number that cannot be current.
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess) {
+    CHECK_NOTHROW(fp8gemm::require_plan_device(current, "who"));
+    CHECK_THROWS_AS(fp8gemm::require_plan_device(current + 1000, "who"), std::invalid_argument);
+  } else {
+    (void)cudaGetLastError();
+  }
 }

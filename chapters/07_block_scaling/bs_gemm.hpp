@@ -110,6 +110,9 @@ class Plan {
   /// two runs of one such plan on different streams at once would share it; give each stream
   /// its own plan then.
   void run(cudaStream_t stream) const;
+  /// The device the plan was built on; run() refuses to launch with any other current
+  /// (std::invalid_argument).
+  int device() const;
 
   /// Re-points the plan at the buffers of `gemm`: the call the plan was built for in everything
   /// but its pointers (A, B, scale_a, scale_b, D); a different shape, leading dimension, scale

@@ -72,6 +72,7 @@ class SplitKPart {
   /// store width redone). If it throws, nothing changed.
   void rebind(const GemmArgs& user);
   const engine::KernelInfo& kernel() const { return plan_->kernel(); }
+  int device() const { return plan_->device(); }  ///< the device it was built on
   int splits() const { return splits_; }
   std::string describe() const;
 

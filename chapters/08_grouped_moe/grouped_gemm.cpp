@@ -388,12 +388,18 @@ void Plan::run(cudaStream_t stream) const {
   if (impl_->caller_counter)
     fail("run: this plan draws its tiles from the caller's counter (Options::counter_schedule): "
          "call run(stream, tile_counter)");
-  if (impl_->check) impl_->check_groups(stream);
+  if (impl_->check) {  // the check's launch comes first: the device check before it
+    require_plan_device(impl_->plan->device(), kWho);
+    impl_->check_groups(stream);
+  }
   impl_->plan->run(stream);
 }
 
 void Plan::run(cudaStream_t stream, int* tile_counter) const {
   if (!impl_->caller_counter) return run(stream);
+  // The device first: the counter's and the check's tests below would otherwise refuse the
+  // plan's own buffers as another device's memory.
+  require_plan_device(impl_->plan->device(), kWho);
   if (tile_counter == nullptr || reinterpret_cast<std::uintptr_t>(tile_counter) % 4 != 0)
     fail("run: this plan draws its tiles from the caller's counter (Options::counter_schedule): "
          "tile_counter must be two ints of device memory, 4-byte aligned (" +

@@ -330,7 +330,10 @@ void WeightGradPlan::rebind(const WeightGradGemm& in) {
 }
 
 void WeightGradPlan::run(cudaStream_t stream) const {
-  if (impl_->check) impl_->check_offsets(stream);
+  if (impl_->check) {  // the check's launch comes first: the device check before it
+    require_plan_device(impl_->plan->device(), kWho);
+    impl_->check_offsets(stream);
+  }
   impl_->plan->run(stream);
 }
 

@@ -202,6 +202,7 @@ HopperPlan::~HopperPlan() = default;
 
 void HopperPlan::run(cudaStream_t stream) const {
   if (impl_->rq) {
+    require_plan_device(impl_->rq->device(), kWho);  // before the re-quantisation's launch
     require_no_pending_error(kWho);  // as the dequantize_bf16 path below
     launch_requantize_mx(&impl_->rq_a, impl_->rq_layout_a, &impl_->rq_b, impl_->rq_layout_b,
                          stream);
@@ -211,6 +212,8 @@ void HopperPlan::run(cudaStream_t stream) const {
   if (impl_->bf16) {
     // An earlier CUDA error still pending is reported as such before anything is launched (the
     // dequantisation's own launch check would otherwise take it for its own; docs/contract.md).
+    // The device check too comes before the dequantisation.
+    require_plan_device(impl_->bf16->device(), kWho);
     require_no_pending_error(kWho);
     launch_dequantize_mx_1x32_bf16(impl_->deq_a, &impl_->deq_b, stream);
     impl_->bf16->run(stream);

@@ -144,6 +144,7 @@ struct Plan::Impl {
   MxGemm gemm;
   LaunchConfig config;
   KernelArgs args{};
+  int device = -1;  // the device the plan was built on (run() refuses any other)
 };
 
 Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>()) {
@@ -153,6 +154,7 @@ Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>())
   require_sm100_device();  // std::runtime_error on anything but an sm_100 GPU
   Impl& I = *impl_;
   I.gemm = g;
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&I.device));
   const GemmArgs args = gemm_args(g);
   check_gemm_pointers(args, requirements());
   const int sms = current_device_sm_count();
@@ -218,6 +220,7 @@ Plan& Plan::operator=(Plan&&) noexcept = default;
 void Plan::run(cudaStream_t stream) const {
 #if defined(FP8GEMM_HAS_SM100)
   const Impl& I = *impl_;
+  require_plan_device(I.device, kWho);
   require_no_pending_error(kWho);
   launch_mxfp8_sm100(I.args, I.config.grid, I.config.block, I.config.smem_bytes, stream);
   check_launch(kWho);

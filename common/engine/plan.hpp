@@ -178,10 +178,11 @@ class EnginePlan {
   EnginePlan(const EnginePlan&) = default;
   EnginePlan& operator=(const EnginePlan&) = default;
 
-  /// Launches on `stream`. Throws std::runtime_error if a CUDA error was already pending (from
-  /// an earlier call) or the launch fails. Const and free of shared mutable state: the launch
-  /// copies the parameter block, so any number of threads may call run() of one plan at once, each
-  /// on its own stream (the calling thread's current device must be the plan's).
+  /// Launches on `stream`. Throws std::invalid_argument if the calling thread's current device
+  /// is not the plan's (require_plan_device(): nothing is launched), std::runtime_error if a CUDA
+  /// error was already pending (from an earlier call) or the launch fails. Const and free of
+  /// shared mutable state: the launch copies the parameter block, so any number of threads may
+  /// call run() of one plan at once, each on its own stream of the plan's device.
   virtual void run(cudaStream_t stream) const { launch(&params_, stream); }
 
   /// Re-points the plan at the buffers of `args`, the call the plan was built for in everything
@@ -202,6 +203,8 @@ class EnginePlan {
 
   const KernelInfo& kernel() const { return kernel_; }
   int grid_ctas() const { return grid_ctas_; }
+  /// The device the plan was built on (current at construction); run() refuses any other.
+  int device() const { return device_; }
   const DenseSchedule& schedule() const { return params_.schedule; }
   /// "128x256_s4_c2x1_fast_tma_b2, grid 132, raster 8 along M"
   std::string describe() const;
@@ -220,6 +223,7 @@ class EnginePlan {
   KernelInfo kernel_;
   GemmParams params_{};
   int grid_ctas_ = 0;
+  int device_ = -1;
   std::string who_;
   GemmArgs args_{};         // the call the plan is bound to (rebind() compares against it)
   GemmRequirements req_{};  // the rules it was validated with

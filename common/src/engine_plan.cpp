@@ -227,6 +227,7 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
   const bool f32_kernel = writes_f32(kernel.epilogue);
   check_gemm_pointers(args, req);
   prepare_kernel(kernel.kernel, kernel.name.c_str(), "sm_90a", int(kernel.smem_bytes));
+  FP8GEMM_CUDA_CHECK(cudaGetDevice(&device_));  // the device the kernel was prepared on
 
   // The persistent grid: as many clusters as fit on the GPU at once (some SMs may not pair up in
   // a GPC), limited by max_sms, never more than there are units.
@@ -304,6 +305,7 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
 }
 
 void EnginePlan::launch(const void* params, cudaStream_t stream) const {
+  require_plan_device(device_, who_.c_str());
   require_no_pending_error(who_.c_str());
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t cfg = launch_config(kernel_, grid_ctas_, stream, attr, true);
@@ -315,6 +317,7 @@ void EnginePlan::launch(const void* params, cudaStream_t stream) const {
 
 void EnginePlan::rebind(const GemmArgs& next) {
   const char* who = who_.c_str();
+  require_plan_device(device_, who);  // the new pointers are checked against the current device
   require_same_call_but_pointers(args_, next, who);
   GemmRequirements req = req_;
   req.who = who;             // this plan's own copy of the name

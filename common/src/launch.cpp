@@ -147,6 +147,23 @@ void require_no_pending_error(const char* who) {
       "it with cudaGetLastError()");
 }
 
+void require_same_device(int plan_device, int current, const char* who) {
+  if (current == plan_device) return;
+  throw std::invalid_argument(
+      std::string(who) + ": this plan was built on device " + std::to_string(plan_device) +
+      ", but device " + std::to_string(current) +
+      " is current; a plan runs only on the device it was built on (its kernel, grid, tensor "
+      "maps and workspaces are that device's): make device " + std::to_string(plan_device) +
+      " current (cudaSetDevice) with a stream of that device, or build a plan on device " +
+      std::to_string(current));
+}
+
+void require_plan_device(int plan_device, const char* who) {
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) return;  // the launch reports it
+  require_same_device(plan_device, current, who);
+}
+
 TileGrid prepare_gemm_launch(const GemmArgs& args, const GemmRequirements& req,
                              std::int64_t block_m, std::int64_t block_n, const void* kernel,
                              const char* kernel_name, const char* built_for,

@@ -73,7 +73,9 @@
 //     dispatch table is immutable). FP8GEMM_KERNEL_* are read at construction: do not change them
 //     while another thread builds a plan. A plan belongs to the device that was current when it
 //     was built (its kernel was prepared and its grid sized there): run it with that device
-//     current, on a stream of that device; build a plan per device.
+//     current, on a stream of that device; build a plan per device. run() and rebind() with
+//     another device current throw std::invalid_argument before anything is launched
+//     (session 56; tests/test_library_threads_gpu.cu's [other-device] case, two GPUs).
 //   - A launch keeps its own copy of the parameters, so a plan may be destroyed as soon as run()
 //     returns (the buffers it points at must of course live until the GPU is done with them).
 #pragma once

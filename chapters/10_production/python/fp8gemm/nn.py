@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
 from torch.autograd.function import once_differentiable
@@ -76,32 +76,66 @@ def _bypass_cache() -> bool:
     return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
+class _CacheEntry(NamedTuple):
+    key: tuple
+    ref: "weakref.ref"  # a weak reference to the weight the entry was made from
+    q: Tensor
+    s: Tensor
+    q_t: Optional[Tensor]
+    s_t: Optional[Tensor]
+
+
 class _WeightCache:
     """W quantised 128 x 128 (and W^T, made on demand) for one weight tensor, version and scale
-    rule (pow2_scales)."""
+    rule (pow2_scales).
+
+    The entry is one immutable tuple, replaced whole (fill, with_transposed) and read as one
+    snapshot (lookup, entry_of): a layer shared by several threads (nn.DataParallel runs the
+    replicas' forward passes on one thread per device, and the replicas share the module's
+    cache object) never pairs the key of one fill with the tensors of another. No lock: reading
+    or rebinding an attribute is atomic. Such threads still replace each other's entry (each
+    replica has its own weight tensor), so the cache only helps a single-device layer."""
 
     def __init__(self):
-        self.key = None
-        self.ref = None  # a weak reference to the weight the entry was made from
-        self.q = self.s = self.q_t = self.s_t = None
+        self._entry: Optional[_CacheEntry] = None
 
     @staticmethod
     def _key(w: Tensor, pow2: bool):
         return (w.data_ptr(), tuple(w.shape), w.dtype, w.device, w._version, bool(pow2))
 
-    def holds(self, w: Tensor, pow2: bool) -> bool:
-        """Whether the entry was made from this very tensor (not another one that reuses a freed
+    def lookup(self, w: Tensor, pow2: bool) -> Optional[_CacheEntry]:
+        """The entry if it was made from this very tensor (not another one that reuses a freed
         address: a replaced Parameter, a replica) in its current version, with this scale rule."""
-        return (self.key is not None and self.ref is not None and self.ref() is w
-                and self.key == self._key(w, pow2))
+        e = self._entry
+        if e is not None and e.ref() is w and e.key == self._key(w, pow2):
+            return e
+        return None
+
+    def holds(self, w: Tensor, pow2: bool) -> bool:
+        return self.lookup(w, pow2) is not None
 
     def fill(self, w: Tensor, pow2: bool, q, s, q_t, s_t):
-        self.key, self.ref = self._key(w, pow2), weakref.ref(w)
-        self.q, self.s, self.q_t, self.s_t = q, s, q_t, s_t
+        self._entry = _CacheEntry(self._key(w, pow2), weakref.ref(w), q, s, q_t, s_t)
+
+    def entry_of(self, q: Tensor) -> Optional[_CacheEntry]:
+        """The entry whose codes are q (the forward pass's operand), if it is still the cache's."""
+        e = self._entry
+        return e if e is not None and e.q is q else None
+
+    def with_transposed(self, e: _CacheEntry, q_t: Tensor, s_t: Tensor):
+        """Adds W^T's operand to entry e, unless another fill replaced e meanwhile."""
+        if self._entry is e:
+            self._entry = e._replace(q_t=q_t, s_t=s_t)
 
     def clear(self):
-        self.key = self.ref = None
-        self.q = self.s = self.q_t = self.s_t = None
+        self._entry = None
+
+    # The entry's fields, for tests and inspection (None when empty).
+    key = property(lambda self: self._entry.key if self._entry else None)
+    q = property(lambda self: self._entry.q if self._entry else None)
+    s = property(lambda self: self._entry.s if self._entry else None)
+    q_t = property(lambda self: self._entry.q_t if self._entry else None)
+    s_t = property(lambda self: self._entry.s_t if self._entry else None)
 
     # A weak reference cannot be pickled: torch.save / pickle of a layer keep an empty cache.
     def __getstate__(self):
@@ -118,8 +152,9 @@ def _forward_operand(cache: Optional[_WeightCache], w: Tensor, pow2: bool,
     (quantize_128x128_dual: one read of W instead of a quantisation and a transpose); q_t, s_t
     None otherwise. From the cache when W has not changed since it was filled (cache None: no
     caching; a cache filled without W^T gets it in the backward pass, _transposed_operand)."""
-    if cache is not None and cache.holds(w, pow2):
-        return cache.q, cache.s, cache.q_t, cache.s_t
+    e = cache.lookup(w, pow2) if cache is not None else None
+    if e is not None:
+        return e.q, e.s, e.q_t, e.s_t
     q_t = s_t = None
     if w.dim() == 2 and want_t:
         q, s, q_t, s_t = ops.quantize_128x128_dual(_bf16(w), pow2_scales=pow2)
@@ -135,11 +170,14 @@ def _forward_operand(cache: Optional[_WeightCache], w: Tensor, pow2: bool,
 def _transposed_operand(cache: Optional[_WeightCache], q: Tensor, s: Tensor):
     """W^T's (q, s) from W's: the codes and the block grid transposed (exact), kept beside q in
     the cache entry that holds q (the entry q came from: its key is q's weight and scale rule)."""
-    if cache is not None and not _bypass_cache() and cache.q is q:
-        if cache.q_t is None:
-            cache.q_t, cache.s_t = ops.transpose_block_scaled(q, s)
-        return cache.q_t, cache.s_t
-    return ops.transpose_block_scaled(q, s)
+    e = cache.entry_of(q) if cache is not None and not _bypass_cache() else None
+    if e is None:
+        return ops.transpose_block_scaled(q, s)
+    if e.q_t is None:
+        q_t, s_t = ops.transpose_block_scaled(q, s)
+        cache.with_transposed(e, q_t, s_t)
+        return q_t, s_t
+    return e.q_t, e.s_t
 
 
 # [0, M] int32 per (M, device): the one-group offsets of a dense weight gradient, made once

@@ -284,6 +284,56 @@ def test_weight_cache_rules():
     assert torch.equal(back.weight, layer.weight)
 
 
+def test_weight_cache_threads():
+    """One cache shared by threads (nn.DataParallel's replicas run the forward passes of one
+    module's copies on a thread per device, and the copies share its cache object), each thread
+    with its own weight: every thread must get its own weight's operands, W and W^T, never
+    another's. The quantisers are stand-ins (no GPU) that tag what they return with its source;
+    Python's thread switch is forced every microsecond so that the threads interleave inside the
+    cache's calls. Control (session 56): the cache before it kept its entry as one tuple (holds()
+    then four attribute reads; fill() in two assignments) fails this test."""
+    _need_torch()
+    import sys
+    import threading
+
+    class Tag:  # what a stand-in quantiser returns: its source operand, by identity
+        def __init__(self, src):
+            self.src = src
+
+    weights = [torch.nn.Parameter(torch.randn(4, 8, dtype=torch.bfloat16)) for _ in range(4)]
+    cache = fnn._WeightCache()
+    failures = []
+    saved = (fnn.ops.quantize_128x128, fnn.ops.transpose_block_scaled, sys.getswitchinterval())
+
+    def work(w):
+        try:
+            for _ in range(3000):
+                q, s, _, _ = fnn._forward_operand(cache, w, False)
+                if q.src is not w or s.src is not w:
+                    failures.append("W's operand of another weight")
+                    return
+                q_t, s_t = fnn._transposed_operand(cache, q, s)
+                if q_t.src is not q or s_t.src is not s:
+                    failures.append("W^T's operand of another weight")
+                    return
+        except Exception as e:  # an entry torn between two fills
+            failures.append(repr(e))
+
+    fnn.ops.quantize_128x128 = lambda w, pow2_scales=False: (Tag(w), Tag(w))
+    fnn.ops.transpose_block_scaled = lambda q, s: (Tag(q), Tag(s))
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(w,)) for w in weights]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        fnn.ops.quantize_128x128, fnn.ops.transpose_block_scaled = saved[:2]
+        sys.setswitchinterval(saved[2])
+    assert not failures, failures[:3]
+
+
 def test_torch_helpers():
     _need_torch()
     assert ops.max_padded_tokens(1000, 4) == (1000 + 127 * 4) // 128 * 128
