@@ -99,10 +99,10 @@ void require_no_pending_error(const char* who);
 /// `plan_device`. Pure C++ (common_test_validate calls it with both numbers).
 void require_same_device(int plan_device, int current, const char* who);
 
-/// run()'s device check, before anything is launched: require_same_device(plan_device, the
-/// calling thread's current device, who). One cudaGetDevice (a thread-local read, well under a
-/// microsecond); if the runtime cannot name the current device, nothing is checked here and the
-/// launch reports the failure.
+/// run()'s and rebind()'s device check, before anything is launched or checked against the
+/// current device: require_same_device(plan_device, the calling thread's current device, who).
+/// One cudaGetDevice (a thread-local read, well under a microsecond); std::runtime_error if it
+/// fails.
 void require_plan_device(int plan_device, const char* who);
 
 /// Steps 1-4 above for a kernel with a one-dimensional grid of block_m x block_n output tiles:

@@ -581,50 +581,64 @@ struct EveryPlan {
   DeviceBuffer<int> counter = ch08::make_tile_counter();
   struct Entry {
     std::string name;
-    std::function<void()> run;
+    std::function<void()> run, rebind;  // rebind: to the call it was built with
   };
   std::vector<Entry> plans;
 
+  /// Builds the plan of `call` with `options`, keeps it with its run and a rebind to `call`.
+  template <class Call, class Options, class Run>
+  auto& keep(std::string name, const Call& call, const Options& options, Run run) {
+    using Plan = decltype(plan_of(call, options));
+    auto p = std::make_shared<Plan>(call, options);
+    plans.push_back({std::move(name), [p, run] { run(*p); }, [p, call] { p->rebind(call); }});
+    return *p;
+  }
+  // The library plan of each call type (declarations only: keep's decltype).
+  static PerTensorPlan plan_of(const PerTensorGemm&, const PerTensorOptions&);
+  static BlockScaledPlan plan_of(const BlockScaledGemm&, const BlockScaledOptions&);
+  static GroupedPlan plan_of(const GroupedGemm&, const GroupedOptions&);
+  static WeightGradPlan plan_of(const WeightGradGemm&, const WeightGradOptions&);
+  static MxPlan plan_of(const MxGemm&, const MxOptions&);
+
   EveryPlan() {
     const auto plain = [](const auto& p) { p.run(nullptr); };
-    keep("PerTensorPlan", PerTensorPlan(pt.call(d_pt.data())), plain);
-    keep("BlockScaledPlan", BlockScaledPlan(bs.call(d_bs.data())), plain);
+    keep("PerTensorPlan", pt.call(d_pt.data()), PerTensorOptions{}, plain);
+    keep("BlockScaledPlan", bs.call(d_bs.data()), BlockScaledOptions{}, plain);
     BlockScaledGemm g = bs.call(d_bs.data());  // k-major A scales: converted by every run()
     g.scale_a_layout = GroupScaleLayout::k_major_packed(bs.K);
-    BlockScaledPlan converting(g);
-    if (!converting.converts_scale_a()) throw std::logic_error("EveryPlan: no conversion");
-    keep("BlockScaledPlan (converting scale_a)", std::move(converting), plain);
+    if (!keep("BlockScaledPlan (converting scale_a)", g, BlockScaledOptions{}, plain)
+             .converts_scale_a())
+      throw std::logic_error("EveryPlan: no conversion");
     BlockScaledOptions split;
     split.splits = 2;
-    keep("BlockScaledPlan (split-K)", BlockScaledPlan(bs.call(d_bs.data()), split), plain);
+    keep("BlockScaledPlan (split-K)", bs.call(d_bs.data()), split, plain);
     GroupedOptions go;
     go.check_offsets = true;
-    keep("GroupedPlan (checking offsets)", GroupedPlan(gr.call(d_gr.data()), go), plain);
+    keep("GroupedPlan (checking offsets)", gr.call(d_gr.data()), go, plain);
     go.counter_schedule = true;
     int* c = counter.data();
-    keep("GroupedPlan (counter schedule, checking offsets)", GroupedPlan(gr.call(d_gr.data()), go),
-         [c](const GroupedPlan& p) { p.run(nullptr, c); });
+    // Without the counter kernel, run(stream, counter) would fall back to run(stream) unnoticed.
+    if (!keep("GroupedPlan (counter schedule, checking offsets)", gr.call(d_gr.data()), go,
+              [c](const GroupedPlan& p) { p.run(nullptr, c); })
+             .takes_tile_counter())
+      throw std::logic_error("EveryPlan: no counter kernel");
     WeightGradOptions wo;
     wo.check_offsets = true;
-    keep("WeightGradPlan (checking offsets)", WeightGradPlan(wg.gemm(), wo), plain);
-    keep("MxPlan", MxPlan(mx.call(d_mx.data())), plain);
+    keep("WeightGradPlan (checking offsets)", wg.gemm(), wo, plain);
+    keep("MxPlan", mx.call(d_mx.data()), MxOptions{}, plain);
     MxOptions deq;
     deq.hopper_dequantize_bf16 = true;
-    keep("MxPlan (dequantize_bf16)", MxPlan(mx.call(d_mx.data()), deq), plain);
+    keep("MxPlan (dequantize_bf16)", mx.call(d_mx.data()), deq, plain);
     MxOptions rq;
     rq.hopper_requantize_block_scaled = true;
-    keep("MxPlan (requantize_block_scaled)", MxPlan(mx.call(d_mx.data()), rq), plain);
-  }
-  template <class Plan, class Run>
-  void keep(std::string name, Plan plan, Run run) {
-    auto p = std::make_shared<Plan>(std::move(plan));
-    plans.push_back({std::move(name), [p, run] { run(*p); }});
+    keep("MxPlan (requantize_block_scaled)", mx.call(d_mx.data()), rq, plain);
   }
   /// Runs every plan (outputs poisoned first), synchronises, and checks that each output was
   /// written, the per-tensor one against float64 too.
   void run_all_and_check() {
     for (DeviceBuffer<std::uint16_t>* d : {&d_bs, &d_pt, &d_gr, &d_mx})
       poison_bf16(d->data(), d->size());
+    FP8GEMM_CUDA_CHECK(cudaMemset(wg.dB.data(), 0xFF, wg.dB.bytes()));  // FP32 NaN everywhere
     for (const Entry& e : plans) {
       INFO(e.name);
       CHECK(test::refusal_of(e.run) == "accepted");
@@ -634,6 +648,8 @@ struct EveryPlan {
     CHECK(all_written(d_bs.download()));
     CHECK(all_written(d_gr.download()));
     CHECK(all_written(d_mx.download()));
+    const std::vector<float> dB = wg.dB.download();  // every dB_g written (0 for the empty expert)
+    CHECK(std::all_of(dB.begin(), dB.end(), [](float x) { return std::isfinite(x); }));
     CHECK(pt.check(d_pt.download()) == "");
   }
 };
@@ -642,8 +658,13 @@ struct EveryPlan {
 
 TEST_CASE("library devices: every kind of plan runs with the device it was built on current",
           "[library][gpu]") {
-  // The device check of run() on every path accepts the plan's own device (one GPU suffices).
+  // The device check of run() and rebind() on every path accepts the plan's own device (one GPU
+  // suffices): each plan re-bound to its own call, then run.
   EveryPlan every;
+  for (const EveryPlan::Entry& e : every.plans) {
+    INFO(e.name);
+    CHECK(test::refusal_of(e.rebind) == "accepted");
+  }
   every.run_all_and_check();
 }
 
@@ -658,16 +679,16 @@ TEST_CASE("library devices: a plan run or rebound with another device current is
   }
   FP8GEMM_CUDA_CHECK(cudaSetDevice(0));
   EveryPlan every;
-  PerTensorPlan rebound(every.pt.call(every.d_pt.data()));
   FP8GEMM_CUDA_CHECK(cudaSetDevice(1));
   for (const EveryPlan::Entry& e : every.plans) {
     INFO(e.name);
     CHECK(has(test::refusal_of(e.run), "this plan was built on device 0, but device 1 is current"));
+    // rebind() checks the new pointers against the current device: the device is refused first
+    // (the same pointers: anything else it checks would accept them).
+    CHECK(has(test::refusal_of(e.rebind),
+              "this plan was built on device 0, but device 1 is current"));
     CHECK(cudaPeekAtLastError() == cudaSuccess);
   }
-  // rebind() checks the new pointers against the current device: the device is refused first.
-  CHECK(has(test::refusal_of([&] { rebound.rebind(every.pt.call(every.d_pt.data())); }),
-            "this plan was built on device 0, but device 1 is current"));
   // Nothing was launched on device 1 (a launch with device 0's buffers would fault there).
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
   FP8GEMM_CUDA_CHECK(cudaGetLastError());

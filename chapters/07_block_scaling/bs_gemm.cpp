@@ -273,6 +273,7 @@ void Plan::run(cudaStream_t stream) const {
 }
 
 void Plan::rebind(const BlockScaledGemm& in) {
+  require_plan_device(device(), kWho);  // before the new pointers are checked against it
   Impl& I = *impl_;
   const BlockScaledGemm g = with_defaults(in);
   const BlockScaledGemm& was = I.gemm;

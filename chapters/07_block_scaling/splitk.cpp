@@ -100,6 +100,7 @@ void SplitKPart::run(cudaStream_t stream) const {
 
 void SplitKPart::rebind(const GemmArgs& next) {
   const char* who = req_.who;
+  require_plan_device(plan_->device(), who);  // before D is checked against it
   engine::require_same_call_but_pointers(user_, next, who);
   validate_gemm(next, req_);  // D: non-null, aligned, overlapping no input
   if (next.D != user_.D) require_device_accessible(next.D, gemm_extents(next).d, who, "D");

@@ -353,6 +353,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
 Plan::~Plan() = default;
 
 void Plan::rebind(const GroupedGemm& in) {
+  require_plan_device(impl_->plan->device(), kWho);  // before the new pointers are checked
   Impl& I = *impl_;
   const GroupedGemm g = checked_with_defaults(in);
   const GroupedGemm& was = I.gemm;

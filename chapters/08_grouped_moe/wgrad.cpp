@@ -290,6 +290,7 @@ WeightGradPlan::WeightGradPlan(const WeightGradGemm& in, const WeightGradOptions
 WeightGradPlan::~WeightGradPlan() = default;
 
 void WeightGradPlan::rebind(const WeightGradGemm& in) {
+  require_plan_device(impl_->plan->device(), kWho);  // before the new pointers are checked
   Impl& I = *impl_;
   const WeightGradGemm g = checked_with_defaults(in);
   const WeightGradGemm& was = I.gemm;

@@ -200,9 +200,13 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
 
 HopperPlan::~HopperPlan() = default;
 
+int HopperPlan::device() const {
+  return impl_->rq ? impl_->rq->device() : impl_->bf16 ? impl_->bf16->device() : impl_->plan->device();
+}
+
 void HopperPlan::run(cudaStream_t stream) const {
   if (impl_->rq) {
-    require_plan_device(impl_->rq->device(), kWho);  // before the re-quantisation's launch
+    require_plan_device(device(), kWho);  // before the re-quantisation's launch
     require_no_pending_error(kWho);  // as the dequantize_bf16 path below
     launch_requantize_mx(&impl_->rq_a, impl_->rq_layout_a, &impl_->rq_b, impl_->rq_layout_b,
                          stream);
@@ -213,7 +217,7 @@ void HopperPlan::run(cudaStream_t stream) const {
     // An earlier CUDA error still pending is reported as such before anything is launched (the
     // dequantisation's own launch check would otherwise take it for its own; docs/contract.md).
     // The device check too comes before the dequantisation.
-    require_plan_device(impl_->bf16->device(), kWho);
+    require_plan_device(device(), kWho);
     require_no_pending_error(kWho);
     launch_dequantize_mx_1x32_bf16(impl_->deq_a, &impl_->deq_b, stream);
     impl_->bf16->run(stream);
@@ -240,6 +244,7 @@ std::pair<Operand, Operand> repointed(const MxGemm& built, const MxGemm& g, Oper
 }  // namespace
 
 void HopperPlan::rebind(const MxGemm& in) {
+  require_plan_device(device(), kWho);  // before the new pointers are checked against it
   const MxGemm g = with_defaults(in);
   if (impl_->rq) {
     Impl& I = *impl_;

@@ -78,6 +78,8 @@ class HopperPlan {
   HopperPlan(const HopperPlan&) = delete;
   HopperPlan& operator=(const HopperPlan&) = delete;
   void run(cudaStream_t stream) const;
+  /// The device the plan was built on; run() and rebind() refuse any other current device.
+  int device() const;
   /// Re-points the plan at the buffers of `gemm`: the call the plan was built for in everything
   /// but its pointers (A, B, scale_a, scale_b, D; the scales' allocated sizes may differ too);
   /// anything else that differs is refused (std::invalid_argument naming it). The new pointers

@@ -217,6 +217,8 @@ Plan::~Plan() = default;
 Plan::Plan(Plan&&) noexcept = default;
 Plan& Plan::operator=(Plan&&) noexcept = default;
 
+int Plan::device() const { return impl_->device; }
+
 void Plan::run(cudaStream_t stream) const {
 #if defined(FP8GEMM_HAS_SM100)
   const Impl& I = *impl_;

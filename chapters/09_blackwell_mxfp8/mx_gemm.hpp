@@ -115,6 +115,8 @@ class Plan {
 
   /// Launches on `stream`. No validation, no allocation, no host sync.
   void run(cudaStream_t stream) const;
+  /// The device the plan was built on; run() refuses any other current device.
+  int device() const;
   const LaunchConfig& config() const;
   std::string describe() const;
 

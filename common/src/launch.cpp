@@ -160,7 +160,10 @@ void require_same_device(int plan_device, int current, const char* who) {
 
 void require_plan_device(int plan_device, const char* who) {
   int current = -1;
-  if (cudaGetDevice(&current) != cudaSuccess) return;  // the launch reports it
+  const cudaError_t e = cudaGetDevice(&current);
+  if (e != cudaSuccess)  // named here, rather than reported later as an earlier call's error
+    throw std::runtime_error(std::string(who) + ": cannot query the current device (cudaGetDevice: " +
+                             cudaGetErrorName(e) + ")");
   require_same_device(plan_device, current, who);
 }
 

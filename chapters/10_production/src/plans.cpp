@@ -7,6 +7,8 @@
 
 #include "fp8gemm/fp8gemm.hpp"
 
+#include "common/launch.hpp"  // require_plan_device
+
 namespace fp8gemm {
 
 namespace {
@@ -207,7 +209,9 @@ void MxPlan::rebind(const MxGemm& in) {
     hopper_->rebind(g);
   } else {
     // chapter 9's sm_100a plan has no rebind of its own: the same call checked here, then a new
-    // plan on the new buffers (validation, pointer checks and tensor maps again).
+    // plan on the new buffers (validation, pointer checks and tensor maps again), on the device
+    // of the one it replaces.
+    require_plan_device(blackwell_->device(), "fp8gemm::MxPlan");
     engine::require_same_call_but_pointers(ch09::gemm_args(gemm_), ch09::gemm_args(g),
                                            "fp8gemm::MxPlan");
     ch09::Options bo;

@@ -51,6 +51,7 @@ saved for a later backward pass).
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 from typing import NamedTuple, Optional
 
@@ -76,6 +77,10 @@ def _bypass_cache() -> bool:
     return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
 
 
+# Taken by every write of a _WeightCache's entry (see the class); reads take none.
+_CACHE_LOCK = threading.Lock()
+
+
 class _CacheEntry(NamedTuple):
     key: tuple
     ref: "weakref.ref"  # a weak reference to the weight the entry was made from
@@ -89,15 +94,20 @@ class _WeightCache:
     """W quantised 128 x 128 (and W^T, made on demand) for one weight tensor, version and scale
     rule (pow2_scales).
 
-    The entry is one immutable tuple, replaced whole (fill, with_transposed) and read as one
-    snapshot (lookup, entry_of): a layer shared by several threads (nn.DataParallel runs the
+    The entry is one immutable tuple, replaced whole (fill, with_transposed, clear) and read as
+    one snapshot (lookup, entry_of): a layer shared by several threads (nn.DataParallel runs the
     replicas' forward passes on one thread per device, and the replicas share the module's
-    cache object) never pairs the key of one fill with the tensors of another. No lock: reading
-    or rebinding an attribute is atomic. Such threads still replace each other's entry (each
-    replica has its own weight tensor), so the cache only helps a single-device layer."""
+    cache object) never pairs the key of one fill with the tensors of another. Reads take no
+    lock (reading an attribute is atomic); the writes take _CACHE_LOCK, so that
+    with_transposed's test-and-replace cannot bring back an entry that clear() (a layer's
+    invalidate_weight_cache) or another fill removed meanwhile. Such threads still replace each
+    other's entry (each replica has its own weight tensor), so the cache only helps a
+    single-device layer."""
+
+    _entry: Optional[_CacheEntry] = None  # (also what an unpickled cache starts from)
 
     def __init__(self):
-        self._entry: Optional[_CacheEntry] = None
+        self._entry = None
 
     @staticmethod
     def _key(w: Tensor, pow2: bool):
@@ -115,7 +125,9 @@ class _WeightCache:
         return self.lookup(w, pow2) is not None
 
     def fill(self, w: Tensor, pow2: bool, q, s, q_t, s_t):
-        self._entry = _CacheEntry(self._key(w, pow2), weakref.ref(w), q, s, q_t, s_t)
+        e = _CacheEntry(self._key(w, pow2), weakref.ref(w), q, s, q_t, s_t)
+        with _CACHE_LOCK:
+            self._entry = e
 
     def entry_of(self, q: Tensor) -> Optional[_CacheEntry]:
         """The entry whose codes are q (the forward pass's operand), if it is still the cache's."""
@@ -124,18 +136,25 @@ class _WeightCache:
 
     def with_transposed(self, e: _CacheEntry, q_t: Tensor, s_t: Tensor):
         """Adds W^T's operand to entry e, unless another fill replaced e meanwhile."""
-        if self._entry is e:
-            self._entry = e._replace(q_t=q_t, s_t=s_t)
+        filled = e._replace(q_t=q_t, s_t=s_t)
+        with _CACHE_LOCK:
+            if self._entry is e:
+                self._entry = filled
 
     def clear(self):
-        self._entry = None
+        with _CACHE_LOCK:
+            self._entry = None
+
+    def _field(self, i: int):
+        e = self._entry  # one read: a concurrent clear() cannot empty it between test and use
+        return e[i] if e is not None else None
 
     # The entry's fields, for tests and inspection (None when empty).
-    key = property(lambda self: self._entry.key if self._entry else None)
-    q = property(lambda self: self._entry.q if self._entry else None)
-    s = property(lambda self: self._entry.s if self._entry else None)
-    q_t = property(lambda self: self._entry.q_t if self._entry else None)
-    s_t = property(lambda self: self._entry.s_t if self._entry else None)
+    key = property(lambda self: self._field(0))
+    q = property(lambda self: self._field(2))
+    s = property(lambda self: self._field(3))
+    q_t = property(lambda self: self._field(4))
+    s_t = property(lambda self: self._field(5))
 
     # A weak reference cannot be pickled: torch.save / pickle of a layer keep an empty cache.
     def __getstate__(self):

@@ -290,7 +290,8 @@ def test_weight_cache_threads():
     with its own weight: every thread must get its own weight's operands, W and W^T, never
     another's. The quantisers are stand-ins (no GPU) that tag what they return with its source;
     Python's thread switch is forced every microsecond so that the threads interleave inside the
-    cache's calls. Control (session 56): the cache before it kept its entry as one tuple (holds()
+    cache's calls; a fifth thread keeps clearing the cache (invalidate_weight_cache) and reading
+    its fields. Control (session 56): the cache before it kept its entry as one tuple (holds()
     then four attribute reads; fill() in two assignments) fails this test."""
     _need_torch()
     import sys
@@ -319,15 +320,29 @@ def test_weight_cache_threads():
         except Exception as e:  # an entry torn between two fills
             failures.append(repr(e))
 
+    done = threading.Event()
+
+    def invalidate():
+        try:
+            while not done.is_set():
+                cache.clear()
+                _ = (cache.key, cache.q, cache.s, cache.q_t, cache.s_t)
+        except Exception as e:
+            failures.append(repr(e))
+
     fnn.ops.quantize_128x128 = lambda w, pow2_scales=False: (Tag(w), Tag(w))
     fnn.ops.transpose_block_scaled = lambda q, s: (Tag(q), Tag(s))
     sys.setswitchinterval(1e-6)
     try:
         threads = [threading.Thread(target=work, args=(w,)) for w in weights]
+        clearer = threading.Thread(target=invalidate)
+        clearer.start()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+        done.set()
+        clearer.join()
     finally:
         fnn.ops.quantize_128x128, fnn.ops.transpose_block_scaled = saved[:2]
         sys.setswitchinterval(saved[2])
