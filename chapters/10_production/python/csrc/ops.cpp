@@ -790,10 +790,11 @@ std::int64_t grouped_kernel_index(const char* op, const std::string& name) {
 
 /// The grouped forward: contiguous (offsets) or masked (masked_m). kernel: a name of
 /// ch08::kernels() ("" = the plan's default; the benchmark's same-run comparison of kernels,
-/// _gemm_grouped_kernel).
+/// _gemm_grouped_kernel). check_offsets: chapter 8's checking mode (Options::check_offsets: the
+/// description validated on the device before the GEMM, a violation raised; synchronises).
 at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::Tensor& scale_a,
                    const at::Tensor& b, const at::Tensor& scale_b, const at::Tensor& groups,
-                   const std::string& kernel = "") {
+                   const std::string& kernel = "", bool check_offsets = false) {
   const std::int64_t kernel_index = grouped_kernel_index(op, kernel);
   const at::Device dev = call_device(op, "a", a);
   check_tensor(op, "a", a, at::kFloat8_e4m3fn, masked ? 3 : 2,
@@ -845,7 +846,7 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
     key.add(kGrouped).add(dev.index()).add(std::int64_t(masked)).add(G).add(rows).add(N).add(K);
     key.add(max_sms);
     key.add(lda).add(ldb).add(sa.layout.ld).add(sb.layout.ld).add(kernel_index);
-    key.add(std::int64_t(aligned(g.D, 16)));
+    key.add(std::int64_t(aligned(g.D, 16))).add(std::int64_t(check_offsets));
     const cudaStream_t stream = current_stream(dev);
     // A kernel named here whose plan owns a workspace (stream-K's partial tiles and flags, the
     // _dyn kernel's own tile counter when chosen by name: fp8gemm.hpp, "Threads, streams and
@@ -871,6 +872,7 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
           // The default of a contiguous call: the counter schedule where it is faster (the
           // counter kernel for the 128 x 256 calls; README of chapter 8, "Session 33").
           o.counter_schedule = kernel.empty() && !masked;
+          o.check_offsets = check_offsets;
           return std::make_unique<GroupedPlan>(g, o);
         },
         [&](GroupedPlan& p) { p.rebind(g); },
@@ -892,13 +894,16 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
 
 at::Tensor gemm_grouped_contiguous(const at::Tensor& a, const at::Tensor& scale_a,
                                    const at::Tensor& b, const at::Tensor& scale_b,
-                                   const at::Tensor& offsets) {
-  return grouped("gemm_grouped_contiguous", false, a, scale_a, b, scale_b, offsets);
+                                   const at::Tensor& offsets, bool check_offsets) {
+  return grouped("gemm_grouped_contiguous", false, a, scale_a, b, scale_b, offsets, "",
+                 check_offsets);
 }
 
 at::Tensor gemm_grouped_masked(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
-                               const at::Tensor& scale_b, const at::Tensor& masked_m) {
-  return grouped("gemm_grouped_masked", true, a, scale_a, b, scale_b, masked_m);
+                               const at::Tensor& scale_b, const at::Tensor& masked_m,
+                               bool check_offsets) {
+  return grouped("gemm_grouped_masked", true, a, scale_a, b, scale_b, masked_m, "",
+                 check_offsets);
 }
 
 /// The grouped forward with a chosen kernel (a name of ch08::kernels()), contiguous or masked as
@@ -918,9 +923,11 @@ std::int64_t wgrad_kernel_index(const char* op, const std::string& name) {
 /// dB_g (+)= dD_g^T . A_g for every group, k-grouped over the tokens, into out [G, N, K] float32
 /// (accumulate allowed) or bfloat16 (rounded once from the FP32 sums; no accumulate).
 /// kernel: a name of ch08::wgrad_kernels() ("" = the plan's default; the benchmark's sweep).
+/// check_offsets: the weight gradient's checking mode (WeightGradOptions::check_offsets).
 void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                       const at::Tensor& a_t, const at::Tensor& scale_a_t, const at::Tensor& offsets,
-                      const at::Tensor& out, bool accumulate, const std::string& kernel = "") {
+                      const at::Tensor& out, bool accumulate, const std::string& kernel = "",
+                      bool check_offsets = false) {
   const std::int64_t kernel_index = wgrad_kernel_index(op, kernel);
   const at::Device dev = call_device(op, "dd_t", dd_t);
   check_tensor(op, "dd_t", dd_t, at::kFloat8_e4m3fn, 2,
@@ -981,6 +988,7 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
     key.add(ld_a).add(sa.layout.ld).add(lddb).add(std::int64_t(accumulate)).add(kernel_index);
     key.add(std::int64_t(bf16_out));
     key.add(std::int64_t(aligned(g.dB, 16)));  // the default kernel stores dB by TMA where it can
+    key.add(std::int64_t(check_offsets));
     PlanKey buffers;
     buffers.add(g.offsets).add(g.dD_t).add(g.scale_dD_t).add(g.A_t).add(g.scale_A_t).add(g.dB);
     const cudaStream_t stream = current_stream(dev);
@@ -990,6 +998,7 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
           WeightGradOptions o;
           o.kernel = kernel;
           o.max_sms = max_sms;
+          o.check_offsets = check_offsets;
           return std::make_unique<WeightGradPlan>(g, o);
         },
         [&](WeightGradPlan& p) { p.rebind(g); },
@@ -1008,7 +1017,7 @@ void weight_grad_into(const char* op, const at::Tensor& dd_t, const at::Tensor& 
 at::Tensor weight_grad_new(const char* op, const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                            const at::Tensor& a_t, const at::Tensor& scale_a_t,
                            const at::Tensor& offsets, const std::string& kernel,
-                           at::ScalarType dtype) {
+                           at::ScalarType dtype, bool check_offsets = false) {
   const at::Device dev = call_device(op, "dd_t", dd_t);
   check_tensor(op, "dd_t", dd_t, at::kFloat8_e4m3fn, 2, "[N, T_cap]", dev);
   check_tensor(op, "a_t", a_t, at::kFloat8_e4m3fn, 2, "[K, T_cap]", dev);
@@ -1018,15 +1027,17 @@ at::Tensor weight_grad_new(const char* op, const at::Tensor& dd_t, const at::Ten
                  torch_name(dtype));
   const std::int64_t G = std::max<std::int64_t>(offsets.size(0) - 1, 0);
   at::Tensor out = at::empty({G, dd_t.size(0), a_t.size(0)}, dd_t.options().dtype(dtype));
-  weight_grad_into(op, dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, false, kernel);
+  weight_grad_into(op, dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, false, kernel,
+                   check_offsets);
   return out;
 }
 
 at::Tensor gemm_weight_grad(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                             const at::Tensor& a_t, const at::Tensor& scale_a_t,
-                            const at::Tensor& offsets, std::optional<at::ScalarType> out_dtype) {
+                            const at::Tensor& offsets, std::optional<at::ScalarType> out_dtype,
+                            bool check_offsets) {
   return weight_grad_new("gemm_weight_grad", dd_t, scale_dd_t, a_t, scale_a_t, offsets, "",
-                         out_dtype.value_or(at::kFloat));
+                         out_dtype.value_or(at::kFloat), check_offsets);
 }
 
 /// A named kernel writes the dB type it was compiled for (FP32: _f32 in its name; else bf16).
@@ -1058,9 +1069,10 @@ std::string wgrad_kernel_names() { return kernel_names(ch08::wgrad_kernels()); }
 
 void gemm_weight_grad_out(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                           const at::Tensor& a_t, const at::Tensor& scale_a_t,
-                          const at::Tensor& offsets, const at::Tensor& out, bool accumulate) {
+                          const at::Tensor& offsets, const at::Tensor& out, bool accumulate,
+                          bool check_offsets) {
   weight_grad_into("gemm_weight_grad_out", dd_t, scale_dd_t, a_t, scale_a_t, offsets, out,
-                   accumulate);
+                   accumulate, "", check_offsets);
 }
 
 /// Chapter 6's per-tensor GEMM: D = scale_a scale_b A . B^T, bf16 out, packed operands.
@@ -1195,19 +1207,19 @@ TORCH_LIBRARY(fp8gemm, m) {
       tags);
   m.def(
       "gemm_grouped_contiguous(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
-      "Tensor offsets) -> Tensor",
+      "Tensor offsets, bool check_offsets=False) -> Tensor",
       tags);
   m.def(
       "gemm_grouped_masked(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
-      "Tensor masked_m) -> Tensor",
+      "Tensor masked_m, bool check_offsets=False) -> Tensor",
       tags);
   m.def(
       "gemm_weight_grad(Tensor dd_t, Tensor scale_dd_t, Tensor a_t, Tensor scale_a_t, "
-      "Tensor offsets, ScalarType? out_dtype=None) -> Tensor",
+      "Tensor offsets, ScalarType? out_dtype=None, bool check_offsets=False) -> Tensor",
       tags);
   m.def(
       "gemm_weight_grad_out(Tensor dd_t, Tensor scale_dd_t, Tensor a_t, Tensor scale_a_t, "
-      "Tensor offsets, Tensor(a!) out, bool accumulate=False) -> ()",
+      "Tensor offsets, Tensor(a!) out, bool accumulate=False, bool check_offsets=False) -> ()",
       tags);
   m.def(
       "gemm_per_tensor(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "

@@ -394,12 +394,12 @@ class _Fp8GroupedFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x: Tensor, offsets: Tensor, weight: Tensor, cache: Optional[_WeightCache],
-                pow2: bool):
+                pow2: bool, check: bool):
         xb = _bf16(x).contiguous()
         q_w, s_w = _forward_operand(cache, weight, pow2)[:2]
         q_x, s_x = ops.quantize_1x128(xb, pow2_scales=pow2)
-        y = ops.gemm_grouped_contiguous(q_x, s_x, q_w, s_w, offsets)
-        ctx.pow2, ctx.cache, ctx.x_dtype = pow2, cache, x.dtype
+        y = ops.gemm_grouped_contiguous(q_x, s_x, q_w, s_w, offsets, check_offsets=check)
+        ctx.pow2, ctx.cache, ctx.x_dtype, ctx.check = pow2, cache, x.dtype, check
         ctx.save_for_backward(xb if ctx.needs_input_grad[2] else None, offsets, weight, q_w, s_w)
         return y
 
@@ -412,15 +412,17 @@ class _Fp8GroupedFunction(torch.autograd.Function):
         if ctx.needs_input_grad[0]:
             q_dy, s_dy = ops.quantize_1x128(dyb, pow2_scales=ctx.pow2)
             q_wt, s_wt = _transposed_operand(ctx.cache, q_w, s_w)
-            dx = ops.gemm_grouped_contiguous(q_dy, s_dy, q_wt, s_wt, offsets).to(ctx.x_dtype)
+            dx = ops.gemm_grouped_contiguous(q_dy, s_dy, q_wt, s_wt, offsets,
+                                             check_offsets=ctx.check).to(ctx.x_dtype)
         if ctx.needs_input_grad[2]:
             q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(dyb, offsets,
                                                                    pow2_scales=ctx.pow2)
             q_xt, s_xt, _ = ops.quantize_tokens_transposed_1x128(xb, offsets, pow2_scales=ctx.pow2)
             wdt = weight.dtype if weight.dtype in (torch.float32, torch.bfloat16) else torch.float32
-            dw = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out_dtype=wdt)
+            dw = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets, out_dtype=wdt,
+                                      check_offsets=ctx.check)
             dw = dw if dw.dtype == weight.dtype else dw.to(weight.dtype)
-        return dx, None, dw, None, None
+        return dx, None, dw, None, None, None
 
 
 class Fp8GroupedExperts(torch.nn.Module):
@@ -436,10 +438,15 @@ class Fp8GroupedExperts(torch.nn.Module):
     tokens per expert). in_features and out_features must be multiples of 16; out_features a
     multiple of 128 quantises all experts' weights in one launch (otherwise one per expert).
     cache_weight (default False) and pow2_scales as Fp8Linear's (the module's docstring).
+    check_offsets (default False): every grouped GEMM of the layer (forward, dX, dW) validates
+    offsets on the GPU first and raises RuntimeError on a broken one (offsets[0] != 0, a
+    decrease, offsets[G] != T), where the default computes wrong rows without an error; it
+    synchronises each call and cannot be captured in a CUDA graph: for debugging.
     """
 
     def __init__(self, num_experts: int, in_features: int, out_features: int, device=None,
-                 dtype=None, *, cache_weight: bool = False, pow2_scales: bool = False):
+                 dtype=None, *, cache_weight: bool = False, pow2_scales: bool = False,
+                 check_offsets: bool = False):
         super().__init__()
         if num_experts < 1:
             raise ValueError(f"fp8gemm.nn.Fp8GroupedExperts: num_experts = {num_experts} must be "
@@ -451,6 +458,7 @@ class Fp8GroupedExperts(torch.nn.Module):
         self.num_experts = num_experts
         self.in_features, self.out_features = in_features, out_features
         self.cache_weight, self.pow2_scales = cache_weight, pow2_scales
+        self.check_offsets = check_offsets
         self.weight = torch.nn.Parameter(
             torch.empty((num_experts, out_features, in_features), device=device, dtype=dtype))
         self._cache = _WeightCache()
@@ -473,7 +481,8 @@ class Fp8GroupedExperts(torch.nn.Module):
             raise ValueError(f"fp8gemm.nn.Fp8GroupedExperts: offsets must be [{self.num_experts + 1}]"
                              f" (G + 1 int32 token offsets); got shape {tuple(offsets.shape)}")
         cache = self._cache if self.cache_weight and not _bypass_cache() else None
-        return _Fp8GroupedFunction.apply(x, offsets, self.weight, cache, self.pow2_scales)
+        return _Fp8GroupedFunction.apply(x, offsets, self.weight, cache, self.pow2_scales,
+                                         getattr(self, "check_offsets", False))  # older pickles
 
     def extra_repr(self) -> str:
         return (f"num_experts={self.num_experts}, in_features={self.in_features}, "

@@ -269,28 +269,37 @@ def gemm_block_scaled(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
 
 
 def gemm_grouped_contiguous(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
-                            offsets: Tensor) -> Tensor:
+                            offsets: Tensor, *, check_offsets: bool = False) -> Tensor:
     """Mixture-of-experts forward: D [rows, N] bf16, D[rows of g] = A[rows of g] . B[g]^T for every
     group g in one launch. a [rows, K] e4m3 (rows sorted by group), scale_a [rows, kg];
     b [G, N, K] e4m3, scale_b [G, nb, kg]; offsets [G + 1] int32 on the GPU. Calls with fewer
     than 1024 rows per group on average (2048 at K >= 4096) draw their tiles from a device counter
     the op keeps per stream (a fresh one per call while capturing a CUDA graph): chapter 8's
-    counter schedule."""
-    return _ops().gemm_grouped_contiguous(a, scale_a, b, scale_b, offsets)
+    counter schedule.
+
+    offsets are device data the host never reads: their rules (offsets[0] == 0, not decreasing,
+    offsets[G] == rows) are the caller's. Broken, they give wrong rows (never a write outside
+    D; rows no group covers are left unwritten) without an error. check_offsets=True validates
+    them on the GPU first and raises RuntimeError naming the entry and the rule (nothing is
+    computed then); it copies the verdict back and synchronises, so it is for debugging, and a
+    CUDA graph cannot capture it (ValueError)."""
+    return _ops().gemm_grouped_contiguous(a, scale_a, b, scale_b, offsets, check_offsets)
 
 
 def gemm_grouped_masked(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
-                        masked_m: Tensor) -> Tensor:
+                        masked_m: Tensor, *, check_offsets: bool = False) -> Tensor:
     """Masked grouped GEMM (decoding): a [G, M_max, K] e4m3, scale_a [G * M_max, kg],
     b [G, N, K], scale_b [G, nb, kg], masked_m [G] int32 (GPU) -> D [G, M_max, N] bf16 whose rows
-    at or past masked_m[g] are left unwritten."""
-    return _ops().gemm_grouped_masked(a, scale_a, b, scale_b, masked_m)
+    at or past masked_m[g] are left unwritten. check_offsets=True validates masked_m (0 <=
+    masked_m[g] <= M_max) on the GPU first, as gemm_grouped_contiguous's."""
+    return _ops().gemm_grouped_masked(a, scale_a, b, scale_b, masked_m, check_offsets)
 
 
 def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: Tensor,
                      offsets: Tensor, *, out: Optional[Tensor] = None,
                      accumulate: bool = False,
-                     out_dtype: Optional[torch.dtype] = None) -> Tensor:
+                     out_dtype: Optional[torch.dtype] = None,
+                     check_offsets: bool = False) -> Tensor:
     """Weight gradients dB [G, N, K], dB[g] = dD_g^T . A_g over group g's tokens (k-grouped),
     float32, or bfloat16 (out_dtype=torch.bfloat16 or a bfloat16 out=): each element rounded once
     from its FP32 sum, half the bytes written and no float32 dB to convert. dd_t [N, T_cap] and
@@ -298,14 +307,20 @@ def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: T
     [G + 1] int32, the real token offsets. A group without tokens gets zeros (or, with
     accumulate, is left as it is).
     out: a float32 or bfloat16 [G, N, K] tensor (row-major, any row stride) to write
-    (accumulate=False), or a float32 one to add to (accumulate=True)."""
+    (accumulate=False), or a float32 one to add to (accumulate=True).
+    check_offsets=True validates offsets on the GPU first (offsets[0] == 0, not decreasing, and
+    the padded token total, each count rounded up to 128, at most T_cap: a T_cap smaller than
+    max_padded_tokens(T, G) truncates the last groups' gradients silently otherwise) and raises
+    RuntimeError on a violation, as gemm_grouped_contiguous's."""
     if out is None:
         if accumulate:
             raise ValueError("fp8gemm.gemm_weight_grad: accumulate=True needs out= (a float32 dB to "
                              "add to)")
-        return _ops().gemm_weight_grad(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out_dtype)
+        return _ops().gemm_weight_grad(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out_dtype,
+                                       check_offsets)
     _require_out_dtype("gemm_weight_grad", out_dtype, out)
-    _ops().gemm_weight_grad_out(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, accumulate)
+    _ops().gemm_weight_grad_out(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, accumulate,
+                                check_offsets)
     return out
 
 
@@ -439,21 +454,22 @@ if available():
         return None
 
     @torch.library.register_fake("fp8gemm::gemm_grouped_contiguous")
-    def _gemm_grouped_contiguous_fake(a, scale_a, b, scale_b, offsets):
+    def _gemm_grouped_contiguous_fake(a, scale_a, b, scale_b, offsets, check_offsets=False):
         return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.bfloat16)
 
     @torch.library.register_fake("fp8gemm::gemm_grouped_masked")
-    def _gemm_grouped_masked_fake(a, scale_a, b, scale_b, masked_m):
+    def _gemm_grouped_masked_fake(a, scale_a, b, scale_b, masked_m, check_offsets=False):
         return a.new_empty((a.shape[0], a.shape[1], b.shape[1]), dtype=torch.bfloat16)
 
     @torch.library.register_fake("fp8gemm::gemm_weight_grad")
-    def _gemm_weight_grad_fake(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out_dtype=None):
+    def _gemm_weight_grad_fake(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out_dtype=None,
+                               check_offsets=False):
         return dd_t.new_empty((offsets.shape[0] - 1, dd_t.shape[0], a_t.shape[0]),
                               dtype=out_dtype if out_dtype is not None else torch.float32)
 
     @torch.library.register_fake("fp8gemm::gemm_weight_grad_out")
     def _gemm_weight_grad_out_fake(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out,
-                                   accumulate=False):
+                                   accumulate=False, check_offsets=False):
         return None
 
     @torch.library.register_fake("fp8gemm::gemm_per_tensor")

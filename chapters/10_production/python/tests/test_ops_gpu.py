@@ -565,6 +565,73 @@ def test_weight_grad_from_dual_quantiser():
     assert torch.equal(d1, d2)
 
 
+def test_check_offsets():
+    """check_offsets=True (chapter 8's checking modes through the ops): valid offsets give the
+    default call's D bit for bit; broken ones raise RuntimeError naming the entry and the rule and
+    leave the output unwritten; a capturing stream refuses the mode (ValueError). The layer's
+    option reaches its forward and backward GEMMs."""
+    require_gpu()
+    G, T, N, K = 4, 1000, 256, 512
+    gen = _gen(90)
+    qa, sa = ops.quantize_1x128(make_bf16((T, K), gen))
+    qb, sb = _grouped_weights(G, N, K, gen)
+    off = _random_offsets(T, G, gen, empty=(1,))
+    d = ops.gemm_grouped_contiguous(qa, sa, qb, sb, off)
+    assert torch.equal(d, ops.gemm_grouped_contiguous(qa, sa, qb, sb, off, check_offsets=True))
+    bad = off.clone()
+    bad[2], bad[3] = off[3], off[2] - 1  # decreasing at 3 (and group 2 made larger)
+    with raises(RuntimeError, match=r"offsets\[3\] = \d+ is less than offsets\[2\]"):
+        ops.gemm_grouped_contiguous(qa, sa, qb, sb, bad, check_offsets=True)
+    short = off.clone()
+    short[G] = T - 5  # the last group stops 5 rows short: those rows would stay unwritten
+    with raises(RuntimeError, match=rf"offsets\[{G}\] = {T - 5} must equal rows = {T}"):
+        ops.gemm_grouped_contiguous(qa, sa, qb, sb, short, check_offsets=True)
+    # masked_m above M_max
+    M_max = 256
+    qm, sm = ops.quantize_1x128(make_bf16((G * M_max, K), gen))
+    qm = qm.view(G, M_max, K)
+    mm = torch.tensor([10, 0, M_max + 1, 3], dtype=torch.int32, device="cuda")
+    with raises(RuntimeError, match=rf"masked_m\[2\] = {M_max + 1} exceeds M_max = {M_max}"):
+        ops.gemm_grouped_masked(qm, sm, qb, sb, mm, check_offsets=True)
+    mm[2] = M_max
+    d0 = ops.gemm_grouped_masked(qm, sm, qb, sb, mm)
+    d1 = ops.gemm_grouped_masked(qm, sm, qb, sb, mm, check_offsets=True)
+    for g, m in enumerate(mm.tolist()):  # the rows each group writes
+        assert torch.equal(d0[g, :m], d1[g, :m]), g
+    # the weight gradient: the token capacity T instead of max_padded_tokens(T, G) truncates the
+    # last groups silently without the check
+    dy, x = make_bf16((T, N), gen), make_bf16((T, K), gen)
+    q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(dy, off)
+    q_xt, s_xt, _ = ops.quantize_tokens_transposed_1x128(x, off)
+    db = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, off)
+    assert torch.equal(db, ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, off, check_offsets=True))
+    # counts 300, 0, 300, 400: padded 384 + 0 + 384 + 512 = 1280 columns, more than round_up(T, 128)
+    ow = torch.tensor([0, 300, 300, 600, 1000], dtype=torch.int32, device="cuda")
+    cap = _ceil(T, 128) * 128
+    q_dyt_c, s_dyt_c, _ = ops.quantize_tokens_transposed_1x128(dy, ow, cap)
+    q_xt_c, s_xt_c, _ = ops.quantize_tokens_transposed_1x128(x, ow, cap)
+    with raises(RuntimeError, match=rf"P_G = 1280 .* exceeds token_capacity = {cap}"):
+        ops.gemm_weight_grad(q_dyt_c, s_dyt_c, q_xt_c, s_xt_c, ow, check_offsets=True)
+    out = torch.full((G, N, K), float("nan"), device="cuda")
+    with raises(RuntimeError, match=r"offsets\[3\] = \d+ is less than offsets\[2\]"):
+        ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, bad, out=out, check_offsets=True)
+    torch.cuda.synchronize()
+    assert torch.isnan(out).all(), "a refused call wrote its out"
+    # a CUDA graph cannot hold the check's copy and synchronisation
+    graph = torch.cuda.CUDAGraph()
+    with raises(ValueError, match=r"the stream is capturing a CUDA graph"):
+        with torch.cuda.graph(graph):
+            ops.gemm_grouped_contiguous(qa, sa, qb, sb, off, check_offsets=True)
+    # the layer: forward and backward with valid offsets, then a broken one refused
+    layer = fp8gemm.nn.Fp8GroupedExperts(G, K, N, device="cuda", dtype=torch.bfloat16,
+                                         check_offsets=True)
+    xx = make_bf16((T, K), gen).requires_grad_(True)
+    layer(xx, off).float().square().mean().backward()
+    assert xx.grad is not None and layer.weight.grad is not None
+    with raises(RuntimeError, match=rf"offsets\[{G}\] = {T - 5} must equal rows = {T}"):
+        layer(xx, short)
+
+
 def _gpu_ms(fn, reps=5):
     """Median GPU time of fn() in ms, by CUDA events, after one warm-up call."""
     fn()
