@@ -608,8 +608,10 @@ def test_check_offsets():
     # counts 300, 0, 300, 400: padded 384 + 0 + 384 + 512 = 1280 columns, more than round_up(T, 128)
     ow = torch.tensor([0, 300, 300, 600, 1000], dtype=torch.int32, device="cuda")
     cap = _ceil(T, 128) * 128
-    q_dyt_c, s_dyt_c, _ = ops.quantize_tokens_transposed_1x128(dy, ow, cap)
-    q_xt_c, s_xt_c, _ = ops.quantize_tokens_transposed_1x128(x, ow, cap)
+    q_dyt_w, s_dyt_w, _ = ops.quantize_tokens_transposed_1x128(dy, ow)  # T_cap 1408: whole
+    q_xt_w, s_xt_w, _ = ops.quantize_tokens_transposed_1x128(x, ow)
+    q_dyt_c, s_dyt_c = q_dyt_w[:, :cap], s_dyt_w[:, :cap // 128]  # the first cap columns
+    q_xt_c, s_xt_c = q_xt_w[:, :cap], s_xt_w[:, :cap // 128]
     with raises(RuntimeError, match=rf"P_G = 1280 .* exceeds token_capacity = {cap}"):
         ops.gemm_weight_grad(q_dyt_c, s_dyt_c, q_xt_c, s_xt_c, ow, check_offsets=True)
     out = torch.full((G, N, K), float("nan"), device="cuda")
