@@ -19,8 +19,10 @@ set -u
 source scripts/gpu_call.sh .gpu/t57.txz .gpu/py57.txz || exit 1
 nvidia-smi -L >> "$L"
 say "test_library_threads_gpu, test_reliability (their [other-device] cases with two GPUs)"
-packed_tests_step a '^(test_library_threads_gpu|test_reliability)$' 150
-grep -h "only 1 GPU\|other-device" "$OUT"/gl_a.txz 2>/dev/null | head -3 >> "$L"
+gpu_tests_step '^(test_library_threads_gpu|test_reliability)$' 150
+grep -h -A8 "<failure" "$OUT"/gl/tests/*.xml 2>/dev/null | head -40 >> "$L"
+echo "lines saying only 1 GPU: $(grep -c 'only 1 GPU' "$OUT/gl/gpu_loop.log")" >> "$L"
+tar cJf "$OUT/gl_a.txz" -C "$OUT" gl && rm -rf "$OUT/gl"
 rm -f "$OUT"/gpu_tests_*.txt
 say "PyTorch tests"
 torch_tests_step 150
