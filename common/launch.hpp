@@ -105,6 +105,11 @@ void require_same_device(int plan_device, int current, const char* who);
 /// fails.
 void require_plan_device(int plan_device, const char* who);
 
+/// A plan's checks before its first launch of a run(): require_plan_device(), then
+/// require_no_pending_error(). For the run() paths that launch a helper (a conversion) before
+/// their engine plan's launch, which makes the same two checks (EnginePlan::launch).
+void require_ready_to_launch(int plan_device, const char* who);
+
 /// Steps 1-4 above for a kernel with a one-dimensional grid of block_m x block_n output tiles:
 /// validate_gemm(), tile_grid(), check_gemm_pointers(), prepare_kernel(),
 /// require_no_pending_error(). Returns the grid; the caller launches `grid.blocks` blocks, passes

@@ -257,12 +257,11 @@ int Plan::device() const { return impl_->split ? impl_->split->device() : impl_-
 void Plan::run(cudaStream_t stream) const {
   const Impl& I = *impl_;
   const BlockScaledGemm& g = I.gemm;
-  // The plan validated the layouts and pointers and prepared the kernel: launch only. An earlier
-  // CUDA error still pending is reported as such before anything is launched (the scale
-  // conversion's own launch check would otherwise take it for its own; docs/contract.md). The
-  // device check too comes before the conversion (the engine's launch makes it again).
-  require_plan_device(device(), kWho);
-  require_no_pending_error(kWho);
+  // The plan validated the layouts and pointers and prepared the kernel: launch only. The device
+  // and an earlier CUDA error still pending are checked before anything is launched (the scale
+  // conversion's own launch check would otherwise take such an error for its own;
+  // docs/contract.md).
+  require_ready_to_launch(device(), kWho);
   if (I.convert_a)
     launch_convert_group_scales(g.scale_a, g.scale_a_layout, I.sfa_workspace.data(),
                                 I.sfa_layout, g.M, g.K, stream);

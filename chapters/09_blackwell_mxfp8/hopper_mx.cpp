@@ -205,25 +205,19 @@ int HopperPlan::device() const {
 }
 
 void HopperPlan::run(cudaStream_t stream) const {
+  if (!impl_->rq && !impl_->bf16) return impl_->plan->run(stream);
+  // The two converting paths launch their conversion first: the device and an earlier CUDA error
+  // still pending are checked before it (the conversion's own launch check would otherwise take
+  // such an error for its own; docs/contract.md).
+  require_ready_to_launch(device(), kWho);
   if (impl_->rq) {
-    require_plan_device(device(), kWho);  // before the re-quantisation's launch
-    require_no_pending_error(kWho);  // as the dequantize_bf16 path below
     launch_requantize_mx(&impl_->rq_a, impl_->rq_layout_a, &impl_->rq_b, impl_->rq_layout_b,
                          stream);
     impl_->rq->run(stream);
-    return;
-  }
-  if (impl_->bf16) {
-    // An earlier CUDA error still pending is reported as such before anything is launched (the
-    // dequantisation's own launch check would otherwise take it for its own; docs/contract.md).
-    // The device check too comes before the dequantisation.
-    require_plan_device(device(), kWho);
-    require_no_pending_error(kWho);
+  } else {
     launch_dequantize_mx_1x32_bf16(impl_->deq_a, &impl_->deq_b, stream);
     impl_->bf16->run(stream);
-    return;
   }
-  impl_->plan->run(stream);
 }
 
 namespace {

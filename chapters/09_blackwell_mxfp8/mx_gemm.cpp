@@ -222,8 +222,7 @@ int Plan::device() const { return impl_->device; }
 void Plan::run(cudaStream_t stream) const {
 #if defined(FP8GEMM_HAS_SM100)
   const Impl& I = *impl_;
-  require_plan_device(I.device, kWho);
-  require_no_pending_error(kWho);
+  require_ready_to_launch(I.device, kWho);
   launch_mxfp8_sm100(I.args, I.config.grid, I.config.block, I.config.smem_bytes, stream);
   check_launch(kWho);
 #else

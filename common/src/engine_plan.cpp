@@ -305,8 +305,7 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
 }
 
 void EnginePlan::launch(const void* params, cudaStream_t stream) const {
-  require_plan_device(device_, who_.c_str());
-  require_no_pending_error(who_.c_str());
+  require_ready_to_launch(device_, who_.c_str());
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t cfg = launch_config(kernel_, grid_ctas_, stream, attr, true);
   void* kernel_args[] = {const_cast<void*>(params)};

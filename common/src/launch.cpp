@@ -167,6 +167,11 @@ void require_plan_device(int plan_device, const char* who) {
   require_same_device(plan_device, current, who);
 }
 
+void require_ready_to_launch(int plan_device, const char* who) {
+  require_plan_device(plan_device, who);
+  require_no_pending_error(who);
+}
+
 TileGrid prepare_gemm_launch(const GemmArgs& args, const GemmRequirements& req,
                              std::int64_t block_m, std::int64_t block_n, const void* kernel,
                              const char* kernel_name, const char* built_for,
