@@ -12,6 +12,8 @@
 #      environment override; MXFP8's architecture dispatch on the device present);
 #      test_library_threads_gpu (every kind of plan from 4 threads at once and on 2 streams with
 #      rebind(), against float64 and bit for bit a single-threaded run; rebind's refusals);
+#      test_strided_gpu (every plan with row strides larger than the row: the same kernel's D on
+#      packed copies bit for bit, the padding of A, B and D untouched);
 #      test_library_other_device (two GPUs: every kind of plan built on device 0, run() and
 #      rebind() with device 1 current refused before any launch, then run on device 0).
 if(TARGET fp8gemm)
@@ -21,6 +23,8 @@ if(TARGET fp8gemm)
   target_include_directories(test_plan_cache_cpu PRIVATE
                              ${PROJECT_SOURCE_DIR}/chapters/10_production/python/csrc)
   fp8gemm_test(test_library_gpu LABEL gpu SOURCES test_library_gpu.cu
+               LIBS fp8gemm fp8gemm_ch07_checks fp8gemm_ch08_checks)
+  fp8gemm_test(test_strided_gpu LABEL gpu SOURCES test_strided_gpu.cu
                LIBS fp8gemm fp8gemm_ch07_checks fp8gemm_ch08_checks)
   fp8gemm_test(test_library_threads_gpu LABEL gpu SOURCES test_library_threads_gpu.cu
                LIBS fp8gemm fp8gemm_ch08_checks ARGS "~[other-device]")

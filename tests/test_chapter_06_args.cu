@@ -64,6 +64,23 @@ TEST_CASE("ch06 refuses bad calls before any CUDA call", "[ch06][cpu]") {
   g = valid_call();
   g.D = reinterpret_cast<std::uint16_t*>(const_cast<std::uint8_t*>(g.A) + 4096);  // inside A
   CHECK(refusal(g).find("overlap") != std::string::npos);
+  // Row strides (session 57): >= the row, and multiples of 16 bytes for A and B (TMA).
+  g = valid_call();
+  g.lda = 248;
+  CHECK(refusal(g).find("lda = 248 must be >= K = 256") != std::string::npos);
+  g = valid_call();
+  g.ldb = 264;
+  CHECK(refusal(g).find("ldb = 264 elements (264 bytes) must be a multiple of 16 bytes") !=
+        std::string::npos);
+  g = valid_call();
+  g.ldd = 255;
+  CHECK(refusal(g).find("ldd = 255 must be >= N = 256") != std::string::npos);
+  // ... which the engine's rules take (chapters 1-5 refuse them: test_chapter_args).
+  g = valid_call();
+  g.lda = 272;
+  g.ldb = 512;
+  g.ldd = 259;
+  CHECK_NOTHROW(fp8gemm::validate_gemm(g.args(), fp8gemm::ch06::requirements()));
   fp8gemm::ch06::Options o;
   o.kernel = "no_such_kernel";
   CHECK_THROWS_AS(fp8gemm::ch06::Plan(valid_call(), o), std::invalid_argument);

@@ -168,6 +168,29 @@ TEST_CASE("chapters 2-4: A and B must be 16-byte aligned", "[chapters][args]") {
   }
 }
 
+TEST_CASE("chapters 1-5: packed tensors only; a row stride other than the row is refused",
+          "[chapters][args]") {
+  for (const auto& c : all_chapters()) {
+    INFO("chapter " << c.name);
+    CHECK(c.requirements().packed_only);
+    auto g = good_args();
+    g.lda = 528;
+    require_invalid(c, g, {"lda = 528 must equal K = 512 (this kernel takes packed tensors)"});
+    g = good_args();
+    g.ldb = 528;
+    require_invalid(c, g, {"ldb = 528 must equal K = 512"});
+    g = good_args();
+    g.ldd = 392;
+    require_invalid(c, g, {"ldd = 392 must equal N = 384"});
+    // The packed values themselves, as 0, are the packed call.
+    g = good_args();
+    g.lda = 512;
+    g.ldb = 512;
+    g.ldd = 384;
+    CHECK_NOTHROW(fp8gemm::validate_gemm(g.args(), c.requirements()));
+  }
+}
+
 TEST_CASE("chapters 1-5: D must be 2-byte aligned (a bf16 one byte off would fault)",
           "[chapters][args]") {
   for (const auto& c : all_chapters()) {

@@ -50,7 +50,7 @@ PerTensorPlan::PerTensorPlan(const PerTensorGemm& g, const PerTensorOptions& o) 
                                     : DispatchFamily::per_tensor_promoted;
   // A grid that is not persistent (one CTA per tile) uses every SM whatever max_sms says, so the
   // choice plans for all of them, as chapter 6's own rule does (ch06::grid_max_sms).
-  choice_ = choose_per_tensor(g.M, g.N, g.K, o.accumulation, tma_storable(g.D, g.N), o.kernel,
+  choice_ = choose_per_tensor(g.M, g.N, g.K, o.accumulation, tma_storable(g.D, g.args().ldd), o.kernel,
                               env_of(family), usable_sms(ch06::grid_max_sms(o)));
   PerTensorOptions chosen = o;
   chosen.kernel = choice_.kernel;

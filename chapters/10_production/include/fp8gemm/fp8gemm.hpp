@@ -107,6 +107,8 @@ inline constexpr const char* version() { return "0.9.0"; }
 using engine::Accumulation;
 
 // ---- per-tensor scaled FP8 GEMM (chapter 6). PerTensorGemm: common/gemm.hpp ----
+// Leading dimensions lda, ldb (multiples of 16 bytes) and ldd (any >= N; a multiple of 8 lets the
+// TMA-store kernels take D), 0 meaning packed, as the block-scaled call's.
 
 /// Options::kernel overrides the dispatch (a name of ch06::kernels() whose accumulation is
 /// Options::accumulation); max_sms, raster and persistent as chapter 6's.

@@ -1075,19 +1075,15 @@ void gemm_weight_grad_out(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                    accumulate, "", check_offsets);
 }
 
-/// Chapter 6's per-tensor GEMM: D = scale_a scale_b A . B^T, bf16 out, packed operands.
+/// Chapter 6's per-tensor GEMM: D = scale_a scale_b A . B^T, bf16 out; a and b row-major with
+/// any row stride the library takes (lda, ldb: multiples of 16 bytes).
 at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
                            const at::Tensor& scale_b, bool fast_accum) {
   constexpr const char* op = "gemm_per_tensor";
   const GemmOperands ab = gemm_operands(op, a, b);
   const at::Device dev = ab.device;
   const std::int64_t M = ab.M, N = ab.N, K = ab.K;
-  if (!a.is_contiguous())
-    fail(op, "a must be contiguous (the per-tensor GEMM takes packed operands); got strides " +
-                 shape_str(a.strides()) + " (call .contiguous())");
-  if (!b.is_contiguous())
-    fail(op, "b must be contiguous (the per-tensor GEMM takes packed operands); got strides " +
-                 shape_str(b.strides()) + " (call .contiguous())");
+  const std::int64_t lda = row_major_ld(op, "a", a, 0), ldb = row_major_ld(op, "b", b, 0);
   const auto check_scale = [&](const char* name, const at::Tensor& s) {
     if (!s.defined() || !s.is_cuda() || s.device() != dev || s.scalar_type() != at::kFloat ||
         s.numel() != 1)
@@ -1110,10 +1106,13 @@ at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::T
                           .B = e4m3_ptr(b),
                           .D = static_cast<std::uint16_t*>(out.data_ptr()),
                           .scale_a = f32_ptr(scale_a),
-                          .scale_b = f32_ptr(scale_b)};
+                          .scale_b = f32_ptr(scale_b),
+                          .lda = lda,
+                          .ldb = ldb};
     const int max_sms = g_max_sms.load(std::memory_order_relaxed);
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
-    key.add(kPerTensor).add(dev.index()).add(M).add(N).add(K).add(std::int64_t(fast_accum));
+    key.add(kPerTensor).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb);
+    key.add(std::int64_t(fast_accum));
     key.add(max_sms);
     key.add(std::int64_t(aligned(g.D, 16)));
     PlanKey buffers;

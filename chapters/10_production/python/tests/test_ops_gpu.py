@@ -325,6 +325,70 @@ def test_gemm_per_tensor():
     assert rel_error(dfast, ref) <= 4 * tolerance(K)  # random normal data hides its bias
 
 
+def _strided(q, extra):
+    """q [..., R, C] e4m3 as a view whose rows are C + extra apart (a column slice of a wider
+    buffer), the other columns holding the e4m3 NaN code 0x7F: a GEMM that read them would turn
+    its D NaN."""
+    buf = torch.full(q.shape[:-1] + (q.shape[-1] + extra,), 0x7F, dtype=torch.uint8,
+                     device=q.device).view(E4)
+    view = buf[..., :q.shape[-1]]
+    view.copy_(q)
+    assert view.stride(-2) == q.shape[-1] + extra and not view.is_contiguous()
+    return view
+
+
+def test_strided_operands_every_gemm():
+    """Every GEMM op given A and B (the weight gradient: dD^T and A^T) as column slices of wider
+    buffers gives bit for bit what it gives on the contiguous operands (the same kernel: the
+    leading dimensions do not enter the choice). The per-tensor GEMM took packed operands only
+    until session 57."""
+    require_gpu()
+    gen = _gen(57)
+    M, N, K = 333, 264, 1040
+    # per-tensor, both accumulation modes
+    qa, sa = ops.quantize_per_tensor(torch.randn(M, K, generator=gen, device="cuda"))
+    qb, sb = ops.quantize_per_tensor(torch.randn(N, K, generator=gen, device="cuda"))
+    a_s, b_s = _strided(qa, 16), _strided(qb, 48)
+    for fast in (False, True):
+        d = ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=fast)
+        assert torch.isfinite(d).all()
+        assert torch.equal(bits(ops.gemm_per_tensor(a_s, b_s, sa, sb, fast_accum=fast)), bits(d)), fast
+    # block-scaled, bf16 and float32 D
+    qa, sa, qb, sb = _block_scaled_operands(M, N, K, 58)
+    a_s, b_s = _strided(qa, 32), _strided(qb, 16)
+    for dt in (torch.bfloat16, torch.float32):
+        d = ops.gemm_block_scaled(qa, sa, qb, sb, dt)
+        assert torch.isfinite(d).all()
+        assert torch.equal(bits(ops.gemm_block_scaled(a_s, sa, b_s, sb, dt)), bits(d)), dt
+    # grouped, contiguous (B [G, N, K] with rows K + 32 apart) and masked (A [G, M_max, K] too)
+    G, T = 4, 1000
+    x = make_bf16((T, K), gen)
+    qx, sx = ops.quantize_1x128(x)
+    qw, sw = _grouped_weights(G, N, K, gen)
+    offsets = _random_offsets(T, G, gen, empty=(1,))
+    d = ops.gemm_grouped_contiguous(qx, sx, qw, sw, offsets)
+    assert torch.isfinite(d).all()
+    got = ops.gemm_grouped_contiguous(_strided(qx, 16), sx, _strided(qw, 32), sw, offsets)
+    assert torch.equal(bits(got), bits(d))
+    M_max = 250
+    qm, sm = ops.quantize_1x128(make_bf16((G * M_max, K), gen))
+    qm = qm.view(G, M_max, K)
+    masked_m = torch.tensor([250, 0, 77, 129], dtype=torch.int32, device="cuda")
+    d = ops.gemm_grouped_masked(qm, sm, qw, sw, masked_m)
+    got = ops.gemm_grouped_masked(_strided(qm, 48), sm, _strided(qw, 16), sw, masked_m)
+    for g, m in enumerate(masked_m.tolist()):  # rows past masked_m[g] are not written
+        assert torch.isfinite(d[g, :m]).all()
+        assert torch.equal(bits(got[g, :m]), bits(d[g, :m])), g
+    # the weight gradient: dD^T [N, cap] and A^T [K, cap] with rows cap + 16 / cap + 32 apart
+    dy, xx = make_bf16((T, N), gen), make_bf16((T, K), gen)
+    q_dyt, s_dyt, _ = ops.quantize_tokens_transposed_1x128(dy, offsets)
+    q_xt, s_xt, _ = ops.quantize_tokens_transposed_1x128(xx, offsets)
+    db = ops.gemm_weight_grad(q_dyt, s_dyt, q_xt, s_xt, offsets)
+    assert torch.isfinite(db).all()
+    got = ops.gemm_weight_grad(_strided(q_dyt, 16), s_dyt, _strided(q_xt, 32), s_xt, offsets)
+    assert torch.equal(bits(got), bits(db))
+
+
 def _grouped_weights(G, N, K, gen):
     w = make_bf16((G, N, K), gen)
     q, s = [], []
