@@ -182,7 +182,7 @@ TEST_CASE("chapters 1-5: packed tensors only; a row stride other than the row is
     g = good_args();
     g.ldd = 392;
     require_invalid(c, g, {"ldd = 392 must equal N = 384"});
-    // The packed values themselves, as 0, are the packed call.
+    // The packed values given explicitly are the packed call (as 0 is).
     g = good_args();
     g.lda = 512;
     g.ldb = 512;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -56,6 +58,11 @@ AccuracyResult uniform_data_error(const std::function<void(const PerTensorGemm&,
 
 SampledCheck sampled_check(const PerTensorGemm& g, const Options& options, std::int64_t rows,
                            std::uint64_t seed) {
+  // It reads rows of A and D at K and N apart: a strided call would be checked on wrong rows.
+  if (const GemmArgs a = g.args(); a.lda != g.K || a.ldb != g.K || a.ldd != g.N)
+    throw std::invalid_argument("ch06::sampled_check takes packed operands (lda = ldb = K, "
+                                "ldd = N); got lda = " + std::to_string(a.lda) + ", ldb = " +
+                                std::to_string(a.ldb) + ", ldd = " + std::to_string(a.ldd));
   const Plan plan(g, options);
   poison_bf16(g.D, std::size_t(g.M * g.N));
   plan.run(nullptr);

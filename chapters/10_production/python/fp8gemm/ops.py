@@ -327,9 +327,9 @@ def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: T
 def gemm_per_tensor(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, *,
                     fast_accum: bool = False) -> Tensor:
     """Chapter 6's per-tensor GEMM: D [M, N] bf16 = scale_a scale_b A . B^T, a [M, K] and b [N, K]
-    e4m3 row-major (unit stride along K; a row stride >= K, a multiple of 16 bytes: a column slice
-    of a wider matrix is read in place), scale_a / scale_b one-element float32 tensors on the GPU
-    (read there).
+    e4m3 row-major (unit stride along K; a row stride >= K, a multiple of 16 bytes, and the data
+    16-byte aligned: such a column slice of a wider matrix is read in place), scale_a / scale_b
+    one-element float32 tensors on the GPU (read there).
     FP32 promotion every 128 K by default; fast_accum=True uses the tensor cores' own
     accumulation only (faster, less accurate over long K: see chapter 6)."""
     return _ops().gemm_per_tensor(a, b, scale_a, scale_b, fast_accum)
