@@ -120,6 +120,12 @@ void validate_gemm(const GemmArgs& args, const GemmRequirements& req);
 void validate_disjoint_from_d(const GemmArgs& args, const void* p, std::size_t bytes,
                               const char* name, const GemmRequirements& req);
 
+/// Checks that [p, p + bytes), memory a kernel writes besides D (chapter 8's tile counter), shares
+/// no byte with A, B, D, scale_a or scale_b (their gemm_extents()), naming `name` and the operand
+/// in the message; throws std::invalid_argument as validate_gemm() does. Pure C++.
+void validate_disjoint_from_operands(const GemmArgs& args, const void* p, std::size_t bytes,
+                                     const char* name, const GemmRequirements& req);
+
 /// How many bytes each operand of a call spans from its pointer: A (M - 1) lda + K,
 /// B (b_rows_of(args) - 1) ldb + K, D ((d_rows_of(args) - 1) ldd + N) * d_element_bytes, each scale scale_count(recipe, rows, K) * 4.
 /// Meaningful (no overflow) once validate_gemm() has accepted the call.

@@ -114,6 +114,16 @@ std::string run_error(const ch08::Plan& plan, cudaStream_t stream = nullptr) {
   return "accepted";
 }
 
+/// The message of the std::invalid_argument run(stream, counter) throws, "" if none.
+std::string run_error_with_counter(const ch08::Plan& plan, int* counter) {
+  try {
+    plan.run(nullptr, counter);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
 bool all_poison(const DeviceBuffer<std::uint16_t>& d) {
   for (std::uint16_t v : d.download())
     if (v != 0xFFFF) return false;
@@ -201,6 +211,24 @@ TEST_CASE("ch08: the counter schedule with the caller's counters on two streams 
   // Host memory is refused before the launch (the kernel would fault: a sticky error).
   int host_counter[2] = {0, 0};
   CHECK_THROWS_AS(plan.run(nullptr, host_counter), std::invalid_argument);
+  // A counter inside the offsets, D, A or a scale (an easy slip: all are device memory) would be
+  // written by the kernel's atomics and reset while it reads them: refused before any launch,
+  // naming what it overlaps (session 57). The offsets and D are left as they were.
+  const auto offsets_before = ops1.description.download();
+  poison_bf16(ops1.D.data(), ops1.D.size());
+  const auto d_before = ops1.D.download();
+  const std::pair<int*, const char*> inside[] = {
+      {const_cast<int*>(ops1.description.data()), "overlaps offsets"},
+      {reinterpret_cast<int*>(ops1.D.data() + 64), "overlaps D"},
+      {reinterpret_cast<int*>(const_cast<std::uint8_t*>(ops1.A.data()) + 4096), "overlaps A"},
+      {reinterpret_cast<int*>(const_cast<float*>(ops1.scale_b.data())), "overlaps scale_b"}};
+  for (const auto& [counter, what] : inside) {
+    INFO("tile_counter inside: " << what);
+    CHECK(has(run_error_with_counter(plan, counter), what));
+  }
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(ops1.description.download() == offsets_before);
+  CHECK(ops1.D.download() == d_before);
   FP8GEMM_CUDA_CHECK(cudaGetLastError());  // nothing launched, nothing pending
   Stream s1, s2;
   const DeviceBuffer<int> c1 = ch08::make_tile_counter(), c2 = ch08::make_tile_counter();

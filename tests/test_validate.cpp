@@ -274,6 +274,46 @@ TEST_CASE("validate_gemm: D is 2-byte aligned whatever the requirements ask", "[
   CHECK(GemmRequirements{}.output_alignment == 2);
 }
 
+TEST_CASE("validate_disjoint_from_operands: a further output shares no byte with any operand",
+          "[validate]") {
+  // valid_args(): A [0x100000, 0x120000), B [0x200000, 0x230000), D [0x300000, 0x330000), the
+  // scales two floats of this file's statics. An 8-byte buffer the kernel writes (chapter 8's
+  // tile counter) inside or straddling any of them is refused, naming it; beside them is fine.
+  const GemmRequirements req;
+  const GemmArgs a = valid_args();
+  struct Case {
+    const void* p;
+    std::size_t bytes;
+    const char* overlaps;  // nullptr: accepted
+  };
+  // (The two scales are adjacent floats: 4-byte buffers there, so that each meets one of them.)
+  const Case cases[] = {{address(0x100000), 8, "overlaps A"},
+                        {address(0x11FFFC), 8, "overlaps A"},  // straddles A's end
+                        {address(0x1FFFFC), 8, "overlaps B"},  // straddles B's start
+                        {address(0x32FFF8), 8, "overlaps D"},  // D's last 8 bytes
+                        {a.scale_a, 4, "overlaps scale_a"},
+                        {a.scale_b, 4, "overlaps scale_b"},
+                        {address(0x120000), 8, nullptr},   // right after A
+                        {address(0x2FFFF8), 8, nullptr},   // right before D
+                        {address(0x330000), 8, nullptr}};  // right after D
+  for (const Case& c : cases) {
+    INFO("p = " << c.p);
+    std::string message;
+    try {
+      fp8gemm::validate_disjoint_from_operands(a, c.p, c.bytes, "tile_counter", req);
+    } catch (const std::invalid_argument& e) {
+      message = e.what();
+    }
+    INFO("message: " << message);
+    if (c.overlaps) {
+      CHECK(message.find(std::string("tile_counter (bytes [")) != std::string::npos);
+      CHECK(message.find(c.overlaps) != std::string::npos);
+    } else {
+      CHECK(message.empty());
+    }
+  }
+}
+
 TEST_CASE("gemm_extents: the bytes each operand spans", "[validate]") {
   GemmArgs a = valid_args();
   a.lda = 528;

@@ -383,6 +383,7 @@ void Plan::rebind(const GroupedGemm& in) {
   p.layout.masked_m = g.masked_m;
   if (I.check) I.groups_desc = description_of(g);
   I.gemm = g;
+  I.checked_counter.store(nullptr, std::memory_order_relaxed);  // run() checks its counter again
 }
 
 void Plan::run(cudaStream_t stream) const {
@@ -405,8 +406,20 @@ void Plan::run(cudaStream_t stream, int* tile_counter) const {
     fail("run: this plan draws its tiles from the caller's counter (Options::counter_schedule): "
          "tile_counter must be two ints of device memory, 4-byte aligned (" +
          std::string(tile_counter == nullptr ? "null" : "misaligned") + " given)");
-  // Host memory or a freed pointer would fault the kernel (a sticky error): refused here instead.
+  // A counter the kernel's atomics and reset would write inside an operand or the group
+  // description (the offsets, say: the group boundaries would move during the run), or host
+  // memory or a freed pointer, which would fault the kernel (a sticky error): refused here. Once
+  // per counter (rebind() forgets it: the buffers may have moved onto it).
   if (impl_->checked_counter.load(std::memory_order_relaxed) != tile_counter) {
+    const GroupedGemm& g = impl_->gemm;
+    validate_disjoint_from_operands(engine_args(g), tile_counter, 2 * sizeof(int), "tile_counter",
+                                    requirements());
+    const auto c = reinterpret_cast<std::uintptr_t>(tile_counter),
+               d = reinterpret_cast<std::uintptr_t>(description_of(g));
+    if (c < d + description_bytes(g) && d < c + 2 * sizeof(int))
+      fail("run: tile_counter overlaps " + std::string(description_name(g)) +
+           ": the kernel writes the counter while it reads the groups' description; give each "
+           "its own memory");
     require_device_accessible(tile_counter, 2 * sizeof(int), kWho, "tile_counter");
     impl_->checked_counter.store(tile_counter, std::memory_order_relaxed);
   }

@@ -185,6 +185,23 @@ void validate_disjoint_from_d(const GemmArgs& a, const void* p, std::size_t byte
   check_disjoint(req, ByteRange{a.D, gemm_extents(a).d}, "D", ByteRange{p, bytes}, name);
 }
 
+void validate_disjoint_from_operands(const GemmArgs& a, const void* p, std::size_t bytes,
+                                     const char* name, const GemmRequirements& req) {
+  const GemmExtents e = gemm_extents(a);
+  const ByteRange x{p, bytes};
+  const std::pair<ByteRange, const char*> operands[] = {{{a.A, e.a}, "A"},
+                                                        {{a.B, e.b}, "B"},
+                                                        {{a.D, e.d}, "D"},
+                                                        {{a.scale_a, e.scale_a}, "scale_a"},
+                                                        {{a.scale_b, e.scale_b}, "scale_b"}};
+  for (const auto& [r, operand] : operands)
+    if (x.bytes != 0 && r.bytes != 0 && x.begin() < r.end() && r.begin() < x.end())
+      fail(req, std::string(name) + " (bytes " + x.describe() + ") overlaps " + operand +
+                    " (bytes " + r.describe() + "): the kernel writes " + name +
+                    " while it reads A, B and the scales and writes D, so it must share no byte "
+                    "with any of them");
+}
+
 GemmExtents gemm_extents(const GemmArgs& a) {
   GemmExtents e;
   e.a = std::size_t((a.M - 1) * a.lda + a.K);

@@ -35,8 +35,10 @@ are kept while the weight is unchanged, so that several forward passes between o
 (gradient accumulation, evaluation) quantise W once. "Unchanged" is judged by the weight tensor
 itself (the same Python object), its storage address, shape, dtype, the layer's pow2_scales and
 the tensor's version counter, which every in-place update through autograd's view of the tensor
-increments (a torch.optim step, ``with torch.no_grad(): w.copy_(...)``). Writes that bypass that
-counter are NOT seen, and with the cache on the layer would silently keep computing with the old
+increments (``with torch.no_grad(): w.copy_(...)``), and the number of torch.optim steps taken
+(a global optimizer step hook counts them: fused steps, ``fused=True``, update the parameters
+without bumping their version counters). Writes that bypass both are NOT seen (an optimizer
+step replayed from a CUDA graph runs no hook), and with the cache on the layer would silently keep computing with the old
 weight: writes through ``weight.data`` (``w.data.copy_(...)``, custom optimizers that update
 ``p.data``), a new tensor assigned to ``weight.data`` (it may get the old storage's address back
 from the caching allocator: FSDP-style ``p.data = ...`` every step), apex's fused optimizers, NCCL collectives into the parameter (DDP's initial broadcast,
@@ -44,8 +46,10 @@ ZeRO / distributed-optimizer all-gathers of the parameter buffer). Such code mus
 ``invalidate_weight_cache()`` after each update, or leave the cache off (the default, which
 quantises W in every forward pass: the "training step" the benchmark times). The cache is
 bypassed while torch.compile traces, while a CUDA graph is being captured (a captured graph must
-quantise the weight it replays with) and under torch.inference_mode (its tensors could not be
-saved for a later backward pass).
+quantise the weight it replays with), under torch.inference_mode (its tensors could not be
+saved for a later backward pass) and for weights that are inference tensors. An entry read on
+another CUDA stream than the one that made it is waited for there (an event) and kept alive for
+that stream's work (record_stream).
 """
 
 from __future__ import annotations
@@ -80,6 +84,42 @@ def _bypass_cache() -> bool:
 # Taken by every write of a _WeightCache's entry (see the class); reads take none.
 _CACHE_LOCK = threading.Lock()
 
+# torch.optim steps taken so far, counted by a global optimizer step post-hook that the first
+# weight cache registers: part of every cache key. A fused step (torch.optim's fused=True:
+# AdamW, Adam, SGD, Adagrad) updates the parameters without bumping their version counter
+# (torch 2.11, session 57), so the version alone would keep an updated weight's old
+# quantisation. (A step replayed from a CUDA graph runs no hook: see the module's docstring.)
+_OPTIMIZER_STEPS = [0]
+_STEP_HOOK: list = []
+
+
+def _count_optimizer_step(optimizer, args, kwargs) -> None:
+    _OPTIMIZER_STEPS[0] += 1  # only its change matters: a lost increment of two at once is fine
+
+
+def _ensure_step_hook() -> None:
+    if not _STEP_HOOK:
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+        with _CACHE_LOCK:
+            if not _STEP_HOOK:
+                _STEP_HOOK.append(register_optimizer_step_post_hook(_count_optimizer_step))
+
+
+def _used_on_current_stream(made_on, ready, tensors) -> None:
+    """Tensors made on stream `made_on` (their last kernel before event `ready`), about to be read
+    on the current stream: if that is another one, it waits for them, and the caching allocator
+    is told (record_stream) not to reuse their memory before its work is done."""
+    if made_on is None:
+        return
+    cur = torch.cuda.current_stream(made_on.device)
+    if cur == made_on:
+        return
+    if ready is not None:
+        cur.wait_event(ready)
+    for t in tensors:
+        if t is not None:
+            t.record_stream(cur)
+
 
 class _CacheEntry(NamedTuple):
     key: tuple
@@ -88,6 +128,20 @@ class _CacheEntry(NamedTuple):
     s: Tensor
     q_t: Optional[Tensor]
     s_t: Optional[Tensor]
+    stream: Optional["torch.cuda.Stream"] = None  # where the tensors were made (CUDA)
+    ready: Optional["torch.cuda.Event"] = None    # recorded there after the last of them
+
+
+def _made_here(tensors):
+    """(stream, event) for an entry of CUDA tensors just made on the current stream; (None, None)
+    for other tensors (the CPU tests' stand-ins)."""
+    t = tensors[0]
+    if not isinstance(t, torch.Tensor) or not t.is_cuda:
+        return None, None
+    stream = torch.cuda.current_stream(t.device)
+    ready = torch.cuda.Event()
+    ready.record(stream)
+    return stream, ready
 
 
 class _WeightCache:
@@ -108,16 +162,23 @@ class _WeightCache:
 
     def __init__(self):
         self._entry = None
+        _ensure_step_hook()
 
     @staticmethod
     def _key(w: Tensor, pow2: bool):
-        return (w.data_ptr(), tuple(w.shape), w.dtype, w.device, w._version, bool(pow2))
+        return (w.data_ptr(), tuple(w.shape), w.dtype, w.device, w._version, bool(pow2),
+                _OPTIMIZER_STEPS[0])
 
     def lookup(self, w: Tensor, pow2: bool) -> Optional[_CacheEntry]:
         """The entry if it was made from this very tensor (not another one that reuses a freed
-        address: a replaced Parameter, a replica) in its current version, with this scale rule."""
+        address: a replaced Parameter, a replica) in its current version, with this scale rule,
+        and no optimizer step since; its tensors ready for the current stream. Never for an
+        inference tensor (made under torch.inference_mode: it has no version counter)."""
+        if w.is_inference():
+            return None
         e = self._entry
         if e is not None and e.ref() is w and e.key == self._key(w, pow2):
+            _used_on_current_stream(e.stream, e.ready, (e.q, e.s, e.q_t, e.s_t))
             return e
         return None
 
@@ -125,18 +186,27 @@ class _WeightCache:
         return self.lookup(w, pow2) is not None
 
     def fill(self, w: Tensor, pow2: bool, q, s, q_t, s_t):
-        e = _CacheEntry(self._key(w, pow2), weakref.ref(w), q, s, q_t, s_t)
+        if w.is_inference():
+            return
+        e = _CacheEntry(self._key(w, pow2), weakref.ref(w), q, s, q_t, s_t, *_made_here((q,)))
         with _CACHE_LOCK:
             self._entry = e
 
     def entry_of(self, q: Tensor) -> Optional[_CacheEntry]:
-        """The entry whose codes are q (the forward pass's operand), if it is still the cache's."""
+        """The entry whose codes are q (the forward pass's operand), if it is still the cache's;
+        its tensors ready for the current stream."""
         e = self._entry
-        return e if e is not None and e.q is q else None
+        if e is not None and e.q is q:
+            _used_on_current_stream(e.stream, e.ready, (e.q, e.s, e.q_t, e.s_t))
+            return e
+        return None
 
     def with_transposed(self, e: _CacheEntry, q_t: Tensor, s_t: Tensor):
-        """Adds W^T's operand to entry e, unless another fill replaced e meanwhile."""
+        """Adds W^T's operand to entry e, unless another fill replaced e meanwhile. The current
+        stream waited for e's tensors (entry_of), so an event recorded here covers all four."""
         filled = e._replace(q_t=q_t, s_t=s_t)
+        if e.stream is not None:
+            filled = filled._replace(**dict(zip(("stream", "ready"), _made_here((q_t,)))))
         with _CACHE_LOCK:
             if self._entry is e:
                 self._entry = filled
@@ -162,6 +232,7 @@ class _WeightCache:
 
     def __setstate__(self, state):
         self.clear()
+        _ensure_step_hook()
 
 
 def _forward_operand(cache: Optional[_WeightCache], w: Tensor, pow2: bool,
@@ -215,14 +286,20 @@ def _dense_offsets(M: int, like: Tensor) -> Tensor:
             or torch.utils._python_dispatch._get_current_dispatch_mode() is not None):
         return ops.dense_offsets(M, device)
     key = (M, device)
-    t = _DENSE_OFFSETS.get(key)
-    if t is None:
+    hit = _DENSE_OFFSETS.get(key)
+    if hit is None:
         if len(_DENSE_OFFSETS) >= _DENSE_OFFSETS_MAX:
             _DENSE_OFFSETS.clear()
         t = ops.dense_offsets(M, device)
+        made_on = torch.cuda.current_stream(device)
         # Made on this stream, read later from any stream: wait for it once, here.
-        torch.cuda.current_stream(device).synchronize()
-        _DENSE_OFFSETS[key] = t
+        made_on.synchronize()
+        _DENSE_OFFSETS[key] = (t, made_on)
+        return t
+    t, made_on = hit
+    # Read on another stream: the allocator must not reuse it (after a clear()) before that
+    # stream's work is done. (Complete since made: no wait needed.)
+    _used_on_current_stream(made_on, None, (t,))
     return t
 
 

@@ -272,6 +272,24 @@ def test_weight_cache_rules():
     c.fill(w, False, "q", "s", None, None)
     c.clear()
     assert not c.holds(w, False)
+    # A fused optimizer step (fused=True) updates w without bumping its version counter (torch
+    # 2.11); the optimizer steps counted by the cache's step hook, part of the key, make the
+    # entry miss anyway (session 57: it was a hit, the old weight's quantisation kept).
+    c.fill(w, False, "q", "s", None, None)
+    opt = torch.optim.AdamW([w], lr=0.1, fused=True)
+    w.grad = torch.randn_like(w)
+    before, version = w.detach().clone(), w._version
+    opt.step()
+    assert not torch.equal(w.detach(), before)
+    print(f"fused AdamW step: version {version} -> {w._version}")
+    assert not c.holds(w, False), "the entry survived a fused optimizer step"
+    # An inference tensor (made under torch.inference_mode) has no version counter: never
+    # cached, never looked up (reading its version raised RuntimeError before session 57).
+    with torch.inference_mode():
+        wi = torch.randn(32, 64)
+    c.clear()
+    c.fill(wi, False, "q", "s", None, None)
+    assert not c.holds(wi, False) and c.key is None
     assert not fnn._bypass_cache()
     with torch.inference_mode():
         assert fnn._bypass_cache()

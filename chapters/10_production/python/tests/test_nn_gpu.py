@@ -220,6 +220,43 @@ def test_fp8linear_weight_cache():
     assert torch.equal(y.detach(), y_inf) and xi.grad is not None
 
 
+def test_weight_cache_fused_optimizer_and_streams():
+    """Session 57. (1) A fused optimizer step (fused=True updates the weight without bumping its
+    version counter) makes the cache miss: the next forward pass uses the new weight (before,
+    the cache kept the old weight's quantisation for the whole run). (2) An entry filled on one
+    stream and read at once on another: the reading stream waits for it (the entry's event).
+    The fill sits behind a GPU sleep of about 0.1 s on its stream; without the wait the second
+    stream's GEMM would read codes not yet written."""
+    require_gpu()
+    gen = _gen(57)
+    _, f8 = _pair(1024, 512, False, seed=57)
+    f8.cache_weight = True
+    x = _randn((256, 1024), gen)
+    y0 = f8(x)
+    opt = torch.optim.AdamW(f8.parameters(), lr=1e-2, fused=True)
+    f8(x.clone().requires_grad_()).float().square().mean().backward()
+    version = f8.weight._version
+    opt.step()
+    print(f"fused AdamW step on the GPU: weight version {version} -> {f8.weight._version}")
+    y1 = f8(x)
+    assert not torch.equal(y1, y0)
+    assert torch.equal(y1, fnn.Fp8Linear.from_linear(f8, cache_weight=False)(x)), \
+        "the cache kept the weight of before the fused optimizer step"
+    f8.invalidate_weight_cache()
+    expect = fnn.Fp8Linear.from_linear(f8, cache_weight=False)(x)
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    torch.cuda.synchronize()
+    with torch.no_grad():
+        with torch.cuda.stream(s1):
+            torch.cuda._sleep(200_000_000)
+            f8(x)  # fills the cache on s1, behind the sleep
+        assert f8._cache.q is not None
+        with torch.cuda.stream(s2):
+            y2 = f8(x)  # a hit on s2
+    torch.cuda.synchronize()
+    assert torch.equal(y2, expect), "a cache entry read on another stream before it was written"
+
+
 def test_grouped_experts_weight_cache():
     """Fp8GroupedExperts with cache_weight=True: the stacked weight quantised once while it is
     unchanged, W^T kept by the first backward pass, an optimizer step a miss; every result bit for
