@@ -127,9 +127,11 @@ class Plan {
   /// at once (they would share out the tiles and each leave the other's unwritten): one counter
   /// per stream, and a CUDA graph its own (zeroed inside the graph, or used by that graph only).
   /// A plan that takes none ignores `tile_counter` (null is fine). Throws std::invalid_argument,
-  /// before any launch, for a null or misaligned counter when one is needed, or one that is not
-  /// device memory of the current device (host memory, freed: checked by a driver query the
-  /// first time a counter is seen, then remembered). The counter's value is device data, read by
+  /// before any launch, for a null or misaligned counter when one is needed, one that shares a
+  /// byte with A, B, D, a scale tensor or the offsets / masked_m (the kernel writes the counter
+  /// while it reads them; since session 57), or one that is not device memory of the current
+  /// device (host memory, freed: checked by a driver query); these checks run the first time a
+  /// counter is seen, then are remembered until rebind(). The counter's value is device data, read by
   /// the host only in checking mode (Options::check_offsets: std::runtime_error, nothing
   /// launched, unless it reads {0, 0}); otherwise a positive count left in it makes the kernel skip
   /// that many tiles (their part of D unwritten), and a second int that is not 0 keeps the last
