@@ -98,8 +98,9 @@ struct GemmRequirements {
   std::int64_t m_multiple = 1, n_multiple = 1;
   const char* mn_reason = "";
   std::size_t operand_alignment = 1;   ///< bytes, for A and B (and lda/ldb in bytes)
-  std::size_t output_alignment = 2;    ///< bytes, for D (and ldd * 2 bytes); never less than 2
-                                       ///< (bf16's own alignment), whatever is asked here
+  std::size_t output_alignment = 2;    ///< bytes, for D (and ldd * its element's bytes); never
+                                       ///< less than 2 (bf16's own alignment), nor than D's
+                                       ///< element (4 for FP32 D), whatever is asked here
   std::size_t scale_alignment = 4;     ///< bytes, for scale pointers
   bool packed_only = false;            ///< lda == K, ldb == K, ldd == N required
   std::int64_t max_dim = (std::int64_t(1) << 31) - 1;  ///< M, N, K each at most this
@@ -127,7 +128,8 @@ void validate_disjoint_from_operands(const GemmArgs& args, const void* p, std::s
                                      const char* name, const GemmRequirements& req);
 
 /// How many bytes each operand of a call spans from its pointer: A (M - 1) lda + K,
-/// B (b_rows_of(args) - 1) ldb + K, D ((d_rows_of(args) - 1) ldd + N) * d_element_bytes, each scale scale_count(recipe, rows, K) * 4.
+/// B (b_rows_of(args) - 1) ldb + K, D ((d_rows_of(args) - 1) ldd + N) * d_element_bytes, each
+/// scale its layout's extent (scale_*_extent) when given, else scale_count(recipe, rows, K), times 4.
 /// Meaningful (no overflow) once validate_gemm() has accepted the call.
 struct GemmExtents {
   std::size_t a = 0, b = 0, d = 0, scale_a = 0, scale_b = 0;
