@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "common/scale_layout.hpp"
@@ -121,11 +122,20 @@ void validate_gemm(const GemmArgs& args, const GemmRequirements& req);
 void validate_disjoint_from_d(const GemmArgs& args, const void* p, std::size_t bytes,
                               const char* name, const GemmRequirements& req);
 
+/// A further buffer of a call, by its bytes and its name in messages.
+struct NamedBytes {
+  const void* pointer;
+  std::size_t bytes;
+  const char* name;
+};
+
 /// Checks that [p, p + bytes), memory a kernel writes besides D (chapter 8's tile counter), shares
-/// no byte with A, B, D, scale_a or scale_b (their gemm_extents()), naming `name` and the operand
-/// in the message; throws std::invalid_argument as validate_gemm() does. Pure C++.
+/// no byte with A, B, D, scale_a or scale_b (their gemm_extents()) nor with any of `also` (further
+/// inputs: chapter 8's offsets), naming `name` and the other in the message; throws
+/// std::invalid_argument as validate_gemm() does. Pure C++.
 void validate_disjoint_from_operands(const GemmArgs& args, const void* p, std::size_t bytes,
-                                     const char* name, const GemmRequirements& req);
+                                     const char* name, const GemmRequirements& req,
+                                     std::initializer_list<NamedBytes> also = {});
 
 /// How many bytes each operand of a call spans from its pointer: A (M - 1) lda + K,
 /// B (b_rows_of(args) - 1) ldb + K, D ((d_rows_of(args) - 1) ldd + N) * d_element_bytes, each

@@ -312,6 +312,19 @@ TEST_CASE("validate_disjoint_from_operands: a further output shares no byte with
       CHECK(message.empty());
     }
   }
+  // A further input named by the caller (chapter 8's offsets): refused inside it, fine beside it.
+  const fp8gemm::NamedBytes offsets{address(0x400000), 20, "offsets"};
+  std::string message;
+  try {
+    fp8gemm::validate_disjoint_from_operands(a, address(0x400010), 8, "tile_counter", req,
+                                             {offsets});
+  } catch (const std::invalid_argument& e) {
+    message = e.what();
+  }
+  INFO("message: " << message);
+  CHECK(message.find("overlaps offsets (bytes [") != std::string::npos);
+  CHECK_NOTHROW(fp8gemm::validate_disjoint_from_operands(a, address(0x400014), 8, "tile_counter",
+                                                        req, {offsets}));
 }
 
 TEST_CASE("gemm_extents: the bytes each operand spans", "[validate]") {

@@ -412,14 +412,9 @@ void Plan::run(cudaStream_t stream, int* tile_counter) const {
   // per counter (rebind() forgets it: the buffers may have moved onto it).
   if (impl_->checked_counter.load(std::memory_order_relaxed) != tile_counter) {
     const GroupedGemm& g = impl_->gemm;
-    validate_disjoint_from_operands(engine_args(g), tile_counter, 2 * sizeof(int), "tile_counter",
-                                    requirements());
-    const auto c = reinterpret_cast<std::uintptr_t>(tile_counter),
-               d = reinterpret_cast<std::uintptr_t>(description_of(g));
-    if (c < d + description_bytes(g) && d < c + 2 * sizeof(int))
-      fail("run: tile_counter overlaps " + std::string(description_name(g)) +
-           ": the kernel writes the counter while it reads the groups' description; give each "
-           "its own memory");
+    validate_disjoint_from_operands(
+        engine_args(g), tile_counter, 2 * sizeof(int), "tile_counter", requirements(),
+        {{description_of(g), description_bytes(g), description_name(g)}});
     require_device_accessible(tile_counter, 2 * sizeof(int), kWho, "tile_counter");
     impl_->checked_counter.store(tile_counter, std::memory_order_relaxed);
   }

@@ -58,11 +58,15 @@ struct ByteRange {
   std::string describe() const { return "[" + hex(pointer) + ", " + hex(reinterpret_cast<const void*>(end())) + ")"; }
 };
 
+/// Whether two ranges share a byte (an empty one shares none).
+bool overlap(const ByteRange& x, const ByteRange& y) {
+  return x.bytes != 0 && y.bytes != 0 && x.begin() < y.end() && y.begin() < x.end();
+}
+
 /// Refuses two ranges that share a byte, naming both arguments and both ranges.
 void check_disjoint(const GemmRequirements& req, const ByteRange& x, const char* x_name,
                     const ByteRange& y, const char* y_name) {
-  if (x.bytes == 0 || y.bytes == 0) return;
-  if (x.begin() < y.end() && y.begin() < x.end())
+  if (overlap(x, y))
     fail(req, std::string(x_name) + " (bytes " + x.describe() + ") overlaps " + y_name +
                   " (bytes " + y.describe() + "): " + x_name + " must not alias A, B, scale_a " +
                   "or scale_b, in whole or in part (the kernel writes " + x_name +
@@ -186,20 +190,23 @@ void validate_disjoint_from_d(const GemmArgs& a, const void* p, std::size_t byte
 }
 
 void validate_disjoint_from_operands(const GemmArgs& a, const void* p, std::size_t bytes,
-                                     const char* name, const GemmRequirements& req) {
+                                     const char* name, const GemmRequirements& req,
+                                     std::initializer_list<NamedBytes> also) {
   const GemmExtents e = gemm_extents(a);
   const ByteRange x{p, bytes};
-  const std::pair<ByteRange, const char*> operands[] = {{{a.A, e.a}, "A"},
-                                                        {{a.B, e.b}, "B"},
-                                                        {{a.D, e.d}, "D"},
-                                                        {{a.scale_a, e.scale_a}, "scale_a"},
-                                                        {{a.scale_b, e.scale_b}, "scale_b"}};
-  for (const auto& [r, operand] : operands)
-    if (x.bytes != 0 && r.bytes != 0 && x.begin() < r.end() && r.begin() < x.end())
-      fail(req, std::string(name) + " (bytes " + x.describe() + ") overlaps " + operand +
+  auto refuse_overlap = [&](const ByteRange& r, const char* other) {
+    if (overlap(x, r))
+      fail(req, std::string(name) + " (bytes " + x.describe() + ") overlaps " + other +
                     " (bytes " + r.describe() + "): the kernel writes " + name +
-                    " while it reads A, B and the scales and writes D, so it must share no byte "
+                    " while it reads the call's inputs and writes D, so it must share no byte "
                     "with any of them");
+  };
+  refuse_overlap({a.A, e.a}, "A");
+  refuse_overlap({a.B, e.b}, "B");
+  refuse_overlap({a.D, e.d}, "D");
+  refuse_overlap({a.scale_a, e.scale_a}, "scale_a");
+  refuse_overlap({a.scale_b, e.scale_b}, "scale_b");
+  for (const NamedBytes& o : also) refuse_overlap({o.pointer, o.bytes}, o.name);
 }
 
 GemmExtents gemm_extents(const GemmArgs& a) {

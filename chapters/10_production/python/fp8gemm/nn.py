@@ -132,10 +132,9 @@ class _CacheEntry(NamedTuple):
     ready: Optional["torch.cuda.Event"] = None    # recorded there after the last of them
 
 
-def _made_here(tensors):
-    """(stream, event) for an entry of CUDA tensors just made on the current stream; (None, None)
-    for other tensors (the CPU tests' stand-ins)."""
-    t = tensors[0]
+def _made_here(t):
+    """(stream, event) for an entry whose tensors, t the last of them, were just made on the
+    current stream; (None, None) where t is no CUDA tensor (the CPU tests' stand-ins)."""
     if not isinstance(t, torch.Tensor) or not t.is_cuda:
         return None, None
     stream = torch.cuda.current_stream(t.device)
@@ -188,7 +187,7 @@ class _WeightCache:
     def fill(self, w: Tensor, pow2: bool, q, s, q_t, s_t):
         if w.is_inference():
             return
-        e = _CacheEntry(self._key(w, pow2), weakref.ref(w), q, s, q_t, s_t, *_made_here((q,)))
+        e = _CacheEntry(self._key(w, pow2), weakref.ref(w), q, s, q_t, s_t, *_made_here(q))
         with _CACHE_LOCK:
             self._entry = e
 
@@ -204,9 +203,8 @@ class _WeightCache:
     def with_transposed(self, e: _CacheEntry, q_t: Tensor, s_t: Tensor):
         """Adds W^T's operand to entry e, unless another fill replaced e meanwhile. The current
         stream waited for e's tensors (entry_of), so an event recorded here covers all four."""
-        filled = e._replace(q_t=q_t, s_t=s_t)
-        if e.stream is not None:
-            filled = filled._replace(**dict(zip(("stream", "ready"), _made_here((q_t,)))))
+        stream, ready = _made_here(q_t)
+        filled = e._replace(q_t=q_t, s_t=s_t, stream=stream, ready=ready)
         with _CACHE_LOCK:
             if self._entry is e:
                 self._entry = filled
