@@ -299,6 +299,49 @@ TEST_CASE("library: names that do not exist or do not fit are refused", "[librar
   CHECK(has(r, "no kernel named 'nope'"));
 }
 
+TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
+  // Every kernel of the list writes FP32 D from registers; two tiles per accumulation mode.
+  REQUIRE(per_tensor_f32_kernels().size() == 4);
+  for (const engine::KernelInfo& k : per_tensor_f32_kernels()) {
+    INFO(k.name);
+    CHECK(k.epilogue == engine::EpilogueKind::registers_f32);
+    CHECK_FALSE(k.comparison_only);
+  }
+  for (Accumulation a : {Accumulation::promoted, Accumulation::fast}) {
+    const std::string mode = engine::to_string(a);
+    for (std::int64_t M : {1, 128, 129, 4096}) {
+      INFO(M << " " << mode);
+      const KernelChoice c = choose_per_tensor_f32(M, a, "", nullptr);
+      CHECK(c.rule == DispatchRule::epilogue);
+      CHECK(c.kernel == (M <= 128 ? "128x128_s6_c1x1_" : "128x256_s4_c2x1_") + mode + "_f32");
+      const engine::KernelInfo& k = engine::find_kernel(per_tensor_f32_kernels(), c.kernel, "t");
+      CHECK(k.accumulation == a);
+    }
+    // An option names a kernel of the FP32 list...
+    const KernelChoice c = choose_per_tensor_f32(4096, a, "128x128_s6_c1x1_" + mode + "_f32", nullptr);
+    CHECK(c.rule == DispatchRule::option);
+    CHECK(c.kernel == "128x128_s6_c1x1_" + mode + "_f32");
+  }
+  // ... and nothing else: not a bf16 kernel of chapter 6, not the other accumulation mode.
+  std::string r = test::refusal_of([] {
+    choose_per_tensor_f32(256, Accumulation::promoted, "128x256_s4_c2x1_promoted_tma_b2", nullptr);
+  });
+  CHECK(has(r, "Options::kernel = '128x256_s4_c2x1_promoted_tma_b2'"));
+  CHECK(has(r, "no kernel named"));
+  r = test::refusal_of([] {
+    choose_per_tensor_f32(256, Accumulation::promoted, "128x128_s6_c1x1_fast_f32", nullptr);
+  });
+  CHECK(has(r, "accumulates fast, the call asks for Accumulation::promoted"));
+  // The bf16 variable does not apply, and says so; a name in it that chapter 6 lacks is refused.
+  const KernelChoice c =
+      choose_per_tensor_f32(256, Accumulation::fast, "", "128x256_s4_c2x1_fast_tma_b2");
+  CHECK(c.rule == DispatchRule::epilogue);
+  CHECK(c.kernel == "128x256_s4_c2x1_fast_f32");
+  CHECK(has(c.why, "FP8GEMM_KERNEL_PER_TENSOR_FAST applies to bf16 D only"));
+  r = test::refusal_of([] { choose_per_tensor_f32(256, Accumulation::fast, "", "typo"); });
+  CHECK(has(r, "FP8GEMM_KERNEL_PER_TENSOR_FAST = 'typo'"));
+}
+
 TEST_CASE("library: per-tensor and MXFP8 choice", "[library][dispatch]") {
   for (Accumulation a : {Accumulation::promoted, Accumulation::fast}) {
     const DispatchFamily f = a == Accumulation::fast ? DispatchFamily::per_tensor_fast
@@ -473,6 +516,49 @@ TEST_CASE("library: plans refuse bad calls before any GPU work", "[library][refu
           .M = 0, .N = 128, .K = 128, .A = p, .B = p, .D = d, .scale_a = s, .scale_b = s});
     });
     CHECK(has(r, "M = 0"));
+    // FP32 D: chapter 6's rules, named for the library's plan, and D's 4-byte elements.
+    auto* f = reinterpret_cast<float*>(std::uintptr_t(0x30000000));
+    r = test::refusal_of([&] {
+      PerTensorPlan plan(PerTensorGemmF32{
+          .M = 128, .N = 128, .K = 100, .A = p, .B = p, .D = f, .scale_a = s, .scale_b = s});
+    });
+    CHECK(has(r, "fp8gemm::PerTensorPlan (FP32 D)"));
+    CHECK(has(r, "K = 100"));
+    r = test::refusal_of([&] {
+      PerTensorPlan plan(PerTensorGemmF32{.M = 128, .N = 128, .K = 128, .A = p, .B = p,
+                                          .D = f + 1, .scale_a = s, .scale_b = s, .ldd = 127});
+    });
+    CHECK(has(r, "ldd = 127"));
+    r = test::refusal_of([&] {
+      PerTensorPlan plan(PerTensorGemmF32{
+          .M = 128, .N = 128, .K = 128, .A = p, .B = p, .D = f, .scale_a = s, .scale_b = s},
+          PerTensorOptions{.kernel = "128x256_s4_c2x1_promoted_tma_b2"});
+    });
+    CHECK(has(r, "no kernel named '128x256_s4_c2x1_promoted_tma_b2'"));
+    // D overlapping A (D starts inside A's 128 x 128 bytes).
+    r = test::refusal_of([&] {
+      PerTensorPlan plan(PerTensorGemmF32{.M = 128,
+                                          .N = 128,
+                                          .K = 128,
+                                          .A = p,
+                                          .B = p + (1 << 20),
+                                          .D = reinterpret_cast<float*>(
+                                              const_cast<std::uint8_t*>(p) + 128 * 64),
+                                          .scale_a = s,
+                                          .scale_b = s});
+    });
+    CHECK(has(r, "overlap"));
+    if (a.device < 0) {
+      // A good call: past every check, the CUDA failure of no GPU (std::runtime_error).
+      r = runtime_error_of([&] {
+        PerTensorPlan plan(PerTensorGemmF32{.M = 128, .N = 128, .K = 128, .A = p,
+                                            .B = p + (1 << 20), .D = f, .scale_a = s,
+                                            .scale_b = s + 1});
+      });
+      INFO(r);
+      CHECK(r != "none");
+      CHECK_FALSE(has(r, "OTHER"));
+    }
     r = test::refusal_of(
         [&] { GroupedPlan plan(GroupedGemm{.groups = 0, .rows = 128, .N = 128, .K = 128}); });
     CHECK(has(r, "groups"));

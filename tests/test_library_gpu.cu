@@ -1,11 +1,15 @@
 // GPU tests of the library's own layer (chapter 10): every library plan gives bit for bit the D of
 // the chapter plan it wraps, run with the kernel the library chose (the chapter plans' accuracy is
-// their own tests'); the table's kernel is the one that runs on a table shape; the environment
+// their own tests); the per-tensor plan's FP32 D (the library's own kernels) against float64;
+// the table's kernel is the one that runs on a table shape; the environment
 // override takes effect; MXFP8 takes the Hopper path on this GPU. Output is poisoned (NaN) before
 // every run, so an unwritten D cannot compare equal.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -16,6 +20,7 @@
 #include "fp8gemm/fp8gemm.hpp"
 #include "grouped_check.hpp"  // ch08::GroupedOperands
 #include "mx_emulate.hpp"     // ch09::random_operands, mx_call
+#include "refusal.hpp"        // test::refusal_of
 #include "row_reference.hpp"  // test::RowReference
 
 using namespace fp8gemm;
@@ -223,6 +228,125 @@ TEST_CASE("library: PerTensorPlan = chapter 6's plan with the chosen kernel, bit
       CHECK(a == output_of(D2, [&] { chapter.run(nullptr); }));
       // The common answer against float64, on the sampled rows.
       CHECK(reference.check(a) == "");
+    }
+}
+
+TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, against float64",
+          "[library][gpu]") {
+  // The library's own kernels (no chapter plan to compare with): every element against the
+  // float64 product of the dequantised operands (+ D's earlier value with accumulate), D's row
+  // padding (ldd = N + 3) untouched, D poisoned (NaN) without accumulate. One row and N = 9 (no
+  // float2 stores), and shapes no tile divides, on both rules' tiles (M <= 128: 128 x 128; above:
+  // 128 x 256 in 2 x 1 clusters).
+  struct Shape {
+    std::int64_t M, N, K;
+  };
+  const Shape shapes[] = {{1, 9, 16}, {100, 270, 656}, {300, 520, 1008}};
+  const float nan_payload = [] {
+    const std::uint32_t bits = 0x7FC0ABCDu;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }();
+  std::uint64_t seed = 1500;
+  for (Accumulation acc : {Accumulation::promoted, Accumulation::fast})
+    for (const Shape& s : shapes) {
+      const std::int64_t M = s.M, N = s.N, K = s.K;
+      DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
+      fill_random_e4m3(A.data(), A.size(), ++seed, 1.0f);
+      fill_random_e4m3(B.data(), B.size(), ++seed, 1.0f);
+      DeviceBuffer<float> scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f});
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto a8 = A.download(), b8 = B.download();
+      std::vector<double> ad(a8.size()), bd(b8.size());
+      for (std::size_t i = 0; i < a8.size(); ++i) ad[i] = double(e4m3_decode(a8[i])) * 0.75;
+      for (std::size_t i = 0; i < b8.size(); ++i) bd[i] = double(e4m3_decode(b8[i])) * 1.25;
+      const std::vector<double> ref = reference_gemm(M, N, K, ad.data(), bd.data());
+      std::mt19937_64 gen(++seed);
+      std::normal_distribution<float> nd(0.0f, 4.0f);
+      std::vector<float> before(std::size_t(M * N));
+      for (float& x : before) x = nd(gen);
+      // Fast accumulation's error grows with K (chapter 6): the per-tensor tolerance. Promoted,
+      // with no bf16 rounding of D, is left with the tensor cores' sums inside each 128-K block
+      // (chapter 7's FP32 output measured 4e-5 .. 1.3e-4).
+      const double tolerance = acc == Accumulation::promoted ? 5e-4 : per_tensor_tolerance(K);
+      std::vector<float> first_run;
+      for (bool accumulate : {false, true})
+        for (std::int64_t pad : {0, 3}) {
+          const std::int64_t ldd = N + pad;
+          INFO(M << "x" << N << "x" << K << " " << engine::to_string(acc)
+                 << (accumulate ? ", D += A.B" : ", D = A.B") << ", ldd = N + " << pad);
+          std::vector<float> host(std::size_t(M * ldd), nan_payload);
+          for (std::int64_t r = 0; r < M; ++r)
+            for (std::int64_t c = 0; c < N; ++c)
+              host[std::size_t(r * ldd + c)] =
+                  accumulate ? before[std::size_t(r * N + c)] : std::nanf("");
+          DeviceBuffer<float> D(host);
+          PerTensorGemmF32 g{.M = M,
+                             .N = N,
+                             .K = K,
+                             .A = A.data(),
+                             .B = B.data(),
+                             .D = D.data(),
+                             .scale_a = scales.data(),
+                             .scale_b = scales.data() + 4,
+                             .ldd = pad ? ldd : 0,
+                             .accumulate = accumulate};
+          PerTensorOptions o;
+          o.accumulation = acc;
+          PerTensorPlan plan(g, o);
+          INFO(plan.describe());
+          CHECK(plan.writes_f32());
+          CHECK(plan.choice().rule == DispatchRule::epilogue);
+          CHECK(plan.kernel().epilogue == engine::EpilogueKind::registers_f32);
+          CHECK(plan.kernel().accumulation == acc);
+          plan.run(nullptr);
+          FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+          const std::vector<float> all = D.download();
+          std::vector<float> got(std::size_t(M * N));
+          std::int64_t padding_changed = 0;
+          for (std::int64_t r = 0; r < M; ++r)
+            for (std::int64_t c = 0; c < ldd; ++c) {
+              const float v = all[std::size_t(r * ldd + c)];
+              if (c < N)
+                got[std::size_t(r * N + c)] = v;
+              else
+                padding_changed += std::memcmp(&v, &nan_payload, 4) != 0;
+            }
+          CHECK(padding_changed == 0);
+          std::vector<double> want(ref);
+          if (accumulate)
+            for (std::size_t i = 0; i < want.size(); ++i) want[i] += double(before[i]);
+          const ErrorStats e = compare(got.data(), want.data(), std::int64_t(want.size()));
+          CHECK(e.non_finite == 0);
+          CHECK(e.rel_frobenius <= tolerance);
+          if (!accumulate && pad == 0) {
+            first_run = got;
+            // Deterministic, and re-pointed at another D (rebind) it writes the same bits there.
+            DeviceBuffer<float> D2(std::vector<float>(std::size_t(M * N), std::nanf("")));
+            PerTensorGemmF32 g2 = g;
+            g2.D = D2.data();
+            plan.rebind(g2);
+            plan.run(nullptr);
+            FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+            const std::vector<float> again = D2.download();
+            CHECK(std::memcmp(again.data(), got.data(), got.size() * 4) == 0);
+            // What rebind refuses: another accumulate, a bf16 call.
+            PerTensorGemmF32 g3 = g2;
+            g3.accumulate = true;
+            CHECK(test::has(test::refusal_of([&] { plan.rebind(g3); }), "accumulate differs"));
+            DeviceBuffer<std::uint16_t> D16(std::size_t(M * N));
+            const PerTensorGemm bf16{M, N, K, A.data(), B.data(), D16.data(), scales.data(),
+                                     scales.data() + 4};
+            CHECK(test::has(test::refusal_of([&] { plan.rebind(bf16); }), "output"));
+            PerTensorPlan bf16_plan(bf16, o);
+            CHECK_FALSE(bf16_plan.writes_f32());
+            CHECK(test::has(test::refusal_of([&] { bf16_plan.rebind(g2); }), "output"));
+          } else if (!accumulate) {
+            // The same sums at another ldd: the same bits.
+            CHECK(std::memcmp(first_run.data(), got.data(), got.size() * 4) == 0);
+          }
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 // GPU tests of row strides larger than the row through every library plan: lda > K, ldb > K and
-// ldd > N (PerTensorPlan, BlockScaledPlan with bf16 or FP32 D and split-K, GroupedPlan contiguous
-// and masked, MxPlan on its three Hopper paths), and the weight gradient's ld_dD_t, ld_A_t >
-// token_capacity and lddb > K (WeightGradPlan, FP32 with and without accumulate, bf16).
+// ldd > N (PerTensorPlan with bf16 or FP32 D, BlockScaledPlan with bf16 or FP32 D and split-K,
+// GroupedPlan contiguous and masked, MxPlan on its three Hopper paths), and the weight gradient's
+// ld_dD_t, ld_A_t > token_capacity and lddb > K (WeightGradPlan, FP32 with and without
+// accumulate, bf16).
 //
 // The oracle: the same kernel on packed copies of the same operands, bit for bit (leading
 // dimensions change addresses only, never the arithmetic), the packed run itself checked against
@@ -211,6 +212,51 @@ TEST_CASE("strided: PerTensorPlan reads A and B at their strides, writes D's col
   std::uint64_t seed = 5700;
   for (Accumulation acc : {Accumulation::promoted, Accumulation::fast})
     for (const DenseCase& c : kFixedCases) check_per_tensor(c, acc, ++seed, true);
+
+  SECTION("FP32 D with accumulate (PerTensorGemmF32)") {
+    // The packed run's accuracy is test_library_gpu's (float64); here the strided one must give
+    // its bits, at ldd = N + 4 (float rows 16-byte multiples) and N + 1 (odd: no float2 stores).
+    const std::int64_t M = 200, N = 264, K = 1040;
+    DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
+    fill_random_e4m3(A.data(), A.size(), 5722, 1.0f);
+    fill_random_e4m3(B.data(), B.size(), 5723, 1.0f);
+    DeviceBuffer<float> scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f});
+    const Strided<std::uint8_t> As(A, M, K, K + 16, kNanE4m3), Bs(B, N, K, K + 32, kNanE4m3);
+    std::mt19937_64 gen(5724);
+    std::normal_distribution<float> nd(0.0f, 4.0f);
+    std::vector<float> before(std::size_t(M * N));
+    for (float& x : before) x = nd(gen);
+    for (Accumulation acc : {Accumulation::promoted, Accumulation::fast})
+      for (const std::int64_t pad : {4, 1}) {
+        INFO("FP32 D += A.B, " << engine::to_string(acc) << ", ldd = N + " << pad);
+        const Strided<float> Ds(before, M, N, N + pad, f32_of_bits(kSentinelF32));
+        DeviceBuffer<float> D(before);
+        PerTensorGemmF32 g{.M = M,
+                           .N = N,
+                           .K = K,
+                           .A = A.data(),
+                           .B = B.data(),
+                           .D = D.data(),
+                           .scale_a = scales.data(),
+                           .scale_b = scales.data() + 4,
+                           .accumulate = true};
+        PerTensorGemmF32 gs = g;
+        point_at(gs, As, Bs, Ds);
+        PerTensorOptions o;
+        o.accumulation = acc;
+        const PerTensorPlan strided(gs, o);
+        INFO(strided.describe());
+        const PerTensorPlan packed(g, o);
+        CHECK(packed.kernel().name == strided.kernel().name);
+        packed.run(nullptr);
+        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<float> want = D.download();
+        bool finite = true;
+        for (float x : want) finite = finite && std::isfinite(x);
+        CHECK(finite);
+        check_strided_run(Ds, want, [&] { strided.run(nullptr); });
+      }
+  }
 }
 
 TEST_CASE("strided: BlockScaledPlan reads A and B at their strides, writes D's columns only",

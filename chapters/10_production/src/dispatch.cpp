@@ -116,6 +116,22 @@ struct Family {
   const char* chapter;  // for find_kernel's message
 };
 
+/// The family's variable's kernel for the shape ("" if none), after checking every name in it,
+/// whatever the shape: a typo shows on the first call, also on calls the variable does not serve.
+std::string check_env(const Family& f, std::int64_t M, std::int64_t N, std::int64_t K,
+                      const char* env) {
+  const char* var = dispatch_env_var(f.family);
+  const std::string env_kernel = env_kernel_for(var, env, M, N, K);
+  if (env && *env) {
+    std::stringstream ss(env);
+    for (std::string item; std::getline(ss, item, ',');) {
+      const auto eq = item.find('=');
+      named(f.list, eq == std::string::npos ? item : item.substr(eq + 1), var, f.chapter);
+    }
+  }
+  return env_kernel;
+}
+
 /// Steps 1-3 of the rule (dispatch.hpp); `fits` checks a named kernel against the call. Returns
 /// false (choice untouched) when the chapter's rule must decide.
 template <class Fits>
@@ -128,15 +144,7 @@ bool choose_named(const Family& f, std::int64_t M, std::int64_t N, std::int64_t 
     return true;
   }
   const char* var = dispatch_env_var(f.family);
-  // Every name in the variable is checked, whatever the shape: a typo shows on the first call.
-  const std::string env_kernel = env_kernel_for(var, env, M, N, K);
-  if (env && *env) {
-    std::stringstream ss(env);
-    for (std::string item; std::getline(ss, item, ',');) {
-      const auto eq = item.find('=');
-      named(f.list, eq == std::string::npos ? item : item.substr(eq + 1), var, f.chapter);
-    }
-  }
+  const std::string env_kernel = check_env(f, M, N, K, env);
   if (table_serves && !env_kernel.empty()) {
     fits(named(f.list, env_kernel, var, f.chapter), var);
     out = {env_kernel, DispatchRule::environment, std::string(var) + "=" + env};
@@ -369,6 +377,38 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
                        : std::string(
                              "D is not TMA-storable (16-byte aligned, N % 8 == 0): "
                              "chapter 6's registers-epilogue kernel");
+  return c;
+}
+
+KernelChoice choose_per_tensor_f32(std::int64_t M, engine::Accumulation accumulation,
+                                   const std::string& option, const char* env) {
+  const bool fast = accumulation == engine::Accumulation::fast;
+  const auto mode = [&](const engine::KernelInfo& k, const std::string& source) {
+    if (k.accumulation != accumulation)
+      throw std::invalid_argument(
+          "fp8gemm: " + source + " = '" + k.name + "' accumulates " +
+          engine::to_string(k.accumulation) + ", the call asks for Accumulation::" +
+          engine::to_string(accumulation) + " (fast accumulation is opt-in: set Options::accumulation)");
+  };
+  if (!option.empty()) {
+    const engine::KernelInfo& k =
+        named(per_tensor_f32_kernels(), option, "Options::kernel", "fp8gemm (per-tensor FP32 D)");
+    mode(k, "Options::kernel");
+    return {option, DispatchRule::option, "Options::kernel"};
+  }
+  // The bf16 family's variable serves bf16 D only; its names are still checked (against chapter
+  // 6's list, which it names), the shape itself does not matter for that.
+  const Family f{fast ? DispatchFamily::per_tensor_fast : DispatchFamily::per_tensor_promoted,
+                 ch06::kernels(), "fp8gemm::ch06"};
+  check_env(f, M, 0, 0, env);
+  KernelChoice c;
+  c.kernel = std::string(M <= 128 ? "128x128_s6_c1x1_" : "128x256_s4_c2x1_") +
+             engine::to_string(accumulation) + "_f32";
+  c.rule = DispatchRule::epilogue;
+  c.why = std::string("FP32 D: the library's registers_f32 per-tensor kernel (") +
+          (M <= 128 ? "M <= 128: 128 x 128" : "M > 128: 128 x 256, 2 x 1 clusters") + ")";
+  if (env && *env)
+    c.why += std::string(" (") + dispatch_env_var(f.family) + " applies to bf16 D only)";
   return c;
 }
 

@@ -56,17 +56,54 @@ PerTensorPlan::PerTensorPlan(const PerTensorGemm& g, const PerTensorOptions& o) 
   chosen.kernel = choice_.kernel;
   plan_ = std::make_unique<ch06::Plan>(g, chosen);
 }
+PerTensorPlan::PerTensorPlan(const PerTensorGemmF32& g, const PerTensorOptions& o)
+    : accumulate_(g.accumulate) {
+  check_hopper("fp8gemm::PerTensorPlan");
+  // Chapter 6's rules for the call (the same requirements, named for this plan), validated before
+  // the kernel is chosen, as chapter 6's plan does.
+  const GemmArgs args = g.args();
+  const GemmRequirements req = engine::engine_requirements("fp8gemm::PerTensorPlan (FP32 D)");
+  validate_gemm(args, req);
+  if (o.accumulation != Accumulation::fast && o.accumulation != Accumulation::promoted)
+    throw std::invalid_argument(std::string(req.who) + ": Options::accumulation = " +
+                                std::to_string(int(o.accumulation)) +
+                                " is not an Accumulation (fast, promoted)");
+  const DispatchFamily family = o.accumulation == Accumulation::fast
+                                    ? DispatchFamily::per_tensor_fast
+                                    : DispatchFamily::per_tensor_promoted;
+  choice_ = choose_per_tensor_f32(g.M, o.accumulation, o.kernel, env_of(family));
+  const engine::KernelInfo& k =
+      engine::find_kernel(per_tensor_f32_kernels(), choice_.kernel, "fp8gemm (per-tensor FP32 D)");
+  f32_ = std::make_unique<engine::PolicyPlan<engine::GemmParams>>(k, args, req, o.max_sms,
+                                                                  o.raster, o.persistent);
+  f32_->policy_params().accumulate = g.accumulate ? 1 : 0;
+}
 PerTensorPlan::~PerTensorPlan() = default;
 PerTensorPlan::PerTensorPlan(PerTensorPlan&&) noexcept = default;
 PerTensorPlan& PerTensorPlan::operator=(PerTensorPlan&&) noexcept = default;
-void PerTensorPlan::run(cudaStream_t stream) const { plan_->run(stream); }
-void PerTensorPlan::rebind(const PerTensorGemm& gemm) { plan_->rebind(gemm); }
-const engine::EnginePlan& PerTensorPlan::engine() const { return plan_->engine(); }
-const engine::KernelInfo& PerTensorPlan::kernel() const { return plan_->engine().kernel(); }
-const KernelChoice& PerTensorPlan::choice() const { return choice_; }
-std::string PerTensorPlan::describe() const {
-  return with_choice(plan_->engine().describe(), choice_);
+void PerTensorPlan::run(cudaStream_t stream) const {
+  if (f32_)
+    f32_->run(stream);
+  else
+    plan_->run(stream);
 }
+void PerTensorPlan::rebind(const PerTensorGemm& gemm) {
+  engine::require_same_field("output (bf16 D; the plan writes FP32 D)", f32_ == nullptr,
+                             "fp8gemm::PerTensorPlan");
+  plan_->rebind(gemm);
+}
+void PerTensorPlan::rebind(const PerTensorGemmF32& gemm) {
+  const char* who = "fp8gemm::PerTensorPlan (FP32 D)";
+  engine::require_same_field("output (FP32 D; the plan writes bf16 D)", f32_ != nullptr, who);
+  engine::require_same_field("accumulate", gemm.accumulate == accumulate_, who);
+  f32_->rebind(gemm.args());
+}
+const engine::EnginePlan& PerTensorPlan::engine() const {
+  return f32_ ? static_cast<const engine::EnginePlan&>(*f32_) : plan_->engine();
+}
+const engine::KernelInfo& PerTensorPlan::kernel() const { return engine().kernel(); }
+const KernelChoice& PerTensorPlan::choice() const { return choice_; }
+std::string PerTensorPlan::describe() const { return with_choice(engine().describe(), choice_); }
 
 // ---- BlockScaledPlan ----
 

@@ -34,6 +34,10 @@
 
 #include "common/engine/params.hpp"  // engine::Accumulation
 
+namespace fp8gemm::engine {
+struct KernelInfo;  // common/engine/plan.hpp
+}  // namespace fp8gemm::engine
+
 namespace fp8gemm {
 
 // ---- architecture ----
@@ -215,6 +219,19 @@ KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
 KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
                                engine::Accumulation accumulation, bool tma_store_ok,
                                const std::string& option, const char* env, int usable_sms = 0);
+
+/// The per-tensor GEMM's FP32-output kernels (the library's own: src/per_tensor_f32.cu, the
+/// engine's registers_f32 epilogue with chapter 6's math): 128 x 128 and 128 x 256 (2 x 1
+/// clusters), promoted and fast, named as chapter 6 names kernels ("128x128_s6_c1x1_promoted_f32").
+const std::vector<engine::KernelInfo>& per_tensor_f32_kernels();
+
+/// The per-tensor plan's choice for FP32 D (fp8gemm::PerTensorGemmF32): Options::kernel, a name of
+/// per_tensor_f32_kernels() that accumulates the way `accumulation` says, else rule `epilogue`:
+/// 128 x 128 for M <= 128, 128 x 256 in 2 x 1 clusters above (chapter 7's FP32 rule; no sweep
+/// behind it). The dispatch table and FP8GEMM_KERNEL_PER_TENSOR_* serve bf16 D only: a variable
+/// set is still checked (a typo shows on every call) and the choice's `why` says it did not apply.
+KernelChoice choose_per_tensor_f32(std::int64_t M, engine::Accumulation accumulation,
+                                   const std::string& option, const char* env);
 
 /// The MXFP8 plan's choice on Hopper (fp8gemm::MxPlan; chapter 9's hopper_kernels()).
 KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bool tma_store_ok,

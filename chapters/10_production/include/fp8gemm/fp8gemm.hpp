@@ -10,7 +10,8 @@
 // failure throws std::runtime_error naming the device or the call (a GPU these kernels do not
 // run on is refused first, so there even a bad call gets std::runtime_error; without any GPU
 // the call is validated first).
-//   fp8gemm::PerTensorPlan     D = scale_a scale_b A.B^T, e4m3 in, bf16 out (chapter 6); FP32
+//   fp8gemm::PerTensorPlan     D = scale_a scale_b A.B^T, e4m3 in, bf16 out (chapter 6), or FP32
+//                              out with accumulate (PerTensorGemmF32, the library's kernels); FP32
 //                              promotion every 128 K by default, fast accumulation opt-in
 //   fp8gemm::BlockScaledPlan   DeepSeek-V3 block scaling, A 1 x 128 and B 128 x 128 scales in
 //                              the layouts of fp8gemm/common/scale_layout.hpp, bf16 or FP32
@@ -114,11 +115,43 @@ using engine::Accumulation;
 /// Options::accumulation); max_sms, raster and persistent as chapter 6's.
 using PerTensorOptions = ch06::Options;
 
+/// The per-tensor GEMM with FP32 D (the library's; chapter 6 writes bf16):
+///   D = scale_a scale_b A . B^T,  or with `accumulate`  D = scale_a scale_b A . B^T + D,
+/// A M x K and B N x K e4m3 row-major as PerTensorGemm's, D M x N float row-major (ldd elements
+/// per row, any >= N; 0: N), scale_a and scale_b device pointers to one float each. Each element
+/// of D is read (accumulate) and written once by one thread: deterministic, D rounded once to
+/// float. For training code that sums products into an FP32 buffer (weight gradients over
+/// micro-batches). Its kernels (per_tensor_f32_kernels(): the engine's registers_f32 epilogue)
+/// are not in the dispatch table: 128 x 128 tiles for M <= 128, else 128 x 256 (rule `epilogue`).
+struct PerTensorGemmF32 {
+  std::int64_t M = 0, N = 0, K = 0;
+  const std::uint8_t* A = nullptr;  ///< M x K e4m3 bytes, row-major
+  const std::uint8_t* B = nullptr;  ///< N x K e4m3 bytes, row-major
+  float* D = nullptr;               ///< M x N float, row-major
+  const float* scale_a = nullptr;   ///< device pointer to 1 float
+  const float* scale_b = nullptr;   ///< device pointer to 1 float
+  std::int64_t lda = 0;             ///< row stride of A in elements; 0: K
+  std::int64_t ldb = 0;             ///< row stride of B in elements; 0: K
+  std::int64_t ldd = 0;             ///< row stride of D in elements; 0: N
+  bool accumulate = false;          ///< D = scale_a scale_b A . B^T + D
+
+  /// The same call as GemmArgs (leading dimensions filled in, 4-byte D), for validate_gemm().
+  GemmArgs args() const {
+    GemmArgs a = PerTensorGemm{M, N, K, A, B, nullptr, scale_a, scale_b, lda, ldb, ldd}.args();
+    a.D = D;
+    a.d_element_bytes = 4;
+    return a;
+  }
+};
+
 class PerTensorPlan {
  public:
   /// Throws std::invalid_argument (bad call or kernel name; before any GPU work) or
   /// std::runtime_error (not a compute capability 9.0 GPU, CUDA failure).
   explicit PerTensorPlan(const PerTensorGemm& gemm, const PerTensorOptions& options = {});
+  /// FP32 D (PerTensorGemmF32); Options::kernel names one of per_tensor_f32_kernels(). The same
+  /// errors.
+  explicit PerTensorPlan(const PerTensorGemmF32& gemm, const PerTensorOptions& options = {});
   ~PerTensorPlan();
   PerTensorPlan(PerTensorPlan&&) noexcept;
   PerTensorPlan& operator=(PerTensorPlan&&) noexcept;
@@ -132,6 +165,11 @@ class PerTensorPlan {
   /// (a TMA-store kernel needs D 16-byte aligned), std::runtime_error for a CUDA failure; the
   /// plan is then unchanged.
   void rebind(const PerTensorGemm& gemm);
+  /// The same for a plan built for FP32 D (accumulate must be the plan's). Each form refuses the
+  /// other's plan (std::invalid_argument: the output differs).
+  void rebind(const PerTensorGemmF32& gemm);
+  /// Whether the plan writes FP32 D (built from a PerTensorGemmF32).
+  bool writes_f32() const { return f32_ != nullptr; }
   const engine::EnginePlan& engine() const;
   const engine::KernelInfo& kernel() const;
   /// How the kernel was chosen, and the one-line reason.
@@ -140,7 +178,9 @@ class PerTensorPlan {
   std::string describe() const;
 
  private:
-  std::unique_ptr<ch06::Plan> plan_;
+  std::unique_ptr<ch06::Plan> plan_;  // bf16 D: chapter 6's plan
+  std::unique_ptr<engine::PolicyPlan<engine::GemmParams>> f32_;  // FP32 D: the engine's, directly
+  bool accumulate_ = false;  // the FP32 call's (rebind() compares)
   KernelChoice choice_;
 };
 

@@ -1075,11 +1075,13 @@ void gemm_weight_grad_out(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                    accumulate, "", check_offsets);
 }
 
-/// Chapter 6's per-tensor GEMM: D = scale_a scale_b A . B^T, bf16 out; a and b row-major with
-/// any row stride the library takes (lda, ldb: multiples of 16 bytes).
-at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
-                           const at::Tensor& scale_b, bool fast_accum) {
-  constexpr const char* op = "gemm_per_tensor";
+/// Chapter 6's per-tensor GEMM into `out`: D = scale_a scale_b A . B^T, bf16 (chapter 6's plan)
+/// or float32 (the library's FP32 kernels; with accumulate, D = scale_a scale_b A . B^T + D); a, b
+/// and out row-major with any row stride the library takes (lda, ldb: multiples of 16 bytes;
+/// ldd >= N).
+void per_tensor_into(const char* op, const at::Tensor& a, const at::Tensor& b,
+                     const at::Tensor& scale_a, const at::Tensor& scale_b, const at::Tensor& out,
+                     bool accumulate, bool fast_accum) {
   const GemmOperands ab = gemm_operands(op, a, b);
   const at::Device dev = ab.device;
   const std::int64_t M = ab.M, N = ab.N, K = ab.K;
@@ -1095,8 +1097,17 @@ at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::T
   };
   check_scale("scale_a", scale_a);
   check_scale("scale_b", scale_b);
-  at::Tensor out = at::empty({M, N}, a.options().dtype(at::kBFloat16));
-  if (M == 0 || N == 0) return out;
+  if (!out.defined()) fail(op, "out is an undefined tensor");
+  const bool f32 = out.scalar_type() == at::kFloat;
+  check_tensor(op, "out", out, f32 ? at::kFloat : at::kBFloat16, 2, "[M, N]", dev);
+  check_size(op, "out", out, 0, M, "M, the rows of a");
+  check_size(op, "out", out, 1, N, "N, the rows of b");
+  if (accumulate && !f32)
+    fail(op,
+         "accumulate=True needs a torch.float32 out (D = A.B^T + D is kept in float32; a "
+         "bf16 D would be rounded twice)");
+  const std::int64_t ldd = row_major_ld(op, "out", out, 0);
+  if (M == 0 || N == 0) return;
   c10::cuda::CUDAGuard guard(dev);
   library_call(op, [&] {
     const PerTensorGemm g{.M = M,
@@ -1104,19 +1115,32 @@ at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::T
                           .K = K,
                           .A = e4m3_ptr(a),
                           .B = e4m3_ptr(b),
-                          .D = static_cast<std::uint16_t*>(out.data_ptr()),
+                          .D = f32 ? nullptr : static_cast<std::uint16_t*>(out.data_ptr()),
                           .scale_a = f32_ptr(scale_a),
                           .scale_b = f32_ptr(scale_b),
                           .lda = lda,
-                          .ldb = ldb};
+                          .ldb = ldb,
+                          .ldd = ldd};
+    const PerTensorGemmF32 g32{.M = M,
+                               .N = N,
+                               .K = K,
+                               .A = g.A,
+                               .B = g.B,
+                               .D = f32 ? static_cast<float*>(out.data_ptr()) : nullptr,
+                               .scale_a = g.scale_a,
+                               .scale_b = g.scale_b,
+                               .lda = lda,
+                               .ldb = ldb,
+                               .ldd = ldd,
+                               .accumulate = accumulate};
     const int max_sms = g_max_sms.load(std::memory_order_relaxed);
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
-    key.add(kPerTensor).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb);
-    key.add(std::int64_t(fast_accum));
+    key.add(kPerTensor).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb).add(ldd);
+    key.add(std::int64_t(fast_accum)).add(std::int64_t(f32)).add(std::int64_t(accumulate));
     key.add(max_sms);
-    key.add(std::int64_t(aligned(g.D, 16)));
+    key.add(std::int64_t(aligned(out.data_ptr(), 16)));
     PlanKey buffers;
-    buffers.add(g.A).add(g.B).add(g.D).add(g.scale_a).add(g.scale_b);
+    buffers.add(g.A).add(g.B).add(out.data_ptr()).add(g.scale_a).add(g.scale_b);
     const cudaStream_t stream = current_stream(dev);
     g_per_tensor.run(
         key, buffers,
@@ -1124,11 +1148,37 @@ at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::T
           PerTensorOptions o;
           o.accumulation = fast_accum ? Accumulation::fast : Accumulation::promoted;
           o.max_sms = max_sms;
-          return std::make_unique<PerTensorPlan>(g, o);
+          return f32 ? std::make_unique<PerTensorPlan>(g32, o) : std::make_unique<PerTensorPlan>(g, o);
         },
-        [&](PerTensorPlan& p) { p.rebind(g); }, [&](PerTensorPlan& p) { p.run(stream); });
+        [&](PerTensorPlan& p) {
+          if (f32)
+            p.rebind(g32);
+          else
+            p.rebind(g);
+        },
+        [&](PerTensorPlan& p) { p.run(stream); });
   });
+}
+
+at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                           const at::Tensor& scale_b, bool fast_accum,
+                           std::optional<at::ScalarType> out_dtype) {
+  constexpr const char* op = "gemm_per_tensor";
+  const at::Device dev = call_device(op, "a", a);
+  const at::ScalarType dt = out_dtype.value_or(at::kBFloat16);
+  if (dt != at::kBFloat16 && dt != at::kFloat)
+    fail(op, "out_dtype must be torch.bfloat16 or torch.float32; got " + torch_name(dt));
+  check_tensor(op, "a", a, at::kFloat8_e4m3fn, 2, "[M, K]", dev);
+  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 2, "[N, K]", dev);
+  at::Tensor out = at::empty({a.size(0), b.size(0)}, a.options().dtype(dt));
+  per_tensor_into(op, a, b, scale_a, scale_b, out, false, fast_accum);
   return out;
+}
+
+void gemm_per_tensor_out(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                         const at::Tensor& scale_b, const at::Tensor& out, bool accumulate,
+                         bool fast_accum) {
+  per_tensor_into("gemm_per_tensor_out", a, b, scale_a, scale_b, out, accumulate, fast_accum);
 }
 
 // ---- test and benchmark helpers -----------------------------------------------------------------
@@ -1222,7 +1272,11 @@ TORCH_LIBRARY(fp8gemm, m) {
       tags);
   m.def(
       "gemm_per_tensor(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, "
-      "bool fast_accum=False) -> Tensor",
+      "bool fast_accum=False, ScalarType? out_dtype=None) -> Tensor",
+      tags);
+  m.def(
+      "gemm_per_tensor_out(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor(a!) out, "
+      "bool accumulate=False, bool fast_accum=False) -> ()",
       tags);
   m.def("transpose_e4m3(Tensor q) -> Tensor", tags);
   m.def("quantize_mx_1x32(Tensor x, str rule=\"floor_ocp\") -> (Tensor, Tensor)", tags);
@@ -1268,6 +1322,7 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("gemm_weight_grad", &fp8gemm::torch_ops::gemm_weight_grad);               \
   m.impl("gemm_weight_grad_out", &fp8gemm::torch_ops::gemm_weight_grad_out);       \
   m.impl("gemm_per_tensor", &fp8gemm::torch_ops::gemm_per_tensor);                 \
+  m.impl("gemm_per_tensor_out", &fp8gemm::torch_ops::gemm_per_tensor_out);         \
   m.impl("transpose_e4m3", &fp8gemm::torch_ops::transpose_e4m3);                   \
   m.impl("quantize_mx_1x32", &fp8gemm::torch_ops::quantize_mx_1x32);               \
   m.impl("requantize_mx_1x128", &fp8gemm::torch_ops::requantize_mx_1x128);         \

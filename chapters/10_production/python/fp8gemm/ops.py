@@ -325,14 +325,27 @@ def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: T
 
 
 def gemm_per_tensor(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, *,
-                    fast_accum: bool = False) -> Tensor:
-    """Chapter 6's per-tensor GEMM: D [M, N] bf16 = scale_a scale_b A . B^T, a [M, K] and b [N, K]
+                    fast_accum: bool = False, out_dtype: Optional[torch.dtype] = None,
+                    out: Optional[Tensor] = None, accumulate: bool = False) -> Tensor:
+    """Chapter 6's per-tensor GEMM: D [M, N] = scale_a scale_b A . B^T, a [M, K] and b [N, K]
     e4m3 row-major (unit stride along K; a row stride >= K, a multiple of 16 bytes, and the data
     16-byte aligned: such a column slice of a wider matrix is read in place), scale_a / scale_b
     one-element float32 tensors on the GPU (read there).
+    out_dtype: D's dtype, bfloat16 (the default) or float32 (the library's FP32 kernels, D rounded
+    once to float32).
+    out: write into this [M, N] tensor (bf16 or float32, row-major, any row stride) instead of a
+    new one (out_dtype, if given, must be out's dtype); accumulate=True (float32 out only):
+    D = scale_a scale_b A . B^T + out (e.g. a weight gradient summed over micro-batches).
     FP32 promotion every 128 K by default; fast_accum=True uses the tensor cores' own
     accumulation only (faster, less accurate over long K: see chapter 6)."""
-    return _ops().gemm_per_tensor(a, b, scale_a, scale_b, fast_accum)
+    if out is None:
+        if accumulate:
+            raise ValueError("fp8gemm.gemm_per_tensor: accumulate=True needs out= (a float32 D to "
+                             "add to)")
+        return _ops().gemm_per_tensor(a, b, scale_a, scale_b, fast_accum, out_dtype)
+    _require_out_dtype("gemm_per_tensor", out_dtype, out)
+    _ops().gemm_per_tensor_out(a, b, scale_a, scale_b, out, accumulate, fast_accum)
+    return out
 
 
 # ============================================ plan cache ==========================================
@@ -475,8 +488,13 @@ if available():
         return None
 
     @torch.library.register_fake("fp8gemm::gemm_per_tensor")
-    def _gemm_per_tensor_fake(a, b, scale_a, scale_b, fast_accum=False):
-        return a.new_empty((a.shape[0], b.shape[0]), dtype=torch.bfloat16)
+    def _gemm_per_tensor_fake(a, b, scale_a, scale_b, fast_accum=False, out_dtype=None):
+        dt = torch.bfloat16 if out_dtype is None else out_dtype
+        return a.new_empty((a.shape[0], b.shape[0]), dtype=dt)
+
+    @torch.library.register_fake("fp8gemm::gemm_per_tensor_out")
+    def _gemm_per_tensor_out_fake(a, b, scale_a, scale_b, out, accumulate=False, fast_accum=False):
+        return None
 
     @torch.library.register_fake("fp8gemm::transpose_e4m3")
     def _transpose_e4m3_fake(q):

@@ -82,13 +82,15 @@ def test_ops_registered():
     names = ["quantize_1x128", "quantize_128x128", "quantize_128x128_dual", "quantize_1x128_dual",
              "quantize_tokens_transposed_1x128", "gemm_block_scaled", "gemm_block_scaled_out",
              "gemm_grouped_contiguous", "gemm_grouped_masked", "gemm_weight_grad",
-             "gemm_weight_grad_out", "gemm_per_tensor", "transpose_e4m3", "quantize_mx_1x32",
+             "gemm_weight_grad_out", "gemm_per_tensor", "gemm_per_tensor_out", "transpose_e4m3",
+             "quantize_mx_1x32",
              "requantize_mx_1x128", "requantize_mx_128x128", "gemm_mx"]
     for n in names:
         op = getattr(torch.ops.fp8gemm, n).default
         assert torch.Tag.needs_exact_strides in op.tags, n
-    s = str(torch.ops.fp8gemm.gemm_block_scaled_out.default._schema)
-    assert "Tensor(a!) out" in s
+    for n in ("gemm_block_scaled_out", "gemm_weight_grad_out", "gemm_per_tensor_out"):
+        s = str(getattr(torch.ops.fp8gemm, n).default._schema)
+        assert "Tensor(a!) out" in s, n
 
 
 def _cpu(*shape, dtype=torch.bfloat16):
@@ -181,7 +183,17 @@ def test_fake_shapes():
     assert db.shape == (2, 384, 256) and db.dtype == torch.bfloat16
     d = ops.gemm_per_tensor(_meta((33, 64), e4), _meta((48, 64), e4), _meta((1,), f32),
                             _meta((1,), f32))
-    assert d.shape == (33, 48)
+    assert d.shape == (33, 48) and d.dtype == torch.bfloat16
+    d = ops.gemm_per_tensor(_meta((33, 64), e4), _meta((48, 64), e4), _meta((1,), f32),
+                            _meta((1,), f32), out_dtype=torch.float32)
+    assert d.shape == (33, 48) and d.dtype == torch.float32
+    with raises(ValueError, match=r"gemm_per_tensor: out_dtype=torch.bfloat16 but out is "
+                                  r"torch.float32"):
+        ops.gemm_per_tensor(_meta((33, 64), e4), _meta((48, 64), e4), _meta((1,), f32),
+                            _meta((1,), f32), out_dtype=torch.bfloat16, out=_meta((33, 48), f32))
+    with raises(ValueError, match=r"gemm_per_tensor: accumulate=True needs out="):
+        ops.gemm_per_tensor(_meta((33, 64), e4), _meta((48, 64), e4), _meta((1,), f32),
+                            _meta((1,), f32), accumulate=True)
     assert ops.transpose_e4m3(_meta((300, 1040), e4)).shape == (1040, 300)
     assert ops.transpose_e4m3(_meta((3, 272, 1040), e4)).shape == (3, 1040, 272)
     q, sc = ops.quantize_mx_1x32(_meta((300, 1056), torch.bfloat16))

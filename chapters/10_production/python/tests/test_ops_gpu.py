@@ -325,6 +325,48 @@ def test_gemm_per_tensor():
     assert rel_error(dfast, ref) <= 4 * tolerance(K)  # random normal data hides its bias
 
 
+def test_gemm_per_tensor_float32_out_and_accumulate():
+    """float32 D (the library's FP32 kernels): against float64 well inside the bf16 tolerance,
+    rounded to bf16 within one bf16 ulp of the bf16 op's D; accumulate=True adds into out= (also
+    a strided one, whose other columns stay as they were); the refusals."""
+    require_gpu()
+    gen = _gen(58)
+    M, N, K = 333, 264, 1040
+    qa, sa = ops.quantize_per_tensor(torch.randn(M, K, generator=gen, device="cuda"))
+    qb, sb = ops.quantize_per_tensor(torch.randn(N, K, generator=gen, device="cuda"))
+    ref = (qa.double() @ qb.double().t()) * (sa.double() * sb.double())
+    for fast in (False, True):
+        d32 = ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=fast, out_dtype=torch.float32)
+        assert d32.dtype == torch.float32 and d32.shape == (M, N)
+        # promoted: the tensor cores' sums inside each 128-K block only (no bf16 rounding)
+        assert rel_error(d32, ref) <= (5e-4 if not fast else 4 * tolerance(K)), fast
+        d16 = ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=fast)
+        assert rel_error(d32.bfloat16(), d16.float()) <= 2 ** -8, fast
+        # accumulate into a float32 out, and into a column slice of a wider one
+        base = torch.randn(M, N, generator=gen, device="cuda")
+        acc = base.clone()
+        ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=fast, out=acc, accumulate=True)
+        assert rel_error(acc, ref + base.double()) <= (5e-4 if not fast else 4 * tolerance(K))
+        wide = torch.full((M, N + 5), -7.0, device="cuda")
+        wide[:, :N] = base
+        view = wide[:, :N]
+        ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=fast, out=view, accumulate=True)
+        assert torch.equal(view, acc), fast
+        assert (wide[:, N:] == -7.0).all()
+        # out= without accumulate overwrites
+        over = torch.full((M, N), float("nan"), device="cuda")
+        ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=fast, out=over)
+        assert torch.equal(over, d32), fast
+    with raises(ValueError, match=r"accumulate=True needs a torch.float32 out"):
+        ops.gemm_per_tensor(qa, qb, sa, sb, out=torch.empty(M, N, dtype=torch.bfloat16,
+                                                             device="cuda"), accumulate=True)
+    with raises(ValueError, match=r"out_dtype must be torch.bfloat16 or torch.float32"):
+        ops.gemm_per_tensor(qa, qb, sa, sb, out_dtype=torch.float16)
+    with raises(ValueError, match=r"out must be"):
+        ops.gemm_per_tensor(qa, qb, sa, sb, out=torch.empty(M, N, dtype=torch.float16,
+                                                             device="cuda"))
+
+
 def _strided(q, extra):
     """q [..., R, C] e4m3 as a view whose rows are C + extra apart (a column slice of a wider
     buffer), the other columns holding the e4m3 NaN code 0x7F: a GEMM that read them would turn
