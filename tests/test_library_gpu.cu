@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -318,6 +319,10 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
           if (accumulate)
             for (std::size_t i = 0; i < want.size(); ++i) want[i] += double(before[i]);
           const ErrorStats e = compare(got.data(), want.data(), std::int64_t(want.size()));
+          std::printf("  per-tensor FP32 D %lldx%lldx%lld %-8s %-8s ldd N+%lld rel %.2e  [%s]\n",
+                      (long long)M, (long long)N, (long long)K, engine::to_string(acc),
+                      accumulate ? "D+=A.B" : "D=A.B", (long long)pad, e.rel_frobenius,
+                      plan.kernel().name.c_str());
           CHECK(e.non_finite == 0);
           CHECK(e.rel_frobenius <= tolerance);
           if (!accumulate && pad == 0) {
