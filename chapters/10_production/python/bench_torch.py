@@ -22,6 +22,9 @@
   gemm      gemm_block_scaled (one op call, bf16 D) against torch's block-scaled scaled_mm
             (cuBLASLt; the v2 API torch.nn.functional.scaled_mm with BlockWise1x128 /
             BlockWise128x128) and bf16 torch.matmul, M in {64, 128, 4096} x the six (N, K).
+  per_tensor gemm_per_tensor with bf16 and float32 D against torch._scaled_mm (per-tensor scales,
+            the same out_dtype, promoted accumulation), the same shapes (not in the default
+            --only: --only per_tensor).
 Method (linear, gemm): per timed call an L2 flush (zero_ of a 2 x L2 buffer) outside the timed
 region, then a GPU-side sleep (torch.cuda._sleep, --delay-us; --step-delay-us, 1500 us, for the
 forward+backward steps, whose host work takes up to ~0.9 ms) so that the Python host work of the
@@ -591,6 +594,62 @@ def bench_gemm(args, timer: Timer) -> list:
     return rows
 
 
+# ========================================== per_tensor ============================================
+
+def bench_per_tensor(args, timer: Timer) -> list:
+    """gemm_per_tensor with bf16 and float32 D (the library's FP32 kernels, session 58) against
+    torch._scaled_mm with per-tensor scales and the same out_dtype (cuBLASLt), promoted
+    accumulation on both sides (torch's use_fast_accum=False); each checked against float64."""
+    rows = []
+    for M in args.gemm_m:
+        for (N, K) in DEEPSEEK_NK:
+            g = torch.Generator(device="cuda").manual_seed(M + N + K + 58)
+            qa, sa = ops.quantize_per_tensor(torch.randn(M, K, generator=g, device="cuda"))
+            qb, sb = ops.quantize_per_tensor(torch.randn(N, K, generator=g, device="cuda"))
+            ref = (qa.double() @ qb.double().t()) * (sa.double() * sb.double())
+            bt = qb.t()
+            impls = {}
+            for dt, tag in ((torch.bfloat16, "bf16"), (torch.float32, "f32")):
+                impls[f"fp8gemm.ops.gemm_per_tensor {tag}"] = (
+                    lambda dt=dt: ops.gemm_per_tensor(qa, qb, sa, sb, out_dtype=dt))
+                impls[f"torch._scaled_mm {tag}"] = (
+                    lambda dt=dt: torch._scaled_mm(qa, bt, scale_a=sa, scale_b=sb, out_dtype=dt,
+                                                   use_fast_accum=False))
+            row = {"M": M, "N": N, "K": K, "notes": [], "impls": {}}
+            tol = 2 ** -8 + 2.5e-7 * K
+            for name, fn in impls.items():
+                try:
+                    d = fn()
+                except Exception as e:  # noqa: BLE001 - a peer that refuses gets a note, no time
+                    row["notes"].append(f"{name}: {type(e).__name__}: {e}")
+                    continue
+                err = rel_error(d, ref)
+                entry = {"rel_error": err}
+                if err > tol:
+                    entry["error"] = f"rel_error {err:.3e} > tolerance {tol:.3e}: not timed"
+                else:
+                    t = timer.time(fn)
+                    entry.update(t)
+                    entry["TFLOPS"] = 2 * M * N * K / (t["median_ms"] * 1e-3) / 1e12
+                row["impls"][name] = entry
+            for tag in ("bf16", "f32"):
+                ours = row["impls"].get(f"fp8gemm.ops.gemm_per_tensor {tag}", {}).get("median_ms")
+                th = row["impls"].get(f"torch._scaled_mm {tag}", {}).get("median_ms")
+                if ours and th:
+                    row[f"ours_over_torch_speed_{tag}"] = th / ours
+            o16 = row["impls"].get("fp8gemm.ops.gemm_per_tensor bf16", {}).get("median_ms")
+            o32 = row["impls"].get("fp8gemm.ops.gemm_per_tensor f32", {}).get("median_ms")
+            if o16 and o32:
+                row["f32_over_bf16_speed"] = o16 / o32
+            print(f"per_tensor {M}x{N}x{K}: " + ", ".join(
+                f"{k} {v.get('TFLOPS', float('nan')):.0f} TFLOPS (err {v['rel_error']:.1e})"
+                for k, v in row["impls"].items()), flush=True)
+            rows.append(row)
+            del ref
+            torch.cuda.empty_cache()
+    return rows
+
+
 # ============================================== main ==============================================
 
 def main() -> int:
@@ -640,6 +699,8 @@ def main() -> int:
         result["linear"] = bench_linear(args, timer)
     if "gemm" in only:
         result["gemm"] = bench_gemm(args, timer)
+    if "per_tensor" in only:
+        result["per_tensor"] = bench_per_tensor(args, timer)
     result["context"]["wall_s"] = round(time.time() - t0, 1)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)

@@ -15,8 +15,13 @@
 #     Predicted: pass.
 #  3. The PyTorch tests: predicted "132 passed, 2 skipped" (new:
 #     test_gemm_per_tensor_float32_out_and_accumulate; opcheck gains two cases).
-#  4. On an H200 with 330 s left: session56_plan/call4.sh's chapter 9 tables.
-# About 250 s on an H100.
+#  4. bench_torch.py --only per_tensor (new): gemm_per_tensor bf16 / float32 D against
+#     torch._scaled_mm with the same out_dtype, M in {64, 128, 4096} x the six DeepSeek-V3 (N, K).
+#     Predicted: our float32 D 0.80-0.95x our bf16 speed at M = 4096 (the untuned 128 x 256
+#     registers_f32 kernel against the table's tuned TMA-store ones), ~0.6x at 4096 x 32768 x 512
+#     (the epilogue's doubled bytes dominate there); against torch's float32 0.85-1.0x.
+#  5. On an H200 with 330 s left: session56_plan/call4.sh's chapter 9 tables.
+# About 330 s on an H100.
 set -u
 source scripts/gpu_call.sh .gpu/t58a.txz .gpu/py58a.txz || exit 1
 say "library GPU tests (FP32 per-tensor D)"
@@ -31,8 +36,15 @@ timeout 90 "$B/test_chapter_08" "ch08: the counter schedule with the caller's co
 tail -2 "$OUT/ch08_counter.log" >> "$L"
 say "PyTorch tests"
 torch_tests_step 150
+say "per-tensor bf16 and float32 D against torch._scaled_mm (bench_torch.py --only per_tensor)"
+BENCH_ARGS="--only per_tensor --time-limit 0.4 --commit $C" timeout 110 \
+  bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/pt" bench > /dev/null 2>&1
+echo "bench rc=$?" >> "$L"
+grep -E "^per_tensor|Error|error" "$OUT/pt/bench_torch.log" | head -40 >> "$L"
+cp "$OUT/pt/bench_torch.json" "$OUT/per_tensor_f32_${C:0:7}.json" 2>/dev/null
+tar cJf "$OUT/pt.txz" -C "$OUT" pt && rm -rf "$OUT/pt"
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && [ -f .gpu/t56.txz ] &&
-   [ "$(seconds_left 580)" -gt 330 ]; then
+   [ "$(seconds_left 585)" -gt 330 ]; then
   bash plots/data/h200/session56_plan/call4.sh > "$OUT/call4_stdout.txt" 2>&1
 else
   say "chapter 9's tables not run (not an H200, no t56 pack, or too little time)"
