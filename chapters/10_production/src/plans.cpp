@@ -1,6 +1,9 @@
 // The library's plans (fp8gemm.hpp): each checks the GPU's architecture, chooses the kernel
 // (dispatch.cpp) and hands the call to the chapter plan it wraps with that kernel named, so the
 // chapter plan validates and prepares exactly as it does alone; run() is the chapter plan's run().
+// One exception: the per-tensor GEMM's FP32 D has no chapter plan (chapter 6 writes bf16), so
+// PerTensorPlan builds the engine's plan itself for it, with chapter 6's rules (the same
+// requirements, validated first) and the library's own kernels (src/per_tensor_f32.cu).
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
