@@ -151,6 +151,11 @@ TEST_CASE("ch08: misaligned descriptions and scales, and oversized counts, are r
   g.masked_m = g.offsets;
   g.rows = (std::int64_t(1) << 62) + 256;
   CHECK(has(refusal(g), "rows (M_max) = 4611686018427388160 must be <="));
+  // G x M_max past the engine's row limit, each factor within it: named as the call names them.
+  g.rows = std::int64_t(1) << 30;
+  g.groups = 4;
+  CHECK(has(refusal(g), "groups x rows (M_max) = 4 x 1073741824 = 4294967296 rows of A and D "
+                        "must be <="));
   g = good();
   g.N = std::int64_t(1) << 62;  // G x N = 2^64 wraps to 0
   CHECK(has(refusal(g), "N = 4611686018427387904 must be <="));

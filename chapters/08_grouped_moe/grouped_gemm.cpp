@@ -204,6 +204,12 @@ GroupedGemm checked_with_defaults(const GroupedGemm& in) {
     fail(std::string(g.layout == Layout::contiguous ? "rows" : "rows (M_max)") + " = " +
          std::to_string(g.rows) + " must be <= " + std::to_string(max_dim));
   if (g.N > max_dim) fail("N = " + std::to_string(g.N) + " must be <= " + std::to_string(max_dim));
+  // The masked layout's A and D are [G, M_max, ...]: G x M_max rows, which the engine sees as M.
+  // Refused here by the call's own names (the engine's "M = ..." would name no argument).
+  if (g.layout == Layout::masked && g.rows * g.groups > max_dim)
+    fail("groups x rows (M_max) = " + std::to_string(g.groups) + " x " + std::to_string(g.rows) +
+         " = " + std::to_string(g.rows * g.groups) + " rows of A and D must be <= " +
+         std::to_string(max_dim));
   if (g.lda == 0) g.lda = g.K;
   if (g.ldb == 0) g.ldb = g.K;
   if (g.ldd == 0) g.ldd = g.N;
