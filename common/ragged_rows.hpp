@@ -31,6 +31,9 @@ namespace fp8gemm {
 
 /// Rows of the matrix the view can address: at most 2^30 (the plan refuses more).
 inline constexpr std::int64_t kRaggedMaxRows = std::int64_t(1) << 30;
+/// Row strides the view can take: below 2^34 bytes (its third dimension's stride, 2^34 minus the
+/// row stride, must stay positive; the plan sends a larger one to a registers epilogue).
+inline constexpr std::int64_t kRaggedMaxStrideBytes = std::int64_t(1) << 34;
 
 /// The coordinates of dimensions 1, 2, 3 of a box whose first row is `row`, clipped at `row_end`.
 struct RaggedRowCoords {
@@ -49,7 +52,8 @@ struct RaggedRowsLayout {
 FP8GEMM_HD constexpr RaggedRowsLayout ragged_rows_layout(std::uint64_t row_stride_bytes) {
   return {{std::uint64_t(kRaggedMaxRows), std::uint64_t(kRaggedMaxRows) + 1,
            std::uint64_t(kRaggedMaxRows) + 1},
-          {row_stride_bytes, row_stride_bytes, (std::uint64_t(1) << 34) - row_stride_bytes}};
+          {row_stride_bytes, row_stride_bytes,
+           std::uint64_t(kRaggedMaxStrideBytes) - row_stride_bytes}};
 }
 
 }  // namespace fp8gemm

@@ -104,6 +104,10 @@ struct GemmRequirements {
                                        ///< element (4 for FP32 D), whatever is asked here
   std::size_t scale_alignment = 4;     ///< bytes, for scale pointers
   bool packed_only = false;            ///< lda == K, ldb == K, ldd == N required
+  /// lda and ldb in bytes must be below this (0: no limit): the engine reads A and B by TMA,
+  /// whose global strides are < 2^40 bytes (cuTensorMapEncodeTiled), so a larger one is refused
+  /// here by its name rather than by the tensor map's builder.
+  std::int64_t operand_stride_limit_bytes = 0;
   std::int64_t max_dim = (std::int64_t(1) << 31) - 1;  ///< M, N, K each at most this
   ScaleRecipe recipe_a = ScaleRecipe::per_tensor;  ///< the recipes the kernel implements
   ScaleRecipe recipe_b = ScaleRecipe::per_tensor;

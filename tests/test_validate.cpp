@@ -376,6 +376,35 @@ TEST_CASE("validate_gemm: leading dimensions whose byte offsets overflow", "[val
   require_rejected(a, GemmRequirements{}, {"ldd = 576460752303423488", "64-bit"});
 }
 
+TEST_CASE("validate_gemm: A's and B's row strides within TMA's 2^40 bytes (the engine's rule)",
+          "[validate]") {
+  // One row of A and of B: any stride spans K bytes, so only the stride rule can refuse it.
+  const auto req = fp8gemm::engine::engine_requirements("fp8gemm::engine_test");
+  CHECK(req.operand_stride_limit_bytes == (std::int64_t(1) << 40));
+  GemmArgs a = valid_args();
+  a.M = 1;
+  a.N = 1;
+  a.ldd = 1;
+  a.lda = (std::int64_t(1) << 40) - 16;  // the largest multiple of 16 below the limit
+  a.ldb = a.lda;
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, req));
+  a.lda = std::int64_t(1) << 40;
+  require_rejected(a, req, {"lda = 1099511627776 bytes must be < 1099511627776", "TMA"});
+  a.lda = 512;
+  a.ldb = std::int64_t(1) << 41;
+  require_rejected(a, req, {"ldb = 2199023255552 bytes must be < 1099511627776", "TMA"});
+  // Requirements without the rule (chapters 1-5 read A and B without TMA) take it.
+  CHECK_NOTHROW(fp8gemm::validate_gemm(a, GemmRequirements{}));
+  // D: a stride TMA cannot store is no refusal, the registers epilogue's question instead.
+  a = valid_args();
+  CHECK(fp8gemm::engine::tma_store_compatible(a));
+  a.M = 1;
+  a.ldd = std::int64_t(1) << 39;  // bf16: 2^40 bytes
+  CHECK_FALSE(fp8gemm::engine::tma_store_compatible(a));
+  a.ldd = (std::int64_t(1) << 39) - 8;
+  CHECK(fp8gemm::engine::tma_store_compatible(a));
+}
+
 TEST_CASE("validate_gemm: packed_only", "[validate]") {
   auto req = strict_requirements();
   req.packed_only = true;

@@ -260,8 +260,9 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   validate_gemm(args, req);
   validate_disjoint_from_d(args, description_of(g), description_bytes(g),
                            description_name(g), req);
-  // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows.
-  const bool rows_fit_tma = all_rows <= kRaggedMaxRows;
+  // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows less
+  // than 2^34 bytes apart (common/ragged_rows.hpp).
+  const bool rows_fit_tma = all_rows <= kRaggedMaxRows && g.ldd * 2 < kRaggedMaxStrideBytes;
   const bool tma_ok = engine::tma_store_compatible(args) && rows_fit_tma;
   const engine::KernelInfo& k = !o.kernel.empty() ? engine::find_kernel(kernels(), o.kernel, kWho)
                                 : o.counter_schedule ? counter_schedule_kernel(g, tma_ok)
@@ -271,9 +272,10 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   // one and ignores the counter.
   impl_->caller_counter = o.counter_schedule && k.dynamic_schedule;
   if (k.epilogue == engine::EpilogueKind::tma_store && !rows_fit_tma)
-    fail("kernel " + k.name + " stores D by TMA, through a view of at most 2^30 rows (" +
-         std::to_string(all_rows) + " given; common/ragged_rows.hpp): choose a registers-epilogue "
-         "kernel, or leave Options::kernel empty");
+    fail("kernel " + k.name + " stores D by TMA, through a view of at most 2^30 rows less than "
+         "2^34 bytes apart (" + std::to_string(all_rows) + " rows, ldd = " + std::to_string(g.ldd) +
+         " given; common/ragged_rows.hpp): choose a registers-epilogue kernel, or leave "
+         "Options::kernel empty");
   // A stream-K kernel's division counts the tiles of all groups in int (at most this many).
   // (A dynamically scheduled kernel's counter too: GroupedDynamicScheduler, below.)
   constexpr std::int64_t kStreamKLimit = std::int64_t(1) << 31;

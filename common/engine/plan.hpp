@@ -139,7 +139,8 @@ std::int64_t persistent_grid_clusters(int max_clusters, int sm_count, int max_sm
 GemmRequirements engine_requirements(const char* who);
 
 /// Whether D can be written by a TMA-store epilogue: 16-byte aligned, rows a multiple of 16 bytes
-/// apart (ldd x d_element_bytes: ldd % 8 == 0 for bf16 D, ldd % 4 == 0 for FP32 D).
+/// apart (ldd x d_element_bytes: ldd % 8 == 0 for bf16 D, ldd % 4 == 0 for FP32 D) and less than
+/// 2^40 bytes apart (TMA's global stride limit). Else the plans take a registers-epilogue kernel.
 bool tma_store_compatible(const GemmArgs& args);
 
 /// The rule of EnginePlan::rebind(): `next` must be the call `built` in everything but its buffers

@@ -102,6 +102,7 @@ GemmRequirements engine_requirements(const char* who) {
   r.output_alignment = 2;
   r.packed_only = false;
   r.max_dim = (std::int64_t(1) << 31) - 1024;
+  r.operand_stride_limit_bytes = std::int64_t(1) << 40;
   return r;
 }
 
@@ -116,7 +117,9 @@ const KernelInfo& find_kernel(const std::vector<KernelInfo>& list, const std::st
 }
 
 bool tma_store_compatible(const GemmArgs& a) {
-  return reinterpret_cast<std::uintptr_t>(a.D) % 16 == 0 && (a.ldd * a.d_element_bytes) % 16 == 0;
+  const std::int64_t stride_bytes = a.ldd * a.d_element_bytes;
+  return reinterpret_cast<std::uintptr_t>(a.D) % 16 == 0 && stride_bytes % 16 == 0 &&
+         stride_bytes < (std::int64_t(1) << 40);  // TMA's global stride limit
 }
 
 void require_same_call_but_pointers(const GemmArgs& built, const GemmArgs& next, const char* who) {

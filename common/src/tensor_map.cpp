@@ -110,7 +110,7 @@ CUtensorMap make_tensor_map(const char* who, int rank, const void* base, CUtenso
   if (rank == 4) {
     if (rows > std::uint64_t(kRaggedMaxRows))
       bad("rows = " + std::to_string(rows) + " exceeds the 2^30 rows of the ragged-rows view");
-    if (stride_bytes >= (std::uint64_t(1) << 34))
+    if (stride_bytes >= std::uint64_t(kRaggedMaxStrideBytes))
       bad("row stride = " + std::to_string(stride_bytes) +
           " bytes must be < 2^34 in the ragged-rows view");
   }

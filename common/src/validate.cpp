@@ -157,9 +157,20 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
                     std::to_string(std::size_t(v) * elem_bytes) + " bytes) must be a multiple of " +
                     std::to_string(alignment) + " bytes so every row stays aligned");
   };
+  // A's and B's rows are read by TMA where the requirements say so (D's stride is the epilogue's
+  // question: engine::tma_store_compatible() sends a D TMA cannot store to a registers kernel).
+  auto tma_stride = [&](std::int64_t v, const char* name) {
+    const std::int64_t limit = req.operand_stride_limit_bytes;
+    if (limit > 0 && v >= limit)  // e4m3: v elements are v bytes
+      fail(req, std::string(name) + " = " + std::to_string(v) + " bytes must be < " +
+                    std::to_string(limit) +
+                    " (TMA reads the rows: its global stride limit, 2^40 bytes)");
+  };
   ld(a.lda, "lda", a.K, "K", 1, req.operand_alignment, a.M, "M");
   ld(a.ldb, "ldb", a.K, "K", 1, req.operand_alignment, b_rows_of(a),
      a.b_rows >= 0 ? "b_rows" : "N");
+  tma_stride(a.lda, "lda");
+  tma_stride(a.ldb, "ldb");
   ld(a.ldd, "ldd", a.N, "N", std::size_t(a.d_element_bytes), d_alignment, d_rows_of(a),
      a.d_rows >= 0 ? "d_rows" : "M");
 
