@@ -101,7 +101,15 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   o.kernel = ch08::kernels().front().name;
   REQUIRE(ch08::kernels().front().epilogue == engine::EpilogueKind::tma_store);
   CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }),
-            "stores D by TMA, through a view of at most 2^30 rows (1073741825 given"));
+            "stores D by TMA, through a view of at most 2^30 rows less than 2^34 bytes apart "
+            "(1073741825 rows, ldd = 512 given"));
+  // ... whose rows are less than 2^34 bytes apart: a wider D is refused to a named TMA kernel
+  // the same way (D's 1000 rows of 2^33 + 64 bf16 each end below 2^44 + 2^36).
+  g = good();
+  g.ldd = (std::int64_t(1) << 33) + 64;  // 2^34 + 128 bytes
+  g.D = reinterpret_cast<std::uint16_t*>(std::uintptr_t(1) << 46);
+  CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }),
+            "(1000 rows, ldd = 8589934656 given"));
   // The staged loop's kernels (whole rounds of their stages) refuse other K, by the engine's plan.
   int staged_kernels = 0;
   for (const auto& k : ch08::kernels()) {
