@@ -73,3 +73,8 @@ if(TARGET fp8gemm)
                          PROPERTIES LABELS cpu TIMEOUT 120)
   endif()
 endif()
+
+# ptxas's verdict on the library's own kernels (the per-tensor GEMM's FP32 D,
+# src/per_tensor_f32.cu), as on every chapter's engine kernels.
+fp8gemm_ptxas_test(ptxas_library DIR ${PROJECT_SOURCE_DIR}/chapters/10_production/include
+                   SOURCES ${PROJECT_SOURCE_DIR}/chapters/10_production/src/per_tensor_f32.cu)

@@ -531,6 +531,13 @@ TEST_CASE("library: plans refuse bad calls before any GPU work", "[library][refu
     CHECK(has(r, "ldd = 127"));
     r = test::refusal_of([&] {
       PerTensorPlan plan(PerTensorGemmF32{
+          .M = 128, .N = 128, .K = 128, .A = p, .B = p,
+          .D = reinterpret_cast<float*>(reinterpret_cast<char*>(f) + 2), .scale_a = s,
+          .scale_b = s});
+    });
+    CHECK(has(r, "D = 0x30000002 must be 4-byte aligned"));
+    r = test::refusal_of([&] {
+      PerTensorPlan plan(PerTensorGemmF32{
           .M = 128, .N = 128, .K = 128, .A = p, .B = p, .D = f, .scale_a = s, .scale_b = s},
           PerTensorOptions{.kernel = "128x256_s4_c2x1_promoted_tma_b2"});
     });

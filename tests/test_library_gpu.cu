@@ -237,8 +237,8 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
   // The library's own kernels (no chapter plan to compare with): every element against the
   // float64 product of the dequantised operands (+ D's earlier value with accumulate), D's row
   // padding (ldd = N + 3) untouched, D poisoned (NaN) without accumulate. One row and N = 9 (no
-  // float2 stores), and shapes no tile divides, on both rules' tiles (M <= 128: 128 x 128; above:
-  // 128 x 256 in 2 x 1 clusters).
+  // float2 stores at ldd = 9), and shapes no tile divides, on both rules' tiles (M <= 128:
+  // 128 x 128; above: 128 x 256 in 2 x 1 clusters).
   struct Shape {
     std::int64_t M, N, K;
   };
@@ -327,15 +327,18 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
           CHECK(e.rel_frobenius <= tolerance);
           if (!accumulate && pad == 0) {
             first_run = got;
-            // Deterministic, and re-pointed at another D (rebind) it writes the same bits there.
-            DeviceBuffer<float> D2(std::vector<float>(std::size_t(M * N), std::nanf("")));
+            // Deterministic, and re-pointed at another D (rebind) it writes the same bits there:
+            // a D 4-byte but not 8-byte aligned (one float into a fresh buffer), whose stores are
+            // single floats (no float2).
+            DeviceBuffer<float> D2(std::vector<float>(std::size_t(M * N + 1), std::nanf("")));
             PerTensorGemmF32 g2 = g;
-            g2.D = D2.data();
+            g2.D = D2.data() + 1;
             plan.rebind(g2);
             plan.run(nullptr);
             FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
             const std::vector<float> again = D2.download();
-            CHECK(std::memcmp(again.data(), got.data(), got.size() * 4) == 0);
+            CHECK(std::memcmp(again.data() + 1, got.data(), got.size() * 4) == 0);
+            CHECK(std::isnan(again[0]));
             // What rebind refuses: another accumulate, a bf16 call.
             PerTensorGemmF32 g3 = g2;
             g3.accumulate = true;
@@ -350,6 +353,16 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
           } else if (!accumulate) {
             // The same sums at another ldd: the same bits.
             CHECK(std::memcmp(first_run.data(), got.data(), got.size() * 4) == 0);
+          } else if (pad == 0) {
+            // An accumulating plan re-pointed at another D still adds (rebind keeps accumulate).
+            DeviceBuffer<float> D3(before);
+            PerTensorGemmF32 g3 = g;
+            g3.D = D3.data();
+            plan.rebind(g3);
+            plan.run(nullptr);
+            FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+            const std::vector<float> again = D3.download();
+            CHECK(std::memcmp(again.data(), got.data(), got.size() * 4) == 0);
           }
         }
     }

@@ -403,6 +403,16 @@ TEST_CASE("validate_gemm: A's and B's row strides within TMA's 2^40 bytes (the e
   CHECK_FALSE(fp8gemm::engine::tma_store_compatible(a));
   a.ldd = (std::int64_t(1) << 39) - 8;
   CHECK(fp8gemm::engine::tma_store_compatible(a));
+  // A one-row D may have any ldd: no product of it may wrap (2^62 x 2 bytes would).
+  a.ldd = std::int64_t(1) << 62;
+  CHECK_FALSE(fp8gemm::engine::tma_store_compatible(a));
+  a.d_element_bytes = 4;
+  a.ldd = std::int64_t(1) << 61;
+  CHECK_FALSE(fp8gemm::engine::tma_store_compatible(a));
+  a.ldd = (std::int64_t(1) << 38) - 4;  // float: just below 2^40 bytes
+  CHECK(fp8gemm::engine::tma_store_compatible(a));
+  a.ldd = (std::int64_t(1) << 38) - 2;  // rows 8 bytes off a multiple of 16
+  CHECK_FALSE(fp8gemm::engine::tma_store_compatible(a));
 }
 
 TEST_CASE("validate_gemm: packed_only", "[validate]") {

@@ -262,7 +262,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
                            description_name(g), req);
   // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows less
   // than 2^34 bytes apart (common/ragged_rows.hpp).
-  const bool rows_fit_tma = all_rows <= kRaggedMaxRows && g.ldd * 2 < kRaggedMaxStrideBytes;
+  const bool rows_fit_tma = all_rows <= kRaggedMaxRows && g.ldd < kRaggedMaxStrideBytes / 2;
   const bool tma_ok = engine::tma_store_compatible(args) && rows_fit_tma;
   const engine::KernelInfo& k = !o.kernel.empty() ? engine::find_kernel(kernels(), o.kernel, kWho)
                                 : o.counter_schedule ? counter_schedule_kernel(g, tma_ok)

@@ -117,9 +117,10 @@ const KernelInfo& find_kernel(const std::vector<KernelInfo>& list, const std::st
 }
 
 bool tma_store_compatible(const GemmArgs& a) {
-  const std::int64_t stride_bytes = a.ldd * a.d_element_bytes;
-  return reinterpret_cast<std::uintptr_t>(a.D) % 16 == 0 && stride_bytes % 16 == 0 &&
-         stride_bytes < (std::int64_t(1) << 40);  // TMA's global stride limit
+  // In elements, so that nothing is multiplied: a one-row D may have any ldd up to 2^63 - 1.
+  const std::int64_t bytes = a.d_element_bytes;  // 2 or 4: both divide 16
+  return reinterpret_cast<std::uintptr_t>(a.D) % 16 == 0 && a.ldd % (16 / bytes) == 0 &&
+         a.ldd < (std::int64_t(1) << 40) / bytes;  // TMA's global stride limit
 }
 
 void require_same_call_but_pointers(const GemmArgs& built, const GemmArgs& next, const char* who) {

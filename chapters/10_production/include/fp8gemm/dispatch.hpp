@@ -198,7 +198,8 @@ std::string env_kernel_for(const char* variable, const char* value, std::int64_t
                            std::int64_t K);
 
 /// The block-scaled plan's choice (fp8gemm::BlockScaledPlan). `f32_output`: Output::f32;
-/// `tma_store_ok`: D is 16-byte aligned with ldd % 8 == 0 (engine::tma_store_compatible);
+/// `tma_store_ok`: D is 16-byte aligned with ldd % 8 == 0 and rows < 2^40 bytes apart
+/// (engine::tma_store_compatible);
 /// `option`: Options::kernel; `env`: the value of FP8GEMM_KERNEL_BLOCK_SCALED (null: unset).
 /// Throws std::invalid_argument when the option names no kernel of chapter 7 or one that cannot
 /// write this D (FP32 D needs a registers_f32 kernel; a D TMA cannot store needs a registers one),

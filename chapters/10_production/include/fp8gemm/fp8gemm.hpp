@@ -111,8 +111,9 @@ using engine::Accumulation;
 // Leading dimensions lda, ldb (multiples of 16 bytes) and ldd (any >= N; a multiple of 8 lets the
 // TMA-store kernels take D), 0 meaning packed, as the block-scaled call's.
 
-/// Options::kernel overrides the dispatch (a name of ch06::kernels() whose accumulation is
-/// Options::accumulation); max_sms, raster and persistent as chapter 6's.
+/// Options::kernel overrides the dispatch (a name of ch06::kernels(), for FP32 D of
+/// per_tensor_f32_kernels(), whose accumulation is Options::accumulation); max_sms, raster and
+/// persistent as chapter 6's.
 using PerTensorOptions = ch06::Options;
 
 /// The per-tensor GEMM with FP32 D (the library's; chapter 6 writes bf16):

@@ -685,6 +685,13 @@ std::tuple<at::Tensor, at::Tensor> requantize_mx_128x128(const at::Tensor& q,
 
 // ====================================== GEMMs ====================================================
 
+/// A dense GEMM's out: torch.bfloat16 or torch.float32 (named both, not only the one check_tensor
+/// would then ask for).
+void require_bf16_or_f32_out(const char* op, const at::Tensor& out) {
+  if (out.scalar_type() != at::kBFloat16 && out.scalar_type() != at::kFloat)
+    fail(op, "out must be torch.bfloat16 or torch.float32; got " + torch_name(out.scalar_type()));
+}
+
 /// D (+)= A . B^T block-scaled into `out`, `iters` times (iters > 1: the benchmark's C++ loop).
 void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& scale_a,
                        const at::Tensor& b, const at::Tensor& scale_b, const at::Tensor& out,
@@ -694,6 +701,7 @@ void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& sc
   const std::int64_t M = ab.M, N = ab.N, K = ab.K;
   const std::int64_t lda = row_major_ld(op, "a", a, 0), ldb = row_major_ld(op, "b", b, 0);
   if (!out.defined()) fail(op, "out is an undefined tensor");
+  require_bf16_or_f32_out(op, out);
   const bool f32 = out.scalar_type() == at::kFloat;
   check_tensor(op, "out", out, f32 ? at::kFloat : at::kBFloat16, 2, "[M, N]", dev);
   check_size(op, "out", out, 0, M, "M, the rows of a");
@@ -1075,8 +1083,9 @@ void gemm_weight_grad_out(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
                    accumulate, "", check_offsets);
 }
 
-/// Chapter 6's per-tensor GEMM into `out`: D = scale_a scale_b A . B^T, bf16 (chapter 6's plan)
-/// or float32 (the library's FP32 kernels; with accumulate, D = scale_a scale_b A . B^T + D); a, b
+/// The per-tensor GEMM into `out`: D = scale_a scale_b A . B^T, bf16 (chapter 6's plan) or float32
+/// (chapter 6's math in the library's FP32 kernels; with accumulate, D = scale_a scale_b A . B^T +
+/// D); a, b
 /// and out row-major with any row stride the library takes (lda, ldb: multiples of 16 bytes;
 /// ldd >= N).
 void per_tensor_into(const char* op, const at::Tensor& a, const at::Tensor& b,
@@ -1098,6 +1107,7 @@ void per_tensor_into(const char* op, const at::Tensor& a, const at::Tensor& b,
   check_scale("scale_a", scale_a);
   check_scale("scale_b", scale_b);
   if (!out.defined()) fail(op, "out is an undefined tensor");
+  require_bf16_or_f32_out(op, out);
   const bool f32 = out.scalar_type() == at::kFloat;
   check_tensor(op, "out", out, f32 ? at::kFloat : at::kBFloat16, 2, "[M, N]", dev);
   check_size(op, "out", out, 0, M, "M, the rows of a");

@@ -327,7 +327,7 @@ def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: T
 def gemm_per_tensor(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, *,
                     fast_accum: bool = False, out_dtype: Optional[torch.dtype] = None,
                     out: Optional[Tensor] = None, accumulate: bool = False) -> Tensor:
-    """Chapter 6's per-tensor GEMM: D [M, N] = scale_a scale_b A . B^T, a [M, K] and b [N, K]
+    """The per-tensor GEMM (chapter 6's math): D [M, N] = scale_a scale_b A . B^T, a [M, K] and b [N, K]
     e4m3 row-major (unit stride along K; a row stride >= K, a multiple of 16 bytes, and the data
     16-byte aligned: such a column slice of a wider matrix is read in place), scale_a / scale_b
     one-element float32 tensors on the GPU (read there).
@@ -459,9 +459,17 @@ if available():
                                   device=x.device)
         return q_t, s_t, offsets.new_empty((G + 1,))
 
+    def _dense_out_dtype(who, out_dtype):
+        """out_dtype as the ops take it (refused as they refuse it)."""
+        dt = torch.bfloat16 if out_dtype is None else out_dtype
+        if dt not in (torch.bfloat16, torch.float32):
+            raise ValueError(f"fp8gemm.{who}: out_dtype must be torch.bfloat16 or torch.float32; "
+                             f"got {dt}")
+        return dt
+
     @torch.library.register_fake("fp8gemm::gemm_block_scaled")
     def _gemm_block_scaled_fake(a, scale_a, b, scale_b, out_dtype=None):
-        dt = torch.bfloat16 if out_dtype is None else out_dtype
+        dt = _dense_out_dtype("gemm_block_scaled", out_dtype)
         return a.new_empty((a.shape[0], b.shape[0]), dtype=dt)
 
     @torch.library.register_fake("fp8gemm::gemm_block_scaled_out")
@@ -489,7 +497,7 @@ if available():
 
     @torch.library.register_fake("fp8gemm::gemm_per_tensor")
     def _gemm_per_tensor_fake(a, b, scale_a, scale_b, fast_accum=False, out_dtype=None):
-        dt = torch.bfloat16 if out_dtype is None else out_dtype
+        dt = _dense_out_dtype("gemm_per_tensor", out_dtype)
         return a.new_empty((a.shape[0], b.shape[0]), dtype=dt)
 
     @torch.library.register_fake("fp8gemm::gemm_per_tensor_out")

@@ -191,6 +191,10 @@ def test_fake_shapes():
                                   r"torch.float32"):
         ops.gemm_per_tensor(_meta((33, 64), e4), _meta((48, 64), e4), _meta((1,), f32),
                             _meta((1,), f32), out_dtype=torch.bfloat16, out=_meta((33, 48), f32))
+    with raises(ValueError, match=r"gemm_per_tensor: out_dtype must be torch.bfloat16 or "
+                                  r"torch.float32; got torch.float16"):
+        ops.gemm_per_tensor(_meta((33, 64), e4), _meta((48, 64), e4), _meta((1,), f32),
+                            _meta((1,), f32), out_dtype=torch.float16)
     with raises(ValueError, match=r"gemm_per_tensor: accumulate=True needs out="):
         ops.gemm_per_tensor(_meta((33, 64), e4), _meta((48, 64), e4), _meta((1,), f32),
                             _meta((1,), f32), accumulate=True)

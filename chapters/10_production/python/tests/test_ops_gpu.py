@@ -362,7 +362,8 @@ def test_gemm_per_tensor_float32_out_and_accumulate():
                                                              device="cuda"), accumulate=True)
     with raises(ValueError, match=r"out_dtype must be torch.bfloat16 or torch.float32"):
         ops.gemm_per_tensor(qa, qb, sa, sb, out_dtype=torch.float16)
-    with raises(ValueError, match=r"out must be"):
+    with raises(ValueError, match=r"out must be torch.bfloat16 or torch.float32; got "
+                                  r"torch.float16"):
         ops.gemm_per_tensor(qa, qb, sa, sb, out=torch.empty(M, N, dtype=torch.float16,
                                                              device="cuda"))
 
@@ -395,6 +396,11 @@ def test_strided_operands_every_gemm():
         d = ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=fast)
         assert torch.isfinite(d).all()
         assert torch.equal(bits(ops.gemm_per_tensor(a_s, b_s, sa, sb, fast_accum=fast)), bits(d)), fast
+        # a bf16 out= whose rows are wider (session 58): its other columns untouched
+        wide = torch.full((M, N + 3), -7.0, device="cuda", dtype=torch.bfloat16)
+        ops.gemm_per_tensor(a_s, b_s, sa, sb, fast_accum=fast, out=wide[:, :N])
+        assert torch.equal(bits(wide[:, :N]), bits(d)), fast
+        assert (wide[:, N:] == -7.0).all()
     # block-scaled, bf16 and float32 D
     qa, sa, qb, sb = _block_scaled_operands(M, N, K, 58)
     a_s, b_s = _strided(qa, 32), _strided(qb, 16)
