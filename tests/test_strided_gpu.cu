@@ -119,6 +119,20 @@ void check_against_packed(const Plan& packed, const DeviceBuffer<std::uint16_t>&
   check_strided_run(Ds, want, [&] { strided.run(nullptr); });
 }
 
+/// The same for FP32 D accumulated into (its accuracy is checked elsewhere against float64: here
+/// every entry finite), the strided D then holding the packed one's bits.
+template <class Plan>
+void check_f32_against_packed(const Plan& packed, const DeviceBuffer<float>& D, const Plan& strided,
+                              const Strided<float>& Ds) {
+  packed.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> want = D.download();
+  bool finite = true;
+  for (float x : want) finite = finite && std::isfinite(x);
+  CHECK(finite);
+  check_strided_run(Ds, want, [&] { strided.run(nullptr); });
+}
+
 bool has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
 
 /// Points a call (PerTensorGemm, BlockScaledGemm, GroupedGemm, MxGemm) at strided operands.
@@ -248,13 +262,7 @@ TEST_CASE("strided: PerTensorPlan reads A and B at their strides, writes D's col
         INFO(strided.describe());
         const PerTensorPlan packed(g, o);
         CHECK(packed.kernel().name == strided.kernel().name);
-        packed.run(nullptr);
-        FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-        const std::vector<float> want = D.download();
-        bool finite = true;
-        for (float x : want) finite = finite && std::isfinite(x);
-        CHECK(finite);
-        check_strided_run(Ds, want, [&] { strided.run(nullptr); });
+        check_f32_against_packed(packed, D, strided, Ds);
       }
   }
 }
@@ -288,13 +296,7 @@ TEST_CASE("strided: BlockScaledPlan reads A and B at their strides, writes D's c
       const BlockScaledPlan strided(gs);
       INFO(strided.describe());
       const BlockScaledPlan packed(g, BlockScaledOptions{.kernel = strided.kernel().name});
-      packed.run(nullptr);
-      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-      const std::vector<float> want = D.download();
-      bool finite = true;
-      for (float x : want) finite = finite && std::isfinite(x);
-      CHECK(finite);
-      check_strided_run(Ds, want, [&] { strided.run(nullptr); });
+      check_f32_against_packed(packed, D, strided, Ds);
     }
   }
 }

@@ -545,6 +545,30 @@ def _torch_blockwise(qa, sa, qb, sb):
                                      out_dtype=torch.bfloat16)), "torch._scaled_mm v1"
 
 
+def _check_and_time(row: dict, impls: dict, timer: Timer, ref_of, tol_of) -> None:
+    """Each of `impls` (name -> callable returning D for row's M x N x K) is run once and checked
+    (relative Frobenius error against ref_of(name); tol_of(name) None: reported, not enforced),
+    then timed if within tolerance; into row["impls"][name]. A peer that raises gets a note in
+    row["notes"] and no time."""
+    M, N, K = row["M"], row["N"], row["K"]
+    for name, fn in impls.items():
+        try:
+            d = fn()
+        except Exception as e:  # noqa: BLE001 - a peer that refuses gets a note, no time
+            row["notes"].append(f"{name}: {type(e).__name__}: {e}")
+            continue
+        err = rel_error(d, ref_of(name))
+        tol = tol_of(name)
+        entry = {"rel_error": err}
+        if tol is not None and err > tol:
+            entry["error"] = f"rel_error {err:.3e} > tolerance {tol:.3e}: not timed"
+        else:
+            t = timer.time(fn)
+            entry.update(t)
+            entry["TFLOPS"] = 2 * M * N * K / (t["median_ms"] * 1e-3) / 1e12
+        row["impls"][name] = entry
+
+
 def bench_gemm(args, timer: Timer) -> list:
     rows = []
     for M in args.gemm_m:
@@ -565,22 +589,9 @@ def bench_gemm(args, timer: Timer) -> list:
                 notes.append(api)
             impls["torch.matmul bf16"] = lambda: x @ w.t()
             row = {"M": M, "N": N, "K": K, "torch_api": api, "notes": notes, "impls": {}}
-            for name, fn in impls.items():
-                try:
-                    d = fn()
-                except Exception as e:  # noqa: BLE001 - a peer that refuses gets a note, no time
-                    row["notes"].append(f"{name}: {type(e).__name__}: {e}")
-                    continue
-                err = rel_error(d, ref) if "bf16" not in name else rel_error(
-                    d, x.double() @ w.double().t())
-                entry = {"rel_error": err}
-                if "bf16" not in name and err > tol:
-                    entry["error"] = f"rel_error {err:.3e} > tolerance {tol:.3e}: not timed"
-                else:
-                    t = timer.time(fn)
-                    entry.update(t)
-                    entry["TFLOPS"] = 2 * M * N * K / (t["median_ms"] * 1e-3) / 1e12
-                row["impls"][name] = entry
+            bf16_ref = lambda: x.double() @ w.double().t()  # noqa: E731
+            _check_and_time(row, impls, timer, lambda name: bf16_ref() if "bf16" in name else ref,
+                            lambda name: None if "bf16" in name else tol)
             ours = row["impls"].get("fp8gemm.ops.gemm_block_scaled", {}).get("median_ms")
             th = row["impls"].get("torch block-scaled scaled_mm", {}).get("median_ms")
             if ours and th:
@@ -617,21 +628,7 @@ def bench_per_tensor(args, timer: Timer) -> list:
                                                    use_fast_accum=False))
             row = {"M": M, "N": N, "K": K, "notes": [], "impls": {}}
             tol = 2 ** -8 + 2.5e-7 * K
-            for name, fn in impls.items():
-                try:
-                    d = fn()
-                except Exception as e:  # noqa: BLE001 - a peer that refuses gets a note, no time
-                    row["notes"].append(f"{name}: {type(e).__name__}: {e}")
-                    continue
-                err = rel_error(d, ref)
-                entry = {"rel_error": err}
-                if err > tol:
-                    entry["error"] = f"rel_error {err:.3e} > tolerance {tol:.3e}: not timed"
-                else:
-                    t = timer.time(fn)
-                    entry.update(t)
-                    entry["TFLOPS"] = 2 * M * N * K / (t["median_ms"] * 1e-3) / 1e12
-                row["impls"][name] = entry
+            _check_and_time(row, impls, timer, lambda name: ref, lambda name: tol)
             for tag in ("bf16", "f32"):
                 ours = row["impls"].get(f"fp8gemm.ops.gemm_per_tensor {tag}", {}).get("median_ms")
                 th = row["impls"].get(f"torch._scaled_mm {tag}", {}).get("median_ms")

@@ -685,11 +685,36 @@ std::tuple<at::Tensor, at::Tensor> requantize_mx_128x128(const at::Tensor& q,
 
 // ====================================== GEMMs ====================================================
 
-/// A dense GEMM's out: torch.bfloat16 or torch.float32 (named both, not only the one check_tensor
-/// would then ask for).
-void require_bf16_or_f32_out(const char* op, const at::Tensor& out) {
+/// A new [M, N] D for a dense GEMM whose a [M, K] and b [N, K] are e4m3 on one GPU (checked here),
+/// of out_dtype: torch.bfloat16 (None) or torch.float32.
+at::Tensor new_dense_out(const char* op, const at::Tensor& a, const at::Tensor& b,
+                         std::optional<at::ScalarType> out_dtype) {
+  const at::Device dev = call_device(op, "a", a);
+  const at::ScalarType dt = out_dtype.value_or(at::kBFloat16);
+  if (dt != at::kBFloat16 && dt != at::kFloat)
+    fail(op, "out_dtype must be torch.bfloat16 or torch.float32; got " + torch_name(dt));
+  check_tensor(op, "a", a, at::kFloat8_e4m3fn, 2, "[M, K]", dev);
+  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 2, "[N, K]", dev);
+  return at::empty({a.size(0), b.size(0)}, a.options().dtype(dt));
+}
+
+/// The checks of a dense GEMM's out (block-scaled, per-tensor): [M, N] torch.bfloat16 or
+/// torch.float32 on `dev` (any row stride: row_major_ld), float32 if `accumulate`. Returns
+/// whether it is float32.
+bool dense_out_is_f32(const char* op, const at::Tensor& out, std::int64_t M, std::int64_t N,
+                      bool accumulate, const at::Device& dev) {
+  if (!out.defined()) fail(op, "out is an undefined tensor");
   if (out.scalar_type() != at::kBFloat16 && out.scalar_type() != at::kFloat)
     fail(op, "out must be torch.bfloat16 or torch.float32; got " + torch_name(out.scalar_type()));
+  const bool f32 = out.scalar_type() == at::kFloat;
+  check_tensor(op, "out", out, out.scalar_type(), 2, "[M, N]", dev);
+  check_size(op, "out", out, 0, M, "M, the rows of a");
+  check_size(op, "out", out, 1, N, "N, the rows of b");
+  if (accumulate && !f32)
+    fail(op,
+         "accumulate=True needs a torch.float32 out (D = A.B^T + D is kept in float32; a "
+         "bf16 D would be rounded twice)");
+  return f32;
 }
 
 /// D (+)= A . B^T block-scaled into `out`, `iters` times (iters > 1: the benchmark's C++ loop).
@@ -700,16 +725,7 @@ void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& sc
   const at::Device dev = ab.device;
   const std::int64_t M = ab.M, N = ab.N, K = ab.K;
   const std::int64_t lda = row_major_ld(op, "a", a, 0), ldb = row_major_ld(op, "b", b, 0);
-  if (!out.defined()) fail(op, "out is an undefined tensor");
-  require_bf16_or_f32_out(op, out);
-  const bool f32 = out.scalar_type() == at::kFloat;
-  check_tensor(op, "out", out, f32 ? at::kFloat : at::kBFloat16, 2, "[M, N]", dev);
-  check_size(op, "out", out, 0, M, "M, the rows of a");
-  check_size(op, "out", out, 1, N, "N, the rows of b");
-  if (accumulate && !f32)
-    fail(op,
-         "accumulate=True needs a torch.float32 out (D = A.B^T + D is kept in float32; a "
-         "bf16 D would be rounded twice)");
+  const bool f32 = dense_out_is_f32(op, out, M, N, accumulate, dev);
   check_k16(op, "K", K);
   GroupScales sa = group_scales(op, "scale_a", scale_a, M, K, "M", "K", dev);
   BlockScales sb = block_scales(op, "scale_b", scale_b, 0, N, K, dev);
@@ -757,13 +773,7 @@ void block_scaled_into(const char* op, const at::Tensor& a, const at::Tensor& sc
 at::Tensor gemm_block_scaled(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
                              const at::Tensor& scale_b, std::optional<at::ScalarType> out_dtype) {
   constexpr const char* op = "gemm_block_scaled";
-  const at::Device dev = call_device(op, "a", a);
-  const at::ScalarType dt = out_dtype.value_or(at::kBFloat16);
-  if (dt != at::kBFloat16 && dt != at::kFloat)
-    fail(op, "out_dtype must be torch.bfloat16 or torch.float32; got " + torch_name(dt));
-  check_tensor(op, "a", a, at::kFloat8_e4m3fn, 2, "[M, K]", dev);
-  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 2, "[N, K]", dev);
-  at::Tensor out = at::empty({a.size(0), b.size(0)}, a.options().dtype(dt));
+  at::Tensor out = new_dense_out(op, a, b, out_dtype);
   block_scaled_into(op, a, scale_a, b, scale_b, out, false, 1);
   return out;
 }
@@ -1106,16 +1116,7 @@ void per_tensor_into(const char* op, const at::Tensor& a, const at::Tensor& b,
   };
   check_scale("scale_a", scale_a);
   check_scale("scale_b", scale_b);
-  if (!out.defined()) fail(op, "out is an undefined tensor");
-  require_bf16_or_f32_out(op, out);
-  const bool f32 = out.scalar_type() == at::kFloat;
-  check_tensor(op, "out", out, f32 ? at::kFloat : at::kBFloat16, 2, "[M, N]", dev);
-  check_size(op, "out", out, 0, M, "M, the rows of a");
-  check_size(op, "out", out, 1, N, "N, the rows of b");
-  if (accumulate && !f32)
-    fail(op,
-         "accumulate=True needs a torch.float32 out (D = A.B^T + D is kept in float32; a "
-         "bf16 D would be rounded twice)");
+  const bool f32 = dense_out_is_f32(op, out, M, N, accumulate, dev);
   const std::int64_t ldd = row_major_ld(op, "out", out, 0);
   if (M == 0 || N == 0) return;
   c10::cuda::CUDAGuard guard(dev);
@@ -1174,13 +1175,7 @@ at::Tensor gemm_per_tensor(const at::Tensor& a, const at::Tensor& b, const at::T
                            const at::Tensor& scale_b, bool fast_accum,
                            std::optional<at::ScalarType> out_dtype) {
   constexpr const char* op = "gemm_per_tensor";
-  const at::Device dev = call_device(op, "a", a);
-  const at::ScalarType dt = out_dtype.value_or(at::kBFloat16);
-  if (dt != at::kBFloat16 && dt != at::kFloat)
-    fail(op, "out_dtype must be torch.bfloat16 or torch.float32; got " + torch_name(dt));
-  check_tensor(op, "a", a, at::kFloat8_e4m3fn, 2, "[M, K]", dev);
-  check_tensor(op, "b", b, at::kFloat8_e4m3fn, 2, "[N, K]", dev);
-  at::Tensor out = at::empty({a.size(0), b.size(0)}, a.options().dtype(dt));
+  at::Tensor out = new_dense_out(op, a, b, out_dtype);
   per_tensor_into(op, a, b, scale_a, scale_b, out, false, fast_accum);
   return out;
 }
