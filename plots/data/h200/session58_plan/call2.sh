@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 58's second call (carry .gpu/t58a.txz .gpu/py58a.txz [.gpu/t56.txz], packed at 1a99157:
+# Session 58's second call (carry .gpu/t58a.txz .gpu/py58a.txz [.gpu/t56.txz], packed at 0f05a5e:
 #   cmake --build build -j2 --target test_library_gpu test_strided_gpu test_library_threads_gpu \
 #     test_chapter_08 fp8gemm_torch
 #   (cd build && tar cf - bin/commit.txt bin/gpu_tests.txt bin/test_library_gpu \
