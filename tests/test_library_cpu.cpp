@@ -300,45 +300,63 @@ TEST_CASE("library: names that do not exist or do not fit are refused", "[librar
 }
 
 TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
-  // Every kernel of the list writes FP32 D from registers; two tiles per accumulation mode.
-  REQUIRE(per_tensor_f32_kernels().size() == 4);
+  // Every kernel of the list writes FP32 D from registers; seven tiles per accumulation mode.
+  REQUIRE(per_tensor_f32_kernels().size() == 14);
   for (const engine::KernelInfo& k : per_tensor_f32_kernels()) {
     INFO(k.name);
     CHECK(k.epilogue == engine::EpilogueKind::registers_f32);
     CHECK_FALSE(k.comparison_only);
   }
+  struct Case {
+    std::int64_t M, N;
+    int sms;
+    const char* stem;
+  };
+  // M <= 128: chapter 6's decode widths (about 3/4 of the SMs given a tile, 100 on 132 SMs).
+  const Case cases[] = {
+      {1, 9, 132, "64x32_s14_c1x1"},           // no width reaches 100 tiles: the narrowest
+      {64, 2112, 132, "64x32_s14_c1x1"},       // 17, 33, 66 tiles
+      {64, 7168, 132, "64x64_s12_c1x1"},       // 112 tiles at 64 columns
+      {64, 32768, 132, "64x128_s8_c1x1"},      // 256 tiles at 128 columns
+      {128, 7168, 132, "128x64_s8_c1x1"},      // 112 tiles
+      {128, 7168, 112, "128x64_s8_c1x1"},      // 112 tiles: one wave on 112 SMs
+      {128, 2112, 132, "128x32_s10_c1x1"},     // 66 tiles: none reaches 100
+      {129, 2112, 132, "128x256_s4_c2x1"},     // M > 128
+      {4096, 7168, 132, "128x256_s4_c2x1"}};
   for (Accumulation a : {Accumulation::promoted, Accumulation::fast}) {
     const std::string mode = engine::to_string(a);
-    for (std::int64_t M : {1, 128, 129, 4096}) {
-      INFO(M << " " << mode);
-      const KernelChoice c = choose_per_tensor_f32(M, a, "", nullptr);
+    for (const Case& x : cases) {
+      INFO(x.M << "x" << x.N << " on " << x.sms << " SMs, " << mode);
+      const KernelChoice c = choose_per_tensor_f32(x.M, x.N, a, "", nullptr, x.sms);
       CHECK(c.rule == DispatchRule::epilogue);
-      CHECK(c.kernel == (M <= 128 ? "128x128_s6_c1x1_" : "128x256_s4_c2x1_") + mode + "_f32");
+      CHECK(c.kernel == std::string(x.stem) + "_" + mode + "_f32");
       const engine::KernelInfo& k = engine::find_kernel(per_tensor_f32_kernels(), c.kernel, "t");
       CHECK(k.accumulation == a);
     }
     // An option names a kernel of the FP32 list...
-    const KernelChoice c = choose_per_tensor_f32(4096, a, "128x128_s6_c1x1_" + mode + "_f32", nullptr);
+    const KernelChoice c =
+        choose_per_tensor_f32(4096, 4096, a, "128x128_s6_c1x1_" + mode + "_f32", nullptr);
     CHECK(c.rule == DispatchRule::option);
     CHECK(c.kernel == "128x128_s6_c1x1_" + mode + "_f32");
   }
   // ... and nothing else: not a bf16 kernel of chapter 6, not the other accumulation mode.
   std::string r = test::refusal_of([] {
-    choose_per_tensor_f32(256, Accumulation::promoted, "128x256_s4_c2x1_promoted_tma_b2", nullptr);
+    choose_per_tensor_f32(256, 256, Accumulation::promoted, "128x256_s4_c2x1_promoted_tma_b2",
+                          nullptr);
   });
   CHECK(has(r, "Options::kernel = '128x256_s4_c2x1_promoted_tma_b2'"));
   CHECK(has(r, "no kernel named"));
   r = test::refusal_of([] {
-    choose_per_tensor_f32(256, Accumulation::promoted, "128x128_s6_c1x1_fast_f32", nullptr);
+    choose_per_tensor_f32(256, 256, Accumulation::promoted, "128x128_s6_c1x1_fast_f32", nullptr);
   });
   CHECK(has(r, "accumulates fast, the call asks for Accumulation::promoted"));
   // The bf16 variable does not apply, and says so; a name in it that chapter 6 lacks is refused.
   const KernelChoice c =
-      choose_per_tensor_f32(256, Accumulation::fast, "", "128x256_s4_c2x1_fast_tma_b2");
+      choose_per_tensor_f32(256, 256, Accumulation::fast, "", "128x256_s4_c2x1_fast_tma_b2");
   CHECK(c.rule == DispatchRule::epilogue);
   CHECK(c.kernel == "128x256_s4_c2x1_fast_f32");
   CHECK(has(c.why, "FP8GEMM_KERNEL_PER_TENSOR_FAST applies to bf16 D only"));
-  r = test::refusal_of([] { choose_per_tensor_f32(256, Accumulation::fast, "", "typo"); });
+  r = test::refusal_of([] { choose_per_tensor_f32(256, 256, Accumulation::fast, "", "typo"); });
   CHECK(has(r, "FP8GEMM_KERNEL_PER_TENSOR_FAST = 'typo'"));
 }
 

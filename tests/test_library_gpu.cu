@@ -368,6 +368,75 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
     }
 }
 
+TEST_CASE("library: every per-tensor FP32 kernel by name, D += A.B against float64",
+          "[library][gpu]") {
+  // Whatever the rule picks, each of per_tensor_f32_kernels() (Options::kernel) on a shape no tile
+  // divides (200 rows: partial 64- and 128-row tiles; 270 columns), ldd = N + 3 (single-float
+  // stores), accumulating into random D, its padding untouched.
+  const std::int64_t M = 200, N = 270, K = 656, ldd = N + 3;
+  DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
+  fill_random_e4m3(A.data(), A.size(), 1580, 1.0f);
+  fill_random_e4m3(B.data(), B.size(), 1581, 1.0f);
+  DeviceBuffer<float> scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f});
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto a8 = A.download(), b8 = B.download();
+  std::vector<double> ad(a8.size()), bd(b8.size());
+  for (std::size_t i = 0; i < a8.size(); ++i) ad[i] = double(e4m3_decode(a8[i])) * 0.75;
+  for (std::size_t i = 0; i < b8.size(); ++i) bd[i] = double(e4m3_decode(b8[i])) * 1.25;
+  std::vector<double> want = reference_gemm(M, N, K, ad.data(), bd.data());
+  std::mt19937_64 gen(1582);
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  std::vector<float> host(std::size_t(M * ldd), -3.5f);  // padding: -3.5
+  for (std::int64_t r = 0; r < M; ++r)
+    for (std::int64_t c = 0; c < N; ++c) {
+      const float v = nd(gen);
+      host[std::size_t(r * ldd + c)] = v;
+      want[std::size_t(r * N + c)] += double(v);
+    }
+  int ran = 0;
+  for (const engine::KernelInfo& k : per_tensor_f32_kernels()) {
+    INFO(k.name);
+    DeviceBuffer<float> D(host);
+    PerTensorOptions o;
+    o.accumulation = k.accumulation;
+    o.kernel = k.name;
+    const PerTensorPlan plan(PerTensorGemmF32{.M = M,
+                                              .N = N,
+                                              .K = K,
+                                              .A = A.data(),
+                                              .B = B.data(),
+                                              .D = D.data(),
+                                              .scale_a = scales.data(),
+                                              .scale_b = scales.data() + 4,
+                                              .ldd = ldd,
+                                              .accumulate = true},
+                             o);
+    CHECK(plan.choice().rule == DispatchRule::option);
+    plan.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> all = D.download();
+    std::vector<float> got(std::size_t(M * N));
+    std::int64_t padding_changed = 0;
+    for (std::int64_t r = 0; r < M; ++r)
+      for (std::int64_t c = 0; c < ldd; ++c) {
+        const float v = all[std::size_t(r * ldd + c)];
+        if (c < N)
+          got[std::size_t(r * N + c)] = v;
+        else
+          padding_changed += v != -3.5f;
+      }
+    CHECK(padding_changed == 0);
+    const ErrorStats e = compare(got.data(), want.data(), std::int64_t(want.size()));
+    std::printf("  per-tensor FP32 kernel %-34s D+=A.B 200x270x656 rel %.2e\n", k.name.c_str(),
+                e.rel_frobenius);
+    CHECK(e.non_finite == 0);
+    CHECK(e.rel_frobenius <=
+          (k.accumulation == Accumulation::promoted ? 5e-4 : per_tensor_tolerance(K)));
+    ++ran;
+  }
+  CHECK(ran == 14);
+}
+
 TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "[library][gpu]") {
   // Two table shapes, and one that is no multiple of any tile (K a multiple of 32, MXFP8's rule).
   const std::int64_t shapes[][3] = {{256, 7168, 2048}, {4096, 7168, 2048}, {300, 520, 992}};

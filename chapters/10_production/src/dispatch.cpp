@@ -380,8 +380,9 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
   return c;
 }
 
-KernelChoice choose_per_tensor_f32(std::int64_t M, engine::Accumulation accumulation,
-                                   const std::string& option, const char* env) {
+KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
+                                   engine::Accumulation accumulation, const std::string& option,
+                                   const char* env, int usable_sms) {
   const bool fast = accumulation == engine::Accumulation::fast;
   const auto mode = [&](const engine::KernelInfo& k, const std::string& source) {
     if (k.accumulation != accumulation)
@@ -400,13 +401,26 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, engine::Accumulation accumula
   // 6's list, which it names), the shape itself does not matter for that.
   const Family f{fast ? DispatchFamily::per_tensor_fast : DispatchFamily::per_tensor_promoted,
                  ch06::kernels(), "fp8gemm::ch06"};
-  check_env(f, M, 0, 0, env);
+  check_env(f, M, N, 0, env);
   KernelChoice c;
-  c.kernel = std::string(M <= 128 ? "128x128_s6_c1x1_" : "128x256_s4_c2x1_") +
-             engine::to_string(accumulation) + "_f32";
+  const std::string suffix = std::string("_") + engine::to_string(accumulation) + "_f32";
+  const int rule_sms = engine::sms_or_reference(usable_sms);
+  if (M <= 128) {
+    // Chapter 6's decode rule: 64-row tiles for M <= 64, the widest of 128, 64, 32 columns that
+    // gives about three quarters of the SMs a tile without a thin second wave, else 32.
+    const int bm = M <= 64 ? 64 : 128;
+    const int bn = std::max(engine::decode_tile_width(M, N, bm, {128, 64, 32}, rule_sms), 32);
+    const int stages = bm == 64 ? (bn == 128 ? 8 : bn == 64 ? 12 : 14) : (bn == 128 ? 6 : bn == 64 ? 8 : 10);
+    c.kernel = std::to_string(bm) + "x" + std::to_string(bn) + "_s" + std::to_string(stages) +
+               "_c1x1" + suffix;
+    c.why = "FP32 D: the library's registers_f32 per-tensor kernels, chapter 6's decode widths on " +
+            std::to_string(rule_sms) + " SMs";
+  } else {
+    c.kernel = "128x256_s4_c2x1" + suffix;
+    c.why = "FP32 D: the library's registers_f32 per-tensor kernel (M > 128: 128 x 256, 2 x 1 "
+            "clusters)";
+  }
   c.rule = DispatchRule::epilogue;
-  c.why = std::string("FP32 D: the library's registers_f32 per-tensor kernel (") +
-          (M <= 128 ? "M <= 128: 128 x 128" : "M > 128: 128 x 256, 2 x 1 clusters") + ")";
   if (env && *env)
     c.why += std::string(" (") + dispatch_env_var(f.family) + " applies to bf16 D only)";
   return c;

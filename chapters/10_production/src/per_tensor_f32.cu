@@ -3,9 +3,12 @@
 // epilogue, as chapter 7's FP32 output uses it, with chapter 6's per-tensor math: each thread
 // writes its accumulators x scale_a x scale_b as floats (float2 where D allows), with
 // `accumulate` after reading what D holds, each element once by one thread (deterministic).
-// The tiles of chapter 7's FP32 rule: 128 x 128 (one CTA; M <= 128) and 128 x 256 in 2 x 1
-// clusters (larger M), in both accumulation modes. Not tuned by a sweep: an FP32 D is twice the
-// bytes of a bf16 one, and training code asks for it where D is summed into (weight gradients).
+// The tiles: 128 x 256 in 2 x 1 clusters for M > 128 (chapter 7's FP32 rule); for M <= 128 the
+// decode widths of chapter 6's rule (64- or 128-row tiles, 128, 64 or 32 columns: a memory-bound
+// call needs enough SMs streaming B, and 128 x 128 alone gave 64 x 2112 x 7168 17 tiles for 132
+// SMs, 0.59x torch's FP32 D on an H100 in session 58's call 2), in both accumulation modes. Not
+// tuned by a sweep: an FP32 D is twice the bytes of a bf16 one, and training code asks for it
+// where D is summed into (weight gradients).
 #include "common/engine/kernel_info.cuh"
 #include "fp8gemm/dispatch.hpp"
 
@@ -16,8 +19,14 @@ using namespace engine;
 
 template <Accumulation A>
 void add_f32(std::vector<KernelInfo>& out) {
-  out.push_back(kernel_info<KernelConfig<128, 128, 6, 1, 1, A, EpilogueKind::registers_f32>>());
-  out.push_back(kernel_info<KernelConfig<128, 256, 4, 2, 1, A, EpilogueKind::registers_f32>>());
+  constexpr auto kF32 = EpilogueKind::registers_f32;
+  out.push_back(kernel_info<KernelConfig<128, 256, 4, 2, 1, A, kF32>>());
+  out.push_back(kernel_info<KernelConfig<128, 128, 6, 1, 1, A, kF32>>());
+  out.push_back(kernel_info<KernelConfig<128, 64, 8, 1, 1, A, kF32>>());
+  out.push_back(kernel_info<KernelConfig<128, 32, 10, 1, 1, A, kF32>>());
+  out.push_back(kernel_info<KernelConfig<64, 128, 8, 1, 1, A, kF32>>());
+  out.push_back(kernel_info<KernelConfig<64, 64, 12, 1, 1, A, kF32>>());
+  out.push_back(kernel_info<KernelConfig<64, 32, 14, 1, 1, A, kF32>>());
 }
 }  // namespace
 
