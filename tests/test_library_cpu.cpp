@@ -300,8 +300,9 @@ TEST_CASE("library: names that do not exist or do not fit are refused", "[librar
 }
 
 TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
-  // Every kernel of the list writes FP32 D from registers; seven tiles per accumulation mode.
-  REQUIRE(per_tensor_f32_kernels().size() == 14);
+  // Every kernel of the list writes FP32 D from registers: seven cooperative tiles per
+  // accumulation mode and one ping-pong (128 x 128, 2 x 1 clusters).
+  REQUIRE(per_tensor_f32_kernels().size() == 16);
   for (const engine::KernelInfo& k : per_tensor_f32_kernels()) {
     INFO(k.name);
     CHECK(k.epilogue == engine::EpilogueKind::registers_f32);

@@ -24,7 +24,8 @@
             BlockWise128x128) and bf16 torch.matmul, M in {64, 128, 4096} x the six (N, K).
   per_tensor gemm_per_tensor with bf16 and float32 D against torch._scaled_mm (per-tensor scales,
             the same out_dtype, promoted accumulation), the same shapes (not in the default
-            --only: --only per_tensor).
+            --only: --only per_tensor); per_tensor_f32_kernels: each FP32 kernel for large M by
+            name at M = --tokens, both modes, against the default and torch's float32 D.
 Method (linear, gemm): per timed call an L2 flush (zero_ of a 2 x L2 buffer) outside the timed
 region, then a GPU-side sleep (torch.cuda._sleep, --delay-us; --step-delay-us, 1500 us, for the
 forward+backward steps, whose host work takes up to ~0.9 ms) so that the Python host work of the
@@ -647,6 +648,48 @@ def bench_per_tensor(args, timer: Timer) -> list:
     return rows
 
 
+def bench_per_tensor_f32_kernels(args, timer: Timer) -> list:
+    """Each of the library's per-tensor FP32 kernels whose tile suits M = 4096 (128 rows or more,
+    by name through _gemm_per_tensor_kernel) at the six M = 4096 shapes, promoted and fast, with
+    the default choice and torch._scaled_mm's float32 D beside them, each checked against float64
+    (what the FP32 rule for large M should pick)."""
+    names = torch.ops.fp8gemm._per_tensor_f32_kernel_names().split(",")
+    rows = []
+    for (N, K) in DEEPSEEK_NK:
+        M = args.tokens
+        g = torch.Generator(device="cuda").manual_seed(M + N + K + 59)
+        qa, sa = ops.quantize_per_tensor(torch.randn(M, K, generator=g, device="cuda"))
+        qb, sb = ops.quantize_per_tensor(torch.randn(N, K, generator=g, device="cuda"))
+        ref = (qa.double() @ qb.double().t()) * (sa.double() * sb.double())
+        bt = qb.t()
+        out = torch.empty(M, N, device="cuda")
+        for fast in (False, True):
+            mode = "fast" if fast else "promoted"
+            impls = {
+                "default": lambda fast=fast: ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=fast,
+                                                                 out=out),
+                "torch._scaled_mm f32": lambda fast=fast: torch._scaled_mm(
+                    qa, bt, scale_a=sa, scale_b=sb, out_dtype=torch.float32, use_fast_accum=fast)}
+            for k in names:
+                if f"_{mode}_" in k and not k.startswith("64x") and "x32_" not in k:
+                    impls[k] = (lambda k=k, fast=fast: (torch.ops.fp8gemm._gemm_per_tensor_kernel(
+                        qa, qb, sa, sb, out, False, fast, k), out)[1])
+            row = {"M": M, "N": N, "K": K, "mode": mode, "notes": [], "impls": {}}
+            tol = 2 ** -8 + 2.5e-7 * K
+            _check_and_time(row, impls, timer, lambda name: ref, lambda name: tol)
+            t_torch = row["impls"].get("torch._scaled_mm f32", {}).get("median_ms")
+            for v in row["impls"].values():
+                if t_torch and v.get("median_ms"):
+                    v["torch_over_this_speed"] = t_torch / v["median_ms"]
+            print(f"per_tensor_f32_kernels {M}x{N}x{K} {mode}: " + ", ".join(
+                f"{k} {v.get('torch_over_this_speed', float('nan')):.3f}x torch"
+                for k, v in row["impls"].items()), flush=True)
+            rows.append(row)
+        del ref
+        torch.cuda.empty_cache()
+    return rows
+
+
 # ============================================== main ==============================================
 
 def main() -> int:
@@ -698,6 +741,8 @@ def main() -> int:
         result["gemm"] = bench_gemm(args, timer)
     if "per_tensor" in only:
         result["per_tensor"] = bench_per_tensor(args, timer)
+    if "per_tensor_f32_kernels" in only:
+        result["per_tensor_f32_kernels"] = bench_per_tensor_f32_kernels(args, timer)
     result["context"]["wall_s"] = round(time.time() - t0, 1)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)

@@ -27,6 +27,12 @@ void add_f32(std::vector<KernelInfo>& out) {
   out.push_back(kernel_info<KernelConfig<64, 128, 8, 1, 1, A, kF32>>());
   out.push_back(kernel_info<KernelConfig<64, 64, 12, 1, 1, A, kF32>>());
   out.push_back(kernel_info<KernelConfig<64, 32, 14, 1, 1, A, kF32>>());
+  // Ping-pong consumers (chapter 6's ping-pong, ConsumerOrder::pingpong): one warpgroup's FP32
+  // stores run while the other's main loop keeps the tensor cores busy. By name only until a
+  // measurement says where they win (session 58: bench_torch.py --only per_tensor_f32_kernels).
+  // (128 x 192 ping-pong, chapter 6's fast table tile, spills with this epilogue: 246 bytes,
+  // ptxas_library.)
+  out.push_back(kernel_info<KernelConfig<128, 128, 6, 2, 1, A, kF32, 0, ConsumerOrder::pingpong>>());
 }
 }  // namespace
 

@@ -1100,7 +1100,7 @@ void gemm_weight_grad_out(const at::Tensor& dd_t, const at::Tensor& scale_dd_t,
 /// ldd >= N).
 void per_tensor_into(const char* op, const at::Tensor& a, const at::Tensor& b,
                      const at::Tensor& scale_a, const at::Tensor& scale_b, const at::Tensor& out,
-                     bool accumulate, bool fast_accum) {
+                     bool accumulate, bool fast_accum, const std::string& kernel = "") {
   const GemmOperands ab = gemm_operands(op, a, b);
   const at::Device dev = ab.device;
   const std::int64_t M = ab.M, N = ab.N, K = ab.K;
@@ -1118,6 +1118,11 @@ void per_tensor_into(const char* op, const at::Tensor& a, const at::Tensor& b,
   check_scale("scale_b", scale_b);
   const bool f32 = dense_out_is_f32(op, out, M, N, accumulate, dev);
   const std::int64_t ldd = row_major_ld(op, "out", out, 0);
+  // A kernel by name (the benchmark's sweep): of per_tensor_f32_kernels() for float32 out, of
+  // chapter 6's list for bf16.
+  const std::int64_t kernel_index =
+      f32 ? find_kernel_index(op, kernel, per_tensor_f32_kernels(), "a per-tensor FP32 kernel")
+          : find_kernel_index(op, kernel, ch06::kernels(), "a chapter 6 kernel");
   if (M == 0 || N == 0) return;
   c10::cuda::CUDAGuard guard(dev);
   library_call(op, [&] {
@@ -1148,7 +1153,7 @@ void per_tensor_into(const char* op, const at::Tensor& a, const at::Tensor& b,
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kPerTensor).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb).add(ldd);
     key.add(std::int64_t(fast_accum)).add(std::int64_t(f32)).add(std::int64_t(accumulate));
-    key.add(max_sms);
+    key.add(max_sms).add(kernel_index);
     key.add(std::int64_t(aligned(out.data_ptr(), 16)));
     PlanKey buffers;
     buffers.add(g.A).add(g.B).add(out.data_ptr()).add(g.scale_a).add(g.scale_b);
@@ -1159,6 +1164,7 @@ void per_tensor_into(const char* op, const at::Tensor& a, const at::Tensor& b,
           PerTensorOptions o;
           o.accumulation = fast_accum ? Accumulation::fast : Accumulation::promoted;
           o.max_sms = max_sms;
+          o.kernel = kernel;
           return f32 ? std::make_unique<PerTensorPlan>(g32, o) : std::make_unique<PerTensorPlan>(g, o);
         },
         [&](PerTensorPlan& p) {
@@ -1185,6 +1191,17 @@ void gemm_per_tensor_out(const at::Tensor& a, const at::Tensor& b, const at::Ten
                          bool fast_accum) {
   per_tensor_into("gemm_per_tensor_out", a, b, scale_a, scale_b, out, accumulate, fast_accum);
 }
+
+/// gemm_per_tensor_out with a kernel by name (the benchmark's sweep of the FP32 kernels).
+void gemm_per_tensor_kernel(const at::Tensor& a, const at::Tensor& b, const at::Tensor& scale_a,
+                            const at::Tensor& scale_b, const at::Tensor& out, bool accumulate,
+                            bool fast_accum, const std::string& kernel) {
+  per_tensor_into("_gemm_per_tensor_kernel", a, b, scale_a, scale_b, out, accumulate, fast_accum,
+                  kernel);
+}
+
+/// The library's per-tensor FP32 kernels' names.
+std::string per_tensor_f32_kernel_names() { return kernel_names(per_tensor_f32_kernels()); }
 
 // ---- test and benchmark helpers -----------------------------------------------------------------
 
@@ -1303,6 +1320,10 @@ TORCH_LIBRARY(fp8gemm, m) {
       "bool masked, str kernel) -> Tensor");
   m.def("_grouped_kernel_names() -> str", &grouped_kernel_names);
   m.def("_wgrad_kernel_names() -> str", &wgrad_kernel_names);
+  m.def("_per_tensor_f32_kernel_names() -> str", &per_tensor_f32_kernel_names);
+  m.def(
+      "_gemm_per_tensor_kernel(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, Tensor(a!) out, "
+      "bool accumulate, bool fast_accum, str kernel) -> ()");
   m.def("_plan_cache_stats() -> int[]", &plan_cache_stats);
   m.def("_plan_cache_clear() -> ()", &plan_cache_clear);
   m.def("_plan_cache_set_capacity(int capacity) -> ()", &plan_cache_set_capacity);
@@ -1335,7 +1356,8 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("gemm_mx", &fp8gemm::torch_ops::gemm_mx);                                 \
   m.impl("_gemm_block_scaled_loop", &fp8gemm::torch_ops::gemm_block_scaled_loop);   \
   m.impl("_gemm_weight_grad_kernel", &fp8gemm::torch_ops::gemm_weight_grad_kernel);   \
-  m.impl("_gemm_grouped_kernel", &fp8gemm::torch_ops::gemm_grouped_kernel);
+  m.impl("_gemm_grouped_kernel", &fp8gemm::torch_ops::gemm_grouped_kernel);        \
+  m.impl("_gemm_per_tensor_kernel", &fp8gemm::torch_ops::gemm_per_tensor_kernel);
 
 TORCH_LIBRARY_IMPL(fp8gemm, CUDA, m){FP8GEMM_IMPLS(m)} TORCH_LIBRARY_IMPL(fp8gemm, CPU, m) {
   FP8GEMM_IMPLS(m)
