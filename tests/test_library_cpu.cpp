@@ -322,8 +322,11 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
       {128, 7168, 132, "128x64_s8_c1x1"},      // 112 tiles
       {128, 7168, 112, "128x64_s8_c1x1"},      // 112 tiles: one wave on 112 SMs
       {128, 2112, 132, "128x32_s10_c1x1"},     // 66 tiles: none reaches 100
-      {129, 2112, 132, "128x256_s4_c2x1"},     // M > 128
-      {4096, 7168, 132, "128x256_s4_c2x1"}};
+      {129, 7168, 132, "128x128_s6_c1x1"},     // M > 128, wave efficiency x speed: 112 tiles
+                                               // of 128 x 128 fill 85% of a wave, 56 of 128 x 256 42%
+      {4096, 7168, 132, "128x256_s4_c2x1"},    // 7 waves either way
+      {4096, 24576, 132, "128x256_s4_c2x1"},
+      {4096, 2112, 132, "128x128_s6_c1x1"}};   // 3 waves of 128 x 256 73% full, 5 of 128 x 128 82%
   for (Accumulation a : {Accumulation::promoted, Accumulation::fast}) {
     const std::string mode = engine::to_string(a);
     for (const Case& x : cases) {
@@ -355,7 +358,7 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
   const KernelChoice c =
       choose_per_tensor_f32(256, 256, Accumulation::fast, "", "128x256_s4_c2x1_fast_tma_b2");
   CHECK(c.rule == DispatchRule::epilogue);
-  CHECK(c.kernel == "128x256_s4_c2x1_fast_f32");
+  CHECK(c.kernel == "128x128_s6_c1x1_fast_f32");  // 4 tiles against 2
   CHECK(has(c.why, "FP8GEMM_KERNEL_PER_TENSOR_FAST applies to bf16 D only"));
   r = test::refusal_of([] { choose_per_tensor_f32(256, 256, Accumulation::fast, "", "typo"); });
   CHECK(has(r, "FP8GEMM_KERNEL_PER_TENSOR_FAST = 'typo'"));

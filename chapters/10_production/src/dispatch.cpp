@@ -416,9 +416,33 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
     c.why = "FP32 D: the library's registers_f32 per-tensor kernels, chapter 6's decode widths on " +
             std::to_string(rule_sms) + " SMs";
   } else {
-    c.kernel = "128x256_s4_c2x1" + suffix;
-    c.why = "FP32 D: the library's registers_f32 per-tensor kernel (M > 128: 128 x 256, 2 x 1 "
-            "clusters)";
+    // Wave efficiency x speed on whole waves, chapter 6's large-tile rule with the two FP32 tiles
+    // that were fastest by name at the six M = 4096 shapes on an H100 (session 58, call 4: 128 x
+    // 256 in 2 x 1 clusters at five, 128 x 128 at 4096 x 2112 x 7168, 1.18x / 1.06x there, where
+    // 128 x 256 fills 3 waves to 73%). 0.93: 128 x 128's speed relative to 128 x 256 there
+    // (0.93-0.97 promoted and 0.83-0.88 fast at whole waves, 0.88 and 0.84 at K = 512).
+    struct Candidate {
+      const char* stem;
+      int bm, bn, cluster;
+      double speed;
+    };
+    static const Candidate large[] = {{"128x256_s4_c2x1", 128, 256, 2, 1.0},
+                                      {"128x128_s6_c1x1", 128, 128, 1, 0.93}};
+    const Candidate* best = nullptr;
+    double best_score = -1;
+    for (const Candidate& k : large) {
+      const std::int64_t tiles = ceil_div(M, std::int64_t(k.bm)) * ceil_div(N, std::int64_t(k.bn));
+      const double score =
+          engine::wave_efficiency(tiles, engine::cluster_slots(rule_sms, k.cluster)) * k.speed;
+      if (score > best_score + 1e-9) {
+        best_score = score;
+        best = &k;
+      }
+    }
+    c.kernel = best->stem + suffix;
+    c.why = "FP32 D: the library's registers_f32 per-tensor kernels, the better wave efficiency x "
+            "speed of 128 x 256 (2 x 1 clusters) and 128 x 128 on " +
+            std::to_string(rule_sms) + " SMs";
   }
   c.rule = DispatchRule::epilogue;
   if (env && *env)

@@ -231,7 +231,8 @@ const std::vector<engine::KernelInfo>& per_tensor_f32_kernels();
 /// per_tensor_f32_kernels() that accumulates the way `accumulation` says, else rule `epilogue`:
 /// for M <= 128 chapter 6's decode rule on `usable_sms` SMs (kReferenceSms when 0: 64-row tiles
 /// for M <= 64, engine::decode_tile_width over 128, 64, 32 columns, else 32), for larger M 128 x
-/// 256 in 2 x 1 clusters (chapter 7's FP32 rule). No sweep behind it. The dispatch table and
+/// 256 in 2 x 1 clusters or 128 x 128, by wave efficiency x speed (0.93 for 128 x 128: session
+/// 58's by-name timings at the six M = 4096 shapes). No sweep behind it. The dispatch table and
 /// FP8GEMM_KERNEL_PER_TENSOR_* serve bf16 D only: a variable set is still checked (a typo shows
 /// on every call) and the choice's `why` says it did not apply.
 KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
