@@ -3,7 +3,8 @@
 // epilogue, as chapter 7's FP32 output uses it, with chapter 6's per-tensor math: each thread
 // writes its accumulators x scale_a x scale_b as floats (float2 where D allows), with
 // `accumulate` after reading what D holds, each element once by one thread (deterministic).
-// The tiles: 128 x 256 in 2 x 1 clusters for M > 128 (chapter 7's FP32 rule); for M <= 128 the
+// The tiles: 128 x 256 in 2 x 1 clusters or 128 x 128 for M > 128 (choose_per_tensor_f32 weighs
+// their wave efficiency); for M <= 128 the
 // decode widths of chapter 6's rule (64- or 128-row tiles, 128, 64 or 32 columns: a memory-bound
 // call needs enough SMs streaming B, and 128 x 128 alone gave 64 x 2112 x 7168 17 tiles for 132
 // SMs, 0.59x torch's FP32 D on an H100 in session 58's call 2), in both accumulation modes. Not

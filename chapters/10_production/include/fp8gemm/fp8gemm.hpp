@@ -123,10 +123,10 @@ using PerTensorOptions = ch06::Options;
 /// of D is read (accumulate) and written once by one thread: deterministic, D rounded once to
 /// float. For training code that sums products into an FP32 buffer (weight gradients over
 /// micro-batches). Its kernels (per_tensor_f32_kernels(): the engine's registers_f32 epilogue)
-/// are not in the dispatch table: chapter 6's decode widths for M <= 128, else 128 x 256 (rule
-/// `epilogue`; choose_per_tensor_f32). Measured on an H100 (session 58): 0.91-1.03x torch's
-/// FP32-output scaled_mm at M <= 128, 0.73-0.96x at M = 4096 (the registers epilogue is not
-/// overlapped with the next tile's main loop).
+/// are not in the dispatch table: chapter 6's decode widths for M <= 128, else 128 x 256 or
+/// 128 x 128 by wave efficiency (rule `epilogue`; choose_per_tensor_f32). Measured on an H100
+/// (session 58): 0.91-1.03x torch's FP32-output scaled_mm at M <= 128, 0.73-0.96x at M = 4096 (the
+/// registers epilogue is not overlapped with the next tile's main loop).
 struct PerTensorGemmF32 {
   std::int64_t M = 0, N = 0, K = 0;
   const std::uint8_t* A = nullptr;  ///< M x K e4m3 bytes, row-major
