@@ -51,6 +51,39 @@ bool all_written(const std::vector<std::uint16_t>& d) {
   return true;
 }
 
+/// Fills A (M x K) and B (N x K) with random e4m3 codes (seeds seed, seed + 1) and returns the
+/// float64 product of the operands dequantised with the per-tensor scales 0.75 and 1.25, M x N.
+std::vector<double> per_tensor_reference(const DeviceBuffer<std::uint8_t>& A,
+                                         const DeviceBuffer<std::uint8_t>& B, std::int64_t M,
+                                         std::int64_t N, std::int64_t K, std::uint64_t seed) {
+  fill_random_e4m3(A.data(), A.size(), seed, 1.0f);
+  fill_random_e4m3(B.data(), B.size(), seed + 1, 1.0f);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto a8 = A.download(), b8 = B.download();
+  std::vector<double> ad(a8.size()), bd(b8.size());
+  for (std::size_t i = 0; i < a8.size(); ++i) ad[i] = double(e4m3_decode(a8[i])) * 0.75;
+  for (std::size_t i = 0; i < b8.size(); ++i) bd[i] = double(e4m3_decode(b8[i])) * 1.25;
+  return reference_gemm(M, N, K, ad.data(), bd.data());
+}
+
+/// The M x N entries of an FP32 D whose rows are ldd apart (downloaded), packed; in
+/// `padding_changed` how many of the other entries no longer hold `fill`'s bits.
+std::vector<float> unpadded(const DeviceBuffer<float>& D, std::int64_t M, std::int64_t N,
+                            std::int64_t ldd, float fill, std::int64_t& padding_changed) {
+  const std::vector<float> all = D.download();
+  std::vector<float> got(std::size_t(M * N));
+  padding_changed = 0;
+  for (std::int64_t r = 0; r < M; ++r)
+    for (std::int64_t c = 0; c < ldd; ++c) {
+      const float v = all[std::size_t(r * ldd + c)];
+      if (c < N)
+        got[std::size_t(r * N + c)] = v;
+      else
+        padding_changed += std::memcmp(&v, &fill, 4) != 0;
+    }
+  return got;
+}
+
 }  // namespace
 
 TEST_CASE("library: this GPU is compute capability 9.0 and the plans accept it", "[library][gpu]") {
@@ -237,8 +270,8 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
   // The library's own kernels (no chapter plan to compare with): every element against the
   // float64 product of the dequantised operands (+ D's earlier value with accumulate), D's row
   // padding (ldd = N + 3) untouched, D poisoned (NaN) without accumulate. One row and N = 9 (no
-  // float2 stores at ldd = 9), and shapes no tile divides, on both rules' tiles (M <= 128:
-  // 128 x 128; above: 128 x 256 in 2 x 1 clusters).
+  // float2 stores at ldd = 9), and shapes no tile divides, on both halves of the rule (M <= 128:
+  // the decode widths; above: 128 x 256 or 128 x 128).
   struct Shape {
     std::int64_t M, N, K;
   };
@@ -254,15 +287,9 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
     for (const Shape& s : shapes) {
       const std::int64_t M = s.M, N = s.N, K = s.K;
       DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
-      fill_random_e4m3(A.data(), A.size(), ++seed, 1.0f);
-      fill_random_e4m3(B.data(), B.size(), ++seed, 1.0f);
       DeviceBuffer<float> scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f});
-      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-      const auto a8 = A.download(), b8 = B.download();
-      std::vector<double> ad(a8.size()), bd(b8.size());
-      for (std::size_t i = 0; i < a8.size(); ++i) ad[i] = double(e4m3_decode(a8[i])) * 0.75;
-      for (std::size_t i = 0; i < b8.size(); ++i) bd[i] = double(e4m3_decode(b8[i])) * 1.25;
-      const std::vector<double> ref = reference_gemm(M, N, K, ad.data(), bd.data());
+      seed += 2;
+      const std::vector<double> ref = per_tensor_reference(A, B, M, N, K, seed - 1);
       std::mt19937_64 gen(++seed);
       std::normal_distribution<float> nd(0.0f, 4.0f);
       std::vector<float> before(std::size_t(M * N));
@@ -303,17 +330,8 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
           CHECK(plan.kernel().accumulation == acc);
           plan.run(nullptr);
           FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-          const std::vector<float> all = D.download();
-          std::vector<float> got(std::size_t(M * N));
-          std::int64_t padding_changed = 0;
-          for (std::int64_t r = 0; r < M; ++r)
-            for (std::int64_t c = 0; c < ldd; ++c) {
-              const float v = all[std::size_t(r * ldd + c)];
-              if (c < N)
-                got[std::size_t(r * N + c)] = v;
-              else
-                padding_changed += std::memcmp(&v, &nan_payload, 4) != 0;
-            }
+          std::int64_t padding_changed = -1;
+          const std::vector<float> got = unpadded(D, M, N, ldd, nan_payload, padding_changed);
           CHECK(padding_changed == 0);
           std::vector<double> want(ref);
           if (accumulate)
@@ -375,15 +393,8 @@ TEST_CASE("library: every per-tensor FP32 kernel by name, D += A.B against float
   // stores), accumulating into random D, its padding untouched.
   const std::int64_t M = 200, N = 270, K = 656, ldd = N + 3;
   DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
-  fill_random_e4m3(A.data(), A.size(), 1580, 1.0f);
-  fill_random_e4m3(B.data(), B.size(), 1581, 1.0f);
   DeviceBuffer<float> scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f});
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  const auto a8 = A.download(), b8 = B.download();
-  std::vector<double> ad(a8.size()), bd(b8.size());
-  for (std::size_t i = 0; i < a8.size(); ++i) ad[i] = double(e4m3_decode(a8[i])) * 0.75;
-  for (std::size_t i = 0; i < b8.size(); ++i) bd[i] = double(e4m3_decode(b8[i])) * 1.25;
-  std::vector<double> want = reference_gemm(M, N, K, ad.data(), bd.data());
+  std::vector<double> want = per_tensor_reference(A, B, M, N, K, 1580);
   std::mt19937_64 gen(1582);
   std::normal_distribution<float> nd(0.0f, 4.0f);
   std::vector<float> host(std::size_t(M * ldd), -3.5f);  // padding: -3.5
@@ -414,17 +425,8 @@ TEST_CASE("library: every per-tensor FP32 kernel by name, D += A.B against float
     CHECK(plan.choice().rule == DispatchRule::option);
     plan.run(nullptr);
     FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> all = D.download();
-    std::vector<float> got(std::size_t(M * N));
-    std::int64_t padding_changed = 0;
-    for (std::int64_t r = 0; r < M; ++r)
-      for (std::int64_t c = 0; c < ldd; ++c) {
-        const float v = all[std::size_t(r * ldd + c)];
-        if (c < N)
-          got[std::size_t(r * N + c)] = v;
-        else
-          padding_changed += v != -3.5f;
-      }
+    std::int64_t padding_changed = -1;
+    const std::vector<float> got = unpadded(D, M, N, ldd, -3.5f, padding_changed);
     CHECK(padding_changed == 0);
     const ErrorStats e = compare(got.data(), want.data(), std::int64_t(want.size()));
     std::printf("  per-tensor FP32 kernel %-34s D+=A.B 200x270x656 rel %.2e\n", k.name.c_str(),
