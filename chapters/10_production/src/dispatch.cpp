@@ -110,6 +110,18 @@ void require_epilogue(const engine::KernelInfo& k, const std::string& source, bo
         "not: name a *_reg kernel");
 }
 
+/// Throws std::invalid_argument when kernel `k`, named by `source`, accumulates otherwise than the
+/// call asks (fast accumulation stays opt-in).
+void require_accumulation(const engine::KernelInfo& k, const std::string& source,
+                          engine::Accumulation accumulation) {
+  if (k.accumulation != accumulation)
+    throw std::invalid_argument("fp8gemm: " + source + " = '" + k.name + "' accumulates " +
+                                engine::to_string(k.accumulation) +
+                                ", the call asks for Accumulation::" +
+                                engine::to_string(accumulation) +
+                                " (fast accumulation is opt-in: set Options::accumulation)");
+}
+
 struct Family {
   DispatchFamily family;
   const std::vector<engine::KernelInfo>& list;
@@ -359,12 +371,7 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
                  ch06::kernels(), "fp8gemm::ch06"};
   KernelChoice c;
   const auto fits = [&](const engine::KernelInfo& k, const std::string& source) {
-    if (k.accumulation != accumulation)
-      throw std::invalid_argument(
-          "fp8gemm: " + source + " = '" + k.name + "' accumulates " +
-          engine::to_string(k.accumulation) +
-          ", the call asks for Accumulation::" + engine::to_string(accumulation) +
-          " (fast accumulation is opt-in: set Options::accumulation)");
+    require_accumulation(k, source, accumulation);
     require_epilogue(k, source, false, tma_store_ok);
   };
   if (choose_named(f, M, N, K, tma_store_ok, option, env, fits, usable_sms, c)) return c;
@@ -384,17 +391,10 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
                                    engine::Accumulation accumulation, const std::string& option,
                                    const char* env, int usable_sms) {
   const bool fast = accumulation == engine::Accumulation::fast;
-  const auto mode = [&](const engine::KernelInfo& k, const std::string& source) {
-    if (k.accumulation != accumulation)
-      throw std::invalid_argument(
-          "fp8gemm: " + source + " = '" + k.name + "' accumulates " +
-          engine::to_string(k.accumulation) + ", the call asks for Accumulation::" +
-          engine::to_string(accumulation) + " (fast accumulation is opt-in: set Options::accumulation)");
-  };
   if (!option.empty()) {
     const engine::KernelInfo& k =
         named(per_tensor_f32_kernels(), option, "Options::kernel", "fp8gemm (per-tensor FP32 D)");
-    mode(k, "Options::kernel");
+    require_accumulation(k, "Options::kernel", accumulation);
     return {option, DispatchRule::option, "Options::kernel"};
   }
   // The bf16 family's variable serves bf16 D only; its names are still checked (against chapter
