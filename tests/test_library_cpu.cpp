@@ -300,14 +300,18 @@ TEST_CASE("library: names that do not exist or do not fit are refused", "[librar
 }
 
 TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
-  // Every kernel of the list writes FP32 D from registers: seven cooperative tiles per
-  // accumulation mode and one ping-pong (128 x 128, 2 x 1 clusters).
-  REQUIRE(per_tensor_f32_kernels().size() == 16);
+  // Per accumulation mode: seven cooperative tiles and one ping-pong (128 x 128, 2 x 1 clusters)
+  // writing FP32 D from registers, three (128 x 256 c2x1, 128 x 128, its ping-pong) by TMA.
+  REQUIRE(per_tensor_f32_kernels().size() == 22);
+  int tma = 0;
   for (const engine::KernelInfo& k : per_tensor_f32_kernels()) {
     INFO(k.name);
-    CHECK(k.epilogue == engine::EpilogueKind::registers_f32);
+    CHECK(engine::writes_f32(k.epilogue));
+    CHECK(has(k.name, "_tma_b2") == (k.epilogue == engine::EpilogueKind::tma_store_f32));
+    tma += k.epilogue == engine::EpilogueKind::tma_store_f32;
     CHECK_FALSE(k.comparison_only);
   }
+  CHECK(tma == 6);
   struct Case {
     std::int64_t M, N;
     int sms;
@@ -329,38 +333,56 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
       {4096, 2112, 132, "128x128_s6_c1x1"}};   // 3 waves of 128 x 256 73% full, 5 of 128 x 128 82%
   for (Accumulation a : {Accumulation::promoted, Accumulation::fast}) {
     const std::string mode = engine::to_string(a);
-    for (const Case& x : cases) {
-      INFO(x.M << "x" << x.N << " on " << x.sms << " SMs, " << mode);
-      const KernelChoice c = choose_per_tensor_f32(x.M, x.N, a, "", nullptr, x.sms);
-      CHECK(c.rule == DispatchRule::epilogue);
-      CHECK(c.kernel == std::string(x.stem) + "_" + mode + "_f32");
-      const engine::KernelInfo& k = engine::find_kernel(per_tensor_f32_kernels(), c.kernel, "t");
-      CHECK(k.accumulation == a);
-    }
+    for (const Case& x : cases)
+      for (bool tma_ok : {true, false}) {
+        INFO(x.M << "x" << x.N << " on " << x.sms << " SMs, " << mode << ", TMA-storable D "
+                  << tma_ok);
+        const KernelChoice c = choose_per_tensor_f32(x.M, x.N, a, tma_ok, "", nullptr, x.sms);
+        CHECK(c.rule == DispatchRule::epilogue);
+        // TMA for the large tiles where D allows it; the decode tiles store from registers.
+        const bool by_tma = tma_ok && x.M > 128;
+        CHECK(c.kernel == std::string(x.stem) + "_" + mode + "_f32" + (by_tma ? "_tma_b2" : ""));
+        const engine::KernelInfo& k = engine::find_kernel(per_tensor_f32_kernels(), c.kernel, "t");
+        CHECK(k.accumulation == a);
+        CHECK((k.epilogue == engine::EpilogueKind::tma_store_f32) == by_tma);
+        CHECK(has(c.why, by_tma ? "tma_store_f32" : "registers_f32"));
+      }
     // An option names a kernel of the FP32 list...
     const KernelChoice c =
-        choose_per_tensor_f32(4096, 4096, a, "128x128_s6_c1x1_" + mode + "_f32", nullptr);
+        choose_per_tensor_f32(4096, 4096, a, false, "128x128_s6_c1x1_" + mode + "_f32", nullptr);
     CHECK(c.rule == DispatchRule::option);
     CHECK(c.kernel == "128x128_s6_c1x1_" + mode + "_f32");
+    const KernelChoice t = choose_per_tensor_f32(4096, 4096, a, true,
+                                                 "128x128_s6_c2x1_" + mode + "_f32_tma_b2_pp", nullptr);
+    CHECK(t.rule == DispatchRule::option);
   }
-  // ... and nothing else: not a bf16 kernel of chapter 6, not the other accumulation mode.
+  // ... and nothing else: not a bf16 kernel of chapter 6, not the other accumulation mode, not a
+  // TMA kernel for a D that TMA cannot store.
   std::string r = test::refusal_of([] {
-    choose_per_tensor_f32(256, 256, Accumulation::promoted, "128x256_s4_c2x1_promoted_tma_b2",
-                          nullptr);
+    choose_per_tensor_f32(256, 256, Accumulation::promoted, true,
+                          "128x256_s4_c2x1_promoted_tma_b2", nullptr);
   });
   CHECK(has(r, "Options::kernel = '128x256_s4_c2x1_promoted_tma_b2'"));
   CHECK(has(r, "no kernel named"));
   r = test::refusal_of([] {
-    choose_per_tensor_f32(256, 256, Accumulation::promoted, "128x128_s6_c1x1_fast_f32", nullptr);
+    choose_per_tensor_f32(256, 256, Accumulation::promoted, true, "128x128_s6_c1x1_fast_f32",
+                          nullptr);
   });
   CHECK(has(r, "accumulates fast, the call asks for Accumulation::promoted"));
+  r = test::refusal_of([] {
+    choose_per_tensor_f32(256, 256, Accumulation::promoted, false,
+                          "128x128_s6_c1x1_promoted_f32_tma_b2", nullptr);
+  });
+  CHECK(has(r, "Options::kernel = '128x128_s6_c1x1_promoted_f32_tma_b2' stores D with TMA"));
+  CHECK(has(r, "ldd a multiple of 4"));
   // The bf16 variable does not apply, and says so; a name in it that chapter 6 lacks is refused.
   const KernelChoice c =
-      choose_per_tensor_f32(256, 256, Accumulation::fast, "", "128x256_s4_c2x1_fast_tma_b2");
+      choose_per_tensor_f32(256, 256, Accumulation::fast, true, "", "128x256_s4_c2x1_fast_tma_b2");
   CHECK(c.rule == DispatchRule::epilogue);
-  CHECK(c.kernel == "128x128_s6_c1x1_fast_f32");  // 4 tiles against 2
+  CHECK(c.kernel == "128x128_s6_c1x1_fast_f32_tma_b2");  // 4 tiles against 2
   CHECK(has(c.why, "FP8GEMM_KERNEL_PER_TENSOR_FAST applies to bf16 D only"));
-  r = test::refusal_of([] { choose_per_tensor_f32(256, 256, Accumulation::fast, "", "typo"); });
+  r = test::refusal_of(
+      [] { choose_per_tensor_f32(256, 256, Accumulation::fast, true, "", "typo"); });
   CHECK(has(r, "FP8GEMM_KERNEL_PER_TENSOR_FAST = 'typo'"));
 }
 

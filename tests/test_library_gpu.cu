@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -271,7 +272,8 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
   // float64 product of the dequantised operands (+ D's earlier value with accumulate), D's row
   // padding (ldd = N + 3) untouched, D poisoned (NaN) without accumulate. One row and N = 9 (no
   // float2 stores at ldd = 9), and shapes no tile divides, on both halves of the rule (M <= 128:
-  // the decode widths; above: 128 x 256 or 128 x 128).
+  // the decode widths; above: 128 x 256 or 128 x 128, by TMA at ldd = N = 520, from registers at
+  // ldd = N + 3: the same tile, so the same bits).
   struct Shape {
     std::int64_t M, N, K;
   };
@@ -326,7 +328,9 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
           INFO(plan.describe());
           CHECK(plan.writes_f32());
           CHECK(plan.choice().rule == DispatchRule::epilogue);
-          CHECK(plan.kernel().epilogue == engine::EpilogueKind::registers_f32);
+          const bool by_tma = M > 128 && ldd % 4 == 0;
+          CHECK(plan.kernel().epilogue == (by_tma ? engine::EpilogueKind::tma_store_f32
+                                                  : engine::EpilogueKind::registers_f32));
           CHECK(plan.kernel().accumulation == acc);
           plan.run(nullptr);
           FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -347,19 +351,27 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
             first_run = got;
             // Deterministic, and re-pointed at another D (rebind) it writes the same bits there:
             // a D 4-byte but not 8-byte aligned (one float into a fresh buffer), whose stores are
-            // single floats (no float2).
-            DeviceBuffer<float> D2(std::vector<float>(std::size_t(M * N + 1), std::nanf("")));
+            // single floats (no float2); a TMA plan refuses that D and takes one 16 bytes in.
+            const std::int64_t offset = by_tma ? 4 : 1;
+            DeviceBuffer<float> D2(std::vector<float>(std::size_t(M * N + offset), std::nanf("")));
             PerTensorGemmF32 g2 = g;
-            g2.D = D2.data() + 1;
+            if (by_tma) {
+              g2.D = D2.data() + 1;
+              const std::string r = test::refusal_of([&] { plan.rebind(g2); });
+              INFO(r);
+              CHECK(test::has(r, "is not 16-byte aligned"));
+              CHECK(test::has(r, "stores D with TMA"));
+            }
+            g2.D = D2.data() + offset;
             plan.rebind(g2);
             plan.run(nullptr);
             FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
             const std::vector<float> again = D2.download();
-            CHECK(std::memcmp(again.data() + 1, got.data(), got.size() * 4) == 0);
-            CHECK(std::isnan(again[0]));
+            CHECK(std::memcmp(again.data() + offset, got.data(), got.size() * 4) == 0);
+            for (std::int64_t i = 0; i < offset; ++i) CHECK(std::isnan(again[std::size_t(i)]));
             // What rebind refuses: another accumulate, a bf16 call.
             PerTensorGemmF32 g3 = g2;
-            g3.accumulate = true;
+            g3.accumulate = true;  // (g2.D: an address this plan takes)
             CHECK(test::has(test::refusal_of([&] { plan.rebind(g3); }), "accumulate differs"));
             DeviceBuffer<std::uint16_t> D16(std::size_t(M * N));
             const PerTensorGemm bf16{M, N, K, A.data(), B.data(), D16.data(), scales.data(),
@@ -389,25 +401,36 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
 TEST_CASE("library: every per-tensor FP32 kernel by name, D += A.B against float64",
           "[library][gpu]") {
   // Whatever the rule picks, each of per_tensor_f32_kernels() (Options::kernel) on a shape no tile
-  // divides (200 rows: partial 64- and 128-row tiles; 270 columns), ldd = N + 3 (single-float
-  // stores), accumulating into random D, its padding untouched.
-  const std::int64_t M = 200, N = 270, K = 656, ldd = N + 3;
+  // divides (200 rows: partial 64- and 128-row tiles; 270 columns), accumulating into random D,
+  // its padding untouched: ldd = N + 3 (single-float stores) for the registers kernels, N + 6
+  // (rows 16 bytes apart) for the TMA ones, which refuse N + 3 by name.
+  const std::int64_t M = 200, N = 270, K = 656;
   DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
   DeviceBuffer<float> scales(std::vector<float>{0.75f, 0, 0, 0, 1.25f});
   std::vector<double> want = per_tensor_reference(A, B, M, N, K, 1580);
   std::mt19937_64 gen(1582);
   std::normal_distribution<float> nd(0.0f, 4.0f);
-  std::vector<float> host(std::size_t(M * ldd), -3.5f);  // padding: -3.5
-  for (std::int64_t r = 0; r < M; ++r)
-    for (std::int64_t c = 0; c < N; ++c) {
-      const float v = nd(gen);
-      host[std::size_t(r * ldd + c)] = v;
-      want[std::size_t(r * N + c)] += double(v);
-    }
-  int ran = 0;
+  std::vector<float> before(std::size_t(M * N));
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    before[i] = nd(gen);
+    want[i] += double(before[i]);
+  }
+  const auto padded = [&](std::int64_t ldd) {
+    std::vector<float> host(std::size_t(M * ldd), -3.5f);  // padding: -3.5
+    for (std::int64_t r = 0; r < M; ++r)
+      for (std::int64_t c = 0; c < N; ++c)
+        host[std::size_t(r * ldd + c)] = before[std::size_t(r * N + c)];
+    return host;
+  };
+  int ran = 0, tma = 0;
+  // Each registers kernel's D by its name; the TMA kernel of the same tile must write the same
+  // bits (the same sums and scale; TMA's reduce-add is the same one FP32 add as the registers').
+  std::map<std::string, std::vector<float>> by_name;
   for (const engine::KernelInfo& k : per_tensor_f32_kernels()) {
     INFO(k.name);
-    DeviceBuffer<float> D(host);
+    const bool by_tma = k.epilogue == engine::EpilogueKind::tma_store_f32;
+    const std::int64_t ldd = by_tma ? N + 6 : N + 3;
+    DeviceBuffer<float> D(padded(ldd));
     PerTensorOptions o;
     o.accumulation = k.accumulation;
     o.kernel = k.name;
@@ -429,14 +452,32 @@ TEST_CASE("library: every per-tensor FP32 kernel by name, D += A.B against float
     const std::vector<float> got = unpadded(D, M, N, ldd, -3.5f, padding_changed);
     CHECK(padding_changed == 0);
     const ErrorStats e = compare(got.data(), want.data(), std::int64_t(want.size()));
-    std::printf("  per-tensor FP32 kernel %-34s D+=A.B 200x270x656 rel %.2e\n", k.name.c_str(),
-                e.rel_frobenius);
+    std::printf("  per-tensor FP32 kernel %-40s D+=A.B 200x270x656 ldd N+%lld rel %.2e\n",
+                k.name.c_str(), (long long)(ldd - N), e.rel_frobenius);
     CHECK(e.non_finite == 0);
     CHECK(e.rel_frobenius <=
           (k.accumulation == Accumulation::promoted ? 5e-4 : per_tensor_tolerance(K)));
     ++ran;
+    std::string twin = k.name;
+    if (const auto at = twin.find("_tma_b2"); at != std::string::npos) twin.erase(at, 7);
+    if (!by_tma) by_name[twin] = got;
+    if (by_tma) {
+      ++tma;
+      INFO("against " << twin);
+      REQUIRE(by_name.count(twin) == 1);
+      CHECK(std::memcmp(by_name[twin].data(), got.data(), got.size() * 4) == 0);
+      // By name for a D whose rows are not 16 bytes apart: refused, clearly.
+      PerTensorGemmF32 bad{.M = M, .N = N, .K = K, .A = A.data(), .B = B.data(), .D = D.data(),
+                           .scale_a = scales.data(), .scale_b = scales.data() + 4, .ldd = N + 3,
+                           .accumulate = true};
+      const std::string r = test::refusal_of([&] { PerTensorPlan p(bad, o); });
+      INFO(r);
+      CHECK(test::has(r, "stores D with TMA"));
+      CHECK(test::has(r, "ldd a multiple of 4"));
+    }
   }
-  CHECK(ran == 16);
+  CHECK(ran == 22);
+  CHECK(tma == 6);
 }
 
 TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "[library][gpu]") {

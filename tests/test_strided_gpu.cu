@@ -229,7 +229,8 @@ TEST_CASE("strided: PerTensorPlan reads A and B at their strides, writes D's col
 
   SECTION("FP32 D with accumulate (PerTensorGemmF32)") {
     // The packed run's accuracy is test_library_gpu's (float64); here the strided one must give
-    // its bits, at ldd = N + 4 (float rows 16-byte multiples) and N + 1 (odd: no float2 stores).
+    // its bits, at ldd = N + 4 (float rows 16-byte multiples: by TMA, as the packed D) and N + 1
+    // (odd: from registers, single floats, against the packed D's TMA kernel of the same tile).
     const std::int64_t M = 200, N = 264, K = 1040;
     DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
     fill_random_e4m3(A.data(), A.size(), 5722, 1.0f);
@@ -261,7 +262,11 @@ TEST_CASE("strided: PerTensorPlan reads A and B at their strides, writes D's col
         const PerTensorPlan strided(gs, o);
         INFO(strided.describe());
         const PerTensorPlan packed(g, o);
-        CHECK(packed.kernel().name == strided.kernel().name);
+        CHECK(packed.kernel().epilogue == engine::EpilogueKind::tma_store_f32);
+        CHECK(strided.kernel().epilogue == (pad == 4 ? engine::EpilogueKind::tma_store_f32
+                                                     : engine::EpilogueKind::registers_f32));
+        CHECK(packed.kernel().name ==
+              strided.kernel().name + (pad == 4 ? "" : "_tma_b2"));  // the same tile
         check_f32_against_packed(packed, D, strided, Ds);
       }
   }

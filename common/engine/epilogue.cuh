@@ -266,16 +266,18 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][
 }
 
 /// The FP32 TMA epilogue of one consumer warpgroup (EpilogueKind::tma_store_f32) for its kWavesM
-/// slabs of 64 rows (`acc[w]`): units of 64 rows x 32 floats, staged with the 128B swizzle (each
-/// thread writes its float pairs, 8-byte stores: two wavefronts per warp store, the minimum) and
-/// written to D's 3-D map at (col0 + 32 c, row0 + 64 w, plane), a TMA store or, with
-/// `accumulate`, a TMA reduce-add (D += unit) (for_each_staged_unit).
-template <class Cfg>
+/// slabs of 64 rows (`acc[w]`), each value times `scale`: units of 64 rows x 32 floats, staged
+/// with the 128B swizzle (each thread writes its float pairs, 8-byte stores: two wavefronts per
+/// warp store, the minimum) and written at (col0 + 32 c, row0 + 64 w) of D's map as kMap says
+/// (StoreMap::rows: D's 2-D map, `bound` unused; StoreMap::planes: a 3-D map, plane `bound`), a
+/// TMA store or, with `accumulate`, a TMA reduce-add (D += unit) (for_each_staged_unit).
+template <class Cfg, StoreMap kMap = StoreMap::rows, class Scale>
 __device__ __forceinline__ void store_tile_tma_f32(
-    const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const CUtensorMap* map_d,
-    std::uint32_t staging, int row0, int col0, int plane, bool accumulate,
-    std::uint32_t barrier_id) {
+    const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Scale& scale,
+    const CUtensorMap* map_d, std::uint32_t staging, int row0, int col0, int bound,
+    bool accumulate, std::uint32_t barrier_id) {
   static_assert(Cfg::kEpiF32 && Cfg::kEpiCols == 32 && Cfg::kEpiSwizzleBytes == 128);
+  static_assert(kMap == StoreMap::rows || kMap == StoreMap::planes, "FP32 D: 2-D or 3-D maps");
   const int warp = int(threadIdx.x / 32) % 4;
   const int lane = int(threadIdx.x % 32);
   // This thread's rows of the unit (r, r + 8) and its first column's byte in a unit row.
@@ -291,16 +293,21 @@ __device__ __forceinline__ void store_tile_tma_f32(
           for (int h = 0; h < 2; ++h) {  // rows r and r + 8
             const std::uint32_t o =
                 row_bytes + std::uint32_t(8 * h) * 128u + std::uint32_t(g) * 32u + col_bytes;
-            const float v0 = acc[w][4 * j + 2 * h], v1 = acc[w][4 * j + 2 * h + 1];
+            const float v0 = scale.apply(acc[w][4 * j + 2 * h]);
+            const float v1 = scale.apply(acc[w][4 * j + 2 * h + 1]);
             ptx::st_shared_v2_f32(unit + swizzle_offset<128>(o), v0, v1);
           }
         }
       },
       [&](auto w, auto c, std::uint32_t unit) {
-        if (accumulate)
-          ptx::tma_reduce_add_3d(map_d, unit, col0 + 32 * c, row0 + 64 * w, plane);
-        else
-          ptx::tma_store_3d(map_d, unit, col0 + 32 * c, row0 + 64 * w, plane);
+        const int col = col0 + 32 * c, row = row0 + 64 * w;
+        if constexpr (kMap == StoreMap::planes) {
+          if (accumulate) ptx::tma_reduce_add_3d(map_d, unit, col, row, bound);
+          else ptx::tma_store_3d(map_d, unit, col, row, bound);
+        } else {
+          if (accumulate) ptx::tma_reduce_add_2d(map_d, unit, col, row);
+          else ptx::tma_store_2d(map_d, unit, col, row);
+        }
       });
 }
 

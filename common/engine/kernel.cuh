@@ -814,6 +814,11 @@ __device__ __forceinline__ int tile_d_row(const typename Math::Params& p, const 
 template <class Math>
 concept StoresBf16Tile = requires { Math::kStoresBf16Tile; };
 
+/// A math policy that stores FP32 tiles itself (tma_store_f32: chapter 8's weight gradient, into
+/// its 3-D map of dB); the others' go through D's 2-D map (store_tile_tma_f32, StoreMap::rows).
+template <class Math>
+concept StoresF32Tile = requires { Math::kStoresF32Tile; };
+
 /// A math policy whose consumers take their tiles from the producer through the ring (chapter
 /// 8's grouped forward): Math::post_tile / post_end / take_tile at kTileInfoOffset of the stage's
 /// side bytes (grouped.cuh says why).
@@ -1053,9 +1058,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           Math::store_tile_bf16(acc, p, tt, my_staging, slot, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
           store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
-        } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store_f32) {
-          // FP32 D by TMA: the policy knows D's 3-D map and where the tile is in it.
+        } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store_f32 && StoresF32Tile<Math>) {
+          // FP32 D by TMA through the policy's own map (chapter 8's weight gradient: dB's 3-D one).
           Math::store_tile_f32(acc, p, tt, my_staging, slot, std::uint32_t(1 + wg));
+        } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store_f32) {
+          // FP32 D by TMA through D's 2-D map (the library's per-tensor FP32 D).
+          store_tile_tma_f32<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, 0, p.accumulate != 0,
+                                  std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::registers) {
 #pragma unroll
           for (int w = 0; w < Cfg::kWavesM; ++w)

@@ -222,11 +222,15 @@ struct KGroupedMath : PerTensorMath<Cfg> {
 
   /// The tma_store_f32 epilogue of this warpgroup's rows of tile t: dB's map (map_d) is 3-D,
   /// (K, N, G) innermost first, so a box is clipped at its own group's last row and at K.
+  /// (kernel.cuh calls it where this constant exists.)
+  static constexpr bool kStoresF32Tile = true;
   __device__ __forceinline__ static void store_tile_f32(
       const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Params& p, const KGroupedTile& t,
       std::uint32_t staging, int slot, std::uint32_t barrier_id) {
-    store_tile_tma_f32<Cfg>(acc, &p.map_d, staging, t.m_block * Cfg::kBlockM + slot * Cfg::kRowsPerWG,
-                            t.n_block * Cfg::kBlockN, t.group, p.accumulate != 0, barrier_id);
+    store_tile_tma_f32<Cfg, StoreMap::planes>(
+        acc, IdentityOutputScale{}, &p.map_d, staging,
+        t.m_block * Cfg::kBlockM + slot * Cfg::kRowsPerWG, t.n_block * Cfg::kBlockN, t.group,
+        p.accumulate != 0, barrier_id);
   }
 
   /// The tma_store (bf16) epilogue of this warpgroup's rows of tile t, into dB's 3-D bf16 map

@@ -49,8 +49,8 @@ enum class EpilogueKind : int {
   /// a TMA store, or with `accumulate` by a TMA reduce-add (D = A.B + D, one FP32 add per element
   /// in the TMA unit: deterministic, the same rounding as registers_f32's). Not waited for until
   /// its staging buffer is reused, so the FP32 tile drains under the next tile's main loop.
-  /// Chapter 8's weight gradient (its 3-D map of dB, kgrouped.cuh); needs D 16-byte aligned and
-  /// ldd a multiple of 4.
+  /// Chapter 8's weight gradient (its 3-D map of dB, kgrouped.cuh) and the library's per-tensor
+  /// FP32 D (D's 2-D map, GemmParams::map_d); needs D 16-byte aligned and ldd a multiple of 4.
   tma_store_f32 = 3,
 };
 
@@ -187,8 +187,9 @@ inline DenseSchedule make_dense_schedule(int units_m, int units_n, int group, in
 struct GemmParams {
   CUtensorMap map_a;  ///< A: M x K e4m3, box (BlockM / ClusterN) rows x 128, 128B swizzle
   CUtensorMap map_b;  ///< B: N x K e4m3, box (BlockN / ClusterM) rows x 128, 128B swizzle
-  CUtensorMap map_d;  ///< D: M x N bf16, box 64 rows x kEpiCols (tma_store epilogue only; the
-                      ///< tma_store_f32 epilogue's is its policy's, kgrouped.cuh)
+  CUtensorMap map_d;  ///< D: M x N, box 64 rows x kEpiCols, bf16 (tma_store) or FP32
+                      ///< (tma_store_f32); a policy may replace it with its own (chapter 8's
+                      ///< weight gradient: a 3-D map, kgrouped.cuh)
   DenseSchedule schedule;
   int M = 0, N = 0, K = 0;
   int k_blocks = 0;                ///< ceil(K / 128); the last block is zero-filled past K

@@ -119,8 +119,20 @@ __device__ __forceinline__ void tma_store_4d(const CUtensorMap* map, std::uint32
 }
 
 /// cp.reduce.async.bulk.tensor .add (PTX ISA 9.0, §9.7.9.25.5.2 "cp.reduce.async.bulk.tensor"):
-/// as tma_store_3d, but each element of the box is added to global memory (D += box) by the TMA
-/// unit, in the map's element type (FP32 here: one round-to-nearest add per element).
+/// as tma_store_2d, but each element of the box is added to global memory (D += box) by the TMA
+/// unit, in the map's element type (FP32 here: one round-to-nearest add per element; the
+/// per-tensor GEMM's FP32 D with accumulate).
+__device__ __forceinline__ void tma_reduce_add_2d(const CUtensorMap* map, std::uint32_t smem_src,
+                                                  std::int32_t inner_coord, std::int32_t row_coord) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3}], "
+      "[%1];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)),
+      "r"(smem_src), "r"(inner_coord), "r"(row_coord)
+      : "memory");
+}
+
+/// The 3-D form of tma_reduce_add_2d (same section), at the box tma_store_3d addresses (chapter 8's
+/// weight gradient with accumulate).
 __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, std::uint32_t smem_src,
                                                   std::int32_t inner_coord, std::int32_t row_coord,
                                                   std::int32_t plane_coord) {

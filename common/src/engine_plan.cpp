@@ -191,12 +191,15 @@ cudaLaunchConfig_t launch_config(const KernelInfo& kernel, int ctas, cudaStream_
 
 void check_kernel_fits(const KernelInfo& kernel, const GemmArgs& args, const std::string& who,
                        int max_sms, RasterOptions raster) {
-  if (kernel.epilogue == EpilogueKind::tma_store && !tma_store_compatible(args))
+  if (stores_by_tma(kernel.epilogue) && !tma_store_compatible(args)) {
+    std::ostringstream d;
+    d << args.D;
     throw std::invalid_argument(
-        who + ": kernel " + kernel.name +
-        " stores D with TMA, which needs D 16-byte aligned and ldd a multiple of 8 (rows 16 bytes "
-        "apart); got ldd = " + std::to_string(args.ldd) +
+        who + ": kernel " + kernel.name + " stores D with TMA, which needs D 16-byte aligned and " +
+        "ldd a multiple of " + std::to_string(16 / std::max<std::int64_t>(args.d_element_bytes, 1)) +
+        " (rows 16 bytes apart); got D = " + d.str() + ", ldd = " + std::to_string(args.ldd) +
         " (pick a kernel with the registers epilogue for this D)");
+  }
   // FP32 D: from registers, or by TMA through the policy's own map of D (chapter 8's weight
   // gradient builds it; the policy checks that D suits TMA).
   const bool f32_kernel = writes_f32(kernel.epilogue);
@@ -301,11 +304,13 @@ EnginePlan::EnginePlan(const KernelInfo& kernel, const GemmArgs& args, const Gem
                                      std::uint64_t(args.ldb),
                                      std::uint32_t(kernel.block_n / kernel.cluster_m), 128,
                                      CU_TENSOR_MAP_SWIZZLE_128B);
-  if (kernel.epilogue == EpilogueKind::tma_store)
-    params_.map_d = make_tensor_map_2d(args.D, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-                                       std::uint64_t(args.M), std::uint64_t(args.N),
-                                       std::uint64_t(args.ldd), 64, std::uint32_t(kernel.epi_cols),
-                                       swizzle_of_span(kernel.epi_swizzle_bytes));
+  // D's 2-D map for the TMA epilogues (a policy with a map of its own replaces it: chapter 8's
+  // weight gradient), bf16 or FP32 units of 64 rows x epi_cols.
+  if (stores_by_tma(kernel.epilogue))
+    params_.map_d = make_tensor_map_2d(
+        args.D, f32_kernel ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        f32_kernel ? 4 : 2, std::uint64_t(args.M), std::uint64_t(args.N), std::uint64_t(args.ldd),
+        64, std::uint32_t(kernel.epi_cols), swizzle_of_span(kernel.epi_swizzle_bytes));
 }
 
 void EnginePlan::launch(const void* params, cudaStream_t stream) const {
@@ -325,7 +330,7 @@ void EnginePlan::rebind(const GemmArgs& next) {
   GemmRequirements req = req_;
   req.who = who;             // this plan's own copy of the name
   validate_gemm(next, req);  // non-null, alignment, overlap: pure C++
-  const bool tma_d = kernel_.epilogue == EpilogueKind::tma_store;
+  const bool tma_d = stores_by_tma(kernel_.epilogue);
   if (tma_d && !tma_store_compatible(next)) {
     std::ostringstream p;
     p << next.D;

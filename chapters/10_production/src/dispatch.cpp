@@ -100,14 +100,18 @@ void require_epilogue(const engine::KernelInfo& k, const std::string& source, bo
   const auto fail = [&](const std::string& why) {
     throw std::invalid_argument("fp8gemm: " + source + " = '" + k.name + "' " + why);
   };
-  if (f32_output && k.epilogue != EpilogueKind::registers_f32)
+  if (f32_output && !engine::writes_f32(k.epilogue))
     fail("writes bf16 D, the call asks for FP32 D (Output::f32): name a *_f32 kernel");
-  if (!f32_output && k.epilogue == EpilogueKind::registers_f32)
+  if (!f32_output && engine::writes_f32(k.epilogue))
     fail("writes FP32 D, the call asks for bf16 D");
   if (k.epilogue == EpilogueKind::tma_store && !tma_store_ok)
     fail(
         "stores D with TMA, which needs D 16-byte aligned and ldd a multiple of 8; this D is "
         "not: name a *_reg kernel");
+  if (k.epilogue == EpilogueKind::tma_store_f32 && !tma_store_ok)
+    fail(
+        "stores D with TMA, which needs D 16-byte aligned and ldd a multiple of 4; this D is "
+        "not: name a *_f32 kernel without _tma");
 }
 
 /// Throws std::invalid_argument when kernel `k`, named by `source`, accumulates otherwise than the
@@ -388,13 +392,14 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
 }
 
 KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
-                                   engine::Accumulation accumulation, const std::string& option,
-                                   const char* env, int usable_sms) {
+                                   engine::Accumulation accumulation, bool tma_store_ok,
+                                   const std::string& option, const char* env, int usable_sms) {
   const bool fast = accumulation == engine::Accumulation::fast;
   if (!option.empty()) {
     const engine::KernelInfo& k =
         named(per_tensor_f32_kernels(), option, "Options::kernel", "fp8gemm (per-tensor FP32 D)");
     require_accumulation(k, "Options::kernel", accumulation);
+    require_epilogue(k, "Options::kernel", true, tma_store_ok);
     return {option, DispatchRule::option, "Options::kernel"};
   }
   // The bf16 family's variable serves bf16 D only; its names are still checked (against chapter
@@ -439,10 +444,15 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
         best = &k;
       }
     }
-    c.kernel = best->stem + suffix;
-    c.why = "FP32 D: the library's registers_f32 per-tensor kernels, the better wave efficiency x "
-            "speed of 128 x 256 (2 x 1 clusters) and 128 x 128 on " +
-            std::to_string(rule_sms) + " SMs";
+    // D by TMA where it allows (tma_store_f32, two staging units: the tile's FP32 stores drain
+    // under the next tile's main loop), else from registers. The speeds above are the registers
+    // kernels'; the TMA pair keeps them until measured apart (session 59).
+    c.kernel = best->stem + suffix + (tma_store_ok ? "_tma_b2" : "");
+    c.why = std::string("FP32 D: the library's ") +
+            (tma_store_ok ? "tma_store_f32" : "registers_f32 (D not TMA-storable: 16-byte aligned, "
+                                              "ldd % 4 == 0)") +
+            " per-tensor kernels, the better wave efficiency x speed of 128 x 256 (2 x 1 "
+            "clusters) and 128 x 128 on " + std::to_string(rule_sms) + " SMs";
   }
   c.rule = DispatchRule::epilogue;
   if (env && *env)

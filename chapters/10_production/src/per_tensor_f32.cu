@@ -34,6 +34,17 @@ void add_f32(std::vector<KernelInfo>& out) {
   // (128 x 192 ping-pong, chapter 6's fast table tile, spills with this epilogue: 246 bytes,
   // ptxas_library.)
   out.push_back(kernel_info<KernelConfig<128, 128, 6, 2, 1, A, kF32, 0, ConsumerOrder::pingpong>>());
+  // FP32 D by TMA (tma_store_f32, D's 2-D map; D 16-byte aligned, ldd a multiple of 4): each
+  // 64 x 32 unit staged and stored (reduce-added with accumulate) by one thread, not waited for,
+  // so a tile's 128 KB of FP32 D drains under the next tile's main loop instead of holding its
+  // consumers at their stores (session 58: the registers epilogue left 128 x 256 at 0.83-0.96x
+  // torch's FP32 D at M = 4096 on an H100). Two staging units per warpgroup (b2, 16 KB): what
+  // fits beside the rings that the registers kernels use (128 x 256: 4 x 48 KB; 128 x 128: 6 x
+  // 32 KB), and chapter 8's FP32 dB measured two units ahead of one.
+  constexpr auto kTma = EpilogueKind::tma_store_f32;
+  out.push_back(kernel_info<KernelConfig<128, 256, 4, 2, 1, A, kTma, 2>>());
+  out.push_back(kernel_info<KernelConfig<128, 128, 6, 1, 1, A, kTma, 2>>());
+  out.push_back(kernel_info<KernelConfig<128, 128, 6, 2, 1, A, kTma, 2, ConsumerOrder::pingpong>>());
 }
 }  // namespace
 

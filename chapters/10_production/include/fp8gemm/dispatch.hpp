@@ -221,23 +221,28 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
                                engine::Accumulation accumulation, bool tma_store_ok,
                                const std::string& option, const char* env, int usable_sms = 0);
 
-/// The per-tensor GEMM's FP32-output kernels (the library's own: src/per_tensor_f32.cu, the
-/// engine's registers_f32 epilogue with chapter 6's math): 128 x 256 in 2 x 1 clusters, and the
-/// decode tiles 128 x {128, 64, 32} and 64 x {128, 64, 32}, promoted and fast, named as chapter 6
-/// names kernels ("128x64_s8_c1x1_promoted_f32").
+/// The per-tensor GEMM's FP32-output kernels (the library's own: src/per_tensor_f32.cu, chapter
+/// 6's math with the engine's FP32 epilogues), promoted and fast, named as chapter 6 names kernels:
+/// from registers (registers_f32, "128x64_s8_c1x1_promoted_f32") 128 x 256 in 2 x 1 clusters, the
+/// decode tiles 128 x {128, 64, 32} and 64 x {128, 64, 32} and a ping-pong 128 x 128; by TMA
+/// (tma_store_f32, "..._f32_tma_b2": D 16-byte aligned, ldd a multiple of 4) 128 x 256 in 2 x 1
+/// clusters, 128 x 128 and its ping-pong form.
 const std::vector<engine::KernelInfo>& per_tensor_f32_kernels();
 
 /// The per-tensor plan's choice for FP32 D (fp8gemm::PerTensorGemmF32): Options::kernel, a name of
-/// per_tensor_f32_kernels() that accumulates the way `accumulation` says, else rule `epilogue`:
-/// for M <= 128 chapter 6's decode rule on `usable_sms` SMs (kReferenceSms when 0: 64-row tiles
-/// for M <= 64, engine::decode_tile_width over 128, 64, 32 columns, else 32), for larger M 128 x
-/// 256 in 2 x 1 clusters or 128 x 128, by wave efficiency x speed (0.93 for 128 x 128: session
-/// 58's by-name timings at the six M = 4096 shapes). No sweep behind it. The dispatch table and
-/// FP8GEMM_KERNEL_PER_TENSOR_* serve bf16 D only: a variable set is still checked (a typo shows
-/// on every call) and the choice's `why` says it did not apply.
+/// per_tensor_f32_kernels() that accumulates the way `accumulation` says (and, when it stores by
+/// TMA, with `tma_store_ok`: D 16-byte aligned, ldd a multiple of 4), else rule `epilogue`: for
+/// M <= 128 chapter 6's decode rule on `usable_sms` SMs (kReferenceSms when 0: 64-row tiles for
+/// M <= 64, engine::decode_tile_width over 128, 64, 32 columns, else 32; registers_f32), for
+/// larger M 128 x 256 in 2 x 1 clusters or 128 x 128, by wave efficiency x speed (0.93 for 128 x
+/// 128: session 58's by-name timings at the six M = 4096 shapes), by TMA when `tma_store_ok`.
+/// No sweep behind it. The dispatch table and FP8GEMM_KERNEL_PER_TENSOR_* serve bf16 D only: a
+/// variable set is still checked (a typo shows on every call) and the choice's `why` says it did
+/// not apply.
 KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
-                                   engine::Accumulation accumulation, const std::string& option,
-                                   const char* env, int usable_sms = 0);
+                                   engine::Accumulation accumulation, bool tma_store_ok,
+                                   const std::string& option, const char* env,
+                                   int usable_sms = 0);
 
 /// The MXFP8 plan's choice on Hopper (fp8gemm::MxPlan; chapter 9's hopper_kernels()).
 KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bool tma_store_ok,
