@@ -422,17 +422,21 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
             std::to_string(rule_sms) + " SMs";
   } else {
     // Wave efficiency x speed on whole waves, chapter 6's large-tile rule with the two FP32 tiles
-    // that were fastest by name at the six M = 4096 shapes on an H100 (session 58, call 4: 128 x
-    // 256 in 2 x 1 clusters at five, 128 x 128 at 4096 x 2112 x 7168, 1.18x / 1.06x there, where
-    // 128 x 256 fills 3 waves to 73%). 0.93: 128 x 128's speed relative to 128 x 256 there
-    // (0.93-0.97 promoted and 0.83-0.88 fast at whole waves, 0.88 and 0.84 at K = 512).
+    // that were fastest by name at the six M = 4096 shapes on an H100. From registers (session
+    // 58, call 4): 128 x 256 in 2 x 1 clusters at five, 128 x 128 at 4096 x 2112 x 7168 (1.18x /
+    // 1.06x there, where 128 x 256 fills 3 waves to 73%); 128 x 128 at 0.93 of 128 x 256's speed
+    // (0.93-0.97 promoted and 0.83-0.88 fast at whole waves, 0.88 and 0.84 at K = 512). By TMA
+    // (session 59, call 3): fast as from registers (128 x 128 0.92-0.99x 128 x 256 at whole
+    // waves, 0.89x at K = 16384), promoted the other way round: 128 x 128 1.02-1.09x 128 x 256
+    // at four of five whole-wave shapes (0.97x at K = 512), so 128 x 256 counts 0.95 there.
+    const bool tma_promoted = tma_store_ok && !fast;
     struct Candidate {
       const char* stem;
       int bm, bn, cluster;
       double speed;
     };
-    static const Candidate large[] = {{"128x256_s4_c2x1", 128, 256, 2, 1.0},
-                                      {"128x128_s6_c1x1", 128, 128, 1, 0.93}};
+    const Candidate large[] = {{"128x256_s4_c2x1", 128, 256, 2, tma_promoted ? 0.95 : 1.0},
+                               {"128x128_s6_c1x1", 128, 128, 1, tma_promoted ? 1.0 : 0.93}};
     const Candidate* best = nullptr;
     double best_score = -1;
     for (const Candidate& k : large) {
@@ -445,8 +449,10 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
       }
     }
     // D by TMA where it allows (tma_store_f32, two staging units: the tile's FP32 stores drain
-    // under the next tile's main loop), else from registers. The speeds above are the registers
-    // kernels'; the TMA pair keeps them until measured apart (session 59).
+    // under the next tile's main loop; session 59, call 3, against the registers kernel of the
+    // same tile: 128 x 128 0.99-1.25x, most where K is short; 128 x 256 1.02-1.14x fast,
+    // 0.91-1.14x promoted, slower at 4096 x 4096 x 7168 and 4096 x 7168 x 16384), else from
+    // registers.
     c.kernel = best->stem + suffix + (tma_store_ok ? "_tma_b2" : "");
     c.why = std::string("FP32 D: the library's ") +
             (tma_store_ok ? "tma_store_f32" : "registers_f32 (D not TMA-storable: 16-byte aligned, "

@@ -234,8 +234,10 @@ const std::vector<engine::KernelInfo>& per_tensor_f32_kernels();
 /// TMA, with `tma_store_ok`: D 16-byte aligned, ldd a multiple of 4), else rule `epilogue`: for
 /// M <= 128 chapter 6's decode rule on `usable_sms` SMs (kReferenceSms when 0: 64-row tiles for
 /// M <= 64, engine::decode_tile_width over 128, 64, 32 columns, else 32; registers_f32), for
-/// larger M 128 x 256 in 2 x 1 clusters or 128 x 128, by wave efficiency x speed (0.93 for 128 x
-/// 128: session 58's by-name timings at the six M = 4096 shapes), by TMA when `tma_store_ok`.
+/// larger M 128 x 256 in 2 x 1 clusters or 128 x 128, by TMA when `tma_store_ok`, by wave
+/// efficiency x speed (by-name timings at the six M = 4096 shapes on an H100: 128 x 128 at 0.93
+/// of 128 x 256 from registers, session 58, and fast by TMA; promoted by TMA 128 x 256 at 0.95
+/// of 128 x 128, session 59).
 /// No sweep behind it. The dispatch table and FP8GEMM_KERNEL_PER_TENSOR_* serve bf16 D only: a
 /// variable set is still checked (a typo shows on every call) and the choice's `why` says it did
 /// not apply.

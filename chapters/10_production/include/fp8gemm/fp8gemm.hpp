@@ -121,12 +121,14 @@ using PerTensorOptions = ch06::Options;
 /// A M x K and B N x K e4m3 row-major as PerTensorGemm's, D M x N float row-major (ldd elements
 /// per row, any >= N; 0: N), scale_a and scale_b device pointers to one float each. Each element
 /// of D is read (accumulate) and written once by one thread: deterministic, D rounded once to
-/// float. For training code that sums products into an FP32 buffer (weight gradients over
-/// micro-batches). Its kernels (per_tensor_f32_kernels(): the engine's registers_f32 epilogue)
-/// are not in the dispatch table: chapter 6's decode widths for M <= 128, else 128 x 256 or
-/// 128 x 128 by wave efficiency (rule `epilogue`; choose_per_tensor_f32). Measured on an H100
-/// (session 58): 0.91-1.03x torch's FP32-output scaled_mm at M <= 128, 0.73-0.96x at M = 4096 (the
-/// registers epilogue is not overlapped with the next tile's main loop).
+/// float (with accumulate by TMA: one FP32 add per element in the TMA unit, the same rounding).
+/// For training code that sums products into an FP32 buffer (weight gradients over
+/// micro-batches). Its kernels (per_tensor_f32_kernels()) are not in the dispatch table: chapter
+/// 6's decode widths from registers for M <= 128; above, 128 x 256 or 128 x 128 by wave
+/// efficiency, stored by TMA where D is 16-byte aligned with ldd % 4 == 0, else from registers
+/// (rule `epilogue`; choose_per_tensor_f32). Measured on an H100 against torch's FP32-output
+/// scaled_mm: 0.91-1.03x at M <= 128 (session 58), 0.89-1.02x promoted at M = 4096 by TMA
+/// (session 59; from registers 0.83-0.96x).
 struct PerTensorGemmF32 {
   std::int64_t M = 0, N = 0, K = 0;
   const std::uint8_t* A = nullptr;  ///< M x K e4m3 bytes, row-major
