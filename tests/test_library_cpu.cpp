@@ -331,8 +331,8 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
       {128, 2112, 132, "128x32_s10_c1x1"},     // 66 tiles: none reaches 100
       {129, 7168, 132, "128x128_s6_c1x1"},     // 112 tiles of 128 x 128 fill 85% of a wave,
                                                // 56 of 128 x 256 42%
-      {4096, 7168, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},   // 14 waves 97% full either way
-      {4096, 24576, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},  // 47 waves 99% full either way
+      {4096, 7168, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},   // 7 or 14 waves, 97% full
+      {4096, 24576, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},  // 24 or 47 waves, 97% / 99%
       {4096, 2112, 132, "128x128_s6_c1x1"},    // 3 waves of 128 x 256 73% full, 5 of 128 x 128 82%
       {4096, 896, 132, "128x256_s4_c2x1"}};    // 128 tiles fill 97% of a wave, 224 of
                                                // 128 x 128 2 waves 85%: 128 x 256 even at 0.95

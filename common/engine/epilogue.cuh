@@ -92,7 +92,9 @@ __device__ __forceinline__ void store_slab_registers(const float (&acc)[kN / 2],
 
 /// FP32 D from registers (EpilogueKind::registers_f32), float row-major with ldd elements per
 /// row; with `accumulate`, each element becomes acc + D (one read and one write by its owning
-/// thread). float2 stores where D is 8-byte aligned and ldd even (`pairs_ok`).
+/// thread). float2 stores where D is 8-byte aligned and ldd even (`pairs_ok`). The add is
+/// __fadd_rn, never contracted with the scale's multiply into an FMA: the scaled sum is rounded
+/// to float first, as the TMA epilogue's reduce-add sees it (the same bits by either path).
 template <int kN, class Scale>
 __device__ __forceinline__ void store_slab_f32(const float (&acc)[kN / 2], const Scale& scale,
                                                int row0, int col0, int M, int N,
@@ -105,13 +107,13 @@ __device__ __forceinline__ void store_slab_f32(const float (&acc)[kN / 2], const
                              float2* out2 = reinterpret_cast<float2*>(out);
                              if (accumulate) {
                                const float2 old = *out2;
-                               v0 += old.x;
-                               v1 += old.y;
+                               v0 = __fadd_rn(v0, old.x);
+                               v1 = __fadd_rn(v1, old.y);
                              }
                              *out2 = make_float2(v0, v1);
                            } else {
-                             out[0] = accumulate ? v0 + out[0] : v0;
-                             if (both) out[1] = accumulate ? v1 + out[1] : v1;
+                             out[0] = accumulate ? __fadd_rn(v0, out[0]) : v0;
+                             if (both) out[1] = accumulate ? __fadd_rn(v1, out[1]) : v1;
                            }
                          });
 }
@@ -228,12 +230,13 @@ __device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
   });
 }
 
-/// Which map store_tile_tma writes through, and what its last argument `bound` is.
+/// Which map store_tile_tma (bf16) and store_tile_tma_f32 (FP32: rows and planes only) write
+/// through, and what their `bound` argument is.
 enum class StoreMap {
   rows,         ///< D's 2-D map (columns, rows); `bound` unused
   planes,       ///< a 3-D map (columns, rows, planes): the units go to plane `bound`, a box
-                ///< clipped at the plane's last row (chapter 8's weight gradient with bf16 dB,
-                ///< kgrouped.cuh, whose tiles may run past a group's N rows)
+                ///< clipped at the plane's last row (chapter 8's weight gradient, bf16 or FP32
+                ///< dB, kgrouped.cuh, whose tiles may run past a group's N rows)
   ragged_rows,  ///< D's ragged-rows view (common/ragged_rows.hpp): rows at or past `bound` are
                 ///< not written (chapter 8's grouped forward: a tile's rows past its expert's)
 };

@@ -220,10 +220,10 @@ struct KGroupedMath : PerTensorMath<Cfg> {
     ptx::tma_load_2d(extra + kSfaStride, &p.map_sfb, bar, t.n_block * Cfg::kBlockN, kb);
   }
 
+  /// (kernel.cuh calls store_tile_f32 where this constant exists.)
+  static constexpr bool kStoresF32Tile = true;
   /// The tma_store_f32 epilogue of this warpgroup's rows of tile t: dB's map (map_d) is 3-D,
   /// (K, N, G) innermost first, so a box is clipped at its own group's last row and at K.
-  /// (kernel.cuh calls it where this constant exists.)
-  static constexpr bool kStoresF32Tile = true;
   __device__ __forceinline__ static void store_tile_f32(
       const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Params& p, const KGroupedTile& t,
       std::uint32_t staging, int slot, std::uint32_t barrier_id) {

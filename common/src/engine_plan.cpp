@@ -191,22 +191,23 @@ cudaLaunchConfig_t launch_config(const KernelInfo& kernel, int ctas, cudaStream_
 
 void check_kernel_fits(const KernelInfo& kernel, const GemmArgs& args, const std::string& who,
                        int max_sms, RasterOptions raster) {
-  if (stores_by_tma(kernel.epilogue) && !tma_store_compatible(args)) {
-    std::ostringstream d;
-    d << args.D;
-    throw std::invalid_argument(
-        who + ": kernel " + kernel.name + " stores D with TMA, which needs D 16-byte aligned and " +
-        "ldd a multiple of " + std::to_string(16 / std::max<std::int64_t>(args.d_element_bytes, 1)) +
-        " (rows 16 bytes apart); got D = " + d.str() + ", ldd = " + std::to_string(args.ldd) +
-        " (pick a kernel with the registers epilogue for this D)");
-  }
-  // FP32 D: from registers, or by TMA through the policy's own map of D (chapter 8's weight
-  // gradient builds it; the policy checks that D suits TMA).
+  // D's element type first (the TMA check below counts ldd in D's elements).
   const bool f32_kernel = writes_f32(kernel.epilogue);
   if (f32_kernel != (args.d_element_bytes == 4))
     throw std::invalid_argument(who + ": kernel " + kernel.name + " writes " +
                                 (f32_kernel ? "float" : "bf16") + " D, the call passes " +
                                 (args.d_element_bytes == 4 ? "float" : "bf16") + " D");
+  // A TMA epilogue (bf16 or FP32, through D's 2-D map or a policy's own: chapter 8's weight
+  // gradient) needs D 16-byte aligned with rows 16 bytes apart.
+  if (stores_by_tma(kernel.epilogue) && !tma_store_compatible(args)) {
+    std::ostringstream d;
+    d << args.D;
+    throw std::invalid_argument(
+        who + ": kernel " + kernel.name + " stores D with TMA, which needs D 16-byte aligned and " +
+        "ldd a multiple of " + std::string(f32_kernel ? "4" : "8") +
+        " (rows 16 bytes apart); got D = " + d.str() + ", ldd = " + std::to_string(args.ldd) +
+        " (pick a kernel with the registers epilogue for this D)");
+  }
   // A loop that takes the K blocks in whole rounds from ring stage 0 (staged_loop.cuh).
   if (kernel.k_round > 1 && args.K % (128 * kernel.k_round) != 0)
     throw std::invalid_argument(who + ": kernel " + kernel.name + " runs the K blocks in whole "

@@ -1,15 +1,17 @@
 // The per-tensor GEMM's FP32-output kernels: the library's own instances of the engine (chapter 6
-// writes bf16 D only; its chapter keeps to warp specialisation). The engine's registers_f32
-// epilogue, as chapter 7's FP32 output uses it, with chapter 6's per-tensor math: each thread
-// writes its accumulators x scale_a x scale_b as floats (float2 where D allows), with
-// `accumulate` after reading what D holds, each element once by one thread (deterministic).
-// The tiles: 128 x 256 in 2 x 1 clusters or 128 x 128 for M > 128 (choose_per_tensor_f32 weighs
-// their wave efficiency); for M <= 128 the
-// decode widths of chapter 6's rule (64- or 128-row tiles, 128, 64 or 32 columns: a memory-bound
-// call needs enough SMs streaming B, and 128 x 128 alone gave 64 x 2112 x 7168 17 tiles for 132
-// SMs, 0.59x torch's FP32 D on an H100 in session 58's call 2), in both accumulation modes. Not
-// tuned by a sweep: an FP32 D is twice the bytes of a bf16 one, and training code asks for it
-// where D is summed into (weight gradients).
+// writes bf16 D only; its chapter keeps to warp specialisation), chapter 6's per-tensor math with
+// the engine's two FP32 epilogues. registers_f32 (as chapter 7's FP32 output uses it): each thread
+// writes its accumulators x scale_a x scale_b as floats (float2 where D allows), with `accumulate`
+// after reading what D holds, each element once by one thread (deterministic). tma_store_f32
+// (since session 59, for M > 128 where D is 16-byte aligned with ldd % 4 == 0): the scaled tile
+// staged in shared memory and written, or reduce-added, by the TMA unit while the next tile's
+// main loop runs; the same bits. The tiles: 128 x 256 in 2 x 1 clusters or 128 x 128 for M > 128
+// (choose_per_tensor_f32 weighs their wave efficiency); for M <= 128 the decode widths of chapter
+// 6's rule (64- or 128-row tiles, 128, 64 or 32 columns: a memory-bound call needs enough SMs
+// streaming B, and 128 x 128 alone gave 64 x 2112 x 7168 17 tiles for 132 SMs, 0.59x torch's FP32
+// D on an H100 in session 58's call 2), in both accumulation modes. Not tuned by a sweep: an FP32
+// D is twice the bytes of a bf16 one, and training code asks for it where D is summed into
+// (weight gradients).
 #include "common/engine/kernel_info.cuh"
 #include "fp8gemm/dispatch.hpp"
 
