@@ -30,6 +30,8 @@ echo "bench rc=$?" >> "$L"
 grep -E "^per_tensor|Error|error" "$OUT/pt/bench_torch.log" | head -40 >> "$L"
 cp "$OUT/pt/bench_torch.json" "$OUT/per_tensor_f32_kernels_${C:0:7}.json" 2>/dev/null
 tar cJf "$OUT/pt.txz" -C "$OUT" pt && rm -rf "$OUT/pt"
+# NCU=0 skips step 4 (a call with little device time left).
+if [[ ${NCU:-1} == 1 ]]; then
 say "ncu: 128 x 256 promoted FP32, registers and TMA, 4096 x 7168 x 16384"
 SECTIONS="SpeedOfLight LaunchStats Occupancy WarpStateStats SchedulerStats MemoryWorkloadAnalysis"
 PAT="Duration|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Stall|Issued Warp|No Eligible|Shared Memory Configuration"
@@ -39,5 +41,6 @@ for k in 128x256_s4_c2x1_promoted_f32 128x256_s4_c2x1_promoted_f32_tma_b2; do
     plots/data/h200/session59_plan/run_f32_kernel.py "$k" 4096 7168 16384
 done
 tar cJf "$OUT/n.txz" -C "$OUT" n && rm -rf "$OUT/n"
+fi
 say end
 cat "$L"
