@@ -127,7 +127,7 @@ using PerTensorOptions = ch06::Options;
 /// 6's decode widths from registers for M <= 128; above, 128 x 256 or 128 x 128 by wave
 /// efficiency, stored by TMA where D is 16-byte aligned with ldd % 4 == 0, else from registers
 /// (rule `epilogue`; choose_per_tensor_f32). Measured on an H100 against torch's FP32-output
-/// scaled_mm: 0.91-1.03x at M <= 128 (session 58), 0.89-1.02x promoted at M = 4096 by TMA
+/// scaled_mm: 0.91-1.03x at M <= 128 (session 58), 0.88-1.02x promoted at M = 4096 by TMA
 /// (session 59; from registers 0.83-0.96x).
 struct PerTensorGemmF32 {
   std::int64_t M = 0, N = 0, K = 0;
