@@ -300,9 +300,10 @@ TEST_CASE("library: names that do not exist or do not fit are refused", "[librar
 }
 
 TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
-  // Per accumulation mode: seven cooperative tiles and one ping-pong (128 x 128, 2 x 1 clusters)
-  // writing FP32 D from registers, three (128 x 256 c2x1, 128 x 128, its ping-pong) by TMA.
-  REQUIRE(per_tensor_f32_kernels().size() == 22);
+  // Per accumulation mode: eight cooperative tiles and one ping-pong (128 x 128, 2 x 1 clusters)
+  // writing FP32 D from registers, four (128 x 256 c2x1, 128 x 192, 128 x 128, its ping-pong) by
+  // TMA.
+  REQUIRE(per_tensor_f32_kernels().size() == 26);
   int tma = 0;
   for (const engine::KernelInfo& k : per_tensor_f32_kernels()) {
     INFO(k.name);
@@ -311,86 +312,123 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
     tma += k.epilogue == engine::EpilogueKind::tma_store_f32;
     CHECK_FALSE(k.comparison_only);
   }
-  CHECK(tma == 6);
+  CHECK(tma == 8);
+  // The speeds' K bands: the ping-pong 128 x 128 for fast accumulation by TMA with 512 < K <=
+  // 4096 only; promoted accumulation by TMA below kPerTensorF32LongK only.
+  for (std::int64_t K : {512, 513, 4096, 4097})
+    for (Accumulation a : {Accumulation::promoted, Accumulation::fast})
+      for (bool tma_ok : {true, false}) {
+        INFO("K = " << K << " " << engine::to_string(a) << " TMA-storable D " << tma_ok);
+        const PerTensorF32Speeds sp = per_tensor_f32_speeds(K, a, tma_ok);
+        CHECK(sp.by_tma == tma_ok);
+        CHECK((sp.t128x128_pp > 0) ==
+              (tma_ok && a == Accumulation::fast && K > 512 && K <= 4096));
+      }
+  for (std::int64_t K : {kPerTensorF32LongK - 1, kPerTensorF32LongK}) {
+    CHECK(per_tensor_f32_speeds(K, Accumulation::promoted, true).by_tma ==
+          (K < kPerTensorF32LongK));
+    CHECK(per_tensor_f32_speeds(K, Accumulation::fast, true).by_tma);
+  }
   struct Case {
-    std::int64_t M, N;
+    std::int64_t M, N, K;
     int sms;
     const char* stem;
     const char* stem_tma_promoted = nullptr;  ///< where promoted TMA kernels choose otherwise
+    const char* stem_tma_fast = nullptr;      ///< where fast TMA kernels choose otherwise
+    bool fast_tma_pingpong = false;           ///< ... the ping-pong form of stem_tma_fast
   };
   // M <= 128: chapter 6's decode widths (about 3/4 of the SMs given a tile, 100 on 132 SMs).
-  // M > 128: wave efficiency x speed, 128 x 128 at 0.93 of 128 x 256 (from registers, and fast by
-  // TMA), promoted by TMA 128 x 256 at 0.95 of 128 x 128.
+  // M > 128: wave efficiency x fill x speed: from registers (and fast by TMA) 128 x 256 1,
+  // 128 x 192 0.95, 128 x 128 0.93; promoted by TMA 128 x 256 0.95, 128 x 192 0.95, 128 x 128 1;
+  // fast by TMA with 512 < K <= 4096 the ping-pong 128 x 128 1.07; promoted with K >= 12288 from
+  // registers.
   const Case cases[] = {
-      {1, 9, 132, "64x32_s14_c1x1"},           // no width reaches 100 tiles: the narrowest
-      {64, 2112, 132, "64x32_s14_c1x1"},       // 17, 33, 66 tiles
-      {64, 7168, 132, "64x64_s12_c1x1"},       // 112 tiles at 64 columns
-      {64, 32768, 132, "64x128_s8_c1x1"},      // 256 tiles at 128 columns
-      {128, 7168, 132, "128x64_s8_c1x1"},      // 112 tiles
-      {128, 7168, 112, "128x64_s8_c1x1"},      // 112 tiles: one wave on 112 SMs
-      {128, 2112, 132, "128x32_s10_c1x1"},     // 66 tiles: none reaches 100
-      {129, 7168, 132, "128x128_s6_c1x1"},     // 112 tiles of 128 x 128 fill 85% of a wave,
-                                               // 56 of 128 x 256 42%
-      {4096, 7168, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},   // 7 or 14 waves, 97% full
-      {4096, 24576, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},  // 24 or 47 waves, 97% / 99%
-      {4096, 2112, 132, "128x128_s6_c1x1"},    // 3 waves of 128 x 256 73% full, 5 of 128 x 128 82%
-      {4096, 896, 132, "128x256_s4_c2x1"}};    // 128 tiles fill 97% of a wave, 224 of
-                                               // 128 x 128 2 waves 85%: 128 x 256 even at 0.95
+      {1, 9, 16, 132, "64x32_s14_c1x1"},           // no width reaches 100 tiles: the narrowest
+      {64, 2112, 7168, 132, "64x32_s14_c1x1"},     // 17, 33, 66 tiles
+      {64, 7168, 7168, 132, "64x64_s12_c1x1"},     // 112 tiles at 64 columns
+      {64, 32768, 512, 132, "64x128_s8_c1x1"},     // 256 tiles at 128 columns
+      {128, 7168, 2048, 132, "128x64_s8_c1x1"},    // 112 tiles (K: decode tiles ignore it)
+      {128, 7168, 7168, 112, "128x64_s8_c1x1"},    // 112 tiles: one wave on 112 SMs
+      {128, 2112, 7168, 132, "128x32_s10_c1x1"},   // 66 tiles: none reaches 100
+      {129, 7168, 7168, 132, "128x128_s6_c1x1"},   // 112 tiles of 128 x 128 fill 85% of a wave,
+                                                   // 76 of 128 x 192 58%, 56 of 128 x 256 42%
+      {4096, 7168, 7168, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},   // 7 or 14 waves, 97%
+      {4096, 24576, 1536, 132, "128x256_s4_c2x1", "128x128_s6_c1x1",  // 24 or 47 waves, 97% /
+       "128x128_s6_c2x1", true},                                       // 99%; pp at K = 1536
+      {4096, 7168, 2048, 132, "128x256_s4_c2x1", "128x128_s6_c1x1", "128x128_s6_c2x1", true},
+      {4096, 32768, 512, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},  // K = 512: no ping-pong
+      {4096, 7168, 4097, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},  // past 4096: none either
+      {4096, 7168, 16384, 132, "128x256_s4_c2x1", "128x256_s4_c2x1"},  // promoted: registers
+      {4096, 2112, 7168, 132, "128x192_s4_c1x1"},  // 3 waves of 128 x 192 89% full, 5 of
+                                                   // 128 x 128 82%, 3 of 128 x 256 73% (their
+                                                   // tiles 97% and 92% inside D)
+      // 128 tiles of 128 x 256 fill 97% of a wave but themselves 7/8 (896 = 3.5 x 256), 224 of
+      // 128 x 128 2 waves 85%, 160 of 128 x 192 2 waves 61%: promoted by TMA (128 x 256 at 0.95)
+      // 128 x 128, 0.848 against 0.806.
+      {4096, 896, 7168, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},
+      // 256 x 256: 4 tiles either way, but half of 128 x 192's second column is outside D.
+      {256, 256, 512, 132, "128x128_s6_c1x1", "128x128_s6_c1x1"}};
   for (Accumulation a : {Accumulation::promoted, Accumulation::fast}) {
     const std::string mode = engine::to_string(a);
+    const bool fast = a == Accumulation::fast;
     for (const Case& x : cases)
       for (bool tma_ok : {true, false}) {
-        INFO(x.M << "x" << x.N << " on " << x.sms << " SMs, " << mode << ", TMA-storable D "
-                  << tma_ok);
-        const KernelChoice c = choose_per_tensor_f32(x.M, x.N, a, tma_ok, "", nullptr, x.sms);
+        INFO(x.M << "x" << x.N << "x" << x.K << " on " << x.sms << " SMs, " << mode
+                  << ", TMA-storable D " << tma_ok);
+        const KernelChoice c = choose_per_tensor_f32(x.M, x.N, x.K, a, tma_ok, "", nullptr, x.sms);
         CHECK(c.rule == DispatchRule::epilogue);
-        // TMA for the large tiles where D allows it; the decode tiles store from registers.
-        const bool by_tma = tma_ok && x.M > 128;
-        const char* stem = by_tma && a == Accumulation::promoted && x.stem_tma_promoted
-                               ? x.stem_tma_promoted
-                               : x.stem;
-        CHECK(c.kernel == std::string(stem) + "_" + mode + "_f32" + (by_tma ? "_tma_b2" : ""));
+        // TMA for the large tiles where D allows it (promoted: K below 12288); the decode tiles
+        // store from registers.
+        const bool by_tma = tma_ok && x.M > 128 && (fast || x.K < kPerTensorF32LongK);
+        const char* other = fast ? x.stem_tma_fast : x.stem_tma_promoted;
+        const char* stem = by_tma && other ? other : x.stem;
+        const bool pp = by_tma && fast && x.fast_tma_pingpong;
+        CHECK(c.kernel == std::string(stem) + "_" + mode + "_f32" + (by_tma ? "_tma_b2" : "") +
+                              (pp ? "_pp" : ""));
         const engine::KernelInfo& k = engine::find_kernel(per_tensor_f32_kernels(), c.kernel, "t");
         CHECK(k.accumulation == a);
         CHECK((k.epilogue == engine::EpilogueKind::tma_store_f32) == by_tma);
         CHECK(has(c.why, by_tma ? "tma_store_f32" : "registers_f32"));
+        if (tma_ok && !by_tma && x.M > 128) CHECK(has(c.why, "ahead of the TMA store"));
       }
     // An option names a kernel of the FP32 list...
     const KernelChoice c =
-        choose_per_tensor_f32(4096, 4096, a, false, "128x128_s6_c1x1_" + mode + "_f32", nullptr);
+        choose_per_tensor_f32(4096, 4096, 7168, a, false, "128x128_s6_c1x1_" + mode + "_f32",
+                              nullptr);
     CHECK(c.rule == DispatchRule::option);
     CHECK(c.kernel == "128x128_s6_c1x1_" + mode + "_f32");
-    const KernelChoice t = choose_per_tensor_f32(4096, 4096, a, true,
-                                                 "128x128_s6_c2x1_" + mode + "_f32_tma_b2_pp", nullptr);
+    const KernelChoice t = choose_per_tensor_f32(
+        4096, 4096, 7168, a, true, "128x128_s6_c2x1_" + mode + "_f32_tma_b2_pp", nullptr);
     CHECK(t.rule == DispatchRule::option);
   }
   // ... and nothing else: not a bf16 kernel of chapter 6, not the other accumulation mode, not a
   // TMA kernel for a D that TMA cannot store.
   std::string r = test::refusal_of([] {
-    choose_per_tensor_f32(256, 256, Accumulation::promoted, true,
+    choose_per_tensor_f32(256, 256, 512, Accumulation::promoted, true,
                           "128x256_s4_c2x1_promoted_tma_b2", nullptr);
   });
   CHECK(has(r, "Options::kernel = '128x256_s4_c2x1_promoted_tma_b2'"));
   CHECK(has(r, "no kernel named"));
   r = test::refusal_of([] {
-    choose_per_tensor_f32(256, 256, Accumulation::promoted, true, "128x128_s6_c1x1_fast_f32",
-                          nullptr);
+    choose_per_tensor_f32(256, 256, 512, Accumulation::promoted, true,
+                          "128x128_s6_c1x1_fast_f32", nullptr);
   });
   CHECK(has(r, "accumulates fast, the call asks for Accumulation::promoted"));
   r = test::refusal_of([] {
-    choose_per_tensor_f32(256, 256, Accumulation::promoted, false,
+    choose_per_tensor_f32(256, 256, 512, Accumulation::promoted, false,
                           "128x128_s6_c1x1_promoted_f32_tma_b2", nullptr);
   });
   CHECK(has(r, "Options::kernel = '128x128_s6_c1x1_promoted_f32_tma_b2' stores D with TMA"));
   CHECK(has(r, "ldd a multiple of 4"));
   // The bf16 variable does not apply, and says so; a name in it that chapter 6 lacks is refused.
   const KernelChoice c =
-      choose_per_tensor_f32(256, 256, Accumulation::fast, true, "", "128x256_s4_c2x1_fast_tma_b2");
+      choose_per_tensor_f32(256, 256, 512, Accumulation::fast, true, "",
+                            "128x256_s4_c2x1_fast_tma_b2");
   CHECK(c.rule == DispatchRule::epilogue);
   CHECK(c.kernel == "128x128_s6_c1x1_fast_f32_tma_b2");  // 4 tiles against 2
   CHECK(has(c.why, "FP8GEMM_KERNEL_PER_TENSOR_FAST applies to bf16 D only"));
   r = test::refusal_of(
-      [] { choose_per_tensor_f32(256, 256, Accumulation::fast, true, "", "typo"); });
+      [] { choose_per_tensor_f32(256, 256, 512, Accumulation::fast, true, "", "typo"); });
   CHECK(has(r, "FP8GEMM_KERNEL_PER_TENSOR_FAST = 'typo'"));
 }
 

@@ -476,8 +476,8 @@ TEST_CASE("library: every per-tensor FP32 kernel by name, D += A.B against float
       CHECK(test::has(r, "ldd a multiple of 4"));
     }
   }
-  CHECK(ran == 22);
-  CHECK(tma == 6);
+  CHECK(ran == 26);
+  CHECK(tma == 8);
 }
 
 TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "[library][gpu]") {

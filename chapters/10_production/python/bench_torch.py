@@ -25,7 +25,8 @@
   per_tensor gemm_per_tensor with bf16 and float32 D against torch._scaled_mm (per-tensor scales,
             the same out_dtype, promoted accumulation), the same shapes (not in the default
             --only: --only per_tensor); per_tensor_f32_kernels: each FP32 kernel for large M by
-            name at M = --tokens, both modes, against the default and torch's float32 D.
+            name (tiles of 128 rows and 128 columns or more) at M = --tokens, both modes, against
+            the default and torch's float32 D, at the six (N, K) and --f32-shapes.
 Method (linear, gemm): per timed call an L2 flush (zero_ of a 2 x L2 buffer) outside the timed
 region, then a GPU-side sleep (torch.cuda._sleep, --delay-us; --step-delay-us, 1500 us, for the
 forward+backward steps, whose host work takes up to ~0.9 ms) so that the Python host work of the
@@ -649,13 +650,15 @@ def bench_per_tensor(args, timer: Timer) -> list:
 
 
 def bench_per_tensor_f32_kernels(args, timer: Timer) -> list:
-    """Each of the library's per-tensor FP32 kernels whose tile suits M = 4096 (128 rows or more,
-    by name through _gemm_per_tensor_kernel) at the six M = 4096 shapes, promoted and fast, with
+    """Each of the library's per-tensor FP32 kernels whose tile suits M = 4096 (128 rows and 128
+    columns or more, by name through _gemm_per_tensor_kernel) at the six M = 4096 shapes and
+    --f32-shapes (N x K, e.g. a K sweep), promoted and fast, with
     the default choice and torch._scaled_mm's float32 D beside them, each checked against float64
     (what the FP32 rule for large M should pick)."""
     names = torch.ops.fp8gemm._per_tensor_f32_kernel_names().split(",")
     rows = []
-    for (N, K) in DEEPSEEK_NK:
+    extra = [tuple(int(v) for v in nk.split("x")) for nk in args.f32_shapes.split(",") if nk]
+    for (N, K) in list(DEEPSEEK_NK) + extra:
         M = args.tokens
         g = torch.Generator(device="cuda").manual_seed(M + N + K + 59)
         qa, sa = ops.quantize_per_tensor(torch.randn(M, K, generator=g, device="cuda"))
@@ -671,7 +674,8 @@ def bench_per_tensor_f32_kernels(args, timer: Timer) -> list:
                 "torch._scaled_mm f32": lambda fast=fast: torch._scaled_mm(
                     qa, bt, scale_a=sa, scale_b=sb, out_dtype=torch.float32, use_fast_accum=fast)}
             for k in names:
-                if f"_{mode}_" in k and not k.startswith("64x") and "x32_" not in k:
+                if (f"_{mode}_" in k and not k.startswith("64x") and "x32_" not in k
+                        and "x64_" not in k):
                     impls[k] = (lambda k=k, fast=fast: (torch.ops.fp8gemm._gemm_per_tensor_kernel(
                         qa, qb, sa, sb, out, False, fast, k), out)[1])
             row = {"M": M, "N": N, "K": K, "mode": mode, "notes": [], "impls": {}}
@@ -707,6 +711,8 @@ def main() -> int:
                     help="skip the CUDA-graph (make_graphed_callables) steps of linear")
     ap.add_argument("--time-limit", type=float, default=1.0, help="seconds of timed calls per case")
     ap.add_argument("--tokens", type=int, default=4096)
+    ap.add_argument("--f32-shapes", default="",
+                    help="per_tensor_f32_kernels: NxK shapes to time after the six (M = --tokens)")
     ap.add_argument("--overhead-calls", type=int, default=100)
     ap.add_argument("--overhead-repeats", type=int, default=15)
     ap.add_argument("--overhead-sleep-ms", type=float, default=20.0)

@@ -391,7 +391,7 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
   return c;
 }
 
-KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
+KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t K,
                                    engine::Accumulation accumulation, bool tma_store_ok,
                                    const std::string& option, const char* env, int usable_sms) {
   const bool fast = accumulation == engine::Accumulation::fast;
@@ -421,49 +421,76 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N,
     c.why = "FP32 D: the library's registers_f32 per-tensor kernels, chapter 6's decode widths on " +
             std::to_string(rule_sms) + " SMs";
   } else {
-    // Wave efficiency x speed on whole waves, chapter 6's large-tile rule with the two FP32 tiles
-    // that were fastest by name at the six M = 4096 shapes on an H100. From registers (session
-    // 58, call 4): 128 x 256 in 2 x 1 clusters at five, 128 x 128 at 4096 x 2112 x 7168 (1.18x /
-    // 1.06x there, where 128 x 256 fills 3 waves to 73%); 128 x 128 at 0.93 of 128 x 256's speed
-    // (0.93-0.97 promoted and 0.83-0.88 fast at whole waves, 0.88 and 0.84 at K = 512). By TMA
-    // (session 59, call 3): fast as from registers (128 x 128 0.92-0.99x 128 x 256 at whole
-    // waves, 0.89x at K = 16384), promoted the other way round: 128 x 128 1.02-1.09x 128 x 256
-    // at four of five whole-wave shapes (0.97x at K = 512), so 128 x 256 counts 0.95 there.
-    const bool tma_promoted = tma_store_ok && !fast;
+    const PerTensorF32Speeds sp = per_tensor_f32_speeds(K, accumulation, tma_store_ok);
+    // Chapter 6's large-tile rule, wave efficiency x speed on whole waves, with each tile's fill
+    // (the part of its tiles inside D: 2112 columns fill 17 tiles of 128 97 %, 11 of 192 100 %,
+    // 9 of 256 92 %) as a factor too, so that the score is the inverse of the modelled time
+    // (waves x a tile's time) whatever the tile's size; the speeds are per_tensor_f32_speeds'
+    // (by-name timings at M = 4096 on an H100).
     struct Candidate {
       const char* stem;
       int bm, bn, cluster;
       double speed;
+      bool pingpong = false;
     };
-    const Candidate large[] = {{"128x256_s4_c2x1", 128, 256, 2, tma_promoted ? 0.95 : 1.0},
-                               {"128x128_s6_c1x1", 128, 128, 1, tma_promoted ? 1.0 : 0.93}};
+    std::vector<Candidate> large = {{"128x256_s4_c2x1", 128, 256, 2, sp.t128x256},
+                                    {"128x192_s4_c1x1", 128, 192, 1, sp.t128x192},
+                                    {"128x128_s6_c1x1", 128, 128, 1, sp.t128x128}};
+    if (sp.t128x128_pp > 0)
+      large.push_back({"128x128_s6_c2x1", 128, 128, 2, sp.t128x128_pp, true});
     const Candidate* best = nullptr;
     double best_score = -1;
     for (const Candidate& k : large) {
       const std::int64_t tiles = ceil_div(M, std::int64_t(k.bm)) * ceil_div(N, std::int64_t(k.bn));
+      const double fill = double(M) * double(N) / (double(tiles) * k.bm * k.bn);
       const double score =
-          engine::wave_efficiency(tiles, engine::cluster_slots(rule_sms, k.cluster)) * k.speed;
+          engine::wave_efficiency(tiles, engine::cluster_slots(rule_sms, k.cluster)) * fill *
+          k.speed;
       if (score > best_score + 1e-9) {
         best_score = score;
         best = &k;
       }
     }
-    // D by TMA where it allows (tma_store_f32, two staging units: the tile's FP32 stores drain
-    // under the next tile's main loop; session 59, call 3, against the registers kernel of the
-    // same tile: 128 x 128 0.99-1.25x, most where K is short; 128 x 256 1.02-1.14x fast,
-    // 0.91-1.14x promoted, slower at 4096 x 4096 x 7168 and 4096 x 7168 x 16384), else from
-    // registers.
-    c.kernel = best->stem + suffix + (tma_store_ok ? "_tma_b2" : "");
+    // D by TMA where it allows and the speeds say so (tma_store_f32, two staging units: the
+    // tile's FP32 stores drain under the next tile's main loop), else from registers.
+    c.kernel = best->stem + suffix + (sp.by_tma ? "_tma_b2" : "") + (best->pingpong ? "_pp" : "");
     c.why = std::string("FP32 D: the library's ") +
-            (tma_store_ok ? "tma_store_f32" : "registers_f32 (D not TMA-storable: 16-byte aligned, "
-                                              "ldd % 4 == 0)") +
-            " per-tensor kernels, the better wave efficiency x speed of 128 x 256 (2 x 1 "
-            "clusters) and 128 x 128 on " + std::to_string(rule_sms) + " SMs";
+            (sp.by_tma ? "tma_store_f32"
+             : tma_store_ok
+                 ? "registers_f32 (promoted with K >= " +
+                       std::to_string(kPerTensorF32LongK) + ": ahead of the TMA store)"
+                 : "registers_f32 (D not TMA-storable: 16-byte aligned, ldd % 4 == 0)") +
+            " per-tensor kernels, the best wave efficiency x fill x speed of 128 x 256 (2 x 1 "
+            "clusters), 128 x 192 and 128 x 128" +
+            (sp.t128x128_pp > 0 ? std::string(" (and its ping-pong form)") : std::string()) +
+            " at K = " + std::to_string(K) + " on " + std::to_string(rule_sms) + " SMs";
   }
   c.rule = DispatchRule::epilogue;
   if (env && *env)
     c.why += std::string(" (") + dispatch_env_var(f.family) + " applies to bf16 D only)";
   return c;
+}
+
+PerTensorF32Speeds per_tensor_f32_speeds(std::int64_t K, engine::Accumulation accumulation,
+                                         bool tma_store_ok) {
+  // From by-name timings at the six M = 4096 shapes on an H100 (speeds on whole waves, relative
+  // to the fastest tile there). From registers (session 58, call 4): 128 x 256 in 2 x 1 clusters
+  // fastest, 128 x 128 at 0.93 (0.93-0.97 promoted and 0.83-0.88 fast at whole waves). By TMA
+  // (session 59, calls 3 and 4): fast as from registers; promoted the other way round, 128 x 128
+  // 1.02-1.09x 128 x 256 at four of five whole-wave shapes, so 128 x 256 counts 0.95 there; fast
+  // with K in (512, 4096], the ping-pong 128 x 128 7-10 % ahead of 128 x 256 (K = 1536: 1.150x
+  // torch against 1.048x; K = 2048: 1.082x against 1.009x; at K = 512 and 7168 behind); promoted
+  // with K >= kPerTensorF32LongK the registers 128 x 256 1.2-4.5 % ahead of every TMA kernel
+  // (4096 x 7168 x 16384). 128 x 192 (session 60): by its waves until measured, 0.95.
+  const bool fast = accumulation == engine::Accumulation::fast;
+  PerTensorF32Speeds s;
+  s.by_tma = tma_store_ok && (fast || K < kPerTensorF32LongK);
+  const bool tma_promoted = s.by_tma && !fast;
+  s.t128x256 = tma_promoted ? 0.95 : 1.0;
+  s.t128x192 = 0.95;
+  s.t128x128 = tma_promoted ? 1.0 : 0.93;
+  s.t128x128_pp = s.by_tma && fast && K > 512 && K <= 4096 ? 1.07 : 0.0;
+  return s;
 }
 
 KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bool tma_store_ok,

@@ -36,6 +36,12 @@ void add_f32(std::vector<KernelInfo>& out) {
   // (128 x 192 ping-pong, chapter 6's fast table tile, spills with this epilogue: 246 bytes,
   // ptxas_library.)
   out.push_back(kernel_info<KernelConfig<128, 128, 6, 2, 1, A, kF32, 0, ConsumerOrder::pingpong>>());
+  // 128 x 192 (session 60): the width between the two large tiles, for N where neither fills its
+  // last wave (4096 x 2112: 352 tiles, 3 waves 89 % full, against 82 % for 128 x 128 and 73 % for
+  // 128 x 256 in pairs; chapter 6's bf16 table takes 128 x 176 there, which the FP32 TMA store's
+  // 32-column units cannot cut). Four stages: what fits beside the TMA kernel's staging (4 x
+  // 40 KB + 2 x 16 KB); the registers kernel keeps four too, the TMA kernel's bit-for-bit twin.
+  out.push_back(kernel_info<KernelConfig<128, 192, 4, 1, 1, A, kF32>>());
   // FP32 D by TMA (tma_store_f32, D's 2-D map; D 16-byte aligned, ldd a multiple of 4): each
   // 64 x 32 unit staged and stored (reduce-added with accumulate) by one thread, not waited for,
   // so a tile's 128 KB of FP32 D drains under the next tile's main loop instead of holding its
@@ -47,6 +53,7 @@ void add_f32(std::vector<KernelInfo>& out) {
   out.push_back(kernel_info<KernelConfig<128, 256, 4, 2, 1, A, kTma, 2>>());
   out.push_back(kernel_info<KernelConfig<128, 128, 6, 1, 1, A, kTma, 2>>());
   out.push_back(kernel_info<KernelConfig<128, 128, 6, 2, 1, A, kTma, 2, ConsumerOrder::pingpong>>());
+  out.push_back(kernel_info<KernelConfig<128, 192, 4, 1, 1, A, kTma, 2>>());
 }
 }  // namespace
 

@@ -74,8 +74,9 @@ PerTensorPlan::PerTensorPlan(const PerTensorGemmF32& g, const PerTensorOptions& 
   const DispatchFamily family = o.accumulation == Accumulation::fast
                                     ? DispatchFamily::per_tensor_fast
                                     : DispatchFamily::per_tensor_promoted;
-  choice_ = choose_per_tensor_f32(g.M, g.N, o.accumulation, engine::tma_store_compatible(args),
-                                  o.kernel, env_of(family), usable_sms(ch06::grid_max_sms(o)));
+  choice_ = choose_per_tensor_f32(g.M, g.N, g.K, o.accumulation,
+                                  engine::tma_store_compatible(args), o.kernel, env_of(family),
+                                  usable_sms(ch06::grid_max_sms(o)));
   const engine::KernelInfo& k =
       engine::find_kernel(per_tensor_f32_kernels(), choice_.kernel, "fp8gemm (per-tensor FP32 D)");
   f32_ = std::make_unique<engine::PolicyPlan<engine::GemmParams>>(k, args, req, o.max_sms,
