@@ -104,14 +104,12 @@ void require_epilogue(const engine::KernelInfo& k, const std::string& source, bo
     fail("writes bf16 D, the call asks for FP32 D (Output::f32): name a *_f32 kernel");
   if (!f32_output && engine::writes_f32(k.epilogue))
     fail("writes FP32 D, the call asks for bf16 D");
-  if (k.epilogue == EpilogueKind::tma_store && !tma_store_ok)
-    fail(
-        "stores D with TMA, which needs D 16-byte aligned and ldd a multiple of 8; this D is "
-        "not: name a *_reg kernel");
-  if (k.epilogue == EpilogueKind::tma_store_f32 && !tma_store_ok)
-    fail(
-        "stores D with TMA, which needs D 16-byte aligned and ldd a multiple of 4; this D is "
-        "not: name a *_f32 kernel without _tma");
+  // A TMA store needs 16-byte rows: ldd a multiple of 8 bf16 or 4 floats.
+  const bool f32_tma = k.epilogue == EpilogueKind::tma_store_f32;
+  if ((k.epilogue == EpilogueKind::tma_store || f32_tma) && !tma_store_ok)
+    fail(std::string("stores D with TMA, which needs D 16-byte aligned and ldd a multiple of ") +
+         (f32_tma ? "4" : "8") + "; this D is not: name a " +
+         (f32_tma ? "*_f32 kernel without _tma" : "*_reg kernel"));
 }
 
 /// Throws std::invalid_argument when kernel `k`, named by `source`, accumulates otherwise than the
