@@ -313,61 +313,102 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
     CHECK_FALSE(k.comparison_only);
   }
   CHECK(tma == 8);
-  // The speeds' K bands: the ping-pong 128 x 128 for fast accumulation by TMA with 512 < K <=
-  // 4096 only; promoted accumulation by TMA below kPerTensorF32LongK only.
-  for (std::int64_t K : {512, 513, 4096, 4097})
+  // The candidates' K bands: the ping-pong 128 x 128 for fast accumulation by TMA with 512 < K <=
+  // 3072 only; promoted accumulation by TMA counts 128 x 256 from registers from
+  // kPerTensorF32LongK on, its TMA twin below.
+  const auto has_candidate = [](std::int64_t K, Accumulation a, bool tma_ok, const char* stem,
+                                bool pingpong, bool by_tma) {
+    for (const PerTensorF32Candidate& k : per_tensor_f32_candidates(K, a, tma_ok))
+      if (std::string(k.stem) == stem && k.pingpong == pingpong && k.by_tma == by_tma) return true;
+    return false;
+  };
+  for (std::int64_t K : {std::int64_t(512), std::int64_t(513), std::int64_t(3072),
+                         std::int64_t(3073), kPerTensorF32LongK - 1, kPerTensorF32LongK})
     for (Accumulation a : {Accumulation::promoted, Accumulation::fast})
       for (bool tma_ok : {true, false}) {
         INFO("K = " << K << " " << engine::to_string(a) << " TMA-storable D " << tma_ok);
-        const PerTensorF32Speeds sp = per_tensor_f32_speeds(K, a, tma_ok);
-        CHECK(sp.by_tma == tma_ok);
-        CHECK((sp.t128x128_pp > 0) ==
-              (tma_ok && a == Accumulation::fast && K > 512 && K <= 4096));
+        const bool fast = a == Accumulation::fast;
+        for (const PerTensorF32Candidate& k : per_tensor_f32_candidates(K, a, tma_ok)) {
+          INFO(k.stem);
+          CHECK(k.block_m == 128);
+          CHECK(std::string(k.stem).starts_with("128x" + std::to_string(k.block_n) + "_"));
+          CHECK(k.speed > 0.9);
+          if (!tma_ok) CHECK_FALSE(k.by_tma);
+          const std::string name = std::string(k.stem) + "_" + engine::to_string(a) + "_f32" +
+                                   (k.by_tma ? "_tma_b2" : "") + (k.pingpong ? "_pp" : "");
+          CHECK(engine::find_kernel(per_tensor_f32_kernels(), name, "t").name == name);
+        }
+        CHECK(has_candidate(K, a, tma_ok, "128x128_s6_c2x1", true, true) ==
+              (tma_ok && fast && K > 512 && K <= 3072));
+        const bool long_promoted = tma_ok && !fast && K >= kPerTensorF32LongK;
+        CHECK(has_candidate(K, a, tma_ok, "128x256_s4_c2x1", false, false) ==
+              (!tma_ok || long_promoted));
+        CHECK(has_candidate(K, a, tma_ok, "128x256_s4_c2x1", false, true) ==
+              (tma_ok && !long_promoted));
+        CHECK(has_candidate(K, a, tma_ok, "128x192_s4_c1x1", false, tma_ok));
+        CHECK(has_candidate(K, a, tma_ok, "128x128_s6_c1x1", false, tma_ok));
       }
-  for (std::int64_t K : {kPerTensorF32LongK - 1, kPerTensorF32LongK}) {
-    CHECK(per_tensor_f32_speeds(K, Accumulation::promoted, true).by_tma ==
-          (K < kPerTensorF32LongK));
-    CHECK(per_tensor_f32_speeds(K, Accumulation::fast, true).by_tma);
-  }
   struct Case {
     std::int64_t M, N, K;
     int sms;
-    const char* stem;
-    const char* stem_tma_promoted = nullptr;  ///< where promoted TMA kernels choose otherwise
-    const char* stem_tma_fast = nullptr;      ///< where fast TMA kernels choose otherwise
-    bool fast_tma_pingpong = false;           ///< ... the ping-pong form of stem_tma_fast
+    // The kernel chosen ('%' for the mode) where D is not TMA-storable, and where it is, promoted
+    // and fast (nullptr: as the first).
+    const char* registers;
+    const char* tma_promoted = nullptr;
+    const char* tma_fast = nullptr;
   };
-  // M <= 128: chapter 6's decode widths (about 3/4 of the SMs given a tile, 100 on 132 SMs).
-  // M > 128: wave efficiency x fill x speed: from registers (and fast by TMA) 128 x 256 1,
-  // 128 x 192 0.95, 128 x 128 0.93; promoted by TMA 128 x 256 0.95, 128 x 192 0.95, 128 x 128 1;
-  // fast by TMA with 512 < K <= 4096 the ping-pong 128 x 128 1.07; promoted with K >= 12288 from
-  // registers.
+  // M <= 128: chapter 6's decode widths (about 3/4 of the SMs given a tile, 100 on 132 SMs), from
+  // registers. M > 128: wave efficiency x fill x speed: from registers 128 x 256 1, 128 x 192
+  // 0.98 promoted / 0.97 fast, 128 x 128 0.93; fast by TMA the same, and with 512 < K <= 3072 the
+  // ping-pong 128 x 128 1.07 (1.02 past K = 2048); promoted by TMA 128 x 128 1, 128 x 192 1,
+  // 128 x 256 0.95, which from K = 12288 on is the registers one at 1.01.
   const Case cases[] = {
-      {1, 9, 16, 132, "64x32_s14_c1x1"},           // no width reaches 100 tiles: the narrowest
-      {64, 2112, 7168, 132, "64x32_s14_c1x1"},     // 17, 33, 66 tiles
-      {64, 7168, 7168, 132, "64x64_s12_c1x1"},     // 112 tiles at 64 columns
-      {64, 32768, 512, 132, "64x128_s8_c1x1"},     // 256 tiles at 128 columns
-      {128, 7168, 2048, 132, "128x64_s8_c1x1"},    // 112 tiles (K: decode tiles ignore it)
-      {128, 7168, 7168, 112, "128x64_s8_c1x1"},    // 112 tiles: one wave on 112 SMs
-      {128, 2112, 7168, 132, "128x32_s10_c1x1"},   // 66 tiles: none reaches 100
-      {129, 7168, 7168, 132, "128x128_s6_c1x1"},   // 112 tiles of 128 x 128 fill 85% of a wave,
-                                                   // 76 of 128 x 192 58%, 56 of 128 x 256 42%
-      {4096, 7168, 7168, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},   // 7 or 14 waves, 97%
-      {4096, 24576, 1536, 132, "128x256_s4_c2x1", "128x128_s6_c1x1",  // 24 or 47 waves, 97% /
-       "128x128_s6_c2x1", true},                                       // 99%; pp at K = 1536
-      {4096, 7168, 2048, 132, "128x256_s4_c2x1", "128x128_s6_c1x1", "128x128_s6_c2x1", true},
-      {4096, 32768, 512, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},  // K = 512: no ping-pong
-      {4096, 7168, 4097, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},  // past 4096: none either
-      {4096, 7168, 16384, 132, "128x256_s4_c2x1", "128x256_s4_c2x1"},  // promoted: registers
-      {4096, 2112, 7168, 132, "128x192_s4_c1x1"},  // 3 waves of 128 x 192 89% full, 5 of
-                                                   // 128 x 128 82%, 3 of 128 x 256 73% (their
-                                                   // tiles 97% and 92% inside D)
+      {1, 9, 16, 132, "64x32_s14_c1x1_%_f32"},          // no width reaches 100 tiles: the narrowest
+      {64, 2112, 7168, 132, "64x32_s14_c1x1_%_f32"},    // 17, 33, 66 tiles
+      {64, 7168, 7168, 132, "64x64_s12_c1x1_%_f32"},    // 112 tiles at 64 columns
+      {64, 32768, 512, 132, "64x128_s8_c1x1_%_f32"},    // 256 tiles at 128 columns
+      {128, 7168, 2048, 132, "128x64_s8_c1x1_%_f32"},   // 112 tiles (K: decode tiles ignore it)
+      {128, 7168, 7168, 112, "128x64_s8_c1x1_%_f32"},   // 112 tiles: one wave on 112 SMs
+      {128, 2112, 7168, 132, "128x32_s10_c1x1_%_f32"},  // 66 tiles: none reaches 100
+      // 112 tiles of 128 x 128 fill 85% of a wave, 76 of 128 x 192 58%, 56 of 128 x 256 42%.
+      {129, 7168, 7168, 132, "128x128_s6_c1x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
+       "128x128_s6_c1x1_%_f32_tma_b2"},
+      // 7 or 14 waves, 97% full; 128 x 192 10 waves 92%.
+      {4096, 7168, 7168, 132, "128x256_s4_c2x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
+       "128x256_s4_c2x1_%_f32_tma_b2"},
+      // 24 or 47 waves, 97% / 99%; fast by TMA the ping-pong at K = 1536.
+      {4096, 24576, 1536, 132, "128x256_s4_c2x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
+       "128x128_s6_c2x1_%_f32_tma_b2_pp"},
+      {4096, 7168, 2048, 132, "128x256_s4_c2x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
+       "128x128_s6_c2x1_%_f32_tma_b2_pp"},
+      {4096, 7168, 3072, 132, "128x256_s4_c2x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
+       "128x128_s6_c2x1_%_f32_tma_b2_pp"},  // 1.02 x 97% against 97%
+      // K = 512: no ping-pong. 63 waves of 128 x 128 and 42 of 128 x 192 model the same time
+      // (63 x 128 = 42 x 192 columns a slot): the earlier candidate, 128 x 128.
+      {4096, 32768, 512, 132, "128x256_s4_c2x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
+       "128x256_s4_c2x1_%_f32_tma_b2"},
+      {4096, 7168, 4096, 132, "128x256_s4_c2x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
+       "128x256_s4_c2x1_%_f32_tma_b2"},  // past 3072: no ping-pong either
+      // Promoted from K = 12288: 128 x 256 from registers (1.01) among the TMA kernels.
+      {4096, 7168, 12288, 132, "128x256_s4_c2x1_%_f32", "128x256_s4_c2x1_%_f32",
+       "128x256_s4_c2x1_%_f32_tma_b2"},
+      {4096, 7168, 16384, 132, "128x256_s4_c2x1_%_f32", "128x256_s4_c2x1_%_f32",
+       "128x256_s4_c2x1_%_f32_tma_b2"},
+      // 3 waves of 128 x 192 89% full, 5 of 128 x 128 82%, 3 of 128 x 256 73% (their tiles 97%
+      // and 92% inside D): 128 x 192 in every mode, at K = 16384 too.
+      {4096, 2112, 7168, 132, "128x192_s4_c1x1_%_f32", "128x192_s4_c1x1_%_f32_tma_b2",
+       "128x192_s4_c1x1_%_f32_tma_b2"},
+      {4096, 2112, 16384, 132, "128x192_s4_c1x1_%_f32", "128x192_s4_c1x1_%_f32_tma_b2",
+       "128x192_s4_c1x1_%_f32_tma_b2"},
       // 128 tiles of 128 x 256 fill 97% of a wave but themselves 7/8 (896 = 3.5 x 256), 224 of
       // 128 x 128 2 waves 85%, 160 of 128 x 192 2 waves 61%: promoted by TMA (128 x 256 at 0.95)
       // 128 x 128, 0.848 against 0.806.
-      {4096, 896, 7168, 132, "128x256_s4_c2x1", "128x128_s6_c1x1"},
-      // 256 x 256: 4 tiles either way, but half of 128 x 192's second column is outside D.
-      {256, 256, 512, 132, "128x128_s6_c1x1", "128x128_s6_c1x1"}};
+      {4096, 896, 7168, 132, "128x256_s4_c2x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
+       "128x256_s4_c2x1_%_f32_tma_b2"},
+      // 256 x 256: 4 tiles of 128 x 128 or 128 x 192, but half of 128 x 192's second column is
+      // outside D; 2 of 128 x 256.
+      {256, 256, 512, 132, "128x128_s6_c1x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
+       "128x128_s6_c1x1_%_f32_tma_b2"}};
   for (Accumulation a : {Accumulation::promoted, Accumulation::fast}) {
     const std::string mode = engine::to_string(a);
     const bool fast = a == Accumulation::fast;
@@ -377,19 +418,19 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
                   << ", TMA-storable D " << tma_ok);
         const KernelChoice c = choose_per_tensor_f32(x.M, x.N, x.K, a, tma_ok, "", nullptr, x.sms);
         CHECK(c.rule == DispatchRule::epilogue);
-        // TMA for the large tiles where D allows it (promoted: K below 12288); the decode tiles
-        // store from registers.
-        const bool by_tma = tma_ok && x.M > 128 && (fast || x.K < kPerTensorF32LongK);
-        const char* other = fast ? x.stem_tma_fast : x.stem_tma_promoted;
-        const char* stem = by_tma && other ? other : x.stem;
-        const bool pp = by_tma && fast && x.fast_tma_pingpong;
-        CHECK(c.kernel == std::string(stem) + "_" + mode + "_f32" + (by_tma ? "_tma_b2" : "") +
-                              (pp ? "_pp" : ""));
+        const char* want = tma_ok && (fast ? x.tma_fast : x.tma_promoted)
+                               ? (fast ? x.tma_fast : x.tma_promoted)
+                               : x.registers;
+        std::string expected = want;
+        expected.replace(expected.find('%'), 1, mode);
+        CHECK(c.kernel == expected);
         const engine::KernelInfo& k = engine::find_kernel(per_tensor_f32_kernels(), c.kernel, "t");
         CHECK(k.accumulation == a);
+        const bool by_tma = has(expected, "_tma_b2");
         CHECK((k.epilogue == engine::EpilogueKind::tma_store_f32) == by_tma);
         CHECK(has(c.why, by_tma ? "tma_store_f32" : "registers_f32"));
-        if (tma_ok && !by_tma && x.M > 128) CHECK(has(c.why, "ahead of the TMA store"));
+        if (tma_ok && !by_tma && x.M > 128) CHECK(has(c.why, "counts among the TMA kernels"));
+        if (x.M > 128) CHECK(has(c.why, "at K = " + std::to_string(x.K)));
       }
     // An option names a kernel of the FP32 list...
     const KernelChoice c =

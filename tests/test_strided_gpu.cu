@@ -230,7 +230,8 @@ TEST_CASE("strided: PerTensorPlan reads A and B at their strides, writes D's col
   SECTION("FP32 D with accumulate (PerTensorGemmF32)") {
     // The packed run's accuracy is test_library_gpu's (float64); here the strided one must give
     // its bits, at ldd = N + 4 (float rows 16-byte multiples: by TMA, as the packed D) and N + 1
-    // (odd: from registers, single floats, against the packed D's TMA kernel of the same tile).
+    // (odd: from registers, single floats, against the packed D's TMA kernel, the same tile or
+    // not: each element's sums are the same whatever the tile).
     const std::int64_t M = 200, N = 264, K = 1040;
     DeviceBuffer<std::uint8_t> A(std::size_t(M * K)), B(std::size_t(N * K));
     fill_random_e4m3(A.data(), A.size(), 5722, 1.0f);
@@ -265,8 +266,9 @@ TEST_CASE("strided: PerTensorPlan reads A and B at their strides, writes D's col
         CHECK(packed.kernel().epilogue == engine::EpilogueKind::tma_store_f32);
         CHECK(strided.kernel().epilogue == (pad == 4 ? engine::EpilogueKind::tma_store_f32
                                                      : engine::EpilogueKind::registers_f32));
-        CHECK(packed.kernel().name ==
-              strided.kernel().name + (pad == 4 ? "" : "_tma_b2"));  // the same tile
+        // ldd % 4 == 0: the same kernel as packed D. Otherwise from registers, whose rule may
+        // pick another tile (fast by TMA at this K: the ping-pong 128 x 128, by TMA only).
+        if (pad == 4) CHECK(packed.kernel().name == strided.kernel().name);
         check_f32_against_packed(packed, D, strided, Ds);
       }
   }

@@ -419,49 +419,43 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
     c.why = "FP32 D: the library's registers_f32 per-tensor kernels, chapter 6's decode widths on " +
             std::to_string(rule_sms) + " SMs";
   } else {
-    const PerTensorF32Speeds sp = per_tensor_f32_speeds(K, accumulation, tma_store_ok);
     // Chapter 6's large-tile rule, wave efficiency x speed on whole waves, with each tile's fill
     // (the part of its tiles inside D: 2112 columns fill 17 tiles of 128 97 %, 11 of 192 100 %,
     // 9 of 256 92 %) as a factor too, so that the score is the inverse of the modelled time
-    // (waves x a tile's time) whatever the tile's size; the speeds are per_tensor_f32_speeds'
-    // (by-name timings at M = 4096 on an H100).
-    struct Candidate {
-      const char* stem;
-      int bm, bn, cluster;
-      double speed;
-      bool pingpong = false;
-    };
-    std::vector<Candidate> large = {{"128x256_s4_c2x1", 128, 256, 2, sp.t128x256},
-                                    {"128x192_s4_c1x1", 128, 192, 1, sp.t128x192},
-                                    {"128x128_s6_c1x1", 128, 128, 1, sp.t128x128}};
-    if (sp.t128x128_pp > 0)
-      large.push_back({"128x128_s6_c2x1", 128, 128, 2, sp.t128x128_pp, true});
-    const Candidate* best = nullptr;
+    // (waves x a tile's time) whatever the tile's size, over per_tensor_f32_candidates' kernels
+    // for this K (their speeds: by-name timings at M = 4096 on an H100).
+    const std::vector<PerTensorF32Candidate> large =
+        per_tensor_f32_candidates(K, accumulation, tma_store_ok);
+    const PerTensorF32Candidate* best = nullptr;
     double best_score = -1;
-    for (const Candidate& k : large) {
-      const std::int64_t tiles = ceil_div(M, std::int64_t(k.bm)) * ceil_div(N, std::int64_t(k.bn));
-      const double fill = double(M) * double(N) / (double(tiles) * k.bm * k.bn);
-      const double score =
-          engine::wave_efficiency(tiles, engine::cluster_slots(rule_sms, k.cluster)) * fill *
-          k.speed;
-      if (score > best_score + 1e-9) {
+    for (const PerTensorF32Candidate& k : large) {
+      // wave efficiency x fill = M N / (waves x slots x block_m x block_n), the denominator an
+      // exact integer: two tiles whose modelled times are equal (4096 x 32768: 63 waves of
+      // 128 x 128 and 42 of 128 x 192) tie exactly, and the earlier wins.
+      const std::int64_t tiles =
+          ceil_div(M, std::int64_t(k.block_m)) * ceil_div(N, std::int64_t(k.block_n));
+      const std::int64_t slots = engine::cluster_slots(rule_sms, k.cluster);
+      const std::int64_t slot_area =
+          ceil_div(tiles, slots) * slots * std::int64_t(k.block_m) * k.block_n;
+      const double score = k.speed * (double(M) * double(N) / double(slot_area));
+      if (score > best_score) {
         best_score = score;
         best = &k;
       }
     }
-    // D by TMA where it allows and the speeds say so (tma_store_f32, two staging units: the
-    // tile's FP32 stores drain under the next tile's main loop), else from registers.
-    c.kernel = best->stem + suffix + (sp.by_tma ? "_tma_b2" : "") + (best->pingpong ? "_pp" : "");
+    c.kernel = best->stem + suffix + (best->by_tma ? "_tma_b2" : "") + (best->pingpong ? "_pp" : "");
+    std::string names;
+    for (const PerTensorF32Candidate& k : large)
+      names += std::string(names.empty() ? "" : ", ") + k.stem + (k.pingpong ? "_pp" : "") +
+               (k.by_tma ? " by TMA" : " from registers");
     c.why = std::string("FP32 D: the library's ") +
-            (sp.by_tma ? "tma_store_f32"
+            (best->by_tma ? "tma_store_f32"
              : tma_store_ok
-                 ? "registers_f32 (promoted with K >= " +
-                       std::to_string(kPerTensorF32LongK) + ": ahead of the TMA store)"
+                 ? "registers_f32 (promoted with K >= " + std::to_string(kPerTensorF32LongK) +
+                       ": 128 x 256 from registers counts among the TMA kernels)"
                  : "registers_f32 (D not TMA-storable: 16-byte aligned, ldd % 4 == 0)") +
-            " per-tensor kernels, the best wave efficiency x fill x speed of 128 x 256 (2 x 1 "
-            "clusters), 128 x 192 and 128 x 128" +
-            (sp.t128x128_pp > 0 ? std::string(" (and its ping-pong form)") : std::string()) +
-            " at K = " + std::to_string(K) + " on " + std::to_string(rule_sms) + " SMs";
+            " per-tensor kernels, the best wave efficiency x fill x speed at K = " +
+            std::to_string(K) + " on " + std::to_string(rule_sms) + " SMs of " + names;
   }
   c.rule = DispatchRule::epilogue;
   if (env && *env)
@@ -469,26 +463,49 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
   return c;
 }
 
-PerTensorF32Speeds per_tensor_f32_speeds(std::int64_t K, engine::Accumulation accumulation,
-                                         bool tma_store_ok) {
-  // From by-name timings at the six M = 4096 shapes on an H100 (speeds on whole waves, relative
-  // to the fastest tile there). From registers (session 58, call 4): 128 x 256 in 2 x 1 clusters
-  // fastest, 128 x 128 at 0.93 (0.93-0.97 promoted and 0.83-0.88 fast at whole waves). By TMA
-  // (session 59, calls 3 and 4): fast as from registers; promoted the other way round, 128 x 128
-  // 1.02-1.09x 128 x 256 at four of five whole-wave shapes, so 128 x 256 counts 0.95 there; fast
-  // with K in (512, 4096], the ping-pong 128 x 128 7-10 % ahead of 128 x 256 (K = 1536: 1.150x
-  // torch against 1.048x; K = 2048: 1.082x against 1.009x; at K = 512 and 7168 behind); promoted
-  // with K >= kPerTensorF32LongK the registers 128 x 256 1.2-4.5 % ahead of every TMA kernel
-  // (4096 x 7168 x 16384). 128 x 192 (session 60): by its waves until measured, 0.95.
+std::vector<PerTensorF32Candidate> per_tensor_f32_candidates(std::int64_t K,
+                                                             engine::Accumulation accumulation,
+                                                             bool tma_store_ok) {
+  // Speeds on whole waves relative to the fastest tile there, from by-name timings at M = 4096 on
+  // an H100 against torch's float32 D (bench_torch.py --only per_tensor_f32_kernels): session 58's
+  // call 4 (registers), session 59's calls 3 and 4 and session 60's call 1 (every kernel, the six
+  // shapes and K from 1024 to 16384 at N = 7168, 2048 and 16384 at N = 2112;
+  // plots/data/h200/session60/), where the model's wave and fill factors are divided out:
+  //  - from registers: 128 x 256 in 2 x 1 clusters fastest; 128 x 128 0.93 (0.83-0.97); 128 x 192
+  //    0.98 promoted, 0.97 fast (0.93-1.02 over the shapes);
+  //  - fast by TMA the same order (128 x 192 0.93-1.01), and with 512 < K <= 3072 the ping-pong
+  //    128 x 128 (2 x 1 clusters) ahead of 128 x 256: +6.6 %, +8.7 %, +7.4 %, +2.2 % at K = 1024,
+  //    1536, 2048, 3072 (session 60; 7-9 % at 1536 and 2048 in session 59), behind at 512 (-1 %)
+  //    and 4096 (-2.7 %);
+  //  - promoted by TMA the other way round: 128 x 128 fastest, 128 x 192 as fast (1.00-1.04),
+  //    128 x 256 0.95 (its L2 hit rate 65 % against 79 % from registers at 4096 x 7168 x 16384,
+  //    ncu, session 60: 0.91x its registers twin in three runs);
+  //  - promoted with K >= kPerTensorF32LongK, where the epilogue is a small part of a tile's time:
+  //    128 x 256 from registers at 1.01 beside the TMA 128 x 128 and 128 x 192 (at 4096 x 7168 x
+  //    16384 ahead of the TMA 128 x 128 by 4.3 %, 1.2 % and 0.4 % in three runs; at 12288 level
+  //    with 128 x 192 by TMA; at 4096 x 2112 x 16384 128 x 192 by TMA 4 % ahead of its registers
+  //    twin, which the waves pick there anyway).
   const bool fast = accumulation == engine::Accumulation::fast;
-  PerTensorF32Speeds s;
-  s.by_tma = tma_store_ok && (fast || K < kPerTensorF32LongK);
-  const bool tma_promoted = s.by_tma && !fast;
-  s.t128x256 = tma_promoted ? 0.95 : 1.0;
-  s.t128x192 = 0.95;
-  s.t128x128 = tma_promoted ? 1.0 : 0.93;
-  s.t128x128_pp = s.by_tma && fast && K > 512 && K <= 4096 ? 1.07 : 0.0;
-  return s;
+  using C = PerTensorF32Candidate;
+  const C reg256{"128x256_s4_c2x1", 128, 256, 2, false, false, 1.0};
+  if (!tma_store_ok)
+    return {reg256, {"128x192_s4_c1x1", 128, 192, 1, false, false, fast ? 0.97 : 0.98},
+            {"128x128_s6_c1x1", 128, 128, 1, false, false, 0.93}};
+  if (fast) {
+    std::vector<C> out = {{"128x256_s4_c2x1", 128, 256, 2, false, true, 1.0},
+                          {"128x192_s4_c1x1", 128, 192, 1, false, true, 0.97},
+                          {"128x128_s6_c1x1", 128, 128, 1, false, true, 0.93}};
+    if (K > 512 && K <= 3072)
+      out.push_back({"128x128_s6_c2x1", 128, 128, 2, true, true, K <= 2048 ? 1.07 : 1.02});
+    return out;
+  }
+  std::vector<C> out = {{"128x128_s6_c1x1", 128, 128, 1, false, true, 1.0},
+                        {"128x192_s4_c1x1", 128, 192, 1, false, true, 1.0}};
+  if (K >= kPerTensorF32LongK)
+    out.insert(out.begin(), C{reg256.stem, 128, 256, 2, false, false, 1.01});
+  else
+    out.push_back({"128x256_s4_c2x1", 128, 256, 2, false, true, 0.95});
+  return out;
 }
 
 KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bool tma_store_ok,

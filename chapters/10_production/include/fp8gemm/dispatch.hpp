@@ -234,32 +234,36 @@ const std::vector<engine::KernelInfo>& per_tensor_f32_kernels();
 /// TMA, with `tma_store_ok`: D 16-byte aligned, ldd a multiple of 4), else rule `epilogue`: for
 /// M <= 128 chapter 6's decode rule on `usable_sms` SMs (kReferenceSms when 0: 64-row tiles for
 /// M <= 64, engine::decode_tile_width over 128, 64, 32 columns, else 32; registers_f32), for
-/// larger M the best wave efficiency x speed (per_tensor_f32_speeds for this K) of 128 x 256 in
-/// 2 x 1 clusters, 128 x 192, 128 x 128 and, where its speed is not 0, the ping-pong 128 x 128
-/// in 2 x 1 clusters; by TMA where per_tensor_f32_speeds says so.
-/// No sweep behind it. The dispatch table and FP8GEMM_KERNEL_PER_TENSOR_* serve bf16 D only: a
-/// variable set is still checked (a typo shows on every call) and the choice's `why` says it did
-/// not apply.
+/// larger M the candidate of per_tensor_f32_candidates(K, ...) with the best wave efficiency x
+/// fill x speed (fill: the part of its tiles inside D).
+/// No sweep behind it (by-name timings at M = 4096 on an H100). The dispatch table and
+/// FP8GEMM_KERNEL_PER_TENSOR_* serve bf16 D only: a variable set is still checked (a typo shows
+/// on every call) and the choice's `why` says it did not apply.
 KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t K,
                                    engine::Accumulation accumulation, bool tma_store_ok,
                                    const std::string& option, const char* env,
                                    int usable_sms = 0);
 
-/// Promoted FP32 D with K at least this long stores from registers even where D is
-/// TMA-storable (per_tensor_f32_speeds).
+/// From this K on, promoted FP32 D counts 128 x 256 from registers among the TMA kernels
+/// (per_tensor_f32_candidates).
 inline constexpr std::int64_t kPerTensorF32LongK = 12288;
 
-/// The FP32 rule's inputs for one K and accumulation mode (M > 128): whether D goes by TMA
-/// (`tma_store_ok`, and not promoted with K >= kPerTensorF32LongK) and each large tile's speed on
-/// whole waves relative to the fastest, measured by name at M = 4096 on an H100 (sessions 58-60;
-/// dispatch.cpp says which timing gave which number). t128x128_pp is 0 where the ping-pong
-/// 128 x 128 is not a candidate (it is for fast accumulation by TMA with 512 < K <= 4096).
-struct PerTensorF32Speeds {
-  bool by_tma = false;
-  double t128x256 = 1, t128x192 = 0, t128x128 = 0, t128x128_pp = 0;
+/// One kernel the FP32 rule weighs for M > 128: per_tensor_f32_kernels()'s name is `stem` +
+/// "_<mode>_f32" + ("_tma_b2" if by_tma) + ("_pp" if pingpong).
+struct PerTensorF32Candidate {
+  const char* stem;  ///< "128x256_s4_c2x1"
+  int block_m, block_n, cluster;
+  bool pingpong, by_tma;
+  double speed;  ///< on whole waves, relative to the fastest tile there
 };
-PerTensorF32Speeds per_tensor_f32_speeds(std::int64_t K, engine::Accumulation accumulation,
-                                         bool tma_store_ok);
+/// The FP32 rule's candidates for one K and accumulation mode (M > 128), by TMA where
+/// `tma_store_ok`, their speeds measured by name at M = 4096 on an H100 (dispatch.cpp says which
+/// timing gave which number): from registers 128 x 256 (2 x 1 clusters), 128 x 192, 128 x 128;
+/// fast by TMA the same, and with 512 < K <= 3072 the ping-pong 128 x 128; promoted by TMA
+/// 128 x 128, 128 x 192 and 128 x 256, which from K = kPerTensorF32LongK on is the registers one.
+std::vector<PerTensorF32Candidate> per_tensor_f32_candidates(std::int64_t K,
+                                                             engine::Accumulation accumulation,
+                                                             bool tma_store_ok);
 
 /// The MXFP8 plan's choice on Hopper (fp8gemm::MxPlan; chapter 9's hopper_kernels()).
 KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bool tma_store_ok,
