@@ -20,7 +20,8 @@
 #     and issue profiles. Only with 150 s left of the plan (NCU=0 skips).
 set -u
 PLAN=${PLAN:-560}
-source scripts/gpu_call.sh .gpu/t60a.txz .gpu/py60a.txz || exit 1
+# PACK (a): which pack of pack.sh; ONLY: bench_torch.py's --only (call2.sh sets both).
+source scripts/gpu_call.sh ".gpu/t60${PACK:-a}.txz" ".gpu/py60${PACK:-a}.txz" || exit 1
 GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader)
 if echo "$GPU_NAME" | grep -q H200 && [[ ${CH09:-1} == 1 ]]; then
   say "ch09_hopper_mxfp8, default kernels (an H200)"
@@ -37,13 +38,14 @@ say "library GPU tests"
 packed_tests_step lib 'test_library_gpu|test_strided_gpu' 150
 tar xJf "$OUT/gl_lib.txz" -O 2>/dev/null | grep -a "per-tensor FP32 D 300" >> "$L"
 LEFT=$(seconds_left "$PLAN")
-say "bench_torch.py --only per_tensor_f32_kernels, $LEFT s left"
-BENCH_ARGS="--only per_tensor_f32_kernels --time-limit 0.3 --commit $C --f32-shapes 7168x1024,7168x3072,7168x4096,7168x8192,7168x12288,2112x2048,2112x16384" \
+ONLY=${ONLY:-per_tensor_f32_kernels}
+say "bench_torch.py --only $ONLY, $LEFT s left"
+BENCH_ARGS="--only $ONLY --time-limit 0.3 --commit $C --f32-shapes 7168x1024,7168x3072,7168x4096,7168x8192,7168x12288,2112x2048,2112x16384" \
   timeout $((LEFT > 260 ? 240 : LEFT - 20)) \
   bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/pt" bench > /dev/null 2>&1
 echo "bench rc=$?" >> "$L"
 grep -E "^per_tensor|Error|error" "$OUT/pt/bench_torch.log" | head -60 >> "$L"
-cp "$OUT/pt/bench_torch.json" "$OUT/per_tensor_f32_kernels_${C:0:7}.json" 2>/dev/null
+cp "$OUT/pt/bench_torch.json" "$OUT/${ONLY//,/+}_${C:0:7}.json" 2>/dev/null
 tar cJf "$OUT/pt.txz" -C "$OUT" pt && rm -rf "$OUT/pt"
 LEFT=$(seconds_left "$PLAN")
 if [[ ${TORCH:-1} == 1 && $LEFT -gt 70 ]]; then
