@@ -313,17 +313,15 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
     CHECK_FALSE(k.comparison_only);
   }
   CHECK(tma == 8);
-  // The candidates' K bands: the ping-pong 128 x 128 for fast accumulation by TMA with 512 < K <=
-  // 3072 only; promoted accumulation by TMA counts 128 x 256 from registers from
-  // kPerTensorF32LongK on, its TMA twin below.
+  // The candidates' K band: the ping-pong 128 x 128 for fast accumulation by TMA with 512 < K <=
+  // 3072 only; every other candidate at every K, by TMA exactly where D allows it.
   const auto has_candidate = [](std::int64_t K, Accumulation a, bool tma_ok, const char* stem,
                                 bool pingpong, bool by_tma) {
     for (const PerTensorF32Candidate& k : per_tensor_f32_candidates(K, a, tma_ok))
       if (std::string(k.stem) == stem && k.pingpong == pingpong && k.by_tma == by_tma) return true;
     return false;
   };
-  for (std::int64_t K : {std::int64_t(512), std::int64_t(513), std::int64_t(3072),
-                         std::int64_t(3073), kPerTensorF32LongK - 1, kPerTensorF32LongK})
+  for (std::int64_t K : {512, 513, 3072, 3073, 16384})
     for (Accumulation a : {Accumulation::promoted, Accumulation::fast})
       for (bool tma_ok : {true, false}) {
         INFO("K = " << K << " " << engine::to_string(a) << " TMA-storable D " << tma_ok);
@@ -333,18 +331,14 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
           CHECK(k.block_m == 128);
           CHECK(std::string(k.stem).starts_with("128x" + std::to_string(k.block_n) + "_"));
           CHECK(k.speed > 0.9);
-          if (!tma_ok) CHECK_FALSE(k.by_tma);
+          CHECK(k.by_tma == tma_ok);
           const std::string name = std::string(k.stem) + "_" + engine::to_string(a) + "_f32" +
                                    (k.by_tma ? "_tma_b2" : "") + (k.pingpong ? "_pp" : "");
           CHECK(engine::find_kernel(per_tensor_f32_kernels(), name, "t").name == name);
         }
         CHECK(has_candidate(K, a, tma_ok, "128x128_s6_c2x1", true, true) ==
               (tma_ok && fast && K > 512 && K <= 3072));
-        const bool long_promoted = tma_ok && !fast && K >= kPerTensorF32LongK;
-        CHECK(has_candidate(K, a, tma_ok, "128x256_s4_c2x1", false, false) ==
-              (!tma_ok || long_promoted));
-        CHECK(has_candidate(K, a, tma_ok, "128x256_s4_c2x1", false, true) ==
-              (tma_ok && !long_promoted));
+        CHECK(has_candidate(K, a, tma_ok, "128x256_s4_c2x1", false, tma_ok));
         CHECK(has_candidate(K, a, tma_ok, "128x192_s4_c1x1", false, tma_ok));
         CHECK(has_candidate(K, a, tma_ok, "128x128_s6_c1x1", false, tma_ok));
       }
@@ -361,7 +355,7 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
   // registers. M > 128: wave efficiency x fill x speed: from registers 128 x 256 1, 128 x 192
   // 0.98 promoted / 0.97 fast, 128 x 128 0.93; fast by TMA the same, and with 512 < K <= 3072 the
   // ping-pong 128 x 128 1.07 (1.02 past K = 2048); promoted by TMA 128 x 128 1, 128 x 192 1,
-  // 128 x 256 0.95, which from K = 12288 on is the registers one at 1.01.
+  // 128 x 256 0.95.
   const Case cases[] = {
       {1, 9, 16, 132, "64x32_s14_c1x1_%_f32"},          // no width reaches 100 tiles: the narrowest
       {64, 2112, 7168, 132, "64x32_s14_c1x1_%_f32"},    // 17, 33, 66 tiles
@@ -389,10 +383,7 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
        "128x256_s4_c2x1_%_f32_tma_b2"},
       {4096, 7168, 4096, 132, "128x256_s4_c2x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
        "128x256_s4_c2x1_%_f32_tma_b2"},  // past 3072: no ping-pong either
-      // Promoted from K = 12288: 128 x 256 from registers (1.01) among the TMA kernels.
-      {4096, 7168, 12288, 132, "128x256_s4_c2x1_%_f32", "128x256_s4_c2x1_%_f32",
-       "128x256_s4_c2x1_%_f32_tma_b2"},
-      {4096, 7168, 16384, 132, "128x256_s4_c2x1_%_f32", "128x256_s4_c2x1_%_f32",
+      {4096, 7168, 16384, 132, "128x256_s4_c2x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
        "128x256_s4_c2x1_%_f32_tma_b2"},
       // 3 waves of 128 x 192 89% full, 5 of 128 x 128 82%, 3 of 128 x 256 73% (their tiles 97%
       // and 92% inside D): 128 x 192 in every mode, at K = 16384 too.
@@ -429,7 +420,6 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
         const bool by_tma = has(expected, "_tma_b2");
         CHECK((k.epilogue == engine::EpilogueKind::tma_store_f32) == by_tma);
         CHECK(has(c.why, by_tma ? "tma_store_f32" : "registers_f32"));
-        if (tma_ok && !by_tma && x.M > 128) CHECK(has(c.why, "counts among the TMA kernels"));
         if (x.M > 128) CHECK(has(c.why, "at K = " + std::to_string(x.K)));
       }
     // An option names a kernel of the FP32 list...

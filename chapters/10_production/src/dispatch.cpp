@@ -450,10 +450,7 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
                (k.by_tma ? " by TMA" : " from registers");
     c.why = std::string("FP32 D: the library's ") +
             (best->by_tma ? "tma_store_f32"
-             : tma_store_ok
-                 ? "registers_f32 (promoted with K >= " + std::to_string(kPerTensorF32LongK) +
-                       ": 128 x 256 from registers counts among the TMA kernels)"
-                 : "registers_f32 (D not TMA-storable: 16-byte aligned, ldd % 4 == 0)") +
+                          : "registers_f32 (D not TMA-storable: 16-byte aligned, ldd % 4 == 0)") +
             " per-tensor kernels, the best wave efficiency x fill x speed at K = " +
             std::to_string(K) + " on " + std::to_string(rule_sms) + " SMs of " + names;
   }
@@ -466,30 +463,28 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
 std::vector<PerTensorF32Candidate> per_tensor_f32_candidates(std::int64_t K,
                                                              engine::Accumulation accumulation,
                                                              bool tma_store_ok) {
-  // Speeds on whole waves relative to the fastest tile there, from by-name timings at M = 4096 on
-  // an H100 against torch's float32 D (bench_torch.py --only per_tensor_f32_kernels): session 58's
-  // call 4 (registers), session 59's calls 3 and 4 and session 60's call 1 (every kernel, the six
-  // shapes and K from 1024 to 16384 at N = 7168, 2048 and 16384 at N = 2112;
-  // plots/data/h200/session60/), where the model's wave and fill factors are divided out:
+  // Speeds on whole waves relative to the fastest tile there, from by-name timings at M = 4096
+  // against torch's float32 D (bench_torch.py --only per_tensor_f32_kernels): session 58's call 4
+  // (registers) and session 59's calls 3 and 4 on an H100; session 60's call 1 on an H100 and
+  // call 2 on the H200 (every kernel, the six shapes and K from 1024 to 16384 at N = 7168, 2048
+  // and 16384 at N = 2112; plots/data/h200/session60/), the model's wave and fill factors
+  // divided out:
   //  - from registers: 128 x 256 in 2 x 1 clusters fastest; 128 x 128 0.93 (0.83-0.97); 128 x 192
   //    0.98 promoted, 0.97 fast (0.93-1.02 over the shapes);
   //  - fast by TMA the same order (128 x 192 0.93-1.01), and with 512 < K <= 3072 the ping-pong
-  //    128 x 128 (2 x 1 clusters) ahead of 128 x 256: +6.6 %, +8.7 %, +7.4 %, +2.2 % at K = 1024,
-  //    1536, 2048, 3072 (session 60; 7-9 % at 1536 and 2048 in session 59), behind at 512 (-1 %)
-  //    and 4096 (-2.7 %);
+  //    128 x 128 (2 x 1 clusters) ahead of 128 x 256: +6.6, +8.7, +7.4, +2.2 % at K = 1024, 1536,
+  //    2048, 3072 on the H100 (+9.5, +7.2, +7.1, +4.1 % on the H200),
+  //    behind at 512 on both; at 4096 -2.7 % on the H100, +2.4 % on the H200 (left out);
   //  - promoted by TMA the other way round: 128 x 128 fastest, 128 x 192 as fast (1.00-1.04),
-  //    128 x 256 0.95 (its L2 hit rate 65 % against 79 % from registers at 4096 x 7168 x 16384,
-  //    ncu, session 60: 0.91x its registers twin in three runs);
-  //  - promoted with K >= kPerTensorF32LongK, where the epilogue is a small part of a tile's time:
-  //    128 x 256 from registers at 1.01 beside the TMA 128 x 128 and 128 x 192 (at 4096 x 7168 x
-  //    16384 ahead of the TMA 128 x 128 by 4.3 %, 1.2 % and 0.4 % in three runs; at 12288 level
-  //    with 128 x 192 by TMA; at 4096 x 2112 x 16384 128 x 192 by TMA 4 % ahead of its registers
-  //    twin, which the waves pick there anyway).
+  //    128 x 256 0.95 (0.91x its registers twin at 4096 x 7168 x 16384 in every run: its L2 hit
+  //    rate is 65 % against 79 %, ncu, session 60). At K >= 12288 the H100 ran the registers
+  //    128 x 256 level with or up to 4 % ahead of the TMA 128 x 128; the H200 4 % behind it
+  //    (0.957x / 0.965x torch against 0.995x / 0.999x at K = 12288 / 16384): no K band.
   const bool fast = accumulation == engine::Accumulation::fast;
   using C = PerTensorF32Candidate;
-  const C reg256{"128x256_s4_c2x1", 128, 256, 2, false, false, 1.0};
   if (!tma_store_ok)
-    return {reg256, {"128x192_s4_c1x1", 128, 192, 1, false, false, fast ? 0.97 : 0.98},
+    return {{"128x256_s4_c2x1", 128, 256, 2, false, false, 1.0},
+            {"128x192_s4_c1x1", 128, 192, 1, false, false, fast ? 0.97 : 0.98},
             {"128x128_s6_c1x1", 128, 128, 1, false, false, 0.93}};
   if (fast) {
     std::vector<C> out = {{"128x256_s4_c2x1", 128, 256, 2, false, true, 1.0},
@@ -499,13 +494,9 @@ std::vector<PerTensorF32Candidate> per_tensor_f32_candidates(std::int64_t K,
       out.push_back({"128x128_s6_c2x1", 128, 128, 2, true, true, K <= 2048 ? 1.07 : 1.02});
     return out;
   }
-  std::vector<C> out = {{"128x128_s6_c1x1", 128, 128, 1, false, true, 1.0},
-                        {"128x192_s4_c1x1", 128, 192, 1, false, true, 1.0}};
-  if (K >= kPerTensorF32LongK)
-    out.insert(out.begin(), C{reg256.stem, 128, 256, 2, false, false, 1.01});
-  else
-    out.push_back({"128x256_s4_c2x1", 128, 256, 2, false, true, 0.95});
-  return out;
+  return {{"128x128_s6_c1x1", 128, 128, 1, false, true, 1.0},
+          {"128x192_s4_c1x1", 128, 192, 1, false, true, 1.0},
+          {"128x256_s4_c2x1", 128, 256, 2, false, true, 0.95}};
 }
 
 KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bool tma_store_ok,

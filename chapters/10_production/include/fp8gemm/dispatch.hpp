@@ -244,10 +244,6 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
                                    const std::string& option, const char* env,
                                    int usable_sms = 0);
 
-/// From this K on, promoted FP32 D counts 128 x 256 from registers among the TMA kernels
-/// (per_tensor_f32_candidates).
-inline constexpr std::int64_t kPerTensorF32LongK = 12288;
-
 /// One kernel the FP32 rule weighs for M > 128: per_tensor_f32_kernels()'s name is `stem` +
 /// "_<mode>_f32" + ("_tma_b2" if by_tma) + ("_pp" if pingpong).
 struct PerTensorF32Candidate {
@@ -257,10 +253,10 @@ struct PerTensorF32Candidate {
   double speed;  ///< on whole waves, relative to the fastest tile there
 };
 /// The FP32 rule's candidates for one K and accumulation mode (M > 128), by TMA where
-/// `tma_store_ok`, their speeds measured by name at M = 4096 on an H100 (dispatch.cpp says which
-/// timing gave which number): from registers 128 x 256 (2 x 1 clusters), 128 x 192, 128 x 128;
-/// fast by TMA the same, and with 512 < K <= 3072 the ping-pong 128 x 128; promoted by TMA
-/// 128 x 128, 128 x 192 and 128 x 256, which from K = kPerTensorF32LongK on is the registers one.
+/// `tma_store_ok`, their speeds measured by name at M = 4096 on an H100 and the H200 (dispatch.cpp
+/// says which timing gave which number): from registers 128 x 256 (2 x 1 clusters), 128 x 192,
+/// 128 x 128; fast by TMA the same, and with 512 < K <= 3072 the ping-pong 128 x 128; promoted by
+/// TMA 128 x 128, 128 x 192 and 128 x 256.
 std::vector<PerTensorF32Candidate> per_tensor_f32_candidates(std::int64_t K,
                                                              engine::Accumulation accumulation,
                                                              bool tma_store_ok);
