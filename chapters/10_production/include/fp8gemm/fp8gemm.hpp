@@ -126,11 +126,10 @@ using PerTensorOptions = ch06::Options;
 /// micro-batches). Its kernels (per_tensor_f32_kernels()) are not in the dispatch table: chapter
 /// 6's decode widths from registers for M <= 128; above, 128 x 256, 128 x 192 or 128 x 128 (fast
 /// with 512 < K <= 3072 also the ping-pong 128 x 128) by wave efficiency x fill x speed per K,
-/// stored by TMA where D is 16-byte aligned with ldd % 4 == 0 (promoted from K = 12288 the
-/// registers 128 x 256 among them), else from registers (rule `epilogue`;
-/// choose_per_tensor_f32, per_tensor_f32_candidates). Measured on an H100 against torch's
-/// FP32-output scaled_mm: 0.91-1.03x at M <= 128 (session 58); at M = 4096 the kernels the rule
-/// takes ran 0.91-1.02x promoted and 0.89-1.14x fast by name (session 60, call 1).
+/// stored by TMA where D is 16-byte aligned with ldd % 4 == 0, else from registers (rule
+/// `epilogue`; choose_per_tensor_f32, per_tensor_f32_candidates). Measured on the H200 against
+/// torch's FP32-output scaled_mm (session 60): 0.880-1.038x at M <= 128, about 0.97-1.04x
+/// promoted at M = 4096.
 struct PerTensorGemmF32 {
   std::int64_t M = 0, N = 0, K = 0;
   const std::uint8_t* A = nullptr;  ///< M x K e4m3 bytes, row-major
