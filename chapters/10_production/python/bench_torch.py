@@ -650,15 +650,15 @@ def bench_per_tensor(args, timer: Timer) -> list:
 
 
 def bench_per_tensor_f32_kernels(args, timer: Timer) -> list:
-    """Each of the library's per-tensor FP32 kernels whose tile suits M = 4096 (128 rows and 128
-    columns or more, by name through _gemm_per_tensor_kernel) at the six M = 4096 shapes and
-    --f32-shapes (N x K, e.g. a K sweep), promoted and fast, with
+    """Each of the library's per-tensor FP32 kernels whose tile suits a large M (128 rows and 128
+    columns or more, by name through _gemm_per_tensor_kernel) at M = --tokens with the six (N, K)
+    and --f32-shapes (N x K, e.g. a K sweep), promoted and fast, with
     the default choice and torch._scaled_mm's float32 D beside them, each checked against float64
     (what the FP32 rule for large M should pick)."""
     names = torch.ops.fp8gemm._per_tensor_f32_kernel_names().split(",")
     rows = []
-    extra = [tuple(int(v) for v in nk.split("x")) for nk in args.f32_shapes.split(",") if nk]
-    for (N, K) in list(DEEPSEEK_NK) + extra:
+    shapes = list(DEEPSEEK_NK) + [nk for nk in args.f32_shapes if nk not in DEEPSEEK_NK]
+    for (N, K) in shapes:
         M = args.tokens
         g = torch.Generator(device="cuda").manual_seed(M + N + K + 59)
         qa, sa = ops.quantize_per_tensor(torch.randn(M, K, generator=g, device="cuda"))
@@ -696,6 +696,17 @@ def bench_per_tensor_f32_kernels(args, timer: Timer) -> list:
 
 # ============================================== main ==============================================
 
+def _nk_list(text: str) -> list:
+    """--f32-shapes: "7168x1024,2112x2048" -> [(7168, 1024), (2112, 2048)]."""
+    out = []
+    for item in (t for t in text.split(",") if t):
+        parts = item.split("x")
+        if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise argparse.ArgumentTypeError(f"'{item}' is not NxK (two positive integers)")
+        out.append((int(parts[0]), int(parts[1])))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="bench_torch.json")
@@ -711,8 +722,9 @@ def main() -> int:
                     help="skip the CUDA-graph (make_graphed_callables) steps of linear")
     ap.add_argument("--time-limit", type=float, default=1.0, help="seconds of timed calls per case")
     ap.add_argument("--tokens", type=int, default=4096)
-    ap.add_argument("--f32-shapes", default="",
-                    help="per_tensor_f32_kernels: NxK shapes to time after the six (M = --tokens)")
+    ap.add_argument("--f32-shapes", type=_nk_list, default=[],
+                    help="per_tensor_f32_kernels: NxK,NxK... shapes to time after the six "
+                         "(M = --tokens)")
     ap.add_argument("--overhead-calls", type=int, default=100)
     ap.add_argument("--overhead-repeats", type=int, default=15)
     ap.add_argument("--overhead-sleep-ms", type=float, default=20.0)

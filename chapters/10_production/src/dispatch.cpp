@@ -423,10 +423,12 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
     // (the part of its tiles inside D: 2112 columns fill 17 tiles of 128 97 %, 11 of 192 100 %,
     // 9 of 256 92 %) as a factor too, so that the score is the inverse of the modelled time
     // (waves x a tile's time) whatever the tile's size, over per_tensor_f32_candidates' kernels
-    // for this K (their speeds: by-name timings at M = 4096 on an H100).
+    // for this K (their speeds: by-name timings at M = 4096 on an H100 and the H200). M and N are
+    // positive here (the plans validate them first; a direct call with N <= 0 gets the first
+    // candidate, its score not a number).
     const std::vector<PerTensorF32Candidate> large =
         per_tensor_f32_candidates(K, accumulation, tma_store_ok);
-    const PerTensorF32Candidate* best = nullptr;
+    const PerTensorF32Candidate* best = &large.front();
     double best_score = -1;
     for (const PerTensorF32Candidate& k : large) {
       // wave efficiency x fill = M N / (waves x slots x block_m x block_n), the denominator an
@@ -452,7 +454,7 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
             (best->by_tma ? "tma_store_f32"
                           : "registers_f32 (D not TMA-storable: 16-byte aligned, ldd % 4 == 0)") +
             " per-tensor kernels, the best wave efficiency x fill x speed at K = " +
-            std::to_string(K) + " on " + std::to_string(rule_sms) + " SMs of " + names;
+            std::to_string(K) + " on " + std::to_string(rule_sms) + " SMs; candidates: " + names;
   }
   c.rule = DispatchRule::epilogue;
   if (env && *env)

@@ -5,8 +5,9 @@
 // after reading what D holds, each element once by one thread (deterministic). tma_store_f32
 // (since session 59, for M > 128 where D is 16-byte aligned with ldd % 4 == 0): the scaled tile
 // staged in shared memory and written, or reduce-added, by the TMA unit while the next tile's
-// main loop runs; the same bits. The tiles: 128 x 256 in 2 x 1 clusters or 128 x 128 for M > 128
-// (choose_per_tensor_f32 weighs their wave efficiency); for M <= 128 the decode widths of chapter
+// main loop runs; the same bits. The tiles: 128 x 256 in 2 x 1 clusters, 128 x 192, 128 x 128 and
+// (fast by TMA, 512 < K <= 3072) the ping-pong 128 x 128 for M > 128 (choose_per_tensor_f32
+// weighs their wave efficiency x fill x speed); for M <= 128 the decode widths of chapter
 // 6's rule (64- or 128-row tiles, 128, 64 or 32 columns: a memory-bound call needs enough SMs
 // streaming B, and 128 x 128 alone gave 64 x 2112 x 7168 17 tiles for 132 SMs, 0.59x torch's FP32
 // D on an H100 in session 58's call 2), in both accumulation modes. Not tuned by a sweep: an FP32
@@ -31,8 +32,9 @@ void add_f32(std::vector<KernelInfo>& out) {
   out.push_back(kernel_info<KernelConfig<64, 64, 12, 1, 1, A, kF32>>());
   out.push_back(kernel_info<KernelConfig<64, 32, 14, 1, 1, A, kF32>>());
   // Ping-pong consumers (chapter 6's ping-pong, ConsumerOrder::pingpong): one warpgroup's FP32
-  // stores run while the other's main loop keeps the tensor cores busy. By name only until a
-  // measurement says where they win (session 58: bench_torch.py --only per_tensor_f32_kernels).
+  // stores run while the other's main loop keeps the tensor cores busy. From registers by name only
+  // (slower than the cooperative tiles in every by-name run, sessions 58-60); by TMA the rule's
+  // for fast accumulation with 512 < K <= 3072 (session 60).
   // (128 x 192 ping-pong, chapter 6's fast table tile, spills with this epilogue: 246 bytes,
   // ptxas_library.)
   out.push_back(kernel_info<KernelConfig<128, 128, 6, 2, 1, A, kF32, 0, ConsumerOrder::pingpong>>());
@@ -47,8 +49,8 @@ void add_f32(std::vector<KernelInfo>& out) {
   // so a tile's 128 KB of FP32 D drains under the next tile's main loop instead of holding its
   // consumers at their stores (session 58: the registers epilogue left 128 x 256 at 0.83-0.96x
   // torch's FP32 D at M = 4096 on an H100). Two staging units per warpgroup (b2, 16 KB): what
-  // fits beside the rings that the registers kernels use (128 x 256: 4 x 48 KB; 128 x 128: 6 x
-  // 32 KB), and chapter 8's FP32 dB measured two units ahead of one.
+  // fits beside the rings that the registers kernels use (128 x 256: 4 x 48 KB; 128 x 192: 4 x
+  // 40 KB; 128 x 128: 6 x 32 KB), and chapter 8's FP32 dB measured two units ahead of one.
   constexpr auto kTma = EpilogueKind::tma_store_f32;
   out.push_back(kernel_info<KernelConfig<128, 256, 4, 2, 1, A, kTma, 2>>());
   out.push_back(kernel_info<KernelConfig<128, 128, 6, 1, 1, A, kTma, 2>>());

@@ -223,10 +223,10 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
 
 /// The per-tensor GEMM's FP32-output kernels (the library's own: src/per_tensor_f32.cu, chapter
 /// 6's math with the engine's FP32 epilogues), promoted and fast, named as chapter 6 names kernels:
-/// from registers (registers_f32, "128x64_s8_c1x1_promoted_f32") 128 x 256 in 2 x 1 clusters, the
-/// decode tiles 128 x {128, 64, 32} and 64 x {128, 64, 32} and a ping-pong 128 x 128; by TMA
-/// (tma_store_f32, "..._f32_tma_b2": D 16-byte aligned, ldd a multiple of 4) 128 x 256 in 2 x 1
-/// clusters, 128 x 128 and its ping-pong form.
+/// from registers (registers_f32, "128x64_s8_c1x1_promoted_f32") 128 x 256 in 2 x 1 clusters,
+/// 128 x 192, the decode tiles 128 x {128, 64, 32} and 64 x {128, 64, 32} and a ping-pong 128 x
+/// 128; by TMA (tma_store_f32, "..._f32_tma_b2": D 16-byte aligned, ldd a multiple of 4) 128 x 256
+/// in 2 x 1 clusters, 128 x 192, 128 x 128 and its ping-pong form (13 a mode).
 const std::vector<engine::KernelInfo>& per_tensor_f32_kernels();
 
 /// The per-tensor plan's choice for FP32 D (fp8gemm::PerTensorGemmF32): Options::kernel, a name of
@@ -236,7 +236,7 @@ const std::vector<engine::KernelInfo>& per_tensor_f32_kernels();
 /// M <= 64, engine::decode_tile_width over 128, 64, 32 columns, else 32; registers_f32), for
 /// larger M the candidate of per_tensor_f32_candidates(K, ...) with the best wave efficiency x
 /// fill x speed (fill: the part of its tiles inside D).
-/// No sweep behind it (by-name timings at M = 4096 on an H100). The dispatch table and
+/// No sweep behind it (by-name timings at M = 4096 on an H100 and the H200). The dispatch table and
 /// FP8GEMM_KERNEL_PER_TENSOR_* serve bf16 D only: a variable set is still checked (a typo shows
 /// on every call) and the choice's `why` says it did not apply.
 KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t K,
@@ -250,7 +250,7 @@ struct PerTensorF32Candidate {
   const char* stem;  ///< "128x256_s4_c2x1"
   int block_m, block_n, cluster;
   bool pingpong, by_tma;
-  double speed;  ///< on whole waves, relative to the fastest tile there
+  double speed;  ///< on whole waves, relative to the list's first candidate (the ping-pong's > 1)
 };
 /// The FP32 rule's candidates for one K and accumulation mode (M > 128), by TMA where
 /// `tma_store_ok`, their speeds measured by name at M = 4096 on an H100 and the H200 (dispatch.cpp
