@@ -434,24 +434,24 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
       // wave efficiency x fill = M N / (waves x slots x block_m x block_n), the denominator an
       // exact integer: two tiles whose modelled times are equal (4096 x 32768: 63 waves of
       // 128 x 128 and 42 of 128 x 192) tie exactly, and the earlier wins.
+      const engine::KernelInfo& t = *k.kernel;
       const std::int64_t tiles =
-          ceil_div(M, std::int64_t(k.block_m)) * ceil_div(N, std::int64_t(k.block_n));
-      const std::int64_t slots = engine::cluster_slots(rule_sms, k.cluster);
+          ceil_div(M, std::int64_t(t.block_m)) * ceil_div(N, std::int64_t(t.block_n));
+      const std::int64_t slots = engine::cluster_slots(rule_sms, t.cluster_size());
       const std::int64_t slot_area =
-          ceil_div(tiles, slots) * slots * std::int64_t(k.block_m) * k.block_n;
+          ceil_div(tiles, slots) * slots * std::int64_t(t.block_m) * t.block_n;
       const double score = k.speed * (double(M) * double(N) / double(slot_area));
       if (score > best_score) {
         best_score = score;
         best = &k;
       }
     }
-    c.kernel = best->stem + suffix + (best->by_tma ? "_tma_b2" : "") + (best->pingpong ? "_pp" : "");
+    c.kernel = best->kernel->name;
     std::string names;
     for (const PerTensorF32Candidate& k : large)
-      names += std::string(names.empty() ? "" : ", ") + k.stem + (k.pingpong ? "_pp" : "") +
-               (k.by_tma ? " by TMA" : " from registers");
+      names += (names.empty() ? "" : ", ") + k.kernel->name;
     c.why = std::string("FP32 D: the library's ") +
-            (best->by_tma ? "tma_store_f32"
+            (best->kernel->epilogue == engine::EpilogueKind::tma_store_f32 ? "tma_store_f32"
                           : "registers_f32 (D not TMA-storable: 16-byte aligned, ldd % 4 == 0)") +
             " per-tensor kernels, the best wave efficiency x fill x speed at K = " +
             std::to_string(K) + " on " + std::to_string(rule_sms) + " SMs; candidates: " + names;
@@ -483,22 +483,27 @@ std::vector<PerTensorF32Candidate> per_tensor_f32_candidates(std::int64_t K,
   //    128 x 256 level with or up to 4 % ahead of the TMA 128 x 128; the H200 4 % behind it
   //    (0.957x / 0.965x torch against 0.995x / 0.999x at K = 12288 / 16384): no K band.
   const bool fast = accumulation == engine::Accumulation::fast;
-  using C = PerTensorF32Candidate;
+  // A kernel of per_tensor_f32_kernels() by its tile's stem, in this mode, by TMA where D allows
+  // (the names kernel_info gives: "128x256_s4_c2x1_fast_f32_tma_b2", "..._pp").
+  const auto kernel = [&](const char* stem, double speed, bool pingpong = false) {
+    const std::string name = std::string(stem) + "_" + engine::to_string(accumulation) + "_f32" +
+                             (tma_store_ok ? "_tma_b2" : "") + (pingpong ? "_pp" : "");
+    return PerTensorF32Candidate{
+        &engine::find_kernel(per_tensor_f32_kernels(), name, "fp8gemm (per-tensor FP32 D)"), speed};
+  };
   if (!tma_store_ok)
-    return {{"128x256_s4_c2x1", 128, 256, 2, false, false, 1.0},
-            {"128x192_s4_c1x1", 128, 192, 1, false, false, fast ? 0.97 : 0.98},
-            {"128x128_s6_c1x1", 128, 128, 1, false, false, 0.93}};
+    return {kernel("128x256_s4_c2x1", 1.0), kernel("128x192_s4_c1x1", fast ? 0.97 : 0.98),
+            kernel("128x128_s6_c1x1", 0.93)};
   if (fast) {
-    std::vector<C> out = {{"128x256_s4_c2x1", 128, 256, 2, false, true, 1.0},
-                          {"128x192_s4_c1x1", 128, 192, 1, false, true, 0.97},
-                          {"128x128_s6_c1x1", 128, 128, 1, false, true, 0.93}};
+    std::vector<PerTensorF32Candidate> out = {kernel("128x256_s4_c2x1", 1.0),
+                                              kernel("128x192_s4_c1x1", 0.97),
+                                              kernel("128x128_s6_c1x1", 0.93)};
     if (K > 512 && K <= 3072)
-      out.push_back({"128x128_s6_c2x1", 128, 128, 2, true, true, K <= 2048 ? 1.07 : 1.02});
+      out.push_back(kernel("128x128_s6_c2x1", K <= 2048 ? 1.07 : 1.02, true));
     return out;
   }
-  return {{"128x128_s6_c1x1", 128, 128, 1, false, true, 1.0},
-          {"128x192_s4_c1x1", 128, 192, 1, false, true, 1.0},
-          {"128x256_s4_c2x1", 128, 256, 2, false, true, 0.95}};
+  return {kernel("128x128_s6_c1x1", 1.0), kernel("128x192_s4_c1x1", 1.0),
+          kernel("128x256_s4_c2x1", 0.95)};
 }
 
 KernelChoice choose_mx_hopper(std::int64_t M, std::int64_t N, std::int64_t K, bool tma_store_ok,

@@ -244,12 +244,10 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
                                    const std::string& option, const char* env,
                                    int usable_sms = 0);
 
-/// One kernel the FP32 rule weighs for M > 128: per_tensor_f32_kernels()'s name is `stem` +
-/// "_<mode>_f32" + ("_tma_b2" if by_tma) + ("_pp" if pingpong).
+/// One kernel the FP32 rule weighs for M > 128: its tile, cluster and epilogue are the compiled
+/// kernel's (per_tensor_f32_kernels()), its speed measured.
 struct PerTensorF32Candidate {
-  const char* stem;  ///< "128x256_s4_c2x1"
-  int block_m, block_n, cluster;
-  bool pingpong, by_tma;
+  const engine::KernelInfo* kernel;  ///< an element of per_tensor_f32_kernels()
   double speed;  ///< on whole waves, relative to the list's first candidate (the ping-pong's > 1)
 };
 /// The FP32 rule's candidates for one K and accumulation mode (M > 128), by TMA where
