@@ -305,16 +305,22 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
   // Per accumulation mode: eight cooperative tiles and one ping-pong (128 x 128, 2 x 1 clusters)
   // writing FP32 D from registers, four (128 x 256 c2x1, 128 x 192, 128 x 128, its ping-pong) by
   // TMA.
-  REQUIRE(per_tensor_f32_kernels().size() == 26);
-  int tma = 0;
+  // And two promoted comparison kernels by TMA (128 x 256 without the cluster, and with one
+  // staging unit), by name only.
+  REQUIRE(per_tensor_f32_kernels().size() == 28);
+  int tma = 0, comparison = 0;
   for (const engine::KernelInfo& k : per_tensor_f32_kernels()) {
     INFO(k.name);
     CHECK(engine::writes_f32(k.epilogue));
-    CHECK(has(k.name, "_tma_b2") == (k.epilogue == engine::EpilogueKind::tma_store_f32));
+    CHECK(has(k.name, "_tma_b") == (k.epilogue == engine::EpilogueKind::tma_store_f32));
     tma += k.epilogue == engine::EpilogueKind::tma_store_f32;
-    CHECK_FALSE(k.comparison_only);
+    const bool twin_less = k.name == "128x256_s4_c1x1_promoted_f32_tma_b2" ||
+                           k.name == "128x256_s4_c2x1_promoted_f32_tma_b1";
+    CHECK(k.comparison_only == twin_less);
+    comparison += k.comparison_only;
   }
-  CHECK(tma == 8);
+  CHECK(tma == 10);
+  CHECK(comparison == 2);
   // The candidates' K band: the ping-pong 128 x 128 for fast accumulation by TMA with 512 < K <=
   // 3072 only; every other candidate at every K, by TMA exactly where D allows it.
   // (name: '%' for the mode.)

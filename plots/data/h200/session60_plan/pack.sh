@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 60's pack for call1.sh (TAG a, the default) and call2.sh (TAG b), at the commit to run
+# Session 60's pack for call1.sh (TAG a, the default), call2.sh (TAG b) and call3.sh (TAG c), at the commit to run
 # (commit first: build/bin/commit.txt is the build's HEAD): .gpu/t60TAG.txz (test_library_gpu,
 # test_strided_gpu, and for an H200 chapter 9's executable with Google Benchmark) and the staged
 # PyTorch package .gpu/py60TAG.txz.
