@@ -13,7 +13,7 @@
 # commit, bin/commit.txt), L ($OUT/call.log), T0 and LD_LIBRARY_PATH; logs the GPU, its clocks,
 # power limit and driver, and the binaries' and package's commits; defines say (a line with the
 # time and the seconds since the start, into the log and stdout), seconds_left, gpu_tests_step,
-# packed_tests_step, torch_tests_step, ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step,
+# packed_tests_step, torch_tests_step, f32_kernels_step, ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step,
 # dispatch_sweep_step, examples_step, small_picks_step, the shape lists DS_M128 and DS_SH18, and for chapter 8's calls
 # ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and peers_moe_step (below). $OUT is the folder
 # whose files come back from the GPU machine.
@@ -188,6 +188,24 @@ packed_tests_step() {
   grep -h -A8 "<failure" "$OUT"/gl/tests/*.xml 2>/dev/null | head -40 >> "$L"
   mv "$OUT/gpu_tests_${C:0:7}.txt" "$OUT/gpu_tests_$1_${C:0:7}.txt" 2>/dev/null
   tar cJf "$OUT/gl_$1.txz" -C "$OUT" gl && rm -rf "$OUT/gl"
+}
+# The library's FP32-output kernels by name against torch's float32 D (bench_torch.py --only
+# per_tensor_f32_kernels, 0.3 s a case) at the default shapes and the N x K list given, within
+# SECONDS: f32_kernels_step SECONDS 'NxK,...' [GREP]. Leaves
+# $OUT/per_tensor_f32_kernels_<gpu>_<commit>.json (gpu: h100, h200, ... from nvidia-smi, so the file
+# says which GPU timed it) and the step's folder packed as $OUT/pt_<gpu>.txz; the result lines
+# matching GREP (an ERE, default: every mode) in the log.
+f32_kernels_step() {
+  local gpu
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oiE 'h[0-9]+' | head -1 |
+        tr 'A-Z' 'a-z')
+  BENCH_ARGS="--only per_tensor_f32_kernels --time-limit 0.3 --commit $C --f32-shapes $2" \
+    timeout "$1" bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/pt" bench \
+    > /dev/null 2>&1
+  echo "f32 bench rc=$?" >> "$L"
+  grep -E "^per_tensor_f32_kernels ${3:-.*}|Error|error" "$OUT/pt/bench_torch.log" | head -40 >> "$L"
+  cp "$OUT/pt/bench_torch.json" "$OUT/per_tensor_f32_kernels_${gpu:-gpu}_${C:0:7}.json" 2>/dev/null
+  tar cJf "$OUT/pt_${gpu:-gpu}.txz" -C "$OUT" pt && rm -rf "$OUT/pt"
 }
 # One launch of the kernels matching KERNEL_REGEX (the third one launched: two warm-ups skipped)
 # under ncu, clocks as the driver sets them, with the given sections, from EXE ARGS...; writes

@@ -21,12 +21,8 @@ PLAN=${PLAN:-300}
 source scripts/gpu_call.sh .gpu/t60c.txz .gpu/py60c.txz || exit 1
 if [[ ${SHORT:-0} != 1 ]] && nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   say "an H200: bench_torch.py --only per_tensor_f32_kernels first"
-  BENCH_ARGS="--only per_tensor_f32_kernels --time-limit 0.3 --commit $C --f32-shapes 7168x1024,7168x2048,7168x7168,7168x12288,2112x7168,24576x1536,4096x7168" \
-    timeout 100 bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/pt" bench > /dev/null 2>&1
-  echo "bench rc=$?" >> "$L"
-  grep -E "^per_tensor_f32_kernels .* promoted|Error|error" "$OUT/pt/bench_torch.log" | head -20 >> "$L"
-  cp "$OUT/pt/bench_torch.json" "$OUT/per_tensor_f32_kernels_h200_${C:0:7}.json" 2>/dev/null
-  tar cJf "$OUT/pt.txz" -C "$OUT" pt && rm -rf "$OUT/pt"
+  f32_kernels_step 100 7168x1024,7168x2048,7168x7168,7168x12288,2112x7168,24576x1536,4096x7168 \
+    '.* promoted'
 fi
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,clocks_event_reasons.active \
   --format=csv,noheader -lms 100 > "$OUT/smi.csv" 2>&1 &
