@@ -191,21 +191,25 @@ packed_tests_step() {
 }
 # The library's FP32-output kernels by name against torch's float32 D (bench_torch.py --only
 # per_tensor_f32_kernels, 0.3 s a case) at the default shapes and the N x K list given, within
-# SECONDS: f32_kernels_step SECONDS 'NxK,...' [GREP]. Leaves
-# $OUT/per_tensor_f32_kernels_<gpu>_<commit>.json (gpu: h100, h200, ... from nvidia-smi, so the file
-# says which GPU timed it) and the step's folder packed as $OUT/pt_<gpu>.txz; the result lines
-# matching GREP (an ERE, default: every mode) in the log.
+# SECONDS: f32_kernels_step TAG SECONDS 'NxK,...' [GREP]. Leaves
+# $OUT/per_tensor_f32_kernels_TAG_<gpu>_<commit>.json (gpu: h100, h200, ... from nvidia-smi, so
+# the file says which GPU timed it; only when the bench exits 0) and the step's folder packed as
+# $OUT/pt_TAG.txz; the result lines matching GREP (an ERE, default: every mode) in the log.
 f32_kernels_step() {
-  local gpu
+  local tag=$1 gpu rc
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oiE 'h[0-9]+' | head -1 |
         tr 'A-Z' 'a-z')
-  BENCH_ARGS="--only per_tensor_f32_kernels --time-limit 0.3 --commit $C --f32-shapes $2" \
-    timeout "$1" bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/pt" bench \
+  rm -rf "$OUT/pt"
+  BENCH_ARGS="--only per_tensor_f32_kernels --time-limit 0.3 --commit $C --f32-shapes $3" \
+    timeout "$2" bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/pt" bench \
     > /dev/null 2>&1
-  echo "f32 bench rc=$?" >> "$L"
-  grep -E "^per_tensor_f32_kernels ${3:-.*}|Error|error" "$OUT/pt/bench_torch.log" | head -40 >> "$L"
-  cp "$OUT/pt/bench_torch.json" "$OUT/per_tensor_f32_kernels_${gpu:-gpu}_${C:0:7}.json" 2>/dev/null
-  tar cJf "$OUT/pt_${gpu:-gpu}.txz" -C "$OUT" pt && rm -rf "$OUT/pt"
+  rc=$?
+  echo "f32 bench $tag rc=$rc" >> "$L"
+  grep -E "^per_tensor_f32_kernels (${4:-.*})|Error|error" "$OUT/pt/bench_torch.log" 2>/dev/null |
+    head -40 >> "$L"
+  [[ $rc == 0 ]] && cp "$OUT/pt/bench_torch.json" \
+    "$OUT/per_tensor_f32_kernels_${tag}_${gpu:-gpu}_${C:0:7}.json" 2>/dev/null
+  [[ -d "$OUT/pt" ]] && tar cJf "$OUT/pt_$tag.txz" -C "$OUT" pt && rm -rf "$OUT/pt"
 }
 # One launch of the kernels matching KERNEL_REGEX (the third one launched: two warm-ups skipped)
 # under ncu, clocks as the driver sets them, with the given sections, from EXE ARGS...; writes
