@@ -314,9 +314,9 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
     CHECK(engine::writes_f32(k.epilogue));
     CHECK(has(k.name, "_tma_b") == (k.epilogue == engine::EpilogueKind::tma_store_f32));
     tma += k.epilogue == engine::EpilogueKind::tma_store_f32;
-    const bool twin_less = k.name == "128x256_s4_c1x1_promoted_f32_tma_b2" ||
-                           k.name == "128x256_s4_c2x1_promoted_f32_tma_b1";
-    CHECK(k.comparison_only == twin_less);
+    const bool comparison_kernel = k.name == "128x256_s4_c1x1_promoted_f32_tma_b2" ||
+                                   k.name == "128x256_s4_c2x1_promoted_f32_tma_b1";
+    CHECK(k.comparison_only == comparison_kernel);
     comparison += k.comparison_only;
   }
   CHECK(tma == 10);

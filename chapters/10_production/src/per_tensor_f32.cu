@@ -59,9 +59,11 @@ void add_f32(std::vector<KernelInfo>& out) {
   // Two comparison kernels (comparison_only: by name only, never a rule's or a table's), promoted:
   // the promoted 128 x 256 by TMA runs 0.91x its registers twin at 4096 x 7168 x 16384, its L2 hit
   // rate 65 % against 79 % (ncu, session 60). Without the 2 x 1 cluster (each CTA loads its own B
-  // half, no multicast pairing), and with one staging unit (the epilogue waits for each store
-  // before the next unit): which of the two changes the hit rate says where the re-reads come
-  // from.
+  // half, no multicast pairing), and with one staging unit (before refilling it the consumers wait
+  // until the TMA has read the previous unit out of shared memory). Session 61 (H100): one unit
+  // recovers the time and the hit rate (level with the registers twin), no cluster only the hit
+  // rate; one unit runs ahead of the rule's pick at N = 7168 with K >= 7168 only, and the rule
+  // waits for the H200's timings (chapter 10's NOTEBOOK.md, "session 61").
   if constexpr (A == Accumulation::promoted) {
     for (KernelInfo k : {kernel_info<KernelConfig<128, 256, 4, 1, 1, A, kTma, 2>>(),
                          kernel_info<KernelConfig<128, 256, 4, 2, 1, A, kTma, 1>>()}) {
