@@ -43,14 +43,17 @@ struct GemmArgs {
   ScaleRecipe recipe_b = ScaleRecipe::per_tensor;
   std::int64_t scale_a_count = -1;
   std::int64_t scale_b_count = -1;
-  /// Elements of the scale tensors the kernel reads, when their layout is strided (chapter 7:
-  /// scale_layout.hpp); -1: the recipe's packed size (scaling.hpp); kScaleExtentOverflow (-2):
-  /// the layout's span passes 64-bit byte offsets (refused). Used for the extent and overlap
-  /// checks.
+  /// 4-byte words of the scale tensors the kernel reads, where the recipe's packed size
+  /// (scaling.hpp) does not say it: a strided layout (chapter 7's scale_layout.hpp, and chapter 8's
+  /// weight gradient, whose scales run along the tokens), or chapter 9's MX scales, whole 512-byte
+  /// tiles of one-byte codes (bytes / 4, mx_gemm.cpp); -1: the recipe's packed size;
+  /// kScaleExtentOverflow (-2): the layout's span passes 64-bit byte offsets (refused). Used for
+  /// the extent and overlap checks (gemm_extents() multiplies it by 4).
   std::int64_t scale_a_extent = -1;
   std::int64_t scale_b_extent = -1;
-  /// Bytes per element of D: 2 (bf16, every chapter's output) or 4 (float, chapter 7's FP32
-  /// output with accumulate).
+  /// Bytes per element of D: 2 (bf16) or 4 (float: chapter 7's FP32 output and its split-K,
+  /// chapter 8's FP32 weight gradient, the library's per-tensor FP32 D). D must be aligned to it
+  /// (and to the kernel's output_alignment), and every extent of D counts it.
   std::int64_t d_element_bytes = 2;
 };
 
