@@ -116,11 +116,11 @@ struct GemmRequirements {
   ScaleRecipe recipe_b = ScaleRecipe::per_tensor;
 };
 
-/// Checks args against the universal rules (M, N, K >= 1; non-null pointers; D 2-byte aligned;
-/// leading dimensions >= the row length; no overflow of 64-bit byte offsets; D's bytes overlap
-/// none of A, B, scale_a, scale_b) and against req. Throws std::invalid_argument on the first
-/// violation. Pure C++: no CUDA call (the memory behind the pointers is check_gemm_pointers()'s
-/// job, launch.hpp).
+/// Checks args against the universal rules (M, N, K >= 1; non-null pointers; D aligned to its
+/// element, 2 or 4 bytes, and to req.output_alignment; leading dimensions >= the row length; no
+/// overflow of 64-bit byte offsets; D's bytes overlap none of A, B, scale_a, scale_b) and against
+/// req. Throws std::invalid_argument on the first violation. Pure C++: no CUDA call (the memory
+/// behind the pointers is check_gemm_pointers()'s job, launch.hpp).
 void validate_gemm(const GemmArgs& args, const GemmRequirements& req);
 
 /// Checks that D's bytes (gemm_extents(args).d from args.D) share none with [p, p + bytes), a

@@ -125,8 +125,9 @@ void validate_gemm(const GemmArgs& a, const GemmRequirements& req) {
 
   check_pointer(req, a.A, "A", req.operand_alignment, "device pointer to M x K e4m3, row-major");
   check_pointer(req, a.B, "B", req.operand_alignment, "device pointer to N x K e4m3, row-major");
-  // bf16 stores need 2-byte aligned addresses whatever the kernel asks for: a D one byte off
-  // would fault on the first store (cudaErrorMisalignedAddress, which is sticky).
+  // D's element stores need its alignment whatever the kernel asks for (2 bytes for bf16, 4 for
+  // float): a D one byte off would fault on the first store (cudaErrorMisalignedAddress, which is
+  // sticky).
   if (a.d_element_bytes != 2 && a.d_element_bytes != 4)
     fail(req, "d_element_bytes = " + std::to_string(a.d_element_bytes) +
                   " must be 2 (bf16 D) or 4 (float D)");
