@@ -3,7 +3,7 @@
 # decode tiles at M <= 128 follow chapter 6's pick (its hand table, else its decode rule, with 16
 # columns), through two new registers_f32 kernels per mode (64 x 16 s16, 128 x 16 s10; 32 in
 # per_tensor_f32_kernels()). Any Hopper, about 330 s. Pack on the branch, at the commit to run:
-#   git checkout s63-f32-decode && cmake --build build -j2
+#   git checkout s63-f32-decode (rebased on main) && cmake --build build -j2
 #   bash plots/data/h200/session60_plan/pack.sh d          (.gpu/t60d.txz, .gpu/py60d.txz)
 #   run: bash plots/data/h200/session63_plan/decode_f32.sh (carry .gpu/t60d.txz .gpu/py60d.txz)
 # What changes (promoted / fast; CPU test "library: the per-tensor FP32-output choice"):
@@ -26,6 +26,8 @@
 # activity), then at the FP32 stores (a 64 x 16 tile stores 4 KB of D per 1 MB of B it reads).
 set -u
 PLAN=${PLAN:-330}
+grep -q F32_TOKENS scripts/gpu_call.sh ||
+  { echo "decode_f32.sh: run it from the branch s63-f32-decode (this tree's gpu_call.sh has no F32_TOKENS)"; exit 1; }
 source scripts/gpu_call.sh .gpu/t60d.txz .gpu/py60d.txz || exit 1
 say "test_library_gpu (32 FP32 kernels by name)"
 packed_tests_step lib 'test_library_gpu' 150
