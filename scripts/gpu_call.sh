@@ -191,7 +191,7 @@ packed_tests_step() {
 }
 # The library's FP32-output kernels by name against torch's float32 D (bench_torch.py --only
 # per_tensor_f32_kernels, 0.3 s a case) at the default shapes and the N x K list given, within
-# SECONDS: f32_kernels_step TAG SECONDS 'NxK,...' [GREP]. Leaves
+# SECONDS: f32_kernels_step TAG SECONDS 'NxK,...' [GREP] (M: F32_TOKENS, default 4096). Leaves
 # $OUT/per_tensor_f32_kernels_TAG_<gpu>_<commit>.json (gpu: h100, h200, ... from nvidia-smi, so
 # the file says which GPU timed it; only when the bench exits 0) and the step's folder packed as
 # $OUT/pt_TAG.txz; the result lines matching GREP (an ERE, default: every mode) in the log.
@@ -200,7 +200,7 @@ f32_kernels_step() {
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oiE 'h[0-9]+' | head -1 |
         tr 'A-Z' 'a-z')
   rm -rf "$OUT/pt"
-  BENCH_ARGS="--only per_tensor_f32_kernels --time-limit 0.3 --commit $C --f32-shapes $3" \
+  BENCH_ARGS="--only per_tensor_f32_kernels --time-limit 0.3 --commit $C --f32-shapes $3${F32_TOKENS:+ --tokens $F32_TOKENS}" \
     timeout "$2" bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/pt" bench \
     > /dev/null 2>&1
   rc=$?

@@ -302,12 +302,12 @@ TEST_CASE("library: names that do not exist or do not fit are refused", "[librar
 }
 
 TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
-  // Per accumulation mode: eight cooperative tiles and one ping-pong (128 x 128, 2 x 1 clusters)
+  // Per accumulation mode: ten cooperative tiles and one ping-pong (128 x 128, 2 x 1 clusters)
   // writing FP32 D from registers, four (128 x 256 c2x1, 128 x 192, 128 x 128, its ping-pong) by
   // TMA.
   // And two promoted comparison kernels by TMA (128 x 256 without the cluster, and with one
   // staging unit), by name only.
-  REQUIRE(per_tensor_f32_kernels().size() == 28);
+  REQUIRE(per_tensor_f32_kernels().size() == 32);
   int tma = 0, comparison = 0;
   for (const engine::KernelInfo& k : per_tensor_f32_kernels()) {
     INFO(k.name);
@@ -369,19 +369,11 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
     const char* tma_promoted = nullptr;
     const char* tma_fast = nullptr;
   };
-  // M <= 128: chapter 6's decode widths (about 3/4 of the SMs given a tile, 100 on 132 SMs), from
-  // registers. M > 128: wave efficiency x fill x speed: from registers 128 x 256 1, 128 x 192
+  // M <= 128: below (the decode cases). M > 128: wave efficiency x fill x speed: from registers 128 x 256 1, 128 x 192
   // 0.98 promoted / 0.97 fast, 128 x 128 0.93; fast by TMA the same, and with 512 < K <= 3072 the
   // ping-pong 128 x 128 1.07 (1.02 past K = 2048); promoted by TMA 128 x 128 1, 128 x 192 1,
   // 128 x 256 0.95.
   const Case cases[] = {
-      {1, 9, 16, 132, "64x32_s14_c1x1_%_f32"},          // no width reaches 100 tiles: the narrowest
-      {64, 2112, 7168, 132, "64x32_s14_c1x1_%_f32"},    // 17, 33, 66 tiles
-      {64, 7168, 7168, 132, "64x64_s12_c1x1_%_f32"},    // 112 tiles at 64 columns
-      {64, 32768, 512, 132, "64x128_s8_c1x1_%_f32"},    // 256 tiles at 128 columns
-      {128, 7168, 2048, 132, "128x64_s8_c1x1_%_f32"},   // 112 tiles (K: decode tiles ignore it)
-      {128, 7168, 7168, 112, "128x64_s8_c1x1_%_f32"},   // 112 tiles: one wave on 112 SMs
-      {128, 2112, 7168, 132, "128x32_s10_c1x1_%_f32"},  // 66 tiles: none reaches 100
       // 112 tiles of 128 x 128 fill 85% of a wave, 76 of 128 x 192 58%, 56 of 128 x 256 42%.
       {129, 7168, 7168, 132, "128x128_s6_c1x1_%_f32", "128x128_s6_c1x1_%_f32_tma_b2",
        "128x128_s6_c1x1_%_f32_tma_b2"},
@@ -439,6 +431,43 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
         CHECK((k.epilogue == engine::EpilogueKind::tma_store_f32) == by_tma);
         CHECK(has(c.why, by_tma ? "tma_store_f32" : "registers_f32"));
         if (x.M > 128) CHECK(has(c.why, "at K = " + std::to_string(x.K)));
+      }
+    // M <= 128: the FP32 twin (registers) of chapter 6's decode tile for the shape (its hand table,
+    // the H200's bf16 sweep, else its rule: the widest of 128, 64, 32, 16 columns giving about
+    // 3/4 of the SMs a tile, 100 on 132, else 64 x 16 / 64 x 32), or where the library has no
+    // twin, the rule's tile. D's alignment does not matter here.
+    struct Decode {
+      std::int64_t M, N, K;
+      int sms;
+      const char* promoted;
+      const char* fast;
+      bool from_table_tile;  // chapter 6's pick has an FP32 twin
+    };
+    const Decode decode[] = {
+        {1, 9, 16, 132, "64x16_s16", "64x16_s16", true},       // 1 tile: the rule's 64 x 16
+        {64, 2112, 7168, 132, "64x16_s16", "64x32_s14", true},  // table: 132 / 66 tiles
+        {64, 24576, 1536, 132, "64x64_s12", "64x64_s12", true},    // table (the rule: 64 x 128)
+        {64, 7168, 7168, 132, "64x64_s12", "64x64_s12", true},     // rule: 112 tiles
+        {64, 32768, 512, 132, "64x128_s8", "64x128_s8", true},     // table: 256 tiles
+        {128, 2112, 7168, 132, "64x32_s14", "64x32_s14", true},    // table: 132 tiles, not 66
+        {128, 4096, 7168, 132, "64x64_s12", "64x64_s12", true},    // table
+        {128, 24576, 1536, 132, "128x64_s8", "128x64_s8", true},   // table
+        {128, 7168, 2048, 132, "128x64_s8", "128x64_s8", true},    // table
+        // The table's promoted 128 x 56 has no FP32 twin: the rule's 128 x 64 (112 tiles).
+        {128, 7168, 16384, 132, "128x64_s8", "128x64_s8", false},
+        // The table's fast tile is a ping-pong 128 x 128 (c1x1): the cooperative 128 x 128.
+        {128, 32768, 512, 132, "128x128_s6", "128x128_s6", true},
+        {128, 7168, 7168, 112, "128x64_s8", "128x64_s8", true}};  // rule: one wave on 112 SMs
+    for (const Decode& x : decode)
+      for (bool tma_ok : {true, false}) {
+        INFO(x.M << "x" << x.N << "x" << x.K << " on " << x.sms << " SMs, " << mode
+                  << ", TMA-storable D " << tma_ok);
+        const KernelChoice c = choose_per_tensor_f32(x.M, x.N, x.K, a, tma_ok, "", nullptr, x.sms);
+        CHECK(c.rule == DispatchRule::epilogue);
+        CHECK(c.kernel == std::string(fast ? x.fast : x.promoted) + "_c1x1_" + mode + "_f32");
+        CHECK(has(c.why, "registers_f32"));
+        const bool table_tile = x.from_table_tile || fast;
+        CHECK(has(c.why, table_tile ? "chapter 6's decode tile" : "chapter 6's decode rule"));
       }
     // An option names a kernel of the FP32 list...
     const KernelChoice c =

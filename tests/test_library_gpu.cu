@@ -479,7 +479,7 @@ TEST_CASE("library: every per-tensor FP32 kernel by name, D += A.B against float
       CHECK(test::has(r, "ldd a multiple of 4"));
     }
   }
-  CHECK(ran == 28);
+  CHECK(ran == 32);
   CHECK(tma == 10);
 }
 

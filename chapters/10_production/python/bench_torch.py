@@ -24,8 +24,9 @@
             BlockWise128x128) and bf16 torch.matmul, M in {64, 128, 4096} x the six (N, K).
   per_tensor gemm_per_tensor with bf16 and float32 D against torch._scaled_mm (per-tensor scales,
             the same out_dtype, promoted accumulation), the same shapes (not in the default
-            --only: --only per_tensor); per_tensor_f32_kernels: each FP32 kernel for large M by
-            name (tiles of 128 rows and 128 columns or more) at M = --tokens, both modes, against
+            --only: --only per_tensor); per_tensor_f32_kernels: each FP32 kernel whose tile suits
+            M = --tokens by name (for M = 4096 tiles of 128 rows and 128 columns or more, for
+            M <= 128 the decode tiles from registers), both modes, against
             the default and torch's float32 D, at the six (N, K) and --f32-shapes.
 Method (linear, gemm): per timed call an L2 flush (zero_ of a 2 x L2 buffer) outside the timed
 region, then a GPU-side sleep (torch.cuda._sleep, --delay-us; --step-delay-us, 1500 us, for the
@@ -649,9 +650,20 @@ def bench_per_tensor(args, timer: Timer) -> list:
     return rows
 
 
+def _f32_tile_suits(name: str, M: int) -> bool:
+    """Whether an FP32 kernel's tile ("128x64_s8_c1x1_promoted_f32": 128 x 64) is one the rules
+    take at M: for M <= 128 the decode tiles (cooperative, from registers, at most 128 columns),
+    else the large tiles (128 rows, 128 columns or more)."""
+    block_m, block_n = (int(x) for x in name.split("_")[0].split("x"))
+    if M <= 128:
+        return "_tma" not in name and not name.endswith("_pp") and block_n <= 128
+    return block_m == 128 and block_n >= 128
+
+
 def bench_per_tensor_f32_kernels(args, timer: Timer) -> list:
-    """Each of the library's per-tensor FP32 kernels whose tile suits a large M (128 rows and 128
-    columns or more, by name through _gemm_per_tensor_kernel) at M = --tokens with the six (N, K)
+    """Each of the library's per-tensor FP32 kernels whose tile suits M (_f32_tile_suits: for
+    M = 4096 128 rows and 128 columns or more, for M <= 128 the decode tiles; by name through
+    _gemm_per_tensor_kernel) at M = --tokens with the six (N, K)
     and --f32-shapes (N x K, e.g. a K sweep), promoted and fast, with
     the default choice and torch._scaled_mm's float32 D beside them, each checked against float64
     (what the FP32 rule for large M should pick)."""
@@ -674,8 +686,7 @@ def bench_per_tensor_f32_kernels(args, timer: Timer) -> list:
                 "torch._scaled_mm f32": lambda fast=fast: torch._scaled_mm(
                     qa, bt, scale_a=sa, scale_b=sb, out_dtype=torch.float32, use_fast_accum=fast)}
             for k in names:
-                if (f"_{mode}_" in k and not k.startswith("64x") and "x32_" not in k
-                        and "x64_" not in k):
+                if f"_{mode}_" in k and _f32_tile_suits(k, M):
                     impls[k] = (lambda k=k, fast=fast: (torch.ops.fp8gemm._gemm_per_tensor_kernel(
                         qa, qb, sa, sb, out, False, fast, k), out)[1])
             row = {"M": M, "N": N, "K": K, "mode": mode, "notes": [], "impls": {}}

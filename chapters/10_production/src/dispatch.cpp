@@ -409,14 +409,36 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
   const std::string suffix = std::string("_") + engine::to_string(accumulation) + "_f32";
   const int rule_sms = engine::sms_or_reference(usable_sms);
   if (M <= 128) {
-    // Chapter 6's decode rule: 64-row tiles for M <= 64, the widest of 128, 64, 32 columns that
-    // gives about three quarters of the SMs a tile without a thin second wave, else 32.
-    const int bm = M <= 64 ? 64 : 128;
-    const int bn = std::max(engine::decode_tile_width(M, N, bm, {128, 64, 32}, rule_sms), 32);
-    const int stages = bm == 64 ? (bn == 128 ? 8 : bn == 64 ? 12 : 14) : (bn == 128 ? 6 : bn == 64 ? 8 : 10);
-    c.kernel = std::to_string(bm) + "x" + std::to_string(bn) + "_s" + std::to_string(stages) +
-               "_c1x1" + suffix;
-    c.why = "FP32 D: the library's registers_f32 per-tensor kernels, chapter 6's decode widths on " +
+    // Chapter 6's decode tile: its pick for this shape (its hand table, the H200's bf16 sweep,
+    // else its decode rule: 64-row tiles for M <= 64, the widest of 128, 64, 32, 16 columns that
+    // gives about three quarters of the SMs a tile without a thin second wave, else 64 x 16 or
+    // 64 x 32), as the FP32 kernel of that tile from registers; where the library has none
+    // (chapter 6's 128 x 56, its ping-pong 128 x 128 at 128 x 32768 x 512), the rule's tile. At
+    // M <= 128 the call streams B once and D is small beside it (64 x 2112 x 7168: 0.5 MB of FP32
+    // D, 15 MB of B), so what decides is how many SMs stream B: until session 62 the FP32 rule
+    // stopped at 32 columns and kept 128-row tiles for M > 64, giving 64 and 128 x 2112 x 7168 66
+    // tiles for 132 SMs (0.901x and 0.880x torch's float32 D on the H200, session 60) where
+    // chapter 6 takes 132.
+    const auto fp32_tile = [&](int bm, int bn) -> const engine::KernelInfo* {
+      for (const engine::KernelInfo& k : per_tensor_f32_kernels())
+        if (k.block_m == bm && k.block_n == bn && k.cluster_size() == 1 && !k.comparison_only &&
+            k.accumulation == accumulation && k.epilogue == engine::EpilogueKind::registers_f32 &&
+            !k.name.ends_with("_pp"))
+          return &k;
+      return nullptr;
+    };
+    const engine::KernelInfo& ch06_pick =
+        ch06::choose_kernel(M, N, K, accumulation, true, rule_sms);
+    const engine::KernelInfo* k = fp32_tile(ch06_pick.block_m, ch06_pick.block_n);
+    std::string from = "chapter 6's decode tile (" + ch06_pick.name + ")";
+    if (!k) {
+      const int bm = M <= 64 ? 64 : 128;
+      const int bn = engine::decode_tile_width(M, N, bm, {128, 64, 32, 16}, rule_sms);
+      k = bn > 0 ? fp32_tile(bm, bn) : fp32_tile(64, M <= 64 ? 16 : 32);
+      from = "chapter 6's decode rule (its tile " + ch06_pick.name + " has no FP32 kernel)";
+    }
+    c.kernel = k->name;
+    c.why = "FP32 D: the library's registers_f32 per-tensor kernels, " + from + " on " +
             std::to_string(rule_sms) + " SMs";
   } else {
     // Chapter 6's large-tile rule, wave efficiency x speed on whole waves, with each tile's fill

@@ -7,10 +7,10 @@
 // staged in shared memory and written, or reduce-added, by the TMA unit while the next tile's
 // main loop runs; the same bits. The tiles: 128 x 256 in 2 x 1 clusters, 128 x 192, 128 x 128 and
 // (fast by TMA, 512 < K <= 3072) the ping-pong 128 x 128 for M > 128 (choose_per_tensor_f32
-// weighs their wave efficiency x fill x speed); for M <= 128 the decode widths of chapter
-// 6's rule (64- or 128-row tiles, 128, 64 or 32 columns: a memory-bound call needs enough SMs
-// streaming B, and 128 x 128 alone gave 64 x 2112 x 7168 17 tiles for 132 SMs, 0.59x torch's FP32
-// D on an H100 in session 58's call 2), in both accumulation modes. Not tuned by a sweep: an FP32
+// weighs their wave efficiency x fill x speed); for M <= 128 the FP32 twins of chapter 6's
+// decode tiles (64- or 128-row tiles, 128, 64, 32 or 16 columns: a memory-bound call needs enough
+// SMs streaming B, and 128 x 128 alone gave 64 x 2112 x 7168 17 tiles for 132 SMs, 0.59x torch's
+// FP32 D on an H100 in session 58's call 2), in both accumulation modes. Not tuned by a sweep: an FP32
 // D is twice the bytes of a bf16 one, and training code asks for it where D is summed into
 // (weight gradients).
 #include "common/engine/kernel_info.cuh"
@@ -31,6 +31,10 @@ void add_f32(std::vector<KernelInfo>& out) {
   out.push_back(kernel_info<KernelConfig<64, 128, 8, 1, 1, A, kF32>>());
   out.push_back(kernel_info<KernelConfig<64, 64, 12, 1, 1, A, kF32>>());
   out.push_back(kernel_info<KernelConfig<64, 32, 14, 1, 1, A, kF32>>());
+  // 16 columns (session 62): chapter 6's narrowest decode tiles, so that its pick at M <= 128
+  // (64 x 16 at 64 x 2112 x 7168 promoted: 132 tiles where 64 x 32 gives 66) has an FP32 twin.
+  out.push_back(kernel_info<KernelConfig<64, 16, 16, 1, 1, A, kF32>>());
+  out.push_back(kernel_info<KernelConfig<128, 16, 10, 1, 1, A, kF32>>());
   // Ping-pong consumers (chapter 6's ping-pong, ConsumerOrder::pingpong): one warpgroup's FP32
   // stores run while the other's main loop keeps the tensor cores busy. From registers by name only
   // (slower than the cooperative tiles in every by-name run, sessions 58-60); by TMA the rule's

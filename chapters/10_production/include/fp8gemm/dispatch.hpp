@@ -224,16 +224,19 @@ KernelChoice choose_per_tensor(std::int64_t M, std::int64_t N, std::int64_t K,
 /// The per-tensor GEMM's FP32-output kernels (the library's own: src/per_tensor_f32.cu, chapter
 /// 6's math with the engine's FP32 epilogues), promoted and fast, named as chapter 6 names kernels:
 /// from registers (registers_f32, "128x64_s8_c1x1_promoted_f32") 128 x 256 in 2 x 1 clusters,
-/// 128 x 192, the decode tiles 128 x {128, 64, 32} and 64 x {128, 64, 32} and a ping-pong 128 x
-/// 128; by TMA (tma_store_f32, "..._f32_tma_b2": D 16-byte aligned, ldd a multiple of 4) 128 x 256
-/// in 2 x 1 clusters, 128 x 192, 128 x 128 and its ping-pong form (13 a mode).
+/// 128 x 192, the decode tiles 128 x {128, 64, 32, 16} and 64 x {128, 64, 32, 16} and a ping-pong
+/// 128 x 128; by TMA (tma_store_f32, "..._f32_tma_b2": D 16-byte aligned, ldd a multiple of 4)
+/// 128 x 256 in 2 x 1 clusters, 128 x 192, 128 x 128 and its ping-pong form (15 a mode), and two
+/// promoted comparison kernels by TMA, by name only (comparison_only).
 const std::vector<engine::KernelInfo>& per_tensor_f32_kernels();
 
 /// The per-tensor plan's choice for FP32 D (fp8gemm::PerTensorGemmF32): Options::kernel, a name of
 /// per_tensor_f32_kernels() that accumulates the way `accumulation` says (and, when it stores by
 /// TMA, with `tma_store_ok`: D 16-byte aligned, ldd a multiple of 4), else rule `epilogue`: for
-/// M <= 128 chapter 6's decode rule on `usable_sms` SMs (kReferenceSms when 0: 64-row tiles for
-/// M <= 64, engine::decode_tile_width over 128, 64, 32 columns, else 32; registers_f32), for
+/// M <= 128 the FP32 twin (registers_f32) of chapter 6's decode tile for the shape on `usable_sms`
+/// SMs (kReferenceSms when 0; ch06::choose_kernel: its hand table, else its decode rule), or
+/// where there is none, of its decode rule's tile (64-row tiles for M <= 64,
+/// engine::decode_tile_width over 128, 64, 32, 16 columns, else 64 x 16 or 64 x 32), for
 /// larger M the candidate of per_tensor_f32_candidates(K, ...) with the best wave efficiency x
 /// fill x speed (fill: the part of its tiles inside D).
 /// No sweep behind it (by-name timings at M = 4096 on an H100 and the H200). The dispatch table and
