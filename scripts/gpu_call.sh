@@ -200,7 +200,7 @@ f32_kernels_step() {
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oiE 'h[0-9]+' | head -1 |
         tr 'A-Z' 'a-z')
   rm -rf "$OUT/pt"
-  BENCH_ARGS="--only per_tensor_f32_kernels --time-limit 0.3 --commit $C --f32-shapes $3${F32_TOKENS:+ --tokens $F32_TOKENS}" \
+  BENCH_ARGS="--only per_tensor_f32_kernels --time-limit 0.3 --commit $C${3:+ --f32-shapes $3}${F32_TOKENS:+ --tokens $F32_TOKENS}" \
     timeout "$2" bash chapters/10_production/python/gpu_run.sh /tmp/py "$OUT/pt" bench \
     > /dev/null 2>&1
   rc=$?

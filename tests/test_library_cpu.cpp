@@ -441,23 +441,34 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
       int sms;
       const char* promoted;
       const char* fast;
-      bool from_table_tile;  // chapter 6's pick has an FP32 twin
+      bool promoted_has_twin;  // chapter 6's promoted pick has an FP32 kernel of its size
     };
     const Decode decode[] = {
-        {1, 9, 16, 132, "64x16_s16", "64x16_s16", true},       // 1 tile: the rule's 64 x 16
-        {64, 2112, 7168, 132, "64x16_s16", "64x32_s14", true},  // table: 132 / 66 tiles
-        {64, 24576, 1536, 132, "64x64_s12", "64x64_s12", true},    // table (the rule: 64 x 128)
-        {64, 7168, 7168, 132, "64x64_s12", "64x64_s12", true},     // rule: 112 tiles
-        {64, 32768, 512, 132, "64x128_s8", "64x128_s8", true},     // table: 256 tiles
-        {128, 2112, 7168, 132, "64x32_s14", "64x32_s14", true},    // table: 132 tiles, not 66
-        {128, 4096, 7168, 132, "64x64_s12", "64x64_s12", true},    // table
-        {128, 24576, 1536, 132, "128x64_s8", "128x64_s8", true},   // table
-        {128, 7168, 2048, 132, "128x64_s8", "128x64_s8", true},    // table
-        // The table's promoted 128 x 56 has no FP32 twin: the rule's 128 x 64 (112 tiles).
-        {128, 7168, 16384, 132, "128x64_s8", "128x64_s8", false},
-        // The table's fast tile is a ping-pong 128 x 128 (c1x1): the cooperative 128 x 128.
+        {1, 9, 16, 132, "64x16_s16", "64x16_s16", true},          // 1 tile: the rule's 64 x 16
+        // The twelve DeepSeek-V3 shapes at M = 64 and 128 (chapter 6's hand table).
+        {64, 2112, 7168, 132, "64x16_s16", "64x32_s14", true},    // 132 / 66 tiles
+        {64, 24576, 1536, 132, "64x64_s12", "64x64_s12", true},   // (the rule: 64 x 128)
+        {64, 32768, 512, 132, "64x128_s8", "64x128_s8", true},
+        {64, 7168, 16384, 132, "64x64_s12", "64x64_s12", true},
+        {64, 4096, 7168, 132, "64x32_s14", "64x32_s14", true},
+        {64, 7168, 2048, 132, "64x64_s12", "64x64_s12", true},
+        {128, 2112, 7168, 132, "64x32_s14", "64x32_s14", true},   // 132 tiles, not 66
+        {128, 24576, 1536, 132, "128x64_s8", "128x64_s8", true},
+        // The fast pick is a ping-pong 128 x 128 (c1x1): the cooperative 128 x 128.
         {128, 32768, 512, 132, "128x128_s6", "128x128_s6", true},
-        {128, 7168, 7168, 112, "128x64_s8", "128x64_s8", true}};  // rule: one wave on 112 SMs
+        // The promoted 128 x 56 has no FP32 kernel: the rule's 128 x 64 (112 tiles).
+        {128, 7168, 16384, 132, "128x64_s8", "128x64_s8", false},
+        {128, 4096, 7168, 132, "64x64_s12", "64x64_s12", true},
+        {128, 7168, 2048, 132, "128x64_s8", "128x64_s8", true},
+        // Chapter 6's rule (no table row): 112 tiles at 64 columns.
+        {64, 7168, 7168, 132, "64x64_s12", "64x64_s12", true},
+        // 132 tiles of 128 x 16, not more than one wave: 16 columns.
+        {128, 2112, 4096, 132, "128x16_s10", "128x16_s10", true},
+        // On 112 SMs: one wave.
+        {128, 7168, 7168, 112, "128x64_s8", "128x64_s8", true},
+        // On 112 SMs the table's 64 x 32 (132 tiles, two waves there) is dropped: the rule's 16
+        // columns would give 132 tiles, a thin second wave, so 32 (66 tiles).
+        {128, 2112, 7168, 112, "128x32_s10", "128x32_s10", true}};
     for (const Decode& x : decode)
       for (bool tma_ok : {true, false}) {
         INFO(x.M << "x" << x.N << "x" << x.K << " on " << x.sms << " SMs, " << mode
@@ -466,8 +477,8 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
         CHECK(c.rule == DispatchRule::epilogue);
         CHECK(c.kernel == std::string(fast ? x.fast : x.promoted) + "_c1x1_" + mode + "_f32");
         CHECK(has(c.why, "registers_f32"));
-        const bool table_tile = x.from_table_tile || fast;
-        CHECK(has(c.why, table_tile ? "chapter 6's decode tile" : "chapter 6's decode rule"));
+        const bool twin = fast || x.promoted_has_twin;
+        CHECK(has(c.why, twin ? "chapter 6's decode tile" : "chapter 6's decode rule"));
       }
     // An option names a kernel of the FP32 list...
     const KernelChoice c =

@@ -666,7 +666,7 @@ def bench_per_tensor_f32_kernels(args, timer: Timer) -> list:
     _gemm_per_tensor_kernel) at M = --tokens with the six (N, K)
     and --f32-shapes (N x K, e.g. a K sweep), promoted and fast, with
     the default choice and torch._scaled_mm's float32 D beside them, each checked against float64
-    (what the FP32 rule for large M should pick)."""
+    (what the FP32 rule at that M should pick)."""
     names = torch.ops.fp8gemm._per_tensor_f32_kernel_names().split(",")
     rows = []
     shapes = list(DEEPSEEK_NK) + [nk for nk in args.f32_shapes if nk not in DEEPSEEK_NK]

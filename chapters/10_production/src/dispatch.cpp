@@ -406,19 +406,19 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
                  ch06::kernels(), "fp8gemm::ch06"};
   check_env(f, M, N, 0, env);
   KernelChoice c;
-  const std::string suffix = std::string("_") + engine::to_string(accumulation) + "_f32";
   const int rule_sms = engine::sms_or_reference(usable_sms);
   if (M <= 128) {
     // Chapter 6's decode tile: its pick for this shape (its hand table, the H200's bf16 sweep,
     // else its decode rule: 64-row tiles for M <= 64, the widest of 128, 64, 32, 16 columns that
     // gives about three quarters of the SMs a tile without a thin second wave, else 64 x 16 or
-    // 64 x 32), as the FP32 kernel of that tile from registers; where the library has none
-    // (chapter 6's 128 x 56, its ping-pong 128 x 128 at 128 x 32768 x 512), the rule's tile. At
-    // M <= 128 the call streams B once and D is small beside it (64 x 2112 x 7168: 0.5 MB of FP32
-    // D, 15 MB of B), so what decides is how many SMs stream B: until session 62 the FP32 rule
-    // stopped at 32 columns and kept 128-row tiles for M > 64, giving 64 and 128 x 2112 x 7168 66
-    // tiles for 132 SMs (0.901x and 0.880x torch's float32 D on the H200, session 60) where
-    // chapter 6 takes 132.
+    // 64 x 32), as the FP32 kernel of that tile (block_m x block_n) from registers: a ping-pong
+    // pick (chapter 6's fast 128 x 128 at 128 x 32768 x 512) gets the cooperative tile of its
+    // size; where the library has no kernel of that size (chapter 6's 128 x 56 at 128 x 7168 x
+    // 16384 promoted), the rule's tile. At M <= 128 the call streams B once and D is small beside
+    // it (64 x 2112 x 7168: 0.5 MB of FP32 D, 15 MB of B), so what decides is how many SMs stream
+    // B: until session 62 the FP32 rule stopped at 32 columns and kept 128-row tiles for M > 64,
+    // giving 128 x 2112 x 7168 and (promoted) 64 x 2112 x 7168 66 tiles for 132 SMs (0.880x and
+    // 0.901x torch's float32 D on the H200, session 60) where chapter 6 takes 132.
     const auto fp32_tile = [&](int bm, int bn) -> const engine::KernelInfo* {
       for (const engine::KernelInfo& k : per_tensor_f32_kernels())
         if (k.block_m == bm && k.block_n == bn && k.cluster_size() == 1 && !k.comparison_only &&

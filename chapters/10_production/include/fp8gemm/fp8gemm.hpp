@@ -123,8 +123,8 @@ using PerTensorOptions = ch06::Options;
 /// of D is read (accumulate) and written once by one thread: deterministic, D rounded once to
 /// float (with accumulate by TMA: one FP32 add per element in the TMA unit, the same rounding).
 /// For training code that sums products into an FP32 buffer (weight gradients over
-/// micro-batches). Its kernels (per_tensor_f32_kernels()) are not in the dispatch table: chapter
-/// 6's decode widths from registers for M <= 128; above, 128 x 256, 128 x 192 or 128 x 128 (fast
+/// micro-batches). Its kernels (per_tensor_f32_kernels()) are not in the dispatch table: for
+/// M <= 128 the FP32 twins (from registers) of chapter 6's decode tiles; above, 128 x 256, 128 x 192 or 128 x 128 (fast
 /// with 512 < K <= 3072 also the ping-pong 128 x 128) by wave efficiency x fill x speed per K,
 /// stored by TMA where D is 16-byte aligned with ldd % 4 == 0, else from registers (rule
 /// `epilogue`; choose_per_tensor_f32, per_tensor_f32_candidates). Measured on the H200 against
