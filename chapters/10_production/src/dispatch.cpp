@@ -414,32 +414,31 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
     // 64 x 32), as the FP32 kernel of that tile (block_m x block_n) from registers: a ping-pong
     // pick (chapter 6's fast 128 x 128 at 128 x 32768 x 512) gets the cooperative tile of its
     // size; where the library has no kernel of that size (chapter 6's 128 x 56 at 128 x 7168 x
-    // 16384 promoted), the rule's tile. At M <= 128 the call streams B once and D is small beside
+    // 16384 promoted), the narrowest of its tiles with as many rows and at least as many columns
+    // (128 x 64: the tile count no larger than chapter 6's). At M <= 128 the call streams B once and D is small beside
     // it (64 x 2112 x 7168: 0.5 MB of FP32 D, 15 MB of B), so what decides is how many SMs stream
     // B: until session 62 the FP32 rule stopped at 32 columns and kept 128-row tiles for M > 64,
     // giving 128 x 2112 x 7168 and (promoted) 64 x 2112 x 7168 66 tiles for 132 SMs (0.880x and
     // 0.901x torch's float32 D on the H200, session 60) where chapter 6 takes 132.
-    const auto fp32_tile = [&](int bm, int bn) -> const engine::KernelInfo* {
-      for (const engine::KernelInfo& k : per_tensor_f32_kernels())
-        if (k.block_m == bm && k.block_n == bn && k.cluster_size() == 1 && !k.comparison_only &&
-            k.accumulation == accumulation && k.epilogue == engine::EpilogueKind::registers_f32 &&
-            !k.name.ends_with("_pp"))
-          return &k;
-      return nullptr;
-    };
     const engine::KernelInfo& ch06_pick =
         ch06::choose_kernel(M, N, K, accumulation, true, rule_sms);
-    const engine::KernelInfo* k = fp32_tile(ch06_pick.block_m, ch06_pick.block_n);
-    std::string from = "chapter 6's decode tile (" + ch06_pick.name + ")";
-    if (!k) {
-      const int bm = M <= 64 ? 64 : 128;
-      const int bn = engine::decode_tile_width(M, N, bm, {128, 64, 32, 16}, rule_sms);
-      k = bn > 0 ? fp32_tile(bm, bn) : fp32_tile(64, M <= 64 ? 16 : 32);
-      from = "chapter 6's decode rule (its tile " + ch06_pick.name + " has no FP32 kernel)";
-    }
+    // The decode tiles (cooperative, one CTA a cluster, from registers) of this mode with
+    // ch06_pick's rows, the narrowest at least as wide as ch06_pick (every chapter 6 decode tile
+    // is at most 128 wide, and the library has 128 x 128 and 64 x 128).
+    const engine::KernelInfo* k = nullptr;
+    for (const engine::KernelInfo& t : per_tensor_f32_kernels())
+      if (t.block_m == ch06_pick.block_m && t.block_n >= ch06_pick.block_n &&
+          t.cluster_size() == 1 && !t.comparison_only && t.accumulation == accumulation &&
+          t.epilogue == engine::EpilogueKind::registers_f32 && !t.name.ends_with("_pp") &&
+          (!k || t.block_n < k->block_n))
+        k = &t;
+    if (!k)  // not reached: chapter 6's decode tiles are 64 or 128 rows, at most 128 columns
+      throw std::logic_error("fp8gemm (per-tensor FP32 D): no FP32 decode tile for chapter 6's " +
+                             ch06_pick.name);
     c.kernel = k->name;
-    c.why = "FP32 D: the library's registers_f32 per-tensor kernels, " + from + " on " +
-            std::to_string(rule_sms) + " SMs";
+    c.why = "FP32 D: the library's registers_f32 per-tensor kernels, chapter 6's decode tile (" +
+            ch06_pick.name + (k->block_n == ch06_pick.block_n ? ")" : ", widened to " +
+            std::to_string(k->block_n) + " columns)") + " on " + std::to_string(rule_sms) + " SMs";
   } else {
     // Chapter 6's large-tile rule, wave efficiency x speed on whole waves, with each tile's fill
     // (the part of its tiles inside D: 2112 columns fill 17 tiles of 128 97 %, 11 of 192 100 %,

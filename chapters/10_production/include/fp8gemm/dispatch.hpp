@@ -235,8 +235,8 @@ const std::vector<engine::KernelInfo>& per_tensor_f32_kernels();
 /// TMA, with `tma_store_ok`: D 16-byte aligned, ldd a multiple of 4), else rule `epilogue`: for
 /// M <= 128 the FP32 twin (registers_f32) of chapter 6's decode tile for the shape on `usable_sms`
 /// SMs (kReferenceSms when 0; ch06::choose_kernel: its hand table, else its decode rule), or
-/// where there is none, of its decode rule's tile (64-row tiles for M <= 64,
-/// engine::decode_tile_width over 128, 64, 32, 16 columns, else 64 x 16 or 64 x 32), for
+/// where the library has no kernel of that size, the narrowest with its rows and at least its
+/// columns (128 x 56 -> 128 x 64), for
 /// larger M the candidate of per_tensor_f32_candidates(K, ...) with the best wave efficiency x
 /// fill x speed (fill: the part of its tiles inside D).
 /// No sweep behind it (by-name timings at M = 4096 on an H100 and the H200). The dispatch table and
