@@ -415,30 +415,62 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
     // pick (chapter 6's fast 128 x 128 at 128 x 32768 x 512) gets the cooperative tile of its
     // size; where the library has no kernel of that size (chapter 6's 128 x 56 at 128 x 7168 x
     // 16384 promoted), the narrowest of its tiles with as many rows and at least as many columns
-    // (128 x 64: the tile count no larger than chapter 6's). At M <= 128 the call streams B once and D is small beside
-    // it (64 x 2112 x 7168: 0.5 MB of FP32 D, 15 MB of B), so what decides is how many SMs stream
+    // (128 x 64: the tile count no larger than chapter 6's); then half as wide while the tiles
+    // still fit one wave (below). At M <= 128 the call streams B once and D is small beside it
+    // (64 x 2112 x 7168: 0.5 MB of FP32 D, 15 MB of B), so what decides is how many SMs stream
     // B: until session 62 the FP32 rule stopped at 32 columns and kept 128-row tiles for M > 64,
     // giving 128 x 2112 x 7168 and (promoted) 64 x 2112 x 7168 66 tiles for 132 SMs (0.880x and
-    // 0.901x torch's float32 D on the H200, session 60) where chapter 6 takes 132.
+    // 0.901x torch's float32 D on the H200, session 60) where chapter 6 takes 132; with this rule
+    // (session 63, an H100, two runs) 1.011-1.014x and 1.036-1.043x, 11 % and 5 % faster than
+    // those picks by name in the same runs.
     const engine::KernelInfo& ch06_pick =
         ch06::choose_kernel(M, N, K, accumulation, true, rule_sms);
     // The decode tiles (cooperative, one CTA a cluster, from registers) of this mode with
     // ch06_pick's rows, the narrowest at least as wide as ch06_pick (every chapter 6 decode tile
     // is at most 128 wide, and the library has 128 x 128 and 64 x 128).
+    const auto decode_tile = [&](const engine::KernelInfo& t) {
+      return t.cluster_size() == 1 && !t.comparison_only && t.accumulation == accumulation &&
+             t.epilogue == engine::EpilogueKind::registers_f32 && !t.name.ends_with("_pp");
+    };
     const engine::KernelInfo* k = nullptr;
     for (const engine::KernelInfo& t : per_tensor_f32_kernels())
-      if (t.block_m == ch06_pick.block_m && t.block_n >= ch06_pick.block_n &&
-          t.cluster_size() == 1 && !t.comparison_only && t.accumulation == accumulation &&
-          t.epilogue == engine::EpilogueKind::registers_f32 && !t.name.ends_with("_pp") &&
+      if (decode_tile(t) && t.block_m == ch06_pick.block_m && t.block_n >= ch06_pick.block_n &&
           (!k || t.block_n < k->block_n))
         k = &t;
     if (!k)  // not reached: chapter 6's decode tiles are 64 or 128 rows, at most 128 columns
       throw std::logic_error("fp8gemm (per-tensor FP32 D): no FP32 decode tile for chapter 6's " +
                              ch06_pick.name);
+    const int twin_block_n = k->block_n;
+    // Then half as wide while the tiles still fit one wave: chapter 6's hand table comes from
+    // bf16 sweeps, and where it leaves half the SMs without a tile (fast 64 x 32 at 64 x 2112 x
+    // 7168: 66 tiles) the FP32 64 x 16 (132 tiles) timed 3-4 % faster on an H100 (session 63,
+    // two runs; promoted, chapter 6 itself takes 64 x 16 there). No other of the twelve
+    // DeepSeek-V3 decode shapes has a tile count that doubles within one wave.
+    const std::int64_t slots = engine::cluster_slots(rule_sms, 1);
+    const auto tiles = [&](const engine::KernelInfo& t) {
+      return ceil_div(M, std::int64_t(t.block_m)) * ceil_div(N, std::int64_t(t.block_n));
+    };
+    for (bool narrowed = true; narrowed;) {
+      narrowed = false;
+      for (const engine::KernelInfo& t : per_tensor_f32_kernels())
+        if (decode_tile(t) && t.block_m == k->block_m && 2 * t.block_n == k->block_n &&
+            tiles(t) <= slots) {
+          k = &t;
+          narrowed = true;
+          break;
+        }
+    }
     c.kernel = k->name;
     c.why = "FP32 D: the library's registers_f32 per-tensor kernels, chapter 6's decode tile (" +
-            ch06_pick.name + (k->block_n == ch06_pick.block_n ? ")" : ", widened to " +
-            std::to_string(k->block_n) + " columns)") + " on " + std::to_string(rule_sms) + " SMs";
+            ch06_pick.name +
+            (twin_block_n == ch06_pick.block_n
+                 ? ")"
+                 : ", widened to " + std::to_string(twin_block_n) + " columns)") +
+            (k->block_n == twin_block_n ? ""
+                                        : ", narrowed to " + std::to_string(k->block_n) +
+                                              " columns (" + std::to_string(tiles(*k)) +
+                                              " tiles, one wave)") +
+            " on " + std::to_string(rule_sms) + " SMs";
   } else {
     // Chapter 6's large-tile rule, wave efficiency x speed on whole waves, with each tile's fill
     // (the part of its tiles inside D: 2112 columns fill 17 tiles of 128 97 %, 11 of 192 100 %,
