@@ -236,7 +236,8 @@ const std::vector<engine::KernelInfo>& per_tensor_f32_kernels();
 /// M <= 128 the FP32 twin (registers_f32) of chapter 6's decode tile for the shape on `usable_sms`
 /// SMs (kReferenceSms when 0; ch06::choose_kernel: its hand table, else its decode rule), or
 /// where the library has no kernel of that size, the narrowest with its rows and at least its
-/// columns (128 x 56 -> 128 x 64), for
+/// columns (128 x 56 -> 128 x 64), then half as wide while its tiles still fit one wave of the
+/// SMs (fast 64 x 2112 x 7168: 64 x 32 -> 64 x 16), for
 /// larger M the candidate of per_tensor_f32_candidates(K, ...) with the best wave efficiency x
 /// fill x speed (fill: the part of its tiles inside D).
 /// No sweep behind it (by-name timings at M = 4096 on an H100 and the H200). The dispatch table and
