@@ -436,20 +436,22 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
     // the H200's bf16 sweep, else its rule: the widest of 128, 64, 32, 16 columns giving about
     // 3/4 of the SMs a tile, 100 on 132, else 64 x 16 / 64 x 32), or where the library has no
     // twin, the narrowest with its rows and at least its columns; then half as wide while the
-    // tiles still fit one wave (fast at 64 x 2112 x 7168 only). D's alignment does not matter.
+    // tiles still fit one wave (of these cases: fast at 64 x 2112 x 7168, and chapter 6's 64 x 32
+    // fallback at small N, 100 x 270 and 1 SM below). D's alignment does not matter.
     struct Decode {
       std::int64_t M, N, K;
       int sms;
       const char* promoted;
       const char* fast;
       bool promoted_has_twin;  // chapter 6's promoted pick has an FP32 kernel of its size
-      bool fast_narrowed = false;  // the fast pick is half chapter 6's width (one wave still)
+      bool promoted_narrowed = false;  // the pick is narrower than chapter 6's (one wave still)
+      bool fast_narrowed = false;
     };
     const Decode decode[] = {
         {1, 9, 16, 132, "64x16_s16", "64x16_s16", true},          // 1 tile: the rule's 64 x 16
         // The twelve DeepSeek-V3 shapes at M = 64 and 128 (chapter 6's hand table).
         // Promoted chapter 6 takes 64 x 16 (132 tiles); fast its 64 x 32 (66 tiles) narrowed.
-        {64, 2112, 7168, 132, "64x16_s16", "64x16_s16", true, true},
+        {64, 2112, 7168, 132, "64x16_s16", "64x16_s16", true, false, true},
         {64, 24576, 1536, 132, "64x64_s12", "64x64_s12", true},   // (the rule: 64 x 128)
         {64, 32768, 512, 132, "64x128_s8", "64x128_s8", true},
         {64, 7168, 16384, 132, "64x64_s12", "64x64_s12", true},
@@ -471,7 +473,11 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
         {128, 7168, 7168, 112, "128x64_s8", "128x64_s8", true},
         // On 112 SMs the table's 64 x 32 (132 tiles, two waves there) is dropped: the rule's 16
         // columns would give 132 tiles, a thin second wave, so 32 (66 tiles).
-        {128, 2112, 7168, 112, "128x32_s10", "128x32_s10", true}};
+        {128, 2112, 7168, 112, "128x32_s10", "128x32_s10", true},
+        // Off the table, chapter 6's fallback 64 x 32 (5 tiles) narrowed to 64 x 16 (10 tiles).
+        {100, 270, 656, 132, "64x16_s16", "64x16_s16", true, true, true},
+        // On one SM chapter 6's rule takes 64 x 128 (one tile); narrowed to 64 x 16, one tile.
+        {1, 9, 16, 1, "64x16_s16", "64x16_s16", true, true, true}};
     for (const Decode& x : decode)
       for (bool tma_ok : {true, false}) {
         INFO(x.M << "x" << x.N << "x" << x.K << " on " << x.sms << " SMs, " << mode
@@ -483,7 +489,7 @@ TEST_CASE("library: the per-tensor FP32-output choice", "[library][dispatch]") {
         const bool twin = fast || x.promoted_has_twin;
         CHECK(has(c.why, "chapter 6's decode tile"));
         CHECK(has(c.why, "widened to") == !twin);
-        CHECK(has(c.why, "narrowed to") == (fast && x.fast_narrowed));
+        CHECK(has(c.why, "narrowed to") == (fast ? x.fast_narrowed : x.promoted_narrowed));
       }
     // An option names a kernel of the FP32 list...
     const KernelChoice c =

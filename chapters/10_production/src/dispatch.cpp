@@ -421,8 +421,8 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
     // B: until session 62 the FP32 rule stopped at 32 columns and kept 128-row tiles for M > 64,
     // giving 128 x 2112 x 7168 and (promoted) 64 x 2112 x 7168 66 tiles for 132 SMs (0.880x and
     // 0.901x torch's float32 D on the H200, session 60) where chapter 6 takes 132; with this rule
-    // (session 63, an H100, two runs) 1.011-1.014x and 1.036-1.043x, 11 % and 5 % faster than
-    // those picks by name in the same runs.
+    // (session 63, an H100, three runs) 1.006-1.014x and 1.036-1.043x, 11-15 % and 5 % faster
+    // than those picks by name in the same runs.
     const engine::KernelInfo& ch06_pick =
         ch06::choose_kernel(M, N, K, accumulation, true, rule_sms);
     // The decode tiles (cooperative, one CTA a cluster, from registers) of this mode with
@@ -445,7 +445,9 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
     // bf16 sweeps, and where it leaves half the SMs without a tile (fast 64 x 32 at 64 x 2112 x
     // 7168: 66 tiles) the FP32 64 x 16 (132 tiles) timed 3-4 % faster on an H100 (session 63,
     // two runs; promoted, chapter 6 itself takes 64 x 16 there). No other of the twelve
-    // DeepSeek-V3 decode shapes has a tile count that doubles within one wave.
+    // DeepSeek-V3 decode shapes has a tile count that doubles within one wave. It applies to
+    // chapter 6's rule too, off its table: where its fallback is 64 x 32 for a small N (M = 100,
+    // N = 270: 5 tiles) the FP32 D gets 64 x 16 (10), a pick no run has timed against the other.
     const std::int64_t slots = engine::cluster_slots(rule_sms, 1);
     const auto tiles = [&](const engine::KernelInfo& t) {
       return ceil_div(M, std::int64_t(t.block_m)) * ceil_div(N, std::int64_t(t.block_n));
