@@ -272,8 +272,9 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
   // float64 product of the dequantised operands (+ D's earlier value with accumulate), D's row
   // padding (ldd = N + 3) untouched, D poisoned (NaN) without accumulate. One row and N = 9 (no
   // float2 stores at ldd = 9), and shapes no tile divides, on both halves of the rule (M <= 128:
-  // chapter 6's decode tiles, 64 x 16 here, at 100 x 270 narrowed from 64 x 32; above: 128 x 256 or 128 x 128, by TMA at ldd = N = 520, from registers at
-  // ldd = N + 3: the same tile, so the same bits).
+  // chapter 6's decode tiles, 64 x 16 here, at 100 x 270 narrowed from 64 x 32; above: 128 x 256
+  // or 128 x 128, by TMA at ldd = N = 520, from registers at ldd = N + 3: the same tile, so the
+  // same bits).
   struct Shape {
     std::int64_t M, N, K;
   };

@@ -407,6 +407,10 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
   check_env(f, M, N, 0, env);
   KernelChoice c;
   const int rule_sms = engine::sms_or_reference(usable_sms);
+  // The tiles a kernel cuts D into (both halves of the rule count them).
+  const auto tiles = [&](const engine::KernelInfo& t) {
+    return ceil_div(M, std::int64_t(t.block_m)) * ceil_div(N, std::int64_t(t.block_n));
+  };
   if (M <= 128) {
     // Chapter 6's decode tile: its pick for this shape (its hand table, the H200's bf16 sweep,
     // else its decode rule: 64-row tiles for M <= 64, the widest of 128, 64, 32, 16 columns that
@@ -449,9 +453,6 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
     // chapter 6's rule too, off its table: where its fallback is 64 x 32 for a small N (M = 100,
     // N = 270: 5 tiles) the FP32 D gets 64 x 16 (10), a pick no run has timed against the other.
     const std::int64_t slots = engine::cluster_slots(rule_sms, 1);
-    const auto tiles = [&](const engine::KernelInfo& t) {
-      return ceil_div(M, std::int64_t(t.block_m)) * ceil_div(N, std::int64_t(t.block_n));
-    };
     for (bool narrowed = true; narrowed;) {
       narrowed = false;
       for (const engine::KernelInfo& t : per_tensor_f32_kernels())
@@ -490,11 +491,9 @@ KernelChoice choose_per_tensor_f32(std::int64_t M, std::int64_t N, std::int64_t 
       // exact integer: two tiles whose modelled times are equal (4096 x 32768: 63 waves of
       // 128 x 128 and 42 of 128 x 192) tie exactly, and the earlier wins.
       const engine::KernelInfo& t = *k.kernel;
-      const std::int64_t tiles =
-          ceil_div(M, std::int64_t(t.block_m)) * ceil_div(N, std::int64_t(t.block_n));
       const std::int64_t slots = engine::cluster_slots(rule_sms, t.cluster_size());
       const std::int64_t slot_area =
-          ceil_div(tiles, slots) * slots * std::int64_t(t.block_m) * t.block_n;
+          ceil_div(tiles(t), slots) * slots * std::int64_t(t.block_m) * t.block_n;
       const double score = k.speed * (double(M) * double(N) / double(slot_area));
       if (score > best_score) {
         best_score = score;

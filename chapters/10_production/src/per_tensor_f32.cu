@@ -10,9 +10,9 @@
 // weighs their wave efficiency x fill x speed); for M <= 128 the FP32 twins of chapter 6's
 // decode tiles (64- or 128-row tiles, 128, 64, 32 or 16 columns: a memory-bound call needs
 // enough SMs streaming B, and 128 x 128 alone gave 64 x 2112 x 7168 17 tiles for 132 SMs, 0.59x
-// torch's FP32 D on an H100 in session 58's call 2), in both accumulation modes. Not tuned by a sweep: an FP32
-// D is twice the bytes of a bf16 one, and training code asks for it where D is summed into
-// (weight gradients).
+// torch's FP32 D on an H100 in session 58's call 2), in both accumulation modes. Not tuned by a
+// sweep: an FP32 D is twice the bytes of a bf16 one, and training code asks for it where D is
+// summed into (weight gradients).
 #include "common/engine/kernel_info.cuh"
 #include "fp8gemm/dispatch.hpp"
 
