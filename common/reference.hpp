@@ -45,6 +45,9 @@ ErrorStats compare_bf16(const std::uint16_t* got, const double* ref, std::int64_
 /// Same, for a subset of rows of an M x N bf16 result (rows as given to reference_gemm_rows).
 ErrorStats compare_bf16_rows(const std::uint16_t* got, std::int64_t N,
                              const std::vector<std::int64_t>& rows, const double* ref_rows);
+/// Same, for a float result.
+ErrorStats compare_f32_rows(const float* got, std::int64_t N, const std::vector<std::int64_t>& rows,
+                            const double* ref_rows);
 
 /// The worst relative error of one output tile, for the same rows as compare_bf16_rows(): D is
 /// cut into tile_m x tile_n tiles (by row and column index of D) and each tile t with compared
@@ -58,5 +61,9 @@ ErrorStats compare_bf16_rows(const std::uint16_t* got, std::int64_t N,
 double worst_tile_error(const std::uint16_t* got, std::int64_t N,
                         const std::vector<std::int64_t>& rows, const double* ref_rows,
                         std::int64_t tile_m = 128, std::int64_t tile_n = 128);
+/// Same, for a float result.
+double worst_tile_error(const float* got, std::int64_t N, const std::vector<std::int64_t>& rows,
+                        const double* ref_rows, std::int64_t tile_m = 128,
+                        std::int64_t tile_n = 128);
 
 }  // namespace fp8gemm

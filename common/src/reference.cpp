@@ -93,18 +93,24 @@ ErrorStats compare_bf16(const std::uint16_t* got, const double* ref, std::int64_
   return a.finish();
 }
 
-ErrorStats compare_bf16_rows(const std::uint16_t* got, std::int64_t N,
-                             const std::vector<std::int64_t>& rows, const double* ref_rows) {
+namespace {
+/// An element of D as the comparison reads it: bf16 bits or float.
+double value_of(std::uint16_t bf16_bits) { return bf16_to_float(bf16_bits); }
+double value_of(float x) { return x; }
+
+template <class T>
+ErrorStats compare_rows_of(const T* got, std::int64_t N, const std::vector<std::int64_t>& rows,
+                           const double* ref_rows) {
   Accum a;
   for (std::size_t i = 0; i < rows.size(); ++i)
     for (std::int64_t n = 0; n < N; ++n)
-      a.add(bf16_to_float(got[rows[i] * N + n]), ref_rows[i * N + n]);
+      a.add(value_of(got[rows[i] * N + n]), ref_rows[i * N + n]);
   return a.finish();
 }
 
-double worst_tile_error(const std::uint16_t* got, std::int64_t N,
-                        const std::vector<std::int64_t>& rows, const double* ref_rows,
-                        std::int64_t tile_m, std::int64_t tile_n) {
+template <class T>
+double worst_tile_error_of(const T* got, std::int64_t N, const std::vector<std::int64_t>& rows,
+                           const double* ref_rows, std::int64_t tile_m, std::int64_t tile_n) {
   struct Tile {
     double diff2 = 0, ref2 = 0;
     std::int64_t count = 0;
@@ -117,7 +123,7 @@ double worst_tile_error(const std::uint16_t* got, std::int64_t N,
     std::vector<Tile>& band = tiles[rows[i] / tile_m];
     band.resize(std::size_t(tiles_n));
     for (std::int64_t n = 0; n < N; ++n) {
-      const double g = bf16_to_float(got[rows[i] * N + n]);
+      const double g = value_of(got[rows[i] * N + n]);
       const double r = ref_rows[i * N + n];
       if (!std::isfinite(g)) return INFINITY;
       Tile& t = band[std::size_t(n / tile_n)];
@@ -138,6 +144,26 @@ double worst_tile_error(const std::uint16_t* got, std::int64_t N,
       worst = std::max(worst, denom > 0 ? std::sqrt(t.diff2) / denom : INFINITY);
     }
   return worst;
+}
+}  // namespace
+
+ErrorStats compare_bf16_rows(const std::uint16_t* got, std::int64_t N,
+                             const std::vector<std::int64_t>& rows, const double* ref_rows) {
+  return compare_rows_of(got, N, rows, ref_rows);
+}
+ErrorStats compare_f32_rows(const float* got, std::int64_t N, const std::vector<std::int64_t>& rows,
+                            const double* ref_rows) {
+  return compare_rows_of(got, N, rows, ref_rows);
+}
+
+double worst_tile_error(const std::uint16_t* got, std::int64_t N,
+                        const std::vector<std::int64_t>& rows, const double* ref_rows,
+                        std::int64_t tile_m, std::int64_t tile_n) {
+  return worst_tile_error_of(got, N, rows, ref_rows, tile_m, tile_n);
+}
+double worst_tile_error(const float* got, std::int64_t N, const std::vector<std::int64_t>& rows,
+                        const double* ref_rows, std::int64_t tile_m, std::int64_t tile_n) {
+  return worst_tile_error_of(got, N, rows, ref_rows, tile_m, tile_n);
 }
 
 std::vector<std::int64_t> sample_rows(std::int64_t M, std::int64_t count, std::uint64_t seed) {
