@@ -5,6 +5,7 @@
 // float64 reference of the dequantised operands, per group (relative and worst-tile error within
 // per_tensor_tolerance(K), every entry finite), and every row of no group still the poison.
 // N = 264, K = 656 (neither a multiple of the 128 x 128 tile) wherever the case allows.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <random>
@@ -16,6 +17,7 @@
 #include "catch.hpp"
 #include "common/cuda.hpp"
 #include "common/engine/stream_k.hpp"
+#include "common/reference.hpp"  // bf16_to_float, float_to_bf16
 #include "grouped_check.hpp"
 #include "grouped_gemm.hpp"
 #include "moe_cases.hpp"
@@ -47,9 +49,18 @@ void report(const GroupedShape& s, const ch08::GroupedCheck& r, const ch08::Plan
               static_cast<long long>(s.K), r.describe.c_str(), plan.describe().c_str(), what);
 }
 
-/// One plan on fresh random operands for `s`, every row of every group checked.
+/// The D type the plan of `o` writes: a float D for a kernel named with f32 in it (the FP32
+/// kernels, kernels_grouped_f32.cu), else bf16.
+ch08::Output output_for(const ch08::Options& o) {
+  for (const auto& k : ch08::kernels())
+    if (k.name == o.kernel && engine::writes_f32(k.epilogue)) return ch08::Output::f32;
+  return ch08::Output::bf16;
+}
+
+/// One plan on fresh random operands for `s` (D of the type the plan writes), every row of every
+/// group checked.
 bool run_case(const GroupedShape& s, std::uint64_t seed, const ch08::Options& o = {}) {
-  const ch08::GroupedOperands ops(s, seed);
+  const ch08::GroupedOperands ops(s, seed, output_for(o));
   const ch08::Plan plan(ops.gemm(), o);
   const auto r = ch08::run_and_check(ops, s, [&](cudaStream_t st) { plan.run(st); }, 0, seed);
   report(s, r, plan);
@@ -71,8 +82,9 @@ struct Stream {
 /// A plan that takes a tile counter (Options::counter_schedule) gets one of its own for the graph
 /// (zeroed before the capture; every replay leaves it zero for the next).
 void graph_replays(const GroupedShape& first, const std::vector<GroupedShape>& replays,
-                   std::uint64_t seed, const ch08::Options& o = {}) {
-  ch08::GroupedOperands ops(first, seed);
+                   std::uint64_t seed, const ch08::Options& o = {},
+                   ch08::Output output = ch08::Output::bf16) {
+  ch08::GroupedOperands ops(first, seed, output);
   const ch08::Plan plan(ops.gemm(), o);
   // The cases that ask for the counter schedule are ones it serves (few rows per group): the
   // graph must hold the counter kernel, or this would test the static one twice.
@@ -88,7 +100,7 @@ void graph_replays(const GroupedShape& first, const std::vector<GroupedShape>& r
   int replay = 0;
   for (const GroupedShape& s : replays) {
     ops.upload_description(s.device_description());
-    poison_bf16(ops.D.data(), ops.D.size(), stream.s);
+    ops.poison_d(stream.s);
     FP8GEMM_CUDA_CHECK(cudaGraphLaunch(exec, stream.s));
     FP8GEMM_CUDA_CHECK(cudaStreamSynchronize(stream.s));
     const auto r = ch08::check_grouped(ops, s, 0, seed + std::uint64_t(++replay));
@@ -468,10 +480,70 @@ TEST_CASE("ch08: a CUDA graph replayed with other group sizes", "[ch08][gpu]") {
                   counter_schedule ? 31 : 30, o);
   }
   // Masked: M_max 192; a replay after a larger one must leave the rows it no longer owns alone.
-  graph_replays(masked({192, 5, 0}, 192, 264, 656),
-                {masked({192, 5, 0}, 192, 264, 656), masked({0, 0, 0}, 192, 264, 656),
-                 masked({191, 192, 1}, 192, 264, 656), masked({64, 129, 192}, 192, 264, 656)},
-                31);
+  // Also with a float D (the FP32 kernel: each row cut at its group's end from registers).
+  for (const auto output : {ch08::Output::bf16, ch08::Output::f32}) {
+    graph_replays(masked({192, 5, 0}, 192, 264, 656),
+                  {masked({192, 5, 0}, 192, 264, 656), masked({0, 0, 0}, 192, 264, 656),
+                   masked({191, 192, 1}, 192, 264, 656), masked({64, 129, 192}, 192, 264, 656)},
+                  31, {}, output);
+  }
+  graph_replays(contiguous({100, 0, 200, 57}, 264, 656),
+                {contiguous({0, 357, 0, 0}, 264, 656), contiguous({1, 128, 128, 100}, 264, 656)},
+                32, {}, ch08::Output::f32);
+}
+
+TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
+  // Output::f32 (session 64): every row of every group against float64 within kF32Tolerance (no
+  // bf16 rounding), the default and the other FP32 kernel by name, contiguous and masked; with
+  // accumulate, D = A.B^T + D over a D of N(0, 4) values, and a masked group's padding rows keep
+  // those values bit for bit (check_grouped's stray count); without it they keep the poison.
+  std::mt19937_64 gen(64);
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  int cases = 0;
+  for (const GroupedShape& s : {contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656),
+                                masked({5, 192, 0, 65}, 192, 264, 656),
+                                contiguous({64, 65, 63, 192, 193, 191, 257}, 136, 3008)}) {
+    for (const std::string kernel : {"", "128x128_s6_c1x1_promoted_f32"}) {
+      for (const bool accumulate : {false, true}) {
+        const std::uint64_t seed = 6400 + std::uint64_t(cases);
+        const ch08::GroupedOperands ops(s, seed, ch08::Output::f32);
+        ch08::GroupedGemm g = ops.gemm();
+        g.accumulate = accumulate;
+        ch08::Options o;
+        o.kernel = kernel;
+        const ch08::Plan plan(g, o);
+        CHECK(plan.kernel().name == (kernel.empty() ? "128x256_s4_c1x1_promoted_f32" : kernel));
+        std::vector<float> before(ops.D_f32.size());
+        for (auto& x : before) x = nd(gen);
+        const auto r =
+            ch08::run_and_check(ops, s, [&](cudaStream_t st) { plan.run(st); }, 0, seed,
+                                accumulate ? &before : nullptr);
+        report(s, r, plan, accumulate ? "float D += A.B^T" : "float D = A.B^T");
+        CHECK(r.tolerance == ch08::kF32Tolerance);
+        CHECK(r.ok);
+        CHECK(complete(s, r));
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases == 12);
+}
+
+TEST_CASE("ch08: a float D's check fails on a bf16-rounded D", "[ch08][gpu]") {
+  // The float D's tolerance must catch what a bf16 D would do: the FP32 result of the default,
+  // rounded to bf16 on the host and put back, is refused (bf16 rounding alone is ~1.7e-3).
+  const GroupedShape s = contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656);
+  ch08::GroupedOperands ops(s, 6500, ch08::Output::f32);
+  const ch08::Plan plan(ops.gemm());
+  const auto good = ch08::run_and_check(ops, s, [&](cudaStream_t st) { plan.run(st); }, 0, 6500);
+  REQUIRE(good.ok);
+  std::vector<float> d = ops.D_f32.download();
+  for (float& x : d)  // the groups' rows only: the rows of no group keep their poison bits
+    if (std::isfinite(x)) x = bf16_to_float(float_to_bf16(x));
+  ops.D_f32.upload(d);
+  const auto rounded = ch08::check_grouped(ops, s, 0, 6500);
+  std::printf("  bf16-rounded float D: %s\n", rounded.describe.c_str());
+  CHECK_FALSE(rounded.ok);
 }
 
 namespace {

@@ -27,7 +27,7 @@ ch08::GroupedGemm good() {
   g.B = reinterpret_cast<const std::uint8_t*>(std::uintptr_t(0x20000000));
   g.scale_a = reinterpret_cast<const float*>(std::uintptr_t(0x30000000));
   g.scale_b = reinterpret_cast<const float*>(std::uintptr_t(0x40000000));
-  g.D = reinterpret_cast<std::uint16_t*>(std::uintptr_t(0x50000000));
+  g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000000));
   return g;
 }
 std::string refusal(const ch08::GroupedGemm& g) {
@@ -127,6 +127,36 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   CHECK(staged_kernels == 3);  // kernels_grouped_staged.cu
 }
 
+TEST_CASE("ch08: a float D's call: bad output, accumulate on bf16, and a kernel of the other "
+          "D type are refused before any CUDA call", "[ch08][cpu]") {
+  auto g = good();
+  g.output = static_cast<ch08::Output>(7);
+  CHECK(has(refusal(g), "output = 7 is neither bf16 nor f32"));
+  g = good();
+  g.accumulate = true;  // bf16 D
+  CHECK(has(refusal(g), "accumulate = true needs Output::f32"));
+  // A bf16 kernel for a float D, and an FP32 kernel for a bf16 D, by name.
+  g = good();
+  g.output = ch08::Output::f32;
+  ch08::Options o;
+  o.kernel = "128x256_s4_c1x1_promoted_tma_b1";
+  CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }),
+            "kernel 128x256_s4_c1x1_promoted_tma_b1 writes bf16 D, the call passes float D"));
+  g = good();
+  o.kernel = "128x128_s6_c1x1_promoted_f32";
+  CHECK(has(test::refusal_of([&] { ch08::Plan p(g, o); }),
+            "kernel 128x128_s6_c1x1_promoted_f32 writes float D, the call passes bf16 D"));
+  // A float D 2-byte aligned (4 needed), and its ldd counted in floats (D's extent).
+  g = good();
+  g.output = ch08::Output::f32;
+  g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000002));
+  CHECK(has(refusal(g), "must be 4-byte aligned (device pointer to M x N float, row-major)"));
+  g = good();
+  g.output = ch08::Output::f32;
+  g.ldd = 100;  // < N = 512
+  CHECK(has(refusal(g), "ldd = 100 must be >= N = 512"));
+}
+
 TEST_CASE("ch08: a negative max_sms is refused before any CUDA call", "[ch08][cpu]") {
   ch08::Options o;
   o.max_sms = -1;
@@ -178,17 +208,28 @@ TEST_CASE("ch08: the compiled grouped kernels", "[ch08][cpu]") {
   // Clusters of at most two CTAs, 1 x 2 (one row tile, two column tiles) or 2 x 1 (two row
   // tiles of one group, paired by the schedule); bf16 out, by TMA store (whole warpgroup slabs)
   // or registers; both kinds present, so the plan's default exists for any D (TMA-compatible or
-  // not).
-  int tma = 0, reg = 0, row_pairs = 0;
+  // not). A float D (session 64): two FP32 kernels from registers, no cluster, none by TMA (the
+  // ragged-rows view of D is bf16 only), f32 in their names.
+  int tma = 0, reg = 0, f32 = 0, row_pairs = 0;
   for (const auto& k : ch08::kernels()) {
+    INFO(k.name);
     CHECK(k.cluster_m * k.cluster_n <= 2);
     row_pairs += k.cluster_m == 2;
-    CHECK(k.epilogue != engine::EpilogueKind::registers_f32);
+    CHECK(k.epilogue != engine::EpilogueKind::tma_store_f32);
     tma += k.epilogue == engine::EpilogueKind::tma_store;
     reg += k.epilogue == engine::EpilogueKind::registers;
+    if (k.epilogue == engine::EpilogueKind::registers_f32) {
+      ++f32;
+      CHECK(k.name.ends_with("_promoted_f32"));
+      CHECK(k.cluster_m * k.cluster_n == 1);
+      CHECK_FALSE(k.stream_k);
+      CHECK_FALSE(k.dynamic_schedule);
+      CHECK_FALSE(k.comparison_only);
+    }
   }
   CHECK(tma >= 1);
   CHECK(reg >= 1);
+  CHECK(f32 == 2);
   CHECK(row_pairs >= 1);
   // Stream-K (session 18): exactly the kernels named _sk / _skr, no cluster, and kept for the
   // comparison only (slower than their data-parallel twins wherever measured).
@@ -250,6 +291,17 @@ TEST_CASE("ch08: the default kernel by layout and mean rows per group", "[ch08][
   g.rows = 255;
   CHECK(ch08::default_kernel(g, true).name == "128x256_s4_c1x1_promoted_tma_b1");
   CHECK(ch08::default_kernel(g, false).epilogue == engine::EpilogueKind::registers);
+  // A float D: the FP32 128 x 256 whatever the layout, size or TMA compatibility.
+  for (auto layout : {ch08::Layout::contiguous, ch08::Layout::masked})
+    for (std::int64_t rows : {1, 255, 1024, 65536})
+      for (bool tma : {true, false}) {
+        auto f = good();
+        f.layout = layout;
+        f.rows = rows;
+        f.output = ch08::Output::f32;
+        CHECK(ch08::default_kernel(f, tma).name == "128x256_s4_c1x1_promoted_f32");
+        CHECK(ch08::counter_schedule_kernel(f, tma).name == "128x256_s4_c1x1_promoted_f32");
+      }
   // The rule never takes a comparison kernel (a loop version, the spinning wait, stream-K),
   // nor the counter kernel (its plan would own the counter: one stream at a time).
   for (auto layout : {ch08::Layout::contiguous, ch08::Layout::masked})

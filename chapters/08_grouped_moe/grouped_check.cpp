@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include "common/check.hpp"
@@ -41,7 +42,7 @@ std::vector<T> download_rows(const T* device, std::int64_t width, std::int64_t b
 
 }  // namespace
 
-GroupedOperands::GroupedOperands(const GroupedShape& shape, std::uint64_t seed)
+GroupedOperands::GroupedOperands(const GroupedShape& shape, std::uint64_t seed, Output out)
     : layout(shape.layout), groups(shape.groups()),
       rows(shape.layout == Layout::contiguous ? shape.all_rows() : shape.m_max),
       all_rows(shape.all_rows()), N(shape.N), K(shape.K),
@@ -49,7 +50,9 @@ GroupedOperands::GroupedOperands(const GroupedShape& shape, std::uint64_t seed)
       scale_a(random_pow2_scales(std::size_t(scale_a_layout().required_elements(all_rows, K)),
                                  seed * 7 + 1)),
       scale_b(random_pow2_scales(std::size_t(scale_b_group_stride() * groups), seed * 7 + 2)),
-      D(std::size_t(all_rows * N)), description(shape.device_description()) {
+      output(out), D(out == Output::bf16 ? std::size_t(all_rows * N) : 0),
+      D_f32(out == Output::f32 ? std::size_t(all_rows * N) : 0),
+      description(shape.device_description()) {
   fill_random_e4m3(A.data(), A.size(), seed * 7 + 3, 1.0f);
   fill_random_e4m3(B.data(), B.size(), seed * 7 + 4, 1.0f);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -61,7 +64,16 @@ GroupedGemm GroupedOperands::gemm() const {
           .offsets = contiguous ? description.data() : nullptr,
           .masked_m = contiguous ? nullptr : description.data(), .A = A.data(), .B = B.data(),
           .scale_a = scale_a.data(), .scale_a_layout = scale_a_layout(),
-          .scale_b = scale_b.data(), .scale_b_layout = scale_b_layout(), .D = D.data()};
+          .scale_b = scale_b.data(), .scale_b_layout = scale_b_layout(),
+          .D = output == Output::f32 ? static_cast<void*>(D_f32.data()) : D.data(),
+          .output = output};
+}
+
+void GroupedOperands::poison_d(cudaStream_t stream) const {
+  if (output == Output::f32)
+    FP8GEMM_CUDA_CHECK(cudaMemsetAsync(D_f32.data(), 0xFF, D_f32.bytes(), stream));
+  else
+    poison_bf16(D.data(), D.size(), stream);
 }
 
 void GroupedOperands::upload_description(const std::vector<int>& values) {
@@ -72,7 +84,8 @@ void GroupedOperands::upload_description(const std::vector<int>& values) {
 }
 
 GroupedCheck check_grouped(const GroupedOperands& ops, const GroupedShape& shape,
-                           std::int64_t rows_per_group, std::uint64_t seed) {
+                           std::int64_t rows_per_group, std::uint64_t seed,
+                           const std::vector<float>* d_before) {
   if (shape.layout != ops.layout || shape.groups() != ops.groups || shape.all_rows() != ops.all_rows ||
       shape.N != ops.N || shape.K != ops.K)
     throw std::invalid_argument("check_grouped: shape '" + shape.name +
@@ -80,13 +93,17 @@ GroupedCheck check_grouped(const GroupedOperands& ops, const GroupedShape& shape
   const std::int64_t N = ops.N, K = ops.K;
   const GroupScaleLayout la = ops.scale_a_layout();
   const BlockScaleLayout lb = ops.scale_b_layout();
-  const std::vector<std::uint16_t> d = ops.D.download();
+  const bool f32 = ops.output == Output::f32;
+  if (d_before != nullptr && (!f32 || d_before->size() != ops.D_f32.size()))
+    throw std::invalid_argument("check_grouped: d_before needs a float D and one float per entry");
+  const std::vector<std::uint16_t> d = f32 ? std::vector<std::uint16_t>{} : ops.D.download();
+  const std::vector<float> d32 = f32 ? ops.D_f32.download() : std::vector<float>{};
   const std::vector<float> sa = ops.scale_a.download(), sb = ops.scale_b.download();
   // e4m3 -> double once per code: the large cases dequantise ~10^9 weights.
   double e4m3[256];
   for (int c = 0; c < 256; ++c) e4m3[c] = double(e4m3_decode(std::uint8_t(c)));
   GroupedCheck r;
-  r.tolerance = per_tensor_tolerance(K);
+  r.tolerance = f32 ? kF32Tolerance : per_tensor_tolerance(K);
   bool ok = true;
   std::vector<char> owned(std::size_t(ops.all_rows), 0);
   for (int g = 0; g < shape.groups(); ++g) {
@@ -119,11 +136,24 @@ GroupedCheck check_grouped(const GroupedOperands& ops, const GroupedShape& shape
             e4m3[b[std::size_t(n * K + k)]] * double(sb_g[lb.offset(n / 128, k / 128)]);
     std::vector<std::int64_t> compact(local.size());
     for (std::size_t i = 0; i < compact.size(); ++i) compact[i] = std::int64_t(i);
-    const std::vector<double> ref =
+    std::vector<double> ref =
         reference_gemm_rows(std::int64_t(local.size()), N, K, da.data(), db.data(), compact);
-    const std::uint16_t* d_g = d.data() + begin * N;
-    const ErrorStats e = compare_bf16_rows(d_g, N, local, ref.data());
-    const double tile = worst_tile_error(d_g, N, local, ref.data());
+    if (d_before != nullptr)  // D = A.B^T + D
+      for (std::size_t i = 0; i < local.size(); ++i)
+        for (std::int64_t n = 0; n < N; ++n)
+          ref[i * std::size_t(N) + std::size_t(n)] +=
+              double((*d_before)[std::size_t((begin + local[i]) * N + n)]);
+    ErrorStats e;
+    double tile = 0;
+    if (f32) {
+      const float* d_g = d32.data() + begin * N;
+      e = compare_f32_rows(d_g, N, local, ref.data());
+      tile = worst_tile_error(d_g, N, local, ref.data());
+    } else {
+      const std::uint16_t* d_g = d.data() + begin * N;
+      e = compare_bf16_rows(d_g, N, local, ref.data());
+      tile = worst_tile_error(d_g, N, local, ref.data());
+    }
     ok &= e.non_finite == 0 && e.rel_frobenius <= r.tolerance && tile <= r.tolerance;
     if (r.worst_group < 0 || e.rel_frobenius > r.worst_rel) {
       r.worst_rel = e.rel_frobenius;
@@ -134,9 +164,17 @@ GroupedCheck check_grouped(const GroupedOperands& ops, const GroupedShape& shape
     r.rows_checked += std::int64_t(local.size());
     ++r.groups_checked;
   }
+  // A row of no group: still the poison, or (accumulating) what D held, bit for bit.
+  auto untouched = [&](std::size_t i) {
+    if (!f32) return d[i] == 0xFFFF;
+    std::uint32_t got = 0, want = 0xFFFFFFFFu;
+    std::memcpy(&got, &d32[i], 4);
+    if (d_before != nullptr) std::memcpy(&want, &(*d_before)[i], 4);
+    return got == want;
+  };
   for (std::int64_t row = 0; row < ops.all_rows; ++row)
     if (!owned[std::size_t(row)])
-      for (std::int64_t n = 0; n < N; ++n) r.stray_entries += d[std::size_t(row * N + n)] != 0xFFFF;
+      for (std::int64_t n = 0; n < N; ++n) r.stray_entries += !untouched(std::size_t(row * N + n));
   r.ok = ok && r.stray_entries == 0;
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -151,11 +189,19 @@ GroupedCheck check_grouped(const GroupedOperands& ops, const GroupedShape& shape
 
 GroupedCheck run_and_check(const GroupedOperands& ops, const GroupedShape& shape,
                            const std::function<void(cudaStream_t)>& launch,
-                           std::int64_t rows_per_group, std::uint64_t seed) {
-  poison_bf16(ops.D.data(), ops.D.size());
+                           std::int64_t rows_per_group, std::uint64_t seed,
+                           const std::vector<float>* d_before) {
+  if (d_before != nullptr) {
+    if (ops.output != Output::f32 || d_before->size() != ops.D_f32.size())
+      throw std::invalid_argument("run_and_check: d_before needs a float D and one float per entry");
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(ops.D_f32.data(), d_before->data(), ops.D_f32.bytes(),
+                                  cudaMemcpyHostToDevice));
+  } else {
+    ops.poison_d();
+  }
   launch(nullptr);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  return check_grouped(ops, shape, rows_per_group, seed);
+  return check_grouped(ops, shape, rows_per_group, seed, d_before);
 }
 
 }  // namespace fp8gemm::ch08

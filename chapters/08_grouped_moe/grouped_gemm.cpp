@@ -27,6 +27,8 @@ constexpr const char* kWho = "fp8gemm::ch08_grouped_moe";
 /// The contiguous rule's tile below 1024 rows per group, static; its _dyn twin is the counter
 /// schedule's kernel (default_kernel, counter_schedule_kernel).
 constexpr const char* kSmallGroupsKernel = "128x256_s4_c1x1_promoted_tma_b1";
+/// The float D's kernel (default_kernel; kernels_grouped_f32.cu has both FP32 kernels).
+constexpr const char* kFloatKernel = "128x256_s4_c1x1_promoted_f32";
 }  // namespace
 
 /// The default kernel. Without a TMA-compatible D (16-byte aligned, rows 16 bytes apart, at most
@@ -47,6 +49,10 @@ constexpr const char* kSmallGroupsKernel = "128x256_s4_c1x1_promoted_tma_b1";
 /// first wave (each tile's first partial sum under the epilogue of the tile before), except the
 /// masked calls' with K <= 2048, which take the same tile without it (README, "Session 23").
 const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok) {
+  // A float D: the FP32 twin (from registers, each group's rows cut at its end as the bf16
+  // registers kernels cut them) of the registers fallback's 128 x 256 tile. Session 64, kernels
+  // added without a timing on the H200; kFloatKernel below says what was measured.
+  if (g.output == Output::f32) return engine::find_kernel(kernels(), kFloatKernel, kWho);
   if (!tma_store_ok) {
     for (const auto& k : kernels())
       if (k.epilogue == engine::EpilogueKind::registers) return k;
@@ -83,7 +89,7 @@ const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok
 /// pick.
 const engine::KernelInfo& counter_schedule_kernel(const GroupedGemm& g, bool tma_store_ok) {
   const engine::KernelInfo& fixed = default_kernel(g, tma_store_ok);
-  if (g.layout != Layout::contiguous || !tma_store_ok) return fixed;
+  if (g.layout != Layout::contiguous || g.output != Output::bf16 || !tma_store_ok) return fixed;
   const bool long_k = g.K >= 4096 && g.rows < std::int64_t(2048) * g.groups;
   const std::string base = long_k ? std::string(kSmallGroupsKernel) : fixed.name;
   for (const auto& twin : kernels())
@@ -188,6 +194,11 @@ GroupedGemm checked_with_defaults(const GroupedGemm& in) {
     fail("masked_m is a null pointer (masked layout: G int32 row counts on the device)");
   if (g.layout != Layout::contiguous && g.layout != Layout::masked)
     fail("layout = " + std::to_string(int(g.layout)) + " is neither contiguous nor masked");
+  if (g.output != Output::bf16 && g.output != Output::f32)
+    fail("output = " + std::to_string(int(g.output)) + " is neither bf16 nor f32");
+  if (g.accumulate && g.output != Output::f32)
+    fail("accumulate = true needs Output::f32 (D = A.B^T + D is kept in float; a bf16 D would be "
+         "rounded twice)");
   // The kernel reads the description as int32 and scale_a by TMA: a misaligned address would
   // fault there (cudaErrorMisalignedAddress, sticky), so it is refused here, constructor and
   // rebind alike.
@@ -228,6 +239,7 @@ GemmArgs engine_args(const GroupedGemm& g) {
   // B is the G experts' weights stacked, G N rows: the engine checks their extent and memory, D
   // against all of them, and builds its map of B over all of them (validate.hpp, b_rows).
   args.b_rows = g.N * g.groups;
+  args.d_element_bytes = g.output == Output::f32 ? 4 : 2;
   return args;
 }
 
@@ -263,7 +275,9 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows less
   // than 2^34 bytes apart (common/ragged_rows.hpp).
   const bool rows_fit_tma = all_rows <= kRaggedMaxRows && g.ldd < kRaggedMaxStrideBytes / 2;
-  const bool tma_ok = engine::tma_store_compatible(args) && rows_fit_tma;
+  // (Whether a bf16 D can take the TMA-store kernels; a float D is stored from registers.)
+  const bool tma_ok =
+      g.output == Output::bf16 && engine::tma_store_compatible(args) && rows_fit_tma;
   const engine::KernelInfo& k = !o.kernel.empty() ? engine::find_kernel(kernels(), o.kernel, kWho)
                                 : o.counter_schedule ? counter_schedule_kernel(g, tma_ok)
                                                      : default_kernel(g, tma_ok);
@@ -297,6 +311,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
                             description_name(g));
 
   engine::GroupedParams& p = impl_->plan->policy_params();
+  p.accumulate = g.accumulate ? 1 : 0;  // the FP32 kernels' D = A.B^T + D
   // D through its ragged-rows view (common/ragged_rows.hpp): each TMA-store box is clipped at its
   // group's end, given with the store, so a tile's rows past its group are never written.
   if (k.epilogue == engine::EpilogueKind::tma_store) {
@@ -369,6 +384,8 @@ void Plan::rebind(const GroupedGemm& in) {
   same("layout", g.layout == was.layout);
   same("groups", g.groups == was.groups);
   same("rows", g.rows == was.rows);
+  same("output", g.output == was.output);
+  same("accumulate", g.accumulate == was.accumulate);
   same("scale_a_layout", g.scale_a_layout.major == was.scale_a_layout.major &&
                              g.scale_a_layout.ld == was.scale_a_layout.ld);
   same("scale_b_layout", g.scale_b_layout.ld == was.scale_b_layout.ld);

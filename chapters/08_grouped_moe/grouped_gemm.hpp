@@ -11,6 +11,11 @@
 //   B           [G * N, K] e4m3 (B_g: rows g N .. g N + N - 1), 128 x 128 scales per group:
 //               [G][ceil(N/128)][ld] floats, ld = scale_b_layout.ld
 //   scale_a     1 x 128 scales over all rows of A (GroupScaleLayout), as chapter 7
+//   D           bf16 (Output::bf16, the default), or float (Output::f32; with `accumulate`,
+//               D = A.B^T + D in each group's rows), row-major with ldd elements per row. The
+//               rows of no group (a masked group's rows past masked_m[g]; contiguous rows are all
+//               some group's when the offsets are valid) are never read or written, in either
+//               type: with `accumulate` they keep what they held.
 // Preconditions on the device data (the host never reads it in the default mode, so a call can
 // be captured in a CUDA graph and replayed with other group sizes):
 //   contiguous  offsets[0] == 0, offsets[g] <= offsets[g + 1], offsets[G] == rows
@@ -44,6 +49,12 @@ namespace fp8gemm::ch08 {
 
 enum class Layout : int { contiguous = 0, masked = 1 };
 
+/// D's element type (chapter 7's choice, the same names).
+enum class Output : int {
+  bf16 = 0,  ///< D is bf16 (std::uint16_t bits), rounded to nearest even from the FP32 sum
+  f32 = 1,   ///< D is float; with `accumulate`, D = A.B^T + D (no rounding to bf16 at all)
+};
+
 struct GroupedGemm {
   Layout layout = Layout::contiguous;
   int groups = 0;                   ///< G >= 1
@@ -59,8 +70,10 @@ struct GroupedGemm {
   GroupScaleLayout scale_a_layout{};  ///< ld 0: mn-major TMA-aligned over all rows
   const float* scale_b = nullptr;
   BlockScaleLayout scale_b_layout{};  ///< ld 0: padded
-  std::uint16_t* D = nullptr;       ///< bf16, ldd (0: N)
+  void* D = nullptr;                ///< bf16 or float as `output` says, ldd (0: N)
   std::int64_t ldd = 0;
+  Output output = Output::bf16;
+  bool accumulate = false;          ///< only with Output::f32: D = A.B^T + D
 };
 
 struct Options {
@@ -94,9 +107,10 @@ struct Options {
 /// Every compiled grouped kernel.
 const std::vector<engine::KernelInfo>& kernels();
 
-/// The kernel a Plan without Options::kernel runs for `gemm` (layout, G, rows filled in):
-/// `tma_store_ok` says whether D can be written by TMA (16-byte aligned, rows 16 bytes apart, at
-/// most 2^30 rows); grouped_gemm.cpp gives the rule and the measurements behind it. Pure C++.
+/// The kernel a Plan without Options::kernel runs for `gemm` (layout, G, rows, output filled
+/// in): `tma_store_ok` says whether a bf16 D can be written by TMA (16-byte aligned, rows 16
+/// bytes apart, at most 2^30 rows); grouped_gemm.cpp gives the rule and the measurements behind
+/// it. A float D (Output::f32) takes an FP32 kernel (from registers; f32 in its name). Pure C++.
 const engine::KernelInfo& default_kernel(const GroupedGemm& gemm, bool tma_store_ok);
 
 /// The kernel a Plan with Options::counter_schedule runs for `gemm` (same arguments): the

@@ -11,6 +11,7 @@ std::vector<KernelInfo> kernels_staged();  // kernels_grouped_staged.cu
 std::vector<KernelInfo> kernels_narrow();  // kernels_grouped_narrow.cu
 std::vector<KernelInfo> kernels_wait();    // kernels_grouped_wait.cu
 std::vector<KernelInfo> kernels_streamk(); // kernels_grouped_streamk.cu
+std::vector<KernelInfo> kernels_f32();     // kernels_grouped_f32.cu
 
 const std::vector<KernelInfo>& kernels() {
   // The plan's default is chosen by default_kernel() (grouped_gemm.cpp: by layout and mean rows
@@ -54,6 +55,7 @@ const std::vector<KernelInfo>& kernels() {
     for (KernelInfo& k : kernels_narrow()) v.push_back(std::move(k));
     for (KernelInfo& k : kernels_wait()) v.push_back(std::move(k));
     for (KernelInfo& k : kernels_streamk()) v.push_back(std::move(k));
+    for (KernelInfo& k : kernels_f32()) v.push_back(std::move(k));
     return v;
   }();
   return all;
