@@ -18,7 +18,8 @@
 //                              output with accumulate (chapter 7)
 //   fp8gemm::GroupedPlan       mixture-of-experts forward (and dgrad): G experts' GEMMs in one
 //                              launch, block-scaled, contiguous rows with device offsets or
-//                              masked, any rows per expert, capturable in a CUDA graph (chapter 8)
+//                              masked, any rows per expert, capturable in a CUDA graph, bf16 or
+//                              FP32 output with accumulate (GroupedOutput::f32; chapter 8)
 //   fp8gemm::WeightGradPlan    the experts' weight gradients dB_g = dD_g^T . A_g, k-grouped over
 //                              each expert's tokens, FP32 with optional accumulate, or bf16
 //                              (WeightGradOutput::bf16; chapter 8)
@@ -235,6 +236,9 @@ class BlockScaledPlan {
 
 using GroupedGemm = ch08::GroupedGemm;
 using GroupedLayout = ch08::Layout;
+/// D's type: bf16 (the default) or float, optionally D = A.B^T + D in each group's rows (the
+/// FP32 kernels from registers, chapter 8's kernels_grouped_f32.cu; rows of no group untouched).
+using GroupedOutput = ch08::Output;
 using GroupedOptions = ch08::Options;
 using WeightGradGemm = ch08::WeightGradGemm;
 using WeightGradOptions = ch08::WeightGradOptions;

@@ -806,13 +806,23 @@ std::int64_t grouped_kernel_index(const char* op, const std::string& name) {
   return find_kernel_index(op, name, ch08::kernels(), "a grouped forward kernel");
 }
 
-/// The grouped forward: contiguous (offsets) or masked (masked_m). kernel: a name of
-/// ch08::kernels() ("" = the plan's default; the benchmark's same-run comparison of kernels,
-/// _gemm_grouped_kernel). check_offsets: chapter 8's checking mode (Options::check_offsets: the
-/// description validated on the device before the GEMM, a violation raised; synchronises).
+/// Where the grouped forward writes D and how: a new tensor of `out_dtype` (bf16 for none), or
+/// the caller's `out` (accumulate: D = A.B^T + out, float32 only).
+struct GroupedOut {
+  std::optional<at::ScalarType> out_dtype;
+  const at::Tensor* out = nullptr;
+  bool accumulate = false;
+};
+
+/// The grouped forward: contiguous (offsets) or masked (masked_m), into a new tensor or the
+/// caller's out (GroupedOut), bf16 or float32. kernel: a name of ch08::kernels() ("" = the
+/// plan's default; the benchmark's same-run comparison of kernels, _gemm_grouped_kernel).
+/// check_offsets: chapter 8's checking mode (Options::check_offsets: the description validated
+/// on the device before the GEMM, a violation raised; synchronises).
 at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::Tensor& scale_a,
                    const at::Tensor& b, const at::Tensor& scale_b, const at::Tensor& groups,
-                   const std::string& kernel = "", bool check_offsets = false) {
+                   const std::string& kernel = "", bool check_offsets = false,
+                   const GroupedOut& into = {}) {
   const std::int64_t kernel_index = grouped_kernel_index(op, kernel);
   const at::Device dev = call_device(op, "a", a);
   check_tensor(op, "a", a, at::kFloat8_e4m3fn, masked ? 3 : 2,
@@ -837,8 +847,38 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
   GroupScales sa =
       group_scales(op, "scale_a", scale_a, all_rows, K, masked ? "G * M_max" : "rows", "K", dev);
   BlockScales sb = block_scales(op, "scale_b", scale_b, G, N, K, dev);
-  at::Tensor out = masked ? at::empty({G, rows, N}, a.options().dtype(at::kBFloat16))
-                          : at::empty({rows, N}, a.options().dtype(at::kBFloat16));
+  at::Tensor out;
+  std::int64_t ldd = N;
+  if (into.out != nullptr) {
+    // The caller's D: [G, M_max, N] (masked) or [rows, N], bfloat16 or float32, row-major with
+    // any row stride (masked: one [G * M_max, N] matrix, as a and b are).
+    out = *into.out;
+    if (!out.defined()) fail(op, "out is an undefined tensor");
+    if (out.scalar_type() != at::kBFloat16 && out.scalar_type() != at::kFloat)
+      fail(op, "out must be torch.bfloat16 or torch.float32; got " + torch_name(out.scalar_type()));
+    check_tensor(op, "out", out, out.scalar_type(), masked ? 3 : 2,
+                 masked ? "[G, M_max, N]" : "[rows, N]", dev);
+    if (masked) {
+      check_size(op, "out", out, 0, G, "G of b");
+      check_size(op, "out", out, 1, rows, "M_max of a");
+      check_size(op, "out", out, 2, N, "N of b");
+      ldd = stacked_ld(op, "out", out);
+    } else {
+      check_size(op, "out", out, 0, rows, "rows of a");
+      check_size(op, "out", out, 1, N, "N of b");
+      ldd = row_major_ld(op, "out", out, 0);
+    }
+    if (into.accumulate && out.scalar_type() != at::kFloat)
+      fail(op, "accumulate=True needs a torch.float32 out (D = A.B^T + D is kept in float32; a "
+               "bf16 D would be rounded twice)");
+  } else {
+    const at::ScalarType dt = into.out_dtype.value_or(at::kBFloat16);
+    if (dt != at::kBFloat16 && dt != at::kFloat)
+      fail(op, "out_dtype must be torch.bfloat16 or torch.float32; got " + torch_name(dt));
+    out = masked ? at::empty({G, rows, N}, a.options().dtype(dt))
+                 : at::empty({rows, N}, a.options().dtype(dt));
+  }
+  const bool f32 = out.scalar_type() == at::kFloat;
   if (all_rows == 0 || N == 0) return out;
   c10::cuda::CUDAGuard guard(dev);
   library_call(op, [&] {
@@ -857,14 +897,17 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
                   .scale_a_layout = sa.layout,
                   .scale_b = f32_ptr(sb.t),
                   .scale_b_layout = sb.layout,
-                  .D = static_cast<std::uint16_t*>(out.data_ptr()),
-                  .ldd = N};
+                  .D = out.data_ptr(),
+                  .ldd = ldd,
+                  .output = f32 ? GroupedOutput::f32 : GroupedOutput::bf16,
+                  .accumulate = into.accumulate};
     const int max_sms = g_max_sms.load(std::memory_order_relaxed);
     PlanKey key;  // everything but the buffers (plan_cache.hpp)
     key.add(kGrouped).add(dev.index()).add(std::int64_t(masked)).add(G).add(rows).add(N).add(K);
     key.add(max_sms);
     key.add(lda).add(ldb).add(sa.layout.ld).add(sb.layout.ld).add(kernel_index);
     key.add(std::int64_t(aligned(g.D, 16))).add(std::int64_t(check_offsets));
+    key.add(ldd).add(std::int64_t(f32)).add(std::int64_t(into.accumulate));
     const cudaStream_t stream = current_stream(dev);
     // A kernel named here whose plan owns a workspace (stream-K's partial tiles and flags, the
     // _dyn kernel's own tile counter when chosen by name: fp8gemm.hpp, "Threads, streams and
@@ -912,24 +955,45 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
 
 at::Tensor gemm_grouped_contiguous(const at::Tensor& a, const at::Tensor& scale_a,
                                    const at::Tensor& b, const at::Tensor& scale_b,
-                                   const at::Tensor& offsets, bool check_offsets) {
+                                   const at::Tensor& offsets, bool check_offsets,
+                                   std::optional<at::ScalarType> out_dtype) {
   return grouped("gemm_grouped_contiguous", false, a, scale_a, b, scale_b, offsets, "",
-                 check_offsets);
+                 check_offsets, GroupedOut{.out_dtype = out_dtype});
 }
 
 at::Tensor gemm_grouped_masked(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
                                const at::Tensor& scale_b, const at::Tensor& masked_m,
-                               bool check_offsets) {
+                               bool check_offsets, std::optional<at::ScalarType> out_dtype) {
   return grouped("gemm_grouped_masked", true, a, scale_a, b, scale_b, masked_m, "",
-                 check_offsets);
+                 check_offsets, GroupedOut{.out_dtype = out_dtype});
+}
+
+void gemm_grouped_contiguous_out(const at::Tensor& a, const at::Tensor& scale_a,
+                                 const at::Tensor& b, const at::Tensor& scale_b,
+                                 const at::Tensor& offsets, const at::Tensor& out, bool accumulate,
+                                 bool check_offsets) {
+  grouped("gemm_grouped_contiguous_out", false, a, scale_a, b, scale_b, offsets, "",
+          check_offsets, GroupedOut{.out = &out, .accumulate = accumulate});
+}
+
+void gemm_grouped_masked_out(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
+                             const at::Tensor& scale_b, const at::Tensor& masked_m,
+                             const at::Tensor& out, bool accumulate, bool check_offsets) {
+  grouped("gemm_grouped_masked_out", true, a, scale_a, b, scale_b, masked_m, "", check_offsets,
+          GroupedOut{.out = &out, .accumulate = accumulate});
 }
 
 /// The grouped forward with a chosen kernel (a name of ch08::kernels()), contiguous or masked as
-/// `masked` says: the benchmark's same-run comparison of the compiled kernels.
+/// `masked` says, D bf16 or (an FP32 kernel) float32: the benchmark's same-run comparison of the
+/// compiled kernels.
 at::Tensor gemm_grouped_kernel(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
                                const at::Tensor& scale_b, const at::Tensor& groups, bool masked,
                                const std::string& kernel) {
-  return grouped("_gemm_grouped_kernel", masked, a, scale_a, b, scale_b, groups, kernel);
+  // D of the type the kernel writes (the FP32 kernels, f32 in their names: float32).
+  const std::int64_t i = grouped_kernel_index("_gemm_grouped_kernel", kernel);
+  const bool f32 = i >= 0 && engine::writes_f32(ch08::kernels()[std::size_t(i)].epilogue);
+  return grouped("_gemm_grouped_kernel", masked, a, scale_a, b, scale_b, groups, kernel, false,
+                 GroupedOut{.out_dtype = f32 ? at::kFloat : at::kBFloat16});
 }
 
 /// Index of the weight-gradient kernel `name` in ch08::wgrad_kernels() ("" = the plan's default:
@@ -1278,11 +1342,19 @@ TORCH_LIBRARY(fp8gemm, m) {
       tags);
   m.def(
       "gemm_grouped_contiguous(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
-      "Tensor offsets, bool check_offsets=False) -> Tensor",
+      "Tensor offsets, bool check_offsets=False, ScalarType? out_dtype=None) -> Tensor",
       tags);
   m.def(
       "gemm_grouped_masked(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
-      "Tensor masked_m, bool check_offsets=False) -> Tensor",
+      "Tensor masked_m, bool check_offsets=False, ScalarType? out_dtype=None) -> Tensor",
+      tags);
+  m.def(
+      "gemm_grouped_contiguous_out(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
+      "Tensor offsets, Tensor(a!) out, bool accumulate=False, bool check_offsets=False) -> ()",
+      tags);
+  m.def(
+      "gemm_grouped_masked_out(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, "
+      "Tensor masked_m, Tensor(a!) out, bool accumulate=False, bool check_offsets=False) -> ()",
       tags);
   m.def(
       "gemm_weight_grad(Tensor dd_t, Tensor scale_dd_t, Tensor a_t, Tensor scale_a_t, "
@@ -1345,6 +1417,8 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("gemm_block_scaled_out", &fp8gemm::torch_ops::gemm_block_scaled_out);     \
   m.impl("gemm_grouped_contiguous", &fp8gemm::torch_ops::gemm_grouped_contiguous); \
   m.impl("gemm_grouped_masked", &fp8gemm::torch_ops::gemm_grouped_masked);         \
+  m.impl("gemm_grouped_contiguous_out", &fp8gemm::torch_ops::gemm_grouped_contiguous_out); \
+  m.impl("gemm_grouped_masked_out", &fp8gemm::torch_ops::gemm_grouped_masked_out); \
   m.impl("gemm_weight_grad", &fp8gemm::torch_ops::gemm_weight_grad);               \
   m.impl("gemm_weight_grad_out", &fp8gemm::torch_ops::gemm_weight_grad_out);       \
   m.impl("gemm_per_tensor", &fp8gemm::torch_ops::gemm_per_tensor);                 \

@@ -38,10 +38,11 @@ logical grid and whose strides are the layout):
     contiguous  A [rows, K] with the rows sorted by group; offsets [G + 1] int32 on the GPU:
                 group g owns rows offsets[g] .. offsets[g+1] - 1 (offsets[0] = 0, monotone,
                 offsets[G] = rows; any count, 0 included, no padding). scale_a [rows, kg].
-                D [rows, N] bf16.
+                D [rows, N] bf16 (default) or float32 (optionally D += into out=).
     masked      A [G, M_max, K]; masked_m [G] int32 on the GPU: group g's valid rows are
                 0 .. masked_m[g] - 1. scale_a [G * M_max, kg] (quantise A.view(G * M_max, K)).
-                D [G, M_max, N] bf16; rows at or past masked_m[g] are NOT written (undefined).
+                D [G, M_max, N] bf16 or float32; rows at or past masked_m[g] are NOT written
+                (undefined in a new D; an out= keeps what it held there).
     The host never reads offsets / masked_m (CUDA graphs can replay other counts); keeping them
     in range is the caller's job: see chapters/08_grouped_moe/grouped_gemm.hpp.
 
@@ -269,13 +270,19 @@ def gemm_block_scaled(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
 
 
 def gemm_grouped_contiguous(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
-                            offsets: Tensor, *, check_offsets: bool = False) -> Tensor:
-    """Mixture-of-experts forward: D [rows, N] bf16, D[rows of g] = A[rows of g] . B[g]^T for every
+                            offsets: Tensor, out_dtype: Optional[torch.dtype] = None, *,
+                            out: Optional[Tensor] = None, accumulate: bool = False,
+                            check_offsets: bool = False) -> Tensor:
+    """Mixture-of-experts forward: D [rows, N], D[rows of g] = A[rows of g] . B[g]^T for every
     group g in one launch. a [rows, K] e4m3 (rows sorted by group), scale_a [rows, kg];
-    b [G, N, K] e4m3, scale_b [G, nb, kg]; offsets [G + 1] int32 on the GPU. Calls with fewer
-    than 1024 rows per group on average (2048 at K >= 4096) draw their tiles from a device counter
-    the op keeps per stream (a fresh one per call while capturing a CUDA graph): chapter 8's
-    counter schedule.
+    b [G, N, K] e4m3, scale_b [G, nb, kg]; offsets [G + 1] int32 on the GPU. Bf16 calls with
+    fewer than 1024 rows per group on average (2048 at K >= 4096) draw their tiles from a device
+    counter the op keeps per stream (a fresh one per call while capturing a CUDA graph): chapter
+    8's counter schedule.
+    out_dtype: D's dtype, bfloat16 (the default) or float32 (the FP32 kernels, no bf16 rounding).
+    out: write into this [rows, N] tensor (bf16 or float32, row-major, any row stride) instead of
+    a new one (out_dtype, if given, must be out's dtype); accumulate=True (float32 out only):
+    D = A.B^T + out in every group's rows.
 
     offsets are device data the host never reads: their rules (offsets[0] == 0, not decreasing,
     offsets[G] == rows) are the caller's. Broken, they give wrong rows (never a write outside
@@ -283,16 +290,39 @@ def gemm_grouped_contiguous(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tens
     them on the GPU first and raises RuntimeError naming the entry and the rule (nothing is
     computed then); it copies the verdict back and synchronises, so it is for debugging, and a
     CUDA graph cannot capture it (ValueError)."""
-    return _ops().gemm_grouped_contiguous(a, scale_a, b, scale_b, offsets, check_offsets)
+    if out is None:
+        if accumulate:
+            raise ValueError("fp8gemm.gemm_grouped_contiguous: accumulate=True needs out= (a "
+                             "float32 D to add to)")
+        return _ops().gemm_grouped_contiguous(a, scale_a, b, scale_b, offsets, check_offsets,
+                                              out_dtype)
+    _require_out_dtype("gemm_grouped_contiguous", out_dtype, out)
+    _ops().gemm_grouped_contiguous_out(a, scale_a, b, scale_b, offsets, out, accumulate,
+                                       check_offsets)
+    return out
 
 
 def gemm_grouped_masked(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
-                        masked_m: Tensor, *, check_offsets: bool = False) -> Tensor:
+                        masked_m: Tensor, out_dtype: Optional[torch.dtype] = None, *,
+                        out: Optional[Tensor] = None, accumulate: bool = False,
+                        check_offsets: bool = False) -> Tensor:
     """Masked grouped GEMM (decoding): a [G, M_max, K] e4m3, scale_a [G * M_max, kg],
-    b [G, N, K], scale_b [G, nb, kg], masked_m [G] int32 (GPU) -> D [G, M_max, N] bf16 whose rows
-    at or past masked_m[g] are left unwritten. check_offsets=True validates masked_m (0 <=
-    masked_m[g] <= M_max) on the GPU first, as gemm_grouped_contiguous's."""
-    return _ops().gemm_grouped_masked(a, scale_a, b, scale_b, masked_m, check_offsets)
+    b [G, N, K], scale_b [G, nb, kg], masked_m [G] int32 (GPU) -> D [G, M_max, N] (bfloat16, or
+    float32 with out_dtype=torch.float32) whose rows at or past masked_m[g] are left unwritten
+    (with out=, they keep what out held, accumulate or not). out and accumulate as
+    gemm_grouped_contiguous's (out [G, M_max, N], one row-major [G * M_max, N] matrix).
+    check_offsets=True validates masked_m (0 <= masked_m[g] <= M_max) on the GPU first, as
+    gemm_grouped_contiguous's."""
+    if out is None:
+        if accumulate:
+            raise ValueError("fp8gemm.gemm_grouped_masked: accumulate=True needs out= (a float32 D "
+                             "to add to)")
+        return _ops().gemm_grouped_masked(a, scale_a, b, scale_b, masked_m, check_offsets,
+                                          out_dtype)
+    _require_out_dtype("gemm_grouped_masked", out_dtype, out)
+    _ops().gemm_grouped_masked_out(a, scale_a, b, scale_b, masked_m, out, accumulate,
+                                   check_offsets)
+    return out
 
 
 def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: Tensor,
@@ -477,12 +507,26 @@ if available():
         return None
 
     @torch.library.register_fake("fp8gemm::gemm_grouped_contiguous")
-    def _gemm_grouped_contiguous_fake(a, scale_a, b, scale_b, offsets, check_offsets=False):
-        return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.bfloat16)
+    def _gemm_grouped_contiguous_fake(a, scale_a, b, scale_b, offsets, check_offsets=False,
+                                      out_dtype=None):
+        dt = _dense_out_dtype("gemm_grouped_contiguous", out_dtype)
+        return a.new_empty((a.shape[0], b.shape[1]), dtype=dt)
 
     @torch.library.register_fake("fp8gemm::gemm_grouped_masked")
-    def _gemm_grouped_masked_fake(a, scale_a, b, scale_b, masked_m, check_offsets=False):
-        return a.new_empty((a.shape[0], a.shape[1], b.shape[1]), dtype=torch.bfloat16)
+    def _gemm_grouped_masked_fake(a, scale_a, b, scale_b, masked_m, check_offsets=False,
+                                  out_dtype=None):
+        dt = _dense_out_dtype("gemm_grouped_masked", out_dtype)
+        return a.new_empty((a.shape[0], a.shape[1], b.shape[1]), dtype=dt)
+
+    @torch.library.register_fake("fp8gemm::gemm_grouped_contiguous_out")
+    def _gemm_grouped_contiguous_out_fake(a, scale_a, b, scale_b, offsets, out, accumulate=False,
+                                          check_offsets=False):
+        return None
+
+    @torch.library.register_fake("fp8gemm::gemm_grouped_masked_out")
+    def _gemm_grouped_masked_out_fake(a, scale_a, b, scale_b, masked_m, out, accumulate=False,
+                                      check_offsets=False):
+        return None
 
     @torch.library.register_fake("fp8gemm::gemm_weight_grad")
     def _gemm_weight_grad_fake(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out_dtype=None,

@@ -81,14 +81,16 @@ def test_ops_registered():
     require_ops()
     names = ["quantize_1x128", "quantize_128x128", "quantize_128x128_dual", "quantize_1x128_dual",
              "quantize_tokens_transposed_1x128", "gemm_block_scaled", "gemm_block_scaled_out",
-             "gemm_grouped_contiguous", "gemm_grouped_masked", "gemm_weight_grad",
+             "gemm_grouped_contiguous", "gemm_grouped_masked", "gemm_grouped_contiguous_out",
+             "gemm_grouped_masked_out", "gemm_weight_grad",
              "gemm_weight_grad_out", "gemm_per_tensor", "gemm_per_tensor_out", "transpose_e4m3",
              "quantize_mx_1x32",
              "requantize_mx_1x128", "requantize_mx_128x128", "gemm_mx"]
     for n in names:
         op = getattr(torch.ops.fp8gemm, n).default
         assert torch.Tag.needs_exact_strides in op.tags, n
-    for n in ("gemm_block_scaled_out", "gemm_weight_grad_out", "gemm_per_tensor_out"):
+    for n in ("gemm_block_scaled_out", "gemm_weight_grad_out", "gemm_per_tensor_out",
+              "gemm_grouped_contiguous_out", "gemm_grouped_masked_out"):
         s = str(getattr(torch.ops.fp8gemm, n).default._schema)
         assert "Tensor(a!) out" in s, n
 
@@ -175,6 +177,29 @@ def test_fake_shapes():
     d = ops.gemm_grouped_masked(_meta((4, 64, 256), e4), _meta((256, 2), f32),
                                 _meta((4, 384, 256), e4), _meta((4, 3, 2), f32), _meta((4,), i32))
     assert d.shape == (4, 64, 384)
+    # A float32 D for both grouped layouts (session 64), by out_dtype; accumulate without out=
+    # and an out_dtype that disagrees with out= refused, as gemm_block_scaled refuses them.
+    d = ops.gemm_grouped_contiguous(_meta((700, 256), e4), _meta((700, 2), f32),
+                                    _meta((4, 384, 256), e4), _meta((4, 3, 2), f32),
+                                    _meta((5,), i32), torch.float32)
+    assert d.shape == (700, 384) and d.dtype == torch.float32
+    d = ops.gemm_grouped_masked(_meta((4, 64, 256), e4), _meta((256, 2), f32),
+                                _meta((4, 384, 256), e4), _meta((4, 3, 2), f32), _meta((4,), i32),
+                                torch.float32)
+    assert d.shape == (4, 64, 384) and d.dtype == torch.float32
+    with raises(ValueError, match=r"gemm_grouped_contiguous: accumulate=True needs out="):
+        ops.gemm_grouped_contiguous(_meta((700, 256), e4), _meta((700, 2), f32),
+                                    _meta((4, 384, 256), e4), _meta((4, 3, 2), f32),
+                                    _meta((5,), i32), accumulate=True)
+    with raises(ValueError, match=r"gemm_grouped_masked: out_dtype=torch.bfloat16 but out is "
+                                  r"torch.float32"):
+        ops.gemm_grouped_masked(_meta((4, 64, 256), e4), _meta((256, 2), f32),
+                                _meta((4, 384, 256), e4), _meta((4, 3, 2), f32), _meta((4,), i32),
+                                torch.bfloat16, out=_meta((4, 64, 384), f32))
+    with raises(ValueError, match=r"out_dtype must be torch.bfloat16 or torch.float32"):
+        ops.gemm_grouped_contiguous(_meta((700, 256), e4), _meta((700, 2), f32),
+                                    _meta((4, 384, 256), e4), _meta((4, 3, 2), f32),
+                                    _meta((5,), i32), torch.float16)
     db = ops.gemm_weight_grad(_meta((384, 1024), e4), _meta((384, 8), f32), _meta((256, 1024), e4),
                               _meta((256, 8), f32), _meta((3,), i32))
     assert db.shape == (2, 384, 256) and db.dtype == torch.float32

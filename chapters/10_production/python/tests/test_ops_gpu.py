@@ -491,6 +491,65 @@ def test_gemm_grouped_masked(M_max, counts, N, K):
         assert rel_error(d[g, :m], ref) <= tolerance(K), g
 
 
+@parametrize("masked", [False, True])
+def test_gemm_grouped_float32(masked):
+    """A float32 D for the grouped forward (session 64): out_dtype=torch.float32 against float64
+    within 5e-4 per group (no bf16 rounding: the bf16 op's error is ~1.7e-3), out= with
+    accumulate=True adds into it, the rows of no group (masked: past masked_m[g]) keep out's values
+    bit for bit; the float32 D rounded to bf16 is within one bf16 ulp of the bf16 op's D; a bf16
+    out with accumulate=True refused."""
+    require_gpu()
+    G, N, K = 4, 264, 1040
+    gen = _gen(64 + int(masked))
+    qb, sb = _grouped_weights(G, N, K, gen)
+    counts = [0, 129, 1, 300]
+    Bd = [ops.dequantize_128x128(qb[g], sb[g]).double() for g in range(G)]
+    if masked:
+        M_max = 300
+        qa, sa = ops.quantize_1x128(make_bf16((G * M_max, K), gen))
+        A = ops.dequantize_1x128(qa, sa).double().view(G, M_max, K)
+        qa = qa.view(G, M_max, K)
+        groups = torch.tensor(counts, dtype=torch.int32, device="cuda")
+        run, shape = ops.gemm_grouped_masked, (G, M_max, N)
+
+        def rows(t, g):  # group g's rows of A or D
+            return t[g, :counts[g]]
+    else:
+        T = sum(counts)
+        qa, sa = ops.quantize_1x128(make_bf16((T, K), gen))
+        A = ops.dequantize_1x128(qa, sa).double()
+        groups = torch.tensor([0] + [sum(counts[:g + 1]) for g in range(G)], dtype=torch.int32,
+                              device="cuda")
+        run, shape = ops.gemm_grouped_contiguous, (T, N)
+
+        def rows(t, g):
+            return t[sum(counts[:g]):sum(counts[:g + 1])]
+
+    d = run(qa, sa, qb, sb, groups, torch.float32)
+    assert d.shape == shape and d.dtype == torch.float32
+    d16 = run(qa, sa, qb, sb, groups)
+    before = torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32) * 4
+    acc = before.clone()
+    assert run(qa, sa, qb, sb, groups, out=acc, accumulate=True) is acc
+    checked = 0
+    for g in range(G):
+        if counts[g] == 0:
+            continue
+        ref = rows(A, g) @ Bd[g].t()
+        assert rel_error(rows(d, g), ref) <= 5e-4, g
+        assert rel_error(rows(acc, g), ref + rows(before, g).double()) <= 5e-4, g
+        one_ulp = torch.maximum(rows(d16, g).float().abs(), rows(d, g).abs()) * 2.0 ** -7
+        assert ((rows(d, g).bfloat16().float() - rows(d16, g).float()).abs() <= one_ulp).all(), g
+        checked += 1
+    assert checked == 3
+    if masked:  # rows past masked_m[g]: out's values, untouched
+        for g, m in enumerate(counts):
+            assert torch.equal(acc[g, m:].view(torch.int32), before[g, m:].view(torch.int32)), g
+    with raises(ValueError, match=r"accumulate=True needs a torch.float32 out"):
+        run(qa, sa, qb, sb, groups, out=torch.zeros(shape, device="cuda", dtype=torch.bfloat16),
+            accumulate=True)
+
+
 def test_gemm_grouped_every_kernel():
     """Every compiled grouped forward kernel by name (_gemm_grouped_kernel: the benchmark's
     same-run comparison), contiguous and masked, on groups whose row tiles are odd and even in
