@@ -269,6 +269,20 @@ def gemm_block_scaled(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
     return out
 
 
+def _grouped(who: str, a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor, groups: Tensor,
+             out_dtype: Optional[torch.dtype], out: Optional[Tensor], accumulate: bool,
+             check_offsets: bool) -> Tensor:
+    """The grouped forward op `who` (gemm_grouped_contiguous or gemm_grouped_masked; groups: its
+    offsets or masked_m) into a new D of out_dtype, or into out (the op's _out twin)."""
+    if out is None:
+        if accumulate:
+            raise ValueError(f"fp8gemm.{who}: accumulate=True needs out= (a float32 D to add to)")
+        return getattr(_ops(), who)(a, scale_a, b, scale_b, groups, check_offsets, out_dtype)
+    _require_out_dtype(who, out_dtype, out)
+    getattr(_ops(), who + "_out")(a, scale_a, b, scale_b, groups, out, accumulate, check_offsets)
+    return out
+
+
 def gemm_grouped_contiguous(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
                             offsets: Tensor, out_dtype: Optional[torch.dtype] = None, *,
                             out: Optional[Tensor] = None, accumulate: bool = False,
@@ -290,16 +304,8 @@ def gemm_grouped_contiguous(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tens
     them on the GPU first and raises RuntimeError naming the entry and the rule (nothing is
     computed then); it copies the verdict back and synchronises, so it is for debugging, and a
     CUDA graph cannot capture it (ValueError)."""
-    if out is None:
-        if accumulate:
-            raise ValueError("fp8gemm.gemm_grouped_contiguous: accumulate=True needs out= (a "
-                             "float32 D to add to)")
-        return _ops().gemm_grouped_contiguous(a, scale_a, b, scale_b, offsets, check_offsets,
-                                              out_dtype)
-    _require_out_dtype("gemm_grouped_contiguous", out_dtype, out)
-    _ops().gemm_grouped_contiguous_out(a, scale_a, b, scale_b, offsets, out, accumulate,
-                                       check_offsets)
-    return out
+    return _grouped("gemm_grouped_contiguous", a, scale_a, b, scale_b, offsets, out_dtype, out,
+                    accumulate, check_offsets)
 
 
 def gemm_grouped_masked(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
@@ -313,16 +319,8 @@ def gemm_grouped_masked(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
     gemm_grouped_contiguous's (out [G, M_max, N], one row-major [G * M_max, N] matrix).
     check_offsets=True validates masked_m (0 <= masked_m[g] <= M_max) on the GPU first, as
     gemm_grouped_contiguous's."""
-    if out is None:
-        if accumulate:
-            raise ValueError("fp8gemm.gemm_grouped_masked: accumulate=True needs out= (a float32 D "
-                             "to add to)")
-        return _ops().gemm_grouped_masked(a, scale_a, b, scale_b, masked_m, check_offsets,
-                                          out_dtype)
-    _require_out_dtype("gemm_grouped_masked", out_dtype, out)
-    _ops().gemm_grouped_masked_out(a, scale_a, b, scale_b, masked_m, out, accumulate,
-                                   check_offsets)
-    return out
+    return _grouped("gemm_grouped_masked", a, scale_a, b, scale_b, masked_m, out_dtype, out,
+                    accumulate, check_offsets)
 
 
 def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: Tensor,
