@@ -62,4 +62,40 @@ std::vector<double> run_mx(const MxOperands& o, std::int64_t ldd_pad, const Opti
   return run_mx_filled<PlanT>(o, ldd_pad, -1, options...);
 }
 
+/// A float D (Output::f32): runs PlanT(gemm, options) on o with ldd = N + ldd_pad, D first all NaN
+/// (every byte 0xFF) or, given `before` (M x ldd floats), those values and `accumulate`. Returns D's
+/// M x N as doubles; `padding_changed` counts the entries of the columns N .. ldd - 1 that are no
+/// longer what they were (a kernel must never write them).
+template <class PlanT, class... Options>
+std::vector<double> run_mx_f32(const MxOperands& o, std::int64_t ldd_pad,
+                               const std::vector<float>* before, std::int64_t& padding_changed,
+                               const Options&... options) {
+  DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
+  const std::int64_t ldd = o.N + ldd_pad;
+  DeviceBuffer<float> d(std::size_t(o.M * ldd));
+  std::vector<float> start(d.size());
+  if (before != nullptr)
+    start = *before;
+  else
+    std::memset(start.data(), 0xFF, start.size() * 4);
+  d.upload(start);
+  MxGemm g = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data(), ldd);
+  g.output = Output::f32;
+  g.accumulate = before != nullptr;
+  PlanT plan(g, options...);
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> host = d.download();
+  std::vector<double> out(std::size_t(o.M * o.N));
+  padding_changed = 0;
+  for (std::int64_t m = 0; m < o.M; ++m) {
+    for (std::int64_t n = 0; n < o.N; ++n)
+      out[std::size_t(m * o.N + n)] = host[std::size_t(m * ldd + n)];
+    for (std::int64_t n = o.N; n < ldd; ++n)
+      padding_changed += std::memcmp(&host[std::size_t(m * ldd + n)],
+                                     &start[std::size_t(m * ldd + n)], 4) != 0;
+  }
+  return out;
+}
+
 }  // namespace fp8gemm::ch09::test

@@ -154,3 +154,42 @@ TEST_CASE("ch09 Hopper: the compiled kernels", "[ch09][hopper][cpu]") {
   }
   for (const auto& c : hopper_kernels()) CHECK(!c.name.ends_with("_v1"));
 }
+
+TEST_CASE("ch09: a float D's rules, on both halves, before any CUDA call", "[ch09][hopper][cpu]") {
+  // Output::f32 (session 64): accumulate only with it; a bad output; a kernel of the other D type
+  // by name, on each engine path; a float D 2-byte aligned; the sm_100a Plan refuses it outright.
+  auto g = good();
+  g.accumulate = true;  // bf16 D
+  CHECK(has(refusal(g), "accumulate = true needs Output::f32"));
+  g = good();
+  g.output = static_cast<Output>(5);
+  CHECK(has(refusal(g), "output = 5 is neither bf16 nor f32"));
+  std::string f32_kernel, bf16_f32_kernel;
+  for (const auto& k : hopper_kernels())
+    if (engine::writes_f32(k.epilogue)) f32_kernel = k.name;
+  for (const auto& k : hopper_bf16_kernels())
+    if (engine::writes_f32(k.epilogue)) bf16_f32_kernel = k.name;
+  CHECK(f32_kernel == "128x128_s5_c1x1_promoted_f32");
+  CHECK(bf16_f32_kernel == "128x256_s4_c1x1_fast_f32_bf16");
+  HopperOptions o;
+  o.kernel = f32_kernel;  // a float D's kernel for a bf16 D
+  CHECK(has(refusal(good(), o), "writes float D, the call passes bf16 D"));
+  o.kernel = hopper_kernels().front().name;  // a bf16 kernel for a float D
+  g = good();
+  g.output = Output::f32;
+  CHECK(has(refusal(g, o), "writes bf16 D, the call passes float D"));
+  HopperOptions d;
+  d.path = HopperPath::dequantize_bf16;
+  d.kernel = bf16_f32_kernel;
+  CHECK(has(refusal(good(), d), "writes float D, the call passes bf16 D"));
+  d.kernel = "128x256_s4_c1x1_fast_reg_bf16";
+  CHECK(has(refusal(g, d), "writes bf16 D, the call passes float D"));
+  g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000002));
+  CHECK(has(refusal(g), "must be 4-byte aligned (device pointer to M x N float, row-major)"));
+  // The Blackwell kernel writes bf16 only: refused by name, before the GPU is looked at.
+  g = good();
+  g.output = Output::f32;
+  const std::string r = fp8gemm::test::refusal_of([&] { Plan p(g); });
+  CHECK(has(r, "fp8gemm::ch09_blackwell_mxfp8"));
+  CHECK(has(r, "Output::f32: the sm_100a kernel writes bf16 D only"));
+}

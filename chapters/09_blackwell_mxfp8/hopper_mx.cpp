@@ -19,6 +19,10 @@ constexpr const char* kWho = "fp8gemm::ch09_hopper_mxfp8";
 constexpr const char* kBf16Cooperative = "128x256_s4_c2x1_fast_tma_b2_bf16";
 constexpr const char* kBf16PingPong = "128x192_s4_c2x1_fast_tma_b2_pp_bf16";
 constexpr const char* kBf16Registers = "128x256_s4_c1x1_fast_reg_bf16";
+// A float D (Output::f32; session 64): the FP32 twins (from registers) of the default path's tile
+// (kernels_hopper.cu) and of the dequantize_bf16 path's registers kernel (kernels_hopper_bf16.cu).
+constexpr const char* kF32Kernel = "128x128_s5_c1x1_promoted_f32";
+constexpr const char* kBf16F32 = "128x256_s4_c1x1_fast_f32_bf16";
 
 GemmRequirements hopper_requirements() {
   GemmRequirements r = requirements();  // the MXFP8 call's rules (mx_gemm.hpp)
@@ -29,9 +33,10 @@ GemmRequirements hopper_requirements() {
   return r;
 }
 
-/// The default: the first kernel with the TMA-store epilogue when D allows it, else the first with
-/// the registers epilogue.
-const engine::KernelInfo& default_kernel(bool tma_store_ok) {
+/// The default: for a float D the FP32 kernel; else the first kernel with the TMA-store epilogue
+/// when D allows it, else the first with the registers epilogue.
+const engine::KernelInfo& default_kernel(bool tma_store_ok, bool f32) {
+  if (f32) return engine::find_kernel(hopper_kernels(), kF32Kernel, kWho);
   for (const auto& k : hopper_kernels())
     if ((k.epilogue == engine::EpilogueKind::tma_store) == tma_store_ok) return k;
   return hopper_kernels().front();
@@ -58,6 +63,7 @@ const engine::KernelInfo& find_hopper_kernel(const std::string& name) {
 const engine::KernelInfo& bf16_kernel(const std::string& name, const GemmArgs& args) {
   const auto& all = hopper_bf16_kernels();
   if (!name.empty()) return engine::find_kernel(all, name, kWho);
+  if (args.d_element_bytes == 4) return engine::find_kernel(all, kBf16F32, kWho);  // a float D
   if (!engine::tma_store_compatible(args)) return engine::find_kernel(all, kBf16Registers, kWho);
   const bool cooperative = args.K >= 4096 && args.N % 256 == 0;
   return engine::find_kernel(all, cooperative ? kBf16Cooperative : kBf16PingPong, kWho);
@@ -68,7 +74,8 @@ const engine::KernelInfo& bf16_kernel(const std::string& name, const GemmArgs& a
 GemmArgs bf16_args(const MxGemm& g, const std::uint16_t* a16, const std::uint16_t* b16,
                    const float* ones) {
   return GemmArgs{.M = g.M, .N = g.N, .K = 2 * g.K, .A = a16, .lda = 2 * g.K, .B = b16,
-                  .ldb = 2 * g.K, .D = g.D, .ldd = g.ldd, .scale_a = ones, .scale_b = ones + 1};
+                  .ldb = 2 * g.K, .D = g.D, .ldd = g.ldd, .scale_a = ones, .scale_b = ones + 1,
+                  .d_element_bytes = g.output == Output::f32 ? 4 : 2};
 }
 
 /// The requantize_block_scaled path's workspace, in bytes from its start: A' (M x K e4m3), B'
@@ -97,7 +104,10 @@ ch07::BlockScaledGemm requant_gemm_call(const MxGemm& g, const MxRequantOperand&
   return ch07::BlockScaledGemm{.M = g.M, .N = g.N, .K = g.K, .A = a.out, .lda = g.K, .B = b.out,
                                .ldb = g.K, .scale_a = a.out_scales, .scale_a_layout = la,
                                .scale_b = b.out_scales, .scale_b_layout = lb, .D = g.D,
-                               .ldd = g.ldd, .output = ch07::Output::bf16};
+                               .ldd = g.ldd,
+                               .output = g.output == Output::f32 ? ch07::Output::f32
+                                                                : ch07::Output::bf16,
+                               .accumulate = g.accumulate};
 }
 }  // namespace
 
@@ -108,7 +118,7 @@ struct HopperPlan::Impl {
   // dequantisations and the bf16 GEMM.
   DeviceBuffer<std::uint16_t> workspace;
   MxDequantOperand deq_a, deq_b;
-  std::unique_ptr<engine::EnginePlan> bf16;
+  std::unique_ptr<engine::PolicyPlan<engine::GemmParams>> bf16;
   // The requantize_block_scaled path: its workspace (RequantLayout), the two operands of the one
   // re-quantisation launch, chapter 7's plan.
   DeviceBuffer<std::uint8_t> rq_workspace;
@@ -118,11 +128,14 @@ struct HopperPlan::Impl {
   std::unique_ptr<ch07::Plan> rq;
   MxGemm call;  // the bf16 or requant path's call as built or last re-bound (their rebind
                 // compares against it; the default path's engine plan keeps its own)
+  bool accumulate = false;  // every path's (rebind() compares it; the engine sees D's type only)
 };
 
 HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::make_unique<Impl>()) {
   engine::check_plan_options(kWho, o.max_sms, engine::RasterOptions{});
   const MxGemm g = with_defaults(in);
+  check_output(g, kWho);
+  impl_->accumulate = g.accumulate;
   const GemmArgs args = gemm_args(g);
   const GemmRequirements req = hopper_requirements();
   validate_gemm(args, req);
@@ -182,13 +195,15 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
     I.deq_a = {g.A, g.M, g.K, g.lda, g.scale_a, a16, g.K};
     I.deq_b = {g.B, g.N, g.K, g.ldb, g.scale_b, b16, g.K};
     validate_dequantize_mx_1x32_bf16(I.deq_a, &I.deq_b);
-    I.bf16 = std::make_unique<engine::EnginePlan>(k, bf16_args(g, a16, b16, ones),
-                                                  engine::engine_requirements(kWho), o.max_sms);
+    I.bf16 = std::make_unique<engine::PolicyPlan<engine::GemmParams>>(
+        k, bf16_args(g, a16, b16, ones), engine::engine_requirements(kWho), o.max_sms);
+    I.bf16->policy_params().accumulate = g.accumulate ? 1 : 0;  // a float D: D = A.B^T + D
     return;
   }
-  const engine::KernelInfo& k = o.kernel.empty()
-                                    ? default_kernel(engine::tma_store_compatible(args))
-                                    : find_hopper_kernel(o.kernel);
+  const bool f32 = g.output == Output::f32;
+  const engine::KernelInfo& k =
+      o.kernel.empty() ? default_kernel(!f32 && engine::tma_store_compatible(args), f32)
+                       : find_hopper_kernel(o.kernel);
   impl_->plan =
       std::make_unique<Impl::Engine>(k, args, req, o.max_sms, engine::RasterOptions{}, true);
   engine::MxParams& p = impl_->plan->policy_params();
@@ -196,6 +211,7 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
   p.sfb = g.scale_b;
   p.sf_tiles_k = int(ceil_div(g.K, 128));
   p.sf_tiles_n = int(ceil_div(g.N, 128));
+  p.accumulate = g.accumulate ? 1 : 0;  // a float D: D = A.B^T + D
 }
 
 HopperPlan::~HopperPlan() = default;
@@ -240,6 +256,8 @@ std::pair<Operand, Operand> repointed(const MxGemm& built, const MxGemm& g, Oper
 void HopperPlan::rebind(const MxGemm& in) {
   require_plan_device(device(), kWho);  // before the new pointers are checked against it
   const MxGemm g = with_defaults(in);
+  // D's type is in the engine's call (d_element_bytes: refused as the shape is); accumulate not.
+  engine::require_same_field("accumulate", g.accumulate == impl_->accumulate, kWho);
   if (impl_->rq) {
     Impl& I = *impl_;
     const auto [a, b] = repointed(I.call, g, I.rq_a, I.rq_b);

@@ -1,7 +1,7 @@
 // The Hopper MXFP8 kernels (common/engine/mx_scaled.cuh), promoted per 32 K, no clusters: version
 // 3 (the default: MX blocks pipelined two deep) on 128 x 128 and 128 x 64 tiles, TMA-store
-// epilogue first (the default where D allows it), registers for any D; versions 1 and 2 for the
-// comparison in chapter 9's README.
+// epilogue first (the default where D allows it), registers for any D, FP32 from registers for a
+// float D; versions 1 and 2 for the comparison in chapter 9's README.
 #include "common/engine/kernel_info.cuh"
 #include "common/engine/mx_scaled.cuh"
 #include "hopper_mx.hpp"
@@ -24,6 +24,8 @@ const std::vector<KernelInfo>& hopper_kernels() {
   static const std::vector<KernelInfo> all = {
       mx<MxCfg<128, 128, 5>>(),
       mx<MxCfg<128, 128, 5, EpilogueKind::registers>>(),
+      // A float D (Output::f32, session 64): the default's tile, FP32 from registers.
+      mx<MxCfg<128, 128, 5, EpilogueKind::registers_f32>>(),
       // Variants for the sweep (ch09_hopper_mxfp8 --kernels=all).
       mx<MxCfg<128, 128, 4>>(),
       mx<MxCfg<128, 64, 7>>(),

@@ -25,6 +25,8 @@ const std::vector<KernelInfo>& hopper_bf16_kernels() {
   static const std::vector<KernelInfo> all = {
       bf16<KernelConfig<128, 192, 4, 2, 1, kFast, kTma, 2, kPP>>(),
       bf16<KernelConfig<128, 256, 4, 1, 1, kFast, EpilogueKind::registers>>(),
+      // A float D (Output::f32, session 64): the registers kernel's FP32 twin.
+      bf16<KernelConfig<128, 256, 4, 1, 1, kFast, EpilogueKind::registers_f32>>(),
       // Variants for the sweep (ch09_hopper_mxfp8 --kernels=all).
       bf16<KernelConfig<128, 256, 4, 2, 1, kFast, kTma, 2>>(),
       bf16<KernelConfig<128, 176, 4, 2, 1, kFast, kTma, 11, kPP>>(),

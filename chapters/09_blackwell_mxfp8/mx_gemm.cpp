@@ -45,7 +45,18 @@ GemmArgs gemm_args(const MxGemm& g) {
   // tiles, so bytes / 4 is exact.
   if (g.M >= 1 && g.K >= 1) a.scale_a_extent = scale_bytes(g.M, g.K) / 4;
   if (g.N >= 1 && g.K >= 1) a.scale_b_extent = scale_bytes(g.N, g.K) / 4;
+  a.d_element_bytes = g.output == Output::f32 ? 4 : 2;
   return a;
+}
+
+void check_output(const MxGemm& g, const char* who) {
+  if (g.output != Output::bf16 && g.output != Output::f32)
+    throw std::invalid_argument(std::string(who) + ": output = " + std::to_string(int(g.output)) +
+                                " is neither bf16 nor f32");
+  if (g.accumulate && g.output != Output::f32)
+    throw std::invalid_argument(std::string(who) +
+                                ": accumulate = true needs Output::f32 (D = A.B^T + D is kept in "
+                                "float; a bf16 D would be rounded twice)");
 }
 
 
@@ -78,6 +89,7 @@ MxGemm with_defaults(const MxGemm& in) {
 
 void validate(const MxGemm& in) {
   const MxGemm g = with_defaults(in);
+  check_output(g, kWho);
   // The generic rules (dimensions, K % 32 with its reason, pointers, alignment, leading
   // dimensions, scale sizes from the Mx1x32 layout, D overlapping an input).
   validate_gemm(gemm_args(g), requirements());
@@ -151,6 +163,9 @@ Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>())
   const MxGemm g = with_defaults(in);
   validate(g);                            // std::invalid_argument, no CUDA call
   check_options(o.max_sms, o.cta_group);  // likewise
+  if (g.output == Output::f32)
+    fail("Output::f32: the sm_100a kernel writes bf16 D only (its epilogue converts the tensor "
+         "memory's FP32 to bf16); a float D runs on Hopper (HopperPlan)");
   require_sm100_device();  // std::runtime_error on anything but an sm_100 GPU
   Impl& I = *impl_;
   I.gemm = g;

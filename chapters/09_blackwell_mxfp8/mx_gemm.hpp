@@ -26,6 +26,14 @@
 
 namespace fp8gemm::ch09 {
 
+/// D's element type (chapter 7's choice, the same names). A float D runs on Hopper only
+/// (HopperPlan, every path; since session 64): the sm_100a kernel writes bf16, and its Plan
+/// refuses Output::f32 (std::invalid_argument) before any CUDA call.
+enum class Output : int {
+  bf16 = 0,  ///< D is bf16 (std::uint16_t bits)
+  f32 = 1,   ///< D is float; with `accumulate`, D = A.B^T + D
+};
+
 /// One MXFP8 GEMM call. Leading dimensions in elements; 0 means packed (lda = ldb = K, ldd = N).
 /// scale_*_bytes: how many bytes the caller allocated for the scales (-1: unknown, not checked).
 struct MxGemm {
@@ -38,8 +46,10 @@ struct MxGemm {
   std::int64_t scale_a_bytes = -1;
   const std::uint8_t* scale_b = nullptr;
   std::int64_t scale_b_bytes = -1;
-  void* D = nullptr;  ///< bf16 bits
+  void* D = nullptr;  ///< bf16 bits, or float (Output::f32)
   std::int64_t ldd = 0;
+  Output output = Output::bf16;
+  bool accumulate = false;  ///< only with Output::f32 (Hopper): D = A.B^T + D
 };
 
 struct Options {
@@ -71,8 +81,14 @@ GemmArgs gemm_args(const MxGemm& gemm);
 MxGemm with_defaults(const MxGemm& gemm);
 
 /// Pure C++ validation (no CUDA call): throws std::invalid_argument naming the argument and the
-/// rule ("fp8gemm::ch09_blackwell_mxfp8: K = 48 must be a multiple of 32 (...)").
+/// rule ("fp8gemm::ch09_blackwell_mxfp8: K = 48 must be a multiple of 32 (...)"). The rules both
+/// halves share: with a float D, 4-byte aligned; `accumulate` only with Output::f32. (The sm_100a
+/// Plan then refuses Output::f32 itself.)
 void validate(const MxGemm& gemm);
+
+/// The output rules of validate() alone (a valid Output; accumulate only with Output::f32), with
+/// `who` starting the message: both halves' plans call it.
+void check_output(const MxGemm& gemm, const char* who);
 
 /// The launch: a persistent grid of units (a CTA, or with cta_group 2 a cluster of two CTAs) of
 /// kThreads threads each, min(tiles, SMs / cta_group) of them, unit u walking the tiles

@@ -225,6 +225,18 @@ MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) : max_sms_(o.max_sms) {
     gemm_ = g;
     return;  // engine_ stays null: run() is the plan's (the re-quantisation, then the GEMM)
   }
+  if (g.output == ch09::Output::f32) {
+    // A float D (since session 64): chapter 9's FP32 kernel (or MxOptions::kernel names one);
+    // the table and FP8GEMM_KERNEL_MXFP8_HOPPER hold bf16 kernels only.
+    hopper_ = std::make_unique<ch09::HopperPlan>(
+        in, ch09::HopperOptions{o.kernel, ch09::HopperPath::promote_per_block, o.max_sms});
+    choice_ = {hopper_->engine().kernel().name,
+               o.kernel.empty() ? DispatchRule::chapter : DispatchRule::option,
+               "Output::f32: chapter 9's FP32 kernel (the table holds bf16 kernels)"};
+    engine_ = &hopper_->engine();
+    gemm_ = g;
+    return;
+  }
   choice_ = choose_mx_hopper(g.M, g.N, g.K, tma_storable(g.D, g.ldd), o.kernel,
                              env_of(DispatchFamily::mxfp8_hopper), usable_sms(o.max_sms));
   hopper_ = std::make_unique<ch09::HopperPlan>(

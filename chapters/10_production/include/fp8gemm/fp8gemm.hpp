@@ -24,7 +24,8 @@
 //                              each expert's tokens, FP32 with optional accumulate, or bf16
 //                              (WeightGradOutput::bf16; chapter 8)
 //   fp8gemm::MxPlan            MXFP8 (e4m3, a UE8M0 scale per 1 x 32): chapter 9's sm_100a kernel
-//                              on compute capability 10.0, its Hopper kernels on 9.0
+//                              on compute capability 10.0, its Hopper kernels on 9.0; bf16 D, or
+//                              on Hopper FP32 with accumulate (MxOutput::f32)
 //   quantize_1x128, quantize_128x128, quantize_128x128_dual (W and W^T), quantize_1x128_dual,
 //   quantize_tokens_transposed_1x128,
 //   quantize_mx_1x32, quantize_mx_1x32_dual, requantize_mx (MXFP8 -> the block-scaled format,
@@ -296,11 +297,14 @@ class WeightGradPlan {
 
 // ---- MXFP8 (chapter 9) ----
 
-/// A [M, K] and B [N, K] e4m3, UE8M0 scales per 1 x 32 block in the Mx1x32 layout, bf16 D
-/// (mx_gemm.hpp). K a multiple of 32. The scales' padding (to whole 128 x 128 tiles) is never
-/// read as data: it may hold any bytes (Hopper: tested; the sm_100a kernel, never run, issues no
-/// MMA past K, by its code).
+/// A [M, K] and B [N, K] e4m3, UE8M0 scales per 1 x 32 block in the Mx1x32 layout, bf16 D (or
+/// float: MxOutput; mx_gemm.hpp). K a multiple of 32. The scales' padding (to whole 128 x 128
+/// tiles) is never read as data: it may hold any bytes (Hopper: tested; the sm_100a kernel, never
+/// run, issues no MMA past K, by its code).
 using MxGemm = ch09::MxGemm;
+/// D's type: bf16 (the default) or float with optional accumulate (Hopper only, every path: the
+/// sm_100a kernel writes bf16 and refuses a float D with std::invalid_argument).
+using MxOutput = ch09::Output;
 
 struct MxOptions {
   /// A Hopper kernel by name (ch09::hopper_kernels(), with hopper_dequantize_bf16 one of

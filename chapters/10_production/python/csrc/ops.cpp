@@ -573,72 +573,6 @@ void check_mx_scales(const char* op, const char* name, const at::Tensor& s, std:
     fail(op, std::string(name) + " must be contiguous; got stride " + std::to_string(s.stride(0)));
 }
 
-at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
-                   const at::Tensor& scale_b, bool dequantize_bf16, bool requantize_block_scaled) {
-  constexpr const char* op = "gemm_mx";
-  if (dequantize_bf16 && requantize_block_scaled)
-    fail(op, "dequantize_bf16=True and requantize_block_scaled=True are two different paths: set "
-             "one of them");
-  const GemmOperands ab = gemm_operands(op, a, b);
-  const at::Device dev = ab.device;
-  const std::int64_t M = ab.M, N = ab.N, K = ab.K;
-  const std::int64_t lda = row_major_ld(op, "a", a, 0), ldb = row_major_ld(op, "b", b, 0);
-  require_mx_k(op, "a", a);  // b's K is a's (gemm_operands)
-  check_mx_scales(op, "scale_a", scale_a, M, K, "M", dev);
-  check_mx_scales(op, "scale_b", scale_b, N, K, "N", dev);
-  at::Tensor out = at::empty({M, N}, a.options().dtype(at::kBFloat16));
-  if (M == 0 || N == 0) return out;
-  c10::cuda::CUDAGuard guard(dev);
-  library_call(op, [&] {
-    MxGemm g;
-    g.M = M;
-    g.N = N;
-    g.K = K;
-    g.A = e4m3_ptr(a);
-    g.lda = lda;
-    g.B = e4m3_ptr(b);
-    g.ldb = ldb;
-    g.scale_a = e4m3_ptr(scale_a);
-    g.scale_a_bytes = scale_a.numel();
-    g.scale_b = e4m3_ptr(scale_b);
-    g.scale_b_bytes = scale_b.numel();
-    g.D = out.data_ptr();
-    g.ldd = N;
-    const int max_sms = g_max_sms.load(std::memory_order_relaxed);
-    PlanKey key;  // everything but the buffers (plan_cache.hpp)
-    key.add(kMx).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb).add(max_sms);
-    key.add(std::int64_t(dequantize_bf16)).add(std::int64_t(requantize_block_scaled));
-    key.add(std::int64_t(aligned(g.D, 16)));
-    const cudaStream_t stream = current_stream(dev);
-    if (dequantize_bf16 || requantize_block_scaled) {
-      // These paths' plans own a workspace that every run writes (the bf16 operands, or the
-      // re-quantised ones): one plan per stream, so that two streams never share it; and no
-      // CUDA-graph capture, since the cache may drop the plan, and free its workspace, while a
-      // captured graph still reads it.
-      const char* path = dequantize_bf16 ? "dequantize_bf16" : "requantize_block_scaled";
-      if (capturing(stream))
-        fail(op, std::string(path) +
-                     "=True cannot be captured in a CUDA graph (its cached plan owns a workspace "
-                     "that the plan cache may free while the graph still uses it); capture the "
-                     "default path");
-      key.add(std::int64_t(reinterpret_cast<std::uintptr_t>(stream)));
-    }
-    PlanKey buffers;
-    buffers.add(g.A).add(g.B).add(g.scale_a).add(g.scale_b).add(g.D);
-    g_mx.run(
-        key, buffers,
-        [&] {
-          MxOptions o;
-          o.hopper_dequantize_bf16 = dequantize_bf16;
-          o.hopper_requantize_block_scaled = requantize_block_scaled;
-          o.max_sms = max_sms;
-          return std::make_unique<MxPlan>(g, o);
-        },
-        [&](MxPlan& p) { p.rebind(g); }, [&](MxPlan& p) { p.run(stream); });
-  });
-  return out;
-}
-
 /// MXFP8 -> chapter 7's format (fp8gemm::requantize_mx; NOT exact, common/mx.hpp states the rule):
 /// q [rows, K] e4m3 (row-major, K a multiple of 32) and its swizzled UE8M0 scales -> (codes [rows,
 /// K] e4m3 contiguous, FP32 scales) as quantize_1x128 (weights = false: one scale per 1 x 128
@@ -786,6 +720,96 @@ void gemm_block_scaled_out(const at::Tensor& a, const at::Tensor& scale_a, const
 void gemm_block_scaled_loop(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
                             const at::Tensor& scale_b, const at::Tensor& out, std::int64_t iters) {
   block_scaled_into("_gemm_block_scaled_loop", a, scale_a, b, scale_b, out, false, iters);
+}
+
+/// D (+)= A . B^T in MXFP8 into `out` ([M, N] bfloat16, or float32 on Hopper with accumulate
+/// allowed; dense_out_is_f32's rules): gemm_mx and gemm_mx_out.
+void mx_into(const char* op, const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
+             const at::Tensor& scale_b, const at::Tensor& out, bool accumulate,
+             bool dequantize_bf16, bool requantize_block_scaled) {
+  if (dequantize_bf16 && requantize_block_scaled)
+    fail(op, "dequantize_bf16=True and requantize_block_scaled=True are two different paths: set "
+             "one of them");
+  const GemmOperands ab = gemm_operands(op, a, b);
+  const at::Device dev = ab.device;
+  const std::int64_t M = ab.M, N = ab.N, K = ab.K;
+  const std::int64_t lda = row_major_ld(op, "a", a, 0), ldb = row_major_ld(op, "b", b, 0);
+  require_mx_k(op, "a", a);  // b's K is a's (gemm_operands)
+  check_mx_scales(op, "scale_a", scale_a, M, K, "M", dev);
+  check_mx_scales(op, "scale_b", scale_b, N, K, "N", dev);
+  const bool f32 = dense_out_is_f32(op, out, M, N, accumulate, dev);
+  const std::int64_t ldd = row_major_ld(op, "out", out, 0);
+  if (M == 0 || N == 0) return;
+  c10::cuda::CUDAGuard guard(dev);
+  library_call(op, [&] {
+    MxGemm g;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.A = e4m3_ptr(a);
+    g.lda = lda;
+    g.B = e4m3_ptr(b);
+    g.ldb = ldb;
+    g.scale_a = e4m3_ptr(scale_a);
+    g.scale_a_bytes = scale_a.numel();
+    g.scale_b = e4m3_ptr(scale_b);
+    g.scale_b_bytes = scale_b.numel();
+    g.D = out.data_ptr();
+    g.ldd = ldd;
+    g.output = f32 ? MxOutput::f32 : MxOutput::bf16;
+    g.accumulate = accumulate;
+    const int max_sms = g_max_sms.load(std::memory_order_relaxed);
+    PlanKey key;  // everything but the buffers (plan_cache.hpp)
+    key.add(kMx).add(dev.index()).add(M).add(N).add(K).add(lda).add(ldb).add(max_sms);
+    key.add(std::int64_t(dequantize_bf16)).add(std::int64_t(requantize_block_scaled));
+    key.add(std::int64_t(aligned(g.D, 16)));
+    key.add(ldd).add(std::int64_t(f32)).add(std::int64_t(accumulate));
+    const cudaStream_t stream = current_stream(dev);
+    if (dequantize_bf16 || requantize_block_scaled) {
+      // These paths' plans own a workspace that every run writes (the bf16 operands, or the
+      // re-quantised ones): one plan per stream, so that two streams never share it; and no
+      // CUDA-graph capture, since the cache may drop the plan, and free its workspace, while a
+      // captured graph still reads it.
+      const char* path = dequantize_bf16 ? "dequantize_bf16" : "requantize_block_scaled";
+      if (capturing(stream))
+        fail(op, std::string(path) +
+                     "=True cannot be captured in a CUDA graph (its cached plan owns a workspace "
+                     "that the plan cache may free while the graph still uses it); capture the "
+                     "default path");
+      key.add(std::int64_t(reinterpret_cast<std::uintptr_t>(stream)));
+    }
+    PlanKey buffers;
+    buffers.add(g.A).add(g.B).add(g.scale_a).add(g.scale_b).add(g.D);
+    g_mx.run(
+        key, buffers,
+        [&] {
+          MxOptions o;
+          o.hopper_dequantize_bf16 = dequantize_bf16;
+          o.hopper_requantize_block_scaled = requantize_block_scaled;
+          o.max_sms = max_sms;
+          return std::make_unique<MxPlan>(g, o);
+        },
+        [&](MxPlan& p) { p.rebind(g); }, [&](MxPlan& p) { p.run(stream); });
+  });
+}
+
+at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
+                   const at::Tensor& scale_b, bool dequantize_bf16, bool requantize_block_scaled,
+                   std::optional<at::ScalarType> out_dtype) {
+  constexpr const char* op = "gemm_mx";
+  if (dequantize_bf16 && requantize_block_scaled)  // refused first, whatever the tensors
+    fail(op, "dequantize_bf16=True and requantize_block_scaled=True are two different paths: set "
+             "one of them");
+  at::Tensor out = new_dense_out(op, a, b, out_dtype);
+  mx_into(op, a, scale_a, b, scale_b, out, false, dequantize_bf16, requantize_block_scaled);
+  return out;
+}
+
+void gemm_mx_out(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
+                 const at::Tensor& scale_b, const at::Tensor& out, bool accumulate,
+                 bool dequantize_bf16, bool requantize_block_scaled) {
+  mx_into("gemm_mx_out", a, scale_a, b, scale_b, out, accumulate, dequantize_bf16,
+          requantize_block_scaled);
 }
 
 /// The index of kernel `name` in `all` (-1 for "": the plan's default), or a refusal that says it
@@ -1378,7 +1402,12 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.def("requantize_mx_128x128(Tensor q, Tensor scale) -> (Tensor, Tensor)", tags);
   m.def(
       "gemm_mx(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, bool dequantize_bf16=False, "
-      "bool requantize_block_scaled=False) -> Tensor",
+      "bool requantize_block_scaled=False, ScalarType? out_dtype=None) -> Tensor",
+      tags);
+  m.def(
+      "gemm_mx_out(Tensor a, Tensor scale_a, Tensor b, Tensor scale_b, Tensor(a!) out, "
+      "bool accumulate=False, bool dequantize_bf16=False, bool requantize_block_scaled=False) "
+      "-> ()",
       tags);
   // Test and benchmark helpers (not part of the API).
   m.def(
@@ -1428,6 +1457,7 @@ TORCH_LIBRARY(fp8gemm, m) {
   m.impl("requantize_mx_1x128", &fp8gemm::torch_ops::requantize_mx_1x128);         \
   m.impl("requantize_mx_128x128", &fp8gemm::torch_ops::requantize_mx_128x128);     \
   m.impl("gemm_mx", &fp8gemm::torch_ops::gemm_mx);                                 \
+  m.impl("gemm_mx_out", &fp8gemm::torch_ops::gemm_mx_out);                         \
   m.impl("_gemm_block_scaled_loop", &fp8gemm::torch_ops::gemm_block_scaled_loop);   \
   m.impl("_gemm_weight_grad_kernel", &fp8gemm::torch_ops::gemm_weight_grad_kernel);   \
   m.impl("_gemm_grouped_kernel", &fp8gemm::torch_ops::gemm_grouped_kernel);        \

@@ -378,9 +378,11 @@ def gemm_per_tensor(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, *,
 
 # ============================================ plan cache ==========================================
 
-def gemm_mx(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor, *,
-            dequantize_bf16: bool = False, requantize_block_scaled: bool = False) -> Tensor:
-    """MXFP8 GEMM: D [M, N] bf16 = sum over 32-K blocks of 2^(ea - 127) 2^(eb - 127) A_blk . B_blk^T;
+def gemm_mx(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
+            out_dtype: Optional[torch.dtype] = None, *, out: Optional[Tensor] = None,
+            accumulate: bool = False, dequantize_bf16: bool = False,
+            requantize_block_scaled: bool = False) -> Tensor:
+    """MXFP8 GEMM: D [M, N] = sum over 32-K blocks of 2^(ea - 127) 2^(eb - 127) A_blk . B_blk^T;
     a [M, K] and b [N, K] e4m3 (row-major, K a multiple of 32), scale_a / scale_b as
     quantize_mx_1x32 returns them. On Hopper chapter 9's kernel (a promotion per 32 K) runs;
     dequantize_bf16=True runs its second path instead (A and B dequantised to bf16, exactly, into
@@ -390,8 +392,20 @@ def gemm_mx(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor, *,
     group of A and 128 x 128 block of B) in the plan's workspace, then chapter 7's GEMM (0.73-0.88x
     chapter 7's speed on an H100; elements about 2^14 below their group's largest value lose bits:
     docs/fp8_numerics.md). At most one of the two. Their plans are kept per stream, and both paths
-    refuse CUDA-graph capture (ValueError): the cache may free a workspace while a graph uses it."""
-    return _ops().gemm_mx(a, scale_a, b, scale_b, dequantize_bf16, requantize_block_scaled)
+    refuse CUDA-graph capture (ValueError): the cache may free a workspace while a graph uses it.
+    out_dtype: D's dtype, bfloat16 (the default) or float32 (on Hopper, every path; the Blackwell
+    kernel writes bfloat16 only and refuses it). out: write into this [M, N] tensor (bf16 or
+    float32, row-major, any row stride) instead of a new one (out_dtype, if given, must be out's
+    dtype); accumulate=True (float32 out only): D = A.B^T + out."""
+    if out is None:
+        if accumulate:
+            raise ValueError("fp8gemm.gemm_mx: accumulate=True needs out= (a float32 D to add to)")
+        return _ops().gemm_mx(a, scale_a, b, scale_b, dequantize_bf16, requantize_block_scaled,
+                              out_dtype)
+    _require_out_dtype("gemm_mx", out_dtype, out)
+    _ops().gemm_mx_out(a, scale_a, b, scale_b, out, accumulate, dequantize_bf16,
+                       requantize_block_scaled)
+    return out
 
 
 def plan_cache_stats() -> dict:
@@ -572,11 +586,21 @@ if available():
 
     @torch.library.register_fake("fp8gemm::gemm_mx")
     def _gemm_mx_fake(a, scale_a, b, scale_b, dequantize_bf16=False,
-                      requantize_block_scaled=False):
+                      requantize_block_scaled=False, out_dtype=None):
         if dequantize_bf16 and requantize_block_scaled:  # as the op refuses it
             raise ValueError("fp8gemm.gemm_mx: dequantize_bf16=True and requantize_block_scaled="
                              "True are two different paths: set one of them")
-        return a.new_empty((a.shape[0], b.shape[0]), dtype=torch.bfloat16)
+        dt = _dense_out_dtype("gemm_mx", out_dtype)
+        return a.new_empty((a.shape[0], b.shape[0]), dtype=dt)
+
+    @torch.library.register_fake("fp8gemm::gemm_mx_out")
+    def _gemm_mx_out_fake(a, scale_a, b, scale_b, out, accumulate=False, dequantize_bf16=False,
+                          requantize_block_scaled=False):
+        if dequantize_bf16 and requantize_block_scaled:
+            raise ValueError("fp8gemm.gemm_mx_out: dequantize_bf16=True and "
+                             "requantize_block_scaled=True are two different paths: set one of "
+                             "them")
+        return None
 
     @torch.library.register_fake("fp8gemm::_gemm_block_scaled_loop")
     def _gemm_block_scaled_loop_fake(a, scale_a, b, scale_b, out, iters):

@@ -85,12 +85,12 @@ def test_ops_registered():
              "gemm_grouped_masked_out", "gemm_weight_grad",
              "gemm_weight_grad_out", "gemm_per_tensor", "gemm_per_tensor_out", "transpose_e4m3",
              "quantize_mx_1x32",
-             "requantize_mx_1x128", "requantize_mx_128x128", "gemm_mx"]
+             "requantize_mx_1x128", "requantize_mx_128x128", "gemm_mx", "gemm_mx_out"]
     for n in names:
         op = getattr(torch.ops.fp8gemm, n).default
         assert torch.Tag.needs_exact_strides in op.tags, n
     for n in ("gemm_block_scaled_out", "gemm_weight_grad_out", "gemm_per_tensor_out",
-              "gemm_grouped_contiguous_out", "gemm_grouped_masked_out"):
+              "gemm_grouped_contiguous_out", "gemm_grouped_masked_out", "gemm_mx_out"):
         s = str(getattr(torch.ops.fp8gemm, n).default._schema)
         assert "Tensor(a!) out" in s, n
 
@@ -234,6 +234,15 @@ def test_fake_shapes():
     d = ops.gemm_mx(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8), _meta((72, 1056), e4),
                     _meta((128 * 36,), torch.uint8), requantize_block_scaled=True)
     assert d.shape == (300, 72) and d.dtype == torch.bfloat16
+    # A float32 D (session 64), on every path; accumulate without out= refused.
+    for path in ({}, {"dequantize_bf16": True}, {"requantize_block_scaled": True}):
+        d = ops.gemm_mx(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8),
+                        _meta((72, 1056), e4), _meta((128 * 36,), torch.uint8), torch.float32,
+                        **path)
+        assert d.shape == (300, 72) and d.dtype == torch.float32, path
+    with raises(ValueError, match=r"gemm_mx: accumulate=True needs out="):
+        ops.gemm_mx(_meta((300, 1056), e4), _meta((384 * 36,), torch.uint8),
+                    _meta((72, 1056), e4), _meta((128 * 36,), torch.uint8), accumulate=True)
     # The re-quantisers give what quantize_1x128 / quantize_128x128 give: shapes, dtypes, strides.
     q, sc = ops.requantize_mx_1x128(_meta((333, 1056), e4), _meta((384 * 36,), torch.uint8))
     q1, s1 = ops.quantize_1x128(_meta((333, 1056)))

@@ -1173,6 +1173,35 @@ def test_gemm_mx_vs_float64(M, N, K):
             assert rel_error(d, ref) <= tolerance(K), (path, rel_error(d, ref), tolerance(K))
 
 
+def test_gemm_mx_float32():
+    """A float32 D (session 64) on the three Hopper paths: within 5e-4 of float64 (the bf16 D's
+    rounding alone is ~1e-3; the re-quantising path loses ~1e-7 on such data), out= with
+    accumulate=True adds into it; an out= whose rows are wider keeps its other columns; the
+    float32 D rounded to bf16 within one bf16 ulp of the bf16 op's D; a bf16 out with
+    accumulate=True refused."""
+    require_gpu()
+    M, N, K = 300, 264, 1056
+    gen = _gen(640)
+    qa, sa = ops.quantize_mx_1x32(make_bf16((M, K), gen))
+    qb, sb = ops.quantize_mx_1x32(make_bf16((N, K), gen), rule="rceil")
+    ref = ops.dequantize_mx_1x32(qa, sa).double() @ ops.dequantize_mx_1x32(qb, sb).double().t()
+    for path in ({}, {"dequantize_bf16": True}, {"requantize_block_scaled": True}):
+        d = ops.gemm_mx(qa, sa, qb, sb, torch.float32, **path)
+        assert d.shape == (M, N) and d.dtype == torch.float32
+        assert rel_error(d, ref) <= 5e-4, (path, rel_error(d, ref))
+        d16 = ops.gemm_mx(qa, sa, qb, sb, **path)
+        one_ulp = torch.maximum(d16.float().abs(), d.abs()) * 2.0 ** -7
+        assert ((d.bfloat16().float() - d16.float()).abs() <= one_ulp).all(), path
+        wide = torch.randn((M, N + 5), generator=gen, device="cuda") * 4
+        before = wide.clone()
+        assert ops.gemm_mx(qa, sa, qb, sb, out=wide[:, :N], accumulate=True, **path) is not None
+        assert rel_error(wide[:, :N], ref + before[:, :N].double()) <= 5e-4, path
+        assert torch.equal(wide[:, N:], before[:, N:]), path
+    with raises(ValueError, match=r"accumulate=True needs a torch.float32 out"):
+        ops.gemm_mx(qa, sa, qb, sb, out=torch.zeros((M, N), device="cuda", dtype=torch.bfloat16),
+                    accumulate=True)
+
+
 def test_gemm_mx_requantize_path_is_taken():
     """requantize_block_scaled=True reaches chapter 9's re-quantising path (the tolerance above is
     met by all three paths, so it cannot tell): on data whose 1 x 32 blocks within a 1 x 128 group
