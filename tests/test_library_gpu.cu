@@ -535,6 +535,29 @@ TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "
     CHECK(c == output_of(D2, [&] { chapter_rq.run(nullptr); }));
     CHECK(test::RowReference::of_rows(N, rows, ch09::reference_f64_rows(host, rows), K).check(c) ==
           "");
+    // A float D (session 64): chapter 9's FP32 kernel, not the table's, bit for bit with the
+    // chapter's plan, every element written (both D start as NaN), and rebind() refusing a bf16 D.
+    DeviceBuffer<float> F(std::size_t(M * N)), F2(std::size_t(M * N));
+    ch09::MxGemm gf = ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), F.data());
+    gf.output = MxOutput::f32;
+    MxPlan lib32(gf);
+    CHECK(lib32.choice().kernel == "128x128_s5_c1x1_promoted_f32");
+    CHECK(test::has(lib32.describe(), "Output::f32"));
+    ch09::MxGemm gf2 = gf;
+    gf2.D = F2.data();
+    const ch09::HopperPlan chapter32(gf2);
+    FP8GEMM_CUDA_CHECK(cudaMemset(F.data(), 0xFF, F.bytes()));
+    FP8GEMM_CUDA_CHECK(cudaMemset(F2.data(), 0xFF, F2.bytes()));
+    lib32.run(nullptr);
+    chapter32.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> f = F.download();
+    CHECK(std::all_of(f.begin(), f.end(), [](float x) { return std::isfinite(x); }));
+    CHECK(f == F2.download());
+    ch09::MxGemm as_bf16 = gf;
+    as_bf16.output = MxOutput::bf16;
+    as_bf16.D = D.data();
+    CHECK(test::has(test::refusal_of([&] { lib32.rebind(as_bf16); }), "d_element_bytes"));
   }
 }
 
