@@ -12,7 +12,6 @@ source scripts/gpu_call.sh .gpu/t64b.txz .gpu/py64b.txz || exit 1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,driver_version --format=csv >> "$L"
 say "test_chapter_09_hopper, test_library_gpu"
 packed_tests_step mx 'test_chapter_09_hopper$|test_library_gpu' 200
-grep -h "float D" "$OUT"/gl/*.log 2>/dev/null | head -40 >> "$L"
 left=$(seconds_left "$PLAN")
 say "PyTorch tests, $left s left"
 torch_tests_step $((left - 10))
