@@ -17,7 +17,8 @@ fp8gemm_ptxas_test(ptxas_chapter_08 DIR ${PROJECT_SOURCE_DIR}/chapters/08_groupe
                    SOURCES ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_grouped.cu
                            ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_grouped_2x1.cu
                            ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_grouped_narrow.cu
-                           ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_grouped_streamk.cu)
+                           ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_grouped_streamk.cu
+                           ${PROJECT_SOURCE_DIR}/chapters/08_grouped_moe/kernels_grouped_f32.cu)
 # scripts/gpu_loop.sh's step ch08 on a CPU (tools/check_ch08_step.sh): the executable, wrapped to
 # only list its cases, must be given exactly bench/peers_moe.py's forward cases, by name.
 find_package(Python3 COMPONENTS Interpreter QUIET)

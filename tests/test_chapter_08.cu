@@ -21,6 +21,7 @@
 #include "grouped_check.hpp"
 #include "grouped_gemm.hpp"
 #include "moe_cases.hpp"
+#include "refusal.hpp"
 
 using namespace fp8gemm;
 using ch08::GroupedShape;
@@ -494,25 +495,38 @@ TEST_CASE("ch08: a CUDA graph replayed with other group sizes", "[ch08][gpu]") {
 
 TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
   // Output::f32 (session 64): every row of every group against float64 within kF32Tolerance (no
-  // bf16 rounding), the default and the other FP32 kernel by name, contiguous and masked; with
-  // accumulate, D = A.B^T + D over a D of N(0, 4) values, and a masked group's padding rows keep
-  // those values bit for bit (check_grouped's stray count); without it they keep the poison.
+  // bf16 rounding), the default (by TMA where ldd % 4 == 0, else from registers) and every FP32
+  // kernel by name, contiguous and masked; with accumulate, D = A.B^T + D over a D of N(0, 4)
+  // values (by TMA a reduce-add through the ragged-rows view), and a masked group's padding rows
+  // keep those values bit for bit (check_grouped's stray count); without it they keep the poison.
+  // N = 137 (ldd odd): the default from registers, one float at a time (no float2 is aligned), a
+  // TMA kernel by name refused. rebind() refuses another output or accumulate.
   std::mt19937_64 gen(64);
   std::normal_distribution<float> nd(0.0f, 4.0f);
-  int cases = 0;
+  const std::string tma = "128x256_s4_c1x1_promoted_f32_tma_b1";
+  int cases = 0, refused = 0;
   for (const GroupedShape& s : {contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656),
                                 masked({5, 192, 0, 65}, 192, 264, 656),
-                                contiguous({64, 65, 63, 192, 193, 191, 257}, 136, 3008)}) {
-    for (const std::string kernel : {"", "128x128_s6_c1x1_promoted_f32"}) {
+                                contiguous({64, 65, 63, 192, 193, 191, 257}, 137, 3008)}) {
+    const bool tma_ok = s.N % 4 == 0;
+    for (const std::string kernel :
+         {std::string(), tma, std::string("128x256_s4_c1x1_promoted_f32"),
+          std::string("128x128_s6_c1x1_promoted_f32")}) {
       for (const bool accumulate : {false, true}) {
-        const std::uint64_t seed = 6400 + std::uint64_t(cases);
+        const std::uint64_t seed = 6400 + std::uint64_t(cases + refused);
         const ch08::GroupedOperands ops(s, seed, ch08::Output::f32);
         ch08::GroupedGemm g = ops.gemm();
         g.accumulate = accumulate;
         ch08::Options o;
         o.kernel = kernel;
+        if (kernel == tma && !tma_ok) {
+          CHECK_THROWS_AS(ch08::Plan(g, o), std::invalid_argument);
+          ++refused;
+          continue;
+        }
         const ch08::Plan plan(g, o);
-        CHECK(plan.kernel().name == (kernel.empty() ? "128x256_s4_c1x1_promoted_f32" : kernel));
+        CHECK(plan.kernel().name ==
+              (!kernel.empty() ? kernel : tma_ok ? tma : "128x256_s4_c1x1_promoted_f32"));
         std::vector<float> before(ops.D_f32.size());
         for (auto& x : before) x = nd(gen);
         const auto r =
@@ -526,7 +540,16 @@ TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
       }
     }
   }
-  CHECK(cases == 12);
+  CHECK(cases == 22);
+  CHECK(refused == 2);
+  const GroupedShape s = contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656);
+  const ch08::GroupedOperands ops(s, 6490, ch08::Output::f32);
+  ch08::Plan plan(ops.gemm());
+  ch08::GroupedGemm other = ops.gemm();
+  other.accumulate = true;
+  CHECK(has(test::refusal_of([&] { plan.rebind(other); }), "rebind: accumulate"));
+  const ch08::GroupedOperands ops16(s, 6491);
+  CHECK(has(test::refusal_of([&] { plan.rebind(ops16.gemm()); }), "rebind: output"));
 }
 
 TEST_CASE("ch08: a float D's check fails on a bf16-rounded D", "[ch08][gpu]") {

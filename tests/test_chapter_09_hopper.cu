@@ -70,6 +70,15 @@ std::vector<double> reference_requant_f64(const MxOperands& o) {
   const std::vector<double> b = dequantize(mx_requantize_128x128(operand(o.N, o.K, o.B, o.sb)));
   return reference_gemm(o.M, o.N, o.K, a.data(), b.data());
 }
+/// The message of the std::invalid_argument plan.rebind(g) throws ("accepted" if none).
+std::string rebind_refusal(HopperPlan& plan, const MxGemm& g) {
+  try {
+    plan.rebind(g);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "accepted";
+}
 /// The three paths, for the tests that hold for each.
 constexpr HopperPath kPaths[] = {HopperPath::promote_per_block, HopperPath::dequantize_bf16,
                                  HopperPath::requantize_block_scaled};
@@ -527,13 +536,29 @@ TEST_CASE("ch09 Hopper: a float D on every path, with and without accumulate",
     }
   }
   CHECK(cases == 30);
-  // The scale padding (0xFF: a NaN scale where a kernel read it as data) changes nothing.
+  // The scale padding (0xFF: a NaN scale where a kernel read it as data) changes nothing; on
+  // every path rebind() refuses another accumulate, and a bf16 plan refuses accumulate by its
+  // rule.
   const MxOperands o = random_operands(130, 136, 160, 651);
+  DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
+  DeviceBuffer<float> d(std::size_t(o.M * o.N));
   std::int64_t pc = 0;
   for (const HopperPath path : kPaths) {
+    INFO("path " << int(path));
     HopperOptions opt;
     opt.path = path;
     CHECK(test::run_mx_f32<HopperPlan>(with_scale_padding(o, 0xFF), 0, nullptr, pc, opt) ==
           test::run_mx_f32<HopperPlan>(o, 0, nullptr, pc, opt));
+    MxGemm g = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data());
+    g.output = Output::f32;
+    HopperPlan plan(g, opt);
+    MxGemm flipped = g;
+    flipped.accumulate = true;
+    CHECK(rebind_refusal(plan, flipped).find("rebind: accumulate") != std::string::npos);
+    MxGemm g16 = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data());
+    HopperPlan plan16(g16, opt);
+    g16.accumulate = true;
+    CHECK(rebind_refusal(plan16, g16).find("accumulate = true needs Output::f32") !=
+          std::string::npos);
   }
 }

@@ -27,7 +27,10 @@ constexpr const char* kWho = "fp8gemm::ch08_grouped_moe";
 /// The contiguous rule's tile below 1024 rows per group, static; its _dyn twin is the counter
 /// schedule's kernel (default_kernel, counter_schedule_kernel).
 constexpr const char* kSmallGroupsKernel = "128x256_s4_c1x1_promoted_tma_b1";
-/// The float D's kernel (default_kernel; kernels_grouped_f32.cu has both FP32 kernels).
+/// The float D's kernels (default_kernel; kernels_grouped_f32.cu has the FP32 kernels): by TMA
+/// where D allows it, else from registers. Timed on an H100 only (chapter 8's NOTEBOOK,
+/// "Session 64"): the fastest FP32 kernels at issue 10's balanced and masked cases.
+constexpr const char* kFloatTmaKernel = "128x256_s4_c1x1_promoted_f32_tma_b1";
 constexpr const char* kFloatKernel = "128x256_s4_c1x1_promoted_f32";
 }  // namespace
 
@@ -49,10 +52,12 @@ constexpr const char* kFloatKernel = "128x256_s4_c1x1_promoted_f32";
 /// first wave (each tile's first partial sum under the epilogue of the tile before), except the
 /// masked calls' with K <= 2048, which take the same tile without it (README, "Session 23").
 const engine::KernelInfo& default_kernel(const GroupedGemm& g, bool tma_store_ok) {
-  // A float D: the FP32 twin (from registers, each group's rows cut at its end as the bf16
-  // registers kernels cut them) of the registers fallback's 128 x 256 tile. Session 64, kernels
-  // added without a timing on the H200; kFloatKernel below says what was measured.
-  if (g.output == Output::f32) return engine::find_kernel(kernels(), kFloatKernel, kWho);
+  // A float D (session 64): the 128 x 256 FP32 kernel storing by TMA through D's ragged-rows
+  // view where D allows it (16-byte aligned, ldd % 4 == 0), else its twin from registers (each
+  // group's rows cut at the group's end as the bf16 registers kernels cut them). Measured on an
+  // H100 only (chapter 8's NOTEBOOK, "Session 64"); no H200 timing.
+  if (g.output == Output::f32)
+    return engine::find_kernel(kernels(), tma_store_ok ? kFloatTmaKernel : kFloatKernel, kWho);
   if (!tma_store_ok) {
     for (const auto& k : kernels())
       if (k.epilogue == engine::EpilogueKind::registers) return k;
@@ -272,12 +277,11 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   validate_gemm(args, req);
   validate_disjoint_from_d(args, description_of(g), description_bytes(g),
                            description_name(g), req);
-  // The TMA-store kernels write D through its ragged-rows view, which addresses 2^30 rows less
-  // than 2^34 bytes apart (common/ragged_rows.hpp).
-  const bool rows_fit_tma = all_rows <= kRaggedMaxRows && g.ldd < kRaggedMaxStrideBytes / 2;
-  // (Whether a bf16 D can take the TMA-store kernels; a float D is stored from registers.)
-  const bool tma_ok =
-      g.output == Output::bf16 && engine::tma_store_compatible(args) && rows_fit_tma;
+  // The TMA-store kernels (bf16 or float D) write D through its ragged-rows view, which addresses
+  // 2^30 rows less than 2^34 bytes apart (common/ragged_rows.hpp).
+  const bool rows_fit_tma = all_rows <= kRaggedMaxRows &&
+                            g.ldd < kRaggedMaxStrideBytes / args.d_element_bytes;
+  const bool tma_ok = engine::tma_store_compatible(args) && rows_fit_tma;
   const engine::KernelInfo& k = !o.kernel.empty() ? engine::find_kernel(kernels(), o.kernel, kWho)
                                 : o.counter_schedule ? counter_schedule_kernel(g, tma_ok)
                                                      : default_kernel(g, tma_ok);
@@ -285,7 +289,7 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   // tile_counter)); where counter_schedule_kernel() keeps a static kernel the plan is the default
   // one and ignores the counter.
   impl_->caller_counter = o.counter_schedule && k.dynamic_schedule;
-  if (k.epilogue == engine::EpilogueKind::tma_store && !rows_fit_tma)
+  if (engine::stores_by_tma(k.epilogue) && !rows_fit_tma)
     fail("kernel " + k.name + " stores D by TMA, through a view of at most 2^30 rows less than "
          "2^34 bytes apart (" + std::to_string(all_rows) + " rows, ldd = " + std::to_string(g.ldd) +
          " given; common/ragged_rows.hpp): choose a registers-epilogue kernel, or leave "
@@ -314,11 +318,12 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   p.accumulate = g.accumulate ? 1 : 0;  // the FP32 kernels' D = A.B^T + D
   // D through its ragged-rows view (common/ragged_rows.hpp): each TMA-store box is clipped at its
   // group's end, given with the store, so a tile's rows past its group are never written.
-  if (k.epilogue == engine::EpilogueKind::tma_store) {
-    p.map_d = make_tensor_map_ragged_rows(g.D, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-                                          std::uint64_t(all_rows), std::uint64_t(g.N),
-                                          std::uint64_t(g.ldd), 64, std::uint32_t(k.epi_cols),
-                                          swizzle_of_span(k.epi_swizzle_bytes));
+  if (engine::stores_by_tma(k.epilogue)) {
+    const bool f32 = k.epilogue == engine::EpilogueKind::tma_store_f32;
+    p.map_d = make_tensor_map_ragged_rows(
+        g.D, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        f32 ? 4 : 2, std::uint64_t(all_rows), std::uint64_t(g.N), std::uint64_t(g.ldd), 64,
+        std::uint32_t(k.epi_cols), swizzle_of_span(k.epi_swizzle_bytes));
   }
   // The stage's BlockM + 4 scales from row m0 & ~3, in boxes of skewed_scale_box_rows
   // (common/engine/params.hpp: a TMA box starts 16-byte aligned and holds at most 256).

@@ -108,9 +108,10 @@ struct Options {
 const std::vector<engine::KernelInfo>& kernels();
 
 /// The kernel a Plan without Options::kernel runs for `gemm` (layout, G, rows, output filled
-/// in): `tma_store_ok` says whether a bf16 D can be written by TMA (16-byte aligned, rows 16
-/// bytes apart, at most 2^30 rows); grouped_gemm.cpp gives the rule and the measurements behind
-/// it. A float D (Output::f32) takes an FP32 kernel (from registers; f32 in its name). Pure C++.
+/// in): `tma_store_ok` says whether D can be written by TMA (16-byte aligned, rows 16 bytes
+/// apart, at most 2^30 rows less than 2^34 bytes apart); grouped_gemm.cpp gives the rule and the
+/// measurements behind it. A float D (Output::f32) takes an FP32 kernel (f32 in its name: by TMA
+/// where `tma_store_ok`, else from registers). Pure C++.
 const engine::KernelInfo& default_kernel(const GroupedGemm& gemm, bool tma_store_ok);
 
 /// The kernel a Plan with Options::counter_schedule runs for `gemm` (same arguments): the

@@ -256,6 +256,7 @@ std::pair<Operand, Operand> repointed(const MxGemm& built, const MxGemm& g, Oper
 void HopperPlan::rebind(const MxGemm& in) {
   require_plan_device(device(), kWho);  // before the new pointers are checked against it
   const MxGemm g = with_defaults(in);
+  check_output(g, kWho);  // the constructor's rules first, named as it names them
   // D's type is in the engine's call (d_element_bytes: refused as the shape is); accumulate not.
   engine::require_same_field("accumulate", g.accumulate == impl_->accumulate, kWho);
   if (impl_->rq) {

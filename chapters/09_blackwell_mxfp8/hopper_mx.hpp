@@ -2,7 +2,8 @@
 // (common/engine/mx_scaled.cuh: a fresh tensor-core partial sum per 32-K MX block, promoted into
 // FP32 with the product of the block scales). The same call as the Blackwell kernel (MxGemm,
 // mx_gemm.hpp: A [M, K] and B [N, K] e4m3, UE8M0 scales in the Mx1x32 layout, K a multiple of
-// 32, bf16 D), so a model quantised for Blackwell runs here unchanged.
+// 32, bf16 D, or here also a float D with accumulate: Output::f32, every path), so a model
+// quantised for Blackwell runs here unchanged.
 // Runs on the H200: correct, ~0.3x chapter 7 (README, "The Hopper half", says why); the opt-in
 // dequantize_bf16 path (HopperPath) trades a workspace for bf16 tensor cores that apply the scales,
 // exactly; the opt-in requantize_block_scaled path trades exactness for chapter 7's kernel.
@@ -51,7 +52,10 @@ struct HopperOptions {
   /// By name: of hopper_kernels() (or hopper_earlier_kernels(), for the chapter's comparison) on
   /// the default path, of hopper_bf16_kernels() on the dequantize_bf16 path, of chapter 7's
   /// ch07::kernels() on the requantize_block_scaled path; "" = the path's own choice (the first
-  /// TMA-store kernel where D allows it; on the last path chapter 7's per-shape table).
+  /// TMA-store kernel where D allows it; on the last path chapter 7's per-shape table). A float
+  /// D (Output::f32) takes the path's FP32 kernel, f32 in its name (128x128_s5_c1x1_promoted_f32,
+  /// 128x256_s4_c1x1_fast_f32_bf16; chapter 7's FP32 kernels on the requantize path); a kernel
+  /// named for the other D type is refused.
   std::string kernel;
   HopperPath path = HopperPath::promote_per_block;
   /// SMs the GEMM's persistent grid may use (0: all), as chapter 7's Options::max_sms. On the

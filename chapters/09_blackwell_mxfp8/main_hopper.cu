@@ -28,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,15 @@ int main(int argc, char** argv) {
   ChapterArgs args;
   const bool args_ok = parse_arguments("ch09_hopper_mxfp8", [&] {
     args = parse_chapter_args(argc, argv, {8192}, "ch09_hopper_mxfp8.json");
+    // This executable validates and times a bf16 D: an FP32 kernel (f32 in its name) would be
+    // refused by its plan later, on the GPU; it is refused here, by name (the tests cover them).
+    for (const auto* list : {&ch09::hopper_kernels(), &ch09::hopper_bf16_kernels()})
+      for (const auto& info : *list)
+        for (const auto& k : args.kernels)
+          if (k == info.name && engine::writes_f32(info.epilogue))
+            throw std::invalid_argument("--kernels: '" + k + "' writes a float D; this "
+                                        "executable times bf16 D (the FP32 kernels are covered "
+                                        "by test_chapter_09_hopper)");
   });
   if (!args_ok) return 1;
   if (cuda_device_count() == 0) {

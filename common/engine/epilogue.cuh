@@ -230,8 +230,8 @@ __device__ __forceinline__ void for_each_staged_unit(std::uint32_t staging,
   });
 }
 
-/// Which map store_tile_tma (bf16) and store_tile_tma_f32 (FP32: rows and planes only) write
-/// through, and what their `bound` argument is.
+/// Which map store_tile_tma (bf16) and store_tile_tma_f32 (FP32) write through, and what their
+/// `bound` argument is.
 enum class StoreMap {
   rows,         ///< D's 2-D map (columns, rows); `bound` unused
   planes,       ///< a 3-D map (columns, rows, planes): the units go to plane `bound`, a box
@@ -272,15 +272,15 @@ __device__ __forceinline__ void store_tile_tma(const float (&acc)[Cfg::kWavesM][
 /// slabs of 64 rows (`acc[w]`), each value times `scale`: units of 64 rows x 32 floats, staged
 /// with the 128B swizzle (each thread writes its float pairs, 8-byte stores: two wavefronts per
 /// warp store, the minimum) and written at (col0 + 32 c, row0 + 64 w) of D's map as kMap says
-/// (StoreMap::rows: D's 2-D map, `bound` unused; StoreMap::planes: a 3-D map, plane `bound`), a
-/// TMA store or, with `accumulate`, a TMA reduce-add (D += unit) (for_each_staged_unit).
+/// (StoreMap::rows: D's 2-D map, `bound` unused; StoreMap::planes: a 3-D map, plane `bound`;
+/// StoreMap::ragged_rows: D's ragged-rows view, rows at or past `bound` not written), a TMA store
+/// or, with `accumulate`, a TMA reduce-add (D += unit) (for_each_staged_unit).
 template <class Cfg, StoreMap kMap = StoreMap::rows, class Scale>
 __device__ __forceinline__ void store_tile_tma_f32(
     const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Scale& scale,
     const CUtensorMap* map_d, std::uint32_t staging, int row0, int col0, int bound,
     bool accumulate, std::uint32_t barrier_id) {
   static_assert(Cfg::kEpiF32 && Cfg::kEpiCols == 32 && Cfg::kEpiSwizzleBytes == 128);
-  static_assert(kMap == StoreMap::rows || kMap == StoreMap::planes, "FP32 D: 2-D or 3-D maps");
   const int warp = int(threadIdx.x / 32) % 4;
   const int lane = int(threadIdx.x % 32);
   // This thread's rows of the unit (r, r + 8) and its first column's byte in a unit row.
@@ -307,6 +307,10 @@ __device__ __forceinline__ void store_tile_tma_f32(
         if constexpr (kMap == StoreMap::planes) {
           if (accumulate) ptx::tma_reduce_add_3d(map_d, unit, col, row, bound);
           else ptx::tma_store_3d(map_d, unit, col, row, bound);
+        } else if constexpr (kMap == StoreMap::ragged_rows) {
+          const RaggedRowCoords r = ragged_row_coords(row, bound);
+          if (accumulate) ptx::tma_reduce_add_4d(map_d, unit, col, r.rel_row, r.bound, r.wrap);
+          else ptx::tma_store_4d(map_d, unit, col, r.rel_row, r.bound, r.wrap);
         } else {
           if (accumulate) ptx::tma_reduce_add_2d(map_d, unit, col, row);
           else ptx::tma_store_2d(map_d, unit, col, row);

@@ -128,6 +128,18 @@ struct GroupedBlockScaledMath : BlockScaledMath<Cfg, kLoop> {
                                                t.n_block * Cfg::kBlockN, barrier_id, t.row_end);
   }
 
+  /// A float D by TMA (EpilogueKind::tma_store_f32; session 64): the same ragged-rows view of D
+  /// (float), a store or with `accumulate` a reduce-add, each box clipped at t.row_end.
+  static constexpr bool kStoresF32Tile = true;
+  __device__ __forceinline__ static void store_tile_f32(
+      const float (&acc)[Cfg::kWavesM][Cfg::kBlockN / 2], const Params& p, const GroupedTile& t,
+      std::uint32_t staging, int slot, std::uint32_t barrier_id) {
+    store_tile_tma_f32<Cfg, StoreMap::ragged_rows>(acc, IdentityOutputScale{}, &p.map_d, staging,
+                                                   t.m0 + slot * Cfg::kRowsPerWG,
+                                                   t.n_block * Cfg::kBlockN, t.row_end,
+                                                   p.accumulate != 0, barrier_id);
+  }
+
   __device__ __forceinline__ static Scheduler make_scheduler(const Params& p, std::uint32_t rank) {
     return Scheduler(p.layout, p.n_tiles, rank);
   }

@@ -143,6 +143,19 @@ __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, std::u
       : "memory");
 }
 
+/// The 4-D form of tma_reduce_add_2d (same section), at the box tma_store_4d addresses (chapter
+/// 8's grouped forward with a float D and accumulate, through D's ragged-rows view: rows past the
+/// bound are out of bounds, and a reduce skips them as a store does).
+__device__ __forceinline__ void tma_reduce_add_4d(const CUtensorMap* map, std::uint32_t smem_src,
+                                                  std::int32_t inner_coord, std::int32_t c1,
+                                                  std::int32_t c2, std::int32_t c3) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group "
+      "[%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(reinterpret_cast<std::uint64_t>(map)),
+      "r"(smem_src), "r"(inner_coord), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
 /// cp.async.bulk.commit_group: closes the group of preceding bulk stores of this thread.
 __device__ __forceinline__ void tma_store_commit() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");

@@ -309,7 +309,8 @@ using MxOutput = ch09::Output;
 struct MxOptions {
   /// A Hopper kernel by name (ch09::hopper_kernels(), with hopper_dequantize_bf16 one of
   /// ch09::hopper_bf16_kernels(), with hopper_requantize_block_scaled one of chapter 7's
-  /// ch07::kernels()), overriding the dispatch. On Blackwell the library runs
+  /// ch07::kernels()), overriding the dispatch; for a float D (MxOutput::f32) an FP32 kernel, f32
+  /// in its name (a kernel of the other D type is refused). On Blackwell the library runs
   /// chapter 9's single-CTA kernel (its CTA-pair instance, ch09::Options::cta_group = 2, is
   /// opt-in at the chapter level only, unmeasured): a name there is refused
   /// (std::invalid_argument).
@@ -350,8 +351,10 @@ struct MxOptions {
 /// (tcgen05 block-scaled MMA; built with FP8GEMM_BUILD_SM100=ON; NEVER RUN on hardware in this
 /// project), on 9.0 its Hopper kernels (chosen like the other families: option, environment,
 /// table, chapter default; on the dequantize_bf16 path the option or chapter 9's bf16 rule; on
-/// the requantize_block_scaled path the option or chapter 7's per-shape table), anywhere else
-/// std::runtime_error naming the GPU and what is supported (mx_kernel_arch()).
+/// the requantize_block_scaled path the option or chapter 7's per-shape table; for a float D the
+/// option or chapter 9's FP32 kernel, neither FP8GEMM_KERNEL_MXFP8_HOPPER nor the table, which
+/// hold bf16 kernels), anywhere else std::runtime_error naming the GPU and what is supported
+/// (mx_kernel_arch()).
 class MxPlan {
  public:
   /// Throws std::invalid_argument (bad call, before any GPU work; also without a GPU) or

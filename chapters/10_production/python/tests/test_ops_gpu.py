@@ -545,6 +545,14 @@ def test_gemm_grouped_float32(masked):
     if masked:  # rows past masked_m[g]: out's values, untouched
         for g, m in enumerate(counts):
             assert torch.equal(acc[g, m:].view(torch.int32), before[g, m:].view(torch.int32)), g
+    else:
+        # An out= whose rows are 5 floats wider (ldd odd: from registers, one float at a time),
+        # without accumulate: D's columns as the new-tensor call's, the other columns untouched.
+        wide = torch.randn((shape[0], N + 5), generator=gen, device="cuda")
+        kept = wide[:, N:].clone()
+        run(qa, sa, qb, sb, groups, out=wide[:, :N])
+        assert rel_error(wide[:, :N], d.double()) <= 1e-6  # (by TMA there, from registers here)
+        assert torch.equal(wide[:, N:], kept)
     with raises(ValueError, match=r"accumulate=True needs a torch.float32 out"):
         run(qa, sa, qb, sb, groups, out=torch.zeros(shape, device="cuda", dtype=torch.bfloat16),
             accumulate=True)

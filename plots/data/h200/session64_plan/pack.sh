@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Session 64's pack for call2.sh, at the commit to run (commit first: build/bin/commit.txt is the
-# build's HEAD): .gpu/t64.txz (test_chapter_08, test_strided_gpu, ch08_grouped_moe and Google
-# Benchmark's library) and the staged PyTorch package .gpu/py64.txz.
+# Session 64's pack for call2.sh and call3.sh (TAG empty) and call5.sh (TAG c), at the commit to
+# run (commit first: build/bin/commit.txt is the build's HEAD): .gpu/t64TAG.txz (test_chapter_08,
+# test_strided_gpu, ch08_grouped_moe, Google Benchmark's library and, since call 5,
+# test_chapter_09_hopper) and the staged PyTorch package .gpu/py64TAG.txz.
 #   cmake --preset default && cmake --build build -j2     (or an up-to-date build/)
-#   bash plots/data/h200/session64_plan/pack.sh
+#   bash plots/data/h200/session64_plan/pack.sh [TAG]
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
-cmake --build build -j2 --target test_chapter_08 test_strided_gpu ch08_grouped_moe fp8gemm_torch
+T=${1:-}
+cmake --build build -j2 --target test_chapter_08 test_strided_gpu ch08_grouped_moe \
+  test_chapter_09_hopper fp8gemm_torch
 mkdir -p .gpu
 (cd build && tar cf - bin/commit.txt bin/gpu_tests.txt bin/libbenchmark.so.1.7.1 \
    bin/libbenchmark.so.1debian bin/test_chapter_08 bin/test_strided_gpu bin/ch08_grouped_moe \
-   | xz -9 -T2 > ../.gpu/t64.txz)
+   bin/test_chapter_09_hopper \
+   | xz -9 -T2 > ../.gpu/t64$T.txz)
 rm -rf /tmp/py10 && bash chapters/10_production/python/stage.sh build /tmp/py10/py
-(cd /tmp/py10 && tar cf - py | xz -6 -T2 > "$OLDPWD/.gpu/py64.txz")
-echo "commit $(cat build/bin/commit.txt)"; ls -l .gpu/t64.txz .gpu/py64.txz
+(cd /tmp/py10 && tar cf - py | xz -6 -T2 > "$OLDPWD/.gpu/py64$T.txz")
+echo "commit $(cat build/bin/commit.txt)"; ls -l .gpu/t64$T.txz .gpu/py64$T.txz
