@@ -237,8 +237,9 @@ class BlockScaledPlan {
 
 using GroupedGemm = ch08::GroupedGemm;
 using GroupedLayout = ch08::Layout;
-/// D's type: bf16 (the default) or float, optionally D = A.B^T + D in each group's rows (the
-/// FP32 kernels from registers, chapter 8's kernels_grouped_f32.cu; rows of no group untouched).
+/// D's type: bf16 (the default) or float, optionally D = A.B^T + D in each group's rows (chapter
+/// 8's FP32 kernels, kernels_grouped_f32.cu: by TMA where D is 16-byte aligned with ldd % 4 == 0,
+/// else from registers; rows of no group untouched).
 using GroupedOutput = ch08::Output;
 using GroupedOptions = ch08::Options;
 using WeightGradGemm = ch08::WeightGradGemm;
