@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Session 64, call 6 (carry .gpu/t64d.txz: test_chapter_08, ch08_grouped_moe and Google
+# Session 64, call 6, never run (device time ran out; session 65: apply
+# plots/data/h200/session65_plan/s64-f32-s3-tma.patch first). Carry .gpu/t64d.txz: test_chapter_08,
+# ch08_grouped_moe and Google
 # Benchmark's library at the commit to run, packed by the command in session64_plan/pack6.sh), any
 # Hopper, about 200 s (PLAN): the grouped float D's two 3-stage TMA kernels with four staging
 # units per warpgroup (128 x 256 and 256 x 128), added after call 5's 1.07x at the large balanced
