@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "common/check.hpp"
 #include "common/fp8.hpp"
@@ -38,6 +39,14 @@ std::vector<T> download_rows(const T* device, std::int64_t width, std::int64_t b
     i = j;
   }
   return host;
+}
+
+/// A float D's contents before an accumulating call: one float per entry of the operands' D.
+void require_d_before(const GroupedOperands& ops, const std::vector<float>* d_before,
+                      const char* who) {
+  if (d_before != nullptr && (ops.output != Output::f32 || d_before->size() != ops.D_f32.size()))
+    throw std::invalid_argument(std::string(who) +
+                                ": d_before needs a float D and one float per entry");
 }
 
 }  // namespace
@@ -94,8 +103,7 @@ GroupedCheck check_grouped(const GroupedOperands& ops, const GroupedShape& shape
   const GroupScaleLayout la = ops.scale_a_layout();
   const BlockScaleLayout lb = ops.scale_b_layout();
   const bool f32 = ops.output == Output::f32;
-  if (d_before != nullptr && (!f32 || d_before->size() != ops.D_f32.size()))
-    throw std::invalid_argument("check_grouped: d_before needs a float D and one float per entry");
+  require_d_before(ops, d_before, "check_grouped");
   const std::vector<std::uint16_t> d = f32 ? std::vector<std::uint16_t>{} : ops.D.download();
   const std::vector<float> d32 = f32 ? ops.D_f32.download() : std::vector<float>{};
   const std::vector<float> sa = ops.scale_a.download(), sb = ops.scale_b.download();
@@ -191,9 +199,8 @@ GroupedCheck run_and_check(const GroupedOperands& ops, const GroupedShape& shape
                            const std::function<void(cudaStream_t)>& launch,
                            std::int64_t rows_per_group, std::uint64_t seed,
                            const std::vector<float>* d_before) {
+  require_d_before(ops, d_before, "run_and_check");
   if (d_before != nullptr) {
-    if (ops.output != Output::f32 || d_before->size() != ops.D_f32.size())
-      throw std::invalid_argument("run_and_check: d_before needs a float D and one float per entry");
     FP8GEMM_CUDA_CHECK(cudaMemcpy(ops.D_f32.data(), d_before->data(), ops.D_f32.bytes(),
                                   cudaMemcpyHostToDevice));
   } else {

@@ -293,7 +293,8 @@ int main(int argc, char** argv) {
     return r.ok;
   };
   for (const auto& s : args.cases) {
-    operands.push_back(std::make_unique<ch08::GroupedOperands>(s, 8000 + std::uint64_t(operands.size())));
+    const std::uint64_t ops_seed = 8000 + std::uint64_t(operands.size());
+    operands.push_back(std::make_unique<ch08::GroupedOperands>(s, ops_seed));
     const ch08::GroupedOperands& ops = *operands.back();
     // The FP32 kernels (f32 in the name) write a float D: their own operands, made once per case
     // when one is named (the same seed: the same A, B and scales).
@@ -304,8 +305,8 @@ int main(int argc, char** argv) {
       const std::string impl = name.empty() ? "ch08_grouped" : "ch08:" + name;
       const bool f32 = !name.empty() && engine::writes_f32(engine::find_kernel(ch08::kernels(), name, "").epilogue);
       if (f32 && ops_f32 == nullptr) {
-        operands.push_back(std::make_unique<ch08::GroupedOperands>(
-            s, 8000 + std::uint64_t(operands.size() - 1), ch08::Output::f32));
+        operands.push_back(
+            std::make_unique<ch08::GroupedOperands>(s, ops_seed, ch08::Output::f32));
         ops_f32 = operands.back().get();
       }
       const ch08::GroupedOperands& use = f32 ? *ops_f32 : ops;

@@ -1059,7 +1059,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store) {
           store_tile_tma<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store_f32 && StoresF32Tile<Math>) {
-          // FP32 D by TMA through the policy's own map (chapter 8's weight gradient: dB's 3-D one).
+          // FP32 D by TMA through the policy's own map (chapter 8's weight gradient: dB's 3-D
+          // one; its grouped forward: D's ragged-rows view, since session 64).
           Math::store_tile_f32(acc, p, tt, my_staging, slot, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store_f32) {
           // FP32 D by TMA through D's 2-D map (the library's per-tensor FP32 D). A policy with

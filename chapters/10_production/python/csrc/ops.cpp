@@ -722,14 +722,18 @@ void gemm_block_scaled_loop(const at::Tensor& a, const at::Tensor& scale_a, cons
   block_scaled_into("_gemm_block_scaled_loop", a, scale_a, b, scale_b, out, false, iters);
 }
 
+/// At most one of gemm_mx's two converting paths: refused first, whatever the tensors.
+void check_one_mx_path(const char* op, bool dequantize_bf16, bool requantize_block_scaled) {
+  if (dequantize_bf16 && requantize_block_scaled)
+    fail(op, "dequantize_bf16=True and requantize_block_scaled=True are two different paths: set "
+             "one of them");
+}
+
 /// D (+)= A . B^T in MXFP8 into `out` ([M, N] bfloat16, or float32 on Hopper with accumulate
 /// allowed; dense_out_is_f32's rules): gemm_mx and gemm_mx_out.
 void mx_into(const char* op, const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
              const at::Tensor& scale_b, const at::Tensor& out, bool accumulate,
              bool dequantize_bf16, bool requantize_block_scaled) {
-  if (dequantize_bf16 && requantize_block_scaled)
-    fail(op, "dequantize_bf16=True and requantize_block_scaled=True are two different paths: set "
-             "one of them");
   const GemmOperands ab = gemm_operands(op, a, b);
   const at::Device dev = ab.device;
   const std::int64_t M = ab.M, N = ab.N, K = ab.K;
@@ -797,9 +801,7 @@ at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Ten
                    const at::Tensor& scale_b, bool dequantize_bf16, bool requantize_block_scaled,
                    std::optional<at::ScalarType> out_dtype) {
   constexpr const char* op = "gemm_mx";
-  if (dequantize_bf16 && requantize_block_scaled)  // refused first, whatever the tensors
-    fail(op, "dequantize_bf16=True and requantize_block_scaled=True are two different paths: set "
-             "one of them");
+  check_one_mx_path(op, dequantize_bf16, requantize_block_scaled);
   at::Tensor out = new_dense_out(op, a, b, out_dtype);
   mx_into(op, a, scale_a, b, scale_b, out, false, dequantize_bf16, requantize_block_scaled);
   return out;
@@ -808,8 +810,9 @@ at::Tensor gemm_mx(const at::Tensor& a, const at::Tensor& scale_a, const at::Ten
 void gemm_mx_out(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
                  const at::Tensor& scale_b, const at::Tensor& out, bool accumulate,
                  bool dequantize_bf16, bool requantize_block_scaled) {
-  mx_into("gemm_mx_out", a, scale_a, b, scale_b, out, accumulate, dequantize_bf16,
-          requantize_block_scaled);
+  constexpr const char* op = "gemm_mx_out";
+  check_one_mx_path(op, dequantize_bf16, requantize_block_scaled);
+  mx_into(op, a, scale_a, b, scale_b, out, accumulate, dequantize_bf16, requantize_block_scaled);
 }
 
 /// The index of kernel `name` in `all` (-1 for "": the plan's default), or a refusal that says it
@@ -830,8 +833,9 @@ std::int64_t grouped_kernel_index(const char* op, const std::string& name) {
   return find_kernel_index(op, name, ch08::kernels(), "a grouped forward kernel");
 }
 
-/// Where the grouped forward writes D and how: a new tensor of `out_dtype` (bf16 for none), or
-/// the caller's `out` (accumulate: D = A.B^T + out, float32 only).
+/// Where the grouped forward writes D and how: a new tensor of `out_dtype` (none: bf16, or
+/// float32 for an FP32 kernel named), or the caller's `out` (accumulate: D = A.B^T + out,
+/// float32 only).
 struct GroupedOut {
   std::optional<at::ScalarType> out_dtype;
   const at::Tensor* out = nullptr;
@@ -896,7 +900,12 @@ at::Tensor grouped(const char* op, bool masked, const at::Tensor& a, const at::T
       fail(op, "accumulate=True needs a torch.float32 out (D = A.B^T + D is kept in float32; a "
                "bf16 D would be rounded twice)");
   } else {
-    const at::ScalarType dt = into.out_dtype.value_or(at::kBFloat16);
+    // No out_dtype: bf16, or float32 for an FP32 kernel named (the benchmark's
+    // _gemm_grouped_kernel, which times every kernel by name with D of its type).
+    const bool f32_kernel =
+        kernel_index >= 0 &&
+        engine::writes_f32(ch08::kernels()[std::size_t(kernel_index)].epilogue);
+    const at::ScalarType dt = into.out_dtype.value_or(f32_kernel ? at::kFloat : at::kBFloat16);
     if (dt != at::kBFloat16 && dt != at::kFloat)
       fail(op, "out_dtype must be torch.bfloat16 or torch.float32; got " + torch_name(dt));
     out = masked ? at::empty({G, rows, N}, a.options().dtype(dt))
@@ -1013,11 +1022,7 @@ void gemm_grouped_masked_out(const at::Tensor& a, const at::Tensor& scale_a, con
 at::Tensor gemm_grouped_kernel(const at::Tensor& a, const at::Tensor& scale_a, const at::Tensor& b,
                                const at::Tensor& scale_b, const at::Tensor& groups, bool masked,
                                const std::string& kernel) {
-  // D of the type the kernel writes (the FP32 kernels, f32 in their names: float32).
-  const std::int64_t i = grouped_kernel_index("_gemm_grouped_kernel", kernel);
-  const bool f32 = i >= 0 && engine::writes_f32(ch08::kernels()[std::size_t(i)].epilogue);
-  return grouped("_gemm_grouped_kernel", masked, a, scale_a, b, scale_b, groups, kernel, false,
-                 GroupedOut{.out_dtype = f32 ? at::kFloat : at::kBFloat16});
+  return grouped("_gemm_grouped_kernel", masked, a, scale_a, b, scale_b, groups, kernel);
 }
 
 /// Index of the weight-gradient kernel `name` in ch08::wgrad_kernels() ("" = the plan's default:

@@ -242,9 +242,15 @@ def dequantize_mx_1x32(q: Tensor, scales: Tensor) -> Tensor:
 
 # ============================================== GEMMs =============================================
 
-def _require_out_dtype(who: str, out_dtype: Optional[torch.dtype], out: Tensor) -> None:
-    """An out_dtype given beside out= must be out's dtype (refused, not ignored)."""
-    if out_dtype is not None and out_dtype != out.dtype:
+def _check_out(who: str, out_dtype: Optional[torch.dtype], out: Optional[Tensor],
+               accumulate: bool, d: str = "D") -> None:
+    """Every GEMM wrapper's out= rules: accumulate needs out (there is nothing to add to without
+    it); an out_dtype given beside out= must be out's dtype (refused, not ignored). No closures:
+    the wrappers' host overhead is timed (bench_torch.py, "Python wrapper")."""
+    if out is None:
+        if accumulate:
+            raise ValueError(f"fp8gemm.{who}: accumulate=True needs out= (a float32 {d} to add to)")
+    elif out_dtype is not None and out_dtype != out.dtype:
         raise ValueError(f"fp8gemm.{who}: out_dtype={out_dtype} but out is {out.dtype}: give one "
                          "of them")
 
@@ -259,12 +265,9 @@ def gemm_block_scaled(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
     out: write into this [M, N] tensor (bf16 or float32, row-major, any row stride) instead of a
     new one (out_dtype, if given, must be out's dtype); accumulate=True (float32 out only):
     D = A.B^T + out."""
+    _check_out("gemm_block_scaled", out_dtype, out, accumulate)
     if out is None:
-        if accumulate:
-            raise ValueError("fp8gemm.gemm_block_scaled: accumulate=True needs out= (a float32 D to "
-                             "add to)")
         return _ops().gemm_block_scaled(a, scale_a, b, scale_b, out_dtype)  # None: bf16
-    _require_out_dtype("gemm_block_scaled", out_dtype, out)
     _ops().gemm_block_scaled_out(a, scale_a, b, scale_b, out, accumulate)
     return out
 
@@ -274,11 +277,9 @@ def _grouped(who: str, a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor, g
              check_offsets: bool) -> Tensor:
     """The grouped forward op `who` (gemm_grouped_contiguous or gemm_grouped_masked; groups: its
     offsets or masked_m) into a new D of out_dtype, or into out (the op's _out twin)."""
+    _check_out(who, out_dtype, out, accumulate)
     if out is None:
-        if accumulate:
-            raise ValueError(f"fp8gemm.{who}: accumulate=True needs out= (a float32 D to add to)")
         return getattr(_ops(), who)(a, scale_a, b, scale_b, groups, check_offsets, out_dtype)
-    _require_out_dtype(who, out_dtype, out)
     getattr(_ops(), who + "_out")(a, scale_a, b, scale_b, groups, out, accumulate, check_offsets)
     return out
 
@@ -340,13 +341,10 @@ def gemm_weight_grad(dd_t: Tensor, scale_dd_t: Tensor, a_t: Tensor, scale_a_t: T
     the padded token total, each count rounded up to 128, at most T_cap: a T_cap smaller than
     max_padded_tokens(T, G) truncates the last groups' gradients silently otherwise) and raises
     RuntimeError on a violation, as gemm_grouped_contiguous's."""
+    _check_out("gemm_weight_grad", out_dtype, out, accumulate, d="dB")
     if out is None:
-        if accumulate:
-            raise ValueError("fp8gemm.gemm_weight_grad: accumulate=True needs out= (a float32 dB to "
-                             "add to)")
         return _ops().gemm_weight_grad(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out_dtype,
                                        check_offsets)
-    _require_out_dtype("gemm_weight_grad", out_dtype, out)
     _ops().gemm_weight_grad_out(dd_t, scale_dd_t, a_t, scale_a_t, offsets, out, accumulate,
                                 check_offsets)
     return out
@@ -366,17 +364,12 @@ def gemm_per_tensor(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, *,
     D = scale_a scale_b A . B^T + out (e.g. a weight gradient summed over micro-batches).
     FP32 promotion every 128 K by default; fast_accum=True uses the tensor cores' own
     accumulation only (faster, less accurate over long K: see chapter 6)."""
+    _check_out("gemm_per_tensor", out_dtype, out, accumulate)
     if out is None:
-        if accumulate:
-            raise ValueError("fp8gemm.gemm_per_tensor: accumulate=True needs out= (a float32 D to "
-                             "add to)")
         return _ops().gemm_per_tensor(a, b, scale_a, scale_b, fast_accum, out_dtype)
-    _require_out_dtype("gemm_per_tensor", out_dtype, out)
     _ops().gemm_per_tensor_out(a, b, scale_a, scale_b, out, accumulate, fast_accum)
     return out
 
-
-# ============================================ plan cache ==========================================
 
 def gemm_mx(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
             out_dtype: Optional[torch.dtype] = None, *, out: Optional[Tensor] = None,
@@ -397,16 +390,16 @@ def gemm_mx(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
     kernel writes bfloat16 only and refuses it). out: write into this [M, N] tensor (bf16 or
     float32, row-major, any row stride) instead of a new one (out_dtype, if given, must be out's
     dtype); accumulate=True (float32 out only): D = A.B^T + out."""
+    _check_out("gemm_mx", out_dtype, out, accumulate)
     if out is None:
-        if accumulate:
-            raise ValueError("fp8gemm.gemm_mx: accumulate=True needs out= (a float32 D to add to)")
         return _ops().gemm_mx(a, scale_a, b, scale_b, dequantize_bf16, requantize_block_scaled,
                               out_dtype)
-    _require_out_dtype("gemm_mx", out_dtype, out)
     _ops().gemm_mx_out(a, scale_a, b, scale_b, out, accumulate, dequantize_bf16,
                        requantize_block_scaled)
     return out
 
+
+# ============================================ plan cache ==========================================
 
 def plan_cache_stats() -> dict:
     """The GEMM ops' plan cache: hits, misses (plans built), plans held, capacity (per plan type),
