@@ -215,6 +215,8 @@ f32_kernels_step() {
 # under ncu, clocks as the driver sets them, with the given sections, from EXE ARGS...; writes
 # DIR/ncu_TAG_details.txt and puts the details' lines that match GREP (an ERE) in the log:
 #   ncu_step DIR TAG KERNEL_REGEX 'SECTION...' GREP EXE [ARGS...]
+# NCU_NAME_BASE=mangled (optional) matches KERNEL_REGEX against the mangled name, template
+# arguments included (one engine's gemm_kernel from another's: GroupedBlockScaledMath).
 ncu_step() {
   local dir=$1 tag=$2 kernel=$3 sections=$4 pattern=$5 ncu s args=()
   shift 5
@@ -222,7 +224,7 @@ ncu_step() {
   for s in $sections; do args+=(--section "$s"); done
   mkdir -p "$dir"
   timeout 90 "$ncu" --clock-control none --launch-skip 2 --launch-count 1 \
-    --kernel-name "regex:$kernel" "${args[@]}" -o "$dir/ncu_$tag" -f "$@" > "$dir/ncu_$tag.log" 2>&1
+    ${NCU_NAME_BASE:+--kernel-name-base "$NCU_NAME_BASE"} --kernel-name "regex:$kernel" "${args[@]}" -o "$dir/ncu_$tag" -f "$@" > "$dir/ncu_$tag.log" 2>&1
   echo "ncu $tag rc=$?" >> "$L"
   "$ncu" -i "$dir/ncu_$tag.ncu-rep" --page details > "$dir/ncu_${tag}_details.txt" 2>&1
   grep -E "$pattern" "$dir/ncu_${tag}_details.txt" >> "$L"
