@@ -38,6 +38,8 @@ if(TARGET fp8gemm_ch09)
     #   tcgen05.dealloc                                       -> UTCATOMSWS.AND
     #   cp.async.bulk.tensor.2d (TMA loads)                   -> UTMALDG.2D
     #   cp.async.bulk.tensor.2d.global.shared::cta (D's store) -> UTMASTG.2D
+    #   cp.reduce.async.bulk.tensor.2d ... .add (a float D with accumulate; session 65)
+    #                                                         -> UTMAREDG.2D.ADD
     #   fence.proxy.async.shared::cta (before it)             -> FENCE.VIEW.ASYNC.S
     #   mbarrier.try_wait                                     -> SYNCS.PHASECHK.TRANS64.TRYWAIT
     # and no local memory (LDL / STL: no spills, no stack arrays).
@@ -46,7 +48,7 @@ if(TARGET fp8gemm_ch09)
                       KERNEL "mxfp8_gemm_sm100_kernelILi1E" ARCH sm_100a
                       CONTAINS UTCQMMA UTCCP.T.S.4x32dp128bit LDTM.x32 UTCBAR
                                UTCATOMSWS.FIND_AND_SET.ALIGN UTMALDG.2D SYNCS.PHASECHK
-                               UTMASTG.2D FENCE.VIEW.ASYNC.S
+                               UTMASTG.2D UTMAREDG.2D.ADD FENCE.VIEW.ASYNC.S
                       ABSENT LDL STL UTCQMMA.2CTA UTCCP.T.S.2CTA UTCBAR.2CTA UTMALDG.2D.2CTA
                              UTCATOMSWS.2CTA UCGABAR_ARV R2UR.BROADCAST)
     # The CTA-pair instance (mxfp8_gemm_sm100_kernel<2>, Options::cta_group = 2), read the same
@@ -68,7 +70,7 @@ if(TARGET fp8gemm_ch09)
                       CONTAINS UTCQMMA.2CTA UTCCP.T.S.2CTA.4x32dp128bit UTCBAR.2CTA.MULTICAST
                                UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN UTMALDG.2D.2CTA LDTM.x32
                                UCGABAR_ARV UCGABAR_WAIT SYNCS.ARRIVE.TRANS64.RED.A1T0
-                               SYNCS.PHASECHK UTMASTG.2D FENCE.VIEW.ASYNC.S
+                               SYNCS.PHASECHK UTMASTG.2D UTMAREDG.2D.ADD FENCE.VIEW.ASYNC.S
                       ABSENT LDL STL R2UR.BROADCAST)
   endif()
 endif()

@@ -1,6 +1,7 @@
 // Chapter 9, Blackwell MXFP8 kernel on an sm_100 GPU (B200/GB200): the kernel against the
 // float64 reference of the definition, on tile edges, partial K blocks and several scale tiles;
-// the store paths (TMA store, vector and scalar stores from registers); CTA pairs
+// the store paths (TMA store, vector and scalar stores from registers); a float D with and
+// without accumulate (session 65); CTA pairs
 // (Options::cta_group = 2); determinism. NEVER RUN in this project (no Blackwell GPU): on any other
 // machine it exits 77 and CTest reports it skipped. Its own main() (Catch2 2.x has no SKIP):
 // skip without a GPU, without the sm_100a build, or on a GPU that is not compute capability 10.0.
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "catch.hpp"
@@ -89,6 +91,51 @@ TEST_CASE("ch09 sm100 MXFP8 GEMM on CTA pairs (Options::cta_group = 2)", "[ch09]
     // above passes, the pair sums in another order: relax it to the reference and say so.
     CHECK(run_gpu(o, s.pad) == got);
   }
+}
+
+TEST_CASE("ch09 sm100 MXFP8 GEMM: a float D, with and without accumulate", "[ch09][gpu]") {
+  // Output::f32 (session 65): the tensor memory's FP32 unrounded, against float64 within 5e-4
+  // (the Hopper float D's bound; a bf16 D alone is ~1e-3 off), and with accumulate against
+  // before + A.B^T. Every store path: the TMA store / reduce-add (ldd pad 4: 16-byte rows), the
+  // vector stores (the same D, Options::tma_store = false) and the scalar stores (pad 3); alone
+  // and in pairs. D's columns N .. ldd - 1 are never written.
+  std::mt19937_64 gen(65);
+  std::normal_distribution<float> nd(0.0f, 4.0f);
+  struct Shape {
+    std::int64_t M, N, K, pad;
+  };
+  int cases = 0;
+  for (const Shape s : {Shape{200, 136, 160, 4}, Shape{257, 392, 672, 3}, Shape{1, 8, 32, 4},
+                        Shape{777, 520, 2080, 3}}) {
+    const MxOperands o = random_operands(s.M, s.N, s.K, 650 + std::uint64_t(s.M + s.K));
+    const auto ref = reference_f64(o);
+    for (const int group : {1, 2})
+      for (const bool tma : {true, false})
+        for (const bool accumulate : {false, true}) {
+          Options opt;
+          opt.cta_group = group;
+          opt.tma_store = tma;
+          INFO(s.M << " x " << s.N << " x " << s.K << " pad " << s.pad << " cta_group " << group
+                   << (tma ? " TMA" : " registers") << (accumulate ? " D += A.B^T" : " D = A.B^T"));
+          std::vector<float> before(std::size_t(s.M * (s.N + s.pad)));
+          for (auto& x : before) x = nd(gen);
+          std::int64_t padding_changed = -1;
+          const auto got =
+              test::run_mx_f32<Plan>(o, s.pad, accumulate ? &before : nullptr, padding_changed, opt);
+          std::vector<double> want = ref;
+          if (accumulate)
+            for (std::int64_t m = 0; m < s.M; ++m)
+              for (std::int64_t n = 0; n < s.N; ++n)
+                want[std::size_t(m * s.N + n)] += before[std::size_t(m * (s.N + s.pad) + n)];
+          bool finite = true;
+          for (double x : got) finite = finite && std::isfinite(x);
+          REQUIRE(finite);  // every element written (the NaN poison, without accumulate)
+          CHECK(relative_frobenius(got, want) < 5e-4);
+          CHECK(padding_changed == 0);
+          ++cases;
+        }
+  }
+  CHECK(cases == 32);
 }
 
 TEST_CASE("ch09 sm100 MXFP8 GEMM is deterministic", "[ch09][gpu]") {

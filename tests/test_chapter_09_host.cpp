@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 #include <string>
+#include <tuple>
 
 #include "catch.hpp"
 #include "common/cuda.hpp"
@@ -154,6 +155,39 @@ TEST_CASE("ch09 a plan refuses bad arguments first, then any GPU that is not sm_
     Options pair;
     pair.cta_group = 2;
     CHECK_THROWS_AS(Plan(valid_call(), pair), std::runtime_error);
+    // A float D, with and without accumulate (session 65), likewise: valid, refused only for
+    // the GPU (before session 65: std::invalid_argument, bf16 only).
+    MxGemm f32 = valid_call();
+    f32.output = Output::f32;
+    for (const bool accumulate : {false, true}) {
+      f32.accumulate = accumulate;
+      CHECK_THROWS_AS(Plan(f32), std::runtime_error);
+      CHECK_THROWS_AS(Plan(f32, pair), std::runtime_error);
+    }
+  }
+}
+
+TEST_CASE("ch09 D's rows are 16-byte aligned for the vector and TMA stores by D's type",
+          "[ch09][args]") {
+  // bf16: ldd a multiple of 8; float: of 4; D itself 16-byte aligned either way.
+  MxGemm g = valid_call();
+  g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000000));
+  for (const auto [ldd, bf16_ok, f32_ok] :
+       {std::tuple<std::int64_t, bool, bool>{384, true, true}, {388, false, true},
+        {392, true, true}, {386, false, false}, {385, false, false}}) {
+    g.ldd = ldd;
+    g.output = Output::bf16;
+    CHECK(d_vector_stores(g) == bf16_ok);
+    g.output = Output::f32;
+    CHECK(d_vector_stores(g) == f32_ok);
+  }
+  g.ldd = 384;
+  for (const std::uintptr_t misalign : {4, 8, 2}) {
+    g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000000) + misalign);
+    g.output = Output::f32;
+    CHECK_FALSE(d_vector_stores(g));
+    g.output = Output::bf16;
+    CHECK_FALSE(d_vector_stores(g));
   }
 }
 
@@ -329,7 +363,9 @@ TEST_CASE("ch09 the epilogue's TMA store boxes cover every element of D once", "
   // The kernel's walk: per tile (m_blk, n_blk) of tile_rows x kBlockN, CTA r of the unit (alone:
   // r = 0), epilogue warp q (TMEM lanes 32 q ..) and column chunk c (one tcgen05.ld of 32
   // columns) store the box at (row m_blk * tile_rows + 128 r + 32 q, column n_blk * kBlockN + c),
-  // kEpiBoxRows x kEpiBoxCols, which the TMA unit clips at M and N.
+  // kEpiBoxRows x kEpiBoxCols, which the TMA unit clips at M and N; a float D two boxes of
+  // kEpiBoxColsF32 columns per chunk, at c and c + kEpiBoxColsF32.
+  for (const bool f32 : {false, true})
   for (const int g : {1, 2})
     for (const auto [M, N] : {std::pair<std::int64_t, std::int64_t>{1, 8}, {200, 136}, {130, 130},
                               {256, 384}, {777, 520}, {300, 72}}) {
@@ -341,16 +377,19 @@ TEST_CASE("ch09 the epilogue's TMA store boxes cover every element of D once", "
         for (int r = 0; r < g; ++r)
           for (int q = 0; q < kEpilogueWarps; ++q)
             for (int chunk = 0; chunk < kBlockN; chunk += kEpiBoxCols) {
-              ++boxes;
-              const std::int64_t r0 = m_blk * c.tile_rows + kBlockM * r + 32 * q,
-                                 c0 = n_blk * kBlockN + chunk;
-              for (std::int64_t row = r0; row < std::min(r0 + kEpiBoxRows, M); ++row)
-                for (std::int64_t col = c0; col < std::min(c0 + kEpiBoxCols, N); ++col)
-                  ++hits[std::size_t(row * N + col)];
+              const int box_cols = f32 ? kEpiBoxColsF32 : kEpiBoxCols;
+              for (int half = 0; half < kEpiBoxCols / box_cols; ++half) {
+                ++boxes;
+                const std::int64_t r0 = m_blk * c.tile_rows + kBlockM * r + 32 * q,
+                                   c0 = n_blk * kBlockN + chunk + half * box_cols;
+                for (std::int64_t row = r0; row < std::min(r0 + kEpiBoxRows, M); ++row)
+                  for (std::int64_t col = c0; col < std::min(c0 + box_cols, N); ++col)
+                    ++hits[std::size_t(row * N + col)];
+              }
             }
       }
-      INFO("cta_group " << g << ": " << M << " x " << N);
-      CHECK(boxes == c.tiles * 16 * g);
+      INFO((f32 ? "float D" : "bf16 D") << ", cta_group " << g << ": " << M << " x " << N);
+      CHECK(boxes == c.tiles * (f32 ? 32 : 16) * g);
       CHECK(std::count(hits.begin(), hits.end(), 1) == M * N);
     }
 }

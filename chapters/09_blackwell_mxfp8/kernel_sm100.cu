@@ -5,7 +5,9 @@
 // 2-CTA variant's even-CTA MMA issue and multicast commits), simplified: one 128 x 128 tile shape
 // per CTA, scales read in the Mx1x32 (cuBLAS) layout that tcgen05.cp copies as is (DeepGEMM
 // transposes its own layout in shared memory first). D leaves by TMA store where its address
-// and ldd allow (16-byte aligned rows), else by bounds-checked stores from registers.
+// and ldd allow (16-byte aligned rows), else by bounds-checked stores from registers. D is bf16,
+// or float (Output::f32: the tensor memory's FP32 unrounded), optionally accumulated (D = A.B^T
+// + D: by the TMA unit's reduce-add, or a load, add and store from registers).
 //
 // Two instances (sm100_config.hpp): kCtaGroup = 1, every CTA alone; kCtaGroup = 2, clusters of
 // two CTAs (a CTA pair) share one M = 256 MMA per k step. "Unit" below is one CTA or one pair;
@@ -32,9 +34,10 @@
 //   warp 2            allocates 512 TMEM columns at the start, frees them at the end (in a pair
 //                     together with the peer's warp 2: .cta_group::2).
 //   warps 4..7        epilogue: wait tmem_full[acc], tcgen05.ld 32x32b.x32 four times (each
-//                     thread one row, 32 columns at a time), bf16, then either into the warp's
-//                     staging box (32 x 32, two buffers) that its lane 0 stores by TMA (the TMA
-//                     unit clips the box at D's edges), or straight to global memory; then arrive
+//                     thread one row, 32 columns at a time), bf16 (or float as loaded), then
+//                     either into the warp's staging box (32 x 32 bf16 or 32 x 16 floats, two
+//                     buffers) that its lane 0 stores (or reduce-adds) by TMA (the TMA unit clips
+//                     the box at D's edges), or straight to global memory; then arrive
 //                     on tmem_empty[acc] (128 arrivals; in a pair 256, on the even CTA's barrier)
 //                     so the MMA warp may reuse the accumulator.
 #include "kernel_sm100.hpp"
@@ -59,13 +62,42 @@ namespace fp8gemm::ch09 {
 namespace detail {
 
 struct Params {
-  __nv_bfloat16* D;
+  void* D;  ///< bf16, or float (f32)
   std::int64_t ldd;
   std::int32_t M, N, K;
   std::int32_t tiles_m, tiles_n;  ///< tiles of umma_m x kBlockN
   std::int32_t vector_stores;
   std::int32_t tma_store;  ///< D through map_d (the host checked alignment and ldd)
+  std::int32_t f32;         ///< D float (map_d's element float, its box 32 x kEpiBoxColsF32)
+  std::int32_t accumulate;  ///< f32 only: D = A.B^T + D
 };
+
+/// A float D's 32 columns [col, col + 32) of one row from registers (v: the tensor memory's FP32
+/// bits), bounds-checked at N; with `accumulate` added to what D holds. Vector stores where the
+/// host allowed them (D 16-byte aligned, ldd % 4 == 0) and the 32 columns lie inside N.
+__device__ inline void store_row_f32(float* d_row, std::int32_t col, std::int32_t N,
+                                     bool vector_stores, bool accumulate, const std::uint32_t (&v)[32]) {
+  if (vector_stores && col + 32 <= N) {
+    float4* const dst = reinterpret_cast<float4*>(d_row + col);
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      float4 w = make_float4(__uint_as_float(v[4 * q]), __uint_as_float(v[4 * q + 1]),
+                             __uint_as_float(v[4 * q + 2]), __uint_as_float(v[4 * q + 3]));
+      if (accumulate) {
+        const float4 old = dst[q];
+        w.x += old.x;
+        w.y += old.y;
+        w.z += old.z;
+        w.w += old.w;
+      }
+      dst[q] = w;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < 32; ++j)
+      if (col + j < N) d_row[col + j] = __uint_as_float(v[j]) + (accumulate ? d_row[col + j] : 0.0f);
+  }
+}
 
 /// The (m, n) block of the persistent loop's tile index: m fastest, so units running at the same
 /// time share B tiles (the weights) in L2.
@@ -288,14 +320,43 @@ __global__ void __launch_bounds__(kThreads, 1)
       // This CTA's rows of the tile: TMEM lane i is row first_row + i.
       const std::int32_t first_row = m_blk * L.umma_m + std::int32_t(rank) * kBlockM;
       const std::int32_t row = first_row + std::int32_t(quarter * 32 + lane);
-      __nv_bfloat16* const d_row = p.D + std::int64_t(row) * p.ldd;
+      __nv_bfloat16* const d_row = static_cast<__nv_bfloat16*>(p.D) + std::int64_t(row) * p.ldd;
+      float* const d_row_f32 = static_cast<float*>(p.D) + std::int64_t(row) * p.ldd;
 #pragma unroll 1
       for (std::int32_t c = 0; c < kBlockN; c += 32) {
         std::uint32_t v[32];
         ptx::tmem_load_32x32b_x32(tmem_base + ((quarter * 32) << 16) + acc * kTmemAccumCols + c, v);
         ptx::tcgen05_wait_ld();
         const std::int32_t col = n_blk * kBlockN + c;
-        if (p.tma_store) {
+        if (p.tma_store && p.f32) {
+          // Two boxes of 32 rows x 16 floats (64 bytes a row, the bf16 box's buffer), each
+          // staged as is and stored, or with accumulate reduce-added, by lane 0.
+#pragma unroll
+          for (int half = 0; half < kEpiBoxCols / kEpiBoxColsF32; ++half) {
+            const std::uint32_t buf = staging + (box % kEpiBuffers) * kEpiBoxBytes;
+            if (lane == 0) ptx::tma_store_wait_read<kEpiBuffers - 1>();
+            __syncwarp();
+            const std::uint32_t row_addr = buf + lane * std::uint32_t(kEpiBoxColsF32 * 4);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const int j = half * kEpiBoxColsF32 + 4 * q;
+              ptx::st_shared_v4_s32(row_addr + 16u * q, int(v[j]), int(v[j + 1]), int(v[j + 2]),
+                                    int(v[j + 3]));
+            }
+            ptx::fence_proxy_async_shared();
+            __syncwarp();
+            if (lane == 0) {
+              const std::int32_t box_col = col + half * kEpiBoxColsF32;
+              const std::int32_t box_row = first_row + std::int32_t(quarter * 32);
+              if (p.accumulate)
+                ptx::tma_reduce_add_2d(&map_d, buf, box_col, box_row);
+              else
+                ptx::tma_store_2d(&map_d, buf, box_col, box_row);
+              ptx::tma_store_commit();
+            }
+            ++box;
+          }
+        } else if (p.tma_store) {
           const std::uint32_t buf = staging + (box % kEpiBuffers) * kEpiBoxBytes;
           // The store issued kEpiBuffers boxes ago read this buffer: lane 0 issued it, so lane 0
           // waits until at most kEpiBuffers - 1 of its stores still read shared memory.
@@ -323,6 +384,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             ptx::tma_store_commit();
           }
           ++box;
+        } else if (row < p.M && p.f32) {
+          store_row_f32(d_row_f32, col, p.N, p.vector_stores != 0, p.accumulate != 0, v);
         } else if (row < p.M) {
           if (p.vector_stores && col + 32 <= p.N) {
             uint4* const dst = reinterpret_cast<uint4*>(d_row + col);
@@ -416,7 +479,7 @@ int max_active_pairs(int grid, int block, int smem_bytes) {
 void launch_mxfp8_sm100(const KernelArgs& a, int grid, int block, int smem_bytes,
                         cudaStream_t stream) {
   detail::Params p{};
-  p.D = static_cast<__nv_bfloat16*>(a.D);
+  p.D = a.D;
   p.ldd = a.ldd;
   p.M = a.M;
   p.N = a.N;
@@ -425,6 +488,8 @@ void launch_mxfp8_sm100(const KernelArgs& a, int grid, int block, int smem_bytes
   p.tiles_n = a.tiles_n;
   p.vector_stores = a.vector_stores ? 1 : 0;
   p.tma_store = a.tma_store ? 1 : 0;
+  p.f32 = a.f32 ? 1 : 0;
+  p.accumulate = a.accumulate ? 1 : 0;
   if (a.cta_group == 2) {
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = pair_launch(grid, block, smem_bytes, stream, attr);

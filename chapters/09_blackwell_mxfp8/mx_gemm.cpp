@@ -60,6 +60,12 @@ void check_output(const MxGemm& g, const char* who) {
 }
 
 
+bool d_vector_stores(const MxGemm& g) {
+  // 16-byte aligned rows: the base and ldd elements of 2 (bf16) or 4 (float) bytes.
+  const std::int64_t per_16_bytes = g.output == Output::f32 ? 4 : 8;
+  return reinterpret_cast<std::uintptr_t>(g.D) % 16 == 0 && g.ldd % per_16_bytes == 0;
+}
+
 std::int64_t scale_bytes(std::int64_t rows, std::int64_t K) { return Mx1x32(rows, K).size(); }
 
 GemmRequirements requirements() {
@@ -163,9 +169,6 @@ Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>())
   const MxGemm g = with_defaults(in);
   validate(g);                            // std::invalid_argument, no CUDA call
   check_options(o.max_sms, o.cta_group);  // likewise
-  if (g.output == Output::f32)
-    fail("Output::f32: the sm_100a kernel writes bf16 D only (its epilogue converts the tensor "
-         "memory's FP32 to bf16); a float D runs on Hopper (HopperPlan)");
   require_sm100_device();  // std::runtime_error on anything but an sm_100 GPU
   Impl& I = *impl_;
   I.gemm = g;
@@ -201,14 +204,19 @@ Plan::Plan(const MxGemm& in, const Options& o) : impl_(std::make_unique<Impl>())
   k.K = std::int32_t(g.K);
   k.tiles_m = std::int32_t(I.config.tiles_m);
   k.tiles_n = std::int32_t(I.config.tiles_n);
-  k.vector_stores = reinterpret_cast<std::uintptr_t>(g.D) % 16 == 0 && g.ldd % 8 == 0;
+  k.f32 = g.output == Output::f32;
+  k.accumulate = g.accumulate;
+  k.vector_stores = d_vector_stores(g);
   // TMA store: the same alignment (the map's base and row stride 16-byte multiples); one box per
-  // epilogue warp and 32 columns, clipped by the TMA unit at M and N.
+  // epilogue warp and 32 columns (a float D: two of 16), clipped by the TMA unit at M and N.
   k.tma_store = o.tma_store && k.vector_stores;
   if (k.tma_store)
-    k.map_d = make_tensor_map_2d(g.D, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, std::uint64_t(g.M),
-                                 std::uint64_t(g.N), std::uint64_t(g.ldd), kEpiBoxRows,
-                                 kEpiBoxCols, CU_TENSOR_MAP_SWIZZLE_NONE);
+    k.map_d = k.f32 ? make_tensor_map_2d(g.D, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, std::uint64_t(g.M),
+                                         std::uint64_t(g.N), std::uint64_t(g.ldd), kEpiBoxRows,
+                                         kEpiBoxColsF32, CU_TENSOR_MAP_SWIZZLE_NONE)
+                    : make_tensor_map_2d(g.D, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, std::uint64_t(g.M),
+                                         std::uint64_t(g.N), std::uint64_t(g.ldd), kEpiBoxRows,
+                                         kEpiBoxCols, CU_TENSOR_MAP_SWIZZLE_NONE);
   prepare_kernel(mxfp8_sm100_kernel(o.cta_group), "mxfp8_gemm_sm100_kernel", "sm_100a",
                  I.config.smem_bytes);
   if (o.cta_group == 2) {
@@ -255,7 +263,10 @@ std::string Plan::describe() const {
          std::to_string(c.tiles) + " tiles on " + std::to_string(c.grid) + " CTAs (persistent" +
          (c.cta_group == 2 ? std::string(", clusters of 2), ") : std::string("), ")) +
          std::to_string(c.smem_bytes) + " B smem, " + std::to_string(c.tmem_columns) +
-         " TMEM columns, D by " + (impl_->args.tma_store ? "TMA store" : "stores from registers");
+         " TMEM columns, " + (impl_->args.f32 ? "float D" : "bf16 D") +
+         (impl_->args.accumulate ? " (accumulated)" : "") + " by " +
+         (impl_->args.tma_store ? (impl_->args.accumulate ? "TMA reduce-add" : "TMA store")
+                                : "stores from registers");
 }
 
 void gemm(const MxGemm& g, cudaStream_t stream) { Plan(g).run(stream); }

@@ -26,9 +26,9 @@
 
 namespace fp8gemm::ch09 {
 
-/// D's element type (chapter 7's choice, the same names). A float D runs on Hopper only
-/// (HopperPlan, every path; since session 64): the sm_100a kernel writes bf16, and its Plan
-/// refuses Output::f32 (std::invalid_argument) before any CUDA call.
+/// D's element type (chapter 7's choice, the same names). A float D on Hopper (HopperPlan,
+/// every path; session 64) and on the sm_100a kernel (session 65: its epilogue stores the
+/// tensor memory's FP32 unrounded; compiled and SASS-checked, never run, as the whole kernel).
 enum class Output : int {
   bf16 = 0,  ///< D is bf16 (std::uint16_t bits)
   f32 = 1,   ///< D is float; with `accumulate`, D = A.B^T + D
@@ -49,19 +49,24 @@ struct MxGemm {
   void* D = nullptr;  ///< bf16 bits, or float (Output::f32)
   std::int64_t ldd = 0;
   Output output = Output::bf16;
-  bool accumulate = false;  ///< only with Output::f32 (Hopper): D = A.B^T + D
+  bool accumulate = false;  ///< only with Output::f32: D = A.B^T + D
 };
 
 struct Options {
   int max_sms = 0;  ///< SMs the persistent grid may use (0: all)
-  /// D by TMA store where D is 16-byte aligned and ldd a multiple of 8 (false: always the
-  /// stores from registers, the kernel's other path; for its test).
+  /// D by TMA store (a float D with accumulate: TMA reduce-add) where D's rows are 16-byte
+  /// aligned (d_vector_stores) (false: always the stores from registers, the kernel's other
+  /// path; for its test).
   bool tma_store = true;
   /// 1 (default): every CTA computes its 128 x 128 tiles alone (tcgen05 .cta_group::1).
   /// 2: clusters of two CTAs compute 256 x 128 tiles with one M = 256 MMA per k step, each CTA
   /// loading its 128 rows of A and half of B (.cta_group::2). Both never run here (README).
   int cta_group = 1;
 };
+
+/// Whether D's rows are 16-byte aligned: D 16-byte aligned and ldd a multiple of 8 (bf16) or 4
+/// (float). The sm_100a kernel's vector stores and TMA store need it. Pure C++.
+bool d_vector_stores(const MxGemm& gemm);
 
 /// Bytes of the Mx1x32 scale tensor of a rows x K operand: round_up(rows, 128) x
 /// round_up(ceil(K / 32), 4) (common/scaling.hpp's Mx1x32::size()).
@@ -82,8 +87,7 @@ MxGemm with_defaults(const MxGemm& gemm);
 
 /// Pure C++ validation (no CUDA call): throws std::invalid_argument naming the argument and the
 /// rule ("fp8gemm::ch09_blackwell_mxfp8: K = 48 must be a multiple of 32 (...)"). The rules both
-/// halves share: with a float D, 4-byte aligned; `accumulate` only with Output::f32. (The sm_100a
-/// Plan then refuses Output::f32 itself.)
+/// halves share: with a float D, 4-byte aligned; `accumulate` only with Output::f32.
 void validate(const MxGemm& gemm);
 
 /// The output rules of validate() alone (a valid Output; accumulate only with Output::f32), with

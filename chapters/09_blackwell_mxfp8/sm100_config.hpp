@@ -40,14 +40,19 @@ inline constexpr int kProducerWarp = 0, kMmaWarp = 1, kAllocWarp = 2, kFirstEpil
 inline constexpr int kEpilogueThreads = 128;
 inline constexpr int kAccumStages = 2;
 
-// The epilogue's TMA store (D bf16): each epilogue warp stages one box of 32 rows (its TMEM lanes)
-// x 32 columns (one tcgen05.ld 32x32b.x32) row-major without swizzle, in two buffers, so that it
-// converts the next box while the TMA unit still reads the last one.
+// The epilogue's TMA store: each epilogue warp stages one box of 32 rows (its TMEM lanes) x 32
+// columns (one tcgen05.ld 32x32b.x32) row-major without swizzle, in two buffers, so that it
+// converts the next box while the TMA unit still reads the last one. A float D (Output::f32)
+// uses the same 2048-byte buffers as boxes of 32 rows x 16 floats: two boxes per tcgen05.ld.
 inline constexpr int kEpiBoxRows = 32;
 inline constexpr int kEpiBoxCols = 32;
+inline constexpr int kEpiBoxColsF32 = 16;
 inline constexpr int kEpiBuffers = 2;
 inline constexpr int kEpilogueWarps = kEpilogueThreads / 32;
 inline constexpr std::uint32_t kEpiBoxBytes = kEpiBoxRows * kEpiBoxCols * 2;  // 2048, bf16
+static_assert(kEpiBoxRows * kEpiBoxColsF32 * 4 == int(kEpiBoxBytes),
+              "a float D's box fills the bf16 box's buffer exactly");
+static_assert(kEpiBoxCols % kEpiBoxColsF32 == 0, "whole float boxes per tcgen05.ld");
 inline constexpr std::uint32_t kSfTileBytes = 512;                  // 128 rows x 4 UE8M0
 inline constexpr std::uint32_t kABytes = kBlockM * kBlockK;         // 16384, e4m3, per CTA
 

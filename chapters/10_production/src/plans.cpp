@@ -266,8 +266,11 @@ void MxPlan::rebind(const MxGemm& in) {
     // plan on the new buffers (validation, pointer checks and tensor maps again), on the device
     // of the one it replaces.
     require_plan_device(blackwell_->device(), "fp8gemm::MxPlan");
+    ch09::check_output(g, "fp8gemm::MxPlan");
+    // D's type is in the call (d_element_bytes); accumulate is not: the Hopper plans' rule.
     engine::require_same_call_but_pointers(ch09::gemm_args(gemm_), ch09::gemm_args(g),
                                            "fp8gemm::MxPlan");
+    engine::require_same_field("accumulate", g.accumulate == gemm_.accumulate, "fp8gemm::MxPlan");
     ch09::Options bo;
     bo.max_sms = max_sms_;
     blackwell_ = std::make_unique<ch09::Plan>(g, bo);

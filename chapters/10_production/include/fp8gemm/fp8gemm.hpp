@@ -303,8 +303,8 @@ class WeightGradPlan {
 /// tiles) is never read as data: it may hold any bytes (Hopper: tested; the sm_100a kernel, never
 /// run, issues no MMA past K, by its code).
 using MxGemm = ch09::MxGemm;
-/// D's type: bf16 (the default) or float with optional accumulate (Hopper only, every path: the
-/// sm_100a kernel writes bf16 and refuses a float D with std::invalid_argument).
+/// D's type: bf16 (the default) or float with optional accumulate (Hopper, every path; the
+/// sm_100a kernel since session 65: compiled and SASS-checked, never run, as that whole kernel).
 using MxOutput = ch09::Output;
 
 struct MxOptions {

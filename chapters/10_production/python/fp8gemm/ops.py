@@ -386,8 +386,8 @@ def gemm_mx(a: Tensor, scale_a: Tensor, b: Tensor, scale_b: Tensor,
     chapter 7's speed on an H100; elements about 2^14 below their group's largest value lose bits:
     docs/fp8_numerics.md). At most one of the two. Their plans are kept per stream, and both paths
     refuse CUDA-graph capture (ValueError): the cache may free a workspace while a graph uses it.
-    out_dtype: D's dtype, bfloat16 (the default) or float32 (on Hopper, every path; the Blackwell
-    kernel writes bfloat16 only and refuses it). out: write into this [M, N] tensor (bf16 or
+    out_dtype: D's dtype, bfloat16 (the default) or float32 (every path; the Blackwell kernel's
+    float D is compiled, never run, as that whole kernel). out: write into this [M, N] tensor (bf16 or
     float32, row-major, any row stride) instead of a new one (out_dtype, if given, must be out's
     dtype); accumulate=True (float32 out only): D = A.B^T + out."""
     _check_out("gemm_mx", out_dtype, out, accumulate)
