@@ -36,9 +36,12 @@
 # within 0.95-1.10x of its confirmed one; the table's kernel changes at 3-8 of the 28 large
 # (family, shape) rows, each new pick 1-5% faster alone than the old; 8192^3 fast keeps the
 # ping-pong 128x192_s4_c2x1 (on the H100 it was 10.7% ahead of 192x128_s4_c2x1 alone).
+# Session 65: PACK names another pack of the sweep (.gpu/sw65.txz, packed the same way at HEAD);
+# H200_ONLY=1 stops at once on any other GPU (the fallback has run).
 set -u
-source scripts/gpu_call.sh .gpu/sw49.txz || exit 1
+source scripts/gpu_call.sh "${PACK:-.gpu/sw49.txz}" || exit 1
 if ! nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  [[ -n "${H200_ONLY:-}" ]] && { say "not an H200: nothing run (H200_ONLY)"; cat "$L"; exit 0; }
   # Session 50: on another GPU, only 8192^3 (every family) with --sustain_ms, so that 23d089f's
   # sustained passes run on some GPU at all (~70 s); its numbers do not go into the H200's table.
   say "not an H200: 8192^3 only, to exercise --sustain_ms (the table is the H200's)"
