@@ -24,6 +24,12 @@ std::vector<double> reference_gemm_rows(std::int64_t M, std::int64_t N, std::int
 /// ones (seeded) up to `count` in all (at most M), sorted, without repeats.
 std::vector<std::int64_t> sample_rows(std::int64_t M, std::int64_t count, std::uint64_t seed);
 
+/// The root mean square of `values` (0 for none). An accumulate test (D = A.B^T + D) draws D's
+/// earlier values at this scale of its product, so that a kernel that skipped the add, or added
+/// twice, fails it (session 65: values of N(0, 4) beside MXFP8 products of ~1e7 made such a
+/// kernel pass at 1e-7).
+double rms(const std::vector<double>& values);
+
 /// Decodes bf16 bits (as stored in D) to float.
 float bf16_to_float(std::uint16_t bits);
 /// Round-to-nearest-even float -> bf16 bits (NaN stays NaN).

@@ -17,6 +17,7 @@
 
 #include "catch.hpp"
 #include "common/cuda.hpp"
+#include "common/reference.hpp"
 #include "mx_emulate.hpp"
 #include "mx_gemm.hpp"
 #include "mx_run.hpp"
@@ -98,9 +99,9 @@ TEST_CASE("ch09 sm100 MXFP8 GEMM: a float D, with and without accumulate", "[ch0
   // (the Hopper float D's bound; a bf16 D alone is ~1e-3 off), and with accumulate against
   // before + A.B^T. Every store path: the TMA store / reduce-add (ldd pad 4: 16-byte rows), the
   // vector stores (the same D, Options::tma_store = false) and the scalar stores (pad 3); alone
-  // and in pairs. D's columns N .. ldd - 1 are never written.
+  // and in pairs. D's columns N .. ldd - 1 are never written. D's earlier values as large as the
+  // product (N(0, rms of it)), so that a skipped add fails.
   std::mt19937_64 gen(65);
-  std::normal_distribution<float> nd(0.0f, 4.0f);
   struct Shape {
     std::int64_t M, N, K, pad;
   };
@@ -109,6 +110,7 @@ TEST_CASE("ch09 sm100 MXFP8 GEMM: a float D, with and without accumulate", "[ch0
                         Shape{777, 520, 2080, 3}}) {
     const MxOperands o = random_operands(s.M, s.N, s.K, 650 + std::uint64_t(s.M + s.K));
     const auto ref = reference_f64(o);
+    std::normal_distribution<float> nd(0.0f, float(rms(ref)));
     for (const int group : {1, 2})
       for (const bool tma : {true, false})
         for (const bool accumulate : {false, true}) {
@@ -123,10 +125,12 @@ TEST_CASE("ch09 sm100 MXFP8 GEMM: a float D, with and without accumulate", "[ch0
           const auto got =
               test::run_mx_f32<Plan>(o, s.pad, accumulate ? &before : nullptr, padding_changed, opt);
           std::vector<double> want = ref;
-          if (accumulate)
+          if (accumulate) {
             for (std::int64_t m = 0; m < s.M; ++m)
               for (std::int64_t n = 0; n < s.N; ++n)
                 want[std::size_t(m * s.N + n)] += before[std::size_t(m * (s.N + s.pad) + n)];
+            CHECK(relative_frobenius(ref, want) > 0.1);  // a missing add would show
+          }
           bool finite = true;
           for (double x : got) finite = finite && std::isfinite(x);
           REQUIRE(finite);  // every element written (the NaN poison, without accumulate)

@@ -487,14 +487,16 @@ TEST_CASE("ch09 Hopper: a float D on every path, with and without accumulate",
   // dequantize_bf16 path's from registers, chapter 7's on the requantize path) against float64
   // within 5e-4 (no bf16 rounding, which alone is ~1e-3: the bf16 tests allow 4e-3), with
   // accumulate against before + A.B^T; D's rows 3 floats wider than N, those columns never
-  // written; every FP32 kernel by name; a scale padding of 0xFF read as nothing.
+  // written; every FP32 kernel by name; a scale padding of 0xFF read as nothing. D's earlier
+  // values are as large as the product (N(0, rms of it)): a kernel that skipped the add would be
+  // ~0.7 off (session 64's N(0, 4) beside products of ~1e7 could not show it).
   std::mt19937_64 gen(64);
-  std::normal_distribution<float> nd(0.0f, 4.0f);
   int cases = 0;
   for (const Shape s : {Shape{200, 136, 160, 3}, Shape{257, 392, 672, 3}, Shape{1, 8, 32, 3}}) {
     const MxOperands o = random_operands(s.M, s.N, s.K, 640 + std::uint64_t(s.M + s.K));
     const auto ref = reference_f64(o);
     const auto ref_rq = reference_requant_f64(o);
+    std::normal_distribution<float> nd(0.0f, float(rms(ref)));
     struct Variant {
       HopperPath path;
       std::string kernel;
@@ -519,11 +521,15 @@ TEST_CASE("ch09 Hopper: a float D on every path, with and without accumulate",
         opt.path = v.path;
         const auto got = test::run_mx_f32<HopperPlan>(o, s.pad, accumulate ? &before : nullptr,
                                                       padding_changed, opt);
-        std::vector<double> want = v.path == HopperPath::requantize_block_scaled ? ref_rq : ref;
-        if (accumulate)
+        const std::vector<double>& product =
+            v.path == HopperPath::requantize_block_scaled ? ref_rq : ref;
+        std::vector<double> want = product;
+        if (accumulate) {
           for (std::int64_t m = 0; m < s.M; ++m)
             for (std::int64_t n = 0; n < s.N; ++n)
               want[std::size_t(m * s.N + n)] += before[std::size_t(m * (s.N + s.pad) + n)];
+          CHECK(relative_frobenius(product, want) > 0.1);  // a missing add would show
+        }
         const double e = relative_frobenius(got, want);
         std::printf("  float D %-34s path %d %s %lld x %lld x %lld: rel %.2e\n",
                     v.kernel.empty() ? "(default)" : v.kernel.c_str(), int(v.path),

@@ -166,6 +166,12 @@ double worst_tile_error(const float* got, std::int64_t N, const std::vector<std:
   return worst_tile_error_of(got, N, rows, ref_rows, tile_m, tile_n);
 }
 
+double rms(const std::vector<double>& values) {
+  double sum = 0;
+  for (const double v : values) sum += v * v;
+  return values.empty() ? 0.0 : std::sqrt(sum / double(values.size()));
+}
+
 std::vector<std::int64_t> sample_rows(std::int64_t M, std::int64_t count, std::uint64_t seed) {
   std::mt19937_64 gen(seed);
   std::vector<std::int64_t> rows = {0, M - 1};

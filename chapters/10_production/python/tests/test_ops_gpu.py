@@ -342,8 +342,9 @@ def test_gemm_per_tensor_float32_out_and_accumulate():
         assert rel_error(d32, ref) <= (5e-4 if not fast else 4 * tolerance(K)), fast
         d16 = ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=fast)
         assert rel_error(d32.bfloat16(), d16.float()) <= 2 ** -8, fast
-        # accumulate into a float32 out, and into a column slice of a wider one
-        base = torch.randn(M, N, generator=gen, device="cuda")
+        # accumulate into a float32 out, and into a column slice of a wider one; out's earlier
+        # values as large as the product (a skipped add would be ~0.7 off)
+        base = torch.randn(M, N, generator=gen, device="cuda") * ref.float().std()
         acc = base.clone()
         ops.gemm_per_tensor(qa, qb, sa, sb, fast_accum=fast, out=acc, accumulate=True)
         assert rel_error(acc, ref + base.double()) <= (5e-4 if not fast else 4 * tolerance(K))
@@ -528,7 +529,9 @@ def test_gemm_grouped_float32(masked):
     d = run(qa, sa, qb, sb, groups, torch.float32)
     assert d.shape == shape and d.dtype == torch.float32
     d16 = run(qa, sa, qb, sb, groups)
-    before = torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32) * 4
+    # out's earlier values as large as the product (its real rows): a skipped add would show
+    scale = torch.cat([rows(d, g).flatten() for g in range(G) if counts[g] > 0]).std()
+    before = torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32) * scale
     acc = before.clone()
     assert run(qa, sa, qb, sb, groups, out=acc, accumulate=True) is acc
     checked = 0
@@ -1200,7 +1203,8 @@ def test_gemm_mx_float32():
         d16 = ops.gemm_mx(qa, sa, qb, sb, **path)
         one_ulp = torch.maximum(d16.float().abs(), d.abs()) * 2.0 ** -7
         assert ((d.bfloat16().float() - d16.float()).abs() <= one_ulp).all(), path
-        wide = torch.randn((M, N + 5), generator=gen, device="cuda") * 4
+        # D's earlier values as large as the product: a skipped add would be ~0.7 off
+        wide = torch.randn((M, N + 5), generator=gen, device="cuda") * ref.float().std()
         before = wide.clone()
         assert ops.gemm_mx(qa, sa, qb, sb, out=wide[:, :N], accumulate=True, **path) is not None
         assert rel_error(wide[:, :N], ref + before[:, :N].double()) <= 5e-4, path
