@@ -496,13 +496,15 @@ TEST_CASE("ch08: a CUDA graph replayed with other group sizes", "[ch08][gpu]") {
 TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
   // Output::f32 (session 64): every row of every group against float64 within kF32Tolerance (no
   // bf16 rounding), the default (by TMA where ldd % 4 == 0, else from registers) and every FP32
-  // kernel by name, contiguous and masked; with accumulate, D = A.B^T + D over a D of N(0, 4)
-  // values (by TMA a reduce-add through the ragged-rows view), and a masked group's padding rows
+  // kernel by name, contiguous and masked; with accumulate, D = A.B^T + D over a D of N(0, 64)
+  // values (by TMA a reduce-add through the ragged-rows view; about 0.14-0.3 of the result by
+  // the operands' statistics, and run_and_check fails a check whose earlier values are < 1 % of
+  // it: session 65, N(0, 4) was ~1-2 %), and a masked group's padding rows
   // keep those values bit for bit (check_grouped's stray count); without it they keep the poison.
   // N = 137 (ldd odd): the default from registers, one float at a time (no float2 is aligned), a
   // TMA kernel by name refused. rebind() refuses another output or accumulate.
   std::mt19937_64 gen(64);
-  std::normal_distribution<float> nd(0.0f, 4.0f);
+  std::normal_distribution<float> nd(0.0f, 64.0f);
   const std::string tma = "128x256_s4_c1x1_promoted_f32_tma_b1";
   int cases = 0, refused = 0;
   for (const GroupedShape& s : {contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656),
