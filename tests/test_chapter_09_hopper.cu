@@ -489,7 +489,7 @@ TEST_CASE("ch09 Hopper: a float D on every path, with and without accumulate",
   // accumulate against before + A.B^T; D's rows 3 floats wider than N, those columns never
   // written; every FP32 kernel by name; a scale padding of 0xFF read as nothing. D's earlier
   // values are as large as the product (N(0, rms of it)): a kernel that skipped the add would be
-  // ~0.7 off (session 64's N(0, 4) beside products of ~1e7 could not show it).
+  // ~0.7 off (session 64's N(0, 4) beside products of rms 1e4-1e8 could not show it).
   std::mt19937_64 gen(64);
   int cases = 0;
   for (const Shape s : {Shape{200, 136, 160, 3}, Shape{257, 392, 672, 3}, Shape{1, 8, 32, 3}}) {
