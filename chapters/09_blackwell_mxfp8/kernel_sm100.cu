@@ -309,6 +309,24 @@ __global__ void __launch_bounds__(kThreads, 1)
         base + L.epi + (warp - kFirstEpilogueWarp) * std::uint32_t(kEpiBuffers) * kEpiBoxBytes;
     std::uint32_t box = 0;
     std::uint32_t iter = 0;
+    // One box through the TMA unit: wait until its buffer is free (the store issued kEpiBuffers
+    // boxes ago read it; lane 0 issued that one, so lane 0 waits until at most kEpiBuffers - 1
+    // of its stores still read shared memory), each lane writes its row (64 bytes at row_addr:
+    // fill), every lane's writes made visible to the async proxy, then lane 0 issues the store
+    // (issue(buf)) and commits it; the TMA unit writes no row past M or column past N.
+    auto staged_box = [&](auto&& fill, auto&& issue) {
+      const std::uint32_t buf = staging + (box % kEpiBuffers) * kEpiBoxBytes;
+      if (lane == 0) ptx::tma_store_wait_read<kEpiBuffers - 1>();
+      __syncwarp();
+      fill(buf + lane * (kEpiBoxBytes / kEpiBoxRows));
+      ptx::fence_proxy_async_shared();
+      __syncwarp();
+      if (lane == 0) {
+        issue(buf);
+        ptx::tma_store_commit();
+      }
+      ++box;
+    };
     for (std::int32_t tile = blockIdx.x / kCtaGroup; tile < num_tiles;
          tile += gridDim.x / kCtaGroup, ++iter) {
       std::int32_t m_blk, n_blk;
@@ -322,6 +340,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const std::int32_t row = first_row + std::int32_t(quarter * 32 + lane);
       __nv_bfloat16* const d_row = static_cast<__nv_bfloat16*>(p.D) + std::int64_t(row) * p.ldd;
       float* const d_row_f32 = static_cast<float*>(p.D) + std::int64_t(row) * p.ldd;
+      // The warp's boxes start at its first row (its TMEM lanes).
+      const std::int32_t box_row = first_row + std::int32_t(quarter * 32);
 #pragma unroll 1
       for (std::int32_t c = 0; c < kBlockN; c += 32) {
         std::uint32_t v[32];
@@ -329,61 +349,44 @@ __global__ void __launch_bounds__(kThreads, 1)
         ptx::tcgen05_wait_ld();
         const std::int32_t col = n_blk * kBlockN + c;
         if (p.tma_store && p.f32) {
-          // Two boxes of 32 rows x 16 floats (64 bytes a row, the bf16 box's buffer), each
-          // staged as is and stored, or with accumulate reduce-added, by lane 0.
+          // Two boxes of 32 rows x 16 floats (64 bytes a row, the bf16 box's buffer), the
+          // tensor memory's FP32 as is; stored, or with accumulate reduce-added (D += box).
 #pragma unroll
-          for (int half = 0; half < kEpiBoxCols / kEpiBoxColsF32; ++half) {
-            const std::uint32_t buf = staging + (box % kEpiBuffers) * kEpiBoxBytes;
-            if (lane == 0) ptx::tma_store_wait_read<kEpiBuffers - 1>();
-            __syncwarp();
-            const std::uint32_t row_addr = buf + lane * std::uint32_t(kEpiBoxColsF32 * 4);
+          for (int half = 0; half < kEpiBoxCols / kEpiBoxColsF32; ++half)
+            staged_box(
+                [&](std::uint32_t row_addr) {
 #pragma unroll
-            for (int q = 0; q < 4; ++q) {
-              const int j = half * kEpiBoxColsF32 + 4 * q;
-              ptx::st_shared_v4_s32(row_addr + 16u * q, int(v[j]), int(v[j + 1]), int(v[j + 2]),
-                                    int(v[j + 3]));
-            }
-            ptx::fence_proxy_async_shared();
-            __syncwarp();
-            if (lane == 0) {
-              const std::int32_t box_col = col + half * kEpiBoxColsF32;
-              const std::int32_t box_row = first_row + std::int32_t(quarter * 32);
-              if (p.accumulate)
-                ptx::tma_reduce_add_2d(&map_d, buf, box_col, box_row);
-              else
-                ptx::tma_store_2d(&map_d, buf, box_col, box_row);
-              ptx::tma_store_commit();
-            }
-            ++box;
-          }
+                  for (int q = 0; q < 4; ++q) {
+                    const int j = half * kEpiBoxColsF32 + 4 * q;
+                    ptx::st_shared_v4_s32(row_addr + 16u * q, int(v[j]), int(v[j + 1]),
+                                          int(v[j + 2]), int(v[j + 3]));
+                  }
+                },
+                [&](std::uint32_t buf) {
+                  const std::int32_t box_col = col + half * kEpiBoxColsF32;
+                  if (p.accumulate)
+                    ptx::tma_reduce_add_2d(&map_d, buf, box_col, box_row);
+                  else
+                    ptx::tma_store_2d(&map_d, buf, box_col, box_row);
+                });
         } else if (p.tma_store) {
-          const std::uint32_t buf = staging + (box % kEpiBuffers) * kEpiBoxBytes;
-          // The store issued kEpiBuffers boxes ago read this buffer: lane 0 issued it, so lane 0
-          // waits until at most kEpiBuffers - 1 of its stores still read shared memory.
-          if (lane == 0) ptx::tma_store_wait_read<kEpiBuffers - 1>();
-          __syncwarp();
-          // Row `lane` of the box (the box's rows are this warp's TMEM lanes): 32 bf16, 64 bytes.
-          const std::uint32_t row_addr = buf + lane * std::uint32_t(kEpiBoxCols * 2);
+          // One box of 32 rows x 32 bf16 (64 bytes a row).
+          staged_box(
+              [&](std::uint32_t row_addr) {
 #pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            int w[4];
+                for (int q = 0; q < 4; ++q) {
+                  int w[4];
 #pragma unroll
-            for (int h = 0; h < 4; ++h) {
-              const __nv_bfloat162 b2 = __floats2bfloat162_rn(__uint_as_float(v[q * 8 + 2 * h]),
-                                                              __uint_as_float(v[q * 8 + 2 * h + 1]));
-              w[h] = *reinterpret_cast<const int*>(&b2);
-            }
-            ptx::st_shared_v4_s32(row_addr + 16u * q, w[0], w[1], w[2], w[3]);
-          }
-          // Every lane's writes visible to the async proxy, then one lane stores the box at
-          // (col, the warp's first row); rows past M and columns past N are not written.
-          ptx::fence_proxy_async_shared();
-          __syncwarp();
-          if (lane == 0) {
-            ptx::tma_store_2d(&map_d, buf, col, first_row + std::int32_t(quarter * 32));
-            ptx::tma_store_commit();
-          }
-          ++box;
+                  for (int h = 0; h < 4; ++h) {
+                    const __nv_bfloat162 b2 =
+                        __floats2bfloat162_rn(__uint_as_float(v[q * 8 + 2 * h]),
+                                              __uint_as_float(v[q * 8 + 2 * h + 1]));
+                    w[h] = *reinterpret_cast<const int*>(&b2);
+                  }
+                  ptx::st_shared_v4_s32(row_addr + 16u * q, w[0], w[1], w[2], w[3]);
+                }
+              },
+              [&](std::uint32_t buf) { ptx::tma_store_2d(&map_d, buf, col, box_row); });
         } else if (row < p.M && p.f32) {
           store_row_f32(d_row_f32, col, p.N, p.vector_stores != 0, p.accumulate != 0, v);
         } else if (row < p.M) {
