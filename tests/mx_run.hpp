@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "common/cuda.hpp"
@@ -96,6 +97,30 @@ std::vector<double> run_mx_f32(const MxOperands& o, std::int64_t ldd_pad,
                                      &start[std::size_t(m * ldd + n)], 4) != 0;
   }
   return out;
+}
+
+/// What run_mx_f32 should return: `product` (M x N, float64), plus with `before` (M x ldd floats,
+/// row-major: D's earlier values) those values. Throws std::logic_error when they are too small
+/// beside the product for a skipped add to show (< 0.1 of the result; session 65: N(0, 4) beside
+/// these products was 2e-8 to 3e-4 of it): draw them at rms(product).
+inline std::vector<double> expected_f32(const std::vector<double>& product,
+                                        const std::vector<float>* before, std::int64_t M,
+                                        std::int64_t N, std::int64_t ldd) {
+  std::vector<double> want = product;
+  if (before == nullptr) return want;
+  double before_sq = 0, want_sq = 0;
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      const double old = (*before)[std::size_t(m * ldd + n)];
+      double& w = want[std::size_t(m * N + n)];
+      w += old;
+      before_sq += old * old;
+      want_sq += w * w;
+    }
+  if (!(before_sq >= 0.01 * want_sq))
+    throw std::logic_error("expected_f32: D's earlier values are too small beside the product for "
+                           "a skipped add to show");
+  return want;
 }
 
 }  // namespace fp8gemm::ch09::test

@@ -8,6 +8,7 @@
 //  - the launch configuration, and the epilogue's TMA store boxes over D;
 //  - a CPU walk through the kernel's loops (mx_emulate.hpp) against the float64 definition.
 #include <algorithm>
+#include <random>
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
@@ -17,8 +18,10 @@
 
 #include "catch.hpp"
 #include "common/cuda.hpp"
+#include "common/reference.hpp"
 #include "common/scaling.hpp"
 #include "mx_emulate.hpp"
+#include "mx_run.hpp"
 #include "mx_gemm.hpp"
 #include "sm100_config.hpp"
 
@@ -514,4 +517,27 @@ TEST_CASE("ch09 the CTA pair's loops (cta_group 2), walked on the CPU, compute t
   o.B[std::size_t(64 * 128 + 5)] = o.B[std::size_t(64 * 128 + 5)] == 0x38 ? 0x40 : 0x38;
   CHECK(relative_frobenius(emulate_kernel(o, 2), ref) > 1e-9);
   CHECK(relative_frobenius(emulate_kernel(o, 2), reference_f64(o)) < 1e-12);
+}
+
+TEST_CASE("ch09 an accumulate check's earlier D must be large enough to show a skipped add",
+          "[ch09][emulate]") {
+  // Session 64's float D tests drew D's earlier values from N(0, 4): beside these products (rms
+  // 1e4-2e8) a kernel that skipped the add was 2e-8-3e-4 off, inside the 5e-4 tolerance, so
+  // the check could not fail. expected_f32 refuses such values; N(0, rms(product)) passes.
+  const MxOperands o = random_operands(200, 136, 160, 1000);
+  const auto product = reference_f64(o);
+  CHECK(rms(product) > 1e6);
+  std::mt19937_64 gen(3);
+  for (const double stddev : {4.0, rms(product)}) {
+    std::normal_distribution<float> nd(0.0f, float(stddev));
+    std::vector<float> before(std::size_t(o.M * (o.N + 3)));
+    for (auto& x : before) x = nd(gen);
+    if (stddev == 4.0) {
+      CHECK_THROWS_AS(test::expected_f32(product, &before, o.M, o.N, o.N + 3), std::logic_error);
+    } else {
+      const auto want = test::expected_f32(product, &before, o.M, o.N, o.N + 3);
+      CHECK(relative_frobenius(product, want) > 0.5);  // what a skipped add would be off
+    }
+  }
+  CHECK(test::expected_f32(product, nullptr, o.M, o.N, o.N) == product);
 }
