@@ -23,11 +23,6 @@ using GroupedF32TmaCfg =
 std::vector<KernelInfo> kernels_f32() {
   return {
       grouped<GroupedF32TmaCfg<128, 256, 4, 1>>(),
-      // 3 stages and four staging units per warpgroup (of its eight store units per tile: a unit
-      // waits for the store four units before it, not the one just before), the bf16 defaults'
-      // pattern (256x128_s3_..._b4); both tiles. Session 64, call 6: timed against the one above.
-      grouped<GroupedF32TmaCfg<128, 256, 3, 4>>(),
-      grouped<GroupedF32TmaCfg<256, 128, 3, 4>>(),
       grouped<GroupedF32Cfg<128, 256, 4>>(),
       grouped<GroupedF32Cfg<128, 128, 6>>(),
   };
