@@ -17,7 +17,7 @@ echo "GPU: $gpu"
 case "$gpu" in *H200*) ;; *) mkdir -p "$OUT" && echo "not an H200 ($gpu): nothing run" > "$OUT/probe.log"; exit 0 ;; esac
 source scripts/gpu_call.sh .gpu/t65b.txz .gpu/py65b.txz || exit 1
 say "test_chapter_08, test_chapter_09_hopper"
-packed_tests_step h200 'test_chapter_08$|test_chapter_09_hopper$' 260
+packed_tests_step h200 'test_chapter_08$|test_chapter_09_hopper$' $((PLAN > 300 ? 260 : PLAN - 40))
 left=$(seconds_left "$PLAN")
 [[ $left -gt 50 ]] && { say "PyTorch tests, $left s left"; torch_tests_step 60; }
 for m in 64 128; do
