@@ -267,10 +267,12 @@ void MxPlan::rebind(const MxGemm& in) {
     // of the one it replaces.
     require_plan_device(blackwell_->device(), "fp8gemm::MxPlan");
     ch09::check_output(g, "fp8gemm::MxPlan");
-    // D's type is in the call (d_element_bytes); accumulate is not: the Hopper plans' rule.
+    // D's type and accumulate by name first (the call's rule would name d_element_bytes), then
+    // the same call but its pointers: the Hopper plans' rules.
+    engine::require_same_field("output", g.output == gemm_.output, "fp8gemm::MxPlan");
+    engine::require_same_field("accumulate", g.accumulate == gemm_.accumulate, "fp8gemm::MxPlan");
     engine::require_same_call_but_pointers(ch09::gemm_args(gemm_), ch09::gemm_args(g),
                                            "fp8gemm::MxPlan");
-    engine::require_same_field("accumulate", g.accumulate == gemm_.accumulate, "fp8gemm::MxPlan");
     ch09::Options bo;
     bo.max_sms = max_sms_;
     blackwell_ = std::make_unique<ch09::Plan>(g, bo);
