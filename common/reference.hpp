@@ -30,6 +30,23 @@ std::vector<std::int64_t> sample_rows(std::int64_t M, std::int64_t count, std::u
 /// kernel pass at 2e-8 to 3e-4 of the result).
 double rms(const std::vector<double>& values);
 
+/// The accumulate checks' guard (D = A.B^T + D): how large D's earlier values are beside the
+/// expected result. A check whose earlier values are a tiny share of the result cannot see a
+/// skipped add (session 65: chapter 9's could not), so each accumulate test refuses to pass
+/// below its own minimum share. Feed it every compared entry: add(earlier value, expected result).
+struct EarlierShare {
+  double before_sq = 0;  ///< sum of the earlier values' squares
+  double want_sq = 0;    ///< sum of the expected results' squares (earlier value included)
+  void add(double before, double want) {
+    before_sq += before * before;
+    want_sq += want * want;
+  }
+  /// ||earlier values|| / ||expected result|| (0 for none).
+  double share() const;
+  /// True when share() >= min_share (false for no entries or a NaN).
+  bool visible(double min_share) const { return share() >= min_share; }
+};
+
 /// Decodes bf16 bits (as stored in D) to float.
 float bf16_to_float(std::uint16_t bits);
 /// Round-to-nearest-even float -> bf16 bits (NaN stays NaN).

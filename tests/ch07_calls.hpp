@@ -175,13 +175,12 @@ inline ErrorStats f32_output_error(const HostCall& h, const std::vector<double>&
   const std::vector<float> d = dc.d32.download();
   std::vector<double> want(ref);
   if (accumulate) {
-    double before_sq = 0, want_sq = 0;
+    EarlierShare share;
     for (std::size_t i = 0; i < want.size(); ++i) {
       want[i] += double(before[i]);
-      before_sq += double(before[i]) * double(before[i]);
-      want_sq += want[i] * want[i];
+      share.add(double(before[i]), want[i]);
     }
-    if (!(before_sq >= 0.01 * want_sq))
+    if (!share.visible(0.1))
       throw std::logic_error(std::string("f32_output_error: D's earlier values are too small for a "
                                          "skipped add to show (") + label + ")");
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/cuda.hpp"
+#include "common/reference.hpp"
 #include "mx_emulate.hpp"
 #include "mx_gemm.hpp"
 
@@ -108,16 +109,15 @@ inline std::vector<double> expected_f32(const std::vector<double>& product,
                                         std::int64_t N, std::int64_t ldd) {
   std::vector<double> want = product;
   if (before == nullptr) return want;
-  double before_sq = 0, want_sq = 0;
+  EarlierShare share;
   for (std::int64_t m = 0; m < M; ++m)
     for (std::int64_t n = 0; n < N; ++n) {
       const double old = (*before)[std::size_t(m * ldd + n)];
       double& w = want[std::size_t(m * N + n)];
       w += old;
-      before_sq += old * old;
-      want_sq += w * w;
+      share.add(old, w);
     }
-  if (!(before_sq >= 0.01 * want_sq))
+  if (!share.visible(0.1))
     throw std::logic_error("expected_f32: D's earlier values are too small beside the product for "
                            "a skipped add to show");
   return want;

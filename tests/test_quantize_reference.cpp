@@ -421,3 +421,24 @@ TEST_CASE("sample_rows: first and last rows, sorted, unique, at most M", "[refer
     }
   CHECK(sample_rows(100000, 48, 1) != sample_rows(100000, 48, 2));
 }
+
+TEST_CASE("EarlierShare: the accumulate checks' guard on hand-computed values", "[reference][cpu]") {
+  using fp8gemm::EarlierShare;
+  EarlierShare none;
+  CHECK(none.share() == 0.0);
+  CHECK(!none.visible(0.01));  // no entries: no check at all
+  // Earlier values (3, 0) in results (5, 0): ||3|| / ||5|| = 0.6.
+  EarlierShare s;
+  s.add(3.0, 5.0);
+  s.add(0.0, 0.0);
+  CHECK(std::fabs(s.share() - 0.6) < 1e-12);
+  CHECK(s.visible(0.1));
+  CHECK(!s.visible(0.7));
+  // The values session 65 found in chapter 9's test: N(0, 4) beside a product of rms 1e6.
+  EarlierShare blind;
+  blind.add(4.0, 1e6 + 4.0);
+  CHECK(!blind.visible(0.01));
+  EarlierShare nan;
+  nan.add(std::nan(""), 1.0);
+  CHECK(!nan.visible(0.01));  // a NaN never counts as visible
+}

@@ -150,11 +150,10 @@ GroupedCheck check_grouped(const GroupedOperands& ops, const GroupedShape& shape
       for (std::size_t i = 0; i < local.size(); ++i)
         for (std::int64_t n = 0; n < N; ++n) {
           const double old = double((*d_before)[std::size_t((begin + local[i]) * N + n)]);
-          ref[i * std::size_t(N) + std::size_t(n)] += old;
-          r.before_sq += old * old;
+          double& want = ref[i * std::size_t(N) + std::size_t(n)];
+          want += old;
+          r.earlier.add(old, want);
         }
-    if (d_before != nullptr)
-      for (const double x : ref) r.want_sq += x * x;
     ErrorStats e;
     double tile = 0;
     if (f32) {
@@ -189,7 +188,7 @@ GroupedCheck check_grouped(const GroupedOperands& ops, const GroupedShape& shape
       for (std::int64_t n = 0; n < N; ++n) r.stray_entries += !untouched(std::size_t(row * N + n));
   // A check of D = A.B^T + D whose earlier values are too small beside the product could not
   // see a skipped add (session 65: chapter 9's could not): not ok, said so.
-  const bool blind = d_before != nullptr && !(r.before_sq >= 1e-4 * r.want_sq);
+  const bool blind = d_before != nullptr && !r.earlier.visible(0.01);
   r.ok = ok && r.stray_entries == 0 && !blind;
   char buf[320];
   std::snprintf(buf, sizeof buf,
@@ -201,7 +200,7 @@ GroupedCheck check_grouped(const GroupedOperands& ops, const GroupedShape& shape
   if (blind)
     std::snprintf(buf + std::strlen(buf), sizeof buf - std::strlen(buf),
                   ", BLIND: D's earlier values are %.1e of the result (a skipped add would pass)",
-                  std::sqrt(r.before_sq / r.want_sq));
+                  r.earlier.share());
   r.describe = buf;
   return r;
 }

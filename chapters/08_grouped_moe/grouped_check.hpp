@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/cuda.hpp"
+#include "common/reference.hpp"
 #include "common/scale_layout.hpp"
 #include "grouped_gemm.hpp"
 #include "moe_cases.hpp"
@@ -69,11 +70,10 @@ struct GroupedCheck {
   std::int64_t non_finite = 0;     ///< compared entries that are NaN or inf (unwritten: poison)
   std::int64_t stray_entries = 0;  ///< entries of D outside every group that lost the poison
   double tolerance = 0;            ///< per_tensor_tolerance(K) (bf16 D), kF32Tolerance (float D)
-  /// With d_before (D = A.B^T + D): the sums of squares of D's earlier values and of the
-  /// expected result over the compared entries. Unless the first is >= 1e-4 of the second (the
-  /// earlier values >= 1 % of the result, 20 x kF32Tolerance), a skipped add could pass: not ok,
-  /// "BLIND" in describe.
-  double before_sq = 0, want_sq = 0;
+  /// With d_before (D = A.B^T + D): D's earlier values beside the expected result over the
+  /// compared entries. Unless they are >= 1 % of it (20 x kF32Tolerance), a skipped add could
+  /// pass: not ok, "BLIND" in describe.
+  EarlierShare earlier;
   std::string describe;            ///< "worst group 3 rel 1.2e-03, worst tile 1.5e-03, 64 rows
                                    ///<  of 32 groups, 0 stray entries"
 };

@@ -19,15 +19,24 @@
 //   [--json=PATH] [--accuracy=PATH]   (the MXFP8 rows of chapter 7's accuracy study)
 //                     [--kernels=a,b|all]   (time these Hopper kernels too,
 //                     each validated first; a name ending in _bf16 is one of
-//                     the dequantize_bf16 path's) [Google Benchmark flags]
+//                     the dequantize_bf16 path's) [--float-d]
+//                     [Google Benchmark flags]
+// --float-d: the float D too (Output::f32, session 64): the three paths' defaults writing
+// D = A.B^T in float (ch09_hopper_mx_f32d, ..._bf16_f32d, ..._requant_f32d) and the default
+// path adding into it (ch09_hopper_mx_f32d_acc: D = A.B^T + D, the TMA reduce-add), on the
+// same operands as the bf16 D's, each validated first; FP32 kernels named in --kernels (f32 in
+// their names) join them.
 // Default shapes: 8192^3 and the M = 4096 DeepSeek-V3 shapes (K a multiple of
 // 32 in all). MXFP8 operands: random e4m3 codes and UE8M0 exponents 127 +- 6
 // (mx_emulate.hpp), the same kind of data chapter 7's operands are (random
 // values, power-of-two-spread scales), not the same data.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -49,10 +58,14 @@ using namespace fp8gemm;
 
 namespace {
 
-/// One plan to time: a kernel by name ("" the path's default) on one path.
+/// One plan to time: a kernel by name ("" the path's default) on one path, writing a bf16 or a
+/// float D (with accumulate: D = A.B^T + D).
 struct Variant {
   std::string kernel;
   ch09::HopperPath path = ch09::HopperPath::promote_per_block;
+  ch09::Output output = ch09::Output::bf16;
+  bool accumulate = false;
+  bool f32() const { return output == ch09::Output::f32; }
 };
 
 /// The requantize_block_scaled path with weights that do not change, from the
@@ -93,29 +106,83 @@ struct WeightsOnce {
   }
 };
 
+/// Whether any variant writes a float D.
+bool any_f32(const std::vector<Variant>& variants) {
+  for (const auto& v : variants)
+    if (v.f32()) return true;
+  return false;
+}
+
 /// The MXFP8 operands of one shape on the device, and a plan over them per
-/// variant asked for.
+/// variant asked for (a bf16 D, M x N, for the bf16 variants; a float D, M x N, only where a
+/// variant writes one).
 struct MxCall {
   ch09::MxOperands host;
   DeviceBuffer<std::uint8_t> A, B, sa, sb;
   DeviceBuffer<std::uint16_t> D;
+  DeviceBuffer<float> D32;
+  std::vector<Variant> variants;
   std::vector<std::unique_ptr<ch09::HopperPlan>> plans;
-  MxCall(const Shape& s, std::uint64_t seed, const std::vector<Variant>& variants)
+  MxCall(const Shape& s, std::uint64_t seed, const std::vector<Variant>& variants_)
       : host(ch09::random_operands(s.M, s.N, s.K, seed)),
         A(host.A),
         B(host.B),
         sa(host.sa),
         sb(host.sb),
-        D(std::size_t(s.M * s.N)) {
-    const ch09::MxGemm g = ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), D.data());
-    for (const auto& v : variants)
+        D(std::size_t(s.M * s.N)),
+        D32(any_f32(variants_) ? std::size_t(s.M * s.N) : 0),
+        variants(variants_) {
+    for (const auto& v : variants) {
+      ch09::MxGemm g = ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(),
+                                     v.f32() ? static_cast<void*>(D32.data()) : D.data());
+      g.output = v.output;
+      g.accumulate = v.accumulate;
       plans.push_back(std::make_unique<ch09::HopperPlan>(g, ch09::HopperOptions{v.kernel, v.path}));
+    }
   }
   /// D poisoned, one run of plan i, `rows` sampled rows (first and last among
   /// them) against the float64 definition: the relative Frobenius error over
   /// them, every entry finite.
   std::string check(std::size_t i, std::int64_t rows, std::uint64_t seed, bool& ok) {
+    if (variants[i].f32()) return check_f32(i, rows, seed, ok);
     return check_run([&] { plans[i]->run(nullptr); }, rows, seed, ok);
+  }
+  /// The same for a float D: poisoned (NaN), or with accumulate holding N(0, rms of the
+  /// product) values (as large as the product, so that a skipped add fails), against the
+  /// definition (+ those values). Within 1e-3 (the tests' float D bound is 5e-4 at K <= 672; the
+  /// FP32 sums' error grows with K), or per_tensor_tolerance(K) on the requantize path, whose
+  /// re-quantisation (not D) is what departs from the definition.
+  std::string check_f32(std::size_t i, std::int64_t rows, std::uint64_t seed, bool& ok) {
+    const Variant& v = variants[i];
+    const auto picked = sample_rows(host.M, std::min(rows, host.M), seed);
+    std::vector<double> want = ch09::reference_f64_rows(host, picked);
+    std::vector<float> before(D32.size(), std::nanf(""));
+    EarlierShare share;
+    if (v.accumulate) {
+      std::mt19937_64 gen(seed);
+      std::normal_distribution<float> nd(0.0f, float(rms(want)));
+      for (float& x : before) x = nd(gen);
+      for (std::size_t r = 0; r < picked.size(); ++r)
+        for (std::int64_t n = 0; n < host.N; ++n) {
+          const double old = before[std::size_t(picked[r] * host.N + n)];
+          double& w = want[r * std::size_t(host.N) + std::size_t(n)];
+          w += old;
+          share.add(old, w);
+        }
+    }
+    D32.upload(before);
+    plans[i]->run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto got = compare_f32_rows(D32.download().data(), host.N, picked, want.data());
+    const double tolerance = v.path == ch09::HopperPath::requantize_block_scaled
+                                 ? per_tensor_tolerance(host.K)
+                                 : 1e-3;
+    ok = got.ok(tolerance) && (!v.accumulate || share.visible(0.1));
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "rel %.2e, %lld rows, %lld non-finite%s", got.rel_frobenius,
+                  static_cast<long long>(picked.size()), static_cast<long long>(got.non_finite),
+                  v.accumulate && !share.visible(0.1) ? ", BLIND (earlier D too small)" : "");
+    return buf;
   }
   /// The same for any call that writes D.
   std::string check_run(const std::function<void()>& run, std::int64_t rows, std::uint64_t seed,
@@ -142,10 +209,11 @@ struct MxCall {
 /// chosen kernel "ch09_hopper_mx:<kernel>"; on the dequantize_bf16 path
 /// "ch09_hopper_mx_bf16" and "ch09_hopper_mx_bf16:<kernel>".
 std::string impl_name(const Variant& v) {
-  const std::string stem = v.path == ch09::HopperPath::dequantize_bf16 ? "ch09_hopper_mx_bf16"
+  const std::string path = v.path == ch09::HopperPath::dequantize_bf16 ? "ch09_hopper_mx_bf16"
                            : v.path == ch09::HopperPath::requantize_block_scaled
                                ? "ch09_hopper_mx_requant"
                                : "ch09_hopper_mx";
+  const std::string stem = path + (v.f32() ? (v.accumulate ? "_f32d_acc" : "_f32d") : "");
   return v.kernel.empty() ? stem : stem + ":" + v.kernel;
 }
 
@@ -158,17 +226,26 @@ int main(int argc, char** argv) {
       "promotion per 32 K\n");
   // The arguments first, so that a bad one is refused with a message, GPU or not.
   ChapterArgs args;
+  bool float_d = false;
+  std::vector<std::string> f32_named;  // FP32 kernels named in --kernels (with --float-d)
   const bool args_ok = parse_arguments("ch09_hopper_mxfp8", [&] {
-    args = parse_chapter_args(argc, argv, {8192}, "ch09_hopper_mxfp8.json");
-    // This executable validates and times a bf16 D: an FP32 kernel (f32 in its name) would be
-    // refused by its plan later, on the GPU; it is refused here, by name (the tests cover them).
+    args = parse_chapter_args(argc, argv, {8192}, "ch09_hopper_mxfp8.json",
+                              [&](const std::string& a) {
+                                if (a != "--float-d") return false;
+                                float_d = true;
+                                return true;
+                              });
+    // An FP32 kernel (f32 in its name) writes a float D: timed with --float-d, refused here by
+    // name otherwise (its plan would refuse it later, on the GPU).
     for (const auto* list : {&ch09::hopper_kernels(), &ch09::hopper_bf16_kernels()})
       for (const auto& info : *list)
         for (const auto& k : args.kernels)
-          if (k == info.name && engine::writes_f32(info.epilogue))
-            throw std::invalid_argument("--kernels: '" + k + "' writes a float D; this "
-                                        "executable times bf16 D (the FP32 kernels are covered "
-                                        "by test_chapter_09_hopper)");
+          if (k == info.name && engine::writes_f32(info.epilogue)) {
+            if (!float_d)
+              throw std::invalid_argument("--kernels: '" + k + "' writes a float D: pass "
+                                          "--float-d to time it");
+            f32_named.push_back(k);
+          }
   });
   if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
@@ -195,6 +272,7 @@ int main(int argc, char** argv) {
                                {"", kBf16},
                                {"", ch09::HopperPath::requantize_block_scaled}};
   for (const auto& k : args.kernels) {
+    if (std::find(f32_named.begin(), f32_named.end(), k) != f32_named.end()) continue;  // below
     if (k != "all") {
       kernels.push_back({k, k.ends_with("_bf16") ? kBf16 : ch09::HopperPath::promote_per_block});
       continue;
@@ -206,6 +284,15 @@ int main(int argc, char** argv) {
         if (!engine::writes_f32(info.epilogue)) kernels.push_back({info.name});
     for (const auto& info : ch09::hopper_bf16_kernels())
       if (!engine::writes_f32(info.epilogue)) kernels.push_back({info.name, kBf16});
+  }
+  if (float_d) {
+    constexpr auto kF32 = ch09::Output::f32;
+    kernels.push_back({"", ch09::HopperPath::promote_per_block, kF32});
+    kernels.push_back({"", kBf16, kF32});
+    kernels.push_back({"", ch09::HopperPath::requantize_block_scaled, kF32});
+    kernels.push_back({"", ch09::HopperPath::promote_per_block, kF32, true});
+    for (const auto& k : f32_named)
+      kernels.push_back({k, k.ends_with("_bf16") ? kBf16 : ch09::HopperPath::promote_per_block, kF32});
   }
   std::map<std::string, std::string> errors;
   std::vector<std::unique_ptr<MxCall>> mx;
@@ -276,9 +363,12 @@ int main(int argc, char** argv) {
   }
   if (!args.bench) return 0;
 
+  // (extra_d_bytes_per_entry: a float D's 2 more bytes per entry written than bf16's, and with
+  // accumulate 4 more read.)
   auto add = [&](const std::string& impl, const Shape& s, std::function<void(cudaStream_t)> f,
-                 double scale_bytes) {
-    const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
+                 double scale_bytes, double extra_d_bytes_per_entry = 0) {
+    GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
+    cost.bytes += extra_d_bytes_per_entry * double(s.M) * double(s.N);
     add_gpu_benchmark(impl, s.name(), std::move(f), cost);
   };
   for (std::size_t i = 0; i < mx.size(); ++i) {
@@ -287,7 +377,8 @@ int main(int argc, char** argv) {
       const ch09::HopperPlan* p = mx[i]->plans[j].get();
       add(
           impl_name(kernels[j]), s, [p](cudaStream_t st) { p->run(st); },
-          double(mx[i]->host.sa.size() + mx[i]->host.sb.size()));
+          double(mx[i]->host.sa.size() + mx[i]->host.sb.size()),
+          kernels[j].f32() ? (kernels[j].accumulate ? 6.0 : 2.0) : 0.0);
     }
     // The dequantize_bf16 path's GEMM alone (that path's default plan); its bytes
     // are the bf16 operands it reads, so its GB/s is the GEMM's.

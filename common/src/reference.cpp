@@ -172,6 +172,10 @@ double rms(const std::vector<double>& values) {
   return values.empty() ? 0.0 : std::sqrt(sum / double(values.size()));
 }
 
+double EarlierShare::share() const {
+  return want_sq > 0 ? std::sqrt(before_sq / want_sq) : 0.0;
+}
+
 std::vector<std::int64_t> sample_rows(std::int64_t M, std::int64_t count, std::uint64_t seed) {
   std::mt19937_64 gen(seed);
   std::vector<std::int64_t> rows = {0, M - 1};

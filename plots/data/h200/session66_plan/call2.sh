@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Session 66, call 2 (call 1's steps and more): carry .gpu/t66.txz .gpu/py66.txz
+# (session66_plan/pack.sh at the commit to run). Any Hopper, at most PLAN seconds (default 320);
+# each step only if time is left:
+#   1. The accumulate tests by Catch2 name, the library's per-tensor FP32 case first (its earlier
+#      D now N(0, rms of the product) instead of N(0, 4), with the shared EarlierShare guard;
+#      chapter 7's, chapter 9's Hopper and chapter 8's weight gradient's now use it too).
+#      Prediction: all pass, the errors as before (the add's rounding is ~1e-7 of the result).
+#   2. Chapter 9's executable with --float-d (new this session; the MXFP8 float D never timed):
+#      8192^3 and three M = 4096 DeepSeek shapes. Predictions: validation passes (float D within
+#      1e-3, the requantize path within its bf16 tolerance); the default path's float D (from
+#      registers, 128x128_s5_c1x1_promoted_f32, against the bf16 D by TMA of the same tile) 1.00-1.15x
+#      the bf16 D's time; with accumulate (a load, add and store from registers) 1.02-1.15x the
+#      float D's.
+#   3. On an H200 only: the FP32 decode kernels by name at M = 128 (session 65's 1.06x at
+#      128 x 7168 x 16384 for 64x128_s8_c1x1_*_f32 over the default; prediction: it leads again by
+#      3-7 %) and chapter 8's grouped float D beside two bf16 kernels (session 65's H100: b1
+#      0.91-1.00x the registers FP32 kernel's time, the float D 1.04-1.24x the fastest bf16's;
+#      prediction: the same ranges within 5 %).
+set -u
+PLAN=${PLAN:-320}
+source scripts/gpu_call.sh .gpu/t66.txz .gpu/py66.txz || exit 1
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+mkdir -p "$OUT/t"
+say "accumulate tests by name"
+# (Catch2 reads a comma in a filter as "or": the names up to their first comma, then *.)
+for t in "test_library_gpu:library: PerTensorPlan with FP32 D*" \
+         "test_chapter_07:ch07: FP32 output*" "test_chapter_07_splitk:ch07 split-K: FP32 output*" \
+         "test_chapter_09_hopper:ch09 Hopper: a float D on every path*" \
+         "test_chapter_08_wgrad:ch08 wgrad: experts of 0*" "test_chapter_08_wgrad:ch08 wgrad: one expert*" \
+         "test_chapter_08:ch08: a float D*"; do
+  timeout 90 "$B/${t%%:*}" "${t#*:}" >> "$OUT/t/acc_${t%%:*}.log" 2>&1
+  echo "${t%%:*} rc=$?: $(grep -E 'test cases|assertions' "$OUT/t/acc_${t%%:*}.log" | tail -1)" >> "$L"
+done
+grep -h "per-tensor FP32 D" "$OUT/t/acc_test_library_gpu.log" | head -24 >> "$L"
+say "chapter 9's executable, --float-d"
+timeout 150 stdbuf -oL "$B/ch09_hopper_mxfp8" --float-d \
+  --shapes=8192x8192x8192,4096x7168x16384,4096x2112x7168,4096x24576x1536 \
+  --json="$OUT/ch09_float_d_${C:0:7}.json" > "$OUT/t/ch09_float_d.log" 2>&1
+echo "ch09 rc=$?" >> "$L"
+grep -E "FAIL|f32d|rror|^GPU" "$OUT/t/ch09_float_d.log" | head -40 >> "$L"
+if [[ "$gpu" != *H200* ]]; then
+  say "not an H200 ($gpu): step 3 skipped"
+else
+  [[ $(seconds_left "$PLAN") -gt 60 ]] && { say "decode FP32 kernels by name at M = 128"
+    F32_TOKENS=128 f32_kernels_step m128 45 2112x7168 'xx'; }
+  if [[ $(seconds_left "$PLAN") -gt 100 ]]; then
+    say "chapter 8's executable: the grouped float D's kernels and two bf16 kernels"
+    timeout 90 stdbuf -oL "$B/ch08_grouped_moe" --gpu_delay_us=50 --timing=per_launch \
+      --forward-only --only='^(bal|masked)_' \
+      --kernels=256x128_s3_c1x2_promoted_tma_b4,256x128_s4_c1x1_promoted_tma_b1,128x256_s4_c1x1_promoted_f32_tma_b1,128x256_s4_c1x1_promoted_f32 \
+      --json="$OUT/t/ch08_f32.json" > "$OUT/t/ch08_f32.log" 2>&1
+    echo "ch08 rc=$?" >> "$L"
+    grep -E "FAIL|skipped|rror" "$OUT/t/ch08_f32.log" | head -20 >> "$L"
+    cp "$OUT/t/ch08_f32.json" "$OUT/ch08_f32_${C:0:7}.json" 2>/dev/null
+  fi
+fi
+tar cJf "$OUT/t.txz" -C "$OUT" t && rm -rf "$OUT/t"
+say end
+(cd "$OUT" && ls *.txz > /dev/null 2>&1 && tar cf archives.tar *.txz && rm -f *.txz)
+cat "$L"

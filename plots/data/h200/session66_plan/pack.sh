@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Session 66's pack, at the commit to run (commit first: build/bin/commit.txt is the build's HEAD):
+# .gpu/t66TAG.txz (session 65's binaries, test_chapter_08, test_chapter_09_hopper, test_strided_gpu,
+# test_chapter_07, test_chapter_07_splitk, test_chapter_08_wgrad, ch08_grouped_moe, and now
+# ch09_hopper_mxfp8 (--float-d) and test_library_gpu; Google Benchmark's library) and the staged
+# PyTorch package .gpu/py66TAG.txz.
+#   bash plots/data/h200/session66_plan/pack.sh [TAG]
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+T=${1:-}
+BINS="test_chapter_08 test_strided_gpu ch08_grouped_moe test_chapter_09_hopper test_chapter_07
+      test_chapter_07_splitk test_chapter_08_wgrad ch09_hopper_mxfp8 test_library_gpu"
+# shellcheck disable=SC2086
+cmake --build build -j2 --target $BINS fp8gemm_torch
+mkdir -p .gpu
+(cd build && tar cf - bin/commit.txt bin/gpu_tests.txt bin/libbenchmark.so.1.7.1 \
+   bin/libbenchmark.so.1debian $(for b in $BINS; do echo bin/$b; done) | xz -9 -T2 > ../.gpu/t66$T.txz)
+rm -rf /tmp/py10 && bash chapters/10_production/python/stage.sh build /tmp/py10/py
+(cd /tmp/py10 && tar cf - py | xz -6 -T2 > "$OLDPWD/.gpu/py66$T.txz")
+echo "commit $(cat build/bin/commit.txt)"; ls -l .gpu/t66$T.txz .gpu/py66$T.txz
