@@ -15,7 +15,7 @@
 # time and the seconds since the start, into the log and stdout), seconds_left, gpu_tests_step,
 # packed_tests_step, torch_tests_step, f32_kernels_step, ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step,
 # dispatch_sweep_step, examples_step, small_picks_step, the shape lists DS_M128 and DS_SH18, and for chapter 8's calls
-# ch08_skewed_cases, ch08_cases_at, ch08_ab_runs and peers_moe_step (below). $OUT is the folder
+# ch08_skewed_cases, ch08_cases_at, ch08_ab_runs, ch08_kernels_step and peers_moe_step (below). $OUT is the folder
 # whose files come back from the GPU machine.
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
 T0=$(date +%s)
@@ -97,6 +97,19 @@ ch08_ab_runs() {
       --forward-only "$@" --only="$only" --kernels="$o" --json="$dir/ab_$i.json" > "$dir/ab_$i.log" 2>&1
     echo "rc=$?" >> "$L"
   done
+}
+# Chapter 8's executable on the balanced and masked cases, forward only, per launch, 50 us GPU
+# delay, the kernels given, within SECONDS: ch08_kernels_step TAG SECONDS KERNELS [ARGS...]. Leaves
+# $OUT/ch08_TAG_<commit>.json, the log in $OUT/t/ch08_TAG.log and its failures in the call log.
+ch08_kernels_step() {
+  local tag=$1 secs=$2 kernels=$3
+  shift 3
+  mkdir -p "$OUT/t"
+  timeout "$secs" stdbuf -oL "$B/ch08_grouped_moe" --gpu_delay_us=50 --timing=per_launch \
+    --forward-only --only='^(bal|masked)_' --kernels="$kernels" "$@" \
+    --json="$OUT/ch08_${tag}_${C:0:7}.json" > "$OUT/t/ch08_$tag.log" 2>&1
+  echo "ch08 $tag rc=$?" >> "$L"
+  grep -E "FAIL|skipped|rror" "$OUT/t/ch08_$tag.log" | head -20 >> "$L"
 }
 # Old against new executables of one chapter in the order old, new, new, old (the A/B of
 # sessions 19-40), each run within what is left of a PLAN_S-second plan (none started with less
