@@ -15,7 +15,7 @@
 # time and the seconds since the start, into the log and stdout), seconds_left, gpu_tests_step,
 # packed_tests_step, torch_tests_step, f32_kernels_step, ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step,
 # dispatch_sweep_step, examples_step, small_picks_step, the shape lists DS_M128 and DS_SH18, and for chapter 8's calls
-# ch08_skewed_cases, ch08_cases_at, ch08_ab_runs, ch08_kernels_step and peers_moe_step (below). $OUT is the folder
+# ch08_skewed_cases, ch08_cases_at, ch08_ab_runs, ch08_kernels_step, named_tests_step and peers_moe_step (below). $OUT is the folder
 # whose files come back from the GPU machine.
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
 T0=$(date +%s)
@@ -96,6 +96,19 @@ ch08_ab_runs() {
     timeout $((left - 8)) stdbuf -oL "$B/ch08_grouped_moe" --gpu_delay_us=50 --timing=per_launch \
       --forward-only "$@" --only="$only" --kernels="$o" --json="$dir/ab_$i.json" > "$dir/ab_$i.log" 2>&1
     echo "rc=$?" >> "$L"
+  done
+}
+# Test cases by Catch2 name, each "binary:name filter" (Catch2 reads a comma in a filter as "or":
+# give the name up to its first comma, then *), each within SECONDS: named_tests_step SECONDS
+# "test_chapter_07:ch07: FP32 output*" ... Logs each binary's exit status and summary line; the
+# output in $OUT/t/acc_<binary>.log.
+named_tests_step() {
+  local secs=$1 t
+  shift
+  mkdir -p "$OUT/t"
+  for t in "$@"; do
+    timeout "$secs" "$B/${t%%:*}" "${t#*:}" >> "$OUT/t/acc_${t%%:*}.log" 2>&1
+    echo "${t%%:*} rc=$?: $(grep -E 'test cases|assertions' "$OUT/t/acc_${t%%:*}.log" | tail -1)" >> "$L"
   done
 }
 # Chapter 8's executable on the balanced and masked cases, forward only, per launch, 50 us GPU

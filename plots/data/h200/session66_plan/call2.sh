@@ -23,15 +23,11 @@ source scripts/gpu_call.sh .gpu/t66.txz .gpu/py66.txz || exit 1
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 mkdir -p "$OUT/t"
 say "accumulate tests by name"
-# (Catch2 reads a comma in a filter as "or": the names up to their first comma, then *.)
-for t in "test_library_gpu:library: PerTensorPlan with FP32 D*" \
-         "test_chapter_07:ch07: FP32 output*" "test_chapter_07_splitk:ch07 split-K: FP32 output*" \
-         "test_chapter_09_hopper:ch09 Hopper: a float D on every path*" \
-         "test_chapter_08_wgrad:ch08 wgrad: experts of 0*" "test_chapter_08_wgrad:ch08 wgrad: one expert*" \
-         "test_chapter_08:ch08: a float D*"; do
-  timeout 90 "$B/${t%%:*}" "${t#*:}" >> "$OUT/t/acc_${t%%:*}.log" 2>&1
-  echo "${t%%:*} rc=$?: $(grep -E 'test cases|assertions' "$OUT/t/acc_${t%%:*}.log" | tail -1)" >> "$L"
-done
+named_tests_step 90 "test_library_gpu:library: PerTensorPlan with FP32 D*" \
+  "test_chapter_07:ch07: FP32 output*" "test_chapter_07_splitk:ch07 split-K: FP32 output*" \
+  "test_chapter_09_hopper:ch09 Hopper: a float D on every path*" \
+  "test_chapter_08_wgrad:ch08 wgrad: experts of 0*" "test_chapter_08_wgrad:ch08 wgrad: one expert*" \
+  "test_chapter_08:ch08: a float D*"
 grep -h "per-tensor FP32 D" "$OUT/t/acc_test_library_gpu.log" | head -24 >> "$L"
 say "chapter 9's executable, --float-d"
 timeout 150 stdbuf -oL "$B/ch09_hopper_mxfp8" --float-d \
