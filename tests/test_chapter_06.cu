@@ -14,6 +14,7 @@
 #include "catch.hpp"
 #include "common/check.hpp"
 #include "common/cuda.hpp"
+#include "common/quantize.hpp"  // random_e4m3
 #include "ws_gemm.hpp"
 
 namespace {
@@ -300,4 +301,32 @@ TEST_CASE("ch06: the reliability rule (docs/contract.md)", "[ch06][gpu]") {
   CHECK(r.ok());
   // No error left behind by any of the refused calls.
   CHECK(cudaPeekAtLastError() == cudaSuccess);
+}
+
+TEST_CASE("ch06: sampled_check on a strided call reads its rows where they are", "[ch06][gpu]") {
+  // A (lda = K + 16), B (ldb = K + 32) and D (ldd = N + 8) with random e4m3 bytes in the operands'
+  // row padding: a check that read rows K or N apart would compare wrong rows and fail. D's
+  // padding holds a pattern that must be there afterwards (sampled_check poisons only the N
+  // entries of each row). Before session 66 it refused strided calls.
+  const std::int64_t M = 300, N = 264, K = 656, lda = K + 16, ldb = K + 32, ldd = N + 8;
+  using fp8gemm::DeviceBuffer;
+  DeviceBuffer<std::uint8_t> A(fp8gemm::random_e4m3(std::size_t(M * lda), 6601));
+  DeviceBuffer<std::uint8_t> B(fp8gemm::random_e4m3(std::size_t(N * ldb), 6602));
+  DeviceBuffer<std::uint16_t> D(std::vector<std::uint16_t>(std::size_t(M * ldd), 0x1234));
+  DeviceBuffer<float> scales(std::vector<float>{0.5f, 2.0f});
+  const fp8gemm::PerTensorGemm g{M,     N,           K,     A.data(), B.data(), D.data(),
+                                 scales.data(), scales.data() + 1, lda, ldb, ldd};
+  for (const Accumulation mode : {Accumulation::promoted, Accumulation::fast}) {
+    fp8gemm::ch06::Options o;
+    o.accumulation = mode;
+    const auto r = fp8gemm::ch06::sampled_check(g, o, 16, 6603);
+    std::printf("  strided sampled_check %-8s %s %s\n", fp8gemm::engine::to_string(mode),
+                r.ok ? "ok  " : "FAIL", r.describe.c_str());
+    CHECK(r.ok);
+    const std::vector<std::uint16_t> d = D.download();
+    std::int64_t padding_changed = 0;
+    for (std::int64_t m = 0; m < M; ++m)
+      for (std::int64_t n = N; n < ldd; ++n) padding_changed += d[std::size_t(m * ldd + n)] != 0x1234;
+    CHECK(padding_changed == 0);
+  }
 }

@@ -58,34 +58,29 @@ AccuracyResult uniform_data_error(const std::function<void(const PerTensorGemm&,
 
 SampledCheck sampled_check(const PerTensorGemm& g, const Options& options, std::int64_t rows,
                            std::uint64_t seed) {
-  // It reads rows of A and D at K and N apart: a strided call would be checked on wrong rows.
-  if (const GemmArgs a = g.args(); a.lda != g.K || a.ldb != g.K || a.ldd != g.N)
-    throw std::invalid_argument("ch06::sampled_check takes packed operands (lda = ldb = K, "
-                                "ldd = N); got lda = " + std::to_string(a.lda) + ", ldb = " +
-                                std::to_string(a.ldb) + ", ldd = " + std::to_string(a.ldd));
+  // Rows of A, B and D lda, ldb and ldd elements apart (K, K and N when packed); only D's first N
+  // entries of each row are poisoned and read, so D's row padding is left as the caller had it.
+  const GemmArgs args = g.args();
+  const std::int64_t lda = args.lda, ldb = args.ldb, ldd = args.ldd;
   const Plan plan(g, options);
-  poison_bf16(g.D, std::size_t(g.M * g.N));
+  FP8GEMM_CUDA_CHECK(cudaMemset2D(g.D, std::size_t(ldd) * 2, 0xFF, std::size_t(g.N) * 2,
+                                  std::size_t(g.M)));  // 0xFFFF: a bf16 NaN
   plan.run(nullptr);
   FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
 
-  std::mt19937_64 gen(seed);
-  std::uniform_int_distribution<std::int64_t> pick(0, g.M - 1);
-  std::vector<std::int64_t> sel = {0, g.M - 1};
-  while (std::int64_t(sel.size()) < std::min(rows, g.M)) sel.push_back(pick(gen));
-  std::sort(sel.begin(), sel.end());
-  sel.erase(std::unique(sel.begin(), sel.end()), sel.end());
-
+  const std::vector<std::int64_t> sel = sample_rows(g.M, rows, seed);
   float scales[2];
   FP8GEMM_CUDA_CHECK(cudaMemcpy(&scales[0], g.scale_a, 4, cudaMemcpyDeviceToHost));
   FP8GEMM_CUDA_CHECK(cudaMemcpy(&scales[1], g.scale_b, 4, cudaMemcpyDeviceToHost));
   std::vector<std::uint8_t> b(std::size_t(g.N * g.K));
-  FP8GEMM_CUDA_CHECK(cudaMemcpy(b.data(), g.B, b.size(), cudaMemcpyDeviceToHost));
+  FP8GEMM_CUDA_CHECK(cudaMemcpy2D(b.data(), std::size_t(g.K), g.B, std::size_t(ldb),
+                                  std::size_t(g.K), std::size_t(g.N), cudaMemcpyDeviceToHost));
   std::vector<std::uint8_t> a(sel.size() * std::size_t(g.K));
   std::vector<std::uint16_t> d(sel.size() * std::size_t(g.N));
   for (std::size_t i = 0; i < sel.size(); ++i) {
-    FP8GEMM_CUDA_CHECK(cudaMemcpy(a.data() + i * g.K, g.A + sel[i] * g.K, std::size_t(g.K),
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(a.data() + i * g.K, g.A + sel[i] * lda, std::size_t(g.K),
                                   cudaMemcpyDeviceToHost));
-    FP8GEMM_CUDA_CHECK(cudaMemcpy(d.data() + i * g.N, g.D + sel[i] * g.N, std::size_t(g.N) * 2,
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(d.data() + i * g.N, g.D + sel[i] * ldd, std::size_t(g.N) * 2,
                                   cudaMemcpyDeviceToHost));
   }
   double decode[256];

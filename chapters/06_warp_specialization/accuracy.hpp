@@ -40,7 +40,8 @@ struct SampledCheck {
 /// included) and all of B, computes those rows of D in float64 on the host (one thread per row)
 /// and compares: the global and worst-128x128-tile relative errors within
 /// per_tensor_tolerance(K), every entry of those rows finite. The scales are read back from the
-/// device.
+/// device. Packed or strided (the call's lda, ldb, ldd; until session 66 it refused strided
+/// calls): only the N entries of each row of D are poisoned, its row padding left as it was.
 SampledCheck sampled_check(const PerTensorGemm& gemm, const Options& options,
                            std::int64_t rows, std::uint64_t seed);
 

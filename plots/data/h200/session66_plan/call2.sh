@@ -6,6 +6,7 @@
 #      D now N(0, rms of the product) instead of N(0, 4), with the shared EarlierShare guard;
 #      chapter 7's, chapter 9's Hopper and chapter 8's weight gradient's now use it too).
 #      Prediction: all pass, the errors as before (the add's rounding is ~1e-7 of the result).
+#      And chapter 6's sampled_check on a strided call (new: it refused them before session 66).
 #   2. Chapter 9's executable with --float-d (new this session; the MXFP8 float D never timed):
 #      8192^3 and three M = 4096 DeepSeek shapes. Predictions: validation passes (float D within
 #      1e-3, the requantize path within its bf16 tolerance); the default path's float D (from
@@ -27,7 +28,7 @@ named_tests_step 90 "test_library_gpu:library: PerTensorPlan with FP32 D*" \
   "test_chapter_07:ch07: FP32 output*" "test_chapter_07_splitk:ch07 split-K: FP32 output*" \
   "test_chapter_09_hopper:ch09 Hopper: a float D on every path*" \
   "test_chapter_08_wgrad:ch08 wgrad: experts of 0*" "test_chapter_08_wgrad:ch08 wgrad: one expert*" \
-  "test_chapter_08:ch08: a float D*"
+  "test_chapter_08:ch08: a float D*" "test_chapter_06:ch06: sampled_check*"
 grep -h "per-tensor FP32 D" "$OUT/t/acc_test_library_gpu.log" | head -24 >> "$L"
 say "chapter 9's executable, --float-d"
 timeout 150 stdbuf -oL "$B/ch09_hopper_mxfp8" --float-d \

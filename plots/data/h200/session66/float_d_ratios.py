@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""Chapter 9's float D against its bf16 D, per shape, from ch09_hopper_mxfp8 --float-d's JSON
+(same run, interleaved, the harness's medians): each path's float D time over the same path's bf16
+D time, and the default path's accumulate over its float D.
+
+    python3 float_d_ratios.py ch09_float_d_<commit>.json
+"""
+import json
+import sys
+
+PAIRS = [("ch09_hopper_mx_f32d", "ch09_hopper_mx"),
+         ("ch09_hopper_mx_bf16_f32d", "ch09_hopper_mx_bf16"),
+         ("ch09_hopper_mx_requant_f32d", "ch09_hopper_mx_requant"),
+         ("ch09_hopper_mx_f32d_acc", "ch09_hopper_mx_f32d")]
+
+data = json.load(open(sys.argv[1]))
+ctx = data["context"]
+print(ctx.get("gpu", "?"), "commit", ctx.get("git_commit", ctx.get("commit", "?")))
+median = {}
+for b in data["benchmarks"]:
+    impl, shape = b["name"].split("/")[:2]
+    median[(impl, shape)] = b["median_us"]
+shapes = sorted({s for _, s in median}, key=lambda s: [int(x) for x in s.split("x")])
+for shape in shapes:
+    for num, den in PAIRS:
+        if (num, shape) in median and (den, shape) in median:
+            a, b = median[(num, shape)], median[(den, shape)]
+            print(f"{shape:16s} {num:28s} {a:9.1f} us / {den:24s} {b:9.1f} us = {a / b:.3f}")
