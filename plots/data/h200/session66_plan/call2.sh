@@ -25,7 +25,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 mkdir -p "$OUT/t"
 say "accumulate tests by name"
 named_tests_step 90 "test_library_gpu:library: PerTensorPlan with FP32 D*" \
-  "test_chapter_07:ch07: FP32 output*" "test_chapter_07_splitk:ch07 split-K: FP32 output*" \
+  "test_chapter_07:ch07: FP32 output*" \
   "test_chapter_09_hopper:ch09 Hopper: a float D on every path*" \
   "test_chapter_08_wgrad:ch08 wgrad: experts of 0*" "test_chapter_08_wgrad:ch08 wgrad: one expert*" \
   "test_chapter_08:ch08: a float D*" "test_chapter_06:ch06: sampled_check*"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 66's pack, at the commit to run (commit first: build/bin/commit.txt is the build's HEAD):
 # .gpu/t66TAG.txz (session 65's binaries but test_strided_gpu: test_chapter_08, test_chapter_09_hopper,
-# test_chapter_07, test_chapter_07_splitk, test_chapter_08_wgrad, ch08_grouped_moe; and now
+# test_chapter_07, test_chapter_08_wgrad, ch08_grouped_moe (not test_chapter_07_splitk); and now
 # ch09_hopper_mxfp8 (--float-d), test_library_gpu and test_chapter_06; Google Benchmark's library) and the staged
 # PyTorch package .gpu/py66TAG.txz. (The tracked tree is 44 MB of the device call's 64 MiB: this
 # pack and the PyTorch package's 6.7 MB leave ~2 MB, so the sweep's pack travels on its own call.)
@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 T=${1:-}
 BINS="test_chapter_06 test_chapter_08 ch08_grouped_moe test_chapter_09_hopper test_chapter_07
-      test_chapter_07_splitk test_chapter_08_wgrad ch09_hopper_mxfp8 test_library_gpu"
+      test_chapter_08_wgrad ch09_hopper_mxfp8 test_library_gpu"
 # shellcheck disable=SC2086
 cmake --build build -j2 --target $BINS fp8gemm_torch
 mkdir -p .gpu
