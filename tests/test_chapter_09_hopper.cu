@@ -483,11 +483,13 @@ TEST_CASE("ch09 Hopper requantize_block_scaled: what it computes, against float6
 
 TEST_CASE("ch09 Hopper: a float D on every path, with and without accumulate",
           "[ch09][hopper][gpu]") {
-  // Output::f32 (session 64): each path's FP32 kernel (the default path's and the
-  // dequantize_bf16 path's from registers, chapter 7's on the requantize path) against float64
-  // within 5e-4 (no bf16 rounding, which alone is ~1e-3: the bf16 tests allow 4e-3), with
-  // accumulate against before + A.B^T; D's rows 3 floats wider than N, those columns never
-  // written; every FP32 kernel by name; a scale padding of 0xFF read as nothing. D's earlier
+  // Output::f32 (session 64): each path's FP32 kernel (the default path's by TMA where D's rows
+  // are 16-byte aligned (session 66), else from registers; the dequantize_bf16 path's from
+  // registers, chapter 7's on the requantize path) against float64 within 5e-4 (no bf16
+  // rounding, which alone is ~1e-3: the bf16 tests allow 4e-3), with accumulate against
+  // before + A.B^T; D's rows 3 floats wider than N (no TMA: a registers kernel) and 4 wider (by
+  // TMA where the kernel does), those columns never written; every FP32 kernel by name (the TMA
+  // one at 4 only: it refuses the other D); a scale padding of 0xFF read as nothing. D's earlier
   // values are as large as the product (N(0, rms of it)): a kernel that skipped the add would be
   // ~0.7 off (session 64's N(0, 4) beside products of rms 1e4-1e8 could not show it).
   std::mt19937_64 gen(64);
@@ -508,34 +510,53 @@ TEST_CASE("ch09 Hopper: a float D on every path, with and without accumulate",
       if (engine::writes_f32(k.epilogue)) variants.push_back({HopperPath::promote_per_block, k.name});
     for (const auto& k : hopper_bf16_kernels())
       if (engine::writes_f32(k.epilogue)) variants.push_back({HopperPath::dequantize_bf16, k.name});
-    REQUIRE(variants.size() == 5);  // one FP32 kernel on each of the two engine paths
-    for (const Variant& v : variants) {
-      for (const bool accumulate : {false, true}) {
-        INFO("path " << int(v.path) << " kernel '" << v.kernel << "' " << s.M << " x " << s.N
-                     << " x " << s.K << (accumulate ? " D += A.B^T" : " D = A.B^T"));
-        std::vector<float> before(std::size_t(s.M * (s.N + s.pad)));
-        for (auto& x : before) x = nd(gen);
-        std::int64_t padding_changed = -1;
-        HopperOptions opt;
-        opt.kernel = v.kernel;
-        opt.path = v.path;
-        const auto got = test::run_mx_f32<HopperPlan>(o, s.pad, accumulate ? &before : nullptr,
-                                                      padding_changed, opt);
-        const std::vector<double> want =
-            test::expected_f32(v.path == HopperPath::requantize_block_scaled ? ref_rq : ref,
-                               accumulate ? &before : nullptr, s.M, s.N, s.N + s.pad);
-        const double e = relative_frobenius(got, want);
-        std::printf("  float D %-34s path %d %s %lld x %lld x %lld: rel %.2e\n",
-                    v.kernel.empty() ? "(default)" : v.kernel.c_str(), int(v.path),
-                    accumulate ? "+=" : "= ", static_cast<long long>(s.M),
-                    static_cast<long long>(s.N), static_cast<long long>(s.K), e);
-        CHECK(e < 5e-4);
-        CHECK(padding_changed == 0);
-        ++cases;
+    REQUIRE(variants.size() == 6);  // two FP32 kernels on the default path, one on the bf16 path
+    for (const Variant& v : variants)
+      for (const std::int64_t pad : {s.pad, std::int64_t(4)}) {
+        if (pad != 4 && v.kernel.find("_tma") != std::string::npos) continue;
+        for (const bool accumulate : {false, true}) {
+          INFO("path " << int(v.path) << " kernel '" << v.kernel << "' " << s.M << " x " << s.N
+                       << " x " << s.K << " ldd N + " << pad
+                       << (accumulate ? " D += A.B^T" : " D = A.B^T"));
+          std::vector<float> before(std::size_t(s.M * (s.N + pad)));
+          for (auto& x : before) x = nd(gen);
+          std::int64_t padding_changed = -1;
+          HopperOptions opt;
+          opt.kernel = v.kernel;
+          opt.path = v.path;
+          const auto got = test::run_mx_f32<HopperPlan>(o, pad, accumulate ? &before : nullptr,
+                                                        padding_changed, opt);
+          const std::vector<double> want =
+              test::expected_f32(v.path == HopperPath::requantize_block_scaled ? ref_rq : ref,
+                                 accumulate ? &before : nullptr, s.M, s.N, s.N + pad);
+          const double e = relative_frobenius(got, want);
+          std::printf("  float D %-36s path %d %s %lld x %lld x %lld ldd N+%lld: rel %.2e\n",
+                      v.kernel.empty() ? "(default)" : v.kernel.c_str(), int(v.path),
+                      accumulate ? "+=" : "= ", static_cast<long long>(s.M),
+                      static_cast<long long>(s.N), static_cast<long long>(s.K),
+                      static_cast<long long>(pad), e);
+          CHECK(e < 5e-4);
+          CHECK(padding_changed == 0);
+          ++cases;
+        }
       }
+  }
+  CHECK(cases == 66);
+  {
+    // The default path's choice for a float D: by TMA where D's rows are 16-byte aligned (ldd a
+    // multiple of 4), else from registers.
+    const MxOperands o = random_operands(130, 136, 160, 652);
+    DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
+    DeviceBuffer<float> d(std::size_t(o.M * (o.N + 3)));
+    for (const std::int64_t ldd : {o.N, o.N + 3}) {
+      MxGemm g = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data(), ldd);
+      g.output = Output::f32;
+      const HopperPlan plan(g, HopperOptions{});
+      INFO(plan.describe());
+      CHECK(plan.describe().starts_with(ldd % 4 == 0 ? "128x128_s5_c1x1_promoted_f32_tma_b2,"
+                                                     : "128x128_s5_c1x1_promoted_f32,"));
     }
   }
-  CHECK(cases == 30);
   // The scale padding (0xFF: a NaN scale where a kernel read it as data) changes nothing; on
   // every path rebind() refuses another accumulate, and a bf16 plan refuses accumulate by its
   // rule.

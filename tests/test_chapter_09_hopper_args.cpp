@@ -2,6 +2,7 @@
 // naming the Hopper entry point and the argument, before any CUDA call.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bs_gemm.hpp"  // ch07::kernels(): the requantize_block_scaled path's names
 #include "catch.hpp"
@@ -164,12 +165,17 @@ TEST_CASE("ch09: a float D's rules, on both halves, before any CUDA call", "[ch0
   g = good();
   g.output = static_cast<Output>(5);
   CHECK(has(refusal(g), "output = 5 is neither bf16 nor f32"));
-  std::string f32_kernel, bf16_f32_kernel;
+  std::vector<std::string> f32_kernels;
+  std::string bf16_f32_kernel;
   for (const auto& k : hopper_kernels())
-    if (engine::writes_f32(k.epilogue)) f32_kernel = k.name;
+    if (engine::writes_f32(k.epilogue)) f32_kernels.push_back(k.name);
   for (const auto& k : hopper_bf16_kernels())
     if (engine::writes_f32(k.epilogue)) bf16_f32_kernel = k.name;
-  CHECK(f32_kernel == "128x128_s5_c1x1_promoted_f32");
+  // By TMA (session 66) and from registers (session 64).
+  CHECK(f32_kernels == std::vector<std::string>{"128x128_s5_c1x1_promoted_f32_tma_b2",
+                                                "128x128_s5_c1x1_promoted_f32"});
+  REQUIRE(!f32_kernels.empty());
+  const std::string f32_kernel = f32_kernels.back();
   CHECK(bf16_f32_kernel == "128x256_s4_c1x1_fast_f32_bf16");
   HopperOptions o;
   o.kernel = f32_kernel;  // a float D's kernel for a bf16 D
@@ -186,6 +192,14 @@ TEST_CASE("ch09: a float D's rules, on both halves, before any CUDA call", "[ch0
   CHECK(has(refusal(g, d), "writes bf16 D, the call passes float D"));
   g.D = reinterpret_cast<void*>(std::uintptr_t(0x50000002));
   CHECK(has(refusal(g), "must be 4-byte aligned (device pointer to M x N float, row-major)"));
+  // The TMA FP32 kernel by name for a float D whose rows are not 16-byte aligned: refused (the
+  // default takes the registers kernel there; test_chapter_09_hopper).
+  HopperOptions t;
+  t.kernel = f32_kernels.front();
+  MxGemm odd = good();
+  odd.output = Output::f32;
+  odd.ldd = odd.N + 3;
+  CHECK(has(refusal(odd, t), "stores D with TMA"));
   // The Blackwell plan takes a float D too (session 65): validation passes it, and accumulate
   // without it is refused by name there as well (test_chapter_09_host: a valid float D call is
   // refused only for want of an sm_100 GPU).

@@ -53,9 +53,11 @@ struct HopperOptions {
   /// the default path, of hopper_bf16_kernels() on the dequantize_bf16 path, of chapter 7's
   /// ch07::kernels() on the requantize_block_scaled path; "" = the path's own choice (the first
   /// TMA-store kernel where D allows it; on the last path chapter 7's per-shape table). A float
-  /// D (Output::f32) takes the path's FP32 kernel, f32 in its name (128x128_s5_c1x1_promoted_f32,
-  /// 128x256_s4_c1x1_fast_f32_bf16; chapter 7's FP32 kernels on the requantize path); a kernel
-  /// named for the other D type is refused.
+  /// D (Output::f32) takes the path's FP32 kernel, f32 in its name: on the default path
+  /// 128x128_s5_c1x1_promoted_f32_tma_b2 where D's rows are 16-byte aligned (with accumulate a TMA
+  /// reduce-add; session 66), else 128x128_s5_c1x1_promoted_f32 from registers;
+  /// 128x256_s4_c1x1_fast_f32_bf16 on the dequantize_bf16 path; chapter 7's FP32 kernels on the
+  /// requantize path. A kernel named for the other D type is refused.
   std::string kernel;
   HopperPath path = HopperPath::promote_per_block;
   /// SMs the GEMM's persistent grid may use (0: all), as chapter 7's Options::max_sms. On the

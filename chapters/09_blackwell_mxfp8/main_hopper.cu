@@ -25,7 +25,7 @@
 // D = A.B^T in float (ch09_hopper_mx_f32d, ..._bf16_f32d, ..._requant_f32d) and the default
 // path adding into it (ch09_hopper_mx_f32d_acc: D = A.B^T + D, the TMA reduce-add), on the
 // same operands as the bf16 D's, each validated first; FP32 kernels named in --kernels (f32 in
-// their names) join them.
+// their names) join them, each with and without accumulate.
 // Default shapes: 8192^3 and the M = 4096 DeepSeek-V3 shapes (K a multiple of
 // 32 in all). MXFP8 operands: random e4m3 codes and UE8M0 exponents 127 +- 6
 // (mx_emulate.hpp), the same kind of data chapter 7's operands are (random
@@ -292,7 +292,9 @@ int main(int argc, char** argv) {
     kernels.push_back({"", ch09::HopperPath::requantize_block_scaled, kF32});
     kernels.push_back({"", ch09::HopperPath::promote_per_block, kF32, true});
     for (const auto& k : f32_named)
-      kernels.push_back({k, k.ends_with("_bf16") ? kBf16 : ch09::HopperPath::promote_per_block, kF32});
+      for (const bool accumulate : {false, true})
+        kernels.push_back({k, k.ends_with("_bf16") ? kBf16 : ch09::HopperPath::promote_per_block,
+                           kF32, accumulate});
   }
   std::map<std::string, std::string> errors;
   std::vector<std::unique_ptr<MxCall>> mx;

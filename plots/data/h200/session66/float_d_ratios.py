@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
 """Chapter 9's float D against its bf16 D, per shape, from ch09_hopper_mxfp8 --float-d's JSON
 (same run, interleaved, the harness's medians): each path's float D time over the same path's bf16
-D time, and the default path's accumulate over its float D.
+D time, the default path's accumulate over its float D, and (where --kernels named it) the default
+FP32 kernel against the registers one.
 
     python3 float_d_ratios.py ch09_float_d_<commit>.json
 """
 import json
 import sys
 
+REG = "128x128_s5_c1x1_promoted_f32"  # the registers FP32 kernel (the default until session 66)
 PAIRS = [("ch09_hopper_mx_f32d", "ch09_hopper_mx"),
          ("ch09_hopper_mx_bf16_f32d", "ch09_hopper_mx_bf16"),
          ("ch09_hopper_mx_requant_f32d", "ch09_hopper_mx_requant"),
-         ("ch09_hopper_mx_f32d_acc", "ch09_hopper_mx_f32d")]
+         ("ch09_hopper_mx_f32d_acc", "ch09_hopper_mx_f32d"),
+         # With the registers kernel named (--kernels): the default against it, and its own
+         # accumulate against its D = A.B.
+         ("ch09_hopper_mx_f32d", "ch09_hopper_mx_f32d:" + REG),
+         ("ch09_hopper_mx_f32d_acc", "ch09_hopper_mx_f32d_acc:" + REG),
+         ("ch09_hopper_mx_f32d_acc:" + REG, "ch09_hopper_mx_f32d:" + REG)]
 
 data = json.load(open(sys.argv[1]))
 ctx = data["context"]
@@ -25,4 +32,4 @@ for shape in shapes:
     for num, den in PAIRS:
         if (num, shape) in median and (den, shape) in median:
             a, b = median[(num, shape)], median[(den, shape)]
-            print(f"{shape:16s} {num:28s} {a:9.1f} us / {den:24s} {b:9.1f} us = {a / b:.3f}")
+            print(f"{shape:16s} {num:56s} {a:9.1f} us / {den:56s} {b:9.1f} us = {a / b:.3f}")
