@@ -15,7 +15,8 @@
 # time and the seconds since the start, into the log and stdout), seconds_left, gpu_tests_step,
 # packed_tests_step, torch_tests_step, f32_kernels_step, ncu_step, old_new_runs, deepgemm_build_step, peers_ch07_step,
 # dispatch_sweep_step, examples_step, small_picks_step, the shape lists DS_M128 and DS_SH18, and for chapter 8's calls
-# ch08_skewed_cases, ch08_cases_at, ch08_ab_runs, ch08_kernels_step, named_tests_step and peers_moe_step (below). $OUT is the folder
+# ch08_skewed_cases, ch08_cases_at, ch08_ab_runs, ch08_kernels_step, named_tests_step, ch09_float_d_step, h200_float_d_steps and
+# peers_moe_step (below). $OUT is the folder
 # whose files come back from the GPU machine.
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
 T0=$(date +%s)
@@ -123,6 +124,33 @@ ch08_kernels_step() {
     --json="$OUT/ch08_${tag}_${C:0:7}.json" > "$OUT/t/ch08_$tag.log" 2>&1
   echo "ch08 $tag rc=$?" >> "$L"
   grep -E "FAIL|skipped|rror" "$OUT/t/ch08_$tag.log" | head -20 >> "$L"
+}
+# Chapter 9's executable with --float-d (the MXFP8 float D beside the bf16 D, session 66) at 8192^3
+# and three M = 4096 DeepSeek-V3 shapes, within SECONDS, the FP32 kernels KERNELS (a --kernels
+# list, optional) too: ch09_float_d_step SECONDS [KERNELS]. Leaves $OUT/ch09_float_d_<commit>.json,
+# the log in $OUT/t/ch09_float_d.log, its failures and float_d_ratios.py's lines in the call log.
+ch09_float_d_step() {
+  mkdir -p "$OUT/t"
+  timeout "$1" stdbuf -oL "$B/ch09_hopper_mxfp8" --float-d ${2:+--kernels=$2} \
+    --shapes=8192x8192x8192,4096x7168x16384,4096x2112x7168,4096x24576x1536 \
+    --json="$OUT/ch09_float_d_${C:0:7}.json" > "$OUT/t/ch09_float_d.log" 2>&1
+  echo "ch09 rc=$?" >> "$L"
+  grep -E "FAIL|rror|^GPU" "$OUT/t/ch09_float_d.log" | head -20 >> "$L"
+  python3 plots/data/h200/session66/float_d_ratios.py "$OUT/ch09_float_d_${C:0:7}.json" >> "$L" 2>&1
+}
+# Session 66's H200-only steps, each while time is left of a PLAN-second call: the FP32 decode
+# kernels by name at M = 128 (f32_kernels_step) and chapter 8's grouped float D beside two bf16
+# kernels (ch08_kernels_step): h200_float_d_steps PLAN. On another GPU it says so and runs nothing.
+h200_float_d_steps() {
+  local gpu
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  if [[ "$gpu" != *H200* ]]; then say "not an H200 ($gpu): the H200 steps skipped"; return; fi
+  [[ $(seconds_left "$1") -gt 60 ]] && { say "decode FP32 kernels by name at M = 128"
+    F32_TOKENS=128 f32_kernels_step m128 45 2112x7168 'xx'; }
+  if [[ $(seconds_left "$1") -gt 100 ]]; then
+    say "chapter 8's executable: the grouped float D's kernels and two bf16 kernels"
+    ch08_kernels_step f32 90 256x128_s3_c1x2_promoted_tma_b4,256x128_s4_c1x1_promoted_tma_b1,128x256_s4_c1x1_promoted_f32_tma_b1,128x256_s4_c1x1_promoted_f32
+  fi
 }
 # Old against new executables of one chapter in the order old, new, new, old (the A/B of
 # sessions 19-40), each run within what is left of a PLAN_S-second plan (none started with less

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Session 66, call 2 (call 1's steps and more): carry .gpu/t66.txz .gpu/py66.txz
+# (Ran at c19f35d with these steps inline and a 150 s cap on chapter 9's; since then they are
+# gpu_call.sh's ch09_float_d_step and h200_float_d_steps, shared with call 3.)
 # (session66_plan/pack.sh at the commit to run). Any Hopper, at most PLAN seconds (default 320);
 # each step only if time is left:
 #   1. The accumulate tests by Catch2 name, the library's per-tensor FP32 case first (its earlier
@@ -21,7 +23,6 @@
 set -u
 PLAN=${PLAN:-320}
 source scripts/gpu_call.sh .gpu/t66.txz .gpu/py66.txz || exit 1
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 mkdir -p "$OUT/t"
 say "accumulate tests by name"
 named_tests_step 90 "test_library_gpu:library: PerTensorPlan with FP32 D*" \
@@ -31,21 +32,8 @@ named_tests_step 90 "test_library_gpu:library: PerTensorPlan with FP32 D*" \
   "test_chapter_08:ch08: a float D*" "test_chapter_06:ch06: sampled_check*"
 grep -h "per-tensor FP32 D" "$OUT/t/acc_test_library_gpu.log" | head -24 >> "$L"
 say "chapter 9's executable, --float-d"
-timeout 150 stdbuf -oL "$B/ch09_hopper_mxfp8" --float-d \
-  --shapes=8192x8192x8192,4096x7168x16384,4096x2112x7168,4096x24576x1536 \
-  --json="$OUT/ch09_float_d_${C:0:7}.json" > "$OUT/t/ch09_float_d.log" 2>&1
-echo "ch09 rc=$?" >> "$L"
-grep -E "FAIL|f32d|rror|^GPU" "$OUT/t/ch09_float_d.log" | head -40 >> "$L"
-if [[ "$gpu" != *H200* ]]; then
-  say "not an H200 ($gpu): step 3 skipped"
-else
-  [[ $(seconds_left "$PLAN") -gt 60 ]] && { say "decode FP32 kernels by name at M = 128"
-    F32_TOKENS=128 f32_kernels_step m128 45 2112x7168 'xx'; }
-  if [[ $(seconds_left "$PLAN") -gt 100 ]]; then
-    say "chapter 8's executable: the grouped float D's kernels and two bf16 kernels"
-    ch08_kernels_step f32 90 256x128_s3_c1x2_promoted_tma_b4,256x128_s4_c1x1_promoted_tma_b1,128x256_s4_c1x1_promoted_f32_tma_b1,128x256_s4_c1x1_promoted_f32
-  fi
-fi
+ch09_float_d_step 170
+h200_float_d_steps "$PLAN"
 tar cJf "$OUT/t.txz" -C "$OUT" t && rm -rf "$OUT/t"
 say end
 (cd "$OUT" && ls *.txz > /dev/null 2>&1 && tar cf archives.tar *.txz && rm -f *.txz)

@@ -18,7 +18,6 @@
 set -u
 PLAN=${PLAN:-330}
 source scripts/gpu_call.sh .gpu/t66b.txz .gpu/py66b.txz || exit 1
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 mkdir -p "$OUT/t"
 say "test_chapter_09_hopper whole, the library's MxPlan case"
 named_tests_step 150 "test_chapter_09_hopper:*" \
@@ -26,22 +25,8 @@ named_tests_step 150 "test_chapter_09_hopper:*" \
 grep -h "float D .*tma_b2\|float D (default)" "$OUT/t/acc_test_chapter_09_hopper.log" | head -24 >> "$L"
 grep -h -B2 -A12 "FAILED" "$OUT"/t/acc_*.log | head -40 >> "$L"
 say "chapter 9's executable, --float-d, the registers FP32 kernel named"
-timeout 170 stdbuf -oL "$B/ch09_hopper_mxfp8" --float-d --kernels=128x128_s5_c1x1_promoted_f32 \
-  --shapes=8192x8192x8192,4096x7168x16384,4096x2112x7168,4096x24576x1536 \
-  --json="$OUT/ch09_float_d_${C:0:7}.json" > "$OUT/t/ch09_float_d.log" 2>&1
-echo "ch09 rc=$?" >> "$L"
-grep -E "FAIL|rror|^GPU" "$OUT/t/ch09_float_d.log" | head -20 >> "$L"
-python3 plots/data/h200/session66/float_d_ratios.py "$OUT/ch09_float_d_${C:0:7}.json" >> "$L" 2>&1
-if [[ "$gpu" != *H200* ]]; then
-  say "not an H200 ($gpu): step 3 skipped"
-else
-  [[ $(seconds_left "$PLAN") -gt 60 ]] && { say "decode FP32 kernels by name at M = 128"
-    F32_TOKENS=128 f32_kernels_step m128 45 2112x7168 'xx'; }
-  if [[ $(seconds_left "$PLAN") -gt 100 ]]; then
-    say "chapter 8's executable: the grouped float D's kernels and two bf16 kernels"
-    ch08_kernels_step f32 90 256x128_s3_c1x2_promoted_tma_b4,256x128_s4_c1x1_promoted_tma_b1,128x256_s4_c1x1_promoted_f32_tma_b1,128x256_s4_c1x1_promoted_f32
-  fi
-fi
+ch09_float_d_step 170 128x128_s5_c1x1_promoted_f32
+h200_float_d_steps "$PLAN"
 tar cJf "$OUT/t.txz" -C "$OUT" t && rm -rf "$OUT/t"
 say end
 (cd "$OUT" && ls *.txz > /dev/null 2>&1 && tar cf archives.tar *.txz && rm -f *.txz)
