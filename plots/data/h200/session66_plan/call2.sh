@@ -1,7 +1,5 @@
 #!/usr/bin/env bash
 # Session 66, call 2 (call 1's steps and more): carry .gpu/t66.txz .gpu/py66.txz
-# (Ran at c19f35d with these steps inline and a 150 s cap on chapter 9's; since then they are
-# gpu_call.sh's ch09_float_d_step and h200_float_d_steps, shared with call 3.)
 # (session66_plan/pack.sh at the commit to run). Any Hopper, at most PLAN seconds (default 320);
 # each step only if time is left:
 #   1. The accumulate tests by Catch2 name, the library's per-tensor FP32 case first (its earlier
@@ -20,6 +18,8 @@
 #      3-7 %) and chapter 8's grouped float D beside two bf16 kernels (session 65's H100: b1
 #      0.91-1.00x the registers FP32 kernel's time, the float D 1.04-1.24x the fastest bf16's;
 #      prediction: the same ranges within 5 %).
+# (Ran at c19f35d with these steps inline and a 150 s cap on chapter 9's; since then they are
+# gpu_call.sh's ch09_float_d_step and h200_float_d_steps, shared with call 3.)
 set -u
 PLAN=${PLAN:-320}
 source scripts/gpu_call.sh .gpu/t66.txz .gpu/py66.txz || exit 1
