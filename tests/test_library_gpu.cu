@@ -543,14 +543,13 @@ TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "
     CHECK(c == output_of(D2, [&] { chapter_rq.run(nullptr); }));
     CHECK(test::RowReference::of_rows(N, rows, ch09::reference_f64_rows(host, rows), K).check(c) ==
           "");
-    // A float D (session 64): chapter 9's FP32 kernel, not the table's (by TMA here: N is a
-    // multiple of 4; session 66), bit for bit with the chapter's plan, every element written (both
-    // D start as NaN), and rebind() refusing a bf16 D.
+    // A float D (session 64): chapter 9's FP32 kernel, not the table's, bit for bit with the
+    // chapter's plan, every element written (both D start as NaN), and rebind() refusing a bf16 D.
     DeviceBuffer<float> F(std::size_t(M * N)), F2(std::size_t(M * N));
     ch09::MxGemm gf = ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), F.data());
     gf.output = MxOutput::f32;
     MxPlan lib32(gf);
-    CHECK(lib32.choice().kernel == "128x128_s5_c1x1_promoted_f32_tma_b2");
+    CHECK(lib32.choice().kernel == "128x128_s5_c1x1_promoted_f32");
     CHECK(test::has(lib32.describe(), "Output::f32"));
     ch09::MxGemm gf2 = gf;
     gf2.D = F2.data();
