@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Session 66, call 3: carry .gpu/t66b.txz .gpu/py66b.txz (session66_plan/pack.sh b at the commit
 # to run). Any Hopper, at most PLAN seconds (default 330); each step only if time is left:
-#   1. test_chapter_09_hopper whole (the new FP32 TMA kernel of the MXFP8 default path,
-#      128x128_s5_c1x1_promoted_f32_tma_b2, by name and as the default at ldd % 4 == 0, with and
-#      without accumulate; 66 float D cases) and the library's MxPlan case (its float D now takes
-#      that kernel). Prediction: pass, the TMA kernel's error as the registers kernel's (~1e-4:
-#      the same sums, stored as they are).
+#   1. test_chapter_09_hopper whole (the new FP32 TMA kernel of the MXFP8 default tile,
+#      128x128_s5_c1x1_promoted_f32_tma_b2, by name at ldd = N + 4, with and without accumulate;
+#      66 float D cases) and the library's MxPlan case. Prediction: pass, the TMA kernel's error
+#      as the registers kernel's (~1e-4: the same sums, stored as they are). (Never run: session
+#      66's device time ran out; repack at the commit to run, `session66_plan/pack.sh b`.)
 #   2. Chapter 9's executable with --float-d and the registers FP32 kernel named, 8192^3 and three
 #      M = 4096 DeepSeek shapes (call 1, H100: the registers kernel's accumulate took 1.60x its
 #      D = A.B time at 4096 x 24576 x 1536, 1.04-1.13x elsewhere). Predictions: the TMA kernel's
