@@ -200,6 +200,7 @@ TEST_CASE("ch09: a float D's rules, on both halves, before any CUDA call", "[ch0
   odd.output = Output::f32;
   odd.ldd = odd.N + 3;
   CHECK(has(refusal(odd, t), "stores D with TMA"));
+  CHECK(has(refusal(odd, t), "ldd = 387"));  // the stride refused (D itself is 16-byte aligned)
   // The Blackwell plan takes a float D too (session 65): validation passes it, and accumulate
   // without it is refused by name there as well (test_chapter_09_host: a valid float D call is
   // refused only for want of an sm_100 GPU).

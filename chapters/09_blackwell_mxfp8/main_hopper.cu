@@ -23,9 +23,11 @@
 //                     [Google Benchmark flags]
 // --float-d: the float D too (Output::f32, session 64): the three paths' defaults writing
 // D = A.B^T in float (ch09_hopper_mx_f32d, ..._bf16_f32d, ..._requant_f32d) and the default
-// path adding into it (ch09_hopper_mx_f32d_acc: D = A.B^T + D, the TMA reduce-add), on the
-// same operands as the bf16 D's, each validated first; FP32 kernels named in --kernels (f32 in
-// their names) join them, each with and without accumulate.
+// path adding into it (ch09_hopper_mx_f32d_acc: D = A.B^T + D, from registers: a load, add and
+// store), on the same operands as the bf16 D's, each validated first; FP32 kernels named in
+// --kernels (f32 in their names; e.g. 128x128_s5_c1x1_promoted_f32_tma_b2, by TMA, with
+// accumulate a TMA reduce-add) join them, each with and without accumulate. (--kernels=all
+// times the bf16 kernels only.)
 // Default shapes: 8192^3 and the M = 4096 DeepSeek-V3 shapes (K a multiple of
 // 32 in all). MXFP8 operands: random e4m3 codes and UE8M0 exponents 127 +- 6
 // (mx_emulate.hpp), the same kind of data chapter 7's operands are (random
@@ -207,7 +209,8 @@ struct MxCall {
 
 /// The name a plan is timed under: the default plan is "ch09_hopper_mx", a
 /// chosen kernel "ch09_hopper_mx:<kernel>"; on the dequantize_bf16 path
-/// "ch09_hopper_mx_bf16" and "ch09_hopper_mx_bf16:<kernel>".
+/// "ch09_hopper_mx_bf16" and "ch09_hopper_mx_bf16:<kernel>". A float D adds "_f32d" to the
+/// path's stem ("_f32d_acc" with accumulate): "ch09_hopper_mx_f32d:<kernel>".
 std::string impl_name(const Variant& v) {
   const std::string path = v.path == ch09::HopperPath::dequantize_bf16 ? "ch09_hopper_mx_bf16"
                            : v.path == ch09::HopperPath::requantize_block_scaled
@@ -244,7 +247,8 @@ int main(int argc, char** argv) {
             if (!float_d)
               throw std::invalid_argument("--kernels: '" + k + "' writes a float D: pass "
                                           "--float-d to time it");
-            f32_named.push_back(k);
+            if (std::find(f32_named.begin(), f32_named.end(), k) == f32_named.end())
+              f32_named.push_back(k);  // once, however often it is named
           }
   });
   if (!args_ok) return 1;

@@ -1,24 +1,24 @@
 #!/usr/bin/env python3
 """Chapter 9's float D against its bf16 D, per shape, from ch09_hopper_mxfp8 --float-d's JSON
 (same run, interleaved, the harness's medians): each path's float D time over the same path's bf16
-D time, the default path's accumulate over its float D, and (where --kernels named it) the default
-FP32 kernel against the registers one.
+D time, the default path's accumulate over its float D, and (where --kernels named it) the TMA
+FP32 kernel against the default (from registers).
 
     python3 float_d_ratios.py ch09_float_d_<commit>.json
 """
 import json
 import sys
 
-REG = "128x128_s5_c1x1_promoted_f32"  # the registers FP32 kernel (the default until session 66)
+TMA = "128x128_s5_c1x1_promoted_f32_tma_b2"  # the default tile's FP32 kernel by TMA (session 66)
 PAIRS = [("ch09_hopper_mx_f32d", "ch09_hopper_mx"),
          ("ch09_hopper_mx_bf16_f32d", "ch09_hopper_mx_bf16"),
          ("ch09_hopper_mx_requant_f32d", "ch09_hopper_mx_requant"),
          ("ch09_hopper_mx_f32d_acc", "ch09_hopper_mx_f32d"),
-         # With the registers kernel named (--kernels): the default against it, and its own
-         # accumulate against its D = A.B.
-         ("ch09_hopper_mx_f32d", "ch09_hopper_mx_f32d:" + REG),
-         ("ch09_hopper_mx_f32d_acc", "ch09_hopper_mx_f32d_acc:" + REG),
-         ("ch09_hopper_mx_f32d_acc:" + REG, "ch09_hopper_mx_f32d:" + REG)]
+         # With the TMA kernel named (--kernels): against the default (from registers), and its
+         # own accumulate (a TMA reduce-add) against its D = A.B.
+         ("ch09_hopper_mx_f32d:" + TMA, "ch09_hopper_mx_f32d"),
+         ("ch09_hopper_mx_f32d_acc:" + TMA, "ch09_hopper_mx_f32d_acc"),
+         ("ch09_hopper_mx_f32d_acc:" + TMA, "ch09_hopper_mx_f32d:" + TMA)]
 
 data = json.load(open(sys.argv[1]))
 ctx = data["context"]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 66, call 2 (call 1's steps and more): carry .gpu/t66.txz .gpu/py66.txz
-# (session66_plan/pack.sh at the commit to run). Any Hopper, at most PLAN seconds (default 320);
-# each step only if time is left:
+# (session66_plan/pack.sh at the commit to run). Any Hopper; steps 1 and 2 within their own caps,
+# step 3 only if time is left of PLAN seconds (default 320):
 #   1. The accumulate tests by Catch2 name, the library's per-tensor FP32 case first (its earlier
 #      D now N(0, rms of the product) instead of N(0, 4), with the shared EarlierShare guard;
 #      chapter 7's, chapter 9's Hopper and chapter 8's weight gradient's now use it too).
