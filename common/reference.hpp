@@ -33,11 +33,13 @@ double rms(const std::vector<double>& values);
 /// The accumulate checks' guard (D = A.B^T + D): how large D's earlier values are beside the
 /// expected result. A check whose earlier values are a tiny share of the result cannot see a
 /// skipped add (session 65: chapter 9's could not), so each accumulate test refuses to pass
-/// below its own minimum share. Feed it every compared entry: add(earlier value, expected result).
+/// below its own minimum share. Build each compared entry's expected result through it:
+/// add_to(product, earlier value) adds the earlier value into the product and records both.
 struct EarlierShare {
   double before_sq = 0;  ///< sum of the earlier values' squares
   double want_sq = 0;    ///< sum of the expected results' squares (earlier value included)
-  void add(double before, double want) {
+  void add_to(double& want, double before) {
+    want += before;
     before_sq += before * before;
     want_sq += want * want;
   }

@@ -176,10 +176,7 @@ inline ErrorStats f32_output_error(const HostCall& h, const std::vector<double>&
   std::vector<double> want(ref);
   if (accumulate) {
     EarlierShare share;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-      want[i] += double(before[i]);
-      share.add(double(before[i]), want[i]);
-    }
+    for (std::size_t i = 0; i < want.size(); ++i) share.add_to(want[i], double(before[i]));
     if (!share.visible(0.1))
       throw std::logic_error(std::string("f32_output_error: D's earlier values are too small for a "
                                          "skipped add to show (") + label + ")");

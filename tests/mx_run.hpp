@@ -111,12 +111,8 @@ inline std::vector<double> expected_f32(const std::vector<double>& product,
   if (before == nullptr) return want;
   EarlierShare share;
   for (std::int64_t m = 0; m < M; ++m)
-    for (std::int64_t n = 0; n < N; ++n) {
-      const double old = (*before)[std::size_t(m * ldd + n)];
-      double& w = want[std::size_t(m * N + n)];
-      w += old;
-      share.add(old, w);
-    }
+    for (std::int64_t n = 0; n < N; ++n)
+      share.add_to(want[std::size_t(m * N + n)], (*before)[std::size_t(m * ldd + n)]);
   if (!share.visible(0.1))
     throw std::logic_error("expected_f32: D's earlier values are too small beside the product for "
                            "a skipped add to show");

@@ -343,10 +343,7 @@ TEST_CASE("library: PerTensorPlan with FP32 D, with and without accumulate, agai
           std::vector<double> want(ref);
           EarlierShare share;
           if (accumulate) {
-            for (std::size_t i = 0; i < want.size(); ++i) {
-              want[i] += double(before[i]);
-              share.add(double(before[i]), want[i]);
-            }
+            for (std::size_t i = 0; i < want.size(); ++i) share.add_to(want[i], double(before[i]));
             CHECK(share.visible(0.1));
           }
           const ErrorStats e = compare(got.data(), want.data(), std::int64_t(want.size()));

@@ -427,18 +427,23 @@ TEST_CASE("EarlierShare: the accumulate checks' guard on hand-computed values", 
   EarlierShare none;
   CHECK(none.share() == 0.0);
   CHECK(!none.visible(0.01));  // no entries: no check at all
-  // Earlier values (3, 0) in results (5, 0): ||3|| / ||5|| = 0.6.
+  // Earlier values (3, 0) added to products (2, 0): results (5, 0), ||3|| / ||5|| = 0.6.
   EarlierShare s;
-  s.add(3.0, 5.0);
-  s.add(0.0, 0.0);
+  double w0 = 2.0, w1 = 0.0;
+  s.add_to(w0, 3.0);
+  s.add_to(w1, 0.0);
+  CHECK(w0 == 5.0);  // the earlier value is added into the expected result
+  CHECK(w1 == 0.0);
   CHECK(std::fabs(s.share() - 0.6) < 1e-12);
   CHECK(s.visible(0.1));
   CHECK(!s.visible(0.7));
   // The values session 65 found in chapter 9's test: N(0, 4) beside a product of rms 1e6.
   EarlierShare blind;
-  blind.add(4.0, 1e6 + 4.0);
+  double big = 1e6;
+  blind.add_to(big, 4.0);
   CHECK(!blind.visible(0.01));
   EarlierShare nan;
-  nan.add(std::nan(""), 1.0);
+  double one = 1.0;
+  nan.add_to(one, std::nan(""));
   CHECK(!nan.visible(0.01));  // a NaN never counts as visible
 }

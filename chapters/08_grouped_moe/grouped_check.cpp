@@ -149,10 +149,8 @@ GroupedCheck check_grouped(const GroupedOperands& ops, const GroupedShape& shape
     if (d_before != nullptr)  // D = A.B^T + D
       for (std::size_t i = 0; i < local.size(); ++i)
         for (std::int64_t n = 0; n < N; ++n) {
-          const double old = double((*d_before)[std::size_t((begin + local[i]) * N + n)]);
-          double& want = ref[i * std::size_t(N) + std::size_t(n)];
-          want += old;
-          r.earlier.add(old, want);
+          r.earlier.add_to(ref[i * std::size_t(N) + std::size_t(n)],
+                           double((*d_before)[std::size_t((begin + local[i]) * N + n)]));
         }
     ErrorStats e;
     double tile = 0;

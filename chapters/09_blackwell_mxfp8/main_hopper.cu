@@ -108,13 +108,6 @@ struct WeightsOnce {
   }
 };
 
-/// Whether any variant writes a float D.
-bool any_f32(const std::vector<Variant>& variants) {
-  for (const auto& v : variants)
-    if (v.f32()) return true;
-  return false;
-}
-
 /// The MXFP8 operands of one shape on the device, and a plan over them per
 /// variant asked for (a bf16 D, M x N, for the bf16 variants; a float D, M x N, only where a
 /// variant writes one).
@@ -132,7 +125,9 @@ struct MxCall {
         sa(host.sa),
         sb(host.sb),
         D(std::size_t(s.M * s.N)),
-        D32(any_f32(variants_) ? std::size_t(s.M * s.N) : 0),
+        D32(std::any_of(variants_.begin(), variants_.end(), [](const Variant& v) { return v.f32(); })
+                ? std::size_t(s.M * s.N)
+                : 0),
         variants(variants_) {
     for (const auto& v : variants) {
       ch09::MxGemm g = ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(),
@@ -165,12 +160,9 @@ struct MxCall {
       std::normal_distribution<float> nd(0.0f, float(rms(want)));
       for (float& x : before) x = nd(gen);
       for (std::size_t r = 0; r < picked.size(); ++r)
-        for (std::int64_t n = 0; n < host.N; ++n) {
-          const double old = before[std::size_t(picked[r] * host.N + n)];
-          double& w = want[r * std::size_t(host.N) + std::size_t(n)];
-          w += old;
-          share.add(old, w);
-        }
+        for (std::int64_t n = 0; n < host.N; ++n)
+          share.add_to(want[r * std::size_t(host.N) + std::size_t(n)],
+                       before[std::size_t(picked[r] * host.N + n)]);
     }
     D32.upload(before);
     plans[i]->run(nullptr);
