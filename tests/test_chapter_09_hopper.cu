@@ -543,19 +543,26 @@ TEST_CASE("ch09 Hopper: a float D on every path, with and without accumulate",
   }
   CHECK(cases == 66);
   {
-    // The default path's choice for a float D: from registers at any ldd (the TMA kernel of
-    // session 66 is by name only until this test and chapter 9's --float-d have run it on a GPU;
-    // then it is meant to be the default where ldd % 4 == 0).
+    // The default path's choice for a float D: from registers for D = A.B^T at any ldd; with
+    // accumulate by TMA (a reduce-add) where D's rows are 16-byte aligned (ldd a multiple of 4),
+    // else from registers.
     const MxOperands o = random_operands(130, 136, 160, 652);
     DeviceBuffer<std::uint8_t> a(o.A), b(o.B), sa(o.sa), sb(o.sb);
     DeviceBuffer<float> d(std::size_t(o.M * (o.N + 3)));
-    for (const std::int64_t ldd : {o.N, o.N + 3}) {
-      MxGemm g = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data(), ldd);
-      g.output = Output::f32;
-      const HopperPlan plan(g, HopperOptions{});
-      INFO(plan.describe());
-      CHECK(plan.describe().starts_with("128x128_s5_c1x1_promoted_f32,"));
-    }
+    int choices = 0;
+    for (const bool accumulate : {false, true})
+      for (const std::int64_t ldd : {o.N, o.N + 3}) {
+        MxGemm g = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data(), ldd);
+        g.output = Output::f32;
+        g.accumulate = accumulate;
+        const HopperPlan plan(g, HopperOptions{});
+        INFO(plan.describe());
+        CHECK(plan.describe().starts_with(accumulate && ldd % 4 == 0
+                                              ? "128x128_s5_c1x1_promoted_f32_tma_b2,"
+                                              : "128x128_s5_c1x1_promoted_f32,"));
+        ++choices;
+      }
+    CHECK(choices == 4);
   }
   // The scale padding (0xFF: a NaN scale where a kernel read it as data) changes nothing; on
   // every path rebind() refuses another accumulate, and a bf16 plan refuses accumulate by its

@@ -546,7 +546,7 @@ TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "
     ch09::MxGemm gf = ch09::mx_call(host, A.data(), B.data(), sa.data(), sb.data(), F.data());
     gf.output = MxOutput::f32;
     MxPlan lib32(gf);
-    CHECK(lib32.choice().kernel == "128x128_s5_c1x1_promoted_f32");
+    CHECK(lib32.choice().kernel == "128x128_s5_c1x1_promoted_f32");  // D = A.B^T: registers
     CHECK(test::has(lib32.describe(), "Output::f32"));
     ch09::MxGemm gf2 = gf;
     gf2.D = F2.data();
@@ -559,6 +559,22 @@ TEST_CASE("library: MxPlan runs chapter 9's Hopper kernels here, bit for bit", "
     const std::vector<float> f = F.download();
     CHECK(std::all_of(f.begin(), f.end(), [](float x) { return std::isfinite(x); }));
     CHECK(f == F2.download());
+    // With accumulate (session 67): the TMA reduce-add kernel (N % 4 == 0), bit for bit with the
+    // chapter's plan from the same earlier D (f: finite, the product above).
+    ch09::MxGemm gacc = gf;
+    gacc.accumulate = true;
+    MxPlan lib_acc(gacc);
+    CHECK(lib_acc.choice().kernel == "128x128_s5_c1x1_promoted_f32_tma_b2");
+    ch09::MxGemm gacc2 = gacc;
+    gacc2.D = F2.data();
+    const ch09::HopperPlan chapter_acc(gacc2);
+    FP8GEMM_CUDA_CHECK(cudaMemcpy(F2.data(), F.data(), F.bytes(), cudaMemcpyDeviceToDevice));
+    lib_acc.run(nullptr);
+    chapter_acc.run(nullptr);
+    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> f_acc = F.download();
+    CHECK(f_acc == F2.download());
+    CHECK(f_acc != f);  // the product was added
     ch09::MxGemm as_bf16 = gf;
     as_bf16.output = MxOutput::bf16;
     as_bf16.D = D.data();

@@ -19,12 +19,10 @@ constexpr const char* kWho = "fp8gemm::ch09_hopper_mxfp8";
 constexpr const char* kBf16Cooperative = "128x256_s4_c2x1_fast_tma_b2_bf16";
 constexpr const char* kBf16PingPong = "128x192_s4_c2x1_fast_tma_b2_pp_bf16";
 constexpr const char* kBf16Registers = "128x256_s4_c1x1_fast_reg_bf16";
-// A float D (Output::f32): the FP32 twin (from registers, session 64) of the default path's tile
-// (kernels_hopper.cu), and of the dequantize_bf16 path's registers kernel (kernels_hopper_bf16.cu).
-// The default tile's FP32 kernel by TMA (128x128_s5_c1x1_promoted_f32_tma_b2, session 66; with
-// accumulate a TMA reduce-add) is by name only: no GPU has run it yet (session 66's device time
-// ran out first). It is meant to become the default where D's rows are 16-byte aligned once
-// test_chapter_09_hopper has passed with it and chapter 9's --float-d has timed it.
+// A float D (Output::f32): the FP32 twins of the default path's tile (kernels_hopper.cu), from
+// registers (session 64) and by TMA (session 66; with accumulate a TMA reduce-add), and of the
+// dequantize_bf16 path's registers kernel (kernels_hopper_bf16.cu).
+constexpr const char* kF32TmaKernel = "128x128_s5_c1x1_promoted_f32_tma_b2";
 constexpr const char* kF32Kernel = "128x128_s5_c1x1_promoted_f32";
 constexpr const char* kBf16F32 = "128x256_s4_c1x1_fast_f32_bf16";
 
@@ -37,10 +35,19 @@ GemmRequirements hopper_requirements() {
   return r;
 }
 
-/// The default: for a float D the FP32 kernel (from registers); for a bf16 D the first kernel with
-/// the TMA-store epilogue when D allows it, else the first with the registers epilogue.
-const engine::KernelInfo& default_kernel(bool tma_store_ok, bool f32) {
-  if (f32) return engine::find_kernel(hopper_kernels(), kF32Kernel, kWho);
+/// The default. A bf16 D: the first kernel with the TMA-store epilogue when D allows it, else the
+/// first with the registers epilogue. A float D: with accumulate (D = A.B^T + D) the FP32 kernel
+/// by TMA when D allows it, else the one from registers. Measured (H100, session 67, same run,
+/// L2 flushed, plots/data/h200/session67/call1_93b3070/): with accumulate the TMA kernel (a TMA
+/// reduce-add, in the background of the next tile's main loop) took 0.61x the registers kernel's
+/// time at 4096 x 24576 x 1536 and 0.90 / 0.98 / 0.93x at 4096 x 2112 x 7168, 4096 x 7168 x
+/// 16384 and 8192^3; for D = A.B^T it took 1.01 / 1.02 / 0.99 / 1.02x, so the registers kernel
+/// stays the default there.
+const engine::KernelInfo& default_kernel(const GemmArgs& args, bool f32, bool accumulate) {
+  const bool tma_store_ok = engine::tma_store_compatible(args);
+  if (f32)
+    return engine::find_kernel(hopper_kernels(),
+                               accumulate && tma_store_ok ? kF32TmaKernel : kF32Kernel, kWho);
   for (const auto& k : hopper_kernels())
     if ((k.epilogue == engine::EpilogueKind::tma_store) == tma_store_ok) return k;
   return hopper_kernels().front();
@@ -206,7 +213,7 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
   }
   const bool f32 = g.output == Output::f32;
   const engine::KernelInfo& k =
-      o.kernel.empty() ? default_kernel(!f32 && engine::tma_store_compatible(args), f32)
+      o.kernel.empty() ? default_kernel(args, f32, g.accumulate)
                        : find_hopper_kernel(o.kernel);
   impl_->plan =
       std::make_unique<Impl::Engine>(k, args, req, o.max_sms, engine::RasterOptions{}, true);

@@ -30,8 +30,8 @@ const std::vector<KernelInfo>& hopper_kernels() {
       mx<MxCfg<128, 128, 5>>(),
       mx<MxCfg<128, 128, 5, EpilogueKind::registers>>(),
       // A float D (Output::f32): the default's tile, FP32 by TMA (session 66; with accumulate
-      // a TMA reduce-add; by name only until a GPU has run it: hopper_mx.cpp) and from
-      // registers (session 64, the default).
+      // a TMA reduce-add: the default for accumulate where D's rows are 16-byte aligned) and
+      // from registers (session 64: the default otherwise; hopper_mx.cpp says why).
       mx<MxCfg<128, 128, 5, EpilogueKind::tma_store_f32>>(),
       mx<MxCfg<128, 128, 5, EpilogueKind::registers_f32>>(),
       // Variants for the sweep (ch09_hopper_mxfp8 --kernels=all).
