@@ -166,17 +166,20 @@ TEST_CASE("ch09: a float D's rules, on both halves, before any CUDA call", "[ch0
   g.output = static_cast<Output>(5);
   CHECK(has(refusal(g), "output = 5 is neither bf16 nor f32"));
   std::vector<std::string> f32_kernels;
-  std::string bf16_f32_kernel;
+  std::vector<std::string> bf16_f32_kernels;
   for (const auto& k : hopper_kernels())
     if (engine::writes_f32(k.epilogue)) f32_kernels.push_back(k.name);
   for (const auto& k : hopper_bf16_kernels())
-    if (engine::writes_f32(k.epilogue)) bf16_f32_kernel = k.name;
+    if (engine::writes_f32(k.epilogue)) bf16_f32_kernels.push_back(k.name);
   // By TMA (session 66) and from registers (session 64).
   CHECK(f32_kernels == std::vector<std::string>{"128x128_s5_c1x1_promoted_f32_tma_b2",
                                                 "128x128_s5_c1x1_promoted_f32"});
   REQUIRE(!f32_kernels.empty());
   const std::string f32_kernel = f32_kernels.back();
-  CHECK(bf16_f32_kernel == "128x256_s4_c1x1_fast_f32_bf16");
+  // From registers (session 64, the path's float D default) and by TMA (session 67, by name).
+  CHECK(bf16_f32_kernels == std::vector<std::string>{"128x256_s4_c1x1_fast_f32_bf16",
+                                                     "128x256_s4_c2x1_fast_f32_tma_b2_bf16",
+                                                     "128x192_s4_c1x1_fast_f32_tma_b2_bf16"});
   HopperOptions o;
   o.kernel = f32_kernel;  // a float D's kernel for a bf16 D
   CHECK(has(refusal(good(), o), "writes float D, the call passes bf16 D"));
@@ -186,7 +189,7 @@ TEST_CASE("ch09: a float D's rules, on both halves, before any CUDA call", "[ch0
   CHECK(has(refusal(g, o), "writes bf16 D, the call passes float D"));
   HopperOptions d;
   d.path = HopperPath::dequantize_bf16;
-  d.kernel = bf16_f32_kernel;
+  d.kernel = bf16_f32_kernels.front();
   CHECK(has(refusal(good(), d), "writes float D, the call passes bf16 D"));
   d.kernel = "128x256_s4_c1x1_fast_reg_bf16";
   CHECK(has(refusal(g, d), "writes bf16 D, the call passes float D"));
@@ -201,6 +204,14 @@ TEST_CASE("ch09: a float D's rules, on both halves, before any CUDA call", "[ch0
   odd.ldd = odd.N + 3;
   CHECK(has(refusal(odd, t), "stores D with TMA"));
   CHECK(has(refusal(odd, t), "ldd = 387"));  // the stride refused (D itself is 16-byte aligned)
+  for (std::size_t i = 1; i < bf16_f32_kernels.size(); ++i) {  // the bf16 path's, by TMA
+    HopperOptions tb;
+    tb.path = HopperPath::dequantize_bf16;
+    tb.kernel = bf16_f32_kernels[i];
+    INFO(tb.kernel);
+    CHECK(has(refusal(odd, tb), "stores D with TMA"));
+    CHECK(has(refusal(odd, tb), "ldd = 387"));
+  }
   // The Blackwell plan takes a float D too (session 65): validation passes it, and accumulate
   // without it is refused by name there as well (test_chapter_09_host: a valid float D call is
   // refused only for want of an sm_100 GPU).

@@ -2,7 +2,9 @@
 """Chapter 9's float D against its bf16 D, per shape, from ch09_hopper_mxfp8 --float-d's JSON
 (same run, interleaved, the harness's medians): each path's float D time over the same path's bf16
 D time, the default path's accumulate over its float D, and (where --kernels named it) the TMA
-FP32 kernel against the default (from registers).
+FP32 kernel against the default (from registers: sessions 66-67; since session 67 the default's
+accumulate is the TMA kernel itself), and any FP32 kernel of the dequantize_bf16 path named
+(session 67): against that path's bf16 D and float D defaults, its accumulate against its D = A.B.
 
     python3 float_d_ratios.py ch09_float_d_<commit>.json
 """
@@ -21,6 +23,12 @@ PAIRS = [("ch09_hopper_mx_f32d", "ch09_hopper_mx"),
          ("ch09_hopper_mx_f32d_acc:" + TMA, "ch09_hopper_mx_f32d:" + TMA)]
 
 data = json.load(open(sys.argv[1]))
+# The dequantize_bf16 path's FP32 kernels named in --kernels (..._bf16 names).
+for k in sorted({b["name"].split("/")[0].split(":", 1)[1] for b in data["benchmarks"]
+                 if b["name"].startswith("ch09_hopper_mx_bf16_f32d:")}):
+    PAIRS += [("ch09_hopper_mx_bf16_f32d:" + k, "ch09_hopper_mx_bf16"),
+              ("ch09_hopper_mx_bf16_f32d:" + k, "ch09_hopper_mx_bf16_f32d"),
+              ("ch09_hopper_mx_bf16_f32d_acc:" + k, "ch09_hopper_mx_bf16_f32d:" + k)]
 ctx = data["context"]
 print(ctx.get("gpu", "?"), "commit", ctx.get("git_commit", ctx.get("commit", "?")))
 median = {}

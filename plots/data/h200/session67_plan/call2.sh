@@ -6,9 +6,14 @@
 #      the library runs it bit for bit with the chapter's plan. Prediction: pass.
 #   2. the PyTorch tests (gemm_mx's float32 out= with accumulate takes the TMA kernel now).
 #      Prediction: 135 passed, 2 skipped, as before.
-#   3. chapter 9's --float-d with the defaults only: ch09_hopper_mx_f32d_acc is the TMA kernel
-#      now. Prediction: its accumulate / D = A.B within 1.00-1.02x at the four shapes (call 1:
-#      1.001-1.004x by name), where the registers default took 1.04-1.61x.
+#   3. chapter 9's --float-d with the dequantize_bf16 path's two new FP32 TMA kernels named
+#      (128x256_s4_c2x1_fast_f32_tma_b2_bf16, 128x192_s4_c1x1_fast_f32_tma_b2_bf16; never run):
+#      ch09_hopper_mx_f32d_acc is the default path's TMA kernel now. Predictions: that
+#      accumulate / D = A.B within 1.00-1.02x at the four shapes (call 1: 1.001-1.004x by name),
+#      where the registers default took 1.04-1.61x; the bf16 path's float D by TMA within
+#      1.00-1.05x of its bf16 D's time with the tile the bf16 rule picks (128 x 192 at
+#      4096 x 2112 x 7168 and 4096 x 24576 x 1536, 128 x 256 at the other two), where the
+#      registers kernel took 1.29x and 1.17x; accumulate <= 1.02x its D = A.B.
 #   4. On an H200 only: session 66's H200 steps (h200_float_d_steps) and test_chapter_08 whole.
 set -u
 PLAN=${PLAN:-540}
@@ -18,7 +23,8 @@ say "test_chapter_09_hopper, test_library_gpu"
 packed_tests_step mx 'test_chapter_09_hopper$|test_library_gpu' 220
 left=$(seconds_left "$PLAN")
 [[ $left -gt 80 ]] && { say "PyTorch tests, $left s left"; torch_tests_step 70; }
-[[ $(seconds_left "$PLAN") -gt 190 ]] && { say "chapter 9's --float-d, the defaults"; ch09_float_d_step 170; }
+[[ $(seconds_left "$PLAN") -gt 190 ]] && { say "chapter 9's --float-d, the bf16 path's TMA FP32 kernels named"
+  ch09_float_d_step 170 128x256_s4_c2x1_fast_f32_tma_b2_bf16,128x192_s4_c1x1_fast_f32_tma_b2_bf16; }
 h200_float_d_steps "$PLAN"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 if [[ "$gpu" == *H200* && $(seconds_left "$PLAN") -gt 120 ]]; then
