@@ -71,7 +71,7 @@ TEST_CASE("ch07: every kernel at the scheduler's edges, K % 128 != 0", "[ch07][g
   const int sms = sm_count();
   std::uint64_t seed = 100;
   for (const auto& k : ch07::kernels()) {
-    if (k.epilogue == engine::EpilogueKind::registers_f32) continue;  // the FP32 test below
+    if (engine::writes_f32(k.epilogue)) continue;  // the FP32 tests below
     const std::int64_t bm = k.block_m * k.cluster_m, bn = k.block_n * k.cluster_n;
     // One tile; tiles below, at and one above the SM count (rows of cluster tiles); odd sizes.
     std::vector<Shape> shapes = {{1, 8, 16}, {bm, bn, 80}, {bm + 1, bn * 3 + 8, 656},
@@ -213,6 +213,33 @@ TEST_CASE("ch07: FP32 output, with and without accumulate", "[ch07][gpu]") {
       CHECK(e.rel_frobenius <= 5e-4);
     }
   }
+}
+
+TEST_CASE("ch07: every FP32 kernel by name, with and without accumulate", "[ch07][gpu]") {
+  // The FP32 kernels from registers (the default's) and by TMA (session 67; with accumulate a TMA
+  // reduce-add), each named, against float64 (+ D's earlier values, as large as the product) at
+  // shapes that are not multiples of the tiles: N = 388 and 520 (rows 16-byte aligned: every
+  // kernel) and N = 270 (the registers kernels only; the TMA ones refuse it, test_chapter_07_args).
+  int cases = 0;
+  for (const Shape& s : {Shape{130, 388, 656}, Shape{300, 520, 272}, Shape{1, 270, 400}}) {
+    const HostCall h(s, tma_a(s.M), padded_b(s.K), 710 + std::uint64_t(s.M));
+    const std::vector<double> ref = h.reference();
+    for (const auto& k : ch07::kernels()) {
+      if (!engine::writes_f32(k.epilogue)) continue;
+      if (k.epilogue == engine::EpilogueKind::tma_store_f32 && s.N % 4 != 0) continue;
+      ch07::Options o;
+      o.kernel = k.name;
+      for (bool accumulate : {false, true}) {
+        INFO(k.name << (accumulate ? " D += A.B" : " D = A.B") << " " << s.M << " x " << s.N
+                    << " x " << s.K);
+        const ErrorStats e = f32_output_error(h, ref, accumulate, o, "named");
+        CHECK(e.non_finite == 0);
+        CHECK(e.rel_frobenius <= 5e-4);
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases == 20);  // 4 kernels x 2 x 2 shapes + 2 kernels x 2 x 1 shape
 }
 
 TEST_CASE("ch07: promoted block scaling stays accurate at K = 65536 on all-positive data",

@@ -78,6 +78,23 @@ TEST_CASE("ch07: bad calls are refused before any CUDA call, naming the argument
   g = good();
   g.scale_b_layout = BlockScaleLayout{std::int64_t(1) << 62};  // N = 512: 4 block rows
   CHECK(has(refusal(g), "scale_b: the layout's ld is too large"));
+  // The FP32 kernels by TMA (session 67) for a float D whose rows are not 16-byte aligned: refused
+  // by name of the reason and the stride; for a bf16 D: refused as kernels of the other D type.
+  int tma_f32 = 0;
+  for (const auto& k : ch07::kernels()) {
+    if (k.epilogue != engine::EpilogueKind::tma_store_f32) continue;
+    INFO(k.name);
+    ch07::Options o;
+    o.kernel = k.name;
+    g = good();
+    g.output = ch07::Output::f32;
+    g.ldd = g.N + 3;
+    CHECK(has(refusal(g, o), "stores D with TMA"));
+    CHECK(has(refusal(g, o), "ldd = 515"));
+    CHECK(has(refusal(good(), o), "writes float D, the call passes bf16 D"));
+    ++tma_f32;
+  }
+  CHECK(tma_f32 == 2);
 }
 
 TEST_CASE("ch07: scale_extent() flags a span past 64-bit byte offsets", "[ch07][cpu]") {

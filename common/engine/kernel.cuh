@@ -1064,11 +1064,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           Math::store_tile_f32(acc, p, tt, my_staging, slot, std::uint32_t(1 + wg));
         } else if constexpr (Cfg::kEpilogue == EpilogueKind::tma_store_f32) {
           // FP32 D by TMA through D's 2-D map (the library's per-tensor FP32 D; chapter 9's MXFP8
-          // float D since session 66). A policy whose D is not one 2-D matrix (chapter 8's:
-          // several groups' D) must store its tiles itself.
+          // float D since session 66; chapter 7's block-scaled since session 67). A policy whose
+          // D is not one 2-D matrix (chapter 8's: several groups' D) must store its tiles itself.
           static_assert(std::is_same_v<typename Math::Params, GemmParams> ||
-                            std::is_same_v<typename Math::Params, MxParams>,
-                        "tma_store_f32 through D's 2-D map: GemmParams and MxParams policies only "
+                            std::is_same_v<typename Math::Params, MxParams> ||
+                            std::is_same_v<typename Math::Params, BlockScaledParams>,
+                        "tma_store_f32 through D's 2-D map: GemmParams, MxParams and "
+                        "BlockScaledParams policies only "
                         "(a policy with its own map of D defines kStoresF32Tile and "
                         "store_tile_f32)");
           store_tile_tma_f32<Cfg>(acc, sc, &p.map_d, my_staging, row0, col0, 0, p.accumulate != 0,

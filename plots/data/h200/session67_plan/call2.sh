@@ -4,6 +4,9 @@
 #   1. test_chapter_09_hopper and test_library_gpu whole: the default for an accumulating MXFP8
 #      float D is now the TMA FP32 kernel where ldd % 4 == 0 (1e003e7); both check the choice,
 #      the library runs it bit for bit with the chapter's plan. Prediction: pass.
+#   1b. test_chapter_07's FP32 cases (its two FP32 kernels by TMA, 128x128_s5_c1x1_promoted_f32_tma_b2
+#      and 128x256_s4_c2x1_promoted_f32_tma_b1, by name, never run). Prediction: pass, error as
+#      the registers kernels' (4e-5 .. 1.3e-4).
 #   2. the PyTorch tests (gemm_mx's float32 out= with accumulate takes the TMA kernel now).
 #      Prediction: 135 passed, 2 skipped, as before.
 #   3. chapter 9's --float-d with the dequantize_bf16 path's two new FP32 TMA kernels named
@@ -21,6 +24,10 @@ source scripts/gpu_call.sh .gpu/t66_67a.txz .gpu/py66_67a.txz || exit 1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,driver_version --format=csv >> "$L"
 say "test_chapter_09_hopper, test_library_gpu"
 packed_tests_step mx 'test_chapter_09_hopper$|test_library_gpu' 220
+say "test_chapter_07's FP32 cases"
+named_tests_step 60 "test_chapter_07:ch07: every FP32 kernel by name*" "test_chapter_07:ch07: FP32 output*"
+grep -h "f32 named" "$OUT/t/acc_test_chapter_07.log" | head -24 >> "$L"
+grep -h -B2 -A12 "FAILED" "$OUT"/t/acc_*.log 2>/dev/null | head -40 >> "$L"
 left=$(seconds_left "$PLAN")
 [[ $left -gt 80 ]] && { say "PyTorch tests, $left s left"; torch_tests_step 70; }
 [[ $(seconds_left "$PLAN") -gt 190 ]] && { say "chapter 9's --float-d, the bf16 path's TMA FP32 kernels named"
@@ -32,5 +39,6 @@ if [[ "$gpu" == *H200* && $(seconds_left "$PLAN") -gt 120 ]]; then
   packed_tests_step ch08 'test_chapter_08$' $(($(seconds_left "$PLAN") - 10))
 fi
 say end
+[ -d "$OUT/t" ] && tar cJf "$OUT/t.txz" -C "$OUT" t && rm -rf "$OUT/t"
 (cd "$OUT" && ls *.txz > /dev/null 2>&1 && tar cf archives.tar *.txz && rm -f *.txz)
 cat "$L"
