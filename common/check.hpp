@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -150,5 +151,23 @@ bool check_deterministic(const PerTensorKernel& kernel, std::int64_t M, std::int
 /// compare every kernel's D with a reference D without downloading either. NaN if d holds a NaN
 /// (the poison of an entry the kernel did not write).
 double relative_difference_bf16(const std::uint16_t* d, const std::uint16_t* ref, std::size_t n);
+
+/// The result of check_float_d_rows: whether it passed, and "rel 1.10e-04, 8 rows, 0 non-finite"
+/// (", BLIND (earlier D too small)" where the earlier values could not show a skipped add).
+struct FloatDCheck {
+  bool ok = false;
+  std::string describe;
+};
+
+/// A float D (M x N, row-major, packed, device memory) written by `run`, checked on sampled rows:
+/// D first poisoned (NaN), or with `accumulate` filled with N(0, rms(want)) values drawn with
+/// `seed` (as large as the product, so a skipped add fails; EarlierShare) and those added to
+/// `want` here. `want`: float64 rows `rows` of A.B^T (rows.size() x N). Passes when every checked
+/// entry is finite, the relative Frobenius error is within `tolerance` and, with accumulate, the
+/// earlier values are visible (share >= 0.1). The executables' float D checks (chapters 7, 9).
+FloatDCheck check_float_d_rows(float* D, std::int64_t M, std::int64_t N,
+                               const std::vector<std::int64_t>& rows, std::vector<double> want,
+                               bool accumulate, double tolerance, std::uint64_t seed,
+                               const std::function<void()>& run);
 
 }  // namespace fp8gemm

@@ -38,19 +38,12 @@ BlockScaledGemm DeviceOperands::gemm() const {
           .scale_b_layout = BlockScaleLayout::padded(K), .D = D.data()};
 }
 
-SampledCheck sampled_check(const DeviceOperands& ops, const Plan& plan, std::int64_t sample_rows,
-                           std::uint64_t seed) {
+std::vector<double> reference_rows(const DeviceOperands& ops, const std::vector<std::int64_t>& rows) {
   const std::int64_t M = ops.M, N = ops.N, K = ops.K;
-  poison_bf16(ops.D.data(), ops.D.size());
-  plan.run(nullptr);
-  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-  const std::vector<std::uint16_t> d = ops.D.download();
   const std::vector<std::uint8_t> a = ops.A.download(), b = ops.B.download();
   const std::vector<float> sa = ops.scale_a.download(), sb = ops.scale_b.download();
   const GroupScaleLayout la = GroupScaleLayout::mn_major_tma_aligned(M);
   const BlockScaleLayout lb = BlockScaleLayout::padded(K);
-
-  const std::vector<std::int64_t> rows = fp8gemm::sample_rows(M, sample_rows, seed);
   std::vector<double> a_rows(rows.size() * std::size_t(K));
   for (std::size_t i = 0; i < rows.size(); ++i)
     for (std::int64_t k = 0; k < K; ++k)
@@ -64,8 +57,18 @@ SampledCheck sampled_check(const DeviceOperands& ops, const Plan& plan, std::int
                                       double(sb[std::size_t(lb.offset(n / 128, k / 128))]);
   std::vector<std::int64_t> local(rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) local[i] = std::int64_t(i);
-  const std::vector<double> ref =
-      reference_gemm_rows(std::int64_t(rows.size()), N, K, a_rows.data(), b_all.data(), local);
+  return reference_gemm_rows(std::int64_t(rows.size()), N, K, a_rows.data(), b_all.data(), local);
+}
+
+SampledCheck sampled_check(const DeviceOperands& ops, const Plan& plan, std::int64_t sample_rows,
+                           std::uint64_t seed) {
+  const std::int64_t M = ops.M, N = ops.N, K = ops.K;
+  poison_bf16(ops.D.data(), ops.D.size());
+  plan.run(nullptr);
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<std::uint16_t> d = ops.D.download();
+  const std::vector<std::int64_t> rows = fp8gemm::sample_rows(M, sample_rows, seed);
+  const std::vector<double> ref = reference_rows(ops, rows);
   const ErrorStats e = compare_bf16_rows(d.data(), N, rows, ref.data());
   SampledCheck r;
   r.rel = e.rel_frobenius;

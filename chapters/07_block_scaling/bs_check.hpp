@@ -36,4 +36,8 @@ struct SampledCheck {
 SampledCheck sampled_check(const DeviceOperands& ops, const Plan& plan, std::int64_t rows,
                            std::uint64_t seed);
 
+/// Rows `rows` of A.B^T in float64 from the dequantised operands (rows.size() x N, row-major):
+/// sampled_check's reference, and the float D check's (chapter 7's --float-d).
+std::vector<double> reference_rows(const DeviceOperands& ops, const std::vector<std::int64_t>& rows);
+
 }  // namespace fp8gemm::ch07

@@ -14,8 +14,16 @@
 //                 "ch07_splitk_s<S>". Opt-in; measured in the README, "Small M (decode)"
 // --splitk-kernels=a,b   with --splits: these split-K kernels (ch07::splitk_kernels() names, or
 //                 "all") instead of the default one; impl "ch07_splitk_s<S>:<kernel>"
+// --float-d       the float D too (Output::f32, session 67), on the same operands: the default
+//                 FP32 kernel writing D = A.B^T (ch07_f32d) and adding into it (ch07_f32d_acc:
+//                 D = A.B^T + D), beside the bf16 D's default; FP32 kernels named in --kernels
+//                 (_f32 in their names) join them, each with and without accumulate
+//                 ("ch07_f32d:<kernel>", "ch07_f32d_acc:<kernel>"). Each validated first on 8
+//                 sampled rows (within 1e-3 of float64; with accumulate over earlier values as
+//                 large as the product); bytes counted with D's 4 (8 with accumulate) per entry
 // For M <= 128 shapes (memory-bound) a "device_copy/<shape>" benchmark copies N x K bytes in the
 // same run: the bandwidth their GB/s is compared with.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -28,6 +36,7 @@
 #include "bs_gemm.hpp"
 #include "splitk.hpp"
 #include "common/bench.hpp"
+#include "common/check.hpp"
 #include "common/cublaslt.hpp"
 #include "common/cuda.hpp"
 #include "common/chapter_args.hpp"
@@ -41,10 +50,15 @@ int main(int argc, char** argv) {
   // The arguments first, so that a bad one is refused with a message, GPU or not.
   std::vector<int> splits;                 // --splits
   std::vector<std::string> splitk_kernels;  // --splitk-kernels
+  bool float_d = false;                     // --float-d
   ChapterArgs args;
   const bool args_ok = parse_arguments("ch07_block_scaling", [&] {
     args = parse_chapter_args(
         argc, argv, {2048, 4096, 8192}, "ch07_block_scaling.json", [&](const std::string& a) {
+          if (a == "--float-d") {
+            float_d = true;
+            return true;
+          }
           if (a.rfind("--splits=", 0) == 0) {
             for (const auto& t : split_list(a.substr(9)))
               splits.push_back(int(parse_count("--splits=" + t, "--splits=", 1)));
@@ -72,8 +86,12 @@ int main(int argc, char** argv) {
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
   const std::vector<Shape> shapes = args.shapes();
-  std::vector<std::string> kernels;
+  std::vector<std::string> kernels, f32_kernels;  // --kernels: bf16 D's, float D's (--float-d)
   for (const auto& k : args.kernels) {
+    if (float_d && k.find("_f32") != std::string::npos) {
+      f32_kernels.push_back(k);
+      continue;
+    }
     if (k != "all") {
       kernels.push_back(k);
       continue;
@@ -110,6 +128,7 @@ int main(int argc, char** argv) {
     std::string impl;
     Shape shape;
     const ch07::Plan* plan;
+    double extra_d_bytes = 0;  // per entry of D beyond bf16's 2: a float D 2, with accumulate 6
   };
   std::vector<Timed> timed;
   // What is timed per shape: the table's kernel (or each --kernels one), then split-K per --splits
@@ -118,16 +137,28 @@ int main(int argc, char** argv) {
     std::string kernel;
     int splits = 0;
     std::string impl;
+    bool f32 = false;         // Output::f32 (--float-d)
+    bool accumulate = false;  // D = A.B^T + D
   };
   std::vector<Variant> variants;
   if (kernels.empty()) variants.push_back({"", 0, "ch07_block_scaled"});
+  if (float_d) {
+    variants.push_back({"", 0, "ch07_f32d", true, false});
+    variants.push_back({"", 0, "ch07_f32d_acc", true, true});
+    for (const auto& k : f32_kernels)
+      for (const bool accumulate : {false, true})
+        variants.push_back(
+            {k, 0, (accumulate ? "ch07_f32d_acc:" : "ch07_f32d:") + k, true, accumulate});
+  }
   for (const auto& k : kernels) variants.push_back({k, 0, "ch07:" + k});
   for (int S : splits) {
     const std::string impl = "ch07_splitk_s" + std::to_string(S);
     if (splitk_kernels.empty()) variants.push_back({"", S, impl});
     for (const auto& k : splitk_kernels) variants.push_back({k, S, impl + ":" + k});
   }
-  const bool tuning = !kernels.empty() || !splits.empty();
+  const bool tuning = !kernels.empty() || !splits.empty() || !f32_kernels.empty();
+  // One float D per shape (--float-d), M x N, packed.
+  std::map<std::string, std::unique_ptr<DeviceBuffer<float>>> float_ds;
   for (const auto& s : shapes) {
     for (const auto& v : variants) {
       const std::string& name = v.kernel;
@@ -135,21 +166,43 @@ int main(int argc, char** argv) {
       o.kernel = name;
       o.splits = v.splits;
       ch07::DeviceOperands& ops = ops_for(s);
+      ch07::BlockScaledGemm g = ops.gemm();
+      if (v.f32) {
+        auto& d32 = float_ds[s.name()];
+        if (!d32) d32 = std::make_unique<DeviceBuffer<float>>(std::size_t(s.M * s.N));
+        g.output = ch07::Output::f32;
+        g.D = d32->data();
+        g.accumulate = v.accumulate;
+      }
       std::unique_ptr<ch07::Plan> p;
       try {
-        p = std::make_unique<ch07::Plan>(ops.gemm(), o);
+        p = std::make_unique<ch07::Plan>(g, o);
       } catch (const std::exception& e) {
         std::printf("  %-20s skipped %s: %s\n", s.name().c_str(), v.impl.c_str(), e.what());
         continue;
       }
-      const auto r = ch07::sampled_check(ops, *p, 8, seed++);
+      bool ok = false;
+      std::string describe;
+      if (v.f32) {
+        const std::uint64_t sd = seed++;
+        const auto rows = sample_rows(s.M, std::min<std::int64_t>(8, s.M), sd);
+        const FloatDCheck c = check_float_d_rows(
+            static_cast<float*>(g.D), s.M, s.N, rows, ch07::reference_rows(ops, rows),
+            v.accumulate, 1e-3, sd, [&] { p->run(nullptr); });
+        ok = c.ok;
+        describe = c.describe;
+      } else {
+        const auto r = ch07::sampled_check(ops, *p, 8, seed++);
+        ok = r.ok;
+        describe = r.describe;
+      }
       const std::string& impl = v.impl;
-      all_ok &= r.ok;
-      errors[impl + "/" + s.name()] = r.describe;
-      std::printf("  %-20s %s  %s  [%s]\n", s.name().c_str(), r.ok ? "ok  " : "FAIL",
-                  r.describe.c_str(), p->describe().c_str());
+      all_ok &= ok;
+      errors[impl + "/" + s.name()] = describe;
+      std::printf("  %-20s %-16s %s  %s  [%s]\n", s.name().c_str(), impl.c_str(),
+                  ok ? "ok  " : "FAIL", describe.c_str(), p->describe().c_str());
       // Tuning: a kernel that fails is reported and left out of the timing, the others go on.
-      if (r.ok || !tuning) timed.push_back({impl, s, p.get()});
+      if (ok || !tuning) timed.push_back({impl, s, p.get(), v.f32 ? (v.accumulate ? 6.0 : 2.0) : 0.0});
       plans.push_back(std::move(p));
     }
   }
@@ -161,17 +214,20 @@ int main(int argc, char** argv) {
 
   // 2. Benchmarks: ours and cuBLASLt block-scaled on the same operands, same process and method.
   CublasLtGemm cublas;
-  auto add = [&](const std::string& impl, const Shape& s, std::function<void(cudaStream_t)> f) {
-    // Bytes: A, B, D and the scales (A: 4 bytes per 128 K per row; B: per 128 x 128 block).
+  auto add = [&](const std::string& impl, const Shape& s, std::function<void(cudaStream_t)> f,
+                 double extra_d_bytes = 0) {
+    // Bytes: A, B, D and the scales (A: 4 bytes per 128 K per row; B: per 128 x 128 block); a
+    // float D's extra bytes (read and written with accumulate).
     const double scale_bytes = 4.0 * double(ceil_div(s.K, 128)) *
                                double(s.M + ceil_div(s.N, 128));
-    const GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
+    GemmCost cost = fp8_gemm_cost(s.M, s.N, s.K, scale_bytes);
+    cost.bytes += extra_d_bytes * double(s.M) * double(s.N);
     add_gpu_benchmark(impl, s.name(), std::move(f), cost);
   };
   std::map<std::string, bool> cublas_added;
   for (const auto& t : timed) {
     const ch07::Plan* p = t.plan;
-    add(t.impl, t.shape, [p](cudaStream_t st) { p->run(st); });
+    add(t.impl, t.shape, [p](cudaStream_t st) { p->run(st); }, t.extra_d_bytes);
     if (cublas_added[t.shape.name()]) continue;
     cublas_added[t.shape.name()] = true;
     const ch07::BlockScaledGemm g = ops_for(t.shape).gemm();

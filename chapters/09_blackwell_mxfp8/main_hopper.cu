@@ -144,39 +144,22 @@ struct MxCall {
     if (variants[i].f32()) return check_f32(i, rows, seed, ok);
     return check_run([&] { plans[i]->run(nullptr); }, rows, seed, ok);
   }
-  /// The same for a float D: poisoned (NaN), or with accumulate holding N(0, rms of the
-  /// product) values (as large as the product, so that a skipped add fails), against the
-  /// definition (+ those values). Within 1e-3 (the tests' float D bound is 5e-4 at K <= 672; the
-  /// FP32 sums' error grows with K), or per_tensor_tolerance(K) on the requantize path, whose
-  /// re-quantisation (not D) is what departs from the definition.
+  /// The same for a float D (common/check.hpp's check_float_d_rows: poisoned, or with accumulate
+  /// holding values as large as the product), against the definition within 1e-3 (the tests'
+  /// float D bound is 5e-4 at K <= 672; the FP32 sums' error grows with K), or
+  /// per_tensor_tolerance(K) on the requantize path, whose re-quantisation (not D) is what
+  /// departs from the definition.
   std::string check_f32(std::size_t i, std::int64_t rows, std::uint64_t seed, bool& ok) {
     const Variant& v = variants[i];
     const auto picked = sample_rows(host.M, std::min(rows, host.M), seed);
-    std::vector<double> want = ch09::reference_f64_rows(host, picked);
-    std::vector<float> before(D32.size(), std::nanf(""));
-    EarlierShare share;
-    if (v.accumulate) {
-      std::mt19937_64 gen(seed);
-      std::normal_distribution<float> nd(0.0f, float(rms(want)));
-      for (float& x : before) x = nd(gen);
-      for (std::size_t r = 0; r < picked.size(); ++r)
-        for (std::int64_t n = 0; n < host.N; ++n)
-          share.add_to(want[r * std::size_t(host.N) + std::size_t(n)],
-                       before[std::size_t(picked[r] * host.N + n)]);
-    }
-    D32.upload(before);
-    plans[i]->run(nullptr);
-    FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
-    const auto got = compare_f32_rows(D32.download().data(), host.N, picked, want.data());
     const double tolerance = v.path == ch09::HopperPath::requantize_block_scaled
                                  ? per_tensor_tolerance(host.K)
                                  : 1e-3;
-    ok = got.ok(tolerance) && (!v.accumulate || share.visible(0.1));
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "rel %.2e, %lld rows, %lld non-finite%s", got.rel_frobenius,
-                  static_cast<long long>(picked.size()), static_cast<long long>(got.non_finite),
-                  v.accumulate && !share.visible(0.1) ? ", BLIND (earlier D too small)" : "");
-    return buf;
+    const FloatDCheck c = check_float_d_rows(
+        D32.data(), host.M, host.N, picked, ch09::reference_f64_rows(host, picked), v.accumulate,
+        tolerance, seed, [&] { plans[i]->run(nullptr); });
+    ok = c.ok;
+    return c.describe;
   }
   /// The same for any call that writes D.
   std::string check_run(const std::function<void()>& run, std::int64_t rows, std::uint64_t seed,

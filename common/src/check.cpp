@@ -275,4 +275,38 @@ bool check_deterministic(const PerTensorKernel& kernel, std::int64_t M, std::int
   return true;
 }
 
+FloatDCheck check_float_d_rows(float* D, std::int64_t M, std::int64_t N,
+                               const std::vector<std::int64_t>& rows, std::vector<double> want,
+                               bool accumulate, double tolerance, std::uint64_t seed,
+                               const std::function<void()>& run) {
+  std::vector<float> before(std::size_t(M * N), std::nanf(""));
+  EarlierShare share;
+  if (accumulate) {
+    std::mt19937_64 gen(seed);
+    std::normal_distribution<float> nd(0.0f, float(rms(want)));
+    for (float& x : before) x = nd(gen);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      for (std::int64_t n = 0; n < N; ++n)
+        share.add_to(want[r * std::size_t(N) + std::size_t(n)],
+                     double(before[std::size_t(rows[r] * N + n)]));
+  }
+  FP8GEMM_CUDA_CHECK(
+      cudaMemcpy(D, before.data(), before.size() * sizeof(float), cudaMemcpyHostToDevice));
+  run();
+  FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> got(before.size());
+  FP8GEMM_CUDA_CHECK(
+      cudaMemcpy(got.data(), D, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  const ErrorStats e = compare_f32_rows(got.data(), N, rows, want.data());
+  const bool blind = accumulate && !share.visible(0.1);
+  FloatDCheck r;
+  r.ok = e.ok(tolerance) && !blind;
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "rel %.2e, %lld rows, %lld non-finite%s", e.rel_frobenius,
+                static_cast<long long>(rows.size()), static_cast<long long>(e.non_finite),
+                blind ? ", BLIND (earlier D too small)" : "");
+  r.describe = buf;
+  return r;
+}
+
 }  // namespace fp8gemm

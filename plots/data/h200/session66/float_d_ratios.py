@@ -5,6 +5,8 @@ D time, the default path's accumulate over its float D, and (where --kernels nam
 FP32 kernel against the default (from registers: sessions 66-67; since session 67 the default's
 accumulate is the TMA kernel itself), and any FP32 kernel of the dequantize_bf16 path named
 (session 67): against that path's bf16 D and float D defaults, its accumulate against its D = A.B.
+Also chapter 7's (ch07_block_scaling --float-d, session 67): ch07_f32d over ch07_block_scaled,
+ch07_f32d_acc over ch07_f32d, and each FP32 kernel named against the defaults and itself.
 
     python3 float_d_ratios.py ch09_float_d_<commit>.json
 """
@@ -23,6 +25,11 @@ PAIRS = [("ch09_hopper_mx_f32d", "ch09_hopper_mx"),
          ("ch09_hopper_mx_f32d_acc:" + TMA, "ch09_hopper_mx_f32d:" + TMA)]
 
 data = json.load(open(sys.argv[1]))
+PAIRS += [("ch07_f32d", "ch07_block_scaled"), ("ch07_f32d_acc", "ch07_f32d")]
+for k in sorted({b["name"].split("/")[0].split(":", 1)[1] for b in data["benchmarks"]
+                 if b["name"].startswith("ch07_f32d:")}):
+    PAIRS += [("ch07_f32d:" + k, "ch07_f32d"), ("ch07_f32d_acc:" + k, "ch07_f32d_acc"),
+              ("ch07_f32d_acc:" + k, "ch07_f32d:" + k)]
 # The dequantize_bf16 path's FP32 kernels named in --kernels (..._bf16 names).
 for k in sorted({b["name"].split("/")[0].split(":", 1)[1] for b in data["benchmarks"]
                  if b["name"].startswith("ch09_hopper_mx_bf16_f32d:")}):

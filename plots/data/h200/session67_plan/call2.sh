@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 67, call 2: carry .gpu/t66_67a.txz .gpu/py66_67a.txz (`session66_plan/pack.sh _67a` at
-# the commit to run). Any Hopper, about PLAN seconds (default 540):
+# Session 67, call 2: carry .gpu/t67a.txz .gpu/py67a.txz (`session67_plan/pack.sh a` at the
+# commit to run). Any Hopper, about PLAN seconds (default 540):
 #   1. test_chapter_09_hopper and test_library_gpu whole: the default for an accumulating MXFP8
 #      float D is now the TMA FP32 kernel where ldd % 4 == 0 (1e003e7); both check the choice,
 #      the library runs it bit for bit with the chapter's plan. Prediction: pass.
@@ -17,10 +17,14 @@
 #      1.00-1.05x of its bf16 D's time with the tile the bf16 rule picks (128 x 192 at
 #      4096 x 2112 x 7168 and 4096 x 24576 x 1536, 128 x 256 at the other two), where the
 #      registers kernel took 1.29x and 1.17x; accumulate <= 1.02x its D = A.B.
+#   3b. chapter 7's --float-d (new), its two FP32 TMA kernels named (never run): predictions,
+#      the registers default's float D / bf16 D 1.05-1.30x (chapter 7 runs ~3x chapter 9's MXFP8
+#      speed, so D's bytes weigh more), its accumulate / D = A.B 1.1-1.8x; the TMA kernels'
+#      accumulate / D = A.B <= 1.03x and their D = A.B 0.95-1.03x the registers kernel's.
 #   4. On an H200 only: session 66's H200 steps (h200_float_d_steps) and test_chapter_08 whole.
 set -u
 PLAN=${PLAN:-540}
-source scripts/gpu_call.sh .gpu/t66_67a.txz .gpu/py66_67a.txz || exit 1
+source scripts/gpu_call.sh .gpu/t67a.txz .gpu/py67a.txz || exit 1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,driver_version --format=csv >> "$L"
 say "test_chapter_09_hopper, test_library_gpu"
 packed_tests_step mx 'test_chapter_09_hopper$|test_library_gpu' 220
@@ -32,6 +36,16 @@ left=$(seconds_left "$PLAN")
 [[ $left -gt 80 ]] && { say "PyTorch tests, $left s left"; torch_tests_step 70; }
 [[ $(seconds_left "$PLAN") -gt 190 ]] && { say "chapter 9's --float-d, the bf16 path's TMA FP32 kernels named"
   ch09_float_d_step 170 128x256_s4_c2x1_fast_f32_tma_b2_bf16,128x192_s4_c1x1_fast_f32_tma_b2_bf16; }
+if [[ $(seconds_left "$PLAN") -gt 130 ]]; then
+  say "chapter 7's --float-d, its TMA FP32 kernels named"
+  timeout 120 stdbuf -oL "$B/ch07_block_scaling" --float-d \
+    --kernels=128x128_s5_c1x1_promoted_f32_tma_b2,128x256_s4_c2x1_promoted_f32_tma_b1 \
+    --shapes=8192x8192x8192,4096x7168x16384,4096x2112x7168,4096x24576x1536 \
+    --json="$OUT/ch07_float_d_${C:0:7}.json" > "$OUT/t/ch07_float_d.log" 2>&1
+  echo "ch07 rc=$?" >> "$L"
+  grep -E "FAIL|rror|skipped" "$OUT/t/ch07_float_d.log" | head -20 >> "$L"
+  python3 plots/data/h200/session66/float_d_ratios.py "$OUT/ch07_float_d_${C:0:7}.json" >> "$L" 2>&1
+fi
 h200_float_d_steps "$PLAN"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 if [[ "$gpu" == *H200* && $(seconds_left "$PLAN") -gt 120 ]]; then
