@@ -8,14 +8,6 @@
 #   bash plots/data/h200/session67_plan/pack.sh [TAG]
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
-T=${1:-}
 BINS="test_chapter_08 ch08_grouped_moe test_chapter_09_hopper test_chapter_07 ch07_block_scaling
-      ch09_hopper_mxfp8 test_library_gpu"
-# shellcheck disable=SC2086
-cmake --build build -j2 --target $BINS fp8gemm_torch
-mkdir -p .gpu
-(cd build && tar cf - bin/commit.txt bin/gpu_tests.txt bin/libbenchmark.so.1.7.1 \
-   bin/libbenchmark.so.1debian $(for b in $BINS; do echo bin/$b; done) | xz -9 -T2 > ../.gpu/t67$T.txz)
-rm -rf /tmp/py10 && bash chapters/10_production/python/stage.sh build /tmp/py10/py
-(cd /tmp/py10 && tar cf - py | xz -6 -T2 > "$OLDPWD/.gpu/py67$T.txz")
-echo "commit $(cat build/bin/commit.txt)"; ls -l .gpu/t67$T.txz .gpu/py67$T.txz
+      ch09_hopper_mxfp8 test_library_gpu" SESSION=67 \
+  exec bash plots/data/h200/session66_plan/pack.sh "$@"
