@@ -32,10 +32,6 @@ say "test_chapter_07's FP32 cases"
 named_tests_step 60 "test_chapter_07:ch07: every FP32 kernel by name*" "test_chapter_07:ch07: FP32 output*"
 grep -h "f32 named" "$OUT/t/acc_test_chapter_07.log" | head -24 >> "$L"
 grep -h -B2 -A12 "FAILED" "$OUT"/t/acc_*.log 2>/dev/null | head -40 >> "$L"
-left=$(seconds_left "$PLAN")
-[[ $left -gt 80 ]] && { say "PyTorch tests, $left s left"; torch_tests_step 70; }
-[[ $(seconds_left "$PLAN") -gt 190 ]] && { say "chapter 9's --float-d, the bf16 path's TMA FP32 kernels named"
-  ch09_float_d_step 170 128x256_s4_c2x1_fast_f32_tma_b2_bf16,128x192_s4_c1x1_fast_f32_tma_b2_bf16; }
 if [[ $(seconds_left "$PLAN") -gt 130 ]]; then
   say "chapter 7's --float-d, its TMA FP32 kernels named"
   timeout 120 stdbuf -oL "$B/ch07_block_scaling" --float-d \
@@ -46,6 +42,10 @@ if [[ $(seconds_left "$PLAN") -gt 130 ]]; then
   grep -E "FAIL|rror|skipped" "$OUT/t/ch07_float_d.log" | head -20 >> "$L"
   python3 plots/data/h200/session66/float_d_ratios.py "$OUT/ch07_float_d_${C:0:7}.json" >> "$L" 2>&1
 fi
+[[ $(seconds_left "$PLAN") -gt 120 ]] && { say "chapter 9's --float-d, the bf16 path's TMA FP32 kernels named"
+  ch09_float_d_step 110 128x256_s4_c2x1_fast_f32_tma_b2_bf16,128x192_s4_c1x1_fast_f32_tma_b2_bf16; }
+left=$(seconds_left "$PLAN")
+[[ $left -gt 80 ]] && { say "PyTorch tests, $left s left"; torch_tests_step 70; }
 h200_float_d_steps "$PLAN"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 if [[ "$gpu" == *H200* && $(seconds_left "$PLAN") -gt 120 ]]; then
