@@ -45,6 +45,13 @@ fp8gemm_cli_refusal_test(cli_refuses_ch06 ch06_warp_specialization --sustained=a
                          "bad --sustained=abc")
 fp8gemm_cli_refusal_test(cli_refuses_ch07 ch07_block_scaling --splits=0 "bad --splits=0")
 fp8gemm_cli_refusal_test(cli_refuses_ch09 ch09_hopper_mxfp8 --shapes=64x64 "bad shape '64x64'")
+# An FP32 kernel named without --float-d (its plan would refuse it only later, on the GPU).
+fp8gemm_cli_refusal_test(cli_refuses_ch07_f32_kernel ch07_block_scaling
+                         --kernels=128x128_s5_c1x1_promoted_f32_tma_b2
+                         "writes a float D: pass --float-d to time it")
+fp8gemm_cli_refusal_test(cli_refuses_ch09_f32_kernel ch09_hopper_mxfp8
+                         --kernels=128x128_s5_c1x1_promoted_f32_tma_b2
+                         "writes a float D: pass --float-d to time it")
 fp8gemm_cli_refusal_test(cli_refuses_ch07_timeline ch07_timeline --reps=0 "bad --reps=0")
 fp8gemm_cli_refusal_test(cli_refuses_probe wgmma_overlap_probe --kblocks=x "bad --kblocks=x")
 fp8gemm_cli_refusal_test(cli_refuses_ch06_sweep ch06_sweep --repz=5 "unknown argument --repz=5")

@@ -136,6 +136,48 @@ TEST_CASE("library: BlockScaledPlan = chapter 7's plan with the chosen kernel, b
   }
 }
 
+TEST_CASE("library: BlockScaledPlan takes chapter 7's FP32 TMA kernels by name at ldd % 8 == 4",
+          "[library][gpu]") {
+  // A float D's rows are 16-byte aligned at ldd % 4 == 0: N = 388 passes for a float D where a
+  // bf16 D's rule (ldd % 8 == 0) would refuse it (session 67's review: the plan asked the bf16
+  // rule of every D). Each FP32 TMA kernel of chapter 7, named, with and without accumulate: the
+  // chapter's plan with that kernel bit for bit from the same earlier D, every entry finite.
+  ch07::DeviceOperands ops(300, 388, 656, 1260);
+  DeviceBuffer<float> f(std::size_t(300 * 388)), f2(f.size());
+  std::mt19937_64 gen(1261);
+  std::normal_distribution<float> nd(0.0f, 100.0f);
+  std::vector<float> before(f.size());
+  for (float& x : before) x = nd(gen);
+  int named = 0;
+  for (const auto& k : ch07::kernels()) {
+    if (k.epilogue != engine::EpilogueKind::tma_store_f32) continue;
+    for (const bool accumulate : {false, true}) {
+      INFO(k.name << (accumulate ? " D += A.B" : " D = A.B"));
+      ch07::BlockScaledGemm g = ops.gemm();
+      g.output = BlockScaledOutput::f32;
+      g.D = f.data();
+      g.accumulate = accumulate;
+      BlockScaledOptions o;
+      o.kernel = k.name;
+      const BlockScaledPlan lib(g, o);
+      CHECK(lib.kernel().name == k.name);
+      g.D = f2.data();
+      const ch07::Plan chapter(g, ch07::Options{.kernel = k.name});
+      f.upload(before);
+      f2.upload(before);
+      lib.run(nullptr);
+      chapter.run(nullptr);
+      FP8GEMM_CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<float> a = f.download();
+      CHECK(std::all_of(a.begin(), a.end(), [](float x) { return std::isfinite(x); }));
+      CHECK(a == f2.download());
+      CHECK(a != before);
+      ++named;
+    }
+  }
+  CHECK(named == 4);
+}
+
 TEST_CASE("library: a plan on fewer SMs runs the table rescaled to them (rule table_sms)",
           "[library][gpu]") {
   // 64 x 2112 x 7168: the table's 64 x 16 tile makes 132 tiles, one wave on all 132 SMs of the

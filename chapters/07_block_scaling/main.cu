@@ -17,7 +17,8 @@
 // --float-d       the float D too (Output::f32, session 67), on the same operands: the default
 //                 FP32 kernel writing D = A.B^T (ch07_f32d) and adding into it (ch07_f32d_acc:
 //                 D = A.B^T + D), beside the bf16 D's default; FP32 kernels named in --kernels
-//                 (_f32 in their names) join them, each with and without accumulate
+//                 (_f32 in their names; refused without --float-d) join them, each with and
+//                 without accumulate
 //                 ("ch07_f32d:<kernel>", "ch07_f32d_acc:<kernel>"). Each validated first on 8
 //                 sampled rows (within 1e-3 of float64; with accumulate over earlier values as
 //                 large as the product); bytes counted with D's 4 (8 with accumulate) per entry
@@ -28,7 +29,9 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "accuracy_study.hpp"
@@ -51,6 +54,7 @@ int main(int argc, char** argv) {
   std::vector<int> splits;                 // --splits
   std::vector<std::string> splitk_kernels;  // --splitk-kernels
   bool float_d = false;                     // --float-d
+  std::vector<std::string> f32_kernels;     // FP32 kernels named in --kernels (with --float-d)
   ChapterArgs args;
   const bool args_ok = parse_arguments("ch07_block_scaling", [&] {
     args = parse_chapter_args(
@@ -76,6 +80,17 @@ int main(int argc, char** argv) {
           }
           return false;
         });
+    // An FP32 kernel writes a float D: timed with --float-d, refused here by name otherwise (its
+    // plan would refuse it later, on the GPU).
+    for (const auto& k : args.kernels)
+      for (const auto& info : ch07::kernels())
+        if (info.name == k && engine::writes_f32(info.epilogue)) {
+          if (!float_d)
+            throw std::invalid_argument("--kernels: '" + k + "' writes a float D: pass "
+                                        "--float-d to time it");
+          if (std::find(f32_kernels.begin(), f32_kernels.end(), k) == f32_kernels.end())
+            f32_kernels.push_back(k);  // once, however often it is named
+        }
   });
   if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
@@ -86,12 +101,9 @@ int main(int argc, char** argv) {
   }
   std::printf("GPU: %s\ncommit: %s\n", describe_device().c_str(), git_commit());
   const std::vector<Shape> shapes = args.shapes();
-  std::vector<std::string> kernels, f32_kernels;  // --kernels: bf16 D's, float D's (--float-d)
+  std::vector<std::string> kernels;  // --kernels: the bf16 D's (the float D's: f32_kernels)
   for (const auto& k : args.kernels) {
-    if (float_d && k.find("_f32") != std::string::npos) {
-      f32_kernels.push_back(k);
-      continue;
-    }
+    if (std::find(f32_kernels.begin(), f32_kernels.end(), k) != f32_kernels.end()) continue;
     if (k != "all") {
       kernels.push_back(k);
       continue;
@@ -157,8 +169,10 @@ int main(int argc, char** argv) {
     for (const auto& k : splitk_kernels) variants.push_back({k, S, impl + ":" + k});
   }
   const bool tuning = !kernels.empty() || !splits.empty() || !f32_kernels.empty();
-  // One float D per shape (--float-d), M x N, packed.
+  // One float D per shape (--float-d), M x N, packed; its checks' 8 sampled rows and their float64
+  // reference, computed once per shape (it dequantises all of B).
   std::map<std::string, std::unique_ptr<DeviceBuffer<float>>> float_ds;
+  std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<double>>> float_refs;
   for (const auto& s : shapes) {
     for (const auto& v : variants) {
       const std::string& name = v.kernel;
@@ -184,11 +198,14 @@ int main(int argc, char** argv) {
       bool ok = false;
       std::string describe;
       if (v.f32) {
-        const std::uint64_t sd = seed++;
-        const auto rows = sample_rows(s.M, std::min<std::int64_t>(8, s.M), sd);
-        const FloatDCheck c = check_float_d_rows(
-            static_cast<float*>(g.D), s.M, s.N, rows, ch07::reference_rows(ops, rows),
-            v.accumulate, 1e-3, sd, [&] { p->run(nullptr); });
+        auto& ref = float_refs[s.name()];
+        if (ref.first.empty()) {
+          ref.first = sample_rows(s.M, std::min<std::int64_t>(8, s.M), seed + 1000);
+          ref.second = ch07::reference_rows(ops, ref.first);
+        }
+        const FloatDCheck c =
+            check_float_d_rows(static_cast<float*>(g.D), s.M, s.N, ref.first, ref.second,
+                               v.accumulate, 1e-3, seed++, [&] { p->run(nullptr); });
         ok = c.ok;
         describe = c.describe;
       } else {

@@ -27,11 +27,12 @@ const std::vector<KernelInfo>& hopper_bf16_kernels() {
       bf16<KernelConfig<128, 256, 4, 1, 1, kFast, EpilogueKind::registers>>(),
       // A float D (Output::f32, session 64): the registers kernel's FP32 twin.
       bf16<KernelConfig<128, 256, 4, 1, 1, kFast, EpilogueKind::registers_f32>>(),
-      // A float D by TMA (session 67; by name only until a GPU has timed them): the two tiles
-      // the bf16 D's rule picks between (bf16_kernel in hopper_mx.cpp), each 64 x 32 unit of
+      // A float D by TMA (session 67; by name only until a GPU has timed them): the two tile
+      // sizes the bf16 D's rule picks between (bf16_kernel in hopper_mx.cpp: there 128 x 192 is
+      // a ping-pong kernel in 2 x 1 clusters; here cooperative, one CTA), each 64 x 32 unit of
       // FP32 D staged and stored (with accumulate reduce-added) by the TMA unit while the next
       // tile's main loop runs; two 8 KiB units per warpgroup beside the rings (4 x 48 KiB and
-      // 4 x 40 KiB). On an H100 the registers kernel's float D took 1.29x the bf16 D's time at
+      // 4 x 40 KiB). On an H100 the registers kernel's float D took 1.28-1.29x the bf16 D's time at
       // 4096 x 2112 x 7168 (its 128 x 256 tile leaves a quarter-full column of tiles at
       // N = 2112, where the bf16 D runs 128 x 192) and 1.17x at 4096 x 24576 x 1536.
       bf16<KernelConfig<128, 256, 4, 2, 1, kFast, EpilogueKind::tma_store_f32, 2>>(),

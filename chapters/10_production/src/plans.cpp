@@ -31,10 +31,13 @@ int usable_sms(int max_sms) {
   return arch.device >= 0 && arch.sm_count > 0 ? engine::usable_sms(max_sms, arch.sm_count) : 0;
 }
 
-bool tma_storable(const void* D, std::int64_t ldd) {
+/// Whether TMA can store D: 16-byte aligned, rows a multiple of 16 bytes apart (ldd a multiple
+/// of 8 bf16, of 4 floats: `element_bytes`).
+bool tma_storable(const void* D, std::int64_t ldd, int element_bytes = 2) {
   GemmArgs a;
   a.D = D;
   a.ldd = ldd;
+  a.d_element_bytes = element_bytes;
   return engine::tma_store_compatible(a);
 }
 
@@ -127,8 +130,8 @@ BlockScaledPlan::BlockScaledPlan(const BlockScaledGemm& in, const BlockScaledOpt
   const BlockScaledGemm g = ch07::with_defaults(in);  // ldd = N when 0
   choice_ =
       choose_block_scaled(g.M, g.N, g.K, g.output == BlockScaledOutput::f32,
-                          tma_storable(g.D, g.ldd), o.kernel, env_of(DispatchFamily::block_scaled),
-                          usable_sms(o.max_sms));
+                          tma_storable(g.D, g.ldd, g.output == BlockScaledOutput::f32 ? 4 : 2),
+                          o.kernel, env_of(DispatchFamily::block_scaled), usable_sms(o.max_sms));
   BlockScaledOptions chosen = o;
   chosen.kernel = choice_.kernel;
   plan_ = std::make_unique<ch07::Plan>(in, chosen);
