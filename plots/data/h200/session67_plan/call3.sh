@@ -3,13 +3,15 @@
 # .gpu/t67a.txz .gpu/py67a.txz). Any Hopper, about PLAN seconds (default 200): the float D test
 # cases by name (chapter 9's every path and kernel, the new TMA kernels of the dequantize_bf16
 # path and the default's choice included; the library's MxPlan case with the accumulate default;
-# chapter 7's every FP32 kernel by name), then chapter 7's --float-d if 110 s are left.
+# the library's BlockScaledPlan with chapter 7's FP32 TMA kernels by name; chapter 7's every
+# FP32 kernel by name), then chapter 7's --float-d if 110 s are left.
 set -u
 PLAN=${PLAN:-200}
 source scripts/gpu_call.sh .gpu/t67a.txz .gpu/py67a.txz || exit 1
 say "float D tests by name"
 named_tests_step 90 "test_chapter_09_hopper:ch09 Hopper: a float D on every path*" \
   "test_library_gpu:library: MxPlan runs chapter 9's Hopper kernels here*" \
+  "test_library_gpu:library: BlockScaledPlan takes chapter 7's FP32 TMA kernels*" \
   "test_chapter_07:ch07: every FP32 kernel by name*"
 grep -h "float D .*tma\|f32 named" "$OUT"/t/acc_*.log | head -40 >> "$L"
 grep -h -B2 -A12 "FAILED" "$OUT"/t/acc_*.log 2>/dev/null | head -40 >> "$L"
