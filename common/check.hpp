@@ -157,6 +157,8 @@ double relative_difference_bf16(const std::uint16_t* d, const std::uint16_t* ref
 struct FloatDCheck {
   bool ok = false;
   std::string describe;
+  ErrorStats stats;    ///< of the checked rows against the expected result
+  bool blind = false;  ///< accumulate, and the earlier values < 0.1 of the result (not ok)
 };
 
 /// A float D (M x N, row-major, packed, device memory) written by `run`, checked on sampled rows:
@@ -164,7 +166,8 @@ struct FloatDCheck {
 /// `seed` (as large as the product, so a skipped add fails; EarlierShare) and those added to
 /// `want` here. `want`: float64 rows `rows` of A.B^T (rows.size() x N). Passes when every checked
 /// entry is finite, the relative Frobenius error is within `tolerance` and, with accumulate, the
-/// earlier values are visible (share >= 0.1). The executables' float D checks (chapters 7, 9).
+/// earlier values are visible (share >= 0.1). The executables' float D checks (chapters 7, 9) and
+/// chapter 7's FP32-output tests (all rows).
 FloatDCheck check_float_d_rows(float* D, std::int64_t M, std::int64_t N,
                                const std::vector<std::int64_t>& rows, std::vector<double> want,
                                bool accumulate, double tolerance, std::uint64_t seed,

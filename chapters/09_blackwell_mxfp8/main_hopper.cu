@@ -24,10 +24,10 @@
 // --float-d: the float D too (Output::f32, session 64): the three paths' defaults writing
 // D = A.B^T in float (ch09_hopper_mx_f32d, ..._bf16_f32d, ..._requant_f32d) and the default
 // path adding into it (ch09_hopper_mx_f32d_acc: D = A.B^T + D; since session 67 by the TMA
-// kernel's reduce-add where ldd % 4 == 0, as here), on the same operands as the bf16 D's, each validated first; FP32 kernels named in
-// --kernels (f32 in their names; e.g. 128x128_s5_c1x1_promoted_f32_tma_b2, by TMA, with
-// accumulate a TMA reduce-add) join them, each with and without accumulate. (--kernels=all
-// times the bf16 kernels only.)
+// kernel's reduce-add where ldd % 4 == 0, as here), on the same operands as the bf16 D's, each
+// validated first; FP32 kernels named in --kernels (f32 in their names; e.g.
+// 128x128_s5_c1x1_promoted_f32_tma_b2, by TMA, with accumulate a TMA reduce-add) join them,
+// each with and without accumulate. (--kernels=all times the bf16 kernels only.)
 // Default shapes: 8192^3 and the M = 4096 DeepSeek-V3 shapes (K a multiple of
 // 32 in all). MXFP8 operands: random e4m3 codes and UE8M0 exponents 127 +- 6
 // (mx_emulate.hpp), the same kind of data chapter 7's operands are (random

@@ -301,6 +301,8 @@ FloatDCheck check_float_d_rows(float* D, std::int64_t M, std::int64_t N,
   const bool blind = accumulate && !share.visible(0.1);
   FloatDCheck r;
   r.ok = e.ok(tolerance) && !blind;
+  r.stats = e;
+  r.blind = blind;
   char buf[200];
   std::snprintf(buf, sizeof buf, "rel %.2e, %lld rows, %lld non-finite%s", e.rel_frobenius,
                 static_cast<long long>(rows.size()), static_cast<long long>(e.non_finite),

@@ -32,8 +32,9 @@ int usable_sms(int max_sms) {
 }
 
 /// Whether TMA can store D: 16-byte aligned, rows a multiple of 16 bytes apart (ldd a multiple
-/// of 8 bf16, of 4 floats: `element_bytes`).
-bool tma_storable(const void* D, std::int64_t ldd, int element_bytes = 2) {
+/// of 8 bf16, of 4 floats: `element_bytes`, which every caller states: a default of bf16's once
+/// judged a float D by the bf16 rule, session 67).
+bool tma_storable(const void* D, std::int64_t ldd, int element_bytes) {
   GemmArgs a;
   a.D = D;
   a.ldd = ldd;
@@ -56,8 +57,8 @@ PerTensorPlan::PerTensorPlan(const PerTensorGemm& g, const PerTensorOptions& o) 
                                     : DispatchFamily::per_tensor_promoted;
   // A grid that is not persistent (one CTA per tile) uses every SM whatever max_sms says, so the
   // choice plans for all of them, as chapter 6's own rule does (ch06::grid_max_sms).
-  choice_ = choose_per_tensor(g.M, g.N, g.K, o.accumulation, tma_storable(g.D, g.args().ldd), o.kernel,
-                              env_of(family), usable_sms(ch06::grid_max_sms(o)));
+  choice_ = choose_per_tensor(g.M, g.N, g.K, o.accumulation, tma_storable(g.D, g.args().ldd, 2),
+                              o.kernel, env_of(family), usable_sms(ch06::grid_max_sms(o)));
   PerTensorOptions chosen = o;
   chosen.kernel = choice_.kernel;
   plan_ = std::make_unique<ch06::Plan>(g, chosen);
@@ -240,7 +241,7 @@ MxPlan::MxPlan(const MxGemm& in, const MxOptions& o) : max_sms_(o.max_sms) {
     gemm_ = g;
     return;
   }
-  choice_ = choose_mx_hopper(g.M, g.N, g.K, tma_storable(g.D, g.ldd), o.kernel,
+  choice_ = choose_mx_hopper(g.M, g.N, g.K, tma_storable(g.D, g.ldd, 2), o.kernel,
                              env_of(DispatchFamily::mxfp8_hopper), usable_sms(o.max_sms));
   hopper_ = std::make_unique<ch09::HopperPlan>(
       in, ch09::HopperOptions{choice_.kernel, ch09::HopperPath::promote_per_block, o.max_sms});
