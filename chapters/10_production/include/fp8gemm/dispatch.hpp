@@ -198,11 +198,12 @@ std::string env_kernel_for(const char* variable, const char* value, std::int64_t
                            std::int64_t K);
 
 /// The block-scaled plan's choice (fp8gemm::BlockScaledPlan). `f32_output`: Output::f32;
-/// `tma_store_ok`: D is 16-byte aligned with ldd % 8 == 0 and rows < 2^40 bytes apart
-/// (engine::tma_store_compatible);
+/// `tma_store_ok`: TMA can store D, 16-byte aligned rows of D's element type (ldd % 8 == 0 for
+/// bf16, ldd % 4 == 0 for float) less than 2^40 bytes apart (engine::tma_store_compatible);
 /// `option`: Options::kernel; `env`: the value of FP8GEMM_KERNEL_BLOCK_SCALED (null: unset).
 /// Throws std::invalid_argument when the option names no kernel of chapter 7 or one that cannot
-/// write this D (FP32 D needs a registers_f32 kernel; a D TMA cannot store needs a registers one),
+/// write this D (an FP32 D needs a *_f32 kernel, by TMA only where TMA can store D; a bf16 D TMA
+/// cannot store needs a registers one),
 /// or when the variable names no kernel (every name is checked) or, for a bf16 D stored by TMA
 /// (the only calls the variable applies to), one that cannot write it. `usable_sms`: the SMs the plan's grid may use (engine::usable_sms of
 /// Options::max_sms and the GPU's count); 0 or the table sweep's count: the table's row as it is;
