@@ -203,14 +203,15 @@ std::string env_kernel_for(const char* variable, const char* value, std::int64_t
 /// `option`: Options::kernel; `env`: the value of FP8GEMM_KERNEL_BLOCK_SCALED (null: unset).
 /// Throws std::invalid_argument when the option names no kernel of chapter 7 or one that cannot
 /// write this D (an FP32 D needs a *_f32 kernel, by TMA only where TMA can store D; a bf16 D TMA
-/// cannot store needs a registers one),
-/// or when the variable names no kernel (every name is checked) or, for a bf16 D stored by TMA
-/// (the only calls the variable applies to), one that cannot write it. `usable_sms`: the SMs the plan's grid may use (engine::usable_sms of
+/// cannot store needs a registers one), or when the variable names no kernel (every name is
+/// checked) or, for a bf16 D stored by TMA (the only calls the variable applies to), one that
+/// cannot write it. `usable_sms`: the SMs the plan's grid may use (engine::usable_sms of
 /// Options::max_sms and the GPU's count); 0 or the table sweep's count: the table's row as it is;
 /// another count: the row rescaled to it (rule table_sms). A shape with no row gets the chapter's
 /// rule for `usable_sms` SMs (engine::kReferenceSms, 132, when 0). The same for the two below,
 /// except that chapter 9's Hopper fallback (no row) takes its first kernel whose epilogue fits D,
-/// whatever the SM count. A grid that is not persistent uses every SM: its plan passes the GPU's count here.
+/// whatever the SM count. A grid that is not persistent uses every SM: its plan passes the GPU's
+/// count here.
 KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K, bool f32_output,
                                  bool tma_store_ok, const std::string& option, const char* env,
                                  int usable_sms = 0);
