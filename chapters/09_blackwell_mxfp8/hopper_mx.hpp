@@ -54,8 +54,9 @@ struct HopperOptions {
   /// ch07::kernels() on the requantize_block_scaled path; "" = the path's own choice (the first
   /// TMA-store kernel where D allows it; on the last path chapter 7's per-shape table). A float
   /// D (Output::f32) takes the path's FP32 kernel, f32 in its name: on the default path
-  /// 128x128_s5_c1x1_promoted_f32 from registers, but with accumulate where D's rows are 16-byte
-  /// aligned 128x128_s5_c1x1_promoted_f32_tma_b2 (a TMA reduce-add: 0.61-0.98x the time);
+  /// 128x128_s5_c1x1_promoted_f32 from registers, but with accumulate where D is 16-byte aligned
+  /// with ldd % 4 == 0 128x128_s5_c1x1_promoted_f32_tma_b2 (a TMA reduce-add: 0.61-0.98x the
+  /// time);
   /// 128x256_s4_c1x1_fast_f32_bf16 on the dequantize_bf16 path; chapter 7's FP32 kernels on the
   /// requantize path. A kernel named for the other D type is refused.
   std::string kernel;

@@ -49,8 +49,11 @@ enum class EpilogueKind : int {
   /// a TMA store, or with `accumulate` by a TMA reduce-add (D = A.B + D, one FP32 add per element
   /// in the TMA unit: deterministic, the same rounding as registers_f32's). Not waited for until
   /// its staging buffer is reused, so the FP32 tile drains under the next tile's main loop.
-  /// Chapter 8's weight gradient (its 3-D map of dB, kgrouped.cuh) and the library's per-tensor
-  /// FP32 D (D's 2-D map, GemmParams::map_d); needs D 16-byte aligned and ldd a multiple of 4.
+  /// Chapter 8's weight gradient (its 3-D map of dB, kgrouped.cuh) and grouped forward (D's
+  /// ragged-rows view, the default where ldd % 4 == 0), the library's per-tensor FP32 D (D's 2-D
+  /// map, GemmParams::map_d), chapter 9's default path (the default with accumulate) and, by name,
+  /// its dequantize_bf16 path's and chapter 7's FP32 TMA kernels; needs D 16-byte aligned and ldd
+  /// a multiple of 4.
   tma_store_f32 = 3,
 };
 

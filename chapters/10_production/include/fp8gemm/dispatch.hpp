@@ -21,10 +21,13 @@
 //                   shape matters, time it and name the kernel (step 1 or 2).
 //   4. chapter      otherwise the chapter's own rule (chapters 6-7: choose_kernel, a small table
 //                   and a wave-efficiency heuristic; chapter 9: its default kernel)
-// A call the table cannot serve (FP32 D, or a D that TMA cannot store: not 16-byte aligned or
-// ldd % 8 != 0) gets the chapter's registers-epilogue kernel (rule `epilogue`) unless an option
-// names one. Names that do not exist or do not fit the call throw std::invalid_argument naming
-// the option or the variable.
+// A call the table cannot serve gets, unless an option names a kernel: for a bf16 D that TMA
+// cannot store (not 16-byte aligned, or ldd % 8 != 0) and a block-scaled FP32 D, chapter 7's
+// registers-epilogue kernel (rule `epilogue`); for the per-tensor FP32 D, choose_per_tensor_f32's
+// rule (rule `epilogue`; by TMA for M > 128 where D is 16-byte aligned with ldd % 4 == 0); for an
+// MXFP8 float D, chapter 9's FP32 default (rule `chapter`: by TMA with accumulate where D is
+// 16-byte aligned with ldd % 4 == 0, else from registers). Names that do not exist or do not fit
+// the call throw std::invalid_argument naming the option or the variable.
 #pragma once
 
 #include <cstdint>
@@ -97,8 +100,12 @@ enum class DispatchRule : int {
   table = 2,        ///< the exact shape in the dispatch table
   chapter = 3,      ///< no table entry, or a path the table does not serve (split-K,
                     ///< dequantize_bf16, requantize_block_scaled: chapter 7's per-shape
-                    ///< table): the chapter's own rule
-  epilogue = 4,     ///< FP32 D or a D that TMA cannot store: the chapter's registers epilogue
+                    ///< table; an MXFP8 float D: chapter 9's FP32 default): the chapter's own
+                    ///< rule
+  epilogue = 4,     ///< a D the table does not serve: a bf16 D that TMA cannot store (the
+                    ///< chapter's registers epilogue), or an FP32 D of the block-scaled family
+                    ///< (chapter 7's registers kernel) or of the per-tensor one (its FP32 rule,
+                    ///< by TMA where it can)
   single = 5,       ///< one kernel for the architecture (MXFP8 on Blackwell)
   table_sms = 6,    ///< the table's row rescaled to the plan's SMs (rescaled_choice)
 };
