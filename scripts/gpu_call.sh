@@ -138,6 +138,26 @@ ch09_float_d_step() {
   grep -E "FAIL|rror|^GPU" "$OUT/t/ch09_float_d.log" | head -20 >> "$L"
   python3 plots/data/h200/session66/float_d_ratios.py "$OUT/ch09_float_d_${C:0:7}.json" >> "$L" 2>&1
 }
+# Chapter 7's executable with --float-d (session 67: the block-scaled float D beside the bf16 D)
+# at SHAPES, within SECONDS, the FP32 kernels KERNELS (a --kernels list) too:
+# ch07_float_d_step SECONDS KERNELS SHAPES. Leaves $OUT/ch07_float_d_<commit>.json, the log in
+# $OUT/t/ch07_float_d.log, its failures and float_d_ratios.py's lines in the call log.
+ch07_float_d_step() {
+  mkdir -p "$OUT/t"
+  timeout "$1" stdbuf -oL "$B/ch07_block_scaling" --float-d --kernels="$2" --shapes="$3" \
+    --json="$OUT/ch07_float_d_${C:0:7}.json" > "$OUT/t/ch07_float_d.log" 2>&1
+  echo "ch07 rc=$?" >> "$L"
+  grep -E "FAIL|rror|skipped" "$OUT/t/ch07_float_d.log" | head -20 >> "$L"
+  python3 plots/data/h200/session66/float_d_ratios.py "$OUT/ch07_float_d_${C:0:7}.json" >> "$L" 2>&1
+}
+# The end of a call: its logs in $OUT/t packed into t.txz, every .txz under $OUT into
+# archives.tar (at most 8 files come back), then the call log printed: finish_call.
+finish_call() {
+  say end
+  [ -d "$OUT/t" ] && tar cJf "$OUT/t.txz" -C "$OUT" t && rm -rf "$OUT/t"
+  (cd "$OUT" && ls *.txz > /dev/null 2>&1 && tar cf archives.tar *.txz && rm -f *.txz)
+  cat "$L"
+}
 # Session 66's H200-only steps, each while time is left of a PLAN-second call: the FP32 decode
 # kernels by name at M = 128 (f32_kernels_step) and chapter 8's grouped float D beside two bf16
 # kernels (ch08_kernels_step): h200_float_d_steps PLAN. On another GPU it says so and runs nothing.

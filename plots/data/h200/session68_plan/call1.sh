@@ -34,16 +34,9 @@ say "test_chapter_07's FP32 cases"
 named_tests_step 60 "test_chapter_07:ch07: every FP32 kernel by name*" "test_chapter_07:ch07: FP32 output*"
 grep -h "f32 " "$OUT/t/acc_test_chapter_07.log" | head -40 >> "$L"
 grep -h -B2 -A12 "FAILED" "$OUT"/t/acc_*.log 2>/dev/null | head -40 >> "$L"
-if [[ $(seconds_left "$PLAN") -gt 150 ]]; then
-  say "chapter 7's --float-d, FP32 kernels named"
-  timeout 140 stdbuf -oL "$B/ch07_block_scaling" --float-d \
-    --kernels=128x256_s4_c2x1_promoted_f32_tma_b1,128x256_s4_c2x1_promoted_f32,128x128_s6_c1x1_promoted_f32 \
-    --shapes=8192x8192x8192,4096x7168x16384,4096x2112x7168,4096x24576x1536,128x7168x16384 \
-    --json="$OUT/ch07_float_d_${C:0:7}.json" > "$OUT/t/ch07_float_d.log" 2>&1
-  echo "ch07 rc=$?" >> "$L"
-  grep -E "FAIL|rror|skipped" "$OUT/t/ch07_float_d.log" | head -20 >> "$L"
-  python3 plots/data/h200/session66/float_d_ratios.py "$OUT/ch07_float_d_${C:0:7}.json" >> "$L" 2>&1
-fi
+[[ $(seconds_left "$PLAN") -gt 150 ]] && { say "chapter 7's --float-d, FP32 kernels named"
+  ch07_float_d_step 140 128x256_s4_c2x1_promoted_f32_tma_b1,128x256_s4_c2x1_promoted_f32,128x128_s6_c1x1_promoted_f32 \
+    8192x8192x8192,4096x7168x16384,4096x2112x7168,4096x24576x1536,128x7168x16384; }
 [[ $(seconds_left "$PLAN") -gt 120 ]] && { say "chapter 9's --float-d, the bf16 path's TMA FP32 kernels named"
   ch09_float_d_step 110 128x256_s4_c2x1_fast_f32_tma_b2_bf16,128x192_s4_c1x1_fast_f32_tma_b2_bf16,128x256_s4_c1x1_fast_f32_bf16; }
 left=$(seconds_left "$PLAN")
@@ -54,7 +47,4 @@ if [[ "$gpu" == *H200* && $(seconds_left "$PLAN") -gt 120 ]]; then
   say "test_chapter_08 whole"
   packed_tests_step ch08 'test_chapter_08$' $(($(seconds_left "$PLAN") - 10))
 fi
-say end
-[ -d "$OUT/t" ] && tar cJf "$OUT/t.txz" -C "$OUT" t && rm -rf "$OUT/t"
-(cd "$OUT" && ls *.txz > /dev/null 2>&1 && tar cf archives.tar *.txz && rm -f *.txz)
-cat "$L"
+finish_call
