@@ -137,4 +137,24 @@ inline ChapterArgs parse_chapter_args(int argc, char** argv, std::vector<std::in
   return r;
 }
 
+/// The kernels named in --kernels that write a float D (`writes_float_d(name)`), each once, in the
+/// order named. Without --float-d (`float_d` false) the first of them is refused here, before any
+/// GPU work (its plan would refuse it only later, on the GPU): std::invalid_argument
+/// "--kernels: '<name>' writes a float D: pass --float-d to time it". Chapters 7 and 9.
+inline std::vector<std::string> float_d_kernels(
+    const std::vector<std::string>& named, bool float_d,
+    const std::function<bool(const std::string&)>& writes_float_d) {
+  std::vector<std::string> r;
+  for (const auto& k : named) {
+    if (!writes_float_d(k)) continue;
+    if (!float_d)
+      throw std::invalid_argument("--kernels: '" + k +
+                                  "' writes a float D: pass --float-d to time it");
+    bool seen = false;
+    for (const auto& x : r) seen = seen || x == k;
+    if (!seen) r.push_back(k);
+  }
+  return r;
+}
+
 }  // namespace fp8gemm

@@ -8,6 +8,7 @@
 #include "catch.hpp"
 #include "common/chapter_args.hpp"
 
+using fp8gemm::float_d_kernels;
 using fp8gemm::parse_chapter_args;
 
 namespace {
@@ -62,6 +63,23 @@ TEST_CASE("chapter command line: shapes, options, pass-through", "[cli][cpu]") {
   CHECK_THROWS_AS(parse({"--sizes=12abc"}), std::invalid_argument);  // was read as 12
   CHECK_THROWS_AS(parse({"--sizes=0"}), std::invalid_argument);
   CHECK_THROWS_AS(parse({"--sizes=-256"}), std::invalid_argument);
+}
+
+TEST_CASE("chapter command line: FP32 kernels need --float-d", "[cli][cpu]") {
+  const auto is_f32 = [](const std::string& k) { return k.find("_f32") != std::string::npos; };
+  const std::vector<std::string> named = {"a_f32", "b", "c_f32", "a_f32"};
+  // With --float-d: the float D's kernels, once each, in the order named.
+  CHECK(float_d_kernels(named, true, is_f32) == std::vector<std::string>{"a_f32", "c_f32"});
+  // Without: the first is refused by name.
+  try {
+    float_d_kernels(named, false, is_f32);
+    FAIL("an FP32 kernel without --float-d was accepted");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()) ==
+          "--kernels: 'a_f32' writes a float D: pass --float-d to time it");
+  }
+  // No FP32 kernel named: nothing to refuse.
+  CHECK(float_d_kernels({"b", "all"}, false, is_f32).empty());
 }
 
 TEST_CASE("chapter command line: numeric arguments", "[cli][cpu]") {

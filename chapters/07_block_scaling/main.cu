@@ -29,7 +29,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,17 +79,12 @@ int main(int argc, char** argv) {
           }
           return false;
         });
-    // An FP32 kernel writes a float D: timed with --float-d, refused here by name otherwise (its
-    // plan would refuse it later, on the GPU).
-    for (const auto& k : args.kernels)
+    // An FP32 kernel writes a float D: timed with --float-d, refused here by name otherwise.
+    f32_kernels = float_d_kernels(args.kernels, float_d, [](const std::string& k) {
       for (const auto& info : ch07::kernels())
-        if (info.name == k && engine::writes_f32(info.epilogue)) {
-          if (!float_d)
-            throw std::invalid_argument("--kernels: '" + k + "' writes a float D: pass "
-                                        "--float-d to time it");
-          if (std::find(f32_kernels.begin(), f32_kernels.end(), k) == f32_kernels.end())
-            f32_kernels.push_back(k);  // once, however often it is named
-        }
+        if (info.name == k) return engine::writes_f32(info.epilogue);
+      return false;
+    });
   });
   if (!args_ok) return 1;
   if (cuda_device_count() == 0) {

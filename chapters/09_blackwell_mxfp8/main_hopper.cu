@@ -214,17 +214,13 @@ int main(int argc, char** argv) {
                                 return true;
                               });
     // An FP32 kernel (f32 in its name) writes a float D: timed with --float-d, refused here by
-    // name otherwise (its plan would refuse it later, on the GPU).
-    for (const auto* list : {&ch09::hopper_kernels(), &ch09::hopper_bf16_kernels()})
-      for (const auto& info : *list)
-        for (const auto& k : args.kernels)
-          if (k == info.name && engine::writes_f32(info.epilogue)) {
-            if (!float_d)
-              throw std::invalid_argument("--kernels: '" + k + "' writes a float D: pass "
-                                          "--float-d to time it");
-            if (std::find(f32_named.begin(), f32_named.end(), k) == f32_named.end())
-              f32_named.push_back(k);  // once, however often it is named
-          }
+    // name otherwise.
+    f32_named = float_d_kernels(args.kernels, float_d, [](const std::string& k) {
+      for (const auto* list : {&ch09::hopper_kernels(), &ch09::hopper_bf16_kernels()})
+        for (const auto& info : *list)
+          if (info.name == k) return engine::writes_f32(info.epilogue);
+      return false;
+    });
   });
   if (!args_ok) return 1;
   if (cuda_device_count() == 0) {
