@@ -206,6 +206,16 @@ TEST_CASE("ch07: FP32 output, with and without accumulate", "[ch07][gpu]") {
     const HostCall h(s, tma_a(s.M), padded_b(s.K), 700 + std::uint64_t(s.M));
     const std::vector<double> ref = h.reference();
     for (bool accumulate : {false, true}) {
+      {
+        // The default's choice: from registers, but with accumulate by TMA (a reduce-add) where
+        // D's rows are 16-byte aligned (ldd = N here: N = 520).
+        DeviceCall dc(h, ch07::Output::f32);
+        dc.g.accumulate = accumulate;
+        const ch07::Plan plan(dc.g, ch07::Options{});
+        INFO(plan.describe());
+        CHECK((plan.kernel().epilogue == engine::EpilogueKind::tma_store_f32) ==
+              (accumulate && s.N % 4 == 0));
+      }
       const ErrorStats e = f32_output_error(h, ref, accumulate, ch07::Options{}, "table");
       CHECK(e.non_finite == 0);
       // No bf16 rounding of D (that alone is ~1.7e-3): what is left is the tensor cores'

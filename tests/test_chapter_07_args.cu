@@ -132,6 +132,28 @@ TEST_CASE("ch07: the table and the fallback rule name compiled kernels", "[ch07]
         "192x128_s4_c1x1_promoted_tma_b2");
 }
 
+TEST_CASE("ch07: a float D's kernel: from registers, by TMA with accumulate where TMA can store D",
+          "[ch07][cpu]") {
+  int choices = 0;
+  for (const std::int64_t M : {1, 128, 129, 4096})
+    for (const bool tma : {false, true})
+      for (const bool accumulate : {false, true}) {
+        const engine::KernelInfo& k =
+            ch07::choose_kernel(M, 7168, 2048, ch07::Output::f32, tma, 132, accumulate);
+        INFO("M " << M << " tma_store_ok " << tma << " accumulate " << accumulate << ": " << k.name);
+        const bool by_tma = accumulate && tma;
+        CHECK(k.epilogue == (by_tma ? engine::EpilogueKind::tma_store_f32
+                                    : engine::EpilogueKind::registers_f32));
+        CHECK(k.block_m == 128);
+        CHECK(k.block_n == (M <= 128 ? 128 : 256));
+        ++choices;
+      }
+  CHECK(choices == 16);
+  // The default of the trailing argument is D = A.B^T.
+  CHECK(ch07::choose_kernel(4096, 7168, 2048, ch07::Output::f32, true).epilogue ==
+        engine::EpilogueKind::registers_f32);
+}
+
 TEST_CASE("ch07: the rule plans for the SMs the grid may use", "[ch07][cpu]") {
   using ch07::Output;
   // Outside the hand table. 64 x 2048: 128 tiles of 64 x 16 are one wave on 132 SMs, two on 112

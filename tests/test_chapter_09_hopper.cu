@@ -564,6 +564,35 @@ TEST_CASE("ch09 Hopper: a float D on every path, with and without accumulate",
       }
     CHECK(by_tma == 1);  // accumulate at ldd = N (136)
     CHECK(from_registers == 3);
+    // The dequantize_bf16 path: its bf16 rule's tile by TMA (N = 136 is no multiple of 256: the
+    // 128 x 192 one) wherever D's rows are 16-byte aligned, with or without accumulate, else from
+    // registers. The requantize path: chapter 7's rule (M = 130 > 128: 128 x 256), by TMA with
+    // accumulate where D's rows are 16-byte aligned.
+    int choices = 0;
+    for (const bool accumulate : {false, true})
+      for (const std::int64_t ldd : {o.N, o.N + 3}) {
+        MxGemm g = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data(), ldd);
+        g.output = Output::f32;
+        g.accumulate = accumulate;
+        HopperOptions bf16_path;
+        bf16_path.path = HopperPath::dequantize_bf16;
+        const HopperPlan plan(g, bf16_path);
+        INFO(plan.describe());
+        CHECK(plan.describe().find(ldd % 4 == 0 ? "bytes of workspace), "
+                                                  "128x192_s4_c1x1_fast_f32_tma_b2_bf16,"
+                                                : "bytes of workspace), "
+                                                  "128x256_s4_c1x1_fast_f32_bf16,") !=
+              std::string::npos);
+        HopperOptions requant_path;
+        requant_path.path = HopperPath::requantize_block_scaled;
+        const HopperPlan rq(g, requant_path);
+        INFO(rq.describe());
+        CHECK(rq.describe().find(accumulate && ldd % 4 == 0
+                                     ? "128x256_s4_c2x1_promoted_f32_tma_b1"
+                                     : "128x256_s4_c2x1_promoted_f32,") != std::string::npos);
+        ++choices;
+      }
+    CHECK(choices == 4);
   }
   // The scale padding (0xFF: a NaN scale where a kernel read it as data) changes nothing; on
   // every path rebind() refuses another accumulate, and a bf16 plan refuses accumulate by its

@@ -128,6 +128,17 @@ TEST_CASE("library: block-scaled kernel choice, in order", "[library][dispatch]"
   c = choose_block_scaled(4096, 7168, 2048, false, false, "", nullptr);
   CHECK(c.rule == DispatchRule::epilogue);
   CHECK(ch07::kernel_named(c.kernel).epilogue == engine::EpilogueKind::registers);
+  // An accumulating FP32 D whose rows TMA can store: the chapter's FP32 kernel by TMA (a
+  // reduce-add); where TMA cannot store D, from registers.
+  c = choose_block_scaled(4096, 7168, 2048, true, true, "", nullptr, 0, true);
+  CHECK(c.rule == DispatchRule::epilogue);
+  CHECK(c.kernel == "128x256_s4_c2x1_promoted_f32_tma_b1");
+  CHECK(has(c.why, "by TMA"));
+  c = choose_block_scaled(64, 7168, 2048, true, true, "", nullptr, 0, true);
+  CHECK(c.kernel == "128x128_s5_c1x1_promoted_f32_tma_b2");
+  c = choose_block_scaled(4096, 7168, 2048, true, false, "", nullptr, 0, true);
+  CHECK(c.kernel == "128x256_s4_c2x1_promoted_f32");
+  CHECK(ch07::kernel_named(c.kernel).epilogue == engine::EpilogueKind::registers_f32);
 }
 
 TEST_CASE("library: the table rescaled to the plan's SMs (rule table_sms)", "[library][dispatch]") {

@@ -59,7 +59,7 @@ struct Options {
   /// SMs the persistent grid may use (0: all).
   int max_sms = 0;
   /// A kernel by name (kernels()), overriding the per-shape table; "" = the table's choice
-  /// (choose_kernel; a float D: the FP32 kernel from registers).
+  /// (choose_kernel; a float D: its FP32 rule there).
   std::string kernel;
   /// Tile order; defaults choose (common/engine/plan.hpp).
   engine::RasterOptions raster;
@@ -86,12 +86,12 @@ GemmRequirements requirements();
 /// may use (the plan passes engine::rule_sms(Options::max_sms)); shapes outside the hand table
 /// get the rules (the decode tile rule, wave efficiency) on that many SMs; the hand table is the
 /// H200's 132-SM sweep, its decode rows (M <= 128) kept on `sms` only where their tiles take as
-/// many waves (engine::row_keeps_waves). A float D (Output::f32) takes neither: the FP32 kernel
-/// from registers, 128x128_s6_c1x1_promoted_f32 where M <= 128, else
-/// 128x256_s4_c2x1_promoted_f32 (the FP32 TMA kernels by Options::kernel only).
+/// many waves (engine::row_keeps_waves). A float D (Output::f32) takes neither: an FP32 kernel,
+/// 128 x 128 where M <= 128, else 128 x 256, from registers, but with `accumulate`
+/// (D = A.B^T + D) by TMA (a reduce-add) where `tma_store_ok` (D 16-byte aligned, ldd % 4 == 0).
 const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int64_t K,
                                         Output output, bool tma_store_ok,
-                                        int sms = engine::kReferenceSms);
+                                        int sms = engine::kReferenceSms, bool accumulate = false);
 
 /// The call with its defaults filled in (packed leading dimensions, default scale layouts).
 BlockScaledGemm with_defaults(const BlockScaledGemm& gemm);

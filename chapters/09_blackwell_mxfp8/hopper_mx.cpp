@@ -21,10 +21,13 @@ constexpr const char* kBf16PingPong = "128x192_s4_c2x1_fast_tma_b2_pp_bf16";
 constexpr const char* kBf16Registers = "128x256_s4_c1x1_fast_reg_bf16";
 // A float D (Output::f32): the FP32 twins of the default path's tile (kernels_hopper.cu), from
 // registers (session 64) and by TMA (session 66; with accumulate a TMA reduce-add), and of the
-// dequantize_bf16 path's registers kernel (kernels_hopper_bf16.cu).
+// dequantize_bf16 path's tiles (kernels_hopper_bf16.cu): from registers, and by TMA (session 67)
+// the two tiles of its bf16 rule (the 128 x 192 one without ping-pong or cluster: what fits).
 constexpr const char* kF32TmaKernel = "128x128_s5_c1x1_promoted_f32_tma_b2";
 constexpr const char* kF32Kernel = "128x128_s5_c1x1_promoted_f32";
 constexpr const char* kBf16F32 = "128x256_s4_c1x1_fast_f32_bf16";
+constexpr const char* kBf16F32Cooperative = "128x256_s4_c2x1_fast_f32_tma_b2_bf16";
+constexpr const char* kBf16F32Narrow = "128x192_s4_c1x1_fast_f32_tma_b2_bf16";
 
 GemmRequirements hopper_requirements() {
   GemmRequirements r = requirements();  // the MXFP8 call's rules (mx_gemm.hpp)
@@ -71,12 +74,17 @@ const engine::KernelInfo& find_hopper_kernel(const std::string& name) {
 /// is the fastest at five of the seven and within 5% of it at 4096 x 2112 x 7168 and
 /// 4096 x 7168 x 2048 (128 x 176 ping-pong there); the first default, 128 x 192 ping-pong
 /// everywhere, was 7% and 10% slower at 4096 x 7168 x 16384 and 4096 x 4096 x 7168.
+/// A float D: the same rule's tile as an FP32 kernel by TMA (with accumulate a TMA reduce-add)
+/// where D's rows are 16-byte aligned, else the 128 x 256 FP32 kernel from registers. Measured
+/// (SESSION68_DATA_BF16) ...
 const engine::KernelInfo& bf16_kernel(const std::string& name, const GemmArgs& args) {
   const auto& all = hopper_bf16_kernels();
   if (!name.empty()) return engine::find_kernel(all, name, kWho);
-  if (args.d_element_bytes == 4) return engine::find_kernel(all, kBf16F32, kWho);  // a float D
-  if (!engine::tma_store_compatible(args)) return engine::find_kernel(all, kBf16Registers, kWho);
+  const bool f32 = args.d_element_bytes == 4;
+  if (!engine::tma_store_compatible(args))
+    return engine::find_kernel(all, f32 ? kBf16F32 : kBf16Registers, kWho);
   const bool cooperative = args.K >= 4096 && args.N % 256 == 0;
+  if (f32) return engine::find_kernel(all, cooperative ? kBf16F32Cooperative : kBf16F32Narrow, kWho);
   return engine::find_kernel(all, cooperative ? kBf16Cooperative : kBf16PingPong, kWho);
 }
 

@@ -56,8 +56,10 @@ struct HopperOptions {
   /// D (Output::f32) takes the path's FP32 kernel, f32 in its name: on the default path
   /// 128x128_s5_c1x1_promoted_f32 from registers, but with accumulate where D is 16-byte aligned
   /// with ldd % 4 == 0 128x128_s5_c1x1_promoted_f32_tma_b2 (a TMA reduce-add: 0.61-0.98x the
-  /// time);
-  /// 128x256_s4_c1x1_fast_f32_bf16 on the dequantize_bf16 path; chapter 7's FP32 kernels on the
+  /// time); on the dequantize_bf16 path its bf16 rule's tile by TMA where D is 16-byte aligned
+  /// with ldd % 4 == 0 (128x256_s4_c2x1_fast_f32_tma_b2_bf16 or
+  /// 128x192_s4_c1x1_fast_f32_tma_b2_bf16), else 128x256_s4_c1x1_fast_f32_bf16 from registers;
+  /// chapter 7's FP32 kernels by its rule on the
   /// requantize path. A kernel named for the other D type is refused.
   std::string kernel;
   HopperPath path = HopperPath::promote_per_block;

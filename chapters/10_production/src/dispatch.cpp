@@ -337,7 +337,7 @@ std::string env_kernel_for(const char* variable, const char* value, std::int64_t
 
 KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K, bool f32_output,
                                  bool tma_store_ok, const std::string& option, const char* env,
-                                 int usable_sms) {
+                                 int usable_sms, bool accumulate) {
   const Family f{DispatchFamily::block_scaled, ch07::kernels(), "fp8gemm::ch07"};
   const bool serves = !f32_output && tma_store_ok;  // the table holds TMA-store bf16 kernels
   KernelChoice c;
@@ -347,7 +347,7 @@ KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
   if (choose_named(f, M, N, K, serves, option, env, fits, usable_sms, c)) return c;
   const ch07::Output out = f32_output ? ch07::Output::f32 : ch07::Output::bf16;
   const int rule_sms = engine::sms_or_reference(usable_sms);
-  c.kernel = ch07::choose_kernel(M, N, K, out, tma_store_ok, rule_sms).name;
+  c.kernel = ch07::choose_kernel(M, N, K, out, tma_store_ok, rule_sms, accumulate).name;
   if (serves) {
     c.rule = DispatchRule::chapter;
     c.why = "no table entry for " + Shape{M, N, K}.name() +
@@ -355,7 +355,10 @@ KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
             std::to_string(rule_sms) + " SMs)";
   } else {
     c.rule = DispatchRule::epilogue;
-    c.why = f32_output ? "FP32 D: chapter 7's registers_f32 kernel"
+    c.why = f32_output ? (accumulate && tma_store_ok
+                              ? "FP32 D with accumulate, rows 16-byte aligned: chapter 7's FP32 "
+                                "kernel by TMA (a reduce-add)"
+                              : "FP32 D: chapter 7's FP32 kernel from registers")
                        : "D is not TMA-storable (16-byte aligned, ldd % 8 == 0): chapter 7's "
                          "registers-epilogue kernel";
   }

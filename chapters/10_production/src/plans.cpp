@@ -132,7 +132,8 @@ BlockScaledPlan::BlockScaledPlan(const BlockScaledGemm& in, const BlockScaledOpt
   choice_ =
       choose_block_scaled(g.M, g.N, g.K, g.output == BlockScaledOutput::f32,
                           tma_storable(g.D, g.ldd, g.output == BlockScaledOutput::f32 ? 4 : 2),
-                          o.kernel, env_of(DispatchFamily::block_scaled), usable_sms(o.max_sms));
+                          o.kernel, env_of(DispatchFamily::block_scaled), usable_sms(o.max_sms),
+                          g.accumulate);
   BlockScaledOptions chosen = o;
   chosen.kernel = choice_.kernel;
   plan_ = std::make_unique<ch07::Plan>(in, chosen);

@@ -218,10 +218,11 @@ std::string env_kernel_for(const char* variable, const char* value, std::int64_t
 /// rule for `usable_sms` SMs (engine::kReferenceSms, 132, when 0). The same for the two below,
 /// except that chapter 9's Hopper fallback (no row) takes its first kernel whose epilogue fits D,
 /// whatever the SM count. A grid that is not persistent uses every SM: its plan passes the GPU's
-/// count here.
+/// count here. `accumulate`: Gemm::accumulate (FP32 D only); with it and `tma_store_ok` the
+/// chapter's rule takes its FP32 kernel by TMA (ch07::choose_kernel).
 KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K, bool f32_output,
                                  bool tma_store_ok, const std::string& option, const char* env,
-                                 int usable_sms = 0);
+                                 int usable_sms = 0, bool accumulate = false);
 
 /// The per-tensor plan's choice (fp8gemm::PerTensorPlan). The kernel named by the option or the
 /// variable (FP8GEMM_KERNEL_PER_TENSOR_PROMOTED or _FAST, after `accumulation`) must accumulate
