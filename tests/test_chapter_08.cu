@@ -5,6 +5,7 @@
 // float64 reference of the dequantised operands, per group (relative and worst-tile error within
 // per_tensor_tolerance(K), every entry finite), and every row of no group still the poison.
 // N = 264, K = 656 (neither a multiple of the 128 x 128 tile) wherever the case allows.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -496,7 +497,7 @@ TEST_CASE("ch08: a CUDA graph replayed with other group sizes", "[ch08][gpu]") {
 TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
   // Output::f32 (session 64): every row of every group against float64 within kF32Tolerance (no
   // bf16 rounding), the default (by TMA where ldd % 4 == 0, else from registers) and every FP32
-  // kernel by name, contiguous and masked; with accumulate, D = A.B^T + D over a D of N(0, 64)
+  // kernel of kernels() by name (session 69: the 1 x 2 cluster one too), contiguous and masked; with accumulate, D = A.B^T + D over a D of N(0, 64)
   // values (by TMA a reduce-add through the ragged-rows view; about 0.14-0.3 of the result by
   // the operands' statistics, and run_and_check fails a check whose earlier values are < 1 % of
   // it: session 65, N(0, 4) was ~1-2 %), and a masked group's padding rows
@@ -506,14 +507,26 @@ TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
   std::mt19937_64 gen(64);
   std::normal_distribution<float> nd(0.0f, 64.0f);
   const std::string tma = "128x256_s4_c1x1_promoted_f32_tma_b1";
+  // "" is the default; then every FP32 kernel, and how many of them store by TMA.
+  std::vector<std::string> names{std::string()};
+  int tma_kernels = 0;
+  for (const auto& k : ch08::kernels())
+    if (engine::writes_f32(k.epilogue)) {
+      names.push_back(k.name);
+      tma_kernels += k.epilogue == engine::EpilogueKind::tma_store_f32;
+    }
+  REQUIRE(names.size() >= 4);  // the default, two TMA kernels and two from registers at least
+  REQUIRE(tma_kernels >= 2);
+  REQUIRE(std::find(names.begin(), names.end(), tma) != names.end());
   int cases = 0, refused = 0;
   for (const GroupedShape& s : {contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656),
                                 masked({5, 192, 0, 65}, 192, 264, 656),
                                 contiguous({64, 65, 63, 192, 193, 191, 257}, 137, 3008)}) {
     const bool tma_ok = s.N % 4 == 0;
-    for (const std::string kernel :
-         {std::string(), tma, std::string("128x256_s4_c1x1_promoted_f32"),
-          std::string("128x128_s6_c1x1_promoted_f32")}) {
+    for (const std::string& kernel : names) {
+      const bool by_tma =
+          !kernel.empty() && engine::find_kernel(ch08::kernels(), kernel, "test").epilogue ==
+                                 engine::EpilogueKind::tma_store_f32;
       for (const bool accumulate : {false, true}) {
         const std::uint64_t seed = 6400 + std::uint64_t(cases + refused);
         const ch08::GroupedOperands ops(s, seed, ch08::Output::f32);
@@ -521,7 +534,7 @@ TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
         g.accumulate = accumulate;
         ch08::Options o;
         o.kernel = kernel;
-        if (kernel == tma && !tma_ok) {
+        if (by_tma && !tma_ok) {
           CHECK_THROWS_AS(ch08::Plan(g, o), std::invalid_argument);
           ++refused;
           continue;
@@ -542,8 +555,10 @@ TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
       }
     }
   }
-  CHECK(cases == 22);
-  CHECK(refused == 2);
+  // Per shape each name with and without accumulate; at N = 137 the TMA kernels are refused.
+  const int runs = 2 * int(names.size());
+  CHECK(cases == 3 * runs - 2 * tma_kernels);
+  CHECK(refused == 2 * tma_kernels);
   const GroupedShape s = contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656);
   const ch08::GroupedOperands ops(s, 6490, ch08::Output::f32);
   ch08::Plan plan(ops.gemm());
