@@ -497,7 +497,7 @@ TEST_CASE("ch08: a CUDA graph replayed with other group sizes", "[ch08][gpu]") {
 TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
   // Output::f32 (session 64): every row of every group against float64 within kF32Tolerance (no
   // bf16 rounding), the default (by TMA where ldd % 4 == 0, else from registers) and every FP32
-  // kernel of kernels() by name (session 69: the 1 x 2 cluster one too), contiguous and masked; with accumulate, D = A.B^T + D over a D of N(0, 64)
+  // kernel of kernels() by name (a list read from kernels() since session 69), contiguous and masked; with accumulate, D = A.B^T + D over a D of N(0, 64)
   // values (by TMA a reduce-add through the ragged-rows view; about 0.14-0.3 of the result by
   // the operands' statistics, and run_and_check fails a check whose earlier values are < 1 % of
   // it: session 65, N(0, 4) was ~1-2 %), and a masked group's padding rows
@@ -515,8 +515,8 @@ TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
       names.push_back(k.name);
       tma_kernels += k.epilogue == engine::EpilogueKind::tma_store_f32;
     }
-  REQUIRE(names.size() >= 4);  // the default, two TMA kernels and two from registers at least
-  REQUIRE(tma_kernels >= 2);
+  REQUIRE(names.size() >= 4);  // the default, a TMA kernel and two from registers at least
+  REQUIRE(tma_kernels >= 1);
   REQUIRE(std::find(names.begin(), names.end(), tma) != names.end());
   int cases = 0, refused = 0;
   for (const GroupedShape& s : {contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656),
