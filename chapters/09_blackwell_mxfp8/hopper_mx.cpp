@@ -76,7 +76,12 @@ const engine::KernelInfo& find_hopper_kernel(const std::string& name) {
 /// everywhere, was 7% and 10% slower at 4096 x 7168 x 16384 and 4096 x 4096 x 7168.
 /// A float D: the same rule's tile as an FP32 kernel by TMA (with accumulate a TMA reduce-add)
 /// where D's rows are 16-byte aligned, else the 128 x 256 FP32 kernel from registers. Measured
-/// (SESSION68_DATA_BF16) ...
+/// (session 69's call 1, an H100, chapter 9's executable with --float-d, one process;
+/// plots/data/h200/session69/call1_e186dc5/): the float D by TMA took 1.013-1.021x the path's
+/// bf16 D's time at 8192^3, 4096 x 2112 x 7168 and 4096 x 7168 x 16384, 1.165x at
+/// 4096 x 24576 x 1536 (K = 1536: D's twice the bytes weigh), and 0.80-0.99x the registers
+/// kernel's (which took 1.02-1.26x the bf16 D's); with accumulate 1.010-1.019x its own
+/// D = A.B^T, 1.23x at K = 1536 (the registers kernel's 1.12-2.19x).
 const engine::KernelInfo& bf16_kernel(const std::string& name, const GemmArgs& args) {
   const auto& all = hopper_bf16_kernels();
   if (!name.empty()) return engine::find_kernel(all, name, kWho);

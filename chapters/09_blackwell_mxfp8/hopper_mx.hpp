@@ -59,8 +59,8 @@ struct HopperOptions {
   /// time); on the dequantize_bf16 path its bf16 rule's tile by TMA where D is 16-byte aligned
   /// with ldd % 4 == 0 (128x256_s4_c2x1_fast_f32_tma_b2_bf16 or
   /// 128x192_s4_c1x1_fast_f32_tma_b2_bf16), else 128x256_s4_c1x1_fast_f32_bf16 from registers;
-  /// chapter 7's FP32 kernels by its rule on the
-  /// requantize path. A kernel named for the other D type is refused.
+  /// chapter 7's FP32 kernels by its rule on the requantize path. A kernel named for the other
+  /// D type is refused.
   std::string kernel;
   HopperPath path = HopperPath::promote_per_block;
   /// SMs the GEMM's persistent grid may use (0: all), as chapter 7's Options::max_sms. On the

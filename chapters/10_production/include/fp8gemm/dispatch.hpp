@@ -22,12 +22,14 @@
 //   4. chapter      otherwise the chapter's own rule (chapters 6-7: choose_kernel, a small table
 //                   and a wave-efficiency heuristic; chapter 9: its default kernel)
 // A call the table cannot serve gets, unless an option names a kernel: for a bf16 D that TMA
-// cannot store (not 16-byte aligned, or ldd % 8 != 0) and a block-scaled FP32 D, chapter 7's
-// registers-epilogue kernel (rule `epilogue`); for the per-tensor FP32 D, choose_per_tensor_f32's
-// rule (rule `epilogue`; by TMA for M > 128 where D is 16-byte aligned with ldd % 4 == 0); for an
-// MXFP8 float D, chapter 9's FP32 default (rule `chapter`: by TMA with accumulate where D is
-// 16-byte aligned with ldd % 4 == 0, else from registers). Names that do not exist or do not fit
-// the call throw std::invalid_argument naming the option or the variable.
+// cannot store (not 16-byte aligned, or ldd % 8 != 0), chapter 7's registers-epilogue kernel
+// (rule `epilogue`); for a block-scaled FP32 D, chapter 7's FP32 kernel (rule `epilogue`: by TMA
+// with accumulate where D is 16-byte aligned with ldd % 4 == 0, else from registers; since
+// session 69); for the per-tensor FP32 D, choose_per_tensor_f32's rule (rule `epilogue`; by TMA
+// for M > 128 where D is 16-byte aligned with ldd % 4 == 0); for an MXFP8 float D, chapter 9's
+// FP32 default (rule `chapter`: by TMA with accumulate where D is 16-byte aligned with
+// ldd % 4 == 0, else from registers). Names that do not exist or do not fit the call throw
+// std::invalid_argument naming the option or the variable.
 #pragma once
 
 #include <cstdint>
@@ -104,8 +106,8 @@ enum class DispatchRule : int {
                     ///< rule
   epilogue = 4,     ///< a D the table does not serve: a bf16 D that TMA cannot store (the
                     ///< chapter's registers epilogue), or an FP32 D of the block-scaled family
-                    ///< (chapter 7's registers kernel) or of the per-tensor one (its FP32 rule,
-                    ///< by TMA where it can)
+                    ///< (chapter 7's FP32 kernel: by TMA with accumulate where it can, else from
+                    ///< registers) or of the per-tensor one (its FP32 rule, by TMA where it can)
   single = 5,       ///< one kernel for the architecture (MXFP8 on Blackwell)
   table_sms = 6,    ///< the table's row rescaled to the plan's SMs (rescaled_choice)
 };
