@@ -202,19 +202,25 @@ TEST_CASE("ch07: scale edge values", "[ch07][gpu]") {
 }
 
 TEST_CASE("ch07: FP32 output, with and without accumulate", "[ch07][gpu]") {
-  for (const Shape& s : {Shape{1, 9, 16}, Shape{130, 270, 656}, Shape{300, 520, 272}}) {
+  // 100 x 388: M <= 128 with rows 16-byte aligned, where the accumulate default is the
+  // 128 x 128 TMA kernel (session 69).
+  for (const Shape& s :
+       {Shape{1, 9, 16}, Shape{130, 270, 656}, Shape{300, 520, 272}, Shape{100, 388, 400}}) {
     const HostCall h(s, tma_a(s.M), padded_b(s.K), 700 + std::uint64_t(s.M));
     const std::vector<double> ref = h.reference();
     for (bool accumulate : {false, true}) {
       {
         // The default's choice: from registers, but with accumulate by TMA (a reduce-add) where
-        // D's rows are 16-byte aligned (ldd = N here: N = 520).
+        // D's rows are 16-byte aligned (ldd = N here: N = 520 and 388), the 128 x 128 tile where
+        // M <= 128.
         DeviceCall dc(h, ch07::Output::f32);
         dc.g.accumulate = accumulate;
         const ch07::Plan plan(dc.g, ch07::Options{});
         INFO(plan.describe());
         CHECK((plan.kernel().epilogue == engine::EpilogueKind::tma_store_f32) ==
               (accumulate && s.N % 4 == 0));
+        CHECK(plan.kernel().block_m == 128);
+        CHECK(plan.kernel().block_n == (s.M <= 128 ? 128 : 256));
       }
       const ErrorStats e = f32_output_error(h, ref, accumulate, ch07::Options{}, "table");
       CHECK(e.non_finite == 0);
@@ -226,8 +232,8 @@ TEST_CASE("ch07: FP32 output, with and without accumulate", "[ch07][gpu]") {
 }
 
 TEST_CASE("ch07: every FP32 kernel by name, with and without accumulate", "[ch07][gpu]") {
-  // The FP32 kernels from registers (the default's) and by TMA (session 67; with accumulate a TMA
-  // reduce-add), each named, against float64 (+ D's earlier values, as large as the product) at
+  // The FP32 kernels from registers (the default's for D = A.B) and by TMA (session 67; with
+  // accumulate a TMA reduce-add, the accumulate default since session 69), each named, against float64 (+ D's earlier values, as large as the product) at
   // shapes that are not multiples of the tiles: N = 388 and 520 (rows 16-byte aligned: every
   // kernel) and N = 270 (the registers kernels only; the TMA ones refuse it, test_chapter_07_args).
   int cases = 0;

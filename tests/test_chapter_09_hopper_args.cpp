@@ -176,7 +176,8 @@ TEST_CASE("ch09: a float D's rules, on both halves, before any CUDA call", "[ch0
                                                 "128x128_s5_c1x1_promoted_f32"});
   REQUIRE(!f32_kernels.empty());
   const std::string f32_kernel = f32_kernels.back();
-  // From registers (session 64, the path's float D default) and by TMA (session 67, by name).
+  // From registers (session 64; the path's float D default where TMA cannot store D) and by TMA
+  // (session 67; the default where it can since session 69).
   CHECK(bf16_f32_kernels == std::vector<std::string>{"128x256_s4_c1x1_fast_f32_bf16",
                                                      "128x256_s4_c2x1_fast_f32_tma_b2_bf16",
                                                      "128x192_s4_c1x1_fast_f32_tma_b2_bf16"});

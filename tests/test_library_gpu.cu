@@ -176,6 +176,23 @@ TEST_CASE("library: BlockScaledPlan takes chapter 7's FP32 TMA kernels by name a
     }
   }
   CHECK(named == 4);
+  // Unnamed (session 69's rule): at N = 388 (ldd % 4 == 0) an accumulating float D takes the
+  // FP32 kernel by TMA (M = 300 > 128: the 128 x 256), D = A.B the registers kernel; rule
+  // epilogue either way, the reason saying which. The plan passes its call's accumulate to
+  // choose_block_scaled: this is where dropping it would show.
+  for (const bool accumulate : {false, true}) {
+    INFO((accumulate ? "default, D += A.B" : "default, D = A.B"));
+    ch07::BlockScaledGemm g = ops.gemm();
+    g.output = BlockScaledOutput::f32;
+    g.D = f.data();
+    g.accumulate = accumulate;
+    const BlockScaledPlan lib(g);
+    INFO(lib.choice().why);
+    CHECK(lib.choice().rule == DispatchRule::epilogue);
+    CHECK(lib.kernel().name == (accumulate ? "128x256_s4_c2x1_promoted_f32_tma_b1"
+                                           : "128x256_s4_c2x1_promoted_f32"));
+    CHECK(test::has(lib.choice().why, accumulate ? "by TMA" : "from registers"));
+  }
 }
 
 TEST_CASE("library: a plan on fewer SMs runs the table rescaled to them (rule table_sms)",

@@ -123,8 +123,10 @@ const engine::KernelInfo& choose_kernel(std::int64_t M, std::int64_t N, std::int
   // 1.00-1.03x its D = A.B^T's time where K >= 7168 and 1.60x at 4096 x 24576 x 1536 (K = 1536:
   // reading D is most of the work), the registers kernel's 1.18-2.97x; so an accumulating default
   // by TMA took 0.52-0.80x the registers default's time at 8192^3 and the M = 4096 shapes, 0.88x
-  // at 128 x 7168 x 16384. D = A.B^T keeps the registers kernels (the TMA kernel 0.97-1.00x their
-  // time: one run, too close to move the default).
+  // at 128 x 7168 x 16384. D = A.B^T keeps the registers kernels (the 128 x 256 TMA kernel took
+  // 0.97-1.00x its registers twin's time at 8192^3 and the M = 4096 shapes, 0.95x at
+  // 128 x 7168 x 16384, where the default is the 128 x 128, whose TMA twin was timed only with
+  // accumulate: one run, too close to move the default).
   if (output == Output::f32) {
     if (accumulate && tma_store_ok)
       return kernel_named(M <= 128 ? "128x128_s5_c1x1_promoted_f32_tma_b2"

@@ -25,9 +25,11 @@ void add_kernels_narrow(std::vector<KernelInfo>& out) {
   out.push_back(bs<KernelConfig<128, 256, 4, 2, 1, kP, EpilogueKind::registers>>());
   out.push_back(bs<KernelConfig<128, 128, 6, 1, 1, kP, EpilogueKind::registers_f32>>());
   out.push_back(bs<KernelConfig<128, 256, 4, 2, 1, kP, EpilogueKind::registers_f32>>());
-  // FP32 D by TMA (session 67; by name only until a GPU has timed them): the two FP32 tiles,
-  // each 64 x 32 unit of D staged and stored (with accumulate reduce-added in L2) by the TMA unit
-  // while the next tile's main loop runs; for D whose rows are 16-byte aligned. What fits beside
+  // FP32 D by TMA (session 67; since session 69 the default for an accumulating FP32 D whose
+  // rows are 16-byte aligned, choose_kernel: 0.52-0.88x the registers kernels' time on an H100):
+  // the two FP32 tiles, each 64 x 32 unit of D staged and stored (with accumulate reduce-added in
+  // L2) by the TMA unit while the next tile's main loop runs; for D whose rows are 16-byte
+  // aligned. What fits beside
   // the ring and its side ring of scales: 128 x 128 with five stages and two 8 KiB units per
   // warpgroup, 128 x 256 with four stages and one unit (two do not fit). Chapter 9's MXFP8 twin
   // of this epilogue took 0.61x its registers kernel's time with accumulate at

@@ -356,8 +356,8 @@ KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
   } else {
     c.rule = DispatchRule::epilogue;
     c.why = f32_output ? (accumulate && tma_store_ok
-                              ? "FP32 D with accumulate, rows 16-byte aligned: chapter 7's FP32 "
-                                "kernel by TMA (a reduce-add)"
+                              ? "FP32 D with accumulate, 16-byte aligned with ldd % 4 == 0: "
+                                "chapter 7's FP32 kernel by TMA (a reduce-add)"
                               : "FP32 D: chapter 7's FP32 kernel from registers")
                        : "D is not TMA-storable (16-byte aligned, ldd % 8 == 0): chapter 7's "
                          "registers-epilogue kernel";

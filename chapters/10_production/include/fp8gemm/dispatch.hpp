@@ -27,9 +27,10 @@
 // with accumulate where D is 16-byte aligned with ldd % 4 == 0, else from registers; since
 // session 69); for the per-tensor FP32 D, choose_per_tensor_f32's rule (rule `epilogue`; by TMA
 // for M > 128 where D is 16-byte aligned with ldd % 4 == 0); for an MXFP8 float D, chapter 9's
-// FP32 default (rule `chapter`: by TMA with accumulate where D is 16-byte aligned with
-// ldd % 4 == 0, else from registers). Names that do not exist or do not fit the call throw
-// std::invalid_argument naming the option or the variable.
+// FP32 default (rule `chapter`: where D is 16-byte aligned with ldd % 4 == 0 by TMA, on the
+// default path with accumulate only, on the dequantize_bf16 path always; else from registers).
+// Names that do not exist or do not fit the call throw std::invalid_argument naming the option or
+// the variable.
 #pragma once
 
 #include <cstdint>

@@ -353,10 +353,11 @@ struct MxOptions {
 /// project), on 9.0 its Hopper kernels (chosen like the other families: option, environment,
 /// table, chapter default; on the dequantize_bf16 path the option or chapter 9's bf16 rule; on
 /// the requantize_block_scaled path the option or chapter 7's per-shape table; for a float D the
-/// option or chapter 9's FP32 default, by TMA with accumulate where D is 16-byte aligned with
-/// ldd % 4 == 0, else from registers, neither FP8GEMM_KERNEL_MXFP8_HOPPER nor the table, which
-/// hold bf16 kernels), anywhere else std::runtime_error naming the GPU and what is supported
-/// (mx_kernel_arch()).
+/// option or chapter 9's FP32 default where D is 16-byte aligned with ldd % 4 == 0 by TMA (on
+/// the default path with accumulate only; on the dequantize_bf16 path always; on the requantize
+/// path chapter 7's rule, with accumulate), else from registers, neither
+/// FP8GEMM_KERNEL_MXFP8_HOPPER nor the table, which hold bf16 kernels), anywhere else
+/// std::runtime_error naming the GPU and what is supported (mx_kernel_arch()).
 class MxPlan {
  public:
   /// Throws std::invalid_argument (bad call, before any GPU work; also without a GPU) or
