@@ -254,12 +254,12 @@ gpu_tests_step() {
   tail -1 "$OUT/gl/summary.txt" >> "$L" 2>/dev/null
 }
 # gpu_tests_step for a call that may be cut short: packed_tests_step NAME 'REGEX' SECONDS also puts
-# the failures' JUnit lines in the log and packs the step's folder at once, as $OUT/gl_NAME.txz
+# the failures' lines (Catch2's FAILED blocks) in the log and packs the step's folder at once, as $OUT/gl_NAME.txz
 # (with $OUT/gpu_tests_NAME_<commit>.txt), so that a later step cut by the call's limit loses
 # only itself, and the files that come back stay few.
 packed_tests_step() {
   gpu_tests_step "$2" "$3"
-  grep -h -A8 "<failure" "$OUT"/gl/tests/*.xml 2>/dev/null | head -40 >> "$L"
+  grep -h -B2 -A12 "FAILED" "$OUT"/gl/tests/*.log 2>/dev/null | head -40 >> "$L"
   mv "$OUT/gpu_tests_${C:0:7}.txt" "$OUT/gpu_tests_$1_${C:0:7}.txt" 2>/dev/null
   tar cJf "$OUT/gl_$1.txz" -C "$OUT" gl && rm -rf "$OUT/gl"
 }

@@ -6,8 +6,9 @@
 # (default 560). Session 69 ran main's float D defaults on an H100 only, and left
 # test_chapter_08 whole unrun at its last code.
 #   1. test_library_gpu twice, directly and in scripts/gpu_loop.sh, each timed: session 69 saw
-#      11.8 s directly and more than 117 s in the loop (74-92 s in earlier sessions' loops).
-#      Prediction: the same time both ways, ~12-90 s; if not, the loop's difference is the lead.
+#      11.8 s directly and more than 117 s in the loop, whose JUnit reporter expanded every passed
+#      CHECK(a == b) over large device results into text; the loop now runs Catch2's console
+#      reporter. Prediction: both within a few seconds of 12 s.
 #   2. test_chapter_08 whole (~145 s), test_chapter_09_hopper whole (~63 s). Prediction: pass.
 #   3. chapter 7's and chapter 9's --float-d with the FP32 kernels named as in session 69's
 #      call 1. Predictions (from the H100): chapter 7's TMA accumulate / its D = A.B 1.00-1.03x
