@@ -497,38 +497,37 @@ TEST_CASE("ch08: a CUDA graph replayed with other group sizes", "[ch08][gpu]") {
 TEST_CASE("ch08: a float D, with and without accumulate", "[ch08][gpu]") {
   // Output::f32 (session 64): every row of every group against float64 within kF32Tolerance (no
   // bf16 rounding), the default (by TMA where ldd % 4 == 0, else from registers) and every FP32
-  // kernel of kernels() by name (a list read from kernels() since session 69), contiguous and masked; with accumulate, D = A.B^T + D over a D of N(0, 64)
-  // values (by TMA a reduce-add through the ragged-rows view; about 0.14-0.3 of the result by
-  // the operands' statistics, and run_and_check fails a check whose earlier values are < 1 % of
-  // it: session 65, N(0, 4) was ~1-2 %), and a masked group's padding rows
-  // keep those values bit for bit (check_grouped's stray count); without it they keep the poison.
-  // N = 137 (ldd odd): the default from registers, one float at a time (no float2 is aligned), a
-  // TMA kernel by name refused. rebind() refuses another output or accumulate.
+  // kernel of kernels() by name (read from kernels() since session 69), contiguous and masked; with
+  // accumulate, D = A.B^T + D over a D of N(0, 64) values (by TMA a reduce-add through the
+  // ragged-rows view; about 0.14-0.3 of the result by the operands' statistics, and run_and_check
+  // fails a check whose earlier values are < 1 % of it: session 65, N(0, 4) was ~1-2 %), and a
+  // masked group's padding rows keep those values bit for bit (check_grouped's stray count);
+  // without it they keep the poison. N = 137 (ldd odd): the default from registers, one float at a
+  // time (no float2 is aligned), a TMA kernel by name refused. rebind() refuses another output or
+  // accumulate.
   std::mt19937_64 gen(64);
   std::normal_distribution<float> nd(0.0f, 64.0f);
   const std::string tma = "128x256_s4_c1x1_promoted_f32_tma_b1";
-  // "" is the default; then every FP32 kernel, and how many of them store by TMA.
-  std::vector<std::string> names{std::string()};
+  // "" is the default; then every FP32 kernel, each with whether it stores by TMA.
+  std::vector<std::pair<std::string, bool>> names{{std::string(), false}};
   int tma_kernels = 0;
   for (const auto& k : ch08::kernels())
     if (engine::writes_f32(k.epilogue)) {
-      names.push_back(k.name);
-      tma_kernels += k.epilogue == engine::EpilogueKind::tma_store_f32;
+      const bool by_tma = k.epilogue == engine::EpilogueKind::tma_store_f32;
+      names.emplace_back(k.name, by_tma);
+      tma_kernels += by_tma;
     }
   // The default and the three FP32 kernels (test_chapter_08_args counts them too): a kernel
   // added to kernels_f32() is run here at once, and these counts must then be raised with it.
   REQUIRE(names.size() == 4);
   REQUIRE(tma_kernels == 1);
-  REQUIRE(std::find(names.begin(), names.end(), tma) != names.end());
+  REQUIRE(std::find(names.begin(), names.end(), std::pair{tma, true}) != names.end());
   int cases = 0, refused = 0;
   for (const GroupedShape& s : {contiguous({0, 1, 127, 128, 129, 0, 300}, 264, 656),
                                 masked({5, 192, 0, 65}, 192, 264, 656),
                                 contiguous({64, 65, 63, 192, 193, 191, 257}, 137, 3008)}) {
     const bool tma_ok = s.N % 4 == 0;
-    for (const std::string& kernel : names) {
-      const bool by_tma =
-          !kernel.empty() && engine::find_kernel(ch08::kernels(), kernel, "test").epilogue ==
-                                 engine::EpilogueKind::tma_store_f32;
+    for (const auto& [kernel, by_tma] : names) {
       for (const bool accumulate : {false, true}) {
         const std::uint64_t seed = 6400 + std::uint64_t(cases + refused);
         const ch08::GroupedOperands ops(s, seed, ch08::Output::f32);

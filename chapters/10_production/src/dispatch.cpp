@@ -347,7 +347,9 @@ KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
   if (choose_named(f, M, N, K, serves, option, env, fits, usable_sms, c)) return c;
   const ch07::Output out = f32_output ? ch07::Output::f32 : ch07::Output::bf16;
   const int rule_sms = engine::sms_or_reference(usable_sms);
-  c.kernel = ch07::choose_kernel(M, N, K, out, tma_store_ok, rule_sms, accumulate).name;
+  const engine::KernelInfo& k =
+      ch07::choose_kernel(M, N, K, out, tma_store_ok, rule_sms, accumulate);
+  c.kernel = k.name;
   if (serves) {
     c.rule = DispatchRule::chapter;
     c.why = "no table entry for " + Shape{M, N, K}.name() +
@@ -355,7 +357,8 @@ KernelChoice choose_block_scaled(std::int64_t M, std::int64_t N, std::int64_t K,
             std::to_string(rule_sms) + " SMs)";
   } else {
     c.rule = DispatchRule::epilogue;
-    c.why = f32_output ? (accumulate && tma_store_ok
+    // The reason follows the kernel chapter 7's rule chose (not a second copy of that rule).
+    c.why = f32_output ? (k.epilogue == engine::EpilogueKind::tma_store_f32
                               ? "FP32 D with accumulate, 16-byte aligned with ldd % 4 == 0: "
                                 "chapter 7's FP32 kernel by TMA (a reduce-add)"
                               : "FP32 D: chapter 7's FP32 kernel from registers")
