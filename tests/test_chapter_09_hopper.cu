@@ -568,7 +568,6 @@ TEST_CASE("ch09 Hopper: a float D on every path, with and without accumulate",
     // 128 x 192 one) wherever D's rows are 16-byte aligned, with or without accumulate, else from
     // registers. The requantize path: chapter 7's rule (M = 130 > 128: 128 x 256), by TMA with
     // accumulate where D's rows are 16-byte aligned.
-    int choices = 0;
     for (const bool accumulate : {false, true})
       for (const std::int64_t ldd : {o.N, o.N + 3}) {
         MxGemm g = mx_call(o, a.data(), b.data(), sa.data(), sb.data(), d.data(), ldd);
@@ -590,9 +589,7 @@ TEST_CASE("ch09 Hopper: a float D on every path, with and without accumulate",
         CHECK(rq.describe().find(accumulate && ldd % 4 == 0
                                      ? "128x256_s4_c2x1_promoted_f32_tma_b1"
                                      : "128x256_s4_c2x1_promoted_f32,") != std::string::npos);
-        ++choices;
       }
-    CHECK(choices == 4);
   }
   // The scale padding (0xFF: a NaN scale where a kernel read it as data) changes nothing; on
   // every path rebind() refuses another accumulate, and a bf16 plan refuses accumulate by its
