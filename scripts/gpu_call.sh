@@ -21,9 +21,11 @@
 [ -n "${OUT:-}" ] || { echo "gpu_call.sh: OUT is not set" >&2; return 1 2>/dev/null || exit 1; }
 T0=$(date +%s)
 L=$OUT/call.log
-B=/tmp/b/bin
-mkdir -p /tmp/b
-tar xJf "$1" -C /tmp/b || { echo "gpu_call.sh: cannot unpack $1" | tee -a "$L" >&2; return 1; }
+# GPU_CALL_ROOT: where the binaries' archive is unpacked (default /tmp/b; tools/check_gpu_loop_tests.sh
+# points it at a scratch folder to run the test steps on a CPU).
+B=${GPU_CALL_ROOT:-/tmp/b}/bin
+mkdir -p "${B%/bin}"
+tar xJf "$1" -C "${B%/bin}" || { echo "gpu_call.sh: cannot unpack $1" | tee -a "$L" >&2; return 1; }
 [ -n "${2:-}" ] && { tar xJf "$2" -C /tmp || echo "gpu_call.sh: cannot unpack $2" | tee -a "$L" >&2; }
 export LD_LIBRARY_PATH=$B:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 C=$(cat "$B/commit.txt" 2>/dev/null || echo unknown)
@@ -259,7 +261,8 @@ gpu_tests_step() {
 # only itself, and the files that come back stay few.
 packed_tests_step() {
   gpu_tests_step "$2" "$3"
-  grep -h -B2 -A12 "FAILED" "$OUT"/gl/tests/*.log 2>/dev/null | head -40 >> "$L"
+  # -B6: back to the test case's name (Catch's console reporter prints it 4-6 lines above).
+  grep -h -B6 -A10 "FAILED" "$OUT"/gl/tests/*.log 2>/dev/null | head -40 >> "$L"
   mv "$OUT/gpu_tests_${C:0:7}.txt" "$OUT/gpu_tests_$1_${C:0:7}.txt" 2>/dev/null
   tar cJf "$OUT/gl_$1.txz" -C "$OUT" gl && rm -rf "$OUT/gl"
 }

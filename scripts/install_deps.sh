@@ -18,6 +18,7 @@ command -v cmake >/dev/null || need_apt+=(cmake)
 command -v doxygen >/dev/null || need_apt+=(doxygen)  # CTest doxygen_config builds the HTML
 command -v dot >/dev/null || need_apt+=(graphviz)     # dot: Doxygen's diagram tool
 command -v python3 >/dev/null || need_apt+=(python3 python3-pip)
+command -v xz >/dev/null || need_apt+=(xz-utils)  # CTest gpu_loop_tests_step packs a call's binaries as .txz
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
