@@ -13,7 +13,10 @@
 
 namespace fp8gemm {
 
-/// Throws std::runtime_error("<call> failed: <error name> (<message>) at <file>:<line>").
+/// Throws std::runtime_error("<call> failed: <error name> (<message>) at <file>:<line>"), after
+/// clearing the runtime's last error (cudaGetLastError): the exception reports it, so it is not
+/// left pending for a later call to take for an earlier one's (a sticky error stays: CUDA keeps
+/// it).
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line);
 
 /// Checks a CUDA runtime call; throws std::runtime_error naming the call, file and line.

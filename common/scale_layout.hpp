@@ -70,6 +70,11 @@ struct BlockScaleLayout {
   }
 };
 
+/// The largest ld (floats) of a 1 x 128 scale tensor that a kernel reads by TMA as it is: a tensor
+/// map's row stride, ld x 4 bytes, must be below 2^40 bytes (cuTensorMapEncodeTiled). Chapter 7
+/// converts a layout past it; chapter 8's plans refuse it by name.
+inline constexpr std::int64_t kMaxTmaScaleLd = (std::int64_t(1) << 38) - 1;
+
 /// What scale_extent() returns for a layout whose span does not fit 64-bit byte offsets.
 inline constexpr std::int64_t kScaleExtentOverflow = -2;
 

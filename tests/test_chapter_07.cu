@@ -164,6 +164,26 @@ TEST_CASE("ch07: every scale layout gives the same bits", "[ch07][gpu]") {
   }
 }
 
+TEST_CASE("ch07: an mn-major ld past a tensor map's stride is converted, same bits",
+          "[ch07][gpu]") {
+  // With one K group (K <= 128) an mn-major ld has no upper bound from the extent: an ld of 2^38
+  // floats (a row stride of 2^40 bytes, one past what a tensor map takes) is converted like any
+  // other layout the kernel cannot read by TMA (session 70; before, make_tensor_map_2d refused
+  // the call naming neither the plan nor scale_a).
+  const Shape s{203, 264, 96};
+  std::vector<std::uint16_t> want, got;
+  REQUIRE(check(HostCall(s, tma_a(s.M), padded_b(s.K), 505), {}, "mn-major TMA-aligned", &want));
+  for (const std::int64_t ld : {std::int64_t(1) << 38, (std::int64_t(1) << 38) - 4}) {
+    const GroupScaleLayout la{ScaleMajor::mn, ld};
+    const HostCall h(s, la, padded_b(s.K), 505);  // same seed: the same scale values
+    CHECK(check(h, {}, "scale_a " + describe(la), &got));
+    CHECK(got == want);
+    DeviceCall dc(h);
+    const ch07::Plan plan(dc.g);
+    CHECK(plan.converts_scale_a() == (ld > kMaxTmaScaleLd));
+  }
+}
+
 TEST_CASE("ch07: scale edge values", "[ch07][gpu]") {
   const Shape s{130, 136, 384};
   SECTION("tiny and huge scales stay accurate") {

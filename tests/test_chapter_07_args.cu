@@ -67,6 +67,9 @@ TEST_CASE("ch07: bad calls are refused before any CUDA call, naming the argument
   g = good();
   g.scale_a_layout = GroupScaleLayout{ScaleMajor(5), 8};
   CHECK(has(refusal(g), "scale_a_layout.major = 5 is not a ScaleMajor"));
+  // ... also with ld = 0 (the packed default): until session 70 with_defaults made it k-major.
+  g.scale_a_layout = GroupScaleLayout{ScaleMajor(5), 0};
+  CHECK(has(refusal(g), "scale_a_layout.major = 5 is not a ScaleMajor"));
   // An ld so large that the layout's extent wraps 64 bits: (rows - 1) x 2^62 floats. Before the
   // check the wrapped extent let an 8 KiB buffer pass the extent and memory checks.
   g = good();

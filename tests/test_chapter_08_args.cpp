@@ -52,6 +52,18 @@ TEST_CASE("ch08: bad grouped calls are refused before any CUDA call", "[ch08][cp
   g = good();
   g.scale_a_layout = GroupScaleLayout::k_major_packed(g.K);
   CHECK(has(refusal(g), "scale_a must be mn-major"));
+  // k-major with ld = 0 (the packed default): refused too, not read as mn-major (session 70).
+  g.scale_a_layout = GroupScaleLayout{ScaleMajor::k, 0};
+  CHECK(has(refusal(g), "scale_a must be mn-major"));
+  // An ld past a tensor map's row stride (2^40 bytes), possible with one g-row (K <= 128):
+  // refused by name before any CUDA call (session 70; before, make_tensor_map_2d refused it after
+  // the engine plan was built, naming neither the plan nor scale_a).
+  g = good();
+  g.K = 128;
+  g.scale_a_layout = GroupScaleLayout{ScaleMajor::mn, std::int64_t(1) << 38};
+  CHECK(has(refusal(g), "scale_a: ld = 274877906944 must be <= 274877906943"));
+  g.scale_a_layout.ld -= 4;  // a multiple of 4 below the limit: past this check
+  CHECK_FALSE(has(refusal(g), "must be <= 274877906943"));
   g = good();
   g.scale_b_layout = BlockScaleLayout{3};
   CHECK(has(refusal(g), "scale_b: ld = 3 must be >= ceil(K / 128) = 8"));

@@ -52,6 +52,19 @@ TEST_CASE("ch08 wgrad: bad calls are refused before any CUDA call", "[ch08][wgra
   g = good();
   g.scale_A_t_layout = GroupScaleLayout::k_major_packed(g.token_capacity);
   CHECK(has(refusal(g), "scale_A_t must be mn-major"));
+  // k-major with ld = 0 (the packed default): refused too, not read as mn-major (session 70).
+  g = good();
+  g.scale_A_t_layout = GroupScaleLayout{ScaleMajor::k, 0};
+  CHECK(has(refusal(g), "scale_A_t must be mn-major"));
+  g = good();
+  g.scale_dD_t_layout = GroupScaleLayout{ScaleMajor::k, 0};
+  CHECK(has(refusal(g), "scale_dD_t must be mn-major"));
+  // An ld past a tensor map's row stride (2^40 bytes), possible with one token block
+  // (token_capacity <= 128): refused by name (session 70; before, by make_tensor_map_2d).
+  g = good();
+  g.token_capacity = 128;
+  g.scale_A_t_layout = GroupScaleLayout{ScaleMajor::mn, std::int64_t(1) << 38};
+  CHECK(has(refusal(g), "scale_A_t: ld = 274877906944 must be <= 274877906943"));
   g = good();
   g.scale_dD_t_layout = GroupScaleLayout{ScaleMajor::mn, 256};
   CHECK(has(refusal(g), "scale_dD_t"));

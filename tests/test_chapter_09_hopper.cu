@@ -393,6 +393,57 @@ TEST_CASE("ch09 Hopper dequantize_bf16 and requantize_block_scaled: deterministi
   }
 }
 
+TEST_CASE("ch09 Hopper dequantize_bf16: a workspace that cannot fit is refused and leaves no "
+          "CUDA error pending",
+          "[ch09][hopper][gpu]") {
+  // The plan allocates its own workspace (2 (M + N) K bytes of bf16 operands on this path). With
+  // the GPU's memory taken by a filler, that cudaMalloc fails: the plan throws naming it, and
+  // since session 70 leaves nothing pending (before, cudaErrorMemoryAllocation stayed in the
+  // runtime's last-error slot and the next call of any other plan refused as if an earlier call
+  // had failed). The operands are never read (no run): allocated, not filled.
+  const std::int64_t M = 4096, N = 4096, K = 4096;  // workspace: 64 MiB
+  DeviceBuffer<std::uint8_t> a(std::size_t(M * K)), b(std::size_t(N * K));
+  DeviceBuffer<std::uint8_t> sa(std::size_t(scale_bytes(M, K))), sb(std::size_t(scale_bytes(N, K)));
+  DeviceBuffer<std::uint16_t> d(std::size_t(M * N));
+  MxGemm g;
+  g.M = M, g.N = N, g.K = K;
+  g.A = a.data(), g.B = b.data(), g.scale_a = sa.data(), g.scale_b = sb.data(), g.D = d.data();
+  HopperOptions opt;
+  opt.path = HopperPath::dequantize_bf16;
+  const std::size_t workspace = std::size_t(2 * (M + N) * K);
+  // The filler: all free memory but less than half the workspace (stepping down where one
+  // cudaMalloc of that size fails; those failures are cleared here).
+  std::size_t free_bytes = 0, total = 0;
+  FP8GEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  void* filler = nullptr;
+  for (std::size_t leave = workspace / 4; leave < workspace / 2 && !filler; leave += workspace / 16)
+    if (free_bytes <= leave || cudaMalloc(&filler, free_bytes - leave) != cudaSuccess) {
+      filler = nullptr;
+      (void)cudaGetLastError();
+    }
+  FP8GEMM_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  INFO("free after the filler: " << free_bytes << " bytes, the workspace " << workspace);
+  if (!filler || free_bytes >= workspace) {
+    if (filler) FP8GEMM_CUDA_CHECK(cudaFree(filler));
+    WARN("not checked: could not fill the GPU's memory to below the workspace");
+    return;
+  }
+  REQUIRE(cudaPeekAtLastError() == cudaSuccess);
+  std::string message;
+  try {
+    HopperPlan plan(g, opt);
+  } catch (const std::runtime_error& e) {
+    message = e.what();
+  }
+  const cudaError_t pending = cudaPeekAtLastError();
+  FP8GEMM_CUDA_CHECK(cudaFree(filler));
+  INFO(message);
+  CHECK(message.find("cudaErrorMemoryAllocation") != std::string::npos);
+  CHECK(pending == cudaSuccess);
+  // With the memory back, the same call builds.
+  CHECK_NOTHROW(HopperPlan(g, opt));
+}
+
 TEST_CASE("ch09 Hopper dequantize_bf16 and requantize_block_scaled: an earlier pending CUDA "
           "error is reported as such",
           "[ch09][hopper][gpu]") {

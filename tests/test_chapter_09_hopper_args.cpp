@@ -115,6 +115,15 @@ TEST_CASE("ch09 Hopper: the requantize_block_scaled path refuses the same calls"
   INFO(named);
   CHECK(has(named, hopper_kernels().front().name));
   CHECK(has(named, ch07::kernels().front().name));  // the list it offers
+  // One of chapter 7's kernels that does not fit the call (an FP32 kernel, a bf16 D): refused by
+  // name before the workspace exists and before the buffers are looked at (session 70: it was
+  // refused by chapter 7's plan, after the workspace's allocation; here the buffers' fake
+  // addresses would have been refused first).
+  r.kernel = "128x128_s6_c1x1_promoted_f32";
+  const std::string unfit = refusal(good(), r);
+  INFO(unfit);
+  CHECK(has(unfit, "kernel 128x128_s6_c1x1_promoted_f32 writes float D, the call passes bf16 D"));
+  CHECK(has(unfit, "fp8gemm::ch09_hopper_mxfp8"));
 }
 
 TEST_CASE("ch09 Hopper: the dequantize_bf16 path's kernels", "[ch09][hopper][cpu]") {

@@ -29,11 +29,12 @@ bool aligned(const void* p, std::size_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
-/// Whether the kernel can read A's scales by TMA as they are: mn-major, rows 16 bytes apart,
-/// the base 16-byte aligned.
+/// Whether the kernel can read A's scales by TMA as they are: mn-major, rows 16 bytes apart (and
+/// less than 2^40 bytes: a tensor map's stride; a larger ld, possible where K <= 128, is
+/// converted like any other layout), the base 16-byte aligned.
 bool sfa_tma_ready(const BlockScaledGemm& g) {
   return g.scale_a_layout.major == ScaleMajor::mn && g.scale_a_layout.ld % 4 == 0 &&
-         aligned(g.scale_a, 16);
+         g.scale_a_layout.ld <= kMaxTmaScaleLd && aligned(g.scale_a, 16);
 }
 
 /// The call as the engine validates it (g with its defaults filled in).
@@ -58,10 +59,14 @@ BlockScaledGemm with_defaults(const BlockScaledGemm& in) {
   if (g.lda == 0) g.lda = g.K;
   if (g.ldb == 0) g.ldb = g.K;
   if (g.ldd == 0) g.ldd = g.N;
-  if (g.scale_a_layout.ld == 0 && g.M >= 1)
-    g.scale_a_layout = g.scale_a_layout.major == ScaleMajor::mn
-                           ? GroupScaleLayout::mn_major_tma_aligned(g.M)
-                           : GroupScaleLayout::k_major_packed(g.K);
+  // ld = 0: the packed ld of the major given. A major that is neither mn nor k keeps ld = 0, so
+  // that the plan refuses it by name (it was read as k-major before session 70).
+  if (g.scale_a_layout.ld == 0 && g.M >= 1) {
+    if (g.scale_a_layout.major == ScaleMajor::mn)
+      g.scale_a_layout = GroupScaleLayout::mn_major_tma_aligned(g.M);
+    else if (g.scale_a_layout.major == ScaleMajor::k)
+      g.scale_a_layout = GroupScaleLayout::k_major_packed(g.K);
+  }
   if (g.scale_b_layout.ld == 0 && g.K >= 1) g.scale_b_layout = BlockScaleLayout::padded(g.K);
   return g;
 }

@@ -230,7 +230,10 @@ GroupedGemm checked_with_defaults(const GroupedGemm& in) {
   if (g.ldb == 0) g.ldb = g.K;
   if (g.ldd == 0) g.ldd = g.N;
   const std::int64_t all_rows = all_rows_of(g);
-  if (g.scale_a_layout.ld == 0 && all_rows >= 1)
+  // ld = 0 fills in the mn-major ld only: a k-major (or invalid) major with ld = 0 is refused below
+  // by name, not read as mn-major (until session 70 it became mn-major here: k-major scales would
+  // have been read in the wrong order).
+  if (g.scale_a_layout.ld == 0 && all_rows >= 1 && g.scale_a_layout.major == ScaleMajor::mn)
     g.scale_a_layout = GroupScaleLayout::mn_major_tma_aligned(all_rows);
   if (g.scale_b_layout.ld == 0 && g.K >= 1) g.scale_b_layout = BlockScaleLayout::padded(g.K);
   return g;
@@ -261,6 +264,10 @@ Plan::Plan(const GroupedGemm& in, const Options& o) : impl_(std::make_unique<Imp
   if (g.scale_a_layout.major != ScaleMajor::mn || g.scale_a_layout.ld % 4 != 0)
     fail("scale_a must be mn-major with ld a multiple of 4 (" + fp8gemm::describe(g.scale_a_layout) +
          " given; chapter 7's plan converts other layouts, this one does not yet)");
+  if (g.scale_a_layout.ld > kMaxTmaScaleLd)  // reachable where K <= 128 (one g-row)
+    fail("scale_a: ld = " + std::to_string(g.scale_a_layout.ld) + " must be <= " +
+         std::to_string(kMaxTmaScaleLd) + " (the kernel reads it by TMA, whose row stride, " +
+         "ld x 4 bytes, must be below 2^40)");
   if (all_rows >= 1 && g.K >= 1 && !g.scale_a_layout.ld_ok(all_rows, g.K))
     fail("scale_a: " + fp8gemm::describe(g.scale_a_layout) + " is too small for " +
          std::to_string(all_rows) + " rows");

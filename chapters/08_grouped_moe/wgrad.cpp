@@ -41,6 +41,10 @@ void check_scale_layout(const GroupScaleLayout& l, std::int64_t rows, std::int64
   if (l.major != ScaleMajor::mn || l.ld % 4 != 0)
     fail(std::string(name) + " must be mn-major ([token blocks][ld], ld a multiple of 4: the kernel "
          "loads a row of it per token block by TMA); " + fp8gemm::describe(l) + " given");
+  if (l.ld > kMaxTmaScaleLd)  // reachable where token_capacity <= 128 (one token block)
+    fail(std::string(name) + ": ld = " + std::to_string(l.ld) + " must be <= " +
+         std::to_string(kMaxTmaScaleLd) + " (read by TMA, whose row stride, ld x 4 bytes, must be " +
+         "below 2^40)");
   if (!l.ld_ok(rows, tokens))
     fail(std::string(name) + ": " + fp8gemm::describe(l) + " is too small for " +
          std::to_string(rows) + " rows");
@@ -78,9 +82,11 @@ WeightGradGemm checked_with_defaults(const WeightGradGemm& in) {
   if (g.ld_dD_t == 0) g.ld_dD_t = g.token_capacity;
   if (g.ld_A_t == 0) g.ld_A_t = g.token_capacity;
   if (g.lddb == 0) g.lddb = g.K;
-  if (g.scale_dD_t_layout.ld == 0 && g.N >= 1)
+  // ld = 0 fills in the mn-major ld only: a k-major (or invalid) major with ld = 0 is refused by
+  // check_scale_layout, not read as mn-major (as it was until session 70).
+  if (g.scale_dD_t_layout.ld == 0 && g.N >= 1 && g.scale_dD_t_layout.major == ScaleMajor::mn)
     g.scale_dD_t_layout = GroupScaleLayout::mn_major_tma_aligned(g.N);
-  if (g.scale_A_t_layout.ld == 0 && g.K >= 1)
+  if (g.scale_A_t_layout.ld == 0 && g.K >= 1 && g.scale_A_t_layout.major == ScaleMajor::mn)
     g.scale_A_t_layout = GroupScaleLayout::mn_major_tma_aligned(g.K);
   if (g.N >= 1) check_scale_layout(g.scale_dD_t_layout, g.N, g.token_capacity, "scale_dD_t");
   if (g.K >= 1) check_scale_layout(g.scale_A_t_layout, g.K, g.token_capacity, "scale_A_t");

@@ -174,9 +174,14 @@ HopperPlan::HopperPlan(const MxGemm& in, const HopperOptions& o) : impl_(std::ma
     I.call = g;
     const RequantLayout L(g);
     // Everything that can refuse the call, before the workspace exists: a kernel name chapter 7
-    // does not know (pure), then the caller's buffers (the MXFP8 rules were checked above;
-    // chapter 7's rules accept every M, N, K (a multiple of 32) and D that they accept).
-    if (!o.kernel.empty()) engine::find_kernel(ch07::kernels(), o.kernel, kWho);
+    // does not know (pure) or whose kernel does not fit the call (D's type, a TMA store's
+    // alignment, whole K rounds: the same checks chapter 7's plan makes on the same M, N, K and
+    // D; until session 70 only after the workspace's allocation), then the caller's buffers (the
+    // MXFP8 rules were checked above; chapter 7's rules accept every M, N, K (a multiple of 32)
+    // and D that they accept).
+    if (!o.kernel.empty())
+      engine::check_kernel_fits(engine::find_kernel(ch07::kernels(), o.kernel, kWho), args, kWho,
+                                o.max_sms);
     check_gemm_pointers(args, req);
     I.rq_workspace = DeviceBuffer<std::uint8_t>(L.bytes);
     std::uint8_t* w = I.rq_workspace.data();

@@ -7,6 +7,12 @@
 namespace fp8gemm {
 
 void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
+  // The error is reported by this exception: take it out of the runtime's last-error slot, so
+  // that a later, unrelated call does not find it pending and refuse as if an earlier call had
+  // failed (docs/contract.md). Until session 70 a plan whose own workspace allocation failed
+  // (cudaErrorMemoryAllocation, not sticky) left it there. A sticky error (illegal address,
+  // launch failure) cannot be cleared and stays: CUDA reports it to every later call.
+  (void)cudaGetLastError();
   std::ostringstream s;
   s << call << " failed: " << cudaGetErrorName(err) << " (" << cudaGetErrorString(err) << ") at "
     << file << ":" << line;
