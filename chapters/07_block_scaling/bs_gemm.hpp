@@ -38,7 +38,8 @@ enum class Output : int {
 
 /// One block-scaled GEMM call. Leading dimensions in elements; 0 means packed (lda = ldb = K,
 /// ldd = N). A layout's ld of 0 means its default: scale_a mn-major TMA-aligned
-/// (ld = round_up(M, 4)), scale_b padded (ld = round_up(ceil(K / 128), 4)).
+/// (ld = round_up(M, 4)) or, k-major, packed (ld = ceil(K / 128)), by the major given; scale_b
+/// padded (ld = round_up(ceil(K / 128), 4)).
 struct BlockScaledGemm {
   std::int64_t M = 0, N = 0, K = 0;
   const std::uint8_t* A = nullptr;

@@ -67,7 +67,7 @@ struct GroupedGemm {
   const std::uint8_t* B = nullptr;  ///< e4m3 [G * N, K], ldb (0: K)
   std::int64_t ldb = 0;
   const float* scale_a = nullptr;
-  GroupScaleLayout scale_a_layout{};  ///< ld 0: mn-major TMA-aligned over all rows
+  GroupScaleLayout scale_a_layout{};  ///< mn-major only; ld 0: TMA-aligned over all rows
   const float* scale_b = nullptr;
   BlockScaleLayout scale_b_layout{};  ///< ld 0: padded
   void* D = nullptr;                ///< bf16 or float as `output` says, ldd (0: N)

@@ -55,11 +55,11 @@ struct WeightGradGemm {
   const std::uint8_t* dD_t = nullptr;
   std::int64_t ld_dD_t = 0;          ///< 0: token_capacity
   const float* scale_dD_t = nullptr;
-  GroupScaleLayout scale_dD_t_layout{};  ///< ld 0: mn-major TMA-aligned over N rows
+  GroupScaleLayout scale_dD_t_layout{};  ///< mn-major only; ld 0: TMA-aligned over N rows
   const std::uint8_t* A_t = nullptr;
   std::int64_t ld_A_t = 0;           ///< 0: token_capacity
   const float* scale_A_t = nullptr;
-  GroupScaleLayout scale_A_t_layout{};   ///< ld 0: mn-major TMA-aligned over K rows
+  GroupScaleLayout scale_A_t_layout{};   ///< mn-major only; ld 0: TMA-aligned over K rows
   void* dB = nullptr;                ///< float or bf16, as `output` says
   std::int64_t lddb = 0;             ///< 0: K
   WeightGradOutput output = WeightGradOutput::f32;
