@@ -503,6 +503,10 @@ at::Tensor transpose_e4m3(const at::Tensor& q) {
   at::Tensor out = q.dim() == 3 ? at::empty({batch, cols, rows}, q.options())
                                 : at::empty({cols, rows}, q.options());
   if (q.numel() == 0) return out;
+  // An earlier CUDA error still pending is reported as such before this op's GPU work, and left
+  // for its owner (docs/contract.md): the kernel's launch check below (or torch's copy) would
+  // take it for its own and clear it (session 70, from a review; as the GEMM ops do).
+  require_no_pending_error("fp8gemm.transpose_e4m3");
   const bool fast = q.is_contiguous() && rows % 16 == 0 && cols % 16 == 0 &&
                     aligned(q.data_ptr(), 16) && ceil_div(rows, 64) <= 65535 && batch <= 65535;
   if (!fast) {

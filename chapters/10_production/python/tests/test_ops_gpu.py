@@ -1691,6 +1691,36 @@ def test_pending_cuda_error_before_the_ops_own_gpu_work():
     assert torch.equal(out, ops.gemm_block_scaled(qa, sa, qb, sb))
 
 
+def test_pending_cuda_error_before_transpose_e4m3():
+    """An earlier CUDA error still pending when transpose_e4m3 would launch its kernel: the op
+    raises RuntimeError saying the error is from an earlier call, leaves the error pending for its
+    owner and writes nothing (session 70; before, its launch check reported the error as its own
+    launch's failure and cleared it)."""
+    import ctypes
+    require_gpu()
+    q = torch.randn(256, 512, device="cuda").to(torch.float8_e4m3fn)
+    ops.transpose_e4m3(q)  # warm
+    rt = _loaded_cudart()
+    torch.cuda.synchronize()
+    assert rt.cudaGetLastError() == 0
+    p = ctypes.c_void_p()
+    error = rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(1 << 62))
+    assert error == 2, error  # cudaErrorMemoryAllocation
+    message = None
+    try:
+        ops.transpose_e4m3(q)
+    except RuntimeError as e:
+        message = str(e)
+    finally:
+        left = rt.cudaGetLastError()  # also clears it
+    assert message is not None, "the op did not raise with an earlier error pending"
+    assert left == error, left
+    assert "from an earlier call" in message, message
+    assert "transpose_e4m3" in message, message
+    torch.cuda.synchronize()
+    assert torch.equal(ops.transpose_e4m3(q).view(torch.uint8), q.t().contiguous().view(torch.uint8))
+
+
 def test_version():
     require_gpu()
     assert ops.library_version() == fp8gemm.ops.library_version()
