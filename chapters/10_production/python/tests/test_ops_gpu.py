@@ -1651,19 +1651,11 @@ def _loaded_cudart():
     return rt
 
 
-def test_pending_cuda_error_before_the_ops_own_gpu_work():
-    """An earlier CUDA error still pending (a failed cudaMalloc of 2^62 bytes: not sticky) when a
-    GEMM op would copy a scale tensor: the op raises RuntimeError saying the error is from an
-    earlier call, launches nothing (out untouched) and leaves the error pending for its owner,
-    as the library's plans do (docs/contract.md); torch's copy kernel would have taken it for its
-    own."""
+def _with_pending_error(call):
+    """Runs call() with an earlier, non-sticky CUDA error pending (a failed cudaMalloc of 2^62
+    bytes: cudaErrorMemoryAllocation); returns (that error, the message of the RuntimeError call()
+    raised or None, the error still pending afterwards, which this clears)."""
     import ctypes
-    require_gpu()
-    M, N, K = 256, 384, 1024
-    qa, sa, qb, sb = _block_scaled_operands(M, N, K, 96)
-    sa_k = sa.contiguous()  # a scale to copy
-    out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
-    ops.gemm_block_scaled(qa, sa_k, qb, sb, out=torch.empty_like(out))  # plan cached, allocator warm
     rt = _loaded_cudart()
     torch.cuda.synchronize()
     assert rt.cudaGetLastError() == 0
@@ -1672,11 +1664,28 @@ def test_pending_cuda_error_before_the_ops_own_gpu_work():
     assert error == 2, error  # cudaErrorMemoryAllocation
     message = None
     try:
-        ops.gemm_block_scaled(qa, sa_k, qb, sb, out=out)
+        call()
     except RuntimeError as e:
         message = str(e)
     finally:
         left = rt.cudaGetLastError()  # also clears it
+    return error, message, left
+
+
+def test_pending_cuda_error_before_the_ops_own_gpu_work():
+    """An earlier CUDA error still pending (a failed cudaMalloc of 2^62 bytes: not sticky) when a
+    GEMM op would copy a scale tensor: the op raises RuntimeError saying the error is from an
+    earlier call, launches nothing (out untouched) and leaves the error pending for its owner,
+    as the library's plans do (docs/contract.md); torch's copy kernel would have taken it for its
+    own."""
+    require_gpu()
+    M, N, K = 256, 384, 1024
+    qa, sa, qb, sb = _block_scaled_operands(M, N, K, 96)
+    sa_k = sa.contiguous()  # a scale to copy
+    out = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ops.gemm_block_scaled(qa, sa_k, qb, sb, out=torch.empty_like(out))  # plan cached, allocator warm
+    error, message, left = _with_pending_error(
+        lambda: ops.gemm_block_scaled(qa, sa_k, qb, sb, out=out))
     # The state first, so that a message worded otherwise still has them checked (session 52's
     # H100 run stopped at the message: the test expected another op name).
     assert message is not None, "the op did not raise with an earlier error pending"
@@ -1693,26 +1702,13 @@ def test_pending_cuda_error_before_the_ops_own_gpu_work():
 
 def test_pending_cuda_error_before_transpose_e4m3():
     """An earlier CUDA error still pending when transpose_e4m3 would launch its kernel: the op
-    raises RuntimeError saying the error is from an earlier call, leaves the error pending for its
-    owner and writes nothing (session 70; before, its launch check reported the error as its own
+    raises RuntimeError saying the error is from an earlier call and leaves the error pending for
+    its owner (session 70; before, its launch check reported the error as its own
     launch's failure and cleared it)."""
-    import ctypes
     require_gpu()
     q = torch.randn(256, 512, device="cuda").to(torch.float8_e4m3fn)
-    ops.transpose_e4m3(q)  # warm
-    rt = _loaded_cudart()
-    torch.cuda.synchronize()
-    assert rt.cudaGetLastError() == 0
-    p = ctypes.c_void_p()
-    error = rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(1 << 62))
-    assert error == 2, error  # cudaErrorMemoryAllocation
-    message = None
-    try:
-        ops.transpose_e4m3(q)
-    except RuntimeError as e:
-        message = str(e)
-    finally:
-        left = rt.cudaGetLastError()  # also clears it
+    ops.transpose_e4m3(q)  # warm (the allocator too)
+    error, message, left = _with_pending_error(lambda: ops.transpose_e4m3(q))
     assert message is not None, "the op did not raise with an earlier error pending"
     assert left == error, left
     assert "from an earlier call" in message, message

@@ -18,7 +18,8 @@
 #   4. PyTorch tests (135 passed, 2 skipped); on an H200 the decode FP32 step.
 set -u
 PLAN=${PLAN:-560}
-source scripts/gpu_call.sh .gpu/t70a.txz .gpu/py70a.txz || exit 1
+# TAR, PY: another session's packs of the same binaries (session 71: .gpu/t71a.txz, .gpu/py71a.txz).
+source scripts/gpu_call.sh "${TAR:-.gpu/t70a.txz}" "${PY:-.gpu/py70a.txz}" || exit 1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,driver_version --format=csv >> "$L"
 say "test_library_gpu directly"
 s=$(date +%s); timeout 150 "$B/test_library_gpu" > "$OUT/lib_direct.log" 2>&1
